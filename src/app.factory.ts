@@ -1,0 +1,73 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { Logger } from 'pino';
+import { AppModule } from './app.module';
+import { AppConfig } from './config/app-config';
+import { HttpErrorFilter } from './common/http-error.filter';
+import { newId } from './common/ids';
+import { createRootLogger, PinoNestLogger } from './common/logger';
+import { RouteRegistry } from './common/route-registry';
+import { createValidationPipe } from './common/validation';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the HTTP application (roles `all` and `api`) without listening, so tests can pick the port. */
+export async function createHttpApp(config: AppConfig, logger: Logger = createRootLogger(config.LOG_LEVEL)) {
+  const routes = new RouteRegistry();
+  const adapter = new FastifyAdapter({
+    loggerInstance: logger,
+    disableRequestLogging: true,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req');
+    },
+  });
+  const fastify = adapter.getInstance();
+  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  fastify.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  fastify.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    logger: new PinoNestLogger(logger),
+    bufferLogs: false,
+  });
+  app.useGlobalFilters(new HttpErrorFilter(logger, routes));
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks();
+
+  if (config.SWAGGER_ENABLED) {
+    const document = SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setTitle('Workflow and collection service')
+        .setDescription('Collections with semantic search, MCP tools and webhook-triggered workflows.')
+        .setVersion('1')
+        .addApiKey({ type: 'apiKey', name: 'x-api-key', in: 'header' }, 'api-key')
+        .addBearerAuth()
+        .build(),
+    );
+    SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
+  }
+  return app;
+}
+
+/** Builds a process that only runs background work (role `worker`): no HTTP server. */
+export async function createWorkerContext(
+  config: AppConfig,
+  logger: Logger = createRootLogger(config.LOG_LEVEL),
+): Promise<INestApplicationContext> {
+  const context = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
+    logger: new PinoNestLogger(logger),
+  });
+  context.enableShutdownHooks();
+  return context;
+}

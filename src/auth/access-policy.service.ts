@@ -1,0 +1,26 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/app-error';
+import { MembershipStore, ResourceType, Role, ROLES } from '../storage/ports/membership-store.port';
+import { Principal } from './principal';
+
+const rank = (role: Role): number => ROLES.indexOf(role);
+
+export const roleAtLeast = (role: Role | null, minimum: Role): boolean => role !== null && rank(role) >= rank(minimum);
+
+/**
+ * The one role check for every shareable resource. No role at all answers "not found" so that
+ * existence is not leaked; a role below the one required answers "forbidden".
+ */
+@Injectable()
+export class AccessPolicy {
+  constructor(private readonly memberships: MembershipStore) {}
+
+  async require(principal: Pick<Principal, 'userId'>, type: ResourceType, id: string, minimum: Role): Promise<Role> {
+    const role = await this.memberships.getRole(type, id, principal.userId);
+    if (role === null) throw AppError.notFound(type, id);
+    if (!roleAtLeast(role, minimum)) {
+      throw AppError.forbidden(`This needs the ${minimum} role on ${type} ${id}; you are ${role}`);
+    }
+    return role;
+  }
+}

@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError, ErrorCode } from '../common/app-error';
+import { newId } from '../common/ids';
+import { ApiKey, UserStore } from '../storage/ports/user-store.port';
+import { Principal } from './principal';
+
+const KEY_PREFIX = 'wcs_';
+const VISIBLE_CHARS = 12;
+/** last_used_at is a hint for humans; writing it on every request would make reads cost a write. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface IssuedKey {
+  key: ApiKey;
+  /** The secret, shown once and never stored. */
+  secret: string;
+}
+
+export const hashApiKey = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+@Injectable()
+export class ApiKeyService {
+  private readonly lastTouched = new Map<string, number>();
+
+  constructor(private readonly users: UserStore) {}
+
+  /** 256 random bits; SHA-256 is enough to store them since they cannot be guessed. */
+  static generateSecret(): string {
+    return KEY_PREFIX + randomBytes(32).toString('base64url');
+  }
+
+  async issue(userId: string, name: string, secret = ApiKeyService.generateSecret()): Promise<IssuedKey> {
+    const key: ApiKey = {
+      id: newId('key'),
+      userId,
+      name,
+      prefix: secret.slice(0, VISIBLE_CHARS),
+      hash: hashApiKey(secret),
+      createdAt: new Date(),
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await this.users.createApiKey(key);
+    return { key, secret };
+  }
+
+  /** The principal behind a presented secret; UNAUTHENTICATED for unknown or revoked keys. */
+  async authenticate(secret: string | undefined): Promise<Principal> {
+    if (!secret) throw new AppError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send x-api-key or Authorization: Bearer');
+    const key = await this.users.findApiKeyByHash(hashApiKey(secret));
+    if (!key || key.revokedAt) throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid or revoked API key');
+    const user = await this.users.getUser(key.userId);
+    if (!user) throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid or revoked API key');
+    this.touch(key.id);
+    return { userId: user.id, keyId: key.id, isAdmin: user.isAdmin };
+  }
+
+  async list(userId: string): Promise<ApiKey[]> {
+    return this.users.listApiKeys(userId);
+  }
+
+  async revoke(userId: string, keyId: string): Promise<void> {
+    const key = await this.users.getApiKey(keyId);
+    if (!key || key.userId !== userId) throw AppError.notFound('API key', keyId);
+    await this.users.revokeApiKey(keyId, new Date());
+  }
+
+  private touch(keyId: string): void {
+    const now = Date.now();
+    if (now - (this.lastTouched.get(keyId) ?? 0) < TOUCH_INTERVAL_MS) return;
+    this.lastTouched.set(keyId, now);
+    void this.users.touchApiKey(keyId, new Date(now)).catch(() => this.lastTouched.delete(keyId));
+  }
+}
+
+/** Reads the key from `x-api-key` or `Authorization: Bearer <key>`. */
+export function presentedKey(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const header = headers['x-api-key'];
+  const direct = Array.isArray(header) ? header[0] : header;
+  if (direct) return direct.trim();
+  const authorization = headers.authorization;
+  const value = Array.isArray(authorization) ? authorization[0] : authorization;
+  const match = value?.match(/^Bearer\s+(.+)$/i);
+  return match?.[1].trim();
+}

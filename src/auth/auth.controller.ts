@@ -1,0 +1,54 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { AppError } from '../common/app-error';
+import { PageQueryDto } from '../common/pagination';
+import { ApiKeyService } from './api-key.service';
+import { apiKeyView, CreateApiKeyDto, CreateUserDto, userView } from './auth.dto';
+import { CurrentPrincipal, Principal } from './principal';
+import { UsersService } from './users.service';
+
+@ApiTags('auth')
+@ApiSecurity('api-key')
+@Controller('api/v1')
+export class AuthController {
+  constructor(
+    private readonly users: UsersService,
+    private readonly apiKeys: ApiKeyService,
+  ) {}
+
+  @Get('me')
+  async me(@CurrentPrincipal() principal: Principal) {
+    return { ...userView(await this.users.get(principal.userId)), keyId: principal.keyId };
+  }
+
+  @Post('api-keys')
+  async createKey(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyDto) {
+    const { key, secret } = await this.apiKeys.issue(principal.userId, body.name ?? 'default');
+    return { ...apiKeyView(key), key: secret };
+  }
+
+  @Get('api-keys')
+  async listKeys(@CurrentPrincipal() principal: Principal) {
+    return { items: (await this.apiKeys.list(principal.userId)).map(apiKeyView) };
+  }
+
+  @Delete('api-keys/:id')
+  @HttpCode(204)
+  async revokeKey(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    await this.apiKeys.revoke(principal.userId, id);
+  }
+
+  @Post('users')
+  async createUser(@CurrentPrincipal() principal: Principal, @Body() body: CreateUserDto) {
+    if (!principal.isAdmin) throw AppError.forbidden('Only admins can create users');
+    const { user, issued } = await this.users.create(body);
+    return { ...userView(user), apiKey: { ...apiKeyView(issued.key), key: issued.secret } };
+  }
+
+  @Get('users')
+  async listUsers(@CurrentPrincipal() principal: Principal, @Query() page: PageQueryDto) {
+    if (!principal.isAdmin) throw AppError.forbidden('Only admins can list users');
+    const result = await this.users.list(page);
+    return { items: result.items.map(userView), total: result.total, offset: page.offset, limit: page.limit };
+  }
+}

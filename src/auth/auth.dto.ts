@@ -1,0 +1,63 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsEmail, IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { ApiKey, User } from '../storage/ports/user-store.port';
+import { Membership, ROLES, Role } from '../storage/ports/membership-store.port';
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+export class CreateApiKeyDto {
+  @ApiPropertyOptional({ description: 'A label to recognise the key by', maxLength: 100, default: 'default' })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @Length(1, 100)
+  name?: string;
+}
+
+export class CreateUserDto {
+  @ApiProperty({ description: 'Display name', minLength: 1, maxLength: 200 })
+  @Transform(trim)
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiPropertyOptional({ description: 'Contact e-mail' })
+  @IsOptional()
+  @IsEmail()
+  email?: string;
+
+  @ApiPropertyOptional({ description: 'Admins may create users', default: false })
+  @IsOptional()
+  @IsBoolean()
+  isAdmin?: boolean;
+}
+
+export class SetMemberRoleDto {
+  @ApiProperty({ enum: ROLES, description: 'viewer reads, editor also changes content, owner also shares and deletes' })
+  @IsIn(ROLES)
+  role: Role;
+}
+
+export const userView = (user: User) => ({
+  id: user.id,
+  name: user.name,
+  email: user.email,
+  isAdmin: user.isAdmin,
+  createdAt: user.createdAt.toISOString(),
+});
+
+export const apiKeyView = (key: ApiKey) => ({
+  id: key.id,
+  name: key.name,
+  prefix: key.prefix,
+  createdAt: key.createdAt.toISOString(),
+  lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+  revokedAt: key.revokedAt?.toISOString() ?? null,
+});
+
+export const memberView = (m: Membership) => ({
+  userId: m.userId,
+  role: m.role,
+  createdAt: m.createdAt.toISOString(),
+});

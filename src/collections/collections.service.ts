@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { AccessPolicy } from '../auth/access-policy.service';
+import { Principal } from '../auth/principal';
+import { AppError } from '../common/app-error';
+import { newId } from '../common/ids';
+import { Page, PageRequest } from '../common/pagination';
+import { Collection, CollectionStore } from '../storage/ports/collection-store.port';
+import { collectionView, CollectionView } from './collections.dto';
+
+export interface CollectionStats {
+  collectionId: string;
+  files: { total: number; pending: number; processing: number; indexed: number; error: number };
+  bytes: number;
+  chunks: number;
+  characters: number;
+}
+
+/** Collections as both doors (REST and MCP) see them; every method checks the caller's role. */
+@Injectable()
+export class CollectionsService {
+  constructor(
+    private readonly collections: CollectionStore,
+    private readonly access: AccessPolicy,
+  ) {}
+
+  async create(principal: Principal, name: string): Promise<CollectionView> {
+    const trimmed = name.trim();
+    if (trimmed.length < 1 || trimmed.length > 200) {
+      throw AppError.validation([{ field: 'name', reason: 'must be 1 to 200 characters after trimming' }]);
+    }
+    const now = new Date();
+    const collection: Collection = {
+      id: newId('col'),
+      name: trimmed,
+      ownerId: principal.userId,
+      createdAt: now,
+      updatedAt: now,
+      embeddingModel: null,
+      embeddingDimension: null,
+    };
+    await this.collections.create(collection);
+    return collectionView(collection, 'owner');
+  }
+
+  async list(principal: Principal, page: PageRequest): Promise<Page<CollectionView>> {
+    const result = await this.collections.listVisible(principal.userId, page);
+    return { items: result.items.map((c) => collectionView(c, c.role)), total: result.total };
+  }
+
+  async get(principal: Principal, id: string): Promise<CollectionView> {
+    const role = await this.access.require(principal, 'collection', id, 'viewer');
+    return collectionView(await this.load(id), role);
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    await this.access.require(principal, 'collection', id, 'owner');
+    await this.collections.delete(id);
+  }
+
+  async stats(principal: Principal, id: string): Promise<CollectionStats> {
+    await this.access.require(principal, 'collection', id, 'viewer');
+    return {
+      collectionId: id,
+      files: { total: 0, pending: 0, processing: 0, indexed: 0, error: 0 },
+      bytes: 0,
+      chunks: 0,
+      characters: 0,
+    };
+  }
+
+  private async load(id: string): Promise<Collection> {
+    const collection = await this.collections.get(id);
+    if (!collection) throw AppError.notFound('collection', id);
+    return collection;
+  }
+}

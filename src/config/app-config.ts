@@ -1,0 +1,192 @@
+import 'reflect-metadata';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  getMetadataStorage,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+  ValidationError,
+} from 'class-validator';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+
+const list = ({ value }: { value: unknown }) =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean)
+    : value;
+const int = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+const bool = ({ value }: { value: unknown }) =>
+  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+export type AppRole = 'all' | 'api' | 'worker';
+
+/**
+ * The typed, validated environment. This class is the only reader of process.env (through
+ * `loadConfig`); everything else receives it by injection. Property names are the variable names.
+ */
+export class AppConfig {
+  @Transform(int) @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsString()
+  HOST = '0.0.0.0';
+
+  @IsString() @MinLength(1)
+  DATA_DIR = './data';
+
+  @IsIn(['all', 'api', 'worker'])
+  APP_ROLE: AppRole = 'all';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^mongodb(\+srv)?:\/\//, { message: 'must start with mongodb:// or mongodb+srv://' })
+  MONGODB_URI?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
+  ELASTICSEARCH_URL?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  ELASTICSEARCH_API_KEY?: string;
+
+  @IsString() @MinLength(1)
+  ELASTICSEARCH_INDEX = 'service-passages';
+
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })
+  REDIS_URL?: string;
+
+  /** When the store has no user, an admin owning this key is created at boot. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'must be at least 16 characters' })
+  BOOTSTRAP_API_KEY?: string;
+
+  /** Largest accepted JSON request body, in bytes. */
+  @Transform(int) @IsInt() @Min(1024)
+  BODY_LIMIT_BYTES = 1024 * 1024;
+
+  /** Largest file accepted by download or upload, in bytes. */
+  @Transform(int) @IsInt() @Min(1)
+  MAX_FILE_BYTES = 100 * 1024 * 1024;
+
+  /** Host names, IPs or CIDRs the outbound client may reach even though they are private. */
+  @Transform(list) @IsString({ each: true })
+  FETCH_ALLOWED_HOSTS: string[] = [];
+
+  @Transform(int) @IsInt() @Min(1)
+  FETCH_CONNECT_TIMEOUT_MS = 10_000;
+
+  @Transform(int) @IsInt() @Min(1)
+  FETCH_TIMEOUT_MS = 120_000;
+
+  /** OpenAI-compatible embeddings endpoint; unset means the local sentence encoder. */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
+  EMBEDDINGS_URL?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  EMBEDDINGS_API_KEY?: string;
+
+  @IsString()
+  EMBEDDINGS_MODEL = 'text-embedding-3-small';
+
+  /** Worker threads of the local embedder; default: one per core. */
+  @Transform(int) @IsInt() @Min(1) @Max(64)
+  EMBEDDING_THREADS = Math.max(1, cpus().length);
+
+  /** Jobs one process works on at once, per job name. */
+  @Transform(int) @IsInt() @Min(1) @Max(256)
+  JOB_CONCURRENCY = 4;
+
+  /** Extra folders scanned for node plugins, besides ./plugins. */
+  @Transform(list) @IsString({ each: true })
+  PLUGIN_PATHS: string[] = [];
+
+  /** 32-byte key (base64 or 64 hex characters) for secret variables; generated into DATA_DIR if unset. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  SECRETS_KEY?: string;
+
+  /** Origins allowed to call the MCP endpoints from a browser; requests without Origin are allowed. */
+  @Transform(list) @IsString({ each: true })
+  MCP_ALLOWED_ORIGINS: string[] = [];
+
+  @Transform(int) @IsInt() @Min(1000)
+  MCP_SESSION_IDLE_MS = 30 * 60 * 1000;
+
+  /** OpenAI-compatible chat completions endpoint for the AI Decide parameter mode. */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
+  LLM_URL?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  LLM_API_KEY?: string;
+
+  @IsString()
+  LLM_MODEL = 'gpt-4o-mini';
+
+  @Transform(int) @IsInt() @Min(1)
+  EXPRESSION_TIMEOUT_MS = 1000;
+
+  @Transform(int) @IsInt() @Min(8)
+  EXPRESSION_MEMORY_MB = 32;
+
+  @Transform(int) @IsInt() @Min(1) @Max(64)
+  EXPRESSION_POOL_SIZE = 2;
+
+  @Transform(int) @IsInt() @Min(1000)
+  RUN_TIMEOUT_MS = 15 * 60 * 1000;
+
+  @Transform(bool) @IsBoolean()
+  SWAGGER_ENABLED = true;
+
+  get dataDir(): string {
+    return resolve(this.DATA_DIR);
+  }
+
+  get runsApi(): boolean {
+    return this.APP_ROLE !== 'worker';
+  }
+
+  get runsWorkers(): boolean {
+    return this.APP_ROLE !== 'api';
+  }
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function describe(errors: ValidationError[]): string[] {
+  return errors.flatMap((e) =>
+    Object.values(e.constraints ?? {}).map((reason) => `${e.property}: ${reason} (got ${JSON.stringify(e.value)})`),
+  );
+}
+
+/** Validates the environment once. Throws ConfigError naming every bad variable and why. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const known = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(AppConfig, '', true, false)
+      .map((m) => m.propertyName),
+  );
+  const picked: Record<string, string> = {};
+  for (const key of known) {
+    const value = env[key];
+    if (value !== undefined) picked[key] = value;
+  }
+  const config = plainToInstance(AppConfig, picked);
+  const errors = validateSync(config, { forbidUnknownValues: false });
+  if (errors.length) throw new ConfigError(describe(errors));
+  return config;
+}

@@ -1,0 +1,10 @@
+import { FOUNDATION_MIGRATIONS } from './foundation';
+
+export interface Migration {
+  /** Globally unique and ordered. Ranges by area: 1-99 foundation, 100-199 collections content, 200-299 workflows, 300-399 jobs. */
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [...FOUNDATION_MIGRATIONS];

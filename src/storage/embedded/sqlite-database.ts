@@ -1,0 +1,50 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as sqliteVec from 'sqlite-vec';
+import { MIGRATIONS, Migration } from './migrations';
+
+export type SqliteDb = Database.Database;
+
+/**
+ * Opens the one SQLite file of the embedded deployment: WAL so readers never wait for the writer,
+ * sqlite-vec loaded for the vector index, and versioned migrations applied in order.
+ */
+export function openSqliteDatabase(dataDir: string, fileName = 'service.db'): SqliteDb {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(fileName === ':memory:' ? ':memory:' : join(dataDir, fileName));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  sqliteVec.load(db);
+  migrate(db, MIGRATIONS);
+  return db;
+}
+
+export function migrate(db: SqliteDb, migrations: Migration[]): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+  const applied = new Set(
+    db
+      .prepare('SELECT version FROM schema_migrations')
+      .pluck()
+      .all() as number[],
+  );
+  const ordered = [...migrations].sort((a, b) => a.version - b.version);
+  for (const migration of ordered) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+    })();
+  }
+}
+
+/** SQLite has no date type: timestamps are ISO 8601 strings, which sort correctly as text. */
+export const toSqlDate = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
+export const fromSqlDate = (value: string | null | undefined): Date | null => (value ? new Date(value) : null);

@@ -1,0 +1,71 @@
+import { Membership, MembershipStore, ResourceType, Role } from '../ports/membership-store.port';
+import { SqliteDb, toSqlDate } from './sqlite-database';
+
+interface MembershipRow {
+  resource_type: ResourceType;
+  resource_id: string;
+  user_id: string;
+  role: Role;
+  created_at: string;
+}
+
+export class SqliteMembershipStore extends MembershipStore {
+  private readonly statements;
+
+  constructor(db: SqliteDb) {
+    super();
+    this.statements = {
+      getRole: db
+        .prepare('SELECT role FROM memberships WHERE resource_type = ? AND resource_id = ? AND user_id = ?')
+        .pluck(),
+      upsert: db.prepare(
+        `INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at)
+         VALUES (@resource_type, @resource_id, @user_id, @role, @created_at)
+         ON CONFLICT (resource_type, resource_id, user_id) DO UPDATE SET role = excluded.role`,
+      ),
+      remove: db.prepare('DELETE FROM memberships WHERE resource_type = ? AND resource_id = ? AND user_id = ?'),
+      list: db.prepare(
+        'SELECT * FROM memberships WHERE resource_type = ? AND resource_id = ? ORDER BY created_at, user_id',
+      ),
+      removeAll: db.prepare('DELETE FROM memberships WHERE resource_type = ? AND resource_id = ?'),
+      forUser: db.prepare('SELECT resource_id, role FROM memberships WHERE resource_type = ? AND user_id = ?'),
+    };
+  }
+
+  async getRole(resourceType: ResourceType, resourceId: string, userId: string): Promise<Role | null> {
+    return (this.statements.getRole.get(resourceType, resourceId, userId) as Role | undefined) ?? null;
+  }
+
+  async setRole(m: Membership): Promise<void> {
+    this.statements.upsert.run({
+      resource_type: m.resourceType,
+      resource_id: m.resourceId,
+      user_id: m.userId,
+      role: m.role,
+      created_at: toSqlDate(m.createdAt),
+    });
+  }
+
+  async remove(resourceType: ResourceType, resourceId: string, userId: string): Promise<boolean> {
+    return this.statements.remove.run(resourceType, resourceId, userId).changes > 0;
+  }
+
+  async list(resourceType: ResourceType, resourceId: string): Promise<Membership[]> {
+    return (this.statements.list.all(resourceType, resourceId) as MembershipRow[]).map((row) => ({
+      resourceType: row.resource_type,
+      resourceId: row.resource_id,
+      userId: row.user_id,
+      role: row.role,
+      createdAt: new Date(row.created_at),
+    }));
+  }
+
+  async removeAll(resourceType: ResourceType, resourceId: string): Promise<void> {
+    this.statements.removeAll.run(resourceType, resourceId);
+  }
+
+  async listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {
+    const rows = this.statements.forUser.all(resourceType, userId) as Pick<MembershipRow, 'resource_id' | 'role'>[];
+    return new Map(rows.map((row) => [row.resource_id, row.role]));
+  }
+}

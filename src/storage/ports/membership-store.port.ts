@@ -1,0 +1,27 @@
+/**
+ * Roles are granted on any shareable resource (collections, workflows) through one table,
+ * so one access policy serves every resource type.
+ */
+export const ROLES = ['viewer', 'editor', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+export type ResourceType = 'collection' | 'workflow';
+
+export interface Membership {
+  resourceType: ResourceType;
+  resourceId: string;
+  userId: string;
+  role: Role;
+  createdAt: Date;
+}
+
+export abstract class MembershipStore {
+  abstract getRole(resourceType: ResourceType, resourceId: string, userId: string): Promise<Role | null>;
+  /** Inserts or replaces the user's role on the resource. */
+  abstract setRole(membership: Membership): Promise<void>;
+  /** Returns false when the user had no role. */
+  abstract remove(resourceType: ResourceType, resourceId: string, userId: string): Promise<boolean>;
+  abstract list(resourceType: ResourceType, resourceId: string): Promise<Membership[]>;
+  abstract removeAll(resourceType: ResourceType, resourceId: string): Promise<void>;
+  /** Ids of the resources of this type the user holds any role on, with that role. */
+  abstract listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>>;
+}

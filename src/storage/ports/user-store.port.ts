@@ -1,0 +1,35 @@
+import { Page, PageRequest } from '../../common/pagination';
+
+export interface User {
+  id: string;
+  name: string;
+  email: string | null;
+  isAdmin: boolean;
+  createdAt: Date;
+}
+
+/** An API key as stored: only the SHA-256 of the secret, plus a visible prefix to recognise it. */
+export interface ApiKey {
+  id: string;
+  userId: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export abstract class UserStore {
+  abstract createUser(user: User): Promise<void>;
+  abstract getUser(id: string): Promise<User | null>;
+  abstract listUsers(page: PageRequest): Promise<Page<User>>;
+  abstract countUsers(): Promise<number>;
+  abstract createApiKey(key: ApiKey): Promise<void>;
+  abstract getApiKey(id: string): Promise<ApiKey | null>;
+  abstract findApiKeyByHash(hash: string): Promise<ApiKey | null>;
+  abstract listApiKeys(userId: string): Promise<ApiKey[]>;
+  /** Returns false when the key does not exist or was already revoked. */
+  abstract revokeApiKey(id: string, at: Date): Promise<boolean>;
+  abstract touchApiKey(id: string, at: Date): Promise<void>;
+}

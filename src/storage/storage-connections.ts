@@ -1,0 +1,65 @@
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Connection, createConnection } from 'mongoose';
+import { AppConfig } from '../config/app-config';
+import { openSqliteDatabase, SqliteDb } from './embedded/sqlite-database';
+
+/**
+ * The database handles, opened on first use so a deployment only touches the engines its
+ * configuration picks (a MongoDB deployment still uses SQLite if it keeps the embedded vector index).
+ */
+@Injectable()
+export class StorageConnections implements OnApplicationShutdown {
+  private sqliteDb?: SqliteDb;
+  private mongoConnection?: Connection;
+
+  constructor(private readonly config: AppConfig) {}
+
+  get usesMongo(): boolean {
+    return Boolean(this.config.MONGODB_URI);
+  }
+
+  get sqlite(): SqliteDb {
+    this.sqliteDb ??= openSqliteDatabase(this.config.dataDir);
+    return this.sqliteDb;
+  }
+
+  get mongo(): Connection {
+    if (!this.config.MONGODB_URI) throw new Error('MONGODB_URI is not set');
+    this.mongoConnection ??= createConnection(this.config.MONGODB_URI, { serverSelectionTimeoutMS: 10_000 });
+    return this.mongoConnection;
+  }
+
+  /** Readiness: the document store answers. */
+  async ping(): Promise<void> {
+    if (this.usesMongo) {
+      await this.mongo.asPromise();
+      await this.mongo.db!.admin().ping();
+    } else {
+      this.sqlite.prepare('SELECT 1').get();
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.mongoConnection?.close();
+    if (this.sqliteDb?.open) this.sqliteDb.close();
+  }
+}
+
+type StoreClass<T> = abstract new (...args: never[]) => T;
+
+/**
+ * A provider for a store port that builds the SQLite or the MongoDB adapter, whichever the
+ * configuration picks. Domain modules register their own stores with it.
+ */
+export function storeProvider<T>(
+  port: StoreClass<T>,
+  sqlite: (db: SqliteDb) => T,
+  mongo: (connection: Connection) => T,
+) {
+  return {
+    provide: port,
+    inject: [StorageConnections],
+    useFactory: (connections: StorageConnections): T =>
+      connections.usesMongo ? mongo(connections.mongo) : sqlite(connections.sqlite),
+  };
+}

@@ -1,0 +1,24 @@
+import { Global, Module } from '@nestjs/common';
+import { SqliteCollectionStore } from './embedded/sqlite-collection-store.adapter';
+import { SqliteMembershipStore } from './embedded/sqlite-membership-store.adapter';
+import { SqliteUserStore } from './embedded/sqlite-user-store.adapter';
+import { MongoCollectionStore } from './mongo/mongo-collection-store.adapter';
+import { MongoMembershipStore } from './mongo/mongo-membership-store.adapter';
+import { MongoUserStore } from './mongo/mongo-user-store.adapter';
+import { CollectionStore } from './ports/collection-store.port';
+import { MembershipStore } from './ports/membership-store.port';
+import { UserStore } from './ports/user-store.port';
+import { StorageConnections, storeProvider } from './storage-connections';
+
+const stores = [
+  storeProvider(UserStore, (db) => new SqliteUserStore(db), (c) => new MongoUserStore(c)),
+  storeProvider(MembershipStore, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c)),
+  storeProvider(CollectionStore, (db) => new SqliteCollectionStore(db), (c) => new MongoCollectionStore(c)),
+];
+
+@Global()
+@Module({
+  providers: [StorageConnections, ...stores],
+  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore],
+})
+export class StorageModule {}
