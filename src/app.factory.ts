@@ -1,10 +1,10 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
+import { setupApiDocs } from './common/api-docs';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { newId } from './common/ids';
 import { createRootLogger, PinoNestLogger } from './common/logger';
@@ -44,19 +44,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
 
-  if (config.SWAGGER_ENABLED) {
-    const document = SwaggerModule.createDocument(
-      app,
-      new DocumentBuilder()
-        .setTitle('Workflow and collection service')
-        .setDescription('Collections with semantic search, MCP tools and webhook-triggered workflows.')
-        .setVersion('1')
-        .addApiKey({ type: 'apiKey', name: 'x-api-key', in: 'header' }, 'api-key')
-        .addBearerAuth()
-        .build(),
-    );
-    SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
-  }
+  if (config.SWAGGER_ENABLED) setupApiDocs(app);
   return app;
 }
 
