@@ -1,0 +1,75 @@
+// @ts-check
+const tseslint = require('typescript-eslint');
+
+const DRIVERS = ['mongoose', 'mongodb', 'bull', '@nestjs/bull', 'ioredis', '@elastic/elasticsearch', 'better-sqlite3', 'sqlite-vec', 'isolated-vm'];
+const driverMessage = 'Only adapters talk to database, queue and sandbox drivers (ARCHITECTURE.md, dependency rules).';
+
+/** Files allowed to import drivers: the adapters and the infrastructure that opens connections. */
+const ADAPTERS = [
+  'src/storage/embedded/**',
+  'src/storage/mongo/**',
+  'src/storage/storage-connections.ts',
+  'src/**/*.adapter.ts',
+  'src/**/embedded/**',
+  'src/**/mongo/**',
+  'src/**/bull/**',
+  'src/**/elasticsearch/**',
+  'src/engine/expressions/**',
+  'src/jobs/jobs.module.ts',
+  'src/search/search.module.ts',
+];
+
+module.exports = tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'test/fixtures/**/*.js'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-require-imports': 'off',
+      'no-eval': 'error',
+      'no-new-func': 'error',
+      'no-implied-eval': 'error',
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: [...ADAPTERS, '**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: DRIVERS.map((name) => ({ name, message: driverMessage })) }],
+    },
+  },
+  {
+    files: ['src/sdk/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: DRIVERS.map((name) => ({ name, message: driverMessage })),
+          patterns: [
+            { group: ['../*', '!./*'], message: 'src/sdk imports nothing of ours: plugins depend on it alone.' },
+            { group: ['@nestjs/*'], message: 'src/sdk must not depend on Nest.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['plugins/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: DRIVERS.map((name) => ({ name, message: driverMessage })),
+          patterns: [
+            {
+              group: ['**/src/**', '!**/src/sdk', '!**/src/sdk/**'],
+              message: 'Plugins import only src/sdk (ARCHITECTURE.md, dependency rules).',
+            },
+            { group: ['@nestjs/*'], message: 'Plugins never see Nest.' },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,112 @@
+/**
+ * Cost of one expression evaluation in the isolate pool, against a plain in-process function
+ * call measured in the same run. Target: median of `input.a + input.b` <= 25 us.
+ *
+ *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/expressions.bench.ts
+ */
+import { ExpressionEngine } from '../../src/engine/expressions/expression-engine';
+
+const BENCH = 'expressions';
+const TARGET_MEDIAN_US = 25;
+const SOURCE = 'input.a + input.b';
+const WARMUP = 3_000;
+const SAMPLES = 20_000;
+const IN_FLIGHT = 64;
+const BASELINE_BATCH = 1_000;
+
+interface Figure {
+  metric: string;
+  value: number;
+  unit: string;
+  baseline: number | null;
+  target: number | null;
+}
+
+function report(figure: Figure, label: string): void {
+  const ratio = figure.baseline ? round(figure.value / figure.baseline) : null;
+  console.log(`${label}: ${round(figure.value)} ${figure.unit}${ratio === null ? '' : ` (${ratio}x baseline ${round(figure.baseline!)} ${figure.unit})`}`);
+  console.log(JSON.stringify({ bench: BENCH, metric: figure.metric, value: round(figure.value), unit: figure.unit, baseline: figure.baseline === null ? null : round(figure.baseline), ratio, target: figure.target }));
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+function microsSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1000;
+}
+
+/** Per-call cost of the same computation as a plain function; batched, as one call is below the clock's resolution. */
+function plainCallMicros(): number[] {
+  const plain = (scope: { input: { a: number; b: number } }) => scope.input.a + scope.input.b;
+  const perCall: number[] = [];
+  let sink = 0;
+  for (let batch = 0; batch < (WARMUP + SAMPLES) / 10; batch++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < BASELINE_BATCH; i++) sink += plain({ input: { a: i, b: batch } });
+    if (batch * 10 >= WARMUP) perCall.push(microsSince(start) / BASELINE_BATCH);
+  }
+  if (sink === -1) console.log(sink);
+  return perCall.sort((a, b) => a - b);
+}
+
+async function main(): Promise<void> {
+  const engine = new ExpressionEngine({ poolSize: 2, memoryLimitMb: 32, timeoutMs: 1000 });
+  try {
+    let start = process.hrtime.bigint();
+    await engine.evaluate(SOURCE, { input: { a: 1, b: 2 } });
+    report({ metric: 'first_evaluation_us', value: microsSince(start), unit: 'us', baseline: null, target: null }, 'first evaluation (isolate + compile)');
+
+    const compileMicros: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      start = process.hrtime.bigint();
+      await engine.evaluate(`input.a + input.b + ${i}`, { input: { a: 1, b: 2 } });
+      compileMicros.push(microsSince(start));
+    }
+    compileMicros.sort((a, b) => a - b);
+
+    for (let i = 0; i < WARMUP; i++) await engine.evaluate(SOURCE, { input: { a: i, b: 1 } });
+    const evaluateMicros: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const scope = { input: { a: i, b: 1 } };
+      start = process.hrtime.bigint();
+      const result = await engine.evaluate(SOURCE, scope);
+      evaluateMicros.push(microsSince(start));
+      if (result !== i + 1) throw new Error(`wrong result ${String(result)} for ${i}`);
+    }
+    evaluateMicros.sort((a, b) => a - b);
+
+    start = process.hrtime.bigint();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < SAMPLES) {
+          const i = next++;
+          if ((await engine.evaluate(SOURCE, { input: { a: i, b: 1 } })) !== i + 1) throw new Error(`wrong result for ${i}`);
+        }
+      }),
+    );
+    const concurrentMicros = microsSince(start) / SAMPLES;
+
+    const plain = plainCallMicros();
+    const plainMedian = percentile(plain, 0.5);
+    const plainP99 = percentile(plain, 0.99);
+
+    report({ metric: 'evaluate_median_us', value: percentile(evaluateMicros, 0.5), unit: 'us', baseline: plainMedian, target: TARGET_MEDIAN_US }, `evaluate "${SOURCE}" median`);
+    report({ metric: 'evaluate_p99_us', value: percentile(evaluateMicros, 0.99), unit: 'us', baseline: plainP99, target: null }, `evaluate "${SOURCE}" p99`);
+    report({ metric: 'evaluate_concurrent_us_per_op', value: concurrentMicros, unit: 'us', baseline: plainMedian, target: null }, `evaluate with ${IN_FLIGHT} in flight, per evaluation`);
+    report({ metric: 'compile_and_evaluate_median_us', value: percentile(compileMicros, 0.5), unit: 'us', baseline: plainMedian, target: null }, 'new source (parse + compile + evaluate) median');
+    report({ metric: 'plain_call_median_us', value: plainMedian, unit: 'us', baseline: null, target: null }, 'plain function call median');
+  } finally {
+    await engine.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,123 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+
+export interface Figure {
+  bench: string;
+  metric: string;
+  value: number;
+  unit: string;
+  baseline: number | null;
+  ratio: number | null;
+  target: string;
+}
+
+/** One JSON line per figure, so runs can be compared by a machine. */
+export function report(figure: Figure): void {
+  const round = (n: number | null) => (n === null ? null : Math.round(n * 1000) / 1000);
+  process.stdout.write(`${JSON.stringify({ ...figure, value: round(figure.value), baseline: round(figure.baseline), ratio: round(figure.ratio) })}\n`);
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Record<number, number>;
+}
+
+/**
+ * A bounded closed-loop load generator on loopback: `connections` concurrent requesters until
+ * `durationMs` passes or `maxRequests` are sent, whichever comes first.
+ */
+export async function load(options: {
+  url: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  durationMs: number;
+  maxRequests?: number;
+  warmupMs?: number;
+}): Promise<LoadResult> {
+  const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
+  const run = async (durationMs: number, record: boolean) => {
+    const latencies: number[] = [];
+    const statuses: Record<number, number> = {};
+    let errors = 0;
+    let sent = 0;
+    const deadline = performance.now() + durationMs;
+    const max = options.maxRequests ?? Infinity;
+    const worker = async () => {
+      while (performance.now() < deadline && sent < max) {
+        sent++;
+        const start = performance.now();
+        try {
+          const res = await pool.request({ origin: options.url, path: options.path, method: options.method ?? 'GET', headers: options.headers, body: options.body });
+          await res.body.dump();
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+          if (record) latencies.push(performance.now() - start);
+        } catch {
+          errors++;
+        }
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: options.connections }, worker));
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { requests: latencies.length, errors, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), statuses };
+  };
+  if (options.warmupMs) await run(options.warmupMs, false);
+  const result = await run(options.durationMs, true);
+  await pool.close();
+  return result;
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a server in its own process and waits until `readyPath` answers. */
+export async function startServer(args: string[], env: Record<string, string>, port: number, readyPath = '/health'): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server ${args.join(' ')} exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url + readyPath);
+      if (res.status < 500) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`server ${args.join(' ')} did not start`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export const tempDataDir = (): string => mkdtempSync(join(tmpdir(), 'wcs-bench-'));
+
+/** A free-enough port for a bench child: random in a high range. */
+export const benchPort = (): number => 20000 + Math.floor(Math.random() * 20000);
