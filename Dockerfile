@@ -1,0 +1,21 @@
+# One image for every role (APP_ROLE=all|api|worker). Native addons (better-sqlite3, isolated-vm)
+# build from source in the build stage, so the image needs no prebuilt-binary download.
+FROM node:20-bookworm AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY plugins ./plugins
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production DATA_DIR=/data
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+VOLUME ["/data"]
+EXPOSE 3000
+USER node
+CMD ["node", "--no-node-snapshot", "dist/src/main.js"]
