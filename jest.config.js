@@ -7,6 +7,7 @@ module.exports = {
     '<rootDir>/plugins/**/*.spec.ts',
     '<rootDir>/test/contracts/**/*.contract.ts',
     '<rootDir>/test/e2e/**/*.e2e-spec.ts',
+    '<rootDir>/test/lint/**/*.spec.ts',
   ],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
