@@ -1,0 +1,405 @@
+import { AppError, ErrorCode } from '../../common/app-error';
+import { ExpressionEngine, isTemplate } from './expression-engine';
+
+const TIMEOUT_MS = 250;
+
+async function failureOf(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    (value) => {
+      throw new Error(`expected a failure, got ${JSON.stringify(value)}`);
+    },
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+/** The reason of an EXPRESSION_FAILED error, after checking the error's shape. */
+async function reasonOf(promise: Promise<unknown>, source: string): Promise<string> {
+  const error = await failureOf(promise);
+  expect(error.code).toBe(ErrorCode.EXPRESSION_FAILED);
+  const details = error.details as { expression: string; reason: string };
+  expect(details.expression).toBe(source);
+  expect(error.message).toBe(`Expression failed: ${details.reason}`);
+  return details.reason;
+}
+
+describe('ExpressionEngine', () => {
+  let engine: ExpressionEngine;
+
+  beforeAll(() => {
+    engine = new ExpressionEngine({ poolSize: 2, memoryLimitMb: 32, timeoutMs: TIMEOUT_MS });
+  });
+
+  afterAll(async () => {
+    await engine.close();
+  });
+
+  const evaluate = (source: string, scope: Record<string, unknown> = {}) => engine.evaluate(source, scope);
+  const reason = (source: string, scope: Record<string, unknown> = {}) => reasonOf(evaluate(source, scope), source);
+
+  describe('expressions', () => {
+    it('adds two inputs', async () => {
+      await expect(evaluate('input.a + input.b', { input: { a: 1, b: 2 } })).resolves.toBe(3);
+    });
+
+    it('reads a bare property, as in a URL parameter', async () => {
+      await expect(evaluate('input.url', { input: { url: 'https://example.com/x' } })).resolves.toBe('https://example.com/x');
+    });
+
+    it('parses a leading brace as an object literal, not a block', async () => {
+      await expect(evaluate('{"text": input.query, "top_k": "5"}', { input: { query: 'cats' } })).resolves.toEqual({
+        text: 'cats',
+        top_k: '5',
+      });
+    });
+
+    it('reads variables and the outputs of earlier nodes', async () => {
+      const scope = { variables: { name: 'Ann' }, nodes: { n1: { response: { status: 201, headers: {}, body: {} } } } };
+      await expect(evaluate('variables.name', scope)).resolves.toBe('Ann');
+      await expect(evaluate('nodes.n1.response.status', scope)).resolves.toBe(201);
+    });
+
+    it('maps, filters and reduces arrays', async () => {
+      const scope = { item: { files: [{ id: 'a', size: 3 }, { id: 'b', size: 12 }, { id: 'c', size: 40 }] } };
+      await expect(evaluate('item.files.filter(f => f.size > 10).map(f => f.id)', scope)).resolves.toEqual(['b', 'c']);
+      await expect(evaluate('item.files.reduce((sum, f) => sum + f.size, 0)', scope)).resolves.toBe(55);
+    });
+
+    it('has Math, JSON and Date', async () => {
+      await expect(evaluate('Math.max(...input.xs)', { input: { xs: [3, 9, 4] } })).resolves.toBe(9);
+      await expect(evaluate('JSON.parse(JSON.stringify({ a: [1] })).a')).resolves.toEqual([1]);
+      await expect(evaluate('new Date(0).toISOString()')).resolves.toBe('1970-01-01T00:00:00.000Z');
+      await expect(evaluate('typeof Date.now()')).resolves.toBe('number');
+    });
+
+    it('returns JSON values: undefined as null, Dates as strings', async () => {
+      await expect(evaluate('input.missing', { input: {} })).resolves.toBeNull();
+      await expect(evaluate('({ when: new Date(0), nested: [true, null] })')).resolves.toEqual({
+        when: '1970-01-01T00:00:00.000Z',
+        nested: [true, null],
+      });
+    });
+
+    it('runs an expression spanning lines and ending in a comment', async () => {
+      await expect(evaluate('input.a\n  * 2 // doubled', { input: { a: 4 } })).resolves.toBe(8);
+    });
+
+    it('treats the whole string as an expression in evaluateExpression, `${` included', async () => {
+      await expect(engine.evaluateExpression('`id-${input.id}`', { input: { id: 7 } })).resolves.toBe('id-7');
+    });
+
+    it('evaluates a 1 MB input string', async () => {
+      const big = 'x'.repeat(1024 * 1024);
+      await expect(evaluate('input.text.length', { input: { text: big } })).resolves.toBe(big.length);
+      await expect(evaluate('input.text + "!"', { input: { text: big } })).resolves.toBe(`${big}!`);
+    });
+
+    it('copies in only the scope names the expression mentions', async () => {
+      const scope = { input: { a: 1 }, nodes: { huge: { value: 10n } } };
+      await expect(evaluate('input.a', scope)).resolves.toBe(1);
+      const why = await reason('nodes.huge', scope);
+      expect(why).toMatch(/^scope is not JSON-serialisable: /);
+    });
+
+    it('gives the right answer to 200 evaluations in parallel', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          evaluate(i % 2 === 0 ? 'input.a * input.b' : 'Sum: ${input.a + input.b}', { input: { a: i, b: 3 } }),
+        ),
+      );
+      results.forEach((result, i) => expect(result).toBe(i % 2 === 0 ? i * 3 : `Sum: ${i + 3}`));
+    });
+
+    it('serves more distinct sources than its cache holds', async () => {
+      const small = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: TIMEOUT_MS, cacheSize: 2 });
+      try {
+        for (let round = 0; round < 3; round++) {
+          for (let k = 0; k < 5; k++) {
+            await expect(small.evaluate(`input.n + ${k}`, { input: { n: round } })).resolves.toBe(round + k);
+          }
+        }
+      } finally {
+        await small.close();
+      }
+    });
+  });
+
+  describe('templates', () => {
+    it('renders insertions into text', async () => {
+      await expect(evaluate('Hello ${input.name}!', { input: { name: 'Ann' } })).resolves.toBe('Hello Ann!');
+      await expect(evaluate('https://api.example.com/items/${input.id}?page=${input.page + 1}', { input: { id: 'x1', page: 0 } })).resolves.toBe(
+        'https://api.example.com/items/x1?page=1',
+      );
+    });
+
+    it('renders objects as JSON, Dates as text, null and undefined as nothing', async () => {
+      const scope = { input: { o: { a: [1, 'b'] }, nothing: null } };
+      await expect(evaluate('[${input.o}] [${new Date(0)}] [${input.nothing}] [${input.missing}] [${true}]', scope)).resolves.toBe(
+        '[{"a":[1,"b"]}] [1970-01-01T00:00:00.000Z] [] [] [true]',
+      );
+    });
+
+    it('handles braces and quotes inside an insertion', async () => {
+      await expect(evaluate('${ {a: "}"}.a } and ${ `x${1 + 1}` }')).resolves.toBe('} and x2');
+    });
+
+    it('returns a template without insertions unchanged', async () => {
+      await expect(engine.renderTemplate('no insertions here', {})).resolves.toBe('no insertions here');
+    });
+
+    it('names the insertion that failed', async () => {
+      const source = 'ok ${input.a} bad ${input.b.c}';
+      expect(await reason(source, { input: { a: 1 } })).toBe("TypeError: Cannot read properties of undefined (reading 'c') (in ${…} #2)");
+    });
+
+    it('rejects an unterminated insertion', async () => {
+      const source = 'a ${input.a} b ${input.b';
+      expect(await reasonOf(engine.renderTemplate(source, { input: {} }), source)).toBe('unterminated ${ at offset 15');
+    });
+  });
+
+  describe('failures', () => {
+    it('reports a syntax error', async () => {
+      expect(await reason('input.a +', { input: {} })).toMatch(/^SyntaxError: /);
+      expect(await reason('${ 1 + }')).toMatch(/^SyntaxError: /);
+    });
+
+    it('refuses code that is more than one expression', async () => {
+      expect(await reason('1); globalThis.x = (2')).toBe('SyntaxError: not a single expression');
+      expect(await reason('while(true){}')).toMatch(/^SyntaxError: /);
+    });
+
+    it('reports an exception', async () => {
+      expect(await reason('nodes.n1.response.status', { nodes: {} })).toBe("TypeError: Cannot read properties of undefined (reading 'response')");
+      expect(await reason('(() => { throw "boom" })()')).toBe('Uncaught boom');
+      expect(await reason('missing + 1')).toBe('ReferenceError: missing is not defined');
+    });
+
+    it('clips a long exception message', async () => {
+      const why = await reason('(() => { throw new Error("e".repeat(1e6)) })()');
+      expect(why.length).toBeLessThan(400);
+    });
+
+    it.each([
+      ['() => 1', 'result is a function'],
+      ['Symbol("s")', 'result is a symbol'],
+      ['10n', 'result is a BigInt'],
+      ['Promise.resolve(1)', 'result is a Promise'],
+      ['({ nested: { fn() {} } })', 'result holds a function at key "fn"'],
+    ])('refuses the non-JSON result of %s', async (source, expected) => {
+      expect(await reason(source)).toBe(expected);
+    });
+
+    it('refuses a circular result', async () => {
+      expect(await reason('(() => { const a = {}; a.self = a; return a })()')).toMatch(/^result is not serialisable: TypeError: Converting circular structure/);
+    });
+
+    it('refuses a function inserted into a template', async () => {
+      expect(await reason('x ${() => 1}')).toBe('result is a function');
+    });
+  });
+
+  describe('hostile code', () => {
+    it('times out an endless loop and keeps serving', async () => {
+      expect(await reason('(() => { while(true){} })()')).toBe(`timed out after ${TIMEOUT_MS} ms`);
+      expect(await reason('(() => { while(true){} })()')).toBe(`timed out after ${TIMEOUT_MS} ms`);
+      await expect(evaluate('1 + 1')).resolves.toBe(2);
+    });
+
+    it('times out an endless loop in a promise callback', async () => {
+      expect(await reason('(Promise.resolve().then(() => { while(true){} }), 1)')).toBe(`timed out after ${TIMEOUT_MS} ms`);
+      await expect(evaluate('1 + 1')).resolves.toBe(2);
+    });
+
+    it('holds one isolate, not the event loop, while a loop spins', async () => {
+      const finished: string[] = [];
+      const spinning = reason('(() => { while(true){} })()').then(() => finished.push('spin'));
+      const quick = evaluate('"quick"').then(() => finished.push('quick'));
+      await Promise.all([spinning, quick]);
+      expect(finished).toEqual(['quick', 'spin']);
+    });
+
+    it('gives a cheap program that turns slow its full timeout', async () => {
+      const source = 'input.busyMs === 0 ? 0 : (() => { const end = Date.now() + input.busyMs; while (Date.now() < end); return input.busyMs })()';
+      await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
+      await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
+      await expect(evaluate(source, { input: { busyMs: 30 } })).resolves.toBe(30);
+      expect(await reason(source, { input: { busyMs: 10_000 } })).toBe(`timed out after ${TIMEOUT_MS} ms`);
+      await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
+    });
+
+    it('ends a memory bomb at the memory limit, replaces the isolate and keeps serving', async () => {
+      const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: 10_000 });
+      try {
+        const bomb = '(() => { const a = []; while(true) a.push(new Array(1e6).fill(1)) })()';
+        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('memory limit exceeded');
+        await expect(single.evaluate('input.a + input.b', { input: { a: 1, b: 2 } })).resolves.toBe(3);
+        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('memory limit exceeded');
+        await expect(single.evaluate('[1, 2].map(x => x * 2)', {})).resolves.toEqual([2, 4]);
+      } finally {
+        await single.close();
+      }
+    });
+
+    it('refuses a string past the engine limit', async () => {
+      expect(await reason('"x".repeat(1e9)')).toBe('RangeError: Invalid string length');
+    });
+
+    it('stops deep recursion', async () => {
+      expect(await reason('(function f() { return f() })()')).toBe('RangeError: Maximum call stack size exceeded');
+      await expect(evaluate('1 + 1')).resolves.toBe(2);
+    });
+
+    it('refuses a result nested too deeply to serialise', async () => {
+      // Overflowing the larger stack of isolated-vm's own threads takes a few hundred ms.
+      const patient = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: 10_000 });
+      try {
+        const source = '(() => { let a = []; for (let i = 0; i < 1e5; i++) a = [a]; return a })()';
+        expect(await reasonOf(patient.evaluate(source, {}), source)).toBe(
+          'result is not serialisable: RangeError: Maximum call stack size exceeded',
+        );
+      } finally {
+        await patient.close();
+      }
+    });
+
+    it('does not reach the host process through constructors', async () => {
+      expect(await reason('this.constructor.constructor("return process")()')).toBe(
+        "TypeError: Cannot read properties of undefined (reading 'constructor')",
+      );
+      expect(await reason('({}).constructor.constructor("return process")()')).toBe('ReferenceError: process is not defined');
+      await expect(
+        evaluate('(() => { const g = ({}).constructor.constructor("return this")(); return [typeof g.process, typeof g.require, typeof g.global] })()'),
+      ).resolves.toEqual(['undefined', 'undefined', 'undefined']);
+    });
+
+    it.each([
+      ['require("fs")', 'ReferenceError: require is not defined'],
+      ['process.env', 'ReferenceError: process is not defined'],
+      ['setTimeout(() => 1, 0)', 'ReferenceError: setTimeout is not defined'],
+      ['fetch("http://127.0.0.1")', 'ReferenceError: fetch is not defined'],
+      ['import("fs")', 'Uncaught (in promise) Error: Not supported'],
+    ])('has no host capability: %s', async (source, expected) => {
+      expect(await reason(source)).toBe(expected);
+    });
+
+    it('has no globals that outlive an evaluation or share memory', async () => {
+      await expect(
+        evaluate('[typeof FinalizationRegistry, typeof SharedArrayBuffer, typeof Atomics, typeof WebAssembly]'),
+      ).resolves.toEqual(['undefined', 'undefined', 'undefined', 'undefined']);
+    });
+
+    it('does not print through console', async () => {
+      const stdout = jest.spyOn(process.stdout, 'write');
+      const log = jest.spyOn(console, 'log');
+      try {
+        await expect(evaluate('(console.log("from the sandbox"), 1)')).resolves.toBe(1);
+        expect(log).not.toHaveBeenCalled();
+        expect(stdout).not.toHaveBeenCalledWith(expect.stringContaining('from the sandbox'), expect.anything());
+      } finally {
+        stdout.mockRestore();
+        log.mockRestore();
+      }
+    });
+  });
+
+  describe('isolation between evaluations', () => {
+    let single: ExpressionEngine;
+
+    beforeAll(() => {
+      single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: TIMEOUT_MS });
+    });
+
+    afterAll(async () => {
+      await single.close();
+    });
+
+    it.each([
+      'Object.prototype.polluted = 1',
+      'Object.defineProperty(Object.prototype, "polluted", { value: 1 })',
+      'Object.setPrototypeOf(Object.prototype, { polluted: 1 })',
+      'Array.prototype.map = () => "hijacked"',
+      'JSON.parse = () => "hijacked"',
+      'globalThis.polluted = 1',
+      '(0, eval)("var polluted = 1")',
+      'Object.getPrototypeOf(function* () {}).prototype.polluted = 1',
+      'Error.prepareStackTrace = () => "hijacked"',
+      'Object.prototype.toString = () => "hijacked"',
+      'Error.prototype.name = "hijacked"',
+    ])('refuses %s and leaves nothing for the next evaluation', async (attack) => {
+      expect(await reasonOf(single.evaluate(attack, {}), attack)).toMatch(/^TypeError: /);
+      const probe =
+        '[({}).polluted, typeof polluted, [1].map(x => x + 1), JSON.parse("2"), typeof Error.prepareStackTrace, String({}), new Error("m").name]';
+      await expect(single.evaluate(probe, {})).resolves.toEqual([null, 'undefined', [2], 2, 'undefined', '[object Object]', 'Error']);
+    });
+
+    it('still lets an object override what it inherits', async () => {
+      await expect(single.evaluate('(() => { const o = {}; o.toString = () => "mine"; return String(o) })()', {})).resolves.toBe('mine');
+      await expect(
+        single.evaluate('(() => { class E extends Error { constructor() { super("m"); this.name = "E" } } return new E().name })()', {}),
+      ).resolves.toBe('E');
+      await expect(single.evaluate('String({})', {})).resolves.toBe('[object Object]');
+    });
+
+    it('does not show one evaluation the last RegExp match of another', async () => {
+      await expect(single.evaluate('/(s3cret)/.exec(input.text)[1]', { input: { text: 'a s3cret b' } })).resolves.toBe('s3cret');
+      await expect(single.evaluate('[typeof RegExp.$1, typeof RegExp.lastMatch, typeof RegExp.input]', {})).resolves.toEqual([
+        'undefined',
+        'undefined',
+        'undefined',
+      ]);
+    });
+
+    it('gives each evaluation its own copy of the inputs', async () => {
+      const scope = { input: { list: [1] } };
+      await expect(single.evaluate('(input.list.push(2), input.list.length)', scope)).resolves.toBe(2);
+      await expect(single.evaluate('input.list.length', scope)).resolves.toBe(1);
+      expect(scope.input.list).toEqual([1]);
+    });
+  });
+
+  describe('cancellation and shutdown', () => {
+    it('rejects with CANCELED when the signal has already fired', async () => {
+      const error = await failureOf(engine.evaluate('1', {}, { signal: AbortSignal.abort() }));
+      expect(error.code).toBe(ErrorCode.CANCELED);
+    });
+
+    it('stops a running evaluation when its signal fires, with the signal reason when it is an AppError', async () => {
+      const slow = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: 30_000 });
+      try {
+        const controller = new AbortController();
+        const reasonGiven = new AppError(ErrorCode.TIMEOUT, 'run timed out');
+        const spinning = failureOf(slow.evaluate('(() => { while(true){} })()', {}, { signal: controller.signal }));
+        const queued = failureOf(slow.evaluate('1', {}, { signal: controller.signal }));
+        setTimeout(() => controller.abort(reasonGiven), 50);
+        expect(await spinning).toBe(reasonGiven);
+        expect(await queued).toBe(reasonGiven);
+        await expect(slow.evaluate('input.a', { input: { a: 'still serving' } })).resolves.toBe('still serving');
+      } finally {
+        await slow.close();
+      }
+    });
+
+    it('fails evaluations as UNAVAILABLE once closed', async () => {
+      const closing = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: 5_000 });
+      await closing.evaluate('1', {});
+      const running = failureOf(closing.evaluate('(() => { while(true){} })()', {}));
+      const queued = failureOf(closing.evaluate('2', {}));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await closing.close();
+      expect((await running).code).toBe(ErrorCode.UNAVAILABLE);
+      expect((await queued).code).toBe(ErrorCode.UNAVAILABLE);
+      expect((await failureOf(closing.evaluate('3', {}))).code).toBe(ErrorCode.UNAVAILABLE);
+    });
+  });
+
+  it('refuses options isolated-vm cannot honour', () => {
+    expect(() => new ExpressionEngine({ poolSize: 0, memoryLimitMb: 32, timeoutMs: 100 })).toThrow(AppError);
+    expect(() => new ExpressionEngine({ poolSize: 1, memoryLimitMb: 4, timeoutMs: 100 })).toThrow(AppError);
+  });
+
+  it('exports isTemplate', () => {
+    expect(isTemplate('${a}')).toBe(true);
+  });
+});

@@ -1,0 +1,261 @@
+/**
+ * Code that runs inside each isolate, kept as source text rather than as a host function turned
+ * into a string: a compiler or coverage tool rewriting a host function would change what the
+ * isolate receives, and nothing of the host may leak into the sandbox by accident.
+ *
+ * The script runs once per isolate, in the isolate's only context. It removes the few globals
+ * that reach outside an evaluation, freezes every intrinsic so no evaluation can leave state for
+ * the next (prototype pollution, replaced built-ins; cheaper than a context per evaluation, which
+ * costs about 0.5 ms), and returns `{ compile, run, forget }`:
+ *
+ * - `compile(paramsJson, codesJson, literalsJson)` returns a program id, or the SyntaxError text.
+ *   Each code is compiled by the isolate's own `Function` constructor, which parses the body on
+ *   its own: code cannot close the wrapper and declare anything at script level, where it would
+ *   outlive the evaluation.
+ * - `run(id, argsJson)` returns one string whose first character says what follows: the result
+ *   (JSON for an expression, text for a template), the message of an exception, or why the result
+ *   is not JSON. Nothing the user code throws reaches the host as an exception, so the only ones
+ *   the host sees are the sandbox's (timeout, disposal) and a promise the code left rejected.
+ * - `forget(id)` drops a program evicted from the host's cache.
+ */
+
+/** First character of `run`'s answer. */
+export const Outcome = {
+  VALUE: '=',
+  THREW: '!',
+  NOT_JSON: '?',
+} as const;
+
+/** Longest exception message copied out of the sandbox. */
+export const MAX_REASON_LENGTH = 300;
+
+export const SANDBOX_SOURCE = String.raw`
+(() => {
+  'use strict';
+  const { parse, stringify } = JSON;
+  const { apply, ownKeys, getPrototypeOf } = Reflect;
+  const { defineProperty, freeze, getOwnPropertyDescriptor } = Object;
+  const FunctionConstructor = Function;
+  const ErrorConstructor = Error;
+  const PromiseConstructor = Promise;
+  const StringConstructor = String;
+
+  // FinalizationRegistry callbacks run after an evaluation has returned, outside its timeout,
+  // and can hold the isolate forever. The others share memory or threads, or compile WebAssembly.
+  for (const name of ['FinalizationRegistry', 'SharedArrayBuffer', 'Atomics', 'WebAssembly']) {
+    delete globalThis[name];
+  }
+  // RegExp.$1, RegExp.lastMatch and the like would show one evaluation the last match of another.
+  for (const name of ownKeys(RegExp)) {
+    if (typeof name === 'string' && name !== 'prototype' && name !== 'length' && name !== 'name') {
+      delete RegExp[name];
+    }
+  }
+
+  // Once prototypes are frozen, assigning a property an instance inherits read-only throws, so
+  // err.name = 'X' or obj.toString = fn would fail. These common ones become accessors whose
+  // setter gives the instance its own property, and still refuses to change the prototype.
+  const errorPrototypes = [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError, AggregateError]
+    .map((constructor) => constructor.prototype);
+  const overridable = [
+    [Object.prototype, ['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable']],
+    [Function.prototype, ['constructor', 'toString']],
+    ...errorPrototypes.map((prototype) => [prototype, ['constructor', 'name', 'message', 'toString']]),
+  ];
+  for (const [prototype, names] of overridable) {
+    for (const name of names) {
+      const descriptor = getOwnPropertyDescriptor(prototype, name);
+      if (descriptor === undefined || !('value' in descriptor)) continue;
+      const { value } = descriptor;
+      defineProperty(prototype, name, {
+        get() {
+          return value;
+        },
+        set(replacement) {
+          if (this === prototype) {
+            throw new TypeError("Cannot assign to read only property '" + name + "' of a built-in prototype");
+          }
+          defineProperty(this, name, { value: replacement, writable: true, enumerable: true, configurable: true });
+        },
+        enumerable: descriptor.enumerable,
+        configurable: false,
+      });
+    }
+  }
+
+  // Intrinsics that no global property leads to; their prototypes are reached from these.
+  const unnamedIntrinsics = [
+    function* () {},
+    async function () {},
+    async function* () {},
+    (function* () {})(),
+    (async function* () {})(),
+    [][Symbol.iterator](),
+    new Map()[Symbol.iterator](),
+    new Set()[Symbol.iterator](),
+    ''[Symbol.iterator](),
+    /./[Symbol.matchAll](''),
+    getOwnPropertyDescriptor((function () { return arguments; })(), 'callee').get,
+  ];
+  if (typeof Intl === 'object' && typeof Intl.Segmenter === 'function') {
+    const segments = new Intl.Segmenter().segment('');
+    unnamedIntrinsics.push(segments, segments[Symbol.iterator]());
+  }
+  const seen = new Set();
+  const pending = [globalThis, ...unnamedIntrinsics];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.has(value)) {
+      continue;
+    }
+    seen.add(value);
+    freeze(value);
+    pending.push(getPrototypeOf(value));
+    for (const key of ownKeys(value)) {
+      const descriptor = getOwnPropertyDescriptor(value, key);
+      pending.push(descriptor.value, descriptor.get, descriptor.set);
+    }
+  }
+
+  const VALUE = '${Outcome.VALUE}';
+  const THREW = '${Outcome.THREW}';
+  const NOT_JSON = '${Outcome.NOT_JSON}';
+  const MAX_REASON_LENGTH = ${MAX_REASON_LENGTH};
+
+  const clip = (text) =>
+    text.length > MAX_REASON_LENGTH ? text.slice(0, MAX_REASON_LENGTH) + '…' : text;
+
+  // Runs user getters (name, message, toString) under the evaluation's timeout, and never throws.
+  const describe = (error) => {
+    try {
+      if (error instanceof ErrorConstructor) {
+        return clip(StringConstructor(error.name) + ': ' + StringConstructor(error.message));
+      }
+      return clip('Uncaught ' + StringConstructor(error));
+    } catch {
+      return 'Uncaught exception';
+    }
+  };
+
+  class NotJson {
+    constructor(reason) {
+      this.reason = reason;
+    }
+  }
+  const TYPE_NAMES = { function: 'a function', symbol: 'a symbol', bigint: 'a BigInt' };
+
+  const refuseNonJson = (key, value) => {
+    const typeName = TYPE_NAMES[typeof value];
+    const what = typeName !== undefined ? typeName : value instanceof PromiseConstructor ? 'a Promise' : undefined;
+    if (what !== undefined) {
+      throw new NotJson(key === '' ? 'result is ' + what : 'result holds ' + what + ' at key "' + clip(key) + '"');
+    }
+    return value;
+  };
+
+  const notJsonReason = (error) =>
+    error instanceof NotJson ? error.reason : 'result is not serialisable: ' + describe(error);
+
+  const toJson = (value) => {
+    switch (typeof value) {
+      case 'string':
+      case 'number':
+      case 'boolean':
+        return stringify(value);
+      case 'undefined':
+        return 'null';
+    }
+    return stringify(value, refuseNonJson);
+  };
+
+  // Inside a template, null and undefined render as nothing and objects as their JSON; an object
+  // whose JSON is a string (a Date) renders as that string, without quotes.
+  const toText = (value) => {
+    switch (typeof value) {
+      case 'string':
+        return value;
+      case 'number':
+      case 'boolean':
+      case 'bigint':
+        return StringConstructor(value);
+      case 'undefined':
+        return '';
+    }
+    if (value === null) return '';
+    const json = stringify(value, refuseNonJson);
+    return json.charCodeAt(0) === 34 ? parse(json) : json;
+  };
+
+  const expressionProgram = (fn) => (argsJson) => {
+    let value;
+    try {
+      value = apply(fn, undefined, parse(argsJson));
+    } catch (error) {
+      return THREW + describe(error);
+    }
+    try {
+      return VALUE + toJson(value);
+    } catch (error) {
+      return NOT_JSON + notJsonReason(error);
+    }
+  };
+
+  const insertion = (index, count) => (count > 1 ? ' (in \${…} #' + (index + 1) + ')' : '');
+
+  const templateProgram = (fns, literals) => (argsJson) => {
+    const args = parse(argsJson);
+    let text = literals[0];
+    for (let i = 0; i < fns.length; i++) {
+      let value;
+      try {
+        value = apply(fns[i], undefined, args);
+      } catch (error) {
+        return THREW + describe(error) + insertion(i, fns.length);
+      }
+      try {
+        text += toText(value) + literals[i + 1];
+      } catch (error) {
+        return NOT_JSON + notJsonReason(error) + insertion(i, fns.length);
+      }
+    }
+    return VALUE + text;
+  };
+
+  const programs = new Map();
+  let lastId = 0;
+
+  const compile = (paramsJson, codesJson, literalsJson) => {
+    const params = parse(paramsJson);
+    const codes = parse(codesJson);
+    const fns = [];
+    for (const code of codes) {
+      let fn;
+      try {
+        fn = new FunctionConstructor(...params, '"use strict"; return (\n' + code + '\n);');
+      } catch (error) {
+        return describe(error) + insertion(fns.length, codes.length);
+      }
+      // Code that closes the parenthesis above early, like "1); other(); (2", holds a ')' with no
+      // '(' of its own, which cannot close a bracket as well: parsing as an array element too
+      // proves the code is one expression.
+      try {
+        new FunctionConstructor(...params, '"use strict"; return [\n' + code + '\n];');
+      } catch {
+        return 'SyntaxError: not a single expression' + insertion(fns.length, codes.length);
+      }
+      fns.push(fn);
+    }
+    const id = ++lastId;
+    programs.set(id, literalsJson === '' ? expressionProgram(fns[0]) : templateProgram(fns, parse(literalsJson)));
+    return id;
+  };
+
+  const run = (id, argsJson) => programs.get(id)(argsJson);
+
+  const forget = (id) => {
+    programs.delete(id);
+  };
+
+  return { compile, run, forget };
+})()
+`;
