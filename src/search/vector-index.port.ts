@@ -1,0 +1,120 @@
+import { AppError, ErrorCode } from '../common/app-error';
+
+/**
+ * What the index stores: one embedding unit (a sentence window sized for the embedder) that points
+ * to the passage a search returns. Passages themselves live in the document store.
+ */
+export interface IndexUnit {
+  id: string;
+  collectionId: string;
+  fileId: string;
+  passageId: string;
+  /** Indexed for BM25; not returned by searches. */
+  text: string;
+  vector: Float32Array;
+}
+
+export interface VectorHit {
+  unitId: string;
+  passageId: string;
+  fileId: string;
+  /** Cosine distance (1 - cosine similarity, 0..2); hits come in ascending order. */
+  distance: number;
+}
+
+export interface TextHit {
+  unitId: string;
+  passageId: string;
+  fileId: string;
+  /** BM25 relevance, higher is better; hits come in descending order. Comparable within one query only. */
+  score: number;
+}
+
+/** Largest `k` a search accepts: sqlite-vec's KNN limit, well under Elasticsearch's candidate cap. */
+export const MAX_SEARCH_K = 4096;
+
+/** Largest vector dimension accepted: the `dense_vector` limit of Elasticsearch. */
+export const MAX_VECTOR_DIMENSION = 4096;
+
+/**
+ * The vector + keyword index of embedding units. Every search is scoped to one collection.
+ *
+ * A collection holds vectors of one dimension: the dimension of its existing units, whatever the
+ * other collections use. Upserting or searching with another dimension fails with
+ * EMBEDDING_MISMATCH (the collection was embedded by another model); a collection whose units were
+ * all deleted accepts any dimension again.
+ */
+export abstract class VectorIndex {
+  /** Creates tables or the index with an explicit mapping. Idempotent; call once before use. */
+  abstract init(): Promise<void>;
+
+  /**
+   * Inserts units, replacing any unit with the same id. All-or-nothing on a dimension mismatch:
+   * nothing of the batch is written.
+   */
+  abstract upsert(units: IndexUnit[]): Promise<void>;
+
+  /** The `k` nearest units by cosine distance, nearest first. An empty collection yields []. */
+  abstract searchVector(collectionId: string, vector: Float32Array, k: number): Promise<VectorHit[]>;
+
+  /**
+   * The `k` best units by BM25 for the words of `text`, any of which may match. `text` is user input,
+   * never query syntax: operators and punctuation in it are taken as plain words or ignored.
+   */
+  abstract searchText(collectionId: string, text: string, k: number): Promise<TextHit[]>;
+
+  abstract deleteByFile(collectionId: string, fileId: string): Promise<void>;
+
+  abstract deleteByCollection(collectionId: string): Promise<void>;
+
+  abstract countUnits(collectionId: string): Promise<number>;
+
+  /** Readiness: resolves when the backing engine answers, throws AppError(UNAVAILABLE) otherwise. */
+  abstract ping(): Promise<void>;
+
+  abstract close(): Promise<void>;
+}
+
+/** Throws unless `k` is a whole number in 1..MAX_SEARCH_K. */
+export function assertSearchK(k: number): void {
+  if (!Number.isInteger(k) || k < 1 || k > MAX_SEARCH_K) {
+    throw AppError.validation([{ field: 'k', reason: `must be an integer from 1 to ${MAX_SEARCH_K}` }]);
+  }
+}
+
+/**
+ * Throws EMBEDDING_FAILED for a vector that has no cosine distance to anything: empty, too long,
+ * non-finite, or zero. Such a vector is an embedder fault, not something to store.
+ */
+export function assertUsableVector(vector: Float32Array, what: string): void {
+  if (vector.length === 0 || vector.length > MAX_VECTOR_DIMENSION) {
+    throw new AppError(ErrorCode.EMBEDDING_FAILED, `${what} has ${vector.length} dimensions; expected 1 to ${MAX_VECTOR_DIMENSION}`);
+  }
+  let squares = 0;
+  for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
+  if (!Number.isFinite(squares)) throw new AppError(ErrorCode.EMBEDDING_FAILED, `${what} has a non-finite component`);
+  if (squares === 0) throw new AppError(ErrorCode.EMBEDDING_FAILED, `${what} is a zero vector`);
+}
+
+export function embeddingMismatch(collectionId: string, expected: number, got: number): AppError {
+  return new AppError(
+    ErrorCode.EMBEDDING_MISMATCH,
+    `Collection ${collectionId} holds ${expected}-dimensional vectors; got ${got} dimensions`,
+    { details: { collectionId, expected, got } },
+  );
+}
+
+/**
+ * Validates a batch and returns the one dimension of each collection in it. Throws
+ * EMBEDDING_MISMATCH when a batch mixes dimensions within one collection.
+ */
+export function dimensionsByCollection(units: readonly IndexUnit[]): Map<string, number> {
+  const dimensions = new Map<string, number>();
+  for (const unit of units) {
+    assertUsableVector(unit.vector, `Vector of unit ${unit.id}`);
+    const known = dimensions.get(unit.collectionId);
+    if (known === undefined) dimensions.set(unit.collectionId, unit.vector.length);
+    else if (known !== unit.vector.length) throw embeddingMismatch(unit.collectionId, known, unit.vector.length);
+  }
+  return dimensions;
+}

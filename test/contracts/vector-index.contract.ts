@@ -1,0 +1,340 @@
+import { Client } from '@elastic/elasticsearch';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError, ErrorCode } from '../../src/common/app-error';
+import { newId } from '../../src/common/ids';
+import { ElasticsearchVectorIndex } from '../../src/search/elasticsearch/elasticsearch-vector-index.adapter';
+import { SqliteVectorIndex } from '../../src/search/embedded/sqlite-vector-index.adapter';
+import { IndexUnit, VectorIndex } from '../../src/search/vector-index.port';
+import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
+
+/**
+ * One behaviour for every VectorIndex adapter: SQLite always, Elasticsearch when ELASTICSEARCH_URL
+ * is set (each run gets its own index, deleted afterwards).
+ */
+interface Backend {
+  name: string;
+  open(): Promise<{ index: VectorIndex; dispose(): Promise<void> }>;
+}
+
+const sqliteBackend: Backend = {
+  name: 'SqliteVectorIndex',
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'wcs-vector-index-'));
+    const db = openSqliteDatabase(dir);
+    const index = new SqliteVectorIndex(db);
+    return {
+      index,
+      async dispose() {
+        await index.close();
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+const elasticsearchBackend: Backend = {
+  name: 'ElasticsearchVectorIndex',
+  async open() {
+    const client = new Client({ node: process.env.ELASTICSEARCH_URL! });
+    const name = `contract-vector-index-${newId('req').toLowerCase()}`;
+    const index = new ElasticsearchVectorIndex(client, { index: name });
+    return {
+      index,
+      async dispose() {
+        await client.indices.delete({ index: name, ignore_unavailable: true });
+        await index.close();
+      },
+    };
+  },
+};
+
+const backends: [string, Backend | null][] = [
+  [sqliteBackend.name, sqliteBackend],
+  [elasticsearchBackend.name, process.env.ELASTICSEARCH_URL ? elasticsearchBackend : null],
+];
+
+const vec = (...values: number[]) => Float32Array.from(values);
+
+function cosineDistance(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return 1 - dot / Math.sqrt(na * nb);
+}
+
+/** Deterministic vectors spread around the sphere, so the expected ranking has no near-ties. */
+function spreadVectors(count: number, dimension: number): Float32Array[] {
+  let seed = 7;
+  const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+  return Array.from({ length: count }, () => Float32Array.from({ length: dimension }, next));
+}
+
+async function expectAppError(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe(code);
+}
+
+const HOSTILE_QUERIES = [
+  '"',
+  '""',
+  "'",
+  '"unbalanced quote',
+  'AND',
+  'OR NOT AND',
+  'NEAR(zebra quantum, 2)',
+  'zebra*',
+  '*',
+  '^zebra',
+  'text:zebra',
+  '{text}: zebra',
+  '(zebra',
+  ')',
+  '-zebra +quantum',
+  'zebra" OR "1"="1',
+  "'; DROP TABLE search_units; --",
+  '\u0000',
+  '\u0301',
+  'e\u0301',
+  '🦓🦓',
+  '\\',
+  '/* */',
+  '   ',
+  '',
+  'zebra '.repeat(500),
+];
+
+describe.each(backends)('VectorIndex contract: %s', (_name, backend) => {
+  const suite = backend ? describe : describe.skip;
+
+  suite('behaviour', () => {
+    let index: VectorIndex;
+    let dispose: () => Promise<void>;
+    let collection: string;
+
+    const unit = (fields: Partial<IndexUnit> & { vector: Float32Array }): IndexUnit => ({
+      id: `unt_${randomUUID()}`,
+      collectionId: collection,
+      fileId: 'fle_default',
+      passageId: 'psg_default',
+      text: 'plain words',
+      ...fields,
+    });
+
+    beforeAll(async () => {
+      ({ index, dispose } = await backend!.open());
+      await index.init();
+    });
+
+    afterAll(async () => {
+      await dispose?.();
+    });
+
+    beforeEach(() => {
+      collection = newId('col');
+    });
+
+    it('init is idempotent and the index answers ping', async () => {
+      await index.init();
+      await expect(index.ping()).resolves.toBeUndefined();
+    });
+
+    it('an empty collection counts zero and finds nothing', async () => {
+      expect(await index.countUnits(collection)).toBe(0);
+      expect(await index.searchVector(collection, vec(1, 0, 0, 0), 5)).toEqual([]);
+      expect(await index.searchText(collection, 'anything at all', 5)).toEqual([]);
+      await index.deleteByFile(collection, 'fle_none');
+      await index.deleteByCollection(collection);
+    });
+
+    it('returns the exact nearest neighbours by cosine distance, ascending', async () => {
+      const vectors = spreadVectors(40, 8);
+      const units = vectors.map((vector, i) => unit({ vector, passageId: `psg_${i}`, fileId: `fle_${i % 3}` }));
+      await index.upsert(units);
+      const query = spreadVectors(41, 8)[40];
+
+      const expected = units
+        .map((u) => ({ unitId: u.id, distance: cosineDistance(u.vector, query) }))
+        .sort((a, b) => a.distance - b.distance)
+        .slice(0, 10);
+      const hits = await index.searchVector(collection, query, 10);
+
+      expect(hits.map((h) => h.unitId)).toEqual(expected.map((e) => e.unitId));
+      hits.forEach((hit, i) => {
+        expect(hit.distance).toBeCloseTo(expected[i].distance, 3);
+        const source = units.find((u) => u.id === hit.unitId)!;
+        expect(hit.passageId).toBe(source.passageId);
+        expect(hit.fileId).toBe(source.fileId);
+      });
+      for (let i = 1; i < hits.length; i++) expect(hits[i].distance).toBeGreaterThanOrEqual(hits[i - 1].distance);
+    });
+
+    it('measures cosine, not length: a scaled copy of the query is at distance 0, its opposite at 2', async () => {
+      const same = unit({ vector: vec(3, 0, 0, 0) });
+      const opposite = unit({ vector: vec(-0.5, 0, 0, 0) });
+      const orthogonal = unit({ vector: vec(0, 2, 0, 0) });
+      await index.upsert([opposite, orthogonal, same]);
+
+      const hits = await index.searchVector(collection, vec(1, 0, 0, 0), 3);
+
+      expect(hits.map((h) => h.unitId)).toEqual([same.id, orthogonal.id, opposite.id]);
+      expect(hits[0].distance).toBeCloseTo(0, 3);
+      expect(hits[1].distance).toBeCloseTo(1, 3);
+      expect(hits[2].distance).toBeCloseTo(2, 3);
+    });
+
+    it('returns at most k hits, and every unit when k exceeds the count', async () => {
+      await index.upsert(spreadVectors(6, 4).map((vector) => unit({ vector })));
+      expect(await index.searchVector(collection, vec(1, 1, 0, 0), 4)).toHaveLength(4);
+      expect(await index.searchVector(collection, vec(1, 1, 0, 0), 50)).toHaveLength(6);
+    });
+
+    it('keeps collections apart in searches, counts and deletes', async () => {
+      const other = newId('col');
+      const mine = unit({ vector: vec(1, 0, 0, 0), text: 'zebra crossing', fileId: 'fle_shared' });
+      const theirs = unit({ collectionId: other, vector: vec(1, 0, 0, 0), text: 'zebra crossing', fileId: 'fle_shared' });
+      await index.upsert([mine, theirs]);
+
+      expect((await index.searchVector(collection, vec(1, 0, 0, 0), 10)).map((h) => h.unitId)).toEqual([mine.id]);
+      expect((await index.searchText(collection, 'zebra', 10)).map((h) => h.unitId)).toEqual([mine.id]);
+      expect(await index.countUnits(other)).toBe(1);
+
+      await index.deleteByFile(collection, 'fle_shared');
+      expect(await index.countUnits(collection)).toBe(0);
+      expect(await index.countUnits(other)).toBe(1);
+      await index.deleteByCollection(other);
+    });
+
+    it('replaces a unit upserted again under the same id', async () => {
+      const first = unit({ vector: vec(1, 0, 0, 0), text: 'walrus', passageId: 'psg_old', fileId: 'fle_old' });
+      await index.upsert([first]);
+      await index.upsert([{ ...first, vector: vec(0, 1, 0, 0), text: 'narwhal', passageId: 'psg_new', fileId: 'fle_new' }]);
+
+      expect(await index.countUnits(collection)).toBe(1);
+      const [hit] = await index.searchVector(collection, vec(0, 1, 0, 0), 5);
+      expect(hit).toEqual({ unitId: first.id, passageId: 'psg_new', fileId: 'fle_new', distance: expect.closeTo(0, 3) });
+      expect(await index.searchText(collection, 'walrus', 5)).toEqual([]);
+      expect((await index.searchText(collection, 'narwhal', 5)).map((h) => h.unitId)).toEqual([first.id]);
+    });
+
+    it('deletes by file, leaving the other files of the collection', async () => {
+      const a1 = unit({ vector: vec(1, 0, 0, 0), fileId: 'fle_a', text: 'lighthouse keeper' });
+      const a2 = unit({ vector: vec(0.9, 0.1, 0, 0), fileId: 'fle_a', text: 'lighthouse lamp' });
+      const b1 = unit({ vector: vec(0.8, 0.2, 0, 0), fileId: 'fle_b', text: 'lighthouse island' });
+      await index.upsert([a1, a2, b1]);
+
+      await index.deleteByFile(collection, 'fle_a');
+
+      expect(await index.countUnits(collection)).toBe(1);
+      expect((await index.searchVector(collection, vec(1, 0, 0, 0), 10)).map((h) => h.unitId)).toEqual([b1.id]);
+      expect((await index.searchText(collection, 'lighthouse', 10)).map((h) => h.unitId)).toEqual([b1.id]);
+    });
+
+    it('deletes a whole collection', async () => {
+      await index.upsert(spreadVectors(12, 4).map((vector, i) => unit({ vector, fileId: `fle_${i % 4}`, text: `tide table ${i}` })));
+      expect(await index.countUnits(collection)).toBe(12);
+
+      await index.deleteByCollection(collection);
+
+      expect(await index.countUnits(collection)).toBe(0);
+      expect(await index.searchVector(collection, vec(1, 0, 0, 0), 10)).toEqual([]);
+      expect(await index.searchText(collection, 'tide', 10)).toEqual([]);
+    });
+
+    it('ranks BM25 hits by relevance: more query words first, non-matching units absent', async () => {
+      const both = unit({ vector: vec(1, 0, 0, 0), passageId: 'psg_both', text: 'The zebra studies quantum physics at night.' });
+      const one = unit({ vector: vec(0, 1, 0, 0), passageId: 'psg_one', text: 'A zebra grazes on the savanna near the river.' });
+      const none = unit({ vector: vec(0, 0, 1, 0), passageId: 'psg_none', text: 'Bread rises in a warm kitchen overnight.' });
+      await index.upsert([none, one, both]);
+
+      const hits = await index.searchText(collection, 'zebra quantum', 10);
+
+      expect(hits.map((h) => h.passageId)).toEqual(['psg_both', 'psg_one']);
+      expect(hits[0].score).toBeGreaterThan(hits[1].score);
+      expect(hits[1].score).toBeGreaterThan(0);
+      expect(hits[0]).toMatchObject({ unitId: both.id, fileId: both.fileId });
+      expect(await index.searchText(collection, 'zebra quantum', 1)).toHaveLength(1);
+    });
+
+    it('takes search text as words, never as query syntax', async () => {
+      const zebra = unit({ vector: vec(1, 0, 0, 0), text: 'zebra and quantum' });
+      await index.upsert([zebra, unit({ vector: vec(0, 1, 0, 0), text: 'unrelated words' })]);
+
+      for (const query of HOSTILE_QUERIES) {
+        const hits = await index.searchText(collection, query, 5);
+        expect(Array.isArray(hits)).toBe(true);
+        if (/zebra/.test(query)) expect(hits.map((h) => h.unitId)).toContain(zebra.id);
+      }
+      expect(await index.countUnits(collection)).toBe(2);
+    });
+
+    it('refuses another dimension in a collection that has vectors, writing nothing of the batch', async () => {
+      await index.upsert([unit({ vector: vec(1, 0, 0, 0) })]);
+
+      await expectAppError(index.upsert([unit({ vector: vec(1, 0, 0, 0, 0, 0, 0, 0) })]), ErrorCode.EMBEDDING_MISMATCH);
+      await expectAppError(index.searchVector(collection, vec(1, 0, 0), 5), ErrorCode.EMBEDDING_MISMATCH);
+      const other = newId('col');
+      const mixed = [unit({ collectionId: other, vector: vec(1, 0) }), unit({ vector: vec(1, 0, 0, 0, 0, 0, 0, 0) })];
+      await expectAppError(index.upsert(mixed), ErrorCode.EMBEDDING_MISMATCH);
+
+      expect(await index.countUnits(collection)).toBe(1);
+      expect(await index.countUnits(other)).toBe(0);
+    });
+
+    it('refuses a batch that mixes dimensions within one collection', async () => {
+      await expectAppError(index.upsert([unit({ vector: vec(1, 0) }), unit({ vector: vec(1, 0, 0) })]), ErrorCode.EMBEDDING_MISMATCH);
+      expect(await index.countUnits(collection)).toBe(0);
+    });
+
+    it('lets each collection have its own dimension, and an emptied collection take a new one', async () => {
+      const other = newId('col');
+      await index.upsert([unit({ vector: vec(1, 0, 0, 0) }), unit({ collectionId: other, vector: vec(0, 1, 0, 0, 0, 0) })]);
+      expect(await index.searchVector(other, vec(0, 1, 0, 0, 0, 0), 5)).toHaveLength(1);
+
+      await index.deleteByCollection(collection);
+      const replacement = unit({ vector: vec(0, 0, 1) });
+      await index.upsert([replacement]);
+
+      expect((await index.searchVector(collection, vec(0, 0, 1), 5)).map((h) => h.unitId)).toEqual([replacement.id]);
+      await index.deleteByCollection(other);
+    });
+
+    it('lets a batch re-embed every unit of a collection with another dimension', async () => {
+      const first = unit({ vector: vec(1, 0, 0, 0) });
+      const second = unit({ vector: vec(0, 1, 0, 0) });
+      await index.upsert([first, second]);
+
+      await index.upsert([{ ...first, vector: vec(1, 0) }, { ...second, vector: vec(0, 1) }]);
+
+      expect((await index.searchVector(collection, vec(0, 1), 5)).map((h) => h.unitId)).toEqual([second.id, first.id]);
+      await expectAppError(index.searchVector(collection, vec(0, 1, 0, 0), 5), ErrorCode.EMBEDDING_MISMATCH);
+    });
+
+    it('refuses vectors without a cosine distance and out-of-range k', async () => {
+      await expectAppError(index.upsert([unit({ vector: vec(0, 0, 0, 0) })]), ErrorCode.EMBEDDING_FAILED);
+      await expectAppError(index.upsert([unit({ vector: vec(1, Number.NaN, 0, 0) })]), ErrorCode.EMBEDDING_FAILED);
+      await expectAppError(index.upsert([unit({ vector: new Float32Array(0) })]), ErrorCode.EMBEDDING_FAILED);
+      await expectAppError(index.searchVector(collection, vec(0, 0, 0, 0), 5), ErrorCode.EMBEDDING_FAILED);
+      await expectAppError(index.searchVector(collection, vec(1, 0, 0, 0), 0), ErrorCode.VALIDATION_FAILED);
+      await expectAppError(index.searchText(collection, 'zebra', 1.5), ErrorCode.VALIDATION_FAILED);
+      expect(await index.countUnits(collection)).toBe(0);
+    });
+
+    it('accepts an empty batch', async () => {
+      await index.upsert([]);
+      expect(await index.countUnits(collection)).toBe(0);
+    });
+  });
+});
