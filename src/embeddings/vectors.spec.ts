@@ -1,0 +1,29 @@
+import { AppError, ErrorCode } from '../common/app-error';
+import { abortError, embeddableText, l2Normalize } from './vectors';
+
+describe('l2Normalize', () => {
+  it('scales to unit length without touching its input', () => {
+    const input = [3, 4];
+    expect(Array.from(l2Normalize(input))).toEqual([expect.closeTo(0.6, 6), expect.closeTo(0.8, 6)]);
+    expect(input).toEqual([3, 4]);
+  });
+
+  it('leaves a zero vector zero rather than NaN', () => {
+    expect(Array.from(l2Normalize([0, 0, 0]))).toEqual([0, 0, 0]);
+  });
+});
+
+describe('embeddableText', () => {
+  it('replaces only the empty string', () => {
+    expect(embeddableText('')).toBe(' ');
+    expect(embeddableText('a')).toBe('a');
+  });
+});
+
+describe('abortError', () => {
+  it('passes on an AppError reason and wraps anything else as CANCELED', () => {
+    const timeout = new AppError(ErrorCode.TIMEOUT, 'too slow');
+    expect(abortError(AbortSignal.abort(timeout))).toBe(timeout);
+    expect(abortError(AbortSignal.abort())).toMatchObject({ code: ErrorCode.CANCELED });
+  });
+});

@@ -1,0 +1,28 @@
+import { AppError, ErrorCode } from '../common/app-error';
+
+/** Scales `values` to unit length in a new Float32Array; a zero vector stays zero rather than NaN. */
+export function l2Normalize(values: ArrayLike<number>): Float32Array {
+  const out = Float32Array.from(values);
+  let sumOfSquares = 0;
+  for (let i = 0; i < out.length; i++) sumOfSquares += out[i] * out[i];
+  if (sumOfSquares === 0) return out;
+  const scale = 1 / Math.sqrt(sumOfSquares);
+  for (let i = 0; i < out.length; i++) out[i] *= scale;
+  return out;
+}
+
+/**
+ * Neither backend can embed an empty string: USE-lite silently drops a trailing empty text from a
+ * batch (shifting every vector after it) and OpenAI-compatible servers reject it. A single space
+ * embeds as "no content" in both.
+ */
+export function embeddableText(text: string): string {
+  return text.length === 0 ? ' ' : text;
+}
+
+/** The AppError an aborted signal stands for: its own reason when that is one, else CANCELED. */
+export function abortError(signal: AbortSignal): AppError {
+  return signal.reason instanceof AppError
+    ? signal.reason
+    : new AppError(ErrorCode.CANCELED, 'Embedding was canceled', { cause: signal.reason });
+}
