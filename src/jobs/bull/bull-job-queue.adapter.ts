@@ -1,0 +1,294 @@
+import { Logger } from '@nestjs/common';
+import Bull from 'bull';
+import { EnqueueOptions, JobHandler, JobQueue, JobState } from '../job-queue.port';
+import {
+  assertJobName,
+  backoffDelay,
+  DEFAULT_BACKOFF_MS,
+  errorMessage,
+  FAILED_RETENTION_MS,
+  isRetryable,
+  queueUnavailable,
+  resolveEnqueueOptions,
+  settledWithin,
+  shutdownReason,
+} from '../job-policy';
+
+export interface BullJobQueueOptions {
+  redisUrl: string;
+  /** Redis key prefix: a job name's queue lives under `<prefix>:<name>:*`. */
+  prefix?: string;
+  /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */
+  concurrency: number;
+  /** False in `api` processes: handlers may be registered, but running jobs is left to workers. */
+  runWorkers: boolean;
+  /**
+   * Bull `lockDuration`: how long a worker's lock on an active job lasts without renewal (it is
+   * renewed every half of it). A worker that dies keeps its jobs this long before they are re-run,
+   * and a handler that blocks the event loop longer than this is taken for dead and run twice.
+   */
+  lockDurationMs?: number;
+  /**
+   * Bull `stalledInterval`: how often each worker looks for active jobs whose lock lapsed (their
+   * worker died) and puts them back in the wait list. Re-running waits for up to
+   * lockDuration + 2 x stalledInterval, as a job is seen stalled by two consecutive checks.
+   */
+  stalledIntervalMs?: number;
+  /**
+   * Bull `maxStalledCount`: how many lock lapses a job survives before it is failed instead of
+   * re-run, so a job that kills its worker every time does not loop forever.
+   */
+  maxStalledCount?: number;
+  /** How long close() waits for aborted handlers before disconnecting regardless. */
+  shutdownGraceMs?: number;
+  failedRetentionMs?: number;
+}
+
+const DEFAULTS = {
+  prefix: 'jobs',
+  lockDurationMs: 30_000,
+  stalledIntervalMs: 30_000,
+  maxStalledCount: 2,
+  shutdownGraceMs: 10_000,
+  failedRetentionMs: FAILED_RETENTION_MS,
+};
+
+/** Named in each job's options, so the queue settings must define it in every process. */
+const BACKOFF_STRATEGY = 'app-exponential';
+const PING_QUEUE = '_ping';
+
+type RedisOptions = Exclude<Bull.QueueOptions['redis'], string | undefined>;
+
+/** Thrown to Bull for a job interrupted by shutdown: the backoff strategy re-queues it at once. */
+class HandedBackAtShutdown extends Error {
+  constructor(cause: unknown) {
+    super(`interrupted by shutdown: ${errorMessage(cause)}`, { cause });
+    this.name = 'HandedBackAtShutdown';
+  }
+}
+
+/**
+ * The scale-out queue: one Bull queue per job name on Redis, so API processes enqueue and any
+ * number of worker processes run the jobs. Bull provides ids, attempts, delays and lock-based
+ * stall detection; this adapter adds the backoff curve, non-retryable errors, abort signals and
+ * a shutdown that hands interrupted jobs back without spending a try.
+ */
+export class BullJobQueue extends JobQueue {
+  private readonly logger = new Logger(BullJobQueue.name);
+  private readonly settings: Required<BullJobQueueOptions>;
+  private readonly redis: RedisOptions;
+  private readonly queues = new Map<string, Bull.Queue>();
+  private readonly handled = new Set<string>();
+  private readonly inFlight = new Set<AbortController>();
+  private readonly starting: Promise<void>[] = [];
+  private stopping = false;
+  private closed?: Promise<void>;
+
+  constructor(options: BullJobQueueOptions) {
+    super();
+    this.settings = { ...DEFAULTS, ...options };
+    this.redis = redisOptions(this.settings.redisUrl);
+  }
+
+  async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
+    const resolved = resolveEnqueueOptions(name, options);
+    if (this.stopping) throw queueUnavailable(new Error('closed'));
+    try {
+      // An existing job with this id (waiting, active, delayed or failed) makes add() a no-op.
+      await this.queue(name).add(data ?? null, {
+        jobId: resolved.jobId,
+        attempts: resolved.attempts,
+        delay: resolved.delayMs || undefined,
+        backoff: { type: BACKOFF_STRATEGY, options: { baseMs: resolved.backoffMs } },
+        removeOnComplete: true,
+        removeOnFail: { age: Math.ceil(this.settings.failedRetentionMs / 1000) },
+      });
+    } catch (error) {
+      throw queueUnavailable(error);
+    }
+    return resolved.jobId;
+  }
+
+  process<T>(name: string, handler: JobHandler<T>, options: { concurrency?: number } = {}): void {
+    assertJobName(name);
+    if (this.handled.has(name)) throw new Error(`a handler for job ${name} is already registered`);
+    if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);
+    this.handled.add(name);
+    if (!this.settings.runWorkers) return;
+    this.starting.push(this.startWorker(name, handler, options.concurrency ?? this.settings.concurrency));
+  }
+
+  async state(name: string, jobId: string): Promise<JobState> {
+    try {
+      const job = await this.queue(name).getJob(jobId);
+      if (!job) return 'missing';
+      switch (await job.getState()) {
+        case 'active':
+          return 'active';
+        case 'completed':
+          return 'completed';
+        case 'failed':
+          return 'failed';
+        case 'waiting':
+        case 'delayed':
+        case 'paused':
+          return 'waiting';
+        default:
+          // 'stuck': in no list, i.e. removed between the two reads.
+          return 'missing';
+      }
+    } catch (error) {
+      throw queueUnavailable(error);
+    }
+  }
+
+  async ping(): Promise<void> {
+    if (this.stopping) throw shutdownReason();
+    const queue = this.queues.values().next().value ?? this.queue(PING_QUEUE);
+    await queue.client.ping();
+  }
+
+  close(): Promise<void> {
+    this.closed ??= this.shutdown();
+    return this.closed;
+  }
+
+  private queue(name: string): Bull.Queue {
+    let queue = this.queues.get(name);
+    if (queue) return queue;
+    queue = new Bull(name, {
+      redis: this.redis,
+      prefix: this.settings.prefix,
+      settings: {
+        lockDuration: this.settings.lockDurationMs,
+        stalledInterval: this.settings.stalledIntervalMs,
+        maxStalledCount: this.settings.maxStalledCount,
+        backoffStrategies: {
+          [BACKOFF_STRATEGY]: (failedAttempts: number, error: Error, options?: { baseMs?: number }) =>
+            error instanceof HandedBackAtShutdown
+              ? 0
+              : backoffDelay(options?.baseMs ?? DEFAULT_BACKOFF_MS, failedAttempts),
+        },
+      },
+    });
+    queue.on('error', (error: Error) => this.logger.error(`queue ${name}: ${errorMessage(error)}`));
+    queue.on('stalled', (job: Bull.Job) =>
+      this.logger.warn(`job ${name} ${job.id}: its worker stopped renewing the lock; re-queued`),
+    );
+    this.queues.set(name, queue);
+    return queue;
+  }
+
+  /**
+   * Bull's close() does not wait for a worker that is still connecting, and such a worker then
+   * leaves a connection open or a command failing after it; so start once both connections answer.
+   */
+  private async startWorker<T>(name: string, handler: JobHandler<T>, concurrency: number): Promise<void> {
+    const queue = this.queue(name);
+    try {
+      await Promise.all([whenConnected(queue.client), whenConnected(blockingClient(queue))]);
+    } catch (error) {
+      this.logger.error(`job ${name}: worker could not connect to Redis: ${errorMessage(error)}`);
+      return;
+    }
+    if (this.stopping) return;
+    // Resolves only when the queue closes.
+    queue
+      .process(concurrency, (job: Bull.Job<T>) => this.run(name, handler, job))
+      .catch((error: unknown) => this.logger.error(`job ${name}: worker stopped: ${errorMessage(error)}`));
+  }
+
+  private async run<T>(name: string, handler: JobHandler<T>, job: Bull.Job<T>): Promise<void> {
+    const label = `job ${name} ${job.id}`;
+    const attempt = job.attemptsMade + 1;
+    const maxAttempts = job.opts.attempts ?? 1;
+    const controller = new AbortController();
+    // Fetched just as close() began: hand it straight back.
+    if (this.stopping) controller.abort(shutdownReason());
+    this.inFlight.add(controller);
+    try {
+      if (controller.signal.aborted) throw controller.signal.reason;
+      await handler({ id: String(job.id), name, data: job.data, attempt, maxAttempts, signal: controller.signal });
+    } catch (error) {
+      if (this.stopping && controller.signal.aborted) {
+        // Bull counts every throw as a try; take that back so the job keeps its tries after a restart.
+        job.attemptsMade -= 1;
+        this.logger.log(`${label}: interrupted by shutdown; handed back to the queue`);
+        throw new HandedBackAtShutdown(error);
+      }
+      const retryable = isRetryable(error);
+      if (!retryable) job.discard();
+      if (!retryable || attempt >= maxAttempts) {
+        this.logger.error(`${label} failed on attempt ${attempt} of ${maxAttempts}: ${errorMessage(error)}`);
+      } else {
+        const delay = backoffDelay(backoffBase(job), attempt);
+        this.logger.warn(
+          `${label} attempt ${attempt} of ${maxAttempts} failed, retrying in ${delay} ms: ${errorMessage(error)}`,
+        );
+      }
+      throw error instanceof Error ? error : new Error(String(error));
+    } finally {
+      this.inFlight.delete(controller);
+    }
+  }
+
+  /**
+   * Bull's close stops fetching, waits for active handlers and records their outcome, then
+   * disconnects. Aborting the handlers' signals makes that wait short; a handler that ignores
+   * the signal past the grace period is cut off, and its lock lapses so another worker re-runs it.
+   */
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    const queues = [...this.queues.values()];
+    await settledWithin(this.starting, this.settings.shutdownGraceMs);
+    const closing = queues.map((queue) => queue.close());
+    const reason = shutdownReason();
+    for (const controller of this.inFlight) controller.abort(reason);
+    if (!(await settledWithin(closing, this.settings.shutdownGraceMs))) {
+      this.logger.warn(`${this.inFlight.size} job handler(s) ignored the shutdown signal; disconnecting from Redis`);
+      queues.forEach((queue) => queue.clients.forEach((client) => client.disconnect()));
+    }
+  }
+}
+
+type RedisClient = Bull.Queue['client'];
+
+/** The connection a worker waits for jobs on: part of Bull's API, missing from its typings. */
+const blockingClient = (queue: Bull.Queue): RedisClient => (queue as Bull.Queue & { bclient: RedisClient }).bclient;
+
+/** Resolves once the client is connected; rejects if it is closed first. */
+function whenConnected(client: RedisClient): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onReady = () => {
+      client.off('end', onEnd);
+      resolve();
+    };
+    const onEnd = () => {
+      client.off('ready', onReady);
+      reject(new Error('connection closed'));
+    };
+    client.once('ready', onReady);
+    client.once('end', onEnd);
+  });
+}
+
+function backoffBase(job: Bull.Job): number {
+  const backoff = job.opts.backoff;
+  const options = typeof backoff === 'object' ? (backoff.options as { baseMs?: number } | undefined) : undefined;
+  return options?.baseMs ?? DEFAULT_BACKOFF_MS;
+}
+
+/** Bull parses redis:// URLs itself but ignores rediss:// (TLS), so the URL is read here. */
+function redisOptions(url: string): RedisOptions {
+  const parsed = new URL(url);
+  const db = parsed.pathname.replace(/^\//, '');
+  return {
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port ? Number(parsed.port) : 6379,
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    db: db ? Number(db) : 0,
+    tls: parsed.protocol === 'rediss:' ? {} : undefined,
+  };
+}

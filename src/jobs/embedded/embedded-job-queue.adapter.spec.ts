@@ -1,0 +1,119 @@
+import { Logger } from '@nestjs/common';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteDatabase, SqliteDb } from '../../storage/embedded/sqlite-database';
+import { EmbeddedJobQueue, EmbeddedJobQueueOptions } from './embedded-job-queue.adapter';
+import { SqliteJobStore } from './sqlite-job-store.adapter';
+
+/** What the embedded queue does beyond the shared contract: its lease rules. */
+describe('EmbeddedJobQueue leases', () => {
+  let dir: string;
+  let db: SqliteDb;
+  let store: SqliteJobStore;
+  const queues: EmbeddedJobQueue[] = [];
+
+  const createQueue = (options: Partial<EmbeddedJobQueueOptions> = {}) => {
+    const queue = new EmbeddedJobQueue(store, {
+      concurrency: 2,
+      runWorkers: true,
+      leaseMs: 300,
+      pollIntervalMs: 60_000,
+      shutdownGraceMs: 200,
+      ...options,
+    });
+    queues.push(queue);
+    return queue;
+  };
+
+  async function waitFor(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  beforeAll(() => Logger.overrideLogger(false));
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'wcs-embedded-queue-'));
+    db = openSqliteDatabase(dir);
+    store = new SqliteJobStore(db);
+  });
+  afterEach(async () => {
+    await Promise.all(queues.splice(0).map((queue) => queue.close()));
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fails a job whose worker died during its last attempt instead of running it again', async () => {
+    const queue = createQueue();
+    const id = await queue.enqueue('test.crash', {}, { attempts: 1 });
+    await store.claim('test.crash', new Date(), new Date(Date.now() + 100), 'worker-that-died');
+    let ran = false;
+    queue.process('test.crash', async () => {
+      ran = true;
+    });
+
+    await waitFor('the job to fail', async () => (await queue.state('test.crash', id)) === 'failed');
+    expect(ran).toBe(false);
+    expect((await store.get({ name: 'test.crash', id }))?.lastError).toMatch(/stopped before finishing/);
+  });
+
+  it('renews the lease of a long job so nobody else takes it', async () => {
+    const queue = createQueue();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let runs = 0;
+    queue.process('test.long', async () => {
+      runs++;
+      await gate;
+    });
+    const id = await queue.enqueue('test.long', {});
+    await waitFor('the job to start', () => runs === 1);
+
+    // Three lease lengths later the job must still be held, or this claim would take it.
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    expect(await store.claim('test.long', new Date(), new Date(Date.now() + 1000), 'another-worker')).toBeNull();
+    release();
+    await waitFor('the job to complete', async () => (await queue.state('test.long', id)) === 'missing');
+    expect(runs).toBe(1);
+  });
+
+  it('aborts a run whose lease another worker took over, and drops its outcome', async () => {
+    const queue = createQueue({ leaseMs: 3000 });
+    let signal!: AbortSignal;
+    let finish!: () => void;
+    queue.process('test.stolen', async (job) => {
+      signal = job.signal;
+      await new Promise<void>((resolve) => (finish = resolve));
+    });
+    const id = await queue.enqueue('test.stolen', {});
+    await waitFor('the job to start', () => signal !== undefined);
+
+    // Another worker takes the job over, as after this process stalled past its lease.
+    db.prepare("UPDATE jobs SET lease_until = '2000-01-01T00:00:00.000Z' WHERE id = ?").run(id);
+    const stolen = await store.claim('test.stolen', new Date(), new Date(Date.now() + 60_000), 'other-worker');
+    expect(stolen?.id).toBe(id);
+
+    await waitFor('the stale run to be aborted', () => signal.aborted);
+    finish();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await store.get({ name: 'test.stolen', id })).toMatchObject({ state: 'active', leaseToken: 'other-worker' });
+  });
+
+  it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {
+    const queue = createQueue();
+    let started = false;
+    queue.process('test.stubborn', async () => {
+      started = true;
+      await new Promise(() => undefined);
+    });
+    const id = await queue.enqueue('test.stubborn', {}, { attempts: 1 });
+    await waitFor('the job to start', () => started);
+
+    await queue.close();
+
+    expect(await store.get({ name: 'test.stubborn', id })).toMatchObject({ state: 'waiting', attempts: 0 });
+  });
+});

@@ -1,0 +1,351 @@
+import { Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AppError, ErrorCode } from '../../common/app-error';
+import { EnqueueOptions, JobHandler, JobQueue, JobState } from '../job-queue.port';
+import {
+  assertJobName,
+  backoffDelay,
+  errorMessage,
+  FAILED_RETENTION_MS,
+  isRetryable,
+  queueUnavailable,
+  resolveEnqueueOptions,
+  settledWithin,
+  shutdownReason,
+} from '../job-policy';
+import { JobKey, JobStore, StoredJob } from '../job-store.port';
+
+export interface EmbeddedJobQueueOptions {
+  /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */
+  concurrency: number;
+  /** False in `api` processes: handlers may be registered, but running jobs is left to workers. */
+  runWorkers: boolean;
+  /**
+   * How long a claim holds without renewal; it is renewed every third of this while the handler
+   * runs. A process that dies leaves its jobs claimed this long before another run takes them.
+   */
+  leaseMs?: number;
+  /**
+   * The longest this process sleeps without looking at the store. Enqueues in this process wake
+   * it at once and delays and retries set their own timer; this only catches work another process
+   * sharing the store added.
+   */
+  pollIntervalMs?: number;
+  /** How long close() waits for aborted handlers before handing their jobs back regardless. */
+  shutdownGraceMs?: number;
+  failedRetentionMs?: number;
+}
+
+const DEFAULTS = {
+  leaseMs: 30_000,
+  pollIntervalMs: 2_000,
+  shutdownGraceMs: 10_000,
+  failedRetentionMs: FAILED_RETENTION_MS,
+};
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+
+interface Worker {
+  name: string;
+  handler: JobHandler<unknown>;
+  concurrency: number;
+  running: Map<string, RunningJob>;
+  /** The claim loop in progress, if any: at most one per name, so concurrency is never overshot. */
+  claiming?: Promise<void>;
+  /** Set when new work may have arrived while the claim loop was busy. */
+  recheck: boolean;
+}
+
+interface RunningJob {
+  job: StoredJob;
+  key: JobKey;
+  token: string;
+  controller: AbortController;
+  /** The handler returned or threw: a missing lease no longer means anything. */
+  handlerDone: boolean;
+  leaseLost: boolean;
+  finished: Promise<void>;
+}
+
+/**
+ * The in-process queue of the embedded deployment. Pending work lives in the store (SQLite or
+ * MongoDB), so it survives a restart; a job runs under a lease that its worker renews, and a job
+ * whose lease expired (its process died) is claimed again by whoever looks next.
+ */
+export class EmbeddedJobQueue extends JobQueue {
+  private readonly logger = new Logger(EmbeddedJobQueue.name);
+  private readonly settings: Required<EmbeddedJobQueueOptions>;
+  private readonly workers = new Map<string, Worker>();
+  private wakeTimer?: NodeJS.Timeout;
+  private wakeAt = Number.POSITIVE_INFINITY;
+  private heartbeat?: NodeJS.Timeout;
+  private nextPurgeAt = 0;
+  private stopping = false;
+  private closed?: Promise<void>;
+
+  constructor(
+    private readonly store: JobStore,
+    options: EmbeddedJobQueueOptions,
+  ) {
+    super();
+    this.settings = { ...DEFAULTS, ...options };
+  }
+
+  async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
+    const resolved = resolveEnqueueOptions(name, options);
+    const now = Date.now();
+    const runAt = now + resolved.delayMs;
+    let inserted: boolean;
+    try {
+      inserted = await this.store.insert(
+        {
+          name,
+          id: resolved.jobId,
+          data: JSON.stringify(data ?? null),
+          maxAttempts: resolved.attempts,
+          backoffMs: resolved.backoffMs,
+          runAt: new Date(runAt),
+        },
+        new Date(now),
+      );
+    } catch (error) {
+      throw queueUnavailable(error);
+    }
+    // Still accepted while stopping: the job is stored and the next start runs it.
+    if (inserted) this.wake(name, runAt);
+    return resolved.jobId;
+  }
+
+  process<T>(name: string, handler: JobHandler<T>, options: { concurrency?: number } = {}): void {
+    assertJobName(name);
+    if (this.workers.has(name)) throw new Error(`a handler for job ${name} is already registered`);
+    if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);
+    const worker: Worker = {
+      name,
+      handler: handler as JobHandler<unknown>,
+      concurrency: options.concurrency ?? this.settings.concurrency,
+      running: new Map(),
+      recheck: false,
+    };
+    this.workers.set(name, worker);
+    if (!this.settings.runWorkers) return;
+    this.heartbeat ??= setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
+    void this.claimJobs(worker);
+  }
+
+  async state(name: string, jobId: string): Promise<JobState> {
+    try {
+      const job = await this.store.get({ name, id: jobId });
+      return job ? job.state : 'missing';
+    } catch (error) {
+      throw queueUnavailable(error);
+    }
+  }
+
+  async ping(): Promise<void> {
+    if (this.stopping) throw shutdownReason();
+    await this.store.ping();
+  }
+
+  close(): Promise<void> {
+    this.closed ??= this.shutdown();
+    return this.closed;
+  }
+
+  private wake(name: string, runAt: number): void {
+    const worker = this.workers.get(name);
+    if (!worker || !this.settings.runWorkers) return;
+    if (runAt <= Date.now()) void this.claimJobs(worker);
+    else this.wakeUpAt(runAt);
+  }
+
+  /** Claims jobs until the worker is full or nothing is due; callers never wait for it. */
+  private claimJobs(worker: Worker): Promise<void> {
+    if (!this.settings.runWorkers || this.stopping) return Promise.resolve();
+    if (worker.claiming) {
+      worker.recheck = true;
+      return worker.claiming;
+    }
+    worker.claiming = this.claimLoop(worker).finally(() => {
+      worker.claiming = undefined;
+    });
+    return worker.claiming;
+  }
+
+  private async claimLoop(worker: Worker): Promise<void> {
+    try {
+      do {
+        worker.recheck = false;
+        while (!this.stopping && worker.running.size < worker.concurrency) {
+          const now = Date.now();
+          const token = randomUUID();
+          const job = await this.store.claim(worker.name, new Date(now), new Date(now + this.settings.leaseMs), token);
+          if (!job) {
+            await this.sleepUntilDue(worker.name);
+            break;
+          }
+          if (this.stopping) {
+            await this.store.release({ name: job.name, id: job.id }, token, new Date());
+            return;
+          }
+          this.start(worker, job, token);
+        }
+      } while (worker.recheck && !this.stopping);
+    } catch (error) {
+      this.logger.error(`claiming ${worker.name} jobs failed; trying again shortly: ${errorMessage(error)}`);
+      this.wakeUpAt(Date.now() + this.settings.pollIntervalMs);
+    }
+  }
+
+  private async sleepUntilDue(name: string): Promise<void> {
+    const due = await this.store.nextDueAt(name);
+    this.wakeUpAt(Math.min(due?.getTime() ?? Number.POSITIVE_INFINITY, Date.now() + this.settings.pollIntervalMs));
+  }
+
+  /** One timer for all names, set to the earliest moment anything becomes due. */
+  private wakeUpAt(at: number): void {
+    if (this.stopping || at >= this.wakeAt) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(() => this.onWake(), Math.max(0, at - Date.now()));
+  }
+
+  private onWake(): void {
+    this.wakeTimer = undefined;
+    this.wakeAt = Number.POSITIVE_INFINITY;
+    void this.purgeFailedJobs();
+    for (const worker of this.workers.values()) void this.claimJobs(worker);
+  }
+
+  private start(worker: Worker, job: StoredJob, token: string): void {
+    const running: RunningJob = {
+      job,
+      key: { name: job.name, id: job.id },
+      token,
+      controller: new AbortController(),
+      handlerDone: false,
+      leaseLost: false,
+      finished: Promise.resolve(),
+    };
+    worker.running.set(job.id, running);
+    running.finished = this.run(worker, running).finally(() => {
+      worker.running.delete(job.id);
+      void this.claimJobs(worker);
+    });
+  }
+
+  private async run(worker: Worker, running: RunningJob): Promise<void> {
+    const { job, key, token, controller } = running;
+    const label = `job ${job.name} ${job.id}`;
+    try {
+      if (job.attempts > job.maxAttempts) {
+        // Only an expired lease gets here: the process running the last try died during it.
+        const reason = `the worker running attempt ${job.maxAttempts} of ${job.maxAttempts} stopped before finishing`;
+        await this.store.fail(key, token, reason, new Date());
+        this.logger.error(`${label} failed: ${reason}`);
+        return;
+      }
+      let failure: { error: unknown } | undefined;
+      try {
+        await worker.handler({
+          id: job.id,
+          name: job.name,
+          data: JSON.parse(job.data) as unknown,
+          attempt: job.attempts,
+          maxAttempts: job.maxAttempts,
+          signal: controller.signal,
+        });
+      } catch (error) {
+        failure = { error };
+      } finally {
+        running.handlerDone = true;
+      }
+      if (running.leaseLost) {
+        this.logger.warn(`${label}: finished after another worker took it over; its outcome is dropped`);
+      } else if (failure) {
+        await this.recordFailure(running, failure.error, label);
+      } else {
+        await this.store.complete(key, token);
+      }
+    } catch (error) {
+      // The store refused the outcome: the lease runs out and the job runs again, as after a crash.
+      this.logger.error(`${label}: recording its outcome failed: ${errorMessage(error)}`);
+    }
+  }
+
+  private async recordFailure({ job, key, token, controller }: RunningJob, error: unknown, label: string): Promise<void> {
+    const now = new Date();
+    const message = errorMessage(error);
+    if (this.stopping && controller.signal.aborted) {
+      await this.store.release(key, token, now);
+      this.logger.log(`${label}: interrupted by shutdown; handed back for the next start`);
+      return;
+    }
+    if (!isRetryable(error) || job.attempts >= job.maxAttempts) {
+      await this.store.fail(key, token, message, now);
+      this.logger.error(`${label} failed on attempt ${job.attempts} of ${job.maxAttempts}: ${message}`);
+      return;
+    }
+    const delay = backoffDelay(job.backoffMs, job.attempts);
+    const runAt = now.getTime() + delay;
+    if (await this.store.retry(key, token, new Date(runAt), message, now)) this.wakeUpAt(runAt);
+    this.logger.warn(`${label} attempt ${job.attempts} of ${job.maxAttempts} failed, retrying in ${delay} ms: ${message}`);
+  }
+
+  private async renewLeases(): Promise<void> {
+    const leaseUntil = new Date(Date.now() + this.settings.leaseMs);
+    for (const worker of this.workers.values()) {
+      for (const running of worker.running.values()) {
+        if (running.handlerDone) continue;
+        try {
+          const held = await this.store.renew(running.key, running.token, leaseUntil, new Date());
+          if (held || running.handlerDone || running.leaseLost) continue;
+          // This process stalled past its lease and another worker claimed the job: stop this copy.
+          running.leaseLost = true;
+          running.controller.abort(
+            new AppError(ErrorCode.CANCELED, 'the job lease expired and another worker took it over', { retryable: true }),
+          );
+          this.logger.warn(`job ${running.key.name} ${running.key.id}: lease lost to another worker; aborting this run`);
+        } catch (error) {
+          this.logger.warn(`renewing the lease of job ${running.key.name} ${running.key.id} failed: ${errorMessage(error)}`);
+        }
+      }
+    }
+  }
+
+  private async purgeFailedJobs(): Promise<void> {
+    const now = Date.now();
+    if (now < this.nextPurgeAt) return;
+    this.nextPurgeAt = now + PURGE_EVERY_MS;
+    try {
+      await this.store.purgeFailed(new Date(now - this.settings.failedRetentionMs));
+    } catch (error) {
+      this.logger.warn(`purging old failed jobs failed: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
+   * Stops claiming, aborts every handler's signal and waits for them: a handler that still
+   * finishes is recorded as usual, one that stops is handed back without counting the try, and
+   * one that outlives the grace period is handed back anyway (its late outcome is then ignored,
+   * as the lease token no longer matches).
+   */
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.wakeTimer);
+    const workers = [...this.workers.values()];
+    await Promise.allSettled(workers.map((worker) => worker.claiming));
+    const running = workers.flatMap((worker) => [...worker.running.values()]);
+    const reason = shutdownReason();
+    for (const job of running) job.controller.abort(reason);
+    const finished = await settledWithin(
+      running.map((job) => job.finished),
+      this.settings.shutdownGraceMs,
+    );
+    if (!finished) {
+      const late = running.filter((job) => !job.handlerDone);
+      this.logger.warn(`${late.length} job handler(s) ignored the shutdown signal; handing their jobs back`);
+      await Promise.allSettled(late.map((job) => this.store.release(job.key, job.token, new Date())));
+    }
+    clearInterval(this.heartbeat);
+  }
+}

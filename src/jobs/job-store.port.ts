@@ -1,0 +1,64 @@
+/**
+ * Where the embedded queue keeps its jobs: the `jobs` table of the SQLite file, or the `jobs`
+ * collection of MongoDB. A job is addressed by its name and id, as Bull addresses it by queue
+ * and id, so the same jobId may be used under two names.
+ */
+export interface JobKey {
+  name: string;
+  id: string;
+}
+
+/** Completed jobs are deleted, so a stored job is one of these. */
+export type StoredJobState = 'waiting' | 'active' | 'failed';
+
+export interface StoredJob extends JobKey {
+  /** JSON text: every adapter round-trips job data through JSON, as Bull does. */
+  data: string;
+  state: StoredJobState;
+  /** Tries started so far, counting the one the latest claim started. */
+  attempts: number;
+  maxAttempts: number;
+  backoffMs: number;
+  /** When a waiting job may be claimed (its delay or retry backoff). */
+  runAt: Date;
+  leaseUntil: Date | null;
+  leaseToken: string | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'backoffMs' | 'runAt'>;
+
+export abstract class JobStore {
+  /** Adds a waiting job unless one with this key exists; false means it existed (idempotent enqueue). */
+  abstract insert(job: NewJob, now: Date): Promise<boolean>;
+
+  /**
+   * Atomically takes the longest-due job of `name`: a waiting job whose runAt has come, or an
+   * active job whose lease expired because its worker died. The job becomes active under
+   * `leaseToken` until `leaseUntil`, with one more attempt counted.
+   */
+  abstract claim(name: string, now: Date, leaseUntil: Date, leaseToken: string): Promise<StoredJob | null>;
+
+  /*
+   * The writes below act only while `leaseToken` still holds the job, so a worker whose lease
+   * expired cannot undo the work of the one that took the job over. Each says whether it acted.
+   */
+
+  abstract renew(key: JobKey, leaseToken: string, leaseUntil: Date, now: Date): Promise<boolean>;
+  /** The job succeeded: it is deleted, so the table only holds pending and failed work. */
+  abstract complete(key: JobKey, leaseToken: string): Promise<boolean>;
+  /** Back to waiting until `runAt`; the attempt stays counted. */
+  abstract retry(key: JobKey, leaseToken: string, runAt: Date, error: string, now: Date): Promise<boolean>;
+  abstract fail(key: JobKey, leaseToken: string, error: string, now: Date): Promise<boolean>;
+  /** Hands the job back at shutdown: waiting again at once, and the interrupted try is not counted. */
+  abstract release(key: JobKey, leaseToken: string, now: Date): Promise<boolean>;
+
+  abstract get(key: JobKey): Promise<StoredJob | null>;
+  /** When a job of `name` next becomes claimable (a runAt or a lease expiry), or null if none is pending. */
+  abstract nextDueAt(name: string): Promise<Date | null>;
+  /** Deletes failed jobs last touched before `before`; returns how many. */
+  abstract purgeFailed(before: Date): Promise<number>;
+  abstract ping(): Promise<void>;
+}
