@@ -1,7 +1,7 @@
 // @ts-check
 const tseslint = require('typescript-eslint');
 
-const DRIVERS = ['mongoose', 'mongodb', 'bull', '@nestjs/bull', 'ioredis', '@elastic/elasticsearch', 'better-sqlite3', 'sqlite-vec', 'isolated-vm'];
+const DRIVERS = ['mongoose', 'mongodb', 'bull', 'ioredis', '@elastic/elasticsearch', 'better-sqlite3', 'sqlite-vec', 'isolated-vm'];
 const driverMessage = 'Only adapters talk to database, queue and sandbox drivers (ARCHITECTURE.md, dependency rules).';
 
 /** Files allowed to import drivers: the adapters and the infrastructure that opens connections. */
