@@ -107,6 +107,14 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(1) @Max(256)
   JOB_CONCURRENCY = 4;
 
+  /** Redis key prefix of the Bull queues, so several deployments can share one Redis. */
+  @IsString() @Matches(/^[A-Za-z0-9:_-]{1,64}$/, { message: 'must be 1-64 letters, digits, colons, dashes or underscores' })
+  QUEUE_PREFIX = 'jobs';
+
+  /** How long a worker holds a job before another may take it over (crashed worker recovery time). */
+  @Transform(int) @IsInt() @Min(1000)
+  JOB_LEASE_MS = 30_000;
+
   /** Extra folders scanned for node plugins, besides ./plugins. */
   @Transform(list) @IsString({ each: true })
   PLUGIN_PATHS: string[] = [];

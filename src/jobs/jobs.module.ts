@@ -13,8 +13,14 @@ import { JobStore } from './job-store.port';
 export function createJobQueue(config: AppConfig, store: JobStore): JobQueue {
   const common = { concurrency: config.JOB_CONCURRENCY, runWorkers: config.runsWorkers };
   return config.REDIS_URL
-    ? new BullJobQueue({ redisUrl: config.REDIS_URL, ...common })
-    : new EmbeddedJobQueue(store, common);
+    ? new BullJobQueue({
+        redisUrl: config.REDIS_URL,
+        prefix: config.QUEUE_PREFIX,
+        lockDurationMs: config.JOB_LEASE_MS,
+        stalledIntervalMs: config.JOB_LEASE_MS,
+        ...common,
+      })
+    : new EmbeddedJobQueue(store, { leaseMs: config.JOB_LEASE_MS, ...common });
 }
 
 /**
