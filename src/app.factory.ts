@@ -1,3 +1,4 @@
+import multipart from '@fastify/multipart';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -40,6 +41,8 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     logger: new PinoNestLogger(logger),
     bufferLogs: false,
   });
+  // One file per upload, capped while it streams in; the file part is the only large one.
+  await app.register(multipart, { limits: { fileSize: config.MAX_FILE_BYTES, files: 1, fields: 5, fieldSize: 64 * 1024 } });
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();

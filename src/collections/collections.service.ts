@@ -4,15 +4,14 @@ import { Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
 import { newId } from '../common/ids';
 import { Page, PageRequest } from '../common/pagination';
+import { VectorIndex } from '../search/vector-index.port';
+import { BlobStore } from '../storage/ports/blob-store.port';
 import { Collection, CollectionStore } from '../storage/ports/collection-store.port';
+import { collectionBlobFolder, FileContentStats, FileStore } from '../storage/ports/file-store.port';
 import { collectionView, CollectionView } from './collections.dto';
 
-export interface CollectionStats {
+export interface CollectionStats extends FileContentStats {
   collectionId: string;
-  files: { total: number; pending: number; processing: number; indexed: number; error: number };
-  bytes: number;
-  chunks: number;
-  characters: number;
 }
 
 /** Collections as both doors (REST and MCP) see them; every method checks the caller's role. */
@@ -21,6 +20,9 @@ export class CollectionsService {
   constructor(
     private readonly collections: CollectionStore,
     private readonly access: AccessPolicy,
+    private readonly files: FileStore,
+    private readonly blobs: BlobStore,
+    private readonly index: VectorIndex,
   ) {}
 
   async create(principal: Principal, name: string): Promise<CollectionView> {
@@ -52,20 +54,21 @@ export class CollectionsService {
     return collectionView(await this.load(id), role);
   }
 
+  /** Removes the collection with its files, passages, vectors and original bytes. */
   async delete(principal: Principal, id: string): Promise<void> {
     await this.access.require(principal, 'collection', id, 'owner');
+    // Content first and the collection last: if this is interrupted, the collection is still
+    // there to be deleted again, instead of content left behind that nothing points to.
+    await this.files.deleteByCollection(id);
+    await this.index.deleteByCollection(id);
+    await this.blobs.deleteFolder(collectionBlobFolder(id));
     await this.collections.delete(id);
   }
 
+  /** Files by status, original bytes, passages (`chunks`) and characters of extracted text. */
   async stats(principal: Principal, id: string): Promise<CollectionStats> {
     await this.access.require(principal, 'collection', id, 'viewer');
-    return {
-      collectionId: id,
-      files: { total: 0, pending: 0, processing: 0, indexed: 0, error: 0 },
-      bytes: 0,
-      chunks: 0,
-      characters: 0,
-    };
+    return { collectionId: id, ...(await this.files.stats(id)) };
   }
 
   private async load(id: string): Promise<Collection> {

@@ -1,0 +1,107 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { MultipartFile } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { CurrentPrincipal, Principal } from '../auth/principal';
+import { AppError, ErrorCode } from '../common/app-error';
+import { PageQueryDto } from '../common/pagination';
+import { AppConfig } from '../config/app-config';
+import { AddFileDto, UploadFileDto } from './files.dto';
+import { FilesService } from './files.service';
+
+interface UploadedFile {
+  bytes: Buffer;
+  fileName: string;
+  contentType?: string;
+}
+
+@ApiTags('files')
+@ApiSecurity('api-key')
+@Controller('api/v1/collections/:id/files')
+export class FilesController {
+  constructor(
+    private readonly files: FilesService,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Answers at once with the file `pending`; ingestion runs as a job. */
+  @Post()
+  add(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: AddFileDto) {
+    return this.files.add(principal, id, { name: body.name, url: body.url });
+  }
+
+  @Post('upload')
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ type: UploadFileDto })
+  async upload(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() request: FastifyRequest) {
+    const { file, name } = await this.readForm(request);
+    return this.files.upload(principal, id, { name: name ?? file.fileName, bytes: file.bytes, contentType: file.contentType });
+  }
+
+  @Get()
+  async list(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() page: PageQueryDto) {
+    const result = await this.files.list(principal, id, page);
+    return { ...result, offset: page.offset, limit: page.limit };
+  }
+
+  @Get(':fileId')
+  get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string) {
+    return this.files.get(principal, id, fileId);
+  }
+
+  @Get(':fileId/content')
+  content(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string) {
+    return this.files.content(principal, id, fileId);
+  }
+
+  @Delete(':fileId')
+  @HttpCode(204)
+  async delete(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string) {
+    await this.files.delete(principal, id, fileId);
+  }
+
+  /** One `file` part and an optional `name` field, in any order. */
+  private async readForm(request: FastifyRequest): Promise<{ file: UploadedFile; name?: string }> {
+    if (!request.isMultipart()) {
+      throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Expected a multipart/form-data body with a "file" part');
+    }
+    let file: UploadedFile | undefined;
+    let name: string | undefined;
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file' || file) {
+            part.file.resume();
+            throw AppError.validation([{ field: part.fieldname, reason: 'only one file part, named "file", is accepted' }]);
+          }
+          file = await readFilePart(part);
+        } else if (part.fieldname === 'name') {
+          name = String(part.value);
+        } else {
+          throw AppError.validation([{ field: part.fieldname, reason: 'unknown field; the form takes "file" and "name"' }]);
+        }
+      }
+    } catch (error) {
+      throw this.formError(error);
+    }
+    if (!file) throw AppError.validation([{ field: 'file', reason: 'a file part named "file" is required' }]);
+    return { file, name };
+  }
+
+  private formError(error: unknown): unknown {
+    const code = (error as { code?: string }).code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE') {
+      return new AppError(ErrorCode.FILE_TOO_LARGE, `The file is larger than the limit of ${this.config.MAX_FILE_BYTES} bytes`, {
+        details: { maxBytes: this.config.MAX_FILE_BYTES },
+      });
+    }
+    if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+      return AppError.validation([{ field: 'file', reason: 'the form takes one "file" part and an optional "name" field' }]);
+    }
+    return error;
+  }
+}
+
+async function readFilePart(part: MultipartFile): Promise<UploadedFile> {
+  return { bytes: await part.toBuffer(), fileName: part.filename, contentType: part.mimetype };
+}

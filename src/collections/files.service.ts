@@ -1,0 +1,221 @@
+import { Injectable } from '@nestjs/common';
+import { AccessPolicy } from '../auth/access-policy.service';
+import { Principal } from '../auth/principal';
+import { AppError, ErrorCode, FieldError } from '../common/app-error';
+import { newId } from '../common/ids';
+import { Page, PageRequest } from '../common/pagination';
+import { AppConfig } from '../config/app-config';
+import { parseDataUrl } from '../ingestion/data-url';
+import { enqueueIngestion } from '../ingestion/ingestion.job';
+import { JobQueue } from '../jobs/job-queue.port';
+import { VectorIndex } from '../search/vector-index.port';
+import { BlobStore } from '../storage/ports/blob-store.port';
+import { FileStatus, FileStore, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+
+export interface FileView {
+  id: string;
+  name: string;
+  /** MIME type: as declared until the bytes were read, then as detected. */
+  type: string;
+  size: number;
+  status: FileStatus;
+  /** ISO 8601, UTC. */
+  createdAt: string;
+  /** Why ingestion failed; only with status `error`. */
+  error?: string;
+}
+
+export interface FileContent {
+  id: string;
+  name: string;
+  type: string;
+  /** The extracted text, passage after passage. */
+  content: string;
+}
+
+export const MAX_FILE_NAME_CHARS = 255;
+export const MAX_URL_CHARS = 8192;
+/** Until the bytes have been read the type is unknown. */
+export const UNKNOWN_TYPE = 'application/octet-stream';
+const CONTENT_PAGE = 500;
+
+export const fileView = (file: StoredFile): FileView => ({
+  id: file.id,
+  name: file.name,
+  type: file.mime,
+  size: file.size,
+  status: file.status,
+  createdAt: file.createdAt.toISOString(),
+  ...(file.status === 'error' && file.error ? { error: file.error } : {}),
+});
+
+/** Where the bytes of a new file come from: a URL to download, or the bytes themselves. */
+type FileSource = { url: string } | { bytes: Buffer; declaredType?: string };
+
+/**
+ * Files of a collection as both doors (REST and MCP) see them. Adding a file stores its record as
+ * `pending` and queues its ingestion; the answer never waits for the download or the indexing.
+ */
+@Injectable()
+export class FilesService {
+  constructor(
+    private readonly access: AccessPolicy,
+    private readonly files: FileStore,
+    private readonly blobs: BlobStore,
+    private readonly index: VectorIndex,
+    private readonly queue: JobQueue,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** `url` is http(s), downloaded by the ingestion job, or `data:`, decoded now. */
+  async add(principal: Principal, collectionId: string, input: { name: string; url: string }): Promise<FileView> {
+    await this.access.require(principal, 'collection', collectionId, 'editor');
+    const name = validName(input.name);
+    const url = typeof input.url === 'string' ? input.url.trim() : '';
+    if (/^data:/i.test(url)) {
+      const { mime, bytes } = parseDataUrl(url, this.config.MAX_FILE_BYTES);
+      return this.accept(collectionId, name, { bytes, declaredType: mime });
+    }
+    return this.accept(collectionId, name, { url: validHttpUrl(url) });
+  }
+
+  async upload(
+    principal: Principal,
+    collectionId: string,
+    input: { name: string; bytes: Buffer; contentType?: string },
+  ): Promise<FileView> {
+    await this.access.require(principal, 'collection', collectionId, 'editor');
+    const name = validName(input.name);
+    if (input.bytes.length > this.config.MAX_FILE_BYTES) throw fileTooLarge(this.config.MAX_FILE_BYTES);
+    return this.accept(collectionId, name, { bytes: input.bytes, declaredType: input.contentType });
+  }
+
+  async list(principal: Principal, collectionId: string, page: PageRequest): Promise<Page<FileView>> {
+    await this.access.require(principal, 'collection', collectionId, 'viewer');
+    validPage(page);
+    const result = await this.files.list(collectionId, page);
+    return { items: result.items.map(fileView), total: result.total };
+  }
+
+  async get(principal: Principal, collectionId: string, fileId: string): Promise<FileView> {
+    await this.access.require(principal, 'collection', collectionId, 'viewer');
+    return fileView(await this.load(collectionId, fileId));
+  }
+
+  /** The extracted text of an indexed file. */
+  async content(principal: Principal, collectionId: string, fileId: string): Promise<FileContent> {
+    await this.access.require(principal, 'collection', collectionId, 'viewer');
+    const file = await this.load(collectionId, fileId);
+    if (file.status !== 'indexed') {
+      throw AppError.conflict(
+        `file ${fileId} has no extracted text: its status is ${file.status}${file.error ? ` (${file.error})` : ''}`,
+        { status: file.status },
+      );
+    }
+    const parts: string[] = [];
+    for (let after = -1; ; ) {
+      const passages = await this.files.listPassages(file.id, after, CONTENT_PAGE);
+      for (const passage of passages) parts.push(passage.content);
+      if (passages.length < CONTENT_PAGE) break;
+      after = passages[passages.length - 1].index;
+    }
+    // Passages end on paragraph or sentence boundaries; a blank line between them reads naturally.
+    return { id: file.id, name: file.name, type: file.mime, content: parts.join('\n\n') };
+  }
+
+  /** Removes the record, its passages, its vectors and its original bytes. */
+  async delete(principal: Principal, collectionId: string, fileId: string): Promise<void> {
+    await this.access.require(principal, 'collection', collectionId, 'editor');
+    const file = await this.load(collectionId, fileId);
+    // The record goes first: search stops returning the file at once, and an ingestion still
+    // running sees it gone and removes what it writes after this.
+    await this.files.delete(file.id);
+    await this.index.deleteByFile(collectionId, file.id);
+    await this.blobs.delete(originalBlobKey(file));
+  }
+
+  private async accept(collectionId: string, name: string, source: FileSource): Promise<FileView> {
+    const now = new Date();
+    const file: StoredFile = {
+      id: newId('fle'),
+      collectionId,
+      name,
+      mime: ('declaredType' in source && mimeOf(source.declaredType)) || UNKNOWN_TYPE,
+      size: 'bytes' in source ? source.bytes.length : 0,
+      status: 'pending',
+      error: null,
+      sourceUrl: 'url' in source ? source.url : null,
+      chunkCount: 0,
+      characterCount: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    if ('bytes' in source) await this.blobs.put(originalBlobKey(file), source.bytes);
+    try {
+      // Stored before queued: a job never exists for a file the store does not have.
+      await this.files.create(file);
+      await enqueueIngestion(this.queue, { collectionId, fileId: file.id });
+    } catch (error) {
+      // Not accepted, so nothing of it stays.
+      await this.files.delete(file.id).catch(() => undefined);
+      await this.blobs.delete(originalBlobKey(file)).catch(() => undefined);
+      throw error;
+    }
+    return fileView(file);
+  }
+
+  private async load(collectionId: string, fileId: string): Promise<StoredFile> {
+    const file = await this.files.get(collectionId, fileId);
+    if (!file) throw AppError.notFound('file', fileId);
+    return file;
+  }
+}
+
+function validName(value: unknown): string {
+  const name = typeof value === 'string' ? value.trim() : '';
+  if (name.length < 1 || name.length > MAX_FILE_NAME_CHARS) {
+    throw AppError.validation([{ field: 'name', reason: `must be 1 to ${MAX_FILE_NAME_CHARS} characters after trimming` }]);
+  }
+  if (/[\u0000-\u001f\u007f]/.test(name)) {
+    throw AppError.validation([{ field: 'name', reason: 'must not contain control characters' }]);
+  }
+  return name;
+}
+
+function validHttpUrl(url: string): string {
+  const reason = (() => {
+    if (!url) return 'must be an http, https or data: URL';
+    if (url.length > MAX_URL_CHARS) return `must be at most ${MAX_URL_CHARS} characters`;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return 'must be an absolute http, https or data: URL';
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      return `the ${parsed.protocol.replace(/:$/, '')} scheme is not supported; use http, https or data:`;
+    }
+    return null;
+  })();
+  if (reason) throw AppError.validation([{ field: 'url', reason }]);
+  return url;
+}
+
+function validPage(page: PageRequest): void {
+  const problems: FieldError[] = [];
+  if (!Number.isInteger(page.offset) || page.offset < 0) problems.push({ field: 'offset', reason: 'must be an integer >= 0' });
+  if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 100) {
+    problems.push({ field: 'limit', reason: 'must be an integer from 1 to 100' });
+  }
+  if (problems.length) throw AppError.validation(problems);
+}
+
+/** `text/plain; charset=utf-8` -> `text/plain`; anything that is not a MIME type -> undefined. */
+function mimeOf(declared: string | undefined): string | undefined {
+  const mime = declared?.split(';')[0].trim().toLowerCase();
+  return mime && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(mime) ? mime : undefined;
+}
+
+function fileTooLarge(maxBytes: number): AppError {
+  return new AppError(ErrorCode.FILE_TOO_LARGE, `The file is larger than the limit of ${maxBytes} bytes`, { details: { maxBytes } });
+}

@@ -1,0 +1,198 @@
+import { newId } from '../common/ids';
+import { Embedder } from '../embeddings/embedder.port';
+import { IndexUnit, VectorIndex } from '../search/vector-index.port';
+import { FileStore, Passage } from '../storage/ports/file-store.port';
+import { chunk, ChunkOptions } from './chunker';
+import { ExtractedDocument, ExtractedSegment } from './extractors/extracted-document';
+
+export interface IndexingTarget {
+  collectionId: string;
+  fileId: string;
+}
+
+export interface IndexingTotals {
+  passages: number;
+  /** Embedded windows, each one vector in the index. */
+  units: number;
+  characters: number;
+}
+
+export interface DocumentIndexerOptions {
+  /** Texts per embedder call. */
+  batchSize?: number;
+  /**
+   * Embedder calls kept in flight. More than one keeps every embedding thread busy while the
+   * previous batch is written and the next one is chunked.
+   */
+  inFlight?: number;
+  chunking?: ChunkOptions;
+  signal?: AbortSignal;
+  /** Runs once, before the first vector is written, with the dimension the embedder produced. */
+  beforeFirstWrite?: (dimension: number) => Promise<void>;
+  /** Runs after every batch is written; throwing stops the run (e.g. the file was deleted meanwhile). */
+  afterWrite?: () => Promise<void>;
+}
+
+type PendingUnit = Omit<IndexUnit, 'vector'>;
+
+interface EmbeddedBatch {
+  units: PendingUnit[];
+  vectors: Float32Array[];
+}
+
+/**
+ * Large enough that the local embedder, which sorts each call's texts by length before batching,
+ * pads little (within 2% of sorting the whole document, against 6% for calls of 64).
+ */
+export const DEFAULT_BATCH_SIZE = 256;
+/** Two calls keep every embedding thread fed: the next call's batches are queued while one call is written. */
+export const DEFAULT_IN_FLIGHT = 2;
+
+/**
+ * Streams one extracted document into the stores: chunk a page group, store its passages, embed
+ * its windows in batches with several embedder calls in flight, write each batch of vectors as it
+ * arrives. Memory holds a few batches, not the document's vectors, so a 100 MB file indexes in
+ * the same footprint as a small one; and embedding, the slow step, never waits on the others.
+ */
+export class DocumentIndexer {
+  private readonly batchSize: number;
+  private readonly inFlightLimit: number;
+  private readonly embeddings: Promise<EmbeddedBatch>[] = [];
+  /** Index writes may wait on the engine (an Elasticsearch refresh), so they overlap too. */
+  private readonly writes: Promise<void>[] = [];
+  private readonly abort = new AbortController();
+  private readonly signal: AbortSignal;
+  private units: PendingUnit[] = [];
+  private passages: Passage[] = [];
+  private firstWriteDone = false;
+  private readonly totals: IndexingTotals = { passages: 0, units: 0, characters: 0 };
+
+  constructor(
+    private readonly target: IndexingTarget,
+    private readonly files: FileStore,
+    private readonly index: VectorIndex,
+    private readonly embedder: Embedder,
+    private readonly options: DocumentIndexerOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    this.inFlightLimit = options.inFlight ?? DEFAULT_IN_FLIGHT;
+    this.signal = options.signal ? AbortSignal.any([options.signal, this.abort.signal]) : this.abort.signal;
+  }
+
+  /**
+   * Indexes `doc`, releasing its segments as they are chunked (the caller must not reuse it).
+   * On failure, embedder calls still running are aborted and started writes are waited for; what
+   * was written stays for the caller to remove.
+   */
+  async run(doc: ExtractedDocument): Promise<IndexingTotals> {
+    try {
+      for (const group of takePageGroups(doc)) {
+        this.add(group);
+        let start = 0;
+        for (; this.units.length - start >= this.batchSize; start += this.batchSize) {
+          await this.dispatch(this.units.slice(start, start + this.batchSize));
+        }
+        this.units = this.units.slice(start);
+      }
+      if (this.units.length) await this.dispatch(this.units);
+      await this.storePassages();
+      while (this.embeddings.length) await this.writeOldest();
+      while (this.writes.length) await this.writes.shift();
+      return { ...this.totals };
+    } catch (error) {
+      this.abort.abort(error);
+      // Writes still under way land now, not after the caller has cleaned up.
+      await Promise.allSettled(this.writes);
+      throw error;
+    }
+  }
+
+  private add(segments: ExtractedSegment[]): void {
+    const { passages, windows } = chunk({ segments }, this.options.chunking);
+    const ids = passages.map(() => newId('psg'));
+    const windowsSoFar = new Array<number>(passages.length).fill(0);
+    passages.forEach((passage, i) => {
+      this.passages.push({
+        id: ids[i],
+        collectionId: this.target.collectionId,
+        fileId: this.target.fileId,
+        index: this.totals.passages + i,
+        content: passage.content,
+        page: passage.page ?? null,
+      });
+      this.totals.characters += passage.content.length;
+    });
+    for (const window of windows) {
+      const passageId = ids[window.passageIndex];
+      this.units.push({
+        id: `${passageId}_${windowsSoFar[window.passageIndex]++}`,
+        collectionId: this.target.collectionId,
+        fileId: this.target.fileId,
+        passageId,
+        text: window.text,
+      });
+    }
+    this.totals.passages += passages.length;
+  }
+
+  private async dispatch(units: PendingUnit[]): Promise<void> {
+    // A unit must never be found before the passage it points to exists.
+    await this.storePassages();
+    const embedding = this.embedder
+      .embed(
+        units.map((unit) => unit.text),
+        { signal: this.signal },
+      )
+      .then((vectors) => ({ units, vectors }));
+    // Awaited in order by writeOldest; until then a failure must not count as unhandled.
+    embedding.catch(() => undefined);
+    this.embeddings.push(embedding);
+    while (this.embeddings.length >= this.inFlightLimit) await this.writeOldest();
+  }
+
+  private async storePassages(): Promise<void> {
+    if (this.passages.length === 0) return;
+    const passages = this.passages;
+    this.passages = [];
+    await this.files.insertPassages(passages);
+  }
+
+  /** Takes the oldest embedding call's vectors to the index; the write itself may overlap with later ones. */
+  private async writeOldest(): Promise<void> {
+    const { units, vectors } = await this.embeddings.shift()!;
+    if (!this.firstWriteDone) {
+      await this.options.beforeFirstWrite?.(vectors[0].length);
+      this.firstWriteDone = true;
+    }
+    const write = this.write(units.map((unit, i) => ({ ...unit, vector: vectors[i] })));
+    write.catch(() => undefined);
+    this.writes.push(write);
+    while (this.writes.length >= this.inFlightLimit) await this.writes.shift();
+  }
+
+  private async write(units: IndexUnit[]): Promise<void> {
+    await this.index.upsert(units);
+    this.totals.units += units.length;
+    await this.options.afterWrite?.();
+  }
+}
+
+/**
+ * Consecutive segments of one page (or page-less segments in a row) as the chunker would group
+ * them, so chunking group by group cuts exactly as chunking the whole document. Each segment is
+ * dropped from `doc` as it is handed out, letting its text be collected once chunked.
+ */
+function* takePageGroups(doc: ExtractedDocument): Generator<ExtractedSegment[]> {
+  const segments = doc.segments;
+  let group: ExtractedSegment[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i];
+    (segments as (ExtractedSegment | undefined)[])[i] = undefined;
+    if (group.length && group[0].page !== segment.page) {
+      yield group;
+      group = [];
+    }
+    group.push(segment);
+  }
+  if (group.length) yield group;
+}

@@ -1,0 +1,185 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { AppError, ErrorCode, isAppError } from '../common/app-error';
+import { SafeFetch } from '../common/safe-fetch';
+import { AppConfig } from '../config/app-config';
+import { Embedder } from '../embeddings/embedder.port';
+import { JobContext } from '../jobs/job-queue.port';
+import { VectorIndex } from '../search/vector-index.port';
+import { BlobStore } from '../storage/ports/blob-store.port';
+import { CollectionStore } from '../storage/ports/collection-store.port';
+import { FileStore, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+import { detectType } from './detect-type';
+import { DocumentIndexer, IndexingTotals } from './document-indexer';
+import { ExtractorPool } from './extractors/extractor-pool';
+import { FileIngestJob } from './ingestion.job';
+
+/** The file was deleted (or its collection was) while it was being ingested. */
+class FileGone extends Error {}
+
+/** Statuses a job may pick a file up from: `processing` too, because a restart interrupts work in that state. */
+const CLAIMABLE = ['pending', 'processing'] as const;
+
+/**
+ * The `file.ingest` job: original bytes (uploaded, or downloaded through SafeFetch) -> type
+ * detection -> extraction in a worker -> chunk, embed and index as a stream. Every outcome ends
+ * in the file record: `indexed` with its counts, or `error` with a reason a person can act on.
+ */
+@Injectable()
+export class IngestionService {
+  private readonly logger = new Logger('Ingestion');
+
+  constructor(
+    private readonly files: FileStore,
+    private readonly blobs: BlobStore,
+    private readonly collections: CollectionStore,
+    private readonly index: VectorIndex,
+    private readonly embedder: Embedder,
+    private readonly extractor: ExtractorPool,
+    private readonly fetcher: SafeFetch,
+    private readonly config: AppConfig,
+  ) {}
+
+  async ingest(job: JobContext<FileIngestJob>): Promise<void> {
+    const { collectionId, fileId } = job.data;
+    const file = await this.files.get(collectionId, fileId);
+    if (!file || file.status === 'indexed' || file.status === 'error') return;
+    if (!(await this.files.transition(fileId, CLAIMABLE, 'processing', { error: null }))) return;
+    const started = performance.now();
+    try {
+      const totals = await this.process(file, job.signal);
+      const finished = await this.files.transition(fileId, ['processing'], 'indexed', {
+        chunkCount: totals.passages,
+        characterCount: totals.characters,
+      });
+      if (!finished) throw new FileGone();
+      this.logger.log(
+        `file ${fileId} indexed: ${totals.passages} passages, ${totals.units} vectors in ${Math.round(performance.now() - started)} ms`,
+      );
+    } catch (error) {
+      await this.handleFailure(file, job, error);
+    }
+  }
+
+  private async process(file: StoredFile, signal: AbortSignal): Promise<IndexingTotals> {
+    const { bytes, contentType } = await this.originalBytes(file, signal);
+    // The size is known even when the type turns out unsupported.
+    await this.files.update(file.id, { size: bytes.length });
+    const type = detectType(bytes, file.name, contentType ?? file.mime);
+    await this.files.update(file.id, { mime: type.mime });
+    await this.refuseOtherModel(file.collectionId);
+    const doc = await untilAborted(this.extractor.extract(bytes, type), signal);
+    // Leftovers of an attempt a restart interrupted.
+    await this.removeIndexedContent(file);
+    const target = { collectionId: file.collectionId, fileId: file.id };
+    const indexer = new DocumentIndexer(target, this.files, this.index, this.embedder, {
+      signal,
+      beforeFirstWrite: (dimension) => this.claimEmbedding(file.collectionId, dimension),
+      afterWrite: () => this.assertStillThere(file),
+    });
+    const totals = await indexer.run(doc);
+    if (totals.passages === 0) throw new AppError(ErrorCode.EXTRACTION_FAILED, 'document has no text');
+    return totals;
+  }
+
+  private async originalBytes(file: StoredFile, signal: AbortSignal): Promise<{ bytes: Buffer; contentType?: string }> {
+    // A file given by URL is downloaded once; a retry works from the stored copy.
+    const stored = await this.blobs.get(originalBlobKey(file));
+    if (stored) return { bytes: stored };
+    if (!file.sourceUrl) throw new AppError(ErrorCode.INTERNAL, 'the uploaded bytes of this file are missing');
+    const response = await this.fetcher.fetch(file.sourceUrl, { signal, maxBytes: this.config.MAX_FILE_BYTES });
+    if (response.status < 200 || response.status >= 300) {
+      throw new AppError(ErrorCode.FETCH_FAILED, `download failed: ${new URL(response.url).host} answered HTTP ${response.status}`, {
+        retryable: response.status >= 500 || response.status === 429 || response.status === 408,
+        details: { status: response.status },
+      });
+    }
+    await this.blobs.put(originalBlobKey(file), response.body);
+    return { bytes: response.body, contentType: response.headers['content-type'] };
+  }
+
+  /** Fails before extracting and embedding a whole file whose vectors the collection would refuse. */
+  private async refuseOtherModel(collectionId: string): Promise<void> {
+    const collection = await this.collections.get(collectionId);
+    if (!collection) throw new FileGone();
+    if (collection.embeddingModel !== null && collection.embeddingModel !== this.embedder.model) {
+      throw mismatch(collectionId, collection.embeddingModel, collection.embeddingDimension, this.embedder.model, this.embedder.dimension);
+    }
+  }
+
+  private async claimEmbedding(collectionId: string, dimension: number): Promise<void> {
+    const claimed = await this.collections.claimEmbedding(collectionId, this.embedder.model, dimension);
+    if (claimed.model !== this.embedder.model || claimed.dimension !== dimension) {
+      throw mismatch(collectionId, claimed.model, claimed.dimension, this.embedder.model, dimension);
+    }
+  }
+
+  private async assertStillThere(file: StoredFile): Promise<void> {
+    if (!(await this.files.get(file.collectionId, file.id))) throw new FileGone();
+  }
+
+  private async handleFailure(file: StoredFile, job: JobContext<FileIngestJob>, error: unknown): Promise<void> {
+    // Deleted meanwhile: whatever failed (a passage insert refused by its foreign key, say) is moot.
+    if (error instanceof FileGone || !(await this.files.get(file.collectionId, file.id).catch(() => file))) {
+      await this.removeIndexedContent(file, { blob: true });
+      return;
+    }
+    // The queue is shutting down (or another worker took the job over): the file stays
+    // `processing` and the job runs again.
+    if (job.signal.aborted) throw error;
+    const reason = readableError(error);
+    if (reason.code === ErrorCode.INTERNAL) {
+      this.logger.error(`file ${file.id} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+    await this.removeIndexedContent(file);
+    if (reason.retryable && job.attempt < job.maxAttempts) {
+      await this.files.transition(file.id, ['processing'], 'pending');
+      this.logger.warn(`file ${file.id} attempt ${job.attempt} of ${job.maxAttempts} failed, will retry: ${reason.message}`);
+      throw reason;
+    }
+    const recorded = await this.files.transition(file.id, ['processing'], 'error', { error: reason.message });
+    if (!recorded) await this.removeIndexedContent(file, { blob: true });
+    else this.logger.warn(`file ${file.id} failed: ${reason.message}`);
+  }
+
+  /** Passages and vectors of the file, and with `blob` its original bytes. Best effort: logs what it could not remove. */
+  private async removeIndexedContent(file: StoredFile, { blob = false } = {}): Promise<void> {
+    const steps: Array<[string, () => Promise<void>]> = [
+      ['vectors', () => this.index.deleteByFile(file.collectionId, file.id)],
+      ['passages', () => this.files.deletePassages(file.id)],
+    ];
+    if (blob) steps.push(['original', () => this.blobs.delete(originalBlobKey(file))]);
+    for (const [what, step] of steps) {
+      try {
+        await step();
+      } catch (error) {
+        this.logger.error(`could not remove the ${what} of file ${file.id}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+}
+
+function mismatch(collectionId: string, model: string, dimension: number | null, ours: string, ourDimension: number): AppError {
+  return new AppError(
+    ErrorCode.EMBEDDING_MISMATCH,
+    `collection ${collectionId} holds vectors of ${model} (${dimension ?? '?'} dimensions); this service embeds with ` +
+      `${ours} (${ourDimension} dimensions) and will not mix them`,
+    { details: { collectionId, collectionModel: model, collectionDimension: dimension, model: ours, dimension: ourDimension } },
+  );
+}
+
+/** Extraction takes no signal; a shutdown must not wait for a long parse to end. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** What the file record says went wrong: our own errors as they are, anything else without internals. */
+function readableError(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  return new AppError(ErrorCode.INTERNAL, 'internal error while indexing the file', { cause: error, retryable: false });
+}

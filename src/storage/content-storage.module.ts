@@ -1,0 +1,31 @@
+import { Global, Module } from '@nestjs/common';
+import { join } from 'node:path';
+import { AppConfig } from '../config/app-config';
+import { FilesystemBlobStore } from './embedded/filesystem-blob-store.adapter';
+import { SqliteFileStore } from './embedded/sqlite-file-store.adapter';
+import { GridFsBlobStore } from './mongo/gridfs-blob-store.adapter';
+import { MongoFileStore } from './mongo/mongo-file-store.adapter';
+import { BlobStore } from './ports/blob-store.port';
+import { FileStore } from './ports/file-store.port';
+import { StorageConnections, storeProvider } from './storage-connections';
+
+/**
+ * Stores of collection content: file records with their passages, and the original bytes. Global
+ * like the foundation stores, since files, ingestion, search and collections all reach them.
+ */
+@Global()
+@Module({
+  providers: [
+    storeProvider(FileStore, (db) => new SqliteFileStore(db), (c) => new MongoFileStore(c)),
+    {
+      provide: BlobStore,
+      inject: [StorageConnections, AppConfig],
+      useFactory: (connections: StorageConnections, config: AppConfig): BlobStore =>
+        connections.usesMongo
+          ? new GridFsBlobStore(connections.mongo)
+          : new FilesystemBlobStore(join(config.dataDir, 'blobs')),
+    },
+  ],
+  exports: [FileStore, BlobStore],
+})
+export class ContentStorageModule {}

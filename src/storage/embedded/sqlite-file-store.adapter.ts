@@ -1,0 +1,224 @@
+import { Page, PageRequest } from '../../common/pagination';
+import {
+  emptyFileStats,
+  FileContentStats,
+  FileStatus,
+  FileStore,
+  FileUpdate,
+  Passage,
+  StoredFile,
+} from '../ports/file-store.port';
+import { SqliteDb, toSqlDate } from './sqlite-database';
+
+interface FileRow {
+  id: string;
+  collection_id: string;
+  name: string;
+  mime: string;
+  size: number;
+  status: FileStatus;
+  error: string | null;
+  source_url: string | null;
+  chunk_count: number;
+  character_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+interface PassageRow {
+  id: string;
+  collection_id: string;
+  file_id: string;
+  idx: number;
+  content: string;
+  page: number | null;
+}
+
+const toFile = (row: FileRow): StoredFile => ({
+  id: row.id,
+  collectionId: row.collection_id,
+  name: row.name,
+  mime: row.mime,
+  size: row.size,
+  status: row.status,
+  error: row.error,
+  sourceUrl: row.source_url,
+  chunkCount: row.chunk_count,
+  characterCount: row.character_count,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+});
+
+const toPassage = (row: PassageRow): Passage => ({
+  id: row.id,
+  collectionId: row.collection_id,
+  fileId: row.file_id,
+  index: row.idx,
+  content: row.content,
+  page: row.page,
+});
+
+const UPDATABLE: Record<keyof FileUpdate, string> = {
+  mime: 'mime',
+  size: 'size',
+  error: 'error',
+  chunkCount: 'chunk_count',
+  characterCount: 'character_count',
+};
+
+/** SQLite caps bound parameters per statement; id lists are sent in slices below it. */
+const MAX_PARAMS = 500;
+
+export class SqliteFileStore extends FileStore {
+  private readonly statements;
+  private readonly insertPassagesTx;
+
+  constructor(private readonly db: SqliteDb) {
+    super();
+    this.statements = {
+      insert: db.prepare(
+        `INSERT INTO files (id, collection_id, name, mime, size, status, error, source_url, chunk_count, character_count, created_at, updated_at)
+         VALUES (@id, @collection_id, @name, @mime, @size, @status, @error, @source_url, @chunk_count, @character_count, @created_at, @updated_at)`,
+      ),
+      get: db.prepare('SELECT * FROM files WHERE id = ? AND collection_id = ?'),
+      list: db.prepare('SELECT * FROM files WHERE collection_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?'),
+      count: db.prepare('SELECT COUNT(*) FROM files WHERE collection_id = ?').pluck(),
+      delete: db.prepare('DELETE FROM files WHERE id = ?'),
+      deleteByCollection: db.prepare('DELETE FROM files WHERE collection_id = ?'),
+      stats: db.prepare(
+        `SELECT status, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes,
+                COALESCE(SUM(chunk_count), 0) AS chunks, COALESCE(SUM(character_count), 0) AS characters
+         FROM files WHERE collection_id = ? GROUP BY status`,
+      ),
+      insertPassage: db.prepare(
+        'INSERT INTO passages (id, collection_id, file_id, idx, content, page) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      deletePassages: db.prepare('DELETE FROM passages WHERE file_id = ?'),
+      deletePassagesByCollection: db.prepare('DELETE FROM passages WHERE collection_id = ?'),
+      listPassages: db.prepare('SELECT * FROM passages WHERE file_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
+    };
+    this.insertPassagesTx = db.transaction((passages: readonly Passage[]) => {
+      for (const p of passages) {
+        this.statements.insertPassage.run(p.id, p.collectionId, p.fileId, p.index, p.content, p.page);
+      }
+    });
+  }
+
+  async create(file: StoredFile): Promise<void> {
+    this.statements.insert.run({
+      id: file.id,
+      collection_id: file.collectionId,
+      name: file.name,
+      mime: file.mime,
+      size: file.size,
+      status: file.status,
+      error: file.error,
+      source_url: file.sourceUrl,
+      chunk_count: file.chunkCount,
+      character_count: file.characterCount,
+      created_at: toSqlDate(file.createdAt),
+      updated_at: toSqlDate(file.updatedAt),
+    });
+  }
+
+  async get(collectionId: string, fileId: string): Promise<StoredFile | null> {
+    const row = this.statements.get.get(fileId, collectionId) as FileRow | undefined;
+    return row ? toFile(row) : null;
+  }
+
+  async list(collectionId: string, page: PageRequest): Promise<Page<StoredFile>> {
+    const rows = this.statements.list.all(collectionId, page.limit, page.offset) as FileRow[];
+    return { items: rows.map(toFile), total: this.statements.count.get(collectionId) as number };
+  }
+
+  async getMany(ids: readonly string[]): Promise<StoredFile[]> {
+    return this.byIds<FileRow>('files', ids).map(toFile);
+  }
+
+  async transition(fileId: string, from: readonly FileStatus[], to: FileStatus, update: FileUpdate = {}): Promise<boolean> {
+    if (from.length === 0) return false;
+    const { assignments, values } = this.assignments(update);
+    const sql = `UPDATE files SET status = ?, ${assignments} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
+    return this.db.prepare(sql).run(to, ...values, fileId, ...from).changes > 0;
+  }
+
+  async update(fileId: string, update: FileUpdate): Promise<boolean> {
+    const { assignments, values } = this.assignments(update);
+    return this.db.prepare(`UPDATE files SET ${assignments} WHERE id = ?`).run(...values, fileId).changes > 0;
+  }
+
+  async listByStatus(statuses: readonly FileStatus[], limit: number, afterId = ''): Promise<StoredFile[]> {
+    if (statuses.length === 0) return [];
+    const sql = `SELECT * FROM files WHERE status IN (${statuses.map(() => '?').join(', ')}) AND id > ? ORDER BY id LIMIT ?`;
+    return (this.db.prepare(sql).all(...statuses, afterId, limit) as FileRow[]).map(toFile);
+  }
+
+  async delete(fileId: string): Promise<boolean> {
+    // Passages go with the file through ON DELETE CASCADE.
+    return this.statements.delete.run(fileId).changes > 0;
+  }
+
+  async deleteByCollection(collectionId: string): Promise<number> {
+    return this.db.transaction(() => {
+      this.statements.deletePassagesByCollection.run(collectionId);
+      return this.statements.deleteByCollection.run(collectionId).changes;
+    })();
+  }
+
+  async stats(collectionId: string): Promise<FileContentStats> {
+    const stats = emptyFileStats();
+    const rows = this.statements.stats.all(collectionId) as {
+      status: FileStatus;
+      files: number;
+      bytes: number;
+      chunks: number;
+      characters: number;
+    }[];
+    for (const row of rows) {
+      stats.files[row.status] = row.files;
+      stats.files.total += row.files;
+      stats.bytes += row.bytes;
+      stats.chunks += row.chunks;
+      stats.characters += row.characters;
+    }
+    return stats;
+  }
+
+  async insertPassages(passages: readonly Passage[]): Promise<void> {
+    if (passages.length) this.insertPassagesTx(passages);
+  }
+
+  async deletePassages(fileId: string): Promise<void> {
+    this.statements.deletePassages.run(fileId);
+  }
+
+  async getPassages(ids: readonly string[]): Promise<Passage[]> {
+    return this.byIds<PassageRow>('passages', ids).map(toPassage);
+  }
+
+  async listPassages(fileId: string, afterIndex: number, limit: number): Promise<Passage[]> {
+    return (this.statements.listPassages.all(fileId, afterIndex, limit) as PassageRow[]).map(toPassage);
+  }
+
+  private byIds<Row>(table: 'files' | 'passages', ids: readonly string[]): Row[] {
+    const rows: Row[] = [];
+    for (let start = 0; start < ids.length; start += MAX_PARAMS) {
+      const slice = ids.slice(start, start + MAX_PARAMS);
+      const sql = `SELECT * FROM ${table} WHERE id IN (${slice.map(() => '?').join(', ')})`;
+      rows.push(...(this.db.prepare(sql).all(...slice) as Row[]));
+    }
+    return rows;
+  }
+
+  /** `updated_at` always, plus the given fields; column names come from a fixed map, never from input. */
+  private assignments(update: FileUpdate): { assignments: string; values: unknown[] } {
+    const columns = ['updated_at = ?'];
+    const values: unknown[] = [new Date().toISOString()];
+    for (const [field, column] of Object.entries(UPDATABLE) as [keyof FileUpdate, string][]) {
+      if (update[field] === undefined) continue;
+      columns.push(`${column} = ?`);
+      values.push(update[field]);
+    }
+    return { assignments: columns.join(', '), values };
+  }
+}

@@ -1,0 +1,69 @@
+import { Connection, Schema } from 'mongoose';
+import { FILE_STATUSES, FileStatus } from '../ports/file-store.port';
+
+export interface FileDoc {
+  _id: string;
+  collectionId: string;
+  name: string;
+  mime: string;
+  size: number;
+  status: FileStatus;
+  error: string | null;
+  sourceUrl: string | null;
+  chunkCount: number;
+  characterCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PassageDoc {
+  _id: string;
+  collectionId: string;
+  fileId: string;
+  index: number;
+  content: string;
+  page: number | null;
+}
+
+const options = { versionKey: false, _id: false } as const;
+
+const fileSchema = new Schema<FileDoc>(
+  {
+    _id: { type: String, required: true },
+    collectionId: { type: String, required: true },
+    name: { type: String, required: true },
+    mime: { type: String, required: true },
+    size: { type: Number, required: true, default: 0 },
+    status: { type: String, required: true, enum: FILE_STATUSES },
+    error: { type: String, default: null },
+    sourceUrl: { type: String, default: null },
+    chunkCount: { type: Number, required: true, default: 0 },
+    characterCount: { type: Number, required: true, default: 0 },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  options,
+);
+fileSchema.index({ collectionId: 1, createdAt: 1, _id: 1 });
+fileSchema.index({ status: 1, _id: 1 });
+
+const passageSchema = new Schema<PassageDoc>(
+  {
+    _id: { type: String, required: true },
+    collectionId: { type: String, required: true, index: true },
+    fileId: { type: String, required: true },
+    index: { type: Number, required: true },
+    // Not `required`: mongoose would refuse an empty string.
+    content: { type: String, default: '' },
+    page: { type: Number, default: null },
+  },
+  options,
+);
+passageSchema.index({ fileId: 1, index: 1 }, { unique: true });
+
+export function contentModels(connection: Connection) {
+  return {
+    files: connection.models.File ?? connection.model<FileDoc>('File', fileSchema, 'files'),
+    passages: connection.models.Passage ?? connection.model<PassageDoc>('Passage', passageSchema, 'passages'),
+  };
+}

@@ -1,0 +1,173 @@
+import { Connection, Model } from 'mongoose';
+import { Page, PageRequest } from '../../common/pagination';
+import {
+  emptyFileStats,
+  FileContentStats,
+  FileStatus,
+  FileStore,
+  FileUpdate,
+  Passage,
+  StoredFile,
+} from '../ports/file-store.port';
+import { contentModels, FileDoc, PassageDoc } from './content.schema';
+
+const toFile = (doc: FileDoc): StoredFile => ({
+  id: doc._id,
+  collectionId: doc.collectionId,
+  name: doc.name,
+  mime: doc.mime,
+  size: doc.size,
+  status: doc.status,
+  error: doc.error ?? null,
+  sourceUrl: doc.sourceUrl ?? null,
+  chunkCount: doc.chunkCount ?? 0,
+  characterCount: doc.characterCount ?? 0,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
+
+const toPassage = (doc: PassageDoc): Passage => ({
+  id: doc._id,
+  collectionId: doc.collectionId,
+  fileId: doc.fileId,
+  index: doc.index,
+  content: doc.content,
+  page: doc.page ?? null,
+});
+
+const withTimestamp = (update: FileUpdate) => {
+  const set: Record<string, unknown> = { updatedAt: new Date() };
+  for (const [field, value] of Object.entries(update)) if (value !== undefined) set[field] = value;
+  return set;
+};
+
+export class MongoFileStore extends FileStore {
+  private readonly files: Model<FileDoc>;
+  private readonly passages: Model<PassageDoc>;
+
+  constructor(connection: Connection) {
+    super();
+    const models = contentModels(connection);
+    this.files = models.files;
+    this.passages = models.passages;
+  }
+
+  async create(file: StoredFile): Promise<void> {
+    const { id, ...rest } = file;
+    await this.files.create({ _id: id, ...rest });
+  }
+
+  async get(collectionId: string, fileId: string): Promise<StoredFile | null> {
+    const doc = await this.files.findOne({ _id: fileId, collectionId }).lean<FileDoc>();
+    return doc ? toFile(doc) : null;
+  }
+
+  async list(collectionId: string, page: PageRequest): Promise<Page<StoredFile>> {
+    const [docs, total] = await Promise.all([
+      this.files
+        .find({ collectionId })
+        .sort({ createdAt: 1, _id: 1 })
+        .skip(page.offset)
+        .limit(page.limit)
+        .lean<FileDoc[]>(),
+      this.files.countDocuments({ collectionId }),
+    ]);
+    return { items: docs.map(toFile), total };
+  }
+
+  async getMany(ids: readonly string[]): Promise<StoredFile[]> {
+    if (ids.length === 0) return [];
+    return (await this.files.find({ _id: { $in: ids } }).lean<FileDoc[]>()).map(toFile);
+  }
+
+  async transition(fileId: string, from: readonly FileStatus[], to: FileStatus, update: FileUpdate = {}): Promise<boolean> {
+    const result = await this.files.updateOne(
+      { _id: fileId, status: { $in: from } },
+      { $set: { ...withTimestamp(update), status: to } },
+    );
+    return result.modifiedCount > 0;
+  }
+
+  async update(fileId: string, update: FileUpdate): Promise<boolean> {
+    const result = await this.files.updateOne({ _id: fileId }, { $set: withTimestamp(update) });
+    return result.matchedCount > 0;
+  }
+
+  async listByStatus(statuses: readonly FileStatus[], limit: number, afterId = ''): Promise<StoredFile[]> {
+    const docs = await this.files
+      .find({ status: { $in: statuses }, _id: { $gt: afterId } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<FileDoc[]>();
+    return docs.map(toFile);
+  }
+
+  async delete(fileId: string): Promise<boolean> {
+    // The record goes last: while it exists, a retried delete still finds what is left to remove.
+    await this.passages.deleteMany({ fileId });
+    const result = await this.files.deleteOne({ _id: fileId });
+    return result.deletedCount > 0;
+  }
+
+  async deleteByCollection(collectionId: string): Promise<number> {
+    await this.passages.deleteMany({ collectionId });
+    const result = await this.files.deleteMany({ collectionId });
+    return result.deletedCount;
+  }
+
+  async stats(collectionId: string): Promise<FileContentStats> {
+    const stats = emptyFileStats();
+    const rows = await this.files.aggregate<{
+      _id: FileStatus;
+      files: number;
+      bytes: number;
+      chunks: number;
+      characters: number;
+    }>([
+      { $match: { collectionId } },
+      {
+        $group: {
+          _id: '$status',
+          files: { $sum: 1 },
+          bytes: { $sum: '$size' },
+          chunks: { $sum: '$chunkCount' },
+          characters: { $sum: '$characterCount' },
+        },
+      },
+    ]);
+    for (const row of rows) {
+      stats.files[row._id] = row.files;
+      stats.files.total += row.files;
+      stats.bytes += row.bytes;
+      stats.chunks += row.chunks;
+      stats.characters += row.characters;
+    }
+    return stats;
+  }
+
+  async insertPassages(passages: readonly Passage[]): Promise<void> {
+    if (passages.length === 0) return;
+    await this.passages.insertMany(
+      passages.map(({ id, ...rest }) => ({ _id: id, ...rest })),
+      { ordered: false, lean: true },
+    );
+  }
+
+  async deletePassages(fileId: string): Promise<void> {
+    await this.passages.deleteMany({ fileId });
+  }
+
+  async getPassages(ids: readonly string[]): Promise<Passage[]> {
+    if (ids.length === 0) return [];
+    return (await this.passages.find({ _id: { $in: ids } }).lean<PassageDoc[]>()).map(toPassage);
+  }
+
+  async listPassages(fileId: string, afterIndex: number, limit: number): Promise<Passage[]> {
+    const docs = await this.passages
+      .find({ fileId, index: { $gt: afterIndex } })
+      .sort({ index: 1 })
+      .limit(limit)
+      .lean<PassageDoc[]>();
+    return docs.map(toPassage);
+  }
+}

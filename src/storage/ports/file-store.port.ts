@@ -1,0 +1,93 @@
+import { Page, PageRequest } from '../../common/pagination';
+
+export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'] as const;
+export type FileStatus = (typeof FILE_STATUSES)[number];
+
+export interface StoredFile {
+  id: string;
+  collectionId: string;
+  name: string;
+  /** The declared MIME type until ingestion has read the bytes, then the detected one. */
+  mime: string;
+  /** Bytes of the original; 0 until a file given by URL has been downloaded. */
+  size: number;
+  status: FileStatus;
+  /** Readable reason when `status` is `error`. */
+  error: string | null;
+  /** The http(s) URL to download; null when the bytes were handed over (upload, `data:`) and sit in the blob store. */
+  sourceUrl: string | null;
+  /** Passages (search results) the file was cut into. */
+  chunkCount: number;
+  /** Characters of extracted text across those passages. */
+  characterCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What search returns as `content`: about 1,000 characters of one file, in reading order by `index`. */
+export interface Passage {
+  id: string;
+  collectionId: string;
+  fileId: string;
+  /** 0-based position within the file. */
+  index: number;
+  content: string;
+  /** 1-based PDF page the passage starts on. */
+  page: number | null;
+}
+
+export type FileUpdate = Partial<Pick<StoredFile, 'mime' | 'size' | 'error' | 'chunkCount' | 'characterCount'>>;
+
+export interface FileContentStats {
+  files: Record<FileStatus, number> & { total: number };
+  bytes: number;
+  chunks: number;
+  characters: number;
+}
+
+/**
+ * File records of collections and the passages their text was cut into. The vectors that find
+ * passages live in the VectorIndex and the original bytes in the BlobStore; this store keeps
+ * what a person reads.
+ */
+export abstract class FileStore {
+  abstract create(file: StoredFile): Promise<void>;
+  abstract get(collectionId: string, fileId: string): Promise<StoredFile | null>;
+  /** Oldest first, so offset paging is stable while files are being added. */
+  abstract list(collectionId: string, page: PageRequest): Promise<Page<StoredFile>>;
+  /** The files among `ids` that exist, in no particular order. */
+  abstract getMany(ids: readonly string[]): Promise<StoredFile[]>;
+  /**
+   * Moves the file to `to` only if it is in one of `from` (compare-and-set, so two workers cannot
+   * both claim it and a deleted file stays deleted); applies `update` in the same step.
+   */
+  abstract transition(fileId: string, from: readonly FileStatus[], to: FileStatus, update?: FileUpdate): Promise<boolean>;
+  /** Returns false when the file no longer exists. */
+  abstract update(fileId: string, update: FileUpdate): Promise<boolean>;
+  /** Files in any of `statuses` across collections, by id, for the reconciler to page through. */
+  abstract listByStatus(statuses: readonly FileStatus[], limit: number, afterId?: string): Promise<StoredFile[]>;
+  /** Removes the record and its passages. Returns false when it did not exist. */
+  abstract delete(fileId: string): Promise<boolean>;
+  /** Removes every file of the collection and their passages; returns how many files. */
+  abstract deleteByCollection(collectionId: string): Promise<number>;
+  abstract stats(collectionId: string): Promise<FileContentStats>;
+
+  abstract insertPassages(passages: readonly Passage[]): Promise<void>;
+  abstract deletePassages(fileId: string): Promise<void>;
+  /** The passages among `ids` that exist, in no particular order. */
+  abstract getPassages(ids: readonly string[]): Promise<Passage[]>;
+  /** Passages of one file in reading order, `limit` at a time after index `afterIndex` (-1 for the start). */
+  abstract listPassages(fileId: string, afterIndex: number, limit: number): Promise<Passage[]>;
+}
+
+export const emptyFileStats = (): FileContentStats => ({
+  files: { total: 0, pending: 0, processing: 0, indexed: 0, error: 0 },
+  bytes: 0,
+  chunks: 0,
+  characters: 0,
+});
+
+/** Where the original bytes of a file live in the BlobStore; one folder per collection. */
+export const originalBlobKey = (file: Pick<StoredFile, 'collectionId' | 'id'>): string => `files/${file.collectionId}/${file.id}`;
+
+export const collectionBlobFolder = (collectionId: string): string => `files/${collectionId}`;
