@@ -29,9 +29,9 @@ describe.each(storeBackends)('document store contract: $name', (backend) => {
 
   beforeAll(async () => {
     handles = await backend.open();
-    users = pick(handles, (db) => new SqliteUserStore(db), (c) => new MongoUserStore(c));
-    memberships = pick(handles, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c));
-    collections = pick(handles, (db) => new SqliteCollectionStore(db), (c) => new MongoCollectionStore(c));
+    users = pick<UserStore>(handles, (db) => new SqliteUserStore(db), (c) => new MongoUserStore(c));
+    memberships = pick<MembershipStore>(handles, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c));
+    collections = pick<CollectionStore>(handles, (db) => new SqliteCollectionStore(db), (c) => new MongoCollectionStore(c));
   });
   afterAll(() => handles.close());
 

@@ -48,6 +48,10 @@ const mongoBackend: StoreBackend = {
 export const storeBackends: StoreBackend[] = process.env.MONGODB_URI ? [sqliteBackend, mongoBackend] : [sqliteBackend];
 
 /** Picks the adapter for the opened backend. */
-export function pick<T>(handles: { sqlite?: SqliteDb; mongo?: Connection }, sqlite: (db: SqliteDb) => T, mongo: (c: Connection) => T): T {
+export function pick<T>(
+  handles: { sqlite?: SqliteDb; mongo?: Connection },
+  sqlite: (db: SqliteDb) => NoInfer<T>,
+  mongo: (c: Connection) => NoInfer<T>,
+): T {
   return handles.sqlite ? sqlite(handles.sqlite) : mongo(handles.mongo!);
 }
