@@ -4,14 +4,18 @@ import { CollectionsModule } from './collections/collections.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
+import { IngestionModule } from './ingestion/ingestion.module';
+import { JobsModule } from './jobs/jobs.module';
+import { ContentStorageModule } from './storage/content-storage.module';
 import { StorageModule } from './storage/storage.module';
+import { WorkflowsModule } from './workflows/workflows.module';
 
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StorageModule, HealthModule, AuthModule, CollectionsModule],
+      imports: [ConfigModule.forRoot(config), StorageModule, ContentStorageModule, HealthModule, JobsModule, AuthModule, CollectionsModule, IngestionModule, WorkflowsModule.forRoot(config)],
     };
   }
 }

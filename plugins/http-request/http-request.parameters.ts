@@ -1,0 +1,45 @@
+import { IsIn, IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { Parameter } from '../../src/sdk';
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
+export type HttpRequestMethod = (typeof HTTP_METHODS)[number];
+export const RESPONSE_TYPES = ['json', 'text'] as const;
+
+export class HttpRequestParameters {
+  @Parameter({ displayName: 'Method', description: 'HTTP method of the request.' })
+  @IsIn(HTTP_METHODS)
+  method: HttpRequestMethod;
+
+  @Parameter({
+    displayName: 'URL',
+    description: 'Target URL. As an expression: `${input.path}` insertions in text, or one expression such as `input.url`.',
+    schema: { examples: ['https://api.example.com/items', 'https://api.example.com/items/${input.id}'] },
+  })
+  @IsString()
+  @IsNotEmpty()
+  url: string;
+
+  @Parameter({
+    displayName: 'Headers',
+    description:
+      'A JSON object of header names and string values, e.g. {"x-api-key": "..."}. As an expression its object result is serialised, e.g. {"x-api-key": variables.apiKey}.',
+    schema: { contentMediaType: 'application/json' },
+  })
+  @IsOptional()
+  @IsString()
+  headers?: string;
+
+  @Parameter({
+    displayName: 'Body',
+    description:
+      'Request body, written in the format of the Content-Type header: JSON text for application/json (the default when the body is JSON), a URL-encoded string (or a JSON object) for application/x-www-form-urlencoded, anything for text/plain. As an expression its object result is serialised, e.g. {"text": input.query, "top_k": "5"}.',
+  })
+  @IsOptional()
+  @IsString()
+  body?: string;
+
+  @Parameter({ displayName: 'Response type', description: '`json` parses the response body as JSON; `text` keeps it as text.' })
+  @IsOptional()
+  @IsIn(RESPONSE_TYPES)
+  responseType: 'json' | 'text' = 'json';
+}

@@ -1,0 +1,132 @@
+import { createServer, IncomingMessage, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { InputModeContext, NodeConfigurationError, NodeHttpClient } from '../../src/sdk';
+import httpRequest, { HttpRequestOutput, HttpRequestParameters } from './index';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+describe('http-request node', () => {
+  let server: Server;
+  let base: string;
+  /** The service hands nodes its guarded client; for the node's own logic, plain fetch does. */
+  const http: NodeHttpClient = {
+    async fetch(url, request = {}) {
+      const res = await fetch(url, { method: request.method, headers: request.headers, body: request.body });
+      return { status: res.status, url: res.url, headers: Object.fromEntries(res.headers), body: Buffer.from(await res.arrayBuffer()) };
+    },
+  };
+  const seen: Seen[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+        if (req.url === '/html-error') {
+          res.writeHead(502, { 'Content-Type': 'text/html', 'X-Multi': ['a', 'b'] });
+          return res.end('<h1>bad gateway</h1>');
+        }
+        if (req.url === '/latin1') {
+          res.writeHead(200, { 'Content-Type': 'text/plain; charset=iso-8859-1' });
+          return res.end(Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+        }
+        if (req.url === '/empty') {
+          res.writeHead(204);
+          return res.end();
+        }
+        res.writeHead(200, { 'Content-Type': 'application/json', 'X-Echo': 'yes' });
+        res.end(JSON.stringify({ method: req.method, body, contentType: req.headers['content-type'] ?? null }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  async function execute(params: Partial<HttpRequestParameters>): Promise<HttpRequestOutput> {
+    const signal = new AbortController().signal;
+    const ctx = {
+      runMode: 'input',
+      input: null,
+      params: Object.assign(new HttpRequestParameters(), params),
+      variables: {},
+      nodes: {},
+      collections: {} as never,
+      http,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      signal,
+      runId: 'run_1',
+      workflowId: 'wfl_1',
+      nodeId: 'http',
+    } satisfies InputModeContext<HttpRequestParameters>;
+    return (await httpRequest.execute(ctx)) as HttpRequestOutput;
+  }
+
+  it('sends a JSON body with its headers and parses a JSON response', async () => {
+    const output = await execute({ method: 'POST', url: `${base}/search`, headers: '{"X-Api-Key": "k1", "X-Count": 3}', body: '{"text":"hi","top_k":"5"}' });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/search', body: '{"text":"hi","top_k":"5"}' });
+    expect(seen[0].headers).toMatchObject({ 'x-api-key': 'k1', 'x-count': '3', 'content-type': 'application/json' });
+    expect(output.response.status).toBe(200);
+    expect(output.response.headers['x-echo']).toBe('yes');
+    expect(output.response.body).toEqual({ method: 'POST', body: '{"text":"hi","top_k":"5"}', contentType: 'application/json' });
+  });
+
+  it('encodes a form body given as a JSON object, and keeps an encoded one as it is', async () => {
+    const form = 'application/x-www-form-urlencoded';
+    await execute({ method: 'POST', url: `${base}/f`, headers: JSON.stringify({ 'content-type': form }), body: '{"a":"1 2","b":["x","y"]}' });
+    await execute({ method: 'PUT', url: `${base}/f`, headers: JSON.stringify({ 'content-type': form }), body: 'a=1&b=2' });
+    expect(seen.map((s) => s.body)).toEqual(['a=1+2&b=x&b=y', 'a=1&b=2']);
+  });
+
+  it('sends plain text as text/plain', async () => {
+    await execute({ method: 'PATCH', url: `${base}/t`, body: 'just words' });
+    expect(seen[0]).toMatchObject({ method: 'PATCH', body: 'just words' });
+    expect(seen[0].headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+
+  it('returns a non-2xx status as data, keeping a body that is not JSON as text', async () => {
+    const output = await execute({ method: 'GET', url: `${base}/html-error` });
+    expect(output.response).toEqual({
+      status: 502,
+      headers: expect.objectContaining({ 'content-type': 'text/html', 'x-multi': 'a, b' }),
+      body: '<h1>bad gateway</h1>',
+    });
+  });
+
+  it('keeps the body as text with responseType text, decoding its charset', async () => {
+    const json = await execute({ method: 'DELETE', url: `${base}/x`, responseType: 'text' });
+    expect(typeof json.response.body).toBe('string');
+    expect(JSON.parse(json.response.body as string)).toMatchObject({ method: 'DELETE' });
+    const latin1 = await execute({ method: 'GET', url: `${base}/latin1`, responseType: 'text' });
+    expect(latin1.response.body).toBe('café');
+    const empty = await execute({ method: 'GET', url: `${base}/empty` });
+    expect(empty.response).toMatchObject({ status: 204, body: null });
+  });
+
+  it.each([
+    [{ headers: '[1,2]' }, 'headers must be a JSON object'],
+    [{ headers: '{oops' }, 'headers must be a JSON object'],
+    [{ headers: '{"a": {"b": 1}}' }, 'header "a" must be a string'],
+    [{ body: 'x' }, 'A GET request cannot have a body'],
+    [{ method: 'POST' as const, headers: '{"content-type": "application/json"}', body: '{bad json' }, 'body is not valid JSON'],
+  ])('refuses %j as a configuration error', async (params, message) => {
+    const failure = execute({ method: 'GET', url: `${base}/x`, ...params });
+    await expect(failure).rejects.toBeInstanceOf(NodeConfigurationError);
+    await expect(failure).rejects.toThrow(message);
+    expect(seen).toHaveLength(0);
+  });
+});

@@ -1,0 +1,129 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { NodeDefinition } from '../sdk';
+import { nodeKey, NodeRegistry, RegisteredNode } from './node-registry';
+import { parametersSchema } from './parameter-schema';
+
+/** Compiled code (dist/) can only load `.js`; jest and the swc register hook load `.ts` too. */
+const RUNNING_FROM_SOURCES = __filename.endsWith('.ts');
+
+/** `plugins/` beside `src/`: in the repository for sources, `dist/plugins` once compiled. */
+export const BUILT_IN_PLUGINS = resolve(__dirname, '..', '..', 'plugins');
+
+const TYPE_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+const KNOWN_KEYS = new Set([
+  'type',
+  'version',
+  'displayName',
+  'description',
+  'parameters',
+  'expressionParameters',
+  'defaultRunMode',
+  'trigger',
+  'execute',
+]);
+
+export class PluginLoadError extends Error {
+  constructor(
+    readonly file: string,
+    problem: string,
+  ) {
+    super(`Plugin ${file}: ${problem}`);
+    this.name = 'PluginLoadError';
+  }
+}
+
+/**
+ * Loads every plugin folder (`<folder>/<plugin>/index`) of the given roots. Any malformed plugin or
+ * duplicate `type@version` throws, naming the file, so a bad deployment fails at boot rather than
+ * on its first run. Folders whose name starts with `.` or `_` are not plugins.
+ */
+export function loadNodeRegistry(roots: readonly string[]): NodeRegistry {
+  const nodes: RegisteredNode[] = [];
+  const seen = new Map<string, string>();
+  for (const root of roots) {
+    const folder = resolve(root);
+    if (!existsSync(folder) || !statSync(folder).isDirectory()) {
+      throw new PluginLoadError(folder, 'plugin folder does not exist');
+    }
+    for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
+      const node = loadPlugin(join(folder, entry.name));
+      const key = nodeKey(node.definition.type, node.definition.version);
+      const first = seen.get(key);
+      if (first) throw new PluginLoadError(node.source, `${key} is already defined by ${first}`);
+      seen.set(key, node.source);
+      nodes.push(node);
+    }
+  }
+  return new NodeRegistry(nodes);
+}
+
+function loadPlugin(dir: string): RegisteredNode {
+  const file = indexFile(dir);
+  let exported: unknown;
+  try {
+    const mod = require(file) as { default?: unknown };
+    exported = mod && typeof mod === 'object' && 'default' in mod ? mod.default : mod;
+  } catch (error) {
+    throw new PluginLoadError(file, `failed to load: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return registerDefinition(exported, file);
+}
+
+function indexFile(dir: string): string {
+  const candidates = RUNNING_FROM_SOURCES ? ['index.ts', 'index.js'] : ['index.js'];
+  for (const name of candidates) {
+    const file = join(dir, name);
+    if (existsSync(file)) return file;
+  }
+  const hint = !RUNNING_FROM_SOURCES && existsSync(join(dir, 'index.ts')) ? ' (index.ts found: compile it to index.js)' : '';
+  throw new PluginLoadError(dir, `no ${candidates.join(' or ')}${hint}`);
+}
+
+/** Checks a default export against the node contract and derives its parameter schema. */
+export function registerDefinition(value: unknown, source: string): RegisteredNode {
+  const problems = definitionProblems(value);
+  if (problems.length) throw new PluginLoadError(source, `invalid node definition: ${problems.join('; ')}`);
+  const definition = value as NodeDefinition;
+  let derived: ReturnType<typeof parametersSchema>;
+  try {
+    derived = parametersSchema(definition.parameters);
+  } catch (error) {
+    throw new PluginLoadError(source, `parameter class cannot be described: ${(error as Error).message}`);
+  }
+  const parameterNames = new Set(Object.keys(derived.types));
+  const expressionParameters = new Set<string>(definition.expressionParameters ?? []);
+  const unknown = [...expressionParameters].filter((name) => !parameterNames.has(name));
+  if (unknown.length) {
+    throw new PluginLoadError(source, `expressionParameters names undeclared parameters: ${unknown.join(', ')}`);
+  }
+  return {
+    definition: Object.freeze({ ...definition }),
+    source,
+    schema: derived.schema,
+    parameterTypes: derived.types,
+    parameterNames,
+    expressionParameters,
+  };
+}
+
+function definitionProblems(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return ['the default export must be an object (use defineNode())'];
+  const d = value as Record<string, unknown>;
+  const problems: string[] = [];
+  const extra = Object.keys(d).filter((key) => !KNOWN_KEYS.has(key));
+  if (extra.length) problems.push(`unknown keys ${extra.join(', ')}`);
+  if (typeof d.type !== 'string' || !TYPE_PATTERN.test(d.type)) problems.push('type must be kebab-case, e.g. "http-request"');
+  if (typeof d.version !== 'number' || !Number.isInteger(d.version) || d.version < 1) problems.push('version must be a positive integer');
+  if (typeof d.displayName !== 'string' || !d.displayName.trim()) problems.push('displayName must be a non-empty string');
+  if (typeof d.description !== 'string') problems.push('description must be a string');
+  if (typeof d.parameters !== 'function') problems.push('parameters must be a class');
+  if (d.expressionParameters !== undefined && !(Array.isArray(d.expressionParameters) && d.expressionParameters.every((p) => typeof p === 'string'))) {
+    problems.push('expressionParameters must be an array of parameter names');
+  }
+  if (d.defaultRunMode !== 'input' && d.defaultRunMode !== 'item') problems.push('defaultRunMode must be "input" or "item"');
+  if (d.trigger !== undefined && typeof d.trigger !== 'boolean') problems.push('trigger must be a boolean');
+  if (typeof d.execute !== 'function') problems.push('execute must be a function');
+  return problems;
+}

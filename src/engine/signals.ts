@@ -1,0 +1,49 @@
+/** A signal that follows `parent` and also aborts after `timeoutMs` with `onTimeout()` as reason. */
+export function childSignal(
+  parent: AbortSignal,
+  timeoutMs: number | null,
+  onTimeout: () => unknown,
+): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const follow = () => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener('abort', follow, { once: true });
+  const timer = timeoutMs === null ? null : setTimeout(() => controller.abort(onTimeout()), timeoutMs);
+  timer?.unref();
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      parent.removeEventListener('abort', follow);
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Settles with the promise, or rejects with the signal's reason as soon as it aborts: a node that
+ * ignores its signal cannot hold the run past its deadline (its promise is left to settle unseen).
+ */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return raceSignal(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
+}

@@ -1,0 +1,54 @@
+import type { RunMode } from '../sdk';
+
+/** How a parameter's value is read: as given, or evaluated in the expression sandbox. */
+export type ParameterMode = 'fixed' | 'expression';
+export const PARAMETER_MODES: readonly ParameterMode[] = ['fixed', 'expression'];
+
+export type VariableType = 'string' | 'number' | 'boolean' | 'secret';
+export const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'boolean', 'secret'];
+
+export interface RetryPolicy {
+  /** Tries including the first; 1 means no retry. */
+  maxAttempts: number;
+  /** Wait before the second try; doubles for each further try. */
+  backoffMs?: number;
+}
+
+export interface WorkflowNodeSpec {
+  /** Unique in the workflow; how edges and expressions (`nodes.<id>`) name the node. */
+  id: string;
+  name?: string;
+  type: string;
+  /** Omitted means the newest loaded version; stored definitions always carry it. */
+  version?: number;
+  parameters: Record<string, unknown>;
+  parameterMode?: Record<string, ParameterMode>;
+  /** Defaults to the node type's `defaultRunMode`. */
+  runMode?: RunMode;
+  continueOnError?: boolean;
+  retry?: RetryPolicy;
+  /** Limit of one try of the node (of one item, in run mode `item`). */
+  timeoutMs?: number;
+  position?: { x: number; y: number };
+}
+
+export interface WorkflowEdge {
+  from: string;
+  to: string;
+}
+
+/**
+ * A workflow variable as stored: a secret's `value` is its ciphertext (see SecretCipher), the
+ * others are plain JSON values of their type.
+ */
+export interface WorkflowVariable {
+  name: string;
+  type: VariableType;
+  value: string | number | boolean;
+}
+
+export interface WorkflowDefinition {
+  nodes: WorkflowNodeSpec[];
+  edges: WorkflowEdge[];
+  variables: WorkflowVariable[];
+}

@@ -1,0 +1,33 @@
+import type { NodeContext, RunMode } from './node-context';
+
+/** A parameter class: class-validator decorators for validation, `@Parameter()` for documentation. */
+export type ParametersClass<P extends object> = new () => P;
+
+/**
+ * What a plugin's `index.ts` default-exports: a plain object, no class and no `this`. The
+ * parameter class is the single source of the parameters' type, validation and JSON Schema.
+ */
+export interface NodeDefinition<P extends object = object> {
+  /** Stable kebab-case name, e.g. `http-request`. */
+  readonly type: string;
+  /** Positive integer; a workflow pins the version it was built with. */
+  readonly version: number;
+  readonly displayName: string;
+  readonly description: string;
+  readonly parameters: ParametersClass<P>;
+  /** Parameters a workflow may set in `expression` mode; the others only take fixed values. */
+  readonly expressionParameters?: readonly (keyof P & string)[];
+  readonly defaultRunMode: RunMode;
+  /** A trigger starts the run: a workflow has exactly one, and it receives the run's input. */
+  readonly trigger?: boolean;
+  /** Returns the node's output (JSON-serialisable); throw a Node*Error to fail. */
+  execute(ctx: NodeContext<P>): unknown;
+}
+
+/**
+ * Identity at runtime; for the compiler it ties `ctx.params` to the parameter class, so a node
+ * never writes a second interface for its parameters.
+ */
+export function defineNode<P extends object>(definition: NodeDefinition<P>): NodeDefinition<P> {
+  return definition;
+}

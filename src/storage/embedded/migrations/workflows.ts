@@ -1,0 +1,71 @@
+import type { Migration } from './index';
+
+export const WORKFLOW_MIGRATIONS: Migration[] = [
+  {
+    version: 200,
+    name: 'workflows-versions-runs-steps',
+    sql: `
+      CREATE TABLE workflows (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        owner_id TEXT NOT NULL,
+        draft TEXT NOT NULL,
+        active_version_id TEXT,
+        active_version INTEGER,
+        latest_version INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX workflows_created ON workflows(created_at);
+      CREATE TABLE workflow_versions (
+        id TEXT PRIMARY KEY,
+        workflow_id TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        definition TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (workflow_id, version)
+      );
+      CREATE TABLE workflow_runs (
+        id TEXT PRIMARY KEY,
+        workflow_id TEXT NOT NULL,
+        run_type TEXT NOT NULL CHECK (run_type IN ('test', 'production')),
+        version_id TEXT,
+        version INTEGER,
+        definition TEXT,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
+        input TEXT,
+        started_by TEXT NOT NULL,
+        acting_user_id TEXT NOT NULL,
+        idempotency_key TEXT,
+        job_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        lease_owner TEXT,
+        lease_expires_at TEXT,
+        claims INTEGER NOT NULL DEFAULT 0,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+      );
+      CREATE INDEX workflow_runs_workflow ON workflow_runs(workflow_id, created_at);
+      CREATE INDEX workflow_runs_status ON workflow_runs(status, created_at);
+      CREATE UNIQUE INDEX workflow_runs_idempotency ON workflow_runs(workflow_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+      CREATE TABLE workflow_run_steps (
+        run_id TEXT NOT NULL REFERENCES workflow_runs(id) ON DELETE CASCADE,
+        node_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        node_version INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        output TEXT,
+        error TEXT,
+        PRIMARY KEY (run_id, node_id)
+      ) WITHOUT ROWID;
+    `,
+  },
+];

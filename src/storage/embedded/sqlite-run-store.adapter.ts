@@ -1,0 +1,396 @@
+import { Page, PageRequest } from '../../common/pagination';
+import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import {
+  LeaseState,
+  Run,
+  RunCompletion,
+  RunError,
+  RunFilter,
+  RunStatus,
+  RunStore,
+  RunType,
+  StepRecord,
+  StepStatus,
+} from '../ports/run-store.port';
+import { fromSqlDate, SqliteDb, toSqlDate } from './sqlite-database';
+
+interface RunRow {
+  id: string;
+  workflow_id: string;
+  run_type: RunType;
+  version_id: string | null;
+  version: number | null;
+  definition?: string | null;
+  status: RunStatus;
+  input: string | null;
+  started_by: string;
+  acting_user_id: string;
+  idempotency_key: string | null;
+  job_id: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  claims: number;
+  cancel_requested: number;
+  error: string | null;
+}
+
+interface StepRow {
+  node_id: string;
+  position: number;
+  type: string;
+  node_version: number;
+  status: StepStatus;
+  attempts: number;
+  started_at: string | null;
+  finished_at: string | null;
+  output: string | null;
+  error: string | null;
+}
+
+const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+const parsed = <T>(text: string | null | undefined): T | undefined => (text == null ? undefined : (JSON.parse(text) as T));
+
+const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
+  id: row.id,
+  workflowId: row.workflow_id,
+  runType: row.run_type,
+  versionId: row.version_id,
+  version: row.version,
+  definition: parsed<WorkflowDefinition>(row.definition) ?? null,
+  status: row.status,
+  input: parsed(row.input),
+  startedBy: row.started_by,
+  actingUserId: row.acting_user_id,
+  idempotencyKey: row.idempotency_key,
+  jobId: row.job_id,
+  createdAt: new Date(row.created_at),
+  startedAt: fromSqlDate(row.started_at),
+  finishedAt: fromSqlDate(row.finished_at),
+  leaseOwner: row.lease_owner,
+  leaseExpiresAt: fromSqlDate(row.lease_expires_at),
+  claims: row.claims,
+  cancelRequested: row.cancel_requested === 1,
+  error: parsed<RunError>(row.error) ?? null,
+  steps,
+});
+
+const toStep = (row: StepRow): StepRecord => ({
+  nodeId: row.node_id,
+  position: row.position,
+  type: row.type,
+  version: row.node_version,
+  status: row.status,
+  attempts: row.attempts,
+  startedAt: fromSqlDate(row.started_at),
+  finishedAt: fromSqlDate(row.finished_at),
+  ...(row.output !== null ? { output: JSON.parse(row.output) } : {}),
+  error: parsed(row.error) ?? null,
+});
+
+interface PendingCreate {
+  run: Run;
+  reuseSince: Date;
+  resolve: (result: { created: boolean; run: Run }) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Every column but the test-run definition, which only the worker reads (through get). */
+const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
+  idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error`;
+
+/**
+ * Runs in one table and their steps in another, so recording a step writes one small row instead
+ * of rewriting the run. better-sqlite3 is synchronous: each method is one transaction, no
+ * interleaving, which is what makes claim and lease checks atomic here.
+ */
+export class SqliteRunStore extends RunStore {
+  private readonly statements;
+  private readonly createTx;
+  private readonly createManyTx;
+  private pendingCreates: PendingCreate[] = [];
+  private readonly claimTx;
+  private readonly recordTx;
+  private readonly completeTx;
+  private readonly cancelTx;
+
+  constructor(private readonly db: SqliteDb) {
+    super();
+    this.statements = {
+      insert: db.prepare(
+        `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, started_by,
+           acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
+           claims, cancel_requested, error)
+         VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @started_by,
+           @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL)`,
+      ),
+      byIdempotencyKey: db.prepare('SELECT * FROM workflow_runs WHERE workflow_id = ? AND idempotency_key = ?'),
+      forgetIdempotencyKey: db.prepare('UPDATE workflow_runs SET idempotency_key = NULL WHERE id = ?'),
+      get: db.prepare('SELECT * FROM workflow_runs WHERE id = ?'),
+      steps: db.prepare(
+        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error
+         FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
+      ),
+      claim: db.prepare(
+        `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until,
+           claims = claims + 1, started_at = @now
+         WHERE id = @id AND (status = 'queued' OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))
+         RETURNING *`,
+      ),
+      deleteSteps: db.prepare('DELETE FROM workflow_run_steps WHERE run_id = ?'),
+      lease: db.prepare('SELECT lease_owner, status, cancel_requested FROM workflow_runs WHERE id = ?'),
+      renew: db
+        .prepare(
+          `UPDATE workflow_runs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'
+           RETURNING cancel_requested`,
+        )
+        .pluck(),
+      upsertStep: db.prepare(
+        `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error)
+         VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @output, @error)
+         ON CONFLICT (run_id, node_id) DO UPDATE SET position = excluded.position, type = excluded.type, node_version = excluded.node_version,
+           status = excluded.status, attempts = excluded.attempts, started_at = excluded.started_at,
+           finished_at = excluded.finished_at, output = excluded.output, error = excluded.error`,
+      ),
+      complete: db.prepare(
+        `UPDATE workflow_runs SET status = @status, error = @error, finished_at = @finished_at, lease_owner = NULL, lease_expires_at = NULL
+         WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
+      ),
+      release: db.prepare(
+        `UPDATE workflow_runs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL
+         WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+      ),
+      cancelQueued: db.prepare(
+        `UPDATE workflow_runs SET status = 'canceled', cancel_requested = 1, finished_at = ?, error = ?
+         WHERE id = ? AND status = 'queued'`,
+      ),
+      cancelRunning: db.prepare(`UPDATE workflow_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`),
+      listQueued: db.prepare(
+        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < ? ORDER BY created_at LIMIT ?`,
+      ),
+      listExpired: db.prepare(
+        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'running' AND lease_expires_at < ? ORDER BY created_at LIMIT ?`,
+      ),
+      requeue: db.prepare(
+        `UPDATE workflow_runs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, job_id = @job_id
+         WHERE id = @id AND status = 'running' AND lease_owner IS @owner AND lease_expires_at < @now`,
+      ),
+      setJobId: db.prepare(`UPDATE workflow_runs SET job_id = ? WHERE id = ? AND status = 'queued'`),
+      abandon: db.prepare(
+        `UPDATE workflow_runs SET status = 'failed', error = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
+         WHERE id = ? AND status IN ('queued', 'running')`,
+      ),
+      deleteStepsOfWorkflow: db.prepare(
+        'DELETE FROM workflow_run_steps WHERE run_id IN (SELECT id FROM workflow_runs WHERE workflow_id = ?)',
+      ),
+      deleteRunsOfWorkflow: db.prepare('DELETE FROM workflow_runs WHERE workflow_id = ?'),
+    };
+
+    this.createTx = db.transaction((run: Run, reuseSince: Date): { created: boolean; run: Run } => {
+      if (run.idempotencyKey) {
+        const earlier = this.statements.byIdempotencyKey.get(run.workflowId, run.idempotencyKey) as RunRow | undefined;
+        if (earlier && earlier.created_at >= toSqlDate(reuseSince)!) return { created: false, run: toRun(earlier) };
+        if (earlier) this.statements.forgetIdempotencyKey.run(earlier.id);
+      }
+      this.statements.insert.run({
+        id: run.id,
+        workflow_id: run.workflowId,
+        run_type: run.runType,
+        version_id: run.versionId,
+        version: run.version,
+        definition: json(run.definition ?? undefined),
+        status: run.status,
+        input: json(run.input),
+        started_by: run.startedBy,
+        acting_user_id: run.actingUserId,
+        idempotency_key: run.idempotencyKey,
+        job_id: run.jobId,
+        created_at: toSqlDate(run.createdAt),
+      });
+      return { created: true, run };
+    });
+
+    this.createManyTx = db.transaction((batch: PendingCreate[]) => batch.map((p) => this.createTx(p.run, p.reuseSince)));
+
+    this.claimTx = db.transaction((id: string, owner: string, until: Date, now: Date): Run | null => {
+      const row = this.statements.claim.get({ id, owner, until: toSqlDate(until), now: toSqlDate(now) }) as RunRow | undefined;
+      if (!row) return null;
+      // A run claimed again restarts from its first node: steps of the lost attempt would mislead.
+      if (row.claims > 1) this.statements.deleteSteps.run(id);
+      return toRun(row);
+    });
+
+    this.recordTx = db.transaction((id: string, owner: string, steps: StepRecord[]): LeaseState => {
+      const lease = this.leaseOf(id, owner);
+      if (lease.held) for (const step of steps) this.upsertStep(id, step);
+      return lease;
+    });
+
+    // The conditional update is the lease check: when it changes nothing, no step is written either.
+    this.completeTx = db.transaction((id: string, owner: string, steps: StepRecord[], completion: RunCompletion): boolean => {
+      const { changes } = this.statements.complete.run({
+        id,
+        owner,
+        status: completion.status,
+        error: json(completion.error ?? undefined),
+        finished_at: toSqlDate(completion.finishedAt),
+      });
+      if (changes === 0) return false;
+      for (const step of steps) this.upsertStep(id, step);
+      return true;
+    });
+
+    this.cancelTx = db.transaction((id: string, now: Date): Run | null => {
+      const error: RunError = { code: 'CANCELED', message: 'The run was canceled before it started' };
+      if (this.statements.cancelQueued.run(toSqlDate(now), JSON.stringify(error), id).changes === 0) {
+        this.statements.cancelRunning.run(id);
+      }
+      const row = this.statements.get.get(id) as RunRow | undefined;
+      return row ? toRun(row, this.stepsOf(id)) : null;
+    });
+  }
+
+  /**
+   * Group commit: runs accepted in the same turn of the event loop are inserted in one
+   * transaction, so a burst of webhooks pays for one WAL commit instead of one each. Every caller
+   * still gets its answer only once its row is committed.
+   */
+  create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }> {
+    return new Promise((resolve, reject) => {
+      this.pendingCreates.push({ run, reuseSince, resolve, reject });
+      if (this.pendingCreates.length === 1) setImmediate(this.flushCreates);
+    });
+  }
+
+  private readonly flushCreates = (): void => {
+    const batch = this.pendingCreates;
+    this.pendingCreates = [];
+    let results: { created: boolean; run: Run }[];
+    try {
+      results = this.createManyTx(batch);
+    } catch {
+      // One bad row must not fail the others: insert them one by one to find it.
+      for (const pending of batch) {
+        try {
+          pending.resolve(this.createTx(pending.run, pending.reuseSince));
+        } catch (error) {
+          pending.reject(error);
+        }
+      }
+      return;
+    }
+    batch.forEach((pending, i) => pending.resolve(results[i]));
+  };
+
+  async get(id: string): Promise<Run | null> {
+    const row = this.statements.get.get(id) as RunRow | undefined;
+    return row ? toRun(row, this.stepsOf(id)) : null;
+  }
+
+  async list(filter: RunFilter, page: PageRequest): Promise<Page<Run>> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    let join = '';
+    if (filter.visibleTo) {
+      join = `JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = r.workflow_id AND m.user_id = ?`;
+      params.push(filter.visibleTo);
+    }
+    if (filter.workflowId) {
+      where.push('r.workflow_id = ?');
+      params.push(filter.workflowId);
+    }
+    if (filter.status) {
+      where.push('r.status = ?');
+      params.push(filter.status);
+    }
+    const clause = `FROM workflow_runs r ${join} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
+    const columns = SUMMARY_COLUMNS.split(',')
+      .map((c) => `r.${c.trim()}`)
+      .join(', ');
+    const rows = this.db
+      .prepare(`SELECT ${columns} ${clause} ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?`)
+      .all(...params, page.limit, page.offset) as RunRow[];
+    const total = this.db.prepare(`SELECT COUNT(*) ${clause}`).pluck().get(...params) as number;
+    return { items: rows.map((row) => toRun(row)), total };
+  }
+
+  async claim(id: string, owner: string, leaseUntil: Date, now: Date): Promise<Run | null> {
+    return this.claimTx(id, owner, leaseUntil, now);
+  }
+
+  async renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState> {
+    const cancel = this.statements.renew.get(toSqlDate(leaseUntil), id, owner) as number | undefined;
+    return cancel === undefined ? { held: false, cancelRequested: false } : { held: true, cancelRequested: cancel === 1 };
+  }
+
+  async recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState> {
+    return this.recordTx(id, owner, steps);
+  }
+
+  async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean> {
+    return this.completeTx(id, owner, steps, completion);
+  }
+
+  async release(id: string, owner: string): Promise<boolean> {
+    return this.statements.release.run(id, owner).changes > 0;
+  }
+
+  async requestCancel(id: string, now: Date): Promise<Run | null> {
+    return this.cancelTx(id, now);
+  }
+
+  async listQueued(createdBefore: Date, limit: number): Promise<Run[]> {
+    return (this.statements.listQueued.all(toSqlDate(createdBefore), limit) as RunRow[]).map((row) => toRun(row));
+  }
+
+  async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {
+    return (this.statements.listExpired.all(toSqlDate(now), limit) as RunRow[]).map((row) => toRun(row));
+  }
+
+  async requeueExpired(id: string, leaseOwner: string | null, jobId: string, now: Date): Promise<boolean> {
+    return this.statements.requeue.run({ id, owner: leaseOwner, job_id: jobId, now: toSqlDate(now) }).changes > 0;
+  }
+
+  async setJobId(id: string, jobId: string): Promise<void> {
+    this.statements.setJobId.run(jobId, id);
+  }
+
+  async abandon(id: string, error: RunError, now: Date): Promise<boolean> {
+    return this.statements.abandon.run(JSON.stringify(error), toSqlDate(now), id).changes > 0;
+  }
+
+  async deleteForWorkflow(workflowId: string): Promise<void> {
+    this.db.transaction(() => {
+      this.statements.deleteStepsOfWorkflow.run(workflowId);
+      this.statements.deleteRunsOfWorkflow.run(workflowId);
+    })();
+  }
+
+  private leaseOf(id: string, owner: string): LeaseState {
+    const row = this.statements.lease.get(id) as Pick<RunRow, 'lease_owner' | 'status' | 'cancel_requested'> | undefined;
+    const held = row !== undefined && row.status === 'running' && row.lease_owner === owner;
+    return { held, cancelRequested: row?.cancel_requested === 1 };
+  }
+
+  private stepsOf(id: string): StepRecord[] {
+    return (this.statements.steps.all(id) as StepRow[]).map(toStep);
+  }
+
+  private upsertStep(runId: string, step: StepRecord): void {
+    this.statements.upsertStep.run({
+      run_id: runId,
+      node_id: step.nodeId,
+      position: step.position,
+      type: step.type,
+      node_version: step.version,
+      status: step.status,
+      attempts: step.attempts,
+      started_at: toSqlDate(step.startedAt),
+      finished_at: toSqlDate(step.finishedAt),
+      output: json(step.output),
+      error: json(step.error ?? undefined),
+    });
+  }
+}

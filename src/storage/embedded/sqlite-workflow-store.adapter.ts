@@ -1,0 +1,180 @@
+import { Page, PageRequest } from '../../common/pagination';
+import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import { Role } from '../ports/membership-store.port';
+import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
+import { SqliteDb, toSqlDate } from './sqlite-database';
+
+interface WorkflowRow {
+  id: string;
+  name: string;
+  owner_id: string;
+  draft: string;
+  active_version_id: string | null;
+  active_version: number | null;
+  latest_version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+interface VersionRow {
+  id: string;
+  workflow_id: string;
+  version: number;
+  definition?: string;
+  created_by: string;
+  created_at: string;
+}
+
+const toWorkflow = (row: WorkflowRow): Workflow => ({
+  id: row.id,
+  name: row.name,
+  ownerId: row.owner_id,
+  draft: JSON.parse(row.draft) as WorkflowDefinition,
+  activeVersionId: row.active_version_id,
+  activeVersion: row.active_version,
+  latestVersion: row.latest_version,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+});
+
+const toSummary = (row: VersionRow): WorkflowVersionSummary => ({
+  id: row.id,
+  workflowId: row.workflow_id,
+  version: row.version,
+  createdBy: row.created_by,
+  createdAt: new Date(row.created_at),
+});
+
+const toVersion = (row: VersionRow): WorkflowVersion => ({
+  ...toSummary(row),
+  definition: JSON.parse(row.definition!) as WorkflowDefinition,
+});
+
+export class SqliteWorkflowStore extends WorkflowStore {
+  private readonly statements;
+  private readonly createTx;
+  private readonly deleteTx;
+  private readonly publishTx;
+
+  constructor(db: SqliteDb) {
+    super();
+    this.statements = {
+      insert: db.prepare(
+        `INSERT INTO workflows (id, name, owner_id, draft, active_version_id, active_version, latest_version, created_at, updated_at)
+         VALUES (@id, @name, @owner_id, @draft, NULL, NULL, 0, @created_at, @updated_at)`,
+      ),
+      insertOwner: db.prepare(
+        `INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at) VALUES ('workflow', ?, ?, 'owner', ?)`,
+      ),
+      get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
+      listVisible: db.prepare(
+        `SELECT w.*, m.role FROM workflows w
+         JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = w.id AND m.user_id = ?
+         ORDER BY w.created_at DESC, w.id DESC LIMIT ? OFFSET ?`,
+      ),
+      countVisible: db
+        .prepare(
+          `SELECT COUNT(*) FROM workflows w
+           JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = w.id AND m.user_id = ?`,
+        )
+        .pluck(),
+      updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ? WHERE id = ?'),
+      delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
+      deleteVersions: db.prepare('DELETE FROM workflow_versions WHERE workflow_id = ?'),
+      deleteMembers: db.prepare("DELETE FROM memberships WHERE resource_type = 'workflow' AND resource_id = ?"),
+      insertVersion: db.prepare(
+        `INSERT INTO workflow_versions (id, workflow_id, version, definition, created_by, created_at)
+         VALUES (@id, @workflow_id, @version, @definition, @created_by, @created_at)`,
+      ),
+      setActive: db.prepare(
+        'UPDATE workflows SET active_version_id = ?, active_version = ?, latest_version = MAX(latest_version, ?), updated_at = ? WHERE id = ?',
+      ),
+      listVersions: db.prepare(
+        'SELECT id, workflow_id, version, created_by, created_at FROM workflow_versions WHERE workflow_id = ? ORDER BY version DESC',
+      ),
+      getVersion: db.prepare('SELECT * FROM workflow_versions WHERE workflow_id = ? AND version = ?'),
+      getVersionById: db.prepare('SELECT * FROM workflow_versions WHERE id = ?'),
+    };
+    this.createTx = db.transaction((w: Workflow) => {
+      this.statements.insert.run({
+        id: w.id,
+        name: w.name,
+        owner_id: w.ownerId,
+        draft: JSON.stringify(w.draft),
+        created_at: toSqlDate(w.createdAt),
+        updated_at: toSqlDate(w.updatedAt),
+      });
+      this.statements.insertOwner.run(w.id, w.ownerId, toSqlDate(w.createdAt));
+    });
+    this.deleteTx = db.transaction((id: string) => {
+      this.statements.deleteMembers.run(id);
+      this.statements.deleteVersions.run(id);
+      return this.statements.delete.run(id).changes > 0;
+    });
+    this.publishTx = db.transaction((workflowId: string, versionId: string, createdBy: string, now: Date): WorkflowVersion | null => {
+      const row = this.statements.get.get(workflowId) as WorkflowRow | undefined;
+      if (!row) return null;
+      const version = row.latest_version + 1;
+      const createdAt = toSqlDate(now);
+      this.statements.insertVersion.run({
+        id: versionId,
+        workflow_id: workflowId,
+        version,
+        definition: row.draft,
+        created_by: createdBy,
+        created_at: createdAt,
+      });
+      this.statements.setActive.run(versionId, version, version, createdAt, workflowId);
+      return { id: versionId, workflowId, version, definition: JSON.parse(row.draft), createdBy, createdAt: now };
+    });
+  }
+
+  async create(workflow: Workflow): Promise<void> {
+    this.createTx(workflow);
+  }
+
+  async get(id: string): Promise<Workflow | null> {
+    const row = this.statements.get.get(id) as WorkflowRow | undefined;
+    return row ? toWorkflow(row) : null;
+  }
+
+  async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {
+    const rows = this.statements.listVisible.all(userId, page.limit, page.offset) as (WorkflowRow & { role: Role })[];
+    return {
+      items: rows.map((row) => ({ ...toWorkflow(row), role: row.role })),
+      total: this.statements.countVisible.get(userId) as number,
+    };
+  }
+
+  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean> {
+    return this.statements.updateDraft.run(name, JSON.stringify(draft), toSqlDate(updatedAt), id).changes > 0;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.deleteTx(id);
+  }
+
+  async publish(workflowId: string, versionId: string, createdBy: string, now: Date): Promise<WorkflowVersion | null> {
+    return this.publishTx(workflowId, versionId, createdBy, now);
+  }
+
+  async listVersions(workflowId: string): Promise<WorkflowVersionSummary[]> {
+    return (this.statements.listVersions.all(workflowId) as VersionRow[]).map(toSummary);
+  }
+
+  async getVersion(workflowId: string, version: number): Promise<WorkflowVersion | null> {
+    const row = this.statements.getVersion.get(workflowId, version) as VersionRow | undefined;
+    return row ? toVersion(row) : null;
+  }
+
+  async getVersionById(versionId: string): Promise<WorkflowVersion | null> {
+    const row = this.statements.getVersionById.get(versionId) as VersionRow | undefined;
+    return row ? toVersion(row) : null;
+  }
+
+  async activate(workflowId: string, version: number, now: Date): Promise<boolean> {
+    const row = this.statements.getVersion.get(workflowId, version) as VersionRow | undefined;
+    if (!row) return false;
+    return this.statements.setActive.run(row.id, row.version, row.version, toSqlDate(now), workflowId).changes > 0;
+  }
+}

@@ -1,0 +1,146 @@
+import { Connection, Model } from 'mongoose';
+import { Page, PageRequest } from '../../common/pagination';
+import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import { Role } from '../ports/membership-store.port';
+import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
+import { foundationModels, MembershipDoc } from './foundation.schema';
+import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
+
+const toWorkflow = (doc: WorkflowDoc): Workflow => ({
+  id: doc._id,
+  name: doc.name,
+  ownerId: doc.ownerId,
+  draft: JSON.parse(doc.draftJson) as WorkflowDefinition,
+  activeVersionId: doc.activeVersionId ?? null,
+  activeVersion: doc.activeVersion ?? null,
+  latestVersion: doc.latestVersion ?? 0,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
+
+const toSummary = (doc: Omit<WorkflowVersionDoc, 'definitionJson'>): WorkflowVersionSummary => ({
+  id: doc._id,
+  workflowId: doc.workflowId,
+  version: doc.version,
+  createdBy: doc.createdBy,
+  createdAt: doc.createdAt,
+});
+
+const toVersion = (doc: WorkflowVersionDoc): WorkflowVersion => ({
+  ...toSummary(doc),
+  definition: JSON.parse(doc.definitionJson) as WorkflowDefinition,
+});
+
+export class MongoWorkflowStore extends WorkflowStore {
+  private readonly workflows: Model<WorkflowDoc>;
+  private readonly versions: Model<WorkflowVersionDoc>;
+  private readonly memberships: Model<MembershipDoc>;
+
+  constructor(connection: Connection) {
+    super();
+    const models = workflowModels(connection);
+    this.workflows = models.workflows;
+    this.versions = models.versions;
+    this.memberships = foundationModels(connection).memberships;
+  }
+
+  async create(w: Workflow): Promise<void> {
+    await this.workflows.create({
+      _id: w.id,
+      name: w.name,
+      ownerId: w.ownerId,
+      draftJson: JSON.stringify(w.draft),
+      activeVersionId: null,
+      activeVersion: null,
+      latestVersion: 0,
+      createdAt: w.createdAt,
+      updatedAt: w.updatedAt,
+    });
+    try {
+      await this.memberships.create({ resourceType: 'workflow', resourceId: w.id, userId: w.ownerId, role: 'owner', createdAt: w.createdAt });
+    } catch (error) {
+      // Without its owner membership the workflow would be invisible to everyone: undo it.
+      await this.workflows.deleteOne({ _id: w.id });
+      throw error;
+    }
+  }
+
+  async get(id: string): Promise<Workflow | null> {
+    const doc = await this.workflows.findById(id).lean<WorkflowDoc>();
+    return doc ? toWorkflow(doc) : null;
+  }
+
+  async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {
+    const roles = await this.memberships.find({ resourceType: 'workflow', userId }, { resourceId: 1, role: 1 }).lean<MembershipDoc[]>();
+    const roleById = new Map(roles.map((m) => [m.resourceId, m.role as Role]));
+    const ids = [...roleById.keys()];
+    const [docs, total] = await Promise.all([
+      this.workflows.find({ _id: { $in: ids } }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<WorkflowDoc[]>(),
+      this.workflows.countDocuments({ _id: { $in: ids } }),
+    ]);
+    return { items: docs.map((doc) => ({ ...toWorkflow(doc), role: roleById.get(doc._id)! })), total };
+  }
+
+  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean> {
+    const result = await this.workflows.updateOne({ _id: id }, { $set: { name, draftJson: JSON.stringify(draft), updatedAt } });
+    return result.matchedCount > 0;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    await this.memberships.deleteMany({ resourceType: 'workflow', resourceId: id });
+    await this.versions.deleteMany({ workflowId: id });
+    const result = await this.workflows.deleteOne({ _id: id });
+    return result.deletedCount > 0;
+  }
+
+  /** The increment hands out the number and reads the draft in one atomic step. */
+  async publish(workflowId: string, versionId: string, createdBy: string, now: Date): Promise<WorkflowVersion | null> {
+    const doc = await this.workflows
+      .findOneAndUpdate({ _id: workflowId }, { $inc: { latestVersion: 1 } }, { returnDocument: 'after' })
+      .lean<WorkflowDoc>();
+    if (!doc) return null;
+    const version: WorkflowVersionDoc = {
+      _id: versionId,
+      workflowId,
+      version: doc.latestVersion,
+      definitionJson: doc.draftJson,
+      createdBy,
+      createdAt: now,
+    };
+    await this.versions.create(version);
+    // A concurrent, later publish may have activated a higher number already: keep that one.
+    await this.workflows.updateOne(
+      { _id: workflowId, $or: [{ activeVersion: null }, { activeVersion: { $lt: version.version } }] },
+      { $set: { activeVersionId: versionId, activeVersion: version.version, updatedAt: now } },
+    );
+    return toVersion(version);
+  }
+
+  async listVersions(workflowId: string): Promise<WorkflowVersionSummary[]> {
+    const docs = await this.versions
+      .find({ workflowId }, { definitionJson: 0 })
+      .sort({ version: -1 })
+      .lean<Omit<WorkflowVersionDoc, 'definitionJson'>[]>();
+    return docs.map(toSummary);
+  }
+
+  async getVersion(workflowId: string, version: number): Promise<WorkflowVersion | null> {
+    const doc = await this.versions.findOne({ workflowId, version }).lean<WorkflowVersionDoc>();
+    return doc ? toVersion(doc) : null;
+  }
+
+  async getVersionById(versionId: string): Promise<WorkflowVersion | null> {
+    const doc = await this.versions.findById(versionId).lean<WorkflowVersionDoc>();
+    return doc ? toVersion(doc) : null;
+  }
+
+  async activate(workflowId: string, version: number, now: Date): Promise<boolean> {
+    const doc = await this.versions.findOne({ workflowId, version }, { _id: 1 }).lean<{ _id: string }>();
+    if (!doc) return false;
+    const result = await this.workflows.updateOne(
+      { _id: workflowId },
+      { $set: { activeVersionId: doc._id, activeVersion: version, updatedAt: now } },
+    );
+    return result.matchedCount > 0;
+  }
+}

@@ -1,0 +1,133 @@
+import { Page, PageRequest } from '../../common/pagination';
+import type { WorkflowDefinition } from '../../engine/workflow-definition';
+
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type TerminalRunStatus = Extract<RunStatus, 'succeeded' | 'failed' | 'canceled'>;
+export const RUN_TYPES = ['test', 'production'] as const;
+export type RunType = (typeof RUN_TYPES)[number];
+
+export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'canceled';
+
+/** A failure as stored: secrets already masked. */
+export interface StepError {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+export interface RunError extends StepError {
+  /** The node whose failure ended the run, when one did. */
+  nodeId?: string;
+}
+
+/** One node of one run. `output` is masked and size-capped before it gets here. */
+export interface StepRecord {
+  nodeId: string;
+  /** The node's place in the execution order, from 0: steps are listed by it. */
+  position: number;
+  type: string;
+  version: number;
+  status: StepStatus;
+  /** Tries of the node (the most any item needed, in run mode `item`); 0 when it never ran. */
+  attempts: number;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  output?: unknown;
+  error?: StepError | null;
+}
+
+export interface Run {
+  id: string;
+  workflowId: string;
+  runType: RunType;
+  /** The published version a production run executes; null for a test run. */
+  versionId: string | null;
+  version: number | null;
+  /** The draft a test run executes, frozen when the run was accepted; null for production runs. */
+  definition: WorkflowDefinition | null;
+  status: RunStatus;
+  /** The webhook body's `input`; undefined when it had none. */
+  input: unknown;
+  /** The user whose API key started the run. */
+  startedBy: string;
+  /** The user whose rights the nodes act with. */
+  actingUserId: string;
+  idempotencyKey: string | null;
+  /** The queue job currently carrying the run (the run id, or a later one after a requeue). */
+  jobId: string;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  /** How many times a worker claimed the run; more than one means a worker was lost or stopped. */
+  claims: number;
+  cancelRequested: boolean;
+  error: RunError | null;
+  /** Filled by `get`; empty in lists. */
+  steps: StepRecord[];
+}
+
+export interface RunFilter {
+  /** Only runs of workflows this user holds a role on. */
+  visibleTo?: string;
+  workflowId?: string;
+  status?: RunStatus;
+}
+
+export interface LeaseState {
+  /** False once another worker took the run over or it was deleted: stop working on it. */
+  held: boolean;
+  cancelRequested: boolean;
+}
+
+export interface RunCompletion {
+  status: TerminalRunStatus;
+  error: RunError | null;
+  finishedAt: Date;
+}
+
+export abstract class RunStore {
+  /**
+   * Inserts a queued run. With an idempotency key already used on the workflow since `reuseSince`,
+   * inserts nothing and returns the earlier run (`created: false`); an older use of the key is
+   * forgotten so it can start a new run.
+   */
+  abstract create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }>;
+  /** The run with its steps in execution order. */
+  abstract get(id: string): Promise<Run | null>;
+  /** Newest first, without steps and test definitions. */
+  abstract list(filter: RunFilter, page: PageRequest): Promise<Page<Run>>;
+  /**
+   * Moves a queued run, or a running one whose lease expired or that this owner already holds,
+   * to running under `owner` until `leaseUntil`. Null when the run is not claimable.
+   */
+  abstract claim(id: string, owner: string, leaseUntil: Date, now: Date): Promise<Run | null>;
+  abstract renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState>;
+  /** Writes steps (insert or replace by node id) while the owner holds the lease. */
+  abstract recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState>;
+  /** Writes the last steps and the terminal state in one go, if the owner still holds the lease. */
+  abstract complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean>;
+  /** Gives a claimed run back to the queue (the worker is stopping); true when it was ours. */
+  abstract release(id: string, owner: string): Promise<boolean>;
+  /**
+   * A queued run becomes canceled at once; a running one gets `cancelRequested` for its worker to
+   * honour at its next step. Returns the run after the change, or null when it does not exist.
+   */
+  abstract requestCancel(id: string, now: Date): Promise<Run | null>;
+  /** Queued runs created before `createdBefore`, oldest first: candidates whose job may be lost. */
+  abstract listQueued(createdBefore: Date, limit: number): Promise<Run[]>;
+  /** Running runs whose lease ended before `now`, oldest first. */
+  abstract listExpiredLeases(now: Date, limit: number): Promise<Run[]>;
+  /**
+   * Puts a running run whose lease is still expired and still held by `leaseOwner` (its worker was
+   * lost) back to queued under a new job id. False when anything changed meanwhile.
+   */
+  abstract requeueExpired(id: string, leaseOwner: string | null, jobId: string, now: Date): Promise<boolean>;
+  /** Sets the job id of a queued run. */
+  abstract setJobId(id: string, jobId: string): Promise<void>;
+  /** Ends a run the service gave up on (lost too many workers); only while it is not terminal. */
+  abstract abandon(id: string, error: RunError, now: Date): Promise<boolean>;
+  abstract deleteForWorkflow(workflowId: string): Promise<void>;
+}

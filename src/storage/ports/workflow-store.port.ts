@@ -1,0 +1,54 @@
+import { Page, PageRequest } from '../../common/pagination';
+import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import { Role } from './membership-store.port';
+
+export interface Workflow {
+  id: string;
+  name: string;
+  ownerId: string;
+  /** What test runs execute and PUT replaces; secret variables hold ciphertext. */
+  draft: WorkflowDefinition;
+  /** What production runs execute: null until something is published. */
+  activeVersionId: string | null;
+  activeVersion: number | null;
+  /** Highest version number published so far (0 before the first). */
+  latestVersion: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type VisibleWorkflow = Workflow & { role: Role };
+
+/** An immutable, numbered snapshot of a draft. */
+export interface WorkflowVersion {
+  id: string;
+  workflowId: string;
+  version: number;
+  definition: WorkflowDefinition;
+  createdBy: string;
+  createdAt: Date;
+}
+
+export type WorkflowVersionSummary = Omit<WorkflowVersion, 'definition'>;
+
+export abstract class WorkflowStore {
+  /** Creates the workflow and makes its creator the owner. */
+  abstract create(workflow: Workflow): Promise<void>;
+  abstract get(id: string): Promise<Workflow | null>;
+  /** Workflows the user holds a role on, newest first. */
+  abstract listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>>;
+  /** Replaces name and draft; false when the workflow does not exist. */
+  abstract updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean>;
+  /** Removes the workflow, its versions and memberships (runs are the RunStore's). */
+  abstract delete(id: string): Promise<boolean>;
+  /**
+   * Snapshots the current draft as the next version number and makes it active, atomically, so two
+   * concurrent publishes get distinct numbers. Null when the workflow does not exist.
+   */
+  abstract publish(workflowId: string, versionId: string, createdBy: string, now: Date): Promise<WorkflowVersion | null>;
+  abstract listVersions(workflowId: string): Promise<WorkflowVersionSummary[]>;
+  abstract getVersion(workflowId: string, version: number): Promise<WorkflowVersion | null>;
+  abstract getVersionById(versionId: string): Promise<WorkflowVersion | null>;
+  /** Makes an existing version the active one (rollback or roll forward); false when it does not exist. */
+  abstract activate(workflowId: string, version: number, now: Date): Promise<boolean>;
+}

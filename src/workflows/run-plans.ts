@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/app-error';
+import { LruCache } from '../engine/expressions/lru-cache';
+import { NodeRegistry } from '../engine/node-registry';
+import { Redactor } from '../engine/redactor';
+import { compileWorkflow, CompiledWorkflow } from '../engine/workflow-compiler';
+import { WorkflowDefinition } from '../engine/workflow-definition';
+import type { VariableValue } from '../sdk';
+import { Run } from '../storage/ports/run-store.port';
+import { WorkflowStore } from '../storage/ports/workflow-store.port';
+import { SecretCipher } from './secret-cipher';
+import { revealVariables } from './workflow-variables';
+
+/** What a worker needs to execute a run, prepared once per published version. */
+export interface RunPlan {
+  plan: CompiledWorkflow;
+  variables: Readonly<Record<string, VariableValue>>;
+  redactor: Redactor;
+}
+
+const CACHED_VERSIONS = 256;
+
+/**
+ * Compiled plans of published versions, which never change, so production runs skip parsing,
+ * graph checks, parameter validation and decryption after the first run of a version. A test
+ * run executes the draft frozen into it and is prepared each time.
+ */
+@Injectable()
+export class RunPlans {
+  private readonly versions = new LruCache<string, RunPlan>(CACHED_VERSIONS);
+
+  constructor(
+    private readonly workflows: WorkflowStore,
+    private readonly registry: NodeRegistry,
+    private readonly cipher: SecretCipher,
+  ) {}
+
+  async forRun(run: Run): Promise<RunPlan> {
+    if (run.definition) return this.prepare(run.definition, run.workflowId);
+    if (!run.versionId) throw AppError.notFound('definition of run', run.id);
+    const cached = this.versions.get(run.versionId);
+    if (cached) return cached;
+    const version = await this.workflows.getVersionById(run.versionId);
+    if (!version) throw AppError.notFound(`version ${run.version} of workflow`, run.workflowId);
+    const prepared = this.prepare(version.definition, run.workflowId);
+    this.versions.set(run.versionId, prepared);
+    return prepared;
+  }
+
+  private prepare(definition: WorkflowDefinition, workflowId: string): RunPlan {
+    const plan = compileWorkflow(definition, this.registry);
+    const { values, secrets } = revealVariables(definition.variables, workflowId, this.cipher);
+    return { plan, variables: values, redactor: new Redactor(secrets) };
+  }
+}

@@ -1,0 +1,130 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { newId } from '../common/ids';
+import { EnqueueOptions, JobHandler, JobQueue, JobState } from '../jobs/job-queue.port';
+import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
+import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
+import { Run } from '../storage/ports/run-store.port';
+import { RunsReconciler } from './runs-reconciler.service';
+import { RUN_JOB } from './runs.service';
+
+/** Records what is enqueued; `states` says what state() answers per job id (default: missing). */
+class RecordingQueue extends JobQueue {
+  readonly enqueued: { name: string; data: unknown; jobId?: string }[] = [];
+  readonly states = new Map<string, JobState>();
+
+  async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
+    this.enqueued.push({ name, data, jobId: options?.jobId });
+    this.states.set(options!.jobId!, 'waiting');
+    return options!.jobId!;
+  }
+  process<T>(_name: string, _handler: JobHandler<T>): void {}
+  async state(_name: string, jobId: string): Promise<JobState> {
+    return this.states.get(jobId) ?? 'missing';
+  }
+  async ping(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+describe('RunsReconciler', () => {
+  let dir: string;
+  let db: SqliteDb;
+  let runs: SqliteRunStore;
+  let queue: RecordingQueue;
+  let reconciler: RunsReconciler;
+  const longAgo = new Date(Date.now() - 10 * 60_000);
+
+  const queued = async (overrides: Partial<Run> = {}): Promise<Run> => {
+    const id = newId('run');
+    const run: Run = {
+      id,
+      workflowId: 'wfl_r',
+      runType: 'test',
+      versionId: null,
+      version: null,
+      definition: { nodes: [], edges: [], variables: [] },
+      status: 'queued',
+      input: null,
+      startedBy: 'usr_1',
+      actingUserId: 'usr_1',
+      idempotencyKey: null,
+      jobId: id,
+      createdAt: longAgo,
+      startedAt: null,
+      finishedAt: null,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      claims: 0,
+      cancelRequested: false,
+      error: null,
+      steps: [],
+      ...overrides,
+    };
+    await runs.create(run, new Date(0));
+    return run;
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'wcs-reconciler-'));
+    db = openSqliteDatabase(dir);
+    runs = new SqliteRunStore(db);
+    queue = new RecordingQueue();
+    reconciler = new RunsReconciler(runs, queue, pino({ level: 'silent' }), { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 });
+  });
+
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('enqueues a queued run whose job is missing, under its own job id', async () => {
+    const lost = await queued();
+    await reconciler.reconcile();
+    expect(queue.enqueued).toEqual([{ name: RUN_JOB, data: { runId: lost.id }, jobId: lost.id }]);
+    await reconciler.reconcile();
+    expect(queue.enqueued).toHaveLength(1);
+  });
+
+  it('leaves young queued runs and runs whose job still waits', async () => {
+    await queued({ createdAt: new Date() });
+    const waiting = await queued();
+    queue.states.set(waiting.jobId, 'waiting');
+    await reconciler.reconcile();
+    expect(queue.enqueued).toEqual([]);
+  });
+
+  it('gives a queued run whose job already ended a new job id', async () => {
+    const stuck = await queued();
+    queue.states.set(stuck.jobId, 'failed');
+    await reconciler.reconcile();
+    const jobId = queue.enqueued[0].jobId!;
+    expect(jobId).toMatch(new RegExp(`^${stuck.id}\\.q`));
+    expect((await runs.get(stuck.id))?.jobId).toBe(jobId);
+  });
+
+  it('puts a run whose worker died back in the queue, and fails it after too many lost workers', async () => {
+    const orphan = await queued();
+    await runs.claim(orphan.id, 'dead-worker', new Date(Date.now() - 1000), longAgo);
+    await reconciler.reconcile();
+    expect(await runs.get(orphan.id)).toMatchObject({ status: 'queued', jobId: `${orphan.id}.r1`, leaseOwner: null });
+    expect(queue.enqueued.map((e) => e.jobId)).toEqual([`${orphan.id}.r1`]);
+
+    for (const worker of ['second', 'third']) {
+      await runs.claim(orphan.id, worker, new Date(Date.now() - 1000), new Date());
+      await reconciler.reconcile();
+    }
+    await runs.claim(orphan.id, 'fourth', new Date(Date.now() - 1000), new Date());
+    await reconciler.reconcile();
+    expect(await runs.get(orphan.id)).toMatchObject({ status: 'failed', claims: 3, error: { code: 'UNAVAILABLE' } });
+  });
+
+  it('leaves a running run whose lease is alive', async () => {
+    const busy = await queued();
+    await runs.claim(busy.id, 'alive', new Date(Date.now() + 30_000), new Date());
+    await reconciler.reconcile();
+    expect((await runs.get(busy.id))?.status).toBe('running');
+    expect(queue.enqueued).toEqual([]);
+  });
+});

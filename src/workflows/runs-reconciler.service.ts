@@ -1,0 +1,92 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ErrorCode } from '../common/app-error';
+import { JobQueue } from '../jobs/job-queue.port';
+import { Run, RunStore } from '../storage/ports/run-store.port';
+import { RUNS_LOGGER } from './engine-runtime.service';
+import { RUN_JOB, RUN_JOB_OPTIONS, RunJobData } from './runs.service';
+
+export interface ReconcilerOptions {
+  intervalMs: number;
+  /** A queued run younger than this may be between its insert and its enqueue: leave it. */
+  queuedGraceMs: number;
+  /** Claims after which a run that keeps losing its worker is failed rather than tried again. */
+  maxClaims: number;
+  batchSize: number;
+}
+
+export const RECONCILER_OPTIONS = Symbol('RECONCILER_OPTIONS');
+export const DEFAULT_RECONCILER_OPTIONS: ReconcilerOptions = { intervalMs: 10_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 };
+
+/**
+ * Nothing accepted is lost: a queued run whose job is gone (the queue lost it, or enqueue failed
+ * after the insert) is enqueued again, and a running run whose lease expired (its worker died) is
+ * put back in the queue, or failed after `maxClaims` lost workers. Every worker process runs it;
+ * the store's conditional updates and idempotent job ids make concurrent passes harmless.
+ */
+@Injectable()
+export class RunsReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private pass?: Promise<void>;
+
+  constructor(
+    private readonly runs: RunStore,
+    private readonly jobs: JobQueue,
+    @Inject(RUNS_LOGGER) private readonly logger: Logger,
+    @Inject(RECONCILER_OPTIONS) private readonly options: ReconcilerOptions,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.reconcile(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.pass;
+  }
+
+  /** One pass; overlapping calls share the pass in progress. */
+  reconcile(now = new Date()): Promise<void> {
+    this.pass ??= this.reconcileOnce(now)
+      .catch((error: Error) => this.logger.warn({ err: error }, 'run reconciliation failed'))
+      .finally(() => (this.pass = undefined));
+    return this.pass;
+  }
+
+  private async reconcileOnce(now: Date): Promise<void> {
+    const queued = await this.runs.listQueued(new Date(now.getTime() - this.options.queuedGraceMs), this.options.batchSize);
+    for (const run of queued) await this.ensureJob(run);
+    const expired = await this.runs.listExpiredLeases(now, this.options.batchSize);
+    for (const run of expired) await this.recover(run, now);
+  }
+
+  private async ensureJob(run: Run): Promise<void> {
+    const state = await this.jobs.state(RUN_JOB, run.jobId);
+    if (state === 'waiting' || state === 'active') return;
+    // A finished job id cannot be reused while the queue remembers it: give the run a new one.
+    let jobId = run.jobId;
+    if (state !== 'missing') {
+      jobId = `${run.id}.q${Date.now().toString(36)}`;
+      await this.runs.setJobId(run.id, jobId);
+    }
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: run.id }, { jobId, ...RUN_JOB_OPTIONS });
+    this.logger.info({ runId: run.id, jobId, jobState: state }, 'queued run had no job: enqueued it again');
+  }
+
+  private async recover(run: Run, now: Date): Promise<void> {
+    if (run.claims >= this.options.maxClaims) {
+      const abandoned = await this.runs.abandon(
+        run.id,
+        { code: ErrorCode.UNAVAILABLE, message: `The run lost its worker ${run.claims} times and was given up` },
+        now,
+      );
+      if (abandoned) this.logger.warn({ runId: run.id, claims: run.claims }, 'run failed: its workers kept stopping');
+      return;
+    }
+    const jobId = `${run.id}.r${run.claims}`;
+    if (!(await this.runs.requeueExpired(run.id, run.leaseOwner, jobId, now))) return;
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: run.id }, { jobId, ...RUN_JOB_OPTIONS });
+    this.logger.warn({ runId: run.id, lostWorker: run.leaseOwner, jobId }, 'run lost its worker: queued again');
+  }
+}

@@ -1,0 +1,54 @@
+import type { LeaseState, RunStore, StepRecord } from '../storage/ports/run-store.port';
+
+/**
+ * How long a finished step may wait before it is written. Steps that finish within this window are
+ * written together, and the steps of a run that ends within it go out with its final state in one
+ * write; a slower run still shows each step at most this late.
+ */
+export const STEP_FLUSH_DELAY_MS = 200;
+
+/** Buffers a run's steps and writes them in batches while the worker holds the lease. */
+export class StepRecorder {
+  private pending: StepRecord[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly runId: string,
+    private readonly owner: string,
+    private readonly onLease: (lease: LeaseState) => void,
+  ) {}
+
+  add(step: StepRecord): void {
+    this.pending.push(step);
+    this.timer ??= setTimeout(() => void this.flush(), STEP_FLUSH_DELAY_MS);
+  }
+
+  /** Writes what is buffered; a failed write is retried with the next batch. */
+  flush(): Promise<void> {
+    this.clearTimer();
+    const steps = this.pending.splice(0);
+    if (!steps.length) return this.writing;
+    this.writing = this.writing.then(async () => {
+      try {
+        this.onLease(await this.store.recordSteps(this.runId, this.owner, steps));
+      } catch {
+        this.pending.unshift(...steps);
+      }
+    });
+    return this.writing;
+  }
+
+  /** Waits for writes in progress and hands over what is left, for the final write. */
+  async drain(): Promise<StepRecord[]> {
+    this.clearTimer();
+    await this.writing;
+    return this.pending.splice(0);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

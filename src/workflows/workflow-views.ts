@@ -1,0 +1,84 @@
+import type { WorkflowDefinition } from '../engine/workflow-definition';
+import { Role } from '../storage/ports/membership-store.port';
+import type { Run, StepRecord } from '../storage/ports/run-store.port';
+import type { Workflow, WorkflowVersion, WorkflowVersionSummary } from '../storage/ports/workflow-store.port';
+import { variableView } from './workflow-variables';
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+const duration = (from: Date | null, to: Date | null) => (from && to ? to.getTime() - from.getTime() : null);
+
+export const definitionView = (definition: WorkflowDefinition) => ({
+  nodes: definition.nodes,
+  edges: definition.edges,
+  variables: definition.variables.map(variableView),
+});
+
+export const workflowView = (workflow: Workflow, role: Role) => ({
+  id: workflow.id,
+  name: workflow.name,
+  role,
+  activeVersion: workflow.activeVersion,
+  latestVersion: workflow.latestVersion,
+  webhookPath: `/api/v1/workflows/${workflow.id}/runs`,
+  definition: definitionView(workflow.draft),
+  createdAt: workflow.createdAt.toISOString(),
+  updatedAt: workflow.updatedAt.toISOString(),
+});
+
+export const workflowSummaryView = (workflow: Workflow, role: Role) => {
+  const { definition, ...summary } = workflowView(workflow, role);
+  return { ...summary, nodeCount: definition.nodes.length };
+};
+
+export const versionSummaryView = (version: WorkflowVersionSummary, activeVersion: number | null) => ({
+  id: version.id,
+  version: version.version,
+  active: version.version === activeVersion,
+  createdBy: version.createdBy,
+  createdAt: version.createdAt.toISOString(),
+});
+
+export const versionView = (version: WorkflowVersion, activeVersion: number | null) => ({
+  ...versionSummaryView(version, activeVersion),
+  definition: definitionView(version.definition),
+});
+
+const stepView = (step: StepRecord) => ({
+  nodeId: step.nodeId,
+  type: step.type,
+  version: step.version,
+  status: step.status,
+  attempts: step.attempts,
+  startedAt: iso(step.startedAt),
+  finishedAt: iso(step.finishedAt),
+  durationMs: duration(step.startedAt, step.finishedAt),
+  ...(step.output !== undefined ? { output: step.output } : {}),
+  error: step.error ?? null,
+});
+
+export const runSummaryView = (run: Run) => ({
+  id: run.id,
+  workflowId: run.workflowId,
+  runType: run.runType,
+  version: run.version,
+  status: run.status,
+  startedBy: run.startedBy,
+  actingUserId: run.actingUserId,
+  createdAt: run.createdAt.toISOString(),
+  startedAt: iso(run.startedAt),
+  finishedAt: iso(run.finishedAt),
+  durationMs: duration(run.startedAt, run.finishedAt),
+  cancelRequested: run.cancelRequested,
+  error: run.error,
+});
+
+export const runView = (run: Run) => ({
+  ...runSummaryView(run),
+  versionId: run.versionId,
+  input: run.input ?? null,
+  attempts: run.claims,
+  steps: run.steps.map(stepView),
+});
+
+/** The webhook's 202 body. */
+export const acceptedView = (run: Run) => ({ runId: run.id, workflowId: run.workflowId, runType: run.runType, status: run.status });

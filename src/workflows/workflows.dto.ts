@@ -1,0 +1,241 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  Allow,
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
+import { PageQueryDto } from '../common/pagination';
+import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../engine/workflow-definition';
+import type { RunMode } from '../sdk';
+import { RUN_STATUSES, RunStatus } from '../storage/ports/run-store.port';
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+export const MAX_NODES = 200;
+export const MAX_EDGES = 1000;
+export const MAX_VARIABLES = 100;
+export const MAX_RETRY_ATTEMPTS = 10;
+export const MAX_BACKOFF_MS = 5 * 60 * 1000;
+export const MAX_NODE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/** Node ids appear in expressions as `nodes.<id>` and in URLs of the builder: keep them plain. */
+export const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+/** Variables are read as `variables.<name>`, so a name is a JavaScript identifier. */
+export const VARIABLE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
+
+/** Every value of the object is one of `allowed`. */
+function IsRecordOf(allowed: readonly string[]): PropertyDecorator {
+  return ValidateBy({
+    name: 'isRecordOf',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => allowed.includes(v as string)),
+      defaultMessage: (args) => `${args?.property} must map parameter names to one of: ${allowed.join(', ')}`,
+    },
+  });
+}
+
+export class RetryDto {
+  @ApiProperty({ minimum: 1, maximum: MAX_RETRY_ATTEMPTS, description: 'Tries including the first; 1 means no retry' })
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RETRY_ATTEMPTS)
+  maxAttempts: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_BACKOFF_MS, default: 1000, description: 'Wait before the second try; doubles each time' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_BACKOFF_MS)
+  backoffMs?: number;
+}
+
+export class PositionDto {
+  @IsNumber()
+  x: number;
+
+  @IsNumber()
+  y: number;
+}
+
+export class NodeSpecDto {
+  @ApiProperty({ pattern: NODE_ID.source, description: 'Unique in the workflow; expressions read its output as nodes.<id>' })
+  @IsString()
+  @Matches(NODE_ID, { message: 'id must start with a letter or _ and hold at most 64 letters, digits, _ or -' })
+  id: string;
+
+  @ApiPropertyOptional({ description: 'Label shown in the builder' })
+  @IsOptional()
+  @IsString()
+  @Length(0, 200)
+  name?: string;
+
+  @ApiProperty({ example: 'http-request', description: 'A node type from GET /api/v1/node-types' })
+  @IsString()
+  @Length(1, 100)
+  type: string;
+
+  @ApiPropertyOptional({ minimum: 1, description: 'Node type version; the newest loaded one when omitted (and then stored)' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  version?: number;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, default: {}, description: 'Parameter values; expressions as strings' })
+  @IsOptional()
+  @IsObject()
+  parameters?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string', enum: [...PARAMETER_MODES] }, example: { url: 'expression' } })
+  @IsOptional()
+  @IsRecordOf(PARAMETER_MODES)
+  parameterMode?: Record<string, ParameterMode>;
+
+  @ApiPropertyOptional({ enum: ['input', 'item'], description: "Defaults to the node type's run mode" })
+  @IsOptional()
+  @IsIn(['input', 'item'])
+  runMode?: RunMode;
+
+  @ApiPropertyOptional({ default: false, description: 'On failure, put the error in the output and run the next nodes' })
+  @IsOptional()
+  @IsBoolean()
+  continueOnError?: boolean;
+
+  @ApiPropertyOptional({ type: RetryDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RetryDto)
+  retry?: RetryDto;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_NODE_TIMEOUT_MS, description: 'Limit of one try, in ms' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_NODE_TIMEOUT_MS)
+  timeoutMs?: number;
+
+  @ApiPropertyOptional({ type: PositionDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PositionDto)
+  position?: PositionDto;
+}
+
+export class EdgeDto {
+  @ApiProperty({ description: 'Id of the node whose output is passed on' })
+  @IsString()
+  from: string;
+
+  @ApiProperty({ description: 'Id of the node receiving it as input' })
+  @IsString()
+  to: string;
+}
+
+export class VariableDto {
+  @ApiProperty({ pattern: VARIABLE_NAME.source, description: 'Read in expressions as variables.<name>' })
+  @IsString()
+  @Matches(VARIABLE_NAME, { message: 'name must be a JavaScript identifier of at most 64 characters' })
+  name: string;
+
+  @ApiProperty({ enum: [...VARIABLE_TYPES] })
+  @IsIn(VARIABLE_TYPES)
+  type: VariableType;
+
+  @ApiPropertyOptional({
+    description: 'A value of the type. Secrets are write-only: send null (or leave it out) to keep the stored one.',
+    oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }],
+    nullable: true,
+  })
+  @Allow()
+  value?: unknown;
+}
+
+export class DefinitionDto {
+  @ApiProperty({ type: [NodeSpecDto] })
+  @IsArray()
+  @ArrayMaxSize(MAX_NODES)
+  @ValidateNested({ each: true })
+  @Type(() => NodeSpecDto)
+  nodes: NodeSpecDto[];
+
+  @ApiPropertyOptional({ type: [EdgeDto], default: [] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_EDGES)
+  @ValidateNested({ each: true })
+  @Type(() => EdgeDto)
+  edges?: EdgeDto[];
+
+  @ApiPropertyOptional({ type: [VariableDto], default: [] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_VARIABLES)
+  @ValidateNested({ each: true })
+  @Type(() => VariableDto)
+  variables?: VariableDto[];
+}
+
+export class CreateWorkflowDto {
+  @ApiProperty({ minLength: 1, maxLength: 200 })
+  @Transform(trim)
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiPropertyOptional({ type: DefinitionDto, description: 'Defaults to a lone webhook trigger' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => DefinitionDto)
+  definition?: DefinitionDto;
+}
+
+export class UpdateWorkflowDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiProperty({ type: DefinitionDto, description: 'Replaces the draft' })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => DefinitionDto)
+  definition: DefinitionDto;
+}
+
+export class RunsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ description: 'Only runs of this workflow' })
+  @IsOptional()
+  @IsString()
+  workflowId?: string;
+
+  @ApiPropertyOptional({ enum: RUN_STATUSES })
+  @IsOptional()
+  @IsIn(RUN_STATUSES)
+  status?: RunStatus;
+}
+
+/** Documents the webhook body for Swagger; the body itself is checked by hand (see RunsService). */
+export class StartRunDto {
+  @ApiPropertyOptional({ enum: ['test', 'production'], default: 'production' })
+  runType?: 'test' | 'production';
+
+  @ApiPropertyOptional({ description: 'Any JSON value; the webhook trigger outputs it unchanged' })
+  input?: unknown;
+}

@@ -1,0 +1,161 @@
+import { Injectable } from '@nestjs/common';
+import { AccessPolicy } from '../auth/access-policy.service';
+import { Principal } from '../auth/principal';
+import { AppError, ErrorCode } from '../common/app-error';
+import { newId } from '../common/ids';
+import { Page, PageRequest } from '../common/pagination';
+import { NodeRegistry } from '../engine/node-registry';
+import { compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
+import { WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../engine/workflow-definition';
+import { RunStore } from '../storage/ports/run-store.port';
+import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
+import { SecretCipher } from './secret-cipher';
+import { sealVariables } from './workflow-variables';
+import { versionSummaryView, versionView, workflowSummaryView, workflowView } from './workflow-views';
+import { DefinitionDto, NodeSpecDto } from './workflows.dto';
+
+export type WorkflowView = ReturnType<typeof workflowView>;
+
+/** A new workflow without a definition starts as a lone webhook trigger. */
+const STARTER: DefinitionDto = { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }], edges: [], variables: [] };
+
+/** Workflows, drafts and versions as both doors (REST and MCP) see them; every method checks the caller's role. */
+@Injectable()
+export class WorkflowsService {
+  constructor(
+    private readonly workflows: WorkflowStore,
+    private readonly runs: RunStore,
+    private readonly access: AccessPolicy,
+    private readonly registry: NodeRegistry,
+    private readonly cipher: SecretCipher,
+  ) {}
+
+  async create(principal: Principal, name: string, definition: DefinitionDto = STARTER): Promise<WorkflowView> {
+    const id = newId('wfl');
+    const now = new Date();
+    const workflow: Workflow = {
+      id,
+      name,
+      ownerId: principal.userId,
+      draft: this.normalize(definition, [], id),
+      activeVersionId: null,
+      activeVersion: null,
+      latestVersion: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.workflows.create(workflow);
+    return workflowView(workflow, 'owner');
+  }
+
+  async list(principal: Principal, page: PageRequest): Promise<Page<ReturnType<typeof workflowSummaryView>>> {
+    const result = await this.workflows.listVisible(principal.userId, page);
+    return { items: result.items.map((w) => workflowSummaryView(w, w.role)), total: result.total };
+  }
+
+  async get(principal: Principal, id: string): Promise<WorkflowView> {
+    const role = await this.access.require(principal, 'workflow', id, 'viewer');
+    return workflowView(await this.load(id), role);
+  }
+
+  /** Replaces the draft (and the name, when given). Published versions are untouched. */
+  async update(principal: Principal, id: string, name: string | undefined, definition: DefinitionDto): Promise<WorkflowView> {
+    const role = await this.access.require(principal, 'workflow', id, 'editor');
+    const current = await this.load(id);
+    const draft = this.normalize(definition, current.draft.variables, id);
+    const updatedAt = new Date();
+    if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt))) throw AppError.notFound('workflow', id);
+    return workflowView({ ...current, name: name ?? current.name, draft, updatedAt }, role);
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    await this.access.require(principal, 'workflow', id, 'owner');
+    await this.runs.deleteForWorkflow(id);
+    await this.workflows.delete(id);
+  }
+
+  /** Snapshots the draft as the next version and makes it what production runs execute. */
+  async publish(principal: Principal, id: string) {
+    await this.access.require(principal, 'workflow', id, 'editor');
+    const workflow = await this.load(id);
+    // The draft was valid when saved; node types may have changed since (a plugin removed).
+    compileWorkflow(workflow.draft, this.registry);
+    const version = await this.workflows.publish(id, newId('wfv'), principal.userId, new Date());
+    if (!version) throw AppError.notFound('workflow', id);
+    return versionView(version, version.version);
+  }
+
+  async listVersions(principal: Principal, id: string) {
+    await this.access.require(principal, 'workflow', id, 'viewer');
+    const workflow = await this.load(id);
+    const versions = await this.workflows.listVersions(id);
+    return { items: versions.map((v) => versionSummaryView(v, workflow.activeVersion)), activeVersion: workflow.activeVersion };
+  }
+
+  async getVersion(principal: Principal, id: string, version: number) {
+    await this.access.require(principal, 'workflow', id, 'viewer');
+    const workflow = await this.load(id);
+    const found = await this.workflows.getVersion(id, version);
+    if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
+    return versionView(found, workflow.activeVersion);
+  }
+
+  /** Rollback (or roll forward): production runs execute this version from now on. */
+  async activate(principal: Principal, id: string, version: number): Promise<WorkflowView> {
+    const role = await this.access.require(principal, 'workflow', id, 'editor');
+    const found = await this.workflows.getVersion(id, version);
+    if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
+    compileWorkflow(found.definition, this.registry);
+    if (!(await this.workflows.activate(id, version, new Date()))) throw AppError.notFound('workflow', id);
+    return workflowView(await this.load(id), role);
+  }
+
+  private async load(id: string): Promise<Workflow> {
+    const workflow = await this.workflows.get(id);
+    if (!workflow) throw AppError.notFound('workflow', id);
+    return workflow;
+  }
+
+  /**
+   * The stored form of a definition: only known fields, node versions pinned to what is loaded now
+   * (so a newer plugin never changes a saved workflow), secrets sealed. Every problem, of the graph,
+   * the parameters or the variables, comes back in one 400.
+   */
+  private normalize(input: DefinitionDto, previousVariables: WorkflowVariable[], workflowId: string): WorkflowDefinition {
+    const { variables, problems } = sealVariables(input.variables ?? [], previousVariables, workflowId, this.cipher);
+    const definition: WorkflowDefinition = {
+      nodes: input.nodes.map((node) => this.nodeSpec(node)),
+      edges: (input.edges ?? []).map((edge) => ({ from: edge.from, to: edge.to })),
+      variables,
+    };
+    let graphProblems: DefinitionProblem[] = [];
+    try {
+      compileWorkflow(definition, this.registry);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== ErrorCode.VALIDATION_FAILED) throw error;
+      graphProblems = (error.details as { fields: DefinitionProblem[] }).fields;
+    }
+    const all = [...graphProblems, ...problems];
+    if (all.length) {
+      throw new AppError(ErrorCode.VALIDATION_FAILED, `The workflow definition has ${all.length} problem(s)`, { details: { fields: all } });
+    }
+    return definition;
+  }
+
+  private nodeSpec(node: NodeSpecDto): WorkflowNodeSpec {
+    const version = node.version ?? this.registry.get(node.type)?.definition.version;
+    return {
+      id: node.id,
+      ...(node.name !== undefined ? { name: node.name } : {}),
+      type: node.type,
+      ...(version !== undefined ? { version } : {}),
+      parameters: { ...(node.parameters ?? {}) },
+      ...(node.parameterMode ? { parameterMode: { ...node.parameterMode } } : {}),
+      ...(node.runMode ? { runMode: node.runMode } : {}),
+      ...(node.continueOnError !== undefined ? { continueOnError: node.continueOnError } : {}),
+      ...(node.retry ? { retry: { maxAttempts: node.retry.maxAttempts, ...(node.retry.backoffMs !== undefined ? { backoffMs: node.retry.backoffMs } : {}) } } : {}),
+      ...(node.timeoutMs !== undefined ? { timeoutMs: node.timeoutMs } : {}),
+      ...(node.position ? { position: { x: node.position.x, y: node.position.y } } : {}),
+    };
+  }
+}

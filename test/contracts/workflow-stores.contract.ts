@@ -1,0 +1,267 @@
+import { newId } from '../../src/common/ids';
+import type { WorkflowDefinition } from '../../src/engine/workflow-definition';
+import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
+import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
+import { SqliteWorkflowStore } from '../../src/storage/embedded/sqlite-workflow-store.adapter';
+import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-store.adapter';
+import { MongoRunStore } from '../../src/storage/mongo/mongo-run-store.adapter';
+import { MongoWorkflowStore } from '../../src/storage/mongo/mongo-workflow-store.adapter';
+import { MembershipStore } from '../../src/storage/ports/membership-store.port';
+import { Run, RunStore, StepRecord } from '../../src/storage/ports/run-store.port';
+import { Workflow, WorkflowStore } from '../../src/storage/ports/workflow-store.port';
+import { pick, storeBackends } from '../utils/store-backends';
+
+const definition = (label: string): WorkflowDefinition => ({
+  nodes: [{ id: 'trigger', type: 'webhook-trigger', version: 1, parameters: { label, empty: {} } }],
+  edges: [],
+  variables: [{ name: 'token', type: 'secret', value: 'v1.cipher' }],
+});
+
+const workflow = (ownerId: string, name = 'wf'): Workflow => {
+  const now = new Date();
+  return { id: newId('wfl'), name, ownerId, draft: definition('draft'), activeVersionId: null, activeVersion: null, latestVersion: 0, createdAt: now, updatedAt: now };
+};
+
+const queuedRun = (workflowId: string, overrides: Partial<Run> = {}): Run => {
+  const id = newId('run');
+  return {
+    id,
+    workflowId,
+    runType: 'test',
+    versionId: null,
+    version: null,
+    definition: definition('snapshot'),
+    status: 'queued',
+    input: { q: 'x', list: [1, null] },
+    startedBy: 'usr_a',
+    actingUserId: 'usr_a',
+    idempotencyKey: null,
+    jobId: id,
+    createdAt: new Date(),
+    startedAt: null,
+    finishedAt: null,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    claims: 0,
+    cancelRequested: false,
+    error: null,
+    steps: [],
+    ...overrides,
+  };
+};
+
+const step = (nodeId: string, position: number, output: unknown = { ok: nodeId }): StepRecord => ({
+  nodeId,
+  position,
+  type: 'echo',
+  version: 1,
+  status: 'succeeded',
+  attempts: 1,
+  startedAt: new Date(),
+  finishedAt: new Date(),
+  output,
+  error: null,
+});
+
+const inFuture = (ms: number) => new Date(Date.now() + ms);
+
+describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
+  let close: () => Promise<void>;
+  let workflows: WorkflowStore;
+  let runs: RunStore;
+  let memberships: MembershipStore;
+
+  beforeAll(async () => {
+    const handles = await backend.open();
+    close = handles.close;
+    workflows = pick(handles, (db) => new SqliteWorkflowStore(db), (c) => new MongoWorkflowStore(c));
+    runs = pick(handles, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c));
+    memberships = pick(handles, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c));
+    await handles.mongo?.syncIndexes();
+  });
+
+  afterAll(() => close());
+
+  describe('WorkflowStore', () => {
+    it('creates a workflow owned by its creator and lists it for them only', async () => {
+      const w = workflow('usr_owner');
+      await workflows.create(w);
+      expect(await memberships.getRole('workflow', w.id, 'usr_owner')).toBe('owner');
+      expect(await workflows.get(w.id)).toEqual(w);
+      const visible = await workflows.listVisible('usr_owner', { offset: 0, limit: 10 });
+      expect(visible.items.map((v) => [v.id, v.role])).toContainEqual([w.id, 'owner']);
+      expect((await workflows.listVisible('usr_nobody', { offset: 0, limit: 10 })).total).toBe(0);
+    });
+
+    it('numbers published versions, keeps them immutable and activates older ones', async () => {
+      const w = workflow('usr_owner');
+      await workflows.create(w);
+      const v1 = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
+      await workflows.updateDraft(w.id, 'renamed', definition('second'), new Date());
+      const v2 = await workflows.publish(w.id, newId('wfv'), 'usr_editor', new Date());
+      expect([v1?.version, v2?.version]).toEqual([1, 2]);
+      expect((await workflows.getVersion(w.id, 1))?.definition).toEqual(definition('draft'));
+      expect((await workflows.getVersionById(v2!.id))?.definition).toEqual(definition('second'));
+      expect(await workflows.get(w.id)).toMatchObject({ name: 'renamed', activeVersion: 2, activeVersionId: v2!.id, latestVersion: 2 });
+      expect((await workflows.listVersions(w.id)).map((v) => v.version)).toEqual([2, 1]);
+
+      expect(await workflows.activate(w.id, 1, new Date())).toBe(true);
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersion: 1, activeVersionId: v1!.id, latestVersion: 2 });
+      expect(await workflows.activate(w.id, 7, new Date())).toBe(false);
+      expect((await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date()))?.version).toBe(3);
+    });
+
+    it('gives concurrent publishes distinct numbers', async () => {
+      const w = workflow('usr_owner');
+      await workflows.create(w);
+      const versions = await Promise.all([1, 2, 3, 4].map(() => workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date())));
+      expect(versions.map((v) => v!.version).sort()).toEqual([1, 2, 3, 4]);
+      expect((await workflows.get(w.id))?.activeVersion).toBe(4);
+    });
+
+    it('deletes a workflow with its versions and members', async () => {
+      const w = workflow('usr_owner');
+      await workflows.create(w);
+      const v = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
+      expect(await workflows.delete(w.id)).toBe(true);
+      expect(await workflows.get(w.id)).toBeNull();
+      expect(await workflows.getVersionById(v!.id)).toBeNull();
+      expect(await memberships.getRole('workflow', w.id, 'usr_owner')).toBeNull();
+      expect(await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date())).toBeNull();
+    });
+  });
+
+  describe('RunStore', () => {
+    it('stores a run with its input and test definition', async () => {
+      const run = queuedRun('wfl_store');
+      expect(await runs.create(run, new Date(0))).toEqual({ created: true, run });
+      expect(await runs.get(run.id)).toEqual(run);
+    });
+
+    it('keeps an undefined input apart from a null one', async () => {
+      const none = queuedRun('wfl_store', { input: undefined });
+      const nil = queuedRun('wfl_store', { input: null });
+      await runs.create(none, new Date(0));
+      await runs.create(nil, new Date(0));
+      expect((await runs.get(none.id))?.input).toBeUndefined();
+      expect((await runs.get(nil.id))?.input).toBeNull();
+    });
+
+    it('returns the earlier run for an idempotency key within the window, and forgets older uses', async () => {
+      const first = queuedRun('wfl_idem', { idempotencyKey: 'k1' });
+      await runs.create(first, new Date(0));
+      const again = await runs.create(queuedRun('wfl_idem', { idempotencyKey: 'k1' }), new Date(Date.now() - 60_000));
+      expect(again).toMatchObject({ created: false, run: { id: first.id } });
+      const otherWorkflow = await runs.create(queuedRun('wfl_other', { idempotencyKey: 'k1' }), new Date(0));
+      expect(otherWorkflow.created).toBe(true);
+      const later = queuedRun('wfl_idem', { idempotencyKey: 'k1' });
+      expect(await runs.create(later, inFuture(60_000))).toMatchObject({ created: true, run: { id: later.id } });
+      expect((await runs.get(first.id))?.idempotencyKey).toBeNull();
+    });
+
+    it('lets exactly one worker claim a queued run, and records steps only for the lease holder', async () => {
+      const run = queuedRun('wfl_claim');
+      await runs.create(run, new Date(0));
+      const now = new Date();
+      const claims = await Promise.all(['w1', 'w2', 'w3'].map((w) => runs.claim(run.id, w, inFuture(30_000), now)));
+      const winners = claims.filter((c) => c !== null);
+      expect(winners).toHaveLength(1);
+      const owner = winners[0]!.leaseOwner!;
+      expect(winners[0]).toMatchObject({ status: 'running', claims: 1 });
+      expect(await runs.recordSteps(run.id, 'intruder', [step('a', 0)])).toEqual({ held: false, cancelRequested: false });
+      expect(await runs.recordSteps(run.id, owner, [step('b', 1), step('a', 0)])).toEqual({ held: true, cancelRequested: false });
+      expect(await runs.recordSteps(run.id, owner, [{ ...step('a', 0, { again: true }), attempts: 2 }])).toMatchObject({ held: true });
+      const stored = await runs.get(run.id);
+      expect(stored?.steps.map((s) => [s.nodeId, s.attempts, s.output])).toEqual([
+        ['a', 2, { again: true }],
+        ['b', 1, { ok: 'b' }],
+      ]);
+    });
+
+    it('completes with the last steps while the lease is held, once', async () => {
+      const run = queuedRun('wfl_complete');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      const completion = { status: 'failed' as const, error: { code: 'UPSTREAM_FAILED', message: 'no', nodeId: 'a' }, finishedAt: new Date() };
+      expect(await runs.complete(run.id, 'w2', [step('a', 0)], completion)).toBe(false);
+      expect(await runs.complete(run.id, 'w1', [step('a', 0)], completion)).toBe(true);
+      expect(await runs.complete(run.id, 'w1', [], completion)).toBe(false);
+      expect(await runs.get(run.id)).toMatchObject({ status: 'failed', error: completion.error, leaseOwner: null, steps: [{ nodeId: 'a' }] });
+      expect(await runs.claim(run.id, 'w3', inFuture(30_000), new Date())).toBeNull();
+    });
+
+    it('renews a lease only for its holder, and reports cancel requests', async () => {
+      const run = queuedRun('wfl_lease');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      expect(await runs.renewLease(run.id, 'w2', inFuture(30_000))).toEqual({ held: false, cancelRequested: false });
+      expect(await runs.renewLease(run.id, 'w1', inFuture(30_000))).toEqual({ held: true, cancelRequested: false });
+      expect((await runs.requestCancel(run.id, new Date()))?.status).toBe('running');
+      expect(await runs.renewLease(run.id, 'w1', inFuture(30_000))).toEqual({ held: true, cancelRequested: true });
+    });
+
+    it('cancels a queued run at once so no worker can claim it', async () => {
+      const run = queuedRun('wfl_cancel');
+      await runs.create(run, new Date(0));
+      const canceled = await runs.requestCancel(run.id, new Date());
+      expect(canceled).toMatchObject({ status: 'canceled', cancelRequested: true, error: { code: 'CANCELED' } });
+      expect(canceled?.finishedAt).toBeInstanceOf(Date);
+      expect(await runs.claim(run.id, 'w1', inFuture(30_000), new Date())).toBeNull();
+      expect(await runs.requestCancel('run_missing', new Date())).toBeNull();
+    });
+
+    it('lets another worker take over an expired lease, restarting from a clean slate', async () => {
+      const run = queuedRun('wfl_expired');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'dead', new Date(Date.now() - 1), new Date(Date.now() - 30_000));
+      await runs.recordSteps(run.id, 'dead', [step('a', 0)]);
+      expect(await runs.claim(run.id, 'w2', inFuture(30_000), new Date(Date.now() - 60_000))).toBeNull();
+      expect((await runs.listExpiredLeases(new Date(), 1000)).map((r) => r.id)).toContain(run.id);
+      const taken = await runs.claim(run.id, 'w2', inFuture(30_000), new Date());
+      expect(taken).toMatchObject({ leaseOwner: 'w2', claims: 2 });
+      expect((await runs.get(run.id))?.steps).toEqual([]);
+    });
+
+    it('requeues a run with an expired lease only while nothing changed', async () => {
+      const run = queuedRun('wfl_requeue');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'dead', new Date(Date.now() - 1), new Date(Date.now() - 30_000));
+      expect(await runs.requeueExpired(run.id, 'someone-else', `${run.id}.r1`, new Date())).toBe(false);
+      expect(await runs.requeueExpired(run.id, 'dead', `${run.id}.r1`, new Date())).toBe(true);
+      expect(await runs.get(run.id)).toMatchObject({ status: 'queued', leaseOwner: null, jobId: `${run.id}.r1` });
+      expect((await runs.listQueued(inFuture(1000), 1000)).map((r) => r.id)).toContain(run.id);
+      expect(await runs.requeueExpired(run.id, 'dead', `${run.id}.r2`, new Date())).toBe(false);
+    });
+
+    it('releases a run at shutdown and abandons one that lost too many workers', async () => {
+      const run = queuedRun('wfl_release');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      expect(await runs.release(run.id, 'w2')).toBe(false);
+      expect(await runs.release(run.id, 'w1')).toBe(true);
+      expect((await runs.get(run.id))?.status).toBe('queued');
+      expect(await runs.abandon(run.id, { code: 'UNAVAILABLE', message: 'lost' }, new Date())).toBe(true);
+      expect(await runs.get(run.id)).toMatchObject({ status: 'failed', error: { code: 'UNAVAILABLE' } });
+      expect(await runs.abandon(run.id, { code: 'UNAVAILABLE', message: 'lost' }, new Date())).toBe(false);
+    });
+
+    it('lists runs newest first, filtered by workflow, status and visibility', async () => {
+      const w = workflow('usr_lister');
+      await workflows.create(w);
+      const older = queuedRun(w.id, { createdAt: new Date(Date.now() - 1000) });
+      const newer = queuedRun(w.id);
+      await runs.create(older, new Date(0));
+      await runs.create(newer, new Date(0));
+      await runs.requestCancel(newer.id, new Date());
+      const all = await runs.list({ workflowId: w.id }, { offset: 0, limit: 10 });
+      expect(all.items.map((r) => r.id)).toEqual([newer.id, older.id]);
+      expect(all.total).toBe(2);
+      expect(all.items[0].definition).toBeNull();
+      expect((await runs.list({ workflowId: w.id, status: 'queued' }, { offset: 0, limit: 10 })).items.map((r) => r.id)).toEqual([older.id]);
+      expect((await runs.list({ visibleTo: 'usr_lister' }, { offset: 0, limit: 1 })).total).toBe(2);
+      expect((await runs.list({ visibleTo: 'usr_stranger', workflowId: w.id }, { offset: 0, limit: 10 })).total).toBe(0);
+      await runs.deleteForWorkflow(w.id);
+      expect(await runs.get(older.id)).toBeNull();
+    });
+  });
+});
