@@ -1,5 +1,6 @@
 import multipart from '@fastify/multipart';
 import { INestApplicationContext } from '@nestjs/common';
+import { LogController } from 'fastify';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
@@ -19,7 +20,8 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   const routes = new RouteRegistry();
   const adapter = new FastifyAdapter({
     loggerInstance: logger,
-    disableRequestLogging: true,
+    // One line per request is written by the onResponse hook below, not fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const incoming = req.headers['x-request-id'];
