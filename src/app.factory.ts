@@ -29,6 +29,12 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     },
   });
   const fastify = adapter.getInstance();
+  // Bodies are JSON (plus text/plain and multipart uploads, which have their own parsers): any other
+  // media type is a client error that says what to send, instead of fastify's bare 415.
+  fastify.addContentTypeParser('*', (request, _payload, done) => {
+    const type = String(request.headers['content-type'] ?? 'none');
+    done(Object.assign(new Error(`Body must be JSON (Content-Type: application/json), got ${type}`), { statusCode: 400 }), undefined);
+  });
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   fastify.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

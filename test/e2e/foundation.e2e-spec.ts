@@ -205,6 +205,17 @@ describe('foundation over real HTTP', () => {
       expect(res.body.code).toBe('MALFORMED_JSON');
     });
 
+    it('answers a body that is not JSON with 400 saying what to send', async () => {
+      const res = await t.request('POST', '/api/v1/collections', {
+        rawBody: '<name>x</name>',
+        headers: { 'content-type': 'application/xml' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'MALFORMED_JSON', message: expect.stringContaining('application/xml') });
+      const text = await t.request('POST', '/api/v1/collections', { rawBody: 'name', headers: { 'content-type': 'text/plain' } });
+      expect(text.status).toBe(400);
+    });
+
     it('answers an unknown route with a JSON 404', async () => {
       const res = await t.request('GET', '/api/v1/nothing-here');
       expect(res.status).toBe(404);
