@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { JobsModule } from './jobs/jobs.module';
+import { McpModule } from './mcp/mcp.module';
 import { ContentStorageModule } from './storage/content-storage.module';
 import { StorageModule } from './storage/storage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -15,7 +16,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StorageModule, ContentStorageModule, HealthModule, JobsModule, AuthModule, CollectionsModule, IngestionModule, WorkflowsModule.forRoot(config)],
+      imports: [ConfigModule.forRoot(config), StorageModule, ContentStorageModule, HealthModule, JobsModule, AuthModule, CollectionsModule, IngestionModule, McpModule, WorkflowsModule.forRoot(config)],
     };
   }
 }

@@ -1,0 +1,121 @@
+import { AppError, ErrorCode } from '../common/app-error';
+import type { CollectionsBackend } from './collections-backend.port';
+import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from './tools/records';
+
+const REQUEST_TIMEOUT_MS = 60_000;
+const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
+
+/** Error codes for a status when the body is not the service's error body (a proxy answered, say). */
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: ErrorCode.VALIDATION_FAILED,
+  401: ErrorCode.UNAUTHENTICATED,
+  403: ErrorCode.FORBIDDEN,
+  404: ErrorCode.NOT_FOUND,
+  409: ErrorCode.CONFLICT,
+  413: ErrorCode.PAYLOAD_TOO_LARGE,
+  429: ErrorCode.RATE_LIMITED,
+};
+
+/**
+ * The tools' backend for the stdio program: the service's REST API, called with one API key.
+ * The service's error bodies `{code, message, details}` come back as the AppErrors they were.
+ */
+export class RestCollectionsBackend implements CollectionsBackend {
+  private readonly baseUrl: string;
+
+  constructor(
+    baseUrl: string,
+    private readonly apiKey: string,
+  ) {
+    // Keep a path prefix (a service behind a reverse proxy at /service) by appending, not resolving.
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+  }
+
+  listCollections(page: { offset: number; limit: number }) {
+    return this.call<{ items: CollectionRecord[]; total: number }>('GET', `/api/v1/collections?offset=${page.offset}&limit=${page.limit}`);
+  }
+
+  getCollection(collectionId: string) {
+    return this.call<CollectionRecord>('GET', `/api/v1/collections/${enc(collectionId)}`);
+  }
+
+  getCollectionStats(collectionId: string) {
+    return this.call<CollectionStatsRecord>('GET', `/api/v1/collections/${enc(collectionId)}/stats`);
+  }
+
+  createCollection(name: string) {
+    return this.call<CollectionRecord>('POST', '/api/v1/collections', { name });
+  }
+
+  listFiles(collectionId: string, page: { offset: number; limit: number }) {
+    return this.call<{ items: FileRecord[]; total: number }>(
+      'GET',
+      `/api/v1/collections/${enc(collectionId)}/files?offset=${page.offset}&limit=${page.limit}`,
+    );
+  }
+
+  addFile(collectionId: string, file: { name: string; url: string }) {
+    return this.call<FileRecord>('POST', `/api/v1/collections/${enc(collectionId)}/files`, file);
+  }
+
+  async deleteFile(collectionId: string, fileId: string): Promise<void> {
+    await this.call('DELETE', `/api/v1/collections/${enc(collectionId)}/files/${enc(fileId)}`);
+  }
+
+  search(collectionId: string, query: { text: string; topK: number; offset: number }) {
+    return this.call<{ result: SearchHit[] }>('POST', `/api/v1/collections/${enc(collectionId)}/search`, {
+      text: query.text,
+      top_k: query.topK,
+      offset: query.offset,
+    });
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (cause) {
+      const reason = cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
+      throw new AppError(ErrorCode.UNAVAILABLE, `Cannot reach the service at ${this.baseUrl} (${reason}); check SERVICE_URL and that the service is running`, {
+        cause,
+        retryable: true,
+      });
+    }
+    const text = await response.text();
+    const parsed = parseJson(text);
+    if (response.ok) return parsed as T;
+    throw errorFromResponse(response.status, parsed);
+  }
+}
+
+const enc = encodeURIComponent;
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function errorFromResponse(status: number, body: unknown): AppError {
+  const { code, message, details } = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };
+  const known = typeof code === 'string' && KNOWN_CODES.has(code) ? (code as ErrorCode) : undefined;
+  const fallback = CODE_BY_STATUS[status] ?? (status >= 500 ? ErrorCode.UNAVAILABLE : ErrorCode.VALIDATION_FAILED);
+  const resolved = known ?? fallback;
+  const text =
+    resolved === ErrorCode.UNAUTHENTICATED
+      ? `The service refused the API key (${typeof message === 'string' ? message : `HTTP ${status}`}); check SERVICE_API_KEY`
+      : typeof message === 'string'
+        ? message
+        : `The service answered HTTP ${status}`;
+  return new AppError(resolved, text, { details, retryable: status >= 500 || status === 429 });
+}

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { FILES_PER_CALL } from '../collections-backend.port';
+import { collectionIdArg, offsetArg } from './inputs';
+import { fileRecord } from './records';
+import { defineTool, READ_ONLY } from './tool-definition';
+
+export const listCollectionFilesTool = defineTool({
+  name: 'service_list_collection_files',
+  title: 'List files of a collection',
+  description:
+    `Lists the files of a collection: at most ${FILES_PER_CALL} per call, starting at offset (0 for the first page), ` +
+    'with total and nextOffset (null when there are no more; otherwise call again with offset = nextOffset). ' +
+    'Each file has its id, name, MIME type, size, status and createdAt. Status pending or processing: still being ingested; ' +
+    'indexed: searchable with service_search_collection; error: ingestion failed, the error field says why.',
+  input: z.object({ collection_id: collectionIdArg, offset: offsetArg('files') }).strict(),
+  output: z.object({
+    files: z.array(fileRecord),
+    total: z.number().describe('Number of files in the collection'),
+    offset: z.number(),
+    nextOffset: z.number().nullable().describe('Offset of the next page, or null when this page is the last'),
+  }),
+  annotations: READ_ONLY,
+  async run(backend, args) {
+    const page = await backend.listFiles(args.collection_id, { offset: args.offset, limit: FILES_PER_CALL });
+    const next = args.offset + page.items.length;
+    return { files: page.items, total: page.total, offset: args.offset, nextOffset: page.items.length > 0 && next < page.total ? next : null };
+  },
+});

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { RESULTS_PER_SEARCH } from '../collections-backend.port';
+import { collectionIdArg, offsetArg } from './inputs';
+import { searchHit } from './records';
+import { defineTool, READ_ONLY } from './tool-definition';
+
+export const searchCollectionTool = defineTool({
+  name: 'service_search_collection',
+  title: 'Search a collection',
+  description:
+    'Semantic search in one collection: finds the passages whose meaning is closest to query (a question or a phrase in ' +
+    `natural language works best; exact words need not match). Returns at most ${RESULTS_PER_SEARCH} results per call, closest first, ` +
+    'starting at offset (0 for the best matches); each has the passage id, its text (content), its cosine distance to the query ' +
+    '(smaller is closer) and the id and name of its file. For more, call again with offset = nextOffset. ' +
+    'Only files whose status is indexed are searched: after service_add_file_to_collection, wait until ' +
+    'service_list_collection_files shows the file as indexed.',
+  input: z
+    .object({
+      collection_id: collectionIdArg,
+      query: z.string().min(1).describe('What to look for, in natural language'),
+      offset: offsetArg('results'),
+    })
+    .strict(),
+  output: z.object({
+    result: z.array(searchHit).describe('Matching passages, closest first'),
+    offset: z.number(),
+    nextOffset: z.number().nullable().describe('Offset of the next results, or null when there are no more'),
+  }),
+  annotations: READ_ONLY,
+  async run(backend, args) {
+    const { result } = await backend.search(args.collection_id, { text: args.query, topK: RESULTS_PER_SEARCH, offset: args.offset });
+    const page = result.slice(0, RESULTS_PER_SEARCH);
+    return { result: page, offset: args.offset, nextOffset: page.length === RESULTS_PER_SEARCH ? args.offset + page.length : null };
+  },
+});

@@ -1,0 +1,122 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { ServerResponse } from 'node:http';
+import type { StreamableHttpTransport } from './streamable-http.transport';
+
+interface SessionBase {
+  readonly id: string;
+  /** The user who opened the session: the only one who may use it. */
+  readonly userId: string;
+  readonly server: Server;
+  lastActive: number;
+  /** Long-lived responses open on the session (GET streams); while one is open the client is connected. */
+  openStreams: number;
+}
+
+export interface StreamableSession extends SessionBase {
+  readonly kind: 'streamable-http';
+  readonly transport: StreamableHttpTransport;
+}
+
+export interface SseSession extends SessionBase {
+  readonly kind: 'sse';
+  readonly transport: SSEServerTransport;
+  readonly stream: ServerResponse;
+}
+
+export type McpSession = StreamableSession | SseSession;
+type SessionOfKind<K extends McpSession['kind']> = Extract<McpSession, { kind: K }>;
+
+/** Also the keep-alive period of the event streams. */
+const MAX_SWEEP_MS = 15_000;
+
+/**
+ * The live MCP sessions of this process, bound to the user who opened them. A session ends when
+ * its client closes it, when it has seen no request and held no open stream for `idleMs`, or at
+ * shutdown. Memory per session is one SDK Server and its transport.
+ */
+export class McpSessionRegistry {
+  private readonly sessions = new Map<string, McpSession>();
+  private sweeper?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly idleMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Starts expiring idle sessions and pinging SSE streams; without it, expiry happens on lookup only. */
+  startSweeping(): void {
+    this.sweeper ??= setInterval(() => this.sweep(), Math.max(250, Math.min(MAX_SWEEP_MS, this.idleMs / 2)));
+    this.sweeper.unref();
+  }
+
+  add(session: McpSession): void {
+    // A session opened while shutting down would hold the HTTP server open: end it at once.
+    if (this.closed) void session.server.close().catch(() => undefined);
+    else this.sessions.set(session.id, session);
+  }
+
+  /**
+   * The caller's live session: undefined when the id is unknown, expired, of the other transport
+   * or another user's. Those cases look alike on purpose, so an id reveals nothing to a stranger.
+   */
+  find<K extends McpSession['kind']>(id: string, userId: string, kind: K): SessionOfKind<K> | undefined {
+    const session = this.sessions.get(id);
+    if (!session || session.userId !== userId || session.kind !== kind) return undefined;
+    const now = this.now();
+    if (this.isIdle(session, now)) {
+      void this.close(session);
+      return undefined;
+    }
+    session.lastActive = now;
+    return session as SessionOfKind<K>;
+  }
+
+  /** Counts `response` as an open stream of the session until it closes. */
+  holdOpen(session: McpSession, response: ServerResponse): void {
+    session.openStreams++;
+    response.once('close', () => {
+      session.openStreams--;
+      session.lastActive = this.now();
+    });
+  }
+
+  /** Forgets a session whose server has closed (by DELETE, a dropped SSE stream, or us). */
+  remove(id: string): void {
+    this.sessions.delete(id);
+  }
+
+  async close(session: McpSession): Promise<void> {
+    this.sessions.delete(session.id);
+    await session.server.close().catch(() => undefined);
+  }
+
+  async closeAll(): Promise<void> {
+    this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    await Promise.all([...this.sessions.values()].map((session) => this.close(session)));
+  }
+
+  private isIdle(session: McpSession, now: number): boolean {
+    return session.openStreams === 0 && now - session.lastActive > this.idleMs;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const session of this.sessions.values()) {
+      if (this.isIdle(session, now)) void this.close(session);
+      else keepAlive(session.kind === 'sse' ? session.stream : session.transport.stream);
+    }
+  }
+}
+
+/** A comment line keeps proxies from timing an idle stream out and turns a dead peer into a write error. */
+function keepAlive(stream: ServerResponse | undefined): void {
+  if (stream?.writable) stream.write(': keepalive\n\n');
+}

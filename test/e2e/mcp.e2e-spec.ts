@@ -1,0 +1,492 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolResult, ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { McpHttpEndpoints } from '../../src/mcp/transports/mcp-http-endpoints';
+import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
+import { BOOTSTRAP_KEY, startTestApp, TestApp, TestUser } from '../utils/test-app';
+import { ensureStdioBuild, FixtureFiles, rawMcp, readSseEvents, serveFixtures, STDIO_ENTRY } from './mcp.helpers';
+
+/**
+ * The MCP server end to end, with the SDK's real Client over each of the three transports against
+ * the running app: Streamable HTTP (/mcp), legacy SSE (/sse), and the stdio program (dist) calling
+ * the REST API.
+ */
+
+const TOOL_INPUTS: Record<string, { properties: Record<string, 'string' | 'number'>; required: string[] }> = {
+  service_list_collections: { properties: {}, required: [] },
+  service_get_collection: { properties: { collection_id: 'string' }, required: ['collection_id'] },
+  service_get_collection_stats: { properties: { collection_id: 'string' }, required: ['collection_id'] },
+  service_list_collection_files: { properties: { collection_id: 'string', offset: 'number' }, required: ['collection_id', 'offset'] },
+  service_add_file_to_collection: {
+    properties: { collection_id: 'string', name: 'string', url: 'string' },
+    required: ['collection_id', 'name', 'url'],
+  },
+  service_delete_file_from_collection: { properties: { collection_id: 'string', file_id: 'string' }, required: ['collection_id', 'file_id'] },
+  service_search_collection: {
+    properties: { collection_id: 'string', query: 'string', offset: 'number' },
+    required: ['collection_id', 'query', 'offset'],
+  },
+  service_create_collection: { properties: { name: 'string' }, required: ['name'] },
+};
+
+const ALLOWED_ORIGIN = 'https://console.example.com';
+const volcanoes = SEARCH_FIXTURES.find((f) => f.file === 'volcanoes.pdf')!;
+
+type Kind = 'Streamable HTTP' | 'SSE' | 'stdio';
+
+describe('MCP server', () => {
+  let t: TestApp;
+  let fixtures: FixtureFiles;
+  let owner: TestUser;
+  let stranger: TestUser;
+  let strangersCollection: string;
+  const clients: Client[] = [];
+
+  const transportFor = (kind: Kind, key: string | null): Transport => {
+    const headers: Record<string, string> = key === null ? {} : { authorization: `Bearer ${key}` };
+    if (kind === 'Streamable HTTP') return new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers } });
+    if (kind === 'SSE') return new SSEClientTransport(new URL('/sse', t.url), { requestInit: { headers } });
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', SERVICE_URL: t.url };
+    if (key !== null) env.SERVICE_API_KEY = key;
+    return new StdioClientTransport({ command: process.execPath, args: [STDIO_ENTRY], env, stderr: 'pipe' });
+  };
+
+  const connect = async (kind: Kind, key: string | null): Promise<Client> => {
+    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    await client.connect(transportFor(kind, key));
+    clients.push(client);
+    return client;
+  };
+
+  /** Calls a tool that must succeed; returns its structured content after checking the text copy. */
+  const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> => {
+    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+    if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    return result.structuredContent;
+  };
+
+  const failureText = async (client: Client, name: string, args: Record<string, unknown>): Promise<string> => {
+    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+    return (result.content[0] as { text: string }).text;
+  };
+
+  const invalidParams = async (client: Client, name: string, args: Record<string, unknown>): Promise<McpError> => {
+    const error = await client.callTool({ name, arguments: args }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
+    return error as McpError;
+  };
+
+  beforeAll(async () => {
+    ensureStdioBuild();
+    fixtures = await serveFixtures();
+    t = await startTestApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1', MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN });
+    [owner, stranger] = await Promise.all([t.createUser('mcp-owner'), t.createUser('mcp-stranger')]);
+    strangersCollection = (await t.request('POST', '/api/v1/collections', { key: stranger.key, body: { name: 'Private' } })).body.id;
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await t?.close();
+    await fixtures?.close();
+  });
+
+  describe.each<Kind>(['Streamable HTTP', 'SSE', 'stdio'])('over %s', (kind) => {
+    let client: Client;
+
+    beforeAll(async () => {
+      client = await connect(kind, owner.key);
+    });
+
+    it('lists exactly the eight tools, with the specified input schemas, output schemas and hints', async () => {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(TOOL_INPUTS).sort());
+      for (const tool of tools) {
+        const expected = TOOL_INPUTS[tool.name];
+        const schema = tool.inputSchema as { type: string; properties: Record<string, { type: string }>; required?: string[]; additionalProperties: unknown };
+        expect(schema.type).toBe('object');
+        expect(schema.additionalProperties).toBe(false);
+        expect(Object.fromEntries(Object.entries(schema.properties).map(([name, p]) => [name, p.type]))).toEqual(expected.properties);
+        expect([...(schema.required ?? [])].sort()).toEqual([...expected.required].sort());
+        expect(tool.outputSchema).toMatchObject({ type: 'object' });
+        expect(tool.description!.length).toBeGreaterThan(80);
+        expect(tool.annotations).toEqual(
+          expect.objectContaining({
+            readOnlyHint: expect.any(Boolean),
+            destructiveHint: expect.any(Boolean),
+            idempotentHint: expect.any(Boolean),
+            openWorldHint: expect.any(Boolean),
+          }),
+        );
+      }
+      const byName = new Map(tools.map((tool) => [tool.name, tool.annotations!]));
+      expect(byName.get('service_search_collection')).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+      expect(byName.get('service_delete_file_from_collection')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+      expect(byName.get('service_add_file_to_collection')).toMatchObject({ readOnlyHint: false, idempotentHint: false, openWorldHint: true });
+      expect(byName.get('service_create_collection')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    });
+
+    it('creates a collection, adds files by URL, waits for indexed, searches, pages, counts and deletes', async () => {
+      const collection = await call(client, 'service_create_collection', { name: `  Geology over ${kind}  ` });
+      expect(collection).toEqual({
+        id: expect.stringMatching(/^col_/),
+        name: `Geology over ${kind}`,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+        role: 'owner',
+      });
+      const collection_id = collection.id;
+      expect(await call(client, 'service_get_collection', { collection_id })).toEqual(collection);
+      const listed = await call(client, 'service_list_collections');
+      expect(listed.collections).toContainEqual(collection);
+      expect(listed.total).toBe(listed.collections.length);
+
+      const pdf = await call(client, 'service_add_file_to_collection', { collection_id, name: 'volcanoes.pdf', url: `${fixtures.url}/volcanoes.pdf` });
+      expect(pdf).toMatchObject({ id: expect.stringMatching(/^fle_/), name: 'volcanoes.pdf', status: 'pending' });
+      const note = await call(client, 'service_add_file_to_collection', {
+        collection_id,
+        name: 'note.txt',
+        url: `data:text/plain;base64,${Buffer.from('Bread rises because yeast ferments sugars into gas.').toString('base64')}`,
+      });
+
+      // A file is searchable once indexed: poll the listing as a model would.
+      const deadline = Date.now() + 120_000;
+      let files: any;
+      do {
+        files = await call(client, 'service_list_collection_files', { collection_id, offset: 0 });
+        if (files.files.every((f: { status: string }) => f.status === 'indexed' || f.status === 'error')) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      } while (Date.now() < deadline);
+      expect(files).toMatchObject({ total: 2, offset: 0, nextOffset: null });
+      expect(files.files.map((f: { status: string }) => f.status)).toEqual(['indexed', 'indexed']);
+      expect(files.files.find((f: { id: string }) => f.id === pdf.id)).toMatchObject({
+        type: 'application/pdf',
+        size: statSync(fixturePath('volcanoes.pdf')).size,
+      });
+
+      const second = await call(client, 'service_list_collection_files', { collection_id, offset: 1 });
+      expect(second).toEqual({ files: [files.files[1]], total: 2, offset: 1, nextOffset: null });
+      expect(await call(client, 'service_list_collection_files', { collection_id, offset: 5 })).toEqual({ files: [], total: 2, offset: 5, nextOffset: null });
+
+      const found = await call(client, 'service_search_collection', { collection_id, query: volcanoes.question, offset: 0 });
+      expect(found.offset).toBe(0);
+      expect(found.result.length).toBeGreaterThan(0);
+      expect(found.result.length).toBeLessThanOrEqual(10);
+      expect(found.result[0]).toMatchObject({ id: expect.any(String), distance: expect.any(Number), fileId: pdf.id, fileName: 'volcanoes.pdf' });
+      expect(found.result[0].content).toContain(volcanoes.expectedSnippet);
+      const later = await call(client, 'service_search_collection', { collection_id, query: volcanoes.question, offset: 1 });
+      expect(later.result[0]).toEqual(found.result[1]);
+
+      const stats = await call(client, 'service_get_collection_stats', { collection_id });
+      expect(stats).toMatchObject({ collectionId: collection_id, files: { total: 2, indexed: 2, pending: 0, processing: 0, error: 0 } });
+      expect(stats.chunks).toBeGreaterThan(0);
+
+      expect(await call(client, 'service_delete_file_from_collection', { collection_id, file_id: note.id })).toEqual({
+        deleted: true,
+        collectionId: collection_id,
+        fileId: note.id,
+      });
+      const after = await call(client, 'service_list_collection_files', { collection_id, offset: 0 });
+      expect(after.files.map((f: { id: string }) => f.id)).toEqual([pdf.id]);
+      expect(await failureText(client, 'service_delete_file_from_collection', { collection_id, file_id: note.id })).toMatch(/^NOT_FOUND: .*service_list_collection_files/);
+    }, 180_000);
+
+    it("answers another user's collection as not found, with a next step for the model", async () => {
+      for (const [name, args] of [
+        ['service_get_collection', { collection_id: strangersCollection }],
+        ['service_get_collection_stats', { collection_id: strangersCollection }],
+        ['service_list_collection_files', { collection_id: strangersCollection, offset: 0 }],
+        ['service_search_collection', { collection_id: strangersCollection, query: 'anything', offset: 0 }],
+        ['service_add_file_to_collection', { collection_id: strangersCollection, name: 'a.txt', url: 'data:text/plain,hello' }],
+      ] as const) {
+        const text = await failureText(client, name, args);
+        expect(text).toContain(`NOT_FOUND: collection ${strangersCollection} not found`);
+        expect(text).toContain('service_list_collections');
+      }
+      const listed = await call(client, 'service_list_collections');
+      expect(listed.collections.map((c: { id: string }) => c.id)).not.toContain(strangersCollection);
+    });
+
+    it('refuses malformed arguments with JSON-RPC InvalidParams, and invalid values with an isError result', async () => {
+      await invalidParams(client, 'service_get_collection', {});
+      await invalidParams(client, 'service_get_collection', { collection_id: 42 });
+      await invalidParams(client, 'service_list_collections', { unexpected: true });
+      await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: -1 });
+      await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: 1.5 });
+      await invalidParams(client, 'service_search_collection', { collection_id: 'col_x', query: 'q' });
+      await invalidParams(client, 'service_add_file_to_collection', { collection_id: 'col_x', name: 'a', url: 'not a url' });
+      await invalidParams(client, 'service_create_collection', { name: '   ' });
+      const extra = await invalidParams(client, 'service_create_collection', { name: 'ok', owner: 'someone-else' });
+      expect(extra.message).toContain('owner');
+      await invalidParams(client, 'service_no_such_tool', {});
+
+      const { collections } = await call(client, 'service_list_collections');
+      const mine = collections[0].id;
+      const blocked = await failureText(client, 'service_add_file_to_collection', { collection_id: mine, name: 'x.pdf', url: 'ftp://example.com/x.pdf' });
+      expect(blocked).toMatch(/^(VALIDATION_FAILED|FETCH_BLOCKED): /);
+    });
+  });
+
+  describe('authentication', () => {
+    const initialize = (headers: Record<string, string>) => rawMcp(t.url, 'POST', headers, rawMcp.initializeBody);
+
+    it('answers 401 with WWW-Authenticate on every remote endpoint without a valid key', async () => {
+      for (const headers of [{}, { authorization: 'Bearer wcs_not_a_key' }, { authorization: `Basic ${owner.key}` }] as Record<string, string>[]) {
+        const post = await initialize(headers);
+        expect(post.status).toBe(401);
+        expect(post.headers.get('www-authenticate')).toMatch(/^Bearer realm="service"/);
+        expect(post.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, data: { code: 'UNAUTHENTICATED' } }, id: null });
+        for (const [method, path] of [
+          ['GET', '/mcp'],
+          ['DELETE', '/mcp'],
+          ['GET', '/sse'],
+          ['POST', '/messages?sessionId=x'],
+        ] as const) {
+          const res = await fetch(t.url + path, { method, headers: { ...headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+          expect(res.status).toBe(401);
+          expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
+          await res.body?.cancel();
+        }
+      }
+      expect((await initialize({ authorization: 'Bearer wcs_not_a_key' })).headers.get('www-authenticate')).toContain('error="invalid_token"');
+    });
+
+    it('accepts the key as Authorization: Bearer or x-api-key', async () => {
+      expect((await initialize({ authorization: `Bearer ${owner.key}` })).status).toBe(200);
+      expect((await initialize({ 'x-api-key': owner.key })).status).toBe(200);
+    });
+
+    it.each<Kind>(['Streamable HTTP', 'SSE'])('refuses an SDK client without a key or with a wrong one over %s', async (kind) => {
+      await expect(connect(kind, null)).rejects.toThrow(/401|Unauthorized/i);
+      await expect(connect(kind, 'wcs_wrong_key_0123456789')).rejects.toThrow(/401|Unauthorized/i);
+    });
+
+    it('stdio: a missing SERVICE_API_KEY is a clear message on stderr and exit code 1, with nothing on stdout', async () => {
+      const child = spawn(process.execPath, [STDIO_ENTRY], { env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toContain('SERVICE_API_KEY is not set');
+    });
+
+    it('stdio: a wrong key makes every tool call an isError result naming SERVICE_API_KEY', async () => {
+      const client = await connect('stdio', 'wcs_wrong_key_0123456789');
+      expect((await client.listTools()).tools).toHaveLength(8);
+      const text = await failureText(client, 'service_list_collections', {});
+      expect(text).toMatch(/^UNAUTHENTICATED: .*SERVICE_API_KEY/);
+    });
+
+    it('stdio: writes nothing but JSON-RPC messages to stdout', async () => {
+      const child = spawn(process.execPath, [STDIO_ENTRY], { env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: owner.key }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+      send(JSON.parse(rawMcp.initializeBody));
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'service_list_collections', arguments: {} } });
+      send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: 'col_missing' } } });
+      const deadline = Date.now() + 20_000;
+      while (stdout.split('\n').filter(Boolean).length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      child.stdin.end();
+      await new Promise((resolve) => child.on('exit', resolve));
+      const lines = stdout.split('\n').filter(Boolean);
+      expect(lines.map((line) => JSON.parse(line)).map((m) => [m.jsonrpc, m.id])).toEqual([
+        ['2.0', 1],
+        ['2.0', 2],
+        ['2.0', 3],
+      ]);
+    });
+  });
+
+  describe('sessions', () => {
+    const post = (headers: Record<string, string>, body: string) => rawMcp(t.url, 'POST', headers, body);
+    const toolsList = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+    const bearer = (user: TestUser) => ({ authorization: `Bearer ${user.key}` });
+
+    it('gives each session a long random id', async () => {
+      const ids = new Set<string>();
+      for (let i = 0; i < 3; i++) {
+        const res = await post(bearer(owner), rawMcp.initializeBody);
+        ids.add(res.headers.get('mcp-session-id')!);
+      }
+      expect(ids.size).toBe(3);
+      for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    });
+
+    it("refuses another user's Streamable HTTP session id with 404, leaving the session usable by its owner", async () => {
+      const client = await connect('Streamable HTTP', owner.key);
+      const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+      const foreign = { ...bearer(stranger), 'mcp-session-id': sessionId };
+      const stolen = await post(foreign, toolsList);
+      expect(stolen.status).toBe(404);
+      expect(stolen.body).toMatchObject({ error: { code: -32001, message: expect.stringContaining('Session not found') } });
+      expect((await rawMcp(t.url, 'GET', foreign)).status).toBe(404);
+      expect((await rawMcp(t.url, 'DELETE', foreign)).status).toBe(404);
+      expect((await client.listTools()).tools).toHaveLength(8);
+      const own = await post({ ...bearer(owner), 'mcp-session-id': sessionId }, toolsList);
+      expect(own.status).toBe(200);
+      expect(own.body.result.tools).toHaveLength(8);
+    });
+
+    it("refuses another user's SSE session id with 404", async () => {
+      const stream = await readSseEvents(`${t.url}/sse`, bearer(owner));
+      try {
+        const endpoint = await stream.next('endpoint');
+        const sessionId = new URL(endpoint, t.url).searchParams.get('sessionId')!;
+        const message = (user: TestUser) =>
+          fetch(`${t.url}/messages?sessionId=${encodeURIComponent(sessionId)}`, {
+            method: 'POST',
+            headers: { ...bearer(user), 'content-type': 'application/json' },
+            body: rawMcp.initializeBody,
+          });
+        const stolen = await message(stranger);
+        expect(stolen.status).toBe(404);
+        expect((await message(owner)).status).toBe(202);
+        expect(JSON.parse(await stream.next('message'))).toMatchObject({ id: 1, result: { serverInfo: expect.any(Object) } });
+        // The Streamable HTTP endpoint does not know SSE sessions, and the other way round.
+        expect((await post({ ...bearer(owner), 'mcp-session-id': sessionId }, toolsList)).status).toBe(404);
+      } finally {
+        stream.close();
+      }
+    });
+
+    it('ends a session on DELETE; its id is then unknown', async () => {
+      const client = await connect('Streamable HTTP', owner.key);
+      const transport = client.transport as StreamableHTTPClientTransport;
+      const sessionId = transport.sessionId!;
+      const endpoints = t.app.get(McpHttpEndpoints);
+      const open = endpoints.sessionCount;
+      await transport.terminateSession();
+      expect(endpoints.sessionCount).toBe(open - 1);
+      expect((await post({ ...bearer(owner), 'mcp-session-id': sessionId }, toolsList)).status).toBe(404);
+    });
+
+    it('answers a batch in request order, a notification with 202, and refuses an unknown protocol version', async () => {
+      const opened = await post(bearer(owner), rawMcp.initializeBody);
+      const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
+      const batch = await post(
+        session,
+        JSON.stringify([
+          { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: strangersCollection } } },
+          { jsonrpc: '2.0', method: 'notifications/initialized' },
+          { jsonrpc: '2.0', id: 'a', method: 'ping' },
+        ]),
+      );
+      expect(batch.status).toBe(200);
+      expect(batch.body.map((m: { id: string }) => m.id)).toEqual(['b', 'a']);
+      expect(batch.body[0].result).toMatchObject({ isError: true });
+      const notified = await post(session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      expect(notified.status).toBe(202);
+      expect((await post({ ...session, 'mcp-protocol-version': '1999-01-01' }, toolsList)).status).toBe(400);
+    });
+
+    it('gives an initialize that still carries an expired session id a new session', async () => {
+      const res = await post({ ...bearer(owner), 'mcp-session-id': 'expired-long-ago' }, rawMcp.initializeBody);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('mcp-session-id')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    });
+
+    it('asks for initialize when a request has no session id', async () => {
+      const res = await post(bearer(owner), toolsList);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    });
+
+    it('answers a malformed body with a JSON-RPC parse error', async () => {
+      const res = await post(bearer(owner), '{"jsonrpc": "2.0", ');
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 }, id: null });
+    });
+
+    it('serves two clients at once, each with its own identity', async () => {
+      for (const kind of ['Streamable HTTP', 'SSE'] as const) {
+        const [a, b] = await Promise.all([connect(kind, owner.key), connect(kind, stranger.key)]);
+        const [fromA, fromB] = await Promise.all([
+          Promise.all(Array.from({ length: 5 }, () => call(a, 'service_list_collections'))),
+          Promise.all(Array.from({ length: 5 }, () => call(b, 'service_get_collection', { collection_id: strangersCollection }))),
+        ]);
+        for (const listed of fromA) expect(listed.collections.map((c: { id: string }) => c.id)).not.toContain(strangersCollection);
+        for (const got of fromB) expect(got).toMatchObject({ id: strangersCollection, role: 'owner' });
+        expect(await failureText(a, 'service_get_collection', { collection_id: strangersCollection })).toMatch(/^NOT_FOUND/);
+      }
+    });
+  });
+
+  describe('Origin', () => {
+    const headers = (origin: string) => ({ authorization: `Bearer ${owner.key}`, origin });
+
+    it('refuses a request from an origin that is not configured with 403', async () => {
+      const res = await rawMcp(t.url, 'POST', headers('https://evil.example'), rawMcp.initializeBody);
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 }, id: null });
+      const sse = await fetch(`${t.url}/sse`, { headers: headers('http://localhost:6666') });
+      expect(sse.status).toBe(403);
+      await sse.body?.cancel();
+      const preflight = await fetch(`${t.url}/mcp`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
+      expect(preflight.status).toBe(403);
+    });
+
+    it('serves a configured origin, with the CORS headers a browser client needs', async () => {
+      const res = await rawMcp(t.url, 'POST', headers(ALLOWED_ORIGIN), rawMcp.initializeBody);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
+      expect(res.headers.get('access-control-expose-headers')).toContain('Mcp-Session-Id');
+      const preflight = await fetch(`${t.url}/mcp`, {
+        method: 'OPTIONS',
+        headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, mcp-session-id' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization.*Mcp-Session-Id/);
+    });
+  });
+});
+
+describe('MCP session lifetime', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ MCP_SESSION_IDLE_MS: '1000' });
+  });
+  afterAll(() => t?.close());
+
+  const bearer = () => ({ authorization: `Bearer ${BOOTSTRAP_KEY}` });
+  const toolsList = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+
+  it('expires a session that had no request and no open stream for MCP_SESSION_IDLE_MS', async () => {
+    const opened = await rawMcp(t.url, 'POST', bearer(), rawMcp.initializeBody);
+    const sessionId = opened.headers.get('mcp-session-id')!;
+    const session = { ...bearer(), 'mcp-session-id': sessionId };
+    expect((await rawMcp(t.url, 'POST', session, toolsList)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await rawMcp(t.url, 'POST', session, toolsList)).status).toBe(404);
+  });
+
+  it('keeps a session whose client holds its stream open, and closes every session at shutdown', async () => {
+    const opened = await rawMcp(t.url, 'POST', bearer(), rawMcp.initializeBody);
+    const session = { ...bearer(), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
+    const listening = await readSseEvents(`${t.url}/mcp`, session);
+    const sse = await readSseEvents(`${t.url}/sse`, bearer());
+    await sse.next('endpoint');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await rawMcp(t.url, 'POST', session, toolsList)).status).toBe(200);
+
+    await t.close();
+    t = undefined as unknown as TestApp;
+    await expect(Promise.all([listening.ended, sse.ended])).resolves.toBeDefined();
+  });
+});

@@ -1,0 +1,142 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { basename, join } from 'node:path';
+import { fixturePath } from '../fixtures/fixtures';
+
+const root = join(__dirname, '..', '..');
+
+/** The compiled stdio program, as the `service-mcp` bin runs it. */
+export const STDIO_ENTRY = join(root, 'dist', 'src', 'mcp', 'stdio.js');
+
+const newestSource = (dir: string): number =>
+  readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return Math.max(latest, newestSource(path));
+    return entry.name.endsWith('.ts') ? Math.max(latest, statSync(path).mtimeMs) : latest;
+  }, 0);
+
+/**
+ * Builds dist/ when the stdio program is missing or older than its sources. Type errors elsewhere
+ * in the tree do not stop tsc from emitting, so only a missing output fails.
+ */
+export function ensureStdioBuild(): void {
+  const sources = Math.max(newestSource(join(root, 'src', 'mcp')), statSync(join(root, 'src', 'common', 'app-error.ts')).mtimeMs);
+  if (existsSync(STDIO_ENTRY) && statSync(STDIO_ENTRY).mtimeMs >= sources) return;
+  try {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'pipe' });
+  } catch {
+    // reported below if nothing was emitted
+  }
+  if (!existsSync(STDIO_ENTRY) || statSync(STDIO_ENTRY).mtimeMs < sources) throw new Error(`tsc did not emit ${STDIO_ENTRY}`);
+}
+
+export interface FixtureFiles {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves test/fixtures on 127.0.0.1, without Content-Type, so the service detects types from bytes. */
+export async function serveFixtures(): Promise<FixtureFiles> {
+  const server = createServer((req, res) => {
+    readFile(fixturePath(basename(new URL(req.url ?? '/', 'http://fixtures').pathname))).then(
+      (body) => res.writeHead(200).end(body),
+      () => res.writeHead(404).end(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** One raw Streamable HTTP request to /mcp, for what the SDK client will not send. */
+export async function rawMcp(baseUrl: string, method: 'POST' | 'GET' | 'DELETE', headers: Record<string, string>, body?: string): Promise<RawResponse> {
+  const res = await fetch(`${baseUrl}/mcp`, {
+    method,
+    headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
+    body,
+  });
+  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, body: undefined };
+  }
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+rawMcp.initializeBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1.0.0' } },
+});
+
+export interface SseReader {
+  /** Data of the next event with this name (events of other names are skipped). */
+  next(event: string): Promise<string>;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+}
+
+/** Opens an event stream with fetch and parses its events. */
+export async function readSseEvents(url: string, headers: Record<string, string>): Promise<SseReader> {
+  const controller = new AbortController();
+  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  if (res.status !== 200 || !res.body) throw new Error(`event stream ${url}: HTTP ${res.status}`);
+  const events: { event: string; data: string }[] = [];
+  const waiters: (() => void)[] = [];
+  const wake = () => waiters.splice(0).forEach((w) => w());
+  let buffer = '';
+  const decoder = new TextDecoder();
+  const ended = (async () => {
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const lines = block.split('\n');
+          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart());
+          if (data.length) events.push({ event: lines.find((l) => l.startsWith('event:'))?.slice(6).trim() ?? 'message', data: data.join('\n') });
+        }
+        wake();
+      }
+    } catch {
+      // aborted by close()
+    } finally {
+      wake();
+    }
+  })();
+  let done = false;
+  void ended.then(() => (done = true));
+  return {
+    ended,
+    close: () => controller.abort(),
+    async next(event) {
+      for (;;) {
+        const index = events.findIndex((e) => e.event === event);
+        if (index >= 0) return events.splice(0, index + 1)[index].data;
+        if (done) throw new Error(`stream ended before a ${event} event`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+  };
+}
