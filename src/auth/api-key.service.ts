@@ -9,6 +9,12 @@ const KEY_PREFIX = 'wcs_';
 const VISIBLE_CHARS = 12;
 /** last_used_at is a hint for humans; writing it on every request would make reads cost a write. */
 const TOUCH_INTERVAL_MS = 60_000;
+/**
+ * Authenticated keys are remembered briefly so a request costs no store round trip. A revocation
+ * takes effect at once in the process that revoked the key and within this time in the others.
+ */
+const PRINCIPAL_TTL_MS = 10_000;
+const PRINCIPAL_CACHE_SIZE = 10_000;
 
 export interface IssuedKey {
   key: ApiKey;
@@ -21,6 +27,7 @@ export const hashApiKey = (secret: string): string => createHash('sha256').updat
 @Injectable()
 export class ApiKeyService {
   private readonly lastTouched = new Map<string, number>();
+  private readonly principals = new Map<string, { principal: Principal; expiresAt: number }>();
 
   constructor(private readonly users: UserStore) {}
 
@@ -47,12 +54,27 @@ export class ApiKeyService {
   /** The principal behind a presented secret; UNAUTHENTICATED for unknown or revoked keys. */
   async authenticate(secret: string | undefined): Promise<Principal> {
     if (!secret) throw new AppError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send x-api-key or Authorization: Bearer');
-    const key = await this.users.findApiKeyByHash(hashApiKey(secret));
+    const hash = hashApiKey(secret);
+    const cached = this.principals.get(hash);
+    if (cached && cached.expiresAt > Date.now()) {
+      this.touch(cached.principal.keyId!);
+      return cached.principal;
+    }
+    const key = await this.users.findApiKeyByHash(hash);
     if (!key || key.revokedAt) throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid or revoked API key');
     const user = await this.users.getUser(key.userId);
     if (!user) throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid or revoked API key');
     this.touch(key.id);
-    return { userId: user.id, keyId: key.id, isAdmin: user.isAdmin };
+    const principal: Principal = { userId: user.id, keyId: key.id, isAdmin: user.isAdmin };
+    this.remember(hash, principal);
+    return principal;
+  }
+
+  private remember(hash: string, principal: Principal): void {
+    if (this.principals.size >= PRINCIPAL_CACHE_SIZE) {
+      this.principals.delete(this.principals.keys().next().value!);
+    }
+    this.principals.set(hash, { principal, expiresAt: Date.now() + PRINCIPAL_TTL_MS });
   }
 
   async list(userId: string): Promise<ApiKey[]> {
@@ -63,6 +85,7 @@ export class ApiKeyService {
     const key = await this.users.getApiKey(keyId);
     if (!key || key.userId !== userId) throw AppError.notFound('API key', keyId);
     await this.users.revokeApiKey(keyId, new Date());
+    this.principals.delete(key.hash);
   }
 
   private touch(keyId: string): void {
