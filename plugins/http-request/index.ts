@@ -21,7 +21,6 @@ export default defineNode({
   displayName: 'HTTP Request',
   description: 'Sends an HTTP request to any URL and outputs the status, headers and body of the response. A non-2xx status is data, not a failure.',
   parameters: HttpRequestParameters,
-  expressionParameters: ['url', 'headers', 'body'],
   defaultRunMode: 'input',
   async execute(ctx): Promise<HttpRequestOutput> {
     const { method, url, responseType } = ctx.params;

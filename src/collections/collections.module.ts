@@ -3,9 +3,10 @@ import { SearchModule } from '../search/search.module';
 import { CollectionsController } from './collections.controller';
 import { CollectionsService } from './collections.service';
 import { FilesModule } from './files.module';
+import { RunCollectionsModule } from './run-collections.module';
 
 @Module({
-  imports: [FilesModule, SearchModule],
+  imports: [FilesModule, SearchModule, RunCollectionsModule],
   controllers: [CollectionsController],
   providers: [CollectionsService],
   exports: [CollectionsService, FilesModule],

@@ -1,8 +1,9 @@
 import { CollectionsFacade, NodeConfigurationError } from '../sdk';
 
 /**
- * Gives nodes the collections of the user a run acts for. The ingestion side provides the real
- * one (bound to the access policy); until it is registered, nodes get a facade that says so.
+ * Gives nodes the collections of the user a run acts for. The collections side registers the real
+ * one globally (RunCollectionsModule, bound to the access policy); without it, as in engine unit
+ * tests, nodes get a facade that says collections are unavailable.
  */
 export abstract class NodeCollectionsProvider {
   abstract forUser(userId: string): CollectionsFacade;

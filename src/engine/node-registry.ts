@@ -9,7 +9,8 @@ export interface RegisteredNode {
   readonly schema: JsonSchema;
   readonly parameterTypes: Readonly<Record<string, ParameterType>>;
   readonly parameterNames: ReadonlySet<string>;
-  readonly expressionParameters: ReadonlySet<string>;
+  /** Text parameters whose `${...}` insertions are rendered in fixed mode too (`@Parameter({ template: true })`). */
+  readonly templateParameters: ReadonlySet<string>;
 }
 
 export const nodeKey = (type: string, version: number): string => `${type}@${version}`;

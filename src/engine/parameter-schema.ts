@@ -11,6 +11,8 @@ export interface ParametersSchema {
   schema: JsonSchema;
   /** Declared type of each property, used to coerce expression results before validation. */
   types: Record<string, ParameterType>;
+  /** Properties documented as `template: true`. */
+  templates: Set<string>;
 }
 
 const TYPE_OF: Record<string, ParameterType> = {
@@ -48,6 +50,7 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
   const properties: Record<string, JsonSchema> = {};
   const types: Record<string, ParameterType> = {};
   const required: string[] = [];
+  const templates = new Set<string>();
   for (const [name, rules] of byProperty) {
     const doc = docs.get(name);
     const { schema, type, optional } = propertySchema(rules);
@@ -57,9 +60,12 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
       ...(doc?.description ? { description: doc.description } : {}),
       ...schema,
       ...(fallback !== undefined ? { default: fallback } : {}),
+      // Tells a builder that `${...}` in this text is rendered in every mode.
+      ...(doc?.template ? { 'x-template': true } : {}),
       ...(doc?.schema ?? {}),
     };
     types[name] = type;
+    if (doc?.template) templates.add(name);
     if (!optional && fallback === undefined) required.push(name);
   }
   return {
@@ -70,6 +76,7 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
       additionalProperties: false,
     },
     types,
+    templates,
   };
 }
 

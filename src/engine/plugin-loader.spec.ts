@@ -22,6 +22,19 @@ const validPlugin = (type: string, version = 1) => `
   }) };
 `;
 
+/** A plugin whose `note` parameter is documented as a template and validated by `validator`. */
+const templatePlugin = (validator: string) => `
+  const { defineNode, Parameter } = require(${JSON.stringify(sdk)});
+  const validators = require(${JSON.stringify(require.resolve('class-validator'))});
+  class Params {}
+  Parameter({ description: 'a note', template: true })(Params.prototype, 'note');
+  validators.${validator}()(Params.prototype, 'note');
+  module.exports = { default: defineNode({
+    type: 'noted', version: 1, displayName: 'X', description: 'x',
+    parameters: Params, defaultRunMode: 'input', execute: (ctx) => ctx.params.note,
+  }) };
+`;
+
 describe('loadNodeRegistry', () => {
   let root: string;
 
@@ -47,8 +60,10 @@ describe('loadNodeRegistry', () => {
         responseType: { enum: ['json', 'text'], default: 'json' },
       },
     });
-    expect([...(http?.expressionParameters ?? [])]).toEqual(['url', 'headers', 'body']);
     expect(registry.get('webhook-trigger')?.definition.trigger).toBe(true);
+    expect(registry.get('list-files')?.templateParameters).toEqual(new Set(['instructions']));
+    expect(registry.get('list-files')?.schema).toMatchObject({ required: ['collectionId'], properties: { offset: { default: '0' }, instructions: { default: '', 'x-template': true } } });
+    expect(registry.get('get-file-contents')?.definition.defaultRunMode).toBe('input');
   });
 
   it('loads plugins from an extra folder and keeps each version', () => {
@@ -79,11 +94,16 @@ describe('loadNodeRegistry', () => {
     ['unknown keys', validPlugin('x').replace("displayName: 'X'", "displayName: 'X', colour: 'red'"), 'unknown keys colour'],
     ['no execute', validPlugin('x').replace('execute: (ctx) => ctx.input,', ''), 'execute must be a function'],
     ['a throwing module', 'throw new Error("boom at load");', 'failed to load: boom at load'],
-    ['an undeclared expression parameter', validPlugin('x').replace("defaultRunMode: 'input'", "defaultRunMode: 'input', expressionParameters: ['url']"), 'undeclared parameters: url'],
+    ['a template parameter that is not text', templatePlugin('IsInt'), 'template parameters must be strings (@IsString()): note'],
   ])('refuses a plugin with %s, naming its file', (_, body, message) => {
     const file = writePlugin(root, 'bad', body);
     expect(() => loadNodeRegistry([root])).toThrow(`Plugin ${file}: `);
     expect(() => loadNodeRegistry([root])).toThrow(message);
+  });
+
+  it('takes a text parameter documented as a template', () => {
+    writePlugin(root, 'noted', templatePlugin('IsString'));
+    expect(loadNodeRegistry([root]).get('noted')?.templateParameters).toEqual(new Set(['note']));
   });
 
   it('refuses a plugin folder without an index', () => {

@@ -17,7 +17,6 @@ const KNOWN_KEYS = new Set([
   'displayName',
   'description',
   'parameters',
-  'expressionParameters',
   'defaultRunMode',
   'trigger',
   'execute',
@@ -93,10 +92,9 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
     throw new PluginLoadError(source, `parameter class cannot be described: ${(error as Error).message}`);
   }
   const parameterNames = new Set(Object.keys(derived.types));
-  const expressionParameters = new Set<string>(definition.expressionParameters ?? []);
-  const unknown = [...expressionParameters].filter((name) => !parameterNames.has(name));
-  if (unknown.length) {
-    throw new PluginLoadError(source, `expressionParameters names undeclared parameters: ${unknown.join(', ')}`);
+  const notText = [...derived.templates].filter((name) => derived.types[name] !== 'string');
+  if (notText.length) {
+    throw new PluginLoadError(source, `template parameters must be strings (@IsString()): ${notText.join(', ')}`);
   }
   return {
     definition: Object.freeze({ ...definition }),
@@ -104,7 +102,7 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
     schema: derived.schema,
     parameterTypes: derived.types,
     parameterNames,
-    expressionParameters,
+    templateParameters: derived.templates,
   };
 }
 
@@ -119,9 +117,6 @@ function definitionProblems(value: unknown): string[] {
   if (typeof d.displayName !== 'string' || !d.displayName.trim()) problems.push('displayName must be a non-empty string');
   if (typeof d.description !== 'string') problems.push('description must be a string');
   if (typeof d.parameters !== 'function') problems.push('parameters must be a class');
-  if (d.expressionParameters !== undefined && !(Array.isArray(d.expressionParameters) && d.expressionParameters.every((p) => typeof p === 'string'))) {
-    problems.push('expressionParameters must be an array of parameter names');
-  }
   if (d.defaultRunMode !== 'input' && d.defaultRunMode !== 'item') problems.push('defaultRunMode must be "input" or "item"');
   if (d.trigger !== undefined && typeof d.trigger !== 'boolean') problems.push('trigger must be a boolean');
   if (typeof d.execute !== 'function') problems.push('execute must be a function');

@@ -1,12 +1,17 @@
 import httpRequest from '../../plugins/http-request';
+import listFiles from '../../plugins/list-files';
 import webhookTrigger from '../../plugins/webhook-trigger';
 import { AppError } from '../common/app-error';
 import { NodeRegistry } from './node-registry';
 import { registerDefinition } from './plugin-loader';
-import { compileWorkflow, DefinitionProblem } from './workflow-compiler';
+import { CompileOptions, compileWorkflow, DefinitionProblem } from './workflow-compiler';
 import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition';
 
-const registry = new NodeRegistry([registerDefinition(webhookTrigger, 'webhook-trigger'), registerDefinition(httpRequest, 'http-request')]);
+const registry = new NodeRegistry([
+  registerDefinition(webhookTrigger, 'webhook-trigger'),
+  registerDefinition(httpRequest, 'http-request'),
+  registerDefinition(listFiles, 'list-files'),
+]);
 
 const trigger: WorkflowNodeSpec = { id: 'trigger', type: 'webhook-trigger', parameters: {} };
 const http = (id: string, parameters: Record<string, unknown> = { method: 'GET', url: 'https://example.com' }, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({
@@ -16,9 +21,9 @@ const http = (id: string, parameters: Record<string, unknown> = { method: 'GET',
   ...extra,
 });
 
-function problemsOf(definition: Partial<WorkflowDefinition>): DefinitionProblem[] {
+function problemsOf(definition: Partial<WorkflowDefinition>, options: CompileOptions = {}): DefinitionProblem[] {
   try {
-    compileWorkflow({ nodes: [], edges: [], variables: [], ...definition }, registry);
+    compileWorkflow({ nodes: [], edges: [], variables: [], ...definition }, registry, options);
   } catch (error) {
     expect(error).toBeInstanceOf(AppError);
     return ((error as AppError).details as { fields: DefinitionProblem[] }).fields;
@@ -108,12 +113,12 @@ describe('compileWorkflow', () => {
     ]);
   });
 
-  it('reports bad fixed parameters per field, and expression modes the node does not allow', () => {
+  it('reports bad fixed parameters per field, and modes of parameters the node does not have', () => {
     const problems = problemsOf({
       nodes: [
         trigger,
         http('a', { method: 'FETCH', url: 'https://x', extra: 1, responseType: 'xml' }),
-        http('b', { method: 'GET', url: 'https://x' }, { parameterMode: { method: 'expression', nope: 'expression' } }),
+        http('b', { method: 'GET', url: 'https://x' }, { parameterMode: { nope: 'expression' } }),
       ],
       edges: [
         { from: 'trigger', to: 'a' },
@@ -124,9 +129,74 @@ describe('compileWorkflow', () => {
       ['a', 'nodes[1].parameters.extra'],
       ['a', 'nodes[1].parameters.method'],
       ['a', 'nodes[1].parameters.responseType'],
-      ['b', 'nodes[2].parameterMode.method'],
       ['b', 'nodes[2].parameterMode.nope'],
     ]);
+  });
+
+  it('lets every parameter be an expression', () => {
+    const plan = compileWorkflow(
+      {
+        nodes: [trigger, http('a', { method: 'input.method', url: 'input.url', responseType: '"text"' }, { parameterMode: { method: 'expression', url: 'expression', responseType: 'expression' } })],
+        edges: [{ from: 'trigger', to: 'a' }],
+        variables: [],
+      },
+      registry,
+    );
+    expect(plan.nodes[1].expressions.map((e) => [e.name, e.type])).toEqual([
+      ['method', 'unknown'],
+      ['url', 'string'],
+      ['responseType', 'unknown'],
+    ]);
+  });
+
+  it('renders a template parameter in fixed mode only when it has insertions', () => {
+    const list = (instructions: string): WorkflowNodeSpec => ({ id: 'list', type: 'list-files', parameters: { collectionId: 'col_1', instructions } });
+    const compile = (instructions: string) => compileWorkflow({ nodes: [trigger, list(instructions)], edges: [{ from: 'trigger', to: 'list' }], variables: [] }, registry).nodes[1];
+    const plain = compile('Read the newest files first');
+    expect(plain.expressions).toEqual([]);
+    expect(plain.staticParams).toMatchObject({ instructions: 'Read the newest files first', offset: '0' });
+    const template = compile('Read page ${item.page} of ${variables.total}');
+    expect(template.expressions).toEqual([{ name: 'instructions', source: 'Read page ${item.page} of ${variables.total}', type: 'string' }]);
+    expect(template.fixed).toEqual({ collectionId: 'col_1' });
+    expect(template.staticParams).toBeNull();
+  });
+
+  describe('AI Decide', () => {
+    const aiList = (parameters: Record<string, unknown>, parameterMode: Record<string, 'ai' | 'expression' | 'fixed'>): Partial<WorkflowDefinition> => ({
+      nodes: [trigger, { id: 'list', type: 'list-files', parameters, parameterMode }],
+      edges: [{ from: 'trigger', to: 'list' }],
+    });
+
+    it('is refused without a language model, naming the node and the parameter', () => {
+      expect(problemsOf(aiList({ collectionId: 'col_1' }, { offset: 'ai' }))).toEqual([
+        {
+          field: 'nodes[1].parameterMode.offset',
+          nodeId: 'list',
+          reason: expect.stringMatching(/^node "list" sets parameter "offset" to AI Decide, but no language model is configured: set LLM_URL/),
+        },
+      ]);
+    });
+
+    it('defers a required parameter to the model, with its schema and the hint', () => {
+      const plan = compileWorkflow(
+        { nodes: [trigger, { id: 'list', type: 'list-files', parameters: { offset: 'the page after the last one read' }, parameterMode: { collectionId: 'ai', offset: 'ai' } }], edges: [{ from: 'trigger', to: 'list' }], variables: [] },
+        registry,
+        { aiDecide: true },
+      );
+      const list = plan.nodes[1];
+      expect(list.staticParams).toBeNull();
+      expect(list.fixed).toEqual({});
+      expect(list.aiParameters).toEqual([
+        { name: 'collectionId', hint: '', type: 'string', required: true, schema: expect.objectContaining({ type: 'string', minLength: 1 }) },
+        { name: 'offset', hint: 'the page after the last one read', type: 'string', required: false, schema: expect.objectContaining({ pattern: '^\\d{1,9}$', default: '0' }) },
+      ]);
+    });
+
+    it('takes only text as the hint', () => {
+      expect(problemsOf(aiList({ collectionId: 'col_1', offset: 40 }, { offset: 'ai' }), { aiDecide: true })).toEqual([
+        expect.objectContaining({ field: 'nodes[1].parameters.offset', reason: expect.stringContaining('optional hint for the model') }),
+      ]);
+    });
   });
 
   it('refuses duplicate node ids and an empty expression', () => {

@@ -3,8 +3,9 @@ import { validateSync } from 'class-validator';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { fieldErrors } from '../common/validation';
 import type { RunMode } from '../sdk';
+import { isTemplate } from './expressions/template';
 import { NodeRegistry, RegisteredNode } from './node-registry';
-import { ParameterType } from './parameter-schema';
+import { JsonSchema, ParameterType } from './parameter-schema';
 import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition';
 
 /** A problem of a definition; `nodeId` says which node, when it is about one. */
@@ -17,6 +18,22 @@ export interface ExpressionParameter {
   name: string;
   source: string;
   type: ParameterType;
+}
+
+/** A parameter the language model chooses for each execution (AI Decide). */
+export interface AiParameter {
+  name: string;
+  /** What the workflow gives as the parameter's value in `ai` mode: a hint for the model, or ''. */
+  hint: string;
+  /** The parameter's JSON Schema, from the node's parameter class. */
+  schema: JsonSchema;
+  type: ParameterType;
+  required: boolean;
+}
+
+export interface CompileOptions {
+  /** A language model is configured (LLM_URL); without one, a workflow using AI Decide is refused. */
+  aiDecide?: boolean;
 }
 
 export interface CompiledNode {
@@ -33,8 +50,10 @@ export interface CompiledNode {
   /** Ids of the nodes whose output is this node's input, in definition order. */
   readonly predecessors: readonly string[];
   readonly fixed: Readonly<Record<string, unknown>>;
+  /** Expressions, and templates of template parameters in fixed mode. */
   readonly expressions: readonly ExpressionParameter[];
-  /** Validated and frozen once when no parameter is an expression, shared by every run. */
+  readonly aiParameters: readonly AiParameter[];
+  /** Validated and frozen once when every parameter is fixed, shared by every run. */
   readonly staticParams: object | null;
 }
 
@@ -53,7 +72,7 @@ export const DEFAULT_BACKOFF_MS = 1000;
  *
  * @throws AppError VALIDATION_FAILED with `details.fields` of DefinitionProblem
  */
-export function compileWorkflow(definition: WorkflowDefinition, registry: NodeRegistry): CompiledWorkflow {
+export function compileWorkflow(definition: WorkflowDefinition, registry: NodeRegistry, options: CompileOptions = {}): CompiledWorkflow {
   const problems: DefinitionProblem[] = [];
   const specs = definition.nodes;
   const indexById = new Map<string, number>();
@@ -117,7 +136,7 @@ export function compileWorkflow(definition: WorkflowDefinition, registry: NodeRe
   specs.forEach((spec, i) => {
     const node = registered[i];
     if (!node) return;
-    const built = compileNode(spec, i, node, predecessors.get(spec.id) ?? [], problems);
+    const built = compileNode(spec, i, node, predecessors.get(spec.id) ?? [], problems, options);
     if (built) compiled.set(spec.id, built);
   });
 
@@ -196,36 +215,67 @@ function compileNode(
   node: RegisteredNode,
   predecessors: string[],
   problems: DefinitionProblem[],
+  options: CompileOptions,
 ): CompiledNode | null {
   const before = problems.length;
+  const type = node.definition.type;
   const fixed: Record<string, unknown> = {};
   const expressions: ExpressionParameter[] = [];
+  const aiParameters: AiParameter[] = [];
   const modes = spec.parameterMode ?? {};
+  const parameters = spec.parameters ?? {};
+  const problem = (field: string, reason: string) => problems.push({ field: `nodes[${i}].${field}`, reason, nodeId: spec.id });
+
   for (const [name, mode] of Object.entries(modes)) {
     if (!node.parameterNames.has(name)) {
-      problems.push({ field: `nodes[${i}].parameterMode.${name}`, reason: `${node.definition.type} has no parameter "${name}"`, nodeId: spec.id });
-    } else if (mode === 'expression' && !node.expressionParameters.has(name)) {
-      problems.push({ field: `nodes[${i}].parameterMode.${name}`, reason: `parameter "${name}" of ${node.definition.type} does not accept expressions`, nodeId: spec.id });
+      problem(`parameterMode.${name}`, `${type} has no parameter "${name}"`);
+    } else if (mode === 'expression' && !(name in parameters)) {
+      problem(`parameters.${name}`, 'an expression must be a non-empty string');
+    } else if (mode === 'ai') {
+      if (!options.aiDecide) {
+        problem(
+          `parameterMode.${name}`,
+          `node "${spec.id}" sets parameter "${name}" to AI Decide, but no language model is configured: set LLM_URL (and LLM_API_KEY, LLM_MODEL), or use the fixed or expression mode`,
+        );
+        continue;
+      }
+      const hint = parameters[name] ?? '';
+      if (typeof hint !== 'string') {
+        problem(`parameters.${name}`, 'in AI Decide mode the value is an optional hint for the model, so it must be text');
+        continue;
+      }
+      const required = ((node.schema.required as string[] | undefined) ?? []).includes(name);
+      const schema = (node.schema.properties as Record<string, JsonSchema>)[name];
+      aiParameters.push({ name, hint, schema, type: node.parameterTypes[name] ?? 'unknown', required });
     }
   }
-  for (const [name, value] of Object.entries(spec.parameters ?? {})) {
-    if (modes[name] !== 'expression') {
-      fixed[name] = value;
+  for (const [name, value] of Object.entries(parameters)) {
+    const mode = modes[name] ?? 'fixed';
+    if (mode === 'ai') continue;
+    if (mode === 'fixed') {
+      // A template parameter's insertions are rendered in fixed mode too; plain text stays fixed.
+      if (node.templateParameters.has(name) && typeof value === 'string' && isTemplate(value)) {
+        expressions.push({ name, source: value, type: 'string' });
+      } else {
+        fixed[name] = value;
+      }
       continue;
     }
     if (typeof value !== 'string' || !value.trim()) {
-      problems.push({ field: `nodes[${i}].parameters.${name}`, reason: 'an expression must be a non-empty string', nodeId: spec.id });
+      problem(`parameters.${name}`, 'an expression must be a non-empty string');
       continue;
     }
     expressions.push({ name, source: value, type: node.parameterTypes[name] ?? 'unknown' });
   }
-  const expressionNames = new Set(expressions.map((e) => e.name));
-  for (const problem of parameterProblems(node, fixed)) {
-    const name = problem.field.split(/[.[]/)[0];
-    if (expressionNames.has(name) && !(name in fixed)) continue;
-    problems.push({ field: `nodes[${i}].parameters.${problem.field}`, reason: problem.reason, nodeId: spec.id });
+  // Values produced at run time are validated then; a missing fixed value is not a problem for them.
+  const deferred = new Set([...expressions.map((e) => e.name), ...Object.keys(modes).filter((name) => modes[name] !== 'fixed')]);
+  for (const { field, reason } of parameterProblems(node, fixed)) {
+    const name = field.split(/[.[]/)[0];
+    if (deferred.has(name) && !(name in fixed)) continue;
+    problem(`parameters.${field}`, reason);
   }
   if (problems.length > before) return null;
+  const dynamic = expressions.length > 0 || aiParameters.length > 0;
   return {
     id: spec.id,
     position: -1,
@@ -239,7 +289,8 @@ function compileNode(
     predecessors,
     fixed: Object.freeze(fixed),
     expressions,
-    staticParams: expressions.length ? null : buildParams(node, fixed).instance,
+    aiParameters,
+    staticParams: dynamic ? null : buildParams(node, fixed).instance,
   };
 }
 

@@ -1,8 +1,12 @@
 import type { RunMode } from '../sdk';
 
-/** How a parameter's value is read: as given, or evaluated in the expression sandbox. */
-export type ParameterMode = 'fixed' | 'expression';
-export const PARAMETER_MODES: readonly ParameterMode[] = ['fixed', 'expression'];
+/**
+ * How a parameter's value is produced for each execution: as written (`fixed`), evaluated in the
+ * expression sandbox (`expression`), or chosen by the configured language model (`ai`, AI Decide).
+ * Every parameter of every node takes all three.
+ */
+export type ParameterMode = 'fixed' | 'expression' | 'ai';
+export const PARAMETER_MODES: readonly ParameterMode[] = ['fixed', 'expression', 'ai'];
 
 export type VariableType = 'string' | 'number' | 'boolean' | 'secret';
 export const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'boolean', 'secret'];
@@ -21,7 +25,9 @@ export interface WorkflowNodeSpec {
   type: string;
   /** Omitted means the newest loaded version; stored definitions always carry it. */
   version?: number;
+  /** Fixed values, expression sources, or for `ai` an optional hint to the model. */
   parameters: Record<string, unknown>;
+  /** Omitted names are `fixed`. */
   parameterMode?: Record<string, ParameterMode>;
   /** Defaults to the node type's `defaultRunMode`. */
   runMode?: RunMode;

@@ -1,8 +1,10 @@
-import { IsInt, IsOptional, IsString } from 'class-validator';
+import { IsInt, IsOptional, IsString, Min } from 'class-validator';
 import pino from 'pino';
 import webhookTrigger from '../../plugins/webhook-trigger';
 import { defineNode, NodeConfigurationError, NodeUpstreamError, Parameter } from '../sdk';
+import { AppError, ErrorCode } from '../common/app-error';
 import type { StepRecord } from '../storage/ports/run-store.port';
+import { DecisionRequest, ParameterDecider } from './ai-decide/parameter-decider.port';
 import { UnavailableCollectionsProvider } from './collections-provider';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { NodeRegistry } from './node-registry';
@@ -34,7 +36,6 @@ const echo = defineNode({
   displayName: 'Echo',
   description: 'Outputs what it got',
   parameters: EchoParams,
-  expressionParameters: ['value', 'count'],
   defaultRunMode: 'input',
   execute: (ctx) => ({ got: ctx.runMode === 'input' ? ctx.input : ctx.item, value: ctx.params.value ?? null, count: ctx.params.count ?? null }),
 });
@@ -86,7 +87,43 @@ const slow = defineNode({
   execute: (ctx) => new Promise((resolve) => setTimeout(() => resolve({ waited: ctx.params.ms }), ctx.params.ms).unref()),
 });
 
+class PageParams {
+  @Parameter({ description: 'Guidance for AI Decide', template: true })
+  @IsString()
+  instructions: string = '';
+
+  @Parameter({ description: 'Page to read' })
+  @IsInt()
+  @Min(0)
+  page: number;
+}
+
+const page = defineNode({
+  type: 'page',
+  version: 1,
+  displayName: 'Page',
+  description: 'Outputs its parameters',
+  parameters: PageParams,
+  defaultRunMode: 'item',
+  execute: (ctx) => ({ instructions: ctx.params.instructions, page: ctx.params.page }),
+});
+
+/** Answers AI Decide from a script and keeps every question. */
+class ScriptedDecider extends ParameterDecider {
+  readonly questions: DecisionRequest[] = [];
+  constructor(private readonly answers: unknown[]) {
+    super();
+  }
+  async decide(request: DecisionRequest): Promise<unknown> {
+    this.questions.push(structuredClone(request));
+    const answer = this.answers.shift();
+    if (answer instanceof Error) throw answer;
+    return answer;
+  }
+}
+
 const registry = new NodeRegistry([
+  registerDefinition(page, 'page'),
   registerDefinition(webhookTrigger, 'webhook-trigger'),
   registerDefinition(echo, 'echo'),
   registerDefinition(fail, 'fail'),
@@ -103,20 +140,21 @@ function chain(...nodes: WorkflowNodeSpec[]): WorkflowDefinition {
 let expressions: ExpressionEngine;
 let runCounter = 0;
 
-function executor(runTimeoutMs = 30_000) {
+function executor(runTimeoutMs = 30_000, decider?: ParameterDecider) {
   return new WorkflowExecutor({
     expressions,
     fetcher: { fetch: () => Promise.reject(new Error('no network in this test')) },
     collections: new UnavailableCollectionsProvider(),
+    decider,
     logger: pino({ level: 'silent' }),
     runTimeoutMs,
   });
 }
 
-async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest> = {}, runTimeoutMs?: number) {
+async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest> = {}, runTimeoutMs?: number, decider?: ParameterDecider) {
   const steps: StepRecord[] = [];
-  const outcome = await executor(runTimeoutMs).run(
-    compileWorkflow(definition, registry),
+  const outcome = await executor(runTimeoutMs, decider).run(
+    compileWorkflow(definition, registry, { aiDecide: decider !== undefined }),
     { runId: `run_${++runCounter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { q: 'hi' }, variables: {}, redactor: Redactor.NONE, ...overrides },
     (step) => void steps.push(step),
   );
@@ -254,5 +292,70 @@ describe('WorkflowExecutor', () => {
     expect(recorded).not.toContain(secret);
     expect((result.byId.a.output as { value: string }).value).toBe(REDACTED);
     expect(result.byId.f.error?.message).toBe(`upstream echoed ${REDACTED}`);
+  });
+
+  describe('templates and AI Decide', () => {
+    const pages = (parameters: Record<string, unknown>, extra: Partial<WorkflowNodeSpec> = {}) =>
+      chain({ id: 'p', type: 'page', parameters, parameterMode: { page: 'ai' }, ...extra });
+
+    it('renders a template parameter given as fixed text', async () => {
+      const result = await run(chain({ id: 'p', type: 'page', parameters: { page: 2, instructions: 'Read page ${item.n} of ${variables.total}' } }), { input: [{ n: 1 }, { n: 2 }], variables: { total: 9 } });
+      expect(result.byId.p.output).toEqual([
+        { instructions: 'Read page 1 of 9', page: 2 },
+        { instructions: 'Read page 2 of 9', page: 2 },
+      ]);
+    });
+
+    it('asks the model once per item with the rendered instructions, the item and the schema, and validates the coerced answer', async () => {
+      const decider = new ScriptedDecider([{ page: '3' }, { page: 7 }]);
+      const result = await run(pages({ instructions: 'The page after ${item.last}', page: 'one page further' }), { input: [{ last: 2 }, { last: 6 }] }, undefined, decider);
+      expect(result.status).toBe('succeeded');
+      expect(result.byId.p.output).toEqual([
+        { instructions: 'The page after 2', page: 3 },
+        { instructions: 'The page after 6', page: 7 },
+      ]);
+      expect(decider.questions[0]).toEqual({
+        node: { id: 'p', type: 'page', displayName: 'Page', description: 'Outputs its parameters' },
+        instructions: 'The page after 2',
+        input: { last: 2 },
+        parameters: [{ name: 'page', hint: 'one page further', required: true, schema: { description: 'Page to read', type: 'integer', minimum: 0 } }],
+      });
+      expect(decider.questions[1].input).toEqual({ last: 6 });
+    });
+
+    it('sends a refused answer back once with its problems', async () => {
+      const decider = new ScriptedDecider(['page three', { page: 3 }]);
+      const result = await run(pages({}), { input: [{}] }, undefined, decider);
+      expect(result.byId.p.output).toEqual([{ instructions: '', page: 3 }]);
+      expect(decider.questions[1].correction).toEqual({ answer: 'page three', problems: [{ field: '(answer)', reason: 'must be a JSON object of parameter values' }] });
+    });
+
+    it('fails the step, naming the parameter, when the corrected answer is still invalid', async () => {
+      const decider = new ScriptedDecider([{ page: -1 }, { page: 'x' }, { page: 1 }]);
+      const result = await run(pages({}, { retry: { maxAttempts: 3, backoffMs: 1 } }), { input: [{}] }, undefined, decider);
+      expect(result.status).toBe('failed');
+      expect(result.byId.p.error).toMatchObject({ code: 'NODE_CONFIGURATION', message: expect.stringMatching(/^Parameters of node "p" are invalid after AI Decide chose page: page /), details: { nodeId: 'p', itemIndex: 0 } });
+      expect(decider.questions).toHaveLength(2);
+      expect(decider.questions[1].correction?.problems).toEqual([expect.objectContaining({ field: 'page', reason: expect.stringContaining('must not be less than 0') })]);
+    });
+
+    it('fails as the model failed, or records the error with continueOnError', async () => {
+      const down = () => new AppError(ErrorCode.UPSTREAM_FAILED, 'Language model endpoint answered 503: busy (gave up after 4 attempts)', { retryable: true, details: { status: 503 } });
+      const failed = await run(pages({}), { input: [{}] }, undefined, new ScriptedDecider([down()]));
+      expect(failed.byId.p.error).toMatchObject({ code: 'UPSTREAM_FAILED', message: 'AI Decide for node "p" failed: Language model endpoint answered 503: busy (gave up after 4 attempts)', details: { status: 503, parameters: ['page'] } });
+
+      const carriedOn = await run(chain({ id: 'p', type: 'page', parameters: {}, parameterMode: { page: 'ai' }, continueOnError: true }, { id: 'after', type: 'echo', parameters: {} }), { input: [{}] }, undefined, new ScriptedDecider([down()]));
+      expect(carriedOn.status).toBe('succeeded');
+      expect(carriedOn.byId.p.output).toEqual([{ error: expect.objectContaining({ code: 'UPSTREAM_FAILED' }) }]);
+      expect(carriedOn.byId.after.status).toBe('succeeded');
+    });
+
+    it('tells the model no secret', async () => {
+      const secret = 'sk-very-secret-value';
+      const decider = new ScriptedDecider([{ page: 1 }]);
+      await run(pages({ instructions: 'Use key ${variables.token}' }), { input: [{ key: secret }], variables: { token: secret }, redactor: new Redactor([secret]) }, undefined, decider);
+      expect(JSON.stringify(decider.questions)).not.toContain(secret);
+      expect(decider.questions[0]).toMatchObject({ instructions: `Use key ${REDACTED}`, input: { key: REDACTED } });
+    });
   });
 });

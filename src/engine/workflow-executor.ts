@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { ErrorCode, isAppError } from '../common/app-error';
+import { ErrorCode, FieldError, isAppError } from '../common/app-error';
 import { isNodeError, NodeContext, NodeLogger, NodeTimeoutError, VariableValue } from '../sdk';
 import type { RunError, StepError, StepRecord } from '../storage/ports/run-store.port';
+import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider } from './collections-provider';
 import { nodeHttpClient, OutboundFetch } from './node-http-client';
 import { Redactor } from './redactor';
@@ -18,6 +19,8 @@ export interface ExecutorDependencies {
   expressions: ExpressionEvaluator;
   fetcher: OutboundFetch;
   collections: NodeCollectionsProvider;
+  /** Chooses AI Decide parameters; absent when no language model is configured. */
+  decider?: ParameterDecider;
   logger: Logger;
   runTimeoutMs: number;
 }
@@ -48,6 +51,10 @@ export interface RunOutcome {
 /** Largest stored output of one step; larger ones are replaced by a note (successors still get all of it). */
 export const MAX_RECORDED_OUTPUT_CHARS = 1024 * 1024;
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
+/** Questions to the model per execution: the first, and one correction of an answer that did not validate. */
+export const AI_DECIDE_ROUNDS = 2;
+/** The parameter AI Decide reads as the author's guidance, when a node has one. */
+export const INSTRUCTIONS_PARAMETER = 'instructions';
 
 /** A node try that failed; `attempts` is how many tries were made. */
 class StepFailure extends Error {
@@ -220,19 +227,63 @@ export class WorkflowExecutor {
       }
       values[expression.name] = coerce(result, expression.type);
     }
+    if (node.aiParameters.length) return this.decideParams(node, values, binding, request, signal);
     const { instance, problems } = buildParams(node.node, values);
-    if (problems.length) {
-      const fields = problems.map((p) => ({ ...p, reason: request.redactor.string(p.reason) }));
+    if (problems.length) throw invalidParams(node, problems, request.redactor, 'after evaluating expressions');
+    return instance;
+  }
+
+  /**
+   * AI Decide: asks the model for the node's `ai` parameters, then coerces and validates its answer
+   * like any other value. An answer that does not validate is sent back once with the problems;
+   * the model sees no secret (the request is masked like a run record).
+   */
+  private async decideParams(
+    node: CompiledNode,
+    values: Record<string, unknown>,
+    binding: { runMode: 'input'; input: unknown } | { runMode: 'item'; item: unknown },
+    request: RunRequest,
+    signal: AbortSignal,
+  ): Promise<object> {
+    const names = node.aiParameters.map((p) => p.name);
+    const decider = this.deps.decider;
+    if (!decider) {
       throw new StepFailure(
-        {
-          code: ErrorCode.NODE_CONFIGURATION,
-          message: `Parameters of node "${node.id}" are invalid after evaluating expressions: ${fields.map((f) => `${f.field} ${f.reason}`).join('; ')}`,
-          details: { nodeId: node.id, fields },
-        },
+        { code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" uses AI Decide for ${names.join(', ')}, but no language model is configured (LLM_URL)`, details: { nodeId: node.id, parameters: names } },
         0,
       );
     }
-    return instance;
+    const { definition } = node.node;
+    const instructions = values[INSTRUCTIONS_PARAMETER];
+    const question = request.redactor.value({
+      node: { id: node.id, type: definition.type, displayName: definition.displayName, description: definition.description },
+      instructions: typeof instructions === 'string' ? instructions : '',
+      input: (binding.runMode === 'input' ? binding.input : binding.item) ?? null,
+      parameters: node.aiParameters.map(({ name, schema, hint, required }) => ({ name, schema, hint, required })),
+    });
+    let correction: { answer: unknown; problems: FieldError[] } | undefined;
+    for (let round = 1; ; round++) {
+      let answer: unknown;
+      try {
+        answer = await decider.decide({ ...question, ...(correction ? { correction } : {}) }, signal);
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        const { error: cause } = classify(error);
+        throw new StepFailure({ ...cause, message: `AI Decide for node "${node.id}" failed: ${cause.message}`, details: { ...(asObject(cause.details) ?? {}), nodeId: node.id, parameters: names } }, 0);
+      }
+      const chosen = asObject(answer);
+      const decided = { ...values };
+      for (const parameter of node.aiParameters) decided[parameter.name] = coerce(chosen?.[parameter.name], parameter.type);
+      const { instance, problems } = buildParams(node.node, decided);
+      const refused: FieldError[] = chosen ? problems : [{ field: '(answer)', reason: 'must be a JSON object of parameter values' }];
+      if (!refused.length) {
+        this.deps.logger.debug({ runId: request.runId, nodeId: node.id, chosen: request.redactor.value(pick(chosen!, names)) }, 'AI Decide chose parameters');
+        return instance;
+      }
+      const aiOnly = refused.every((p) => p.field === '(answer)' || names.includes(p.field.split(/[.[]/)[0]));
+      if (!aiOnly || round >= AI_DECIDE_ROUNDS) throw invalidParams(node, refused, request.redactor, `after AI Decide chose ${names.join(', ')}`);
+      correction = { answer: request.redactor.value(answer), problems: refused };
+    }
   }
 
   private finishedStep(node: CompiledNode, startedAt: Date, result: NodeResult, redactor: Redactor): StepRecord {
@@ -291,6 +342,23 @@ function coerce(value: unknown, type: ExpressionParameter['type']): unknown {
     default:
       return value;
   }
+}
+
+/** Parameter values produced at run time that the node's parameter class refuses: a configuration error. */
+function invalidParams(node: CompiledNode, problems: FieldError[], redactor: Redactor, when: string): StepFailure {
+  const fields = problems.map((p) => ({ ...p, reason: redactor.string(p.reason) }));
+  return new StepFailure(
+    {
+      code: ErrorCode.NODE_CONFIGURATION,
+      message: `Parameters of node "${node.id}" are invalid ${when}: ${fields.map((f) => `${f.field} ${f.reason}`).join('; ')}`,
+      details: { nodeId: node.id, fields },
+    },
+    0,
+  );
+}
+
+function pick(values: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(names.map((name) => [name, values[name]]));
 }
 
 function expressionFailure(node: CompiledNode, expression: ExpressionParameter, error: unknown, redactor: Redactor): StepFailure {

@@ -66,9 +66,20 @@ export interface CollectionFileContent {
   content: string;
 }
 
-/** Collections as the user who started the run may see them: every call checks that user's role. */
+/**
+ * Collections as the user who started the run may see them: every call checks that user's role
+ * (viewer at least). A collection or file the user cannot see, or that does not exist, fails with
+ * NodeConfigurationError (`details.code` NOT_FOUND or FORBIDDEN); a store that is down fails with
+ * a retryable NodeUpstreamError.
+ */
 export interface CollectionsFacade {
+  /** Files in the order they were added; `limit` is 1 to 100. */
   listFiles(collectionId: string, page: { offset: number; limit: number }): Promise<{ items: CollectionFile[]; total: number }>;
+  /**
+   * The extracted text of an indexed file. A file without text yet (still being ingested) or for
+   * good (its ingestion failed) fails with NodeConfigurationError whose `details.status` is the
+   * file's status.
+   */
   getFileContent(collectionId: string, fileId: string): Promise<CollectionFileContent>;
 }
 

@@ -6,6 +6,12 @@ export type ParametersClass<P extends object> = new () => P;
 /**
  * What a plugin's `index.ts` default-exports: a plain object, no class and no `this`. The
  * parameter class is the single source of the parameters' type, validation and JSON Schema.
+ *
+ * A workflow sets each parameter in one of three modes: fixed (the value as written), expression
+ * (evaluated in the sandbox before each execution) or AI Decide (chosen by the configured language
+ * model from the node's description, its `instructions` parameter when it has one, its input and
+ * the parameter's JSON Schema). Whatever the mode, `execute` receives values validated against the
+ * parameter class, so a node never needs to know how a value was produced.
  */
 export interface NodeDefinition<P extends object = object> {
   /** Stable kebab-case name, e.g. `http-request`. */
@@ -15,8 +21,6 @@ export interface NodeDefinition<P extends object = object> {
   readonly displayName: string;
   readonly description: string;
   readonly parameters: ParametersClass<P>;
-  /** Parameters a workflow may set in `expression` mode; the others only take fixed values. */
-  readonly expressionParameters?: readonly (keyof P & string)[];
   readonly defaultRunMode: RunMode;
   /** A trigger starts the run: a workflow has exactly one, and it receives the run's input. */
   readonly trigger?: boolean;

@@ -9,6 +9,11 @@ export interface ParameterDoc {
   displayName?: string;
   /** Extra JSON Schema keywords (e.g. `examples`, `format`, `contentMediaType`). */
   schema?: Record<string, unknown>;
+  /**
+   * A text parameter with `${...}` insertions rendered before each execution even in fixed mode
+   * (like `instructions`): text without insertions is used as it is, never parsed as code.
+   */
+  template?: boolean;
 }
 
 const DOCS = new WeakMap<object, Map<string, ParameterDoc>>();

@@ -1,6 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { AppConfig } from '../config/app-config';
 import { NodeRegistry, RegisteredNode } from '../engine/node-registry';
+import { PARAMETER_MODES, ParameterMode } from '../engine/workflow-definition';
 
 const nodeTypeView = (node: RegisteredNode) => ({
   type: node.definition.type,
@@ -9,7 +11,6 @@ const nodeTypeView = (node: RegisteredNode) => ({
   description: node.definition.description,
   trigger: node.definition.trigger === true,
   defaultRunMode: node.definition.defaultRunMode,
-  expressionParameters: [...node.expressionParameters],
   parameters: node.schema,
 });
 
@@ -18,14 +19,17 @@ const nodeTypeView = (node: RegisteredNode) => ({
 @Controller('api/v1/node-types')
 export class NodeTypesController {
   private readonly items: ReturnType<typeof nodeTypeView>[];
+  /** The same for every parameter; `ai` only where a language model is configured. */
+  private readonly parameterModes: ParameterMode[];
 
-  constructor(registry: NodeRegistry) {
+  constructor(registry: NodeRegistry, config: AppConfig) {
     this.items = registry.list().map(nodeTypeView);
+    this.parameterModes = PARAMETER_MODES.filter((mode) => mode !== 'ai' || Boolean(config.LLM_URL));
   }
 
-  /** Every loaded node type and version with the JSON Schema of its parameters. */
+  /** Every loaded node type and version with the JSON Schema of its parameters, and the parameter modes on offer. */
   @Get()
   list() {
-    return { items: this.items };
+    return { items: this.items, parameterModes: this.parameterModes };
   }
 }

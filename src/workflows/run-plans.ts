@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
+import { AppConfig } from '../config/app-config';
 import { LruCache } from '../engine/expressions/lru-cache';
 import { NodeRegistry } from '../engine/node-registry';
 import { Redactor } from '../engine/redactor';
-import { compileWorkflow, CompiledWorkflow } from '../engine/workflow-compiler';
+import { CompileOptions, compileWorkflow, CompiledWorkflow } from '../engine/workflow-compiler';
 import { WorkflowDefinition } from '../engine/workflow-definition';
 import type { VariableValue } from '../sdk';
 import { Run } from '../storage/ports/run-store.port';
@@ -28,12 +29,16 @@ const CACHED_VERSIONS = 256;
 @Injectable()
 export class RunPlans {
   private readonly versions = new LruCache<string, RunPlan>(CACHED_VERSIONS);
+  private readonly compileOptions: CompileOptions;
 
   constructor(
     private readonly workflows: WorkflowStore,
     private readonly registry: NodeRegistry,
     private readonly cipher: SecretCipher,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.compileOptions = { aiDecide: Boolean(config.LLM_URL) };
+  }
 
   async forRun(run: Run): Promise<RunPlan> {
     if (run.definition) return this.prepare(run.definition, run.workflowId);
@@ -48,7 +53,7 @@ export class RunPlans {
   }
 
   private prepare(definition: WorkflowDefinition, workflowId: string): RunPlan {
-    const plan = compileWorkflow(definition, this.registry);
+    const plan = compileWorkflow(definition, this.registry, this.compileOptions);
     const { values, secrets } = revealVariables(definition.variables, workflowId, this.cipher);
     return { plan, variables: values, redactor: new Redactor(secrets) };
   }

@@ -96,12 +96,17 @@ export class NodeSpecDto {
   @Min(1)
   version?: number;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, default: {}, description: 'Parameter values; expressions as strings' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, default: {}, description: 'Parameter values; expressions as strings; in ai mode an optional hint for the model' })
   @IsOptional()
   @IsObject()
   parameters?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string', enum: [...PARAMETER_MODES] }, example: { url: 'expression' } })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', enum: [...PARAMETER_MODES] },
+    example: { url: 'expression', offset: 'ai' },
+    description: 'Mode of each parameter: fixed (the default), expression, or ai (AI Decide: the configured language model chooses the value)',
+  })
   @IsOptional()
   @IsRecordOf(PARAMETER_MODES)
   parameterMode?: Record<string, ParameterMode>;

@@ -3,9 +3,10 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
+import { AppConfig } from '../config/app-config';
 import { Page, PageRequest } from '../common/pagination';
 import { NodeRegistry } from '../engine/node-registry';
-import { compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
+import { CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
 import { WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../engine/workflow-definition';
 import { RunStore } from '../storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
@@ -22,13 +23,19 @@ const STARTER: DefinitionDto = { nodes: [{ id: 'trigger', type: 'webhook-trigger
 /** Workflows, drafts and versions as both doors (REST and MCP) see them; every method checks the caller's role. */
 @Injectable()
 export class WorkflowsService {
+  /** AI Decide is accepted only where a language model is configured. */
+  private readonly compileOptions: CompileOptions;
+
   constructor(
     private readonly workflows: WorkflowStore,
     private readonly runs: RunStore,
     private readonly access: AccessPolicy,
     private readonly registry: NodeRegistry,
     private readonly cipher: SecretCipher,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.compileOptions = { aiDecide: Boolean(config.LLM_URL) };
+  }
 
   async create(principal: Principal, name: string, definition: DefinitionDto = STARTER): Promise<WorkflowView> {
     const id = newId('wfl');
@@ -79,7 +86,7 @@ export class WorkflowsService {
     await this.access.require(principal, 'workflow', id, 'editor');
     const workflow = await this.load(id);
     // The draft was valid when saved; node types may have changed since (a plugin removed).
-    compileWorkflow(workflow.draft, this.registry);
+    compileWorkflow(workflow.draft, this.registry, this.compileOptions);
     const version = await this.workflows.publish(id, newId('wfv'), principal.userId, new Date());
     if (!version) throw AppError.notFound('workflow', id);
     return versionView(version, version.version);
@@ -105,7 +112,7 @@ export class WorkflowsService {
     const role = await this.access.require(principal, 'workflow', id, 'editor');
     const found = await this.workflows.getVersion(id, version);
     if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
-    compileWorkflow(found.definition, this.registry);
+    compileWorkflow(found.definition, this.registry, this.compileOptions);
     if (!(await this.workflows.activate(id, version, new Date()))) throw AppError.notFound('workflow', id);
     return workflowView(await this.load(id), role);
   }
@@ -130,7 +137,7 @@ export class WorkflowsService {
     };
     let graphProblems: DefinitionProblem[] = [];
     try {
-      compileWorkflow(definition, this.registry);
+      compileWorkflow(definition, this.registry, this.compileOptions);
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== ErrorCode.VALIDATION_FAILED) throw error;
       graphProblems = (error.details as { fields: DefinitionProblem[] }).fields;

@@ -263,7 +263,10 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     if (skip) return;
     const res = await app.request('GET', '/api/v1/node-types');
     const http = res.body.items.find((n: any) => n.type === 'http-request');
-    expect(http).toMatchObject({ version: 1, trigger: false, expressionParameters: ['url', 'headers', 'body'], parameters: { required: ['method', 'url'] } });
+    expect(http).toMatchObject({ version: 1, trigger: false, parameters: { required: ['method', 'url'] } });
     expect(res.body.items.find((n: any) => n.type === 'webhook-trigger')).toMatchObject({ trigger: true });
+    expect(res.body.items.map((n: any) => n.type)).toEqual(['get-file-contents', 'http-request', 'list-files', 'webhook-trigger']);
+    // Every parameter takes every mode; AI Decide only where a language model is configured.
+    expect(res.body.parameterModes).toEqual(['fixed', 'expression']);
   });
 });

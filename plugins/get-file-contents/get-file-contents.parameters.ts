@@ -1,0 +1,33 @@
+import { Transform } from 'class-transformer';
+import { IsArray, IsBoolean, IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { Parameter } from '../../src/sdk';
+
+export class GetFileContentsParameters {
+  @Parameter({
+    displayName: 'Collection',
+    description: 'Id of the collection the files belong to (`col_...`). The user who started the run needs at least the viewer role on it.',
+    schema: { examples: ['col_0123456789abcdef'] },
+  })
+  @IsString()
+  @IsNotEmpty()
+  collectionId: string;
+
+  @Parameter({
+    displayName: 'Files',
+    description:
+      "Files to read: ids, file objects (List Files' output), or arrays of them, nested as they come. Leave it out to read the node's input. As an expression, e.g. `nodes.list` or `input.fileIds`.",
+    schema: { examples: [['fle_0123456789abcdef']] },
+  })
+  // One id is as good as a list of one.
+  @Transform(({ value }) => (typeof value === 'string' ? [value] : value))
+  @IsOptional()
+  @IsArray()
+  files?: unknown[];
+
+  @Parameter({
+    displayName: 'Skip files without text',
+    description: 'Leave out files that have no extracted text (still being ingested, or their ingestion failed) instead of failing.',
+  })
+  @IsBoolean()
+  skipFilesWithoutText: boolean = false;
+}

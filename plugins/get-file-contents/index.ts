@@ -1,0 +1,67 @@
+import { CollectionFileContent, defineNode, isNodeError, NodeConfigurationError } from '../../src/sdk';
+import { GetFileContentsParameters } from './get-file-contents.parameters';
+
+export { GetFileContentsParameters };
+
+/** Files read at once: enough to hide the store's latency, few enough not to crowd other runs. */
+const CONCURRENT_READS = 4;
+/** Nesting of arrays taken apart when looking for files (List Files in item mode gives two levels). */
+const MAX_DEPTH = 8;
+
+export default defineNode({
+  type: 'get-file-contents',
+  version: 1,
+  displayName: 'Get File Contents',
+  description:
+    "Reads the extracted text of files, with the rights of the user who started the run. Takes file ids or file objects, such as List Files' output as it comes (one array per page), and outputs one array [{id, name, type, content}] in the same order.",
+  parameters: GetFileContentsParameters,
+  defaultRunMode: 'input',
+  async execute(ctx): Promise<CollectionFileContent[]> {
+    const { collectionId, skipFilesWithoutText } = ctx.params;
+    const ids = fileIdsIn(ctx.params.files ?? (ctx.runMode === 'input' ? ctx.input : ctx.item));
+    const contents = new Array<CollectionFileContent | null>(ids.length);
+    let next = 0;
+    let failed = false;
+    const reader = async () => {
+      while (next < ids.length && !failed && !ctx.signal.aborted) {
+        const index = next++;
+        try {
+          contents[index] = await ctx.collections.getFileContent(collectionId, ids[index]);
+        } catch (error) {
+          if (!(skipFilesWithoutText && hasNoText(error))) {
+            failed = true;
+            throw error;
+          }
+          ctx.logger.info('file left out: it has no extracted text', { fileId: ids[index], status: (error as NodeConfigurationError).details?.status });
+          contents[index] = null;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENT_READS, ids.length) }, reader));
+    return contents.filter((content): content is CollectionFileContent => content !== null);
+  },
+});
+
+/**
+ * File ids, in order, from ids, objects with an `id`, and arrays of those at any nesting. An
+ * `{error}` record, which Continue on Error leaves in an upstream node's output in place of a
+ * failed item, holds no file and is passed over: the failure is already in that node's step.
+ */
+export function fileIdsIn(value: unknown, path = 'input', depth = 0): string[] {
+  if (value === null || value === undefined) return [];
+  if (typeof value === 'string' && value.trim()) return [value.trim()];
+  if (Array.isArray(value) && depth < MAX_DEPTH) return value.flatMap((entry, i) => fileIdsIn(entry, `${path}[${i}]`, depth + 1));
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    const { id, error } = value as { id?: unknown; error?: unknown };
+    if (typeof id === 'string' && id.trim()) return [id.trim()];
+    if (id === undefined && error !== undefined) return [];
+  }
+  const shown = JSON.stringify(value) ?? String(value);
+  throw new NodeConfigurationError(`${path} is not a file: expected a file id or an object with an "id", got ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`, {
+    details: { path },
+  });
+}
+
+function hasNoText(error: unknown): boolean {
+  return isNodeError(error) && error.kind === 'configuration' && typeof error.details?.status === 'string';
+}

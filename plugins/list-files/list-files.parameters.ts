@@ -1,0 +1,36 @@
+import { Transform } from 'class-transformer';
+import { IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
+import { Parameter } from '../../src/sdk';
+
+export class ListFilesParameters {
+  @Parameter({
+    displayName: 'Collection',
+    description: 'Id of the collection to list (`col_...`). The user who started the run needs at least the viewer role on it.',
+    schema: { examples: ['col_0123456789abcdef'] },
+  })
+  @IsString()
+  @IsNotEmpty()
+  collectionId: string;
+
+  @Parameter({
+    displayName: 'Offset',
+    description:
+      'How many files to skip: the page index times the page size (20). As an expression, e.g. `${item.page * 20}` or `input.page * 20`.',
+    schema: { examples: ['0', '20', '${item.page * 20}'] },
+  })
+  // A number written as a fixed value is as good as its text.
+  @Transform(({ value }) => (typeof value === 'number' ? String(value) : value))
+  @IsString()
+  @Matches(/^\d{1,9}$/, { message: 'offset must be a whole number of files to skip, such as "0" or "40"' })
+  offset: string = '0';
+
+  @Parameter({
+    displayName: 'Instructions',
+    description:
+      'Natural-language guidance for AI Decide on this node (e.g. which page to read), rendered as a template: `${...}` insertions are evaluated in every mode.',
+    template: true,
+  })
+  @IsString()
+  @MaxLength(10_000)
+  instructions: string = '';
+}

@@ -1,0 +1,75 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { CollectionFile, CollectionsFacade, ItemModeContext, NodeConfigurationError } from '../../src/sdk';
+import listFiles, { ListFilesParameters, PAGE_SIZE } from './index';
+
+const files: CollectionFile[] = Array.from({ length: 45 }, (_, i) => ({
+  id: `fle_${String(i).padStart(2, '0')}`,
+  name: `file-${i}.txt`,
+  type: 'text/plain',
+  size: 100 + i,
+  status: 'indexed',
+  createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+}));
+
+describe('list-files node', () => {
+  const calls: Array<{ collectionId: string; offset: number; limit: number }> = [];
+  /** One collection, `col_1`, that the acting user may read; any other is refused as the service would. */
+  const collections: CollectionsFacade = {
+    async listFiles(collectionId, { offset, limit }) {
+      calls.push({ collectionId, offset, limit });
+      if (collectionId !== 'col_1') throw new NodeConfigurationError(`collection ${collectionId} not found`, { details: { code: 'NOT_FOUND' } });
+      return { items: files.slice(offset, offset + limit), total: files.length };
+    },
+    getFileContent: () => Promise.reject(new Error('not used')),
+  };
+
+  beforeEach(() => (calls.length = 0));
+
+  function execute(params: Partial<ListFilesParameters>, item: unknown = null) {
+    const ctx = {
+      runMode: 'item',
+      item,
+      itemIndex: 0,
+      params: Object.assign(new ListFilesParameters(), params),
+      collections,
+    } as unknown as ItemModeContext<ListFilesParameters>;
+    return listFiles.execute(ctx) as Promise<CollectionFile[]>;
+  }
+
+  it('lists one page of 20 from the offset, as file objects', async () => {
+    const page = await execute({ collectionId: 'col_1', offset: '20' });
+    expect(calls).toEqual([{ collectionId: 'col_1', offset: 20, limit: PAGE_SIZE }]);
+    expect(PAGE_SIZE).toBe(20);
+    expect(page.map((f) => f.id)).toEqual(files.slice(20, 40).map((f) => f.id));
+    expect(Object.keys(page[0]).sort()).toEqual(['createdAt', 'id', 'name', 'size', 'status', 'type']);
+  });
+
+  it('starts at 0 by default and gives an empty page past the end', async () => {
+    expect(await execute({ collectionId: 'col_1' })).toHaveLength(20);
+    expect(calls[0].offset).toBe(0);
+    expect(await execute({ collectionId: 'col_1', offset: '40' })).toHaveLength(5);
+    expect(await execute({ collectionId: 'col_1', offset: '60' })).toEqual([]);
+  });
+
+  it('lets the failure of a collection the user cannot read through', async () => {
+    await expect(execute({ collectionId: 'col_hidden' })).rejects.toBeInstanceOf(NodeConfigurationError);
+  });
+
+  it('runs once per item by default', () => {
+    expect(listFiles.defaultRunMode).toBe('item');
+  });
+
+  it.each([
+    [{ collectionId: 'col_1', offset: 40 }, []],
+    [{ collectionId: 'col_1', offset: '-20' }, ['offset']],
+    [{ collectionId: 'col_1', offset: '2.5' }, ['offset']],
+    [{ collectionId: 'col_1', offset: 'page 2' }, ['offset']],
+    [{ collectionId: '' }, ['collectionId']],
+    [{ offset: '0' }, ['collectionId']],
+    [{ collectionId: 'col_1', instructions: 42 }, ['instructions']],
+  ])('validates %j', (values, bad) => {
+    const errors = validateSync(plainToInstance(ListFilesParameters, values));
+    expect(errors.map((e) => e.property)).toEqual(bad);
+  });
+});

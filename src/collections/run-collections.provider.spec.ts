@@ -1,0 +1,52 @@
+import { Principal } from '../auth/principal';
+import { AppError, ErrorCode } from '../common/app-error';
+import { isNodeError, NodeConfigurationError, NodeUpstreamError } from '../sdk';
+import { FilesService } from './files.service';
+import { RunCollectionsProvider } from './run-collections.provider';
+
+/** The files service as far as the provider uses it; its access checks have their own tests. */
+function filesService(behaviour: { list?: () => Promise<unknown>; content?: () => Promise<unknown> }) {
+  const principals: Principal[] = [];
+  const service = {
+    list: (principal: Principal) => (principals.push(principal), behaviour.list?.() ?? Promise.resolve({ items: [], total: 0 })),
+    content: (principal: Principal) => (principals.push(principal), behaviour.content?.() ?? Promise.reject(new Error('unused'))),
+  } as unknown as FilesService;
+  return { service, principals };
+}
+
+describe('RunCollectionsProvider', () => {
+  it('lists as the acting user, giving exactly the fields of a file object', async () => {
+    const file = { id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'error', createdAt: '2026-01-01T00:00:00.000Z', error: 'corrupt PDF' };
+    const { service, principals } = filesService({ list: async () => ({ items: [file], total: 1 }) });
+    const page = await new RunCollectionsProvider(service).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 });
+    expect(page).toEqual({ items: [{ id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'error', createdAt: '2026-01-01T00:00:00.000Z' }], total: 1 });
+    expect(principals).toEqual([{ userId: 'usr_7', keyId: null, isAdmin: false }]);
+  });
+
+  it('turns "no role" into a configuration error that says whose rights the run used', async () => {
+    const { service } = filesService({ list: () => Promise.reject(AppError.notFound('collection', 'col_1')) });
+    const error = await new RunCollectionsProvider(service).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NodeConfigurationError);
+    expect(error).toMatchObject({
+      message: 'collection col_1 not found (the run acts as user usr_7, who started it; reading a collection needs at least the viewer role)',
+      details: { code: ErrorCode.NOT_FOUND, collectionId: 'col_1' },
+    });
+  });
+
+  it('gives the status of a file without text', async () => {
+    const { service } = filesService({ content: () => Promise.reject(AppError.conflict('file fle_1 has no extracted text: its status is pending', { status: 'pending' })) });
+    await expect(new RunCollectionsProvider(service).forUser('usr_7').getFileContent('col_1', 'fle_1')).rejects.toMatchObject({
+      kind: 'configuration',
+      details: { code: ErrorCode.CONFLICT, status: 'pending', collectionId: 'col_1', fileId: 'fle_1' },
+    });
+  });
+
+  it('makes a store outage a retryable upstream error', async () => {
+    for (const failure of [new AppError(ErrorCode.UNAVAILABLE, 'store is down'), new Error('SQLITE_BUSY')]) {
+      const { service } = filesService({ list: () => Promise.reject(failure) });
+      const error = await new RunCollectionsProvider(service).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NodeUpstreamError);
+      expect(isNodeError(error) && error.retryable).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { Principal } from '../auth/principal';
+import { ErrorCode, isAppError } from '../common/app-error';
+import { NodeCollectionsProvider } from '../engine/collections-provider';
+import { CollectionFile, CollectionsFacade, NodeConfigurationError, NodeUpstreamError } from '../sdk';
+import { FilesService } from './files.service';
+
+/** Failures that come back the same however often a node asks: the node is set up wrongly. */
+const CONFIGURATION_CODES = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT]);
+
+/**
+ * `ctx.collections` of workflow nodes: the files service acting as the user who started the run,
+ * so a node sees exactly what that user may see through the API, checked on every call by the same
+ * access policy. Service errors become the node error types the executor's retry rules know.
+ */
+@Injectable()
+export class RunCollectionsProvider extends NodeCollectionsProvider {
+  constructor(private readonly files: FilesService) {
+    super();
+  }
+
+  forUser(userId: string): CollectionsFacade {
+    // A run carries no API key; the role check reads only the user.
+    const principal: Principal = { userId, keyId: null, isAdmin: false };
+    return {
+      listFiles: async (collectionId, page) => {
+        try {
+          const result = await this.files.list(principal, collectionId, page);
+          return { items: result.items.map(({ id, name, type, size, status, createdAt }): CollectionFile => ({ id, name, type, size, status, createdAt })), total: result.total };
+        } catch (error) {
+          throw nodeError(error, userId, { collectionId });
+        }
+      },
+      getFileContent: async (collectionId, fileId) => {
+        try {
+          return await this.files.content(principal, collectionId, fileId);
+        } catch (error) {
+          throw nodeError(error, userId, { collectionId, fileId });
+        }
+      },
+    };
+  }
+}
+
+function nodeError(error: unknown, userId: string, about: Record<string, string>): Error {
+  if (!isAppError(error)) {
+    return new NodeUpstreamError(`The collection store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error, details: about });
+  }
+  const details = { ...about, code: error.code, ...(typeof error.details === 'object' && error.details !== null ? error.details : {}) };
+  if (!CONFIGURATION_CODES.has(error.code)) {
+    return new NodeUpstreamError(error.message, { cause: error, details, retryable: error.retryable || error.code === ErrorCode.UNAVAILABLE });
+  }
+  // "Not found" also stands for "no role", so that existence is not revealed: say whose rights were used.
+  const message =
+    error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN
+      ? `${error.message} (the run acts as user ${userId}, who started it; reading a collection needs at least the viewer role)`
+      : error.message;
+  return new NodeConfigurationError(message, { cause: error, details });
+}
