@@ -68,7 +68,11 @@ export class IngestionService {
     const type = detectType(bytes, file.name, contentType ?? file.mime);
     await this.files.update(file.id, { mime: type.mime });
     await this.refuseOtherModel(file.collectionId);
-    const doc = await untilAborted(this.extractor.extract(bytes, type), signal);
+    // On shutdown the pool cancels the parse; the job must then fail with the queue's own reason
+    // so that it is handed back rather than recorded as an error.
+    const doc = await this.extractor.extract(bytes, type, { signal }).catch((error: unknown) => {
+      throw signal.aborted ? signal.reason : error;
+    });
     // Leftovers of an attempt a restart interrupted.
     await this.removeIndexedContent(file);
     const target = { collectionId: file.collectionId, fileId: file.id };
@@ -166,16 +170,6 @@ function mismatch(collectionId: string, model: string, dimension: number | null,
       `${ours} (${ourDimension} dimensions) and will not mix them`,
     { details: { collectionId, collectionModel: model, collectionDimension: dimension, model: ours, dimension: ourDimension } },
   );
-}
-
-/** Extraction takes no signal; a shutdown must not wait for a long parse to end. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /** What the file record says went wrong: our own errors as they are, anything else without internals. */
