@@ -1,7 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { memberView, SetMemberRoleDto } from '../auth/auth.dto';
-import { MembersService } from '../auth/members.service';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { PageQueryDto } from '../common/pagination';
 import { CreateCollectionDto } from './collections.dto';
@@ -11,10 +9,7 @@ import { CollectionsService } from './collections.service';
 @ApiSecurity('api-key')
 @Controller('api/v1/collections')
 export class CollectionsController {
-  constructor(
-    private readonly collections: CollectionsService,
-    private readonly members: MembersService,
-  ) {}
+  constructor(private readonly collections: CollectionsService) {}
 
   @Post()
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCollectionDto) {
@@ -41,26 +36,5 @@ export class CollectionsController {
   @Get(':id/stats')
   stats(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return this.collections.stats(principal, id);
-  }
-
-  @Get(':id/members')
-  async listMembers(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
-    return { items: (await this.members.list(principal, 'collection', id)).map(memberView) };
-  }
-
-  @Put(':id/members/:userId')
-  async setMember(
-    @CurrentPrincipal() principal: Principal,
-    @Param('id') id: string,
-    @Param('userId') userId: string,
-    @Body() body: SetMemberRoleDto,
-  ) {
-    return memberView(await this.members.set(principal, 'collection', id, userId, body.role));
-  }
-
-  @Delete(':id/members/:userId')
-  @HttpCode(204)
-  async removeMember(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('userId') userId: string) {
-    await this.members.remove(principal, 'collection', id, userId);
   }
 }

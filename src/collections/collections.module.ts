@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { membersController } from '../auth/members.controller';
 import { SearchModule } from '../search/search.module';
 import { CollectionsController } from './collections.controller';
 import { CollectionsService } from './collections.service';
@@ -7,7 +8,7 @@ import { RunCollectionsModule } from './run-collections.module';
 
 @Module({
   imports: [FilesModule, SearchModule, RunCollectionsModule],
-  controllers: [CollectionsController],
+  controllers: [CollectionsController, membersController('collection', 'api/v1/collections')],
   providers: [CollectionsService],
   exports: [CollectionsService, FilesModule],
 })

@@ -1,7 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put, Query } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { memberView, SetMemberRoleDto } from '../auth/auth.dto';
-import { MembersService } from '../auth/members.service';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { PageQueryDto } from '../common/pagination';
 import { CreateWorkflowDto, UpdateWorkflowDto } from './workflows.dto';
@@ -11,10 +9,7 @@ import { WorkflowsService } from './workflows.service';
 @ApiSecurity('api-key')
 @Controller('api/v1/workflows')
 export class WorkflowsController {
-  constructor(
-    private readonly workflows: WorkflowsService,
-    private readonly members: MembersService,
-  ) {}
+  constructor(private readonly workflows: WorkflowsService) {}
 
   @Post()
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateWorkflowDto) {
@@ -63,26 +58,5 @@ export class WorkflowsController {
   @HttpCode(200)
   activate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('version', ParseIntPipe) version: number) {
     return this.workflows.activate(principal, id, version);
-  }
-
-  @Get(':id/members')
-  async listMembers(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
-    return { items: (await this.members.list(principal, 'workflow', id)).map(memberView) };
-  }
-
-  @Put(':id/members/:userId')
-  async setMember(
-    @CurrentPrincipal() principal: Principal,
-    @Param('id') id: string,
-    @Param('userId') userId: string,
-    @Body() body: SetMemberRoleDto,
-  ) {
-    return memberView(await this.members.set(principal, 'workflow', id, userId, body.role));
-  }
-
-  @Delete(':id/members/:userId')
-  @HttpCode(204)
-  async removeMember(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('userId') userId: string) {
-    await this.members.remove(principal, 'workflow', id, userId);
   }
 }

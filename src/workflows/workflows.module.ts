@@ -1,4 +1,5 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { membersController } from '../auth/members.controller';
 import { createRootLogger } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { loadNodeRegistry, BUILT_IN_PLUGINS } from '../engine/plugin-loader';
@@ -45,7 +46,7 @@ export class WorkflowsModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: WorkflowsModule,
-      controllers: [WorkflowsController, RunsController, NodeTypesController],
+      controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController],
       providers: [
         storeProvider(WorkflowStore, (db) => new SqliteWorkflowStore(db), (c) => new MongoWorkflowStore(c)),
         storeProvider(RunStore, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c)),

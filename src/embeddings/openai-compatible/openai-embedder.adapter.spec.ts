@@ -1,5 +1,6 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import { OpenAiCompatibleEmbedder, parseRetryAfter, type OpenAiCompatibleEmbedderOptions } from './openai-embedder.adapter';
+import { parseRetryAfter } from '../../common/retrying-json-client';
+import { OpenAiCompatibleEmbedder, type OpenAiCompatibleEmbedderOptions } from './openai-embedder.adapter';
 import { FakeEmbeddingsServer } from '../../../test/utils/fake-embeddings-server';
 
 describe('OpenAiCompatibleEmbedder', () => {

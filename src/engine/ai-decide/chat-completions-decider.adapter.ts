@@ -1,6 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { parseRetryAfter } from '../../embeddings/openai-compatible/openai-embedder.adapter';
+import { RetryingJsonClient } from '../../common/retrying-json-client';
 import type { JsonSchema } from '../parameter-schema';
 import { DecidedParameter, DecisionRequest, ParameterDecider } from './parameter-decider.port';
 
@@ -22,10 +21,6 @@ export interface ChatCompletionsDeciderOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-type Attempt = { content: string } | { retry: AppError; retryAfterMs?: number } | { unsupportedFormat: AppError };
-
-const UPSTREAM_MESSAGE_CHARS = 500;
-
 const SYSTEM_PROMPT =
   'You fill in parameters of one step of an automated workflow. Reply with one JSON object and nothing else: ' +
   'its keys are exactly the parameter names asked for, and each value is valid against that parameter\'s JSON Schema. ' +
@@ -36,20 +31,12 @@ const SYSTEM_PROMPT =
  * proxies, vLLM, llama.cpp, Ollama, LiteLLM...). The answer is constrained with a `json_schema`
  * response format where the server supports it; a server that refuses that format is asked again
  * with the prompt alone, once, and from then on. 429 and 5xx answers and network failures are
- * retried with backoff. The URL is operator configuration, not user input, so plain `fetch` is
- * used rather than the SSRF-guarded client.
+ * retried with backoff.
  */
 export class ChatCompletionsDecider extends ParameterDecider {
   readonly model: string;
-  private readonly endpoint: string;
-  private readonly headers: Record<string, string>;
-  private readonly apiKey?: string;
-  private readonly timeoutMs: number;
-  private readonly maxAttempts: number;
-  private readonly backoff: { initialMs: number; maxMs: number };
-  private readonly maxRetryAfterMs: number;
+  private readonly client: RetryingJsonClient;
   private readonly maxInputChars: number;
-  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   private readonly closing = new AbortController();
   /** Cleared when the server refuses `response_format: json_schema`. */
   private structuredOutput = true;
@@ -57,19 +44,18 @@ export class ChatCompletionsDecider extends ParameterDecider {
   constructor(options: ChatCompletionsDeciderOptions) {
     super();
     this.model = options.model;
-    this.endpoint = chatCompletionsUrl(options.url);
-    this.apiKey = options.apiKey || undefined;
-    this.headers = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-    };
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.maxAttempts = options.maxAttempts ?? 4;
-    this.backoff = options.backoff ?? { initialMs: 500, maxMs: 8_000 };
-    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
+    this.client = new RetryingJsonClient({
+      endpoint: chatCompletionsUrl(options.url),
+      apiKey: options.apiKey || undefined,
+      errorCode: ErrorCode.UPSTREAM_FAILED,
+      serverName: 'Language model endpoint',
+      timeoutMs: options.timeoutMs ?? 60_000,
+      maxAttempts: options.maxAttempts ?? 4,
+      backoff: options.backoff ?? { initialMs: 500, maxMs: 8_000 },
+      maxRetryAfterMs: options.maxRetryAfterMs ?? 30_000,
+      sleep: options.sleep,
+    });
     this.maxInputChars = options.maxInputChars ?? 20_000;
-    this.sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, { signal }));
   }
 
   /** @returns the answer parsed as JSON, or its raw text when it is not JSON (the caller asks for a correction) */
@@ -123,69 +109,21 @@ export class ChatCompletionsDecider extends ParameterDecider {
   }
 
   private async complete(messages: object[], schema: { schema: JsonSchema; strict: boolean }, signal: AbortSignal): Promise<string> {
-    let failure: AppError | undefined;
     const body = () => ({
       model: this.model,
       temperature: 0,
       messages,
       ...(this.structuredOutput ? { response_format: { type: 'json_schema', json_schema: { name: 'parameters', strict: schema.strict, schema: schema.schema } } } : {}),
     });
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      let outcome = await this.attempt(body(), signal);
-      if ('unsupportedFormat' in outcome) {
+    const text = await this.client.post(body, signal, {
+      adapt: ({ status, message, body: sent }) => {
+        if (status !== 400 || !('response_format' in sent) || !/response_format|json_schema|structured/i.test(message)) return false;
         // The server works but does not know the format: the prompt alone asks for JSON, now and from now on.
         this.structuredOutput = false;
-        outcome = await this.attempt(body(), signal);
-      }
-      if ('content' in outcome) return outcome.content;
-      if ('unsupportedFormat' in outcome) throw outcome.unsupportedFormat;
-      failure = outcome.retry;
-      if (attempt === this.maxAttempts) break;
-      const wait = Math.max(outcome.retryAfterMs ?? 0, this.backoffMs(attempt));
-      if (wait > this.maxRetryAfterMs) {
-        throw new AppError(ErrorCode.UPSTREAM_FAILED, `${failure.message}; not waiting ${Math.ceil(wait / 1000)} s to retry`, {
-          retryable: true,
-          cause: failure,
-          details: { retryAfterMs: wait },
-        });
-      }
-      try {
-        await this.sleep(wait, signal);
-      } catch (error) {
-        throw signal.aborted ? signal.reason : error;
-      }
-    }
-    throw new AppError(ErrorCode.UPSTREAM_FAILED, `${failure!.message} (gave up after ${this.maxAttempts} attempts)`, {
-      retryable: true,
-      cause: failure,
-      details: failure!.details,
+        return true;
+      },
     });
-  }
-
-  /** One HTTP exchange. Resolves with the answer or what to do next; throws what must not be retried. */
-  private async attempt(body: object, signal: AbortSignal): Promise<Attempt> {
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(this.endpoint, { method: 'POST', headers: this.headers, body: JSON.stringify(body), signal: AbortSignal.any([signal, timeout]) });
-      if (response.status === 429 || response.status >= 500) {
-        return { retry: this.statusError(response.status, await this.upstreamMessage(response), true), retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
-      }
-      if (!response.ok) {
-        const message = await this.upstreamMessage(response);
-        const error = this.statusError(response.status, message, false);
-        if (response.status === 400 && 'response_format' in body && /response_format|json_schema|structured/i.test(message)) return { unsupportedFormat: error };
-        throw error;
-      }
-      text = await response.text();
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      if (signal.aborted) throw signal.reason;
-      const reason = timeout.aborted ? `no answer within ${this.timeoutMs} ms` : networkReason(error);
-      return { retry: new AppError(ErrorCode.UPSTREAM_FAILED, `Language model endpoint unreachable: ${reason}`, { retryable: true, cause: error }) };
-    }
-    return { content: this.contentOf(text) };
+    return this.contentOf(text);
   }
 
   private contentOf(text: string): string {
@@ -199,40 +137,10 @@ export class ChatCompletionsDecider extends ParameterDecider {
     const message = Array.isArray(body?.choices) ? body.choices[0]?.message : undefined;
     if (!message) throw malformed('no choices[0].message');
     if (typeof message.refusal === 'string' && message.refusal) {
-      throw new AppError(ErrorCode.UPSTREAM_FAILED, `The language model refused to choose: ${this.clip(message.refusal)}`);
+      throw new AppError(ErrorCode.UPSTREAM_FAILED, `The language model refused to choose: ${this.client.clip(message.refusal)}`);
     }
     if (typeof message.content !== 'string') throw malformed('choices[0].message.content is not text');
     return message.content;
-  }
-
-  private statusError(status: number, message: string, retryable: boolean): AppError {
-    return new AppError(ErrorCode.UPSTREAM_FAILED, `Language model endpoint answered ${status}: ${message}`, { retryable, details: { status } });
-  }
-
-  /** The server's own explanation (OpenAI `error.message`, or `message`/`detail`/`error`), trimmed and key-free. */
-  private async upstreamMessage(response: Response): Promise<string> {
-    const text = await response.text().catch(() => '');
-    let message = text;
-    try {
-      const parsed = JSON.parse(text) as Record<string, unknown>;
-      const error = parsed.error;
-      const candidate = (typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error) ?? parsed.message ?? parsed.detail;
-      if (typeof candidate === 'string') message = candidate;
-    } catch {
-      // Not JSON: the raw text is the message.
-    }
-    return this.clip(message.trim() || response.statusText || 'no message');
-  }
-
-  private clip(message: string): string {
-    const keyless = this.apiKey ? message.split(this.apiKey).join('[redacted]') : message;
-    return keyless.length > UPSTREAM_MESSAGE_CHARS ? `${keyless.slice(0, UPSTREAM_MESSAGE_CHARS)}...` : keyless;
-  }
-
-  /** Exponential, with "equal jitter" so that runs throttled together do not retry together. */
-  private backoffMs(failedAttempts: number): number {
-    const ceiling = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** (failedAttempts - 1));
-    return ceiling / 2 + Math.random() * (ceiling / 2);
   }
 }
 
@@ -295,9 +203,4 @@ export function parseAnswer(content: string): unknown {
     }
   }
   return content;
-}
-
-function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
 }
