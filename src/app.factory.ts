@@ -36,14 +36,20 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     done(Object.assign(new Error(`Body must be JSON (Content-Type: application/json), got ${type}`), { statusCode: 400 }), undefined);
   });
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
-  fastify.addHook('onSend', async (request, reply) => {
+  // Callback-style hooks: they run on every request, and async ones cost a promise each.
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  fastify.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
+  const logRequests = logger.isLevelEnabled('info');
+  fastify.addHook('onResponse', (request, reply, done) => {
+    if (logRequests) {
+      request.log.info(
+        { reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+    }
+    done();
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(logger),
