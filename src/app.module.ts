@@ -16,7 +16,18 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StorageModule, ContentStorageModule, HealthModule, JobsModule, AuthModule, CollectionsModule, IngestionModule, McpModule, WorkflowsModule.forRoot(config)],
+      imports: [
+        ConfigModule.forRoot(config),
+        StorageModule,
+        ContentStorageModule,
+        HealthModule,
+        JobsModule,
+        AuthModule,
+        CollectionsModule,
+        IngestionModule,
+        McpModule,
+        WorkflowsModule.forRoot(config),
+      ],
     };
   }
 }
