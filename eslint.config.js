@@ -8,15 +8,12 @@ const driverMessage = 'Only adapters talk to database, queue and sandbox drivers
 const ADAPTERS = [
   'src/storage/embedded/**',
   'src/storage/mongo/**',
-  'src/storage/storage-connections.ts',
   'src/**/*.adapter.ts',
   'src/**/embedded/**',
   'src/**/mongo/**',
   'src/**/bull/**',
   'src/**/elasticsearch/**',
   'src/engine/expressions/**',
-  'src/jobs/jobs.module.ts',
-  'src/search/search.module.ts',
 ];
 
 module.exports = tseslint.config(

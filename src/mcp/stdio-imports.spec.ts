@@ -29,10 +29,10 @@ function runtimeImports(entry: string): { ours: Set<string>; packages: Set<strin
 }
 
 describe('the stdio program', () => {
-  it('imports neither Nest nor the app: only the MCP layer, the error type and its libraries', () => {
+  it('imports neither Nest nor the app: only the MCP layer, the error type, its own config and its libraries', () => {
     const { ours, packages } = runtimeImports(join(__dirname, 'stdio.ts'));
     const outsideMcp = [...ours].map((file) => relative(root, file)).filter((file) => !file.startsWith('src/mcp/'));
-    expect(outsideMcp).toEqual(['src/common/app-error.ts']);
+    expect(outsideMcp.sort()).toEqual(['src/common/app-error.ts', 'src/config/stdio-config.ts']);
     expect([...ours].map((file) => relative(root, file))).not.toContain('src/mcp/services-backend.adapter.ts');
     expect([...packages]).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk/server/stdio.js', 'zod']));
     for (const name of packages) expect(name).toMatch(/^(@modelcontextprotocol\/sdk\/|zod$)/);

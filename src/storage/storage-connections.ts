@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { Connection, createConnection } from 'mongoose';
 import { AppConfig } from '../config/app-config';
 import { openSqliteDatabase, SqliteDb } from './embedded/sqlite-database';
+import { MongoConnection, openMongoConnection, pingMongo } from './mongo/mongo-connection';
 
 /**
  * The database handles, opened on first use so a deployment only touches the engines its
@@ -10,7 +10,7 @@ import { openSqliteDatabase, SqliteDb } from './embedded/sqlite-database';
 @Injectable()
 export class StorageConnections implements OnApplicationShutdown {
   private sqliteDb?: SqliteDb;
-  private mongoConnection?: Connection;
+  private mongoConnection?: MongoConnection;
 
   constructor(private readonly config: AppConfig) {}
 
@@ -23,17 +23,16 @@ export class StorageConnections implements OnApplicationShutdown {
     return this.sqliteDb;
   }
 
-  get mongo(): Connection {
+  get mongo(): MongoConnection {
     if (!this.config.MONGODB_URI) throw new Error('MONGODB_URI is not set');
-    this.mongoConnection ??= createConnection(this.config.MONGODB_URI, { serverSelectionTimeoutMS: 10_000 });
+    this.mongoConnection ??= openMongoConnection(this.config.MONGODB_URI);
     return this.mongoConnection;
   }
 
   /** Readiness: the document store answers. */
   async ping(): Promise<void> {
     if (this.usesMongo) {
-      await this.mongo.asPromise();
-      await this.mongo.db!.admin().ping();
+      await pingMongo(this.mongo);
     } else {
       this.sqlite.prepare('SELECT 1').get();
     }
@@ -54,7 +53,7 @@ type StoreClass<T> = abstract new (...args: never[]) => T;
 export function storeProvider<T>(
   port: StoreClass<T>,
   sqlite: (db: SqliteDb) => T,
-  mongo: (connection: Connection) => T,
+  mongo: (connection: MongoConnection) => T,
 ) {
   return {
     provide: port,

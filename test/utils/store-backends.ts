@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Connection, createConnection } from 'mongoose';
 import { openSqliteDatabase, SqliteDb } from '../../src/storage/embedded/sqlite-database';
+import { MongoConnection as Connection, openMongoConnection } from '../../src/storage/mongo/mongo-connection';
 
 /**
  * The document-store backends a contract suite runs against: SQLite always, MongoDB when
@@ -33,7 +33,7 @@ const mongoBackend: StoreBackend = {
   async open() {
     const uri = new URL(process.env.MONGODB_URI!);
     uri.pathname = `/wcs_contract_${process.pid}_${Date.now()}`;
-    const mongo = await createConnection(uri.toString(), { serverSelectionTimeoutMS: 5000 }).asPromise();
+    const mongo = await openMongoConnection(uri.toString()).asPromise();
     await mongo.syncIndexes();
     return {
       mongo,

@@ -46,7 +46,7 @@ interface ParsedSource {
  * AppError; any call after `close()` is UNAVAILABLE.
  *
  * Only the scope names that occur in a source are copied into the isolate, so a large output of an
- * unrelated node costs nothing; a name built at run time (`eval('inp' + 'ut')`) is not defined.
+ * unrelated node costs nothing; a scope name assembled at run time from strings is not defined.
  */
 export class ExpressionEngine {
   private readonly pool: IsolatePool;
