@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
-import { newId } from '../common/ids';
 import { Page, PageRequest } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { parseDataUrl } from '../ingestion/data-url';
@@ -10,7 +9,7 @@ import { enqueueIngestion } from '../ingestion/ingestion.job';
 import { JobQueue } from '../jobs/job-queue.port';
 import { VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/ports/blob-store.port';
-import { FileStatus, FileStore, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+import { FileStatus, FileStore, newPendingFile, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
 
 export interface FileView {
   id: string;
@@ -135,21 +134,7 @@ export class FilesService {
   }
 
   private async accept(collectionId: string, name: string, source: FileSource): Promise<FileView> {
-    const now = new Date();
-    const file: StoredFile = {
-      id: newId('fle'),
-      collectionId,
-      name,
-      mime: ('declaredType' in source && mimeOf(source.declaredType)) || UNKNOWN_TYPE,
-      size: 'bytes' in source ? source.bytes.length : 0,
-      status: 'pending',
-      error: null,
-      sourceUrl: 'url' in source ? source.url : null,
-      chunkCount: 0,
-      characterCount: 0,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const file = newPendingFile(collectionId, name, source, ('declaredType' in source && mimeOf(source.declaredType)) || UNKNOWN_TYPE);
     if ('bytes' in source) await this.blobs.put(originalBlobKey(file), source.bytes);
     try {
       // Stored before queued: a job never exists for a file the store does not have.

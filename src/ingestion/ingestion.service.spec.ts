@@ -14,7 +14,7 @@ import { FilesystemBlobStore } from '../storage/embedded/filesystem-blob-store.a
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteFileStore } from '../storage/embedded/sqlite-file-store.adapter';
-import { originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+import { newPendingFile, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
 import { chunk } from './chunker';
 import { detectType } from './detect-type';
 import { DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT } from './document-indexer';
@@ -104,21 +104,8 @@ describe('IngestionService', () => {
   });
 
   async function storedFile(source: { bytes: Buffer; name?: string } | { url: string }): Promise<StoredFile> {
-    const now = new Date();
-    const file: StoredFile = {
-      id: newId('fle'),
-      collectionId,
-      name: 'name' in source && source.name ? source.name : 'doc.pdf',
-      mime: 'application/octet-stream',
-      size: 'bytes' in source ? source.bytes.length : 0,
-      status: 'pending',
-      error: null,
-      sourceUrl: 'url' in source ? source.url : null,
-      chunkCount: 0,
-      characterCount: 0,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const name = 'name' in source && source.name ? source.name : 'doc.pdf';
+    const file = newPendingFile(collectionId, name, source, 'application/octet-stream');
     if ('bytes' in source) await blobs.put(originalBlobKey(file), source.bytes);
     await files.create(file);
     return file;

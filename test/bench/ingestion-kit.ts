@@ -21,7 +21,7 @@ import { SqliteCollectionStore } from '../../src/storage/embedded/sqlite-collect
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteFileStore } from '../../src/storage/embedded/sqlite-file-store.adapter';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
-import { originalBlobKey, StoredFile } from '../../src/storage/ports/file-store.port';
+import { newPendingFile, originalBlobKey, StoredFile } from '../../src/storage/ports/file-store.port';
 
 export const OWNER = { userId: 'usr_bench', keyId: null, isAdmin: false };
 
@@ -62,21 +62,7 @@ export async function openPipeline(env: Record<string, string> = {}) {
     },
     /** A pending file whose bytes are already in the blob store (an upload), or to download from `url`. */
     async addFile(collectionId: string, name: string, source: { bytes: Buffer } | { url: string }): Promise<StoredFile> {
-      const now = new Date();
-      const file: StoredFile = {
-        id: newId('fle'),
-        collectionId,
-        name,
-        mime: 'application/octet-stream',
-        size: 'bytes' in source ? source.bytes.length : 0,
-        status: 'pending',
-        error: null,
-        sourceUrl: 'url' in source ? source.url : null,
-        chunkCount: 0,
-        characterCount: 0,
-        createdAt: now,
-        updatedAt: now,
-      };
+      const file = newPendingFile(collectionId, name, source, 'application/octet-stream');
       if ('bytes' in source) await blobs.put(originalBlobKey(file), source.bytes);
       await files.create(file);
       return file;

@@ -1,6 +1,7 @@
 import { Page, PageRequest } from '../../common/pagination';
 import {
-  emptyFileStats,
+  FileStatusTotals,
+  foldFileStats,
   FileContentStats,
   FileStatus,
   FileStore,
@@ -166,22 +167,7 @@ export class SqliteFileStore extends FileStore {
   }
 
   async stats(collectionId: string): Promise<FileContentStats> {
-    const stats = emptyFileStats();
-    const rows = this.statements.stats.all(collectionId) as {
-      status: FileStatus;
-      files: number;
-      bytes: number;
-      chunks: number;
-      characters: number;
-    }[];
-    for (const row of rows) {
-      stats.files[row.status] = row.files;
-      stats.files.total += row.files;
-      stats.bytes += row.bytes;
-      stats.chunks += row.chunks;
-      stats.characters += row.characters;
-    }
-    return stats;
+    return foldFileStats(this.statements.stats.all(collectionId) as FileStatusTotals[]);
   }
 
   async insertPassages(passages: readonly Passage[]): Promise<void> {

@@ -1,7 +1,8 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import {
-  emptyFileStats,
+  FileStatusTotals,
+  foldFileStats,
   FileContentStats,
   FileStatus,
   FileStore,
@@ -116,14 +117,7 @@ export class MongoFileStore extends FileStore {
   }
 
   async stats(collectionId: string): Promise<FileContentStats> {
-    const stats = emptyFileStats();
-    const rows = await this.files.aggregate<{
-      _id: FileStatus;
-      files: number;
-      bytes: number;
-      chunks: number;
-      characters: number;
-    }>([
+    const rows = await this.files.aggregate<Omit<FileStatusTotals, 'status'> & { _id: FileStatus }>([
       { $match: { collectionId } },
       {
         $group: {
@@ -135,14 +129,7 @@ export class MongoFileStore extends FileStore {
         },
       },
     ]);
-    for (const row of rows) {
-      stats.files[row._id] = row.files;
-      stats.files.total += row.files;
-      stats.bytes += row.bytes;
-      stats.chunks += row.chunks;
-      stats.characters += row.characters;
-    }
-    return stats;
+    return foldFileStats(rows.map(({ _id, ...totals }) => ({ status: _id, ...totals })));
   }
 
   async insertPassages(passages: readonly Passage[]): Promise<void> {

@@ -1,3 +1,4 @@
+import { newId } from '../../common/ids';
 import { Page, PageRequest } from '../../common/pagination';
 
 export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'] as const;
@@ -80,12 +81,56 @@ export abstract class FileStore {
   abstract listPassages(fileId: string, afterIndex: number, limit: number): Promise<Passage[]>;
 }
 
-export const emptyFileStats = (): FileContentStats => ({
-  files: { total: 0, pending: 0, processing: 0, indexed: 0, error: 0 },
-  bytes: 0,
-  chunks: 0,
-  characters: 0,
-});
+/** One row per status, as the stores aggregate them. */
+export interface FileStatusTotals {
+  status: FileStatus;
+  files: number;
+  bytes: number;
+  chunks: number;
+  characters: number;
+}
+
+/** Folds the per-status totals of a store's aggregation into the collection's stats. */
+export function foldFileStats(rows: readonly FileStatusTotals[]): FileContentStats {
+  const stats: FileContentStats = {
+    files: { total: 0, pending: 0, processing: 0, indexed: 0, error: 0 },
+    bytes: 0,
+    chunks: 0,
+    characters: 0,
+  };
+  for (const row of rows) {
+    stats.files[row.status] = row.files;
+    stats.files.total += row.files;
+    stats.bytes += row.bytes;
+    stats.chunks += row.chunks;
+    stats.characters += row.characters;
+  }
+  return stats;
+}
+
+/** A file just accepted: `pending`, with its bytes already in hand (upload, `data:`) or a URL to download. */
+export function newPendingFile(
+  collectionId: string,
+  name: string,
+  source: { bytes: Buffer } | { url: string },
+  mime: string,
+  now = new Date(),
+): StoredFile {
+  return {
+    id: newId('fle'),
+    collectionId,
+    name,
+    mime,
+    size: 'bytes' in source ? source.bytes.length : 0,
+    status: 'pending',
+    error: null,
+    sourceUrl: 'url' in source ? source.url : null,
+    chunkCount: 0,
+    characterCount: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
 
 /** Where the original bytes of a file live in the BlobStore; one folder per collection. */
 export const originalBlobKey = (file: Pick<StoredFile, 'collectionId' | 'id'>): string => `files/${file.collectionId}/${file.id}`;
