@@ -1,21 +1,8 @@
 import { Connection, Model, Schema } from 'mongoose';
-import { JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../job-store.port';
+import { JobKey, JobStore, NewJob, StoredJob } from '../job-store.port';
 
-interface JobDoc {
-  name: string;
-  jobId: string;
-  data: string;
-  state: StoredJobState;
-  attempts: number;
-  maxAttempts: number;
-  backoffMs: number;
-  runAt: Date;
-  leaseUntil: Date | null;
-  leaseToken: string | null;
-  lastError: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** The stored job, with its id as `jobId`: `_id` stays Mongo's, since ids are unique per job name only. */
+type JobDoc = Omit<StoredJob, 'id'> & { jobId: string };
 
 const jobSchema = new Schema<JobDoc>(
   {

@@ -1,29 +1,9 @@
 import { Connection, Schema } from 'mongoose';
-import { FILE_STATUSES, FileStatus } from '../ports/file-store.port';
+import { FILE_STATUSES, Passage, StoredFile } from '../ports/file-store.port';
 
-export interface FileDoc {
-  _id: string;
-  collectionId: string;
-  name: string;
-  mime: string;
-  size: number;
-  status: FileStatus;
-  error: string | null;
-  sourceUrl: string | null;
-  chunkCount: number;
-  characterCount: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface PassageDoc {
-  _id: string;
-  collectionId: string;
-  fileId: string;
-  index: number;
-  content: string;
-  page: number | null;
-}
+/** The port's records, keyed by our id as `_id`. */
+export type FileDoc = Omit<StoredFile, 'id'> & { _id: string };
+export type PassageDoc = Omit<Passage, 'id'> & { _id: string };
 
 const options = { versionKey: false, _id: false } as const;
 
