@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { newId } from '../common/ids';
 import { EnqueueOptions, JobHandler, JobQueue, JobState } from '../jobs/job-queue.port';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
-import { Run } from '../storage/ports/run-store.port';
+import { newQueuedRun, Run } from '../storage/ports/run-store.port';
 import { RunsReconciler } from './runs-reconciler.service';
 import { RUN_JOB } from './runs.service';
 
@@ -37,29 +36,21 @@ describe('RunsReconciler', () => {
   const longAgo = new Date(Date.now() - 10 * 60_000);
 
   const queued = async (overrides: Partial<Run> = {}): Promise<Run> => {
-    const id = newId('run');
     const run: Run = {
-      id,
-      workflowId: 'wfl_r',
-      runType: 'test',
-      versionId: null,
-      version: null,
-      definition: { nodes: [], edges: [], variables: [] },
-      status: 'queued',
-      input: null,
-      startedBy: 'usr_1',
-      actingUserId: 'usr_1',
-      idempotencyKey: null,
-      jobId: id,
-      createdAt: longAgo,
-      startedAt: null,
-      finishedAt: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      claims: 0,
-      cancelRequested: false,
-      error: null,
-      steps: [],
+      ...newQueuedRun(
+        {
+          workflowId: 'wfl_r',
+          runType: 'test',
+          versionId: null,
+          version: null,
+          definition: { nodes: [], edges: [], variables: [] },
+          input: null,
+          startedBy: 'usr_1',
+          actingUserId: 'usr_1',
+          idempotencyKey: null,
+        },
+        longAgo,
+      ),
       ...overrides,
     };
     await runs.create(run, new Date(0));

@@ -2,10 +2,9 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
-import { newId } from '../common/ids';
 import { Page, PageRequest } from '../common/pagination';
 import { JobQueue } from '../jobs/job-queue.port';
-import { Run, RUN_TYPES, RunFilter, RunStore, RunType } from '../storage/ports/run-store.port';
+import { newQueuedRun, Run, RUN_TYPES, RunFilter, RunStore, RunType } from '../storage/ports/run-store.port';
 import { WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { acceptedView, runSummaryView, runView } from './workflow-views';
@@ -55,31 +54,22 @@ export class RunsService {
     if (runType === 'production' && !workflow.activeVersionId) {
       throw AppError.conflict(`Workflow ${workflowId} has no published version: publish it, or start a test run`);
     }
-    const id = newId('run');
     const now = new Date();
-    const run: Run = {
-      id,
-      workflowId,
-      runType,
-      versionId: runType === 'production' ? workflow.activeVersionId : null,
-      version: runType === 'production' ? workflow.activeVersion : null,
-      definition: runType === 'test' ? workflow.draft : null,
-      status: 'queued',
-      input,
-      startedBy: principal.userId,
-      actingUserId: principal.userId,
-      idempotencyKey: idempotencyKey ?? null,
-      jobId: id,
-      createdAt: now,
-      startedAt: null,
-      finishedAt: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      claims: 0,
-      cancelRequested: false,
-      error: null,
-      steps: [],
-    };
+    const run = newQueuedRun(
+      {
+        workflowId,
+        runType,
+        versionId: runType === 'production' ? workflow.activeVersionId : null,
+        version: runType === 'production' ? workflow.activeVersion : null,
+        definition: runType === 'test' ? workflow.draft : null,
+        input,
+        startedBy: principal.userId,
+        actingUserId: principal.userId,
+        idempotencyKey: idempotencyKey ?? null,
+      },
+      now,
+    );
+    const id = run.id;
     const stored = await this.runs.create(run, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
     if (stored.created) {
       try {

@@ -7,7 +7,7 @@ import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-s
 import { MongoRunStore } from '../../src/storage/mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from '../../src/storage/mongo/mongo-workflow-store.adapter';
 import { MembershipStore } from '../../src/storage/ports/membership-store.port';
-import { Run, RunStore, StepRecord } from '../../src/storage/ports/run-store.port';
+import { newQueuedRun, Run, RunStore, StepRecord } from '../../src/storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../../src/storage/ports/workflow-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
@@ -22,33 +22,20 @@ const workflow = (ownerId: string, name = 'wf'): Workflow => {
   return { id: newId('wfl'), name, ownerId, draft: definition('draft'), activeVersionId: null, activeVersion: null, latestVersion: 0, createdAt: now, updatedAt: now };
 };
 
-const queuedRun = (workflowId: string, overrides: Partial<Run> = {}): Run => {
-  const id = newId('run');
-  return {
-    id,
+const queuedRun = (workflowId: string, overrides: Partial<Run> = {}): Run => ({
+  ...newQueuedRun({
     workflowId,
     runType: 'test',
     versionId: null,
     version: null,
     definition: definition('snapshot'),
-    status: 'queued',
     input: { q: 'x', list: [1, null] },
     startedBy: 'usr_a',
     actingUserId: 'usr_a',
     idempotencyKey: null,
-    jobId: id,
-    createdAt: new Date(),
-    startedAt: null,
-    finishedAt: null,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    claims: 0,
-    cancelRequested: false,
-    error: null,
-    steps: [],
-    ...overrides,
-  };
-};
+  }),
+  ...overrides,
+});
 
 const step = (nodeId: string, position: number, output: unknown = { ok: nodeId }): StepRecord => ({
   nodeId,

@@ -1,3 +1,4 @@
+import { newId } from '../../common/ids';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
 
@@ -67,6 +68,32 @@ export interface Run {
   error: RunError | null;
   /** Filled by `get`; empty in lists. */
   steps: StepRecord[];
+}
+
+/** What the caller decides about a run it accepts; everything else starts the same for every run. */
+export type NewRun = Pick<
+  Run,
+  'workflowId' | 'runType' | 'versionId' | 'version' | 'definition' | 'input' | 'startedBy' | 'actingUserId' | 'idempotencyKey'
+>;
+
+/** A run just accepted: `queued`, carried by a job whose id is the run's. */
+export function newQueuedRun(fields: NewRun, now = new Date()): Run {
+  const id = newId('run');
+  return {
+    id,
+    ...fields,
+    status: 'queued',
+    jobId: id,
+    createdAt: now,
+    startedAt: null,
+    finishedAt: null,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    claims: 0,
+    cancelRequested: false,
+    error: null,
+    steps: [],
+  };
 }
 
 export interface RunFilter {
