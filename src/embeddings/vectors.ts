@@ -26,3 +26,16 @@ export function abortError(signal: AbortSignal): AppError {
     ? signal.reason
     : new AppError(ErrorCode.CANCELED, 'Embedding was canceled', { cause: signal.reason });
 }
+
+/** Cosine distance in [0, 2]; a zero vector is at distance 1 from everything. */
+export function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na === 0 || nb === 0 ? 1 : Math.min(2, Math.max(0, 1 - dot / Math.sqrt(na * nb)));
+}

@@ -3,6 +3,7 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { Embedder } from '../embeddings/embedder.port';
+import { cosineDistance } from '../embeddings/vectors';
 import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStore, Passage } from '../storage/ports/file-store.port';
 import { MAX_SEARCH_K, VectorIndex } from './vector-index.port';
@@ -220,18 +221,6 @@ function fuse(vector: RankedPassage[], keyword: RankedPassage[]): RankedPassage[
       (a.distance ?? Infinity) - (b.distance ?? Infinity) ||
       (a.passageId < b.passageId ? -1 : a.passageId > b.passageId ? 1 : 0),
   );
-}
-
-function cosineDistance(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na === 0 || nb === 0 ? 1 : Math.min(2, Math.max(0, 1 - dot / Math.sqrt(na * nb)));
 }
 
 /** Both doors (REST and MCP) reach here, so the service checks its input itself. Returns the trimmed text. */

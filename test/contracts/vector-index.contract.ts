@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, ErrorCode } from '../../src/common/app-error';
 import { newId } from '../../src/common/ids';
+import { cosineDistance } from '../../src/embeddings/vectors';
 import { ElasticsearchVectorIndex } from '../../src/search/elasticsearch/elasticsearch-vector-index.adapter';
 import { SqliteVectorIndex } from '../../src/search/embedded/sqlite-vector-index.adapter';
 import { IndexUnit, VectorIndex } from '../../src/search/vector-index.port';
@@ -58,18 +59,6 @@ const backends: [string, Backend | null][] = [
 ];
 
 const vec = (...values: number[]) => Float32Array.from(values);
-
-function cosineDistance(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return 1 - dot / Math.sqrt(na * nb);
-}
 
 /** Deterministic vectors spread around the sphere, so the expected ranking has no near-ties. */
 function spreadVectors(count: number, dimension: number): Float32Array[] {
