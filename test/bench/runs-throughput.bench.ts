@@ -11,20 +11,13 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { testRedis } from '../utils/workflows-fixtures';
-import { benchPort, load, percentile, report, startServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, call, benchPort, load, percentile, report, startServer, tempDataDir } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5000);
-const KEY = 'wcs_bench_bootstrap_key_0123456789';
+const KEY = BENCH_KEY;
 const SECRET = 'sk-bench-secret-0123456789';
 const root = join(__dirname, '..', '..');
-
-async function call(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const headers: Record<string, string> = { 'x-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
-  const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
 
 interface Measured {
   runsPerSecond: number;

@@ -8,20 +8,13 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { testRedis } from '../utils/workflows-fixtures';
-import { benchPort, load, report, startServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, call, benchPort, load, report, startServer, tempDataDir } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const DURATION_MS = 8000;
 const WARMUP_MS = 1500;
-const KEY = 'wcs_bench_bootstrap_key_0123456789';
+const KEY = BENCH_KEY;
 const root = join(__dirname, '..', '..');
-
-async function call(url: string, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = { 'x-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
-  const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<any>;
-}
 
 async function main() {
   execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });

@@ -4,6 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 
+/** The admin key every bench app is started with (BOOTSTRAP_API_KEY). */
+export const BENCH_KEY = 'wcs_bench_bootstrap_key_0123456789';
+
+/** One JSON API call to a bench app as its admin; throws on a non-2xx answer. */
+export async function call(url: string, method: string, path: string, body?: unknown): Promise<any> {
+  const headers: Record<string, string> = { 'x-api-key': BENCH_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+  const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
 export interface Figure {
   bench: string;
   metric: string;
