@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { setupApiDocs } from './common/api-docs';
+import { AppError, ErrorCode } from './common/app-error';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { newId } from './common/ids';
 import { createRootLogger, PinoNestLogger } from './common/logger';
@@ -33,7 +34,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   // media type is a client error that says what to send, instead of fastify's bare 415.
   fastify.addContentTypeParser('*', (request, _payload, done) => {
     const type = String(request.headers['content-type'] ?? 'none');
-    done(Object.assign(new Error(`Body must be JSON (Content-Type: application/json), got ${type}`), { statusCode: 400 }), undefined);
+    done(new AppError(ErrorCode.MALFORMED_JSON, `Body must be JSON (Content-Type: application/json), got ${type}`), undefined);
   });
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   // Callback-style hooks: they run on every request, and async ones cost a promise each.
