@@ -46,7 +46,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   fastify.addHook('onResponse', (request, reply, done) => {
     if (logRequests) {
       request.log.info(
-        { reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
         'request',
       );
     }
