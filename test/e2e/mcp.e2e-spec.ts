@@ -413,6 +413,27 @@ describe('MCP server', () => {
       expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 }, id: null });
     });
 
+    it('refuses another media type (415), a body over the limit (413) and a __proto__ key (parse error), in JSON-RPC', async () => {
+      const notJson = await post({ ...bearer(owner), 'content-type': 'text/plain' }, rawMcp.initializeBody);
+      expect(notJson.status).toBe(415);
+      expect(notJson.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('application/json') }, id: null });
+      const huge = await post(bearer(owner), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(1024 * 1024) } }));
+      expect(huge.status).toBe(413);
+      expect(huge.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('Payload Too Large') } });
+      const poisoned = await post(bearer(owner), '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"__proto__":{"admin":true}}}');
+      expect(poisoned.status).toBe(400);
+      expect(poisoned.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 }, id: null });
+    });
+
+    it('accepts JSON with a charset, and names every answer with x-request-id (an incoming one is kept)', async () => {
+      const opened = await post({ ...bearer(owner), 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'trace-42' }, rawMcp.initializeBody);
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get('x-request-id')).toBe('trace-42');
+      const refused = await post({}, rawMcp.initializeBody);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('x-request-id')).toMatch(/^req_/);
+    });
+
     it('serves two clients at once, each with its own identity', async () => {
       for (const kind of ['Streamable HTTP', 'SSE'] as const) {
         const [a, b] = await Promise.all([connect(kind, owner.key), connect(kind, stranger.key)]);
