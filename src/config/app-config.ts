@@ -130,6 +130,10 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(1000)
   MCP_SESSION_IDLE_MS = 30 * 60 * 1000;
 
+  /** Open MCP sessions per user; opening one more ends that user's least recently active session. */
+  @Transform(int) @IsInt() @Min(1)
+  MCP_MAX_SESSIONS_PER_USER = 100;
+
   /** OpenAI-compatible chat completions endpoint for the AI Decide parameter mode. */
   @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   LLM_URL?: string;

@@ -251,7 +251,7 @@ async function heapPerSession(): Promise<void> {
   // Loaded here so the other figures do not pay for compiling the app in this process.
   const { BOOTSTRAP_KEY, startTestApp } = await import('../utils/test-app');
   const headers = mcpHeaders(BOOTSTRAP_KEY);
-  const t = await startTestApp({ LOG_LEVEL: 'warn' });
+  const t = await startTestApp({ LOG_LEVEL: 'warn', MCP_MAX_SESSIONS_PER_USER: String(HELD_SESSIONS) });
   const pool = new Pool(t.url, { connections: CYCLE_CONCURRENCY, pipelining: 1 });
   try {
     await cycleSessions(t.url, 200, headers);

@@ -481,7 +481,7 @@ describe('MCP session lifetime', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp({ MCP_SESSION_IDLE_MS: '1000' });
+    t = await startTestApp({ MCP_SESSION_IDLE_MS: '1000', MCP_MAX_SESSIONS_PER_USER: '3' });
   });
   afterAll(() => t?.close());
 
@@ -495,6 +495,15 @@ describe('MCP session lifetime', () => {
     expect((await rawMcp(t.url, 'POST', session, toolsList)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await rawMcp(t.url, 'POST', session, toolsList)).status).toBe(404);
+  });
+
+  it('ends the least recently active session of a user who opens more than MCP_MAX_SESSIONS_PER_USER', async () => {
+    const user = await t.createUser('many-sessions');
+    const key = { authorization: `Bearer ${user.key}` };
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await rawMcp(t.url, 'POST', key, rawMcp.initializeBody)).headers.get('mcp-session-id')!);
+    const statuses = await Promise.all(ids.map(async (id) => (await rawMcp(t.url, 'POST', { ...key, 'mcp-session-id': id }, toolsList)).status));
+    expect(statuses).toEqual([404, 200, 200, 200]);
   });
 
   it('keeps a session whose client holds its stream open, and closes every session at shutdown', async () => {

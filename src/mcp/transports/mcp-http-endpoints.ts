@@ -69,7 +69,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     config: AppConfig,
   ) {
     this.bodyLimit = config.BODY_LIMIT_BYTES;
-    this.sessions = new McpSessionRegistry(config.MCP_SESSION_IDLE_MS);
+    this.sessions = new McpSessionRegistry({ idleMs: config.MCP_SESSION_IDLE_MS, maxPerUser: config.MCP_MAX_SESSIONS_PER_USER });
     this.origins = new OriginPolicy(config.MCP_ALLOWED_ORIGINS);
   }
 

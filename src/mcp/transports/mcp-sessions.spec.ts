@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { McpSessionRegistry, StreamableSession } from './mcp-sessions';
 
 const IDLE_MS = 1000;
+const MAX_PER_USER = 3;
 
 type FakeSession = StreamableSession & { server: { close: jest.Mock } };
 
@@ -26,7 +27,7 @@ describe('McpSessionRegistry', () => {
 
   beforeEach(() => {
     now = 1_000_000;
-    registry = new McpSessionRegistry(IDLE_MS, () => now);
+    registry = new McpSessionRegistry({ idleMs: IDLE_MS, maxPerUser: MAX_PER_USER }, () => now);
   });
 
   it("finds a session for its owner only, and only on its own transport", () => {
@@ -63,6 +64,26 @@ describe('McpSessionRegistry', () => {
     expect(registry.find('s1', 'usr_a', 'streamable-http')).toBe(s);
     now += IDLE_MS + 1;
     expect(registry.find('s1', 'usr_a', 'streamable-http')).toBeUndefined();
+  });
+
+  it("ends a user's least recently active session when they open one too many, sparing ones with an open stream and other users", () => {
+    const [a1, a2, a3, b1] = [session('a1', 'usr_a', now), session('a2', 'usr_a', now + 1), session('a3', 'usr_a', now + 2), session('b1', 'usr_b', now)];
+    [a1, a2, a3, b1].forEach((s) => registry.add(s));
+    registry.holdOpen(a1, new EventEmitter() as unknown as ServerResponse);
+    now += 10;
+    registry.find('a2', 'usr_a', 'streamable-http');
+    registry.add(session('a4', 'usr_a', now));
+    // a1 is the oldest but has a client attached; a2 was just used: a3 goes.
+    expect(a3.server.close).toHaveBeenCalled();
+    expect(registry.find('a3', 'usr_a', 'streamable-http')).toBeUndefined();
+    for (const id of ['a1', 'a2', 'a4']) expect(registry.find(id, 'usr_a', 'streamable-http')?.id).toBe(id);
+    expect(registry.find('b1', 'usr_b', 'streamable-http')).toBe(b1);
+    expect(registry.size).toBe(4);
+    // A closed session frees its place: the next one ends nobody.
+    registry.remove('a4');
+    registry.add(session('a5', 'usr_a', now));
+    expect(registry.size).toBe(4);
+    expect([a1, a2].every((s) => !s.server.close.mock.calls.length)).toBe(true);
   });
 
   it('closes every session at shutdown, and any session opened after it', async () => {

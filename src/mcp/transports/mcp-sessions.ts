@@ -30,20 +30,34 @@ type SessionOfKind<K extends McpSession['kind']> = Extract<McpSession, { kind: K
 /** Also the keep-alive period of the event streams. */
 const MAX_SWEEP_MS = 15_000;
 
+export interface SessionLimits {
+  /** A session with no request and no open stream for this long ends. */
+  idleMs: number;
+  /** Beyond this many sessions of one user, the one least recently active ends. */
+  maxPerUser: number;
+}
+
 /**
  * The live MCP sessions of this process, bound to the user who opened them. A session ends when
- * its client closes it, when it has seen no request and held no open stream for `idleMs`, or at
- * shutdown. Memory per session is one SDK Server and its transport.
+ * its client closes it, when it has seen no request and held no open stream for `idleMs`, when its
+ * user opens one too many, or at shutdown. Memory per session is one SDK Server and its transport
+ * (~5 KB), so the per-user cap is what bounds it against a client that never says goodbye.
  */
 export class McpSessionRegistry {
   private readonly sessions = new Map<string, McpSession>();
+  private readonly byUser = new Map<string, Set<McpSession>>();
+  private readonly idleMs: number;
+  private readonly maxPerUser: number;
   private sweeper?: NodeJS.Timeout;
   private closed = false;
 
   constructor(
-    private readonly idleMs: number,
+    limits: SessionLimits,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.idleMs = limits.idleMs;
+    this.maxPerUser = limits.maxPerUser;
+  }
 
   get size(): number {
     return this.sessions.size;
@@ -57,8 +71,12 @@ export class McpSessionRegistry {
 
   add(session: McpSession): void {
     // A session opened while shutting down would hold the HTTP server open: end it at once.
-    if (this.closed) void session.server.close().catch(() => undefined);
-    else this.sessions.set(session.id, session);
+    if (this.closed) return void session.server.close().catch(() => undefined);
+    this.sessions.set(session.id, session);
+    let own = this.byUser.get(session.userId);
+    if (!own) this.byUser.set(session.userId, (own = new Set()));
+    own.add(session);
+    if (own.size > this.maxPerUser) void this.close(leastRecentlyActive(own, session));
   }
 
   /**
@@ -88,11 +106,12 @@ export class McpSessionRegistry {
 
   /** Forgets a session whose server has closed (by DELETE, a dropped SSE stream, or us). */
   remove(id: string): void {
-    this.sessions.delete(id);
+    const session = this.sessions.get(id);
+    if (session) this.forget(session);
   }
 
   async close(session: McpSession): Promise<void> {
-    this.sessions.delete(session.id);
+    this.forget(session);
     await session.server.close().catch(() => undefined);
   }
 
@@ -101,6 +120,14 @@ export class McpSessionRegistry {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     await Promise.all([...this.sessions.values()].map((session) => this.close(session)));
+  }
+
+  private forget(session: McpSession): void {
+    if (this.sessions.get(session.id) !== session) return;
+    this.sessions.delete(session.id);
+    const own = this.byUser.get(session.userId)!;
+    own.delete(session);
+    if (own.size === 0) this.byUser.delete(session.userId);
   }
 
   private isIdle(session: McpSession, now: number): boolean {
@@ -115,6 +142,18 @@ export class McpSessionRegistry {
     }
   }
 }
+
+/** The session to end for `newcomer`: the least recently active, preferring one with no open stream (no client attached). */
+function leastRecentlyActive(sessions: Iterable<McpSession>, newcomer: McpSession): McpSession {
+  let pick: McpSession | undefined;
+  for (const session of sessions) {
+    if (session !== newcomer && (!pick || endsBefore(session, pick))) pick = session;
+  }
+  return pick!;
+}
+
+const endsBefore = (a: McpSession, b: McpSession): boolean =>
+  a.openStreams === 0 !== (b.openStreams === 0) ? a.openStreams === 0 : a.lastActive < b.lastActive;
 
 /** A comment line keeps proxies from timing an idle stream out and turns a dead peer into a write error. */
 function keepAlive(stream: ServerResponse | undefined): void {
