@@ -395,6 +395,24 @@ describe('MCP server', () => {
       expect((await post({ ...session, 'mcp-protocol-version': '1999-01-01' }, toolsList)).status).toBe(400);
     });
 
+    it('answers a request the client cancels instead of leaving its POST open (the SDK server sends nothing for it)', async () => {
+      const opened = await post(bearer(owner), rawMcp.initializeBody);
+      const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
+      const res = await post(
+        session,
+        JSON.stringify([
+          { jsonrpc: '2.0', id: 'p', method: 'ping' },
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'p', reason: 'changed my mind' } },
+          { jsonrpc: '2.0', id: 'q', method: 'ping' },
+        ]),
+      );
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual([
+        { jsonrpc: '2.0', id: 'p', error: { code: -32000, message: 'Request cancelled by the client' } },
+        { jsonrpc: '2.0', id: 'q', result: {} },
+      ]);
+    });
+
     it('gives an initialize that still carries an expired session id a new session', async () => {
       const res = await post({ ...bearer(owner), 'mcp-session-id': 'expired-long-ago' }, rawMcp.initializeBody);
       expect(res.status).toBe(200);

@@ -6,12 +6,15 @@ import { jsonRpcMessages, StreamableHttpTransport } from './streamable-http.tran
 const request = (id: string | number, method = 'ping') => ({ jsonrpc: '2.0' as const, id, method });
 const result = (id: string | number) => ({ jsonrpc: '2.0' as const, id, result: {} });
 
-/** A transport whose "server" answers each request after `delayFor(id)` turns of the event loop. */
+/**
+ * A transport whose "server" answers each request after `delayFor(id)` turns of the event loop,
+ * and never answers a request whose delay is Infinity.
+ */
 function echoing(delayFor: (id: string | number) => number = () => 0) {
   const transport = new StreamableHttpTransport('session');
   transport.onmessage = (message) => {
     const m = message as { id?: string | number; method?: string };
-    if (m.id === undefined || m.method === undefined) return;
+    if (m.id === undefined || m.method === undefined || delayFor(m.id) === Infinity) return;
     let turns = delayFor(m.id);
     const answer = () => (turns-- > 0 ? setImmediate(answer) : void transport.send(result(m.id!)));
     answer();
@@ -53,6 +56,17 @@ describe('StreamableHttpTransport', () => {
     expect(await pending).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Session closed' } }]);
     expect(await transport.exchange([request(2)], {})).toEqual([{ jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Session closed' } }]);
     expect(closed).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers a cancelled request at once, from another POST or later in the same batch, and drops its late answer', async () => {
+    const transport = echoing((id) => (id === 'never' ? Infinity : 2));
+    const cancel = (requestId: string) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user' } }) as never;
+    const pending = transport.exchange([request('never')], {});
+    expect(await transport.exchange([cancel('never')], {})).toEqual([]);
+    expect(await pending).toEqual([{ jsonrpc: '2.0', id: 'never', error: { code: -32000, message: 'Request cancelled by the client' } }]);
+    expect(transport.isAwaiting('never')).toBe(false);
+    const batch = await transport.exchange([request('a'), request('b'), cancel('a')], {});
+    expect(batch).toEqual([{ jsonrpc: '2.0', id: 'a', error: { code: -32000, message: 'Request cancelled by the client' } }, result('b')]);
   });
 
   it('writes server-initiated messages to the one open stream, and ends it on close', async () => {

@@ -34,6 +34,14 @@ export function jsonRpcMessages(body: unknown): Message[] | undefined {
 }
 
 const sessionClosed = (id: RequestId): JSONRPCMessage => ({ jsonrpc: '2.0', id, error: { code: -32001, message: 'Session closed' } }) as JSONRPCMessage;
+// The code the SDK uses for a request it gave up on (ErrorCode.ConnectionClosed).
+const cancelled = (id: RequestId): JSONRPCMessage => ({ jsonrpc: '2.0', id, error: { code: -32000, message: 'Request cancelled by the client' } }) as JSONRPCMessage;
+
+const cancelledRequestId = (message: Message): RequestId | undefined => {
+  if (message.method !== 'notifications/cancelled' || message.id !== undefined) return undefined;
+  const requestId = (message as { params?: { requestId?: unknown } }).params?.requestId;
+  return isId(requestId) ? requestId : undefined;
+};
 
 /**
  * One Streamable HTTP session as an SDK Transport, answering every POST with a single JSON body
@@ -86,11 +94,24 @@ export class StreamableHttpTransport implements Transport {
       }
     });
     for (const message of messages) {
+      const cancelledId = cancelledRequestId(message);
+      if (cancelledId !== undefined) this.cancel(cancelledId);
       const answer = isRequest(message) ? this.shortcut?.(message as JSONRPCRequest, extra) : undefined;
       if (answer) void answer.then((response) => this.send(response));
       else this.onmessage?.(message, extra);
     }
     return ids.length ? done : Promise.resolve([]);
+  }
+
+  /**
+   * A cancelled request's POST is answered at once with an error the client, which gave up on it,
+   * ignores. The SDK Server (also told, to abort its handler) never answers a cancelled request,
+   * which would otherwise leave that POST open for good; a later answer from anyone is dropped.
+   */
+  private cancel(id: RequestId): void {
+    const deliver = this.awaiting.get(id);
+    this.awaiting.delete(id);
+    deliver?.(cancelled(id));
   }
 
   /** True when `id` is already awaited: a client must not reuse a request id in flight. */
