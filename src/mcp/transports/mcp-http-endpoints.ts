@@ -97,6 +97,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
           this.serve(handle, request, reply.raw);
           done();
         },
+        // Never reached: the onRequest hook above has answered.
         handler: () => undefined,
       });
     route('POST', MCP_PATH, (request, response) => this.streamablePost(request, response));
@@ -117,10 +118,11 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     // The onSend hook that names the request everywhere else does not run on a hijacked reply.
     response.setHeader('x-request-id', String(request.id));
     handle(request, response).catch((error: unknown) => {
-      if (error instanceof RpcHttpError) return writeRpcError(response, error);
-      request.log.error({ err: error }, 'MCP request failed');
+      const refusal = error instanceof RpcHttpError;
+      if (!refusal) request.log.error({ err: error }, 'MCP request failed');
+      // Too late for a status: the client sees the connection end instead.
       if (response.headersSent) response.destroy();
-      else writeRpcError(response, new RpcHttpError(500, RPC_INTERNAL_ERROR, 'Internal error'));
+      else writeRpcError(response, refusal ? error : new RpcHttpError(500, RPC_INTERNAL_ERROR, 'Internal error'));
     });
   }
 
