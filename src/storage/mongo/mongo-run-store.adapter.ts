@@ -1,7 +1,7 @@
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
-import { LeaseState, Run, RunCompletion, RunError, RunFilter, RunStatus, RunStore, RunType, StepRecord, StepStatus } from '../ports/run-store.port';
+import { LeaseState, Run, RunCompletion, RunError, RunFilter, RunStore, StepRecord } from '../ports/run-store.port';
 import { foundationModels, MembershipDoc } from './foundation.schema';
 import { RunDoc, RunStepDoc, workflowModels } from './workflows.schema';
 
@@ -11,11 +11,11 @@ const parsed = <T>(text: string | null | undefined): T | undefined => (text == n
 const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
   id: doc._id,
   workflowId: doc.workflowId,
-  runType: doc.runType as RunType,
+  runType: doc.runType,
   versionId: doc.versionId ?? null,
   version: doc.version ?? null,
   definition: parsed<WorkflowDefinition>(doc.definitionJson) ?? null,
-  status: doc.status as RunStatus,
+  status: doc.status,
   input: parsed(doc.inputJson),
   startedBy: doc.startedBy,
   actingUserId: doc.actingUserId,
@@ -37,7 +37,7 @@ const toStep = (doc: RunStepDoc): StepRecord => ({
   position: doc.position,
   type: doc.type,
   version: doc.nodeVersion,
-  status: doc.status as StepStatus,
+  status: doc.status,
   attempts: doc.attempts,
   startedAt: doc.startedAt ?? null,
   finishedAt: doc.finishedAt ?? null,
@@ -239,27 +239,7 @@ export class MongoRunStore extends RunStore {
   }
 
   private toDoc(run: Run): RunDoc {
-    return {
-      _id: run.id,
-      workflowId: run.workflowId,
-      runType: run.runType,
-      versionId: run.versionId,
-      version: run.version,
-      definitionJson: json(run.definition),
-      status: run.status,
-      inputJson: run.input === undefined ? null : JSON.stringify(run.input),
-      startedBy: run.startedBy,
-      actingUserId: run.actingUserId,
-      idempotencyKey: run.idempotencyKey,
-      jobId: run.jobId,
-      createdAt: run.createdAt,
-      startedAt: null,
-      finishedAt: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      claims: 0,
-      cancelRequested: false,
-      errorJson: null,
-    };
+    const { id, definition, input, error, steps: _steps, ...fields } = run;
+    return { _id: id, ...fields, definitionJson: json(definition), inputJson: input === undefined ? null : JSON.stringify(input), errorJson: json(error) };
   }
 }

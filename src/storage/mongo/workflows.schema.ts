@@ -1,66 +1,22 @@
 import { Connection, Schema } from 'mongoose';
+import { Run, RUN_STATUSES, RUN_TYPES, StepRecord } from '../ports/run-store.port';
+import type { Workflow, WorkflowVersion } from '../ports/workflow-store.port';
 
 /**
  * User-shaped data (definitions, inputs, outputs, errors) is kept as JSON text: its keys come from
  * users and nodes, and MongoDB field names may not hold every string (`$`-prefixed, dotted).
  */
-export interface WorkflowDoc {
+/** The port's records keyed by our id as `_id`, with their user-shaped fields as JSON text. */
+export type WorkflowDoc = Omit<Workflow, 'id' | 'draft'> & { _id: string; draftJson: string };
+export type WorkflowVersionDoc = Omit<WorkflowVersion, 'id' | 'definition'> & { _id: string; definitionJson: string };
+export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps'> & {
   _id: string;
-  name: string;
-  ownerId: string;
-  draftJson: string;
-  activeVersionId: string | null;
-  activeVersion: number | null;
-  latestVersion: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface WorkflowVersionDoc {
-  _id: string;
-  workflowId: string;
-  version: number;
-  definitionJson: string;
-  createdBy: string;
-  createdAt: Date;
-}
-
-export interface RunDoc {
-  _id: string;
-  workflowId: string;
-  runType: string;
-  versionId: string | null;
-  version: number | null;
   definitionJson: string | null;
-  status: string;
   inputJson: string | null;
-  startedBy: string;
-  actingUserId: string;
-  idempotencyKey: string | null;
-  jobId: string;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  claims: number;
-  cancelRequested: boolean;
   errorJson: string | null;
-}
-
-export interface RunStepDoc {
-  runId: string;
-  nodeId: string;
-  position: number;
-  type: string;
-  nodeVersion: number;
-  status: string;
-  attempts: number;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  outputJson: string | null;
-  errorJson: string | null;
-}
+};
+/** `nodeVersion`, since a step's `version` would read as the workflow's. */
+export type RunStepDoc = Omit<StepRecord, 'version' | 'output' | 'error'> & { runId: string; nodeVersion: number; outputJson: string | null; errorJson: string | null };
 
 const options = { versionKey: false, _id: false } as const;
 
@@ -96,11 +52,11 @@ const runSchema = new Schema<RunDoc>(
   {
     _id: { type: String, required: true },
     workflowId: { type: String, required: true },
-    runType: { type: String, required: true, enum: ['test', 'production'] },
+    runType: { type: String, required: true, enum: RUN_TYPES },
     versionId: { type: String, default: null },
     version: { type: Number, default: null },
     definitionJson: { type: String, default: null },
-    status: { type: String, required: true, enum: ['queued', 'running', 'succeeded', 'failed', 'canceled'] },
+    status: { type: String, required: true, enum: RUN_STATUSES },
     inputJson: { type: String, default: null },
     startedBy: { type: String, required: true },
     actingUserId: { type: String, required: true },
