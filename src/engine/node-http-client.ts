@@ -1,21 +1,9 @@
 import { ErrorCode, isAppError } from '../common/app-error';
+import type { SafeFetch } from '../common/safe-fetch';
 import { NodeConfigurationError, NodeHttpClient, NodeHttpRequest, NodeHttpResponse, NodeTimeoutError, NodeUpstreamError } from '../sdk';
 
-/** The part of SafeFetch nodes use; declared here so tests can pass a stand-in. */
-export interface OutboundFetch {
-  fetch(
-    url: string,
-    request: {
-      method?: NodeHttpRequest['method'];
-      headers?: Record<string, string>;
-      body?: string | Buffer;
-      signal?: AbortSignal;
-      maxBytes?: number;
-      timeoutMs?: number;
-      followRedirects?: boolean;
-    },
-  ): Promise<{ status: number; url: string; headers: Record<string, string>; body: Buffer }>;
-}
+/** The part of SafeFetch nodes use, so tests can pass a stand-in. */
+export type OutboundFetch = Pick<SafeFetch, 'fetch'>;
 
 /** A node's response body is held in memory and stored in the run record: far below the file download cap. */
 export const NODE_RESPONSE_MAX_BYTES = 10 * 1024 * 1024;
