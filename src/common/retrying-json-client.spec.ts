@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppError, ErrorCode } from './app-error';
-import { RetryingJsonClient, type RetryingJsonClientOptions } from './retrying-json-client';
+import { openAiCompatibleUrl, RetryingJsonClient, type RetryingJsonClientOptions } from './retrying-json-client';
 
 type Answer = { status: number; headers?: Record<string, string>; body?: unknown } | { hang: true };
 
@@ -149,5 +149,12 @@ describe('RetryingJsonClient', () => {
       await expect(client().post(() => ({}), signal, { adapt: () => false })).rejects.toMatchObject({ details: { status: 422 } });
       expect(received).toHaveLength(3);
     });
+  });
+});
+
+describe('openAiCompatibleUrl', () => {
+  it.each(['', '/', '/v1', '/v1/', '/v1/chat/completions'])('reaches the endpoint from the URL ending in %p', (suffix) => {
+    expect(openAiCompatibleUrl(`https://llm.example${suffix}`, 'chat/completions')).toBe('https://llm.example/v1/chat/completions');
+    expect(openAiCompatibleUrl(`https://llm.example${suffix.replace('chat/completions', 'embeddings')}`, 'embeddings')).toBe('https://llm.example/v1/embeddings');
   });
 });

@@ -7,6 +7,15 @@ export interface RetryBackoff {
   maxMs: number;
 }
 
+/**
+ * The URL of one operation of an OpenAI-compatible API (`embeddings`, `chat/completions`) from
+ * what a user configures: the server's base URL with or without `/v1`, or the operation's own URL.
+ */
+export function openAiCompatibleUrl(url: string, operation: string): string {
+  const trimmed = url.replace(/\/+$/, '');
+  return trimmed.endsWith(`/${operation}`) ? trimmed : `${trimmed.replace(/\/v1$/, '')}/v1/${operation}`;
+}
+
 export interface RetryingJsonClientOptions {
   endpoint: string;
   /** Sent as a bearer token, and redacted from every upstream message that echoes it. */

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import { RetryingJsonClient, type RetryBackoff } from '../../common/retrying-json-client';
+import { openAiCompatibleUrl, RetryingJsonClient, type RetryBackoff } from '../../common/retrying-json-client';
 import { Embedder, type EmbedOptions } from '../embedder.port';
 import { abortError, embeddableText, l2Normalize } from '../vectors';
 
@@ -46,7 +46,7 @@ export class OpenAiCompatibleEmbedder extends Embedder {
     super();
     this.model = options.model;
     this.client = new RetryingJsonClient({
-      endpoint: `${options.url.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/embeddings`,
+      endpoint: openAiCompatibleUrl(options.url, 'embeddings'),
       apiKey: options.apiKey || undefined,
       errorCode: ErrorCode.EMBEDDING_FAILED,
       serverName: 'Embeddings endpoint',

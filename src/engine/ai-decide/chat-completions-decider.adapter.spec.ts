@@ -1,6 +1,6 @@
 import { FakeChatServer, promptInput, promptText } from '../../../test/utils/fake-chat-server';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { answerSchema, ChatCompletionsDecider, ChatCompletionsDeciderOptions, chatCompletionsUrl, parseAnswer } from './chat-completions-decider.adapter';
+import { answerSchema, ChatCompletionsDecider, ChatCompletionsDeciderOptions, parseAnswer } from './chat-completions-decider.adapter';
 import { DecisionRequest } from './parameter-decider.port';
 
 const question: DecisionRequest = {
@@ -52,10 +52,6 @@ describe('ChatCompletionsDecider', () => {
         },
       },
     });
-  });
-
-  it.each(['', '/', '/v1', '/v1/', '/v1/chat/completions'])('reaches the endpoint from the URL ending in %p', (suffix) => {
-    expect(chatCompletionsUrl(`https://llm.example${suffix}`)).toBe('https://llm.example/v1/chat/completions');
   });
 
   it('sends the refused answer back with its problems when correcting', async () => {

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import { RetryingJsonClient } from '../../common/retrying-json-client';
+import { openAiCompatibleUrl, RetryingJsonClient } from '../../common/retrying-json-client';
 import type { JsonSchema } from '../parameter-schema';
 import { DecidedParameter, DecisionRequest, ParameterDecider } from './parameter-decider.port';
 
@@ -45,7 +45,7 @@ export class ChatCompletionsDecider extends ParameterDecider {
     super();
     this.model = options.model;
     this.client = new RetryingJsonClient({
-      endpoint: chatCompletionsUrl(options.url),
+      endpoint: openAiCompatibleUrl(options.url, 'chat/completions'),
       apiKey: options.apiKey || undefined,
       errorCode: ErrorCode.UPSTREAM_FAILED,
       serverName: 'Language model endpoint',
@@ -145,11 +145,6 @@ export class ChatCompletionsDecider extends ParameterDecider {
 }
 
 /** `https://host/v1/chat/completions` from that URL itself, or from `https://host` or `https://host/v1`. */
-export function chatCompletionsUrl(url: string): string {
-  const trimmed = url.replace(/\/+$/, '');
-  return /\/chat\/completions$/.test(trimmed) ? trimmed : `${trimmed.replace(/\/v1$/, '')}/v1/chat/completions`;
-}
-
 /**
  * The schema of the answer object. Only keywords every structured-output server understands are
  * kept (the full schemas are in the prompt, and the answer is validated anyway); `strict` needs a
