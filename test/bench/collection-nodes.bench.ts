@@ -10,17 +10,14 @@
  * clock starts.
  * Target: >= 300 runs/s for the three nodes. Baseline: the two-node workflow.
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
-import { BENCH_KEY, call, benchPort, load, percentile, report, startServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, call, load, percentile, report, startApp, startHelloServer } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const FILES = 25;
 const KEY = BENCH_KEY;
 const SECRET = 'sk-bench-secret-0123456789';
-const root = join(__dirname, '..', '..');
 
 const trigger = { id: 'trigger', type: 'webhook-trigger', parameters: {} };
 const search = {
@@ -105,23 +102,9 @@ async function collectionOfNotes(appUrl: string): Promise<string> {
 }
 
 async function main() {
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
-  const upstream = await startServer([join(__dirname, 'lib', 'hello-server.js')], {}, benchPort());
+  const upstream = await startHelloServer();
   const embeddings = await FakeEmbeddingsServer.start();
-  const app = await startServer(
-    ['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')],
-    {
-      DATA_DIR: tempDataDir(),
-      BOOTSTRAP_API_KEY: KEY,
-      LOG_LEVEL: 'warn',
-      APP_ROLE: 'all',
-      FETCH_ALLOWED_HOSTS: '127.0.0.1',
-      JOB_CONCURRENCY: '64',
-      SWAGGER_ENABLED: 'false',
-      EMBEDDINGS_URL: embeddings.url,
-    },
-    benchPort(),
-  );
+  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', JOB_CONCURRENCY: '64', SWAGGER_ENABLED: 'false', EMBEDDINGS_URL: embeddings.url });
   try {
     const collectionId = await collectionOfNotes(app.url);
     const two = await measure(app.url, 'webhook-trigger -> http-request', {

@@ -3,29 +3,19 @@
  * against a bare Fastify hello-world route, same load tool, same machine, loopback.
  * Target: ratio >= 0.40.
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { benchPort, load, report, startServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, call, load, report, startApp, startHelloServer } from './lib/bench-kit';
 
 const CONNECTIONS = 32;
 const DURATION_MS = 8000;
-const KEY = 'wcs_bench_bootstrap_key_0123456789';
-const root = join(__dirname, '..', '..');
+const KEY = BENCH_KEY;
 
 async function main() {
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
-
-  const hello = await startServer([join(__dirname, 'lib', 'hello-server.js')], {}, benchPort());
+  const hello = await startHelloServer();
   const baseline = await load({ url: hello.url, path: '/hello', connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 1000 });
   await hello.stop();
 
-  const app = await startServer(['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')], { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: KEY, LOG_LEVEL: 'warn' }, benchPort());
-  const created = await fetch(`${app.url}/api/v1/collections`, {
-    method: 'POST',
-    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench' }),
-  });
-  const { id } = (await created.json()) as { id: string };
+  const app = await startApp();
+  const { id } = await call(app.url, 'POST', '/api/v1/collections', { name: 'bench' });
   const measured = await load({ url: app.url, path: `/api/v1/collections/${id}`, headers: { 'x-api-key': KEY }, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 1000 });
   await app.stop();
 

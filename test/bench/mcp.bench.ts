@@ -10,11 +10,9 @@
  *    inspector. Target: back within 10% of where it started.
  * 3. Informational: heap per open, idle session (2,000 held at once).
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Pool, WebSocket } from 'undici';
-import { benchPort, load, percentile, report, startServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, benchPort, call, load, percentile, report, startApp } from './lib/bench-kit';
 
 const CONNECTIONS = 32;
 const DURATION_MS = 8000;
@@ -24,9 +22,8 @@ const WARMUP_SESSIONS = 10_000;
 const CYCLED_SESSIONS = 10_000;
 const CYCLE_CONCURRENCY = 50;
 const HELD_SESSIONS = 2000;
-const KEY = 'wcs_bench_bootstrap_key_0123456789';
+const KEY = BENCH_KEY;
 const PROTOCOL_VERSION = '2025-06-18';
-const root = join(__dirname, '..', '..');
 
 const mcpHeaders = (key: string) => ({
   authorization: `Bearer ${key}`,
@@ -133,10 +130,6 @@ async function cycleSessions(url: string, count: number, headers = MCP_HEADERS):
   await pool.close();
 }
 
-async function startApp(nodeOptions: string[] = []) {
-  return startServer(['--no-node-snapshot', ...nodeOptions, join(root, 'dist', 'src', 'main.js')], { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: KEY, LOG_LEVEL: 'warn' }, benchPort());
-}
-
 /**
  * REST and MCP in alternating rounds rather than one after the other, so a change in the machine's
  * load (it is shared) weighs on both sides of the ratio alike.
@@ -144,12 +137,7 @@ async function startApp(nodeOptions: string[] = []) {
 async function throughput(): Promise<void> {
   const app = await startApp();
   try {
-    const created = await fetch(`${app.url}/api/v1/collections`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench' }),
-    });
-    const { id } = (await created.json()) as { id: string };
+    const { id } = await call(app.url, 'POST', '/api/v1/collections', { name: 'bench' });
     const restRound = (durationMs: number) =>
       load({ url: app.url, path: `/api/v1/collections/${id}`, headers: { authorization: `Bearer ${KEY}` }, connections: CONNECTIONS, durationMs });
     const tools = await toolLoader(app.url, id);
@@ -218,7 +206,7 @@ async function rssAfterGc(inspectorPort: number, pid: number): Promise<number> {
  */
 async function sessionMemory(): Promise<void> {
   const inspectorPort = benchPort();
-  const app = await startApp([`--inspect=127.0.0.1:${inspectorPort}`]);
+  const app = await startApp({}, [`--inspect=127.0.0.1:${inspectorPort}`]);
   try {
     const pid = app.child.pid!;
     await cycleSessions(app.url, WARMUP_SESSIONS);
@@ -272,7 +260,6 @@ async function heapPerSession(): Promise<void> {
 }
 
 async function main() {
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
   // MCP_BENCH_ONLY=throughput or MCP_BENCH_ONLY=memory runs one half.
   const only = process.env.MCP_BENCH_ONLY;
   if (only !== 'memory') await throughput();

@@ -8,16 +8,13 @@
  * References (not measured here): n8n publishes 220 executions/s for a two-node workflow on a
  * 2-vCPU instance; n8n 2.8.4 measured on a machine like ours: 86 executions/s (webhook -> set).
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { testRedis } from '../utils/workflows-fixtures';
-import { BENCH_KEY, call, benchPort, load, percentile, report, startServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, call, load, percentile, report, startApp, startHelloServer } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5000);
 const KEY = BENCH_KEY;
 const SECRET = 'sk-bench-secret-0123456789';
-const root = join(__dirname, '..', '..');
 
 interface Measured {
   runsPerSecond: number;
@@ -28,11 +25,7 @@ interface Measured {
 }
 
 async function measure(label: string, upstreamUrl: string, env: Record<string, string>): Promise<Measured> {
-  const app = await startServer(
-    ['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')],
-    { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: KEY, LOG_LEVEL: 'warn', APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', JOB_CONCURRENCY: '64', SWAGGER_ENABLED: 'false', ...env },
-    benchPort(),
-  );
+  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', JOB_CONCURRENCY: '64', SWAGGER_ENABLED: 'false', ...env });
   try {
     const workflow = await call(app.url, 'POST', '/api/v1/workflows', {
       name: 'bench',
@@ -100,8 +93,7 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
 }
 
 async function main() {
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
-  const upstream = await startServer([join(__dirname, 'lib', 'hello-server.js')], {}, benchPort());
+  const upstream = await startHelloServer();
   const redis = await testRedis('bench-runs');
   if (!redis) throw new Error('this bench needs Redis on 127.0.0.1:6379 (or TEST_REDIS_URL)');
   try {

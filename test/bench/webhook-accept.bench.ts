@@ -5,32 +5,24 @@
  * it would in the scale-out shape: workers elsewhere consume the queue.
  * Targets: ratio >= 0.25, p99 <= 50 ms.
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { testRedis } from '../utils/workflows-fixtures';
-import { BENCH_KEY, call, benchPort, load, report, startServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, call, load, report, startApp, startHelloServer } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const DURATION_MS = 8000;
 const WARMUP_MS = 1500;
 const KEY = BENCH_KEY;
-const root = join(__dirname, '..', '..');
 
 async function main() {
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
   const redis = await testRedis('bench-accept');
   if (!redis) throw new Error('this bench needs Redis on 127.0.0.1:6379 (or TEST_REDIS_URL)');
 
   const body = JSON.stringify({ input: { query: 'what is a vector', collection: 'col_1' } });
-  const hello = await startServer([join(__dirname, 'lib', 'hello-server.js')], {}, benchPort());
+  const hello = await startHelloServer();
   const baseline = await load({ url: hello.url, path: '/hello', method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: WARMUP_MS });
   await hello.stop();
 
-  const app = await startServer(
-    ['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')],
-    { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: KEY, LOG_LEVEL: 'warn', APP_ROLE: 'api', REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, SWAGGER_ENABLED: 'false' },
-    benchPort(),
-  );
+  const app = await startApp({ APP_ROLE: 'api', REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, SWAGGER_ENABLED: 'false' });
   let measured: Awaited<ReturnType<typeof load>>;
   let queued: number;
   try {

@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,3 +132,20 @@ export const tempDataDir = (): string => mkdtempSync(join(tmpdir(), 'wcs-bench-'
 
 /** A free-enough port for a bench child: random in a high range. */
 export const benchPort = (): number => 20000 + Math.floor(Math.random() * 20000);
+
+const ROOT = join(__dirname, '..', '..', '..');
+let built = false;
+
+/**
+ * The service from dist/ (built first if it is stale) in its own process, on a fresh data
+ * directory, with BENCH_KEY as its bootstrap admin; `env` adds to or overrides those settings.
+ */
+export function startApp(env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<ServerProcess> {
+  if (!built) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
+  built = true;
+  const settings = { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env };
+  return startServer(['--no-node-snapshot', ...nodeOptions, join(ROOT, 'dist', 'src', 'main.js')], settings, benchPort());
+}
+
+/** The baseline every HTTP figure is compared with: a bare Fastify hello-world server in its own process. */
+export const startHelloServer = (): Promise<ServerProcess> => startServer([join(__dirname, 'hello-server.js')], {}, benchPort());
