@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { parse as secureJsonParse } from 'secure-json-parse';
 
 /** JSON-RPC error codes used at the HTTP level, as the SDK's own transport answers them. */
@@ -20,19 +20,14 @@ export class RpcHttpError extends Error {
   }
 }
 
-export const rpcErrorBody = (code: number, message: string, data?: unknown): string =>
+const rpcErrorBody = (code: number, message: string, data?: unknown): string =>
   JSON.stringify({ jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id: null });
 
 /** Ends `response` with a JSON body; headers set earlier on it (CORS, request id) are kept. */
 export function writeJson(response: ServerResponse, status: number, json: string, sessionId?: string): void {
-  const length = Buffer.byteLength(json);
-  response.writeHead(
-    status,
-    sessionId === undefined
-      ? { 'content-type': 'application/json', 'content-length': length }
-      : { 'content-type': 'application/json', 'content-length': length, 'mcp-session-id': sessionId },
-  );
-  response.end(json);
+  const headers: OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) };
+  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+  response.writeHead(status, headers).end(json);
 }
 
 export function writeRpcError(response: ServerResponse, error: RpcHttpError): void {

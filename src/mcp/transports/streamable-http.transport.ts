@@ -1,7 +1,8 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerResponse } from 'node:http';
 import type { ToolRequestShortcut } from '../mcp-server.factory';
+import { RPC_SESSION_NOT_FOUND } from './json-rpc-http';
 
 type Message = JSONRPCMessage & { id?: RequestId; method?: unknown; result?: unknown; error?: unknown };
 
@@ -33,9 +34,9 @@ export function jsonRpcMessages(body: unknown): Message[] | undefined {
   return new Set(ids).size === ids.length ? messages : undefined;
 }
 
-const sessionClosed = (id: RequestId): JSONRPCMessage => ({ jsonrpc: '2.0', id, error: { code: -32001, message: 'Session closed' } }) as JSONRPCMessage;
-// The code the SDK uses for a request it gave up on (ErrorCode.ConnectionClosed).
-const cancelled = (id: RequestId): JSONRPCMessage => ({ jsonrpc: '2.0', id, error: { code: -32000, message: 'Request cancelled by the client' } }) as JSONRPCMessage;
+const failed = (id: RequestId, code: number, message: string): JSONRPCMessage => ({ jsonrpc: '2.0', id, error: { code, message } });
+const sessionClosed = (id: RequestId) => failed(id, RPC_SESSION_NOT_FOUND, 'Session closed');
+const cancelled = (id: RequestId) => failed(id, ErrorCode.ConnectionClosed, 'Request cancelled by the client');
 
 const cancelledRequestId = (message: Message): RequestId | undefined => {
   if (message.method !== 'notifications/cancelled' || message.id !== undefined) return undefined;
@@ -109,9 +110,14 @@ export class StreamableHttpTransport implements Transport {
    * which would otherwise leave that POST open for good; a later answer from anyone is dropped.
    */
   private cancel(id: RequestId): void {
+    this.answer(id, cancelled(id));
+  }
+
+  /** Hands `response` to the POST awaiting `id`, if one still is. */
+  private answer(id: RequestId, response: JSONRPCMessage): void {
     const deliver = this.awaiting.get(id);
     this.awaiting.delete(id);
-    deliver?.(cancelled(id));
+    deliver?.(response);
   }
 
   /** True when `id` is already awaited: a client must not reuse a request id in flight. */
@@ -131,12 +137,7 @@ export class StreamableHttpTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const m = message as Message;
-    if (isResponse(m)) {
-      const deliver = this.awaiting.get(m.id as RequestId);
-      this.awaiting.delete(m.id as RequestId);
-      deliver?.(message);
-      return;
-    }
+    if (isResponse(m)) return this.answer(m.id as RequestId, message);
     // Requests and notifications from the server ride the GET stream; without one they have nowhere to go.
     this.events?.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
