@@ -1,24 +1,15 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { ReceivedJsonRequest, ScriptedJsonServer, WrittenAnswer } from './scripted-json-server';
 
-/** What the fake answers instead of a completion: a status and body, a dropped socket, or silence. */
-export type ScriptedChatAnswer =
-  | { content: string }
-  | { status: number; headers?: Record<string, string>; body?: unknown }
-  | { dropConnection: true }
-  | { hang: true };
+/** What the fake answers instead of a reply: a completion with this text, or any written answer. */
+export type ScriptedChatAnswer = { content: string } | WrittenAnswer;
 
 export interface ChatMessage {
   role: string;
   content: string;
 }
 
-export interface ChatRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: { model?: string; messages?: ChatMessage[]; response_format?: any; temperature?: number } | undefined;
-}
+type ChatBody = { model?: string; messages?: ChatMessage[]; response_format?: any; temperature?: number };
+export type ChatRequest = ReceivedJsonRequest<ChatBody>;
 
 /**
  * An OpenAI-compatible `POST /v1/chat/completions` server on 127.0.0.1 for tests. Scripted answers
@@ -26,59 +17,22 @@ export interface ChatRequest {
  * bearer token gets 401; with `refuseResponseFormat` a request carrying `response_format` gets the
  * 400 of a server that does not know it.
  */
-export class FakeChatServer {
-  readonly requests: ChatRequest[] = [];
+export class FakeChatServer extends ScriptedJsonServer<ChatBody, ScriptedChatAnswer> {
   reply: (request: ChatRequest) => string = () => '{}';
-  private readonly script: ScriptedChatAnswer[] = [];
 
-  private constructor(
-    private readonly server: Server,
-    private readonly options: { apiKey?: string; refuseResponseFormat?: boolean },
-  ) {}
-
-  static async start(options: { apiKey?: string; refuseResponseFormat?: boolean } = {}): Promise<FakeChatServer> {
-    const server = createServer();
-    const fake = new FakeChatServer(server, options);
-    server.on('request', (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        let body: ChatRequest['body'];
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          body = undefined;
-        }
-        const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
-        fake.requests.push(request);
-        const answer = fake.script.shift() ?? fake.answer(request);
-        if ('dropConnection' in answer) return req.socket.destroy();
-        if ('hang' in answer) return;
-        const reply = 'content' in answer ? { status: 200, headers: {}, body: completion(answer.content, body?.model) } : answer;
-        res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-        res.end(reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return fake;
+  private constructor(private readonly options: { apiKey?: string; refuseResponseFormat?: boolean }) {
+    super();
   }
 
-  /** Base URL without `/v1`. */
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  static start(options: { apiKey?: string; refuseResponseFormat?: boolean } = {}): Promise<FakeChatServer> {
+    return new FakeChatServer(options).listen();
   }
 
-  /** The next requests get these answers, in order, before `reply` takes over again. */
-  answerNext(...answers: ScriptedChatAnswer[]): void {
-    this.script.push(...answers);
+  protected override write(answer: ScriptedChatAnswer, request: ChatRequest): WrittenAnswer {
+    return 'content' in answer ? { status: 200, body: completion(answer.content, request.body?.model) } : answer;
   }
 
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private answer(request: ChatRequest): ScriptedChatAnswer {
+  protected answer(request: ChatRequest): ScriptedChatAnswer {
     if (request.method !== 'POST' || request.path !== '/v1/chat/completions') return { status: 404, body: { error: { message: `no route ${request.path}` } } };
     if (this.options.apiKey && request.headers.authorization !== `Bearer ${this.options.apiKey}`) {
       return { status: 401, body: { error: { message: `Incorrect API key provided: ${request.headers.authorization ?? 'none'}` } } };

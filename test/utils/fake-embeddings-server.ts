@@ -1,81 +1,27 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { ReceivedJsonRequest, ScriptedJsonServer, WrittenAnswer } from './scripted-json-server';
 
-/** What the fake answers instead of embeddings: a status and body, a dropped socket, or silence. */
-export type ScriptedAnswer =
-  | { status: number; headers?: Record<string, string>; body?: unknown }
-  | { dropConnection: true }
-  | { hang: true };
-
-export interface ReceivedRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: { model?: unknown; input?: unknown } | undefined;
-}
+type EmbeddingsBody = { model?: unknown; input?: unknown };
+type ReceivedRequest = ReceivedJsonRequest<EmbeddingsBody>;
 
 /**
  * An OpenAI-compatible `/v1/embeddings` server on 127.0.0.1 for tests. Vectors are deterministic
  * hashes of the text, deliberately not normalised, and `data` comes back in reverse index order so
  * a client that trusts array order instead of `index` fails.
  */
-export class FakeEmbeddingsServer {
-  readonly requests: ReceivedRequest[] = [];
-  private readonly script: ScriptedAnswer[] = [];
-
+export class FakeEmbeddingsServer extends ScriptedJsonServer<EmbeddingsBody> {
   private constructor(
-    private readonly server: Server,
     /** Length of the vectors it answers; change it to play a server whose model changed. */
     public dimension: number,
     private readonly apiKey?: string,
-  ) {}
-
-  static async start(options: { dimension?: number; apiKey?: string } = {}): Promise<FakeEmbeddingsServer> {
-    const server = createServer();
-    const fake = new FakeEmbeddingsServer(server, options.dimension ?? 64, options.apiKey);
-    server.on('request', (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        let body: ReceivedRequest['body'];
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          body = undefined;
-        }
-        fake.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-        const answer = fake.script.shift() ?? fake.answer(req.method, req.url, req.headers, body);
-        if ('dropConnection' in answer) return req.socket.destroy();
-        if ('hang' in answer) return;
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(answer.body === undefined ? '' : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return fake;
+  ) {
+    super();
   }
 
-  /** Base URL without `/v1`. */
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  static start(options: { dimension?: number; apiKey?: string } = {}): Promise<FakeEmbeddingsServer> {
+    return new FakeEmbeddingsServer(options.dimension ?? 64, options.apiKey).listen();
   }
 
-  /** Answers the next requests with these, in order, then goes back to embedding. */
-  answerNext(...answers: ScriptedAnswer[]): void {
-    this.script.push(...answers);
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve, reject) => this.server.close((error) => (error ? reject(error) : resolve())));
-  }
-
-  private answer(
-    method: string | undefined,
-    path: string | undefined,
-    headers: IncomingHttpHeaders,
-    body: ReceivedRequest['body'],
-  ): ScriptedAnswer {
+  protected answer({ method, path, headers, body }: ReceivedRequest): WrittenAnswer {
     const error = (status: number, message: string) => ({ status, body: { error: { message, type: 'invalid_request_error' } } });
     if (method !== 'POST' || path !== '/v1/embeddings') return error(404, `No route ${method} ${path}`);
     if (this.apiKey && headers.authorization !== `Bearer ${this.apiKey}`) return error(401, 'Incorrect API key provided');
