@@ -1,7 +1,7 @@
 import { Page, PageRequest } from '../../common/pagination';
 import { Collection, CollectionStore, VisibleCollection } from '../ports/collection-store.port';
-import { Role } from '../ports/membership-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
+import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 
 interface CollectionRow {
   id: string;
@@ -25,34 +25,20 @@ const toCollection = (row: CollectionRow): Collection => ({
 
 export class SqliteCollectionStore extends CollectionStore {
   private readonly statements;
+  private readonly members: SqliteMembershipScope<CollectionRow>;
   private readonly createTx;
   private readonly deleteTx;
 
   constructor(db: SqliteDb) {
     super();
+    this.members = new SqliteMembershipScope<CollectionRow>(db, 'collection', 'collections');
     this.statements = {
       insert: db.prepare(
         `INSERT INTO collections (id, name, owner_id, created_at, updated_at, embedding_model, embedding_dimension)
          VALUES (@id, @name, @owner_id, @created_at, @updated_at, NULL, NULL)`,
       ),
-      insertOwner: db.prepare(
-        `INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at)
-         VALUES ('collection', ?, ?, 'owner', ?)`,
-      ),
       get: db.prepare('SELECT * FROM collections WHERE id = ?'),
-      listVisible: db.prepare(
-        `SELECT c.*, m.role FROM collections c
-         JOIN memberships m ON m.resource_type = 'collection' AND m.resource_id = c.id AND m.user_id = ?
-         ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?`,
-      ),
-      countVisible: db
-        .prepare(
-          `SELECT COUNT(*) FROM collections c
-           JOIN memberships m ON m.resource_type = 'collection' AND m.resource_id = c.id AND m.user_id = ?`,
-        )
-        .pluck(),
       delete: db.prepare('DELETE FROM collections WHERE id = ?'),
-      deleteMembers: db.prepare("DELETE FROM memberships WHERE resource_type = 'collection' AND resource_id = ?"),
       claimEmbedding: db.prepare(
         `UPDATE collections SET embedding_model = ?, embedding_dimension = ?, updated_at = ?
          WHERE id = ? AND embedding_model IS NULL`,
@@ -66,10 +52,10 @@ export class SqliteCollectionStore extends CollectionStore {
         created_at: toSqlDate(c.createdAt),
         updated_at: toSqlDate(c.updatedAt),
       });
-      this.statements.insertOwner.run(c.id, c.ownerId, toSqlDate(c.createdAt));
+      this.members.insertOwner(c.id, c.ownerId, c.createdAt);
     });
     this.deleteTx = db.transaction((id: string) => {
-      this.statements.deleteMembers.run(id);
+      this.members.deleteMembers(id);
       return this.statements.delete.run(id).changes > 0;
     });
   }
@@ -84,11 +70,7 @@ export class SqliteCollectionStore extends CollectionStore {
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleCollection>> {
-    const rows = this.statements.listVisible.all(userId, page.limit, page.offset) as (CollectionRow & { role: Role })[];
-    return {
-      items: rows.map((row) => ({ ...toCollection(row), role: row.role })),
-      total: this.statements.countVisible.get(userId) as number,
-    };
+    return this.members.visible(userId, page, toCollection);
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { Page, PageRequest } from '../../common/pagination';
 import { Membership, MembershipStore, ResourceType, Role } from '../ports/membership-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 
@@ -67,5 +68,37 @@ export class SqliteMembershipStore extends MembershipStore {
   async listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {
     const rows = this.statements.forUser.all(resourceType, userId) as Pick<MembershipRow, 'resource_id' | 'role'>[];
     return new Map(rows.map((row) => [row.resource_id, row.role]));
+  }
+}
+
+/**
+ * What a table of shared resources (collections, workflows) does through the memberships table:
+ * record the creator as owner, page through what a user may see with their role, and forget the
+ * members of a deleted resource. Run inside the resource store's own transactions.
+ */
+export class SqliteMembershipScope<Row> {
+  private readonly statements;
+
+  constructor(db: SqliteDb, resourceType: ResourceType, table: string) {
+    const visible = `FROM ${table} r JOIN memberships m ON m.resource_type = '${resourceType}' AND m.resource_id = r.id AND m.user_id = ?`;
+    this.statements = {
+      insertOwner: db.prepare(`INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at) VALUES ('${resourceType}', ?, ?, 'owner', ?)`),
+      listVisible: db.prepare(`SELECT r.*, m.role ${visible} ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?`),
+      countVisible: db.prepare(`SELECT COUNT(*) ${visible}`).pluck(),
+      deleteMembers: db.prepare(`DELETE FROM memberships WHERE resource_type = '${resourceType}' AND resource_id = ?`),
+    };
+  }
+
+  insertOwner(resourceId: string, userId: string, createdAt: Date): void {
+    this.statements.insertOwner.run(resourceId, userId, toSqlDate(createdAt));
+  }
+
+  visible<T>(userId: string, page: PageRequest, toRecord: (row: Row) => T): Page<T & { role: Role }> {
+    const rows = this.statements.listVisible.all(userId, page.limit, page.offset) as (Row & { role: Role })[];
+    return { items: rows.map((row) => ({ ...toRecord(row), role: row.role })), total: this.statements.countVisible.get(userId) as number };
+  }
+
+  deleteMembers(resourceId: string): void {
+    this.statements.deleteMembers.run(resourceId);
   }
 }

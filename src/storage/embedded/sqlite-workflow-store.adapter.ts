@@ -1,8 +1,8 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
-import { Role } from '../ports/membership-store.port';
 import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
+import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 
 interface WorkflowRow {
   id: string;
@@ -52,36 +52,23 @@ const toVersion = (row: VersionRow): WorkflowVersion => ({
 
 export class SqliteWorkflowStore extends WorkflowStore {
   private readonly statements;
+  private readonly members: SqliteMembershipScope<WorkflowRow>;
   private readonly createTx;
   private readonly deleteTx;
   private readonly publishTx;
 
   constructor(db: SqliteDb) {
     super();
+    this.members = new SqliteMembershipScope<WorkflowRow>(db, 'workflow', 'workflows');
     this.statements = {
       insert: db.prepare(
         `INSERT INTO workflows (id, name, owner_id, draft, active_version_id, active_version, latest_version, created_at, updated_at)
          VALUES (@id, @name, @owner_id, @draft, NULL, NULL, 0, @created_at, @updated_at)`,
       ),
-      insertOwner: db.prepare(
-        `INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at) VALUES ('workflow', ?, ?, 'owner', ?)`,
-      ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
-      listVisible: db.prepare(
-        `SELECT w.*, m.role FROM workflows w
-         JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = w.id AND m.user_id = ?
-         ORDER BY w.created_at DESC, w.id DESC LIMIT ? OFFSET ?`,
-      ),
-      countVisible: db
-        .prepare(
-          `SELECT COUNT(*) FROM workflows w
-           JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = w.id AND m.user_id = ?`,
-        )
-        .pluck(),
       updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ? WHERE id = ?'),
       delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
       deleteVersions: db.prepare('DELETE FROM workflow_versions WHERE workflow_id = ?'),
-      deleteMembers: db.prepare("DELETE FROM memberships WHERE resource_type = 'workflow' AND resource_id = ?"),
       insertVersion: db.prepare(
         `INSERT INTO workflow_versions (id, workflow_id, version, definition, created_by, created_at)
          VALUES (@id, @workflow_id, @version, @definition, @created_by, @created_at)`,
@@ -104,10 +91,10 @@ export class SqliteWorkflowStore extends WorkflowStore {
         created_at: toSqlDate(w.createdAt),
         updated_at: toSqlDate(w.updatedAt),
       });
-      this.statements.insertOwner.run(w.id, w.ownerId, toSqlDate(w.createdAt));
+      this.members.insertOwner(w.id, w.ownerId, w.createdAt);
     });
     this.deleteTx = db.transaction((id: string) => {
-      this.statements.deleteMembers.run(id);
+      this.members.deleteMembers(id);
       this.statements.deleteVersions.run(id);
       return this.statements.delete.run(id).changes > 0;
     });
@@ -139,11 +126,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {
-    const rows = this.statements.listVisible.all(userId, page.limit, page.offset) as (WorkflowRow & { role: Role })[];
-    return {
-      items: rows.map((row) => ({ ...toWorkflow(row), role: row.role })),
-      total: this.statements.countVisible.get(userId) as number,
-    };
+    return this.members.visible(userId, page, toWorkflow);
   }
 
   async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean> {
