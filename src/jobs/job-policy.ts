@@ -13,6 +13,10 @@ export const MAX_BACKOFF_MS = 60 * 60 * 1000;
 /** Failed jobs stay visible to state() this long; completed jobs are deleted at once. */
 export const FAILED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** Long error messages (stack-like dumps from upstream bodies) are cut: a job store is not a log. */
+const MAX_ERROR_LENGTH = 4000;
+export const clipError = (error: string): string => (error.length > MAX_ERROR_LENGTH ? `${error.slice(0, MAX_ERROR_LENGTH)}...` : error);
+
 const JOB_NAME = /^[a-z0-9][a-z0-9._-]{0,99}$/i;
 const JOB_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const MAX_ATTEMPTS = 100;

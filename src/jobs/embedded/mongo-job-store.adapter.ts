@@ -1,4 +1,6 @@
 import { Connection, Model, Schema } from 'mongoose';
+import { isDuplicateKey } from '../../storage/mongo/mongo-connection';
+import { clipError } from '../job-policy';
 import { JobKey, JobStore, NewJob, StoredJob } from '../job-store.port';
 
 /** The stored job, with its id as `jobId`: `_id` stays Mongo's, since ids are unique per job name only. */
@@ -43,9 +45,6 @@ const toJob = (doc: JobDoc): StoredJob => ({
   updatedAt: doc.updatedAt,
 });
 
-const DUPLICATE_KEY = 11000;
-const MAX_ERROR_LENGTH = 4000;
-const clip = (error: string) => (error.length > MAX_ERROR_LENGTH ? `${error.slice(0, MAX_ERROR_LENGTH)}...` : error);
 
 export class MongoJobStore extends JobStore {
   private readonly jobs: Model<JobDoc>;
@@ -85,7 +84,7 @@ export class MongoJobStore extends JobStore {
       return result.upsertedCount > 0;
     } catch (error) {
       // Two concurrent upserts of the same key: one wins, the other hits the unique index.
-      if ((error as { code?: number }).code === DUPLICATE_KEY) return false;
+      if (isDuplicateKey(error)) return false;
       throw error;
     }
   }
@@ -118,13 +117,13 @@ export class MongoJobStore extends JobStore {
 
   async retry(key: JobKey, leaseToken: string, runAt: Date, error: string, now: Date): Promise<boolean> {
     return this.write(key, leaseToken, {
-      $set: { state: 'waiting', runAt, leaseUntil: null, leaseToken: null, lastError: clip(error), updatedAt: now },
+      $set: { state: 'waiting', runAt, leaseUntil: null, leaseToken: null, lastError: clipError(error), updatedAt: now },
     });
   }
 
   async fail(key: JobKey, leaseToken: string, error: string, now: Date): Promise<boolean> {
     return this.write(key, leaseToken, {
-      $set: { state: 'failed', leaseUntil: null, leaseToken: null, lastError: clip(error), updatedAt: now },
+      $set: { state: 'failed', leaseUntil: null, leaseToken: null, lastError: clipError(error), updatedAt: now },
     });
   }
 

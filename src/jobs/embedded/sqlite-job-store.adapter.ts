@@ -1,4 +1,5 @@
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
+import { clipError } from '../job-policy';
 import { JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../job-store.port';
 
 interface JobRow {
@@ -33,9 +34,6 @@ const toJob = (row: JobRow): StoredJob => ({
   updatedAt: new Date(row.updated_at),
 });
 
-/** Long error messages (stack-like dumps from upstream bodies) are cut: the table is not a log. */
-const MAX_ERROR_LENGTH = 4000;
-const clip = (error: string) => (error.length > MAX_ERROR_LENGTH ? `${error.slice(0, MAX_ERROR_LENGTH)}...` : error);
 
 export class SqliteJobStore extends JobStore {
   private readonly statements;
@@ -132,13 +130,13 @@ export class SqliteJobStore extends JobStore {
   async retry(key: JobKey, leaseToken: string, runAt: Date, error: string, now: Date): Promise<boolean> {
     return this.write('retry', key, leaseToken, {
       run_at: runAt.toISOString(),
-      error: clip(error),
+      error: clipError(error),
       now: now.toISOString(),
     });
   }
 
   async fail(key: JobKey, leaseToken: string, error: string, now: Date): Promise<boolean> {
-    return this.write('fail', key, leaseToken, { error: clip(error), now: now.toISOString() });
+    return this.write('fail', key, leaseToken, { error: clipError(error), now: now.toISOString() });
   }
 
   async release(key: JobKey, leaseToken: string, now: Date): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
 import {
+  CANCELED_BEFORE_START,
   LeaseState,
   Run,
   RunCompletion,
@@ -243,8 +244,7 @@ export class SqliteRunStore extends RunStore {
     });
 
     this.cancelTx = db.transaction((id: string, now: Date): Run | null => {
-      const error: RunError = { code: 'CANCELED', message: 'The run was canceled before it started' };
-      if (this.statements.cancelQueued.run(toSqlDate(now), JSON.stringify(error), id).changes === 0) {
+      if (this.statements.cancelQueued.run(toSqlDate(now), JSON.stringify(CANCELED_BEFORE_START), id).changes === 0) {
         this.statements.cancelRunning.run(id);
       }
       const row = this.statements.get.get(id) as RunRow | undefined;

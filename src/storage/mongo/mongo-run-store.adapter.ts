@@ -1,8 +1,9 @@
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
-import { LeaseState, Run, RunCompletion, RunError, RunFilter, RunStore, StepRecord } from '../ports/run-store.port';
+import { CANCELED_BEFORE_START, LeaseState, Run, RunCompletion, RunError, RunFilter, RunStore, StepRecord } from '../ports/run-store.port';
 import { foundationModels, MembershipDoc } from './foundation.schema';
+import { isDuplicateKey } from './mongo-connection';
 import { RunDoc, RunStepDoc, workflowModels } from './workflows.schema';
 
 const json = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
@@ -45,8 +46,6 @@ const toStep = (doc: RunStepDoc): StepRecord => ({
   error: parsed(doc.errorJson) ?? null,
 });
 
-const DUPLICATE_KEY = 11000;
-
 /**
  * Runs and steps in two collections. Claims, renewals and completion are single conditional
  * updates on the run document, which is what makes them safe between worker processes.
@@ -74,7 +73,7 @@ export class MongoRunStore extends RunStore {
       await this.runs.create(this.toDoc(run));
     } catch (error) {
       // Two requests with one key raced: the unique index let one in; answer with that one.
-      if ((error as { code?: number }).code === DUPLICATE_KEY && run.idempotencyKey) {
+      if (isDuplicateKey(error) && run.idempotencyKey) {
         const winner = await this.runs.findOne({ workflowId: run.workflowId, idempotencyKey: run.idempotencyKey }).lean<RunDoc>();
         if (winner) return { created: false, run: toRun(winner) };
       }
@@ -165,10 +164,9 @@ export class MongoRunStore extends RunStore {
   }
 
   async requestCancel(id: string, now: Date): Promise<Run | null> {
-    const error: RunError = { code: 'CANCELED', message: 'The run was canceled before it started' };
     const queued = await this.runs.updateOne(
       { _id: id, status: 'queued' },
-      { $set: { status: 'canceled', cancelRequested: true, finishedAt: now, errorJson: JSON.stringify(error) } },
+      { $set: { status: 'canceled', cancelRequested: true, finishedAt: now, errorJson: JSON.stringify(CANCELED_BEFORE_START) } },
     );
     if (queued.modifiedCount === 0) await this.runs.updateOne({ _id: id, status: 'running' }, { $set: { cancelRequested: true } });
     return this.get(id);

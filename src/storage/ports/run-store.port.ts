@@ -1,3 +1,4 @@
+import { ErrorCode } from '../../common/app-error';
 import { newId } from '../../common/ids';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
@@ -69,6 +70,9 @@ export interface Run {
   /** Filled by `get`; empty in lists. */
   steps: StepRecord[];
 }
+
+/** The error of a run canceled while still queued. */
+export const CANCELED_BEFORE_START: RunError = { code: ErrorCode.CANCELED, message: 'The run was canceled before it started' };
 
 /** What the caller decides about a run it accepts; everything else starts the same for every run. */
 export type NewRun = Pick<
