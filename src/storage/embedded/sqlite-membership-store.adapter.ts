@@ -28,7 +28,6 @@ export class SqliteMembershipStore extends MembershipStore {
       list: db.prepare(
         'SELECT * FROM memberships WHERE resource_type = ? AND resource_id = ? ORDER BY created_at, user_id',
       ),
-      removeAll: db.prepare('DELETE FROM memberships WHERE resource_type = ? AND resource_id = ?'),
       forUser: db.prepare('SELECT resource_id, role FROM memberships WHERE resource_type = ? AND user_id = ?'),
     };
   }
@@ -59,10 +58,6 @@ export class SqliteMembershipStore extends MembershipStore {
       role: row.role,
       createdAt: new Date(row.created_at),
     }));
-  }
-
-  async removeAll(resourceType: ResourceType, resourceId: string): Promise<void> {
-    this.statements.removeAll.run(resourceType, resourceId);
   }
 
   async listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {

@@ -1,8 +1,8 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import { Collection, CollectionStore, VisibleCollection } from '../ports/collection-store.port';
-import { Role } from '../ports/membership-store.port';
-import { CollectionDoc, foundationModels, MembershipDoc } from './foundation.schema';
+import { CollectionDoc, foundationModels } from './foundation.schema';
+import { MongoMembershipScope } from './mongo-membership-store.adapter';
 
 const toCollection = (doc: CollectionDoc): Collection => ({
   id: doc._id,
@@ -16,30 +16,16 @@ const toCollection = (doc: CollectionDoc): Collection => ({
 
 export class MongoCollectionStore extends CollectionStore {
   private readonly collections: Model<CollectionDoc>;
-  private readonly memberships: Model<MembershipDoc>;
+  private readonly members: MongoMembershipScope;
 
   constructor(connection: Connection) {
     super();
-    const models = foundationModels(connection);
-    this.collections = models.collections;
-    this.memberships = models.memberships;
+    this.collections = foundationModels(connection).collections;
+    this.members = new MongoMembershipScope(connection, 'collection');
   }
 
   async create(c: Collection): Promise<void> {
-    await this.collections.create({ _id: c.id, ...c });
-    try {
-      await this.memberships.create({
-        resourceType: 'collection',
-        resourceId: c.id,
-        userId: c.ownerId,
-        role: 'owner',
-        createdAt: c.createdAt,
-      });
-    } catch (error) {
-      // Without its owner membership the collection would be invisible to everyone: undo it.
-      await this.collections.deleteOne({ _id: c.id });
-      throw error;
-    }
+    await this.members.createOwned(this.collections, { _id: c.id, ...c }, c.ownerId, c.createdAt);
   }
 
   async get(id: string): Promise<Collection | null> {
@@ -48,25 +34,11 @@ export class MongoCollectionStore extends CollectionStore {
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleCollection>> {
-    const roles = await this.memberships
-      .find({ resourceType: 'collection', userId }, { resourceId: 1, role: 1 })
-      .lean<MembershipDoc[]>();
-    const roleById = new Map(roles.map((m) => [m.resourceId, m.role as Role]));
-    const ids = [...roleById.keys()];
-    const [docs, total] = await Promise.all([
-      this.collections
-        .find({ _id: { $in: ids } })
-        .sort({ createdAt: -1, _id: -1 })
-        .skip(page.offset)
-        .limit(page.limit)
-        .lean<CollectionDoc[]>(),
-      this.collections.countDocuments({ _id: { $in: ids } }),
-    ]);
-    return { items: docs.map((doc) => ({ ...toCollection(doc), role: roleById.get(doc._id)! })), total };
+    return this.members.visible(userId, page, this.collections, toCollection);
   }
 
   async delete(id: string): Promise<boolean> {
-    await this.memberships.deleteMany({ resourceType: 'collection', resourceId: id });
+    await this.members.deleteMembers(id);
     const result = await this.collections.deleteOne({ _id: id });
     return result.deletedCount > 0;
   }

@@ -1,4 +1,5 @@
 import { Connection, Model } from 'mongoose';
+import { Page, PageRequest } from '../../common/pagination';
 import { Membership, MembershipStore, ResourceType, Role } from '../ports/membership-store.port';
 import { foundationModels, MembershipDoc } from './foundation.schema';
 
@@ -42,12 +43,59 @@ export class MongoMembershipStore extends MembershipStore {
     }));
   }
 
-  async removeAll(resourceType: ResourceType, resourceId: string): Promise<void> {
-    await this.memberships.deleteMany({ resourceType, resourceId });
+  async listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {
+    return rolesOf(this.memberships, resourceType, userId);
+  }
+}
+
+async function rolesOf(memberships: Model<MembershipDoc>, resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {
+  const docs = await memberships.find({ resourceType, userId }, { resourceId: 1, role: 1 }).lean<MembershipDoc[]>();
+  return new Map(docs.map((doc) => [doc.resourceId, doc.role as Role]));
+}
+
+/**
+ * What a collection of shared resources (collections, workflows) does through the memberships
+ * collection: create a resource with its creator as owner, page through what a user may see with
+ * their role, and forget the members of a deleted resource.
+ */
+export class MongoMembershipScope {
+  private readonly memberships: Model<MembershipDoc>;
+
+  constructor(
+    connection: Connection,
+    private readonly resourceType: ResourceType,
+  ) {
+    this.memberships = foundationModels(connection).memberships;
   }
 
-  async listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {
-    const docs = await this.memberships.find({ resourceType, userId }, { resourceId: 1, role: 1 }).lean<MembershipDoc[]>();
-    return new Map(docs.map((doc) => [doc.resourceId, doc.role as Role]));
+  /** Inserts the resource, then its owner membership; without it the resource would be invisible to everyone, so it is undone. */
+  async createOwned<Doc extends { _id: string }>(resources: Model<Doc>, resource: Doc, ownerId: string, createdAt: Date): Promise<void> {
+    await resources.create(resource);
+    try {
+      await this.memberships.create({ resourceType: this.resourceType, resourceId: resource._id, userId: ownerId, role: 'owner', createdAt });
+    } catch (error) {
+      await resources.deleteOne({ _id: resource._id });
+      throw error;
+    }
+  }
+
+  /** The user's roles on resources of this type, by resource id. */
+  roles(userId: string): Promise<Map<string, Role>> {
+    return rolesOf(this.memberships, this.resourceType, userId);
+  }
+
+  /** The page of `resources` the user holds a role on, newest first, each with that role. */
+  async visible<Doc extends { _id: string }, T>(userId: string, page: PageRequest, resources: Model<Doc>, toRecord: (doc: Doc) => T): Promise<Page<T & { role: Role }>> {
+    const roleById = await this.roles(userId);
+    const ids = [...roleById.keys()];
+    const [docs, total] = await Promise.all([
+      resources.find({ _id: { $in: ids } }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<Doc[]>(),
+      resources.countDocuments({ _id: { $in: ids } }),
+    ]);
+    return { items: docs.map((doc) => ({ ...toRecord(doc), role: roleById.get(doc._id)! })), total };
+  }
+
+  async deleteMembers(resourceId: string): Promise<void> {
+    await this.memberships.deleteMany({ resourceType: this.resourceType, resourceId });
   }
 }

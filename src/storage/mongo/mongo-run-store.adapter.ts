@@ -2,8 +2,8 @@ import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
 import { CANCELED_BEFORE_START, LeaseState, Run, RunCompletion, RunError, RunFilter, RunStore, StepRecord } from '../ports/run-store.port';
-import { foundationModels, MembershipDoc } from './foundation.schema';
 import { isDuplicateKey } from './mongo-connection';
+import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { RunDoc, RunStepDoc, workflowModels } from './workflows.schema';
 
 const json = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
@@ -53,14 +53,14 @@ const toStep = (doc: RunStepDoc): StepRecord => ({
 export class MongoRunStore extends RunStore {
   private readonly runs: Model<RunDoc>;
   private readonly steps: Model<RunStepDoc>;
-  private readonly memberships: Model<MembershipDoc>;
+  private readonly workflowMembers: MongoMembershipScope;
 
   constructor(connection: Connection) {
     super();
     const models = workflowModels(connection);
     this.runs = models.runs;
     this.steps = models.steps;
-    this.memberships = foundationModels(connection).memberships;
+    this.workflowMembers = new MongoMembershipScope(connection, 'workflow');
   }
 
   async create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }> {
@@ -93,8 +93,7 @@ export class MongoRunStore extends RunStore {
   async list(filter: RunFilter, page: PageRequest): Promise<Page<Run>> {
     const query: Record<string, unknown> = {};
     if (filter.visibleTo) {
-      const roles = await this.memberships.find({ resourceType: 'workflow', userId: filter.visibleTo }, { resourceId: 1 }).lean<MembershipDoc[]>();
-      const visible = roles.map((m) => m.resourceId);
+      const visible = [...(await this.workflowMembers.roles(filter.visibleTo)).keys()];
       query.workflowId = filter.workflowId ? (visible.includes(filter.workflowId) ? filter.workflowId : { $in: [] }) : { $in: visible };
     } else if (filter.workflowId) {
       query.workflowId = filter.workflowId;

@@ -1,9 +1,8 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition';
-import { Role } from '../ports/membership-store.port';
 import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
-import { foundationModels, MembershipDoc } from './foundation.schema';
+import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
 
 const toWorkflow = (doc: WorkflowDoc): Workflow => ({
@@ -34,18 +33,18 @@ const toVersion = (doc: WorkflowVersionDoc): WorkflowVersion => ({
 export class MongoWorkflowStore extends WorkflowStore {
   private readonly workflows: Model<WorkflowDoc>;
   private readonly versions: Model<WorkflowVersionDoc>;
-  private readonly memberships: Model<MembershipDoc>;
+  private readonly members: MongoMembershipScope;
 
   constructor(connection: Connection) {
     super();
     const models = workflowModels(connection);
     this.workflows = models.workflows;
     this.versions = models.versions;
-    this.memberships = foundationModels(connection).memberships;
+    this.members = new MongoMembershipScope(connection, 'workflow');
   }
 
   async create(w: Workflow): Promise<void> {
-    await this.workflows.create({
+    const doc: WorkflowDoc = {
       _id: w.id,
       name: w.name,
       ownerId: w.ownerId,
@@ -55,14 +54,8 @@ export class MongoWorkflowStore extends WorkflowStore {
       latestVersion: 0,
       createdAt: w.createdAt,
       updatedAt: w.updatedAt,
-    });
-    try {
-      await this.memberships.create({ resourceType: 'workflow', resourceId: w.id, userId: w.ownerId, role: 'owner', createdAt: w.createdAt });
-    } catch (error) {
-      // Without its owner membership the workflow would be invisible to everyone: undo it.
-      await this.workflows.deleteOne({ _id: w.id });
-      throw error;
-    }
+    };
+    await this.members.createOwned(this.workflows, doc, w.ownerId, w.createdAt);
   }
 
   async get(id: string): Promise<Workflow | null> {
@@ -71,14 +64,7 @@ export class MongoWorkflowStore extends WorkflowStore {
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {
-    const roles = await this.memberships.find({ resourceType: 'workflow', userId }, { resourceId: 1, role: 1 }).lean<MembershipDoc[]>();
-    const roleById = new Map(roles.map((m) => [m.resourceId, m.role as Role]));
-    const ids = [...roleById.keys()];
-    const [docs, total] = await Promise.all([
-      this.workflows.find({ _id: { $in: ids } }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<WorkflowDoc[]>(),
-      this.workflows.countDocuments({ _id: { $in: ids } }),
-    ]);
-    return { items: docs.map((doc) => ({ ...toWorkflow(doc), role: roleById.get(doc._id)! })), total };
+    return this.members.visible(userId, page, this.workflows, toWorkflow);
   }
 
   async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean> {
@@ -87,7 +73,7 @@ export class MongoWorkflowStore extends WorkflowStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    await this.memberships.deleteMany({ resourceType: 'workflow', resourceId: id });
+    await this.members.deleteMembers(id);
     await this.versions.deleteMany({ workflowId: id });
     const result = await this.workflows.deleteOne({ _id: id });
     return result.deletedCount > 0;

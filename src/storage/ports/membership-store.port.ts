@@ -21,7 +21,6 @@ export abstract class MembershipStore {
   /** Returns false when the user had no role. */
   abstract remove(resourceType: ResourceType, resourceId: string, userId: string): Promise<boolean>;
   abstract list(resourceType: ResourceType, resourceId: string): Promise<Membership[]>;
-  abstract removeAll(resourceType: ResourceType, resourceId: string): Promise<void>;
   /** Ids of the resources of this type the user holds any role on, with that role. */
   abstract listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>>;
 }
