@@ -86,8 +86,9 @@ export class RunsService {
   }
 
   async list(principal: Principal, filter: Omit<RunFilter, 'visibleTo'>, page: PageRequest): Promise<Page<ReturnType<typeof runSummaryView>>> {
+    // One workflow: the role check has settled visibility. All of them: the store keeps the user's own.
     if (filter.workflowId) await this.access.require(principal, 'workflow', filter.workflowId, 'viewer');
-    const result = await this.runs.list({ ...filter, visibleTo: principal.userId }, page);
+    const result = await this.runs.list({ ...filter, visibleTo: filter.workflowId ? undefined : principal.userId }, page);
     return { items: result.items.map(runSummaryView), total: result.total };
   }
 
