@@ -5,6 +5,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { MIGRATIONS, Migration } from './migrations';
 
 export type SqliteDb = Database.Database;
+export type SqliteStatement = Database.Statement;
 
 /**
  * Opens the one SQLite file of the embedded deployment: WAL so readers never wait for the writer,

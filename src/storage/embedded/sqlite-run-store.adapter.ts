@@ -13,7 +13,7 @@ import {
   StepRecord,
   StepStatus,
 } from '../ports/run-store.port';
-import { fromSqlDate, SqliteDb, toSqlDate } from './sqlite-database';
+import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
 
 interface RunRow {
   id: string;
@@ -101,6 +101,9 @@ interface PendingCreate {
 /** Every column but the test-run definition, which only the worker reads (through get). */
 const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
   idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error`;
+const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
+  .map((column) => `r.${column.trim()}`)
+  .join(', ');
 
 /**
  * Runs in one table and their steps in another, so recording a step writes one small row instead
@@ -109,6 +112,7 @@ const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status,
  */
 export class SqliteRunStore extends RunStore {
   private readonly statements;
+  private readonly listings = new Map<string, { rows: SqliteStatement; total: SqliteStatement }>();
   private readonly createTx;
   private readonly createManyTx;
   private pendingCreates: PendingCreate[] = [];
@@ -306,14 +310,22 @@ export class SqliteRunStore extends RunStore {
       params.push(filter.status);
     }
     const clause = `FROM workflow_runs r ${join} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
-    const columns = SUMMARY_COLUMNS.split(',')
-      .map((c) => `r.${c.trim()}`)
-      .join(', ');
-    const rows = this.db
-      .prepare(`SELECT ${columns} ${clause} ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?`)
-      .all(...params, page.limit, page.offset) as RunRow[];
-    const total = this.db.prepare(`SELECT COUNT(*) ${clause}`).pluck().get(...params) as number;
-    return { items: rows.map((row) => toRun(row)), total };
+    const listing = this.listingFor(clause);
+    const rows = listing.rows.all(...params, page.limit, page.offset) as RunRow[];
+    return { items: rows.map((row) => toRun(row)), total: listing.total.get(...params) as number };
+  }
+
+  /** The two statements of one filter shape, prepared once: there are eight shapes at most. */
+  private listingFor(clause: string) {
+    let listing = this.listings.get(clause);
+    if (!listing) {
+      listing = {
+        rows: this.db.prepare(`SELECT ${LISTED_COLUMNS} ${clause} ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?`),
+        total: this.db.prepare(`SELECT COUNT(*) ${clause}`).pluck(),
+      };
+      this.listings.set(clause, listing);
+    }
+    return listing;
   }
 
   async claim(id: string, owner: string, leaseUntil: Date, now: Date): Promise<Run | null> {
