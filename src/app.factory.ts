@@ -52,7 +52,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     }
     done();
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
     logger: new PinoNestLogger(logger),
     bufferLogs: false,
   });
@@ -71,7 +71,7 @@ export async function createWorkerContext(
   config: AppConfig,
   logger: Logger = createRootLogger(config.LOG_LEVEL),
 ): Promise<INestApplicationContext> {
-  const context = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
+  const context = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
     logger: new PinoNestLogger(logger),
   });
   context.enableShutdownHooks();

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { AuthModule } from './auth/auth.module';
 import { CollectionsModule } from './collections/collections.module';
 import { AppConfig } from './config/app-config';
@@ -13,7 +14,8 @@ import { WorkflowsModule } from './workflows/workflows.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `logger` is the process's root logger (common/logger.ts); modules that log outside Nest's Logger take children of it. */
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -26,7 +28,7 @@ export class AppModule {
         CollectionsModule,
         IngestionModule,
         McpModule,
-        WorkflowsModule.forRoot(config),
+        WorkflowsModule.forRoot(config, logger),
       ],
     };
   }

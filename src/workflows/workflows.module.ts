@@ -1,6 +1,6 @@
+import type { Logger } from 'pino';
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { membersController } from '../auth/members.controller';
-import { createRootLogger } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { loadNodeRegistry, BUILT_IN_PLUGINS } from '../engine/plugin-loader';
 import { NodeRegistry } from '../engine/node-registry';
@@ -43,7 +43,7 @@ const workerProviders: Provider[] = [
  */
 @Module({})
 export class WorkflowsModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkflowsModule,
       controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController],
@@ -52,7 +52,7 @@ export class WorkflowsModule {
         storeProvider(RunStore, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c)),
         { provide: NodeRegistry, useFactory: () => loadNodeRegistry([BUILT_IN_PLUGINS, ...config.PLUGIN_PATHS]) },
         { provide: SecretCipher, useFactory: () => SecretCipher.fromConfig(config) },
-        { provide: RUNS_LOGGER, useFactory: () => createRootLogger(config.LOG_LEVEL).child({ component: 'runs' }) },
+        { provide: RUNS_LOGGER, useValue: logger.child({ component: 'runs' }) },
         ActiveRuns,
         WorkflowsService,
         RunsService,
