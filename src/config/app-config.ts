@@ -163,10 +163,6 @@ export class AppConfig {
     return resolve(this.DATA_DIR);
   }
 
-  get runsApi(): boolean {
-    return this.APP_ROLE !== 'worker';
-  }
-
   get runsWorkers(): boolean {
     return this.APP_ROLE !== 'api';
   }

@@ -1,9 +1,10 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { AppError, ErrorCode, FieldError } from '../common/app-error';
+import { AppError, FieldError } from '../common/app-error';
 import { fieldErrors } from '../common/validation';
 import type { RunMode } from '../sdk';
 import { isTemplate } from './expressions/template';
+import { DecidedParameter } from './ai-decide/parameter-decider.port';
 import { NodeRegistry, RegisteredNode } from './node-registry';
 import { JsonSchema, ParameterType } from './parameter-schema';
 import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition';
@@ -20,15 +21,9 @@ export interface ExpressionParameter {
   type: ParameterType;
 }
 
-/** A parameter the language model chooses for each execution (AI Decide). */
-export interface AiParameter {
-  name: string;
-  /** What the workflow gives as the parameter's value in `ai` mode: a hint for the model, or ''. */
-  hint: string;
-  /** The parameter's JSON Schema, from the node's parameter class. */
-  schema: JsonSchema;
+/** A parameter the language model chooses for each execution (AI Decide); `type` says how to coerce its answer. */
+export interface AiParameter extends DecidedParameter {
   type: ParameterType;
-  required: boolean;
 }
 
 export interface CompileOptions {
@@ -40,7 +35,6 @@ export interface CompiledNode {
   readonly id: string;
   /** Index in the execution order. */
   readonly position: number;
-  readonly spec: WorkflowNodeSpec;
   readonly node: RegisteredNode;
   readonly runMode: RunMode;
   readonly continueOnError: boolean;
@@ -141,9 +135,7 @@ export function compileWorkflow(definition: WorkflowDefinition, registry: NodeRe
   });
 
   if (problems.length) {
-    throw new AppError(ErrorCode.VALIDATION_FAILED, `The workflow definition has ${problems.length} problem(s)`, {
-      details: { fields: problems },
-    });
+    throw AppError.validation(problems, `The workflow definition has ${problems.length} problem(s)`);
   }
   const nodes = order.map((id, position) => ({ ...compiled.get(id)!, position }));
   return { nodes, trigger: nodes.find((n) => n.node.definition.trigger)! };
@@ -269,7 +261,8 @@ function compileNode(
   }
   // Values produced at run time are validated then; a missing fixed value is not a problem for them.
   const deferred = new Set([...expressions.map((e) => e.name), ...Object.keys(modes).filter((name) => modes[name] !== 'fixed')]);
-  for (const { field, reason } of parameterProblems(node, fixed)) {
+  const built = buildParams(node, fixed);
+  for (const { field, reason } of built.problems) {
     const name = field.split(/[.[]/)[0];
     if (deferred.has(name) && !(name in fixed)) continue;
     problem(`parameters.${field}`, reason);
@@ -279,7 +272,6 @@ function compileNode(
   return {
     id: spec.id,
     position: -1,
-    spec,
     node,
     runMode: spec.runMode ?? node.definition.defaultRunMode,
     continueOnError: spec.continueOnError ?? false,
@@ -290,13 +282,8 @@ function compileNode(
     fixed: Object.freeze(fixed),
     expressions,
     aiParameters,
-    staticParams: dynamic ? null : buildParams(node, fixed).instance,
+    staticParams: dynamic ? null : built.instance,
   };
-}
-
-/** The problems of a parameter object against the node's parameter class. */
-export function parameterProblems(node: RegisteredNode, values: Record<string, unknown>): FieldError[] {
-  return buildParams(node, values).problems;
 }
 
 /** Validates parameter values into a frozen instance of the node's parameter class. */
