@@ -314,7 +314,7 @@ function inputOf(node: CompiledNode, outputs: Record<string, unknown>, runInput:
   return node.predecessors.map((id) => outputs[id]);
 }
 
-/** The engine copies in only the names a source mentions, so offering all of them costs nothing. */
+/** The engine copies in only the names a source mentions, and `nodes` and `variables` (frozen) as JSON made once. */
 function scopeFor(
   binding: { runMode: 'input'; input: unknown } | { runMode: 'item'; item: unknown },
   variables: Readonly<Record<string, VariableValue>>,

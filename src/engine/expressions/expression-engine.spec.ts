@@ -54,6 +54,18 @@ describe('ExpressionEngine', () => {
       });
     });
 
+    it('turns a frozen scope value into JSON once for every evaluation, an unfrozen one each time', async () => {
+      const serialised = { frozen: 0, open: 0 };
+      const frozen = Object.freeze({ toJSON: () => (serialised.frozen++, { n: 2 }) });
+      const open = { toJSON: () => (serialised.open++, { n: 3 }) };
+      for (const source of ['nodes.n * 10', 'nodes.n + input.n', '`${nodes.n}-${input.n}`']) {
+        await evaluate(source, { nodes: frozen, input: open });
+      }
+      await expect(evaluate('[nodes.n, input.n, item]', { nodes: frozen, input: open, item: undefined })).resolves.toEqual([2, 3, null]);
+      // The first source does not mention input: it is not copied at all.
+      expect(serialised).toEqual({ frozen: 1, open: 3 });
+    });
+
     it('reads variables and the outputs of earlier nodes', async () => {
       const scope = { variables: { name: 'Ann' }, nodes: { n1: { response: { status: 201, headers: {}, body: {} } } } };
       await expect(evaluate('variables.name', scope)).resolves.toBe('Ann');

@@ -6,7 +6,11 @@ import { isTemplate, splitTemplate, TemplateSyntaxError } from './template';
 
 export { isTemplate } from './template';
 
-/** Names an expression can use, e.g. `{ input, item, variables, nodes: { <nodeId>: output } }`. */
+/**
+ * Names an expression can use, e.g. `{ input, item, variables, nodes: { <nodeId>: output } }`.
+ * A frozen value is taken as unchanging: it is turned into JSON once, however many evaluations
+ * (expressions, items) it is offered to; freeze only what nothing will modify.
+ */
 export interface ExpressionScope {
   [name: string]: unknown;
 }
@@ -45,15 +49,19 @@ interface ParsedSource {
  * `{ expression, reason }`; an aborted one is CANCELED, or the signal's reason when that is an
  * AppError; any call after `close()` is UNAVAILABLE.
  *
- * Only the scope names that occur in a source are copied into the isolate, so a large output of an
- * unrelated node costs nothing; a scope name assembled at run time from strings is not defined.
+ * Only the scope names that occur in a source are copied into the isolate, so a scope name
+ * assembled at run time from strings is not defined; a frozen value (the executor's `nodes` and
+ * `variables`) is serialised once, not once per expression and item.
  */
 export class ExpressionEngine {
   private readonly pool: IsolatePool;
   private readonly expressions: LruCache<string, ParsedSource>;
   private readonly templates: LruCache<string, ParsedSource>;
 
-  constructor(options: { poolSize: number; memoryLimitMb: number; timeoutMs: number; cacheSize?: number }) {
+  /** JSON of the frozen scope values seen, while they are alive. */
+  private readonly frozenJson = new WeakMap<object, string>();
+
+  constructor(options: ExpressionEngineOptions) {
     const cacheSize = options.cacheSize ?? DEFAULT_CACHE_SIZE;
     requireInteger('poolSize', options.poolSize, 1);
     requireInteger('memoryLimitMb', options.memoryLimitMb, MIN_MEMORY_LIMIT_MB);
@@ -108,7 +116,7 @@ export class ExpressionEngine {
     const program = programFor(parsed, params);
     let argsJson: string;
     try {
-      argsJson = JSON.stringify(params.map((name) => scope[name]));
+      argsJson = `[${params.map((name) => this.jsonOf(scope[name])).join(',')}]`;
     } catch (error) {
       throw expressionFailed(source, `scope is not JSON-serialisable: ${(error as Error).message}`);
     }
@@ -119,6 +127,14 @@ export class ExpressionEngine {
       throw toAppError(error, source, signal);
     }
     return parsed.literals === null ? JSON.parse(output) : output;
+  }
+
+  /** A value's JSON as an array element (what JSON.stringify leaves out becomes null). */
+  private jsonOf(value: unknown): string {
+    if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return JSON.stringify(value) ?? 'null';
+    let json = this.frozenJson.get(value);
+    if (json === undefined) this.frozenJson.set(value, (json = JSON.stringify(value) ?? 'null'));
+    return json;
   }
 
   private parseExpression(code: string): ParsedSource {
