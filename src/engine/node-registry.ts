@@ -25,7 +25,7 @@ export class NodeRegistry {
       const { type, version } = node.definition;
       const key = nodeKey(type, version);
       const existing = this.byKey.get(key);
-      if (existing) throw new DuplicateNodeError(key, existing.source, node.source);
+      if (existing) throw new PluginLoadError(node.source, `${key} is already defined by ${existing.source}`);
       this.byKey.set(key, node);
       const newest = this.latest.get(type);
       if (!newest || newest.definition.version < version) this.latest.set(type, node);
@@ -51,9 +51,13 @@ export class NodeRegistry {
   }
 }
 
-export class DuplicateNodeError extends Error {
-  constructor(key: string, first: string, second: string) {
-    super(`Node type ${key} is defined twice: in ${first} and in ${second}`);
-    this.name = 'DuplicateNodeError';
+/** A plugin that cannot be used: it fails to load, is malformed, or repeats a `type@version`. */
+export class PluginLoadError extends Error {
+  constructor(
+    readonly file: string,
+    problem: string,
+  ) {
+    super(`Plugin ${file}: ${problem}`);
+    this.name = 'PluginLoadError';
   }
 }

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { NodeDefinition } from '../sdk';
-import { nodeKey, NodeRegistry, RegisteredNode } from './node-registry';
+import { NodeRegistry, PluginLoadError, RegisteredNode } from './node-registry';
 import { parametersSchema } from './parameter-schema';
 
 /** Compiled code (dist/) can only load `.js`; jest and the swc register hook load `.ts` too. */
@@ -22,15 +22,7 @@ const KNOWN_KEYS = new Set([
   'execute',
 ]);
 
-export class PluginLoadError extends Error {
-  constructor(
-    readonly file: string,
-    problem: string,
-  ) {
-    super(`Plugin ${file}: ${problem}`);
-    this.name = 'PluginLoadError';
-  }
-}
+export { PluginLoadError };
 
 /**
  * Loads every plugin folder (`<folder>/<plugin>/index`) of the given roots. Any malformed plugin or
@@ -39,7 +31,6 @@ export class PluginLoadError extends Error {
  */
 export function loadNodeRegistry(roots: readonly string[]): NodeRegistry {
   const nodes: RegisteredNode[] = [];
-  const seen = new Map<string, string>();
   for (const root of roots) {
     const folder = resolve(root);
     if (!existsSync(folder) || !statSync(folder).isDirectory()) {
@@ -47,14 +38,10 @@ export function loadNodeRegistry(roots: readonly string[]): NodeRegistry {
     }
     for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
-      const node = loadPlugin(join(folder, entry.name));
-      const key = nodeKey(node.definition.type, node.definition.version);
-      const first = seen.get(key);
-      if (first) throw new PluginLoadError(node.source, `${key} is already defined by ${first}`);
-      seen.set(key, node.source);
-      nodes.push(node);
+      nodes.push(loadPlugin(join(folder, entry.name)));
     }
   }
+  // The registry refuses a second `type@version`, naming both files.
   return new NodeRegistry(nodes);
 }
 
