@@ -66,6 +66,12 @@ class StepFailure extends Error {
   }
 }
 
+interface NodeShared {
+  nodes: Readonly<Record<string, unknown>>;
+  collections: NodeContext<object>['collections'];
+  logger: ScopedNodeLogger;
+}
+
 interface NodeResult {
   output: unknown;
   attempts: number;
@@ -137,10 +143,15 @@ export class WorkflowExecutor {
     request: RunRequest,
     signal: AbortSignal,
   ): Promise<NodeResult> {
-    const nodes = Object.freeze({ ...outputs });
+    // Shared by every item and try of this node.
+    const shared: NodeShared = {
+      nodes: Object.freeze({ ...outputs }),
+      collections: this.deps.collections.forUser(request.actingUserId),
+      logger: new ScopedNodeLogger(this.deps.logger, request, node.id),
+    };
     if (node.runMode === 'input') {
       try {
-        const { output, attempts } = await this.runItem(node, { runMode: 'input', input }, nodes, request, signal);
+        const { output, attempts } = await this.runItem(node, { runMode: 'input', input }, shared, request, signal);
         return { output, attempts, error: null };
       } catch (error) {
         if (!(error instanceof StepFailure) || !node.continueOnError) throw error;
@@ -154,7 +165,7 @@ export class WorkflowExecutor {
     let firstError: StepError | null = null;
     for (let index = 0; index < items.length; index++) {
       try {
-        const result = await this.runItem(node, { runMode: 'item', item: items[index], itemIndex: index }, nodes, request, signal);
+        const result = await this.runItem(node, { runMode: 'item', item: items[index], itemIndex: index }, shared, request, signal);
         attempts = Math.max(attempts, result.attempts);
         results.push(result.output);
       } catch (error) {
@@ -174,11 +185,11 @@ export class WorkflowExecutor {
   private async runItem(
     node: CompiledNode,
     binding: { runMode: 'input'; input: unknown } | { runMode: 'item'; item: unknown; itemIndex: number },
-    nodes: Readonly<Record<string, unknown>>,
+    shared: NodeShared,
     request: RunRequest,
     runSignal: AbortSignal,
   ): Promise<{ output: unknown; attempts: number }> {
-    const params = node.staticParams ?? (await this.resolveParams(node, binding, nodes, request, runSignal));
+    const params = node.staticParams ?? (await this.resolveParams(node, binding, shared.nodes, request, runSignal));
     for (let attempt = 1; ; attempt++) {
       const limit = childSignal(runSignal, node.timeoutMs, () => new NodeTimeoutError(`Node "${node.id}" timed out after ${node.timeoutMs} ms`));
       try {
@@ -186,10 +197,8 @@ export class WorkflowExecutor {
           ...binding,
           params,
           variables: request.variables,
-          nodes,
-          collections: this.deps.collections.forUser(request.actingUserId),
+          ...shared,
           http: nodeHttpClient(this.deps.fetcher, limit.signal),
-          logger: new ScopedNodeLogger(this.deps.logger, request, node.id),
           signal: limit.signal,
           runId: request.runId,
           workflowId: request.workflowId,
