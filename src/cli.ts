@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
-import { apiKeyView, userView } from './auth/auth.dto';
+import { apiKeyView, issuedKeyView, userView } from './auth/auth.dto';
 import { ApiKeyService } from './auth/api-key.service';
 import { AuthModule } from './auth/auth.module';
 import { UsersService } from './auth/users.service';
@@ -58,12 +58,11 @@ async function run(argv: string[]): Promise<unknown> {
           email: values.email ?? null,
           isAdmin: values.admin ?? false,
         });
-        return { user: userView(user), apiKey: { ...apiKeyView(issued.key), key: issued.secret } };
+        return { user: userView(user), apiKey: issuedKeyView(issued) };
       }
       case 'key:create': {
         const user = await users.get(required(values.user, 'user'));
-        const { key, secret } = await apiKeys.issue(user.id, values.name ?? 'cli');
-        return { ...apiKeyView(key), key: secret };
+        return issuedKeyView(await apiKeys.issue(user.id, values.name ?? 'cli'));
       }
       case 'key:revoke': {
         const store = app.get(UserStore);

@@ -3,7 +3,7 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AppError } from '../common/app-error';
 import { PageQueryDto } from '../common/pagination';
 import { ApiKeyService } from './api-key.service';
-import { apiKeyView, CreateApiKeyDto, CreateUserDto, userView } from './auth.dto';
+import { apiKeyView, CreateApiKeyDto, CreateUserDto, issuedKeyView, userView } from './auth.dto';
 import { CurrentPrincipal, Principal } from './principal';
 import { UsersService } from './users.service';
 
@@ -23,8 +23,7 @@ export class AuthController {
 
   @Post('api-keys')
   async createKey(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyDto) {
-    const { key, secret } = await this.apiKeys.issue(principal.userId, body.name ?? 'default');
-    return { ...apiKeyView(key), key: secret };
+    return issuedKeyView(await this.apiKeys.issue(principal.userId, body.name ?? 'default'));
   }
 
   @Get('api-keys')
@@ -42,7 +41,7 @@ export class AuthController {
   async createUser(@CurrentPrincipal() principal: Principal, @Body() body: CreateUserDto) {
     if (!principal.isAdmin) throw AppError.forbidden('Only admins can create users');
     const { user, issued } = await this.users.create(body);
-    return { ...userView(user), apiKey: { ...apiKeyView(issued.key), key: issued.secret } };
+    return { ...userView(user), apiKey: issuedKeyView(issued) };
   }
 
   @Get('users')

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsEmail, IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { ApiKey, User } from '../storage/ports/user-store.port';
+import type { IssuedKey } from './api-key.service';
 import { Membership, ROLES, Role } from '../storage/ports/membership-store.port';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -55,6 +56,9 @@ export const apiKeyView = (key: ApiKey) => ({
   lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
   revokedAt: key.revokedAt?.toISOString() ?? null,
 });
+
+/** A key just issued: its view plus the secret, shown this once. */
+export const issuedKeyView = ({ key, secret }: IssuedKey) => ({ ...apiKeyView(key), key: secret });
 
 export const memberView = (m: Membership) => ({
   userId: m.userId,
