@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestApp, TestApp } from '../utils/test-app';
+
+const root = join(__dirname, '..', '..');
+
+/**
+ * The administration CLI (src/cli.ts) as an operator runs it: its own process on the data
+ * directory the server uses, JSON on stdout, a message on stderr and exit code 1 for bad usage.
+ */
+describe('CLI', () => {
+  let dataDir: string;
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'wcs-cli-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const env = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+      execFile(process.execPath, ['-r', join(root, 'scripts', 'swc-register.js'), join(root, 'src', 'cli.ts'), ...args], { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const json = async (...args: string[]) => {
+    const result = await cli(...args);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    return JSON.parse(result.stdout);
+  };
+
+  it('creates a user whose key the server accepts, issues and revokes keys, and never lists a secret', async () => {
+    const created = await json('user:create', '--name', 'ann', '--email', 'ann@example.com');
+    expect(created.user).toMatchObject({ name: 'ann', email: 'ann@example.com', isAdmin: false });
+    expect(created.apiKey.key).toMatch(/^wcs_/);
+
+    const second = await json('key:create', '--user', created.user.id, '--name', 'laptop');
+    expect(second).toMatchObject({ name: 'laptop', key: expect.stringMatching(/^wcs_/) });
+    await expect(json('key:revoke', '--key', second.id)).resolves.toEqual({ id: second.id, revoked: true });
+
+    const listed = await cli('keys:list', '--user', created.user.id);
+    expect(listed.stdout).not.toContain(created.apiKey.key);
+    const keys = JSON.parse(listed.stdout).items as { id: string; revokedAt: string | null }[];
+    expect(keys.map((k) => [k.id, k.revokedAt !== null]).sort()).toEqual([
+      [created.apiKey.id, false],
+      [second.id, true],
+    ].sort());
+    expect((await json('users:list')).items.map((u: { name: string }) => u.name)).toContain('ann');
+
+    let app: TestApp | undefined;
+    try {
+      app = await startTestApp({ DATA_DIR: dataDir });
+      const me = await app.request('GET', '/api/v1/me', { key: created.apiKey.key });
+      expect(me).toMatchObject({ status: 200, body: { id: created.user.id, keyId: created.apiKey.id } });
+      expect((await app.request('GET', '/api/v1/me', { key: second.key })).status).toBe(401);
+    } finally {
+      await app?.close();
+    }
+  }, 120_000);
+
+  it('answers bad usage with a message on stderr, usage text and exit code 1', async () => {
+    const missing = await cli('user:create');
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toContain('--name is required');
+    const unknown = await cli('user:delete');
+    expect(unknown).toMatchObject({ code: 1, stdout: '' });
+    expect(unknown.stderr).toContain('Unknown command: user:delete');
+    expect(unknown.stderr).toContain('keys:list --user <userId>');
+    expect((await cli('key:revoke', '--key', 'key_missing')).stderr).toContain('API key key_missing not found');
+  }, 120_000);
+});
