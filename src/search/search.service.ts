@@ -96,7 +96,7 @@ export class SearchService {
     } else {
       ranking = await this.nearestPassages(collectionId, query, wanted, indexed);
     }
-    return { result: await this.hydrate(ranking.slice(input.offset, wanted), text, indexed) };
+    return { result: await this.hydrate(ranking.slice(input.offset, wanted), query, indexed) };
   }
 
   /**
@@ -118,7 +118,7 @@ export class SearchService {
     return (await indexed.keep(firstPerPassage(hits))).slice(0, wanted);
   }
 
-  private async hydrate(ranking: RankedPassage[], query: string, indexed: IndexedFiles): Promise<SearchResultItem[]> {
+  private async hydrate(ranking: RankedPassage[], query: Float32Array, indexed: IndexedFiles): Promise<SearchResultItem[]> {
     const passages = new Map((await this.files.getPassages(ranking.map((r) => r.passageId))).map((p) => [p.id, p]));
     const distances = await this.distancesOfKeywordOnly(ranking, passages, query);
     const result: SearchResultItem[] = [];
@@ -142,18 +142,19 @@ export class SearchService {
 
   /**
    * A passage only BM25 found has no distance from the index; it gets its own cosine distance to
-   * the query, so every result carries a real distance. Costs one embedder call, in hybrid mode only.
+   * the query's vector (the one the index was asked with), so every result carries a real distance.
+   * Costs one embedder call for those passages, in hybrid mode only.
    */
   private async distancesOfKeywordOnly(
     ranking: RankedPassage[],
     passages: Map<string, Passage>,
-    query: string,
+    query: Float32Array,
   ): Promise<Map<string, number>> {
     const missing = ranking.filter((r) => r.distance === undefined && passages.has(r.passageId)).map((r) => passages.get(r.passageId)!);
     const distances = new Map<string, number>();
     if (missing.length === 0) return distances;
-    const [queryVector, ...vectors] = await this.embedder.embed([query, ...missing.map((p) => p.content)]);
-    missing.forEach((passage, i) => distances.set(passage.id, cosineDistance(queryVector, vectors[i])));
+    const vectors = await this.embedder.embed(missing.map((p) => p.content));
+    missing.forEach((passage, i) => distances.set(passage.id, cosineDistance(query, vectors[i])));
     return distances;
   }
 }
@@ -167,7 +168,8 @@ class IndexedFiles {
   constructor(private readonly files: FileStore) {}
 
   async keep<T extends { fileId: string }>(items: T[]): Promise<T[]> {
-    const unknown = [...new Set(items.map((i) => i.fileId))].filter((id) => !this.lookups.has(id));
+    const fileIds = [...new Set(items.map((i) => i.fileId))];
+    const unknown = fileIds.filter((id) => !this.lookups.has(id));
     if (unknown.length) {
       const found = this.files.getMany(unknown).then((files) => new Map(files.map((f) => [f.id, f])));
       for (const id of unknown) {
@@ -180,7 +182,6 @@ class IndexedFiles {
         );
       }
     }
-    const fileIds = [...new Set(items.map((i) => i.fileId))];
     const names = await Promise.all(fileIds.map((id) => this.lookups.get(id)!));
     fileIds.forEach((id, i) => {
       const name = names[i];
