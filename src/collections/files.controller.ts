@@ -91,9 +91,7 @@ export class FilesController {
   private formError(error: unknown): unknown {
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') {
-      return new AppError(ErrorCode.FILE_TOO_LARGE, `The file is larger than the limit of ${this.config.MAX_FILE_BYTES} bytes`, {
-        details: { maxBytes: this.config.MAX_FILE_BYTES },
-      });
+      return AppError.fileTooLarge(this.config.MAX_FILE_BYTES);
     }
     if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
       return AppError.validation([{ field: 'file', reason: 'the form takes one "file" part and an optional "name" field' }]);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError, ErrorCode, FieldError } from '../common/app-error';
+import { AppError, FieldError } from '../common/app-error';
 import { Page, PageRequest } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { parseDataUrl } from '../ingestion/data-url';
@@ -85,7 +85,7 @@ export class FilesService {
   ): Promise<FileView> {
     await this.access.require(principal, 'collection', collectionId, 'editor');
     const name = validName(input.name);
-    if (input.bytes.length > this.config.MAX_FILE_BYTES) throw fileTooLarge(this.config.MAX_FILE_BYTES);
+    if (input.bytes.length > this.config.MAX_FILE_BYTES) throw AppError.fileTooLarge(this.config.MAX_FILE_BYTES);
     return this.accept(collectionId, name, { bytes: input.bytes, declaredType: input.contentType });
   }
 
@@ -199,8 +199,4 @@ function validPage(page: PageRequest): void {
 function mimeOf(declared: string | undefined): string | undefined {
   const mime = declared?.split(';')[0].trim().toLowerCase();
   return mime && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(mime) ? mime : undefined;
-}
-
-function fileTooLarge(maxBytes: number): AppError {
-  return new AppError(ErrorCode.FILE_TOO_LARGE, `The file is larger than the limit of ${maxBytes} bytes`, { details: { maxBytes } });
 }

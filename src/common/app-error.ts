@@ -104,6 +104,11 @@ export class AppError extends Error {
   static conflict(message: string, details?: unknown): AppError {
     return new AppError(ErrorCode.CONFLICT, message, { details });
   }
+
+  /** A file (upload, data: URL, download) over MAX_FILE_BYTES. */
+  static fileTooLarge(maxBytes: number): AppError {
+    return new AppError(ErrorCode.FILE_TOO_LARGE, `The file is larger than the limit of ${maxBytes} bytes`, { details: { maxBytes } });
+  }
 }
 
 export function isAppError(value: unknown): value is AppError {

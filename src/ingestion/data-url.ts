@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../common/app-error';
+import { AppError } from '../common/app-error';
 
 export interface DataUrlContent {
   /** The declared media type without parameters; undefined when the URL declares none. */
@@ -25,7 +25,7 @@ export function parseDataUrl(url: string, maxBytes: number, field = 'url'): Data
   const mime = parameters[0] ? parameters[0].toLowerCase() : undefined;
 
   const decodedAtLeast = isBase64 ? Math.floor((payload.length * 3) / 4) - 2 : Math.ceil(payload.length / 3);
-  if (decodedAtLeast > maxBytes) throw tooLarge(maxBytes);
+  if (decodedAtLeast > maxBytes) throw AppError.fileTooLarge(maxBytes);
 
   let bytes: Buffer;
   if (isBase64) {
@@ -37,7 +37,7 @@ export function parseDataUrl(url: string, maxBytes: number, field = 'url'): Data
   } else {
     bytes = percentDecode(payload, field);
   }
-  if (bytes.length > maxBytes) throw tooLarge(maxBytes);
+  if (bytes.length > maxBytes) throw AppError.fileTooLarge(maxBytes);
   return { mime, bytes };
 }
 
@@ -73,10 +73,4 @@ function decodeURIComponentSafe(text: string, field: string): string {
   } catch {
     throw AppError.validation([{ field, reason: 'data: URL has a malformed percent-escape' }]);
   }
-}
-
-function tooLarge(maxBytes: number): AppError {
-  return new AppError(ErrorCode.FILE_TOO_LARGE, `The file is larger than the limit of ${maxBytes} bytes`, {
-    details: { maxBytes },
-  });
 }
