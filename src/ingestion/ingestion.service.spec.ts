@@ -97,7 +97,7 @@ describe('IngestionService', () => {
   });
   beforeEach(async () => {
     embedder = new FakeEmbedder();
-    service = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, config);
+    service = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher);
     collectionId = newId('col');
     const now = new Date();
     await collections.create({ id: collectionId, name: 'c', ownerId: 'usr_x', createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });

@@ -2,7 +2,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { SafeFetch } from '../common/safe-fetch';
-import { AppConfig } from '../config/app-config';
 import { Embedder } from '../embeddings/embedder.port';
 import { JobContext } from '../jobs/job-queue.port';
 import { VectorIndex } from '../search/vector-index.port';
@@ -36,8 +35,8 @@ export class IngestionService {
     private readonly index: VectorIndex,
     private readonly embedder: Embedder,
     private readonly extractor: ExtractorPool,
+    /** Its download cap is MAX_FILE_BYTES (SafeFetch.fromConfig). */
     private readonly fetcher: SafeFetch,
-    private readonly config: AppConfig,
   ) {}
 
   async ingest(job: JobContext<FileIngestJob>): Promise<void> {
@@ -91,7 +90,7 @@ export class IngestionService {
     const stored = await this.blobs.get(originalBlobKey(file));
     if (stored) return { bytes: stored };
     if (!file.sourceUrl) throw new AppError(ErrorCode.INTERNAL, 'the uploaded bytes of this file are missing');
-    const response = await this.fetcher.fetch(file.sourceUrl, { signal, maxBytes: this.config.MAX_FILE_BYTES });
+    const response = await this.fetcher.fetch(file.sourceUrl, { signal });
     if (response.status < 200 || response.status >= 300) {
       throw new AppError(ErrorCode.FETCH_FAILED, `download failed: ${new URL(response.url).host} answered HTTP ${response.status}`, {
         retryable: response.status >= 500 || response.status === 429 || response.status === 408,

@@ -41,7 +41,7 @@ export async function openPipeline(env: Record<string, string> = {}) {
   const embedder = new LocalEmbedder({ threads: config.EMBEDDING_THREADS });
   const extractor = new ExtractorPool({ threads: Math.max(1, Math.floor(cpus().length / 2)), timeoutMs: 10 * 60 * 1000 });
   const fetcher = SafeFetch.fromConfig(config);
-  const ingestion = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, config);
+  const ingestion = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher);
   const search = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder);
   return {
     config,

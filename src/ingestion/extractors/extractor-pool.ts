@@ -11,12 +11,6 @@ export interface ExtractorPoolOptions {
   timeoutMs: number;
   /** Cap on the bytes an OOXML archive may inflate to; default 200 MB. */
   maxDecompressedBytes?: number;
-  /**
-   * V8 heap limit of each worker; a job that grows past it fails and only its worker dies.
-   * Default: Node's. Caveat: one allocation far beyond the limit (a huge string) still aborts the
-   * whole process, a V8 limitation, so keep this generous and rely on input caps first.
-   */
-  maxHeapMb?: number;
   /** The script each worker runs; default the compiled extract.worker. For tests that need a misbehaving worker. */
   workerScript?: string;
 }
@@ -154,9 +148,7 @@ export class ExtractorPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.script, {
-      resourceLimits: this.opts.maxHeapMb ? { maxOldGenerationSizeMb: this.opts.maxHeapMb } : undefined,
-    });
+    const worker = new Worker(this.script);
     const slot: Slot = { worker };
     this.slots.add(slot);
     worker.on('message', (response: ExtractResponse) => {
