@@ -4,7 +4,7 @@ import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { SafeFetch } from '../common/safe-fetch';
 import { Embedder } from '../embeddings/embedder.port';
 import { JobContext } from '../jobs/job-queue.port';
-import { VectorIndex } from '../search/vector-index.port';
+import { modelMismatch, VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/ports/blob-store.port';
 import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStore, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
@@ -106,14 +106,14 @@ export class IngestionService {
     const collection = await this.collections.get(collectionId);
     if (!collection) throw new FileGone();
     if (collection.embeddingModel !== null && collection.embeddingModel !== this.embedder.model) {
-      throw mismatch(collectionId, collection.embeddingModel, collection.embeddingDimension, this.embedder.model, this.embedder.dimension);
+      throw modelMismatch(collectionId, { model: collection.embeddingModel, dimension: collection.embeddingDimension }, this.embedder);
     }
   }
 
   private async claimEmbedding(collectionId: string, dimension: number): Promise<void> {
     const claimed = await this.collections.claimEmbedding(collectionId, this.embedder.model, dimension);
     if (claimed.model !== this.embedder.model || claimed.dimension !== dimension) {
-      throw mismatch(collectionId, claimed.model, claimed.dimension, this.embedder.model, dimension);
+      throw modelMismatch(collectionId, claimed, { model: this.embedder.model, dimension });
     }
   }
 
@@ -160,15 +160,6 @@ export class IngestionService {
       }
     }
   }
-}
-
-function mismatch(collectionId: string, model: string, dimension: number | null, ours: string, ourDimension: number): AppError {
-  return new AppError(
-    ErrorCode.EMBEDDING_MISMATCH,
-    `collection ${collectionId} holds vectors of ${model} (${dimension ?? '?'} dimensions); this service embeds with ` +
-      `${ours} (${ourDimension} dimensions) and will not mix them`,
-    { details: { collectionId, collectionModel: model, collectionDimension: dimension, model: ours, dimension: ourDimension } },
-  );
 }
 
 /** What the file record says went wrong: our own errors as they are, anything else without internals. */

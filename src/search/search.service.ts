@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError, ErrorCode, FieldError } from '../common/app-error';
+import { AppError, FieldError } from '../common/app-error';
 import { Embedder } from '../embeddings/embedder.port';
 import { cosineDistance } from '../embeddings/vectors';
 import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStore, Passage } from '../storage/ports/file-store.port';
-import { MAX_SEARCH_K, VectorIndex } from './vector-index.port';
+import { MAX_SEARCH_K, modelMismatch, VectorIndex } from './vector-index.port';
 
 export type SearchMode = 'vector' | 'hybrid';
 
@@ -75,11 +75,7 @@ export class SearchService {
     // Nothing was ever indexed: no vectors to compare, no need to embed the query.
     if (collection.embeddingModel === null) return { result: [] };
     if (collection.embeddingModel !== this.embedder.model) {
-      throw new AppError(
-        ErrorCode.EMBEDDING_MISMATCH,
-        `collection ${collectionId} was indexed with ${collection.embeddingModel}; this service embeds queries with ` +
-          `${this.embedder.model}, whose vectors cannot be compared with it`,
-      );
+      throw modelMismatch(collectionId, { model: collection.embeddingModel, dimension: collection.embeddingDimension }, this.embedder);
     }
 
     const wanted = input.offset + input.topK;
