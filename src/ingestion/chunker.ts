@@ -53,15 +53,16 @@ interface Unit {
 export function chunk(doc: ExtractedDocument, opts: ChunkOptions = {}): Chunks {
   const options = resolveOptions(opts);
   const result: Chunks = { passages: [], windows: [] };
-  for (const group of groupByPage(doc.segments)) {
-    const text = normaliseWhitespace(group.texts.join('\n\n'));
+  for (const group of pageGroups(doc.segments)) {
+    const page = group[0].page;
+    const text = normaliseWhitespace(group.map((segment) => segment.text).join('\n\n'));
     const units = sentenceUnits(text, options.passageChars);
     for (const passageUnits of packPassages(text, units, options.passageChars)) {
       const index = result.passages.length;
       const first = passageUnits[0];
       const last = passageUnits[passageUnits.length - 1];
       const passage: Passage = { index, content: text.slice(first.start, last.end) };
-      if (group.page !== undefined) passage.page = group.page;
+      if (page !== undefined) passage.page = page;
       result.passages.push(passage);
       for (const window of packWindows(text, passageUnits, options)) {
         result.windows.push({ passageIndex: index, text: oneLine(text.slice(window.start, window.end)) });
@@ -84,15 +85,23 @@ function resolveOptions(opts: ChunkOptions): Required<ChunkOptions> {
   return options;
 }
 
-/** Consecutive segments of the same page (or all page-less segments in a row) are chunked together. */
-function groupByPage(segments: ExtractedSegment[]): Array<{ page?: number; texts: string[] }> {
-  const groups: Array<{ page?: number; texts: string[] }> = [];
-  for (const segment of segments) {
-    const last = groups[groups.length - 1];
-    if (last && last.page === segment.page) last.texts.push(segment.text);
-    else groups.push({ page: segment.page, texts: [segment.text] });
+/**
+ * Consecutive segments of the same page (or all page-less segments in a row): the chunker's unit,
+ * so chunking group by group cuts exactly as chunking the whole document. With `release`, each
+ * segment is dropped from `segments` as it is handed out, letting its text be collected once used.
+ */
+export function* pageGroups(segments: ExtractedSegment[], options: { release?: boolean } = {}): Generator<ExtractedSegment[]> {
+  let group: ExtractedSegment[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i];
+    if (options.release) (segments as (ExtractedSegment | undefined)[])[i] = undefined;
+    if (group.length && group[0].page !== segment.page) {
+      yield group;
+      group = [];
+    }
+    group.push(segment);
   }
-  return groups;
+  if (group.length) yield group;
 }
 
 const LIST_ITEM = /^(?:[-*+•‣◦▪–—]|\d{1,3}[.)]|[a-zA-Z][.)])\s/;

@@ -2,7 +2,7 @@ import { newId } from '../common/ids';
 import { Embedder } from '../embeddings/embedder.port';
 import { IndexUnit, VectorIndex } from '../search/vector-index.port';
 import { FileStore, Passage } from '../storage/ports/file-store.port';
-import { chunk, ChunkOptions } from './chunker';
+import { chunk, ChunkOptions, pageGroups } from './chunker';
 import { ExtractedDocument, ExtractedSegment } from './extractors/extracted-document';
 
 export interface IndexingTarget {
@@ -86,7 +86,7 @@ export class DocumentIndexer {
    */
   async run(doc: ExtractedDocument): Promise<IndexingTotals> {
     try {
-      for (const group of takePageGroups(doc)) {
+      for (const group of pageGroups(doc.segments, { release: true })) {
         this.add(group);
         let start = 0;
         for (; this.units.length - start >= this.batchSize; start += this.batchSize) {
@@ -177,22 +177,3 @@ export class DocumentIndexer {
   }
 }
 
-/**
- * Consecutive segments of one page (or page-less segments in a row) as the chunker would group
- * them, so chunking group by group cuts exactly as chunking the whole document. Each segment is
- * dropped from `doc` as it is handed out, letting its text be collected once chunked.
- */
-function* takePageGroups(doc: ExtractedDocument): Generator<ExtractedSegment[]> {
-  const segments = doc.segments;
-  let group: ExtractedSegment[] = [];
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i];
-    (segments as (ExtractedSegment | undefined)[])[i] = undefined;
-    if (group.length && group[0].page !== segment.page) {
-      yield group;
-      group = [];
-    }
-    group.push(segment);
-  }
-  if (group.length) yield group;
-}
