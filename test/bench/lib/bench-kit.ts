@@ -130,8 +130,12 @@ export async function startServer(args: string[], env: Record<string, string>, p
 
 export const tempDataDir = (): string => mkdtempSync(join(tmpdir(), 'wcs-bench-'));
 
-/** A free-enough port for a bench child: random in a high range. */
-export const benchPort = (): number => 20000 + Math.floor(Math.random() * 20000);
+/**
+ * A free-enough port for a bench child: random, and below Linux's ephemeral range (32768 and up),
+ * where the benches' own client sockets take their local ports (a collision there failed a run
+ * with EADDRINUSE).
+ */
+export const benchPort = (): number => 20000 + Math.floor(Math.random() * 12000);
 
 const ROOT = join(__dirname, '..', '..', '..');
 let built = false;
