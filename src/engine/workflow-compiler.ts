@@ -7,7 +7,7 @@ import { isTemplate } from './expressions/template';
 import { DecidedParameter } from './ai-decide/parameter-decider.port';
 import { NodeRegistry, RegisteredNode } from './node-registry';
 import { JsonSchema, ParameterType } from './parameter-schema';
-import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition';
+import { WorkflowDefinition, WorkflowNodeSpec } from '../storage/ports/workflow-definition';
 
 /** A problem of a definition; `nodeId` says which node, when it is about one. */
 export interface DefinitionProblem extends FieldError {

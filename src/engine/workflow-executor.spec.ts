@@ -12,7 +12,7 @@ import { registerDefinition } from './plugin-loader';
 import { Redactor, REDACTED } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { compileWorkflow } from './workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition';
+import { WorkflowDefinition, WorkflowNodeSpec } from '../storage/ports/workflow-definition';
 import { RunRequest, WorkflowExecutor } from './workflow-executor';
 
 class EchoParams {

@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AppConfig } from '../config/app-config';
 import { NodeRegistry, RegisteredNode } from '../engine/node-registry';
-import { PARAMETER_MODES, ParameterMode } from '../engine/workflow-definition';
+import { PARAMETER_MODES, ParameterMode } from '../storage/ports/workflow-definition';
 
 const nodeTypeView = (node: RegisteredNode) => ({
   type: node.definition.type,

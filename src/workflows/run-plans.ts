@@ -5,7 +5,7 @@ import { LruCache } from '../engine/expressions/lru-cache';
 import { NodeRegistry } from '../engine/node-registry';
 import { Redactor } from '../engine/redactor';
 import { CompileOptions, compileWorkflow, CompiledWorkflow } from '../engine/workflow-compiler';
-import { WorkflowDefinition } from '../engine/workflow-definition';
+import { WorkflowDefinition } from '../storage/ports/workflow-definition';
 import type { VariableValue } from '../sdk';
 import { Run } from '../storage/ports/run-store.port';
 import { WorkflowStore } from '../storage/ports/workflow-store.port';

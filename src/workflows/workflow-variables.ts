@@ -1,5 +1,5 @@
 import type { DefinitionProblem } from '../engine/workflow-compiler';
-import type { WorkflowVariable } from '../engine/workflow-definition';
+import type { WorkflowVariable } from '../storage/ports/workflow-definition';
 import type { VariableValue } from '../sdk';
 import { SecretCipher } from './secret-cipher';
 import type { VariableDto } from './workflows.dto';

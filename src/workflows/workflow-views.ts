@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../engine/workflow-definition';
+import type { WorkflowDefinition } from '../storage/ports/workflow-definition';
 import { Role } from '../storage/ports/membership-store.port';
 import type { Run, StepRecord } from '../storage/ports/run-store.port';
 import type { Workflow, WorkflowVersion, WorkflowVersionSummary } from '../storage/ports/workflow-store.port';

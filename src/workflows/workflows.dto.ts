@@ -20,7 +20,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../common/pagination';
-import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../engine/workflow-definition';
+import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../storage/ports/workflow-definition';
 import type { RunMode } from '../sdk';
 import { RUN_STATUSES, RunStatus } from '../storage/ports/run-store.port';
 

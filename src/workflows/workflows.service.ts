@@ -7,7 +7,7 @@ import { AppConfig } from '../config/app-config';
 import { Page, PageRequest } from '../common/pagination';
 import { NodeRegistry } from '../engine/node-registry';
 import { CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../engine/workflow-definition';
+import { WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../storage/ports/workflow-definition';
 import { RunStore } from '../storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
 import { SecretCipher } from './secret-cipher';

@@ -1,5 +1,5 @@
 import { newId } from '../../src/common/ids';
-import type { WorkflowDefinition } from '../../src/engine/workflow-definition';
+import type { WorkflowDefinition } from '../../src/storage/ports/workflow-definition';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from '../../src/storage/embedded/sqlite-workflow-store.adapter';

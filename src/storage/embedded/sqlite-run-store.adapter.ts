@@ -1,5 +1,5 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import type { WorkflowDefinition } from '../ports/workflow-definition';
 import {
   CANCELED_BEFORE_START,
   LeaseState,

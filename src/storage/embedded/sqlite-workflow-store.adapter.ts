@@ -1,5 +1,5 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import type { WorkflowDefinition } from '../ports/workflow-definition';
 import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';

@@ -1,6 +1,6 @@
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import type { WorkflowDefinition } from '../ports/workflow-definition';
 import { CANCELED_BEFORE_START, LeaseState, Run, RunCompletion, RunError, RunFilter, RunStore, StepRecord } from '../ports/run-store.port';
 import { isDuplicateKey } from './mongo-connection';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';

@@ -1,6 +1,6 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import type { WorkflowDefinition } from '../ports/workflow-definition';
 import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';

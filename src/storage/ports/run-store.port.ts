@@ -1,7 +1,7 @@
 import { ErrorCode } from '../../common/app-error';
 import { newId } from '../../common/ids';
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import type { WorkflowDefinition } from './workflow-definition';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];

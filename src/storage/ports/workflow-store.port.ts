@@ -1,5 +1,5 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition';
+import type { WorkflowDefinition } from './workflow-definition';
 import { Role } from './membership-store.port';
 
 export interface Workflow {

@@ -1,4 +1,4 @@
-import type { RunMode } from '../sdk';
+import type { RunMode } from '../../sdk';
 
 /**
  * How a parameter's value is produced for each execution: as written (`fixed`), evaluated in the
