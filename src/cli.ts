@@ -7,6 +7,8 @@ import { ApiKeyService } from './auth/api-key.service';
 import { AuthModule } from './auth/auth.module';
 import { UsersService } from './auth/users.service';
 import { isAppError } from './common/app-error';
+import { createRootLogger } from './common/logger';
+import { LoggerModule } from './common/logger.module';
 import { ConfigError, loadConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { StorageModule } from './storage/storage.module';
@@ -45,7 +47,8 @@ async function run(argv: string[]): Promise<unknown> {
   if (values.help || !command) throw new UsageError('');
 
   const config = loadConfig();
-  @Module({ imports: [ConfigModule.forRoot(config), StorageModule, AuthModule] })
+  // Output is the JSON on stdout: errors, the only lines logged, go to stderr.
+  @Module({ imports: [ConfigModule.forRoot(config), LoggerModule.forRoot(createRootLogger('error', 2)), StorageModule, AuthModule] })
   class CliModule {}
   const app = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
   try {

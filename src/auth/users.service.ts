@@ -1,4 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { AppError } from '../common/app-error';
 import { newId } from '../common/ids';
@@ -14,13 +16,16 @@ export interface NewUser {
 
 @Injectable()
 export class UsersService implements OnApplicationBootstrap {
-  private readonly logger = new Logger(UsersService.name);
+  private readonly logger: Logger;
 
   constructor(
     private readonly users: UserStore,
     private readonly apiKeys: ApiKeyService,
     private readonly config: AppConfig,
-  ) {}
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.logger = logger.child({ component: 'users' });
+  }
 
   /** Creates the user and a first API key, whose secret the caller shows once. */
   async create(input: NewUser, secret?: string): Promise<{ user: User; issued: IssuedKey }> {
@@ -51,6 +56,6 @@ export class UsersService implements OnApplicationBootstrap {
     const secret = this.config.BOOTSTRAP_API_KEY;
     if (!secret || (await this.users.countUsers()) > 0) return;
     const { user } = await this.create({ name: 'admin', isAdmin: true }, secret);
-    this.logger.log(`Created admin user ${user.id} owning BOOTSTRAP_API_KEY`);
+    this.logger.info({ userId: user.id }, 'created the admin user owning BOOTSTRAP_API_KEY');
   }
 }

@@ -1,9 +1,9 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 
-/** One pino logger per process: JSON lines, secrets never passed in (see redaction). */
-export function createRootLogger(level: string): Logger {
-  return pino({ level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+/** One pino logger per process: JSON lines on stdout (or `fd`), secrets never passed in (see redaction). */
+export function createRootLogger(level: string, fd: 1 | 2 = 1): Logger {
+  return pino({ level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(fd));
 }
 
 /** Routes Nest's own log calls (bootstrap, module init) into the same pino stream. */
@@ -26,3 +26,6 @@ export class PinoNestLogger implements LoggerService {
     this.logger.trace({ context }, String(message));
   }
 }
+
+/** Injection token of the process's root pino logger; classes take a child with their `component`. */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
@@ -6,9 +6,11 @@ import { JSONRPCMessage, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotoc
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import { ApiKeyService, presentedKey } from '../../auth/api-key.service';
 import { Principal } from '../../auth/principal';
 import { AppError, ErrorCode, isAppError } from '../../common/app-error';
+import { ROOT_LOGGER } from '../../common/logger';
 import { AppConfig } from '../../config/app-config';
 import { createMcpServer, McpServerOptions, ToolCallContext, ToolRequestShortcut, toolRequestShortcut } from '../mcp-server.factory';
 import { ServicesBackendFactory } from '../services-backend.adapter';
@@ -52,7 +54,7 @@ const authInfoOf = (principal: Principal): AuthInfo => ({ token: principal.keyId
  */
 @Injectable()
 export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown {
-  private readonly logger = new Logger(McpHttpEndpoints.name);
+  private readonly logger: Logger;
   private readonly sessions: McpSessionRegistry;
   private readonly origins: OriginPolicy;
   private readonly bodyLimit: number;
@@ -67,7 +69,9 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     private readonly apiKeys: ApiKeyService,
     private readonly backends: ServicesBackendFactory,
     config: AppConfig,
+    @Inject(ROOT_LOGGER) logger: Logger,
   ) {
+    this.logger = logger.child({ component: 'mcp' });
     this.bodyLimit = config.BODY_LIMIT_BYTES;
     this.sessions = new McpSessionRegistry({ idleMs: config.MCP_SESSION_IDLE_MS, maxPerUser: config.MCP_MAX_SESSIONS_PER_USER });
     this.origins = new OriginPolicy(config.MCP_ALLOWED_ORIGINS);
