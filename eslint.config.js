@@ -16,6 +16,13 @@ const ADAPTERS = [
   'src/engine/expressions/**',
 ];
 
+/** Feature folders of src/: what storage and common must not reach into (they sit beneath them). */
+const FEATURES = ['auth', 'collections', 'embeddings', 'engine', 'health', 'ingestion', 'jobs', 'mcp', 'search', 'workflows'];
+const driverPaths = DRIVERS.map((name) => ({ name, message: driverMessage }));
+const layer = (folders, message) => ({ group: folders.map((folder) => `**/${folder}/*`), message });
+const featuresFrom = (where) =>
+  layer(FEATURES, `${where} sits beneath the features: it must not import them (ARCHITECTURE.md, dependency rules).`);
+
 module.exports = tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'test/fixtures/**/*.js'] },
   ...tseslint.configs.recommended,
@@ -33,8 +40,36 @@ module.exports = tseslint.config(
     files: ['src/**/*.ts'],
     ignores: [...ADAPTERS, '**/*.spec.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: DRIVERS.map((name) => ({ name, message: driverMessage })) }],
+      'no-restricted-imports': ['error', { paths: driverPaths }],
     },
+  },
+  {
+    files: ['src/mcp/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: driverPaths,
+          patterns: [layer(['storage'], 'MCP tools are a door onto the services: they never reach the stores (ARCHITECTURE.md, dependency rules).')],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/storage/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [featuresFrom('storage/')] }] },
+  },
+  {
+    files: ['src/storage/**/*.ts'],
+    ignores: [...ADAPTERS, '**/*.spec.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [featuresFrom('storage/')] }] },
+  },
+  {
+    files: ['src/common/**/*.ts', 'src/config/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [featuresFrom('common/ and config/'), layer(['storage'], 'common/ and config/ must not import the stores.')] }] },
   },
   {
     files: ['src/sdk/**/*.ts'],

@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AuthModule } from './auth/auth.module';
 import { CollectionsModule } from './collections/collections.module';
+import { LoggerModule } from './common/logger.module';
+import { OutboundHttpModule } from './common/outbound-http.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
@@ -14,21 +16,23 @@ import { WorkflowsModule } from './workflows/workflows.module';
 
 @Module({})
 export class AppModule {
-  /** `logger` is the process's root logger (common/logger.ts); modules that log outside Nest's Logger take children of it. */
+  /** `logger` is the process's root logger (common/logger.ts); classes log through children of it. */
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggerModule.forRoot(logger),
+        OutboundHttpModule,
         StorageModule,
         ContentStorageModule,
         HealthModule,
-        JobsModule,
+        JobsModule.forRoot(config),
         AuthModule,
         CollectionsModule,
-        IngestionModule,
+        IngestionModule.forRoot(config),
         McpModule,
-        WorkflowsModule.forRoot(config, logger),
+        WorkflowsModule.forRoot(config),
       ],
     };
   }

@@ -1,6 +1,7 @@
 import { EnqueueOptions, JobQueue } from '../jobs/job-queue.port';
+import { FILE_INGEST_JOB } from '../jobs/job-names';
 
-export const FILE_INGEST_JOB = 'file.ingest';
+export { FILE_INGEST_JOB };
 
 export interface FileIngestJob {
   collectionId: string;

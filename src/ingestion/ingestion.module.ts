@@ -1,11 +1,11 @@
-import { Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Module, OnApplicationShutdown } from '@nestjs/common';
 import { cpus } from 'node:os';
-import { SafeFetch } from '../common/safe-fetch';
 import { AppConfig } from '../config/app-config';
 import { EmbeddingsModule } from '../embeddings/embeddings.module';
 import { SearchModule } from '../search/search.module';
 import { ExtractorPool } from './extractors/extractor-pool';
-import { IngestionProcessor } from './ingestion.processor';
+import { DEFAULT_FILES_RECONCILER_OPTIONS, FILES_RECONCILER_OPTIONS, FilesReconciler } from './files-reconciler.service';
+import { ingestionProcessor } from './ingestion.processor';
 import { IngestionService } from './ingestion.service';
 
 /**
@@ -16,23 +16,35 @@ const EXTRACTION_THREADS = Math.max(1, Math.floor(cpus().length / 2));
 /** Generous: a 100 MB PDF takes a while to parse on a busy machine, and a hung parser still ends. */
 const EXTRACTION_TIMEOUT_MS = 5 * 60 * 1000;
 
-@Module({
-  imports: [EmbeddingsModule, SearchModule],
-  providers: [
-    { provide: ExtractorPool, useFactory: () => new ExtractorPool({ threads: EXTRACTION_THREADS, timeoutMs: EXTRACTION_TIMEOUT_MS }) },
-    { provide: SafeFetch, inject: [AppConfig], useFactory: (config: AppConfig) => SafeFetch.fromConfig(config) },
-    IngestionService,
-    IngestionProcessor,
-  ],
-  exports: [IngestionService],
-})
+/** The `file.ingest` job and its reconciler, in processes that run workers. */
+@Module({})
 export class IngestionModule implements OnApplicationShutdown {
-  constructor(
-    private readonly extractor: ExtractorPool,
-    private readonly fetcher: SafeFetch,
-  ) {}
+  static forRoot(config: AppConfig): DynamicModule {
+    const workers = config.runsWorkers
+      ? [
+          ingestionProcessor(config.JOB_CONCURRENCY),
+          FilesReconciler,
+          {
+            provide: FILES_RECONCILER_OPTIONS,
+            useValue: { ...DEFAULT_FILES_RECONCILER_OPTIONS, intervalMs: Math.min(DEFAULT_FILES_RECONCILER_OPTIONS.intervalMs, config.JOB_LEASE_MS) },
+          },
+        ]
+      : [];
+    return {
+      module: IngestionModule,
+      imports: [EmbeddingsModule, SearchModule],
+      providers: [
+        { provide: ExtractorPool, useFactory: () => new ExtractorPool({ threads: EXTRACTION_THREADS, timeoutMs: EXTRACTION_TIMEOUT_MS }) },
+        IngestionService,
+        ...workers,
+      ],
+      exports: [IngestionService],
+    };
+  }
+
+  constructor(private readonly extractor: ExtractorPool) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.extractor.close(), this.fetcher.close()]);
+    await this.extractor.close();
   }
 }

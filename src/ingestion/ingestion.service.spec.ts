@@ -21,6 +21,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT } from './document-indexer';
 import { ExtractorPool } from './extractors/extractor-pool';
 import { FileIngestJob } from './ingestion.job';
 import { IngestionService } from './ingestion.service';
+import pino from 'pino';
 
 /** Deterministic vectors from character codes; counts calls and how many run at once. */
 class FakeEmbedder extends Embedder {
@@ -97,7 +98,7 @@ describe('IngestionService', () => {
   });
   beforeEach(async () => {
     embedder = new FakeEmbedder();
-    service = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher);
+    service = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }));
     collectionId = newId('col');
     const now = new Date();
     await collections.create({ id: collectionId, name: 'c', ownerId: 'usr_x', createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });

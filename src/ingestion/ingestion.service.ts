@@ -1,6 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { performance } from 'node:perf_hooks';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
+import { ROOT_LOGGER } from '../common/logger';
 import { SafeFetch } from '../common/safe-fetch';
 import { Embedder } from '../embeddings/embedder.port';
 import { JobContext } from '../jobs/job-queue.port';
@@ -26,7 +28,7 @@ const CLAIMABLE = ['pending', 'processing'] as const;
  */
 @Injectable()
 export class IngestionService {
-  private readonly logger = new Logger('Ingestion');
+  private readonly logger: Logger;
 
   constructor(
     private readonly files: FileStore,
@@ -37,7 +39,10 @@ export class IngestionService {
     private readonly extractor: ExtractorPool,
     /** Its download cap is MAX_FILE_BYTES (SafeFetch.fromConfig). */
     private readonly fetcher: SafeFetch,
-  ) {}
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.logger = logger.child({ component: 'ingestion' });
+  }
 
   async ingest(job: JobContext<FileIngestJob>): Promise<void> {
     const { collectionId, fileId } = job.data;
@@ -52,8 +57,9 @@ export class IngestionService {
         characterCount: totals.characters,
       });
       if (!finished) throw new FileGone();
-      this.logger.log(
-        `file ${fileId} indexed: ${totals.passages} passages, ${totals.units} vectors in ${Math.round(performance.now() - started)} ms`,
+      this.logger.info(
+        { fileId, collectionId, passages: totals.passages, vectors: totals.units, ms: Math.round(performance.now() - started) },
+        'file indexed',
       );
     } catch (error) {
       await this.handleFailure(file, job, error);
@@ -132,17 +138,17 @@ export class IngestionService {
     if (job.signal.aborted) throw error;
     const reason = readableError(error);
     if (reason.code === ErrorCode.INTERNAL) {
-      this.logger.error(`file ${file.id} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      this.logger.error({ fileId: file.id, err: error }, 'file ingestion failed unexpectedly');
     }
     await this.removeIndexedContent(file);
     if (reason.retryable && job.attempt < job.maxAttempts) {
       await this.files.transition(file.id, ['processing'], 'pending');
-      this.logger.warn(`file ${file.id} attempt ${job.attempt} of ${job.maxAttempts} failed, will retry: ${reason.message}`);
+      this.logger.warn({ fileId: file.id, attempt: job.attempt, maxAttempts: job.maxAttempts, reason: reason.message }, 'file ingestion attempt failed; will retry');
       throw reason;
     }
     const recorded = await this.files.transition(file.id, ['processing'], 'error', { error: reason.message });
     if (!recorded) await this.removeIndexedContent(file, { blob: true });
-    else this.logger.warn(`file ${file.id} failed: ${reason.message}`);
+    else this.logger.warn({ fileId: file.id, reason: reason.message }, 'file ingestion failed');
   }
 
   /** Passages and vectors of the file, and with `blob` its original bytes. Best effort: logs what it could not remove. */
@@ -156,7 +162,7 @@ export class IngestionService {
       try {
         await step();
       } catch (error) {
-        this.logger.error(`could not remove the ${what} of file ${file.id}: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.error({ fileId: file.id, what, err: error }, 'could not remove indexed content of the file');
       }
     }
   }

@@ -1,8 +1,12 @@
-import { Logger } from '@nestjs/common';
+import { Process, Processor } from '@nestjs/bull';
+import { Injectable, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
+import { testRedis, TestRedis } from '../../test/utils/workflows-fixtures';
+import { LoggerModule } from '../common/logger.module';
 import { loadConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { HealthModule } from '../health/health.module';
@@ -10,43 +14,127 @@ import { ReadinessRegistry } from '../health/readiness.registry';
 import { StorageModule } from '../storage/storage.module';
 import { BullJobQueue } from './bull/bull-job-queue.adapter';
 import { EmbeddedJobQueue } from './embedded/embedded-job-queue.adapter';
-import { JobQueue } from './job-queue.port';
+import { JobContext, JobDelivery, JobQueue } from './job-queue.port';
+import { FILE_INGEST_JOB, RUN_JOB } from './job-names';
 import { JobsModule } from './jobs.module';
+
+/** What the test handlers saw, by job name. */
+@Injectable()
+class Seen {
+  readonly jobs: JobContext<unknown>[] = [];
+}
+
+/** A `@Processor` class for `name` as the modules declare theirs, recording what it runs. */
+function recordingProcessor(name: string, queue = name): Type<unknown> {
+  @Processor(queue)
+  class RecordingProcessor {
+    constructor(
+      private readonly jobs: JobQueue,
+      private readonly seen: Seen,
+    ) {}
+
+    @Process({ name, concurrency: 2 })
+    handle(delivery: JobDelivery<unknown>): Promise<void> {
+      return this.jobs.run(delivery, async (job) => {
+        this.seen.jobs.push(job);
+      });
+    }
+  }
+  return RecordingProcessor;
+}
 
 describe('JobsModule', () => {
   let dataDir: string;
+  let redis: TestRedis | null = null;
 
-  beforeAll(() => Logger.overrideLogger(false));
+  beforeAll(async () => {
+    redis = await testRedis('jobs-module');
+    if (!redis && process.env.CI) throw new Error('Redis is not reachable on 127.0.0.1:6379');
+  });
+  afterAll(async () => {
+    await redis?.cleanup();
+  });
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'wcs-jobs-module-'));
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  async function boot(env: Record<string, string> = {}) {
+  async function boot(env: Record<string, string>, processors: Type<unknown>[]) {
     const config = loadConfig({ DATA_DIR: dataDir, ...env });
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(config), StorageModule, HealthModule, JobsModule],
+      imports: [ConfigModule.forRoot(config), LoggerModule.forRoot(pino({ level: 'silent' })), StorageModule, HealthModule, JobsModule.forRoot(config)],
+      providers: [Seen, ...processors],
     }).compile();
-    await moduleRef.init();
+    try {
+      await moduleRef.init();
+    } catch (error) {
+      // A failed init runs no shutdown hooks (the process exits); the queues it connected must close.
+      await moduleRef.get(JobQueue).close();
+      throw error;
+    }
     return moduleRef;
   }
 
-  it('uses the embedded queue without REDIS_URL, reports readiness, and closes with the app', async () => {
-    const app = await boot();
-    const queue = app.get(JobQueue);
-    expect(queue).toBeInstanceOf(EmbeddedJobQueue);
-    const check = app.get(ReadinessRegistry).list().find((c) => c.name === 'queue');
-    await expect(check?.check()).resolves.toBeUndefined();
+  const queues = () => [
+    { name: 'embedded', env: () => ({}), adapter: EmbeddedJobQueue },
+    { name: 'bull', env: () => (redis ? { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix } : null), adapter: BullJobQueue },
+  ];
 
-    await app.close();
+  describe.each(queues())('on the $name queue', ({ env, adapter }) => {
+    it('runs jobs through the @Process handlers it found, with the queue context, and reports readiness', async () => {
+      const settings = env();
+      if (!settings) return;
+      const app = await boot(settings, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB)]);
+      try {
+        const queue = app.get(JobQueue);
+        expect(queue).toBeInstanceOf(adapter);
+        await queue.enqueue(RUN_JOB, { runId: 'run_1' }, { attempts: 2 });
+        const seen = app.get(Seen).jobs;
+        const deadline = Date.now() + 10_000;
+        while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(seen).toEqual([expect.objectContaining({ name: RUN_JOB, data: { runId: 'run_1' }, attempt: 1, maxAttempts: 2 })]);
+        expect(seen[0].signal).toBeInstanceOf(AbortSignal);
+        const check = app.get(ReadinessRegistry).list().find((c) => c.name === 'queue');
+        await expect(check?.check()).resolves.toBeUndefined();
+      } finally {
+        await app.close();
+      }
+    });
 
-    await expect(queue.ping()).rejects.toThrow(/shutting down/);
+    it('stops the boot of a worker process when a job has no handler, naming the job', async () => {
+      const settings = env();
+      if (!settings) return;
+      await expect(boot(settings, [recordingProcessor(FILE_INGEST_JOB)])).rejects.toThrow(/job "workflow\.run" has no handler/);
+    });
+
+    it('stops the boot when a handler names a job that does not exist, naming the handler', async () => {
+      const settings = env();
+      if (!settings) return;
+      await expect(
+        boot(settings, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB), recordingProcessor('report.mail')]),
+      ).rejects.toThrow(/report\.mail/);
+    });
   });
 
-  it('uses Bull when REDIS_URL is set', async () => {
-    // Nothing connects until the queue is used, so no Redis is needed to check the choice.
-    const app = await boot({ REDIS_URL: 'redis://127.0.0.1:1' });
-    expect(app.get(JobQueue)).toBeInstanceOf(BullJobQueue);
+  it('refuses two handlers for one job and a handler on another job\'s queue', async () => {
+    await expect(
+      boot({}, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB), recordingProcessor(RUN_JOB)]),
+    ).rejects.toThrow(/job "workflow\.run" has 2 handlers/);
+    await expect(boot({}, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB, FILE_INGEST_JOB)])).rejects.toThrow(
+      /on queue "file\.ingest": each job has the queue of its name/,
+    );
+  });
+
+  it('an api process needs no handlers and refuses to run any', async () => {
+    const api = await boot({ APP_ROLE: 'api' }, []);
+    await api.close();
+    await expect(boot({ APP_ROLE: 'api' }, [recordingProcessor(RUN_JOB)])).rejects.toThrow(/an api process runs no jobs/);
+  });
+
+  it('closes the queue with the application', async () => {
+    const app = await boot({}, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB)]);
+    const queue = app.get(JobQueue);
     await app.close();
+    await expect(queue.ping()).rejects.toThrow(/shutting down/);
   });
 });

@@ -1,49 +1,46 @@
-import { Global, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Global, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { ReadinessRegistry } from '../health/readiness.registry';
-import { storeProvider } from '../storage/storage-connections';
-import { BullJobQueue } from './bull/bull-job-queue.adapter';
-import { EmbeddedJobQueue } from './embedded/embedded-job-queue.adapter';
-import { MongoJobStore } from './embedded/mongo-job-store.adapter';
-import { SqliteJobStore } from './embedded/sqlite-job-store.adapter';
+import { BullJobsModule } from './bull/bull-jobs.module';
+import { EmbeddedJobsModule } from './embedded/embedded-jobs.module';
+import { DiscoveredJobHandler, JobHandlerScan } from './job-handlers';
 import { JobQueue } from './job-queue.port';
-import { JobStore } from './job-store.port';
-
-/** Bull on Redis when REDIS_URL is set, else the embedded queue on the document store. */
-export function createJobQueue(config: AppConfig, store: JobStore): JobQueue {
-  const common = { concurrency: config.JOB_CONCURRENCY, runWorkers: config.runsWorkers };
-  return config.REDIS_URL
-    ? new BullJobQueue({
-        redisUrl: config.REDIS_URL,
-        prefix: config.QUEUE_PREFIX,
-        lockDurationMs: config.JOB_LEASE_MS,
-        stalledIntervalMs: config.JOB_LEASE_MS,
-        ...common,
-      })
-    : new EmbeddedJobQueue(store, { leaseMs: config.JOB_LEASE_MS, ...common });
-}
 
 /**
- * Provides the one JobQueue. Domain modules register their handlers with `process()` at init;
- * in `api` processes the queue keeps them registered but runs nothing, so they need not check
- * the role themselves.
+ * Provides the one JobQueue: Bull on Redis when REDIS_URL is set, else the embedded queue on the
+ * document store. Handlers are `@Processor` classes that the modules provide in processes that
+ * run workers; they are checked against the job names at init (a mismatch stops the boot) and
+ * run once the whole application has bootstrapped.
  */
 @Global()
-@Module({
-  providers: [
-    storeProvider(JobStore, (db) => new SqliteJobStore(db), (connection) => new MongoJobStore(connection)),
-    { provide: JobQueue, inject: [AppConfig, JobStore], useFactory: createJobQueue },
-  ],
-  exports: [JobQueue],
-})
-export class JobsModule implements OnModuleInit, OnModuleDestroy {
+@Module({})
+export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
+  private handlers: DiscoveredJobHandler[] = [];
+
+  static forRoot(config: AppConfig): DynamicModule {
+    const adapter = config.REDIS_URL ? BullJobsModule.forRoot() : EmbeddedJobsModule.forRoot();
+    return {
+      module: JobsModule,
+      imports: [DiscoveryModule, adapter],
+      providers: [JobHandlerScan],
+      exports: [adapter],
+    };
+  }
+
   constructor(
     private readonly queue: JobQueue,
+    private readonly scan: JobHandlerScan,
     private readonly readiness: ReadinessRegistry,
   ) {}
 
   onModuleInit(): void {
+    this.handlers = this.scan.handlers();
     this.readiness.register({ name: 'queue', check: () => this.queue.ping() });
+  }
+
+  onApplicationBootstrap(): void {
+    this.queue.start(this.handlers);
   }
 
   /**

@@ -5,20 +5,29 @@ import { SqliteUserStore } from './embedded/sqlite-user-store.adapter';
 import { MongoCollectionStore } from './mongo/mongo-collection-store.adapter';
 import { MongoMembershipStore } from './mongo/mongo-membership-store.adapter';
 import { MongoUserStore } from './mongo/mongo-user-store.adapter';
+import { SqliteRunStore } from './embedded/sqlite-run-store.adapter';
+import { SqliteWorkflowStore } from './embedded/sqlite-workflow-store.adapter';
+import { MongoRunStore } from './mongo/mongo-run-store.adapter';
+import { MongoWorkflowStore } from './mongo/mongo-workflow-store.adapter';
 import { CollectionStore } from './ports/collection-store.port';
 import { MembershipStore } from './ports/membership-store.port';
+import { RunStore } from './ports/run-store.port';
 import { UserStore } from './ports/user-store.port';
+import { WorkflowStore } from './ports/workflow-store.port';
 import { StorageConnections, storeProvider } from './storage-connections';
 
 const stores = [
   storeProvider(UserStore, (db) => new SqliteUserStore(db), (c) => new MongoUserStore(c)),
   storeProvider(MembershipStore, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c)),
   storeProvider(CollectionStore, (db) => new SqliteCollectionStore(db), (c) => new MongoCollectionStore(c)),
+  storeProvider(WorkflowStore, (db) => new SqliteWorkflowStore(db), (c) => new MongoWorkflowStore(c)),
+  storeProvider(RunStore, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c)),
 ];
 
+/** The document stores of users, memberships, collections, workflows and runs, on SQLite or MongoDB. */
 @Global()
 @Module({
   providers: [StorageConnections, ...stores],
-  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore],
+  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore],
 })
 export class StorageModule {}

@@ -1,17 +1,18 @@
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
+import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
-import { JobContext, JobQueue } from '../jobs/job-queue.port';
+import { WorkflowExecutor } from '../engine/workflow-executor';
+import { JobContext } from '../jobs/job-queue.port';
 import { LeaseState, Run, RunError, RunStore } from '../storage/ports/run-store.port';
 import { ActiveRuns } from './active-runs';
-import { EngineRuntime, RUNS_LOGGER } from './engine-runtime.service';
 import { RunPlans } from './run-plans';
-import { RUN_JOB, RunJobData } from './runs.service';
+import { RunJobData } from './runs.service';
 import { StepRecorder } from './step-recorder';
 
 /** Renewal also carries cancel requests made through another process: at least this often. */
@@ -23,28 +24,25 @@ const MAX_RENEW_INTERVAL_MS = 5_000;
  * run's state in the store decides what happens, so a duplicate or late job is harmless.
  */
 @Injectable()
-export class RunWorker implements OnApplicationBootstrap {
+export class RunWorker {
   /** Identifies this process in leases. */
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   /** A worker that stops renewing (it died) loses its runs this long after its last renewal (JOB_LEASE_MS). */
   private readonly leaseMs: number;
   private readonly renewEveryMs: number;
+  private readonly logger: Logger;
 
   constructor(
-    private readonly config: AppConfig,
-    private readonly jobs: JobQueue,
+    config: AppConfig,
     private readonly runs: RunStore,
     private readonly plans: RunPlans,
-    private readonly runtime: EngineRuntime,
+    private readonly executor: WorkflowExecutor,
     private readonly active: ActiveRuns,
-    @Inject(RUNS_LOGGER) private readonly logger: Logger,
+    @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.leaseMs = config.JOB_LEASE_MS;
     this.renewEveryMs = Math.min(MAX_RENEW_INTERVAL_MS, Math.floor(this.leaseMs / 3));
-  }
-
-  onApplicationBootstrap(): void {
-    this.jobs.process<RunJobData>(RUN_JOB, (job) => this.handle(job), { concurrency: this.config.JOB_CONCURRENCY });
+    this.logger = logger.child({ component: 'runs' });
   }
 
   async handle(job: JobContext<RunJobData>): Promise<void> {
@@ -89,7 +87,7 @@ export class RunWorker implements OnApplicationBootstrap {
         throw new PreparationError(error);
       });
       redactor = prepared.redactor;
-      const outcome = await this.runtime.executor.run(
+      const outcome = await this.executor.run(
         prepared.plan,
         {
           runId: run.id,

@@ -2,30 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { EnqueueOptions, JobHandler, JobQueue, JobState } from '../jobs/job-queue.port';
+import { RecordingQueue } from '../../test/utils/recording-queue';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { newQueuedRun, Run } from '../storage/ports/run-store.port';
 import { RunsReconciler } from './runs-reconciler.service';
 import { RUN_JOB } from './runs.service';
-
-/** Records what is enqueued; `states` says what state() answers per job id (default: missing). */
-class RecordingQueue extends JobQueue {
-  readonly enqueued: { name: string; data: unknown; jobId?: string }[] = [];
-  readonly states = new Map<string, JobState>();
-
-  async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
-    this.enqueued.push({ name, data, jobId: options?.jobId });
-    this.states.set(options!.jobId!, 'waiting');
-    return options!.jobId!;
-  }
-  process<T>(_name: string, _handler: JobHandler<T>): void {}
-  async state(_name: string, jobId: string): Promise<JobState> {
-    return this.states.get(jobId) ?? 'missing';
-  }
-  async ping(): Promise<void> {}
-  async close(): Promise<void> {}
-}
 
 describe('RunsReconciler', () => {
   let dir: string;

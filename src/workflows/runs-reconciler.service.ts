@@ -1,9 +1,10 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/app-error';
+import { ROOT_LOGGER } from '../common/logger';
 import { JobQueue } from '../jobs/job-queue.port';
+import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { Run, RunStore } from '../storage/ports/run-store.port';
-import { RUNS_LOGGER } from './engine-runtime.service';
 import { RUN_JOB, RUN_JOB_OPTIONS, RunJobData } from './runs.service';
 
 export interface ReconcilerOptions {
@@ -19,42 +20,22 @@ export const RECONCILER_OPTIONS = Symbol('RECONCILER_OPTIONS');
 export const DEFAULT_RECONCILER_OPTIONS: ReconcilerOptions = { intervalMs: 10_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 };
 
 /**
- * Nothing accepted is lost: a queued run whose job is gone (the queue lost it, or enqueue failed
- * after the insert) is enqueued again, and a running run whose lease expired (its worker died) is
- * put back in the queue, or failed after `maxClaims` lost workers. Every worker process runs it;
- * the store's conditional updates and idempotent job ids make concurrent passes harmless.
+ * Runs: a queued run whose job is gone (the queue lost it, or enqueue failed after the insert) is
+ * enqueued again, and a running run whose lease expired (its worker died) is put back in the
+ * queue, or failed after `maxClaims` lost workers.
  */
 @Injectable()
-export class RunsReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer?: NodeJS.Timeout;
-  private pass?: Promise<void>;
-
+export class RunsReconciler extends PeriodicReconciler {
   constructor(
     private readonly runs: RunStore,
     private readonly jobs: JobQueue,
-    @Inject(RUNS_LOGGER) private readonly logger: Logger,
+    @Inject(ROOT_LOGGER) logger: Logger,
     @Inject(RECONCILER_OPTIONS) private readonly options: ReconcilerOptions,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.reconcile(), this.options.intervalMs);
-    this.timer.unref();
+  ) {
+    super(logger.child({ component: 'runs-reconciler' }), options.intervalMs);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.pass;
-  }
-
-  /** One pass; overlapping calls share the pass in progress. */
-  reconcile(now = new Date()): Promise<void> {
-    this.pass ??= this.reconcileOnce(now)
-      .catch((error: Error) => this.logger.warn({ err: error }, 'run reconciliation failed'))
-      .finally(() => (this.pass = undefined));
-    return this.pass;
-  }
-
-  private async reconcileOnce(now: Date): Promise<void> {
+  protected async reconcileOnce(now: Date): Promise<void> {
     const queued = await this.runs.listQueued(new Date(now.getTime() - this.options.queuedGraceMs), this.options.batchSize);
     for (const run of queued) await this.ensureJob(run);
     const expired = await this.runs.listExpiredLeases(now, this.options.batchSize);

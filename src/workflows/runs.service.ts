@@ -1,15 +1,18 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
+import { ROOT_LOGGER } from '../common/logger';
 import { Page, PageRequest } from '../common/pagination';
+import { RUN_JOB } from '../jobs/job-names';
 import { JobQueue } from '../jobs/job-queue.port';
 import { newQueuedRun, Run, RUN_TYPES, RunFilter, RunStore, RunType } from '../storage/ports/run-store.port';
 import { WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { acceptedView, runSummaryView, runView } from './workflow-views';
 
-export const RUN_JOB = 'workflow.run';
+export { RUN_JOB };
 export interface RunJobData {
   runId: string;
 }
@@ -28,7 +31,7 @@ export interface AcceptedRun {
 /** Starting, reading and canceling runs; every method checks the caller's role on the workflow. */
 @Injectable()
 export class RunsService {
-  private readonly logger = new Logger(RunsService.name);
+  private readonly logger: Logger;
 
   constructor(
     private readonly runs: RunStore,
@@ -36,7 +39,10 @@ export class RunsService {
     private readonly access: AccessPolicy,
     private readonly jobs: JobQueue,
     private readonly active: ActiveRuns,
-  ) {}
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.logger = logger.child({ component: 'runs' });
+  }
 
   /**
    * The webhook. Writes the run as queued and only then enqueues it, so no job ever names a run
@@ -75,7 +81,7 @@ export class RunsService {
       try {
         await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: id }, { jobId: id, ...RUN_JOB_OPTIONS });
       } catch (error) {
-        this.logger.warn(`run ${id} is queued in the store but its job was not: ${(error as Error).message}; the reconciler will enqueue it`);
+        this.logger.warn({ runId: id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
       }
     }
     return { created: stored.created, body: acceptedView(stored.run) };

@@ -22,6 +22,7 @@ import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteFileStore } from '../../src/storage/embedded/sqlite-file-store.adapter';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
 import { newPendingFile, originalBlobKey, StoredFile } from '../../src/storage/ports/file-store.port';
+import pino from 'pino';
 
 export const OWNER = { userId: 'usr_bench', keyId: null, isAdmin: false };
 
@@ -41,7 +42,7 @@ export async function openPipeline(env: Record<string, string> = {}) {
   const embedder = new LocalEmbedder({ threads: config.EMBEDDING_THREADS });
   const extractor = new ExtractorPool({ threads: Math.max(1, Math.floor(cpus().length / 2)), timeoutMs: 10 * 60 * 1000 });
   const fetcher = SafeFetch.fromConfig(config);
-  const ingestion = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher);
+  const ingestion = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }));
   const search = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder);
   return {
     config,

@@ -39,4 +39,22 @@ describe('dependency rules (eslint)', () => {
     expect(await violations("import { AppError } from '../common/app-error';\nexport const e = AppError;\n", 'src/sdk/index.ts')).toHaveLength(1);
     expect(await violations("import { Module } from '@nestjs/common';\nexport const m = Module;\n", 'src/sdk/index.ts')).toHaveLength(1);
   });
+
+  it('keeps MCP tools off the stores', async () => {
+    const code = "import { FileStore } from '../../storage/ports/file-store.port';\nexport const s = FileStore;\n";
+    expect(await violations(code, 'src/mcp/tools/list-collection-files.tool.ts')).toHaveLength(1);
+    expect(await violations("import { FileStore } from '../storage/ports/file-store.port';\nexport const s = FileStore;\n", 'src/mcp/mcp.module.ts')).toHaveLength(1);
+    expect(await violations("import { FilesService } from '../collections/files.service';\nexport const s = FilesService;\n", 'src/mcp/mcp.module.ts')).toEqual([]);
+  });
+
+  it('keeps storage and common beneath the features', async () => {
+    const engine = "import { NodeRegistry } from '../../engine/node-registry';\nexport const r = NodeRegistry;\n";
+    expect(await violations(engine, 'src/storage/ports/run-store.port.ts')).toHaveLength(1);
+    expect(await violations(engine, 'src/storage/embedded/sqlite-run-store.adapter.ts')).toHaveLength(1);
+    expect(await violations("import { JobQueue } from '../jobs/job-queue.port';\nexport const q = JobQueue;\n", 'src/common/pagination.ts')).toHaveLength(1);
+    expect(await violations("import { AppError } from './app-error';\nexport const e = AppError;\n", 'src/common/pagination.ts')).toEqual([]);
+    // Adapters keep their drivers.
+    expect(await violations("import Database from 'better-sqlite3';\nexport const d = Database;\n", 'src/storage/embedded/sqlite-database.ts')).toEqual([]);
+    expect(await violations("import Database from 'better-sqlite3';\nexport const d = Database;\n", 'src/storage/storage-connections.ts')).toHaveLength(1);
+  });
 });

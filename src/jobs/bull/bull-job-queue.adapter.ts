@@ -1,6 +1,6 @@
-import { Logger } from '@nestjs/common';
 import Bull from 'bull';
-import { EnqueueOptions, JobHandler, JobQueue, JobState } from '../job-queue.port';
+import type { Logger } from 'pino';
+import { BoundJobHandler, EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState } from '../job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -14,14 +14,10 @@ import {
   shutdownReason,
 } from '../job-policy';
 
-export interface BullJobQueueOptions {
+export interface BullConnectionOptions {
   redisUrl: string;
   /** Redis key prefix: a job name's queue lives under `<prefix>:<name>:*`. */
   prefix?: string;
-  /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */
-  concurrency: number;
-  /** False in `api` processes: handlers may be registered, but running jobs is left to workers. */
-  runWorkers: boolean;
   /**
    * Bull `lockDuration`: how long a worker's lock on an active job lasts without renewal (it is
    * renewed every half of it). A worker that dies keeps its jobs this long before they are re-run,
@@ -39,16 +35,20 @@ export interface BullJobQueueOptions {
    * re-run, so a job that kills its worker every time does not loop forever.
    */
   maxStalledCount?: number;
+}
+
+export interface BullJobQueueOptions {
+  /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */
+  concurrency: number;
+  logger: Logger;
+  /** Queues known up front (every registered job name): close() closes them, ping() uses them. */
+  names?: readonly string[];
   /** How long close() waits for aborted handlers before disconnecting regardless. */
   shutdownGraceMs?: number;
   failedRetentionMs?: number;
 }
 
 const DEFAULTS = {
-  prefix: 'jobs',
-  lockDurationMs: 30_000,
-  stalledIntervalMs: 30_000,
-  maxStalledCount: 2,
   shutdownGraceMs: 10_000,
   failedRetentionMs: FAILED_RETENTION_MS,
 };
@@ -56,8 +56,29 @@ const DEFAULTS = {
 /** Named in each job's options, so the queue settings must define it in every process. */
 const BACKOFF_STRATEGY = 'app-exponential';
 const PING_QUEUE = '_ping';
+const STATE_READS = 3;
 
 type RedisOptions = Exclude<Bull.QueueOptions['redis'], string | undefined>;
+
+/**
+ * The settings every queue of the service shares (BullModule.forRootAsync), in every process:
+ * the connection, the key prefix, lock and stall timings, and the backoff strategy jobs name.
+ */
+export function bullQueueOptions(options: BullConnectionOptions): Bull.QueueOptions {
+  return {
+    redis: redisOptions(options.redisUrl),
+    prefix: options.prefix ?? 'jobs',
+    settings: {
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      maxStalledCount: options.maxStalledCount ?? 2,
+      backoffStrategies: {
+        [BACKOFF_STRATEGY]: (failedAttempts: number, error: Error, strategy?: { baseMs?: number }) =>
+          error instanceof HandedBackAtShutdown ? 0 : backoffDelay(strategy?.baseMs ?? DEFAULT_BACKOFF_MS, failedAttempts),
+      },
+    },
+  };
+}
 
 /** Thrown to Bull for a job interrupted by shutdown: the backoff strategy re-queues it at once. */
 class HandedBackAtShutdown extends Error {
@@ -68,26 +89,42 @@ class HandedBackAtShutdown extends Error {
 }
 
 /**
- * The scale-out queue: one Bull queue per job name on Redis, so API processes enqueue and any
- * number of worker processes run the jobs. Bull provides ids, attempts, delays and lock-based
- * stall detection; this adapter adds the backoff curve, non-retryable errors, abort signals and
- * a shutdown that hands interrupted jobs back without spending a try.
+ * The scale-out queue: one Bull queue per job name on Redis (registered with
+ * BullModule.registerQueue), so API processes enqueue and any number of worker processes run the
+ * jobs; BullModule's explorer binds the `@Process` methods, which hand each job to `run()`. Bull
+ * provides ids, attempts, delays and lock-based stall detection; this adapter adds the backoff
+ * curve, non-retryable errors, abort signals and a shutdown that hands interrupted jobs back
+ * without spending a try.
  */
 export class BullJobQueue extends JobQueue {
-  private readonly logger = new Logger(BullJobQueue.name);
-  private readonly settings: Required<BullJobQueueOptions>;
-  private readonly redis: RedisOptions;
+  private readonly settings: Required<Omit<BullJobQueueOptions, 'logger' | 'names'>>;
+  private readonly logger: Logger;
   private readonly queues = new Map<string, Bull.Queue>();
   private readonly handled = new Set<string>();
   private readonly inFlight = new Set<AbortController>();
   private readonly starting: Promise<void>[] = [];
+  /** Jobs delivered before the application finished its boot wait for it. */
+  private readonly started: Promise<void>;
+  private markStarted!: () => void;
   private stopping = false;
   private closed?: Promise<void>;
 
-  constructor(options: BullJobQueueOptions) {
+  /** `queueFor` returns the Bull queue of a job name (the Nest provider of that queue). */
+  constructor(
+    private readonly queueFor: (name: string) => Bull.Queue,
+    options: BullJobQueueOptions,
+  ) {
     super();
-    this.settings = { ...DEFAULTS, ...options };
-    this.redis = redisOptions(this.settings.redisUrl);
+    const { logger, names = [], ...rest } = options;
+    this.settings = { ...DEFAULTS, ...rest };
+    this.logger = logger.child({ component: 'jobs', queue: 'bull' });
+    this.started = new Promise((resolve) => (this.markStarted = resolve));
+    for (const name of names) this.queue(name);
+  }
+
+  /** BullModule's explorer has bound the `@Process` methods already; jobs may now run. */
+  start(_handlers: readonly BoundJobHandler[]): void {
+    this.markStarted();
   }
 
   async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
@@ -95,7 +132,7 @@ export class BullJobQueue extends JobQueue {
     if (this.stopping) throw queueUnavailable(new Error('closed'));
     try {
       // An existing job with this id (waiting, active, delayed or failed) makes add() a no-op.
-      await this.queue(name).add(data ?? null, {
+      await this.queue(name).add(name, data ?? null, {
         jobId: resolved.jobId,
         attempts: resolved.attempts,
         delay: resolved.delayMs || undefined,
@@ -114,29 +151,33 @@ export class BullJobQueue extends JobQueue {
     if (this.handled.has(name)) throw new Error(`a handler for job ${name} is already registered`);
     if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);
     this.handled.add(name);
-    if (!this.settings.runWorkers) return;
+    this.markStarted();
     this.starting.push(this.startWorker(name, handler, options.concurrency ?? this.settings.concurrency));
   }
 
   async state(name: string, jobId: string): Promise<JobState> {
     try {
-      const job = await this.queue(name).getJob(jobId);
-      if (!job) return 'missing';
-      switch (await job.getState()) {
-        case 'active':
-          return 'active';
-        case 'completed':
-          return 'completed';
-        case 'failed':
-          return 'failed';
-        case 'waiting':
-        case 'delayed':
-        case 'paused':
-          return 'waiting';
-        default:
-          // 'stuck': in no list, i.e. removed between the two reads.
-          return 'missing';
+      // Bull reads the lists one by one, so a job moving between two of them (delayed to waiting,
+      // waiting to active) reads as in none ('stuck'): read again rather than call it missing.
+      for (let read = 0; read < STATE_READS; read++) {
+        const job = await this.queue(name).getJob(jobId);
+        if (!job) return 'missing';
+        const state = await job.getState();
+        switch (state) {
+          case 'active':
+            return 'active';
+          case 'completed':
+            return 'completed';
+          case 'failed':
+            return 'failed';
+          case 'waiting':
+          case 'delayed':
+          case 'paused':
+            return 'waiting';
+        }
       }
+      // Still in no list but still there: it is on its way somewhere.
+      return 'waiting';
     } catch (error) {
       throw queueUnavailable(error);
     }
@@ -144,7 +185,7 @@ export class BullJobQueue extends JobQueue {
 
   async ping(): Promise<void> {
     if (this.stopping) throw shutdownReason();
-    const queue = this.queues.values().next().value ?? this.queue(PING_QUEUE);
+    const queue = this.queues.values().next().value ?? this.queueFor(PING_QUEUE);
     await queue.client.ping();
   }
 
@@ -153,28 +194,13 @@ export class BullJobQueue extends JobQueue {
     return this.closed;
   }
 
+  /** The queue of a job name, with this adapter's listeners attached the first time it is used. */
   private queue(name: string): Bull.Queue {
     let queue = this.queues.get(name);
     if (queue) return queue;
-    queue = new Bull(name, {
-      redis: this.redis,
-      prefix: this.settings.prefix,
-      settings: {
-        lockDuration: this.settings.lockDurationMs,
-        stalledInterval: this.settings.stalledIntervalMs,
-        maxStalledCount: this.settings.maxStalledCount,
-        backoffStrategies: {
-          [BACKOFF_STRATEGY]: (failedAttempts: number, error: Error, options?: { baseMs?: number }) =>
-            error instanceof HandedBackAtShutdown
-              ? 0
-              : backoffDelay(options?.baseMs ?? DEFAULT_BACKOFF_MS, failedAttempts),
-        },
-      },
-    });
-    queue.on('error', (error: Error) => this.logger.error(`queue ${name}: ${errorMessage(error)}`));
-    queue.on('stalled', (job: Bull.Job) =>
-      this.logger.warn(`job ${name} ${job.id}: its worker stopped renewing the lock; re-queued`),
-    );
+    queue = this.queueFor(name);
+    queue.on('error', (error: Error) => this.logger.error({ job: name, err: error }, 'queue error'));
+    queue.on('stalled', (job: Bull.Job) => this.logger.warn({ job: name, jobId: job.id }, 'its worker stopped renewing the lock; re-queued'));
     this.queues.set(name, queue);
     return queue;
   }
@@ -188,18 +214,23 @@ export class BullJobQueue extends JobQueue {
     try {
       await Promise.all([whenConnected(queue.client), whenConnected(blockingClient(queue))]);
     } catch (error) {
-      this.logger.error(`job ${name}: worker could not connect to Redis: ${errorMessage(error)}`);
+      this.logger.error({ job: name, err: error }, 'worker could not connect to Redis');
       return;
     }
     if (this.stopping) return;
     // Resolves only when the queue closes.
     queue
-      .process(concurrency, (job: Bull.Job<T>) => this.run(name, handler, job))
-      .catch((error: unknown) => this.logger.error(`job ${name}: worker stopped: ${errorMessage(error)}`));
+      .process(name, concurrency, (job: Bull.Job<T>) => this.run(job, handler))
+      .catch((error: unknown) => this.logger.error({ job: name, err: error }, 'worker stopped'));
   }
 
-  private async run<T>(name: string, handler: JobHandler<T>, job: Bull.Job<T>): Promise<void> {
-    const label = `job ${name} ${job.id}`;
+  async run<T>(delivery: JobDelivery<T>, handler: JobHandler<T>): Promise<void> {
+    const job = delivery as Bull.Job<T>;
+    const name = job.name;
+    const fields = { job: name, jobId: job.id };
+    await this.started;
+    // Listeners for queues bound by BullModule's explorer, which this adapter had not used yet.
+    this.queue(name);
     const attempt = job.attemptsMade + 1;
     const maxAttempts = job.opts.attempts ?? 1;
     const controller = new AbortController();
@@ -213,18 +244,16 @@ export class BullJobQueue extends JobQueue {
       if (this.stopping && controller.signal.aborted) {
         // Bull counts every throw as a try; take that back so the job keeps its tries after a restart.
         job.attemptsMade -= 1;
-        this.logger.log(`${label}: interrupted by shutdown; handed back to the queue`);
+        this.logger.info(fields, 'interrupted by shutdown; handed back to the queue');
         throw new HandedBackAtShutdown(error);
       }
       const retryable = isRetryable(error);
       if (!retryable) job.discard();
       if (!retryable || attempt >= maxAttempts) {
-        this.logger.error(`${label} failed on attempt ${attempt} of ${maxAttempts}: ${errorMessage(error)}`);
+        this.logger.error({ ...fields, attempt, maxAttempts, error: errorMessage(error) }, 'job failed');
       } else {
-        const delay = backoffDelay(backoffBase(job), attempt);
-        this.logger.warn(
-          `${label} attempt ${attempt} of ${maxAttempts} failed, retrying in ${delay} ms: ${errorMessage(error)}`,
-        );
+        const retryInMs = backoffDelay(backoffBase(job), attempt);
+        this.logger.warn({ ...fields, attempt, maxAttempts, retryInMs, error: errorMessage(error) }, 'job attempt failed; retrying');
       }
       throw error instanceof Error ? error : new Error(String(error));
     } finally {
@@ -241,11 +270,15 @@ export class BullJobQueue extends JobQueue {
     this.stopping = true;
     const queues = [...this.queues.values()];
     await settledWithin(this.starting, this.settings.shutdownGraceMs);
+    // Bull's close() does not wait for a worker that is still connecting (one BullModule's explorer
+    // bound as the application started), and that worker would then keep its connection open.
+    const connecting = queues.filter(hasHandlers).flatMap((queue) => [whenConnected(queue.client), whenConnected(blockingClient(queue))]);
+    await settledWithin(connecting, this.settings.shutdownGraceMs);
     const closing = queues.map((queue) => queue.close());
     const reason = shutdownReason();
     for (const controller of this.inFlight) controller.abort(reason);
     if (!(await settledWithin(closing, this.settings.shutdownGraceMs))) {
-      this.logger.warn(`${this.inFlight.size} job handler(s) ignored the shutdown signal; disconnecting from Redis`);
+      this.logger.warn({ handlers: this.inFlight.size }, 'job handlers ignored the shutdown signal; disconnecting from Redis');
       queues.forEach((queue) => queue.clients.forEach((client) => client.disconnect()));
     }
   }
@@ -255,6 +288,9 @@ type RedisClient = Bull.Queue['client'];
 
 /** The connection a worker waits for jobs on: part of Bull's API, missing from its typings. */
 const blockingClient = (queue: Bull.Queue): RedisClient => (queue as Bull.Queue & { bclient: RedisClient }).bclient;
+
+/** A worker was bound to the queue (Bull keeps the handlers by job name). */
+const hasHandlers = (queue: Bull.Queue): boolean => Object.keys((queue as Bull.Queue & { handlers?: object }).handlers ?? {}).length > 0;
 
 /** Resolves once the client is connected; rejects if it is closed first. */
 function whenConnected(client: RedisClient): Promise<void> {

@@ -1,7 +1,7 @@
-import { Logger } from '@nestjs/common';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { openSqliteDatabase, SqliteDb } from '../../storage/embedded/sqlite-database';
 import { EmbeddedJobQueue, EmbeddedJobQueueOptions } from './embedded-job-queue.adapter';
 import { SqliteJobStore } from './sqlite-job-store.adapter';
@@ -16,7 +16,7 @@ describe('EmbeddedJobQueue leases', () => {
   const createQueue = (options: Partial<EmbeddedJobQueueOptions> = {}) => {
     const queue = new EmbeddedJobQueue(store, {
       concurrency: 2,
-      runWorkers: true,
+      logger: pino({ level: 'silent' }),
       leaseMs: 300,
       pollIntervalMs: 60_000,
       shutdownGraceMs: 200,
@@ -34,7 +34,6 @@ describe('EmbeddedJobQueue leases', () => {
     }
   }
 
-  beforeAll(() => Logger.overrideLogger(false));
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'wcs-embedded-queue-'));
     db = openSqliteDatabase(dir);

@@ -1,7 +1,7 @@
-import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { EnqueueOptions, JobHandler, JobQueue, JobState } from '../job-queue.port';
+import { BoundJobHandler, EnqueueOptions, JobContext, JobDelivery, JobHandler, JobQueue, JobState } from '../job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -18,8 +18,7 @@ import { JobKey, JobStore, StoredJob } from '../job-store.port';
 export interface EmbeddedJobQueueOptions {
   /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */
   concurrency: number;
-  /** False in `api` processes: handlers may be registered, but running jobs is left to workers. */
-  runWorkers: boolean;
+  logger: Logger;
   /**
    * How long a claim holds without renewal; it is renewed every third of this while the handler
    * runs. A process that dies leaves its jobs claimed this long before another run takes them.
@@ -72,8 +71,8 @@ interface RunningJob {
  * whose lease expired (its process died) is claimed again by whoever looks next.
  */
 export class EmbeddedJobQueue extends JobQueue {
-  private readonly logger = new Logger(EmbeddedJobQueue.name);
-  private readonly settings: Required<EmbeddedJobQueueOptions>;
+  private readonly logger: Logger;
+  private readonly settings: Required<Omit<EmbeddedJobQueueOptions, 'logger'>>;
   private readonly workers = new Map<string, Worker>();
   private wakeTimer?: NodeJS.Timeout;
   private wakeAt = Number.POSITIVE_INFINITY;
@@ -87,7 +86,19 @@ export class EmbeddedJobQueue extends JobQueue {
     options: EmbeddedJobQueueOptions,
   ) {
     super();
-    this.settings = { ...DEFAULTS, ...options };
+    const { logger, ...settings } = options;
+    this.settings = { ...DEFAULTS, ...settings };
+    this.logger = logger.child({ component: 'jobs', queue: 'embedded' });
+  }
+
+  /** Binds the `@Process` methods found at boot; each receives the context run() passes on. */
+  start(handlers: readonly BoundJobHandler[]): void {
+    for (const handler of handlers) this.process(handler.name, (job) => handler.call(job), { concurrency: handler.concurrency });
+  }
+
+  /** The embedded worker loop already applies the queue's rules; the delivery is the context. */
+  run<T>(delivery: JobDelivery<T>, handler: JobHandler<T>): Promise<void> {
+    return handler(delivery as JobContext<T>);
   }
 
   async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
@@ -127,7 +138,6 @@ export class EmbeddedJobQueue extends JobQueue {
       recheck: false,
     };
     this.workers.set(name, worker);
-    if (!this.settings.runWorkers) return;
     this.heartbeat ??= setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
     void this.claimJobs(worker);
   }
@@ -153,14 +163,14 @@ export class EmbeddedJobQueue extends JobQueue {
 
   private wake(name: string, runAt: number): void {
     const worker = this.workers.get(name);
-    if (!worker || !this.settings.runWorkers) return;
+    if (!worker) return;
     if (runAt <= Date.now()) void this.claimJobs(worker);
     else this.wakeUpAt(runAt);
   }
 
   /** Claims jobs until the worker is full or nothing is due; callers never wait for it. */
   private claimJobs(worker: Worker): Promise<void> {
-    if (!this.settings.runWorkers || this.stopping) return Promise.resolve();
+    if (this.stopping) return Promise.resolve();
     if (worker.claiming) {
       worker.recheck = true;
       return worker.claiming;
@@ -187,11 +197,11 @@ export class EmbeddedJobQueue extends JobQueue {
             await this.store.release({ name: job.name, id: job.id }, token, new Date());
             return;
           }
-          this.start(worker, job, token);
+          this.startJob(worker, job, token);
         }
       } while (worker.recheck && !this.stopping);
     } catch (error) {
-      this.logger.error(`claiming ${worker.name} jobs failed; trying again shortly: ${errorMessage(error)}`);
+      this.logger.error({ job: worker.name, err: error }, 'claiming jobs failed; trying again shortly');
       this.wakeUpAt(Date.now() + this.settings.pollIntervalMs);
     }
   }
@@ -216,7 +226,7 @@ export class EmbeddedJobQueue extends JobQueue {
     for (const worker of this.workers.values()) void this.claimJobs(worker);
   }
 
-  private start(worker: Worker, job: StoredJob, token: string): void {
+  private startJob(worker: Worker, job: StoredJob, token: string): void {
     const running: RunningJob = {
       job,
       key: { name: job.name, id: job.id },
@@ -227,21 +237,21 @@ export class EmbeddedJobQueue extends JobQueue {
       finished: Promise.resolve(),
     };
     worker.running.set(job.id, running);
-    running.finished = this.run(worker, running).finally(() => {
+    running.finished = this.runJob(worker, running).finally(() => {
       worker.running.delete(job.id);
       void this.claimJobs(worker);
     });
   }
 
-  private async run(worker: Worker, running: RunningJob): Promise<void> {
+  private async runJob(worker: Worker, running: RunningJob): Promise<void> {
     const { job, key, token, controller } = running;
-    const label = `job ${job.name} ${job.id}`;
+    const fields = { job: job.name, jobId: job.id };
     try {
       if (job.attempts > job.maxAttempts) {
         // Only an expired lease gets here: the process running the last try died during it.
         const reason = `the worker running attempt ${job.maxAttempts} of ${job.maxAttempts} stopped before finishing`;
         await this.store.fail(key, token, reason, new Date());
-        this.logger.error(`${label} failed: ${reason}`);
+        this.logger.error({ ...fields, reason }, 'job failed');
         return;
       }
       let failure: { error: unknown } | undefined;
@@ -260,35 +270,35 @@ export class EmbeddedJobQueue extends JobQueue {
         running.handlerDone = true;
       }
       if (running.leaseLost) {
-        this.logger.warn(`${label}: finished after another worker took it over; its outcome is dropped`);
+        this.logger.warn(fields, 'finished after another worker took it over; its outcome is dropped');
       } else if (failure) {
-        await this.recordFailure(running, failure.error, label);
+        await this.recordFailure(running, failure.error, fields);
       } else {
         await this.store.complete(key, token);
       }
     } catch (error) {
       // The store refused the outcome: the lease runs out and the job runs again, as after a crash.
-      this.logger.error(`${label}: recording its outcome failed: ${errorMessage(error)}`);
+      this.logger.error({ ...fields, err: error }, 'recording the job outcome failed');
     }
   }
 
-  private async recordFailure({ job, key, token, controller }: RunningJob, error: unknown, label: string): Promise<void> {
+  private async recordFailure({ job, key, token, controller }: RunningJob, error: unknown, fields: { job: string; jobId: string }): Promise<void> {
     const now = new Date();
     const message = errorMessage(error);
     if (this.stopping && controller.signal.aborted) {
       await this.store.release(key, token, now);
-      this.logger.log(`${label}: interrupted by shutdown; handed back for the next start`);
+      this.logger.info(fields, 'interrupted by shutdown; handed back for the next start');
       return;
     }
     if (!isRetryable(error) || job.attempts >= job.maxAttempts) {
       await this.store.fail(key, token, message, now);
-      this.logger.error(`${label} failed on attempt ${job.attempts} of ${job.maxAttempts}: ${message}`);
+      this.logger.error({ ...fields, attempt: job.attempts, maxAttempts: job.maxAttempts, error: message }, 'job failed');
       return;
     }
-    const delay = backoffDelay(job.backoffMs, job.attempts);
-    const runAt = now.getTime() + delay;
+    const retryInMs = backoffDelay(job.backoffMs, job.attempts);
+    const runAt = now.getTime() + retryInMs;
     if (await this.store.retry(key, token, new Date(runAt), message, now)) this.wakeUpAt(runAt);
-    this.logger.warn(`${label} attempt ${job.attempts} of ${job.maxAttempts} failed, retrying in ${delay} ms: ${message}`);
+    this.logger.warn({ ...fields, attempt: job.attempts, maxAttempts: job.maxAttempts, retryInMs, error: message }, 'job attempt failed; retrying');
   }
 
   private async renewLeases(): Promise<void> {
@@ -304,9 +314,9 @@ export class EmbeddedJobQueue extends JobQueue {
           running.controller.abort(
             new AppError(ErrorCode.CANCELED, 'the job lease expired and another worker took it over', { retryable: true }),
           );
-          this.logger.warn(`job ${running.key.name} ${running.key.id}: lease lost to another worker; aborting this run`);
+          this.logger.warn({ job: running.key.name, jobId: running.key.id }, 'lease lost to another worker; aborting this run');
         } catch (error) {
-          this.logger.warn(`renewing the lease of job ${running.key.name} ${running.key.id} failed: ${errorMessage(error)}`);
+          this.logger.warn({ job: running.key.name, jobId: running.key.id, err: error }, 'renewing the job lease failed');
         }
       }
     }
@@ -319,7 +329,7 @@ export class EmbeddedJobQueue extends JobQueue {
     try {
       await this.store.purgeFailed(new Date(now - this.settings.failedRetentionMs));
     } catch (error) {
-      this.logger.warn(`purging old failed jobs failed: ${errorMessage(error)}`);
+      this.logger.warn({ err: error }, 'purging old failed jobs failed');
     }
   }
 
@@ -343,7 +353,7 @@ export class EmbeddedJobQueue extends JobQueue {
     );
     if (!finished) {
       const late = running.filter((job) => !job.handlerDone);
-      this.logger.warn(`${late.length} job handler(s) ignored the shutdown signal; handing their jobs back`);
+      this.logger.warn({ handlers: late.length }, 'job handlers ignored the shutdown signal; handing their jobs back');
       await Promise.allSettled(late.map((job) => this.store.release(job.key, job.token, new Date())));
     }
     clearInterval(this.heartbeat);

@@ -1,0 +1,74 @@
+import { DynamicModule, Inject, Module, OnApplicationShutdown, Optional, Provider } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from '../common/logger';
+import { SafeFetch } from '../common/safe-fetch';
+import { AppConfig } from '../config/app-config';
+import { ChatCompletionsDecider } from './ai-decide/chat-completions-decider.adapter';
+import { ParameterDecider } from './ai-decide/parameter-decider.port';
+import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './collections-provider';
+import { ExpressionEngine } from './expressions/expression-engine';
+import { NodeRegistry } from './node-registry';
+import { BUILT_IN_PLUGINS, loadNodeRegistry } from './plugin-loader';
+import { WorkflowExecutor } from './workflow-executor';
+
+/** What executing runs needs; only processes that run workers build it (the isolates are not free). */
+const executionProviders: Provider[] = [
+  { provide: ExpressionEngine, inject: [AppConfig], useFactory: (config: AppConfig) => ExpressionEngine.fromConfig(config) },
+  {
+    provide: ParameterDecider,
+    inject: [AppConfig],
+    useFactory: (config: AppConfig): ParameterDecider | null =>
+      config.LLM_URL ? new ChatCompletionsDecider({ url: config.LLM_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL }) : null,
+  },
+  {
+    provide: WorkflowExecutor,
+    inject: [AppConfig, ExpressionEngine, SafeFetch, ROOT_LOGGER, ParameterDecider, { token: NodeCollectionsProvider, optional: true }],
+    useFactory: (
+      config: AppConfig,
+      expressions: ExpressionEngine,
+      fetcher: SafeFetch,
+      logger: Logger,
+      decider: ParameterDecider | null,
+      collections: NodeCollectionsProvider | undefined,
+    ) =>
+      new WorkflowExecutor({
+        expressions,
+        fetcher,
+        collections: collections ?? new UnavailableCollectionsProvider(),
+        decider: decider ?? undefined,
+        logger: logger.child({ component: 'runs' }),
+        runTimeoutMs: config.RUN_TIMEOUT_MS,
+      }),
+  },
+];
+
+/**
+ * The workflow engine as providers: the node types loaded from `plugins/` and PLUGIN_PATHS (in
+ * every role: definitions are checked where they are saved), and in processes that run workers
+ * the expression sandbox, AI Decide's model client and the executor over them. Loading plugins
+ * while the module is built makes a malformed plugin or a duplicate type@version stop the boot,
+ * naming the file.
+ */
+@Module({})
+export class EngineModule implements OnApplicationShutdown {
+  static forRoot(config: AppConfig): DynamicModule {
+    const registry: Provider = { provide: NodeRegistry, useFactory: () => loadNodeRegistry([BUILT_IN_PLUGINS, ...config.PLUGIN_PATHS]) };
+    const workers = config.runsWorkers;
+    return {
+      module: EngineModule,
+      providers: [registry, ...(workers ? executionProviders : [])],
+      exports: [NodeRegistry, ...(workers ? [ExpressionEngine, ParameterDecider, WorkflowExecutor] : [])],
+    };
+  }
+
+  constructor(
+    @Optional() private readonly expressions?: ExpressionEngine,
+    @Optional() @Inject(ParameterDecider) private readonly decider?: ParameterDecider | null,
+  ) {}
+
+  /** After the queue stopped its handlers (JobsModule closes it in onModuleDestroy). */
+  async onApplicationShutdown(): Promise<void> {
+    if (this.decider instanceof ChatCompletionsDecider) this.decider.close();
+    await this.expressions?.close();
+  }
+}

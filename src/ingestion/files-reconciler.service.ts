@@ -1,0 +1,53 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from '../common/logger';
+import { JobQueue } from '../jobs/job-queue.port';
+import { PeriodicReconciler } from '../jobs/periodic-reconciler';
+import { FileStore, StoredFile } from '../storage/ports/file-store.port';
+import { enqueueIngestion, FILE_INGEST_JOB } from './ingestion.job';
+
+export interface FilesReconcilerOptions {
+  intervalMs: number;
+  /** Files looked at per pass; the next pass goes on from where this one stopped. */
+  batchSize: number;
+}
+
+export const FILES_RECONCILER_OPTIONS = Symbol('FILES_RECONCILER_OPTIONS');
+export const DEFAULT_FILES_RECONCILER_OPTIONS: FilesReconcilerOptions = { intervalMs: 10_000, batchSize: 200 };
+
+/**
+ * Files: a `pending` or `processing` file whose ingestion job is gone (stored but never queued, a
+ * queue that lost its data, a job that ended without finishing the file) is queued again. A file
+ * between its insert and its enqueue needs no grace period: both use the file id as job id, so the
+ * later enqueue is a no-op; and the job leaves finished files alone.
+ */
+@Injectable()
+export class FilesReconciler extends PeriodicReconciler {
+  /** Where the last pass stopped, so a backlog larger than a batch is covered over several passes. */
+  private after?: string;
+
+  constructor(
+    private readonly files: FileStore,
+    private readonly jobs: JobQueue,
+    @Inject(ROOT_LOGGER) logger: Logger,
+    @Inject(FILES_RECONCILER_OPTIONS) private readonly options: FilesReconcilerOptions,
+  ) {
+    super(logger.child({ component: 'files-reconciler' }), options.intervalMs);
+  }
+
+  protected async reconcileOnce(): Promise<void> {
+    const page = await this.files.listByStatus(['pending', 'processing'], this.options.batchSize, this.after);
+    this.after = page.length === this.options.batchSize ? page[page.length - 1].id : undefined;
+    for (const file of page) await this.ensureJob(file);
+  }
+
+  private async ensureJob(file: StoredFile): Promise<void> {
+    const state = await this.jobs.state(FILE_INGEST_JOB, file.id);
+    if (state === 'waiting' || state === 'active') return;
+    // `missing`: stored but never queued, or lost with the queue. `completed`/`failed`: the job
+    // ended without finishing the file (a crash between the two); its id is taken, so use another.
+    const jobId = state === 'missing' ? file.id : `${file.id}-${Date.now().toString(36)}`;
+    await enqueueIngestion(this.jobs, { collectionId: file.collectionId, fileId: file.id }, jobId);
+    this.logger.info({ fileId: file.id, jobId, jobState: state, status: file.status }, 'unfinished file had no job: queued it again');
+  }
+}

@@ -1,0 +1,52 @@
+import { BullModule, getQueueToken } from '@nestjs/bull';
+import { DynamicModule, Module } from '@nestjs/common';
+import type Bull from 'bull';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from '../../common/logger';
+import { AppConfig } from '../../config/app-config';
+import { JobQueue } from '../job-queue.port';
+import { JOB_NAMES } from '../job-names';
+import { BullJobQueue, bullQueueOptions } from './bull-job-queue.adapter';
+
+/**
+ * The queues on Redis (REDIS_URL): one BullModule configuration shared by every queue, one
+ * registered queue per job name, and the JobQueue adapter over them. BullModule's explorer binds
+ * the `@Process` methods of the worker processes' `@Processor` classes to their queues.
+ */
+@Module({})
+export class BullJobsModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: BullJobsModule,
+      imports: [
+        BullModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) =>
+            bullQueueOptions({
+              redisUrl: config.REDIS_URL!,
+              prefix: config.QUEUE_PREFIX,
+              lockDurationMs: config.JOB_LEASE_MS,
+              stalledIntervalMs: config.JOB_LEASE_MS,
+            }),
+        }),
+        BullModule.registerQueue(...JOB_NAMES.map((name) => ({ name }))),
+      ],
+      providers: [
+        {
+          provide: JobQueue,
+          inject: [AppConfig, ROOT_LOGGER, ...JOB_NAMES.map((name) => getQueueToken(name))],
+          useFactory: (config: AppConfig, logger: Logger, ...registered: Bull.Queue[]) => {
+            const queues = new Map(JOB_NAMES.map((name, i) => [name, registered[i]]));
+            const queueFor = (name: string): Bull.Queue => {
+              const queue = queues.get(name);
+              if (!queue) throw new Error(`no queue is registered for job ${name} (src/jobs/job-names.ts)`);
+              return queue;
+            };
+            return new BullJobQueue(queueFor, { concurrency: config.JOB_CONCURRENCY, logger, names: JOB_NAMES });
+          },
+        },
+      ],
+      exports: [JobQueue],
+    };
+  }
+}

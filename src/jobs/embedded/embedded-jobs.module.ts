@@ -1,0 +1,30 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from '../../common/logger';
+import { AppConfig } from '../../config/app-config';
+import { storeProvider } from '../../storage/storage-connections';
+import { JobQueue } from '../job-queue.port';
+import { JobStore } from '../job-store.port';
+import { EmbeddedJobQueue } from './embedded-job-queue.adapter';
+import { MongoJobStore } from './mongo-job-store.adapter';
+import { SqliteJobStore } from './sqlite-job-store.adapter';
+
+/** The in-process queue whose pending jobs live in the document store (no REDIS_URL). */
+@Module({})
+export class EmbeddedJobsModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: EmbeddedJobsModule,
+      providers: [
+        storeProvider(JobStore, (db) => new SqliteJobStore(db), (connection) => new MongoJobStore(connection)),
+        {
+          provide: JobQueue,
+          inject: [AppConfig, JobStore, ROOT_LOGGER],
+          useFactory: (config: AppConfig, store: JobStore, logger: Logger) =>
+            new EmbeddedJobQueue(store, { concurrency: config.JOB_CONCURRENCY, leaseMs: config.JOB_LEASE_MS, logger }),
+        },
+      ],
+      exports: [JobQueue],
+    };
+  }
+}

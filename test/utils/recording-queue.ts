@@ -1,0 +1,23 @@
+import { EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState } from '../../src/jobs/job-queue.port';
+
+/** A JobQueue that runs nothing: records what is enqueued; `states` says what state() answers per job id (default: missing). */
+export class RecordingQueue extends JobQueue {
+  readonly enqueued: { name: string; data: unknown; jobId?: string }[] = [];
+  readonly states = new Map<string, JobState>();
+
+  async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
+    this.enqueued.push({ name, data, jobId: options?.jobId });
+    this.states.set(options!.jobId!, 'waiting');
+    return options!.jobId!;
+  }
+  process<T>(_name: string, _handler: JobHandler<T>): void {}
+  run<T>(_delivery: JobDelivery<T>, _handler: JobHandler<T>): Promise<void> {
+    throw new Error('RecordingQueue runs nothing');
+  }
+  start(): void {}
+  async state(_name: string, jobId: string): Promise<JobState> {
+    return this.states.get(jobId) ?? 'missing';
+  }
+  async ping(): Promise<void> {}
+  async close(): Promise<void> {}
+}
