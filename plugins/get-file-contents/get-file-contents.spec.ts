@@ -1,4 +1,5 @@
-import { CollectionFileContent, CollectionsFacade, NodeConfigurationError, NodeContext } from '../../src/sdk';
+import { CollectionFileContent, CollectionsFacade, NodeConfigurationError } from '../../src/sdk';
+import { inputContext, itemContext } from '../../src/sdk/testing';
 import getFileContents, { fileIdsIn, GetFileContentsParameters } from './index';
 
 const stored: Record<string, { status: string; text?: string }> = {
@@ -11,7 +12,7 @@ const stored: Record<string, { status: string; text?: string }> = {
 describe('get-file-contents node', () => {
   const reads: string[] = [];
   const logged: unknown[] = [];
-  const collections: CollectionsFacade = {
+  const collections: Pick<CollectionsFacade, 'listFiles' | 'getFileContent'> = {
     listFiles: () => Promise.reject(new Error('not used')),
     async getFileContent(collectionId, fileId): Promise<CollectionFileContent> {
       reads.push(`${collectionId}/${fileId}`);
@@ -30,14 +31,12 @@ describe('get-file-contents node', () => {
   });
 
   function execute(input: unknown, params: Partial<GetFileContentsParameters> = {}, runMode: 'input' | 'item' = 'input') {
-    const ctx = {
-      runMode,
-      ...(runMode === 'input' ? { input } : { item: input, itemIndex: 0 }),
-      params: Object.assign(new GetFileContentsParameters(), { collectionId: 'col_1', ...params }),
-      collections,
-      signal: new AbortController().signal,
+    const parameters = Object.assign(new GetFileContentsParameters(), { collectionId: 'col_1', ...params });
+    const services = {
+      collections: collections as CollectionsFacade,
       logger: { debug() {}, info: (...args: unknown[]) => logged.push(args), warn() {}, error() {} },
-    } as unknown as NodeContext<GetFileContentsParameters>;
+    };
+    const ctx = runMode === 'input' ? inputContext(parameters, { ...services, input }) : itemContext(parameters, { ...services, item: input });
     return getFileContents.execute(ctx) as Promise<CollectionFileContent[]>;
   }
 

@@ -1,6 +1,7 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { InputModeContext, NodeConfigurationError, NodeHttpClient } from '../../src/sdk';
+import { NodeConfigurationError, NodeHttpClient } from '../../src/sdk';
+import { inputContext } from '../../src/sdk/testing';
 import httpRequest, { HttpRequestOutput, HttpRequestParameters } from './index';
 
 interface Seen {
@@ -58,21 +59,7 @@ describe('http-request node', () => {
   });
 
   async function execute(params: Partial<HttpRequestParameters>): Promise<HttpRequestOutput> {
-    const signal = new AbortController().signal;
-    const ctx = {
-      runMode: 'input',
-      input: null,
-      params: Object.assign(new HttpRequestParameters(), params),
-      variables: {},
-      nodes: {},
-      collections: {} as never,
-      http,
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-      signal,
-      runId: 'run_1',
-      workflowId: 'wfl_1',
-      nodeId: 'http',
-    } satisfies InputModeContext<HttpRequestParameters>;
+    const ctx = inputContext(Object.assign(new HttpRequestParameters(), params), { http });
     return (await httpRequest.execute(ctx)) as HttpRequestOutput;
   }
 

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { CollectionFile, CollectionsFacade, ItemModeContext, NodeConfigurationError } from '../../src/sdk';
+import { CollectionFile, CollectionsFacade, NodeConfigurationError } from '../../src/sdk';
+import { itemContext } from '../../src/sdk/testing';
 import listFiles, { ListFilesParameters, PAGE_SIZE } from './index';
 
 const files: CollectionFile[] = Array.from({ length: 45 }, (_, i) => ({
@@ -15,7 +16,7 @@ const files: CollectionFile[] = Array.from({ length: 45 }, (_, i) => ({
 describe('list-files node', () => {
   const calls: Array<{ collectionId: string; offset: number; limit: number }> = [];
   /** One collection, `col_1`, that the acting user may read; any other is refused as the service would. */
-  const collections: CollectionsFacade = {
+  const collections: Pick<CollectionsFacade, 'listFiles' | 'getFileContent'> = {
     async listFiles(collectionId, { offset, limit }) {
       calls.push({ collectionId, offset, limit });
       if (collectionId !== 'col_1') throw new NodeConfigurationError(`collection ${collectionId} not found`, { details: { code: 'NOT_FOUND' } });
@@ -27,13 +28,7 @@ describe('list-files node', () => {
   beforeEach(() => (calls.length = 0));
 
   function execute(params: Partial<ListFilesParameters>, item: unknown = null) {
-    const ctx = {
-      runMode: 'item',
-      item,
-      itemIndex: 0,
-      params: Object.assign(new ListFilesParameters(), params),
-      collections,
-    } as unknown as ItemModeContext<ListFilesParameters>;
+    const ctx = itemContext(Object.assign(new ListFilesParameters(), params), { item, collections: collections as CollectionsFacade });
     return listFiles.execute(ctx) as Promise<CollectionFile[]>;
   }
 

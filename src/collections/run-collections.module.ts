@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { NodeCollectionsProvider } from '../engine/collections-provider';
+import { SearchModule } from '../search/search.module';
 import { FilesModule } from './files.module';
 import { RunCollectionsProvider } from './run-collections.provider';
 
@@ -10,7 +11,7 @@ import { RunCollectionsProvider } from './run-collections.provider';
  */
 @Global()
 @Module({
-  imports: [FilesModule],
+  imports: [FilesModule, SearchModule],
   providers: [{ provide: NodeCollectionsProvider, useClass: RunCollectionsProvider }],
   exports: [NodeCollectionsProvider],
 })

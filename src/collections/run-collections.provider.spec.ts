@@ -1,6 +1,7 @@
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { isNodeError, NodeConfigurationError, NodeUpstreamError } from '../sdk';
+import { SearchService } from '../search/search.service';
 import { FilesService } from './files.service';
 import { RunCollectionsProvider } from './run-collections.provider';
 
@@ -14,18 +15,20 @@ function filesService(behaviour: { list?: () => Promise<unknown>; content?: () =
   return { service, principals };
 }
 
+const unusedSearch = {} as SearchService;
+
 describe('RunCollectionsProvider', () => {
   it('lists as the acting user, giving exactly the fields of a file object', async () => {
     const file = { id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'error', createdAt: '2026-01-01T00:00:00.000Z', error: 'corrupt PDF' };
     const { service, principals } = filesService({ list: async () => ({ items: [file], total: 1 }) });
-    const page = await new RunCollectionsProvider(service).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 });
+    const page = await new RunCollectionsProvider(service, unusedSearch).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 });
     expect(page).toEqual({ items: [{ id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'error', createdAt: '2026-01-01T00:00:00.000Z' }], total: 1 });
     expect(principals).toEqual([{ userId: 'usr_7', keyId: null, isAdmin: false }]);
   });
 
   it('turns "no role" into a configuration error that says whose rights the run used', async () => {
     const { service } = filesService({ list: () => Promise.reject(AppError.notFound('collection', 'col_1')) });
-    const error = await new RunCollectionsProvider(service).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 }).catch((e: unknown) => e);
+    const error = await new RunCollectionsProvider(service, unusedSearch).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NodeConfigurationError);
     expect(error).toMatchObject({
       message: 'collection col_1 not found (the run acts as user usr_7, who started it; reading a collection needs at least the viewer role)',
@@ -35,7 +38,7 @@ describe('RunCollectionsProvider', () => {
 
   it('gives the status of a file without text', async () => {
     const { service } = filesService({ content: () => Promise.reject(AppError.conflict('file fle_1 has no extracted text: its status is pending', { status: 'pending' })) });
-    await expect(new RunCollectionsProvider(service).forUser('usr_7').getFileContent('col_1', 'fle_1')).rejects.toMatchObject({
+    await expect(new RunCollectionsProvider(service, unusedSearch).forUser('usr_7').getFileContent('col_1', 'fle_1')).rejects.toMatchObject({
       kind: 'configuration',
       details: { code: ErrorCode.CONFLICT, status: 'pending', collectionId: 'col_1', fileId: 'fle_1' },
     });
@@ -44,7 +47,7 @@ describe('RunCollectionsProvider', () => {
   it('makes a store outage a retryable upstream error', async () => {
     for (const failure of [new AppError(ErrorCode.UNAVAILABLE, 'store is down'), new Error('SQLITE_BUSY')]) {
       const { service } = filesService({ list: () => Promise.reject(failure) });
-      const error = await new RunCollectionsProvider(service).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 }).catch((e: unknown) => e);
+      const error = await new RunCollectionsProvider(service, unusedSearch).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(NodeUpstreamError);
       expect(isNodeError(error) && error.retryable).toBe(true);
     }

@@ -3,7 +3,10 @@ import { Principal } from '../auth/principal';
 import { ErrorCode, isAppError } from '../common/app-error';
 import { NodeCollectionsProvider } from '../engine/collections-provider';
 import { CollectionFile, CollectionsFacade, NodeConfigurationError, NodeUpstreamError } from '../sdk';
+import { SearchService } from '../search/search.service';
 import { FilesService } from './files.service';
+
+const collectionFile = ({ id, name, type, size, status, createdAt }: CollectionFile): CollectionFile => ({ id, name, type, size, status, createdAt });
 
 /** Failures that come back the same however often a node asks: the node is set up wrongly. */
 const CONFIGURATION_CODES = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT]);
@@ -15,7 +18,10 @@ const CONFIGURATION_CODES = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.F
  */
 @Injectable()
 export class RunCollectionsProvider extends NodeCollectionsProvider {
-  constructor(private readonly files: FilesService) {
+  constructor(
+    private readonly files: FilesService,
+    private readonly searches: SearchService,
+  ) {
     super();
   }
 
@@ -26,7 +32,7 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
       listFiles: async (collectionId, page) => {
         try {
           const result = await this.files.list(principal, collectionId, page);
-          return { items: result.items.map(({ id, name, type, size, status, createdAt }): CollectionFile => ({ id, name, type, size, status, createdAt })), total: result.total };
+          return { items: result.items.map(collectionFile), total: result.total };
         } catch (error) {
           throw nodeError(error, userId, { collectionId });
         }
@@ -36,6 +42,21 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
           return await this.files.content(principal, collectionId, fileId);
         } catch (error) {
           throw nodeError(error, userId, { collectionId, fileId });
+        }
+      },
+      search: async (collectionId, query) => {
+        try {
+          const { result } = await this.searches.search(principal, collectionId, query);
+          return { items: result.map(({ id, content, distance, fileId, fileName, page }) => ({ id, content, distance, fileId, fileName, page: page ?? null })) };
+        } catch (error) {
+          throw nodeError(error, userId, { collectionId });
+        }
+      },
+      addFile: async (collectionId, file) => {
+        try {
+          return collectionFile(await this.files.add(principal, collectionId, file));
+        } catch (error) {
+          throw nodeError(error, userId, { collectionId });
         }
       },
     };

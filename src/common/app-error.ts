@@ -27,6 +27,10 @@ export enum ErrorCode {
   UPSTREAM_FAILED = 'UPSTREAM_FAILED',
   TIMEOUT = 'TIMEOUT',
   CANCELED = 'CANCELED',
+  /** A Stop and Error node ended the run on purpose. */
+  WORKFLOW_STOPPED = 'WORKFLOW_STOPPED',
+  /** A worker stopped in the middle of a node that must not run twice. */
+  INTERRUPTED = 'INTERRUPTED',
   UNAVAILABLE = 'UNAVAILABLE',
   INTERNAL = 'INTERNAL',
 }
@@ -54,6 +58,8 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.UPSTREAM_FAILED]: 502,
   [ErrorCode.TIMEOUT]: 504,
   [ErrorCode.CANCELED]: 409,
+  [ErrorCode.WORKFLOW_STOPPED]: 422,
+  [ErrorCode.INTERRUPTED]: 503,
   [ErrorCode.UNAVAILABLE]: 503,
   [ErrorCode.INTERNAL]: 500,
 };

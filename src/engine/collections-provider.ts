@@ -13,6 +13,8 @@ export class UnavailableCollectionsProvider extends NodeCollectionsProvider {
   private readonly facade: CollectionsFacade = {
     listFiles: () => Promise.reject(unavailable()),
     getFileContent: () => Promise.reject(unavailable()),
+    search: () => Promise.reject(unavailable()),
+    addFile: () => Promise.reject(unavailable()),
   };
 
   forUser(): CollectionsFacade {

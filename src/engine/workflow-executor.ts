@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import { ErrorCode, FieldError, isAppError } from '../common/app-error';
-import { isNodeError, NodeContext, NodeLogger, NodeTimeoutError, VariableValue } from '../sdk';
+import { CodeSandbox, isNodeError, LanguageModels, NodeContext, NodeErrorKind, NodeLogger, NodeTimeoutError, VariableValue } from '../sdk';
 import type { RunError, StepError, StepRecord } from '../storage/ports/run-store.port';
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider } from './collections-provider';
 import { nodeHttpClient, OutboundFetch } from './node-http-client';
+import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from './node-services';
 import { Redactor } from './redactor';
 import { isRunInterrupt, RunInterrupt } from './run-interrupt';
 import { childSignal, raceSignal, sleep } from './signals';
@@ -19,6 +20,10 @@ export interface ExecutorDependencies {
   expressions: ExpressionEvaluator;
   fetcher: OutboundFetch;
   collections: NodeCollectionsProvider;
+  /** `ctx.models`: the configured language model; absent when none is. */
+  models?: LanguageModels;
+  /** `ctx.sandbox`: JavaScript in the isolate pool (the Code node). */
+  sandbox?: CodeSandbox;
   /** Chooses AI Decide parameters; absent when no language model is configured. */
   decider?: ParameterDecider;
   logger: Logger;
@@ -198,6 +203,10 @@ export class WorkflowExecutor {
           params,
           variables: request.variables,
           ...shared,
+          inputs: node.predecessors.map((from) => ({ from, output: 'main', live: true, data: shared.nodes[from] })),
+          models: this.deps.models ?? NO_LANGUAGE_MODEL,
+          sandbox: this.deps.sandbox ?? NO_SANDBOX,
+          workflows: NO_WORKFLOWS,
           http: nodeHttpClient(this.deps.fetcher, limit.signal),
           signal: limit.signal,
           runId: request.runId,
@@ -387,9 +396,16 @@ function expressionFailure(node: CompiledNode, expression: ExpressionParameter, 
   );
 }
 
+const NODE_ERROR_CODES: Record<NodeErrorKind, ErrorCode> = {
+  configuration: ErrorCode.NODE_CONFIGURATION,
+  upstream: ErrorCode.UPSTREAM_FAILED,
+  timeout: ErrorCode.TIMEOUT,
+  stopped: ErrorCode.WORKFLOW_STOPPED,
+};
+
 function classify(error: unknown): { error: StepError; retryable: boolean } {
   if (isNodeError(error)) {
-    const code = { configuration: ErrorCode.NODE_CONFIGURATION, upstream: ErrorCode.UPSTREAM_FAILED, timeout: ErrorCode.TIMEOUT }[error.kind];
+    const code = NODE_ERROR_CODES[error.kind];
     const status = (error as { status?: number }).status;
     const details = error.details || status !== undefined ? { ...error.details, ...(status !== undefined ? { status } : {}) } : undefined;
     return { error: { code, message: error.message, ...(details ? { details } : {}) }, retryable: error.retryable };

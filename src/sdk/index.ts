@@ -3,23 +3,36 @@
  * nothing of Nest, the store or the queue (class-validator decorators are the plugin's own import).
  */
 export { defineNode } from './node-definition';
-export type { NodeDefinition, ParametersClass } from './node-definition';
+export type { NodeDefinition, ParametersClass, TriggerOptions } from './node-definition';
 export type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  CodeSandbox,
   CollectionFile,
   CollectionFileContent,
+  CollectionPassage,
   CollectionsFacade,
   HttpMethod,
   InputModeContext,
   ItemModeContext,
+  LanguageModels,
+  LoopState,
   NodeContext,
   NodeHttpClient,
   NodeHttpRequest,
   NodeHttpResponse,
+  NodeInput,
   NodeLogger,
   RunMode,
+  SearchMode,
   VariableValue,
+  WorkflowRunResult,
+  WorkflowsFacade,
 } from './node-context';
-export { isNodeError, NodeConfigurationError, NodeError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
+export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitUntil } from './node-output';
+export type { RoutedOutput, WaitRequest } from './node-output';
+export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';
 export { Parameter, parameterDocs } from './parameter';
 export type { ParameterDoc } from './parameter';

@@ -66,21 +66,129 @@ export interface CollectionFileContent {
   content: string;
 }
 
+export type SearchMode = 'vector' | 'hybrid';
+
+/** A passage found by a semantic search, nearest first. */
+export interface CollectionPassage {
+  /** Identifier of the passage (chunk). */
+  id: string;
+  content: string;
+  /** Cosine distance to the query, from 0 (same meaning) up. */
+  distance: number;
+  fileId: string;
+  fileName: string;
+  /** 1-based PDF page the passage starts on, when known. */
+  page: number | null;
+}
+
 /**
  * Collections as the user who started the run may see them: every call checks that user's role
- * (viewer at least). A collection or file the user cannot see, or that does not exist, fails with
- * NodeConfigurationError (`details.code` NOT_FOUND or FORBIDDEN); a store that is down fails with
- * a retryable NodeUpstreamError.
+ * (viewer at least; editor to add files). A collection or file the user cannot see, or that does
+ * not exist, fails with NodeConfigurationError (`details.code` NOT_FOUND or FORBIDDEN); a store that
+ * is down fails with a retryable NodeUpstreamError.
  */
 export interface CollectionsFacade {
-  /** Files in the order they were added; `limit` is 1 to 100. */
-  listFiles(collectionId: string, page: { offset: number; limit: number }): Promise<{ items: CollectionFile[]; total: number }>;
+  /** Files in the order they were added; `limit` is 1 to 100; `status` keeps only files in those states. */
+  listFiles(
+    collectionId: string,
+    page: { offset: number; limit: number; status?: readonly string[] },
+  ): Promise<{ items: CollectionFile[]; total: number }>;
   /**
    * The extracted text of an indexed file. A file without text yet (still being ingested) or for
    * good (its ingestion failed) fails with NodeConfigurationError whose `details.status` is the
    * file's status.
    */
   getFileContent(collectionId: string, fileId: string): Promise<CollectionFileContent>;
+  /** Semantic search: `topK` (1 to 100) passages from `offset`, nearest first, as the search API answers. */
+  search(
+    collectionId: string,
+    query: { text: string; topK: number; offset: number; mode: SearchMode },
+  ): Promise<{ items: CollectionPassage[] }>;
+  /**
+   * Adds a file by URL, as the API does (editor role); ingestion runs in the background, so the
+   * file comes back `pending` and is searchable once `indexed`.
+   */
+  addFile(collectionId: string, file: { name: string; url: string }): Promise<CollectionFile>;
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatRequest {
+  /** Default: the service's configured model (LLM_MODEL). */
+  model?: string;
+  messages: readonly ChatMessage[];
+  /** Ask for a JSON answer matching this JSON Schema; `json` then holds it parsed. */
+  responseSchema?: Record<string, unknown>;
+  temperature?: number;
+  maxTokens?: number;
+}
+
+export interface ChatResponse {
+  /** The answer's text. */
+  content: string;
+  /** The answer parsed as JSON, when `responseSchema` was given. */
+  json?: unknown;
+  model: string;
+  usage?: { promptTokens: number; completionTokens: number };
+}
+
+/**
+ * The language model endpoint the service is configured with (any OpenAI-compatible chat
+ * completions server: LLM_URL, LLM_API_KEY, LLM_MODEL). Without one, calls fail with
+ * NodeConfigurationError; 429, 5xx and network failures are retried inside, then fail with a
+ * retryable NodeUpstreamError.
+ */
+export interface LanguageModels {
+  chat(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+}
+
+/**
+ * JavaScript in the service's isolated sandbox, with the limits of expressions (memory, time; no
+ * require, process, timers or network). `code` is a function body: the names of `scope` are its
+ * variables, and what it returns, copied out as JSON, is the result. A thrown error, a syntax
+ * error or a limit reached fails with NodeConfigurationError (never retried).
+ */
+export interface CodeSandbox {
+  run(code: string, scope: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+}
+
+/** What a sub-workflow run gave back. */
+export interface WorkflowRunResult {
+  runId: string;
+  status: 'succeeded' | 'failed' | 'canceled';
+  /** The output of the last node the run executed (undefined when it failed before any). */
+  output: unknown;
+  error?: { code: string; message: string };
+}
+
+/**
+ * Other workflows, run with the rights of the user who started this run (editor on the workflow).
+ * `execute` runs the active published version (or the draft, for `test`) as a child run of this
+ * one, linked both ways in the run records, and resolves once it has finished.
+ */
+export interface WorkflowsFacade {
+  execute(workflowId: string, input: unknown, options: { runType?: 'production' | 'test'; signal: AbortSignal }): Promise<WorkflowRunResult>;
+}
+
+/** One incoming edge of a node, in the order of the definition's edges. */
+export interface NodeInput {
+  /** The predecessor's node id, and which of its outputs the edge takes. */
+  from: string;
+  output: string;
+  /** False when the predecessor produced nothing on that output (or was skipped): `data` is then undefined. */
+  live: boolean;
+  data: unknown;
+}
+
+/** Where a loop node stands; see NodeDefinition.loop. */
+export interface LoopState {
+  /** 0 on the first execution. */
+  iteration: number;
+  /** What the body gave back to the loop node (its back edges) in each iteration so far. */
+  results: readonly unknown[];
 }
 
 interface CommonContext<P> {
@@ -89,7 +197,17 @@ interface CommonContext<P> {
   readonly variables: Readonly<Record<string, VariableValue>>;
   /** Outputs of the nodes that ran before this one, by node id. */
   readonly nodes: Readonly<Record<string, unknown>>;
+  /**
+   * The node's incoming edges. With one, `input` is its data; with several, `input` is the array
+   * of the live ones' data in edge order, and this says which came from where (Merge reads it).
+   */
+  readonly inputs: readonly NodeInput[];
+  /** Set for loop nodes only. */
+  readonly loop?: LoopState;
   readonly collections: CollectionsFacade;
+  readonly models: LanguageModels;
+  readonly sandbox: CodeSandbox;
+  readonly workflows: WorkflowsFacade;
   readonly http: NodeHttpClient;
   /** Scoped to the run and node; secret values are masked before anything is written. */
   readonly logger: NodeLogger;

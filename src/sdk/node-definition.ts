@@ -22,10 +22,46 @@ export interface NodeDefinition<P extends object = object> {
   readonly description: string;
   readonly parameters: ParametersClass<P>;
   readonly defaultRunMode: RunMode;
-  /** A trigger starts the run: a workflow has exactly one, and it receives the run's input. */
-  readonly trigger?: boolean;
-  /** Returns the node's output (JSON-serialisable); throw a Node*Error to fail. */
+  /**
+   * A trigger starts the run: a workflow has exactly one, and it receives the run's input. The
+   * object form also lets the service start runs by itself (on a schedule) or offer the workflow
+   * as an MCP tool.
+   */
+  readonly trigger?: boolean | TriggerOptions<P>;
+  /**
+   * Names of the node's outputs, which edges pick with `output`; default `['main']`. A plain
+   * return value goes to the first one; `toOutput()` / `toOutputs()` choose. A function when the
+   * outputs depend on parameters (a Switch's cases): those parameters must then be fixed.
+   */
+  readonly outputs?: readonly string[] | ((params: P) => readonly string[]);
+  /**
+   * False when running the node twice does harm (it sends a request, adds a file, starts a run):
+   * after a worker crash in the middle of it, the run fails at this node with a clear error
+   * instead of running it again. A function when it depends on parameters (GET or POST). Default true.
+   */
+  readonly idempotent?: boolean | ((params: P) => boolean);
+  /**
+   * A loop node: edges from the nodes of its body back into it are allowed. It is executed once
+   * per iteration with `ctx.loop`, and each time sends its result either to its `loop` output (the
+   * body runs once more) or to its `done` output (the loop ends).
+   */
+  readonly loop?: boolean;
+  /** Returns the node's output (JSON-serialisable), a RoutedOutput or a WaitRequest; throw a Node*Error to fail. */
   execute(ctx: NodeContext<P>): unknown;
+}
+
+export interface TriggerOptions<P extends object> {
+  /**
+   * The service starts a production run at every tick of `cron` (5 or 6 fields, in `timezone`,
+   * an IANA name, default UTC), once per tick whatever the number of processes; the run's input is
+   * `{ scheduledAt, firedAt }` (ISO 8601).
+   */
+  schedule?(params: P): { cron: string; timezone?: string };
+  /**
+   * The published workflow is offered as a tool of the MCP server, with this input schema (a JSON
+   * Schema object); a call runs it and answers with its output.
+   */
+  tool?(params: P): { name?: string; description?: string; inputSchema: Record<string, unknown> };
 }
 
 /**

@@ -3,7 +3,7 @@
  * a brand property rather than `instanceof`, because a plugin loaded from PLUGIN_PATHS may carry
  * its own copy of this file.
  */
-export type NodeErrorKind = 'configuration' | 'upstream' | 'timeout';
+export type NodeErrorKind = 'configuration' | 'upstream' | 'timeout' | 'stopped';
 
 export interface NodeErrorOptions {
   /** Machine-readable facts about the failure (never a secret: they are stored in the run record). */
@@ -64,6 +64,20 @@ export class NodeTimeoutError extends NodeError {
   override readonly name = 'NodeTimeoutError';
   readonly kind = 'timeout' as const;
   readonly retryable = true;
+
+  constructor(message: string, options: NodeErrorOptions = {}) {
+    super(message, options);
+  }
+}
+
+/**
+ * The workflow itself decided to stop with an error (Stop and Error node): the node fails with
+ * this message and code, and is never retried.
+ */
+export class NodeStopError extends NodeError {
+  override readonly name = 'NodeStopError';
+  readonly kind = 'stopped' as const;
+  readonly retryable = false;
 
   constructor(message: string, options: NodeErrorOptions = {}) {
     super(message, options);

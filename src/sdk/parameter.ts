@@ -14,6 +14,11 @@ export interface ParameterDoc {
    * (like `instructions`): text without insertions is used as it is, never parsed as code.
    */
   template?: boolean;
+  /**
+   * The value is JavaScript source run by the node in the sandbox (a function body, like the Code
+   * node's `code`): a syntax error is refused when the workflow is saved, naming the position.
+   */
+  code?: boolean;
 }
 
 const DOCS = new WeakMap<object, Map<string, ParameterDoc>>();
