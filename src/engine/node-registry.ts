@@ -11,6 +11,8 @@ export interface RegisteredNode {
   readonly parameterNames: ReadonlySet<string>;
   /** Text parameters whose `${...}` insertions are rendered in fixed mode too (`@Parameter({ template: true })`). */
   readonly templateParameters: ReadonlySet<string>;
+  /** JavaScript source parameters (`@Parameter({ code: true })`), syntax-checked when a workflow is saved. */
+  readonly codeParameters: ReadonlySet<string>;
 }
 
 export const nodeKey = (type: string, version: number): string => `${type}@${version}`;

@@ -13,6 +13,8 @@ export interface ParametersSchema {
   types: Record<string, ParameterType>;
   /** Properties documented as `template: true`. */
   templates: Set<string>;
+  /** Properties documented as `code: true` (JavaScript run by the node in the sandbox). */
+  codes: Set<string>;
 }
 
 const TYPE_OF: Record<string, ParameterType> = {
@@ -51,6 +53,7 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
   const types: Record<string, ParameterType> = {};
   const required: string[] = [];
   const templates = new Set<string>();
+  const codes = new Set<string>();
   for (const [name, rules] of byProperty) {
     const doc = docs.get(name);
     const { schema, type, optional } = propertySchema(rules);
@@ -62,10 +65,13 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
       ...(fallback !== undefined ? { default: fallback } : {}),
       // Tells a builder that `${...}` in this text is rendered in every mode.
       ...(doc?.template ? { 'x-template': true } : {}),
+      // Tells a builder to offer a code editor: the text is a JavaScript function body.
+      ...(doc?.code ? { 'x-code': 'javascript' } : {}),
       ...(doc?.schema ?? {}),
     };
     types[name] = type;
     if (doc?.template) templates.add(name);
+    if (doc?.code) codes.add(name);
     if (!optional && fallback === undefined) required.push(name);
   }
   return {
@@ -77,6 +83,7 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
     },
     types,
     templates,
+    codes,
   };
 }
 

@@ -19,8 +19,14 @@ const KNOWN_KEYS = new Set([
   'parameters',
   'defaultRunMode',
   'trigger',
+  'outputs',
+  'idempotent',
+  'loop',
   'execute',
 ]);
+
+/** Output names appear in edges and run records: short and plain. */
+const OUTPUT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export { PluginLoadError };
 
@@ -90,7 +96,18 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
     parameterTypes: derived.types,
     parameterNames,
     templateParameters: derived.templates,
+    codeParameters: derived.codes,
   };
+}
+
+export function validOutputs(value: unknown): value is string[] {
+  return Array.isArray(value) && value.length > 0 && value.every((name) => typeof name === 'string' && OUTPUT_NAME.test(name)) && new Set(value).size === value.length;
+}
+
+function isTriggerOptions(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const options = value as Record<string, unknown>;
+  return Object.keys(options).every((key) => (key === 'schedule' || key === 'tool') && typeof options[key] === 'function');
 }
 
 function definitionProblems(value: unknown): string[] {
@@ -105,7 +122,19 @@ function definitionProblems(value: unknown): string[] {
   if (typeof d.description !== 'string') problems.push('description must be a string');
   if (typeof d.parameters !== 'function') problems.push('parameters must be a class');
   if (d.defaultRunMode !== 'input' && d.defaultRunMode !== 'item') problems.push('defaultRunMode must be "input" or "item"');
-  if (d.trigger !== undefined && typeof d.trigger !== 'boolean') problems.push('trigger must be a boolean');
+  if (d.trigger !== undefined && typeof d.trigger !== 'boolean' && !isTriggerOptions(d.trigger)) {
+    problems.push('trigger must be a boolean or an object with optional schedule() and tool() functions');
+  }
+  if (d.outputs !== undefined && typeof d.outputs !== 'function' && !validOutputs(d.outputs)) {
+    problems.push('outputs must be a non-empty array of distinct names (letters, digits, _ or -) or a function of the parameters');
+  }
+  if (d.idempotent !== undefined && typeof d.idempotent !== 'boolean' && typeof d.idempotent !== 'function') {
+    problems.push('idempotent must be a boolean or a function of the parameters');
+  }
+  if (d.loop !== undefined && typeof d.loop !== 'boolean') problems.push('loop must be a boolean');
+  if (d.loop === true && !(Array.isArray(d.outputs) && d.outputs.includes('loop') && d.outputs.includes('done'))) {
+    problems.push('a loop node must declare the outputs "loop" and "done"');
+  }
   if (typeof d.execute !== 'function') problems.push('execute must be a function');
   return problems;
 }

@@ -156,7 +156,7 @@ async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest
   const outcome = await executor(runTimeoutMs, decider).run(
     compileWorkflow(definition, registry, { aiDecide: decider !== undefined }),
     { runId: `run_${++runCounter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { q: 'hi' }, variables: {}, redactor: Redactor.NONE, ...overrides },
-    (step) => void steps.push(step),
+    { finished: (step) => void steps.push(step), started: async (step) => void steps.push(step) },
   );
   return { ...outcome, byId: Object.fromEntries(steps.map((s) => [s.nodeId, s])), listened: steps };
 }

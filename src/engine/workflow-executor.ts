@@ -1,6 +1,20 @@
 import type { Logger } from 'pino';
 import { ErrorCode, FieldError, isAppError } from '../common/app-error';
-import { CodeSandbox, isNodeError, LanguageModels, NodeContext, NodeErrorKind, NodeLogger, NodeTimeoutError, VariableValue } from '../sdk';
+import {
+  CodeSandbox,
+  isNodeError,
+  isRoutedOutput,
+  isWaitRequest,
+  LanguageModels,
+  LoopState,
+  NodeContext,
+  NodeErrorKind,
+  NodeInput,
+  NodeLogger,
+  NodeTimeoutError,
+  VariableValue,
+  WorkflowsFacade,
+} from '../sdk';
 import type { RunError, StepError, StepRecord } from '../storage/ports/run-store.port';
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider } from './collections-provider';
@@ -30,6 +44,12 @@ export interface ExecutorDependencies {
   runTimeoutMs: number;
 }
 
+/** Seals a node's outputs for the store (they may hold secrets) and opens them again. */
+export interface StateSealer {
+  seal(value: unknown): string;
+  open(sealed: string): unknown;
+}
+
 export interface RunRequest {
   runId: string;
   workflowId: string;
@@ -41,27 +61,47 @@ export interface RunRequest {
   redactor: Redactor;
   /** Aborted with a RunInterrupt on cancel or shutdown. */
   signal?: AbortSignal;
+  /** Steps an earlier attempt of the run left (or copied from the run it retries): what to continue from. */
+  previous?: readonly StepRecord[];
+  sealer?: StateSealer;
+  /** `ctx.workflows` of a node: sub-workflow runs linked to this run and that node. */
+  workflows?: (nodeId: string) => WorkflowsFacade;
+  now?: () => Date;
 }
 
-/** Called after each node with its record, before the next node starts. */
-export type StepListener = (step: StepRecord) => Promise<void> | void;
+/** Where step records go; the worker writes them to the run store. */
+export interface StepListener {
+  /** After each node (and, for the nodes of a loop's body, after each iteration), with its record. */
+  finished(step: StepRecord): Promise<void> | void;
+  /** Before a node that must not run twice starts; resolves once the record is stored. */
+  started(step: StepRecord): Promise<void>;
+}
 
 export interface RunOutcome {
-  /** `interrupted`: the process is stopping; the run is not over and must go back to the queue. */
-  status: 'succeeded' | 'failed' | 'canceled' | 'interrupted';
+  /**
+   * `interrupted`: the process is stopping; the run is not over and must go back to the queue.
+   * `waiting`: a Wait node paused the run until `resumeAt`.
+   */
+  status: 'succeeded' | 'failed' | 'canceled' | 'interrupted' | 'waiting';
   error: RunError | null;
   steps: StepRecord[];
+  /** The whole output of the last node the run executed (outside loops), unmasked: a sub-workflow's or tool's answer. */
+  output?: unknown;
+  resumeAt?: Date;
 }
 
 /** Largest stored output of one step; larger ones are replaced by a note (successors still get all of it). */
 export const MAX_RECORDED_OUTPUT_CHARS = 1024 * 1024;
+/** Largest sealed state of one step: beyond it, a resumed run runs the node again (or fails, if it must not). */
+export const MAX_STATE_CHARS = 16 * 1024 * 1024;
+/** A loop that has not sent anything to its `done` output after this many iterations fails. */
+export const MAX_LOOP_ITERATIONS = 10_000;
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
 /** Questions to the model per execution: the first, and one correction of an answer that did not validate. */
 export const AI_DECIDE_ROUNDS = 2;
 /** The parameter AI Decide reads as the author's guidance, when a node has one. */
-export const INSTRUCTIONS_PARAMETER = 'instructions';
+const INSTRUCTIONS_PARAMETER = 'instructions';
 
-/** A node try that failed; `attempts` is how many tries were made. */
 class StepFailure extends Error {
   constructor(
     readonly error: StepError,
@@ -71,108 +111,370 @@ class StepFailure extends Error {
   }
 }
 
-interface NodeShared {
-  nodes: Readonly<Record<string, unknown>>;
-  collections: NodeContext<object>['collections'];
-  logger: ScopedNodeLogger;
+/** Stops the run where it is: the process is stopping, or the run reached a Wait node. */
+class Suspension extends Error {
+  constructor(readonly resumeAt: Date) {
+    super('the run waits');
+  }
 }
 
+interface NodeShared {
+  nodes: Readonly<Record<string, unknown>>;
+  inputs: readonly NodeInput[];
+  collections: NodeContext<object>['collections'];
+  logger: ScopedNodeLogger;
+  workflows: WorkflowsFacade;
+}
+
+/** What a node's execution produced, routed to its outputs. */
 interface NodeResult {
-  output: unknown;
+  /** Live outputs: an output that received nothing is absent. */
+  ports: Map<string, unknown>;
   attempts: number;
   /** Set when the node failed but continueOnError let the run go on (the error is in the output). */
   error: StepError | null;
+  /** A Wait node asked the run to pause until then. */
+  waitUntil?: Date;
+}
+
+/** Where a node stands in this run. */
+interface NodeState {
+  status: 'succeeded' | 'failed' | 'skipped' | 'canceled';
+  ports: Map<string, unknown>;
+  /** The node's output as expressions (`nodes.<id>`) and records see it. */
+  value: unknown;
+  /** Failed without continueOnError: nodes after it do not run. */
+  blocking: boolean;
+}
+
+/** One run's execution: the plan, what each node produced, and where records go. */
+interface Execution {
+  plan: CompiledWorkflow;
+  request: RunRequest;
+  signal: AbortSignal;
+  states: Map<string, NodeState>;
+  /** Outputs by node id, for `nodes.<id>` in expressions. */
+  values: Record<string, unknown>;
+  listener: StepListener;
+  steps: StepRecord[];
+  failure: RunError | null;
+  /** Set only when an interrupt kept a node from completing: a cancel after the last node does not cancel a finished run. */
+  stoppedBy: RunInterrupt | null;
 }
 
 /**
- * Runs a compiled workflow: nodes in topological order, each node's output its successors' input,
- * run modes, per-node retry with exponential backoff, per-node and per-run time limits and cancel
- * through AbortSignal. Pure orchestration: every side effect happens inside nodes, every record
- * goes out through the step listener, already masked.
+ * Runs a compiled workflow. Nodes go in execution order; each runs once all the nodes it reads
+ * from are settled, with the data of its live incoming edges: one edge, its data; several, the
+ * array of their data in edge order. A node none of whose edges is live (its predecessors were
+ * skipped, or sent nothing to the outputs it reads) is skipped, and so is a node after a failure:
+ * independent branches run on, and the run fails at the end if any node failed. A loop node runs
+ * its body once per iteration until it sends to its `done` output. Run modes, per-node retry with
+ * backoff, node and run time limits, cancel through AbortSignal, AI Decide. Pure orchestration:
+ * every side effect happens inside nodes, every record goes out through the listener, masked.
+ *
+ * Resuming: with `previous` steps, nodes that finished (their sealed outputs kept) are not run
+ * again; a node that must not run twice and was in flight fails with INTERRUPTED.
  */
 export class WorkflowExecutor {
   constructor(private readonly deps: ExecutorDependencies) {}
 
-  async run(plan: CompiledWorkflow, request: RunRequest, onStep: StepListener): Promise<RunOutcome> {
+  async run(plan: CompiledWorkflow, request: RunRequest, listener: StepListener): Promise<RunOutcome> {
     const parent = request.signal ?? new AbortController().signal;
-    const run = childSignal(parent, this.deps.runTimeoutMs, () => new RunInterrupt('timeout', `The run exceeded its time limit of ${this.deps.runTimeoutMs} ms`));
-    const outputs: Record<string, unknown> = {};
-    const steps: StepRecord[] = [];
-    let failure: RunError | null = null;
-    // Set only when an interrupt kept a node from completing: a cancel that lands after the last
-    // node finished does not turn a finished run into a canceled one.
-    let stoppedBy: RunInterrupt | null = null;
-    const emit = async (step: StepRecord) => {
-      steps.push(step);
-      await onStep(step);
+    const runLimit = childSignal(parent, this.deps.runTimeoutMs, () => new RunInterrupt('timeout', `The run exceeded its time limit of ${this.deps.runTimeoutMs} ms`));
+    const run: Execution = {
+      plan,
+      request,
+      signal: runLimit.signal,
+      states: new Map(),
+      values: {},
+      listener,
+      steps: [],
+      failure: null,
+      stoppedBy: null,
     };
     try {
-      for (const node of plan.nodes) {
-        stoppedBy ??= interruptOf(run.signal);
-        if (stoppedBy?.reason === 'shutdown') break;
-        if (failure || stoppedBy) {
-          await emit(skippedStep(node));
-          continue;
-        }
-        const startedAt = new Date();
-        try {
-          const result = await this.runNode(node, inputOf(node, outputs, request.input), outputs, request, run.signal);
-          outputs[node.id] = result.output;
-          await emit(this.finishedStep(node, startedAt, result, request.redactor));
-        } catch (error) {
-          stoppedBy = isRunInterrupt(error) ? error : interruptOf(run.signal);
-          if (stoppedBy?.reason === 'shutdown') break;
-          if (stoppedBy) {
-            await emit(interruptedStep(node, startedAt, stoppedBy));
-            if (stoppedBy.reason === 'timeout') failure = { code: ErrorCode.TIMEOUT, message: stoppedBy.message, nodeId: node.id };
-            continue;
-          }
-          const stepFailure = error instanceof StepFailure ? error : new StepFailure(classify(error).error, 1);
-          const stepError = redactError(stepFailure.error, request.redactor);
-          await emit({ ...baseStep(node), status: 'failed', attempts: stepFailure.attempts, startedAt, finishedAt: new Date(), error: stepError });
-          failure = { ...stepError, message: `Node "${node.id}" failed: ${stepError.message}`, nodeId: node.id };
-        }
-      }
+      await this.restore(run);
+      await this.runNodes(run, plan.nodes.filter((n) => n.loop === null), null);
+    } catch (error) {
+      if (!(error instanceof Suspension)) throw error;
+      return { status: 'waiting', error: null, steps: run.steps, resumeAt: error.resumeAt };
     } finally {
-      run.dispose();
+      runLimit.dispose();
     }
-    if (stoppedBy?.reason === 'shutdown') return { status: 'interrupted', error: null, steps };
-    if (stoppedBy?.reason === 'canceled') return { status: 'canceled', error: { code: ErrorCode.CANCELED, message: 'The run was canceled' }, steps };
-    return { status: failure ? 'failed' : 'succeeded', error: failure, steps };
+    const output = lastOutput(run);
+    if (run.stoppedBy?.reason === 'shutdown') return { status: 'interrupted', error: null, steps: run.steps };
+    if (run.stoppedBy?.reason === 'canceled') return { status: 'canceled', error: { code: ErrorCode.CANCELED, message: 'The run was canceled' }, steps: run.steps, output };
+    return { status: run.failure ? 'failed' : 'succeeded', error: run.failure, steps: run.steps, output };
   }
 
-  private async runNode(
-    node: CompiledNode,
-    input: unknown,
-    outputs: Record<string, unknown>,
-    request: RunRequest,
-    signal: AbortSignal,
-  ): Promise<NodeResult> {
+  /** Takes back what earlier attempts finished; fails what must not run twice and was cut short. */
+  private async restore(run: Execution): Promise<void> {
+    const { plan, request } = run;
+    const now = request.now?.() ?? new Date();
+    const unfinishedLoops = new Set<string>();
+    for (const step of request.previous ?? []) {
+      const node = plan.byId.get(step.nodeId);
+      if (!node) continue;
+      if (node.loop !== null) {
+        unfinishedLoops.add(outermostLoop(plan, node));
+        continue;
+      }
+      const kept = step.state ? this.open(run, step.state) : undefined;
+      if ((step.status === 'succeeded' || (step.status === 'failed' && node.continueOnError)) && kept) {
+        this.settle(run, node, kept.ports, step.status === 'failed' ? 'failed' : 'succeeded', false);
+        run.steps.push(step);
+      } else if (step.status === 'waiting' && kept) {
+        if (kept.until && kept.until > now) {
+          run.steps.push(step);
+          throw new Suspension(kept.until);
+        }
+        this.settle(run, node, kept.ports, 'succeeded', false);
+        await this.emit(run, { ...step, status: 'succeeded', finishedAt: now }, { ports: kept.ports });
+      } else if (step.status === 'failed' && !node.continueOnError) {
+        // Its failure stands: a node that failed is not tried again by a resumed attempt.
+        this.settle(run, node, new Map(), 'failed', true);
+        run.steps.push(step);
+        run.failure ??= { ...(step.error ?? { code: ErrorCode.INTERNAL, message: 'failed' }), message: `Node "${node.id}" failed: ${step.error?.message ?? 'see its step'}`, nodeId: node.id };
+      } else if (step.status === 'running' || ((step.status === 'succeeded' || step.status === 'waiting') && !node.alwaysIdempotent)) {
+        // It started (or finished, but its output was not kept) and must not run twice.
+        await this.failInterrupted(run, node, step.startedAt);
+      }
+    }
+    for (const loopId of unfinishedLoops) {
+      if (run.states.has(loopId)) continue;
+      const loop = plan.byId.get(loopId)!;
+      const unsafe = plan.nodes.filter((n) => isInside(plan, n, loopId) && !n.alwaysIdempotent);
+      const touched = (request.previous ?? []).some((s) => unsafe.some((n) => n.id === s.nodeId));
+      if (touched) await this.failInterrupted(run, loop, null, `it holds node(s) that must not run twice (${unsafe.map((n) => n.id).join(', ')})`);
+    }
+  }
+
+  private async failInterrupted(run: Execution, node: CompiledNode, startedAt: Date | null, why = 'it must not run twice'): Promise<void> {
+    const error: StepError = {
+      code: ErrorCode.INTERRUPTED,
+      message: `The worker stopped while node "${node.id}" was running, and ${why}, so it was not run again; retry the run from the failed node if running it again is safe`,
+      details: { nodeId: node.id },
+    };
+    await this.emit(run, { ...baseStep(node), status: 'failed', attempts: 1, startedAt, finishedAt: new Date(), error });
+    this.settle(run, node, new Map(), 'failed', true);
+    run.failure ??= { ...error, nodeId: node.id };
+  }
+
+  /** Runs `nodes` (a loop body's, or the top level) in order; nodes of inner loops run with their loop. */
+  private async runNodes(run: Execution, nodes: readonly CompiledNode[], loop: CompiledNode | null): Promise<void> {
+    for (const node of nodes) {
+      if (run.states.has(node.id)) continue;
+      run.stoppedBy ??= interruptOf(run.signal);
+      if (run.stoppedBy?.reason === 'shutdown') return;
+      if (run.stoppedBy) {
+        await this.skip(run, node);
+        continue;
+      }
+      const incoming = this.incomingOf(run, node);
+      if (node !== run.plan.trigger && (incoming.blocked || !incoming.inputs.some((i) => i.live))) {
+        await this.skip(run, node);
+        continue;
+      }
+      const input = node === run.plan.trigger ? run.request.input : incoming.input;
+      if (node.node.definition.loop) await this.runLoop(run, node, input, incoming.inputs);
+      else await this.runStep(run, node, input, incoming.inputs, loop);
+    }
+  }
+
+  /** One node's execution with its record; a failure is recorded, not thrown (unless the run stops). */
+  private async runStep(run: Execution, node: CompiledNode, input: unknown, inputs: readonly NodeInput[], loop: CompiledNode | null): Promise<void> {
+    const startedAt = new Date();
+    try {
+      const result = await this.runNode(run, node, input, inputs, startedAt);
+      if (result.waitUntil) {
+        if (loop === null) {
+          this.settle(run, node, result.ports, 'succeeded', false);
+          await this.emit(run, { ...this.finishedStep(run, node, startedAt, result), status: 'waiting' }, { ports: result.ports, until: result.waitUntil });
+          throw new Suspension(result.waitUntil);
+        }
+        // Inside a loop the whole loop is one unit of progress: the wait holds the worker.
+        await sleep(Math.max(0, result.waitUntil.getTime() - Date.now()), run.signal);
+      }
+      this.settle(run, node, result.ports, result.error ? 'failed' : 'succeeded', false);
+      await this.emit(run, this.finishedStep(run, node, startedAt, result), loop === null ? { ports: result.ports } : undefined);
+    } catch (error) {
+      if (error instanceof Suspension) throw error;
+      const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);
+      if (interrupt) {
+        run.stoppedBy = interrupt;
+        if (interrupt.reason === 'shutdown') return;
+        await this.emit(run, interruptedStep(node, startedAt, interrupt));
+        this.settle(run, node, new Map(), interrupt.reason === 'timeout' ? 'failed' : 'canceled', true);
+        if (interrupt.reason === 'timeout') run.failure ??= { code: ErrorCode.TIMEOUT, message: interrupt.message, nodeId: node.id };
+        return;
+      }
+      const stepFailure = error instanceof StepFailure ? error : new StepFailure(classify(error).error, 1);
+      const stepError = redactError(stepFailure.error, run.request.redactor);
+      await this.emit(run, { ...baseStep(node), status: 'failed', attempts: stepFailure.attempts, startedAt, finishedAt: new Date(), error: stepError });
+      this.settle(run, node, new Map(), 'failed', true);
+      run.failure ??= { ...stepError, message: `Node "${node.id}" failed: ${stepError.message}`, nodeId: node.id };
+    }
+  }
+
+  /**
+   * A loop node is executed once per iteration with `ctx.loop`; while it sends to `loop`, its body
+   * runs on that data and what the body sends back (its back edges) joins `loop.results`. The
+   * loop's record is written when it is done, its body's records after each iteration.
+   */
+  private async runLoop(run: Execution, loop: CompiledNode, input: unknown, inputs: readonly NodeInput[]): Promise<void> {
+    const body = run.plan.nodes.filter((n) => n.loop === loop.id);
+    const inside = run.plan.nodes.filter((n) => isInside(run.plan, n, loop.id));
+    const records = new LoopRecords();
+    const results: unknown[] = [];
+    const parentListener = run.listener;
+    const parentSteps = run.steps;
+    const startedAt = new Date();
+    let attempts = 0;
+    for (let iteration = 0; ; iteration++) {
+      if (iteration >= MAX_LOOP_ITERATIONS) {
+        const error: StepError = { code: ErrorCode.NODE_CONFIGURATION, message: `Loop "${loop.id}" did not finish within ${MAX_LOOP_ITERATIONS} iterations`, details: { nodeId: loop.id } };
+        return this.loopFailed(run, loop, startedAt, iteration, error);
+      }
+      let result: NodeResult;
+      try {
+        result = await this.runNode(run, loop, input, inputs, startedAt, { iteration, results: Object.freeze([...results]) });
+      } catch (error) {
+        const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);
+        if (interrupt) return this.loopInterrupted(run, loop, startedAt, interrupt);
+        const failure = error instanceof StepFailure ? error.error : classify(error).error;
+        return this.loopFailed(run, loop, startedAt, iteration, redactError(failure, run.request.redactor));
+      }
+      attempts = Math.max(attempts, result.attempts);
+      if (result.ports.has('done') || !result.ports.has('loop')) {
+        const ports = new Map([...result.ports].filter(([name]) => name !== 'loop'));
+        this.settle(run, loop, ports, result.error ? 'failed' : 'succeeded', false);
+        await this.emit(run, { ...this.finishedStep(run, loop, startedAt, { ...result, ports, attempts }), iterations: iteration }, { ports });
+        return;
+      }
+      // One iteration of the body, its records gathered per node.
+      for (const node of inside) this.unsettle(run, node);
+      this.settle(run, loop, new Map([['loop', result.ports.get('loop')]]), 'succeeded', false);
+      run.listener = records.listenerFor(parentListener);
+      run.steps = [];
+      try {
+        await this.runNodes(run, body, loop);
+      } finally {
+        run.listener = parentListener;
+        run.steps = parentSteps;
+      }
+      for (const step of records.flush()) await this.emit(run, step);
+      if (run.stoppedBy) return this.loopInterrupted(run, loop, startedAt, run.stoppedBy);
+      const failed = inside.find((n) => run.states.get(n.id)?.blocking);
+      if (failed) {
+        const cause = run.failure;
+        run.failure = null;
+        const error: StepError = {
+          code: cause?.code ?? ErrorCode.INTERNAL,
+          message: `Iteration ${iteration} failed at node "${failed.id}": ${cause?.message ?? 'see its step'}`,
+          details: { nodeId: failed.id, iteration },
+        };
+        return this.loopFailed(run, loop, startedAt, iteration + 1, error);
+      }
+      // One entry per iteration (null when the body sent nothing back), so results[i] is iteration i's.
+      if (loop.backEdges.length) {
+        const back = loop.backEdges.filter((e) => isLive(run, e.from, e.output)).map((e) => run.states.get(e.from)!.ports.get(e.output));
+        results.push(back.length === 0 ? null : back.length === 1 ? back[0] : back);
+      }
+    }
+  }
+
+  private async loopInterrupted(run: Execution, loop: CompiledNode, startedAt: Date, interrupt: RunInterrupt): Promise<void> {
+    this.unsettle(run, loop);
+    run.stoppedBy = interrupt;
+    if (interrupt.reason === 'shutdown') return;
+    await this.emit(run, interruptedStep(loop, startedAt, interrupt));
+    this.settle(run, loop, new Map(), interrupt.reason === 'timeout' ? 'failed' : 'canceled', true);
+    if (interrupt.reason === 'timeout') run.failure ??= { code: ErrorCode.TIMEOUT, message: interrupt.message, nodeId: loop.id };
+  }
+
+  private async loopFailed(run: Execution, loop: CompiledNode, startedAt: Date, iterations: number, error: StepError): Promise<void> {
+    this.unsettle(run, loop);
+    await this.emit(run, { ...baseStep(loop), status: 'failed', attempts: 1, startedAt, finishedAt: new Date(), error, iterations });
+    this.settle(run, loop, new Map(), 'failed', true);
+    run.failure ??= { ...error, message: `Node "${loop.id}" failed: ${error.message}`, nodeId: loop.id };
+  }
+
+  private async skip(run: Execution, node: CompiledNode): Promise<void> {
+    this.settle(run, node, new Map(), 'skipped', false);
+    await this.emit(run, { ...baseStep(node), status: 'skipped', attempts: 0, startedAt: null, finishedAt: null });
+  }
+
+  /** Live edges and their data; `blocked` when a node the edges come from failed (or stopped) for good. */
+  private incomingOf(run: Execution, node: CompiledNode): { inputs: NodeInput[]; input: unknown; blocked: boolean } {
+    let blocked = false;
+    const inputs = node.incoming.map(({ from, output }): NodeInput => {
+      const state = run.states.get(from);
+      if (state?.blocking || state?.status === 'canceled') blocked = true;
+      const live = isLive(run, from, output);
+      return { from, output, live, data: live ? state!.ports.get(output) : undefined };
+    });
+    const live = inputs.filter((i) => i.live);
+    return { inputs, input: live.length === 1 ? live[0].data : live.map((i) => i.data), blocked };
+  }
+
+  private settle(run: Execution, node: CompiledNode, ports: Map<string, unknown>, status: NodeState['status'], blocking: boolean): void {
+    const value = node.outputs.length === 1 ? (ports.get(node.outputs[0]) ?? null) : Object.fromEntries(ports);
+    run.states.set(node.id, { status, ports, value, blocking });
+    if (status === 'succeeded' || (status === 'failed' && !blocking)) run.values[node.id] = value;
+  }
+
+  private unsettle(run: Execution, node: CompiledNode): void {
+    run.states.delete(node.id);
+    delete run.values[node.id];
+  }
+
+  private async emit(run: Execution, step: StepRecord, keep?: { ports: Map<string, unknown>; until?: Date }): Promise<void> {
+    const record = keep && run.request.sealer ? { ...step, state: this.seal(run, keep) } : step;
+    run.steps.push(record);
+    await run.listener.finished(record);
+  }
+
+  private seal(run: Execution, keep: { ports: Map<string, unknown>; until?: Date }): string | null {
+    const sealed = run.request.sealer!.seal({ ports: [...keep.ports], ...(keep.until ? { until: keep.until.toISOString() } : {}) });
+    return sealed.length > MAX_STATE_CHARS ? null : sealed;
+  }
+
+  private open(run: Execution, sealed: string): { ports: Map<string, unknown>; until?: Date } | undefined {
+    if (!run.request.sealer) return undefined;
+    const state = run.request.sealer.open(sealed) as { ports: [string, unknown][]; until?: string };
+    return { ports: new Map(state.ports), ...(state.until ? { until: new Date(state.until) } : {}) };
+  }
+
+  private async runNode(run: Execution, node: CompiledNode, input: unknown, inputs: readonly NodeInput[], startedAt: Date, loopState?: LoopState): Promise<NodeResult> {
+    const { request } = run;
     // Shared by every item and try of this node.
     const shared: NodeShared = {
-      nodes: Object.freeze({ ...outputs }),
+      nodes: Object.freeze({ ...run.values }),
+      inputs,
       collections: this.deps.collections.forUser(request.actingUserId),
       logger: new ScopedNodeLogger(this.deps.logger, request, node.id),
+      workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
     };
-    if (node.runMode === 'input') {
+    const guard = { node, run, startedAt, marked: false };
+    if (node.runMode === 'input' || node.node.definition.loop) {
       try {
-        const { output, attempts } = await this.runItem(node, { runMode: 'input', input }, shared, request, signal);
-        return { output, attempts, error: null };
+        const { output, attempts } = await this.runItem(guard, { runMode: 'input', input, ...(loopState ? { loop: loopState } : {}) }, shared);
+        return { ...routeInput(node, output), attempts, error: null };
       } catch (error) {
         if (!(error instanceof StepFailure) || !node.continueOnError) throw error;
         const stepError = redactError(error.error, request.redactor);
-        return { output: { error: stepError }, attempts: error.attempts, error: stepError };
+        return { ports: new Map([[node.outputs[0], { error: stepError }]]), attempts: error.attempts, error: stepError };
       }
     }
     const items = Array.isArray(input) ? input : [input];
-    const results: unknown[] = [];
+    const outputs: unknown[] = [];
     let attempts = 0;
     let firstError: StepError | null = null;
     for (let index = 0; index < items.length; index++) {
       try {
-        const result = await this.runItem(node, { runMode: 'item', item: items[index], itemIndex: index }, shared, request, signal);
+        const result = await this.runItem(guard, { runMode: 'item', item: items[index], itemIndex: index }, shared);
         attempts = Math.max(attempts, result.attempts);
-        results.push(result.output);
+        outputs.push(result.output);
       } catch (error) {
         if (!(error instanceof StepFailure)) throw error;
         const stepError = redactError(error.error, request.redactor);
@@ -180,46 +482,52 @@ export class WorkflowExecutor {
         if (!node.continueOnError) throw new StepFailure(located, Math.max(attempts, error.attempts));
         attempts = Math.max(attempts, error.attempts);
         firstError ??= located;
-        results.push({ error: located });
+        outputs.push({ error: located });
       }
     }
-    return { output: results, attempts, error: firstError };
+    return { ...routeItems(node, outputs), attempts, error: firstError };
   }
 
   /** One execution of the node (one item), with its retries. */
   private async runItem(
-    node: CompiledNode,
-    binding: { runMode: 'input'; input: unknown } | { runMode: 'item'; item: unknown; itemIndex: number },
+    guard: { node: CompiledNode; run: Execution; startedAt: Date; marked: boolean },
+    binding: { runMode: 'input'; input: unknown; loop?: LoopState } | { runMode: 'item'; item: unknown; itemIndex: number },
     shared: NodeShared,
-    request: RunRequest,
-    runSignal: AbortSignal,
   ): Promise<{ output: unknown; attempts: number }> {
-    const params = node.staticParams ?? (await this.resolveParams(node, binding, shared.nodes, request, runSignal));
+    const { node, run } = guard;
+    const runSignal = run.signal;
+    const params = node.staticParams ?? (await this.resolveParams(node, binding, shared.nodes, run.request, runSignal));
+    const idempotent = node.idempotent(params);
+    if (!idempotent && !guard.marked) {
+      // Stored before the node starts: a worker that dies now leaves a trace the next one reads.
+      guard.marked = true;
+      await run.listener.started({ ...baseStep(node), status: 'running', attempts: 0, startedAt: guard.startedAt, finishedAt: null });
+    }
+    // A node that must not run twice finishes what it started when the process stops: its record is then true.
+    const signal = idempotent ? runSignal : unlessShutdown(runSignal);
     for (let attempt = 1; ; attempt++) {
-      const limit = childSignal(runSignal, node.timeoutMs, () => new NodeTimeoutError(`Node "${node.id}" timed out after ${node.timeoutMs} ms`));
+      const limit = childSignal(signal, node.timeoutMs, () => new NodeTimeoutError(`Node "${node.id}" timed out after ${node.timeoutMs} ms`));
       try {
         const ctx = {
           ...binding,
           params,
-          variables: request.variables,
+          variables: run.request.variables,
           ...shared,
-          inputs: node.predecessors.map((from) => ({ from, output: 'main', live: true, data: shared.nodes[from] })),
           models: this.deps.models ?? NO_LANGUAGE_MODEL,
           sandbox: this.deps.sandbox ?? NO_SANDBOX,
-          workflows: NO_WORKFLOWS,
           http: nodeHttpClient(this.deps.fetcher, limit.signal),
           signal: limit.signal,
-          runId: request.runId,
-          workflowId: request.workflowId,
+          runId: run.request.runId,
+          workflowId: run.request.workflowId,
           nodeId: node.id,
         } as NodeContext<object>;
         const output = await raceSignal(invoke(node, ctx), limit.signal);
         return { output: output === undefined ? null : output, attempts: attempt };
       } catch (error) {
-        if (runSignal.aborted) throw runSignal.reason;
+        if (signal.aborted) throw signal.reason;
         const stepError = classify(error);
         if (!stepError.retryable || attempt >= node.maxAttempts) throw new StepFailure(stepError.error, attempt);
-        await sleep(Math.min(node.backoffMs * 2 ** (attempt - 1), MAX_BACKOFF_MS), runSignal);
+        await sleep(Math.min(node.backoffMs * 2 ** (attempt - 1), MAX_BACKOFF_MS), signal);
       } finally {
         limit.dispose();
       }
@@ -228,7 +536,7 @@ export class WorkflowExecutor {
 
   private async resolveParams(
     node: CompiledNode,
-    binding: { runMode: 'input'; input: unknown } | { runMode: 'item'; item: unknown },
+    binding: { runMode: 'input'; input: unknown; loop?: LoopState } | { runMode: 'item'; item: unknown },
     nodes: Readonly<Record<string, unknown>>,
     request: RunRequest,
     signal: AbortSignal,
@@ -304,15 +612,61 @@ export class WorkflowExecutor {
     }
   }
 
-  private finishedStep(node: CompiledNode, startedAt: Date, result: NodeResult, redactor: Redactor): StepRecord {
+  private finishedStep(run: Execution, node: CompiledNode, startedAt: Date, result: NodeResult): StepRecord {
+    const value = node.outputs.length === 1 ? (result.ports.get(node.outputs[0]) ?? null) : Object.fromEntries(result.ports);
     return {
       ...baseStep(node),
       status: result.error ? 'failed' : 'succeeded',
       attempts: result.attempts,
       startedAt,
       finishedAt: new Date(),
-      output: recordable(redactor.value(result.output)),
+      output: recordable(run.request.redactor.value(value)),
       error: result.error,
+    };
+  }
+}
+
+/** Gathers the records of a loop body's nodes over its iterations: one record per node, one output per iteration. */
+class LoopRecords {
+  private readonly byNode = new Map<string, StepRecord & { outputs: unknown[] }>();
+  private readonly changed = new Set<string>();
+
+  listenerFor(parent: StepListener): StepListener {
+    return {
+      finished: (step) => this.add(step),
+      started: (step) => parent.started({ ...this.merged(step), status: 'running' }),
+    };
+  }
+
+  add(step: StepRecord): void {
+    const merged = this.merged(step);
+    this.byNode.set(step.nodeId, merged);
+    this.changed.add(step.nodeId);
+  }
+
+  /** The records changed by the last iteration. */
+  flush(): StepRecord[] {
+    const records = [...this.changed].map((id) => {
+      const { outputs, ...record } = this.byNode.get(id)!;
+      return { ...record, output: recordable(outputs) };
+    });
+    this.changed.clear();
+    return records;
+  }
+
+  private merged(step: StepRecord): StepRecord & { outputs: unknown[] } {
+    const earlier = this.byNode.get(step.nodeId);
+    const ran = step.status !== 'skipped';
+    const outputs = [...(earlier?.outputs ?? []), ...(ran && step.status !== 'running' ? [step.output ?? null] : [])];
+    return {
+      ...step,
+      status: earlier?.status === 'failed' ? 'failed' : earlier && !ran ? earlier.status : step.status,
+      attempts: Math.max(earlier?.attempts ?? 0, step.attempts),
+      startedAt: earlier?.startedAt ?? step.startedAt,
+      finishedAt: step.finishedAt ?? earlier?.finishedAt ?? null,
+      error: step.error ?? earlier?.error ?? null,
+      iterations: (earlier?.iterations ?? 0) + (ran && step.status !== 'running' ? 1 : 0),
+      outputs,
     };
   }
 }
@@ -325,22 +679,90 @@ function invoke(node: CompiledNode, ctx: NodeContext<object>): Promise<unknown> 
   }
 }
 
-/** A trigger gets the run's input; a node with one predecessor its output; with several, their outputs in order. */
-function inputOf(node: CompiledNode, outputs: Record<string, unknown>, runInput: unknown): unknown {
-  if (node.predecessors.length === 0) return runInput;
-  if (node.predecessors.length === 1) return outputs[node.predecessors[0]];
-  return node.predecessors.map((id) => outputs[id]);
+/** Run mode input: a routed result goes where it says; a plain one to the first output; a wait keeps its output. */
+function routeInput(node: CompiledNode, output: unknown): Pick<NodeResult, 'ports' | 'waitUntil'> {
+  if (isWaitRequest(output)) return { ports: new Map([[node.outputs[0], output.output]]), waitUntil: output.until };
+  if (!isRoutedOutput(output)) return { ports: new Map([[node.outputs[0], output]]) };
+  return { ports: new Map(Object.entries(output.outputs).map(([name, value]) => [checkOutput(node, name), value])) };
+}
+
+/** Run mode item: each item's result goes to its outputs; an output's value is the array of what it received. */
+function routeItems(node: CompiledNode, outputs: unknown[]): Pick<NodeResult, 'ports' | 'waitUntil'> {
+  const ports = new Map<string, unknown[]>();
+  let waitUntil: Date | undefined;
+  const send = (name: string, value: unknown) => {
+    const list = ports.get(name);
+    if (list) list.push(value);
+    else ports.set(name, [value]);
+  };
+  for (const output of outputs) {
+    if (isWaitRequest(output)) {
+      if (!waitUntil || output.until > waitUntil) waitUntil = output.until;
+      send(node.outputs[0], output.output);
+    } else if (isRoutedOutput(output)) {
+      for (const [name, value] of Object.entries(output.outputs)) send(checkOutput(node, name), value);
+    } else {
+      send(node.outputs[0], output);
+    }
+  }
+  // No items at all: the first output is an empty list, as a node over an empty array always gave.
+  if (outputs.length === 0) ports.set(node.outputs[0], []);
+  return { ports: ports as Map<string, unknown>, ...(waitUntil ? { waitUntil } : {}) };
+}
+
+function checkOutput(node: CompiledNode, name: string): string {
+  if (node.outputs.includes(name)) return name;
+  throw new StepFailure(
+    { code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" sent a result to output "${name}", which it does not have (outputs: ${node.outputs.join(', ')})`, details: { nodeId: node.id } },
+    1,
+  );
+}
+
+/** The output of the last node, in execution order, that finished outside any loop body. */
+function lastOutput(run: Execution): unknown {
+  for (let i = run.plan.nodes.length - 1; i >= 0; i--) {
+    const node = run.plan.nodes[i];
+    if (node.loop === null && run.states.get(node.id)?.status === 'succeeded') return run.values[node.id];
+  }
+  return undefined;
+}
+
+function isLive(run: Execution, from: string, output: string): boolean {
+  const state = run.states.get(from);
+  return state !== undefined && (state.status === 'succeeded' || (state.status === 'failed' && !state.blocking)) && state.ports.has(output);
+}
+
+/** The node is in the body of `loopId`, directly or inside a loop nested in it. */
+function isInside(plan: CompiledWorkflow, node: CompiledNode, loopId: string): boolean {
+  for (let loop = node.loop; loop !== null; loop = plan.byId.get(loop)!.loop) if (loop === loopId) return true;
+  return false;
+}
+
+function outermostLoop(plan: CompiledWorkflow, node: CompiledNode): string {
+  let loop = node.loop!;
+  while (plan.byId.get(loop)!.loop !== null) loop = plan.byId.get(loop)!.loop!;
+  return loop;
+}
+
+/** Follows `parent` except when the process stops: the node it guards then finishes first. */
+function unlessShutdown(parent: AbortSignal): AbortSignal {
+  const controller = new AbortController();
+  const follow = () => {
+    if (!(isRunInterrupt(parent.reason) && parent.reason.reason === 'shutdown')) controller.abort(parent.reason);
+  };
+  if (parent.aborted) follow();
+  else parent.addEventListener('abort', follow, { once: true });
+  return controller.signal;
 }
 
 /** The engine copies in only the names a source mentions, and `nodes` and `variables` (frozen) as JSON made once. */
 function scopeFor(
-  binding: { runMode: 'input'; input: unknown } | { runMode: 'item'; item: unknown },
+  binding: { runMode: 'input'; input: unknown; loop?: LoopState } | { runMode: 'item'; item: unknown },
   variables: Readonly<Record<string, VariableValue>>,
   nodes: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
-  return binding.runMode === 'input'
-    ? { input: binding.input ?? null, variables, nodes }
-    : { item: binding.item ?? null, variables, nodes };
+  if (binding.runMode === 'item') return { item: binding.item ?? null, variables, nodes };
+  return { input: binding.input ?? null, variables, nodes, ...(binding.loop ? { loop: binding.loop } : {}) };
 }
 
 /**
@@ -430,10 +852,6 @@ function interruptOf(signal: AbortSignal): RunInterrupt | null {
 
 function baseStep(node: CompiledNode): Pick<StepRecord, 'nodeId' | 'position' | 'type' | 'version'> {
   return { nodeId: node.id, position: node.position, type: node.node.definition.type, version: node.node.definition.version };
-}
-
-function skippedStep(node: CompiledNode): StepRecord {
-  return { ...baseStep(node), status: 'skipped', attempts: 0, startedAt: null, finishedAt: null };
 }
 
 /** Attempts are unknown here (the interrupt cut the retries short); at least one try had begun. */

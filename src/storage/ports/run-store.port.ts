@@ -3,13 +3,17 @@ import { newId } from '../../common/ids';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from './workflow-definition';
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export type TerminalRunStatus = Extract<RunStatus, 'succeeded' | 'failed' | 'canceled'>;
 export const RUN_TYPES = ['test', 'production'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
 
-export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'canceled';
+/**
+ * `running`: a node that must not run twice has started and not finished (written before it
+ * starts); `waiting`: a Wait node paused the run, its output is kept until the run resumes.
+ */
+export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
 
 /** A failure as stored: secrets already masked. */
 export interface StepError {
@@ -37,6 +41,15 @@ export interface StepRecord {
   finishedAt: Date | null;
   output?: unknown;
   error?: StepError | null;
+  /** For a node in a loop's body: how many iterations ran it (its output is then one entry per iteration). */
+  iterations?: number;
+  /** Copied from the run this one retries: the node did not run again. */
+  reused?: boolean;
+  /**
+   * The node's whole outputs, sealed (encrypted like secret variables) because they may hold
+   * secrets: what a resumed or retried run continues from. Never shown; dropped when the run succeeds.
+   */
+  state?: string | null;
 }
 
 export interface Run {

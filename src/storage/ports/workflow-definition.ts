@@ -41,6 +41,8 @@ export interface WorkflowNodeSpec {
 export interface WorkflowEdge {
   from: string;
   to: string;
+  /** Which output of `from` the edge takes; omitted means its first (for most nodes, `main`). */
+  output?: string;
 }
 
 /**
@@ -57,4 +59,12 @@ export interface WorkflowDefinition {
   nodes: WorkflowNodeSpec[];
   edges: WorkflowEdge[];
   variables: WorkflowVariable[];
+}
+
+/** Workflow-level settings: not versioned, they apply to test and production runs from the moment they are saved. */
+export interface WorkflowSettings {
+  /** Runs of the workflow executing at once across all workers; more wait in the queue. */
+  maxConcurrentRuns?: number;
+  /** Webhook calls accepted per window; more are answered 429 with Retry-After. */
+  rateLimit?: { requests: number; perSeconds: number };
 }

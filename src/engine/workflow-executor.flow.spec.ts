@@ -1,0 +1,318 @@
+import { IsBoolean, IsOptional, IsString } from 'class-validator';
+import pino from 'pino';
+import loop from '../../plugins/loop';
+import wait from '../../plugins/wait';
+import webhookTrigger from '../../plugins/webhook-trigger';
+import { defineNode, NodeConfigurationError, Parameter, toOutput } from '../sdk';
+import type { StepRecord } from '../storage/ports/run-store.port';
+import { WorkflowDefinition, WorkflowEdge, WorkflowNodeSpec } from '../storage/ports/workflow-definition';
+import { UnavailableCollectionsProvider } from './collections-provider';
+import { ExpressionEngine } from './expressions/expression-engine';
+import { NodeRegistry } from './node-registry';
+import { registerDefinition } from './plugin-loader';
+import { Redactor } from './redactor';
+import { RunInterrupt } from './run-interrupt';
+import { compileWorkflow } from './workflow-compiler';
+import { RunRequest, StateSealer, WorkflowExecutor } from './workflow-executor';
+
+class RouteParams {
+  @Parameter({ description: 'Where to send the input' })
+  @IsBoolean()
+  yes: boolean = true;
+}
+
+/** Sends its input (or each item) to `yes` or `no`. */
+const route = defineNode({
+  type: 'route',
+  version: 1,
+  displayName: 'Route',
+  description: 'Test router',
+  parameters: RouteParams,
+  defaultRunMode: 'input',
+  outputs: ['yes', 'no'],
+  execute: (ctx) => toOutput(ctx.params.yes ? 'yes' : 'no', ctx.runMode === 'input' ? ctx.input : ctx.item),
+});
+
+class TagParams {
+  @Parameter({ description: 'A label' })
+  @IsOptional()
+  @IsString()
+  tag?: string;
+
+  @Parameter({ description: 'Fail instead' })
+  @IsOptional()
+  @IsBoolean()
+  fail?: boolean;
+}
+
+const calls: string[] = [];
+
+/** Records that it ran; outputs its tag, its input and what its incoming edges were. */
+const tag = defineNode({
+  type: 'tag',
+  version: 1,
+  displayName: 'Tag',
+  description: 'Test node',
+  parameters: TagParams,
+  defaultRunMode: 'input',
+  execute: (ctx) => {
+    calls.push(ctx.nodeId);
+    if (ctx.params.fail) throw new NodeConfigurationError(`${ctx.nodeId} was told to fail`);
+    return { tag: ctx.params.tag ?? ctx.nodeId, got: ctx.runMode === 'input' ? ctx.input : ctx.item, inputs: ctx.inputs.map((i) => `${i.from}.${i.output}:${i.live}`) };
+  },
+});
+
+/** A node with a side effect: it must not run twice. */
+const effect = defineNode({
+  type: 'effect',
+  version: 1,
+  displayName: 'Effect',
+  description: 'Test side effect',
+  parameters: TagParams,
+  defaultRunMode: 'input',
+  idempotent: false,
+  execute: (ctx) => {
+    calls.push(ctx.nodeId);
+    return { sent: ctx.runMode === 'input' ? ctx.input : ctx.item };
+  },
+});
+
+const registry = new NodeRegistry([
+  registerDefinition(webhookTrigger, 'webhook-trigger'),
+  registerDefinition(route, 'route'),
+  registerDefinition(tag, 'tag'),
+  registerDefinition(effect, 'effect'),
+  registerDefinition(loop, 'loop'),
+  registerDefinition(wait, 'wait'),
+]);
+
+const node = (id: string, type: string, parameters: Record<string, unknown> = {}, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({ id, type, parameters, ...extra });
+const edge = (from: string, to: string, output?: string): WorkflowEdge => ({ from, to, ...(output ? { output } : {}) });
+const workflow = (nodes: WorkflowNodeSpec[], edges: WorkflowEdge[]): WorkflowDefinition => ({
+  nodes: [node('trigger', 'webhook-trigger'), ...nodes],
+  edges,
+  variables: [],
+});
+
+/** Seals as JSON, as the worker does with encryption: what matters here is the round trip. */
+const sealer: StateSealer = { seal: (value) => `sealed:${JSON.stringify(value)}`, open: (sealed) => JSON.parse(sealed.slice('sealed:'.length)) };
+
+let expressions: ExpressionEngine;
+let counter = 0;
+
+async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest> = {}) {
+  const steps: StepRecord[] = [];
+  const started: StepRecord[] = [];
+  const executor = new WorkflowExecutor({
+    expressions,
+    fetcher: { fetch: () => Promise.reject(new Error('no network')) },
+    collections: new UnavailableCollectionsProvider(),
+    logger: pino({ level: 'silent' }),
+    runTimeoutMs: 30_000,
+  });
+  const outcome = await executor.run(
+    compileWorkflow(definition, registry),
+    { runId: `run_${++counter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { n: 1 }, variables: {}, redactor: Redactor.NONE, sealer, ...overrides },
+    { finished: (step) => void steps.push(step), started: async (step) => void started.push(step) },
+  );
+  // The last record of a node is the one that stands (a loop body's are rewritten each iteration).
+  const byId = Object.fromEntries(steps.map((s) => [s.nodeId, s]));
+  return { ...outcome, byId, started };
+}
+
+beforeAll(() => {
+  expressions = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: 500 });
+});
+afterAll(() => expressions.close());
+beforeEach(() => (calls.length = 0));
+
+describe('WorkflowExecutor control flow', () => {
+  it('runs only the branch a router sent data to, and skips what is reachable only through the other', async () => {
+    const result = await run(
+      workflow(
+        [node('if', 'route', { yes: false }), node('onYes', 'tag'), node('afterYes', 'tag'), node('onNo', 'tag')],
+        [edge('trigger', 'if'), edge('if', 'onYes', 'yes'), edge('onYes', 'afterYes'), edge('if', 'onNo', 'no')],
+      ),
+    );
+    expect(result.status).toBe('succeeded');
+    expect(calls).toEqual(['onNo']);
+    expect(result.byId.if.output).toEqual({ no: { n: 1 } });
+    expect(result.byId.onYes.status).toBe('skipped');
+    expect(result.byId.afterYes.status).toBe('skipped');
+    expect(result.byId.onNo.output).toMatchObject({ got: { n: 1 }, inputs: ['if.no:true'] });
+    expect(result.output).toMatchObject({ tag: 'onNo' });
+  });
+
+  it('routes item by item in run mode item, each output getting its own list', async () => {
+    const result = await run(
+      workflow(
+        [node('split', 'route', { yes: 'item.v > 1' }, { runMode: 'item', parameterMode: { yes: 'expression' } }), node('big', 'tag'), node('small', 'tag')],
+        [edge('trigger', 'split'), edge('split', 'big', 'yes'), edge('split', 'small', 'no')],
+      ),
+      { input: [{ v: 1 }, { v: 2 }, { v: 3 }] },
+    );
+    expect(result.byId.big.output).toMatchObject({ got: [{ v: 2 }, { v: 3 }] });
+    expect(result.byId.small.output).toMatchObject({ got: [{ v: 1 }] });
+  });
+
+  it('runs a join once, after its live predecessors, with their data in edge order and which edges were live', async () => {
+    const result = await run(
+      workflow(
+        [node('if', 'route', { yes: true }), node('a', 'tag'), node('b', 'tag'), node('c', 'tag'), node('join', 'tag')],
+        [edge('trigger', 'if'), edge('if', 'a', 'yes'), edge('if', 'b', 'no'), edge('trigger', 'c'), edge('a', 'join'), edge('b', 'join'), edge('c', 'join')],
+      ),
+    );
+    expect(calls.filter((c) => c === 'join')).toHaveLength(1);
+    expect(result.byId.b.status).toBe('skipped');
+    const join = result.byId.join.output as { got: unknown[]; inputs: string[] };
+    expect(join.inputs).toEqual(['a.main:true', 'b.main:false', 'c.main:true']);
+    expect(join.got.map((g) => (g as { tag: string }).tag)).toEqual(['a', 'c']);
+  });
+
+  it('keeps independent branches running when one fails, skips what follows the failure, and fails the run', async () => {
+    const result = await run(
+      workflow(
+        [node('bad', 'tag', { fail: true }), node('afterBad', 'tag'), node('good', 'tag'), node('afterGood', 'tag')],
+        [edge('trigger', 'bad'), edge('bad', 'afterBad'), edge('trigger', 'good'), edge('good', 'afterGood')],
+      ),
+    );
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatchObject({ code: 'NODE_CONFIGURATION', nodeId: 'bad' });
+    expect(calls).toEqual(['bad', 'good', 'afterGood']);
+    expect(result.byId.afterBad.status).toBe('skipped');
+    expect(result.byId.afterGood.status).toBe('succeeded');
+  });
+
+  it('skips a join when one of its inputs failed', async () => {
+    const result = await run(
+      workflow([node('bad', 'tag', { fail: true }), node('good', 'tag'), node('join', 'tag')], [edge('trigger', 'bad'), edge('trigger', 'good'), edge('bad', 'join'), edge('good', 'join')]),
+    );
+    expect(result.byId.join.status).toBe('skipped');
+  });
+
+  it('loops over the input in batches and gives what the body sent back on done', async () => {
+    const result = await run(
+      workflow(
+        [node('each', 'loop', { batchSize: 2 }), node('work', 'tag', { tag: 'input.map((x) => x * 10)' }, { parameterMode: { tag: 'expression' } }), node('after', 'tag')],
+        [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each'), edge('each', 'after', 'done')],
+      ),
+      { input: [1, 2, 3, 4, 5] },
+    );
+    expect(result.status).toBe('succeeded');
+    expect(calls.filter((c) => c === 'work')).toHaveLength(3);
+    expect(result.byId.work).toMatchObject({ status: 'succeeded', iterations: 3 });
+    expect((result.byId.work.output as { tag: string }[]).map((o) => o.tag)).toEqual(['[10,20]', '[30,40]', '[50]']);
+    expect(result.byId.each).toMatchObject({ status: 'succeeded', iterations: 3 });
+    expect((result.byId.after.output as { got: unknown[] }).got).toHaveLength(3);
+  });
+
+  it('repeats until the body gives back an empty page', async () => {
+    const pages = [[1, 2], [3], []];
+    const pager = defineNode({
+      type: 'pager',
+      version: 1,
+      displayName: 'Pager',
+      description: 'Pages',
+      parameters: TagParams,
+      defaultRunMode: 'input',
+      execute: (ctx) => pages[(ctx.runMode === 'input' ? (ctx.input as { iteration: number }) : { iteration: 0 }).iteration] ?? [],
+    });
+    const local = new NodeRegistry([...registry.list(), registerDefinition(pager, 'pager')]);
+    const steps: StepRecord[] = [];
+    const outcome = await new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 10_000 }).run(
+      compileWorkflow(workflow([node('pages', 'loop', { mode: 'repeat' }), node('page', 'pager'), node('all', 'tag')], [edge('trigger', 'pages'), edge('pages', 'page', 'loop'), edge('page', 'pages'), edge('pages', 'all', 'done')]), local),
+      { runId: 'run_pages', workflowId: 'w', actingUserId: 'u', input: null, variables: {}, redactor: Redactor.NONE },
+      { finished: (s) => void steps.push(s), started: async () => undefined },
+    );
+    expect(outcome.status).toBe('succeeded');
+    expect((outcome.output as { got: unknown }).got).toEqual([1, 2, 3]);
+  });
+
+  it('fails a loop whose body failed, naming the iteration and the node', async () => {
+    const result = await run(
+      workflow([node('each', 'loop'), node('work', 'tag', { fail: 'input[0] === 2' }, { parameterMode: { fail: 'expression' } })], [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')]),
+      { input: [1, 2, 3] },
+    );
+    expect(result.status).toBe('failed');
+    expect(result.byId.each).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('Iteration 1 failed at node "work"') } });
+    expect(result.error).toMatchObject({ nodeId: 'each' });
+  });
+
+  it('stores each finished node\'s outputs sealed, and a resumed attempt continues after the last finished node', async () => {
+    const definition = workflow([node('a', 'tag'), node('b', 'tag'), node('c', 'tag')], [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')]);
+    const first = await run(definition);
+    expect(first.byId.a.state).toMatch(/^sealed:/);
+    // The worker died after a and b: only their records survived.
+    calls.length = 0;
+    const resumed = await run(definition, { previous: [first.byId.trigger, first.byId.a, first.byId.b] });
+    expect(calls).toEqual(['c']);
+    expect(resumed.status).toBe('succeeded');
+    expect(resumed.byId.c.output).toMatchObject({ got: { tag: 'b' } });
+  });
+
+  it('marks a node that must not run twice before it starts, and fails it instead of running it again after a crash', async () => {
+    const definition = workflow([node('send', 'effect'), node('after', 'tag')], [edge('trigger', 'send'), edge('send', 'after')]);
+    const first = await run(definition);
+    expect(first.started).toEqual([expect.objectContaining({ nodeId: 'send', status: 'running' })]);
+    calls.length = 0;
+    const resumed = await run(definition, { previous: [first.byId.trigger, first.started[0]] });
+    expect(calls).toEqual([]);
+    expect(resumed.status).toBe('failed');
+    expect(resumed.byId.send).toMatchObject({ status: 'failed', error: { code: 'INTERRUPTED' } });
+    expect(resumed.byId.after.status).toBe('skipped');
+  });
+
+  it('lets a node that must not run twice finish when the process stops, and stops after it', async () => {
+    const slowEffect = defineNode({
+      type: 'slow-effect',
+      version: 1,
+      displayName: 'Slow effect',
+      description: 'x',
+      parameters: TagParams,
+      defaultRunMode: 'input',
+      idempotent: false,
+      execute: () => new Promise((resolve) => setTimeout(() => resolve({ done: true }), 80)),
+    });
+    const local = new NodeRegistry([...registry.list(), registerDefinition(slowEffect, 'slow-effect')]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new RunInterrupt('shutdown', 'stopping')), 20);
+    const steps: StepRecord[] = [];
+    const outcome = await new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 10_000 }).run(
+      compileWorkflow(workflow([node('send', 'slow-effect'), node('after', 'tag')], [edge('trigger', 'send'), edge('send', 'after')]), local),
+      { runId: 'run_stop', workflowId: 'w', actingUserId: 'u', input: null, variables: {}, redactor: Redactor.NONE, sealer, signal: controller.signal },
+      { finished: (s) => void steps.push(s), started: async () => undefined },
+    );
+    expect(outcome.status).toBe('interrupted');
+    expect(steps.map((s) => [s.nodeId, s.status])).toEqual([
+      ['trigger', 'succeeded'],
+      ['send', 'succeeded'],
+    ]);
+  });
+
+  it('pauses at a wait node with its output kept, and goes on from there once the time has come', async () => {
+    const definition = workflow([node('pause', 'wait', { amount: 10, unit: 'minutes' }), node('after', 'tag')], [edge('trigger', 'pause'), edge('pause', 'after')]);
+    const first = await run(definition);
+    expect(first.status).toBe('waiting');
+    expect(first.resumeAt!.getTime()).toBeGreaterThan(Date.now() + 9 * 60_000);
+    expect(first.byId.pause.status).toBe('waiting');
+    expect(calls).toEqual([]);
+
+    const early = await run(definition, { previous: [first.byId.trigger, first.byId.pause] });
+    expect(early.status).toBe('waiting');
+
+    const later = await run(definition, { previous: [first.byId.trigger, first.byId.pause], now: () => new Date(Date.now() + 11 * 60_000) });
+    expect(later.status).toBe('succeeded');
+    expect(later.byId.pause.status).toBe('succeeded');
+    expect(later.byId.after.output).toMatchObject({ got: { n: 1 } });
+  });
+
+  it('continues from stored outputs when retrying from the failed node', async () => {
+    const definition = workflow([node('a', 'tag'), node('b', 'tag', { fail: 'nodes.a.tag === "a"' }, { parameterMode: { fail: 'expression' } })], [edge('trigger', 'a'), edge('a', 'b')]);
+    const failed = await run(definition);
+    expect(failed.status).toBe('failed');
+    calls.length = 0;
+    const retried = await run(definition, { previous: [failed.byId.trigger, failed.byId.a].map((s) => ({ ...s, reused: true })) });
+    expect(calls).toEqual(['b']);
+    expect(retried.byId.b.status).toBe('failed');
+  });
+});
