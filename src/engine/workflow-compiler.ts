@@ -118,8 +118,9 @@ export function compileWorkflow(definition: WorkflowDefinition, registry: NodeRe
     if (built) prepared.set(spec.id, built);
   });
 
-  const edges = checkEdges(definition, indexById, prepared, problems);
-  const loops = [...prepared.values()].filter((n) => n.node.definition.loop === true).map((n) => n.id);
+  const declared = new Map(specs.map((spec, i) => [spec.id, registered[i]] as const));
+  const edges = checkEdges(definition, indexById, prepared, declared, problems);
+  const loops = specs.filter((spec) => declared.get(spec.id)?.definition.loop === true).map((spec) => spec.id);
   const structure = loopStructure(loops, edges, specs, problems);
   checkTriggersAndConnections(specs, registered, edges, structure, problems);
   const order = executionOrder(specs, edges, structure, problems);
@@ -161,6 +162,7 @@ function checkEdges(
   definition: WorkflowDefinition,
   indexById: Map<string, number>,
   prepared: Map<string, PreparedNode>,
+  declared: Map<string, RegisteredNode | null>,
   problems: DefinitionProblem[],
 ): Edge[] {
   const edges: Edge[] = [];
@@ -178,13 +180,14 @@ function checkEdges(
       problems.push({ field: `edges[${index}]`, reason: `node "${edge.from}" cannot feed itself`, nodeId: edge.from });
       return;
     }
+    // A node with problems of its own still has its place in the graph, so the graph's problems are all reported too.
     const source = prepared.get(edge.from);
-    if (!source) return;
-    const output = edge.output ?? source.outputs[0];
-    if (!source.outputs.includes(output)) {
+    const known = source?.outputs ?? staticOutputs(declared.get(edge.from) ?? null);
+    const output = edge.output ?? known?.[0] ?? 'main';
+    if (known && !known.includes(output)) {
       problems.push({
         field: `edges[${index}].output`,
-        reason: `node "${edge.from}" has no output "${output}"; its outputs: ${source.outputs.join(', ')}`,
+        reason: `node "${edge.from}" has no output "${output}"; its outputs: ${known.join(', ')}`,
         nodeId: edge.from,
       });
       return;
@@ -198,6 +201,13 @@ function checkEdges(
     edges.push({ from: edge.from, to: edge.to, output, index });
   });
   return edges;
+}
+
+/** Outputs a node declares whatever its parameters; null when they depend on them. */
+function staticOutputs(node: RegisteredNode | null): readonly string[] | null {
+  if (!node) return null;
+  const outputs = node.definition.outputs;
+  return outputs === undefined ? ['main'] : typeof outputs === 'function' ? null : outputs;
 }
 
 interface LoopStructure {

@@ -66,6 +66,8 @@ export interface RunRequest {
   sealer?: StateSealer;
   /** `ctx.workflows` of a node: sub-workflow runs linked to this run and that node. */
   workflows?: (nodeId: string) => WorkflowsFacade;
+  /** Waits hold the worker instead of pausing the run (a sub-workflow, whose parent waits for it). */
+  holdWaits?: boolean;
   now?: () => Date;
 }
 
@@ -287,12 +289,12 @@ export class WorkflowExecutor {
     try {
       const result = await this.runNode(run, node, input, inputs, startedAt);
       if (result.waitUntil) {
-        if (loop === null) {
+        if (loop === null && !run.request.holdWaits) {
           this.settle(run, node, result.ports, 'succeeded', false);
           await this.emit(run, { ...this.finishedStep(run, node, startedAt, result), status: 'waiting' }, { ports: result.ports, until: result.waitUntil });
           throw new Suspension(result.waitUntil);
         }
-        // Inside a loop the whole loop is one unit of progress: the wait holds the worker.
+        // Inside a loop the whole loop is one unit of progress (and a sub-workflow's parent waits): the wait holds the worker.
         await sleep(Math.max(0, result.waitUntil.getTime() - Date.now()), run.signal);
       }
       this.settle(run, node, result.ports, result.error ? 'failed' : 'succeeded', false);
@@ -863,7 +865,7 @@ function interruptedStep(node: CompiledNode, startedAt: Date, interrupt: RunInte
 }
 
 /** Keeps the run record bounded; the full output still went to the successors. */
-function recordable(output: unknown): unknown {
+export function recordable(output: unknown): unknown {
   let json: string | undefined;
   try {
     json = JSON.stringify(output);

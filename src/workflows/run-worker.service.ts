@@ -2,26 +2,42 @@ import { Inject, Injectable } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { AccessPolicy } from '../auth/access-policy.service';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
+import { LruCache } from '../engine/expressions/lru-cache';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
-import { WorkflowExecutor } from '../engine/workflow-executor';
-import { JobContext } from '../jobs/job-queue.port';
-import { LeaseState, Run, RunError, RunStore } from '../storage/ports/run-store.port';
+import { recordable, RunOutcome, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
+import { RUN_JOB } from '../jobs/job-names';
+import { JobContext, JobQueue } from '../jobs/job-queue.port';
+import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade } from '../sdk';
+import { AT_CONCURRENCY_LIMIT, LeaseState, newQueuedRun, Run, RunError, RunStore } from '../storage/ports/run-store.port';
+import { WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
+import { RunEvents } from './run-events';
 import { RunPlans } from './run-plans';
-import { RunJobData } from './runs.service';
+import { RUN_JOB_OPTIONS, runJob, RunJobData, runOf } from './runs.service';
+import { SecretCipher } from './secret-cipher';
 import { StepRecorder } from './step-recorder';
 
 /** Renewal also carries cancel requests made through another process: at least this often. */
 const MAX_RENEW_INTERVAL_MS = 5_000;
+/** How deep sub-workflows may nest: a workflow that runs itself stops here. */
+export const MAX_SUB_WORKFLOW_DEPTH = 10;
+/** Settings are read again after this long: a changed concurrency limit applies within it. */
+const SETTINGS_TTL_MS = 2_000;
+/** A run held back by its workflow's concurrency limit looks again after this, doubling up to the max. */
+const POSTPONE_BASE_MS = 100;
+const POSTPONE_MAX_MS = 5_000;
 
 /**
- * Executes `workflow.run` jobs: claims the run (running, with a lease), runs its plan, records
- * steps as they finish and the terminal state at the end. A job is only a pointer to a run; the
- * run's state in the store decides what happens, so a duplicate or late job is harmless.
+ * Executes `workflow.run` jobs: claims the run (running, with a lease), runs its plan from where an
+ * earlier attempt left it, records steps as they finish and the terminal state at the end. A job
+ * is only a pointer to a run; the run's state in the store decides what happens, so a duplicate or
+ * late job is harmless. A run that reaches a Wait node is parked as `waiting` with a delayed job;
+ * a run over its workflow's concurrency limit is put back with a short delay.
  */
 @Injectable()
 export class RunWorker {
@@ -31,13 +47,19 @@ export class RunWorker {
   private readonly leaseMs: number;
   private readonly renewEveryMs: number;
   private readonly logger: Logger;
+  private readonly limits = new LruCache<string, { maxRunning: number | undefined; until: number }>(1024);
 
   constructor(
     config: AppConfig,
     private readonly runs: RunStore,
+    private readonly workflows: WorkflowStore,
     private readonly plans: RunPlans,
     private readonly executor: WorkflowExecutor,
     private readonly active: ActiveRuns,
+    private readonly jobs: JobQueue,
+    private readonly cipher: SecretCipher,
+    private readonly access: AccessPolicy,
+    private readonly events: RunEvents,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.leaseMs = config.JOB_LEASE_MS;
@@ -53,15 +75,21 @@ export class RunWorker {
     const controller = new AbortController();
     if (!this.active.start(runId, controller)) return;
     try {
-      const run = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date());
-      // Finished, canceled, deleted, or running under a live lease elsewhere: nothing to do.
-      if (run) await this.execute(run, controller, job.signal);
+      const maxRunning = job.data.workflowId ? await this.maxRunning(job.data.workflowId) : undefined;
+      const claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+      if (claimed === AT_CONCURRENCY_LIMIT) return await this.postpone(job.data);
+      // Finished, canceled, deleted, waiting for later, or running under a live lease elsewhere: nothing to do.
+      if (claimed) await this.execute(claimed, controller, job.signal);
     } finally {
       this.active.finish(runId, controller);
     }
   }
 
-  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal): Promise<void> {
+  /**
+   * Runs a claimed run to its end (or its next pause). `holdWaits` keeps a sub-workflow's waits in
+   * this process, since its parent waits for it.
+   */
+  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, holdWaits = false): Promise<RunOutcome | null> {
     const log = this.logger.child({ runId: run.id, workflowId: run.workflowId });
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
@@ -97,18 +125,28 @@ export class RunWorker {
           variables: prepared.variables,
           redactor,
           signal: controller.signal,
+          previous: run.steps,
+          sealer: this.sealerFor(run.workflowId),
+          workflows: (nodeId) => this.subWorkflows(run, nodeId, shutdown),
+          holdWaits,
         },
-        (step) => recorder.add(step),
+        { finished: (step) => recorder.add(step), started: (step) => recorder.write(step) },
       );
       if (outcome.status === 'interrupted') {
         await recorder.drain();
-        if (leaseLost) return;
+        if (leaseLost) return null;
         await this.runs.release(run.id, this.workerId);
         log.info('run handed back: the worker is stopping');
         throw shutdown.reason ?? new AppError(ErrorCode.UNAVAILABLE, 'The worker is stopping', { retryable: true });
       }
-      await this.complete(run, await recorder.drain(), outcome.status, outcome.error);
+      if (outcome.status === 'waiting') {
+        await this.pause(run, await recorder.drain(), outcome.resumeAt!);
+        log.info({ resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
+        return outcome;
+      }
+      await this.complete(run, await recorder.drain(), outcome.status, outcome.error, redactor.value(outcome.output));
       log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
+      return outcome;
     } catch (error) {
       if (!(error instanceof PreparationError)) throw error;
       // The run cannot start (a node type is gone, a secret does not decrypt): that is its outcome.
@@ -117,16 +155,111 @@ export class RunWorker {
         ? { code: cause.code, message: redactor.string(cause.message), ...(cause.details !== undefined ? { details: cause.details } : {}) }
         : { code: ErrorCode.INTERNAL, message: 'The run could not be prepared' };
       if (!isAppError(cause)) log.error({ err: cause }, 'run preparation failed');
-      await this.complete(run, await recorder.drain(), 'failed', runError);
+      await this.complete(run, await recorder.drain(), 'failed', runError, undefined);
       log.info({ status: 'failed', code: runError.code }, 'run finished');
+      return { status: 'failed', error: runError, steps: [] };
     } finally {
       clearInterval(heartbeat);
       shutdown.removeEventListener('abort', onShutdown);
     }
   }
 
-  private async complete(run: Run, steps: Parameters<RunStore['complete']>[2], status: 'succeeded' | 'failed' | 'canceled', error: RunError | null): Promise<void> {
-    await this.runs.complete(run.id, this.workerId, steps, { status, error, finishedAt: new Date() });
+  /**
+   * `ctx.workflows` of a node: the child run is created linked to this run and node, claimed by
+   * this worker and executed here, in line, since the parent waits for it (a queue slot of its own
+   * could deadlock parents waiting on children). Cancelling the parent cancels the child.
+   */
+  private subWorkflows(parent: Run, nodeId: string, shutdown: AbortSignal): WorkflowsFacade {
+    return {
+      execute: async (workflowId, input, { runType = 'production', signal }): Promise<WorkflowRunResult> => {
+        if (parent.depth + 1 > MAX_SUB_WORKFLOW_DEPTH) {
+          throw new NodeConfigurationError(`Sub-workflows nest ${MAX_SUB_WORKFLOW_DEPTH} deep at the most: does a workflow run itself?`, { details: { workflowId } });
+        }
+        const workflow = await this.childWorkflow(parent, workflowId, runType);
+        const child = newQueuedRun({
+          ...runOf(workflow, runType),
+          input,
+          startedBy: parent.startedBy,
+          actingUserId: parent.actingUserId,
+          idempotencyKey: null,
+          parentRunId: parent.id,
+          parentNodeId: nodeId,
+          depth: parent.depth + 1,
+        });
+        await this.runs.create(child, new Date());
+        const claimed = await this.runs.claim(child.id, this.workerId, this.leaseUntil(), new Date());
+        if (!claimed || claimed === AT_CONCURRENCY_LIMIT) throw new AppError(ErrorCode.INTERNAL, `Sub-workflow run ${child.id} could not be started`);
+        const controller = new AbortController();
+        const follow = () => controller.abort(signal.reason);
+        if (signal.aborted) follow();
+        else signal.addEventListener('abort', follow, { once: true });
+        try {
+          const outcome = await this.execute(claimed, controller, shutdown, true);
+          if (!outcome || outcome.status === 'interrupted' || outcome.status === 'waiting') {
+            throw new AppError(ErrorCode.UNAVAILABLE, `Sub-workflow run ${child.id} was interrupted`, { retryable: false });
+          }
+          return { runId: child.id, status: outcome.status, output: outcome.output, ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message } } : {}) };
+        } finally {
+          signal.removeEventListener('abort', follow);
+        }
+      },
+    };
+  }
+
+  /** The child's workflow, if the parent's acting user may run it (editor, as for the webhook). */
+  private async childWorkflow(parent: Run, workflowId: string, runType: 'production' | 'test') {
+    try {
+      await this.access.require({ userId: parent.actingUserId }, 'workflow', workflowId, 'editor');
+      const workflow = await this.workflows.get(workflowId);
+      if (!workflow) throw AppError.notFound('workflow', workflowId);
+      runOf(workflow, runType);
+      return workflow;
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      throw new NodeConfigurationError(`${error.message} (the run acts as user ${parent.actingUserId}, who needs the editor role on the workflow)`, {
+        details: { workflowId, code: error.code },
+      });
+    }
+  }
+
+  /** Parked until `resumeAt` under a delayed job: no worker is held while the run waits. */
+  private async pause(run: Run, steps: Parameters<RunStore['suspend']>[2], resumeAt: Date): Promise<void> {
+    const jobId = `${run.id}.w${run.claims}`;
+    if (!(await this.runs.suspend(run.id, this.workerId, steps, resumeAt, jobId))) return;
+    try {
+      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, delayMs: Math.max(0, resumeAt.getTime() - Date.now()), ...RUN_JOB_OPTIONS });
+    } catch (error) {
+      this.logger.warn({ runId: run.id, err: error }, 'waiting run has no job yet; the reconciler will enqueue it');
+    }
+  }
+
+  /** The workflow is at its concurrency limit: the run stays queued and is looked at again a little later. */
+  private async postpone(data: RunJobData): Promise<void> {
+    const postponed = (data.postponed ?? 0) + 1;
+    const delayMs = Math.min(POSTPONE_MAX_MS, POSTPONE_BASE_MS * 2 ** Math.min(postponed, 10));
+    const jobId = `${data.runId}.c${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    await this.runs.setJobId(data.runId, jobId);
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, { ...data, postponed }, { jobId, delayMs, ...RUN_JOB_OPTIONS });
+  }
+
+  private async maxRunning(workflowId: string): Promise<number | undefined> {
+    const cached = this.limits.get(workflowId);
+    if (cached && cached.until > Date.now()) return cached.maxRunning;
+    const maxRunning = (await this.workflows.get(workflowId))?.settings.maxConcurrentRuns;
+    this.limits.set(workflowId, { maxRunning, until: Date.now() + SETTINGS_TTL_MS });
+    return maxRunning;
+  }
+
+  private sealerFor(workflowId: string): StateSealer {
+    return {
+      seal: (value) => this.cipher.encrypt(JSON.stringify(value), workflowId),
+      open: (sealed) => JSON.parse(this.cipher.decrypt(sealed, workflowId)),
+    };
+  }
+
+  private async complete(run: Run, steps: Parameters<RunStore['complete']>[2], status: 'succeeded' | 'failed' | 'canceled', error: RunError | null, output: unknown): Promise<void> {
+    await this.runs.complete(run.id, this.workerId, steps, { status, error, finishedAt: new Date(), output: output === undefined ? undefined : recordable(output) });
+    this.events.finished(run.id);
   }
 
   private leaseUntil(): Date {

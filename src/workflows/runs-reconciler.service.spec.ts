@@ -55,7 +55,7 @@ describe('RunsReconciler', () => {
   it('enqueues a queued run whose job is missing, under its own job id', async () => {
     const lost = await queued();
     await reconciler.reconcile();
-    expect(queue.enqueued).toEqual([{ name: RUN_JOB, data: { runId: lost.id }, jobId: lost.id }]);
+    expect(queue.enqueued).toEqual([{ name: RUN_JOB, data: { runId: lost.id, workflowId: 'wfl_r' }, jobId: lost.id }]);
     await reconciler.reconcile();
     expect(queue.enqueued).toHaveLength(1);
   });

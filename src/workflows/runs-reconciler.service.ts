@@ -5,7 +5,7 @@ import { ROOT_LOGGER } from '../common/logger';
 import { JobQueue } from '../jobs/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { Run, RunStore } from '../storage/ports/run-store.port';
-import { RUN_JOB, RUN_JOB_OPTIONS, RunJobData } from './runs.service';
+import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './runs.service';
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -36,8 +36,12 @@ export class RunsReconciler extends PeriodicReconciler {
   }
 
   protected async reconcileOnce(now: Date): Promise<void> {
-    const queued = await this.runs.listQueued(new Date(now.getTime() - this.options.queuedGraceMs), this.options.batchSize);
+    const settled = new Date(now.getTime() - this.options.queuedGraceMs);
+    const queued = await this.runs.listQueued(settled, this.options.batchSize);
     for (const run of queued) await this.ensureJob(run);
+    // A waiting run due for a while whose delayed job is gone (enqueue failed, queue lost it).
+    const waiting = await this.runs.listDueWaiting(settled, this.options.batchSize);
+    for (const run of waiting) await this.ensureJob(run);
     const expired = await this.runs.listExpiredLeases(now, this.options.batchSize);
     for (const run of expired) await this.recover(run, now);
   }
@@ -51,8 +55,8 @@ export class RunsReconciler extends PeriodicReconciler {
       jobId = `${run.id}.q${Date.now().toString(36)}`;
       await this.runs.setJobId(run.id, jobId);
     }
-    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: run.id }, { jobId, ...RUN_JOB_OPTIONS });
-    this.logger.info({ runId: run.id, jobId, jobState: state }, 'queued run had no job: enqueued it again');
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, ...RUN_JOB_OPTIONS });
+    this.logger.info({ runId: run.id, jobId, jobState: state, status: run.status }, 'run had no job: enqueued it again');
   }
 
   private async recover(run: Run, now: Date): Promise<void> {
@@ -67,7 +71,7 @@ export class RunsReconciler extends PeriodicReconciler {
     }
     const jobId = `${run.id}.r${run.claims}`;
     if (!(await this.runs.requeueExpired(run.id, run.leaseOwner, jobId, now))) return;
-    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: run.id }, { jobId, ...RUN_JOB_OPTIONS });
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, ...RUN_JOB_OPTIONS });
     this.logger.warn({ runId: run.id, lostWorker: run.leaseOwner, jobId }, 'run lost its worker: queued again');
   }
 }

@@ -3,7 +3,7 @@ import { ApiBody, ApiHeader, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/s
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { RunsService } from './runs.service';
-import { RunsQueryDto, StartRunDto } from './workflows.dto';
+import { RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
 
 @ApiTags('runs')
 @ApiSecurity('api-key')
@@ -11,24 +11,50 @@ import { RunsQueryDto, StartRunDto } from './workflows.dto';
 export class RunsController {
   constructor(private readonly runs: RunsService) {}
 
-  /** The workflow's webhook: queues a run and answers at once. Other methods on this path get 405. */
+  /**
+   * The workflow's webhook: queues a run and answers at once, or with `?wait=` once the run
+   * finished (at most 30 s; still 202 when time runs out). Other methods on this path get 405.
+   */
   @Post('workflows/:id/runs')
   @HttpCode(202)
   @ApiBody({ type: StartRunDto, required: false })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeated within 24 hours, returns the first run' })
   @ApiResponse({ status: 202, description: '{runId, workflowId, runType, status: "queued"}; Location names the run' })
+  @ApiResponse({ status: 200, description: 'With ?wait=: the run record, once it finished in time' })
   @ApiResponse({ status: 409, description: 'runType production, and nothing is published' })
+  @ApiResponse({ status: 429, description: "The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again" })
   async start(
     @CurrentPrincipal() principal: Principal,
     @Param('id') workflowId: string,
     // `unknown` keeps the global validation pipe away: `input` must arrive untouched.
     @Body() body: unknown,
+    @Query() query: StartRunQueryDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const accepted = await this.runs.start(principal, workflowId, body, idempotencyKey);
+    const accepted = await this.runs.start(principal, workflowId, body, { idempotencyKey, waitSeconds: query.wait });
     void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     if (!accepted.created) void reply.header('idempotent-replayed', 'true');
+    if (accepted.finished) {
+      void reply.status(200);
+      return accepted.finished;
+    }
+    return accepted.body;
+  }
+
+  /** A new run of the same version and input; `from: "failed"` reuses what the nodes before the failure produced. */
+  @Post('runs/:id/retry')
+  @HttpCode(202)
+  @ApiResponse({ status: 202, description: '{runId, workflowId, runType, status: "queued"} of the new run; Location names it' })
+  @ApiResponse({ status: 409, description: 'The run has not finished, or succeeded and from is "failed"' })
+  async retry(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: RetryRunDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const accepted = await this.runs.retry(principal, id, body.from);
+    void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     return accepted.body;
   }
 

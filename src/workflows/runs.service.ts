@@ -7,28 +7,58 @@ import { ROOT_LOGGER } from '../common/logger';
 import { Page, PageRequest } from '../common/pagination';
 import { RUN_JOB } from '../jobs/job-names';
 import { JobQueue } from '../jobs/job-queue.port';
-import { newQueuedRun, Run, RUN_TYPES, RunFilter, RunStore, RunType } from '../storage/ports/run-store.port';
-import { WorkflowStore } from '../storage/ports/workflow-store.port';
+import { NewRun, newQueuedRun, Run, RUN_TYPES, RunFilter, RunStore, RunType, TERMINAL_RUN_STATUSES } from '../storage/ports/run-store.port';
+import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
+import { RateLimiter } from './rate-limit/rate-limiter.port';
+import { RunEvents } from './run-events';
 import { acceptedView, runSummaryView, runView } from './workflow-views';
 
 export { RUN_JOB };
 export interface RunJobData {
   runId: string;
+  /** Lets the worker read the workflow's concurrency limit before it claims the run. */
+  workflowId?: string;
+  /** Times the run already waited for a place under that limit. */
+  postponed?: number;
 }
 /** Tries of a run's job; the run itself is not retried, the delivery is (see RunWorker). */
 export const RUN_JOB_OPTIONS = { attempts: 3, backoffMs: 1000 } as const;
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** `?wait=` holds the webhook call this long at the most. */
+export const MAX_WAIT_SECONDS = 30;
+/** A caller waiting for a run in another process looks at the store at least this often. */
+const WAIT_POLL_MS = 250;
 
 export interface AcceptedRun {
   /** False when an Idempotency-Key matched an earlier run, which is returned instead. */
   created: boolean;
   body: ReturnType<typeof acceptedView>;
+  /** With `?wait=`: the run record, once it finished in time. */
+  finished?: ReturnType<typeof runView>;
 }
 
-/** Starting, reading and canceling runs; every method checks the caller's role on the workflow. */
+/** The part of a new run that depends on the workflow and the run type: what it executes. */
+export function runOf(workflow: Workflow, runType: RunType): Pick<NewRun, 'workflowId' | 'runType' | 'versionId' | 'version' | 'definition'> {
+  if (runType === 'production' && !workflow.activeVersionId) {
+    throw AppError.conflict(`Workflow ${workflow.id} has no published version: publish it, or start a test run`);
+  }
+  return {
+    workflowId: workflow.id,
+    runType,
+    versionId: runType === 'production' ? workflow.activeVersionId : null,
+    version: runType === 'production' ? workflow.activeVersion : null,
+    definition: runType === 'test' ? workflow.draft : null,
+  };
+}
+
+export function runJob(run: Pick<Run, 'id' | 'workflowId'>, postponed?: number): RunJobData {
+  return { runId: run.id, workflowId: run.workflowId, ...(postponed ? { postponed } : {}) };
+}
+
+/** Starting, reading, retrying and canceling runs; every method checks the caller's role on the workflow. */
 @Injectable()
 export class RunsService {
   private readonly logger: Logger;
@@ -39,6 +69,8 @@ export class RunsService {
     private readonly access: AccessPolicy,
     private readonly jobs: JobQueue,
     private readonly active: ActiveRuns,
+    private readonly limiter: RateLimiter,
+    private readonly events: RunEvents,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.logger = logger.child({ component: 'runs' });
@@ -46,49 +78,92 @@ export class RunsService {
 
   /**
    * The webhook. Writes the run as queued and only then enqueues it, so no job ever names a run
-   * the store lacks; answers without waiting for the run. If the queue refuses the job, the run
-   * stays queued and the reconciler enqueues it once the queue is back: accepted means kept.
+   * the store lacks; answers without waiting for the run unless `waitSeconds` asks to. If the
+   * queue refuses the job, the run stays queued and the reconciler enqueues it once the queue is
+   * back: accepted means kept.
    */
-  async start(principal: Principal, workflowId: string, body: unknown, idempotencyKey?: string): Promise<AcceptedRun> {
+  async start(
+    principal: Principal,
+    workflowId: string,
+    body: unknown,
+    options: { idempotencyKey?: string; waitSeconds?: number } = {},
+  ): Promise<AcceptedRun> {
     const { runType, input } = parseStartBody(body);
+    const { idempotencyKey, waitSeconds } = options;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
     }
     await this.access.require(principal, 'workflow', workflowId, 'editor');
     const workflow = await this.workflows.get(workflowId);
     if (!workflow) throw AppError.notFound('workflow', workflowId);
-    if (runType === 'production' && !workflow.activeVersionId) {
-      throw AppError.conflict(`Workflow ${workflowId} has no published version: publish it, or start a test run`);
-    }
-    const now = new Date();
+    await this.admit(workflow);
+    const accepted = await this.accept(
+      newQueuedRun({ ...runOf(workflow, runType), input, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey: idempotencyKey ?? null }),
+    );
+    if (!waitSeconds) return accepted;
+    const finished = await this.waitFor(accepted.body.runId, waitSeconds);
+    return finished ? { ...accepted, finished: runView(finished) } : accepted;
+  }
+
+  /**
+   * A scheduled tick of a workflow's published version, acting as its owner. The tick's time is the
+   * idempotency key, so every process that sees the tick may call this and one run starts.
+   */
+  async startScheduled(workflowId: string, versionId: string, scheduledAt: Date, firedAt: Date): Promise<{ created: boolean; runId: string } | null> {
+    const workflow = await this.workflows.get(workflowId);
+    // Republished or deleted since the schedule was read: the new version's schedule decides.
+    if (!workflow || workflow.activeVersionId !== versionId) return null;
     const run = newQueuedRun(
       {
-        workflowId,
-        runType,
-        versionId: runType === 'production' ? workflow.activeVersionId : null,
-        version: runType === 'production' ? workflow.activeVersion : null,
-        definition: runType === 'test' ? workflow.draft : null,
-        input,
+        ...runOf(workflow, 'production'),
+        input: { scheduledAt: scheduledAt.toISOString(), firedAt: firedAt.toISOString() },
+        startedBy: workflow.ownerId,
+        actingUserId: workflow.ownerId,
+        idempotencyKey: `schedule:${scheduledAt.toISOString()}`,
+      },
+      firedAt,
+    );
+    const accepted = await this.accept(run);
+    return { created: accepted.created, runId: accepted.body.runId };
+  }
+
+  /**
+   * A new run of the same workflow version and input. `from: 'failed'` starts where the run
+   * failed: the nodes that had finished are not run again, their kept outputs are reused.
+   */
+  async retry(principal: Principal, runId: string, from: 'start' | 'failed'): Promise<AcceptedRun> {
+    const original = await this.readable(principal, runId, 'editor');
+    if (!TERMINAL_RUN_STATUSES.includes(original.status)) {
+      throw AppError.conflict(`Run ${runId} is ${original.status}: only a finished run can be retried`);
+    }
+    if (from === 'failed' && original.status === 'succeeded') {
+      throw AppError.conflict(`Run ${runId} succeeded: there is no failed node to retry from; retry from "start"`);
+    }
+    const workflow = await this.workflows.get(original.workflowId);
+    if (!workflow) throw AppError.notFound('workflow', original.workflowId);
+    await this.admit(workflow);
+    const reused = from === 'failed' ? original.steps.filter((step) => step.status === 'succeeded' && step.state).map((step) => ({ ...step, reused: true })) : [];
+    return this.accept(
+      newQueuedRun({
+        workflowId: original.workflowId,
+        runType: original.runType,
+        versionId: original.versionId,
+        version: original.version,
+        definition: original.definition,
+        input: original.input,
         startedBy: principal.userId,
         actingUserId: principal.userId,
-        idempotencyKey: idempotencyKey ?? null,
-      },
-      now,
+        idempotencyKey: null,
+        retryOf: original.id,
+        steps: reused,
+      }),
     );
-    const id = run.id;
-    const stored = await this.runs.create(run, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
-    if (stored.created) {
-      try {
-        await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: id }, { jobId: id, ...RUN_JOB_OPTIONS });
-      } catch (error) {
-        this.logger.warn({ runId: id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
-      }
-    }
-    return { created: stored.created, body: acceptedView(stored.run) };
   }
 
   async get(principal: Principal, runId: string) {
-    return runView(await this.readable(principal, runId, 'viewer'));
+    const run = await this.readable(principal, runId, 'viewer');
+    const children = await this.runs.list({ parentRunId: run.id }, { offset: 0, limit: 100 });
+    return { ...runView(run), children: children.items.map(runSummaryView) };
   }
 
   async list(principal: Principal, filter: Omit<RunFilter, 'visibleTo'>, page: PageRequest): Promise<Page<ReturnType<typeof runSummaryView>>> {
@@ -99,8 +174,8 @@ export class RunsService {
   }
 
   /**
-   * A queued run is canceled at once; a running one stops at its next step (at once when this
-   * process runs it). Canceling a canceled run is a no-op; a finished one cannot be canceled.
+   * A queued or waiting run is canceled at once; a running one stops at its next step (at once
+   * when this process runs it). Canceling a canceled run is a no-op; a finished one cannot be canceled.
    */
   async cancel(principal: Principal, runId: string) {
     const run = await this.readable(principal, runId, 'editor');
@@ -111,6 +186,44 @@ export class RunsService {
     if (!updated) throw AppError.notFound('run', runId);
     this.active.cancel(runId);
     return runView(updated);
+  }
+
+  /** The run once it reached a terminal state, or null when `seconds` passed first. */
+  async waitFor(runId: string, seconds: number): Promise<Run | null> {
+    const deadline = Date.now() + Math.min(seconds, MAX_WAIT_SECONDS) * 1000;
+    for (;;) {
+      const run = await this.runs.get(runId);
+      if (!run || TERMINAL_RUN_STATUSES.includes(run.status)) return run;
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS));
+    }
+  }
+
+  /** The workflow's webhook rate limit, when it has one. */
+  private async admit(workflow: Workflow): Promise<void> {
+    const limit = workflow.settings.rateLimit;
+    if (!limit) return;
+    const decision = await this.limiter.take(`webhook:${workflow.id}`, limit.requests, limit.perSeconds * 1000);
+    if (!decision.allowed) {
+      const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+      throw new AppError(ErrorCode.RATE_LIMITED, `Workflow ${workflow.id} accepts ${limit.requests} run(s) per ${limit.perSeconds} s: try again in ${retryAfterSeconds} s`, {
+        details: { retryAfterSeconds, limit },
+        retryable: true,
+      });
+    }
+  }
+
+  private async accept(run: Run): Promise<AcceptedRun> {
+    const stored = await this.runs.create(run, new Date(run.createdAt.getTime() - IDEMPOTENCY_WINDOW_MS));
+    if (stored.created) {
+      try {
+        await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId: run.id, ...RUN_JOB_OPTIONS });
+      } catch (error) {
+        this.logger.warn({ runId: run.id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
+      }
+    }
+    return { created: stored.created, body: acceptedView(stored.run) };
   }
 
   /** The run, if the caller holds `role` on its workflow; a run of a hidden workflow is "not found". */

@@ -1,3 +1,4 @@
+import { AppError, ErrorCode } from '../common/app-error';
 import type { LeaseState, RunStore, StepRecord } from '../storage/ports/run-store.port';
 
 /**
@@ -38,6 +39,20 @@ export class StepRecorder {
       }
     });
     return this.writing;
+  }
+
+  /**
+   * Writes `step` with everything buffered before it, now, and resolves once it is stored: what
+   * a node that must not run twice needs before it starts. Fails when the write fails or the lease
+   * is gone, so the node does not start.
+   */
+  async write(step: StepRecord): Promise<void> {
+    this.clearTimer();
+    await this.writing;
+    const steps = [...this.pending.splice(0), step];
+    const lease = await this.store.recordSteps(this.runId, this.owner, steps);
+    this.onLease(lease);
+    if (!lease.held) throw new AppError(ErrorCode.UNAVAILABLE, 'The run was taken over by another worker', { retryable: true });
   }
 
   /** Waits for writes in progress and hands over what is left, for the final write. */

@@ -20,6 +20,8 @@ export const workflowView = (workflow: Workflow, role: Role) => ({
   activeVersion: workflow.activeVersion,
   latestVersion: workflow.latestVersion,
   webhookPath: `/api/v1/workflows/${workflow.id}/runs`,
+  settings: workflow.settings,
+  schedule: workflow.schedule ? { cron: workflow.schedule.cron, timezone: workflow.schedule.timezone } : null,
   definition: definitionView(workflow.draft),
   createdAt: workflow.createdAt.toISOString(),
   updatedAt: workflow.updatedAt.toISOString(),
@@ -54,6 +56,8 @@ const stepView = (step: StepRecord) => ({
   durationMs: duration(step.startedAt, step.finishedAt),
   ...(step.output !== undefined ? { output: step.output } : {}),
   error: step.error ?? null,
+  ...(step.iterations !== undefined ? { iterations: step.iterations } : {}),
+  ...(step.reused ? { reused: true } : {}),
 });
 
 export const runSummaryView = (run: Run) => ({
@@ -70,12 +74,17 @@ export const runSummaryView = (run: Run) => ({
   durationMs: duration(run.startedAt, run.finishedAt),
   cancelRequested: run.cancelRequested,
   error: run.error,
+  resumeAt: iso(run.resumeAt),
+  parentRunId: run.parentRunId,
+  parentNodeId: run.parentNodeId,
+  retryOf: run.retryOf,
 });
 
 export const runView = (run: Run) => ({
   ...runSummaryView(run),
   versionId: run.versionId,
   input: run.input ?? null,
+  output: run.output ?? null,
   attempts: run.claims,
   steps: run.steps.map(stepView),
 });

@@ -13,7 +13,7 @@ export class WorkflowsController {
 
   @Post()
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateWorkflowDto) {
-    return this.workflows.create(principal, body.name, body.definition);
+    return this.workflows.create(principal, body.name, body.definition, body.settings);
   }
 
   @Get()
@@ -29,7 +29,7 @@ export class WorkflowsController {
 
   @Put(':id')
   update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateWorkflowDto) {
-    return this.workflows.update(principal, id, body.name, body.definition);
+    return this.workflows.update(principal, id, body.name, body.definition, body.settings);
   }
 
   @Delete(':id')

@@ -149,6 +149,41 @@ export class EdgeDto {
   @ApiProperty({ description: 'Id of the node receiving it as input' })
   @IsString()
   to: string;
+
+  @ApiPropertyOptional({ example: 'true', description: "Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done); default its first" })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'output must be an output name of the node (letters, digits, _ or -)' })
+  output?: string;
+}
+
+export class RateLimitDto {
+  @ApiProperty({ minimum: 1, maximum: 1_000_000, description: 'Webhook calls accepted per window' })
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  requests: number;
+
+  @ApiProperty({ minimum: 1, maximum: 86_400, description: 'Length of the window, in seconds' })
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  perSeconds: number;
+}
+
+export class WorkflowSettingsDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 10_000, description: 'Runs of this workflow executing at once across all workers; more wait in the queue' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  maxConcurrentRuns?: number;
+
+  @ApiPropertyOptional({ type: RateLimitDto, description: 'Webhook calls beyond this are answered 429 with Retry-After' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RateLimitDto)
+  rateLimit?: RateLimitDto;
 }
 
 export class VariableDto {
@@ -207,6 +242,12 @@ export class CreateWorkflowDto {
   @ValidateNested()
   @Type(() => DefinitionDto)
   definition?: DefinitionDto;
+
+  @ApiPropertyOptional({ type: WorkflowSettingsDto, description: 'Not versioned: applies to every run from now on' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => WorkflowSettingsDto)
+  settings?: WorkflowSettingsDto;
 }
 
 export class UpdateWorkflowDto {
@@ -222,6 +263,12 @@ export class UpdateWorkflowDto {
   @ValidateNested()
   @Type(() => DefinitionDto)
   definition: DefinitionDto;
+
+  @ApiPropertyOptional({ type: WorkflowSettingsDto, description: 'Replaces the settings when given; left out, they stay' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => WorkflowSettingsDto)
+  settings?: WorkflowSettingsDto;
 }
 
 export class RunsQueryDto extends PageQueryDto {
@@ -234,6 +281,23 @@ export class RunsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(RUN_STATUSES)
   status?: RunStatus;
+}
+
+export class StartRunQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 30, description: 'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out' })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))
+  @IsInt({ message: 'wait must be a whole number of seconds' })
+  @Min(1)
+  @Max(30)
+  wait?: number;
+}
+
+export class RetryRunDto {
+  @ApiPropertyOptional({ enum: ['start', 'failed'], default: 'start', description: '`failed`: reuse the outputs of the nodes that had finished and start at the failed one' })
+  @IsOptional()
+  @IsIn(['start', 'failed'])
+  from: 'start' | 'failed' = 'start';
 }
 
 /** Documents the webhook body for Swagger; the body itself is checked by hand (see RunsService). */

@@ -7,13 +7,13 @@ import { AppConfig } from '../config/app-config';
 import { Page, PageRequest } from '../common/pagination';
 import { NodeRegistry } from '../engine/node-registry';
 import { CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../storage/ports/workflow-definition';
+import { WorkflowDefinition, WorkflowNodeSpec, WorkflowSettings, WorkflowVariable } from '../storage/ports/workflow-definition';
 import { RunStore } from '../storage/ports/run-store.port';
-import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
+import { Workflow, WorkflowSchedule, WorkflowStore, WorkflowVersion } from '../storage/ports/workflow-store.port';
 import { SecretCipher } from './secret-cipher';
 import { sealVariables } from './workflow-variables';
 import { versionSummaryView, versionView, workflowSummaryView, workflowView } from './workflow-views';
-import { DefinitionDto, NodeSpecDto } from './workflows.dto';
+import { DefinitionDto, NodeSpecDto, WorkflowSettingsDto } from './workflows.dto';
 
 export type WorkflowView = ReturnType<typeof workflowView>;
 
@@ -37,7 +37,7 @@ export class WorkflowsService {
     this.compileOptions = { aiDecide: Boolean(config.LLM_URL) };
   }
 
-  async create(principal: Principal, name: string, definition: DefinitionDto = STARTER): Promise<WorkflowView> {
+  async create(principal: Principal, name: string, definition: DefinitionDto = STARTER, settings?: WorkflowSettingsDto): Promise<WorkflowView> {
     const id = newId('wfl');
     const now = new Date();
     const workflow: Workflow = {
@@ -48,6 +48,8 @@ export class WorkflowsService {
       activeVersionId: null,
       activeVersion: null,
       latestVersion: 0,
+      settings: settingsOf(settings),
+      schedule: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -65,14 +67,15 @@ export class WorkflowsService {
     return workflowView(await this.load(id), role);
   }
 
-  /** Replaces the draft (and the name, when given). Published versions are untouched. */
-  async update(principal: Principal, id: string, name: string | undefined, definition: DefinitionDto): Promise<WorkflowView> {
+  /** Replaces the draft (and the name and settings, when given). Published versions are untouched. */
+  async update(principal: Principal, id: string, name: string | undefined, definition: DefinitionDto, settings?: WorkflowSettingsDto): Promise<WorkflowView> {
     const role = await this.access.require(principal, 'workflow', id, 'editor');
     const current = await this.load(id);
     const draft = this.normalize(definition, current.draft.variables, id);
     const updatedAt = new Date();
-    if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt))) throw AppError.notFound('workflow', id);
-    return workflowView({ ...current, name: name ?? current.name, draft, updatedAt }, role);
+    const newSettings = settings ? settingsOf(settings) : undefined;
+    if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt, newSettings))) throw AppError.notFound('workflow', id);
+    return workflowView({ ...current, name: name ?? current.name, draft, updatedAt, settings: newSettings ?? current.settings }, role);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -89,6 +92,7 @@ export class WorkflowsService {
     compileWorkflow(workflow.draft, this.registry, this.compileOptions);
     const version = await this.workflows.publish(id, newId('wfv'), principal.userId, new Date());
     if (!version) throw AppError.notFound('workflow', id);
+    await this.workflows.setSchedule(id, version.id, this.scheduleOf(version));
     return versionView(version, version.version);
   }
 
@@ -114,7 +118,17 @@ export class WorkflowsService {
     if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
     compileWorkflow(found.definition, this.registry, this.compileOptions);
     if (!(await this.workflows.activate(id, version, new Date()))) throw AppError.notFound('workflow', id);
+    await this.workflows.setSchedule(id, found.id, this.scheduleOf(found));
     return workflowView(await this.load(id), role);
+  }
+
+  /** When the version's trigger starts runs by itself: its cron and time zone, read from its parameters. */
+  private scheduleOf(version: WorkflowVersion): WorkflowSchedule | null {
+    const plan = compileWorkflow(version.definition, this.registry, this.compileOptions);
+    const trigger = plan.trigger.node.definition.trigger;
+    if (typeof trigger !== 'object' || !trigger.schedule || !plan.trigger.staticParams) return null;
+    const { cron, timezone } = trigger.schedule(plan.trigger.staticParams);
+    return { cron, timezone: timezone ?? 'UTC', versionId: version.id };
   }
 
   private async load(id: string): Promise<Workflow> {
@@ -132,7 +146,7 @@ export class WorkflowsService {
     const { variables, problems } = sealVariables(input.variables ?? [], previousVariables, workflowId, this.cipher);
     const definition: WorkflowDefinition = {
       nodes: input.nodes.map((node) => this.nodeSpec(node)),
-      edges: (input.edges ?? []).map((edge) => ({ from: edge.from, to: edge.to })),
+      edges: (input.edges ?? []).map((edge) => ({ from: edge.from, to: edge.to, ...(edge.output !== undefined ? { output: edge.output } : {}) })),
       variables,
     };
     let graphProblems: DefinitionProblem[] = [];
@@ -165,4 +179,11 @@ export class WorkflowsService {
       ...(node.position ? { position: { x: node.position.x, y: node.position.y } } : {}),
     };
   }
+}
+
+function settingsOf(dto: WorkflowSettingsDto | undefined): WorkflowSettings {
+  return {
+    ...(dto?.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: dto.maxConcurrentRuns } : {}),
+    ...(dto?.rateLimit ? { rateLimit: { requests: dto.rateLimit.requests, perSeconds: dto.rateLimit.perSeconds } } : {}),
+  };
 }

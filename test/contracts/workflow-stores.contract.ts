@@ -7,7 +7,7 @@ import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-s
 import { MongoRunStore } from '../../src/storage/mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from '../../src/storage/mongo/mongo-workflow-store.adapter';
 import { MembershipStore } from '../../src/storage/ports/membership-store.port';
-import { newQueuedRun, Run, RunStore, StepRecord } from '../../src/storage/ports/run-store.port';
+import { AT_CONCURRENCY_LIMIT, newQueuedRun, Run, RunStore, StepRecord } from '../../src/storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../../src/storage/ports/workflow-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
@@ -19,7 +19,19 @@ const definition = (label: string): WorkflowDefinition => ({
 
 const workflow = (ownerId: string, name = 'wf'): Workflow => {
   const now = new Date();
-  return { id: newId('wfl'), name, ownerId, draft: definition('draft'), activeVersionId: null, activeVersion: null, latestVersion: 0, createdAt: now, updatedAt: now };
+  return {
+    id: newId('wfl'),
+    name,
+    ownerId,
+    draft: definition('draft'),
+    activeVersionId: null,
+    activeVersion: null,
+    latestVersion: 0,
+    settings: { maxConcurrentRuns: 2 },
+    schedule: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 };
 
 const queuedRun = (workflowId: string, overrides: Partial<Run> = {}): Run => ({
@@ -106,6 +118,24 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect((await workflows.get(w.id))?.activeVersion).toBe(4);
     });
 
+    it('keeps settings unless replaced, and a schedule only for the version that is active', async () => {
+      const w = workflow('usr_owner');
+      await workflows.create(w);
+      await workflows.updateDraft(w.id, w.name, definition('x'), new Date());
+      expect((await workflows.get(w.id))?.settings).toEqual({ maxConcurrentRuns: 2 });
+      await workflows.updateDraft(w.id, w.name, definition('x'), new Date(), { rateLimit: { requests: 5, perSeconds: 60 } });
+      expect((await workflows.get(w.id))?.settings).toEqual({ rateLimit: { requests: 5, perSeconds: 60 } });
+
+      const v1 = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
+      const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1!.id };
+      expect(await workflows.setSchedule(w.id, 'wfv_not_active', schedule)).toBe(false);
+      expect(await workflows.setSchedule(w.id, v1!.id, schedule)).toBe(true);
+      expect((await workflows.get(w.id))?.schedule).toEqual(schedule);
+      expect(await workflows.listScheduled()).toContainEqual({ workflowId: w.id, ownerId: 'usr_owner', schedule });
+      expect(await workflows.setSchedule(w.id, v1!.id, null)).toBe(true);
+      expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
+    });
+
     it('deletes a workflow with its versions and members', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
@@ -151,9 +181,9 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       await runs.create(run, new Date(0));
       const now = new Date();
       const claims = await Promise.all(['w1', 'w2', 'w3'].map((w) => runs.claim(run.id, w, inFuture(30_000), now)));
-      const winners = claims.filter((c) => c !== null);
+      const winners = claims.filter((c): c is Run => c !== null && c !== AT_CONCURRENCY_LIMIT);
       expect(winners).toHaveLength(1);
-      const owner = winners[0]!.leaseOwner!;
+      const owner = winners[0].leaseOwner!;
       expect(winners[0]).toMatchObject({ status: 'running', claims: 1 });
       expect(await runs.recordSteps(run.id, 'intruder', [step('a', 0)])).toEqual({ held: false, cancelRequested: false });
       expect(await runs.recordSteps(run.id, owner, [step('b', 1), step('a', 0)])).toEqual({ held: true, cancelRequested: false });
@@ -197,16 +227,74 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.requestCancel('run_missing', new Date())).toBeNull();
     });
 
-    it('lets another worker take over an expired lease, restarting from a clean slate', async () => {
+    it('lets another worker take over an expired lease, handing it the steps to continue from', async () => {
       const run = queuedRun('wfl_expired');
       await runs.create(run, new Date(0));
       await runs.claim(run.id, 'dead', new Date(Date.now() - 1), new Date(Date.now() - 30_000));
-      await runs.recordSteps(run.id, 'dead', [step('a', 0)]);
+      await runs.recordSteps(run.id, 'dead', [{ ...step('a', 0), state: 'v1.sealed-outputs' }]);
       expect(await runs.claim(run.id, 'w2', inFuture(30_000), new Date(Date.now() - 60_000))).toBeNull();
       expect((await runs.listExpiredLeases(new Date(), 1000)).map((r) => r.id)).toContain(run.id);
       const taken = await runs.claim(run.id, 'w2', inFuture(30_000), new Date());
-      expect(taken).toMatchObject({ leaseOwner: 'w2', claims: 2 });
-      expect((await runs.get(run.id))?.steps).toEqual([]);
+      expect(taken).toMatchObject({ leaseOwner: 'w2', claims: 2, steps: [{ nodeId: 'a', state: 'v1.sealed-outputs' }] });
+    });
+
+    it('parks a run as waiting under a new job and lets it be claimed once due, or canceled meanwhile', async () => {
+      const run = queuedRun('wfl_wait');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      const resumeAt = inFuture(60_000);
+      expect(await runs.suspend(run.id, 'w2', [], resumeAt, `${run.id}.w1`)).toBe(false);
+      expect(await runs.suspend(run.id, 'w1', [{ ...step('pause', 0), status: 'waiting', state: 'v1.kept' }], resumeAt, `${run.id}.w1`)).toBe(true);
+      expect(await runs.get(run.id)).toMatchObject({ status: 'waiting', resumeAt, jobId: `${run.id}.w1`, leaseOwner: null, steps: [{ nodeId: 'pause', status: 'waiting' }] });
+      expect(await runs.claim(run.id, 'w2', inFuture(30_000), new Date())).toBeNull();
+      expect((await runs.listDueWaiting(inFuture(120_000), 100)).map((r) => r.id)).toContain(run.id);
+      expect((await runs.listDueWaiting(new Date(), 100)).map((r) => r.id)).not.toContain(run.id);
+      const resumed = await runs.claim(run.id, 'w2', inFuture(30_000), inFuture(61_000));
+      expect(resumed).toMatchObject({ status: 'running', resumeAt: null, steps: [{ nodeId: 'pause', state: 'v1.kept' }] });
+
+      const other = queuedRun('wfl_wait');
+      await runs.create(other, new Date(0));
+      await runs.claim(other.id, 'w1', inFuture(30_000), new Date());
+      await runs.suspend(other.id, 'w1', [], inFuture(60_000), `${other.id}.w1`);
+      expect(await runs.requestCancel(other.id, new Date())).toMatchObject({ status: 'canceled', resumeAt: null });
+    });
+
+    it('claims under a concurrency limit only while a place is free, counting live leases only', async () => {
+      const [a, b, c] = [queuedRun('wfl_limit'), queuedRun('wfl_limit'), queuedRun('wfl_limit')];
+      for (const run of [a, b, c]) await runs.create(run, new Date(0));
+      const claims = await Promise.all([a, b, c].map((run, i) => runs.claim(run.id, `w${i}`, inFuture(30_000), new Date(), 2)));
+      expect(claims.filter((r) => r === AT_CONCURRENCY_LIMIT)).toHaveLength(1);
+      const waiting = [a, b, c][claims.indexOf(AT_CONCURRENCY_LIMIT)];
+      expect((await runs.get(waiting.id))?.status).toBe('queued');
+      const finished = [a, b, c].find((run, i) => run !== waiting && claims[i] !== null)!;
+      const owner = (claims[[a, b, c].indexOf(finished)] as Run).leaseOwner!;
+      await runs.complete(finished.id, owner, [], { status: 'succeeded', error: null, finishedAt: new Date() });
+      expect(await runs.claim(waiting.id, 'w9', inFuture(30_000), new Date(), 2)).toMatchObject({ status: 'running' });
+      // A place held by a dead worker lapses with its lease.
+      const late = queuedRun('wfl_limit');
+      await runs.create(late, new Date(0));
+      expect(await runs.claim(late.id, 'w10', inFuture(30_000), new Date(), 2)).toBe(AT_CONCURRENCY_LIMIT);
+      expect(await runs.claim(late.id, 'w10', inFuture(60_000), inFuture(40_000), 2)).toMatchObject({ status: 'running' });
+      expect(await runs.claim(queuedRun('wfl_missing').id, 'w1', inFuture(30_000), new Date(), 1)).toBeNull();
+    });
+
+    it('keeps the output, the links and the reused steps of a run, and drops sealed state once it succeeded', async () => {
+      const parent = queuedRun('wfl_links');
+      await runs.create(parent, new Date(0));
+      const child = queuedRun('wfl_links', { parentRunId: parent.id, parentNodeId: 'sub', depth: 1, retryOf: 'run_before', steps: [{ ...step('a', 0), reused: true, state: 'v1.a' }] });
+      await runs.create(child, new Date(0));
+      expect(await runs.get(child.id)).toMatchObject({ parentRunId: parent.id, parentNodeId: 'sub', depth: 1, retryOf: 'run_before', steps: [{ nodeId: 'a', reused: true, state: 'v1.a' }] });
+      expect((await runs.list({ parentRunId: parent.id }, { offset: 0, limit: 10 })).items.map((r) => r.id)).toEqual([child.id]);
+      await runs.claim(child.id, 'w1', inFuture(30_000), new Date());
+      await runs.recordSteps(child.id, 'w1', [{ ...step('b', 1), state: 'v1.b', iterations: 3 }]);
+      expect(await runs.complete(child.id, 'w1', [], { status: 'succeeded', error: null, finishedAt: new Date(), output: { answer: 42 } })).toBe(true);
+      const done = await runs.get(child.id);
+      expect(done).toMatchObject({ output: { answer: 42 } });
+      expect(done?.steps.map((s) => [s.nodeId, s.state ?? null, s.iterations ?? null])).toEqual([
+        ['a', null, null],
+        ['b', null, 3],
+      ]);
+      expect((await runs.list({ parentRunId: parent.id }, { offset: 0, limit: 10 })).items[0].output).toBeUndefined();
     });
 
     it('requeues a run with an expired lease only while nothing changed', async () => {

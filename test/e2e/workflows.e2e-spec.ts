@@ -265,7 +265,7 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     const http = res.body.items.find((n: any) => n.type === 'http-request');
     expect(http).toMatchObject({ version: 1, trigger: false, parameters: { required: ['method', 'url'] } });
     expect(res.body.items.find((n: any) => n.type === 'webhook-trigger')).toMatchObject({ trigger: true });
-    expect(res.body.items.map((n: any) => n.type)).toEqual(['get-file-contents', 'http-request', 'list-files', 'webhook-trigger']);
+    expect(res.body.items.map((n: any) => n.type)).toEqual(expect.arrayContaining(['get-file-contents', 'http-request', 'list-files', 'loop', 'wait', 'webhook-trigger']));
     // Every parameter takes every mode; AI Decide only where a language model is configured.
     expect(res.body.parameterModes).toEqual(['fixed', 'expression']);
   });

@@ -10,6 +10,8 @@ export interface SyntaxProblem {
 }
 
 const ECMA = { ecmaVersion: 'latest' as const, sourceType: 'script' as const };
+// Parentheses kept as nodes: an expression's end is then its closing parenthesis, not the one inside it.
+const EXPRESSION = { ...ECMA, preserveParens: true };
 
 /**
  * Parses an expression-mode value without running it (the sandbox compiles the same text): a
@@ -48,7 +50,7 @@ export function codeSyntaxProblem(source: string): SyntaxProblem | null {
 function singleExpression(code: string, base: number, whole: string): SyntaxProblem | null {
   if (!code.trim()) return at(whole, base, 'empty expression');
   try {
-    const node = parseExpressionAt(code, 0, ECMA);
+    const node = parseExpressionAt(code, 0, EXPRESSION);
     // What follows the expression may only be blank or comments: "1); other(); (2" is two statements.
     if (!onlyBlank(code.slice(node.end))) fail(node.end);
     return null;

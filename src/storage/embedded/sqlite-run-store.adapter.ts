@@ -1,6 +1,7 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../ports/workflow-definition';
 import {
+  AT_CONCURRENCY_LIMIT,
   CANCELED_BEFORE_START,
   LeaseState,
   Run,
@@ -36,6 +37,12 @@ interface RunRow {
   claims: number;
   cancel_requested: number;
   error: string | null;
+  resume_at: string | null;
+  output?: string | null;
+  parent_run_id: string | null;
+  parent_node_id: string | null;
+  depth: number;
+  retry_of: string | null;
 }
 
 interface StepRow {
@@ -49,6 +56,9 @@ interface StepRow {
   finished_at: string | null;
   output: string | null;
   error: string | null;
+  iterations: number | null;
+  reused: number;
+  state: string | null;
 }
 
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
@@ -75,6 +85,12 @@ const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
   claims: row.claims,
   cancelRequested: row.cancel_requested === 1,
   error: parsed<RunError>(row.error) ?? null,
+  resumeAt: fromSqlDate(row.resume_at),
+  ...(row.output != null ? { output: JSON.parse(row.output) } : {}),
+  parentRunId: row.parent_run_id,
+  parentNodeId: row.parent_node_id,
+  depth: row.depth,
+  retryOf: row.retry_of,
   steps,
 });
 
@@ -89,6 +105,9 @@ const toStep = (row: StepRow): StepRecord => ({
   finishedAt: fromSqlDate(row.finished_at),
   ...(row.output !== null ? { output: JSON.parse(row.output) } : {}),
   error: parsed(row.error) ?? null,
+  ...(row.iterations !== null ? { iterations: row.iterations } : {}),
+  ...(row.reused === 1 ? { reused: true } : {}),
+  ...(row.state !== null ? { state: row.state } : {}),
 });
 
 interface PendingCreate {
@@ -98,9 +117,10 @@ interface PendingCreate {
   reject: (error: unknown) => void;
 }
 
-/** Every column but the test-run definition, which only the worker reads (through get). */
+/** Every column but the test-run definition, which only the worker reads (through get), and the output. */
 const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
-  idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error`;
+  idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error,
+  resume_at, parent_run_id, parent_node_id, depth, retry_of`;
 const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
   .map((column) => `r.${column.trim()}`)
   .join(', ');
@@ -119,6 +139,7 @@ export class SqliteRunStore extends RunStore {
   private readonly claimTx;
   private readonly recordTx;
   private readonly completeTx;
+  private readonly suspendTx;
   private readonly cancelTx;
 
   constructor(private readonly db: SqliteDb) {
@@ -127,24 +148,34 @@ export class SqliteRunStore extends RunStore {
       insert: db.prepare(
         `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, started_by,
            acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
-           claims, cancel_requested, error)
+           claims, cancel_requested, error, parent_run_id, parent_node_id, depth, retry_of)
          VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @started_by,
-           @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL)`,
+           @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL,
+           @parent_run_id, @parent_node_id, @depth, @retry_of)`,
       ),
       byIdempotencyKey: db.prepare('SELECT * FROM workflow_runs WHERE workflow_id = ? AND idempotency_key = ?'),
       forgetIdempotencyKey: db.prepare('UPDATE workflow_runs SET idempotency_key = NULL WHERE id = ?'),
       get: db.prepare('SELECT * FROM workflow_runs WHERE id = ?'),
       steps: db.prepare(
-        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error
+        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error, iterations, reused, state
          FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
       ),
       claim: db.prepare(
-        `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until,
-           claims = claims + 1, started_at = @now
-         WHERE id = @id AND (status = 'queued' OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))
+        `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until, resume_at = NULL,
+           claims = claims + 1, started_at = COALESCE(started_at, @now)
+         WHERE id = @id AND (status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
+           OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))
          RETURNING *`,
       ),
-      deleteSteps: db.prepare('DELETE FROM workflow_run_steps WHERE run_id = ?'),
+      claimable: db.prepare(
+        `SELECT workflow_id FROM workflow_runs WHERE id = @id AND (status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
+           OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))`,
+      ),
+      runningOthers: db
+        .prepare(
+          `SELECT COUNT(*) FROM workflow_runs WHERE workflow_id = ? AND status = 'running' AND lease_expires_at >= ? AND id != ?`,
+        )
+        .pluck(),
       lease: db.prepare('SELECT lease_owner, status, cancel_requested FROM workflow_runs WHERE id = ?'),
       renew: db
         .prepare(
@@ -153,14 +184,22 @@ export class SqliteRunStore extends RunStore {
         )
         .pluck(),
       upsertStep: db.prepare(
-        `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error)
-         VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @output, @error)
+        `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error,
+           iterations, reused, state)
+         VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @output, @error,
+           @iterations, @reused, @state)
          ON CONFLICT (run_id, node_id) DO UPDATE SET position = excluded.position, type = excluded.type, node_version = excluded.node_version,
            status = excluded.status, attempts = excluded.attempts, started_at = excluded.started_at,
-           finished_at = excluded.finished_at, output = excluded.output, error = excluded.error`,
+           finished_at = excluded.finished_at, output = excluded.output, error = excluded.error,
+           iterations = excluded.iterations, reused = excluded.reused, state = excluded.state`,
       ),
       complete: db.prepare(
-        `UPDATE workflow_runs SET status = @status, error = @error, finished_at = @finished_at, lease_owner = NULL, lease_expires_at = NULL
+        `UPDATE workflow_runs SET status = @status, error = @error, output = @output, finished_at = @finished_at, lease_owner = NULL, lease_expires_at = NULL
+         WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
+      ),
+      dropStates: db.prepare('UPDATE workflow_run_steps SET state = NULL WHERE run_id = ? AND state IS NOT NULL'),
+      suspend: db.prepare(
+        `UPDATE workflow_runs SET status = 'waiting', resume_at = @resume_at, job_id = @job_id, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
       ),
       release: db.prepare(
@@ -168,12 +207,15 @@ export class SqliteRunStore extends RunStore {
          WHERE id = ? AND lease_owner = ? AND status = 'running'`,
       ),
       cancelQueued: db.prepare(
-        `UPDATE workflow_runs SET status = 'canceled', cancel_requested = 1, finished_at = ?, error = ?
-         WHERE id = ? AND status = 'queued'`,
+        `UPDATE workflow_runs SET status = 'canceled', cancel_requested = 1, finished_at = ?, error = ?, resume_at = NULL
+         WHERE id = ? AND status IN ('queued', 'waiting')`,
       ),
       cancelRunning: db.prepare(`UPDATE workflow_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`),
       listQueued: db.prepare(
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < ? ORDER BY created_at LIMIT ?`,
+      ),
+      listDueWaiting: db.prepare(
+        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'waiting' AND resume_at < ? ORDER BY resume_at LIMIT ?`,
       ),
       listExpired: db.prepare(
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'running' AND lease_expires_at < ? ORDER BY created_at LIMIT ?`,
@@ -182,10 +224,10 @@ export class SqliteRunStore extends RunStore {
         `UPDATE workflow_runs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, job_id = @job_id
          WHERE id = @id AND status = 'running' AND lease_owner IS @owner AND lease_expires_at < @now`,
       ),
-      setJobId: db.prepare(`UPDATE workflow_runs SET job_id = ? WHERE id = ? AND status = 'queued'`),
+      setJobId: db.prepare(`UPDATE workflow_runs SET job_id = ? WHERE id = ? AND status IN ('queued', 'waiting')`),
       abandon: db.prepare(
-        `UPDATE workflow_runs SET status = 'failed', error = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
-         WHERE id = ? AND status IN ('queued', 'running')`,
+        `UPDATE workflow_runs SET status = 'failed', error = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL, resume_at = NULL
+         WHERE id = ? AND status IN ('queued', 'running', 'waiting')`,
       ),
       deleteStepsOfWorkflow: db.prepare(
         'DELETE FROM workflow_run_steps WHERE run_id IN (SELECT id FROM workflow_runs WHERE workflow_id = ?)',
@@ -213,18 +255,29 @@ export class SqliteRunStore extends RunStore {
         idempotency_key: run.idempotencyKey,
         job_id: run.jobId,
         created_at: toSqlDate(run.createdAt),
+        parent_run_id: run.parentRunId,
+        parent_node_id: run.parentNodeId,
+        depth: run.depth,
+        retry_of: run.retryOf,
       });
+      for (const step of run.steps) this.upsertStep(run.id, step);
       return { created: true, run };
     });
 
     this.createManyTx = db.transaction((batch: PendingCreate[]) => batch.map((p) => this.createTx(p.run, p.reuseSince)));
 
-    this.claimTx = db.transaction((id: string, owner: string, until: Date, now: Date): Run | null => {
-      const row = this.statements.claim.get({ id, owner, until: toSqlDate(until), now: toSqlDate(now) }) as RunRow | undefined;
-      if (!row) return null;
-      // A run claimed again restarts from its first node: steps of the lost attempt would mislead.
-      if (row.claims > 1) this.statements.deleteSteps.run(id);
-      return toRun(row);
+    // Run IMMEDIATE (write lock first) so that two processes sharing the file cannot both count
+    // the same free place under a concurrency limit.
+    this.claimTx = db.transaction((id: string, owner: string, until: Date, now: Date, maxRunning?: number): Run | typeof AT_CONCURRENCY_LIMIT | null => {
+      const at = { id, owner, until: toSqlDate(until), now: toSqlDate(now) };
+      if (maxRunning !== undefined) {
+        const claimable = this.statements.claimable.get(at) as { workflow_id: string } | undefined;
+        if (!claimable) return null;
+        if ((this.statements.runningOthers.get(claimable.workflow_id, at.now, id) as number) >= maxRunning) return AT_CONCURRENCY_LIMIT;
+      }
+      const row = this.statements.claim.get(at) as RunRow | undefined;
+      // The steps an earlier attempt recorded are what a resumed run continues from.
+      return row ? toRun(row, this.stepsOf(id)) : null;
     });
 
     this.recordTx = db.transaction((id: string, owner: string, steps: StepRecord[]): LeaseState => {
@@ -240,8 +293,17 @@ export class SqliteRunStore extends RunStore {
         owner,
         status: completion.status,
         error: json(completion.error ?? undefined),
+        output: json(completion.output),
         finished_at: toSqlDate(completion.finishedAt),
       });
+      if (changes === 0) return false;
+      for (const step of steps) this.upsertStep(id, step);
+      if (completion.status === 'succeeded') this.statements.dropStates.run(id);
+      return true;
+    });
+
+    this.suspendTx = db.transaction((id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): boolean => {
+      const { changes } = this.statements.suspend.run({ id, owner, resume_at: toSqlDate(resumeAt), job_id: jobId });
       if (changes === 0) return false;
       for (const step of steps) this.upsertStep(id, step);
       return true;
@@ -309,13 +371,17 @@ export class SqliteRunStore extends RunStore {
       where.push('r.status = ?');
       params.push(filter.status);
     }
+    if (filter.parentRunId) {
+      where.push('r.parent_run_id = ?');
+      params.push(filter.parentRunId);
+    }
     const clause = `FROM workflow_runs r ${join} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     const listing = this.listingFor(clause);
     const rows = listing.rows.all(...params, page.limit, page.offset) as RunRow[];
     return { items: rows.map((row) => toRun(row)), total: listing.total.get(...params) as number };
   }
 
-  /** The two statements of one filter shape, prepared once: there are eight shapes at most. */
+  /** The two statements of one filter shape, prepared once: there are sixteen shapes at most. */
   private listingFor(clause: string) {
     let listing = this.listings.get(clause);
     if (!listing) {
@@ -328,8 +394,8 @@ export class SqliteRunStore extends RunStore {
     return listing;
   }
 
-  async claim(id: string, owner: string, leaseUntil: Date, now: Date): Promise<Run | null> {
-    return this.claimTx(id, owner, leaseUntil, now);
+  async claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
+    return maxRunning === undefined ? this.claimTx(id, owner, leaseUntil, now) : this.claimTx.immediate(id, owner, leaseUntil, now, maxRunning);
   }
 
   async renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState> {
@@ -345,6 +411,10 @@ export class SqliteRunStore extends RunStore {
     return this.completeTx(id, owner, steps, completion);
   }
 
+  async suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean> {
+    return this.suspendTx(id, owner, steps, resumeAt, jobId);
+  }
+
   async release(id: string, owner: string): Promise<boolean> {
     return this.statements.release.run(id, owner).changes > 0;
   }
@@ -355,6 +425,10 @@ export class SqliteRunStore extends RunStore {
 
   async listQueued(createdBefore: Date, limit: number): Promise<Run[]> {
     return (this.statements.listQueued.all(toSqlDate(createdBefore), limit) as RunRow[]).map((row) => toRun(row));
+  }
+
+  async listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]> {
+    return (this.statements.listDueWaiting.all(toSqlDate(dueBefore), limit) as RunRow[]).map((row) => toRun(row));
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {
@@ -403,6 +477,9 @@ export class SqliteRunStore extends RunStore {
       finished_at: toSqlDate(step.finishedAt),
       output: json(step.output),
       error: json(step.error ?? undefined),
+      iterations: step.iterations ?? null,
+      reused: step.reused ? 1 : 0,
+      state: step.state ?? null,
     });
   }
 }

@@ -1,6 +1,14 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../ports/workflow-definition';
-import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
+import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
+import {
+  ScheduledWorkflow,
+  VisibleWorkflow,
+  Workflow,
+  WorkflowSchedule,
+  WorkflowStore,
+  WorkflowVersion,
+  WorkflowVersionSummary,
+} from '../ports/workflow-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 
@@ -12,6 +20,8 @@ interface WorkflowRow {
   active_version_id: string | null;
   active_version: number | null;
   latest_version: number;
+  settings: string | null;
+  schedule: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -33,6 +43,8 @@ const toWorkflow = (row: WorkflowRow): Workflow => ({
   activeVersionId: row.active_version_id,
   activeVersion: row.active_version,
   latestVersion: row.latest_version,
+  settings: row.settings ? (JSON.parse(row.settings) as WorkflowSettings) : {},
+  schedule: row.schedule ? (JSON.parse(row.schedule) as WorkflowSchedule) : null,
   createdAt: new Date(row.created_at),
   updatedAt: new Date(row.updated_at),
 });
@@ -62,11 +74,13 @@ export class SqliteWorkflowStore extends WorkflowStore {
     this.members = new SqliteMembershipScope<WorkflowRow>(db, 'workflow', 'workflows');
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO workflows (id, name, owner_id, draft, active_version_id, active_version, latest_version, created_at, updated_at)
-         VALUES (@id, @name, @owner_id, @draft, NULL, NULL, 0, @created_at, @updated_at)`,
+        `INSERT INTO workflows (id, name, owner_id, draft, active_version_id, active_version, latest_version, settings, schedule, created_at, updated_at)
+         VALUES (@id, @name, @owner_id, @draft, NULL, NULL, 0, @settings, NULL, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
-      updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ? WHERE id = ?'),
+      updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ?, settings = COALESCE(?, settings) WHERE id = ?'),
+      setSchedule: db.prepare('UPDATE workflows SET schedule = ? WHERE id = ? AND active_version_id = ?'),
+      listScheduled: db.prepare('SELECT id, owner_id, schedule FROM workflows WHERE schedule IS NOT NULL'),
       delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
       deleteVersions: db.prepare('DELETE FROM workflow_versions WHERE workflow_id = ?'),
       insertVersion: db.prepare(
@@ -88,6 +102,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
         name: w.name,
         owner_id: w.ownerId,
         draft: JSON.stringify(w.draft),
+        settings: JSON.stringify(w.settings ?? {}),
         created_at: toSqlDate(w.createdAt),
         updated_at: toSqlDate(w.updatedAt),
       });
@@ -129,8 +144,9 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return this.members.visible(userId, page, toWorkflow);
   }
 
-  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean> {
-    return this.statements.updateDraft.run(name, JSON.stringify(draft), toSqlDate(updatedAt), id).changes > 0;
+  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date, settings?: WorkflowSettings): Promise<boolean> {
+    const changes = this.statements.updateDraft.run(name, JSON.stringify(draft), toSqlDate(updatedAt), settings ? JSON.stringify(settings) : null, id).changes;
+    return changes > 0;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -159,5 +175,14 @@ export class SqliteWorkflowStore extends WorkflowStore {
     const row = this.statements.getVersion.get(workflowId, version) as VersionRow | undefined;
     if (!row) return false;
     return this.statements.setActive.run(row.id, row.version, row.version, toSqlDate(now), workflowId).changes > 0;
+  }
+
+  async setSchedule(workflowId: string, versionId: string, schedule: WorkflowSchedule | null): Promise<boolean> {
+    return this.statements.setSchedule.run(schedule ? JSON.stringify(schedule) : null, workflowId, versionId).changes > 0;
+  }
+
+  async listScheduled(): Promise<ScheduledWorkflow[]> {
+    const rows = this.statements.listScheduled.all() as Pick<WorkflowRow, 'id' | 'owner_id' | 'schedule'>[];
+    return rows.map((row) => ({ workflowId: row.id, ownerId: row.owner_id, schedule: JSON.parse(row.schedule!) as WorkflowSchedule }));
   }
 }

@@ -1,10 +1,21 @@
+import type { Collection } from 'mongodb';
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../ports/workflow-definition';
-import { CANCELED_BEFORE_START, LeaseState, Run, RunCompletion, RunError, RunFilter, RunStore, StepRecord } from '../ports/run-store.port';
+import {
+  AT_CONCURRENCY_LIMIT,
+  CANCELED_BEFORE_START,
+  LeaseState,
+  Run,
+  RunCompletion,
+  RunError,
+  RunFilter,
+  RunStore,
+  StepRecord,
+} from '../ports/run-store.port';
 import { isDuplicateKey } from './mongo-connection';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
-import { RunDoc, RunStepDoc, workflowModels } from './workflows.schema';
+import { RunDoc, RunSlotsDoc, RunStepDoc, workflowModels } from './workflows.schema';
 
 const json = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null | undefined): T | undefined => (text == null ? undefined : (JSON.parse(text) as T));
@@ -30,6 +41,12 @@ const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
   claims: doc.claims ?? 0,
   cancelRequested: doc.cancelRequested === true,
   error: parsed<RunError>(doc.errorJson) ?? null,
+  resumeAt: doc.resumeAt ?? null,
+  ...(doc.outputJson != null ? { output: JSON.parse(doc.outputJson) } : {}),
+  parentRunId: doc.parentRunId ?? null,
+  parentNodeId: doc.parentNodeId ?? null,
+  depth: doc.depth ?? 0,
+  retryOf: doc.retryOf ?? null,
   steps,
 });
 
@@ -44,15 +61,32 @@ const toStep = (doc: RunStepDoc): StepRecord => ({
   finishedAt: doc.finishedAt ?? null,
   ...(doc.outputJson != null ? { output: JSON.parse(doc.outputJson) } : {}),
   error: parsed(doc.errorJson) ?? null,
+  ...(doc.iterations != null ? { iterations: doc.iterations } : {}),
+  ...(doc.reused ? { reused: true } : {}),
+  ...(doc.state != null ? { state: doc.state } : {}),
+});
+
+/** Where a claim may take a run from: queued, waiting and due, or running under a lease that lapsed or is ours. */
+const claimable = (id: string, owner: string, now: Date) => ({
+  _id: id,
+  $or: [
+    { status: 'queued' },
+    { status: 'waiting', resumeAt: { $lte: now } },
+    { status: 'running', $or: [{ leaseExpiresAt: { $lt: now } }, { leaseOwner: owner }] },
+  ],
 });
 
 /**
  * Runs and steps in two collections. Claims, renewals and completion are single conditional
- * updates on the run document, which is what makes them safe between worker processes.
+ * updates on the run document, which is what makes them safe between worker processes. A
+ * concurrency limit is one document per workflow listing the runs that hold a place, each until
+ * its lease ends: taking a place is one atomic update of that document, and a place whose holder
+ * died lapses with its lease.
  */
 export class MongoRunStore extends RunStore {
   private readonly runs: Model<RunDoc>;
   private readonly steps: Model<RunStepDoc>;
+  private readonly slots: Collection<RunSlotsDoc>;
   private readonly workflowMembers: MongoMembershipScope;
 
   constructor(connection: Connection) {
@@ -60,6 +94,7 @@ export class MongoRunStore extends RunStore {
     const models = workflowModels(connection);
     this.runs = models.runs;
     this.steps = models.steps;
+    this.slots = connection.db!.collection<RunSlotsDoc>('workflow_run_slots');
     this.workflowMembers = new MongoMembershipScope(connection, 'workflow');
   }
 
@@ -71,6 +106,7 @@ export class MongoRunStore extends RunStore {
     }
     try {
       await this.runs.create(this.toDoc(run));
+      if (run.steps.length) await this.writeSteps(run.id, run.steps);
     } catch (error) {
       // Two requests with one key raced: the unique index let one in; answer with that one.
       if (isDuplicateKey(error) && run.idempotencyKey) {
@@ -99,35 +135,58 @@ export class MongoRunStore extends RunStore {
       query.workflowId = filter.workflowId;
     }
     if (filter.status) query.status = filter.status;
+    if (filter.parentRunId) query.parentRunId = filter.parentRunId;
     const [docs, total] = await Promise.all([
-      this.runs.find(query, { definitionJson: 0 }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<RunDoc[]>(),
+      this.runs.find(query, { definitionJson: 0, outputJson: 0 }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<RunDoc[]>(),
       this.runs.countDocuments(query),
     ]);
     return { items: docs.map((doc) => toRun(doc)), total };
   }
 
-  async claim(id: string, owner: string, leaseUntil: Date, now: Date): Promise<Run | null> {
+  async claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
+    let slotHeld = false;
+    if (maxRunning !== undefined) {
+      const candidate = await this.runs.findOne(claimable(id, owner, now), { workflowId: 1 }).lean<Pick<RunDoc, 'workflowId'>>();
+      if (!candidate) return null;
+      if (!(await this.takeSlot(candidate.workflowId, id, leaseUntil, now, maxRunning))) return AT_CONCURRENCY_LIMIT;
+      slotHeld = true;
+    }
     const doc = await this.runs
       .findOneAndUpdate(
-        {
-          _id: id,
-          $or: [{ status: 'queued' }, { status: 'running', $or: [{ leaseExpiresAt: { $lt: now } }, { leaseOwner: owner }] }],
-        },
-        { $set: { status: 'running', leaseOwner: owner, leaseExpiresAt: leaseUntil, startedAt: now }, $inc: { claims: 1 } },
+        claimable(id, owner, now),
+        [
+          {
+            $set: {
+              status: 'running',
+              leaseOwner: owner,
+              leaseExpiresAt: leaseUntil,
+              resumeAt: null,
+              slotHeld,
+              startedAt: { $ifNull: ['$startedAt', now] },
+              claims: { $add: [{ $ifNull: ['$claims', 0] }, 1] },
+            },
+          },
+        ],
         { returnDocument: 'after' },
       )
       .lean<RunDoc>();
-    if (!doc) return null;
-    // A run claimed again restarts from its first node: steps of the lost attempt would mislead.
-    if (doc.claims > 1) await this.steps.deleteMany({ runId: id });
-    return toRun(doc);
+    if (!doc) {
+      // Taken by another worker between the two steps: give the place back.
+      if (slotHeld) await this.freeSlot({ _id: id, workflowId: (await this.runs.findById(id, { workflowId: 1 }).lean<RunDoc>())?.workflowId ?? '', slotHeld: true });
+      return null;
+    }
+    // The steps an earlier attempt recorded are what a resumed run continues from.
+    const steps = await this.steps.find({ runId: id }).sort({ position: 1 }).lean<RunStepDoc[]>();
+    return toRun(doc, steps.map(toStep));
   }
 
   async renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState> {
     const doc = await this.runs
-      .findOneAndUpdate({ _id: id, leaseOwner: owner, status: 'running' }, { $set: { leaseExpiresAt: leaseUntil } }, { projection: { cancelRequested: 1 } })
-      .lean<Pick<RunDoc, 'cancelRequested'>>();
-    return doc ? { held: true, cancelRequested: doc.cancelRequested === true } : { held: false, cancelRequested: false };
+      .findOneAndUpdate({ _id: id, leaseOwner: owner, status: 'running' }, { $set: { leaseExpiresAt: leaseUntil } }, { projection: { cancelRequested: 1, slotHeld: 1, workflowId: 1 } })
+      .lean<Pick<RunDoc, 'cancelRequested' | 'slotHeld' | 'workflowId'>>();
+    if (!doc) return { held: false, cancelRequested: false };
+    if (doc.slotHeld) await this.slots.updateOne({ _id: doc.workflowId, 'holders.runId': id }, { $set: { 'holders.$.until': leaseUntil } });
+    return { held: true, cancelRequested: doc.cancelRequested === true };
   }
 
   async recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState> {
@@ -139,33 +198,30 @@ export class MongoRunStore extends RunStore {
   async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean> {
     if (!(await this.leaseOf(id, owner)).held) return false;
     if (steps.length) await this.writeSteps(id, steps);
-    const result = await this.runs.updateOne(
-      { _id: id, leaseOwner: owner, status: 'running' },
-      {
-        $set: {
-          status: completion.status,
-          errorJson: json(completion.error),
-          finishedAt: completion.finishedAt,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-        },
-      },
-    );
-    return result.modifiedCount > 0;
+    const ended = await this.leave(id, owner, {
+      status: completion.status,
+      errorJson: json(completion.error),
+      outputJson: completion.output === undefined ? null : JSON.stringify(completion.output),
+      finishedAt: completion.finishedAt,
+    });
+    if (ended && completion.status === 'succeeded') await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
+    return ended;
+  }
+
+  async suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean> {
+    if (!(await this.leaseOf(id, owner)).held) return false;
+    if (steps.length) await this.writeSteps(id, steps);
+    return this.leave(id, owner, { status: 'waiting', resumeAt, jobId });
   }
 
   async release(id: string, owner: string): Promise<boolean> {
-    const result = await this.runs.updateOne(
-      { _id: id, leaseOwner: owner, status: 'running' },
-      { $set: { status: 'queued', leaseOwner: null, leaseExpiresAt: null } },
-    );
-    return result.modifiedCount > 0;
+    return this.leave(id, owner, { status: 'queued' });
   }
 
   async requestCancel(id: string, now: Date): Promise<Run | null> {
     const queued = await this.runs.updateOne(
-      { _id: id, status: 'queued' },
-      { $set: { status: 'canceled', cancelRequested: true, finishedAt: now, errorJson: JSON.stringify(CANCELED_BEFORE_START) } },
+      { _id: id, status: { $in: ['queued', 'waiting'] } },
+      { $set: { status: 'canceled', cancelRequested: true, finishedAt: now, resumeAt: null, errorJson: JSON.stringify(CANCELED_BEFORE_START) } },
     );
     if (queued.modifiedCount === 0) await this.runs.updateOne({ _id: id, status: 'running' }, { $set: { cancelRequested: true } });
     return this.get(id);
@@ -176,35 +232,82 @@ export class MongoRunStore extends RunStore {
     return docs.map((doc) => toRun(doc));
   }
 
+  async listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]> {
+    const docs = await this.runs.find({ status: 'waiting', resumeAt: { $lt: dueBefore } }, { definitionJson: 0, outputJson: 0 }).sort({ resumeAt: 1 }).limit(limit).lean<RunDoc[]>();
+    return docs.map((doc) => toRun(doc));
+  }
+
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {
     const docs = await this.runs.find({ status: 'running', leaseExpiresAt: { $lt: now } }, { definitionJson: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 
   async requeueExpired(id: string, leaseOwner: string | null, jobId: string, now: Date): Promise<boolean> {
-    const result = await this.runs.updateOne(
-      { _id: id, status: 'running', leaseOwner, leaseExpiresAt: { $lt: now } },
-      { $set: { status: 'queued', leaseOwner: null, leaseExpiresAt: null, jobId } },
-    );
-    return result.modifiedCount > 0;
+    const doc = await this.runs
+      .findOneAndUpdate(
+        { _id: id, status: 'running', leaseOwner, leaseExpiresAt: { $lt: now } },
+        { $set: { status: 'queued', leaseOwner: null, leaseExpiresAt: null, slotHeld: false, jobId } },
+        { projection: { workflowId: 1, slotHeld: 1 } },
+      )
+      .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
+    if (doc) await this.freeSlot(doc);
+    return doc !== null;
   }
 
   async setJobId(id: string, jobId: string): Promise<void> {
-    await this.runs.updateOne({ _id: id, status: 'queued' }, { $set: { jobId } });
+    await this.runs.updateOne({ _id: id, status: { $in: ['queued', 'waiting'] } }, { $set: { jobId } });
   }
 
   async abandon(id: string, error: RunError, now: Date): Promise<boolean> {
-    const result = await this.runs.updateOne(
-      { _id: id, status: { $in: ['queued', 'running'] } },
-      { $set: { status: 'failed', errorJson: JSON.stringify(error), finishedAt: now, leaseOwner: null, leaseExpiresAt: null } },
-    );
-    return result.modifiedCount > 0;
+    const doc = await this.runs
+      .findOneAndUpdate(
+        { _id: id, status: { $in: ['queued', 'running', 'waiting'] } },
+        { $set: { status: 'failed', errorJson: JSON.stringify(error), finishedAt: now, leaseOwner: null, leaseExpiresAt: null, resumeAt: null, slotHeld: false } },
+        { projection: { workflowId: 1, slotHeld: 1 } },
+      )
+      .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
+    if (doc) await this.freeSlot(doc);
+    return doc !== null;
   }
 
   async deleteForWorkflow(workflowId: string): Promise<void> {
     const ids = (await this.runs.find({ workflowId }, { _id: 1 }).lean<{ _id: string }[]>()).map((d) => d._id);
     await this.steps.deleteMany({ runId: { $in: ids } });
     await this.runs.deleteMany({ workflowId });
+  }
+
+  /** Ends this owner's hold on a running run with `update`, giving back its concurrency place. */
+  private async leave(id: string, owner: string, update: Record<string, unknown>): Promise<boolean> {
+    const doc = await this.runs
+      .findOneAndUpdate(
+        { _id: id, leaseOwner: owner, status: 'running' },
+        { $set: { ...update, leaseOwner: null, leaseExpiresAt: null, slotHeld: false } },
+        { projection: { workflowId: 1, slotHeld: 1 } },
+      )
+      .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
+    if (doc) await this.freeSlot(doc);
+    return doc !== null;
+  }
+
+  /**
+   * One atomic update of the workflow's slots document: holders whose lease ended are dropped,
+   * then this run is added if fewer than `maxRunning` remain.
+   */
+  private async takeSlot(workflowId: string, runId: string, until: Date, now: Date, maxRunning: number): Promise<boolean> {
+    const live = { $filter: { input: { $ifNull: ['$holders', []] }, cond: { $and: [{ $gt: ['$$this.until', now] }, { $ne: ['$$this.runId', runId] }] } } };
+    const doc = await this.slots.findOneAndUpdate(
+      { _id: workflowId },
+      [
+        { $set: { holders: live } },
+        { $set: { holders: { $cond: [{ $lt: [{ $size: '$holders' }, maxRunning] }, { $concatArrays: ['$holders', [{ runId, until }]] }, '$holders'] } } },
+      ],
+      { upsert: true, returnDocument: 'after' },
+    );
+    return doc?.holders.some((h) => h.runId === runId) ?? false;
+  }
+
+  private async freeSlot(doc: Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>): Promise<void> {
+    if (doc.slotHeld) await this.slots.updateOne({ _id: doc.workflowId }, { $pull: { holders: { runId: doc._id } } });
   }
 
   private async leaseOf(id: string, owner: string): Promise<LeaseState> {
@@ -227,6 +330,9 @@ export class MongoRunStore extends RunStore {
             finishedAt: step.finishedAt,
             outputJson: step.output === undefined ? null : JSON.stringify(step.output),
             errorJson: json(step.error),
+            iterations: step.iterations ?? null,
+            reused: step.reused === true,
+            state: step.state ?? null,
           },
         },
         upsert: true,
@@ -236,7 +342,14 @@ export class MongoRunStore extends RunStore {
   }
 
   private toDoc(run: Run): RunDoc {
-    const { id, definition, input, error, steps: _steps, ...fields } = run;
-    return { _id: id, ...fields, definitionJson: json(definition), inputJson: input === undefined ? null : JSON.stringify(input), errorJson: json(error) };
+    const { id, definition, input, error, output, steps: _steps, ...fields } = run;
+    return {
+      _id: id,
+      ...fields,
+      definitionJson: json(definition),
+      inputJson: input === undefined ? null : JSON.stringify(input),
+      errorJson: json(error),
+      outputJson: output === undefined ? null : JSON.stringify(output),
+    };
   }
 }

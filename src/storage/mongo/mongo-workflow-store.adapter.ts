@@ -1,7 +1,15 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../ports/workflow-definition';
-import { VisibleWorkflow, Workflow, WorkflowStore, WorkflowVersion, WorkflowVersionSummary } from '../ports/workflow-store.port';
+import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
+import {
+  ScheduledWorkflow,
+  VisibleWorkflow,
+  Workflow,
+  WorkflowSchedule,
+  WorkflowStore,
+  WorkflowVersion,
+  WorkflowVersionSummary,
+} from '../ports/workflow-store.port';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
 
@@ -13,6 +21,8 @@ const toWorkflow = (doc: WorkflowDoc): Workflow => ({
   activeVersionId: doc.activeVersionId ?? null,
   activeVersion: doc.activeVersion ?? null,
   latestVersion: doc.latestVersion ?? 0,
+  settings: doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {},
+  schedule: doc.schedule ?? null,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
@@ -52,6 +62,8 @@ export class MongoWorkflowStore extends WorkflowStore {
       activeVersionId: null,
       activeVersion: null,
       latestVersion: 0,
+      settingsJson: JSON.stringify(w.settings ?? {}),
+      schedule: null,
       createdAt: w.createdAt,
       updatedAt: w.updatedAt,
     };
@@ -67,8 +79,11 @@ export class MongoWorkflowStore extends WorkflowStore {
     return this.members.visible(userId, page, this.workflows, toWorkflow);
   }
 
-  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean> {
-    const result = await this.workflows.updateOne({ _id: id }, { $set: { name, draftJson: JSON.stringify(draft), updatedAt } });
+  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date, settings?: WorkflowSettings): Promise<boolean> {
+    const result = await this.workflows.updateOne(
+      { _id: id },
+      { $set: { name, draftJson: JSON.stringify(draft), updatedAt, ...(settings ? { settingsJson: JSON.stringify(settings) } : {}) } },
+    );
     return result.matchedCount > 0;
   }
 
@@ -128,5 +143,15 @@ export class MongoWorkflowStore extends WorkflowStore {
       { $set: { activeVersionId: doc._id, activeVersion: version, updatedAt: now } },
     );
     return result.matchedCount > 0;
+  }
+
+  async setSchedule(workflowId: string, versionId: string, schedule: WorkflowSchedule | null): Promise<boolean> {
+    const result = await this.workflows.updateOne({ _id: workflowId, activeVersionId: versionId }, { $set: { schedule } });
+    return result.matchedCount > 0;
+  }
+
+  async listScheduled(): Promise<ScheduledWorkflow[]> {
+    const docs = await this.workflows.find({ schedule: { $type: 'object' } }, { ownerId: 1, schedule: 1 }).lean<Pick<WorkflowDoc, '_id' | 'ownerId' | 'schedule'>[]>();
+    return docs.map((doc) => ({ workflowId: doc._id, ownerId: doc.ownerId, schedule: doc.schedule! }));
   }
 }

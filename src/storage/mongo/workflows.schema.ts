@@ -7,16 +7,31 @@ import type { Workflow, WorkflowVersion } from '../ports/workflow-store.port';
  * users and nodes, and MongoDB field names may not hold every string (`$`-prefixed, dotted).
  */
 /** The port's records keyed by our id as `_id`, with their user-shaped fields as JSON text. */
-export type WorkflowDoc = Omit<Workflow, 'id' | 'draft'> & { _id: string; draftJson: string };
+export type WorkflowDoc = Omit<Workflow, 'id' | 'draft' | 'settings'> & { _id: string; draftJson: string; settingsJson?: string | null };
 export type WorkflowVersionDoc = Omit<WorkflowVersion, 'id' | 'definition'> & { _id: string; definitionJson: string };
-export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps'> & {
+export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps' | 'output'> & {
   _id: string;
   definitionJson: string | null;
   inputJson: string | null;
   errorJson: string | null;
+  outputJson?: string | null;
+  /** The run holds a place in its workflow's concurrency slots (`workflow_run_slots`). */
+  slotHeld?: boolean;
 };
 /** `nodeVersion`, since a step's `version` would read as the workflow's. */
-export type RunStepDoc = Omit<StepRecord, 'version' | 'output' | 'error'> & { runId: string; nodeVersion: number; outputJson: string | null; errorJson: string | null };
+export type RunStepDoc = Omit<StepRecord, 'version' | 'output' | 'error' | 'iterations'> & {
+  runId: string;
+  nodeVersion: number;
+  outputJson: string | null;
+  errorJson: string | null;
+  iterations?: number | null;
+};
+
+/** The runs of one workflow holding a place under its concurrency limit, each until its lease ends. */
+export interface RunSlotsDoc {
+  _id: string;
+  holders: { runId: string; until: Date }[];
+}
 
 const options = { versionKey: false, _id: false } as const;
 
@@ -29,11 +44,15 @@ const workflowSchema = new Schema<WorkflowDoc>(
     activeVersionId: { type: String, default: null },
     activeVersion: { type: Number, default: null },
     latestVersion: { type: Number, required: true, default: 0 },
+    settingsJson: { type: String, default: null },
+    // Read by the scheduler only; cron and time zone are plain strings, safe as field values.
+    schedule: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true, index: true },
     updatedAt: { type: Date, required: true },
   },
   options,
 );
+workflowSchema.index({ 'schedule.versionId': 1 }, { partialFilterExpression: { schedule: { $type: 'object' } } });
 
 const versionSchema = new Schema<WorkflowVersionDoc>(
   {
@@ -70,11 +89,20 @@ const runSchema = new Schema<RunDoc>(
     claims: { type: Number, required: true, default: 0 },
     cancelRequested: { type: Boolean, required: true, default: false },
     errorJson: { type: String, default: null },
+    resumeAt: { type: Date, default: null },
+    outputJson: { type: String, default: null },
+    parentRunId: { type: String, default: null },
+    parentNodeId: { type: String, default: null },
+    depth: { type: Number, required: true, default: 0 },
+    retryOf: { type: String, default: null },
+    slotHeld: { type: Boolean, default: false },
   },
   options,
 );
 runSchema.index({ workflowId: 1, createdAt: -1 });
 runSchema.index({ status: 1, createdAt: 1 });
+runSchema.index({ status: 1, resumeAt: 1 });
+runSchema.index({ parentRunId: 1 }, { partialFilterExpression: { parentRunId: { $type: 'string' } } });
 runSchema.index(
   { workflowId: 1, idempotencyKey: 1 },
   { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } },
@@ -93,6 +121,9 @@ const stepSchema = new Schema<RunStepDoc>(
     finishedAt: { type: Date, default: null },
     outputJson: { type: String, default: null },
     errorJson: { type: String, default: null },
+    iterations: { type: Number, default: null },
+    reused: { type: Boolean, default: false },
+    state: { type: String, default: null },
   },
   { versionKey: false },
 );

@@ -6,6 +6,7 @@ import type { WorkflowDefinition } from './workflow-definition';
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export type TerminalRunStatus = Extract<RunStatus, 'succeeded' | 'failed' | 'canceled'>;
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'canceled'];
 export const RUN_TYPES = ['test', 'production'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
 
@@ -80,7 +81,17 @@ export interface Run {
   claims: number;
   cancelRequested: boolean;
   error: RunError | null;
-  /** Filled by `get`; empty in lists. */
+  /** While `waiting`: when the run goes on. */
+  resumeAt: Date | null;
+  /** The output of the last node the run executed, masked; set when it finishes (not in lists). */
+  output?: unknown;
+  /** A sub-workflow run: the run and node that started it; `depth` counts the ancestors. */
+  parentRunId: string | null;
+  parentNodeId: string | null;
+  depth: number;
+  /** The run this one retries. */
+  retryOf: string | null;
+  /** Filled by `get` and `claim` (with their sealed state); empty in lists. */
   steps: StepRecord[];
 }
 
@@ -91,13 +102,19 @@ export const CANCELED_BEFORE_START: RunError = { code: ErrorCode.CANCELED, messa
 export type NewRun = Pick<
   Run,
   'workflowId' | 'runType' | 'versionId' | 'version' | 'definition' | 'input' | 'startedBy' | 'actingUserId' | 'idempotencyKey'
->;
+> &
+  Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps'>>;
 
 /** A run just accepted: `queued`, carried by a job whose id is the run's. */
 export function newQueuedRun(fields: NewRun, now = new Date()): Run {
   const id = newId('run');
   return {
     id,
+    parentRunId: null,
+    parentNodeId: null,
+    depth: 0,
+    retryOf: null,
+    steps: [],
     ...fields,
     status: 'queued',
     jobId: id,
@@ -109,7 +126,7 @@ export function newQueuedRun(fields: NewRun, now = new Date()): Run {
     claims: 0,
     cancelRequested: false,
     error: null,
-    steps: [],
+    resumeAt: null,
   };
 }
 
@@ -118,6 +135,8 @@ export interface RunFilter {
   visibleTo?: string;
   workflowId?: string;
   status?: RunStatus;
+  /** Only the sub-workflow runs this run started. */
+  parentRunId?: string;
 }
 
 export interface LeaseState {
@@ -130,38 +149,53 @@ export interface RunCompletion {
   status: TerminalRunStatus;
   error: RunError | null;
   finishedAt: Date;
+  /** Masked, and bounded like a step's output. */
+  output?: unknown;
 }
+
+/** A claim that did not take the run because the workflow already runs its maximum at once. */
+export const AT_CONCURRENCY_LIMIT = 'at-concurrency-limit' as const;
 
 export abstract class RunStore {
   /**
-   * Inserts a queued run. With an idempotency key already used on the workflow since `reuseSince`,
-   * inserts nothing and returns the earlier run (`created: false`); an older use of the key is
-   * forgotten so it can start a new run.
+   * Inserts a queued run, with the steps it starts from (a retry's reused steps). With an
+   * idempotency key already used on the workflow since `reuseSince`, inserts nothing and returns
+   * the earlier run (`created: false`); an older use of the key is forgotten so it can start a new run.
    */
   abstract create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }>;
-  /** The run with its steps in execution order. */
+  /** The run with its steps in execution order (their sealed state included). */
   abstract get(id: string): Promise<Run | null>;
-  /** Newest first, without steps and test definitions. */
+  /** Newest first, without steps, test definitions and output. */
   abstract list(filter: RunFilter, page: PageRequest): Promise<Page<Run>>;
   /**
-   * Moves a queued run, or a running one whose lease expired or that this owner already holds,
-   * to running under `owner` until `leaseUntil`. Null when the run is not claimable.
+   * Moves a claimable run to running under `owner` until `leaseUntil` and returns it with its
+   * steps: a queued run, a waiting one whose `resumeAt` has come, or a running one whose lease
+   * expired or that this owner already holds. With `maxRunning`, only while fewer runs of its
+   * workflow than that are running under a live lease (atomically: two workers cannot both take
+   * the last place); otherwise AT_CONCURRENCY_LIMIT and nothing changes. Null when not claimable.
    */
-  abstract claim(id: string, owner: string, leaseUntil: Date, now: Date): Promise<Run | null>;
+  abstract claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null>;
   abstract renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState>;
   /** Writes steps (insert or replace by node id) while the owner holds the lease. */
   abstract recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState>;
-  /** Writes the last steps and the terminal state in one go, if the owner still holds the lease. */
+  /**
+   * Writes the last steps and the terminal state in one go, if the owner still holds the lease.
+   * A run that succeeded needs no sealed state any more: its steps' state is dropped.
+   */
   abstract complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean>;
-  /** Gives a claimed run back to the queue (the worker is stopping); true when it was ours. */
+  /** Parks a running run as `waiting` until `resumeAt` under a new job, with its last steps, if the owner holds it. */
+  abstract suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean>;
+  /** Gives a claimed run back to the queue (the worker is stopping); true when it was ours. Its steps stay. */
   abstract release(id: string, owner: string): Promise<boolean>;
   /**
-   * A queued run becomes canceled at once; a running one gets `cancelRequested` for its worker to
-   * honour at its next step. Returns the run after the change, or null when it does not exist.
+   * A queued or waiting run becomes canceled at once; a running one gets `cancelRequested` for its
+   * worker to honour at its next step. Returns the run after the change, or null when it does not exist.
    */
   abstract requestCancel(id: string, now: Date): Promise<Run | null>;
   /** Queued runs created before `createdBefore`, oldest first: candidates whose job may be lost. */
   abstract listQueued(createdBefore: Date, limit: number): Promise<Run[]>;
+  /** Waiting runs due before `dueBefore`, soonest first: candidates whose job may be lost. */
+  abstract listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]>;
   /** Running runs whose lease ended before `now`, oldest first. */
   abstract listExpiredLeases(now: Date, limit: number): Promise<Run[]>;
   /**
@@ -169,7 +203,7 @@ export abstract class RunStore {
    * lost) back to queued under a new job id. False when anything changed meanwhile.
    */
   abstract requeueExpired(id: string, leaseOwner: string | null, jobId: string, now: Date): Promise<boolean>;
-  /** Sets the job id of a queued run. */
+  /** Sets the job id of a queued or waiting run. */
   abstract setJobId(id: string, jobId: string): Promise<void>;
   /** Ends a run the service gave up on (lost too many workers); only while it is not terminal. */
   abstract abandon(id: string, error: RunError, now: Date): Promise<boolean>;

@@ -1,5 +1,5 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from './workflow-definition';
+import type { WorkflowDefinition, WorkflowSettings } from './workflow-definition';
 import { Role } from './membership-store.port';
 
 export interface Workflow {
@@ -13,8 +13,24 @@ export interface Workflow {
   activeVersion: number | null;
   /** Highest version number published so far (0 before the first). */
   latestVersion: number;
+  settings: WorkflowSettings;
+  /** The schedule of the active version's trigger, when it starts runs by itself. */
+  schedule: WorkflowSchedule | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+export interface WorkflowSchedule {
+  cron: string;
+  timezone: string;
+  /** The version it was read from: it is dropped when another version becomes active. */
+  versionId: string;
+}
+
+export interface ScheduledWorkflow {
+  workflowId: string;
+  ownerId: string;
+  schedule: WorkflowSchedule;
 }
 
 export type VisibleWorkflow = Workflow & { role: Role };
@@ -37,8 +53,8 @@ export abstract class WorkflowStore {
   abstract get(id: string): Promise<Workflow | null>;
   /** Workflows the user holds a role on, newest first. */
   abstract listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>>;
-  /** Replaces name and draft; false when the workflow does not exist. */
-  abstract updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date): Promise<boolean>;
+  /** Replaces name and draft, and the settings when given; false when the workflow does not exist. */
+  abstract updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date, settings?: WorkflowSettings): Promise<boolean>;
   /** Removes the workflow, its versions and memberships (runs are the RunStore's). */
   abstract delete(id: string): Promise<boolean>;
   /**
@@ -51,4 +67,8 @@ export abstract class WorkflowStore {
   abstract getVersionById(versionId: string): Promise<WorkflowVersion | null>;
   /** Makes an existing version the active one (rollback or roll forward); false when it does not exist. */
   abstract activate(workflowId: string, version: number, now: Date): Promise<boolean>;
+  /** Sets the schedule read from version `versionId`, only while that version is the active one. */
+  abstract setSchedule(workflowId: string, versionId: string, schedule: WorkflowSchedule | null): Promise<boolean>;
+  /** Every workflow whose active version starts runs on a schedule. */
+  abstract listScheduled(): Promise<ScheduledWorkflow[]>;
 }

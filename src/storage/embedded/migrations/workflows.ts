@@ -68,4 +68,79 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 201,
+    name: 'runs-control-flow',
+    // SQLite cannot change a CHECK constraint in place: the runs table is rebuilt with the `waiting`
+    // status and the new columns. Steps move first, so dropping the old runs table cascades nothing.
+    sql: `
+      CREATE TABLE workflow_runs_v2 (
+        id TEXT PRIMARY KEY,
+        workflow_id TEXT NOT NULL,
+        run_type TEXT NOT NULL CHECK (run_type IN ('test', 'production')),
+        version_id TEXT,
+        version INTEGER,
+        definition TEXT,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled')),
+        input TEXT,
+        started_by TEXT NOT NULL,
+        acting_user_id TEXT NOT NULL,
+        idempotency_key TEXT,
+        job_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        lease_owner TEXT,
+        lease_expires_at TEXT,
+        claims INTEGER NOT NULL DEFAULT 0,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        resume_at TEXT,
+        output TEXT,
+        parent_run_id TEXT,
+        parent_node_id TEXT,
+        depth INTEGER NOT NULL DEFAULT 0,
+        retry_of TEXT
+      );
+      INSERT INTO workflow_runs_v2 (id, workflow_id, run_type, version_id, version, definition, status, input, started_by,
+        acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims,
+        cancel_requested, error)
+      SELECT id, workflow_id, run_type, version_id, version, definition, status, input, started_by, acting_user_id,
+        idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error
+      FROM workflow_runs;
+      CREATE TABLE workflow_run_steps_v2 (
+        run_id TEXT NOT NULL REFERENCES workflow_runs_v2(id) ON DELETE CASCADE,
+        node_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        node_version INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        output TEXT,
+        error TEXT,
+        iterations INTEGER,
+        reused INTEGER NOT NULL DEFAULT 0,
+        state TEXT,
+        PRIMARY KEY (run_id, node_id)
+      ) WITHOUT ROWID;
+      INSERT INTO workflow_run_steps_v2 (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error)
+      SELECT run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error FROM workflow_run_steps;
+      DROP TABLE workflow_run_steps;
+      DROP TABLE workflow_runs;
+      ALTER TABLE workflow_runs_v2 RENAME TO workflow_runs;
+      ALTER TABLE workflow_run_steps_v2 RENAME TO workflow_run_steps;
+      CREATE INDEX workflow_runs_workflow ON workflow_runs(workflow_id, created_at);
+      CREATE INDEX workflow_runs_status ON workflow_runs(status, created_at);
+      CREATE INDEX workflow_runs_running ON workflow_runs(workflow_id, status, lease_expires_at);
+      CREATE INDEX workflow_runs_waiting ON workflow_runs(status, resume_at);
+      CREATE INDEX workflow_runs_parent ON workflow_runs(parent_run_id) WHERE parent_run_id IS NOT NULL;
+      CREATE UNIQUE INDEX workflow_runs_idempotency ON workflow_runs(workflow_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+      ALTER TABLE workflows ADD COLUMN settings TEXT;
+      ALTER TABLE workflows ADD COLUMN schedule TEXT;
+      CREATE INDEX workflows_scheduled ON workflows(id) WHERE schedule IS NOT NULL;
+    `,
+  },
 ];
