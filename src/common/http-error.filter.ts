@@ -77,6 +77,10 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: A
     if (allow) reply.header('allow', allow.join(', '));
   }
   if (error.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', 'Bearer realm="service"');
+  if (error.code === ErrorCode.RATE_LIMITED) {
+    const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
+  }
   void reply.status(status).send(body);
 }
 

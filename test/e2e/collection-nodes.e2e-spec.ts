@@ -3,7 +3,7 @@ import { FakeChatServer, promptInput, promptText } from '../utils/fake-chat-serv
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
 import { waitForRun } from '../utils/workflows-fixtures';
-import { createCollection, FixtureServer, startFixtureServer, waitForFile } from './collections-files.helpers';
+import { addNotes, createCollection, FixtureServer, startFixtureServer, waitForFile } from './collections-files.helpers';
 
 /**
  * The collection nodes over real HTTP: fixture documents are ingested, then workflows started by
@@ -23,20 +23,6 @@ const pagesWorkflow = (collectionId: string): { nodes: Array<Record<string, unkn
     { from: 'list', to: 'read' },
   ],
 });
-
-/** Small text files, added as data: URLs: quick to ingest, and each one's text is known. */
-async function addNotes(t: TestApp, collectionId: string, count: number): Promise<Map<string, string>> {
-  const texts = new Map<string, string>();
-  for (let i = 0; i < count; i++) {
-    const text = `Note number ${i}: the ${i % 2 ? 'heron' : 'otter'} crossed the river at mile ${i * 3}.`;
-    const res = await t.request('POST', `/api/v1/collections/${collectionId}/files`, {
-      body: { name: `note-${String(i).padStart(2, '0')}.txt`, url: `data:text/plain;base64,${Buffer.from(text).toString('base64')}` },
-    });
-    if (res.status !== 201) throw new Error(`add note: ${res.status} ${JSON.stringify(res.body)}`);
-    texts.set(res.body.id, text);
-  }
-  return texts;
-}
 
 describe('collection nodes: List Files and Get File Contents in workflows', () => {
   let t: TestApp;

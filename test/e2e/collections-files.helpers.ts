@@ -78,3 +78,17 @@ export async function createCollection(t: TestApp, name: string, key?: string): 
   if (res.status !== 201) throw new Error(`create collection: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id;
 }
+
+/** Small text files, added as data: URLs: quick to ingest, and each one's text is known. */
+export async function addNotes(t: TestApp, collectionId: string, count: number): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  for (let i = 0; i < count; i++) {
+    const text = `Note number ${i}: the ${i % 2 ? 'heron' : 'otter'} crossed the river at mile ${i * 3}.`;
+    const res = await t.request('POST', `/api/v1/collections/${collectionId}/files`, {
+      body: { name: `note-${String(i).padStart(2, '0')}.txt`, url: `data:text/plain;base64,${Buffer.from(text).toString('base64')}` },
+    });
+    if (res.status !== 201) throw new Error(`add note: ${res.status} ${JSON.stringify(res.body)}`);
+    texts.set(res.body.id, text);
+  }
+  return texts;
+}

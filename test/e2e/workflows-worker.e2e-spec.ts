@@ -15,9 +15,13 @@ interface WorkerProcess {
 
 /**
  * API in this process, workers as separate processes built from dist/ (APP_ROLE=worker), sharing
- * the store and Redis: the scale-out shape, where a worker can die without the API noticing.
+ * the store (and Redis, for Bull): the scale-out shape, where a worker can die without the API
+ * noticing. The embedded queue lives in the store, so its workers can be separate processes too.
  */
-describe('workflow runs with separate worker processes on Redis', () => {
+describe.each([
+  { queue: 'bull', redis: true },
+  { queue: 'embedded', redis: false },
+])('workflow runs with separate worker processes on the $queue queue', ({ redis: onRedis }) => {
   let app: TestApp;
   let upstream: Upstream;
   let redis: TestRedis | null;
@@ -29,8 +33,7 @@ describe('workflow runs with separate worker processes on Redis', () => {
         ...process.env,
         APP_ROLE: 'worker',
         DATA_DIR: app.dataDir,
-        REDIS_URL: redis!.url,
-        QUEUE_PREFIX: redis!.prefix,
+        ...(onRedis ? { REDIS_URL: redis!.url, QUEUE_PREFIX: redis!.prefix } : { REDIS_URL: '' }),
         JOB_LEASE_MS: LEASE_MS,
         FETCH_ALLOWED_HOSTS: '127.0.0.1',
         LOG_LEVEL: 'trace',
@@ -66,7 +69,8 @@ describe('workflow runs with separate worker processes on Redis', () => {
     }
     execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit', cwd: root });
     upstream = await startUpstream();
-    app = await startTestApp({ APP_ROLE: 'api', REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, JOB_LEASE_MS: LEASE_MS, FETCH_ALLOWED_HOSTS: '127.0.0.1' });
+    const queue = onRedis ? { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix } : {};
+    app = await startTestApp({ APP_ROLE: 'api', ...queue, JOB_LEASE_MS: LEASE_MS, FETCH_ALLOWED_HOSTS: '127.0.0.1' });
   }, 240_000);
 
   afterAll(async () => {
@@ -122,5 +126,47 @@ describe('workflow runs with separate worker processes on Redis', () => {
     expect(run.attempts).toBe(2);
     expect(run.steps[1].output.response.status).toBe(200);
     expect(upstream.received.slice(arrived).filter((r) => r.path.startsWith('/slow')).length).toBeGreaterThanOrEqual(2);
+  }, 200_000);
+
+  it('resumes a run whose worker was killed from the last completed node, not from the start', async () => {
+    if (!redis) return;
+    // Only the worker this test kills may take the run.
+    await Promise.all(workers.map((w) => stop(w, 'SIGTERM')));
+    const first = await startWorker();
+    const workflow = await app.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'resume',
+        definition: {
+          nodes: [
+            { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+            { id: 'done', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/echo/resume-done` } },
+            { id: 'slow', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=3000&resume=1` } },
+          ],
+          edges: [
+            { from: 'trigger', to: 'done' },
+            { from: 'done', to: 'slow' },
+          ],
+        },
+      },
+    });
+    const started = await app.request('POST', `/api/v1/workflows/${workflow.body.id}/runs`, { body: { runType: 'test', input: { n: 2 } } });
+    const slowCalls = () => upstream.received.filter((r) => r.path.includes('resume=1')).length;
+    const doneCalls = () => upstream.received.filter((r) => r.path === '/echo/resume-done').length;
+    while (slowCalls() === 0) await new Promise((r) => setTimeout(r, 20));
+    // The step of the node that finished is written within its flush delay: give it that long.
+    await new Promise((r) => setTimeout(r, 400));
+    await stop(first, 'SIGKILL');
+
+    await startWorker();
+    const run = await waitForRun(app.request, started.body.runId, { timeoutMs: 150_000 });
+    expect(run.status).toBe('succeeded');
+    expect(run.attempts).toBe(2);
+    expect(doneCalls()).toBe(1);
+    expect(slowCalls()).toBe(2);
+    expect(run.steps.map((s: any) => [s.nodeId, s.status])).toEqual([
+      ['trigger', 'succeeded'],
+      ['done', 'succeeded'],
+      ['slow', 'succeeded'],
+    ]);
   }, 200_000);
 });
