@@ -69,7 +69,7 @@ describe.each([
     }
     execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit', cwd: root });
     upstream = await startUpstream();
-    const queue = onRedis ? { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix } : {};
+    const queue: Record<string, string> = onRedis ? { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix } : {};
     app = await startTestApp({ APP_ROLE: 'api', ...queue, JOB_LEASE_MS: LEASE_MS, FETCH_ALLOWED_HOSTS: '127.0.0.1' });
   }, 240_000);
 
