@@ -130,6 +130,10 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(1000)
   MCP_SESSION_IDLE_MS = 30 * 60 * 1000;
 
+  /** How long an MCP tool call of a workflow waits for its run before answering that it still runs. */
+  @Transform(int) @IsInt() @Min(1000) @Max(15 * 60 * 1000)
+  MCP_TOOL_TIMEOUT_MS = 60_000;
+
   /** Open MCP sessions per user; opening one more ends that user's least recently active session. */
   @Transform(int) @IsInt() @Min(1)
   MCP_MAX_SESSIONS_PER_USER = 100;

@@ -22,6 +22,7 @@ const KNOWN_KEYS = new Set([
   'outputs',
   'idempotent',
   'loop',
+  'respond',
   'execute',
 ]);
 
@@ -132,6 +133,7 @@ function definitionProblems(value: unknown): string[] {
     problems.push('idempotent must be a boolean or a function of the parameters');
   }
   if (d.loop !== undefined && typeof d.loop !== 'boolean') problems.push('loop must be a boolean');
+  if (d.respond !== undefined && typeof d.respond !== 'boolean') problems.push('respond must be a boolean');
   if (d.loop === true && !(Array.isArray(d.outputs) && d.outputs.includes('loop') && d.outputs.includes('done'))) {
     problems.push('a loop node must declare the outputs "loop" and "done"');
   }

@@ -1,6 +1,7 @@
 import { IsBoolean, IsOptional, IsString } from 'class-validator';
 import pino from 'pino';
 import loop from '../../plugins/loop';
+import respond from '../../plugins/respond';
 import wait from '../../plugins/wait';
 import webhookTrigger from '../../plugins/webhook-trigger';
 import { defineNode, NodeConfigurationError, Parameter, toOutput } from '../sdk';
@@ -84,6 +85,7 @@ const registry = new NodeRegistry([
   registerDefinition(effect, 'effect'),
   registerDefinition(loop, 'loop'),
   registerDefinition(wait, 'wait'),
+  registerDefinition(respond, 'respond'),
 ]);
 
 const node = (id: string, type: string, parameters: Record<string, unknown> = {}, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({ id, type, parameters, ...extra });
@@ -314,5 +316,12 @@ describe('WorkflowExecutor control flow', () => {
     const retried = await run(definition, { previous: [failed.byId.trigger, failed.byId.a].map((s) => ({ ...s, reused: true })) });
     expect(calls).toEqual(['b']);
     expect(retried.byId.b.status).toBe('failed');
+  });
+
+  it("answers with a Respond node's output rather than the last node's", async () => {
+    const result = await run(workflow([node('answer', 'respond'), node('after', 'tag')], [edge('trigger', 'answer'), edge('answer', 'after')]), { input: { q: 'a' } });
+    expect(result.output).toEqual({ q: 'a' });
+    const plain = await run(workflow([node('after', 'tag')], [edge('trigger', 'after')]), { input: { q: 'a' } });
+    expect(plain.output).toMatchObject({ tag: 'after' });
   });
 });

@@ -720,13 +720,14 @@ function checkOutput(node: CompiledNode, name: string): string {
   );
 }
 
-/** The output of the last node, in execution order, that finished outside any loop body. */
+/**
+ * The run's answer: the output of the last Respond-type node that ran, else of the last node, in
+ * execution order, that finished outside any loop body.
+ */
 function lastOutput(run: Execution): unknown {
-  for (let i = run.plan.nodes.length - 1; i >= 0; i--) {
-    const node = run.plan.nodes[i];
-    if (node.loop === null && run.states.get(node.id)?.status === 'succeeded') return run.values[node.id];
-  }
-  return undefined;
+  const finished = run.plan.nodes.filter((node) => node.loop === null && run.states.get(node.id)?.status === 'succeeded');
+  const answer = finished.filter((node) => node.node.definition.respond).at(-1) ?? finished.at(-1);
+  return answer ? run.values[answer.id] : undefined;
 }
 
 function isLive(run: Execution, from: string, output: string): boolean {

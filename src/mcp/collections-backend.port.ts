@@ -7,10 +7,28 @@ export const RESULTS_PER_SEARCH = 10;
 /** service_list_collections takes no offset; it returns the newest collections up to this many. */
 export const COLLECTIONS_PER_CALL = 100;
 
+/** A workflow offered as a tool (its trigger is an MCP trigger), as the caller sees it. */
+export interface WorkflowToolRecord {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  workflowId: string;
+}
+
+/** A workflow tool call: the run's answer once it finished, or `running` when the time limit came first. */
+export interface WorkflowToolCallRecord {
+  runId: string;
+  status: string;
+  output?: unknown;
+  error?: { code: string; message: string } | null;
+}
+
 /**
- * What the eight MCP tools need from the service, acting as one caller. Two implementations:
- * the services themselves inside the app (remote transports) and the REST API (the stdio
- * program), so both doors serve the same tool definitions. Failures are AppErrors.
+ * What the MCP tools need from the service, acting as one caller: the eight collection tools, and
+ * the workflows the caller may call as tools. Two implementations: the services themselves inside
+ * the app (remote transports) and the REST API (the stdio program), so both doors serve the same
+ * tools. Failures are AppErrors.
  */
 export interface CollectionsBackend {
   listCollections(page: { offset: number; limit: number }): Promise<{ items: CollectionRecord[]; total: number }>;
@@ -21,4 +39,7 @@ export interface CollectionsBackend {
   addFile(collectionId: string, file: { name: string; url: string }): Promise<FileRecord>;
   deleteFile(collectionId: string, fileId: string): Promise<void>;
   search(collectionId: string, query: { text: string; topK: number; offset: number }): Promise<{ result: SearchHit[] }>;
+  listWorkflowTools(): Promise<WorkflowToolRecord[]>;
+  /** @throws AppError NOT_FOUND (no such tool for this caller), VALIDATION_FAILED (arguments refused by its schema) */
+  callWorkflowTool(name: string, args: Record<string, unknown>): Promise<WorkflowToolCallRecord>;
 }

@@ -15,7 +15,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { AnyZodObject, ZodError } from 'zod';
 import { ErrorCode, isAppError } from '../common/app-error';
-import type { CollectionsBackend } from './collections-backend.port';
+import type { CollectionsBackend, WorkflowToolRecord } from './collections-backend.port';
 import { toolFailure } from './tool-errors';
 import { COLLECTION_TOOLS, CollectionTool } from './tools';
 
@@ -63,6 +63,60 @@ const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 const issuesOf = (error: ZodError) => error.issues.map((issue) => ({ path: issue.path.join('.') || '(arguments)', message: issue.message }));
 
+/** A workflow tool runs a workflow: it may do anything the workflow does, so it claims no safety. */
+const WORKFLOW_TOOL_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+
+function describeWorkflowTool(tool: WorkflowToolRecord): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema as Tool['inputSchema'],
+    annotations: { title: tool.title, ...WORKFLOW_TOOL_HINTS },
+  };
+}
+
+/**
+ * The eight collection tools, then the workflows the caller may call as tools. A store that cannot
+ * list the workflows leaves the collection tools usable.
+ */
+export async function listTools(context: ToolCallContext, options: McpServerOptions): Promise<ListToolsResult> {
+  let workflows: WorkflowToolRecord[];
+  try {
+    workflows = await options.backend(context).listWorkflowTools();
+  } catch (error) {
+    options.onUnexpectedError?.(error, 'tools/list');
+    return TOOL_LIST;
+  }
+  return workflows.length ? { tools: [...TOOL_LIST.tools, ...workflows.map(describeWorkflowTool)] } : TOOL_LIST;
+}
+
+/** A workflow tool: the run's answer, or an isError the model can read when it failed or is still running. */
+async function callWorkflowTool(name: string, args: Record<string, unknown>, context: ToolCallContext, options: McpServerOptions): Promise<CallToolResult> {
+  let call;
+  try {
+    call = await options.backend(context).callWorkflowTool(name, args);
+  } catch (error) {
+    if (isAppError(error) && error.code === ErrorCode.NOT_FOUND) {
+      throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}: tools/list names the tools of this server`);
+    }
+    if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) {
+      const fields = (error.details as { fields?: { field: string; reason: string }[] } | undefined)?.fields ?? [];
+      const issues = fields.map((f) => ({ path: f.field, message: f.reason }));
+      throw new McpError(RpcErrorCode.InvalidParams, `Invalid arguments for ${name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+    }
+    if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, name);
+    return toolFailure(error);
+  }
+  const result = { runId: call.runId, status: call.status, output: call.output ?? null };
+  if (call.status === 'succeeded') return { content: [{ type: 'text', text: JSON.stringify(call.output ?? null) }], structuredContent: result };
+  const why =
+    call.status === 'running'
+      ? `Run ${call.runId} of ${name} is still running; its record is at /api/v1/runs/${call.runId}.`
+      : `Run ${call.runId} of ${name} ${call.status}${call.error ? `: ${call.error.code}: ${call.error.message}` : ''}.`;
+  return { content: [{ type: 'text', text: why }], structuredContent: result, isError: true };
+}
+
 /**
  * Runs one tool call. Malformed arguments are a protocol fault (JSON-RPC InvalidParams, as
  * INTERFACE.md and the issue require); a failure of the operation itself is an `isError` result the
@@ -74,7 +128,7 @@ export async function callTool(
   options: McpServerOptions,
 ): Promise<CallToolResult> {
   const tool = TOOLS_BY_NAME.get(params.name);
-  if (!tool) throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${params.name}: tools/list names the tools of this server`);
+  if (!tool) return callWorkflowTool(params.name, params.arguments ?? {}, context, options);
   const args = tool.input.safeParse(params.arguments ?? {});
   if (!args.success) {
     const issues = issuesOf(args.error);
@@ -92,10 +146,10 @@ export async function callTool(
   return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
 }
 
-/** One MCP server speaking the eight collection tools; connect it to exactly one transport. */
+/** One MCP server speaking the eight collection tools and the caller's workflow tools; connect it to exactly one transport. */
 export function createMcpServer(options: McpServerOptions): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR });
-  server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR });
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => listTools(extra, options));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra, options));
   return server;
 }
@@ -118,7 +172,7 @@ export function toolRequestShortcut(options: McpServerOptions): ToolRequestShort
   return (request, context) => {
     const params = request.params ?? {};
     if (params._meta !== undefined || params.task !== undefined) return undefined;
-    if (request.method === 'tools/list') return Promise.resolve({ jsonrpc: '2.0', id: request.id, result: TOOL_LIST });
+    if (request.method === 'tools/list') return listTools(context, options).then((result) => ({ jsonrpc: '2.0' as const, id: request.id, result }));
     if (request.method !== 'tools/call') return undefined;
     return respond(request, () => {
       if (typeof params.name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) {

@@ -1,8 +1,10 @@
 import { AppError, ErrorCode } from '../common/app-error';
-import type { CollectionsBackend } from './collections-backend.port';
+import type { CollectionsBackend, WorkflowToolCallRecord, WorkflowToolRecord } from './collections-backend.port';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from './tools/records';
 
 const REQUEST_TIMEOUT_MS = 60_000;
+/** Above the service's longest MCP_TOOL_TIMEOUT_MS (15 min). */
+const WORKFLOW_CALL_TIMEOUT_MS = 16 * 60_000;
 const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
 
 /** Error codes for a status when the body is not the service's error body (a proxy answered, say). */
@@ -70,7 +72,16 @@ export class RestCollectionsBackend implements CollectionsBackend {
     });
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async listWorkflowTools(): Promise<WorkflowToolRecord[]> {
+    return (await this.call<{ items: WorkflowToolRecord[] }>('GET', '/api/v1/workflow-tools')).items;
+  }
+
+  callWorkflowTool(name: string, args: Record<string, unknown>) {
+    // The service holds the call until the run finished or its own time limit: allow for that.
+    return this.call<WorkflowToolCallRecord>('POST', `/api/v1/workflow-tools/${enc(name)}/calls`, args, WORKFLOW_CALL_TIMEOUT_MS);
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown, timeoutMs = REQUEST_TIMEOUT_MS): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
@@ -79,7 +90,7 @@ export class RestCollectionsBackend implements CollectionsBackend {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (cause) {
       const reason = cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);

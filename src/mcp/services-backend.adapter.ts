@@ -3,6 +3,7 @@ import { Principal } from '../auth/principal';
 import { CollectionsService } from '../collections/collections.service';
 import { FilesService } from '../collections/files.service';
 import { SearchService } from '../search/search.service';
+import { WorkflowToolsService } from '../workflows/workflow-tools.service';
 import type { CollectionsBackend } from './collections-backend.port';
 
 /**
@@ -15,10 +16,11 @@ export class ServicesBackendFactory {
     private readonly collections: CollectionsService,
     private readonly files: FilesService,
     private readonly searches: SearchService,
+    private readonly workflowTools: WorkflowToolsService,
   ) {}
 
   forPrincipal(principal: Principal): CollectionsBackend {
-    const { collections, files, searches } = this;
+    const { collections, files, searches, workflowTools } = this;
     return {
       listCollections: (page) => collections.list(principal, page),
       getCollection: (collectionId) => collections.get(principal, collectionId),
@@ -28,6 +30,8 @@ export class ServicesBackendFactory {
       addFile: (collectionId, file) => files.add(principal, collectionId, file),
       deleteFile: (collectionId, fileId) => files.delete(principal, collectionId, fileId),
       search: (collectionId, query) => searches.search(principal, collectionId, query),
+      listWorkflowTools: () => workflowTools.list(principal),
+      callWorkflowTool: (name, args) => workflowTools.call(principal, name, args),
     };
   }
 }

@@ -33,6 +33,23 @@ async function main(): Promise<void> {
   // The client ends the session by closing our stdin.
   process.stdin.once('end', () => void server.close());
   await server.connect(transport);
+  watchWorkflowTools(backend, () => void server.notification({ method: 'notifications/tools/list_changed' }).catch(() => undefined));
+}
+
+/** Workflows published as tools, or removed, are announced to the client within this. */
+const TOOLS_WATCH_MS = 15_000;
+
+function watchWorkflowTools(backend: RestCollectionsBackend, announce: () => void): void {
+  let last: string | undefined;
+  const look = async () => {
+    const names = JSON.stringify((await backend.listWorkflowTools()).map((tool) => [tool.name, tool.description, tool.inputSchema]));
+    if (last !== undefined && names !== last) announce();
+    last = names;
+  };
+  const timer = setInterval(() => void look().catch(() => undefined), TOOLS_WATCH_MS);
+  timer.unref();
+  process.stdin.once('end', () => clearInterval(timer));
+  void look().catch(() => undefined);
 }
 
 main().catch((error) => {

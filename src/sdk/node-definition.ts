@@ -46,6 +46,12 @@ export interface NodeDefinition<P extends object = object> {
    * body runs once more) or to its `done` output (the loop ends).
    */
   readonly loop?: boolean;
+  /**
+   * The node's output is the workflow's answer to whoever started the run and waits for it (an
+   * MCP tool call, a parent workflow, `?wait=`): instead of the last node's output, the last such
+   * node that ran gives it.
+   */
+  readonly respond?: boolean;
   /** Returns the node's output (JSON-serialisable), a RoutedOutput or a WaitRequest; throw a Node*Error to fail. */
   execute(ctx: NodeContext<P>): unknown;
 }

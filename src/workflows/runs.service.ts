@@ -93,16 +93,26 @@ export class RunsService {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
     }
-    await this.access.require(principal, 'workflow', workflowId, 'editor');
-    const workflow = await this.workflows.get(workflowId);
-    if (!workflow) throw AppError.notFound('workflow', workflowId);
-    await this.admit(workflow);
-    const accepted = await this.accept(
-      newQueuedRun({ ...runOf(workflow, runType), input, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey: idempotencyKey ?? null }),
-    );
+    const accepted = await this.startAs(principal, 'editor', workflowId, runType, input, idempotencyKey ?? null);
     if (!waitSeconds) return accepted;
     const finished = await this.waitFor(accepted.body.runId, waitSeconds);
     return finished ? { ...accepted, finished: runView(finished) } : accepted;
+  }
+
+  /**
+   * A run of the published version started through the workflow's MCP tool, which users with the
+   * viewer role may call: the run acts as the caller.
+   */
+  async startAsViewer(principal: Principal, workflowId: string, input: unknown): Promise<AcceptedRun['body']> {
+    return (await this.startAs(principal, 'viewer', workflowId, 'production', input, null)).body;
+  }
+
+  private async startAs(principal: Principal, role: 'viewer' | 'editor', workflowId: string, runType: RunType, input: unknown, idempotencyKey: string | null): Promise<AcceptedRun> {
+    await this.access.require(principal, 'workflow', workflowId, role);
+    const workflow = await this.workflows.get(workflowId);
+    if (!workflow) throw AppError.notFound('workflow', workflowId);
+    await this.admit(workflow);
+    return this.accept(newQueuedRun({ ...runOf(workflow, runType), input, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey }));
   }
 
   /**

@@ -58,11 +58,12 @@ describe('WorkflowScheduler on a fake clock', () => {
       latestVersion: 0,
       settings: {},
       schedule: null,
+      tool: null,
       createdAt: now,
       updatedAt: now,
     });
     const version = await workflows.publish(id, newId('wfv'), 'usr_owner', now);
-    await workflows.setSchedule(id, version!.id, { cron, timezone, versionId: version!.id });
+    await workflows.setTriggers(id, version!.id, { schedule: { cron, timezone, versionId: version!.id }, tool: null });
     return { id, versionId: version!.id };
   }
 
@@ -121,9 +122,9 @@ describe('WorkflowScheduler on a fake clock', () => {
     const { id, versionId } = await scheduled();
     const scheduler = process();
     await scheduler.tick();
-    await workflows.setSchedule(id, versionId, null);
+    await workflows.setTriggers(id, versionId, { schedule: null, tool: null });
     expect(await scheduler.tick(clock.set('2026-11-24T10:30:00Z'))).toBe(0);
-    await workflows.setSchedule(id, versionId, { cron: '*/5 * * * *', timezone: 'UTC', versionId });
+    await workflows.setTriggers(id, versionId, { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null });
     // Down for hours: only the ticks of the last minute are made up for.
     expect(await scheduler.tick(clock.set('2026-11-24T14:00:30Z'))).toBe(1);
   });

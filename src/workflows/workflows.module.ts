@@ -17,6 +17,8 @@ import { RunsService } from './runs.service';
 import { SecretCipher } from './secret-cipher';
 import { WorkflowsController } from './workflows.controller';
 import { Clock, DEFAULT_SCHEDULER_OPTIONS, SCHEDULER_OPTIONS, SystemClock, WorkflowScheduler } from './workflow-scheduler.service';
+import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
+import { WorkflowToolsController } from './workflow-tools.controller';
 import { WorkflowsService } from './workflows.service';
 
 /** Run execution exists only in processes that run workers (APP_ROLE all or worker). */
@@ -57,8 +59,10 @@ export class WorkflowsModule implements OnApplicationShutdown {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: WorkflowsModule,
+      // Global: the MCP server offers published workflows as tools.
+      global: true,
       imports: [EngineModule.forRoot(config)],
-      controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController],
+      controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController],
       providers: [
         { provide: SecretCipher, useFactory: () => SecretCipher.fromConfig(config) },
         ActiveRuns,
@@ -66,9 +70,11 @@ export class WorkflowsModule implements OnApplicationShutdown {
         rateLimiter,
         WorkflowsService,
         RunsService,
+        WorkflowToolEvents,
+        WorkflowToolsService,
         ...(config.runsWorkers ? workerProviders(config) : []),
       ],
-      exports: [WorkflowsService, RunsService, EngineModule],
+      exports: [WorkflowsService, RunsService, WorkflowToolsService, WorkflowToolEvents, EngineModule],
     };
   }
 }

@@ -9,8 +9,9 @@ import { NodeRegistry } from '../engine/node-registry';
 import { CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
 import { WorkflowDefinition, WorkflowNodeSpec, WorkflowSettings, WorkflowVariable } from '../storage/ports/workflow-definition';
 import { RunStore } from '../storage/ports/run-store.port';
-import { Workflow, WorkflowSchedule, WorkflowStore, WorkflowVersion } from '../storage/ports/workflow-store.port';
+import { ActiveTriggers, Workflow, WorkflowStore, WorkflowVersion } from '../storage/ports/workflow-store.port';
 import { SecretCipher } from './secret-cipher';
+import { WorkflowToolEvents } from './workflow-tools.service';
 import { sealVariables } from './workflow-variables';
 import { versionSummaryView, versionView, workflowSummaryView, workflowView } from './workflow-views';
 import { DefinitionDto, NodeSpecDto, WorkflowSettingsDto } from './workflows.dto';
@@ -32,6 +33,7 @@ export class WorkflowsService {
     private readonly access: AccessPolicy,
     private readonly registry: NodeRegistry,
     private readonly cipher: SecretCipher,
+    private readonly toolEvents: WorkflowToolEvents,
     config: AppConfig,
   ) {
     this.compileOptions = { aiDecide: Boolean(config.LLM_URL) };
@@ -50,6 +52,7 @@ export class WorkflowsService {
       latestVersion: 0,
       settings: settingsOf(settings),
       schedule: null,
+      tool: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -80,8 +83,10 @@ export class WorkflowsService {
 
   async delete(principal: Principal, id: string): Promise<void> {
     await this.access.require(principal, 'workflow', id, 'owner');
+    const { tool } = await this.load(id);
     await this.runs.deleteForWorkflow(id);
     await this.workflows.delete(id);
+    if (tool) this.toolEvents.changed();
   }
 
   /** Snapshots the draft as the next version and makes it what production runs execute. */
@@ -92,7 +97,8 @@ export class WorkflowsService {
     compileWorkflow(workflow.draft, this.registry, this.compileOptions);
     const version = await this.workflows.publish(id, newId('wfv'), principal.userId, new Date());
     if (!version) throw AppError.notFound('workflow', id);
-    await this.workflows.setSchedule(id, version.id, this.scheduleOf(version));
+    await this.workflows.setTriggers(id, version.id, this.triggersOf(version));
+    this.toolEvents.changed();
     return versionView(version, version.version);
   }
 
@@ -118,17 +124,23 @@ export class WorkflowsService {
     if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
     compileWorkflow(found.definition, this.registry, this.compileOptions);
     if (!(await this.workflows.activate(id, version, new Date()))) throw AppError.notFound('workflow', id);
-    await this.workflows.setSchedule(id, found.id, this.scheduleOf(found));
+    await this.workflows.setTriggers(id, found.id, this.triggersOf(found));
+    this.toolEvents.changed();
     return workflowView(await this.load(id), role);
   }
 
-  /** When the version's trigger starts runs by itself: its cron and time zone, read from its parameters. */
-  private scheduleOf(version: WorkflowVersion): WorkflowSchedule | null {
+  /** What the version's trigger asks for besides the webhook (a schedule, an MCP tool), read from its fixed parameters. */
+  private triggersOf(version: WorkflowVersion): ActiveTriggers {
     const plan = compileWorkflow(version.definition, this.registry, this.compileOptions);
     const trigger = plan.trigger.node.definition.trigger;
-    if (typeof trigger !== 'object' || !trigger.schedule || !plan.trigger.staticParams) return null;
-    const { cron, timezone } = trigger.schedule(plan.trigger.staticParams);
-    return { cron, timezone: timezone ?? 'UTC', versionId: version.id };
+    const params = plan.trigger.staticParams;
+    if (typeof trigger !== 'object' || !params) return { schedule: null, tool: null };
+    const schedule = trigger.schedule?.(params);
+    const tool = trigger.tool?.(params);
+    return {
+      schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? 'UTC', versionId: version.id } : null,
+      tool: tool ? { ...tool, versionId: version.id } : null,
+    };
   }
 
   private async load(id: string): Promise<Workflow> {

@@ -29,6 +29,7 @@ const workflow = (ownerId: string, name = 'wf'): Workflow => {
     latestVersion: 0,
     settings: { maxConcurrentRuns: 2 },
     schedule: null,
+    tool: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -128,12 +129,19 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
 
       const v1 = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
       const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1!.id };
-      expect(await workflows.setSchedule(w.id, 'wfv_not_active', schedule)).toBe(false);
-      expect(await workflows.setSchedule(w.id, v1!.id, schedule)).toBe(true);
+      expect(await workflows.setTriggers(w.id, 'wfv_not_active', { schedule, tool: null })).toBe(false);
+      expect(await workflows.setTriggers(w.id, v1!.id, { schedule, tool: null })).toBe(true);
       expect((await workflows.get(w.id))?.schedule).toEqual(schedule);
       expect(await workflows.listScheduled()).toContainEqual({ workflowId: w.id, ownerId: 'usr_owner', schedule });
-      expect(await workflows.setSchedule(w.id, v1!.id, null)).toBe(true);
+      expect(await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool: null })).toBe(true);
       expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
+
+      const tool = { description: 'Looks things up', inputSchema: { type: 'object', properties: { $q: { type: 'string' } } }, versionId: v1!.id };
+      expect(await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool })).toBe(true);
+      expect((await workflows.get(w.id))?.tool).toEqual(tool);
+      expect(await workflows.listTools()).toContainEqual({ workflowId: w.id, name: w.name, tool });
+      await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool: null });
+      expect((await workflows.listTools()).map((t) => t.workflowId)).not.toContain(w.id);
     });
 
     it('deletes a workflow with its versions and members', async () => {

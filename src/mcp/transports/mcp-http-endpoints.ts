@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
@@ -40,6 +41,9 @@ const accepts = (request: FastifyRequest, type: string): boolean => {
 
 const authInfoOf = (principal: Principal): AuthInfo => ({ token: principal.keyId ?? '', clientId: principal.userId, scopes: [], extra: { principal } });
 
+/** Workflow tools published in another API process are announced within this. */
+const TOOLS_WATCH_MS = 10_000;
+
 /**
  * The remote MCP endpoints, mounted straight on Fastify rather than as Nest controllers, and
  * answered from each route's onRequest hook on the raw Node response (`reply.hijack()`): errors
@@ -63,11 +67,17 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     onUnexpectedError: (error, tool) => this.logger.error({ err: error, tool }, 'MCP tool failed'),
   };
   private readonly shortcut: ToolRequestShortcut = toolRequestShortcut(this.tools);
+  /** Workflow tools published elsewhere (another API process) are noticed this often. */
+  private toolsWatch?: NodeJS.Timeout;
+  private toolsStamp?: string;
+  private stopWatchingEvents?: () => void;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly apiKeys: ApiKeyService,
     private readonly backends: ServicesBackendFactory,
+    private readonly workflowTools: WorkflowToolsService,
+    private readonly toolEvents: WorkflowToolEvents,
     config: AppConfig,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
@@ -88,6 +98,26 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (!fastify) return;
     void fastify.register(async (scope) => this.registerRoutes(scope));
     this.sessions.startSweeping();
+    this.stopWatchingEvents = this.toolEvents.onChange(() => void this.announceToolsChanged());
+    this.toolsWatch = setInterval(() => void this.checkToolsStamp(), TOOLS_WATCH_MS);
+    this.toolsWatch.unref();
+  }
+
+  /** A workflow tool was published or removed: every session is told to list its tools again. */
+  private async announceToolsChanged(): Promise<void> {
+    this.toolsStamp = await this.workflowTools.stamp().catch(() => this.toolsStamp);
+    await Promise.allSettled(this.sessions.all().map((session) => session.server.notification({ method: 'notifications/tools/list_changed' })));
+  }
+
+  private async checkToolsStamp(): Promise<void> {
+    if (this.sessions.size === 0) return;
+    try {
+      const stamp = await this.workflowTools.stamp();
+      if (this.toolsStamp !== undefined && stamp !== this.toolsStamp) await this.announceToolsChanged();
+      this.toolsStamp = stamp;
+    } catch (error) {
+      this.logger.warn({ err: error }, 'checking the workflow tools failed');
+    }
   }
 
   private registerRoutes(scope: FastifyInstance): void {
@@ -114,6 +144,8 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
 
   /** Before the HTTP server closes, which would otherwise wait forever on the open streams. */
   async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.toolsWatch);
+    this.stopWatchingEvents?.();
     await this.sessions.closeAll();
   }
 

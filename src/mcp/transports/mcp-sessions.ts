@@ -63,6 +63,11 @@ export class McpSessionRegistry {
     return this.sessions.size;
   }
 
+  /** Every live session, e.g. to tell each one that the list of tools changed. */
+  all(): McpSession[] {
+    return [...this.sessions.values()];
+  }
+
   /** Starts expiring idle sessions and pinging SSE streams; without it, expiry happens on lookup only. */
   startSweeping(): void {
     this.sweeper ??= setInterval(() => this.sweep(), Math.max(250, Math.min(MAX_SWEEP_MS, this.idleMs / 2)));

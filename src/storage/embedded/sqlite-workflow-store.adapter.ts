@@ -1,11 +1,14 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
 import {
+  ActiveTriggers,
   ScheduledWorkflow,
+  ToolWorkflow,
   VisibleWorkflow,
   Workflow,
   WorkflowSchedule,
   WorkflowStore,
+  WorkflowTool,
   WorkflowVersion,
   WorkflowVersionSummary,
 } from '../ports/workflow-store.port';
@@ -22,6 +25,7 @@ interface WorkflowRow {
   latest_version: number;
   settings: string | null;
   schedule: string | null;
+  tool: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -45,6 +49,7 @@ const toWorkflow = (row: WorkflowRow): Workflow => ({
   latestVersion: row.latest_version,
   settings: row.settings ? (JSON.parse(row.settings) as WorkflowSettings) : {},
   schedule: row.schedule ? (JSON.parse(row.schedule) as WorkflowSchedule) : null,
+  tool: row.tool ? (JSON.parse(row.tool) as WorkflowTool) : null,
   createdAt: new Date(row.created_at),
   updatedAt: new Date(row.updated_at),
 });
@@ -79,8 +84,9 @@ export class SqliteWorkflowStore extends WorkflowStore {
       ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
       updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ?, settings = COALESCE(?, settings) WHERE id = ?'),
-      setSchedule: db.prepare('UPDATE workflows SET schedule = ? WHERE id = ? AND active_version_id = ?'),
+      setTriggers: db.prepare('UPDATE workflows SET schedule = ?, tool = ? WHERE id = ? AND active_version_id = ?'),
       listScheduled: db.prepare('SELECT id, owner_id, schedule FROM workflows WHERE schedule IS NOT NULL'),
+      listTools: db.prepare('SELECT id, name, tool FROM workflows WHERE tool IS NOT NULL'),
       delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
       deleteVersions: db.prepare('DELETE FROM workflow_versions WHERE workflow_id = ?'),
       insertVersion: db.prepare(
@@ -177,8 +183,14 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return this.statements.setActive.run(row.id, row.version, row.version, toSqlDate(now), workflowId).changes > 0;
   }
 
-  async setSchedule(workflowId: string, versionId: string, schedule: WorkflowSchedule | null): Promise<boolean> {
-    return this.statements.setSchedule.run(schedule ? JSON.stringify(schedule) : null, workflowId, versionId).changes > 0;
+  async setTriggers(workflowId: string, versionId: string, { schedule, tool }: ActiveTriggers): Promise<boolean> {
+    const json = (value: unknown) => (value ? JSON.stringify(value) : null);
+    return this.statements.setTriggers.run(json(schedule), json(tool), workflowId, versionId).changes > 0;
+  }
+
+  async listTools(): Promise<ToolWorkflow[]> {
+    const rows = this.statements.listTools.all() as Pick<WorkflowRow, 'id' | 'name' | 'tool'>[];
+    return rows.map((row) => ({ workflowId: row.id, name: row.name, tool: JSON.parse(row.tool!) as WorkflowTool }));
   }
 
   async listScheduled(): Promise<ScheduledWorkflow[]> {

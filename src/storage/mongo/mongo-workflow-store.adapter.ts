@@ -2,11 +2,13 @@ import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
 import {
+  ActiveTriggers,
   ScheduledWorkflow,
+  ToolWorkflow,
   VisibleWorkflow,
   Workflow,
-  WorkflowSchedule,
   WorkflowStore,
+  WorkflowTool,
   WorkflowVersion,
   WorkflowVersionSummary,
 } from '../ports/workflow-store.port';
@@ -23,6 +25,7 @@ const toWorkflow = (doc: WorkflowDoc): Workflow => ({
   latestVersion: doc.latestVersion ?? 0,
   settings: doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {},
   schedule: doc.schedule ?? null,
+  tool: doc.toolJson ? (JSON.parse(doc.toolJson) as WorkflowTool) : null,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
@@ -64,6 +67,7 @@ export class MongoWorkflowStore extends WorkflowStore {
       latestVersion: 0,
       settingsJson: JSON.stringify(w.settings ?? {}),
       schedule: null,
+      toolJson: null,
       createdAt: w.createdAt,
       updatedAt: w.updatedAt,
     };
@@ -145,9 +149,17 @@ export class MongoWorkflowStore extends WorkflowStore {
     return result.matchedCount > 0;
   }
 
-  async setSchedule(workflowId: string, versionId: string, schedule: WorkflowSchedule | null): Promise<boolean> {
-    const result = await this.workflows.updateOne({ _id: workflowId, activeVersionId: versionId }, { $set: { schedule } });
+  async setTriggers(workflowId: string, versionId: string, { schedule, tool }: ActiveTriggers): Promise<boolean> {
+    const result = await this.workflows.updateOne(
+      { _id: workflowId, activeVersionId: versionId },
+      { $set: { schedule, toolJson: tool ? JSON.stringify(tool) : null } },
+    );
     return result.matchedCount > 0;
+  }
+
+  async listTools(): Promise<ToolWorkflow[]> {
+    const docs = await this.workflows.find({ toolJson: { $type: 'string' } }, { name: 1, toolJson: 1 }).lean<Pick<WorkflowDoc, '_id' | 'name' | 'toolJson'>[]>();
+    return docs.map((doc) => ({ workflowId: doc._id, name: doc.name, tool: JSON.parse(doc.toolJson!) as WorkflowTool }));
   }
 
   async listScheduled(): Promise<ScheduledWorkflow[]> {

@@ -7,7 +7,8 @@ import type { Workflow, WorkflowVersion } from '../ports/workflow-store.port';
  * users and nodes, and MongoDB field names may not hold every string (`$`-prefixed, dotted).
  */
 /** The port's records keyed by our id as `_id`, with their user-shaped fields as JSON text. */
-export type WorkflowDoc = Omit<Workflow, 'id' | 'draft' | 'settings'> & { _id: string; draftJson: string; settingsJson?: string | null };
+/** A tool's input schema is user JSON: kept as text like definitions. */
+export type WorkflowDoc = Omit<Workflow, 'id' | 'draft' | 'settings' | 'tool'> & { _id: string; draftJson: string; settingsJson?: string | null; toolJson?: string | null };
 export type WorkflowVersionDoc = Omit<WorkflowVersion, 'id' | 'definition'> & { _id: string; definitionJson: string };
 export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps' | 'output'> & {
   _id: string;
@@ -47,6 +48,7 @@ const workflowSchema = new Schema<WorkflowDoc>(
     settingsJson: { type: String, default: null },
     // Read by the scheduler only; cron and time zone are plain strings, safe as field values.
     schedule: { type: Schema.Types.Mixed, default: null },
+    toolJson: { type: String, default: null },
     createdAt: { type: Date, required: true, index: true },
     updatedAt: { type: Date, required: true },
   },

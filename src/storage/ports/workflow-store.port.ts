@@ -16,8 +16,30 @@ export interface Workflow {
   settings: WorkflowSettings;
   /** The schedule of the active version's trigger, when it starts runs by itself. */
   schedule: WorkflowSchedule | null;
+  /** The MCP tool the active version's trigger offers, when it does. */
+  tool: WorkflowTool | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** What the active version's trigger asks of the service besides its webhook. */
+export interface ActiveTriggers {
+  schedule: WorkflowSchedule | null;
+  tool: WorkflowTool | null;
+}
+
+export interface WorkflowTool {
+  /** The tool's name when the trigger sets one; otherwise it is made from the workflow's name. */
+  name?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  versionId: string;
+}
+
+export interface ToolWorkflow {
+  workflowId: string;
+  name: string;
+  tool: WorkflowTool;
 }
 
 export interface WorkflowSchedule {
@@ -67,8 +89,10 @@ export abstract class WorkflowStore {
   abstract getVersionById(versionId: string): Promise<WorkflowVersion | null>;
   /** Makes an existing version the active one (rollback or roll forward); false when it does not exist. */
   abstract activate(workflowId: string, version: number, now: Date): Promise<boolean>;
-  /** Sets the schedule read from version `versionId`, only while that version is the active one. */
-  abstract setSchedule(workflowId: string, versionId: string, schedule: WorkflowSchedule | null): Promise<boolean>;
+  /** Sets what the trigger of version `versionId` asks for, only while that version is the active one. */
+  abstract setTriggers(workflowId: string, versionId: string, triggers: ActiveTriggers): Promise<boolean>;
   /** Every workflow whose active version starts runs on a schedule. */
   abstract listScheduled(): Promise<ScheduledWorkflow[]>;
+  /** Every workflow whose active version is offered as an MCP tool (the callers' rights are checked above). */
+  abstract listTools(): Promise<ToolWorkflow[]>;
 }

@@ -143,4 +143,12 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       CREATE INDEX workflows_scheduled ON workflows(id) WHERE schedule IS NOT NULL;
     `,
   },
+  {
+    version: 202,
+    name: 'workflow-tools',
+    sql: `
+      ALTER TABLE workflows ADD COLUMN tool TEXT;
+      CREATE INDEX workflows_tools ON workflows(id) WHERE tool IS NOT NULL;
+    `,
+  },
 ];

@@ -1,0 +1,22 @@
+import { defineNode } from '../../src/sdk';
+import { McpTriggerParameters } from './mcp-trigger.parameters';
+
+export { McpTriggerParameters };
+
+export default defineNode({
+  type: 'mcp-trigger',
+  version: 1,
+  displayName: 'MCP Trigger',
+  description:
+    "Offers the published workflow as a tool of the service's MCP server, to users with at least the viewer role on it. A call runs the active version with the tool's arguments as input and answers with the output of its last node (or of a Respond node). Outputs the arguments.",
+  parameters: McpTriggerParameters,
+  defaultRunMode: 'input',
+  trigger: {
+    tool: (params) => ({
+      ...(params.toolName ? { name: params.toolName } : {}),
+      ...(params.description ? { description: params.description } : {}),
+      inputSchema: params.inputSchema,
+    }),
+  },
+  execute: (ctx) => (ctx.runMode === 'input' ? ctx.input : ctx.item),
+});

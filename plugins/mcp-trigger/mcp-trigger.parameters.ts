@@ -1,0 +1,43 @@
+import { IsObject, IsOptional, IsString, Matches, MaxLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { Parameter } from '../../src/sdk';
+
+/** MCP clients expect a tool's input to be a JSON object: its schema says `type: "object"`. */
+@ValidatorConstraint({ name: 'isObjectSchema' })
+class IsObjectSchema implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type === 'object';
+  }
+  defaultMessage(): string {
+    return 'inputSchema must be a JSON Schema of an object: {"type": "object", "properties": {...}}';
+  }
+}
+
+export class McpTriggerParameters {
+  @Parameter({
+    displayName: 'Tool name',
+    description: "The tool's name in MCP clients; left empty, it is made from the workflow's name (lower case, words joined by _).",
+    schema: { examples: ['lookup_order'] },
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-zA-Z0-9_-]{1,64}$/, { message: 'toolName must be 1-64 letters, digits, _ or -' })
+  toolName?: string;
+
+  @Parameter({
+    displayName: 'Description',
+    description: 'What the tool does and when to call it, written for a model; left empty, the workflow\'s name is used.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  description?: string;
+
+  @Parameter({
+    displayName: 'Input schema',
+    description: 'JSON Schema of the arguments the tool takes (an object); they are checked against it before the run starts and become its input.',
+    schema: { examples: [{ type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }] },
+  })
+  @IsObject()
+  @Validate(IsObjectSchema)
+  inputSchema: Record<string, unknown> = { type: 'object', properties: {} };
+}

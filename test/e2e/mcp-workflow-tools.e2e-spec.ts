@@ -1,0 +1,146 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolResult, ErrorCode as RpcErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startTestApp, TestApp, TestUser } from '../utils/test-app';
+import { ensureStdioBuild, STDIO_ENTRY } from './mcp.helpers';
+
+type Kind = 'Streamable HTTP' | 'SSE' | 'stdio';
+
+/** An MCP trigger that asks for a question, and a Respond node that answers with it, tagged. */
+const toolWorkflow = (toolName?: string) => ({
+  nodes: [
+    {
+      id: 'ask',
+      type: 'mcp-trigger',
+      parameters: {
+        ...(toolName ? { toolName } : {}),
+        description: 'Echoes the question back, tagged: a stand-in for a real lookup.',
+        inputSchema: { type: 'object', properties: { question: { type: 'string', minLength: 1 } }, required: ['question'], additionalProperties: false },
+      },
+    },
+    { id: 'answer', type: 'respond', parameters: {} },
+  ],
+  edges: [{ from: 'ask', to: 'answer' }],
+});
+
+describe('workflows as MCP tools', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let viewer: TestUser;
+  let stranger: TestUser;
+  let workflowId: string;
+  const clients: Client[] = [];
+
+  const connect = async (kind: Kind, key: string): Promise<Client> => {
+    const headers = { authorization: `Bearer ${key}` };
+    const transport: Transport =
+      kind === 'Streamable HTTP'
+        ? new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers } })
+        : kind === 'SSE'
+          ? new SSEClientTransport(new URL('/sse', t.url), { requestInit: { headers } })
+          : new StdioClientTransport({ command: process.execPath, args: [STDIO_ENTRY], env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: key }, stderr: 'pipe' });
+    const client = new Client({ name: 'workflow-tools-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  };
+
+  const publish = async (key: string, name: string, definition: unknown) => {
+    const created = await t.request('POST', '/api/v1/workflows', { key, body: { name, definition } });
+    expect(created.status).toBe(201);
+    expect((await t.request('POST', `/api/v1/workflows/${created.body.id}/publish`, { key })).status).toBe(201);
+    return created.body.id as string;
+  };
+
+  beforeAll(async () => {
+    ensureStdioBuild();
+    t = await startTestApp({ MCP_TOOL_TIMEOUT_MS: '20000' });
+    [owner, viewer, stranger] = await Promise.all([t.createUser('tool-owner'), t.createUser('tool-viewer'), t.createUser('tool-stranger')]);
+    workflowId = await publish(owner.key, 'Answer a Question', toolWorkflow());
+    const shared = await t.request('PUT', `/api/v1/workflows/${workflowId}/members/${viewer.id}`, { key: owner.key, body: { role: 'viewer' } });
+    expect(shared.status).toBeLessThan(300);
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await t?.close();
+  });
+
+  describe.each<Kind>(['Streamable HTTP', 'SSE', 'stdio'])('over %s', (kind) => {
+    it('lists a published workflow with an MCP trigger, named from the workflow, and calls it', async () => {
+      const client = await connect(kind, viewer.key);
+      const { tools } = await client.listTools();
+      const tool = tools.find((candidate) => candidate.name === 'answer_a_question');
+      expect(tool).toMatchObject({
+        title: 'Answer a Question',
+        description: 'Echoes the question back, tagged: a stand-in for a real lookup.',
+        inputSchema: { type: 'object', required: ['question'] },
+      });
+      expect(tools.filter((candidate) => candidate.name.startsWith('service_'))).toHaveLength(8);
+
+      const result = (await client.callTool({ name: 'answer_a_question', arguments: { question: 'why?' } })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ status: 'succeeded', output: { question: 'why?' } });
+      expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ question: 'why?' }) }]);
+      const runId = (result.structuredContent as { runId: string }).runId;
+      const run = await t.request('GET', `/api/v1/runs/${runId}`, { key: owner.key });
+      expect(run.body).toMatchObject({ runType: 'production', actingUserId: viewer.id, input: { question: 'why?' } });
+    });
+
+    it('refuses arguments its input schema refuses, as JSON-RPC InvalidParams', async () => {
+      const client = await connect(kind, owner.key);
+      const error = await client.callTool({ name: 'answer_a_question', arguments: { question: '' } }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(McpError);
+      expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
+      expect((error as McpError).message).toMatch(/question/);
+    });
+
+    it('is neither listed nor callable for a user without a role on the workflow', async () => {
+      const client = await connect(kind, stranger.key);
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).not.toContain('answer_a_question');
+      const error = await client.callTool({ name: 'answer_a_question', arguments: { question: 'sneaky' } }).catch((e: unknown) => e);
+      expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
+      expect((error as McpError).message).toMatch(/Unknown tool/);
+    });
+  });
+
+  it.each<Kind>(['Streamable HTTP', 'SSE'])('tells connected %s clients when a workflow tool is published or removed', async (kind) => {
+    const client = await connect(kind, owner.key);
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes++;
+    });
+    // The Streamable HTTP client opens its stream for server messages after initialize: let it settle.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await publish(owner.key, `Second tool ${kind}`, toolWorkflow(`second_${kind === 'SSE' ? 'sse' : 'http'}`));
+    const deadline = Date.now() + 10_000;
+    while (changes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(changes).toBeGreaterThan(0);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain(`second_${kind === 'SSE' ? 'sse' : 'http'}`);
+
+    changes = 0;
+    expect((await t.request('DELETE', `/api/v1/workflows/${second}`, { key: owner.key })).status).toBe(204);
+    while (changes === 0 && Date.now() < deadline + 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(changes).toBeGreaterThan(0);
+  });
+
+  it('answers a failed run as an isError result naming the run and its error', async () => {
+    const failing = await publish(owner.key, 'Always Fails', {
+      nodes: [
+        { id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'always_fails' } },
+        { id: 'boom', type: 'http-request', parameters: { method: 'GET', url: 'http://10.255.255.1/blocked' } },
+      ],
+      edges: [{ from: 'ask', to: 'boom' }],
+    });
+    const client = await connect('Streamable HTTP', owner.key);
+    const result = (await client.callTool({ name: 'always_fails', arguments: {} })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ status: 'failed' });
+    expect((result.content[0] as { text: string }).text).toMatch(/^Run run_\w+ of always_fails failed: /);
+    await t.request('DELETE', `/api/v1/workflows/${failing}`, { key: owner.key });
+  });
+});
