@@ -26,8 +26,16 @@ export class GetFileContentsParameters {
 
   @Parameter({
     displayName: 'Skip files without text',
-    description: 'Leave out files that have no extracted text (still being ingested, or their ingestion failed) instead of failing.',
+    description: 'Leave out files that have no extracted text (still being ingested, or their ingestion failed) instead of failing. `skipUnavailable` also covers files that are gone.',
   })
   @IsBoolean()
   skipFilesWithoutText: boolean = false;
+
+  @Parameter({
+    displayName: 'Skip unavailable files',
+    description:
+      'Leave out any file that cannot be read (no extracted text yet or ever, deleted meanwhile) instead of failing the node, so one bad file does not stop a reading loop. Each file left out is logged with its reason.',
+  })
+  @IsBoolean()
+  skipUnavailable: boolean = false;
 }

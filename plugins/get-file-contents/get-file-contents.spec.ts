@@ -81,6 +81,12 @@ describe('get-file-contents node', () => {
     await expect(execute(['fle_a', 'fle_gone'], { skipFilesWithoutText: true })).rejects.toThrow('file fle_gone not found');
   });
 
+  it('with skipUnavailable leaves out files without text and files that are gone, logging each', async () => {
+    const output = await execute(['fle_a', 'fle_pending', 'fle_gone', 'fle_c'], { skipUnavailable: true });
+    expect(output.map((f) => f.id)).toEqual(['fle_a', 'fle_c']);
+    expect(logged.map((entry) => (entry as [string])[0])).toEqual(['file left out: it has no extracted text', 'file left out: it is gone']);
+  });
+
   it('runs once on its whole input by default', () => {
     expect(getFileContents.defaultRunMode).toBe('input');
   });

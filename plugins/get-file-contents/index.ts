@@ -13,11 +13,11 @@ export default defineNode({
   version: 1,
   displayName: 'Get File Contents',
   description:
-    "Reads the extracted text of files, with the rights of the user who started the run. Takes file ids or file objects, such as List Files' output as it comes (one array per page), and outputs one array [{id, name, type, content}] in the same order.",
+    "Reads the extracted text of files, with the rights of the user who started the run. Takes file ids or file objects, such as List Files' output as it comes (one array per page), and outputs one array [{id, name, type, content}] in the same order. With skipUnavailable, files that cannot be read are left out.",
   parameters: GetFileContentsParameters,
   defaultRunMode: 'input',
   async execute(ctx): Promise<CollectionFileContent[]> {
-    const { collectionId, skipFilesWithoutText } = ctx.params;
+    const { collectionId, skipFilesWithoutText, skipUnavailable } = ctx.params;
     const ids = fileIdsIn(ctx.params.files ?? (ctx.runMode === 'input' ? ctx.input : ctx.item));
     const contents = new Array<CollectionFileContent | null>(ids.length);
     let next = 0;
@@ -28,11 +28,12 @@ export default defineNode({
         try {
           contents[index] = await ctx.collections.getFileContent(collectionId, ids[index]);
         } catch (error) {
-          if (!(skipFilesWithoutText && hasNoText(error))) {
+          const skip = (skipFilesWithoutText || skipUnavailable) && hasNoText(error) ? 'it has no extracted text' : skipUnavailable && isGone(error) ? 'it is gone' : null;
+          if (!skip) {
             failed = true;
             throw error;
           }
-          ctx.logger.info('file left out: it has no extracted text', { fileId: ids[index], status: (error as NodeConfigurationError).details?.status });
+          ctx.logger.info(`file left out: ${skip}`, { fileId: ids[index], status: (error as NodeConfigurationError).details?.status ?? null });
           contents[index] = null;
         }
       }
@@ -60,6 +61,11 @@ export function fileIdsIn(value: unknown, path = 'input', depth = 0): string[] {
   throw new NodeConfigurationError(`${path} is not a file: expected a file id or an object with an "id", got ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`, {
     details: { path },
   });
+}
+
+/** Not found: deleted since it was listed (or never in the collection). */
+function isGone(error: unknown): boolean {
+  return isNodeError(error) && error.kind === 'configuration' && error.details?.code === 'NOT_FOUND';
 }
 
 function hasNoText(error: unknown): boolean {

@@ -22,6 +22,8 @@ export default defineNode({
   description: 'Sends an HTTP request to any URL and outputs the status, headers and body of the response. A non-2xx status is data, not a failure.',
   parameters: HttpRequestParameters,
   defaultRunMode: 'input',
+  // GET, PUT and DELETE may be sent again (RFC 9110); a POST or PATCH cut short by a crash is not.
+  idempotent: (params) => params.method !== 'POST' && params.method !== 'PATCH',
   async execute(ctx): Promise<HttpRequestOutput> {
     const { method, url, responseType } = ctx.params;
     const headers = parseHeaders(ctx.params.headers);

@@ -1,6 +1,8 @@
 import { Transform } from 'class-transformer';
-import { IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
+import { IsArray, IsIn, IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
 import { Parameter } from '../../src/sdk';
+
+export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'];
 
 export class ListFilesParameters {
   @Parameter({
@@ -23,6 +25,17 @@ export class ListFilesParameters {
   @IsString()
   @Matches(/^\d{1,9}$/, { message: 'offset must be a whole number of files to skip, such as "0" or "40"' })
   offset: string = '0';
+
+  @Parameter({
+    displayName: 'Status',
+    description: 'Only files in these statuses (pending, processing, indexed, error); empty, the default, lists every file. `["indexed"]` lists what can be read and searched.',
+    schema: { examples: [['indexed'], ['pending', 'processing']] },
+  })
+  // One status is as good as a list of one.
+  @Transform(({ value }) => (typeof value === 'string' ? [value] : value))
+  @IsArray()
+  @IsIn(FILE_STATUSES, { each: true, message: `status must be among ${FILE_STATUSES.join(', ')}` })
+  status: string[] = [];
 
   @Parameter({
     displayName: 'Instructions',

@@ -14,13 +14,14 @@ const files: CollectionFile[] = Array.from({ length: 45 }, (_, i) => ({
 }));
 
 describe('list-files node', () => {
-  const calls: Array<{ collectionId: string; offset: number; limit: number }> = [];
+  const calls: Array<{ collectionId: string; offset: number; limit: number; status?: readonly string[] }> = [];
   /** One collection, `col_1`, that the acting user may read; any other is refused as the service would. */
   const collections: Pick<CollectionsFacade, 'listFiles' | 'getFileContent'> = {
-    async listFiles(collectionId, { offset, limit }) {
-      calls.push({ collectionId, offset, limit });
+    async listFiles(collectionId, { offset, limit, status }) {
+      calls.push({ collectionId, offset, limit, ...(status ? { status } : {}) });
       if (collectionId !== 'col_1') throw new NodeConfigurationError(`collection ${collectionId} not found`, { details: { code: 'NOT_FOUND' } });
-      return { items: files.slice(offset, offset + limit), total: files.length };
+      const kept = status ? files.filter((f) => status.includes(f.status)) : files;
+      return { items: kept.slice(offset, offset + limit), total: kept.length };
     },
     getFileContent: () => Promise.reject(new Error('not used')),
   };
@@ -47,6 +48,14 @@ describe('list-files node', () => {
     expect(await execute({ collectionId: 'col_1', offset: '60' })).toEqual([]);
   });
 
+  it('lists only the files in the statuses asked for', async () => {
+    expect(await execute({ collectionId: 'col_1', status: ['error'] })).toEqual([]);
+    expect(calls.at(-1)).toMatchObject({ status: ['error'] });
+    expect(await execute({ collectionId: 'col_1', status: ['indexed'] })).toHaveLength(20);
+    await execute({ collectionId: 'col_1' });
+    expect(calls.at(-1)).not.toHaveProperty('status');
+  });
+
   it('lets the failure of a collection the user cannot read through', async () => {
     await expect(execute({ collectionId: 'col_hidden' })).rejects.toBeInstanceOf(NodeConfigurationError);
   });
@@ -63,6 +72,8 @@ describe('list-files node', () => {
     [{ collectionId: '' }, ['collectionId']],
     [{ offset: '0' }, ['collectionId']],
     [{ collectionId: 'col_1', instructions: 42 }, ['instructions']],
+    [{ collectionId: 'col_1', status: 'indexed' }, []],
+    [{ collectionId: 'col_1', status: ['indexed', 'lost'] }, ['status']],
   ])('validates %j', (values, bad) => {
     const errors = validateSync(plainToInstance(ListFilesParameters, values));
     expect(errors.map((e) => e.property)).toEqual(bad);

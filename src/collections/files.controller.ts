@@ -4,9 +4,8 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
-import { PageQueryDto } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
-import { AddFileDto, UploadFileDto } from './files.dto';
+import { AddFileDto, ListFilesQueryDto, UploadFileDto } from './files.dto';
 import { FilesService } from './files.service';
 
 interface UploadedFile {
@@ -39,9 +38,10 @@ export class FilesController {
   }
 
   @Get()
-  async list(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() page: PageQueryDto) {
-    const result = await this.files.list(principal, id, page);
-    return { ...result, offset: page.offset, limit: page.limit };
+  async list(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ListFilesQueryDto) {
+    const { offset, limit, status } = query;
+    const result = await this.files.list(principal, id, { offset, limit }, status);
+    return { ...result, offset, limit };
   }
 
   @Get(':fileId')

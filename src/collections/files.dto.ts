@@ -1,6 +1,8 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsString, Length, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, MinLength } from 'class-validator';
+import { PageQueryDto } from '../common/pagination';
+import { FILE_STATUSES, FileStatus } from '../storage/ports/file-store.port';
 import { MAX_FILE_NAME_CHARS } from './files.service';
 
 const trimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -29,4 +31,12 @@ export class UploadFileDto {
 
   @ApiProperty({ required: false, description: 'File name; defaults to the uploaded file name' })
   name?: string;
+}
+
+export class ListFilesQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ description: 'Only files in these statuses, comma-separated, e.g. indexed or pending,processing', example: 'indexed' })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value))
+  @IsIn(FILE_STATUSES, { each: true, message: `status must be among ${FILE_STATUSES.join(', ')}` })
+  status?: FileStatus[];
 }

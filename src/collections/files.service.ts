@@ -9,7 +9,7 @@ import { enqueueIngestion } from '../ingestion/ingestion.job';
 import { JobQueue } from '../jobs/job-queue.port';
 import { VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/ports/blob-store.port';
-import { FileStatus, FileStore, newPendingFile, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+import { FILE_STATUSES, FileStatus, FileStore, newPendingFile, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
 
 export interface FileView {
   id: string;
@@ -89,10 +89,13 @@ export class FilesService {
     return this.accept(collectionId, name, { bytes: input.bytes, declaredType: input.contentType });
   }
 
-  async list(principal: Principal, collectionId: string, page: PageRequest): Promise<Page<FileView>> {
+  /** Oldest first; only files in `statuses` when any are given. */
+  async list(principal: Principal, collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<FileView>> {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
     validPage(page);
-    const result = await this.files.list(collectionId, page);
+    const unknown = statuses.filter((status) => !FILE_STATUSES.includes(status));
+    if (unknown.length) throw AppError.validation([{ field: 'status', reason: `must be among ${FILE_STATUSES.join(', ')}, got ${unknown.join(', ')}` }]);
+    const result = await this.files.list(collectionId, page, statuses);
     return { items: result.items.map(fileView), total: result.total };
   }
 

@@ -52,4 +52,32 @@ describe('RunCollectionsProvider', () => {
       expect(isNodeError(error) && error.retryable).toBe(true);
     }
   });
+
+  it('searches as the acting user and gives passages with a page, or null', async () => {
+    const asked: unknown[] = [];
+    const search = {
+      search: async (principal: Principal, collectionId: string, query: unknown) => {
+        asked.push({ principal, collectionId, query });
+        return { result: [{ id: 'psg_1', content: 'c', distance: 0.1, fileId: 'fle_1', fileName: 'a.pdf', chunkIndex: 0, page: 2 }, { id: 'psg_2', content: 'd', distance: 0.2, fileId: 'fle_2', fileName: 'b.txt', chunkIndex: 0 }] };
+      },
+    } as unknown as SearchService;
+    const found = await new RunCollectionsProvider(filesService({}).service, search).forUser('usr_7').search('col_1', { text: 'q', topK: 2, offset: 0, mode: 'hybrid' });
+    expect(found.items).toEqual([
+      { id: 'psg_1', content: 'c', distance: 0.1, fileId: 'fle_1', fileName: 'a.pdf', page: 2 },
+      { id: 'psg_2', content: 'd', distance: 0.2, fileId: 'fle_2', fileName: 'b.txt', page: null },
+    ]);
+    expect(asked).toEqual([{ principal: { userId: 'usr_7', keyId: null, isAdmin: false }, collectionId: 'col_1', query: { text: 'q', topK: 2, offset: 0, mode: 'hybrid' } }]);
+  });
+
+  it('adds a file as the acting user, and says an editor role is needed when refused', async () => {
+    const file = { id: 'fle_9', name: 'a.pdf', type: 'application/pdf', size: 0, status: 'pending', createdAt: '2026-01-01T00:00:00.000Z', collectionId: 'col_1' };
+    const ok = { add: async () => file } as unknown as FilesService;
+    expect(await new RunCollectionsProvider(ok, unusedSearch).forUser('usr_7').addFile('col_1', { name: 'a.pdf', url: 'https://example.com/a.pdf' })).toEqual({
+      id: 'fle_9', name: 'a.pdf', type: 'application/pdf', size: 0, status: 'pending', createdAt: '2026-01-01T00:00:00.000Z',
+    });
+    const refused = { add: () => Promise.reject(AppError.forbidden('This needs the editor role on collection col_1; you are viewer')) } as unknown as FilesService;
+    const error = await new RunCollectionsProvider(refused, unusedSearch).forUser('usr_7').addFile('col_1', { name: 'a', url: 'https://example.com/a' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NodeConfigurationError);
+    expect((error as Error).message).toMatch(/editor role/);
+  });
 });

@@ -4,6 +4,7 @@ import { ErrorCode, isAppError } from '../common/app-error';
 import { NodeCollectionsProvider } from '../engine/collections-provider';
 import { CollectionFile, CollectionsFacade, NodeConfigurationError, NodeUpstreamError } from '../sdk';
 import { SearchService } from '../search/search.service';
+import { FileStatus } from '../storage/ports/file-store.port';
 import { FilesService } from './files.service';
 
 const collectionFile = ({ id, name, type, size, status, createdAt }: CollectionFile): CollectionFile => ({ id, name, type, size, status, createdAt });
@@ -31,7 +32,7 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
     return {
       listFiles: async (collectionId, page) => {
         try {
-          const result = await this.files.list(principal, collectionId, page);
+          const result = await this.files.list(principal, collectionId, { offset: page.offset, limit: page.limit }, (page.status ?? []) as FileStatus[]);
           return { items: result.items.map(collectionFile), total: result.total };
         } catch (error) {
           throw nodeError(error, userId, { collectionId });

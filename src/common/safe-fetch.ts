@@ -163,7 +163,7 @@ export class SafeFetch {
   private readonly guardedConnect: buildConnector.connector = (options, callback) => {
     const literal = ipLiteral(options.hostname);
     const reason = literal === null ? null : this.allowList.refusal(options.hostname, literal);
-    if (reason) callback(blocked(options.host ?? options.hostname, `${literal} is ${reason}`), null);
+    if (reason) callback(blocked(options.host ?? options.hostname, `${literal} is ${reason}${ALLOW_HINT}`), null);
     else this.connector(options, callback);
   };
 
@@ -184,7 +184,7 @@ export class SafeFetch {
     const addresses = await this.resolveHost(hostname);
     for (const { address } of addresses) {
       const reason = this.allowList.refusal(hostname, address);
-      if (reason) throw blocked(hostname, `it resolves to ${address}, which is ${reason}`);
+      if (reason) throw blocked(hostname, `it resolves to ${address}, which is ${reason}${ALLOW_HINT}`);
     }
     return addresses.map(({ address, family }) => ({ address, family }));
   }
@@ -362,6 +362,9 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   }
   return flat;
 }
+
+/** What the operator can do about a refused private address. */
+const ALLOW_HINT = ' (the service operator can allow it with FETCH_ALLOWED_HOSTS)';
 
 function blocked(host: string, reason: string): AppError {
   return new AppError(ErrorCode.FETCH_BLOCKED, `Refused to fetch from ${host}: ${reason}`, { details: { host, reason } });

@@ -7,6 +7,8 @@ import { ChatCompletionsDecider } from './ai-decide/chat-completions-decider.ada
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './collections-provider';
 import { ExpressionEngine } from './expressions/expression-engine';
+import { IsolateCodeSandbox } from './expressions/isolate-code-sandbox.adapter';
+import { OpenAiLanguageModels } from './language-models/openai-language-models.adapter';
 import { NodeRegistry } from './node-registry';
 import { BUILT_IN_PLUGINS, loadNodeRegistry } from './plugin-loader';
 import { WorkflowExecutor } from './workflow-executor';
@@ -21,14 +23,21 @@ const executionProviders: Provider[] = [
       config.LLM_URL ? new ChatCompletionsDecider({ url: config.LLM_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL }) : null,
   },
   {
+    provide: OpenAiLanguageModels,
+    inject: [AppConfig],
+    useFactory: (config: AppConfig): OpenAiLanguageModels | null =>
+      config.LLM_URL ? new OpenAiLanguageModels({ url: config.LLM_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL }) : null,
+  },
+  {
     provide: WorkflowExecutor,
-    inject: [AppConfig, ExpressionEngine, SafeFetch, ROOT_LOGGER, ParameterDecider, { token: NodeCollectionsProvider, optional: true }],
+    inject: [AppConfig, ExpressionEngine, SafeFetch, ROOT_LOGGER, ParameterDecider, OpenAiLanguageModels, { token: NodeCollectionsProvider, optional: true }],
     useFactory: (
       config: AppConfig,
       expressions: ExpressionEngine,
       fetcher: SafeFetch,
       logger: Logger,
       decider: ParameterDecider | null,
+      models: OpenAiLanguageModels | null,
       collections: NodeCollectionsProvider | undefined,
     ) =>
       new WorkflowExecutor({
@@ -36,6 +45,8 @@ const executionProviders: Provider[] = [
         fetcher,
         collections: collections ?? new UnavailableCollectionsProvider(),
         decider: decider ?? undefined,
+        models: models ?? undefined,
+        sandbox: new IsolateCodeSandbox(expressions),
         logger: logger.child({ component: 'runs' }),
         runTimeoutMs: config.RUN_TIMEOUT_MS,
       }),
@@ -64,11 +75,13 @@ export class EngineModule implements OnApplicationShutdown {
   constructor(
     @Optional() private readonly expressions?: ExpressionEngine,
     @Optional() @Inject(ParameterDecider) private readonly decider?: ParameterDecider | null,
+    @Optional() @Inject(OpenAiLanguageModels) private readonly models?: OpenAiLanguageModels | null,
   ) {}
 
   /** After the queue stopped its handlers (JobsModule closes it in onModuleDestroy). */
   async onApplicationShutdown(): Promise<void> {
     if (this.decider instanceof ChatCompletionsDecider) this.decider.close();
+    this.models?.close();
     await this.expressions?.close();
   }
 }

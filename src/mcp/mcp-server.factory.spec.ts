@@ -26,6 +26,8 @@ function fakeBackend(overrides: Partial<CollectionsBackend> = {}): jest.Mocked<C
     addFile: jest.fn(async () => ({ ...file, status: 'pending' as const })),
     deleteFile: jest.fn(async () => undefined),
     search: jest.fn(async () => ({ result: [hit(0)] })),
+    listWorkflowTools: jest.fn(async () => []),
+    callWorkflowTool: jest.fn(async (name: string) => Promise.reject(AppError.notFound('workflow tool', name))),
     ...overrides,
   } as jest.Mocked<CollectionsBackend>;
 }
@@ -61,9 +63,9 @@ describe('the MCP server built from the tool definitions', () => {
       properties: {
         collection_id: { type: 'string', minLength: 1, maxLength: 200, description: expect.any(String) },
         query: { type: 'string', minLength: 1, description: expect.any(String) },
-        offset: { type: 'number', minimum: 0, description: expect.any(String) },
+        offset: { type: 'number', minimum: 0, default: 0, description: expect.any(String) },
       },
-      required: ['collection_id', 'query', 'offset'],
+      required: ['collection_id', 'query'],
       additionalProperties: false,
     });
     const list = tools.find((t) => t.name === 'service_list_collections')!;
@@ -97,6 +99,14 @@ describe('the MCP server built from the tool definitions', () => {
     expect(backend.search).toHaveBeenCalledWith('col_1', { text: 'why', topK: 10, offset: 20 });
     expect(result.structuredContent).toMatchObject({ offset: 20, nextOffset: 30 });
     expect((result.structuredContent as { result: unknown[] }).result).toHaveLength(10);
+  });
+
+  it('starts at offset 0 when the search or the listing leaves it out', async () => {
+    backend.search.mockResolvedValueOnce({ result: [hit(0)] });
+    await call('service_search_collection', { collection_id: 'col_1', query: 'why' });
+    expect(backend.search).toHaveBeenLastCalledWith('col_1', { text: 'why', topK: 10, offset: 0 });
+    backend.listFiles.mockResolvedValueOnce({ items: [file], total: 1 });
+    expect((await call('service_list_collection_files', { collection_id: 'col_1' })).structuredContent).toMatchObject({ offset: 0, nextOffset: null });
   });
 
   it('answers malformed arguments with JSON-RPC InvalidParams, naming each bad field, before calling the backend', async () => {

@@ -77,6 +77,17 @@ describe.each(storeBackends)('FileStore contract: $name', (backend) => {
     expect(second.items.map((f) => f.name)).toEqual(['f2']);
   });
 
+  it('lists only the files in the given statuses, with their total', async () => {
+    const base = Date.parse('2024-01-01T00:00:00Z');
+    const statuses = ['indexed', 'pending', 'error', 'indexed'] as const;
+    for (const [n, status] of statuses.entries()) await store.create(file(collectionId, { name: `s${n}`, status, createdAt: new Date(base + n * 1000) }));
+    const indexed = await store.list(collectionId, { offset: 0, limit: 10 }, ['indexed']);
+    expect(indexed).toMatchObject({ total: 2, items: [{ name: 's0' }, { name: 's3' }] });
+    const unfinished = await store.list(collectionId, { offset: 1, limit: 1 }, ['pending', 'error']);
+    expect(unfinished).toMatchObject({ total: 2, items: [{ name: 's2' }] });
+    expect((await store.list(collectionId, { offset: 0, limit: 10 }, [])).total).toBe(4);
+  });
+
   it('moves status only from an expected state, applying the update with it', async () => {
     const f = file(collectionId);
     await store.create(f);

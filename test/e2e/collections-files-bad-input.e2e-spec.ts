@@ -49,6 +49,7 @@ describe('collections: bad input to files', () => {
     it('a private address', async () => {
       const file = await failedFile('private.pdf', `http://127.0.0.1:${server.port}/volcanoes.pdf`);
       expect(file.error).toMatch(/^Refused to fetch from 127\.0\.0\.1:\d+: 127\.0\.0\.1 is .*loopback/i);
+      expect(file.error).toContain('the service operator can allow it with FETCH_ALLOWED_HOSTS');
     });
 
     it('the cloud metadata address', async () => {

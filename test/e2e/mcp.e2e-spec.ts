@@ -21,7 +21,8 @@ const TOOL_INPUTS: Record<string, { properties: Record<string, 'string' | 'numbe
   service_list_collections: { properties: {}, required: [] },
   service_get_collection: { properties: { collection_id: 'string' }, required: ['collection_id'] },
   service_get_collection_stats: { properties: { collection_id: 'string' }, required: ['collection_id'] },
-  service_list_collection_files: { properties: { collection_id: 'string', offset: 'number' }, required: ['collection_id', 'offset'] },
+  // offset defaults to 0 (the first page), so it is optional.
+  service_list_collection_files: { properties: { collection_id: 'string', offset: 'number' }, required: ['collection_id'] },
   service_add_file_to_collection: {
     properties: { collection_id: 'string', name: 'string', url: 'string' },
     required: ['collection_id', 'name', 'url'],
@@ -29,7 +30,7 @@ const TOOL_INPUTS: Record<string, { properties: Record<string, 'string' | 'numbe
   service_delete_file_from_collection: { properties: { collection_id: 'string', file_id: 'string' }, required: ['collection_id', 'file_id'] },
   service_search_collection: {
     properties: { collection_id: 'string', query: 'string', offset: 'number' },
-    required: ['collection_id', 'query', 'offset'],
+    required: ['collection_id', 'query'],
   },
   service_create_collection: { properties: { name: 'string' }, required: ['name'] },
 };
@@ -224,7 +225,7 @@ describe('MCP server', () => {
       await invalidParams(client, 'service_list_collections', { unexpected: true });
       await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: -1 });
       await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: 1.5 });
-      await invalidParams(client, 'service_search_collection', { collection_id: 'col_x', query: 'q' });
+      await invalidParams(client, 'service_search_collection', { collection_id: 'col_x', query: 'q', offset: 'first' });
       await invalidParams(client, 'service_add_file_to_collection', { collection_id: 'col_x', name: 'a', url: 'not a url' });
       await invalidParams(client, 'service_create_collection', { name: '   ' });
       const extra = await invalidParams(client, 'service_create_collection', { name: 'ok', owner: 'someone-else' });

@@ -132,7 +132,7 @@ describe('ChatCompletionsDecider', () => {
       { status: 200, body: { choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that' } }] } },
       { status: 200, body: { choices: [] } },
     );
-    await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({ retryable: false, message: expect.stringContaining('refused to choose: I cannot help with that') });
+    await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({ retryable: false, message: expect.stringContaining('refused: I cannot help with that') });
     await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({ message: expect.stringContaining('no choices[0].message') });
   });
 

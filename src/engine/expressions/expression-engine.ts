@@ -1,6 +1,7 @@
 import { AppError, ErrorCode } from '../../common/app-error';
 import type { AppConfig } from '../../config/app-config';
 import { IsolatePool, Program, SandboxError } from './isolate-pool.adapter';
+import { BODY } from './sandbox-source';
 import { LruCache } from './lru-cache';
 import { isTemplate, splitTemplate, TemplateSyntaxError } from './template';
 
@@ -35,8 +36,8 @@ const MAX_QUOTED_SOURCE = 500;
 /** A source parsed once; `programs` holds one compiled form per list of names it is given. */
 interface ParsedSource {
   readonly codes: string[];
-  /** A template's literal text, `null` for an expression. */
-  readonly literals: string[] | null;
+  /** A template's literal text, `null` for an expression, BODY for a function body. */
+  readonly literals: string[] | null | typeof BODY;
   /** Every identifier-like token in the source: a superset of the names it can refer to. */
   readonly identifiers: ReadonlySet<string>;
   readonly programs: Map<string, Program>;
@@ -57,6 +58,7 @@ export class ExpressionEngine {
   private readonly pool: IsolatePool;
   private readonly expressions: LruCache<string, ParsedSource>;
   private readonly templates: LruCache<string, ParsedSource>;
+  private readonly bodies: LruCache<string, ParsedSource>;
 
   /** JSON of the frozen scope values seen, while they are alive. */
   private readonly frozenJson = new WeakMap<object, string>();
@@ -70,6 +72,7 @@ export class ExpressionEngine {
     this.pool = new IsolatePool({ ...options, cacheSize });
     this.expressions = new LruCache(cacheSize);
     this.templates = new LruCache(cacheSize);
+    this.bodies = new LruCache(cacheSize);
   }
 
   static fromConfig(config: AppConfig): ExpressionEngine {
@@ -103,11 +106,25 @@ export class ExpressionEngine {
     return (await this.run(this.parseTemplate(template), template, scope, undefined)) as string;
   }
 
+  /**
+   * Runs a function body (the Code node): statements whose `return` gives the result, copied out
+   * as JSON; the scope's names are its variables. Same isolates, limits and errors as expressions.
+   */
+  async runCode(code: string, scope: ExpressionScope, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    let parsed = this.bodies.get(code);
+    if (parsed === undefined) {
+      parsed = { codes: [code], literals: BODY, identifiers: identifiersIn(code), programs: new Map() };
+      this.bodies.set(code, parsed);
+    }
+    return this.run(parsed, code, scope, options.signal);
+  }
+
   /** Rejects evaluations still waiting and disposes the isolates; later calls fail as UNAVAILABLE. */
   async close(): Promise<void> {
     await this.pool.close();
     this.expressions.clear();
     this.templates.clear();
+    this.bodies.clear();
   }
 
   private async run(parsed: ParsedSource, source: string, scope: ExpressionScope, signal: AbortSignal | undefined): Promise<unknown> {
@@ -126,7 +143,7 @@ export class ExpressionEngine {
     } catch (error) {
       throw toAppError(error, source, signal);
     }
-    return parsed.literals === null ? JSON.parse(output) : output;
+    return Array.isArray(parsed.literals) ? output : JSON.parse(output);
   }
 
   /** A value's JSON as an array element (what JSON.stringify leaves out becomes null). */
@@ -170,7 +187,7 @@ function programFor(parsed: ParsedSource, params: string[]): Program {
     program = {
       paramsJson: JSON.stringify(params),
       codesJson: JSON.stringify(parsed.codes),
-      literalsJson: parsed.literals === null ? '' : JSON.stringify(parsed.literals),
+      literalsJson: parsed.literals === null ? '' : parsed.literals === BODY ? BODY : JSON.stringify(parsed.literals),
     };
     parsed.programs.set(key, program);
   }

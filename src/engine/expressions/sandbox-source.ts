@@ -11,7 +11,8 @@
  * - `compile(paramsJson, codesJson, literalsJson)` returns a program id, or the SyntaxError text.
  *   Each code is compiled by the isolate's own `Function` constructor, which parses the body on
  *   its own: code cannot close the wrapper and declare anything at script level, where it would
- *   outlive the evaluation.
+ *   outlive the evaluation. `literalsJson` is '' for an expression, BODY for a function body
+ *   (the Code node: statements ending in `return`), or a template's literal text.
  * - `run(id, argsJson)` returns one string whose first character says what follows: the result
  *   (JSON for an expression, text for a template), the message of an exception, or why the result
  *   is not JSON. Nothing the user code throws reaches the host as an exception, so the only ones
@@ -25,6 +26,9 @@ export const Outcome = {
   THREW: '!',
   NOT_JSON: '?',
 } as const;
+
+/** `literalsJson` of a program that is a function body rather than an expression. */
+export const BODY = 'body';
 
 /** Longest exception message copied out of the sandbox. */
 export const MAX_REASON_LENGTH = 300;
@@ -227,6 +231,17 @@ export const SANDBOX_SOURCE = String.raw`
   const compile = (paramsJson, codesJson, literalsJson) => {
     const params = parse(paramsJson);
     const codes = parse(codesJson);
+    if (literalsJson === '${BODY}') {
+      let body;
+      try {
+        body = new FunctionConstructor(...params, '"use strict";\n' + codes[0] + '\n');
+      } catch (error) {
+        return describe(error);
+      }
+      const id = ++lastId;
+      programs.set(id, expressionProgram(body));
+      return id;
+    }
     const fns = [];
     for (const code of codes) {
       let fn;

@@ -127,9 +127,15 @@ export class SqliteFileStore extends FileStore {
     return row ? toFile(row) : null;
   }
 
-  async list(collectionId: string, page: PageRequest): Promise<Page<StoredFile>> {
-    const rows = this.statements.list.all(collectionId, page.limit, page.offset) as FileRow[];
-    return { items: rows.map(toFile), total: this.statements.count.get(collectionId) as number };
+  async list(collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<StoredFile>> {
+    if (statuses.length === 0) {
+      const rows = this.statements.list.all(collectionId, page.limit, page.offset) as FileRow[];
+      return { items: rows.map(toFile), total: this.statements.count.get(collectionId) as number };
+    }
+    const where = `FROM files WHERE collection_id = ? AND status IN (${statuses.map(() => '?').join(', ')})`;
+    const rows = this.db.prepare(`SELECT * ${where} ORDER BY created_at, id LIMIT ? OFFSET ?`).all(collectionId, ...statuses, page.limit, page.offset) as FileRow[];
+    const total = this.db.prepare(`SELECT COUNT(*) ${where}`).pluck().get(collectionId, ...statuses) as number;
+    return { items: rows.map(toFile), total };
   }
 
   async getMany(ids: readonly string[]): Promise<StoredFile[]> {

@@ -63,15 +63,16 @@ export class MongoFileStore extends FileStore {
     return doc ? toFile(doc) : null;
   }
 
-  async list(collectionId: string, page: PageRequest): Promise<Page<StoredFile>> {
+  async list(collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<StoredFile>> {
+    const query = statuses.length ? { collectionId, status: { $in: [...statuses] } } : { collectionId };
     const [docs, total] = await Promise.all([
       this.files
-        .find({ collectionId })
+        .find(query)
         .sort({ createdAt: 1, _id: 1 })
         .skip(page.offset)
         .limit(page.limit)
         .lean<FileDoc[]>(),
-      this.files.countDocuments({ collectionId }),
+      this.files.countDocuments(query),
     ]);
     return { items: docs.map(toFile), total };
   }

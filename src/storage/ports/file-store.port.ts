@@ -54,8 +54,8 @@ export interface FileContentStats {
 export abstract class FileStore {
   abstract create(file: StoredFile): Promise<void>;
   abstract get(collectionId: string, fileId: string): Promise<StoredFile | null>;
-  /** Oldest first, so offset paging is stable while files are being added. */
-  abstract list(collectionId: string, page: PageRequest): Promise<Page<StoredFile>>;
+  /** Oldest first, so offset paging is stable while files are being added; only `statuses` when given (non-empty). */
+  abstract list(collectionId: string, page: PageRequest, statuses?: readonly FileStatus[]): Promise<Page<StoredFile>>;
   /** The files among `ids` that exist, in no particular order. */
   abstract getMany(ids: readonly string[]): Promise<StoredFile[]>;
   /**

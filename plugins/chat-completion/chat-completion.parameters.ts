@@ -1,0 +1,54 @@
+import { Transform } from 'class-transformer';
+import { IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { Parameter } from '../../src/sdk';
+
+const numeric = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
+
+export class ChatCompletionParameters {
+  @Parameter({ displayName: 'Model', description: "Model name; left out, the service's LLM_MODEL.", schema: { examples: ['gpt-4o-mini'] } })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  model?: string;
+
+  @Parameter({ displayName: 'System', description: 'System message: how the model should behave.', template: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100_000)
+  system?: string;
+
+  @Parameter({
+    displayName: 'Prompt',
+    description: 'The user message; `${...}` insertions are rendered, e.g. `Answer from these passages:\\n${JSON.stringify(input)}`.',
+    template: true,
+  })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(400_000)
+  prompt: string;
+
+  @Parameter({
+    displayName: 'Response schema',
+    description: 'A JSON Schema: the model is asked for JSON matching it, and the parsed answer is output as `json`.',
+    schema: { examples: [{ type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] }] },
+  })
+  @IsOptional()
+  @IsObject()
+  responseSchema?: Record<string, unknown>;
+
+  @Parameter({ displayName: 'Temperature', description: 'Sampling temperature, 0 (most deterministic) to 2.' })
+  @IsOptional()
+  @Transform(numeric)
+  @IsNumber()
+  @Min(0)
+  @Max(2)
+  temperature?: number;
+
+  @Parameter({ displayName: 'Max tokens', description: 'Longest answer, in tokens.' })
+  @IsOptional()
+  @Transform(numeric)
+  @IsInt()
+  @Min(1)
+  @Max(200_000)
+  maxTokens?: number;
+}

@@ -1,0 +1,18 @@
+import { CollectionPassage, defineNode } from '../../src/sdk';
+import { SearchCollectionParameters } from './search-collection.parameters';
+
+export { SearchCollectionParameters };
+
+export default defineNode({
+  type: 'search-collection',
+  version: 1,
+  displayName: 'Search Collection',
+  description:
+    'Semantic search in a collection with the rights of the user who started the run. Outputs the passages found, nearest first: [{id, content, distance, fileId, fileName, page}].',
+  parameters: SearchCollectionParameters,
+  defaultRunMode: 'input',
+  async execute(ctx): Promise<CollectionPassage[]> {
+    const { collectionId, query, topK, offset, mode } = ctx.params;
+    return (await ctx.collections.search(collectionId, { text: query, topK, offset, mode })).items;
+  },
+});

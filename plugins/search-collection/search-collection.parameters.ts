@@ -1,0 +1,40 @@
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Parameter } from '../../src/sdk';
+
+const wholeNumber = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value);
+
+export class SearchCollectionParameters {
+  @Parameter({
+    displayName: 'Collection',
+    description: 'Id of the collection to search (`col_...`). The user who started the run needs at least the viewer role on it.',
+    schema: { examples: ['col_0123456789abcdef'] },
+  })
+  @IsString()
+  @IsNotEmpty()
+  collectionId: string;
+
+  @Parameter({ displayName: 'Query', description: 'What to look for, in natural language; as an expression, e.g. `input.question`.', schema: { examples: ['How long does the dough rise?'] } })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(8192)
+  query: string;
+
+  @Parameter({ displayName: 'Top K', description: 'Passages to return, 1 to 100, nearest first.' })
+  @Transform(wholeNumber)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  topK: number = 10;
+
+  @Parameter({ displayName: 'Offset', description: 'Passages to skip, for paging.' })
+  @Transform(wholeNumber)
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  offset: number = 0;
+
+  @Parameter({ displayName: 'Mode', description: '`vector` ranks by meaning (cosine distance); `hybrid` also ranks by the words of the query (BM25) and fuses the two.' })
+  @IsIn(['vector', 'hybrid'])
+  mode: 'vector' | 'hybrid' = 'vector';
+}
