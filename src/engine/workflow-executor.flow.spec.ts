@@ -14,7 +14,7 @@ import { registerDefinition } from './plugin-loader';
 import { Redactor } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { compileWorkflow } from './workflow-compiler';
-import { RunRequest, StateSealer, WorkflowExecutor } from './workflow-executor';
+import { RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from './workflow-executor';
 
 class RouteParams {
   @Parameter({ description: 'Where to send the input' })
@@ -115,7 +115,7 @@ async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest
   const outcome = await executor.run(
     compileWorkflow(definition, registry),
     { runId: `run_${++counter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { n: 1 }, variables: {}, redactor: Redactor.NONE, sealer, ...overrides },
-    { finished: (step) => void steps.push(step), started: async (step) => void started.push(step) },
+    { finished: (step, kept) => void steps.push(kept ? { ...step, state: sealOutputs(sealer, kept) } : step), started: async (step) => void started.push(step) },
   );
   // The last record of a node is the one that stands (a loop body's are rewritten each iteration).
   const byId = Object.fromEntries(steps.map((s) => [s.nodeId, s]));

@@ -63,6 +63,7 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** Steps an earlier attempt of the run left (or copied from the run it retries): what to continue from. */
   previous?: readonly StepRecord[];
+  /** Opens the sealed state of `previous` steps. */
   sealer?: StateSealer;
   /** `ctx.workflows` of a node: sub-workflow runs linked to this run and that node. */
   workflows?: (nodeId: string) => WorkflowsFacade;
@@ -71,10 +72,29 @@ export interface RunRequest {
   now?: () => Date;
 }
 
+/** A finished node's whole outputs (by output name), and for a Wait node when the run goes on. */
+export interface KeptOutputs {
+  ports: Map<string, unknown>;
+  until?: Date;
+}
+
+/**
+ * A node's kept outputs as a step's `state`, sealed; null when too large to keep (a resumed run
+ * then runs the node again, or fails it if it must not run twice). `open` reads it back.
+ */
+export function sealOutputs(sealer: StateSealer, kept: KeptOutputs): string | null {
+  const sealed = sealer.seal({ ports: [...kept.ports], ...(kept.until ? { until: kept.until.toISOString() } : {}) });
+  return sealed.length > MAX_STATE_CHARS ? null : sealed;
+}
+
 /** Where step records go; the worker writes them to the run store. */
 export interface StepListener {
-  /** After each node (and, for the nodes of a loop's body, after each iteration), with its record. */
-  finished(step: StepRecord): Promise<void> | void;
+  /**
+   * After each node (and, for the nodes of a loop's body, after each iteration), with its record
+   * and, for a node a resumed run can continue from, its outputs: sealed into the record's `state`
+   * by the listener when it writes the record (a run that succeeds before that never pays for it).
+   */
+  finished(step: StepRecord, kept?: KeptOutputs): Promise<void> | void;
   /** Before a node that must not run twice starts; resolves once the record is stored. */
   started(step: StepRecord): Promise<void>;
 }
@@ -430,18 +450,12 @@ export class WorkflowExecutor {
     delete run.values[node.id];
   }
 
-  private async emit(run: Execution, step: StepRecord, keep?: { ports: Map<string, unknown>; until?: Date }): Promise<void> {
-    const record = keep && run.request.sealer ? { ...step, state: this.seal(run, keep) } : step;
-    run.steps.push(record);
-    await run.listener.finished(record);
+  private async emit(run: Execution, step: StepRecord, keep?: KeptOutputs): Promise<void> {
+    run.steps.push(step);
+    await run.listener.finished(step, keep);
   }
 
-  private seal(run: Execution, keep: { ports: Map<string, unknown>; until?: Date }): string | null {
-    const sealed = run.request.sealer!.seal({ ports: [...keep.ports], ...(keep.until ? { until: keep.until.toISOString() } : {}) });
-    return sealed.length > MAX_STATE_CHARS ? null : sealed;
-  }
-
-  private open(run: Execution, sealed: string): { ports: Map<string, unknown>; until?: Date } | undefined {
+  private open(run: Execution, sealed: string): KeptOutputs | undefined {
     if (!run.request.sealer) return undefined;
     const state = run.request.sealer.open(sealed) as { ports: [string, unknown][]; until?: string };
     return { ports: new Map(state.ports), ...(state.until ? { until: new Date(state.until) } : {}) };

@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { LruCache } from '../engine/expressions/lru-cache';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
-import { recordable, RunOutcome, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
+import { recordable, RunOutcome, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
 import { RUN_JOB } from '../jobs/job-names';
 import { JobContext, JobQueue } from '../jobs/job-queue.port';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade } from '../sdk';
@@ -107,7 +107,8 @@ export class RunWorker {
     }, this.renewEveryMs);
     heartbeat.unref();
     if (run.cancelRequested) onLease({ held: true, cancelRequested: true });
-    const recorder = new StepRecorder(this.runs, run.id, this.workerId, onLease);
+    const sealer = this.sealerFor(run.workflowId);
+    const recorder = new StepRecorder(this.runs, run.id, this.workerId, onLease, (kept) => sealOutputs(sealer, kept));
     const started = Date.now();
     let redactor = Redactor.NONE;
     try {
@@ -126,25 +127,25 @@ export class RunWorker {
           redactor,
           signal: controller.signal,
           previous: run.steps,
-          sealer: this.sealerFor(run.workflowId),
+          sealer,
           workflows: (nodeId) => this.subWorkflows(run, nodeId, shutdown),
           holdWaits,
         },
-        { finished: (step) => recorder.add(step), started: (step) => recorder.write(step) },
+        { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) },
       );
       if (outcome.status === 'interrupted') {
-        await recorder.drain();
+        await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
         if (leaseLost) return null;
         await this.runs.release(run.id, this.workerId);
         log.info('run handed back: the worker is stopping');
         throw shutdown.reason ?? new AppError(ErrorCode.UNAVAILABLE, 'The worker is stopping', { retryable: true });
       }
       if (outcome.status === 'waiting') {
-        await this.pause(run, await recorder.drain(), outcome.resumeAt!);
+        await this.pause(run, await recorder.drain(true), outcome.resumeAt!);
         log.info({ resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
         return outcome;
       }
-      await this.complete(run, await recorder.drain(), outcome.status, outcome.error, redactor.value(outcome.output));
+      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, redactor.value(outcome.output));
       log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
       return outcome;
     } catch (error) {
@@ -155,7 +156,7 @@ export class RunWorker {
         ? { code: cause.code, message: redactor.string(cause.message), ...(cause.details !== undefined ? { details: cause.details } : {}) }
         : { code: ErrorCode.INTERNAL, message: 'The run could not be prepared' };
       if (!isAppError(cause)) log.error({ err: cause }, 'run preparation failed');
-      await this.complete(run, await recorder.drain(), 'failed', runError, undefined);
+      await this.complete(run, await recorder.drain(true), 'failed', runError, undefined);
       log.info({ status: 'failed', code: runError.code }, 'run finished');
       return { status: 'failed', error: runError, steps: [] };
     } finally {

@@ -1,5 +1,11 @@
 import { AppError, ErrorCode } from '../common/app-error';
+import type { KeptOutputs } from '../engine/workflow-executor';
 import type { LeaseState, RunStore, StepRecord } from '../storage/ports/run-store.port';
+
+interface PendingStep {
+  step: StepRecord;
+  kept?: KeptOutputs;
+}
 
 /**
  * How long a finished step may wait before it is written. Steps that finish within this window are
@@ -8,9 +14,13 @@ import type { LeaseState, RunStore, StepRecord } from '../storage/ports/run-stor
  */
 export const STEP_FLUSH_DELAY_MS = 200;
 
-/** Buffers a run's steps and writes them in batches while the worker holds the lease. */
+/**
+ * Buffers a run's steps and writes them in batches while the worker holds the lease. A step's kept
+ * outputs are sealed into its `state` only when the step is written before the run ends well: a
+ * run that succeeds within the flush window never pays for the encryption.
+ */
 export class StepRecorder {
-  private pending: StepRecord[] = [];
+  private pending: PendingStep[] = [];
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
 
@@ -19,23 +29,24 @@ export class StepRecorder {
     private readonly runId: string,
     private readonly owner: string,
     private readonly onLease: (lease: LeaseState) => void,
+    private readonly seal: (kept: KeptOutputs) => string | null,
   ) {}
 
-  add(step: StepRecord): void {
-    this.pending.push(step);
+  add(step: StepRecord, kept?: KeptOutputs): void {
+    this.pending.push({ step, kept });
     this.timer ??= setTimeout(() => void this.flush(), STEP_FLUSH_DELAY_MS);
   }
 
   /** Writes what is buffered; a failed write is retried with the next batch. */
   flush(): Promise<void> {
     this.clearTimer();
-    const steps = this.pending.splice(0);
-    if (!steps.length) return this.writing;
+    const pending = this.pending.splice(0);
+    if (!pending.length) return this.writing;
     this.writing = this.writing.then(async () => {
       try {
-        this.onLease(await this.store.recordSteps(this.runId, this.owner, steps));
+        this.onLease(await this.store.recordSteps(this.runId, this.owner, pending.map((p) => this.sealed(p))));
       } catch {
-        this.pending.unshift(...steps);
+        this.pending.unshift(...pending);
       }
     });
     return this.writing;
@@ -49,17 +60,24 @@ export class StepRecorder {
   async write(step: StepRecord): Promise<void> {
     this.clearTimer();
     await this.writing;
-    const steps = [...this.pending.splice(0), step];
+    const steps = [...this.pending.splice(0).map((p) => this.sealed(p)), step];
     const lease = await this.store.recordSteps(this.runId, this.owner, steps);
     this.onLease(lease);
     if (!lease.held) throw new AppError(ErrorCode.UNAVAILABLE, 'The run was taken over by another worker', { retryable: true });
   }
 
-  /** Waits for writes in progress and hands over what is left, for the final write. */
-  async drain(): Promise<StepRecord[]> {
+  /**
+   * Waits for writes in progress and hands over what is left, for the final write: sealed when a
+   * later attempt may continue from it (the run paused, failed or stopped), bare when it succeeded.
+   */
+  async drain(keep: boolean): Promise<StepRecord[]> {
     this.clearTimer();
     await this.writing;
-    return this.pending.splice(0);
+    return this.pending.splice(0).map((p) => (keep ? this.sealed(p) : p.step));
+  }
+
+  private sealed({ step, kept }: PendingStep): StepRecord {
+    return kept ? { ...step, state: this.seal(kept) } : step;
   }
 
   private clearTimer(): void {

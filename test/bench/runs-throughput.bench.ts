@@ -9,84 +9,33 @@
  * 2-vCPU instance; n8n 2.8.4 measured on a machine like ours: 86 executions/s (webhook -> set).
  */
 import { testRedis } from '../utils/workflows-fixtures';
-import { BENCH_KEY, call, load, percentile, report, startApp, startHelloServer } from './lib/bench-kit';
+import { load, measureRuns, report, startApp, startHelloServer } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5000);
-const KEY = BENCH_KEY;
 const SECRET = 'sk-bench-secret-0123456789';
 
-interface Measured {
-  runsPerSecond: number;
-  acceptRps: number;
-  p50Ms: number;
-  p99Ms: number;
-  failed: number;
-}
+const searchWorkflow = (upstreamUrl: string) => ({
+  nodes: [
+    { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+    {
+      id: 'search',
+      type: 'http-request',
+      parameters: { method: 'POST', url: '${variables.baseUrl}/hello', headers: '{"x-api-key": variables.apiKey}', body: '{"text": input.query, "top_k": "5"}' },
+      parameterMode: { url: 'expression', headers: 'expression', body: 'expression' },
+    },
+  ],
+  edges: [{ from: 'trigger', to: 'search' }],
+  variables: [
+    { name: 'baseUrl', type: 'string', value: upstreamUrl },
+    { name: 'apiKey', type: 'secret', value: SECRET },
+  ],
+});
 
-async function measure(label: string, upstreamUrl: string, env: Record<string, string>): Promise<Measured> {
+async function measure(label: string, upstreamUrl: string, env: Record<string, string>) {
   const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', JOB_CONCURRENCY: '64', SWAGGER_ENABLED: 'false', ...env });
   try {
-    const workflow = await call(app.url, 'POST', '/api/v1/workflows', {
-      name: 'bench',
-      definition: {
-        nodes: [
-          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-          {
-            id: 'search',
-            type: 'http-request',
-            parameters: { method: 'POST', url: '${variables.baseUrl}/hello', headers: '{"x-api-key": variables.apiKey}', body: '{"text": input.query, "top_k": "5"}' },
-            parameterMode: { url: 'expression', headers: 'expression', body: 'expression' },
-          },
-        ],
-        edges: [{ from: 'trigger', to: 'search' }],
-        variables: [
-          { name: 'baseUrl', type: 'string', value: upstreamUrl },
-          { name: 'apiKey', type: 'secret', value: SECRET },
-        ],
-      },
-    });
-    await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
-    const count = async (status: string) => (await call(app.url, 'GET', `/api/v1/runs?workflowId=${workflow.id}&status=${status}&limit=1`)).total as number;
-
-    // One warm-up run compiles the plan, fills caches and opens the upstream connection.
-    await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input: { query: 'warm-up' } });
-    while ((await count('succeeded')) < 1) await new Promise((r) => setTimeout(r, 20));
-
-    const started = performance.now();
-    const accepted = await load({
-      url: app.url,
-      path: `/api/v1/workflows/${workflow.id}/runs`,
-      method: 'POST',
-      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: { query: 'what is a vector', collection: 'col_1' } }),
-      connections: CONNECTIONS,
-      durationMs: 120_000,
-      maxRequests: RUNS,
-    });
-    const acceptSeconds = (performance.now() - started) / 1000;
-    if (accepted.statuses[202] !== RUNS) throw new Error(`${label}: accepted ${JSON.stringify(accepted.statuses)}, errors ${accepted.errors}`);
-    let done = 0;
-    const deadline = Date.now() + 180_000;
-    while ((done = (await count('succeeded')) + (await count('failed'))) < RUNS + 1) {
-      if (Date.now() > deadline) throw new Error(`${label}: only ${done} of ${RUNS + 1} runs finished`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    const seconds = (performance.now() - started) / 1000;
-    const failed = await count('failed');
-
-    const latencies: number[] = [];
-    for (let offset = 0; offset < RUNS; offset += 100) {
-      const page = await call(app.url, 'GET', `/api/v1/runs?workflowId=${workflow.id}&offset=${offset}&limit=100`);
-      for (const run of page.items) if (run.finishedAt) latencies.push(Date.parse(run.finishedAt) - Date.parse(run.createdAt));
-    }
-    latencies.sort((a, b) => a - b);
-    const result = { runsPerSecond: RUNS / seconds, acceptRps: RUNS / acceptSeconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), failed };
-    console.log(
-      `${label}: ${RUNS} runs in ${seconds.toFixed(2)} s = ${result.runsPerSecond.toFixed(0)} completed runs/s (accepted at ${result.acceptRps.toFixed(0)}/s; ` +
-        `accept-to-finish p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms; ${failed} failed)`,
-    );
-    return result;
+    return await measureRuns(app.url, label, searchWorkflow(upstreamUrl), { query: 'what is a vector', collection: 'col_1' }, { runs: RUNS, connections: CONNECTIONS });
   } finally {
     await app.stop();
   }

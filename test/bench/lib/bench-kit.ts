@@ -153,3 +153,67 @@ export function startApp(env: Record<string, string> = {}, nodeOptions: string[]
 
 /** The baseline every HTTP figure is compared with: a bare Fastify hello-world server in its own process. */
 export const startHelloServer = (): Promise<ServerProcess> => startServer([join(__dirname, 'hello-server.js')], {}, benchPort());
+
+export interface MeasuredRuns {
+  runsPerSecond: number;
+  acceptRps: number;
+  p50Ms: number;
+  p99Ms: number;
+  failed: number;
+}
+
+/**
+ * Completed runs per second of one published workflow: `runs` webhooks at `connections`, the
+ * clock stopping when the last run has finished. One warm-up run first compiles the plan, fills
+ * caches and opens the upstream connections. Also the accept rate and accept-to-finish latencies.
+ */
+export async function measureRuns(
+  appUrl: string,
+  label: string,
+  definition: unknown,
+  input: unknown,
+  options: { runs: number; connections: number },
+): Promise<MeasuredRuns> {
+  const { runs, connections } = options;
+  const workflow = await call(appUrl, 'POST', '/api/v1/workflows', { name: label, definition });
+  await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
+  const count = async (status: string) => (await call(appUrl, 'GET', `/api/v1/runs?workflowId=${workflow.id}&status=${status}&limit=1`)).total as number;
+
+  await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input });
+  while ((await count('succeeded')) + (await count('failed')) < 1) await new Promise((r) => setTimeout(r, 20));
+
+  const started = performance.now();
+  const accepted = await load({
+    url: appUrl,
+    path: `/api/v1/workflows/${workflow.id}/runs`,
+    method: 'POST',
+    headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ input }),
+    connections,
+    durationMs: 120_000,
+    maxRequests: runs,
+  });
+  const acceptSeconds = (performance.now() - started) / 1000;
+  if (accepted.statuses[202] !== runs) throw new Error(`${label}: accepted ${JSON.stringify(accepted.statuses)}, errors ${accepted.errors}`);
+  let done = 0;
+  const deadline = Date.now() + 180_000;
+  while ((done = (await count('succeeded')) + (await count('failed'))) < runs + 1) {
+    if (Date.now() > deadline) throw new Error(`${label}: only ${done} of ${runs + 1} runs finished`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const failed = await count('failed');
+
+  const latencies: number[] = [];
+  for (let offset = 0; offset < runs; offset += 100) {
+    const page = await call(appUrl, 'GET', `/api/v1/runs?workflowId=${workflow.id}&offset=${offset}&limit=100`);
+    for (const run of page.items) if (run.finishedAt) latencies.push(Date.parse(run.finishedAt) - Date.parse(run.createdAt));
+  }
+  latencies.sort((a, b) => a - b);
+  const result = { runsPerSecond: runs / seconds, acceptRps: runs / acceptSeconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), failed };
+  console.log(
+    `${label}: ${runs} runs in ${seconds.toFixed(2)} s = ${result.runsPerSecond.toFixed(0)} completed runs/s (accepted at ${result.acceptRps.toFixed(0)}/s; ` +
+      `accept-to-finish p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms; ${failed} failed)`,
+  );
+  return result;
+}
