@@ -318,7 +318,9 @@ export class WorkflowExecutor {
         await sleep(Math.max(0, result.waitUntil.getTime() - Date.now()), run.signal);
       }
       this.settle(run, node, result.ports, result.error ? 'failed' : 'succeeded', false);
-      await this.emit(run, this.finishedStep(run, node, startedAt, result), loop === null ? { ports: result.ports } : undefined);
+      // A trigger's output is the run's input: a resumed run derives it again rather than keep it.
+      const keep = loop === null && node !== run.plan.trigger;
+      await this.emit(run, this.finishedStep(run, node, startedAt, result), keep ? { ports: result.ports } : undefined);
     } catch (error) {
       if (error instanceof Suspension) throw error;
       const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);

@@ -3,6 +3,7 @@ import type { WorkflowDefinition } from '../ports/workflow-definition';
 import {
   AT_CONCURRENCY_LIMIT,
   CANCELED_BEFORE_START,
+  claimMayHaveSteps,
   LeaseState,
   Run,
   RunCompletion,
@@ -276,8 +277,10 @@ export class SqliteRunStore extends RunStore {
         if ((this.statements.runningOthers.get(claimable.workflow_id, at.now, id) as number) >= maxRunning) return AT_CONCURRENCY_LIMIT;
       }
       const row = this.statements.claim.get(at) as RunRow | undefined;
-      // The steps an earlier attempt recorded are what a resumed run continues from.
-      return row ? toRun(row, this.stepsOf(id)) : null;
+      if (!row) return null;
+      const run = toRun(row);
+      if (claimMayHaveSteps(run)) run.steps = this.stepsOf(id);
+      return run;
     });
 
     this.recordTx = db.transaction((id: string, owner: string, steps: StepRecord[]): LeaseState => {

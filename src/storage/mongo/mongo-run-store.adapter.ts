@@ -5,6 +5,7 @@ import type { WorkflowDefinition } from '../ports/workflow-definition';
 import {
   AT_CONCURRENCY_LIMIT,
   CANCELED_BEFORE_START,
+  claimMayHaveSteps,
   LeaseState,
   Run,
   RunCompletion,
@@ -175,9 +176,9 @@ export class MongoRunStore extends RunStore {
       if (slotHeld) await this.freeSlot({ _id: id, workflowId: (await this.runs.findById(id, { workflowId: 1 }).lean<RunDoc>())?.workflowId ?? '', slotHeld: true });
       return null;
     }
-    // The steps an earlier attempt recorded are what a resumed run continues from.
-    const steps = await this.steps.find({ runId: id }).sort({ position: 1 }).lean<RunStepDoc[]>();
-    return toRun(doc, steps.map(toStep));
+    const run = toRun(doc);
+    if (claimMayHaveSteps(run)) run.steps = (await this.steps.find({ runId: id }).sort({ position: 1 }).lean<RunStepDoc[]>()).map(toStep);
+    return run;
   }
 
   async renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState> {

@@ -153,6 +153,12 @@ export interface RunCompletion {
   output?: unknown;
 }
 
+/**
+ * Whether a claimed run can have steps to continue from: those an earlier claim recorded, or those
+ * a retry copied from the run it repeats. A first claim of any other run has none to read.
+ */
+export const claimMayHaveSteps = (run: Pick<Run, 'claims' | 'retryOf'>): boolean => run.claims > 1 || run.retryOf !== null;
+
 /** A claim that did not take the run because the workflow already runs its maximum at once. */
 export const AT_CONCURRENCY_LIMIT = 'at-concurrency-limit' as const;
 

@@ -133,8 +133,10 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       ALTER TABLE workflow_run_steps_v2 RENAME TO workflow_run_steps;
       CREATE INDEX workflow_runs_workflow ON workflow_runs(workflow_id, created_at);
       CREATE INDEX workflow_runs_status ON workflow_runs(status, created_at);
-      CREATE INDEX workflow_runs_running ON workflow_runs(workflow_id, status, lease_expires_at);
-      CREATE INDEX workflow_runs_waiting ON workflow_runs(status, resume_at);
+      -- Partial: a run enters these only while running or waiting, so queuing and finishing a run
+      -- (the common path) write no entry to them.
+      CREATE INDEX workflow_runs_running ON workflow_runs(workflow_id, lease_expires_at) WHERE status = 'running';
+      CREATE INDEX workflow_runs_waiting ON workflow_runs(resume_at) WHERE status = 'waiting';
       CREATE INDEX workflow_runs_parent ON workflow_runs(parent_run_id) WHERE parent_run_id IS NOT NULL;
       CREATE UNIQUE INDEX workflow_runs_idempotency ON workflow_runs(workflow_id, idempotency_key)
         WHERE idempotency_key IS NOT NULL;
