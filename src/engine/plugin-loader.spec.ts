@@ -64,6 +64,13 @@ describe('loadNodeRegistry', () => {
     expect(registry.get('list-files')?.templateParameters).toEqual(new Set(['instructions']));
     expect(registry.get('list-files')?.schema).toMatchObject({ required: ['collectionId'], properties: { offset: { default: '0' }, instructions: { default: '', 'x-template': true } } });
     expect(registry.get('get-file-contents')?.definition.defaultRunMode).toBe('input');
+    for (const type of ['list-files', 'get-file-contents', 'search-collection', 'add-file']) {
+      const node = registry.get(type)!;
+      expect([type, node.schema]).toMatchObject([type, { properties: { collectionId: { type: 'string', 'x-dynamic-options': true } } }]);
+      expect([type, [...node.optionLoaders.keys()]]).toEqual([type, ['collectionId']]);
+    }
+    expect(http?.optionLoaders.size).toBe(0);
+    expect(JSON.stringify(http?.schema)).not.toContain('x-dynamic-options');
   });
 
   it('loads plugins from an extra folder and keeps each version', () => {

@@ -98,6 +98,7 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
     parameterNames,
     templateParameters: derived.templates,
     codeParameters: derived.codes,
+    optionLoaders: derived.optionLoaders,
   };
 }
 
