@@ -25,6 +25,8 @@ const LINKED_PACKAGES = ['class-validator', 'class-transformer', 'typescript', '
 
 function main(argv) {
   const { type, dir } = parseArgs(argv);
+  // Built-in nodes compile with the service and import the SDK by path: a package has no place there.
+  if (dir && resolve(dir) === join(root, 'plugins')) fail('plugins/ holds the nodes built with the service: leave out --dir to write one there');
   const folder = join(dir ? resolve(dir) : join(root, 'plugins'), type);
   if (existsSync(folder)) fail(`${folder} already exists; pick another type or remove it`);
   // The loader refuses a second node of the same type@version at boot: say so now.

@@ -111,6 +111,7 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     for (const [args, message] of [
       [['word-count'], 'already exists'],
       [['word-count', '--dir', join(copy, 'elsewhere')], 'a built-in node is already called word-count'],
+      [['shout', '--dir', plugins], 'plugins/ holds the nodes built with the service: leave out --dir'],
       [['WordCount'], 'is not a node type: use kebab-case'],
       [[], 'usage: npm run plugin:new -- <type>'],
     ] as const) {
