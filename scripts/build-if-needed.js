@@ -5,6 +5,8 @@ const { join } = require('node:path');
 
 const root = join(__dirname, '..');
 const marker = join(root, 'dist', 'src', 'main.js');
+/** Outside plugins compile against these declarations (package.json "exports" ./sdk). */
+const sdkTypes = join(root, 'dist', 'src', 'sdk', 'index.d.ts');
 
 function newest(dir) {
   let latest = 0;
@@ -21,10 +23,10 @@ const sourcesChanged = () =>
   Math.max(newest(join(root, 'src')), existsSync(join(root, 'plugins')) ? newest(join(root, 'plugins')) : 0) >
   statSync(marker).mtimeMs;
 
-if (!existsSync(marker) || sourcesChanged()) {
+if (!existsSync(marker) || !existsSync(sdkTypes) || sourcesChanged()) {
   process.stderr.write('Building...\n');
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
-    stdio: 'inherit',
-    cwd: root,
-  });
+  // The same two steps as `npm run build`: the service, then the SDK's declarations for outside plugins.
+  for (const config of ['tsconfig.build.json', 'tsconfig.sdk.json']) {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, config)], { stdio: 'inherit', cwd: root });
+  }
 }
