@@ -4,7 +4,7 @@ FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig*.json ./
 COPY src ./src
 COPY plugins ./plugins
 COPY scripts/build-console.js ./scripts/

@@ -1,5 +1,5 @@
 // `npm start` and the CLI build once when dist/ is missing or older than the sources: the server
-// (tsc) and the web console (esbuild) each when its own sources changed.
+// (tsc, with the SDK's declarations) and the web console (esbuild) each when its own sources changed.
 const { execFileSync } = require('node:child_process');
 const { existsSync, readdirSync, statSync } = require('node:fs');
 const { join } = require('node:path');
@@ -21,12 +21,14 @@ function newest(dir, extensions) {
 const stale = (marker, sources) => !existsSync(marker) || Math.max(...sources) > statSync(marker).mtimeMs;
 
 const serverMarker = join(root, 'dist', 'src', 'main.js');
-if (stale(serverMarker, [newest(join(root, 'src'), ['.ts']), newest(join(root, 'plugins'), ['.ts'])])) {
+/** Outside plugins compile against these declarations (package.json "exports" ./sdk). */
+const sdkTypes = join(root, 'dist', 'src', 'sdk', 'index.d.ts');
+if (!existsSync(sdkTypes) || stale(serverMarker, [newest(join(root, 'src'), ['.ts']), newest(join(root, 'plugins'), ['.ts'])])) {
   process.stderr.write('Building the server...\n');
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
-    stdio: 'inherit',
-    cwd: root,
-  });
+  // The same two steps as `npm run build`: the service, then the SDK's declarations for outside plugins.
+  for (const config of ['tsconfig.build.json', 'tsconfig.sdk.json']) {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, config)], { stdio: 'inherit', cwd: root });
+  }
 }
 
 const consoleMarker = join(root, 'dist', 'console', 'index.html');

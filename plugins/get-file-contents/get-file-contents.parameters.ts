@@ -1,12 +1,13 @@
 import { Transform } from 'class-transformer';
 import { IsArray, IsBoolean, IsNotEmpty, IsOptional, IsString } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { collectionOptions, Parameter } from '../../src/sdk';
 
 export class GetFileContentsParameters {
   @Parameter({
     displayName: 'Collection',
     description: 'Id of the collection the files belong to (`col_...`). The user who started the run needs at least the viewer role on it.',
     schema: { examples: ['col_0123456789abcdef'] },
+    loadOptions: collectionOptions,
   })
   @IsString()
   @IsNotEmpty()

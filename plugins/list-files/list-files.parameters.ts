@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsArray, IsIn, IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { collectionOptions, Parameter } from '../../src/sdk';
 
 export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'];
 
@@ -9,6 +9,7 @@ export class ListFilesParameters {
     displayName: 'Collection',
     description: 'Id of the collection to list (`col_...`). The user who started the run needs at least the viewer role on it.',
     schema: { examples: ['col_0123456789abcdef'] },
+    loadOptions: collectionOptions,
   })
   @IsString()
   @IsNotEmpty()

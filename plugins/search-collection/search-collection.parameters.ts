@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { collectionOptions, Parameter } from '../../src/sdk';
 
 const wholeNumber = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value);
 
@@ -9,6 +9,7 @@ export class SearchCollectionParameters {
     displayName: 'Collection',
     description: 'Id of the collection to search (`col_...`). The user who started the run needs at least the viewer role on it.',
     schema: { examples: ['col_0123456789abcdef'] },
+    loadOptions: collectionOptions,
   })
   @IsString()
   @IsNotEmpty()

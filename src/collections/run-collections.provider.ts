@@ -4,6 +4,7 @@ import { ErrorCode, isAppError } from '../common/app-error';
 import { NodeCollectionsProvider } from '../engine/collections-provider';
 import { CollectionFile, CollectionsFacade, NodeConfigurationError, NodeUpstreamError } from '../sdk';
 import { SearchService } from '../search/search.service';
+import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStatus } from '../storage/ports/file-store.port';
 import { FilesService } from './files.service';
 
@@ -22,6 +23,7 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
   constructor(
     private readonly files: FilesService,
     private readonly searches: SearchService,
+    private readonly collections: CollectionStore,
   ) {
     super();
   }
@@ -30,6 +32,21 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
     // A run carries no API key; the role check reads only the user.
     const principal: Principal = { userId, keyId: null, isAdmin: false };
     return {
+      listCollections: async (page) => {
+        if (!Number.isInteger(page.offset) || page.offset < 0 || !Number.isInteger(page.limit) || page.limit < 1 || page.limit > 100) {
+          throw new NodeConfigurationError('listCollections needs a whole offset >= 0 and a limit from 1 to 100', { details: { offset: page.offset, limit: page.limit } });
+        }
+        try {
+          // Memberships are the rights: the store lists only collections the user holds a role on.
+          const result = await this.collections.listVisible(userId, { offset: page.offset, limit: page.limit });
+          return {
+            items: result.items.map((c) => ({ id: c.id, name: c.name, role: c.role, createdAt: c.createdAt.toISOString(), updatedAt: c.updatedAt.toISOString() })),
+            total: result.total,
+          };
+        } catch (error) {
+          throw nodeError(error, userId, {});
+        }
+      },
       listFiles: async (collectionId, page) => {
         try {
           const result = await this.files.list(principal, collectionId, { offset: page.offset, limit: page.limit }, (page.status ?? []) as FileStatus[]);

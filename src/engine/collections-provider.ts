@@ -11,6 +11,7 @@ export abstract class NodeCollectionsProvider {
 
 export class UnavailableCollectionsProvider extends NodeCollectionsProvider {
   private readonly facade: CollectionsFacade = {
+    listCollections: () => Promise.reject(unavailable()),
     listFiles: () => Promise.reject(unavailable()),
     getFileContent: () => Promise.reject(unavailable()),
     search: () => Promise.reject(unavailable()),

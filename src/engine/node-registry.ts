@@ -1,4 +1,4 @@
-import type { NodeDefinition } from '../sdk';
+import type { LoadOptions, NodeDefinition } from '../sdk';
 import { JsonSchema, ParameterType } from './parameter-schema';
 
 /** A loaded node type with what the engine derives from it once, at boot. */
@@ -13,6 +13,8 @@ export interface RegisteredNode {
   readonly templateParameters: ReadonlySet<string>;
   /** JavaScript source parameters (`@Parameter({ code: true })`), syntax-checked when a workflow is saved. */
   readonly codeParameters: ReadonlySet<string>;
+  /** Parameters with dynamic options (`@Parameter({ loadOptions })`), listed for the builder. */
+  readonly optionLoaders: ReadonlyMap<string, LoadOptions>;
 }
 
 export const nodeKey = (type: string, version: number): string => `${type}@${version}`;

@@ -1,6 +1,6 @@
 import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
-import { parameterDocs, ParametersClass } from '../sdk';
+import { LoadOptions, parameterDocs, ParametersClass } from '../sdk';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -15,6 +15,8 @@ export interface ParametersSchema {
   templates: Set<string>;
   /** Properties documented as `code: true` (JavaScript run by the node in the sandbox). */
   codes: Set<string>;
+  /** `loadOptions` of the properties that have dynamic options. */
+  optionLoaders: Map<string, LoadOptions>;
 }
 
 const TYPE_OF: Record<string, ParameterType> = {
@@ -54,6 +56,7 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
   const required: string[] = [];
   const templates = new Set<string>();
   const codes = new Set<string>();
+  const optionLoaders = new Map<string, LoadOptions>();
   for (const [name, rules] of byProperty) {
     const doc = docs.get(name);
     const { schema, type, optional } = propertySchema(rules);
@@ -68,10 +71,13 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
       // Tells a builder to offer a code editor: the text is a JavaScript function body.
       ...(doc?.code ? { 'x-code': 'javascript' } : {}),
       ...(doc?.schema ?? {}),
+      // Tells a builder to offer a dropdown filled from GET .../parameters/<name>/options.
+      ...(doc?.loadOptions ? { 'x-dynamic-options': true } : {}),
     };
     types[name] = type;
     if (doc?.template) templates.add(name);
     if (doc?.code) codes.add(name);
+    if (doc?.loadOptions) optionLoaders.set(name, doc.loadOptions);
     if (!optional && fallback === undefined) required.push(name);
   }
   return {
@@ -84,6 +90,7 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
     types,
     templates,
     codes,
+    optionLoaders,
   };
 }
 

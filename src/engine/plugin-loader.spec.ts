@@ -1,16 +1,22 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { isNodeError, isRoutedOutput } from '../sdk';
+import { inputContext } from '../sdk/testing';
 import { BUILT_IN_PLUGINS, loadNodeRegistry, PluginLoadError } from './plugin-loader';
+import { SERVICE_PACKAGE, serviceModule } from './plugin-modules';
 
 const sdk = join(__dirname, '..', 'sdk');
 
+const repo = join(__dirname, '..', '..');
+
 /** A plugin folder written as plain CommonJS, as an operator's PLUGIN_PATHS folder may hold. */
-function writePlugin(root: string, folder: string, body: string): string {
-  mkdirSync(join(root, folder), { recursive: true });
-  const file = join(root, folder, 'index.js');
-  writeFileSync(file, body);
-  return file;
+function writePlugin(root: string, folder: string, body: string, file = 'index.js'): string {
+  const path = join(root, folder, file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, body);
+  return path;
 }
 
 const validPlugin = (type: string, version = 1) => `
@@ -64,6 +70,13 @@ describe('loadNodeRegistry', () => {
     expect(registry.get('list-files')?.templateParameters).toEqual(new Set(['instructions']));
     expect(registry.get('list-files')?.schema).toMatchObject({ required: ['collectionId'], properties: { offset: { default: '0' }, instructions: { default: '', 'x-template': true } } });
     expect(registry.get('get-file-contents')?.definition.defaultRunMode).toBe('input');
+    for (const type of ['list-files', 'get-file-contents', 'search-collection', 'add-file']) {
+      const node = registry.get(type)!;
+      expect([type, node.schema]).toMatchObject([type, { properties: { collectionId: { type: 'string', 'x-dynamic-options': true } } }]);
+      expect([type, [...node.optionLoaders.keys()]]).toEqual([type, ['collectionId']]);
+    }
+    expect(http?.optionLoaders.size).toBe(0);
+    expect(JSON.stringify(http?.schema)).not.toContain('x-dynamic-options');
   });
 
   it('loads plugins from an extra folder and keeps each version', () => {
@@ -113,5 +126,96 @@ describe('loadNodeRegistry', () => {
 
   it('refuses a PLUGIN_PATHS entry that does not exist', () => {
     expect(() => loadNodeRegistry([join(root, 'missing')])).toThrow('plugin folder does not exist');
+  });
+
+  it('skips node_modules beside the plugins', () => {
+    writePlugin(root, 'shout', validPlugin('shout'));
+    writePlugin(root, 'node_modules/some-library', 'throw new Error("not a plugin")');
+    expect(loadNodeRegistry([root]).list().map((n) => n.definition.type)).toEqual(['shout']);
+  });
+
+  it("loads a plugin package from its package.json main, and says to build it when that is missing", () => {
+    writePlugin(root, 'packaged', JSON.stringify({ name: 'packaged', private: true, main: 'dist/index.js' }), 'package.json');
+    writePlugin(root, 'packaged', 'throw new Error("sources are not the entry")', 'index.js');
+    const manifest = join(root, 'packaged', 'package.json');
+    expect(() => loadNodeRegistry([root])).toThrow(`Plugin ${manifest}: "main" names dist/index.js, which does not exist: build the plugin (npm run build in ${join(root, 'packaged')})`);
+    writePlugin(root, 'packaged', validPlugin('packaged'), 'dist/index.js');
+    expect(loadNodeRegistry([root]).get('packaged')?.source).toBe(join(root, 'packaged', 'dist', 'index.js'));
+  });
+
+  it('works with a plugin that carries its own copy of the SDK: docs, typed errors and routed outputs', async () => {
+    for (const name of readdirSync(join(repo, 'src', 'sdk')).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))) {
+      mkdirSync(join(root, 'copied', 'sdk'), { recursive: true });
+      copyFileSync(join(repo, 'src', 'sdk', name), join(root, 'copied', 'sdk', name));
+    }
+    writePlugin(
+      root,
+      'copied',
+      `
+      const { defineNode, NodeConfigurationError, Parameter, toOutput } = require('./sdk');
+      class Params {}
+      Parameter({ description: 'Where to send it', loadOptions: () => [] })(Params.prototype, 'target');
+      module.exports = { default: defineNode({
+        type: 'copied', version: 1, displayName: 'Copied', description: 'x', parameters: Params, defaultRunMode: 'input',
+        execute: (ctx) => { if (ctx.input === null) throw new NodeConfigurationError('needs an input'); return toOutput('main', ctx.input); },
+      }) };
+    `,
+    );
+    const node = loadNodeRegistry([root]).get('copied')!;
+    expect(node.schema).toMatchObject({ properties: { target: { description: 'Where to send it', 'x-dynamic-options': true } } });
+    const thrown = await Promise.resolve()
+      .then(() => node.definition.execute(inputContext({}, { input: null })))
+      .catch((error: unknown) => error);
+    expect(isNodeError(thrown) && [thrown.kind, thrown.retryable]).toEqual(['configuration', false]);
+    expect(isRoutedOutput(node.definition.execute(inputContext({}, { input: 1 })))).toBe(true);
+  });
+
+  it('names the SDK export after the package, and shares only the SDK and the decorator packages', () => {
+    expect(SERVICE_PACKAGE).toBe(JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).name);
+    expect(serviceModule(`${SERVICE_PACKAGE}/sdk`)).toBe(require.resolve('../sdk'));
+    expect(serviceModule('class-validator')).toBe(require.resolve('class-validator'));
+    expect(serviceModule('class-transformer/cjs/decorators')).toBe(require.resolve('class-transformer/cjs/decorators'));
+    for (const other of ['lodash', 'class-validator-extra', SERVICE_PACKAGE, './sdk']) expect(serviceModule(other)).toBeUndefined();
+  });
+
+  /**
+   * In a plain Node process (jest resolves modules its own way): the plugin's node_modules holds an
+   * SDK and a class-validator that refuse to load, so it loads only if it gets the service's.
+   */
+  it('gives code under a plugin root the service\'s SDK and class-validator in a real Node process', () => {
+    const plugin = join(root, 'outside');
+    writePlugin(root, 'outside', JSON.stringify({ name: 'outside', main: 'dist/index.js' }), 'package.json');
+    writePlugin(
+      root,
+      'outside',
+      `
+      const sdk = require('${SERVICE_PACKAGE}/sdk');
+      const { IsString, MaxLength } = require('class-validator');
+      class Params {}
+      sdk.Parameter({ description: 'A short word' })(Params.prototype, 'word');
+      IsString()(Params.prototype, 'word');
+      MaxLength(5)(Params.prototype, 'word');
+      module.exports = { sdk, default: sdk.defineNode({
+        type: 'outside', version: 1, displayName: 'Outside', description: 'x', parameters: Params, defaultRunMode: 'input', execute: () => null,
+      }) };
+    `,
+      'dist/index.js',
+    );
+    writePlugin(root, `outside/node_modules/${SERVICE_PACKAGE}`, JSON.stringify({ name: SERVICE_PACKAGE, exports: { './sdk': './sdk.js' } }), 'package.json');
+    writePlugin(root, `outside/node_modules/${SERVICE_PACKAGE}`, 'throw new Error("the plugin got its own SDK")', 'sdk.js');
+    writePlugin(root, 'outside/node_modules/class-validator', JSON.stringify({ name: 'class-validator', main: 'index.js' }), 'package.json');
+    writePlugin(root, 'outside/node_modules/class-validator', 'throw new Error("the plugin got its own class-validator")', 'index.js');
+    const script = `
+      const { loadNodeRegistry } = require(${JSON.stringify(join(repo, 'src', 'engine', 'plugin-loader.ts'))});
+      const node = loadNodeRegistry([${JSON.stringify(root)}]).get('outside');
+      const sameSdk = require(${JSON.stringify(join(plugin, 'dist', 'index.js'))}).sdk === require(${JSON.stringify(join(repo, 'src', 'sdk', 'index.ts'))});
+      process.stdout.write(JSON.stringify({ schema: node.schema, sameSdk }));
+    `;
+    const child = spawnSync(process.execPath, ['-r', join(repo, 'scripts', 'swc-register.js'), '-e', script], { cwd: plugin, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '' } });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual({
+      sameSdk: true,
+      schema: { type: 'object', properties: { word: { description: 'A short word', type: 'string', maxLength: 5 } }, required: ['word'], additionalProperties: false },
+    });
   });
 });

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { NodeDefinition } from '../sdk';
 import { NodeRegistry, PluginLoadError, RegisteredNode } from './node-registry';
 import { parametersSchema } from './parameter-schema';
+import { shareServiceModules } from './plugin-modules';
 
 /** Compiled code (dist/) can only load `.js`; jest and the swc register hook load `.ts` too. */
 const RUNNING_FROM_SOURCES = __filename.endsWith('.ts');
@@ -32,9 +33,12 @@ const OUTPUT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export { PluginLoadError };
 
 /**
- * Loads every plugin folder (`<folder>/<plugin>/index`) of the given roots. Any malformed plugin or
- * duplicate `type@version` throws, naming the file, so a bad deployment fails at boot rather than
- * on its first run. Folders whose name starts with `.` or `_` are not plugins.
+ * Loads every plugin folder of the given roots: `<root>/<plugin>/index`, or the `main` of the
+ * folder's package.json for a plugin built as its own package. Any malformed plugin or duplicate
+ * `type@version` throws, naming the file, so a bad deployment fails at boot rather than on its
+ * first run. `node_modules` and folders whose name starts with `.` or `_` are not plugins.
+ * Code under a root gets the service's own SDK and class-validator when it requires them by name
+ * (see plugin-modules.ts), so an outside package needs no environment to load.
  */
 export function loadNodeRegistry(roots: readonly string[]): NodeRegistry {
   const nodes: RegisteredNode[] = [];
@@ -43,8 +47,9 @@ export function loadNodeRegistry(roots: readonly string[]): NodeRegistry {
     if (!existsSync(folder) || !statSync(folder).isDirectory()) {
       throw new PluginLoadError(folder, 'plugin folder does not exist');
     }
+    shareServiceModules(folder);
     for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
+      if (!entry.isDirectory() || entry.name === 'node_modules' || entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
       nodes.push(loadPlugin(join(folder, entry.name)));
     }
   }
@@ -53,7 +58,7 @@ export function loadNodeRegistry(roots: readonly string[]): NodeRegistry {
 }
 
 function loadPlugin(dir: string): RegisteredNode {
-  const file = indexFile(dir);
+  const file = entryFile(dir);
   let exported: unknown;
   try {
     const mod = require(file) as { default?: unknown };
@@ -62,6 +67,24 @@ function loadPlugin(dir: string): RegisteredNode {
     throw new PluginLoadError(file, `failed to load: ${error instanceof Error ? error.message : String(error)}`);
   }
   return registerDefinition(exported, file);
+}
+
+function entryFile(dir: string): string {
+  const manifest = join(dir, 'package.json');
+  if (!existsSync(manifest)) return indexFile(dir);
+  let main: unknown;
+  try {
+    main = (JSON.parse(readFileSync(manifest, 'utf8')) as { main?: unknown }).main;
+  } catch (error) {
+    throw new PluginLoadError(manifest, `unreadable package.json: ${(error as Error).message}`);
+  }
+  if (main === undefined) return indexFile(dir);
+  if (typeof main !== 'string' || !main) throw new PluginLoadError(manifest, '"main" must name the compiled entry, e.g. "dist/index.js"');
+  const file = resolve(dir, main);
+  for (const candidate of [file, `${file}.js`, join(file, 'index.js')]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+  }
+  throw new PluginLoadError(manifest, `"main" names ${main}, which does not exist: build the plugin (npm run build in ${dir})`);
 }
 
 function indexFile(dir: string): string {
@@ -98,6 +121,7 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
     parameterNames,
     templateParameters: derived.templates,
     codeParameters: derived.codes,
+    optionLoaders: derived.optionLoaders,
   };
 }
 

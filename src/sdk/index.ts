@@ -12,6 +12,7 @@ export type {
   CollectionFile,
   CollectionFileContent,
   CollectionPassage,
+  CollectionSummary,
   CollectionsFacade,
   HttpMethod,
   InputModeContext,
@@ -34,5 +35,5 @@ export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitUntil } from '.
 export type { RoutedOutput, WaitRequest } from './node-output';
 export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';
-export { Parameter, parameterDocs } from './parameter';
-export type { ParameterDoc } from './parameter';
+export { collectionOptions, Parameter, parameterDocs } from './parameter';
+export type { LoadOptions, LoadOptionsContext, ParameterDoc, ParameterOption } from './parameter';

@@ -66,6 +66,16 @@ export interface CollectionFileContent {
   content: string;
 }
 
+/** A collection the user may see, with their role on it. */
+export interface CollectionSummary {
+  id: string;
+  name: string;
+  role: 'owner' | 'editor' | 'viewer';
+  /** ISO 8601, UTC. */
+  createdAt: string;
+  updatedAt: string;
+}
+
 export type SearchMode = 'vector' | 'hybrid';
 
 /** A passage found by a semantic search, nearest first. */
@@ -88,6 +98,8 @@ export interface CollectionPassage {
  * is down fails with a retryable NodeUpstreamError.
  */
 export interface CollectionsFacade {
+  /** The collections the user may see (any role), newest first as the API lists them; `limit` is 1 to 100. */
+  listCollections(page: { offset: number; limit: number }): Promise<{ items: CollectionSummary[]; total: number }>;
   /** Files in the order they were added; `limit` is 1 to 100; `status` keeps only files in those states. */
   listFiles(
     collectionId: string,

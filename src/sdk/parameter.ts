@@ -1,3 +1,5 @@
+import type { CollectionsFacade } from './node-context';
+
 /**
  * Documentation of one node parameter, read by the JSON Schema generator. Validation stays with
  * class-validator decorators on the same property, so the one class is both the type of
@@ -19,17 +21,54 @@ export interface ParameterDoc {
    * node's `code`): a syntax error is refused when the workflow is saved, naming the position.
    */
   code?: boolean;
+  /**
+   * Dynamic options: the values the builder offers in a dropdown, listed when the user opens it
+   * and as that user (e.g. the collections they can see). The parameter's JSON Schema then carries
+   * `"x-dynamic-options": true`; a workflow may still set any value the validators accept.
+   */
+  loadOptions?: LoadOptions;
 }
 
-const DOCS = new WeakMap<object, Map<string, ParameterDoc>>();
+/** One entry of a parameter's dropdown. */
+export interface ParameterOption {
+  /** What the parameter is set to when the entry is chosen. */
+  value: string | number | boolean;
+  label: string;
+  description?: string;
+}
+
+/**
+ * What `loadOptions` may use. It runs while someone builds a workflow, outside any run: there is
+ * no input, no variables and no run, only the services that act as the user asking.
+ */
+export interface LoadOptionsContext {
+  /** Collections as the user who opened the dropdown may see them. */
+  readonly collections: CollectionsFacade;
+  /** Aborted when the service stops waiting for the answer: pass it to anything that waits. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Lists a parameter's options. Throw NodeUpstreamError when a system it asked failed (the caller
+ * gets a 502 with the message); any other failure is a 500 that says nothing of it.
+ */
+export type LoadOptions = (ctx: LoadOptionsContext) => Promise<readonly ParameterOption[]> | readonly ParameterOption[];
+
+/**
+ * Docs live on the parameter class's prototype under a registry-wide symbol rather than in a map
+ * of this module, so they are found whichever copy of the SDK the plugin was compiled against
+ * (an outside plugin may carry its own).
+ */
+const DOCS = Symbol.for('workflow-collection-service.parameter-docs');
+
+type Documented = { [DOCS]?: Map<string, ParameterDoc> };
 
 /** `@Parameter({ description: 'Target URL' })` on each field of a node's parameter class. */
 export function Parameter(doc: ParameterDoc): PropertyDecorator {
   return (prototype, property) => {
     if (typeof property !== 'string') throw new TypeError('@Parameter() needs a string property name');
-    const docs = DOCS.get(prototype) ?? new Map<string, ParameterDoc>();
-    docs.set(property, doc);
-    DOCS.set(prototype, docs);
+    if (doc.loadOptions !== undefined && typeof doc.loadOptions !== 'function') throw new TypeError(`@Parameter() of ${property}: loadOptions must be a function`);
+    ownDocs(prototype).set(property, doc);
   };
 }
 
@@ -40,6 +79,43 @@ export function parameterDocs(parametersClass: abstract new () => object): Map<s
     chain.unshift(proto);
   }
   const merged = new Map<string, ParameterDoc>();
-  for (const proto of chain) for (const [name, doc] of DOCS.get(proto) ?? []) merged.set(name, doc);
+  for (const proto of chain) {
+    const docs = Object.prototype.hasOwnProperty.call(proto, DOCS) ? (proto as Documented)[DOCS] : undefined;
+    for (const [name, doc] of docs ?? []) merged.set(name, doc);
+  }
   return merged;
+}
+
+/** The prototype's own docs, created on first use; a subclass never writes into its parent's. */
+function ownDocs(prototype: object): Map<string, ParameterDoc> {
+  if (!Object.prototype.hasOwnProperty.call(prototype, DOCS)) {
+    Object.defineProperty(prototype, DOCS, { value: new Map<string, ParameterDoc>(), enumerable: false });
+  }
+  return (prototype as Documented)[DOCS]!;
+}
+
+/** The most entries `collectionOptions` lists: a dropdown longer than this is not read. */
+const MAX_COLLECTION_OPTIONS = 1000;
+
+const ROLE_RANK = { viewer: 0, editor: 1, owner: 2 } as const;
+
+/**
+ * A ready `loadOptions` for a collection id parameter: every collection the user can see (with at
+ * least `minRole`, default viewer), by name, with its id and the user's role as description.
+ *
+ *     @Parameter({ description: 'Collection to read', loadOptions: collectionOptions })
+ *     @Parameter({ description: 'Collection to write', loadOptions: (ctx) => collectionOptions(ctx, { minRole: 'editor' }) })
+ */
+export async function collectionOptions(ctx: LoadOptionsContext, filter: { minRole?: keyof typeof ROLE_RANK } = {}): Promise<ParameterOption[]> {
+  const least = ROLE_RANK[filter.minRole ?? 'viewer'];
+  const options: ParameterOption[] = [];
+  for (let offset = 0; offset < MAX_COLLECTION_OPTIONS; offset += 100) {
+    ctx.signal.throwIfAborted();
+    const page = await ctx.collections.listCollections({ offset, limit: 100 });
+    for (const c of page.items) {
+      if (ROLE_RANK[c.role] >= least) options.push({ value: c.id, label: c.name, description: `${c.id} (${c.role})` });
+    }
+    if (page.items.length < 100 || offset + page.items.length >= page.total) break;
+  }
+  return options.sort((a, b) => a.label.localeCompare(b.label, undefined, { sensitivity: 'base' }) || String(a.value).localeCompare(String(b.value)));
 }

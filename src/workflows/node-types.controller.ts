@@ -1,8 +1,11 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param } from '@nestjs/common';
+import { ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppConfig } from '../config/app-config';
 import { NodeRegistry, RegisteredNode } from '../engine/node-registry';
 import { PARAMETER_MODES, ParameterMode } from '../storage/ports/workflow-definition';
+import { NodeOptionsService } from './node-options.service';
+import { ParameterOptionsDto } from './node-parameter-options.dto';
 
 const nodeTypeView = (node: RegisteredNode) => ({
   type: node.definition.type,
@@ -22,7 +25,11 @@ export class NodeTypesController {
   /** The same for every parameter; `ai` only where a language model is configured. */
   private readonly parameterModes: ParameterMode[];
 
-  constructor(registry: NodeRegistry, config: AppConfig) {
+  constructor(
+    registry: NodeRegistry,
+    config: AppConfig,
+    private readonly options: NodeOptionsService,
+  ) {
     this.items = registry.list().map(nodeTypeView);
     this.parameterModes = PARAMETER_MODES.filter((mode) => mode !== 'ai' || Boolean(config.LLM_URL));
   }
@@ -31,5 +38,23 @@ export class NodeTypesController {
   @Get()
   list() {
     return { items: this.items, parameterModes: this.parameterModes };
+  }
+
+  /**
+   * The entries of a parameter's dropdown (its schema property says `"x-dynamic-options": true`),
+   * listed for the caller: e.g. the collections they can see.
+   */
+  @Get(':type/:version/parameters/:name/options')
+  @ApiOkResponse({ type: ParameterOptionsDto })
+  @ApiResponse({ status: 404, description: 'Unknown node type, version or parameter, or a parameter without dynamic options' })
+  @ApiResponse({ status: 502, description: 'A system the plugin asked for the options failed (NodeUpstreamError)' })
+  @ApiResponse({ status: 504, description: 'Listing the options took too long' })
+  parameterOptions(
+    @CurrentPrincipal() principal: Principal,
+    @Param('type') type: string,
+    @Param('version') version: string,
+    @Param('name') name: string,
+  ): Promise<ParameterOptionsDto> {
+    return this.options.options(principal, type, version, name);
   }
 }

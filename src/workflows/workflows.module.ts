@@ -3,6 +3,7 @@ import { membersController } from '../auth/members.controller';
 import { AppConfig } from '../config/app-config';
 import { EngineModule } from '../engine/engine.module';
 import { ActiveRuns } from './active-runs';
+import { NodeOptionsService } from './node-options.service';
 import { NodeTypesController } from './node-types.controller';
 import { MemoryRateLimiter } from './rate-limit/memory-rate-limiter.adapter';
 import { RateLimiter } from './rate-limit/rate-limiter.port';
@@ -70,6 +71,7 @@ export class WorkflowsModule implements OnApplicationShutdown {
         rateLimiter,
         WorkflowsService,
         RunsService,
+        NodeOptionsService,
         WorkflowToolEvents,
         WorkflowToolsService,
         ...(config.runsWorkers ? workerProviders(config) : []),
