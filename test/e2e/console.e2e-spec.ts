@@ -147,26 +147,29 @@ describe('web console in a browser', () => {
     await page.getByRole('alert').filter({ hasText: 'fix them before saving' }).waitFor();
   });
 
-  it('edits a parameter with the node form, then saves and publishes the workflow', async () => {
+  it('edits parameters with the node form, the collection from a dropdown of the ones the user sees, then saves and publishes', async () => {
     await page.getByLabel('Definition (JSON)').fill(
       JSON.stringify({
         nodes: [
           { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-          {
-            id: 'search',
-            type: 'search-collection',
-            parameters: { collectionId, query: 'input.question', topK: 3 },
-            parameterMode: { query: 'expression' },
-          },
+          { id: 'search', type: 'search-collection', parameters: { query: 'input.question', topK: 3 }, parameterMode: { query: 'expression' } },
         ],
         edges: [{ from: 'trigger', to: 'search' }],
       }),
     );
     await page.getByLabel('Node', { exact: true }).selectOption('search');
     const form = page.getByRole('group', { name: 'Parameters of search' });
+    await page.getByRole('alert', { name: 'Definition problems' }).filter({ hasText: 'parameters.collectionId is required' }).waitFor();
+
+    // collectionId carries x-dynamic-options: its choices come from the options endpoint, for this user.
+    const collections = form.getByLabel('Collection', { exact: true });
+    await collections.locator('option', { hasText: 'Earth science' }).waitFor({ state: 'attached' });
+    await collections.selectOption({ label: 'Earth science' });
     await form.getByLabel('Top K', { exact: true }).fill('2');
-    expect(JSON.parse(await page.getByLabel('Definition (JSON)').inputValue()).nodes[1].parameters.topK).toBe(2);
+    const edited = JSON.parse(await page.getByLabel('Definition (JSON)').inputValue()).nodes[1];
+    expect(edited.parameters).toEqual({ collectionId, query: 'input.question', topK: 2 });
     expect(await form.getByLabel('Query mode').inputValue()).toBe('expression');
+    expect(await page.getByRole('alert', { name: 'Definition problems' }).count()).toBe(0);
 
     await page.getByRole('button', { name: 'Save and publish' }).click();
     await page.getByRole('status').filter({ hasText: 'Published as version 1' }).waitFor();
