@@ -116,7 +116,7 @@ function Files({ base, onChange }: { base: string; onChange: () => void }) {
                     {f.error && <div class="error-text">{f.error}</div>}
                   </td>
                   <td class="small">{f.type}</td>
-                  <td>{bytes(f.size)}</td>
+                  <td class="nowrap">{bytes(f.size)}</td>
                   <td>
                     <Time iso={f.createdAt} />
                   </td>

@@ -97,6 +97,26 @@ describe('web console in a browser', () => {
     expect(await row.textContent()).toContain('application/pdf');
   });
 
+  it('adds a file by URL, showing a refused field by name and a failed download as the file\'s error', async () => {
+    await page.getByLabel('File name').fill('   ');
+    await page.getByLabel('File URL').fill('http://127.0.0.1:9/report.pdf');
+    await page.getByRole('button', { name: 'Add by URL' }).click();
+    const refused = page.getByRole('alert').filter({ hasText: 'VALIDATION_FAILED' });
+    await refused.waitFor();
+    expect(await refused.locator('li').first().textContent()).toMatch(/^name /);
+
+    // A private address is refused when the file is fetched, after it was accepted.
+    await page.getByLabel('File name').fill('internal.pdf');
+    await page.getByRole('button', { name: 'Add by URL' }).click();
+    const row = page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: 'internal.pdf' });
+    await row.locator('.badge', { hasText: 'error' }).waitFor({ timeout: 60_000 });
+    expect((await row.locator('.error-text').textContent())?.length).toBeGreaterThan(10);
+    await page.getByLabel('Status filter').selectOption('error');
+    await page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: 'internal.pdf' }).waitFor();
+    expect(await page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: VOLCANOES.file }).count()).toBe(0);
+    await page.getByLabel('Status filter').selectOption('');
+  });
+
   it('searches the collection, showing passages with their distance and page', async () => {
     await page.getByLabel('Search text').fill(VOLCANOES.question);
     await page.getByLabel('Results (top_k)').fill('3');
