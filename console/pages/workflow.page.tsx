@@ -47,10 +47,15 @@ export function WorkflowPage({ id }: { id: string }) {
           }}
         />
       )}
-      <Versions base={base} versions={versions.data?.items} error={versions.error} onChanged={() => {
-        void workflow.reload();
-        void versions.reload();
-      }} />
+      <Versions
+        base={base}
+        versions={versions.data?.items}
+        error={versions.error}
+        onChanged={() => {
+          void workflow.reload();
+          void versions.reload();
+        }}
+      />
     </main>
   );
 }

@@ -70,6 +70,7 @@ export function loadConsoleFiles(dir: string = CONSOLE_DIR): ConsoleFiles | null
 export function setupWebConsole(app: NestFastifyApplication, logger: Logger, files: ConsoleFiles | null = loadConsoleFiles()): void {
   const fastify = app.getHttpAdapter().getInstance();
   const notBuilt = new AppError(ErrorCode.UNAVAILABLE, 'The web console is not built: run npm run build');
+  if (!files) logger.warn({ dir: CONSOLE_DIR }, 'web console not built: /console answers 503 until npm run build');
 
   const page = (request: FastifyRequest, reply: FastifyReply) => {
     if (!files) return sendError(reply, request, notBuilt, logger);
