@@ -7,6 +7,8 @@ RUN npm ci
 COPY tsconfig*.json ./
 COPY src ./src
 COPY plugins ./plugins
+COPY scripts/build-console.js ./scripts/
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -87,6 +87,22 @@ module.exports = tseslint.config(
     },
   },
   {
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/**', '**/plugins/**', '@nestjs/*', 'node:*'],
+              message: 'The console runs in the browser and reaches the service only through its REST API: it imports preact and its own files.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['plugins/**/*.ts'],
     rules: {
       'no-restricted-imports': [

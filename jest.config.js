@@ -5,6 +5,7 @@ module.exports = {
   testMatch: [
     '<rootDir>/src/**/*.spec.ts',
     '<rootDir>/plugins/**/*.spec.ts',
+    '<rootDir>/console/**/*.spec.ts',
     '<rootDir>/test/contracts/**/*.contract.ts',
     '<rootDir>/test/e2e/**/*.e2e-spec.ts',
     '<rootDir>/test/lint/**/*.spec.ts',

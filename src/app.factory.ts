@@ -13,6 +13,7 @@ import { newId } from './common/ids';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
+import { setupWebConsole } from './common/web-console';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -63,6 +64,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   app.enableShutdownHooks();
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
+  setupWebConsole(app, logger);
   return app;
 }
 

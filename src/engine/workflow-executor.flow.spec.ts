@@ -325,3 +325,46 @@ describe('WorkflowExecutor control flow', () => {
     expect(plain.output).toMatchObject({ tag: 'after' });
   });
 });
+
+describe('WorkflowExecutor step inputs', () => {
+  it("records what each node received: the run's input for the trigger, a routed output's data, a join's array in edge order", async () => {
+    const result = await run(
+      workflow(
+        [node('if', 'route', { yes: true }), node('onYes', 'tag'), node('onNo', 'tag'), node('side', 'tag'), node('join', 'tag')],
+        [edge('trigger', 'if'), edge('if', 'onYes', 'yes'), edge('if', 'onNo', 'no'), edge('trigger', 'side'), edge('onYes', 'join'), edge('side', 'join')],
+      ),
+    );
+    expect(result.status).toBe('succeeded');
+    expect(result.byId.trigger.input).toEqual({ n: 1 });
+    expect(result.byId.if).toMatchObject({ input: { n: 1 }, output: { yes: { n: 1 } } });
+    expect(result.byId.onYes.input).toEqual({ n: 1 });
+    expect(result.byId.onNo.status).toBe('skipped');
+    expect(result.byId.onNo).not.toHaveProperty('input');
+    expect(result.byId.join.input).toEqual([result.byId.onYes.output, result.byId.side.output]);
+  });
+
+  it('records the input of a failed node, with secrets masked', async () => {
+    const result = await run(workflow([node('a', 'tag', { fail: true })], [edge('trigger', 'a')]), {
+      input: { token: 's3cret-value', keep: 'plain' },
+      redactor: new Redactor(['s3cret-value']),
+    });
+    expect(result.status).toBe('failed');
+    expect(result.byId.trigger.input).toEqual({ token: '[REDACTED]', keep: 'plain' });
+    expect(result.byId.a).toMatchObject({ status: 'failed', input: { token: '[REDACTED]', keep: 'plain' } });
+  });
+
+  it("records a loop body node's input per iteration that ran it, beside its output", async () => {
+    const result = await run(
+      workflow(
+        [node('each', 'loop', { batchSize: 1 }), node('pick', 'route', { yes: 'input[0] !== 2' }, { parameterMode: { yes: 'expression' } }), node('work', 'tag')],
+        [edge('trigger', 'each'), edge('each', 'pick', 'loop'), edge('pick', 'work', 'yes'), edge('work', 'each')],
+      ),
+      { input: [1, 2, 3] },
+    );
+    expect(result.status).toBe('succeeded');
+    expect(result.byId.each.input).toEqual([1, 2, 3]);
+    expect(result.byId.pick).toMatchObject({ iterations: 3, input: [[1], [2], [3]] });
+    expect(result.byId.work).toMatchObject({ iterations: 2, input: [[1], [3]] });
+    expect((result.byId.work.output as { got: unknown }[]).map((o) => o.got)).toEqual([[1], [3]]);
+  });
+});

@@ -306,12 +306,13 @@ export class WorkflowExecutor {
   /** One node's execution with its record; a failure is recorded, not thrown (unless the run stops). */
   private async runStep(run: Execution, node: CompiledNode, input: unknown, inputs: readonly NodeInput[], loop: CompiledNode | null): Promise<void> {
     const startedAt = new Date();
+    const recordedInput = recordedValue(run, input);
     try {
       const result = await this.runNode(run, node, input, inputs, startedAt);
       if (result.waitUntil) {
         if (loop === null && !run.request.holdWaits) {
           this.settle(run, node, result.ports, 'succeeded', false);
-          await this.emit(run, { ...this.finishedStep(run, node, startedAt, result), status: 'waiting' }, { ports: result.ports, until: result.waitUntil });
+          await this.emit(run, { ...this.finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting' }, { ports: result.ports, until: result.waitUntil });
           throw new Suspension(result.waitUntil);
         }
         // Inside a loop the whole loop is one unit of progress (and a sub-workflow's parent waits): the wait holds the worker.
@@ -320,21 +321,21 @@ export class WorkflowExecutor {
       this.settle(run, node, result.ports, result.error ? 'failed' : 'succeeded', false);
       // A trigger's output is the run's input: a resumed run derives it again rather than keep it.
       const keep = loop === null && node !== run.plan.trigger;
-      await this.emit(run, this.finishedStep(run, node, startedAt, result), keep ? { ports: result.ports } : undefined);
+      await this.emit(run, this.finishedStep(run, node, startedAt, result, recordedInput), keep ? { ports: result.ports } : undefined);
     } catch (error) {
       if (error instanceof Suspension) throw error;
       const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);
       if (interrupt) {
         run.stoppedBy = interrupt;
         if (interrupt.reason === 'shutdown') return;
-        await this.emit(run, interruptedStep(node, startedAt, interrupt));
+        await this.emit(run, { ...interruptedStep(node, startedAt, interrupt), input: recordedInput });
         this.settle(run, node, new Map(), interrupt.reason === 'timeout' ? 'failed' : 'canceled', true);
         if (interrupt.reason === 'timeout') run.failure ??= { code: ErrorCode.TIMEOUT, message: interrupt.message, nodeId: node.id };
         return;
       }
       const stepFailure = error instanceof StepFailure ? error : new StepFailure(classify(error).error, 1);
       const stepError = redactError(stepFailure.error, run.request.redactor);
-      await this.emit(run, { ...baseStep(node), status: 'failed', attempts: stepFailure.attempts, startedAt, finishedAt: new Date(), error: stepError });
+      await this.emit(run, { ...baseStep(node), status: 'failed', attempts: stepFailure.attempts, startedAt, finishedAt: new Date(), input: recordedInput, error: stepError });
       this.settle(run, node, new Map(), 'failed', true);
       run.failure ??= { ...stepError, message: `Node "${node.id}" failed: ${stepError.message}`, nodeId: node.id };
     }
@@ -350,6 +351,7 @@ export class WorkflowExecutor {
     const inside = run.plan.nodes.filter((n) => isInside(run.plan, n, loop.id));
     const records = new LoopRecords();
     const results: unknown[] = [];
+    const recordedInput = recordedValue(run, input);
     const parentListener = run.listener;
     const parentSteps = run.steps;
     const startedAt = new Date();
@@ -357,22 +359,22 @@ export class WorkflowExecutor {
     for (let iteration = 0; ; iteration++) {
       if (iteration >= MAX_LOOP_ITERATIONS) {
         const error: StepError = { code: ErrorCode.NODE_CONFIGURATION, message: `Loop "${loop.id}" did not finish within ${MAX_LOOP_ITERATIONS} iterations`, details: { nodeId: loop.id } };
-        return this.loopFailed(run, loop, startedAt, iteration, error);
+        return this.loopFailed(run, loop, startedAt, iteration, error, recordedInput);
       }
       let result: NodeResult;
       try {
         result = await this.runNode(run, loop, input, inputs, startedAt, { iteration, results: Object.freeze([...results]) });
       } catch (error) {
         const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);
-        if (interrupt) return this.loopInterrupted(run, loop, startedAt, interrupt);
+        if (interrupt) return this.loopInterrupted(run, loop, startedAt, interrupt, recordedInput);
         const failure = error instanceof StepFailure ? error.error : classify(error).error;
-        return this.loopFailed(run, loop, startedAt, iteration, redactError(failure, run.request.redactor));
+        return this.loopFailed(run, loop, startedAt, iteration, redactError(failure, run.request.redactor), recordedInput);
       }
       attempts = Math.max(attempts, result.attempts);
       if (result.ports.has('done') || !result.ports.has('loop')) {
         const ports = new Map([...result.ports].filter(([name]) => name !== 'loop'));
         this.settle(run, loop, ports, result.error ? 'failed' : 'succeeded', false);
-        await this.emit(run, { ...this.finishedStep(run, loop, startedAt, { ...result, ports, attempts }), iterations: iteration }, { ports });
+        await this.emit(run, { ...this.finishedStep(run, loop, startedAt, { ...result, ports, attempts }, recordedInput), iterations: iteration }, { ports });
         return;
       }
       // One iteration of the body, its records gathered per node.
@@ -387,7 +389,7 @@ export class WorkflowExecutor {
         run.steps = parentSteps;
       }
       for (const step of records.flush()) await this.emit(run, step);
-      if (run.stoppedBy) return this.loopInterrupted(run, loop, startedAt, run.stoppedBy);
+      if (run.stoppedBy) return this.loopInterrupted(run, loop, startedAt, run.stoppedBy, recordedInput);
       const failed = inside.find((n) => run.states.get(n.id)?.blocking);
       if (failed) {
         const cause = run.failure;
@@ -397,7 +399,7 @@ export class WorkflowExecutor {
           message: `Iteration ${iteration} failed at node "${failed.id}": ${cause?.message ?? 'see its step'}`,
           details: { nodeId: failed.id, iteration },
         };
-        return this.loopFailed(run, loop, startedAt, iteration + 1, error);
+        return this.loopFailed(run, loop, startedAt, iteration + 1, error, recordedInput);
       }
       // One entry per iteration (null when the body sent nothing back), so results[i] is iteration i's.
       if (loop.backEdges.length) {
@@ -407,18 +409,18 @@ export class WorkflowExecutor {
     }
   }
 
-  private async loopInterrupted(run: Execution, loop: CompiledNode, startedAt: Date, interrupt: RunInterrupt): Promise<void> {
+  private async loopInterrupted(run: Execution, loop: CompiledNode, startedAt: Date, interrupt: RunInterrupt, input: unknown): Promise<void> {
     this.unsettle(run, loop);
     run.stoppedBy = interrupt;
     if (interrupt.reason === 'shutdown') return;
-    await this.emit(run, interruptedStep(loop, startedAt, interrupt));
+    await this.emit(run, { ...interruptedStep(loop, startedAt, interrupt), input });
     this.settle(run, loop, new Map(), interrupt.reason === 'timeout' ? 'failed' : 'canceled', true);
     if (interrupt.reason === 'timeout') run.failure ??= { code: ErrorCode.TIMEOUT, message: interrupt.message, nodeId: loop.id };
   }
 
-  private async loopFailed(run: Execution, loop: CompiledNode, startedAt: Date, iterations: number, error: StepError): Promise<void> {
+  private async loopFailed(run: Execution, loop: CompiledNode, startedAt: Date, iterations: number, error: StepError, input: unknown): Promise<void> {
     this.unsettle(run, loop);
-    await this.emit(run, { ...baseStep(loop), status: 'failed', attempts: 1, startedAt, finishedAt: new Date(), error, iterations });
+    await this.emit(run, { ...baseStep(loop), status: 'failed', attempts: 1, startedAt, finishedAt: new Date(), input, error, iterations });
     this.settle(run, loop, new Map(), 'failed', true);
     run.failure ??= { ...error, message: `Node "${loop.id}" failed: ${error.message}`, nodeId: loop.id };
   }
@@ -630,7 +632,8 @@ export class WorkflowExecutor {
     }
   }
 
-  private finishedStep(run: Execution, node: CompiledNode, startedAt: Date, result: NodeResult): StepRecord {
+  /** `input` is already recorded (masked and capped): see recordedValue. */
+  private finishedStep(run: Execution, node: CompiledNode, startedAt: Date, result: NodeResult, input: unknown): StepRecord {
     const value = node.outputs.length === 1 ? (result.ports.get(node.outputs[0]) ?? null) : Object.fromEntries(result.ports);
     return {
       ...baseStep(node),
@@ -638,15 +641,16 @@ export class WorkflowExecutor {
       attempts: result.attempts,
       startedAt,
       finishedAt: new Date(),
-      output: recordable(run.request.redactor.value(value)),
+      input,
+      output: recordedValue(run, value),
       error: result.error,
     };
   }
 }
 
-/** Gathers the records of a loop body's nodes over its iterations: one record per node, one output per iteration. */
+/** Gathers the records of a loop body's nodes over its iterations: one record per node, one input and output per iteration. */
 class LoopRecords {
-  private readonly byNode = new Map<string, StepRecord & { outputs: unknown[] }>();
+  private readonly byNode = new Map<string, StepRecord & { inputs: unknown[]; outputs: unknown[] }>();
   private readonly changed = new Set<string>();
 
   listenerFor(parent: StepListener): StepListener {
@@ -665,17 +669,19 @@ class LoopRecords {
   /** The records changed by the last iteration. */
   flush(): StepRecord[] {
     const records = [...this.changed].map((id) => {
-      const { outputs, ...record } = this.byNode.get(id)!;
-      return { ...record, output: recordable(outputs) };
+      const { inputs, outputs, ...record } = this.byNode.get(id)!;
+      return { ...record, input: recordable(inputs), output: recordable(outputs) };
     });
     this.changed.clear();
     return records;
   }
 
-  private merged(step: StepRecord): StepRecord & { outputs: unknown[] } {
+  private merged(step: StepRecord): StepRecord & { inputs: unknown[]; outputs: unknown[] } {
     const earlier = this.byNode.get(step.nodeId);
     const ran = step.status !== 'skipped';
-    const outputs = [...(earlier?.outputs ?? []), ...(ran && step.status !== 'running' ? [step.output ?? null] : [])];
+    const counted = ran && step.status !== 'running';
+    const inputs = [...(earlier?.inputs ?? []), ...(counted ? [step.input ?? null] : [])];
+    const outputs = [...(earlier?.outputs ?? []), ...(counted ? [step.output ?? null] : [])];
     return {
       ...step,
       status: earlier?.status === 'failed' ? 'failed' : earlier && !ran ? earlier.status : step.status,
@@ -683,7 +689,8 @@ class LoopRecords {
       startedAt: earlier?.startedAt ?? step.startedAt,
       finishedAt: step.finishedAt ?? earlier?.finishedAt ?? null,
       error: step.error ?? earlier?.error ?? null,
-      iterations: (earlier?.iterations ?? 0) + (ran && step.status !== 'running' ? 1 : 0),
+      iterations: (earlier?.iterations ?? 0) + (counted ? 1 : 0),
+      inputs,
       outputs,
     };
   }
@@ -879,6 +886,11 @@ function interruptedStep(node: CompiledNode, startedAt: Date, interrupt: RunInte
   const status = interrupt.reason === 'timeout' ? 'failed' : 'canceled';
   const code = interrupt.reason === 'timeout' ? ErrorCode.TIMEOUT : ErrorCode.CANCELED;
   return { ...baseStep(node), status, attempts, startedAt, finishedAt: new Date(), error: { code, message: interrupt.message } };
+}
+
+/** A node's input or output as its record keeps it: secrets masked, size capped. */
+function recordedValue(run: Execution, value: unknown): unknown {
+  return recordable(run.request.redactor.value(value));
 }
 
 /** Keeps the run record bounded; the full output still went to the successors. */

@@ -54,6 +54,7 @@ const stepView = (step: StepRecord) => ({
   startedAt: iso(step.startedAt),
   finishedAt: iso(step.finishedAt),
   durationMs: duration(step.startedAt, step.finishedAt),
+  ...(step.input !== undefined ? { input: step.input } : {}),
   ...(step.output !== undefined ? { output: step.output } : {}),
   error: step.error ?? null,
   ...(step.iterations !== undefined ? { iterations: step.iterations } : {}),

@@ -203,6 +203,24 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       ]);
     });
 
+    it("keeps a step's input apart from its output, a null input apart from none", async () => {
+      const run = queuedRun('wfl_inputs');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      await runs.recordSteps(run.id, 'w1', [
+        { ...step('a', 0), input: { 'dotted.key': [1, { $odd: true }] } },
+        { ...step('b', 1), input: null },
+        step('c', 2),
+      ]);
+      const stored = await runs.get(run.id);
+      expect(stored?.steps.map((s) => [s.nodeId, s.input, s.output])).toEqual([
+        ['a', { 'dotted.key': [1, { $odd: true }] }, { ok: 'a' }],
+        ['b', null, { ok: 'b' }],
+        ['c', undefined, { ok: 'c' }],
+      ]);
+      expect(stored?.steps[2]).not.toHaveProperty('input');
+    });
+
     it('completes with the last steps while the lease is held, once', async () => {
       const run = queuedRun('wfl_complete');
       await runs.create(run, new Date(0));

@@ -55,6 +55,7 @@ interface StepRow {
   attempts: number;
   started_at: string | null;
   finished_at: string | null;
+  input: string | null;
   output: string | null;
   error: string | null;
   iterations: number | null;
@@ -104,6 +105,7 @@ const toStep = (row: StepRow): StepRecord => ({
   attempts: row.attempts,
   startedAt: fromSqlDate(row.started_at),
   finishedAt: fromSqlDate(row.finished_at),
+  ...(row.input !== null ? { input: JSON.parse(row.input) } : {}),
   ...(row.output !== null ? { output: JSON.parse(row.output) } : {}),
   error: parsed(row.error) ?? null,
   ...(row.iterations !== null ? { iterations: row.iterations } : {}),
@@ -158,7 +160,7 @@ export class SqliteRunStore extends RunStore {
       forgetIdempotencyKey: db.prepare('UPDATE workflow_runs SET idempotency_key = NULL WHERE id = ?'),
       get: db.prepare('SELECT * FROM workflow_runs WHERE id = ?'),
       steps: db.prepare(
-        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error, iterations, reused, state
+        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error, iterations, reused, state
          FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
       ),
       claim: db.prepare(
@@ -185,13 +187,13 @@ export class SqliteRunStore extends RunStore {
         )
         .pluck(),
       upsertStep: db.prepare(
-        `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, output, error,
-           iterations, reused, state)
-         VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @output, @error,
-           @iterations, @reused, @state)
+        `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output,
+           error, iterations, reused, state)
+         VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @input, @output,
+           @error, @iterations, @reused, @state)
          ON CONFLICT (run_id, node_id) DO UPDATE SET position = excluded.position, type = excluded.type, node_version = excluded.node_version,
            status = excluded.status, attempts = excluded.attempts, started_at = excluded.started_at,
-           finished_at = excluded.finished_at, output = excluded.output, error = excluded.error,
+           finished_at = excluded.finished_at, input = excluded.input, output = excluded.output, error = excluded.error,
            iterations = excluded.iterations, reused = excluded.reused, state = excluded.state`,
       ),
       complete: db.prepare(
@@ -478,6 +480,7 @@ export class SqliteRunStore extends RunStore {
       attempts: step.attempts,
       started_at: toSqlDate(step.startedAt),
       finished_at: toSqlDate(step.finishedAt),
+      input: json(step.input),
       output: json(step.output),
       error: json(step.error ?? undefined),
       iterations: step.iterations ?? null,

@@ -20,9 +20,10 @@ export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps'
   slotHeld?: boolean;
 };
 /** `nodeVersion`, since a step's `version` would read as the workflow's. */
-export type RunStepDoc = Omit<StepRecord, 'version' | 'output' | 'error' | 'iterations'> & {
+export type RunStepDoc = Omit<StepRecord, 'version' | 'input' | 'output' | 'error' | 'iterations'> & {
   runId: string;
   nodeVersion: number;
+  inputJson?: string | null;
   outputJson: string | null;
   errorJson: string | null;
   iterations?: number | null;
@@ -121,6 +122,7 @@ const stepSchema = new Schema<RunStepDoc>(
     attempts: { type: Number, required: true },
     startedAt: { type: Date, default: null },
     finishedAt: { type: Date, default: null },
+    inputJson: { type: String, default: null },
     outputJson: { type: String, default: null },
     errorJson: { type: String, default: null },
     iterations: { type: Number, default: null },

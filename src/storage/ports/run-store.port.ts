@@ -28,7 +28,7 @@ export interface RunError extends StepError {
   nodeId?: string;
 }
 
-/** One node of one run. `output` is masked and size-capped before it gets here. */
+/** One node of one run. `input` and `output` are masked and size-capped before they get here. */
 export interface StepRecord {
   nodeId: string;
   /** The node's place in the execution order, from 0: steps are listed by it. */
@@ -40,6 +40,12 @@ export interface StepRecord {
   attempts: number;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /**
+   * What the node received: the data of its live incoming edges (the run's input for the trigger).
+   * Kept because it cannot be told from the other records: a loop's per-iteration data is never
+   * recorded, and which outputs fed a node depends on parameters (a Switch's cases).
+   */
+  input?: unknown;
   output?: unknown;
   error?: StepError | null;
   /** For a node in a loop's body: how many iterations ran it (its output is then one entry per iteration). */

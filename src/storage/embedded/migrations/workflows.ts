@@ -153,4 +153,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       CREATE INDEX workflows_tools ON workflows(id) WHERE tool IS NOT NULL;
     `,
   },
+  {
+    version: 203,
+    name: 'step-inputs',
+    sql: `ALTER TABLE workflow_run_steps ADD COLUMN input TEXT;`,
+  },
 ];

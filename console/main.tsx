@@ -1,0 +1,105 @@
+import { render, type JSX } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, onUnauthenticated } from './api-client';
+import type { Me } from './api-types';
+import { CollectionPage } from './pages/collection.page';
+import { CollectionsPage } from './pages/collections.page';
+import { RunPage } from './pages/run.page';
+import { RunsPage } from './pages/runs.page';
+import { SignInPage } from './pages/sign-in.page';
+import { WorkflowPage } from './pages/workflow.page';
+import { WorkflowsPage } from './pages/workflows.page';
+import { Link, navigate, useLocation } from './router';
+import { session } from './session';
+import { ErrorBox } from './ui';
+
+const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX.Element }[] = [
+  { pattern: /^\/(?:collections\/?)?$/, section: 'collections', page: () => <CollectionsPage /> },
+  { pattern: /^\/collections\/([^/]+)$/, section: 'collections', page: ([id]) => <CollectionPage key={id} id={decodeURIComponent(id)} /> },
+  { pattern: /^\/workflows\/?$/, section: 'workflows', page: () => <WorkflowsPage /> },
+  { pattern: /^\/workflows\/([^/]+)$/, section: 'workflows', page: ([id]) => <WorkflowPage key={id} id={decodeURIComponent(id)} /> },
+  { pattern: /^\/runs\/?$/, section: 'runs', page: () => <RunsPage /> },
+  { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: ([id]) => <RunPage key={id} id={decodeURIComponent(id)} /> },
+];
+
+function App() {
+  const { path } = useLocation();
+  const [me, setMe] = useState<Me | null>(null);
+  const [checking, setChecking] = useState(session.key() !== null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => onUnauthenticated(() => signOut('Your API key is no longer accepted: sign in again.')), []);
+  useEffect(() => {
+    // A reload keeps the key: check it is still good before showing anything.
+    if (!session.key()) return;
+    api<Me>('GET', '/api/v1/me')
+      .then(setMe, setError)
+      .finally(() => setChecking(false));
+  }, []);
+
+  const signOut = (reason?: string) => {
+    session.signOut();
+    setMe(null);
+    setError(reason ? new Error(reason) : null);
+    navigate('/', { replace: true });
+  };
+
+  if (checking) return <p class="muted loading">Loading…</p>;
+  if (!me) {
+    return (
+      <>
+        <header class="top">
+          <span class="brand">Service console</span>
+        </header>
+        <ErrorBox error={error} />
+        <SignInPage
+          onSignedIn={(key, who) => {
+            session.signIn(key);
+            setError(null);
+            setMe(who);
+          }}
+        />
+      </>
+    );
+  }
+
+  const route = ROUTES.map((r) => ({ r, match: r.pattern.exec(path) })).find((x) => x.match);
+  return (
+    <>
+      <header class="top">
+        <Link href="/" class="brand">
+          Service console
+        </Link>
+        <nav aria-label="Main">
+          {[
+            ['collections', '/collections', 'Collections'],
+            ['workflows', '/workflows', 'Workflows'],
+            ['runs', '/runs', 'Runs'],
+          ].map(([section, href, label]) => (
+            <Link key={section} href={href} aria-current={route?.r.section === section ? 'page' : undefined}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <span class="who">
+          {me.name}
+          <button type="button" class="link" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      {route ? (
+        route.r.page(route.match!.slice(1))
+      ) : (
+        <main>
+          <h1>Not found</h1>
+          <p>
+            No page at <code>{path}</code>. <Link href="/">Go to the collections</Link>.
+          </p>
+        </main>
+      )}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,287 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { FieldProblem } from './api-client';
+import type { JsonSchema, NodeSpec, NodeType, OptionItem, ParameterMode } from './api-types';
+import { loadOptions } from './node-types';
+import { ErrorBox } from './ui';
+
+const MODE_LABELS: Record<ParameterMode, string> = { fixed: 'Fixed', expression: 'Expression', ai: 'AI Decide' };
+
+interface NodeFormProps {
+  node: NodeSpec;
+  nodeType: NodeType;
+  modes: readonly ParameterMode[];
+  /** Problems of this node, their fields relative to it (`parameters.url`, `runMode`). */
+  problems: readonly FieldProblem[];
+  onChange: (node: NodeSpec) => void;
+}
+
+/**
+ * One node's parameters as a form, built from its type's JSON Schema; it edits the same
+ * definition as the JSON beside it. A parameter marked `x-dynamic-options` is a dropdown of the
+ * choices the server offers the signed-in user.
+ */
+export function NodeForm({ node, nodeType, modes, problems, onChange }: NodeFormProps) {
+  const properties = (nodeType.parameters.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set<string>((nodeType.parameters.required as string[] | undefined) ?? []);
+  const parameters = node.parameters ?? {};
+  const parameterMode = node.parameterMode ?? {};
+
+  const setValue = (name: string, value: unknown) => {
+    const next = { ...parameters };
+    if (value === undefined) delete next[name];
+    else next[name] = value;
+    onChange({ ...node, parameters: next });
+  };
+  const setMode = (name: string, mode: ParameterMode) => {
+    const next = { ...parameterMode };
+    if (mode === 'fixed') delete next[name];
+    else next[name] = mode;
+    onChange({ ...node, ...(Object.keys(next).length ? { parameterMode: next } : { parameterMode: undefined }) });
+  };
+  const problemsOf = (field: string) => problems.filter((p) => p.field === field || p.field.startsWith(`${field}.`) || p.field.startsWith(`${field}[`));
+
+  return (
+    <fieldset class="node-form" aria-label={`Parameters of ${node.id}`}>
+      <legend>
+        {node.id} <span class="muted">· {nodeType.displayName} v{nodeType.version}</span>
+      </legend>
+      <p class="muted small">{nodeType.description}</p>
+      {Object.keys(properties).length === 0 && <p class="muted">This node type has no parameters.</p>}
+      {Object.entries(properties).map(([name, schema]) => (
+        <ParameterField
+          key={`${node.id}/${name}`}
+          name={name}
+          schema={schema}
+          required={required.has(name)}
+          value={parameters[name]}
+          mode={parameterMode[name] ?? 'fixed'}
+          modes={modes}
+          nodeType={nodeType}
+          problems={[...problemsOf(`parameters.${name}`), ...problemsOf(`parameterMode.${name}`)]}
+          onValue={(value) => setValue(name, value)}
+          onMode={(mode) => setMode(name, mode)}
+        />
+      ))}
+      <div class="columns">
+        <label>
+          Run mode
+          <select
+            aria-label="Run mode"
+            value={node.runMode ?? ''}
+            onChange={(e) => onChange({ ...node, runMode: (e.currentTarget.value || undefined) as NodeSpec['runMode'] })}
+            disabled={nodeType.trigger}
+          >
+            <option value="">default ({nodeType.defaultRunMode})</option>
+            <option value="input">input: once for the whole input</option>
+            <option value="item">item: once per array element</option>
+          </select>
+        </label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={node.continueOnError === true}
+            onChange={(e) => onChange({ ...node, continueOnError: e.currentTarget.checked || undefined })}
+          />
+          Continue on error
+        </label>
+      </div>
+    </fieldset>
+  );
+}
+
+interface ParameterFieldProps {
+  name: string;
+  schema: JsonSchema;
+  required: boolean;
+  value: unknown;
+  mode: ParameterMode;
+  modes: readonly ParameterMode[];
+  nodeType: NodeType;
+  problems: readonly FieldProblem[];
+  onValue: (value: unknown) => void;
+  onMode: (mode: ParameterMode) => void;
+}
+
+function ParameterField({ name, schema, required, value, mode, modes, nodeType, problems, onValue, onMode }: ParameterFieldProps) {
+  const title = (schema.title as string | undefined) ?? name;
+  const offered = modes.includes(mode) ? modes : [...modes, mode];
+  return (
+    <div class={`parameter${problems.length ? ' invalid' : ''}`}>
+      <div class="parameter-head">
+        <span class="parameter-name">
+          {title}
+          {required && <span aria-hidden="true"> *</span>} <code class="muted">{name}</code>
+        </span>
+        {offered.length > 1 && (
+          <select aria-label={`${title} mode`} value={mode} onChange={(e) => onMode(e.currentTarget.value as ParameterMode)}>
+            {offered.map((m) => (
+              <option key={m} value={m}>
+                {MODE_LABELS[m]}
+              </option>
+            ))}
+          </select>
+        )}
+      </div>
+      {mode === 'fixed' ? (
+        <FixedInput label={title} schema={schema} required={required} value={value} nodeType={nodeType} name={name} onValue={onValue} />
+      ) : (
+        <textarea
+          aria-label={title}
+          rows={2}
+          value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)}
+          placeholder={mode === 'expression' ? 'JavaScript, e.g. input.id or ${item.page * 20}' : 'Optional hint for the model'}
+          onInput={(e) => onValue(e.currentTarget.value === '' && mode === 'ai' ? undefined : e.currentTarget.value)}
+        />
+      )}
+      {schema.description && <div class="hint">{schema.description as string}</div>}
+      {problems.map((p, i) => (
+        <div key={i} class="error-text" role="alert">
+          {p.reason}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+interface FixedInputProps {
+  label: string;
+  name: string;
+  schema: JsonSchema;
+  required: boolean;
+  value: unknown;
+  nodeType: NodeType;
+  onValue: (value: unknown) => void;
+}
+
+function FixedInput({ label, name, schema, required, value, nodeType, onValue }: FixedInputProps) {
+  const placeholder = schema.default === undefined ? '' : `default: ${typeof schema.default === 'string' ? schema.default : JSON.stringify(schema.default)}`;
+  if (schema['x-dynamic-options'] === true) {
+    return <DynamicSelect label={label} nodeType={nodeType} name={name} value={value} required={required} onValue={onValue} />;
+  }
+  if (Array.isArray(schema.enum)) {
+    const options = schema.enum as unknown[];
+    return (
+      <select aria-label={label} value={value === undefined ? '' : JSON.stringify(value)} onChange={(e) => onValue(e.currentTarget.value ? JSON.parse(e.currentTarget.value) : undefined)}>
+        <option value="">{required ? '(choose)' : placeholder || '(not set)'}</option>
+        {options.map((option) => (
+          <option key={JSON.stringify(option)} value={JSON.stringify(option)}>
+            {String(option)}
+          </option>
+        ))}
+      </select>
+    );
+  }
+  switch (schema.type) {
+    case 'boolean':
+      return (
+        <label class="check">
+          <input type="checkbox" checked={value === true || (value === undefined && schema.default === true)} onChange={(e) => onValue(e.currentTarget.checked)} />
+          {label}
+        </label>
+      );
+    case 'integer':
+    case 'number':
+      return (
+        <input
+          type="number"
+          aria-label={label}
+          value={typeof value === 'number' ? String(value) : ''}
+          placeholder={placeholder}
+          step={schema.type === 'integer' ? 1 : 'any'}
+          onInput={(e) => onValue(e.currentTarget.value === '' ? undefined : Number(e.currentTarget.value))}
+        />
+      );
+    case 'string': {
+      const text = typeof value === 'string' ? value : '';
+      const multiline = schema['x-code'] !== undefined || schema['x-template'] === true || text.includes('\n');
+      const onInput = (e: { currentTarget: HTMLInputElement | HTMLTextAreaElement }) =>
+        onValue(e.currentTarget.value === '' && !required ? undefined : e.currentTarget.value);
+      return multiline ? (
+        <textarea aria-label={label} rows={schema['x-code'] ? 6 : 3} value={text} placeholder={placeholder} onInput={onInput} class={schema['x-code'] ? 'code' : ''} />
+      ) : (
+        <input aria-label={label} value={text} placeholder={placeholder} onInput={onInput} />
+      );
+    }
+    default:
+      return <JsonInput label={label} value={value} placeholder={placeholder} onValue={onValue} />;
+  }
+}
+
+/** Arrays, objects and untyped values are edited as JSON; the definition changes once the text parses. */
+function JsonInput({ label, value, placeholder, onValue }: { label: string; value: unknown; placeholder: string; onValue: (value: unknown) => void }) {
+  const [text, setText] = useState(value === undefined ? '' : JSON.stringify(value));
+  const [invalid, setInvalid] = useState(false);
+  useEffect(() => {
+    // Follows edits made in the JSON editor, unless this field holds text that does not parse yet.
+    if (!invalid) setText(value === undefined ? '' : JSON.stringify(value));
+  }, [JSON.stringify(value)]);
+  return (
+    <>
+      <textarea
+        aria-label={label}
+        rows={2}
+        class="code"
+        value={text}
+        placeholder={placeholder || 'JSON'}
+        onInput={(e) => {
+          const next = e.currentTarget.value;
+          setText(next);
+          if (next.trim() === '') {
+            setInvalid(false);
+            onValue(undefined);
+            return;
+          }
+          try {
+            onValue(JSON.parse(next));
+            setInvalid(false);
+          } catch {
+            setInvalid(true);
+          }
+        }}
+      />
+      {invalid && <div class="error-text">Not valid JSON yet: the definition keeps the last valid value.</div>}
+    </>
+  );
+}
+
+function DynamicSelect({ label, nodeType, name, value, required, onValue }: { label: string; nodeType: NodeType; name: string; value: unknown; required: boolean; onValue: (value: unknown) => void }) {
+  const [items, setItems] = useState<OptionItem[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let live = true;
+    setItems(null);
+    setError(null);
+    loadOptions(nodeType.type, nodeType.version, name).then(
+      (found) => live && setItems(found),
+      (failure) => live && setError(failure),
+    );
+    return () => {
+      live = false;
+    };
+  }, [nodeType.type, nodeType.version, name]);
+  const current = typeof value === 'string' ? value : '';
+  if (error) {
+    return (
+      <>
+        <input aria-label={label} value={current} onInput={(e) => onValue(e.currentTarget.value || undefined)} />
+        <ErrorBox error={new Error(`The choices could not be loaded (${(error as Error).message}); type the value instead.`)} />
+      </>
+    );
+  }
+  const known = items?.some((item) => item.value === current) ?? false;
+  const chosen = items?.find((item) => item.value === current);
+  return (
+    <>
+      <select aria-label={label} value={current} disabled={items === null} onChange={(e) => onValue(e.currentTarget.value || undefined)}>
+        <option value="">{items === null ? 'Loading choices…' : required ? '(choose)' : '(not set)'}</option>
+        {current && !known && items !== null && <option value={current}>{current} (not among your choices)</option>}
+        {(items ?? []).map((item) => (
+          <option key={item.value} value={item.value}>
+            {item.label}
+          </option>
+        ))}
+      </select>
+      {chosen?.description && <div class="hint">{chosen.description}</div>}
+    </>
+  );
+}

@@ -1,0 +1,29 @@
+import { api } from './api-client';
+import type { NodeType, NodeTypes, OptionItem } from './api-types';
+
+let catalogue: Promise<NodeTypes> | null = null;
+
+/** The loaded node types do not change while the service runs: fetched once per page load. */
+export function loadNodeTypes(): Promise<NodeTypes> {
+  catalogue ??= api<NodeTypes>('GET', '/api/v1/node-types').catch((error) => {
+    catalogue = null;
+    throw error;
+  });
+  return catalogue;
+}
+
+/** The newest loaded version of a type, or the one a node pins. */
+export function nodeTypeOf(types: readonly NodeType[], type: string, version?: number): NodeType | undefined {
+  const versions = types.filter((t) => t.type === type);
+  if (version !== undefined) return versions.find((t) => t.version === version);
+  return versions.sort((a, b) => b.version - a.version)[0];
+}
+
+/**
+ * A parameter whose schema carries `x-dynamic-options` has its choices computed by the server for
+ * the caller (the collections they can see, ...): they are not cached across sign-ins.
+ */
+export function loadOptions(type: string, version: number, parameter: string): Promise<OptionItem[]> {
+  const path = `/api/v1/node-types/${encodeURIComponent(type)}/${version}/parameters/${encodeURIComponent(parameter)}/options`;
+  return api<{ items: OptionItem[] }>('GET', path).then((answer) => answer.items);
+}

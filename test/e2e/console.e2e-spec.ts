@@ -1,0 +1,288 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+import { buildConsole } from '../../scripts/build-console';
+import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
+import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(__dirname, 'screenshots');
+const VOLCANOES = SEARCH_FIXTURES.find((f) => f.file === 'volcanoes.pdf')!;
+/** Indexing runs the local embedding model in a worker thread: seconds, more on a busy machine. */
+const INDEXING_MS = 150_000;
+
+jest.setTimeout(240_000);
+
+/**
+ * The web console in a real browser (Debian's chromium driven by playwright-core) against the real
+ * app: sign in, create a collection, upload a file and watch it reach `indexed`, search it, write
+ * and publish a workflow that searches it, start a test run and read a step's output and input.
+ * Each page is written to test/e2e/screenshots/.
+ */
+describe('web console in a browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  let collectionId: string;
+  let workflowId: string;
+  let runId: string;
+
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const pathOf = () => new URL(page.url()).pathname;
+  const activeVersionRow = (version: number) =>
+    page
+      .getByRole('table', { name: 'Versions' })
+      .getByRole('row')
+      .filter({ has: page.locator('.badge-active') })
+      .filter({ has: page.getByRole('cell', { name: String(version), exact: true }) });
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does) to run the browser tests`);
+    }
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await buildConsole();
+    t = await startTestApp();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    page.setDefaultTimeout(20_000);
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    // A Content-Security-Policy refusal is only a console message: it would otherwise pass unseen.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+  afterEach(() => {
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('refuses a wrong key, then signs in and keeps the key in session storage', async () => {
+    await page.goto(`${t.url}/console`);
+    await page.getByLabel('API key').fill('wcs_not_a_key_0000000000000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'UNAUTHENTICATED' }).waitFor();
+    await shot('sign-in');
+
+    await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    expect(await page.evaluate('sessionStorage.getItem("console.apiKey")')).toBe(BOOTSTRAP_KEY);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  });
+
+  it('creates a collection', async () => {
+    await page.getByLabel('Collection name').fill('Earth science');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Earth science' }).waitFor();
+    collectionId = pathOf().split('/').pop()!;
+    expect(collectionId).toMatch(/^col_/);
+  });
+
+  it('uploads a file and follows its status until it is indexed', async () => {
+    await page.getByLabel('File to upload').setInputFiles(fixturePath(VOLCANOES.file));
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    const row = page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: VOLCANOES.file });
+    await row.waitFor();
+    // No reload: the page polls while a file is pending or processing.
+    await row.locator('.badge', { hasText: 'indexed' }).waitFor({ timeout: INDEXING_MS });
+    expect(await row.textContent()).toContain('application/pdf');
+  });
+
+  it('adds a file by URL, showing a refused field by name and a failed download as the file\'s error', async () => {
+    await page.getByLabel('File name').fill('   ');
+    await page.getByLabel('File URL').fill('http://127.0.0.1:9/report.pdf');
+    await page.getByRole('button', { name: 'Add by URL' }).click();
+    const refused = page.getByRole('alert').filter({ hasText: 'VALIDATION_FAILED' });
+    await refused.waitFor();
+    expect(await refused.locator('li').first().textContent()).toMatch(/^name /);
+
+    // A private address is refused when the file is fetched, after it was accepted.
+    await page.getByLabel('File name').fill('internal.pdf');
+    await page.getByRole('button', { name: 'Add by URL' }).click();
+    const row = page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: 'internal.pdf' });
+    await row.locator('.badge', { hasText: 'error' }).waitFor({ timeout: 60_000 });
+    expect((await row.locator('.error-text').textContent())?.length).toBeGreaterThan(10);
+    await page.getByLabel('Status filter').selectOption('error');
+    await page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: 'internal.pdf' }).waitFor();
+    expect(await page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: VOLCANOES.file }).count()).toBe(0);
+    await page.getByLabel('Status filter').selectOption('');
+  });
+
+  it('searches the collection, showing passages with their distance and page', async () => {
+    await page.getByLabel('Search text').fill(VOLCANOES.question);
+    await page.getByLabel('Results (top_k)').fill('3');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const first = page.getByRole('list', { name: 'Search results' }).getByRole('listitem').first();
+    await first.waitFor();
+    const text = (await first.textContent()) ?? '';
+    expect(text).toContain(VOLCANOES.expectedSnippet);
+    expect(text).toMatch(/distance \d\.\d{4}/);
+    expect(text).toMatch(/page \d+/);
+    expect(text).toContain(VOLCANOES.file);
+    await shot('collection');
+  });
+
+  it('lists the collections', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Collections' }).click();
+    await page.getByRole('link', { name: 'Earth science' }).waitFor();
+    await shot('collections');
+  });
+
+  it('creates a workflow and refuses a definition that breaks the node schemas, naming the node and parameter', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
+    await page.getByLabel('Workflow name').fill('Ask about the earth');
+    await page.getByRole('button', { name: 'Create workflow' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Ask about the earth' }).waitFor();
+    workflowId = pathOf().split('/').pop()!;
+    expect(workflowId).toMatch(/^wfl_/);
+
+    await page.getByLabel('Definition (JSON)').fill(
+      JSON.stringify({
+        nodes: [
+          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+          { id: 'search', type: 'search-collection', parameters: { collectionId, query: 'volcanoes', topK: 0, colour: 'red' } },
+        ],
+        edges: [{ from: 'trigger', to: 'search' }],
+      }),
+    );
+    await page.getByLabel('Node', { exact: true }).selectOption('search');
+    const problems = page.getByRole('alert', { name: 'Definition problems' });
+    await problems.waitFor();
+    const listed = (await problems.textContent()) ?? '';
+    expect(listed).toContain('Node search');
+    expect(listed).toContain('parameters.topK must be at least 1');
+    expect(listed).toContain('parameters.colour is not a parameter of this node');
+    // The form beside the JSON marks the same parameter.
+    expect(await page.getByRole('group', { name: 'Parameters of search' }).textContent()).toContain('must be at least 1');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('alert').filter({ hasText: 'fix them before saving' }).waitFor();
+  });
+
+  it('edits parameters with the node form, the collection from a dropdown of the ones the user sees, then saves and publishes', async () => {
+    await page.getByLabel('Definition (JSON)').fill(
+      JSON.stringify({
+        nodes: [
+          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+          { id: 'search', type: 'search-collection', parameters: { query: 'input.question', topK: 3 }, parameterMode: { query: 'expression' } },
+        ],
+        edges: [{ from: 'trigger', to: 'search' }],
+      }),
+    );
+    await page.getByLabel('Node', { exact: true }).selectOption('search');
+    const form = page.getByRole('group', { name: 'Parameters of search' });
+    await page.getByRole('alert', { name: 'Definition problems' }).filter({ hasText: 'parameters.collectionId is required' }).waitFor();
+
+    // collectionId carries x-dynamic-options: its choices come from the options endpoint, for this user.
+    const collections = form.getByLabel('Collection', { exact: true });
+    await collections.locator('option', { hasText: 'Earth science' }).waitFor({ state: 'attached' });
+    await collections.selectOption({ label: 'Earth science' });
+    await form.getByLabel('Top K', { exact: true }).fill('2');
+    const edited = JSON.parse(await page.getByLabel('Definition (JSON)').inputValue()).nodes[1];
+    expect(edited.parameters).toEqual({ collectionId, query: 'input.question', topK: 2 });
+    expect(await form.getByLabel('Query mode').inputValue()).toBe('expression');
+    expect(await page.getByRole('alert', { name: 'Definition problems' }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Save and publish' }).click();
+    await page.getByRole('status').filter({ hasText: 'Published as version 1' }).waitFor();
+    await activeVersionRow(1).waitFor();
+    await shot('workflow');
+  });
+
+  it('publishes a second version and activates the first one again', async () => {
+    await page.getByRole('group', { name: 'Parameters of search' }).getByLabel('Top K', { exact: true }).fill('1');
+    await page.getByRole('button', { name: 'Save and publish' }).click();
+    await page.getByRole('status').filter({ hasText: 'Published as version 2' }).waitFor();
+    await activeVersionRow(2).waitFor();
+
+    await page.getByRole('button', { name: 'Activate version 1' }).click();
+    await activeVersionRow(1).waitFor();
+    expect(await page.locator('.badge-active').count()).toBe(1);
+    const workflow = await t.request('GET', `/api/v1/workflows/${workflowId}`);
+    expect(workflow.body).toMatchObject({ activeVersion: 1, latestVersion: 2 });
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('link', { name: 'Ask about the earth' }).waitFor();
+    await shot('workflows');
+    await page.getByRole('link', { name: 'Ask about the earth' }).click();
+    await page.getByLabel('Test input (JSON)').waitFor();
+  });
+
+  it("starts a test run and reads the search step's output and input on the run's timeline", async () => {
+    await page.getByLabel('Test input (JSON)').fill(JSON.stringify({ question: VOLCANOES.question }));
+    await page.getByRole('button', { name: 'Start test run' }).click();
+    await page.waitForURL(/\/console\/runs\/run_/);
+    runId = pathOf().split('/').pop()!;
+    await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+
+    const step = page.getByRole('listitem', { name: 'Step search' });
+    expect(await step.locator('.badge').textContent()).toBe('succeeded');
+    const output = JSON.parse((await step.getByLabel('Output of search').textContent()) ?? 'null');
+    // A test run executes the draft (Top K 1), not the active version 1 (Top K 2).
+    expect(output).toHaveLength(1);
+    expect(output[0]).toMatchObject({ fileName: VOLCANOES.file, distance: expect.any(Number) });
+    expect(output[0].content).toContain(VOLCANOES.expectedSnippet);
+
+    await step.getByText('Input', { exact: true }).click();
+    expect(JSON.parse((await step.getByLabel('Input of search').textContent()) ?? 'null')).toEqual({ question: VOLCANOES.question });
+    await shot('run');
+  });
+
+  it('lists runs filtered by workflow and status', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.getByRole('link', { name: runId }).waitFor();
+    await page.getByLabel('Workflow', { exact: true }).selectOption(workflowId);
+    await page.getByLabel('Status', { exact: true }).selectOption('succeeded');
+    await runs.getByRole('link', { name: runId }).waitFor();
+    expect(new URL(page.url()).searchParams.get('status')).toBe('succeeded');
+    await shot('runs');
+    await page.getByLabel('Status', { exact: true }).selectOption('failed');
+    await page.getByText('No runs match.').waitFor();
+  });
+
+  it('retries a finished run from its page', async () => {
+    await page.goto(`${t.url}/console/runs/${runId}`);
+    await page.getByRole('button', { name: 'Retry from the start' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/console/runs/') && !url.pathname.endsWith(runId));
+    await page.getByRole('link', { name: runId }).waitFor();
+    await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+  });
+
+  it('cancels a run that is still going', async () => {
+    const created = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'Wait a while',
+        definition: {
+          nodes: [
+            { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+            { id: 'pause', type: 'wait', parameters: { amount: 10, unit: 'minutes' } },
+          ],
+          edges: [{ from: 'trigger', to: 'pause' }],
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test' } });
+    expect(started.status).toBe(202);
+    await page.goto(`${t.url}/console/runs/${started.body.runId}`);
+    await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'waiting' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'canceled' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Retry from the failed node' }).waitFor();
+  });
+
+  it('signs out and forgets the key', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate('sessionStorage.getItem("console.apiKey")')).toBeNull();
+  });
+});
