@@ -13,6 +13,7 @@ import { newId } from './common/ids';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
+import { Metrics } from './metrics/metrics.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -43,7 +44,11 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     done();
   });
   const logRequests = logger.isLevelEnabled('info');
+  // Set once the application exists; requests only arrive after that.
+  let metrics: Metrics | undefined;
   fastify.addHook('onResponse', (request, reply, done) => {
+    // The route pattern, not the URL: one series per route whatever the ids in the path.
+    metrics?.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     if (logRequests) {
       request.log.info(
         { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
@@ -60,6 +65,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   await app.register(multipart, { limits: { fileSize: config.MAX_FILE_BYTES, files: 1, fields: 5, fieldSize: 64 * 1024 } });
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
+  if (config.METRICS_ENABLED) metrics = app.get(Metrics);
   app.enableShutdownHooks();
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);

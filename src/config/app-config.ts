@@ -163,6 +163,10 @@ export class AppConfig {
   @Transform(bool) @IsBoolean()
   SWAGGER_ENABLED = true;
 
+  /** Serve Prometheus metrics: /metrics on the HTTP port, with the process metrics. */
+  @Transform(bool) @IsBoolean()
+  METRICS_ENABLED = true;
+
   get dataDir(): string {
     return resolve(this.DATA_DIR);
   }
