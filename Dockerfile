@@ -16,6 +16,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 VOLUME ["/data"]
-EXPOSE 3000
+# 3000: the API (roles all and api). 3001: /health, /health/ready and /metrics of a worker (WORKER_HEALTH_PORT).
+EXPOSE 3000 3001
 USER node
 CMD ["node", "--no-node-snapshot", "dist/src/main.js"]

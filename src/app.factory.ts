@@ -66,13 +66,15 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
   if (config.METRICS_ENABLED) metrics = app.get(Metrics);
-  app.enableShutdownHooks();
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
   return app;
 }
 
-/** Builds a process that only runs background work (role `worker`): no HTTP server. */
+/**
+ * Builds a process that only runs background work (role `worker`): no API server, only the small
+ * health and metrics server on WORKER_HEALTH_PORT (health/worker-health.service.ts).
+ */
 export async function createWorkerContext(
   config: AppConfig,
   logger: Logger = createRootLogger(config.LOG_LEVEL),
@@ -80,6 +82,5 @@ export async function createWorkerContext(
   const context = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
     logger: new PinoNestLogger(logger),
   });
-  context.enableShutdownHooks();
   return context;
 }

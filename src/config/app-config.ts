@@ -163,9 +163,13 @@ export class AppConfig {
   @Transform(bool) @IsBoolean()
   SWAGGER_ENABLED = true;
 
-  /** Serve Prometheus metrics: /metrics on the HTTP port, with the process metrics. */
+  /** Serve Prometheus metrics: /metrics on the HTTP port, and on WORKER_HEALTH_PORT in a worker. */
   @Transform(bool) @IsBoolean()
   METRICS_ENABLED = true;
+
+  /** A worker process (APP_ROLE=worker) answers /health, /health/ready and /metrics here; 0 turns it off. */
+  @Transform(int) @IsInt() @Min(0) @Max(65535)
+  WORKER_HEALTH_PORT = 3001;
 
   get dataDir(): string {
     return resolve(this.DATA_DIR);
