@@ -1,13 +1,16 @@
 import 'reflect-metadata';
 import { createHttpApp, createWorkerContext } from './app.factory';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { assertDataDirWritable } from './config/data-dir';
 import { closeOnSignals } from './common/graceful-shutdown';
 import { createRootLogger } from './common/logger';
 
-/** A bad environment stops the boot with one message, not a stack trace. */
+/** A bad environment or an unusable DATA_DIR stops the boot with one message, not a stack trace. */
 function configOrExit(): AppConfig {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    assertDataDirWritable(config);
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
