@@ -4,7 +4,7 @@ FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci
-COPY tsconfig*.json ./
+COPY tsconfig*.json nest-cli.json ./
 COPY src ./src
 COPY plugins ./plugins
 COPY scripts/build-console.js ./scripts/
@@ -17,7 +17,12 @@ ENV NODE_ENV=production DATA_DIR=/data
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# The service runs as `node` (uid 1000) and writes DATA_DIR (the SQLite file, blobs, the generated
+# secrets key). A named volume mounted on /data starts as a copy of this folder, owner included,
+# so the folder must exist and belong to `node` before VOLUME; a root-owned one could not be written.
+RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]
-EXPOSE 3000
+# 3000: the API (roles all and api). 3001: /health, /health/ready and /metrics of a worker (WORKER_HEALTH_PORT).
+EXPOSE 3000 3001
 USER node
 CMD ["node", "--no-node-snapshot", "dist/src/main.js"]

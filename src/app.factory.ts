@@ -14,6 +14,7 @@ import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
 import { setupWebConsole } from './common/web-console';
+import { Metrics } from './metrics/metrics.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -44,7 +45,11 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     done();
   });
   const logRequests = logger.isLevelEnabled('info');
+  // Set once the application exists; requests only arrive after that.
+  let metrics: Metrics | undefined;
   fastify.addHook('onResponse', (request, reply, done) => {
+    // The route pattern, not the URL: one series per route whatever the ids in the path.
+    metrics?.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     if (logRequests) {
       request.log.info(
         { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
@@ -61,14 +66,17 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   await app.register(multipart, { limits: { fileSize: config.MAX_FILE_BYTES, files: 1, fields: 5, fieldSize: 64 * 1024 } });
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
+  if (config.METRICS_ENABLED) metrics = app.get(Metrics);
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
   setupWebConsole(app, logger);
   return app;
 }
 
-/** Builds a process that only runs background work (role `worker`): no HTTP server. */
+/**
+ * Builds a process that only runs background work (role `worker`): no API server, only the small
+ * health and metrics server on WORKER_HEALTH_PORT (health/worker-health.service.ts).
+ */
 export async function createWorkerContext(
   config: AppConfig,
   logger: Logger = createRootLogger(config.LOG_LEVEL),
@@ -76,6 +84,5 @@ export async function createWorkerContext(
   const context = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
     logger: new PinoNestLogger(logger),
   });
-  context.enableShutdownHooks();
   return context;
 }

@@ -10,6 +10,7 @@ import { HealthModule } from './health/health.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { JobsModule } from './jobs/jobs.module';
 import { McpModule } from './mcp/mcp.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ContentStorageModule } from './storage/content-storage.module';
 import { StorageModule } from './storage/storage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -23,6 +24,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(logger),
+        MetricsModule.forRoot(config),
         OutboundHttpModule,
         StorageModule,
         ContentStorageModule,

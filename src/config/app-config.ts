@@ -12,6 +12,8 @@ import {
   Min,
   MinLength,
   validateSync,
+  ValidateBy,
+  ValidationArguments,
   ValidationError,
 } from 'class-validator';
 import { cpus } from 'node:os';
@@ -31,6 +33,33 @@ const bool = ({ value }: { value: unknown }) =>
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
 export type AppRole = 'all' | 'api' | 'worker';
+
+/** The value docker-compose.yml once defaulted BOOTSTRAP_API_KEY to, and variants of it. */
+const PLACEHOLDER = /change[-_ ]?me|replace[-_ ]?me|your[-_ ]?(api[-_ ]?)?(key|secret)|placeholder|example/i;
+const MIN_DISTINCT_CHARACTERS = 8;
+const RANDOM_SECRET_HINT = 'set a long random secret, e.g. the output of `openssl rand -hex 32`';
+
+/** Why a secret is too easy to guess, or undefined when it is not obviously weak. */
+export function weakSecretReason(value: string): string | undefined {
+  if (PLACEHOLDER.test(value)) return `is a placeholder, not a secret: ${RANDOM_SECRET_HINT}`;
+  if (new Set(value).size < MIN_DISTINCT_CHARACTERS) {
+    return `has fewer than ${MIN_DISTINCT_CHARACTERS} different characters, too easy to guess: ${RANDOM_SECRET_HINT}`;
+  }
+  return undefined;
+}
+
+/** Refuses placeholder and obviously weak secrets (the key of the first admin, say). */
+const NotWeakSecret = () =>
+  ValidateBy({
+    name: 'notWeakSecret',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || weakSecretReason(value) === undefined,
+      defaultMessage: (args?: ValidationArguments) => weakSecretReason(String(args?.value)) ?? 'is too weak',
+    },
+  });
+
+/** Variables whose values never appear in a configuration error. */
+const SECRET_VARIABLES = new Set(['BOOTSTRAP_API_KEY', 'SECRETS_KEY', 'ELASTICSEARCH_API_KEY', 'EMBEDDINGS_API_KEY', 'LLM_API_KEY']);
 
 /**
  * The typed, validated environment. This class is the only reader of process.env (through
@@ -68,7 +97,7 @@ export class AppConfig {
   REDIS_URL?: string;
 
   /** When the store has no user, an admin owning this key is created at boot. */
-  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'must be at least 16 characters' })
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'must be at least 16 characters' }) @NotWeakSecret()
   BOOTSTRAP_API_KEY?: string;
 
   /** Largest accepted JSON request body, in bytes. */
@@ -163,12 +192,25 @@ export class AppConfig {
   @Transform(bool) @IsBoolean()
   SWAGGER_ENABLED = true;
 
+  /** Serve Prometheus metrics: /metrics on the HTTP port, and on WORKER_HEALTH_PORT in a worker. */
+  @Transform(bool) @IsBoolean()
+  METRICS_ENABLED = true;
+
+  /** A worker process (APP_ROLE=worker) answers /health, /health/ready and /metrics here; 0 turns it off. */
+  @Transform(int) @IsInt() @Min(0) @Max(65535)
+  WORKER_HEALTH_PORT = 3001;
+
   get dataDir(): string {
     return resolve(this.DATA_DIR);
   }
 
   get runsWorkers(): boolean {
     return this.APP_ROLE !== 'api';
+  }
+
+  /** Something keeps files in DATA_DIR: the SQLite store or index, blobs, or the generated secrets key. */
+  get usesDataDir(): boolean {
+    return !this.MONGODB_URI || !this.ELASTICSEARCH_URL || !this.SECRETS_KEY;
   }
 }
 
@@ -181,8 +223,13 @@ export class ConfigError extends Error {
 
 function describe(errors: ValidationError[]): string[] {
   return errors.flatMap((e) =>
-    Object.values(e.constraints ?? {}).map((reason) => `${e.property}: ${reason} (got ${JSON.stringify(e.value)})`),
+    Object.values(e.constraints ?? {}).map((reason) => `${e.property}: ${reason} (got ${shown(e.property, e.value)})`),
   );
+}
+
+function shown(variable: string, value: unknown): string {
+  if (SECRET_VARIABLES.has(variable) && typeof value === 'string') return `a value of ${value.length} characters`;
+  return JSON.stringify(value);
 }
 
 /** Validates the environment once. Throws ConfigError naming every bad variable and why. */

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { newId } from '../common/ids';
 import { Embedder } from '../embeddings/embedder.port';
 import { IndexUnit, VectorIndex } from '../search/vector-index.port';
@@ -33,6 +34,13 @@ export interface DocumentIndexerOptions {
   afterWrite?: () => Promise<void>;
 }
 
+/** Milliseconds spent in each stage. Embedder calls and index writes overlap, so these may add up to more than the wall time. */
+export interface IndexingTimings {
+  chunk: number;
+  embed: number;
+  index: number;
+}
+
 type PendingUnit = Omit<IndexUnit, 'vector'>;
 
 interface EmbeddedBatch {
@@ -66,6 +74,7 @@ export class DocumentIndexer {
   private passages: Passage[] = [];
   private firstWriteDone = false;
   private readonly totals: IndexingTotals = { passages: 0, units: 0, characters: 0 };
+  readonly timings: IndexingTimings = { chunk: 0, embed: 0, index: 0 };
 
   constructor(
     private readonly target: IndexingTarget,
@@ -108,7 +117,9 @@ export class DocumentIndexer {
   }
 
   private add(segments: ExtractedSegment[]): void {
+    const chunkingStarted = performance.now();
     const { passages, windows } = chunk({ segments }, this.options.chunking);
+    this.timings.chunk += performance.now() - chunkingStarted;
     const ids = passages.map(() => newId('psg'));
     const windowsSoFar = new Array<number>(passages.length).fill(0);
     passages.forEach((passage, i) => {
@@ -138,12 +149,16 @@ export class DocumentIndexer {
   private async dispatch(units: PendingUnit[]): Promise<void> {
     // A unit must never be found before the passage it points to exists.
     await this.storePassages();
+    const embeddingStarted = performance.now();
     const embedding = this.embedder
       .embed(
         units.map((unit) => unit.text),
         { signal: this.signal },
       )
-      .then((vectors) => ({ units, vectors }));
+      .then((vectors) => {
+        this.timings.embed += performance.now() - embeddingStarted;
+        return { units, vectors };
+      });
     // Awaited in order by writeOldest; until then a failure must not count as unhandled.
     embedding.catch(() => undefined);
     this.embeddings.push(embedding);
@@ -171,7 +186,9 @@ export class DocumentIndexer {
   }
 
   private async write(units: IndexUnit[]): Promise<void> {
+    const writeStarted = performance.now();
     await this.index.upsert(units);
+    this.timings.index += performance.now() - writeStarted;
     this.totals.units += units.length;
     await this.options.afterWrite?.();
   }

@@ -9,6 +9,7 @@ import { SafeFetch } from '../common/safe-fetch';
 import { loadConfig } from '../config/app-config';
 import { Embedder, EmbedOptions } from '../embeddings/embedder.port';
 import { JobContext } from '../jobs/job-queue.port';
+import { Metrics } from '../metrics/metrics.service';
 import { SqliteVectorIndex } from '../search/embedded/sqlite-vector-index.adapter';
 import { FilesystemBlobStore } from '../storage/embedded/filesystem-blob-store.adapter';
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
@@ -98,7 +99,7 @@ describe('IngestionService', () => {
   });
   beforeEach(async () => {
     embedder = new FakeEmbedder();
-    service = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }));
+    service = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics());
     collectionId = newId('col');
     const now = new Date();
     await collections.create({ id: collectionId, name: 'c', ownerId: 'usr_x', createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });

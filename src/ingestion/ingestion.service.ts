@@ -6,6 +6,7 @@ import { ROOT_LOGGER } from '../common/logger';
 import { SafeFetch } from '../common/safe-fetch';
 import { Embedder } from '../embeddings/embedder.port';
 import { JobContext } from '../jobs/job-queue.port';
+import { IngestionStage, Metrics } from '../metrics/metrics.service';
 import { modelMismatch, VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/ports/blob-store.port';
 import { CollectionStore } from '../storage/ports/collection-store.port';
@@ -40,6 +41,7 @@ export class IngestionService {
     /** Its download cap is MAX_FILE_BYTES (SafeFetch.fromConfig). */
     private readonly fetcher: SafeFetch,
     @Inject(ROOT_LOGGER) logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     this.logger = logger.child({ component: 'ingestion' });
   }
@@ -57,6 +59,7 @@ export class IngestionService {
         characterCount: totals.characters,
       });
       if (!finished) throw new FileGone();
+      this.metrics.fileIngested('indexed');
       this.logger.info(
         { fileId, collectionId, passages: totals.passages, vectors: totals.units, ms: Math.round(performance.now() - started) },
         'file indexed',
@@ -67,7 +70,7 @@ export class IngestionService {
   }
 
   private async process(file: StoredFile, signal: AbortSignal): Promise<IndexingTotals> {
-    const { bytes, contentType } = await this.originalBytes(file, signal);
+    const { bytes, contentType } = await this.timed('fetch', () => this.originalBytes(file, signal));
     // The size is known even when the type turns out unsupported.
     await this.files.update(file.id, { size: bytes.length });
     const type = detectType(bytes, file.name, contentType ?? file.mime);
@@ -75,9 +78,11 @@ export class IngestionService {
     await this.refuseOtherModel(file.collectionId);
     // On shutdown the pool cancels the parse; the job must then fail with the queue's own reason
     // so that it is handed back rather than recorded as an error.
-    const doc = await this.extractor.extract(bytes, type, { signal }).catch((error: unknown) => {
-      throw signal.aborted ? signal.reason : error;
-    });
+    const doc = await this.timed('extract', () =>
+      this.extractor.extract(bytes, type, { signal }).catch((error: unknown) => {
+        throw signal.aborted ? signal.reason : error;
+      }),
+    );
     // Leftovers of an attempt a restart interrupted.
     await this.removeIndexedContent(file);
     const target = { collectionId: file.collectionId, fileId: file.id };
@@ -87,8 +92,17 @@ export class IngestionService {
       afterWrite: () => this.assertStillThere(file),
     });
     const totals = await indexer.run(doc);
+    for (const stage of ['chunk', 'embed', 'index'] as const) this.metrics.ingestionStage(stage, indexer.timings[stage] / 1000);
     if (totals.passages === 0) throw new AppError(ErrorCode.EXTRACTION_FAILED, 'document has no text');
     return totals;
+  }
+
+  /** Records how long a stage took when it completes; a failed stage is counted by the file's outcome instead. */
+  private async timed<T>(stage: IngestionStage, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await work();
+    this.metrics.ingestionStage(stage, (performance.now() - started) / 1000);
+    return result;
   }
 
   private async originalBytes(file: StoredFile, signal: AbortSignal): Promise<{ bytes: Buffer; contentType?: string }> {
@@ -130,12 +144,16 @@ export class IngestionService {
   private async handleFailure(file: StoredFile, job: JobContext<FileIngestJob>, error: unknown): Promise<void> {
     // Deleted meanwhile: whatever failed (a passage insert refused by its foreign key, say) is moot.
     if (error instanceof FileGone || !(await this.files.get(file.collectionId, file.id).catch(() => file))) {
+      this.metrics.fileIngested('deleted');
       await this.removeIndexedContent(file, { blob: true });
       return;
     }
     // The queue is shutting down (or another worker took the job over): the file stays
     // `processing` and the job runs again.
-    if (job.signal.aborted) throw error;
+    if (job.signal.aborted) {
+      this.metrics.fileIngested('interrupted');
+      throw error;
+    }
     const reason = readableError(error);
     if (reason.code === ErrorCode.INTERNAL) {
       this.logger.error({ fileId: file.id, err: error }, 'file ingestion failed unexpectedly');
@@ -143,10 +161,12 @@ export class IngestionService {
     await this.removeIndexedContent(file);
     if (reason.retryable && job.attempt < job.maxAttempts) {
       await this.files.transition(file.id, ['processing'], 'pending');
+      this.metrics.fileIngested('retrying');
       this.logger.warn({ fileId: file.id, attempt: job.attempt, maxAttempts: job.maxAttempts, reason: reason.message }, 'file ingestion attempt failed; will retry');
       throw reason;
     }
     const recorded = await this.files.transition(file.id, ['processing'], 'error', { error: reason.message });
+    this.metrics.fileIngested(recorded ? 'failed' : 'deleted');
     if (!recorded) await this.removeIndexedContent(file, { blob: true });
     else this.logger.warn({ fileId: file.id, reason: reason.message }, 'file ingestion failed');
   }

@@ -44,6 +44,14 @@ export interface BoundJobHandler {
 
 export type JobState = 'waiting' | 'active' | 'completed' | 'failed' | 'missing';
 
+/** How many jobs of one name are where: due (`waiting`), not yet due (`delayed`: a delay or a retry's backoff), running, failed and kept. */
+export interface QueueDepth {
+  waiting: number;
+  delayed: number;
+  active: number;
+  failed: number;
+}
+
 export abstract class JobQueue {
   abstract enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string>;
   /**
@@ -65,6 +73,8 @@ export abstract class JobQueue {
   abstract start(handlers: readonly BoundJobHandler[]): void;
   /** Where a job is; the reconciler re-enqueues work the store has but the queue lost. */
   abstract state(name: string, jobId: string): Promise<JobState>;
+  /** Jobs of `name` by state, for the queue-depth gauge of /metrics. */
+  abstract depth(name: string): Promise<QueueDepth>;
   abstract ping(): Promise<void>;
   abstract close(): Promise<void>;
 }

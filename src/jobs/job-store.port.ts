@@ -28,6 +28,8 @@ export interface StoredJob extends JobKey {
   updatedAt: Date;
 }
 
+import type { QueueDepth } from './job-queue.port';
+
 export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'backoffMs' | 'runAt'>;
 
 export abstract class JobStore {
@@ -60,5 +62,7 @@ export abstract class JobStore {
   abstract nextDueAt(name: string): Promise<Date | null>;
   /** Deletes failed jobs last touched before `before`; returns how many. */
   abstract purgeFailed(before: Date): Promise<number>;
+  /** Jobs of `name` by state; a waiting job whose runAt is after `now` counts as delayed. */
+  abstract depth(name: string, now: Date): Promise<QueueDepth>;
   abstract ping(): Promise<void>;
 }

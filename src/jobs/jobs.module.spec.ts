@@ -11,6 +11,7 @@ import { loadConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { HealthModule } from '../health/health.module';
 import { ReadinessRegistry } from '../health/readiness.registry';
+import { MetricsModule } from '../metrics/metrics.module';
 import { StorageModule } from '../storage/storage.module';
 import { BullJobQueue } from './bull/bull-job-queue.adapter';
 import { EmbeddedJobQueue } from './embedded/embedded-job-queue.adapter';
@@ -62,7 +63,7 @@ describe('JobsModule', () => {
   async function boot(env: Record<string, string>, processors: Type<unknown>[]) {
     const config = loadConfig({ DATA_DIR: dataDir, ...env });
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(config), LoggerModule.forRoot(pino({ level: 'silent' })), StorageModule, HealthModule, JobsModule.forRoot(config)],
+      imports: [ConfigModule.forRoot(config), LoggerModule.forRoot(pino({ level: 'silent' })), MetricsModule.forRoot(config), StorageModule, HealthModule, JobsModule.forRoot(config)],
       providers: [Seen, ...processors],
     }).compile();
     try {

@@ -2,10 +2,12 @@ import { DynamicModule, Global, Module, OnApplicationBootstrap, OnModuleDestroy,
 import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { ReadinessRegistry } from '../health/readiness.registry';
+import { Metrics } from '../metrics/metrics.service';
 import { BullJobsModule } from './bull/bull-jobs.module';
 import { EmbeddedJobsModule } from './embedded/embedded-jobs.module';
 import { DiscoveredJobHandler, JobHandlerScan } from './job-handlers';
 import { JobQueue } from './job-queue.port';
+import { JOB_NAMES } from './job-names';
 
 /**
  * Provides the one JobQueue: Bull on Redis when REDIS_URL is set, else the embedded queue on the
@@ -32,11 +34,16 @@ export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModul
     private readonly queue: JobQueue,
     private readonly scan: JobHandlerScan,
     private readonly readiness: ReadinessRegistry,
+    private readonly metrics: Metrics,
   ) {}
 
   onModuleInit(): void {
     this.handlers = this.scan.handlers();
     this.readiness.register({ name: 'queue', check: () => this.queue.ping() });
+    this.metrics.readQueueDepthsFrom(async () => {
+      const depths = await Promise.all(JOB_NAMES.map((name) => this.queue.depth(name)));
+      return Object.fromEntries(JOB_NAMES.map((name, i) => [name, depths[i]]));
+    });
   }
 
   onApplicationBootstrap(): void {

@@ -6,6 +6,7 @@ import { Principal } from '../auth/principal';
 import { ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
 import { Embedder } from '../embeddings/embedder.port';
+import { Metrics } from '../metrics/metrics.service';
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteFileStore } from '../storage/embedded/sqlite-file-store.adapter';
@@ -58,7 +59,7 @@ describe('SearchService', () => {
   beforeEach(async () => {
     embedder = new TableEmbedder();
     embedder.table.set('query', at(0));
-    service = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder);
+    service = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder, new Metrics());
     collectionId = newId('col');
     const now = new Date();
     await collections.create({ id: collectionId, name: 'c', ownerId: owner.userId, createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });

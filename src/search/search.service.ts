@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError, FieldError } from '../common/app-error';
 import { Embedder } from '../embeddings/embedder.port';
 import { cosineDistance } from '../embeddings/vectors';
+import { Metrics } from '../metrics/metrics.service';
 import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStore, Passage } from '../storage/ports/file-store.port';
 import { MAX_SEARCH_K, modelMismatch, VectorIndex } from './vector-index.port';
@@ -65,6 +67,7 @@ export class SearchService {
     private readonly files: FileStore,
     private readonly index: VectorIndex,
     private readonly embedder: Embedder,
+    private readonly metrics: Metrics,
   ) {}
 
   async search(principal: Principal, collectionId: string, input: SearchInput): Promise<{ result: SearchResultItem[] }> {
@@ -78,11 +81,13 @@ export class SearchService {
       throw modelMismatch(collectionId, { model: collection.embeddingModel, dimension: collection.embeddingDimension }, this.embedder);
     }
 
+    const started = performance.now();
+    const mode = input.mode ?? 'vector';
     const wanted = input.offset + input.topK;
     const query = await this.embedder.embedQuery(text);
     const indexed = new IndexedFiles(this.files);
     let ranking: RankedPassage[];
-    if (input.mode === 'hybrid') {
+    if (mode === 'hybrid') {
       const depth = Math.max(wanted, HYBRID_MIN_DEPTH);
       const [vector, keyword] = await Promise.all([
         this.nearestPassages(collectionId, query, depth, indexed),
@@ -92,7 +97,9 @@ export class SearchService {
     } else {
       ranking = await this.nearestPassages(collectionId, query, wanted, indexed);
     }
-    return { result: await this.hydrate(ranking.slice(input.offset, wanted), query, indexed) };
+    const result = await this.hydrate(ranking.slice(input.offset, wanted), query, indexed);
+    this.metrics.search(mode, (performance.now() - started) / 1000);
+    return { result };
   }
 
   /**

@@ -11,6 +11,7 @@ import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
 import { recordable, RunOutcome, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
 import { RUN_JOB } from '../jobs/job-names';
+import { Metrics } from '../metrics/metrics.service';
 import { JobContext, JobQueue } from '../jobs/job-queue.port';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, newQueuedRun, Run, RunError, RunStore } from '../storage/ports/run-store.port';
@@ -61,6 +62,7 @@ export class RunWorker {
     private readonly access: AccessPolicy,
     private readonly events: RunEvents,
     @Inject(ROOT_LOGGER) logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     this.leaseMs = config.JOB_LEASE_MS;
     this.renewEveryMs = Math.min(MAX_RENEW_INTERVAL_MS, Math.floor(this.leaseMs / 3));
@@ -259,7 +261,10 @@ export class RunWorker {
   }
 
   private async complete(run: Run, steps: Parameters<RunStore['complete']>[2], status: 'succeeded' | 'failed' | 'canceled', error: RunError | null, output: unknown): Promise<void> {
-    await this.runs.complete(run.id, this.workerId, steps, { status, error, finishedAt: new Date(), output: output === undefined ? undefined : recordable(output) });
+    const finishedAt = new Date();
+    const completed = await this.runs.complete(run.id, this.workerId, steps, { status, error, finishedAt, output: output === undefined ? undefined : recordable(output) });
+    // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
+    if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
     this.events.finished(run.id);
   }
 

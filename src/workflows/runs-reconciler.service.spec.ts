@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { RecordingQueue } from '../../test/utils/recording-queue';
+import { Metrics } from '../metrics/metrics.service';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { newQueuedRun, Run } from '../storage/ports/run-store.port';
@@ -44,7 +45,7 @@ describe('RunsReconciler', () => {
     db = openSqliteDatabase(dir);
     runs = new SqliteRunStore(db);
     queue = new RecordingQueue();
-    reconciler = new RunsReconciler(runs, queue, pino({ level: 'silent' }), { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 });
+    reconciler = new RunsReconciler(runs, queue, pino({ level: 'silent' }), { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 }, new Metrics());
   });
 
   afterEach(() => {

@@ -4,6 +4,7 @@ import { ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { JobQueue } from '../jobs/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
+import { Metrics } from '../metrics/metrics.service';
 import { Run, RunStore } from '../storage/ports/run-store.port';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './runs.service';
 
@@ -31,6 +32,7 @@ export class RunsReconciler extends PeriodicReconciler {
     private readonly jobs: JobQueue,
     @Inject(ROOT_LOGGER) logger: Logger,
     @Inject(RECONCILER_OPTIONS) private readonly options: ReconcilerOptions,
+    private readonly metrics: Metrics,
   ) {
     super(logger.child({ component: 'runs-reconciler' }), options.intervalMs);
   }
@@ -66,7 +68,10 @@ export class RunsReconciler extends PeriodicReconciler {
         { code: ErrorCode.UNAVAILABLE, message: `The run lost its worker ${run.claims} times and was given up` },
         now,
       );
-      if (abandoned) this.logger.warn({ runId: run.id, claims: run.claims }, 'run failed: its workers kept stopping');
+      if (abandoned) {
+        this.metrics.runFinished('failed');
+        this.logger.warn({ runId: run.id, claims: run.claims }, 'run failed: its workers kept stopping');
+      }
       return;
     }
     const jobId = `${run.id}.r${run.claims}`;

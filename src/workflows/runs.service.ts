@@ -7,6 +7,7 @@ import { ROOT_LOGGER } from '../common/logger';
 import { Page, PageRequest } from '../common/pagination';
 import { RUN_JOB } from '../jobs/job-names';
 import { JobQueue } from '../jobs/job-queue.port';
+import { Metrics } from '../metrics/metrics.service';
 import { NewRun, newQueuedRun, Run, RUN_TYPES, RunFilter, RunStore, RunType, TERMINAL_RUN_STATUSES } from '../storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
@@ -72,6 +73,7 @@ export class RunsService {
     private readonly limiter: RateLimiter,
     private readonly events: RunEvents,
     @Inject(ROOT_LOGGER) logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     this.logger = logger.child({ component: 'runs' });
   }
@@ -194,6 +196,8 @@ export class RunsService {
     }
     const updated = await this.runs.requestCancel(runId, new Date());
     if (!updated) throw AppError.notFound('run', runId);
+    // A running run is counted by its worker when it stops; a queued or waiting one ends here.
+    if (run.status !== 'canceled' && run.status !== 'running' && updated.status === 'canceled') this.metrics.runFinished('canceled');
     this.active.cancel(runId);
     return runView(updated);
   }

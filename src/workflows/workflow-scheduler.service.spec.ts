@@ -5,6 +5,7 @@ import pino from 'pino';
 import { RecordingQueue } from '../../test/utils/recording-queue';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { newId } from '../common/ids';
+import { Metrics } from '../metrics/metrics.service';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteMembershipStore } from '../storage/embedded/sqlite-membership-store.adapter';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
@@ -40,7 +41,7 @@ describe('WorkflowScheduler on a fake clock', () => {
 
   /** One process: its own scheduler and runs service over the shared store and queue. */
   const process = () => {
-    const service = new RunsService(runs, workflows, new AccessPolicy(new SqliteMembershipStore(db)), queue, new ActiveRuns(), new MemoryRateLimiter(), new RunEvents(), silent);
+    const service = new RunsService(runs, workflows, new AccessPolicy(new SqliteMembershipStore(db)), queue, new ActiveRuns(), new MemoryRateLimiter(), new RunEvents(), silent, new Metrics());
     return new WorkflowScheduler(workflows, service, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
   };
 

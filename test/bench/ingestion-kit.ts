@@ -14,6 +14,7 @@ import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { LocalEmbedder } from '../../src/embeddings/local/local-embedder.adapter';
 import { ExtractorPool } from '../../src/ingestion/extractors/extractor-pool';
 import { IngestionService } from '../../src/ingestion/ingestion.service';
+import { Metrics } from '../../src/metrics/metrics.service';
 import { SqliteVectorIndex } from '../../src/search/embedded/sqlite-vector-index.adapter';
 import { SearchService } from '../../src/search/search.service';
 import { FilesystemBlobStore } from '../../src/storage/embedded/filesystem-blob-store.adapter';
@@ -42,8 +43,8 @@ export async function openPipeline(env: Record<string, string> = {}) {
   const embedder = new LocalEmbedder({ threads: config.EMBEDDING_THREADS });
   const extractor = new ExtractorPool({ threads: Math.max(1, Math.floor(cpus().length / 2)), timeoutMs: 10 * 60 * 1000 });
   const fetcher = SafeFetch.fromConfig(config);
-  const ingestion = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }));
-  const search = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder);
+  const ingestion = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics());
+  const search = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder, new Metrics());
   return {
     config,
     db,

@@ -301,6 +301,35 @@ describe.each(backends)('JobQueue contract: $name', (backend) => {
     expect(ran).toEqual(['gated', 'delayed']);
   });
 
+  it('counts jobs by state: due, delayed, running and failed', async () => {
+    const queue = harness.create();
+    const [name, otherName] = [jobName(), jobName()];
+    expect(await queue.depth(name)).toEqual({ waiting: 0, delayed: 0, active: 0, failed: 0 });
+
+    await queue.enqueue(name, { kind: 'gated' });
+    await queue.enqueue(name, { kind: 'due' });
+    await queue.enqueue(name, { kind: 'later' }, { delayMs: 60_000 });
+    await queue.enqueue(otherName, { kind: 'elsewhere' });
+    expect(await queue.depth(name)).toEqual({ waiting: 2, delayed: 1, active: 0, failed: 0 });
+
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const ran: string[] = [];
+    queue.process<{ kind: string }>(name, async (job) => {
+      ran.push(job.data.kind);
+      if (job.data.kind === 'gated') await gate;
+      if (job.data.kind === 'due') throw new AppError(ErrorCode.NODE_CONFIGURATION, 'refused');
+    }, { concurrency: 1 });
+    await waitFor('the gated job to hold the only slot', async () => (await queue.depth(name)).active === 1);
+    expect(await queue.depth(name)).toEqual({ waiting: 1, delayed: 1, active: 1, failed: 0 });
+
+    release();
+    await waitFor('the due job to fail', async () => (await queue.depth(name)).failed === 1);
+    expect(await queue.depth(name)).toEqual({ waiting: 0, delayed: 1, active: 0, failed: 1 });
+    expect(ran).toEqual(['gated', 'due']);
+    expect(await queue.depth(otherName)).toEqual({ waiting: 1, delayed: 0, active: 0, failed: 0 });
+  });
+
   it('keeps pending jobs across a restart', async () => {
     const name = jobName();
     const before = harness.create();

@@ -32,6 +32,8 @@ describe.each([
       env: {
         ...process.env,
         APP_ROLE: 'worker',
+        // Several workers run at once here: none takes the default health port.
+        WORKER_HEALTH_PORT: '0',
         DATA_DIR: app.dataDir,
         ...(onRedis ? { REDIS_URL: redis!.url, QUEUE_PREFIX: redis!.prefix } : { REDIS_URL: '' }),
         JOB_LEASE_MS: LEASE_MS,

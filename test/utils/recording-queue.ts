@@ -1,4 +1,4 @@
-import { EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState } from '../../src/jobs/job-queue.port';
+import { EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState, QueueDepth } from '../../src/jobs/job-queue.port';
 
 /** A JobQueue that runs nothing: records what is enqueued; `states` says what state() answers per job id (default: missing). */
 export class RecordingQueue extends JobQueue {
@@ -17,6 +17,9 @@ export class RecordingQueue extends JobQueue {
   start(): void {}
   async state(_name: string, jobId: string): Promise<JobState> {
     return this.states.get(jobId) ?? 'missing';
+  }
+  depth(_name: string): Promise<QueueDepth> {
+    throw new Error('RecordingQueue keeps no depth');
   }
   async ping(): Promise<void> {}
   async close(): Promise<void> {}

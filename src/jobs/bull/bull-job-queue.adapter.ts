@@ -1,6 +1,6 @@
 import Bull from 'bull';
 import type { Logger } from 'pino';
-import { BoundJobHandler, EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState } from '../job-queue.port';
+import { BoundJobHandler, EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -178,6 +178,17 @@ export class BullJobQueue extends JobQueue {
       }
       // Still in no list but still there: it is on its way somewhere.
       return 'waiting';
+    } catch (error) {
+      throw queueUnavailable(error);
+    }
+  }
+
+  async depth(name: string): Promise<QueueDepth> {
+    try {
+      const counts = await this.queue(name).getJobCounts();
+      // A paused queue's jobs are due but held: still work waiting for a worker.
+      const paused = (counts as Bull.JobCounts & { paused?: number }).paused ?? 0;
+      return { waiting: counts.waiting + paused, delayed: counts.delayed, active: counts.active, failed: counts.failed };
     } catch (error) {
       throw queueUnavailable(error);
     }

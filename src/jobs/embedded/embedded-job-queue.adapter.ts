@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { BoundJobHandler, EnqueueOptions, JobContext, JobDelivery, JobHandler, JobQueue, JobState } from '../job-queue.port';
+import { BoundJobHandler, EnqueueOptions, JobContext, JobDelivery, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -146,6 +146,14 @@ export class EmbeddedJobQueue extends JobQueue {
     try {
       const job = await this.store.get({ name, id: jobId });
       return job ? job.state : 'missing';
+    } catch (error) {
+      throw queueUnavailable(error);
+    }
+  }
+
+  async depth(name: string): Promise<QueueDepth> {
+    try {
+      return await this.store.depth(name, new Date());
     } catch (error) {
       throw queueUnavailable(error);
     }

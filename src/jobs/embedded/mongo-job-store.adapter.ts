@@ -1,6 +1,7 @@
 import { Connection, Model, Schema } from 'mongoose';
 import { isDuplicateKey } from '../../storage/mongo/mongo-connection';
 import { clipError } from '../job-policy';
+import { QueueDepth } from '../job-queue.port';
 import { JobKey, JobStore, NewJob, StoredJob } from '../job-store.port';
 
 /** The stored job, with its id as `jobId`: `_id` stays Mongo's, since ids are unique per job name only. */
@@ -154,6 +155,16 @@ export class MongoJobStore extends JobStore {
   async purgeFailed(before: Date): Promise<number> {
     const result = await this.jobs.deleteMany({ state: 'failed', updatedAt: { $lt: before } });
     return result.deletedCount;
+  }
+
+  async depth(name: string, now: Date): Promise<QueueDepth> {
+    const [waiting, delayed, active, failed] = await Promise.all([
+      this.jobs.countDocuments({ name, state: 'waiting', runAt: { $lte: now } }),
+      this.jobs.countDocuments({ name, state: 'waiting', runAt: { $gt: now } }),
+      this.jobs.countDocuments({ name, state: 'active' }),
+      this.jobs.countDocuments({ name, state: 'failed' }),
+    ]);
+    return { waiting, delayed, active, failed };
   }
 
   async ping(): Promise<void> {

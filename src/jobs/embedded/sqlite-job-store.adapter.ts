@@ -1,5 +1,6 @@
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
 import { clipError } from '../job-policy';
+import { QueueDepth } from '../job-queue.port';
 import { JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../job-store.port';
 
 interface JobRow {
@@ -92,6 +93,14 @@ export class SqliteJobStore extends JobStore {
         )
         .pluck(),
       purgeFailed: db.prepare("DELETE FROM jobs WHERE state = 'failed' AND updated_at < ?"),
+      depth: db.prepare(
+        `SELECT
+           COALESCE(SUM(state = 'waiting' AND run_at <= @now), 0) AS waiting,
+           COALESCE(SUM(state = 'waiting' AND run_at > @now), 0) AS delayed,
+           COALESCE(SUM(state = 'active'), 0) AS active,
+           COALESCE(SUM(state = 'failed'), 0) AS failed
+         FROM jobs WHERE name = @name`,
+      ),
       ping: db.prepare('SELECT 1 FROM jobs LIMIT 1'),
     };
   }
@@ -155,6 +164,10 @@ export class SqliteJobStore extends JobStore {
 
   async purgeFailed(before: Date): Promise<number> {
     return this.statements.purgeFailed.run(before.toISOString()).changes;
+  }
+
+  async depth(name: string, now: Date): Promise<QueueDepth> {
+    return this.statements.depth.get({ name, now: now.toISOString() }) as QueueDepth;
   }
 
   async ping(): Promise<void> {

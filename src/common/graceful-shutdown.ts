@@ -1,0 +1,46 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+/** Past this, hooks that hang are abandoned: the queues' own grace periods are 10 s each. */
+export const SHUTDOWN_DEADLINE_MS = 30_000;
+
+/**
+ * On SIGTERM or SIGINT: logs that shutdown starts, closes the application (HTTP server, queues,
+ * workers, stores, in Nest's hook order), logs that it completed and how long it took, and exits 0.
+ * A repeated signal is ignored rather than taken as "force": Ctrl-C in a terminal reaches both
+ * npm and node, and npm forwards it to node once more.
+ */
+export function closeOnSignals(
+  app: INestApplicationContext,
+  logger: Logger,
+  exit: (code: number) => void = (code) => process.exit(code),
+): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const started = performance.now();
+    const ms = () => Math.round(performance.now() - started);
+    logger.info({ signal }, 'shutdown started');
+    const deadline = setTimeout(() => {
+      logger.error({ signal, ms: ms() }, 'shutdown did not complete in time; exiting');
+      exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    app.close().then(
+      () => {
+        clearTimeout(deadline);
+        logger.info({ signal, ms: ms() }, 'shutdown complete');
+        exit(0);
+      },
+      (error: unknown) => {
+        clearTimeout(deadline);
+        logger.error({ signal, ms: ms(), err: error }, 'shutdown failed');
+        exit(1);
+      },
+    );
+  };
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+}

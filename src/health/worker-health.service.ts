@@ -1,0 +1,98 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { AppError, ErrorCode } from '../common/app-error';
+import { ErrorBody, toAppError } from '../common/http-error.filter';
+import { newId } from '../common/ids';
+import { ROOT_LOGGER } from '../common/logger';
+import { AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics.service';
+import { HealthService } from './health.service';
+
+/** A probe or a scrape is answered in well under this; anything slower is cut off. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * A worker process (APP_ROLE=worker) has no API server, so this small one answers what an
+ * orchestrator and Prometheus need, on WORKER_HEALTH_PORT: `/health` (liveness), `/health/ready`
+ * (the API's readiness checks: store, queue, index) and `/metrics` (when METRICS_ENABLED), with
+ * the API's bodies and error shape. Anything else is a 404.
+ */
+@Injectable()
+export class WorkerHealthServer implements OnApplicationBootstrap, OnModuleDestroy {
+  private server?: Server;
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly health: HealthService,
+    private readonly metrics: Metrics,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.logger = logger.child({ component: 'worker-health' });
+  }
+
+  /** The port it listens on (tests start workers with port 0 taken as "off", so they pick one). */
+  get port(): number | undefined {
+    return (this.server?.address() as AddressInfo | null)?.port;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.config.APP_ROLE !== 'worker' || this.config.WORKER_HEALTH_PORT === 0) return;
+    const server = createServer((request, response) => void this.answer(request, response));
+    server.requestTimeout = REQUEST_TIMEOUT_MS;
+    server.headersTimeout = REQUEST_TIMEOUT_MS;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.WORKER_HEALTH_PORT, this.config.HOST, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    this.logger.info({ host: this.config.HOST, port: this.port }, 'worker health listening');
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const requestId = newId('req');
+    const method = request.method ?? 'GET';
+    const path = (request.url ?? '/').split('?')[0];
+    response.setHeader('x-request-id', requestId);
+    try {
+      if (method !== 'GET' && method !== 'HEAD') {
+        throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `${method} is not allowed on ${path}`, { details: { allow: ['GET', 'HEAD'] } });
+      }
+      if (path === '/health') return send(response, 200, 'application/json; charset=utf-8', JSON.stringify(this.health.live()));
+      if (path === '/health/ready') return send(response, 200, 'application/json; charset=utf-8', JSON.stringify(await this.health.ready()));
+      if (path === '/metrics' && this.config.METRICS_ENABLED) return send(response, 200, this.metrics.contentType, await this.metrics.render());
+      throw new AppError(ErrorCode.NOT_FOUND, `No route for ${method} ${path}`);
+    } catch (exception) {
+      const error = toAppError(exception, method, path);
+      if (error.httpStatus >= 500 && error.code === ErrorCode.INTERNAL) this.logger.error({ reqId: requestId, err: error.cause ?? error }, 'request failed');
+      const body: ErrorBody = {
+        code: error.code,
+        message: error.code === ErrorCode.INTERNAL ? 'Internal server error' : error.message,
+        ...(error.details !== undefined ? { details: error.details } : {}),
+        requestId,
+      };
+      if (error.code === ErrorCode.METHOD_NOT_ALLOWED) response.setHeader('allow', 'GET, HEAD');
+      send(response, error.httpStatus, 'application/json; charset=utf-8', JSON.stringify(body));
+    }
+  }
+}
+
+function send(response: ServerResponse, status: number, contentType: string, body: string): void {
+  response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}

@@ -1,0 +1,172 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type IngestionStage = 'fetch' | 'extract' | 'chunk' | 'embed' | 'index';
+/** `retrying`: an attempt failed and the job will run again; `deleted`: the file went away meanwhile; `interrupted`: handed back at shutdown. */
+const INGESTION_OUTCOMES = ['indexed', 'failed', 'retrying', 'deleted', 'interrupted'] as const;
+export type IngestionOutcome = (typeof INGESTION_OUTCOMES)[number];
+const TERMINAL_RUN_STATUSES = ['succeeded', 'failed', 'canceled'] as const;
+export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
+export type QueueDepthState = 'waiting' | 'delayed' | 'active' | 'failed';
+/** Jobs per state, per job name. */
+export type QueueDepths = Record<string, Record<QueueDepthState, number>>;
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, GC): once per process, shared by every Metrics. */
+  processMetrics?: boolean;
+}
+
+const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const SECONDS_SLOW = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+/** Requests no route matched share one label, so scanners cannot grow the series without bound. */
+const UNMATCHED_ROUTE = 'unmatched';
+
+let processRegistry: Registry | undefined;
+
+/**
+ * Process metrics belong to the process, not to an application: tests start many applications in
+ * one process, and each set of default collectors adds an event-loop monitor and a GC observer.
+ */
+function sharedProcessRegistry(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * The one place metrics are defined. Services record through these methods, never through
+ * prom-client, and `render()` is the Prometheus text exposition served at /metrics (the API
+ * process) or on the worker's health port. Each instance has its own registry, so several
+ * applications in one process (tests) do not collide.
+ */
+export class Metrics {
+  readonly contentType: string;
+  private readonly registry = new Registry();
+  private readonly process?: Registry;
+  private readonly http: Histogram<'method' | 'route' | 'status'>;
+  private readonly runs: Counter<'status'>;
+  private readonly runDuration: Histogram<'status'>;
+  private readonly ingestionStages: Histogram<'stage'>;
+  private readonly ingestedFiles: Counter<'outcome'>;
+  private readonly searches: Histogram<'mode'>;
+  private readonly queueReadErrors: Counter;
+  private readonly queueJobs: Gauge<'job' | 'state'>;
+  private readQueues?: () => Promise<QueueDepths>;
+
+  constructor(options: MetricsOptions = {}) {
+    const registers = [this.registry];
+    this.contentType = this.registry.contentType;
+    if (options.processMetrics) this.process = sharedProcessRegistry();
+    this.http = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP requests by method, route pattern and status, from the first byte read to the last byte sent.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: SECONDS_FAST,
+      registers,
+    });
+    this.runs = new Counter({
+      name: 'workflow_runs_total',
+      help: 'Workflow runs that reached a terminal status.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.runDuration = new Histogram({
+      name: 'workflow_run_duration_seconds',
+      help: 'Workflow runs executed by this process, from their first start to their terminal status.',
+      labelNames: ['status'],
+      buckets: SECONDS_SLOW,
+      registers,
+    });
+    this.ingestionStages = new Histogram({
+      name: 'ingestion_stage_duration_seconds',
+      help: 'Time one file spent in each ingestion stage. Embedding and index writes overlap, so the stages of a file may add up to more than its wall time.',
+      labelNames: ['stage'],
+      buckets: SECONDS_SLOW,
+      registers,
+    });
+    this.ingestedFiles = new Counter({
+      name: 'ingestion_files_total',
+      help: 'Files by the outcome of an ingestion attempt: indexed, failed, retrying, deleted, interrupted.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.searches = new Histogram({
+      name: 'search_duration_seconds',
+      help: 'Collection searches by mode, from embedding the query to the hydrated passages.',
+      labelNames: ['mode'],
+      buckets: SECONDS_FAST,
+      registers,
+    });
+    this.queueReadErrors = new Counter({
+      name: 'job_queue_read_errors_total',
+      help: 'Scrapes whose read of the queue failed (the job_queue_jobs gauge is then empty).',
+      registers,
+    });
+    this.queueJobs = new Gauge({
+      name: 'job_queue_jobs',
+      help: 'Jobs in the queue by job name and state, read from the queue at each scrape (every process reports the same shared queue).',
+      labelNames: ['job', 'state'],
+      registers,
+    });
+    // Series that exist from the start, so a rate() over them does not miss the first increments.
+    for (const status of TERMINAL_RUN_STATUSES) this.runs.labels(status).inc(0);
+    for (const outcome of INGESTION_OUTCOMES) this.ingestedFiles.labels(outcome).inc(0);
+  }
+
+  /** `route` is the route pattern (`/api/v1/collections/:id`), undefined when no route matched. */
+  httpRequest(method: string, route: string | undefined, status: number, seconds: number): void {
+    this.http.observe({ method, route: route ?? UNMATCHED_ROUTE, status: String(status) }, seconds);
+  }
+
+  /** `seconds` is known for runs this process executed, not for a queued run canceled before it started. */
+  runFinished(status: TerminalRunStatus, seconds?: number): void {
+    this.runs.inc({ status });
+    if (seconds !== undefined) this.runDuration.observe({ status }, seconds);
+  }
+
+  ingestionStage(stage: IngestionStage, seconds: number): void {
+    this.ingestionStages.observe({ stage }, seconds);
+  }
+
+  fileIngested(outcome: IngestionOutcome): void {
+    this.ingestedFiles.inc({ outcome });
+  }
+
+  search(mode: string, seconds: number): void {
+    this.searches.observe({ mode }, seconds);
+  }
+
+  /** Where the queue gauge reads from at each scrape (the JobQueue of the application). */
+  readQueueDepthsFrom(read: () => Promise<QueueDepths>): void {
+    this.readQueues = read;
+  }
+
+  /** The Prometheus text exposition of this application's metrics, and the process's if enabled. */
+  async render(): Promise<string> {
+    await this.readQueueDepths();
+    const own = await this.registry.metrics();
+    return this.process ? `${await this.process.metrics()}\n${own}` : own;
+  }
+
+  /**
+   * Read before rendering rather than in a collect callback: prom-client renders metrics in
+   * parallel, and the error counter must already count this scrape's failure. A queue that does
+   * not answer leaves the gauge empty rather than failing the whole scrape.
+   */
+  private async readQueueDepths(): Promise<void> {
+    if (!this.readQueues) return;
+    let depths: QueueDepths;
+    try {
+      depths = await this.readQueues();
+    } catch {
+      this.queueJobs.reset();
+      this.queueReadErrors.inc();
+      return;
+    }
+    this.queueJobs.reset();
+    for (const [job, states] of Object.entries(depths)) {
+      for (const [state, count] of Object.entries(states)) this.queueJobs.set({ job, state }, count);
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort, isListening, logLines, processExists, Spawned, spawnCollecting, tempDir, waitForHttp } from '../utils/processes';
+
+const root = join(__dirname, '..', '..');
+const KEY = 'wcs_lifecycle_bootstrap_key_0123456789';
+
+/**
+ * `npm start` as an operator runs it (npm -> its script shell -> node), stopped by one signal sent
+ * to the npm process only, as a process manager or `kill <pid>` does: nothing may be left running
+ * or listening, and the service says when shutdown starts and when it is done.
+ */
+describe('npm start: a signal to npm stops the service', () => {
+  const started: Spawned[] = [];
+  const dataDirs: string[] = [];
+  const pids: number[] = [];
+
+  beforeAll(() => {
+    // npm's prestart builds when dist/ is stale; build first so every start below is quick.
+    execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit', cwd: root });
+  }, 240_000);
+
+  afterAll(() => {
+    // Only if an assertion failed midway: nothing of ours outlives the suite.
+    for (const spawned of started) if (spawned.child.exitCode === null && spawned.child.signalCode === null) spawned.child.kill('SIGKILL');
+    for (const pid of pids) if (processExists(pid)) process.kill(pid, 'SIGKILL');
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const npmStart = (env: Record<string, string>): Spawned => {
+    const dataDir = tempDir('lifecycle');
+    dataDirs.push(dataDir);
+    const spawned = spawnCollecting('npm', ['start'], {
+      cwd: root,
+      env: { ...process.env, HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', EMBEDDING_THREADS: '1', BOOTSTRAP_API_KEY: KEY, REDIS_URL: '', ...env },
+    });
+    started.push(spawned);
+    return spawned;
+  };
+
+  /** The pid of the node process that logged `msg` (the service, not npm). */
+  const servicePid = (spawned: Spawned, msg: string): number => {
+    const line = logLines(spawned.output()).find((l) => l.msg === msg);
+    if (typeof line?.pid !== 'number') throw new Error(`no "${msg}" line:\n${spawned.output()}`);
+    pids.push(line.pid);
+    return line.pid;
+  };
+
+  const expectStoppedCleanly = async (spawned: Spawned, pid: number, port: number, signal: NodeJS.Signals) => {
+    const exit = await spawned.exited(45_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(processExists(pid)).toBe(false);
+    expect(await isListening(port)).toBe(false);
+    const lines = logLines(spawned.output()).filter((l) => l.pid === pid);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'shutdown started', signal, level: 30 }));
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'shutdown complete', signal, ms: expect.any(Number) }));
+  };
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('API and workers in one process (APP_ROLE=all): %s', async (signal) => {
+    const port = await freePort();
+    const spawned = npmStart({ APP_ROLE: 'all', PORT: String(port) });
+    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned);
+    const pid = servicePid(spawned, 'listening');
+    expect(pid).not.toBe(spawned.child.pid);
+
+    spawned.child.kill(signal);
+
+    await expectStoppedCleanly(spawned, pid, port, signal);
+  }, 150_000);
+
+  it('a worker (APP_ROLE=worker) answers on its health port and stops on SIGTERM', async () => {
+    const [port, healthPort] = [await freePort(), await freePort()];
+    const spawned = npmStart({ APP_ROLE: 'worker', PORT: String(port), WORKER_HEALTH_PORT: String(healthPort) });
+    const health = `http://127.0.0.1:${healthPort}`;
+    await waitForHttp(`${health}/health`, spawned);
+    const pid = servicePid(spawned, 'worker started');
+    expect(await isListening(port)).toBe(false);
+
+    const ready = await fetch(`${health}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ok', info: { store: { status: 'up' }, queue: { status: 'up' }, index: { status: 'up' } } });
+    const metrics = await fetch(`${health}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = await metrics.text();
+    expect(text).toContain('job_queue_jobs{job="workflow.run",state="waiting"} 0');
+    expect(text).toContain('# TYPE process_resident_memory_bytes gauge');
+    const missing = await fetch(`${health}/api/v1/collections`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ code: 'NOT_FOUND', message: 'No route for GET /api/v1/collections', requestId: missing.headers.get('x-request-id') });
+
+    spawned.child.kill('SIGTERM');
+
+    await expectStoppedCleanly(spawned, pid, healthPort, 'SIGTERM');
+  }, 150_000);
+});
