@@ -4,7 +4,7 @@ FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci
-COPY tsconfig*.json nest-cli.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.sdk.json nest-cli.json ./
 COPY src ./src
 COPY plugins ./plugins
 COPY scripts/build-console.js ./scripts/
