@@ -5,7 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
-import { AddFileDto, ListFilesQueryDto, UploadFileDto } from './files.dto';
+import { AddFileDto, ListFilesQueryDto } from './files.dto';
+import { UploadFileDto } from './upload-file.dto';
 import { FilesService } from './files.service';
 
 interface UploadedFile {

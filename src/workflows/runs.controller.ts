@@ -3,7 +3,7 @@ import { ApiBody, ApiHeader, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/s
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { RunsService } from './runs.service';
-import { RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
+import { parseStartRun, RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
 
 @ApiTags('runs')
 @ApiSecurity('api-key')
@@ -26,13 +26,13 @@ export class RunsController {
   async start(
     @CurrentPrincipal() principal: Principal,
     @Param('id') workflowId: string,
-    // `unknown` keeps the global validation pipe away: `input` must arrive untouched.
+    // `unknown` keeps the global validation pipe away: parseStartRun hands `input` on untouched.
     @Body() body: unknown,
     @Query() query: StartRunQueryDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const accepted = await this.runs.start(principal, workflowId, body, { idempotencyKey, waitSeconds: query.wait });
+    const accepted = await this.runs.start(principal, workflowId, parseStartRun(body), { idempotencyKey, waitSeconds: query.wait });
     void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     if (!accepted.created) void reply.header('idempotent-replayed', 'true');
     if (accepted.finished) {
