@@ -4,6 +4,7 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
+import { Consumes, MULTIPART_MEDIA_TYPE } from '../common/media-types';
 import { AppConfig } from '../config/app-config';
 import { AddFileDto, ListFilesQueryDto } from './files.dto';
 import { UploadFileDto } from './upload-file.dto';
@@ -31,7 +32,8 @@ export class FilesController {
   }
 
   @Post('upload')
-  @ApiConsumes('multipart/form-data')
+  @Consumes(MULTIPART_MEDIA_TYPE)
+  @ApiConsumes(MULTIPART_MEDIA_TYPE)
   @ApiBody({ type: UploadFileDto })
   async upload(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() request: FastifyRequest) {
     const { file, name } = await this.readForm(request);
