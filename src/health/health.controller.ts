@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { Public } from '../auth/principal';
 import { ReadinessRegistry } from './readiness.registry';
@@ -18,6 +18,7 @@ export class HealthController {
 
   /** Liveness: the process answers. */
   @Get()
+  @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] } })
   live() {
     return { status: 'ok' };
   }

@@ -1,8 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AppConfig } from '../config/app-config';
 import { NodeRegistry, RegisteredNode } from '../engine/node-registry';
 import { PARAMETER_MODES, ParameterMode } from '../storage/ports/workflow-definition';
+import { NodeTypeListDto } from './workflow-responses.dto';
 
 const nodeTypeView = (node: RegisteredNode) => ({
   type: node.definition.type,
@@ -29,6 +30,7 @@ export class NodeTypesController {
 
   /** Every loaded node type and version with the JSON Schema of its parameters, and the parameter modes on offer. */
   @Get()
+  @ApiOkResponse({ type: NodeTypeListDto })
   list() {
     return { items: this.items, parameterModes: this.parameterModes };
   }

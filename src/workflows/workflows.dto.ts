@@ -68,9 +68,11 @@ export class RetryDto {
 }
 
 export class PositionDto {
+  @ApiProperty({ description: 'Where the builder draws the node' })
   @IsNumber()
   x: number;
 
+  @ApiProperty()
   @IsNumber()
   y: number;
 }
