@@ -113,11 +113,12 @@ export function dtoSchema(dto: SchemaClass): ClassSchema {
 const OPENAPI_METADATA_FACTORY = '_OPENAPI_METADATA_FACTORY';
 
 function describeForOpenApi(target: SchemaClass): void {
-  if (Object.prototype.hasOwnProperty.call(target, OPENAPI_METADATA_FACTORY)) return;
-  Object.defineProperty(target, OPENAPI_METADATA_FACTORY, {
-    value: () => openApiProperties(dtoSchema(target).schema),
-    configurable: true,
-  });
+  const own = Object.getOwnPropertyDescriptor(target, OPENAPI_METADATA_FACTORY);
+  if ((own?.value as { derived?: true } | undefined)?.derived) return;
+  // A factory the CLI plugin compiled in (when `nest build` runs it) keeps what only it knows; the rules win.
+  const compiled = typeof own?.value === 'function' ? (own.value as () => Record<string, JsonSchema>) : undefined;
+  const factory = Object.assign(() => ({ ...compiled?.(), ...openApiProperties(dtoSchema(target).schema) }), { derived: true as const });
+  Object.defineProperty(target, OPENAPI_METADATA_FACTORY, { value: factory, configurable: true, writable: true });
 }
 
 /** Any JSON value, in the OpenAPI 3.0 dialect (which has no `null` type, hence `nullable`). */
