@@ -73,8 +73,9 @@ export function toolArguments<Ref extends object = object, Input extends object 
         // Worded as the validation pipe words an unknown field of a REST body.
         else unknown.push({ field: argument, reason: `property ${argument} should not exist` });
       }
-      const refs = checkInput(ref, refPart);
-      const fields = checkInput(input, inputPart);
+      // A tool without ids or without a DTO skips that part: nothing of it can be there to check.
+      const refs = spec.ref ? checkInput(ref, refPart) : { value: {} as Ref, errors: [] };
+      const fields = spec.input ? checkInput(input, inputPart) : { value: {} as Input, errors: [] };
       const errors = [...refs.errors, ...fields.errors.map((error) => renamed(error, argumentOf)), ...unknown];
       if (errors.length) throw AppError.validation(errors, 'Invalid arguments');
       return Object.assign(refs.value, { input: fields.value });
