@@ -7,9 +7,9 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { setupApiDocs } from './common/api-docs';
-import { AppError, ErrorCode } from './common/app-error';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { newId } from './common/ids';
+import { refuseUnsupportedMediaTypes } from './common/media-types';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
@@ -32,12 +32,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     },
   });
   const fastify = adapter.getInstance();
-  // Bodies are JSON (plus text/plain and multipart uploads, which have their own parsers): any other
-  // media type is a client error that says what to send, instead of fastify's bare 415.
-  fastify.addContentTypeParser('*', (request, _payload, done) => {
-    const type = String(request.headers['content-type'] ?? 'none');
-    done(new AppError(ErrorCode.MALFORMED_JSON, `Body must be JSON (Content-Type: application/json), got ${type}`), undefined);
-  });
+  refuseUnsupportedMediaTypes(fastify);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   // Callback-style hooks: they run on every request, and async ones cost a promise each.
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Type } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ResourceType } from '../storage/ports/membership-store.port';
+import { MemberDto, MemberListDto } from './auth-responses.dto';
 import { memberView, SetMemberRoleDto } from './auth.dto';
 import { MembersService } from './members.service';
 import { CurrentPrincipal, Principal } from './principal';
@@ -18,11 +19,15 @@ export function membersController(type: ResourceType, basePath: string): Type<un
     constructor(private readonly members: MembersService) {}
 
     @Get(':id/members')
+    @ApiOkResponse({ type: MemberListDto })
     async listMembers(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
       return { items: (await this.members.list(principal, type, id)).map(memberView) };
     }
 
     @Put(':id/members/:userId')
+    @ApiOkResponse({ type: MemberDto, description: 'The role the user now holds' })
+    @ApiResponse({ status: 403, description: 'Only owners share' })
+    @ApiResponse({ status: 409, description: 'The last owner cannot step down' })
     async setMember(
       @CurrentPrincipal() principal: Principal,
       @Param('id') id: string,
@@ -34,6 +39,9 @@ export function membersController(type: ResourceType, basePath: string): Type<un
 
     @Delete(':id/members/:userId')
     @HttpCode(204)
+    @ApiNoContentResponse({ description: 'The user no longer holds a role on it' })
+    @ApiResponse({ status: 403, description: 'Only owners unshare' })
+    @ApiResponse({ status: 409, description: 'The last owner cannot be removed' })
     async removeMember(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('userId') userId: string) {
       await this.members.remove(principal, type, id, userId);
     }

@@ -1,14 +1,17 @@
-import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsString, Length } from 'class-validator';
-import { Collection } from '../storage/ports/collection-store.port';
-import { Role } from '../storage/ports/membership-store.port';
+import { Field, trimmed } from '../common/input-validation';
+import type { Collection } from '../storage/ports/collection-store.port';
+import type { Role } from '../storage/ports/membership-store.port';
 
+export const MAX_COLLECTION_NAME_CHARS = 200;
+
+/** Validated by the REST API and by the MCP tool service_create_collection alike: keep it free of Nest. */
 export class CreateCollectionDto {
-  @ApiProperty({ description: 'Collection name, 1 to 200 characters after trimming', minLength: 1, maxLength: 200 })
-  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @Field({ description: `Collection name, 1 to ${MAX_COLLECTION_NAME_CHARS} characters after trimming` })
+  @Transform(trimmed)
   @IsString()
-  @Length(1, 200)
+  @Length(1, MAX_COLLECTION_NAME_CHARS)
   name: string;
 }
 

@@ -8,7 +8,7 @@ import { VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/ports/blob-store.port';
 import { Collection, CollectionStore } from '../storage/ports/collection-store.port';
 import { collectionBlobFolder, FileContentStats, FileStore } from '../storage/ports/file-store.port';
-import { collectionView, CollectionView } from './collections.dto';
+import { collectionView, CollectionView, MAX_COLLECTION_NAME_CHARS } from './collections.dto';
 
 export interface CollectionStats extends FileContentStats {
   collectionId: string;
@@ -27,8 +27,8 @@ export class CollectionsService {
 
   async create(principal: Principal, name: string): Promise<CollectionView> {
     const trimmed = name.trim();
-    if (trimmed.length < 1 || trimmed.length > 200) {
-      throw AppError.validation([{ field: 'name', reason: 'must be 1 to 200 characters after trimming' }]);
+    if (trimmed.length < 1 || trimmed.length > MAX_COLLECTION_NAME_CHARS) {
+      throw AppError.validation([{ field: 'name', reason: `must be 1 to ${MAX_COLLECTION_NAME_CHARS} characters after trimming` }]);
     }
     const now = new Date();
     const collection: Collection = {

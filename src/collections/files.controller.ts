@@ -1,11 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
+import { Consumes, MULTIPART_MEDIA_TYPE } from '../common/media-types';
 import { AppConfig } from '../config/app-config';
-import { AddFileDto, ListFilesQueryDto, UploadFileDto } from './files.dto';
+import { FileContentDto, FileDto, FilePageDto } from './collection-responses.dto';
+import { AddFileDto, ListFilesQueryDto } from './files.dto';
+import { UploadFileDto } from './upload-file.dto';
 import { FilesService } from './files.service';
 
 interface UploadedFile {
@@ -25,19 +28,25 @@ export class FilesController {
 
   /** Answers at once with the file `pending`; ingestion runs as a job. */
   @Post()
+  @ApiCreatedResponse({ type: FileDto, description: 'The new file, pending: download and indexing run in the background' })
+  @ApiResponse({ status: 403, description: 'Adding files needs the editor or owner role' })
   add(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: AddFileDto) {
     return this.files.add(principal, id, { name: body.name, url: body.url });
   }
 
   @Post('upload')
-  @ApiConsumes('multipart/form-data')
+  @Consumes(MULTIPART_MEDIA_TYPE)
+  @ApiConsumes(MULTIPART_MEDIA_TYPE)
   @ApiBody({ type: UploadFileDto })
+  @ApiCreatedResponse({ type: FileDto, description: 'The new file, pending: indexing runs in the background' })
+  @ApiResponse({ status: 403, description: 'Adding files needs the editor or owner role' })
   async upload(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() request: FastifyRequest) {
     const { file, name } = await this.readForm(request);
     return this.files.upload(principal, id, { name: name ?? file.fileName, bytes: file.bytes, contentType: file.contentType });
   }
 
   @Get()
+  @ApiOkResponse({ type: FilePageDto, description: 'Oldest first' })
   async list(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ListFilesQueryDto) {
     const { offset, limit, status } = query;
     const result = await this.files.list(principal, id, { offset, limit }, status);
@@ -45,17 +54,22 @@ export class FilesController {
   }
 
   @Get(':fileId')
+  @ApiOkResponse({ type: FileDto })
   get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string) {
     return this.files.get(principal, id, fileId);
   }
 
   @Get(':fileId/content')
+  @ApiOkResponse({ type: FileContentDto })
+  @ApiResponse({ status: 409, description: 'The file is not indexed (yet, or its ingestion failed)' })
   content(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string) {
     return this.files.content(principal, id, fileId);
   }
 
   @Delete(':fileId')
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted, with its passages, vectors and bytes' })
+  @ApiResponse({ status: 403, description: 'Deleting files needs the editor or owner role' })
   async delete(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string) {
     await this.files.delete(principal, id, fileId);
   }

@@ -1,40 +1,38 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsOptional, IsString, Length, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsAbsoluteUrl } from '../common/class-schema';
+import { Field, trimmed } from '../common/input-validation';
 import { PageQueryDto } from '../common/pagination';
 import { FILE_STATUSES, FileStatus } from '../storage/ports/file-store.port';
-import { MAX_FILE_NAME_CHARS } from './files.service';
 
-const trimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+/**
+ * The file inputs of both doors: the REST API and the MCP tools validate with these classes (see
+ * src/mcp/tools/tool-arguments.ts), so they must stay free of Nest.
+ */
+
+export const MAX_FILE_NAME_CHARS = 255;
+export const MAX_URL_CHARS = 8192;
 
 export class AddFileDto {
-  @ApiProperty({ description: 'File name shown in listings and search results', minLength: 1, maxLength: MAX_FILE_NAME_CHARS })
+  @Field({ description: 'File name shown in listings and search results, with its extension, e.g. report.pdf' })
   @Transform(trimmed)
   @IsString()
   @Length(1, MAX_FILE_NAME_CHARS)
+  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'name must not contain control characters' })
   name: string;
 
-  @ApiProperty({
+  @Field({
     description: 'Where to get the file: an http(s) URL, downloaded by the service, or a data: URL carrying the bytes',
-    example: 'https://example.com/report.pdf',
+    schema: { example: 'https://example.com/report.pdf' },
   })
   @Transform(trimmed)
   @IsString()
-  @MinLength(1)
+  @IsAbsoluteUrl()
   url: string;
 }
 
-/** Documents the multipart form of the upload endpoint for Swagger; parsing is done by @fastify/multipart. */
-export class UploadFileDto {
-  @ApiProperty({ type: 'string', format: 'binary', description: 'The file' })
-  file: unknown;
-
-  @ApiProperty({ required: false, description: 'File name; defaults to the uploaded file name' })
-  name?: string;
-}
-
 export class ListFilesQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ description: 'Only files in these statuses, comma-separated, e.g. indexed or pending,processing', example: 'indexed' })
+  @Field({ description: 'Only files in these statuses, comma-separated, e.g. indexed or pending,processing', schema: { example: 'indexed' } })
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value))
   @IsIn(FILE_STATUSES, { each: true, message: `status must be among ${FILE_STATUSES.join(', ')}` })

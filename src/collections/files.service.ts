@@ -5,6 +5,7 @@ import { AppError, FieldError } from '../common/app-error';
 import { Page, PageRequest } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { parseDataUrl } from '../ingestion/data-url';
+import { MAX_FILE_NAME_CHARS, MAX_URL_CHARS } from './files.dto';
 import { enqueueIngestion } from '../ingestion/ingestion.job';
 import { JobQueue } from '../jobs/job-queue.port';
 import { VectorIndex } from '../search/vector-index.port';
@@ -32,8 +33,6 @@ export interface FileContent {
   content: string;
 }
 
-export const MAX_FILE_NAME_CHARS = 255;
-export const MAX_URL_CHARS = 8192;
 /** Until the bytes have been read the type is unknown. */
 export const UNKNOWN_TYPE = 'application/octet-stream';
 const CONTENT_PAGE = 500;

@@ -1,7 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { ErrorBodyDto, FieldErrorDto } from './error-body.dto';
 
 const PAGE = `<!DOCTYPE html>
 <html lang="en">
@@ -40,7 +41,9 @@ export function setupApiDocs(app: NestFastifyApplication): void {
       .addApiKey({ type: 'apiKey', name: 'x-api-key', in: 'header' }, 'api-key')
       .addBearerAuth()
       .build(),
+    { extraModels: [ErrorBodyDto, FieldErrorDto] },
   );
+  describeErrors(document);
   SwaggerModule.setup('docs', app, document, { ui: false, raw: ['json'], jsonDocumentUrl: 'docs/json' });
 
   const fastify = app.getHttpAdapter().getInstance();
@@ -51,5 +54,40 @@ export function setupApiDocs(app: NestFastifyApplication): void {
     // Read on the first request, not at boot (the bundle is 1.5 MB) nor on every one.
     let content: Buffer | undefined;
     fastify.get(`/docs/${name}`, (_, reply) => reply.type(type).send((content ??= readFileSync(join(assetsDir, name)))));
+  }
+}
+
+type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/** The refusals any operation of a kind can give, beside those a route declares itself. */
+const GENERIC_ERRORS: [status: string, description: string, applies: (operation: Operation) => boolean][] = [
+  ['400', 'A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON)', (op) =>
+    Boolean(op.requestBody) || (op.parameters ?? []).some((p) => 'in' in p && (p.in === 'query' || (p.in === 'path' && isNumeric(p.schema))))],
+  ['401', 'No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer)', (op) => (op.security ?? []).length > 0],
+  ['404', 'No such resource, or it is not shared with you', (op) => (op.parameters ?? []).some((p) => 'in' in p && p.in === 'path')],
+  ['413', 'The body is larger than the limit', (op) => Boolean(op.requestBody)],
+  ['415', 'The body is not of the media type the route takes (application/json unless it says otherwise)', (op) => Boolean(op.requestBody)],
+];
+
+const isNumeric = (schema: unknown) => ['integer', 'number'].includes((schema as { type?: string } | undefined)?.type ?? '');
+
+/**
+ * Every 4xx and 5xx of every operation answers the one error body (HttpErrorFilter): the refusals
+ * a kind of route can give are listed for it, and each error response gets the body's schema.
+ */
+function describeErrors(document: OpenAPIObject): void {
+  const errorBody = { 'application/json': { schema: { $ref: getSchemaPath(ErrorBodyDto) } } };
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      for (const [status, description, applies] of GENERIC_ERRORS) {
+        if (!operation.responses[status] && applies(operation)) operation.responses[status] = { description };
+      }
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) >= 400 && response && 'description' in response && !response.content) response.content = errorBody;
+      }
+    }
   }
 }

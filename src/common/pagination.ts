@@ -1,6 +1,6 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Field, wholeNumberFromString } from './input-validation';
 
 export interface PageRequest {
   offset: number;
@@ -12,20 +12,22 @@ export interface Page<T> {
   total: number;
 }
 
+export const MAX_PAGE_SIZE = 100;
+
 /** `?offset=&limit=` for list endpoints: offset >= 0, 1 <= limit <= 100, default 20. */
 export class PageQueryDto implements PageRequest {
-  @ApiPropertyOptional({ minimum: 0, default: 0, description: 'Number of items to skip' })
+  @Field({ description: 'Number of items to skip' })
   @IsOptional()
-  @Type(() => Number)
+  @Transform(wholeNumberFromString)
   @IsInt()
   @Min(0)
   offset = 0;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20, description: 'Number of items to return' })
+  @Field({ description: 'Number of items to return' })
   @IsOptional()
-  @Type(() => Number)
+  @Transform(wholeNumberFromString)
   @IsInt()
   @Min(1)
-  @Max(100)
+  @Max(MAX_PAGE_SIZE)
   limit = 20;
 }

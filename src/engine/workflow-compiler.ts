@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { AppError, FieldError } from '../common/app-error';
-import { fieldErrors } from '../common/validation';
+import { fieldErrors } from '../common/input-validation';
 import type { RunMode } from '../sdk';
 import { WorkflowDefinition, WorkflowNodeSpec } from '../storage/ports/workflow-definition';
 import { DecidedParameter } from './ai-decide/parameter-decider.port';

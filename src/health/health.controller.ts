@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck } from '@nestjs/terminus';
 import { Public } from '../auth/principal';
 import { HealthService } from './health.service';
@@ -12,6 +12,7 @@ export class HealthController {
 
   /** Liveness: the process answers. */
   @Get()
+  @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] } })
   live() {
     return this.health.live();
   }

@@ -62,8 +62,9 @@ describe('the MCP server built from the tool definitions', () => {
       type: 'object',
       properties: {
         collection_id: { type: 'string', minLength: 1, maxLength: 200, description: expect.any(String) },
-        query: { type: 'string', minLength: 1, description: expect.any(String) },
-        offset: { type: 'number', minimum: 0, default: 0, description: expect.any(String) },
+        // The limits of the REST search body (SearchDto), the class that validates both doors.
+        query: { type: 'string', minLength: 1, maxLength: 8192, description: expect.any(String) },
+        offset: { type: 'number', multipleOf: 1, minimum: 0, maximum: 1000, default: 0, description: expect.any(String) },
       },
       required: ['collection_id', 'query'],
       additionalProperties: false,
@@ -111,11 +112,14 @@ describe('the MCP server built from the tool definitions', () => {
 
   it('answers malformed arguments with JSON-RPC InvalidParams, naming each bad field, before calling the backend', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
-      ['service_get_collection', {}, /collection_id: Required/],
-      ['service_list_collection_files', { collection_id: 'col_1', offset: '3' }, /offset: Expected number/],
-      ['service_list_collection_files', { collection_id: 'col_1', offset: 2.5 }, /offset: must be a whole number/],
-      ['service_create_collection', { name: 'x', extra: 1 }, /Unrecognized key.*extra/],
-      ['service_add_file_to_collection', { collection_id: 'col_1', name: 'a.pdf', url: 'nope' }, /url: Invalid url/],
+      ['service_get_collection', {}, /collection_id: is required$/],
+      ['service_list_collection_files', { collection_id: 'col_1', offset: 'third' }, /offset: offset must be an integer number/],
+      ['service_list_collection_files', { collection_id: 'col_1', offset: 2.5 }, /offset: offset must be an integer number/],
+      ['service_create_collection', { name: 'x', extra: 1 }, /extra: property extra should not exist/],
+      ['service_add_file_to_collection', { collection_id: 'col_1', name: 'a.pdf', url: 'nope' }, /url: url must be an absolute URL/],
+      // The search body's field is `text`; the tool's argument is `query`, and the refusal says so.
+      ['service_search_collection', { collection_id: 'col_1', query: 'q'.repeat(8193) }, /query: query must be shorter than or equal to 8192 characters$/],
+      ['service_search_collection', { collection_id: 'col_1', text: 'why' }, /query: is required; text: property text should not exist/],
       ['service_unknown', {}, /Unknown tool service_unknown/],
     ];
     for (const [name, args, message] of cases) {
@@ -126,6 +130,7 @@ describe('the MCP server built from the tool definitions', () => {
     }
     expect(backend.getCollection).not.toHaveBeenCalled();
     expect(backend.createCollection).not.toHaveBeenCalled();
+    expect(backend.search).not.toHaveBeenCalled();
   });
 
   it('turns service failures into isError results that say what to do next', async () => {

@@ -13,8 +13,8 @@ import {
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import type { AnyZodObject, ZodError } from 'zod';
-import { ErrorCode, isAppError } from '../common/app-error';
+import type { AnyZodObject } from 'zod';
+import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
 import type { CollectionsBackend, WorkflowToolRecord } from './collections-backend.port';
 import { toolFailure } from './tool-errors';
 import { COLLECTION_TOOLS, CollectionTool } from './tools';
@@ -38,18 +38,21 @@ export interface McpServerOptions {
   onUnexpectedError?(error: unknown, tool: string): void;
 }
 
-// The SDK's own zod-to-JSON-Schema conversion, so tools/list says what McpServer would say. Its
-// parameter type spans zod 3 and 4; checking our zod 3 objects against it is too deep for tsc.
-const jsonSchema = (schema: AnyZodObject, io: 'input' | 'output') =>
-  toJsonSchemaCompat(schema as unknown as Parameters<typeof toJsonSchemaCompat>[0], { strictUnions: true, pipeStrategy: io });
+const JSON_SCHEMA_DIALECT = 'http://json-schema.org/draft-07/schema#';
+
+// The SDK's own zod-to-JSON-Schema conversion for the output schemas, so tools/list says what
+// McpServer would say. Its parameter type spans zod 3 and 4; checking our zod 3 objects against it
+// is too deep for tsc.
+const outputSchema = (schema: AnyZodObject) =>
+  toJsonSchemaCompat(schema as unknown as Parameters<typeof toJsonSchemaCompat>[0], { strictUnions: true, pipeStrategy: 'output' });
 
 function describeTool(tool: CollectionTool): Tool {
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: jsonSchema(tool.input, 'input') as Tool['inputSchema'],
-    outputSchema: jsonSchema(tool.output, 'output') as Tool['outputSchema'],
+    inputSchema: { ...tool.input.schema, $schema: JSON_SCHEMA_DIALECT } as Tool['inputSchema'],
+    outputSchema: outputSchema(tool.output) as Tool['outputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
   };
 }
@@ -61,7 +64,12 @@ const TOOLS_BY_NAME = new Map(COLLECTION_TOOLS.map((tool) => [tool.name, tool]))
 // for elicitation schemas this server never sends. One per process serves every session.
 const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
-const issuesOf = (error: ZodError) => error.issues.map((issue) => ({ path: issue.path.join('.') || '(arguments)', message: issue.message }));
+/** Arguments a tool refused, as JSON-RPC InvalidParams naming each bad one (`data.issues`). */
+function invalidArguments(tool: string, error: AppError): McpError {
+  const fields = (error.details as { fields?: FieldError[] } | undefined)?.fields ?? [];
+  const issues = fields.map((f) => ({ path: f.field, message: f.reason }));
+  return new McpError(RpcErrorCode.InvalidParams, `Invalid arguments for ${tool}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+}
 
 /** A workflow tool runs a workflow: it may do anything the workflow does, so it claims no safety. */
 const WORKFLOW_TOOL_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
@@ -100,11 +108,7 @@ async function callWorkflowTool(name: string, args: Record<string, unknown>, con
     if (isAppError(error) && error.code === ErrorCode.NOT_FOUND) {
       throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}: tools/list names the tools of this server`);
     }
-    if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) {
-      const fields = (error.details as { fields?: { field: string; reason: string }[] } | undefined)?.fields ?? [];
-      const issues = fields.map((f) => ({ path: f.field, message: f.reason }));
-      throw new McpError(RpcErrorCode.InvalidParams, `Invalid arguments for ${name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
-    }
+    if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) throw invalidArguments(name, error);
     if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, name);
     return toolFailure(error);
   }
@@ -129,16 +133,18 @@ export async function callTool(
 ): Promise<CallToolResult> {
   const tool = TOOLS_BY_NAME.get(params.name);
   if (!tool) return callWorkflowTool(params.name, params.arguments ?? {}, context, options);
-  const args = tool.input.safeParse(params.arguments ?? {});
-  if (!args.success) {
-    const issues = issuesOf(args.error);
-    const summary = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-    throw new McpError(RpcErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${summary}`, { issues });
+  let args: unknown;
+  try {
+    // The REST API's own input DTOs: the same bad input gets the same refusal at both doors.
+    args = tool.input.parse(params.arguments ?? {});
+  } catch (error) {
+    if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) throw invalidArguments(tool.name, error);
+    throw error;
   }
   let output: Record<string, unknown>;
   try {
     // Parsing projects the result onto the declared fields, so structuredContent always matches outputSchema.
-    output = tool.output.parse(await tool.run(options.backend(context), args.data));
+    output = tool.output.parse(await tool.run(options.backend(context), args));
   } catch (error) {
     if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, tool.name);
     return toolFailure(error);

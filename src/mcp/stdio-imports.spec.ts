@@ -29,12 +29,24 @@ function runtimeImports(entry: string): { ours: Set<string>; packages: Set<strin
 }
 
 describe('the stdio program', () => {
-  it('imports neither Nest nor the app: only the MCP layer, the error type, its own config and its libraries', () => {
+  it('imports neither Nest nor the app: the MCP layer, the error type, its config, the shared input DTOs and their libraries', () => {
     const { ours, packages } = runtimeImports(join(__dirname, 'stdio.ts'));
     const outsideMcp = [...ours].map((file) => relative(root, file)).filter((file) => !file.startsWith('src/mcp/'));
-    expect(outsideMcp.sort()).toEqual(['src/common/app-error.ts', 'src/config/stdio-config.ts']);
+    // The tools validate their arguments with the REST API's own DTOs, which therefore stay free of Nest.
+    expect(outsideMcp.sort()).toEqual([
+      'src/collections/collections.dto.ts',
+      'src/collections/files.dto.ts',
+      'src/common/app-error.ts',
+      'src/common/class-schema.ts',
+      'src/common/ids.ts',
+      'src/common/input-validation.ts',
+      'src/common/pagination.ts',
+      'src/config/stdio-config.ts',
+      'src/search/search.dto.ts',
+      'src/storage/ports/file-store.port.ts',
+    ]);
     expect([...ours].map((file) => relative(root, file))).not.toContain('src/mcp/services-backend.adapter.ts');
-    expect([...packages]).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk/server/stdio.js', 'zod']));
-    for (const name of packages) expect(name).toMatch(/^(@modelcontextprotocol\/sdk\/|zod$)/);
+    expect([...packages]).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk/server/stdio.js', 'zod', 'class-validator']));
+    for (const name of packages) expect(name).toMatch(/^(@modelcontextprotocol\/sdk\/|zod$|class-validator$|class-transformer$|node:)/);
   });
 });

@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
+import { SearchResponseDto } from './search-responses.dto';
 import { SearchDto } from './search.dto';
 import { SearchService } from './search.service';
 
@@ -13,6 +14,8 @@ export class SearchController {
   /** A query, not a creation: 200. */
   @Post(':id/search')
   @HttpCode(200)
+  @ApiOkResponse({ type: SearchResponseDto, description: 'The passages nearest to the text, from offset, at most top_k' })
+  @ApiResponse({ status: 409, description: 'The collection was indexed with another embedding model' })
   search(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: SearchDto) {
     return this.searches.search(principal, id, {
       text: body.text,

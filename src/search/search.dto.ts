@@ -1,48 +1,50 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { MAX_OFFSET, MAX_QUERY_CHARS, MAX_TOP_K, SearchMode } from './search.service';
+import { Field, trimmed, wholeNumberFromString } from '../common/input-validation';
 
-/** Clients send counts as strings too (the interface's own example does); only whole numbers convert. */
-const integerOrNumericString = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+/**
+ * The search input of both doors: the REST API and the MCP tool service_search_collection validate
+ * with this class (its `text` is the tool's `query`), so it must stay free of Nest.
+ */
+
+export const MAX_TOP_K = 100;
+export const MAX_OFFSET = 1000;
+export const MAX_QUERY_CHARS = 8192;
+export const SEARCH_MODES = ['vector', 'hybrid'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
 
 export class SearchDto {
-  @ApiProperty({ description: 'What to look for, in natural language', minLength: 1, maxLength: MAX_QUERY_CHARS })
-  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @Field({ description: 'What to look for, in natural language' })
+  @Transform(trimmed)
   @IsString()
   @MinLength(1)
   @MaxLength(MAX_QUERY_CHARS)
   text: string;
 
-  @ApiPropertyOptional({
+  @Field({
     description: 'Number of passages to return: a number or a numeric string',
-    minimum: 1,
-    maximum: MAX_TOP_K,
-    default: 10,
-    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\d+$' }],
+    schema: { type: undefined, oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\d+$' }], default: 10 },
   })
   @IsOptional()
-  @Transform(integerOrNumericString)
+  @Transform(wholeNumberFromString)
   @IsInt()
   @Min(1)
   @Max(MAX_TOP_K)
   top_k?: number;
 
-  @ApiPropertyOptional({ description: 'Passages to skip, for paging', minimum: 0, maximum: MAX_OFFSET, default: 0 })
+  @Field({ description: 'Passages to skip, for paging', schema: { default: 0 } })
   @IsOptional()
-  @Transform(integerOrNumericString)
+  @Transform(wholeNumberFromString)
   @IsInt()
   @Min(0)
   @Max(MAX_OFFSET)
   offset?: number;
 
-  @ApiPropertyOptional({
+  @Field({
     description: '`vector` ranks by cosine distance; `hybrid` fuses that ranking with BM25 keyword ranking',
-    enum: ['vector', 'hybrid'],
-    default: 'vector',
+    schema: { default: 'vector' },
   })
   @IsOptional()
-  @IsIn(['vector', 'hybrid'])
+  @IsIn(SEARCH_MODES)
   mode?: SearchMode;
 }

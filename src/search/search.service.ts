@@ -8,9 +8,10 @@ import { cosineDistance } from '../embeddings/vectors';
 import { Metrics } from '../metrics/metrics.service';
 import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStore, Passage } from '../storage/ports/file-store.port';
+import { MAX_OFFSET, MAX_QUERY_CHARS, MAX_TOP_K, SearchMode } from './search.dto';
 import { MAX_SEARCH_K, modelMismatch, VectorIndex } from './vector-index.port';
 
-export type SearchMode = 'vector' | 'hybrid';
+export type { SearchMode };
 
 export interface SearchInput {
   text: string;
@@ -32,9 +33,6 @@ export interface SearchResultItem {
   page?: number;
 }
 
-export const MAX_TOP_K = 100;
-export const MAX_OFFSET = 1000;
-export const MAX_QUERY_CHARS = 8192;
 
 /** Windows fetched per wanted passage: a passage has several windows, and near ones cluster. */
 const UNITS_PER_PASSAGE = 4;

@@ -6,6 +6,7 @@ import { NodeRegistry, RegisteredNode } from '../engine/node-registry';
 import { PARAMETER_MODES, ParameterMode } from '../storage/ports/workflow-definition';
 import { NodeOptionsService } from './node-options.service';
 import { ParameterOptionsDto } from './node-parameter-options.dto';
+import { NodeTypeListDto } from './workflow-responses.dto';
 
 const nodeTypeView = (node: RegisteredNode) => ({
   type: node.definition.type,
@@ -36,6 +37,7 @@ export class NodeTypesController {
 
   /** Every loaded node type and version with the JSON Schema of its parameters, and the parameter modes on offer. */
   @Get()
+  @ApiOkResponse({ type: NodeTypeListDto })
   list() {
     return { items: this.items, parameterModes: this.parameterModes };
   }

@@ -1,9 +1,10 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiHeader, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
+import { RunAcceptedDto, RunDto, RunPageDto, RunRecordDto } from './workflow-responses.dto';
 import { RunsService } from './runs.service';
-import { RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
+import { parseStartRun, RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
 
 @ApiTags('runs')
 @ApiSecurity('api-key')
@@ -19,20 +20,21 @@ export class RunsController {
   @HttpCode(202)
   @ApiBody({ type: StartRunDto, required: false })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeated within 24 hours, returns the first run' })
-  @ApiResponse({ status: 202, description: '{runId, workflowId, runType, status: "queued"}; Location names the run' })
-  @ApiResponse({ status: 200, description: 'With ?wait=: the run record, once it finished in time' })
+  @ApiAcceptedResponse({ type: RunAcceptedDto, description: 'Queued; Location names the run' })
+  @ApiOkResponse({ type: RunRecordDto, description: 'With ?wait=: the run record, once it finished in time' })
+  @ApiResponse({ status: 403, description: 'Starting runs needs the editor or owner role' })
   @ApiResponse({ status: 409, description: 'runType production, and nothing is published' })
   @ApiResponse({ status: 429, description: "The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again" })
   async start(
     @CurrentPrincipal() principal: Principal,
     @Param('id') workflowId: string,
-    // `unknown` keeps the global validation pipe away: `input` must arrive untouched.
+    // `unknown` keeps the global validation pipe away: parseStartRun hands `input` on untouched.
     @Body() body: unknown,
     @Query() query: StartRunQueryDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const accepted = await this.runs.start(principal, workflowId, body, { idempotencyKey, waitSeconds: query.wait });
+    const accepted = await this.runs.start(principal, workflowId, parseStartRun(body), { idempotencyKey, waitSeconds: query.wait });
     void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     if (!accepted.created) void reply.header('idempotent-replayed', 'true');
     if (accepted.finished) {
@@ -45,7 +47,8 @@ export class RunsController {
   /** A new run of the same version and input; `from: "failed"` reuses what the nodes before the failure produced. */
   @Post('runs/:id/retry')
   @HttpCode(202)
-  @ApiResponse({ status: 202, description: '{runId, workflowId, runType, status: "queued"} of the new run; Location names it' })
+  @ApiAcceptedResponse({ type: RunAcceptedDto, description: 'The new run, queued; Location names it' })
+  @ApiResponse({ status: 403, description: 'Retrying needs the editor or owner role' })
   @ApiResponse({ status: 409, description: 'The run has not finished, or succeeded and from is "failed"' })
   async retry(
     @CurrentPrincipal() principal: Principal,
@@ -59,6 +62,7 @@ export class RunsController {
   }
 
   @Get('runs')
+  @ApiOkResponse({ type: RunPageDto, description: 'Newest first, without steps' })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: RunsQueryDto) {
     const { offset, limit, workflowId, status } = query;
     const result = await this.runs.list(principal, { workflowId, status }, { offset, limit });
@@ -66,12 +70,16 @@ export class RunsController {
   }
 
   @Get('runs/:id')
+  @ApiOkResponse({ type: RunDto, description: 'The run record with its steps and the sub-workflow runs it started' })
   get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return this.runs.get(principal, id);
   }
 
   @Post('runs/:id/cancel')
   @HttpCode(200)
+  @ApiOkResponse({ type: RunRecordDto, description: 'The run, canceled or about to stop at its next step' })
+  @ApiResponse({ status: 403, description: 'Canceling needs the editor or owner role' })
+  @ApiResponse({ status: 409, description: 'The run already finished' })
   cancel(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return this.runs.cancel(principal, id);
   }

@@ -8,7 +8,7 @@ import { Page, PageRequest } from '../common/pagination';
 import { RUN_JOB } from '../jobs/job-names';
 import { JobQueue } from '../jobs/job-queue.port';
 import { Metrics } from '../metrics/metrics.service';
-import { NewRun, newQueuedRun, Run, RUN_TYPES, RunFilter, RunStore, RunType, TERMINAL_RUN_STATUSES } from '../storage/ports/run-store.port';
+import { NewRun, newQueuedRun, Run, RunFilter, RunStore, RunType, TERMINAL_RUN_STATUSES } from '../storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { RateLimiter } from './rate-limit/rate-limiter.port';
@@ -87,10 +87,9 @@ export class RunsService {
   async start(
     principal: Principal,
     workflowId: string,
-    body: unknown,
+    { runType, input }: { runType: RunType; input: unknown },
     options: { idempotencyKey?: string; waitSeconds?: number } = {},
   ): Promise<AcceptedRun> {
-    const { runType, input } = parseStartBody(body);
     const { idempotencyKey, waitSeconds } = options;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
@@ -252,19 +251,4 @@ export class RunsService {
     }
     return run;
   }
-}
-
-/** The webhook body is checked by hand: `input` is any JSON value and must reach the run untouched. */
-export function parseStartBody(body: unknown): { runType: RunType; input: unknown } {
-  if (body === undefined || body === null || body === '') return { runType: 'production', input: undefined };
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw AppError.validation([{ field: 'body', reason: 'must be a JSON object {runType?, input?}' }]);
-  }
-  const { runType = 'production', input, ...rest } = body as Record<string, unknown>;
-  const problems = Object.keys(rest).map((field) => ({ field, reason: 'is not allowed (expected runType and input)' }));
-  if (typeof runType !== 'string' || !(RUN_TYPES as readonly string[]).includes(runType)) {
-    problems.push({ field: 'runType', reason: `must be one of: ${RUN_TYPES.join(', ')}` });
-  }
-  if (problems.length) throw AppError.validation(problems);
-  return { runType: runType as RunType, input };
 }

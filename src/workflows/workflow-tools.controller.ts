@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
+import { WorkflowToolCallDto, WorkflowToolListDto } from './workflow-responses.dto';
 import { WorkflowToolsService } from './workflow-tools.service';
 
 /**
@@ -16,6 +17,7 @@ export class WorkflowToolsController {
 
   /** The tools the caller may call (viewer role at least on their workflow). */
   @Get()
+  @ApiOkResponse({ type: WorkflowToolListDto })
   async list(@CurrentPrincipal() principal: Principal) {
     return { items: await this.tools.list(principal) };
   }
@@ -24,7 +26,7 @@ export class WorkflowToolsController {
   @Post(':name/calls')
   @HttpCode(200)
   @ApiBody({ schema: { type: 'object', additionalProperties: true, description: 'The tool arguments, checked against its input schema' } })
-  @ApiResponse({ status: 200, description: '{runId, status, output, error}' })
+  @ApiOkResponse({ type: WorkflowToolCallDto, description: 'The run and its output once it finished, or status running' })
   call(@CurrentPrincipal() principal: Principal, @Param('name') name: string, @Body() body: unknown) {
     if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
       throw AppError.validation([{ field: 'body', reason: 'must be a JSON object of the tool arguments' }]);

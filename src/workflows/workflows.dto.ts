@@ -22,7 +22,9 @@ import {
 import { PageQueryDto } from '../common/pagination';
 import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../storage/ports/workflow-definition';
 import type { RunMode } from '../sdk';
-import { RUN_STATUSES, RunStatus } from '../storage/ports/run-store.port';
+import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../storage/ports/run-store.port';
+import { AppError } from '../common/app-error';
+import { Field, validateInput } from '../common/input-validation';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
@@ -66,9 +68,11 @@ export class RetryDto {
 }
 
 export class PositionDto {
+  @ApiProperty({ description: 'Where the builder draws the node' })
   @IsNumber()
   x: number;
 
+  @ApiProperty()
   @IsNumber()
   y: number;
 }
@@ -300,11 +304,26 @@ export class RetryRunDto {
   from: 'start' | 'failed' = 'start';
 }
 
-/** Documents the webhook body for Swagger; the body itself is checked by hand (see RunsService). */
+/** The webhook body, validated by `parseStartRun` (not by the pipe: see there). */
 export class StartRunDto {
-  @ApiPropertyOptional({ enum: ['test', 'production'], default: 'production' })
-  runType?: 'test' | 'production';
+  @Field({ description: '`production` runs the active published version; `test` runs the draft' })
+  @IsIn(RUN_TYPES)
+  runType: RunType = 'production';
 
-  @ApiPropertyOptional({ description: 'Any JSON value; the webhook trigger outputs it unchanged' })
+  @Field({ description: 'Any JSON value; the webhook trigger outputs it unchanged' })
+  @IsOptional()
   input?: unknown;
+}
+
+/**
+ * The webhook body checked by StartRunDto, with `input` handed on exactly as it was sent: the
+ * validation pipe would delete keys such as `constructor` inside it and class-transformer rebuild
+ * it, so only the rest of the body goes through them. No body at all is an empty one.
+ * @throws AppError VALIDATION_FAILED
+ */
+export function parseStartRun(body: unknown): { runType: RunType; input: unknown } {
+  if (body === undefined || body === null) return { runType: 'production', input: undefined };
+  if (typeof body !== 'object' || Array.isArray(body)) throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
+  const { input, ...rest } = body as Record<string, unknown>;
+  return { runType: validateInput(StartRunDto, rest).runType, input };
 }

@@ -205,15 +205,16 @@ describe('foundation over real HTTP', () => {
       expect(res.body.code).toBe('MALFORMED_JSON');
     });
 
-    it('answers a body that is not JSON with 400 saying what to send', async () => {
+    it('answers a body that is not JSON with 415 saying what to send', async () => {
       const res = await t.request('POST', '/api/v1/collections', {
         rawBody: '<name>x</name>',
         headers: { 'content-type': 'application/xml' },
       });
-      expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ code: 'MALFORMED_JSON', message: expect.stringContaining('application/xml') });
+      expect(res.status).toBe(415);
+      expect(res.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('application/xml') });
+      expect(res.body.message).toContain('Content-Type: application/json');
       const text = await t.request('POST', '/api/v1/collections', { rawBody: 'name', headers: { 'content-type': 'text/plain' } });
-      expect(text.status).toBe(400);
+      expect(text.status).toBe(415);
     });
 
     it('answers an unknown route with a JSON 404', async () => {

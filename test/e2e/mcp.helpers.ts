@@ -19,11 +19,12 @@ const newestSource = (dir: string): number =>
   }, 0);
 
 /**
- * Builds dist/ when the stdio program is missing or older than its sources. Type errors elsewhere
- * in the tree do not stop tsc from emitting, so only a missing output fails.
+ * Builds dist/ when the stdio program is missing or older than its sources (the MCP layer and the
+ * input DTOs it validates with, from several folders: all of src/ is the simple bound). Type errors
+ * elsewhere in the tree do not stop tsc from emitting, so only a missing output fails.
  */
 export function ensureStdioBuild(): void {
-  const sources = Math.max(newestSource(join(root, 'src', 'mcp')), statSync(join(root, 'src', 'common', 'app-error.ts')).mtimeMs);
+  const sources = newestSource(join(root, 'src'));
   if (existsSync(STDIO_ENTRY) && statSync(STDIO_ENTRY).mtimeMs >= sources) return;
   try {
     execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'pipe' });

@@ -1,6 +1,7 @@
-import { z } from 'zod';
-import { collectionIdArg } from './inputs';
+import { AddFileDto } from '../../collections/files.dto';
+import { CollectionRef } from './inputs';
 import { fileRecord } from './records';
+import { toolArguments } from './tool-arguments';
 import { defineTool } from './tool-definition';
 
 export const addFileToCollectionTool = defineTool({
@@ -14,14 +15,16 @@ export const addFileToCollectionTool = defineTool({
     '(seconds to minutes). The file is searchable with service_search_collection only once its status is indexed; ' +
     'check with service_list_collection_files or service_get_collection_stats. Each call adds a new file, even for the same URL. ' +
     'Needs the editor or owner role on the collection.',
-  input: z
-    .object({
-      collection_id: collectionIdArg,
-      name: z.string().min(1).max(255).describe('File name to show, with its extension, e.g. annual-report.pdf'),
-      url: z.string().url().describe('Public http(s) URL the service downloads the file from, or a data: URL holding a small file'),
-    })
-    .strict(),
+  input: toolArguments({
+    ref: CollectionRef,
+    input: AddFileDto,
+    names: { name: 'name', url: 'url' },
+    descriptions: {
+      name: 'File name to show, with its extension, e.g. annual-report.pdf',
+      url: 'Public http(s) URL the service downloads the file from, or a data: URL holding a small file',
+    },
+  }),
   output: fileRecord,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  run: (backend, args) => backend.addFile(args.collection_id, { name: args.name, url: args.url }),
+  run: (backend, { collection_id, input }) => backend.addFile(collection_id, { name: input.name, url: input.url }),
 });

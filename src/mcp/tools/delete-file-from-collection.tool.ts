@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { collectionIdArg } from './inputs';
+import { FileRef } from './inputs';
+import { toolArguments } from './tool-arguments';
 import { defineTool } from './tool-definition';
 
 export const deleteFileFromCollectionTool = defineTool({
@@ -9,12 +10,7 @@ export const deleteFileFromCollectionTool = defineTool({
     'Permanently deletes a file from a collection, with its extracted text and search entries; this cannot be undone. ' +
     'Get file ids from service_list_collection_files. Needs the editor or owner role on the collection. ' +
     'Deleting a file that is already gone fails with NOT_FOUND and changes nothing.',
-  input: z
-    .object({
-      collection_id: collectionIdArg,
-      file_id: z.string().min(1).max(200).describe('Id of the file (starts with fle_), from service_list_collection_files'),
-    })
-    .strict(),
+  input: toolArguments({ ref: FileRef }),
   output: z.object({ deleted: z.literal(true), collectionId: z.string(), fileId: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(backend, args) {

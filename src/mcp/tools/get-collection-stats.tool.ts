@@ -1,6 +1,6 @@
-import { z } from 'zod';
-import { collectionIdArg } from './inputs';
+import { CollectionRef } from './inputs';
 import { collectionStats } from './records';
+import { toolArguments } from './tool-arguments';
 import { defineTool, READ_ONLY } from './tool-definition';
 
 export const getCollectionStatsTool = defineTool({
@@ -11,7 +11,7 @@ export const getCollectionStatsTool = defineTool({
     'their total size in bytes, and the number of searchable passages and extracted characters. ' +
     'Use it to check whether files added with service_add_file_to_collection have finished: ' +
     'service_search_collection only sees files whose status is indexed.',
-  input: z.object({ collection_id: collectionIdArg }).strict(),
+  input: toolArguments({ ref: CollectionRef }),
   output: collectionStats,
   annotations: READ_ONLY,
   run: (backend, args) => backend.getCollectionStats(args.collection_id),

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { ListFilesQueryDto } from '../../collections/files.dto';
 import { FILES_PER_CALL } from '../collections-backend.port';
-import { collectionIdArg, offsetArg } from './inputs';
+import { CollectionRef, offsetDescription } from './inputs';
 import { fileRecord } from './records';
+import { toolArguments } from './tool-arguments';
 import { defineTool, READ_ONLY } from './tool-definition';
 
 export const listCollectionFilesTool = defineTool({
@@ -12,7 +14,7 @@ export const listCollectionFilesTool = defineTool({
     'with total and nextOffset (null when there are no more; otherwise call again with offset = nextOffset). ' +
     'Each file has its id, name, MIME type, size, status and createdAt. Status pending or processing: still being ingested; ' +
     'indexed: searchable with service_search_collection; error: ingestion failed, the error field says why.',
-  input: z.object({ collection_id: collectionIdArg, offset: offsetArg('files') }).strict(),
+  input: toolArguments({ ref: CollectionRef, input: ListFilesQueryDto, names: { offset: 'offset' }, descriptions: { offset: offsetDescription('files') } }),
   output: z.object({
     files: z.array(fileRecord),
     total: z.number().describe('Number of files in the collection'),
@@ -20,9 +22,9 @@ export const listCollectionFilesTool = defineTool({
     nextOffset: z.number().nullable().describe('Offset of the next page, or null when this page is the last'),
   }),
   annotations: READ_ONLY,
-  async run(backend, args) {
-    const page = await backend.listFiles(args.collection_id, { offset: args.offset, limit: FILES_PER_CALL });
-    const next = args.offset + page.items.length;
-    return { files: page.items, total: page.total, offset: args.offset, nextOffset: page.items.length > 0 && next < page.total ? next : null };
+  async run(backend, { collection_id, input: { offset } }) {
+    const page = await backend.listFiles(collection_id, { offset, limit: FILES_PER_CALL });
+    const next = offset + page.items.length;
+    return { files: page.items, total: page.total, offset, nextOffset: page.items.length > 0 && next < page.total ? next : null };
   },
 });

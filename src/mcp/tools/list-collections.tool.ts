@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { COLLECTIONS_PER_CALL } from '../collections-backend.port';
 import { collectionRecord } from './records';
+import { toolArguments } from './tool-arguments';
 import { defineTool, READ_ONLY } from './tool-definition';
 
 export const listCollectionsTool = defineTool({
@@ -11,7 +12,7 @@ export const listCollectionsTool = defineTool({
     `Takes no arguments and returns at most ${COLLECTIONS_PER_CALL} collections, plus total: how many you can access in all. ` +
     'Next: service_search_collection to search one, service_get_collection_stats to see its files and indexing progress, ' +
     'or service_create_collection when none fits.',
-  input: z.object({}).strict(),
+  input: toolArguments({}),
   output: z.object({
     collections: z.array(collectionRecord),
     total: z.number().describe('Number of collections you can access; more than returned when above the limit'),

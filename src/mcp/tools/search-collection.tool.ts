@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { SearchDto } from '../../search/search.dto';
 import { RESULTS_PER_SEARCH } from '../collections-backend.port';
-import { collectionIdArg, offsetArg } from './inputs';
+import { CollectionRef, offsetDescription } from './inputs';
 import { searchHit } from './records';
+import { toolArguments } from './tool-arguments';
 import { defineTool, READ_ONLY } from './tool-definition';
 
 export const searchCollectionTool = defineTool({
@@ -14,22 +16,23 @@ export const searchCollectionTool = defineTool({
     '(smaller is closer) and the id and name of its file. For more, call again with offset = nextOffset. ' +
     'Only files whose status is indexed are searched: after service_add_file_to_collection, wait until ' +
     'service_list_collection_files shows the file as indexed.',
-  input: z
-    .object({
-      collection_id: collectionIdArg,
-      query: z.string().min(1).describe('What to look for, in natural language'),
-      offset: offsetArg('results'),
-    })
-    .strict(),
+  input: toolArguments({
+    ref: CollectionRef,
+    input: SearchDto,
+    // top_k is the tool's own (RESULTS_PER_SEARCH) and mode the default: neither is offered.
+    names: { query: 'text', offset: 'offset' },
+    descriptions: { offset: offsetDescription('results') },
+  }),
   output: z.object({
     result: z.array(searchHit).describe('Matching passages, closest first'),
     offset: z.number(),
     nextOffset: z.number().nullable().describe('Offset of the next results, or null when there are no more'),
   }),
   annotations: READ_ONLY,
-  async run(backend, args) {
-    const { result } = await backend.search(args.collection_id, { text: args.query, topK: RESULTS_PER_SEARCH, offset: args.offset });
+  async run(backend, { collection_id, input }) {
+    const offset = input.offset ?? 0;
+    const { result } = await backend.search(collection_id, { text: input.text, topK: RESULTS_PER_SEARCH, offset });
     const page = result.slice(0, RESULTS_PER_SEARCH);
-    return { result: page, offset: args.offset, nextOffset: page.length === RESULTS_PER_SEARCH ? args.offset + page.length : null };
+    return { result: page, offset, nextOffset: page.length === RESULTS_PER_SEARCH ? offset + page.length : null };
   },
 });

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { CollectionsBackend } from '../collections-backend.port';
+import type { ToolArguments } from './tool-arguments';
 
 /** The four behaviour hints of the MCP specification, always all set so a client never guesses. */
 export interface ToolHints {
@@ -14,18 +15,18 @@ export interface ToolHints {
  * One MCP tool as plain data plus one function: no SDK or Nest types, so the remote server and
  * the stdio program register the very same objects.
  */
-export interface CollectionTool<In extends z.AnyZodObject = z.AnyZodObject, Out extends z.AnyZodObject = z.AnyZodObject> {
+export interface CollectionTool<Args = any, Out extends z.AnyZodObject = z.AnyZodObject> {
   name: string;
   title: string;
   /** Written for a model: what the tool does, its limits, and what to call next. */
   description: string;
-  /** A strict object: unknown properties are refused, and the JSON Schema says so. */
-  input: In;
+  /** Checked by the REST API's own input DTOs; a strict object in tools/list. */
+  input: ToolArguments<Args>;
   output: Out;
   annotations: ToolHints;
-  run(backend: CollectionsBackend, args: z.output<In>): Promise<z.input<Out>>;
+  run(backend: CollectionsBackend, args: Args): Promise<z.input<Out>>;
 }
 
-export const defineTool = <In extends z.AnyZodObject, Out extends z.AnyZodObject>(tool: CollectionTool<In, Out>) => tool;
+export const defineTool = <Args, Out extends z.AnyZodObject>(tool: CollectionTool<Args, Out>) => tool;
 
 export const READ_ONLY: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };

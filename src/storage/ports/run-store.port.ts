@@ -14,7 +14,8 @@ export type RunType = (typeof RUN_TYPES)[number];
  * `running`: a node that must not run twice has started and not finished (written before it
  * starts); `waiting`: a Wait node paused the run, its output is kept until the run resumes.
  */
-export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
+export const STEP_STATUSES = ['running', 'waiting', 'succeeded', 'failed', 'skipped', 'canceled'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
 
 /** A failure as stored: secrets already masked. */
 export interface StepError {

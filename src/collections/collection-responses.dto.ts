@@ -1,0 +1,101 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { pageOf, timestamp } from '../common/response-schemas';
+import { FILE_STATUSES, FileStatus } from '../storage/ports/file-store.port';
+import { ROLES, Role } from '../storage/ports/membership-store.port';
+import type { CollectionStats } from './collections.service';
+import type { CollectionView } from './collections.dto';
+import type { FileContent, FileView } from './files.service';
+
+/** What the collection and file endpoints answer, for OpenAPI. */
+
+export class CollectionDto implements CollectionView {
+  @ApiProperty({ example: 'col_0123456789abcdefghijklmno' })
+  id: string;
+
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty(timestamp())
+  createdAt: string;
+
+  @ApiProperty(timestamp())
+  updatedAt: string;
+
+  @ApiProperty({ enum: ROLES, description: 'Your role on the collection' })
+  role: Role;
+}
+
+export const CollectionPageDto = pageOf(CollectionDto, 'CollectionPageDto');
+
+export class FileCountsDto {
+  @ApiProperty({ type: 'integer' })
+  total: number;
+
+  @ApiProperty({ type: 'integer' })
+  pending: number;
+
+  @ApiProperty({ type: 'integer' })
+  processing: number;
+
+  @ApiProperty({ type: 'integer' })
+  indexed: number;
+
+  @ApiProperty({ type: 'integer' })
+  error: number;
+}
+
+export class CollectionStatsDto implements CollectionStats {
+  @ApiProperty()
+  collectionId: string;
+
+  @ApiProperty({ type: FileCountsDto, description: 'Number of files by ingestion status' })
+  files: FileCountsDto;
+
+  @ApiProperty({ type: 'integer', description: 'Total size of the files, in bytes' })
+  bytes: number;
+
+  @ApiProperty({ type: 'integer', description: 'Number of searchable passages' })
+  chunks: number;
+
+  @ApiProperty({ type: 'integer', description: 'Characters of extracted text' })
+  characters: number;
+}
+
+export class FileDto implements FileView {
+  @ApiProperty({ example: 'fle_0123456789abcdefghijklmno' })
+  id: string;
+
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ description: 'MIME type: as declared until the bytes were read, then as detected', example: 'application/pdf' })
+  type: string;
+
+  @ApiProperty({ type: 'integer', description: 'Size in bytes (0 until downloaded)' })
+  size: number;
+
+  @ApiProperty({ enum: FILE_STATUSES, description: 'pending and processing: being ingested; indexed: searchable; error: ingestion failed' })
+  status: FileStatus;
+
+  @ApiProperty(timestamp())
+  createdAt: string;
+
+  @ApiPropertyOptional({ description: 'Why ingestion failed; only with status error' })
+  error?: string;
+}
+
+export const FilePageDto = pageOf(FileDto, 'FilePageDto');
+
+export class FileContentDto implements FileContent {
+  @ApiProperty()
+  id: string;
+
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ description: 'MIME type' })
+  type: string;
+
+  @ApiProperty({ description: 'The extracted text, passage after passage' })
+  content: string;
+}

@@ -1,0 +1,10 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** Documents the multipart form of the upload endpoint for Swagger; parsing is done by @fastify/multipart. */
+export class UploadFileDto {
+  @ApiProperty({ type: 'string', format: 'binary', description: 'The file' })
+  file: unknown;
+
+  @ApiProperty({ required: false, description: 'File name; defaults to the uploaded file name' })
+  name?: string;
+}

@@ -1,0 +1,96 @@
+import 'reflect-metadata';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
+import { Type } from 'class-transformer';
+import { AppError, ErrorCode } from './app-error';
+import { IsAbsoluteUrl } from './class-schema';
+import { checkInput, dtoSchema, Field, REQUIRED, trimmed, validateInput, wholeNumberFromString } from './input-validation';
+
+class Inner {
+  @IsInt()
+  n: number;
+}
+
+class Sample {
+  @Field({ description: 'A name' })
+  @Transform(trimmed)
+  @IsString()
+  @Length(1, 10)
+  name: string;
+
+  @Field()
+  @IsOptional()
+  @Transform(wholeNumberFromString)
+  @IsInt()
+  @Min(0)
+  @Max(5)
+  count?: number;
+
+  @Field()
+  @IsIn(['a', 'b'])
+  kind: 'a' | 'b' = 'a';
+
+  @Field()
+  @IsOptional()
+  @IsAbsoluteUrl()
+  url?: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Inner)
+  inner?: Inner;
+}
+
+const failure = (run: () => unknown): AppError => {
+  try {
+    run();
+  } catch (error) {
+    return error as AppError;
+  }
+  throw new Error('expected a failure');
+};
+
+describe('shared input validation', () => {
+  it('gives an absent required field one reason, and a present wrong one each of its reasons', () => {
+    expect(checkInput(Sample, {}).errors).toEqual([{ field: 'name', reason: REQUIRED }]);
+    const wrong = checkInput(Sample, { name: 42 }).errors;
+    expect(wrong.map((e) => e.field)).toEqual(['name', 'name']);
+    expect(wrong.map((e) => e.reason)).toEqual(expect.arrayContaining(['name must be a string']));
+    expect(checkInput(Sample, { name: 'x', inner: {} }).errors).toEqual([{ field: 'inner.n', reason: REQUIRED }]);
+    expect(checkInput(Sample, { name: 'x', kind: null }).errors).toEqual([{ field: 'kind', reason: 'kind must be one of the following values: a, b' }]);
+  });
+
+  it('transforms as the REST pipe does: trims, converts whole-number strings only, keeps defaults', () => {
+    expect(validateInput(Sample, { name: '  ok ', count: '3' })).toMatchObject({ name: 'ok', count: 3, kind: 'a' });
+    expect(checkInput(Sample, { name: 'ok', count: '1.5' }).errors).toContainEqual({ field: 'count', reason: 'count must be an integer number' });
+    expect(checkInput(Sample, { name: 'ok', count: '-1' }).errors).toEqual([{ field: 'count', reason: 'count must not be less than 0' }]);
+  });
+
+  it('refuses unknown fields, and drops the prototype keys the REST pipe drops instead of failing on them', () => {
+    const error = failure(() => validateInput(Sample, { name: 'ok', extra: { constructor: 'c' } }));
+    expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
+    expect(error.details).toEqual({ fields: [{ field: 'extra', reason: 'property extra should not exist' }] });
+    expect(validateInput(Sample, { name: 'ok', constructor: 'c' })).toMatchObject({ name: 'ok' });
+  });
+
+  it('accepts any absolute URL and refuses the rest', () => {
+    expect(checkInput(Sample, { name: 'ok', url: 'data:text/plain,hi' }).errors).toEqual([]);
+    expect(checkInput(Sample, { name: 'ok', url: 'ftp://example.com/a' }).errors).toEqual([]);
+    expect(checkInput(Sample, { name: 'ok', url: '/relative' }).errors).toEqual([{ field: 'url', reason: 'url must be an absolute URL, e.g. https://example.com/report.pdf' }]);
+  });
+
+  it('derives the JSON Schema from the same rules', () => {
+    expect(dtoSchema(Sample).schema).toEqual({
+      type: 'object',
+      properties: {
+        name: { description: 'A name', type: 'string', minLength: 1, maxLength: 10 },
+        count: { type: 'integer', minimum: 0, maximum: 5 },
+        kind: { type: 'string', enum: ['a', 'b'], default: 'a' },
+        url: { format: 'uri' },
+        inner: {},
+      },
+      required: ['name'],
+      additionalProperties: false,
+    });
+  });
+});

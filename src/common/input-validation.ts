@@ -1,0 +1,141 @@
+import { plainToInstance } from 'class-transformer';
+import { ValidationError, validateSync, ValidatorOptions } from 'class-validator';
+import { AppError, FieldError } from './app-error';
+import { classSchema, ClassSchema, JsonSchema, PropertyDoc, SchemaClass } from './class-schema';
+
+/**
+ * The input DTOs both doors share: the REST API validates them with the global pipe, the MCP tools
+ * (remote and stdio) with `validateInput`, with the same options, so one rule gives one answer
+ * wherever the input comes in. Imports nothing of Nest.
+ */
+
+/** Unknown fields are refused rather than dropped, so a typo never silently loses data. */
+// forbidUnknownValues off as Nest's pipe has it: a class without rules (a tool without ids) validates empty.
+export const VALIDATOR_OPTIONS: ValidatorOptions = {
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  forbidUnknownValues: false,
+  validationError: { target: false },
+};
+
+/** The one reason given for a required field that is absent, whatever rules it has. */
+export const REQUIRED = 'is required';
+
+/**
+ * Flattens nested class-validator errors into `{field: 'a.b[0].c', reason}` pairs. A field that is
+ * absent gets one reason, `is required`, rather than every rule its absence breaks.
+ */
+export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const field = parent
+      ? /^\d+$/.test(error.property)
+        ? `${parent}[${error.property}]`
+        : `${parent}.${error.property}`
+      : error.property;
+    // The REST pipe drops `value` from errors that have children, so only a leaf's undefined means absent.
+    if (error.value === undefined && error.constraints && !error.children?.length) return [{ field, reason: REQUIRED }];
+    const own = Object.values(error.constraints ?? {}).map((reason) => ({ field, reason }));
+    return [...own, ...fieldErrors(error.children ?? [], field)];
+  });
+}
+
+/** `plain` as an instance of `dto`, transformed and validated as the REST pipe does it, and what is wrong with it. */
+export function checkInput<T extends object>(dto: new () => T, plain: Record<string, unknown>): { value: T; errors: FieldError[] } {
+  const value = plainToInstance(dto, withoutPrototypeKeys(plain) as Record<string, unknown>);
+  return { value, errors: fieldErrors(validateSync(value, VALIDATOR_OPTIONS)) };
+}
+
+/**
+ * `plain` as a valid instance of `dto`.
+ * @throws AppError VALIDATION_FAILED naming each bad field
+ */
+export function validateInput<T extends object>(dto: new () => T, plain: Record<string, unknown>): T {
+  const { value, errors } = checkInput(dto, plain);
+  if (errors.length) throw AppError.validation(errors);
+  return value;
+}
+
+const PROTOTYPE_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+
+/**
+ * A copy without the keys Nest's validation pipe deletes from a body before class-transformer
+ * reads it (class-transformer fails on a `constructor` key): the tools drop what the REST door drops.
+ */
+function withoutPrototypeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutPrototypeKeys);
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !PROTOTYPE_KEYS.has(key))
+      .map(([key, item]) => [key, withoutPrototypeKeys(item)]),
+  );
+}
+
+/**
+ * Counts arrive as strings in query strings (and in the interface's own search example): only
+ * whole numbers convert, so anything else is refused as what it is rather than as NaN or 0.
+ */
+export const wholeNumberFromString = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
+
+export const trimmed = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
+
+const DOCS = new WeakMap<object, Map<string, PropertyDoc>>();
+
+/**
+ * Documents a field of a shared input DTO: its description and any JSON Schema the rules cannot
+ * say. The rules themselves (types, lengths, bounds) come from the class-validator decorators.
+ */
+export function Field(doc: PropertyDoc = {}): PropertyDecorator {
+  return (prototype, property) => {
+    if (typeof property !== 'string') throw new TypeError('@Field() needs a string property name');
+    const docs = DOCS.get(prototype) ?? new Map<string, PropertyDoc>();
+    docs.set(property, doc);
+    DOCS.set(prototype, docs);
+    describeForOpenApi(prototype.constructor as SchemaClass);
+  };
+}
+
+/** The JSON Schema of a shared input DTO, inherited fields included. */
+export function dtoSchema(dto: SchemaClass): ClassSchema {
+  const merged = new Map<string, PropertyDoc>();
+  const chain: object[] = [];
+  for (let proto: object | null = dto.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) chain.unshift(proto);
+  for (const proto of chain) for (const [name, doc] of DOCS.get(proto) ?? []) merged.set(name, doc);
+  return classSchema(dto, merged);
+}
+
+/**
+ * @nestjs/swagger reads a class's properties from a static `_OPENAPI_METADATA_FACTORY` when there is
+ * one: what its CLI plugin writes at compile time. Giving it the derived schema documents a DTO
+ * without importing @nestjs/swagger here, so the API docs show the very rules the DTO enforces.
+ */
+const OPENAPI_METADATA_FACTORY = '_OPENAPI_METADATA_FACTORY';
+
+function describeForOpenApi(target: SchemaClass): void {
+  const own = Object.getOwnPropertyDescriptor(target, OPENAPI_METADATA_FACTORY);
+  if ((own?.value as { derived?: true } | undefined)?.derived) return;
+  // A factory the CLI plugin compiled in (when `nest build` runs it) keeps what only it knows; the rules win.
+  const compiled = typeof own?.value === 'function' ? (own.value as () => Record<string, JsonSchema>) : undefined;
+  const factory = Object.assign(() => ({ ...compiled?.(), ...openApiProperties(dtoSchema(target).schema) }), { derived: true as const });
+  Object.defineProperty(target, OPENAPI_METADATA_FACTORY, { value: factory, configurable: true, writable: true });
+}
+
+/** Any JSON value, in the OpenAPI 3.0 dialect (which has no `null` type, hence `nullable`). */
+export const anyJsonValue = (): { oneOf: JsonSchema[]; nullable: true } => ({
+  oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array', items: {} }],
+  nullable: true,
+});
+
+/** JSON Schema properties as the options of @nestjs/swagger's ApiProperty. */
+function openApiProperties(schema: ClassSchema['schema']): Record<string, JsonSchema> {
+  const required = new Set(schema.required ?? []);
+  return Object.fromEntries(
+    Object.entries(schema.properties).map(([name, property]) => {
+      const options: JsonSchema = { ...property, required: required.has(name) };
+      // A property any JSON value may fill: swagger would otherwise call it an object (its design type).
+      if (['type', 'enum', 'oneOf', 'anyOf'].every((keyword) => options[keyword] === undefined)) Object.assign(options, anyJsonValue());
+      return [name, options];
+    }),
+  );
+}
