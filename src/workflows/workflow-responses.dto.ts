@@ -171,6 +171,9 @@ export class StepDto {
   @ApiProperty({ type: 'integer', nullable: true })
   durationMs: number | null;
 
+  @ApiPropertyOptional(anyJson('What the node received (one entry per iteration in a loop body), secrets masked and size-capped'))
+  input?: unknown;
+
   @ApiPropertyOptional(anyJson("The node's output, secrets masked and size-capped"))
   output?: unknown;
 
