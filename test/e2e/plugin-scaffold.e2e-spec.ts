@@ -307,7 +307,7 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
         type: 'object',
         properties: {
           text: { title: 'Text', description: 'Text to count, e.g. the expression `item.content`.', type: 'string', examples: ['The quick brown fox'] },
-          unit: { description: 'What to count.', enum: ['words', 'characters'], default: 'words' },
+          unit: { description: 'What to count.', enum: ['words', 'characters'], type: 'string', default: 'words' },
           cap: { description: 'Counts above this are reported as this.', type: 'integer', minimum: 1, maximum: 1_000_000, default: 100_000 },
         },
         required: ['text'],
