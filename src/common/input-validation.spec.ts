@@ -73,6 +73,23 @@ describe('shared input validation', () => {
     expect(validateInput(Sample, { name: 'ok', constructor: 'c' })).toMatchObject({ name: 'ok' });
   });
 
+  it('answers an empty input the same way every time, for a DTO that accepts it and for one that does not', () => {
+    class AllOptional {
+      @IsOptional()
+      @IsIn(['test', 'production'])
+      runType: string = 'production';
+    }
+    for (let i = 0; i < 3; i++) {
+      const { value, errors } = checkInput(AllOptional, {});
+      expect(errors).toEqual([]);
+      expect(value).toBeInstanceOf(AllOptional);
+      expect(value.runType).toBe('production');
+      expect(checkInput(Sample, {}).errors.map((e) => e.reason)).toContain(REQUIRED);
+    }
+    // Once an empty input is known to be valid, a non-empty one is still checked.
+    expect(checkInput(AllOptional, { runType: 'staging' }).errors).toEqual([{ field: 'runType', reason: expect.stringContaining('runType') }]);
+  });
+
   it('accepts any absolute URL and refuses the rest', () => {
     expect(checkInput(Sample, { name: 'ok', url: 'data:text/plain,hi' }).errors).toEqual([]);
     expect(checkInput(Sample, { name: 'ok', url: 'ftp://example.com/a' }).errors).toEqual([]);

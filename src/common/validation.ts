@@ -1,13 +1,14 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { AppError } from './app-error';
-import { fieldErrors, VALIDATOR_OPTIONS } from './input-validation';
+import { fieldErrors, knownValidWhenEmpty, rememberValid, VALIDATOR_OPTIONS } from './input-validation';
 
 export { fieldErrors };
 
 /**
  * The REST door's validation: the options `validateInput` uses for the MCP tools, so both answer
  * alike. A body DTO is an object: an array or a bare value is refused as such, where the pipe would
- * validate it as an object keyed 0, 1, ... and report those keys.
+ * validate it as an object keyed 0, 1, ... and report those keys. An empty input skips the work
+ * once its DTO is known to accept it (see `knownValidWhenEmpty`).
  */
 class InputValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -15,7 +16,13 @@ class InputValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && notAnObject && this.toValidate(metadata)) {
       throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
     }
-    return super.transform(value, metadata);
+    const dto = this.toValidate(metadata) ? (metadata.metatype as (new () => object) | undefined) : undefined;
+    if (!dto) return super.transform(value, metadata);
+    const known = knownValidWhenEmpty(dto, value);
+    if (known) return known;
+    const result: unknown = await super.transform(value, metadata);
+    rememberValid(dto, value);
+    return result;
   }
 }
 
