@@ -1,42 +1,15 @@
-import { useState } from 'preact/hooks';
-import { api, query } from '../api-client';
-import type { Collection, Page } from '../api-types';
-import { Link, navigate, setQuery, useLocation } from '../router';
-import { ErrorBox, Pager, Section, Time, useAction, useLoad } from '../ui';
-
-const LIMIT = 20;
+import type { Collection } from '../api-types';
+import { CreateByName, usePagedList } from '../listing';
+import { Link } from '../router';
+import { ErrorBox, Section, Time } from '../ui';
 
 export function CollectionsPage() {
-  const { params } = useLocation();
-  const offset = Number(params.get('offset') ?? 0) || 0;
-  const list = useLoad(() => api<Page<Collection>>('GET', `/api/v1/collections${query({ offset, limit: LIMIT })}`), [offset]);
-  const [name, setName] = useState('');
-  const create = useAction(async () => {
-    const created = await api<Collection>('POST', '/api/v1/collections', { body: { name } });
-    navigate(`/collections/${created.id}`);
-  });
+  const { list, pager } = usePagedList<Collection>('/api/v1/collections');
 
   return (
     <main>
       <h1>Collections</h1>
-      <Section title="New collection">
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void create.run();
-          }}
-        >
-          <label>
-            Collection name
-            <input value={name} onInput={(e) => setName(e.currentTarget.value)} required maxLength={200} />
-          </label>
-          <button type="submit" disabled={create.busy}>
-            Create collection
-          </button>
-        </form>
-        <ErrorBox error={create.error} />
-      </Section>
+      <CreateByName noun="collection" path="/api/v1/collections" open={(id) => `/collections/${id}`} />
       <Section title="Your collections">
         <ErrorBox error={list.error} />
         {list.data && list.data.items.length === 0 && <p class="muted">No collection yet: create one above.</p>}
@@ -68,7 +41,7 @@ export function CollectionsPage() {
             </tbody>
           </table>
         )}
-        {list.data && <Pager offset={offset} limit={LIMIT} total={list.data.total} onChange={(o) => setQuery({ offset: o || undefined })} />}
+        {pager}
       </Section>
     </main>
   );

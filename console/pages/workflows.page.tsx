@@ -1,43 +1,16 @@
-import { useState } from 'preact/hooks';
-import { api, query } from '../api-client';
-import type { Page, Workflow, WorkflowSummary } from '../api-types';
-import { Link, navigate, setQuery, useLocation } from '../router';
-import { ErrorBox, Pager, Section, Time, useAction, useLoad } from '../ui';
-
-const LIMIT = 20;
+import type { WorkflowSummary } from '../api-types';
+import { CreateByName, usePagedList } from '../listing';
+import { Link } from '../router';
+import { ErrorBox, Section, Time } from '../ui';
 
 export function WorkflowsPage() {
-  const { params } = useLocation();
-  const offset = Number(params.get('offset') ?? 0) || 0;
-  const list = useLoad(() => api<Page<WorkflowSummary>>('GET', `/api/v1/workflows${query({ offset, limit: LIMIT })}`), [offset]);
-  const [name, setName] = useState('');
-  // Created with the server's default definition (a lone webhook trigger), then edited in the editor.
-  const create = useAction(async () => {
-    const created = await api<Workflow>('POST', '/api/v1/workflows', { body: { name } });
-    navigate(`/workflows/${created.id}`);
-  });
+  const { list, pager } = usePagedList<WorkflowSummary>('/api/v1/workflows');
 
   return (
     <main>
       <h1>Workflows</h1>
-      <Section title="New workflow">
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void create.run();
-          }}
-        >
-          <label>
-            Workflow name
-            <input value={name} onInput={(e) => setName(e.currentTarget.value)} required maxLength={200} />
-          </label>
-          <button type="submit" disabled={create.busy}>
-            Create workflow
-          </button>
-        </form>
-        <ErrorBox error={create.error} />
-      </Section>
+      {/* Created with the server's default definition (a lone webhook trigger), then edited in the editor. */}
+      <CreateByName noun="workflow" path="/api/v1/workflows" open={(id) => `/workflows/${id}`} />
       <Section title="Your workflows">
         <ErrorBox error={list.error} />
         {list.data && list.data.items.length === 0 && <p class="muted">No workflow yet: create one above.</p>}
@@ -76,7 +49,7 @@ export function WorkflowsPage() {
             </tbody>
           </table>
         )}
-        {list.data && <Pager offset={offset} limit={LIMIT} total={list.data.total} onChange={(o) => setQuery({ offset: o || undefined })} />}
+        {pager}
       </Section>
     </main>
   );
