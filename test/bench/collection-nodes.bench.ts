@@ -11,12 +11,11 @@
  * Target: >= 300 runs/s for the three nodes. Baseline: the two-node workflow.
  */
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
-import { BENCH_KEY, call, load, percentile, report, startApp, startHelloServer } from './lib/bench-kit';
+import { call, measureRuns, MeasuredRuns, report, startApp, startHelloServer } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const FILES = 25;
-const KEY = BENCH_KEY;
 const SECRET = 'sk-bench-secret-0123456789';
 
 const trigger = { id: 'trigger', type: 'webhook-trigger', parameters: {} };
@@ -31,57 +30,10 @@ const variables = (upstreamUrl: string) => [
   { name: 'apiKey', type: 'secret', value: SECRET },
 ];
 
-interface Measured {
-  runsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-}
-
-/** Publishes the workflow, warms it up with one run, then times RUNS webhooks to their last finished run. */
-async function measure(appUrl: string, label: string, definition: unknown): Promise<Measured> {
-  const workflow = await call(appUrl, 'POST', '/api/v1/workflows', { name: label, definition });
-  await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
-  const count = async (status: string) => (await call(appUrl, 'GET', `/api/v1/runs?workflowId=${workflow.id}&status=${status}&limit=1`)).total as number;
-  const finished = async () => (await count('succeeded')) + (await count('failed'));
-
-  await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input: { query: 'warm-up' } });
-  while ((await finished()) < 1) await new Promise((r) => setTimeout(r, 20));
-
-  const started = performance.now();
-  const accepted = await load({
-    url: appUrl,
-    path: `/api/v1/workflows/${workflow.id}/runs`,
-    method: 'POST',
-    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({ input: { query: 'what is a vector' } }),
-    connections: CONNECTIONS,
-    durationMs: 120_000,
-    maxRequests: RUNS,
-  });
-  if (accepted.statuses[202] !== RUNS) throw new Error(`${label}: accepted ${JSON.stringify(accepted.statuses)}, errors ${accepted.errors}`);
-  const deadline = Date.now() + 120_000;
-  for (let done = 0; (done = await finished()) < RUNS + 1; await new Promise((r) => setTimeout(r, 25))) {
-    if (Date.now() > deadline) throw new Error(`${label}: only ${done} of ${RUNS + 1} runs finished`);
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const failed = await count('failed');
-  if (failed) {
-    const sample = await call(appUrl, 'GET', `/api/v1/runs?workflowId=${workflow.id}&status=failed&limit=1`);
-    const run = await call(appUrl, 'GET', `/api/v1/runs/${sample.items[0].id}`);
-    throw new Error(`${label}: ${failed} runs failed, e.g. ${JSON.stringify(run.error)}`);
-  }
-
-  const latencies: number[] = [];
-  for (let offset = 0; offset < RUNS; offset += 100) {
-    const page = await call(appUrl, 'GET', `/api/v1/runs?workflowId=${workflow.id}&offset=${offset}&limit=100`);
-    for (const run of page.items) if (run.finishedAt) latencies.push(Date.parse(run.finishedAt) - Date.parse(run.createdAt));
-  }
-  latencies.sort((a, b) => a - b);
-  const result = { runsPerSecond: RUNS / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
-  console.log(
-    `${label}: ${RUNS} runs in ${seconds.toFixed(2)} s = ${result.runsPerSecond.toFixed(0)} completed runs/s ` +
-      `(accept-to-finish p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms)`,
-  );
+/** Publishes the workflow, warms it up with one run, then times RUNS webhooks to their last finished run; no run may fail. */
+async function measure(appUrl: string, label: string, definition: unknown): Promise<MeasuredRuns> {
+  const result = await measureRuns(appUrl, label, definition, { query: 'what is a vector' }, { runs: RUNS, connections: CONNECTIONS });
+  if (result.failed) throw new Error(`${label}: ${result.failed} runs failed`);
   return result;
 }
 
