@@ -57,3 +57,20 @@ describe('AppConfig: metrics and the worker health port', () => {
     ]);
   });
 });
+
+describe('AppConfig: connection strings in errors', () => {
+  it('masks the credentials of a bad URL instead of echoing them', () => {
+    const problems = (() => {
+      try {
+        loadConfig({ MONGODB_URI: 'mongdb://admin:S3cretPw@db:27017/x', REDIS_URL: 'redis//:hunter2@r:6379', ELASTICSEARCH_URL: 'ftp://u:p@es/x' });
+      } catch (error) {
+        return (error as ConfigError).problems.join('\n');
+      }
+      throw new Error('the configuration was accepted');
+    })();
+    for (const secret of ['S3cretPw', 'hunter2', 'u:p']) expect(problems).not.toContain(secret);
+    expect(problems).toContain('MONGODB_URI');
+    expect(problems).toContain('"mongdb://***@db:27017/x"');
+    expect(problems).toContain('REDIS_URL');
+  });
+});

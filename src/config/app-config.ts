@@ -229,7 +229,21 @@ function describe(errors: ValidationError[]): string[] {
 
 function shown(variable: string, value: unknown): string {
   if (SECRET_VARIABLES.has(variable) && typeof value === 'string') return `a value of ${value.length} characters`;
+  if (/_(URL|URI)$/.test(variable) && typeof value === 'string') return JSON.stringify(withoutCredentials(value));
   return JSON.stringify(value);
+}
+
+/**
+ * A connection string with whatever stands before the last `@` of its authority masked: a user
+ * and password (`mongodb://admin:pw@db`, `redis://:pw@host`), even in a value too malformed to
+ * parse as a URL, never reach the error message and the logs that keep it.
+ */
+function withoutCredentials(value: string): string {
+  const start = value.indexOf('//') + 2;
+  const end = value.slice(start).search(/[/?#]/);
+  const authority = end === -1 ? value.slice(start) : value.slice(start, start + end);
+  const at = authority.lastIndexOf('@');
+  return at === -1 ? value : `${value.slice(0, start)}***@${value.slice(start + at + 1)}`;
 }
 
 /** Validates the environment once. Throws ConfigError naming every bad variable and why. */

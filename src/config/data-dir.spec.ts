@@ -33,6 +33,16 @@ describe('assertDataDirWritable', () => {
     expect((error as ConfigError).problems).toEqual([expect.stringMatching(new RegExp(`^DATA_DIR: ${file} is not writable by user \\d+ \\(group \\d+\\): EEXIST\\. .*chown -R \\d+:\\d+ ${file}`))]);
   });
 
+  it("passes beside another process's probe, and many checks at once do not trip over each other", () => {
+    const dir = join(root, 'shared');
+    assertDataDirWritable(loadConfig({ DATA_DIR: dir }));
+    // Left by a process that is checking the folder at this very moment.
+    writeFileSync(join(dir, '.write-check-1'), '');
+    const config = loadConfig({ DATA_DIR: dir });
+    for (let i = 0; i < 20; i++) assertDataDirWritable(config);
+    expect(readdirSync(dir)).toEqual(['.write-check-1']);
+  });
+
   it('does not look at DATA_DIR when nothing is kept there', () => {
     const file = join(root, 'not-a-folder');
     writeFileSync(file, 'x');

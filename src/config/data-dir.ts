@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppConfig, ConfigError } from './app-config';
+
+const PROBE_PREFIX = '.write-check-';
 
 /**
  * Refuses to boot on a DATA_DIR this process cannot write, with one message that says who the
@@ -14,12 +17,19 @@ export function assertDataDirWritable(config: AppConfig): void {
   let failing = dir;
   try {
     mkdirSync(dir, { recursive: true });
-    const probe = join(dir, `.write-check-${process.pid}`);
+    // Random, not the pid: containers sharing the volume all run as pid 1 and may boot at once.
+    const probe = join(dir, `${PROBE_PREFIX}${randomBytes(6).toString('hex')}`);
     writeFileSync(probe, '', { flag: 'wx' });
     rmSync(probe);
     for (const entry of readdirSync(dir)) {
+      if (entry.startsWith(PROBE_PREFIX)) continue;
       failing = join(dir, entry);
-      accessSync(failing, constants.R_OK | constants.W_OK);
+      try {
+        accessSync(failing, constants.R_OK | constants.W_OK);
+      } catch (error) {
+        // Removed since the listing (another process's own file): nothing to check.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
     }
   } catch (error) {
     throw new ConfigError([unwritable(dir, failing, error)]);
