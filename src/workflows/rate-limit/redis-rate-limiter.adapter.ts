@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { AppError, ErrorCode } from '../../common/app-error';
 import { RateDecision, RateLimiter } from './rate-limiter.port';
 
 /** Counts and starts the window in one step, so concurrent API processes never lose a count. */
@@ -23,11 +24,24 @@ export class RedisRateLimiter extends RateLimiter {
     this.redis.defineCommand('takeWindow', { numberOfKeys: 1, lua: TAKE });
   }
 
+  /**
+   * @throws AppError UNAVAILABLE (retryable) when Redis cannot be reached: a limit that cannot be
+   * counted refuses the call plainly (503) rather than letting every call through or answering 500.
+   */
   async take(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    const [count, ttl] = (await (this.redis as Redis & { takeWindow(key: string, windowMs: number): Promise<[number, number]> }).takeWindow(
-      `${this.prefix}:ratelimit:${key}`,
-      windowMs,
-    )) as [number, number];
+    let count: number;
+    let ttl: number;
+    try {
+      [count, ttl] = await (this.redis as Redis & { takeWindow(key: string, windowMs: number): Promise<[number, number]> }).takeWindow(
+        `${this.prefix}:ratelimit:${key}`,
+        windowMs,
+      );
+    } catch (error) {
+      throw new AppError(ErrorCode.UNAVAILABLE, 'The rate limit of this workflow cannot be counted right now (Redis does not answer); try again shortly', {
+        cause: error,
+        retryable: true,
+      });
+    }
     return count <= limit ? { allowed: true, retryAfterMs: 0 } : { allowed: false, retryAfterMs: Math.max(1, ttl) };
   }
 

@@ -1,0 +1,44 @@
+import { createServer } from 'node:net';
+import { AppError, ErrorCode } from '../../common/app-error';
+import { testRedis } from '../../../test/utils/workflows-fixtures';
+import { MemoryRateLimiter } from './memory-rate-limiter.adapter';
+import { RateLimiter } from './rate-limiter.port';
+import { RedisRateLimiter } from './redis-rate-limiter.adapter';
+
+const redisUrl = testRedis();
+const adapters: [string, () => RateLimiter][] = [['memory', () => new MemoryRateLimiter()]];
+if (redisUrl) adapters.push(['redis', () => new RedisRateLimiter(redisUrl, `rl-test-${process.pid}-${Date.now()}`)]);
+
+describe.each(adapters)('RateLimiter (%s)', (_name, make) => {
+  it('allows `limit` calls per window, then says how long until it opens again', async () => {
+    const limiter = make();
+    try {
+      for (let i = 0; i < 3; i++) expect(await limiter.take('wfl_a', 3, 60_000)).toEqual({ allowed: true, retryAfterMs: 0 });
+      const refused = await limiter.take('wfl_a', 3, 60_000);
+      expect(refused.allowed).toBe(false);
+      expect(refused.retryAfterMs).toBeGreaterThan(0);
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
+      expect((await limiter.take('wfl_b', 3, 60_000)).allowed).toBe(true);
+    } finally {
+      await limiter.close();
+    }
+  });
+});
+
+describe('RedisRateLimiter without Redis', () => {
+  it('refuses with a retryable UNAVAILABLE error instead of an unknown one', async () => {
+    // A port that accepts and drops connections: nothing there speaks Redis.
+    const server = createServer((socket) => socket.destroy()).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const limiter = new RedisRateLimiter(`redis://127.0.0.1:${port}`, 'rl-down');
+    try {
+      const failure = await limiter.take('wfl_a', 1, 1000).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(AppError);
+      expect(failure).toMatchObject({ code: ErrorCode.UNAVAILABLE, retryable: true });
+    } finally {
+      await limiter.close();
+      server.close();
+    }
+  });
+});
