@@ -13,6 +13,7 @@ import { refuseUnsupportedMediaTypes } from './common/media-types';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
+import { ShutdownSignal } from './common/shutdown-signal';
 import { setupWebConsole } from './common/web-console';
 import { Metrics } from './metrics/metrics.service';
 
@@ -34,14 +35,20 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   const fastify = adapter.getInstance();
   refuseUnsupportedMediaTypes(fastify);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  // Set once the application exists; requests only arrive after that.
+  let shutdown: ShutdownSignal | undefined;
+  let metrics: Metrics | undefined;
   // Callback-style hooks: they run on every request, and async ones cost a promise each.
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // Stopping: what runs drains, what comes in is sent elsewhere (a load balancer retries a 503).
+    if (shutdown?.stopping) {
+      reply.header('connection', 'close');
+      return done(shutdown.signal.reason as Error);
+    }
     done();
   });
   const logRequests = logger.isLevelEnabled('info');
-  // Set once the application exists; requests only arrive after that.
-  let metrics: Metrics | undefined;
   fastify.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL: one series per route whatever the ids in the path.
     metrics?.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
@@ -62,6 +69,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
   if (config.METRICS_ENABLED) metrics = app.get(Metrics);
+  shutdown = app.get(ShutdownSignal);
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
   setupWebConsole(app, logger);

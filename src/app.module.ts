@@ -4,6 +4,7 @@ import { AuthModule } from './auth/auth.module';
 import { CollectionsModule } from './collections/collections.module';
 import { LoggerModule } from './common/logger.module';
 import { OutboundHttpModule } from './common/outbound-http.module';
+import { ShutdownModule } from './common/shutdown-signal';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
@@ -24,6 +25,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(logger),
+        ShutdownModule,
         MetricsModule.forRoot(config),
         OutboundHttpModule,
         StorageModule,

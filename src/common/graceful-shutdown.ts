@@ -1,14 +1,17 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import { ShutdownSignal } from './shutdown-signal';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 /** Past this, hooks that hang are abandoned: the queues' own grace periods are 10 s each. */
 export const SHUTDOWN_DEADLINE_MS = 30_000;
 
 /**
- * On SIGTERM or SIGINT: logs that shutdown starts, closes the application (HTTP server, queues,
- * workers, stores, in Nest's hook order), logs that it completed and how long it took, and exits 0.
+ * On SIGTERM or SIGINT: logs that shutdown starts, raises the ShutdownSignal (new requests are
+ * refused, long waits answer at once), closes the application (queues and workers drain, then the
+ * HTTP server and the stores close, in Nest's hook order), logs that it completed and how long it
+ * took, and exits 0.
  * A repeated signal is ignored rather than taken as "force": Ctrl-C in a terminal reaches both
  * npm and node, and npm forwards it to node once more.
  */
@@ -24,6 +27,7 @@ export function closeOnSignals(
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     logger.info({ signal }, 'shutdown started');
+    app.get(ShutdownSignal, { strict: false }).begin();
     const deadline = setTimeout(() => {
       logger.error({ signal, ms: ms() }, 'shutdown did not complete in time; exiting');
       exit(1);

@@ -13,16 +13,18 @@ export class RunEvents {
     this.emitter.emit(runId);
   }
 
-  /** Resolves when `runId` finishes here or `ms` pass, whichever is first. */
-  nextFinish(runId: string, ms: number): Promise<void> {
+  /** Resolves when `runId` finishes here, `ms` pass or `signal` aborts, whichever is first. */
+  nextFinish(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.emitter.off(runId, done);
+        signal?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       this.emitter.once(runId, done);
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 }

@@ -8,6 +8,7 @@ import { Page, PageRequest } from '../common/pagination';
 import { RUN_JOB } from '../jobs/job-names';
 import { JobQueue } from '../jobs/job-queue.port';
 import { Metrics } from '../metrics/metrics.service';
+import { ShutdownSignal } from '../common/shutdown-signal';
 import { NewRun, newQueuedRun, Run, RunFilter, RunStore, RunType, TERMINAL_RUN_STATUSES } from '../storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
@@ -28,8 +29,6 @@ export const RUN_JOB_OPTIONS = { attempts: 3, backoffMs: 1000 } as const;
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-/** `?wait=` holds the webhook call this long at the most. */
-export const MAX_WAIT_SECONDS = 30;
 /** A caller waiting for a run in another process looks at the store at least this often. */
 const WAIT_POLL_MS = 250;
 
@@ -74,6 +73,7 @@ export class RunsService {
     private readonly events: RunEvents,
     @Inject(ROOT_LOGGER) logger: Logger,
     private readonly metrics: Metrics,
+    private readonly shutdown: ShutdownSignal,
   ) {
     this.logger = logger.child({ component: 'runs' });
   }
@@ -96,7 +96,7 @@ export class RunsService {
     }
     const accepted = await this.startAs(principal, 'editor', workflowId, runType, input, idempotencyKey ?? null);
     if (!waitSeconds) return accepted;
-    const finished = await this.waitFor(accepted.body.runId, waitSeconds);
+    const finished = await this.waitFor(accepted.body.runId, waitSeconds * 1000);
     return finished ? { ...accepted, finished: runView(finished) } : accepted;
   }
 
@@ -201,15 +201,19 @@ export class RunsService {
     return runView(updated);
   }
 
-  /** The run once it reached a terminal state, or null when `seconds` passed first. */
-  async waitFor(runId: string, seconds: number): Promise<Run | null> {
-    const deadline = Date.now() + Math.min(seconds, MAX_WAIT_SECONDS) * 1000;
+  /**
+   * The run once it reached a terminal state, or null when `ms` passed first or the process
+   * began to stop. Callers bound `ms` (the webhook's `?wait=` at MAX_WAIT_SECONDS seconds, MCP tool calls at
+   * MCP_TOOL_TIMEOUT_MS). Looks at the status alone until it is terminal, then reads the run once.
+   */
+  async waitFor(runId: string, ms: number): Promise<Run | null> {
+    const deadline = Date.now() + ms;
     for (;;) {
-      const run = await this.runs.get(runId);
-      if (!run || TERMINAL_RUN_STATUSES.includes(run.status)) return run;
+      const status = await this.runs.status(runId);
+      if (status === null || TERMINAL_RUN_STATUSES.includes(status)) return this.runs.get(runId);
       const left = deadline - Date.now();
-      if (left <= 0) return null;
-      await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS));
+      if (left <= 0 || this.shutdown.stopping) return null;
+      await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS), this.shutdown.signal);
     }
   }
 

@@ -10,6 +10,7 @@ import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-databas
 import { SqliteMembershipStore } from '../storage/embedded/sqlite-membership-store.adapter';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from '../storage/embedded/sqlite-workflow-store.adapter';
+import { ShutdownSignal } from '../common/shutdown-signal';
 import { ActiveRuns } from './active-runs';
 import { MemoryRateLimiter } from './rate-limit/memory-rate-limiter.adapter';
 import { RunEvents } from './run-events';
@@ -41,7 +42,7 @@ describe('WorkflowScheduler on a fake clock', () => {
 
   /** One process: its own scheduler and runs service over the shared store and queue. */
   const process = () => {
-    const service = new RunsService(runs, workflows, new AccessPolicy(new SqliteMembershipStore(db)), queue, new ActiveRuns(), new MemoryRateLimiter(), new RunEvents(), silent, new Metrics());
+    const service = new RunsService(runs, workflows, new AccessPolicy(new SqliteMembershipStore(db)), queue, new ActiveRuns(), new MemoryRateLimiter(), new RunEvents(), silent, new Metrics(), new ShutdownSignal());
     return new WorkflowScheduler(workflows, service, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
   };
 

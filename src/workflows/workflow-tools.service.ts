@@ -90,7 +90,7 @@ export class WorkflowToolsService {
     const problems = this.check(tool, args);
     if (problems.length) throw AppError.validation(problems, `The arguments of ${name} do not match its input schema`);
     const accepted = await this.runs.startAsViewer(principal, tool.workflowId, args);
-    const run = await this.runs.waitFor(accepted.runId, this.timeoutMs / 1000);
+    const run = await this.runs.waitFor(accepted.runId, this.timeoutMs);
     if (!run) return { runId: accepted.runId, status: 'running' };
     return { runId: run.id, status: run.status, output: run.output ?? null, error: run.error ? { code: run.error.code, message: run.error.message } : null };
   }

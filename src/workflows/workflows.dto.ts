@@ -287,13 +287,16 @@ export class RunsQueryDto extends PageQueryDto {
   status?: RunStatus;
 }
 
+/** `?wait=` holds the webhook call this long at the most. */
+export const MAX_WAIT_SECONDS = 30;
+
 export class StartRunQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 30, description: 'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out' })
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_WAIT_SECONDS, description: 'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out' })
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))
   @IsInt({ message: 'wait must be a whole number of seconds' })
   @Min(1)
-  @Max(30)
+  @Max(MAX_WAIT_SECONDS)
   wait?: number;
 }
 

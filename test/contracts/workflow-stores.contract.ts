@@ -227,7 +227,10 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
       const completion = { status: 'failed' as const, error: { code: 'UPSTREAM_FAILED', message: 'no', nodeId: 'a' }, finishedAt: new Date() };
       expect(await runs.complete(run.id, 'w2', [step('a', 0)], completion)).toBe(false);
+      expect(await runs.status(run.id)).toBe('running');
       expect(await runs.complete(run.id, 'w1', [step('a', 0)], completion)).toBe(true);
+      expect(await runs.status(run.id)).toBe('failed');
+      expect(await runs.status('run_missing')).toBeNull();
       expect(await runs.complete(run.id, 'w1', [], completion)).toBe(false);
       expect(await runs.get(run.id)).toMatchObject({ status: 'failed', error: completion.error, leaseOwner: null, steps: [{ nodeId: 'a' }] });
       expect(await runs.claim(run.id, 'w3', inFuture(30_000), new Date())).toBeNull();

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, isListening, logLines, processExists, Spawned, spawnCollecting, tempDir, waitForHttp } from '../utils/processes';
+import { startUpstream } from '../utils/workflows-fixtures';
 
 const root = join(__dirname, '..', '..');
 const KEY = 'wcs_lifecycle_bootstrap_key_0123456789';
@@ -67,6 +68,53 @@ describe('npm start: a signal to npm stops the service', () => {
     spawned.child.kill(signal);
 
     await expectStoppedCleanly(spawned, pid, port, signal);
+  }, 150_000);
+
+  it('while it stops: new requests get 503, a ?wait= call answers at once, a node that must not run twice finishes', async () => {
+    const upstream = await startUpstream();
+    try {
+      const port = await freePort();
+      const spawned = npmStart({ APP_ROLE: 'all', PORT: String(port), FETCH_ALLOWED_HOSTS: '127.0.0.1' });
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHttp(`${url}/health/ready`, spawned);
+      const pid = servicePid(spawned, 'listening');
+      const call = (path: string, body?: unknown) =>
+        fetch(url + path, { method: 'POST', headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body) });
+      const created = await (
+        await call('/api/v1/workflows', {
+          name: 'slow post',
+          definition: {
+            nodes: [
+              { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+              // POST: not idempotent, so a stopping worker lets it finish rather than cut it short.
+              { id: 'post', type: 'http-request', parameters: { method: 'POST', url: `${upstream.url}/slow?ms=3000`, body: '{}' } },
+            ],
+            edges: [{ from: 'trigger', to: 'post' }],
+          },
+        })
+      ).json();
+      expect((await call(`/api/v1/workflows/${created.id}/publish`)).status).toBe(201);
+
+      const waiting = call(`/api/v1/workflows/${created.id}/runs?wait=30`, { input: {} });
+      await upstream.nth(1);
+      const signaled = Date.now();
+      spawned.child.kill('SIGTERM');
+
+      const answered = await waiting;
+      expect(answered.status).toBe(202);
+      expect(Date.now() - signaled).toBeLessThan(2_500);
+      const refused = await fetch(`${url}/api/v1/me`, { headers: { 'x-api-key': KEY } });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('connection')).toBe('close');
+      expect(await refused.json()).toMatchObject({ code: 'UNAVAILABLE' });
+
+      await expectStoppedCleanly(spawned, pid, port, 'SIGTERM');
+      expect(upstream.received.filter((r) => r.method === 'POST')).toHaveLength(1);
+      const lines = logLines(spawned.output()).filter((l) => l.pid === pid);
+      expect(lines).toContainEqual(expect.objectContaining({ msg: 'run finished', status: 'succeeded' }));
+    } finally {
+      await upstream.close();
+    }
   }, 150_000);
 
   it('a worker (APP_ROLE=worker) answers on its health port and stops on SIGTERM', async () => {

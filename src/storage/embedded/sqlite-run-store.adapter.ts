@@ -159,6 +159,7 @@ export class SqliteRunStore extends RunStore {
       byIdempotencyKey: db.prepare('SELECT * FROM workflow_runs WHERE workflow_id = ? AND idempotency_key = ?'),
       forgetIdempotencyKey: db.prepare('UPDATE workflow_runs SET idempotency_key = NULL WHERE id = ?'),
       get: db.prepare('SELECT * FROM workflow_runs WHERE id = ?'),
+      status: db.prepare('SELECT status FROM workflow_runs WHERE id = ?').pluck(),
       steps: db.prepare(
         `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error, iterations, reused, state
          FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
@@ -358,6 +359,10 @@ export class SqliteRunStore extends RunStore {
   async get(id: string): Promise<Run | null> {
     const row = this.statements.get.get(id) as RunRow | undefined;
     return row ? toRun(row, this.stepsOf(id)) : null;
+  }
+
+  async status(id: string): Promise<RunStatus | null> {
+    return (this.statements.status.get(id) as RunStatus | undefined) ?? null;
   }
 
   async list(filter: RunFilter, page: PageRequest): Promise<Page<Run>> {

@@ -11,6 +11,7 @@ import {
   RunCompletion,
   RunError,
   RunFilter,
+  RunStatus,
   RunStore,
   StepRecord,
 } from '../ports/run-store.port';
@@ -118,6 +119,10 @@ export class MongoRunStore extends RunStore {
       throw error;
     }
     return { created: true, run };
+  }
+
+  async status(id: string): Promise<RunStatus | null> {
+    return (await this.runs.findById(id, { status: 1 }).lean<Pick<RunDoc, 'status'>>())?.status ?? null;
   }
 
   async get(id: string): Promise<Run | null> {

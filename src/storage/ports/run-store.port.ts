@@ -178,6 +178,8 @@ export abstract class RunStore {
   abstract create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }>;
   /** The run with its steps in execution order (their sealed state included). */
   abstract get(id: string): Promise<Run | null>;
+  /** Only the run's status, for those who wait on it: no steps, no payloads. */
+  abstract status(id: string): Promise<RunStatus | null>;
   /** Newest first, without steps, test definitions and output. */
   abstract list(filter: RunFilter, page: PageRequest): Promise<Page<Run>>;
   /**

@@ -1,0 +1,25 @@
+import { Global, Injectable, Module } from '@nestjs/common';
+import { AppError, ErrorCode } from './app-error';
+
+/**
+ * Aborted the moment the process begins to stop (SIGTERM, SIGINT), before Nest closes anything:
+ * new requests are refused with 503 while running work drains, and long waits (`?wait=`, MCP tool
+ * calls) answer with where their run stands instead of holding the shutdown up.
+ */
+@Injectable()
+export class ShutdownSignal {
+  private readonly controller = new AbortController();
+  readonly signal = this.controller.signal;
+
+  get stopping(): boolean {
+    return this.signal.aborted;
+  }
+
+  begin(): void {
+    if (!this.stopping) this.controller.abort(new AppError(ErrorCode.UNAVAILABLE, 'The service is stopping; try again shortly', { retryable: true }));
+  }
+}
+
+@Global()
+@Module({ providers: [ShutdownSignal], exports: [ShutdownSignal] })
+export class ShutdownModule {}
