@@ -36,22 +36,21 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   refuseUnsupportedMediaTypes(fastify);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   // Set once the application exists; requests only arrive after that.
-  let shutdown: ShutdownSignal | undefined;
-  let metrics: Metrics | undefined;
+  const late: { shutdown?: ShutdownSignal; metrics?: Metrics } = {};
   // Callback-style hooks: they run on every request, and async ones cost a promise each.
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // Stopping: what runs drains, what comes in is sent elsewhere (a load balancer retries a 503).
-    if (shutdown?.stopping) {
+    if (late.shutdown?.stopping) {
       reply.header('connection', 'close');
-      return done(shutdown.signal.reason as Error);
+      return done(late.shutdown.signal.reason as Error);
     }
     done();
   });
   const logRequests = logger.isLevelEnabled('info');
   fastify.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL: one series per route whatever the ids in the path.
-    metrics?.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+    late.metrics?.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     if (logRequests) {
       request.log.info(
         { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
@@ -68,8 +67,8 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   await app.register(multipart, { limits: { fileSize: config.MAX_FILE_BYTES, files: 1, fields: 5, fieldSize: 64 * 1024 } });
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
-  if (config.METRICS_ENABLED) metrics = app.get(Metrics);
-  shutdown = app.get(ShutdownSignal);
+  if (config.METRICS_ENABLED) late.metrics = app.get(Metrics);
+  late.shutdown = app.get(ShutdownSignal);
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
   setupWebConsole(app, logger);
