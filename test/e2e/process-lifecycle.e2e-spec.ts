@@ -79,8 +79,8 @@ describe('npm start: a signal to npm stops the service', () => {
       await waitForHttp(`${url}/health/ready`, spawned);
       const pid = servicePid(spawned, 'listening');
       const call = (path: string, body?: unknown) =>
-        fetch(url + path, { method: 'POST', headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body) });
-      const created = await (
+        fetch(url + path, { method: 'POST', headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const created: { id: string } = await (
         await call('/api/v1/workflows', {
           name: 'slow post',
           definition: {
