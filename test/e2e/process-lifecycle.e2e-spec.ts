@@ -80,7 +80,7 @@ describe('npm start: a signal to npm stops the service', () => {
       const pid = servicePid(spawned, 'listening');
       const call = (path: string, body?: unknown) =>
         fetch(url + path, { method: 'POST', headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-      const created: { id: string } = await (
+      const created = (await (
         await call('/api/v1/workflows', {
           name: 'slow post',
           definition: {
@@ -92,7 +92,7 @@ describe('npm start: a signal to npm stops the service', () => {
             edges: [{ from: 'trigger', to: 'post' }],
           },
         })
-      ).json();
+      ).json()) as { id: string };
       expect((await call(`/api/v1/workflows/${created.id}/publish`)).status).toBe(201);
 
       const waiting = call(`/api/v1/workflows/${created.id}/runs?wait=30`, { input: {} });
