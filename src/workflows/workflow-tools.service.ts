@@ -28,6 +28,8 @@ export interface WorkflowToolCall {
 
 /** The names of the collection tools, which a workflow's tool may not take. */
 const RESERVED_PREFIX = 'service_';
+/** How long a read of every workflow tool serves (as long as other processes' changes take to be noticed). */
+const TOOLS_FRESH_MS = 10_000;
 const MAX_NAME = 64;
 
 /**
@@ -57,26 +59,34 @@ export class WorkflowToolEvents {
 @Injectable()
 export class WorkflowToolsService {
   private readonly validators = new LruCache<string, ValidateFunction>(256);
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  // Schemas of different workflows may share an `$id`: none is registered, and each is dropped from
+  // ajv's own cache once compiled (the LRU above is the only cache).
+  private readonly ajv = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
   private readonly timeoutMs: number;
+  /** Every workflow tool, as last read; see `allTools`. */
+  private tools?: { readAt: number; list: Promise<ToolWorkflow[]> };
 
   constructor(
     private readonly workflows: WorkflowStore,
     private readonly memberships: MembershipStore,
     private readonly runs: RunsService,
+    events: WorkflowToolEvents,
     config: AppConfig,
   ) {
     this.timeoutMs = config.MCP_TOOL_TIMEOUT_MS;
+    events.onChange(() => (this.tools = undefined));
   }
 
   async list(principal: Principal): Promise<WorkflowToolView[]> {
-    const [all, roles] = await Promise.all([this.workflows.listTools(), this.memberships.listForUser('workflow', principal.userId)]);
+    const all = await this.allTools();
+    if (!all.length) return [];
+    const roles = await this.memberships.listForUser('workflow', principal.userId);
     return toolViews(all.filter((tool) => roles.has(tool.workflowId)));
   }
 
-  /** A fingerprint of every workflow tool (ids and versions), to tell when the lists changed. */
+  /** A fingerprint of every workflow tool (ids and versions), read afresh, to tell when the lists changed. */
   async stamp(): Promise<string> {
-    const all = await this.workflows.listTools();
+    const all = await this.allTools(true);
     return all
       .map((tool) => `${tool.workflowId}@${tool.tool.versionId}:${tool.name}`)
       .sort()
@@ -95,6 +105,24 @@ export class WorkflowToolsService {
     return { runId: run.id, status: run.status, output: run.output ?? null, error: run.error ? { code: run.error.code, message: run.error.message } : null };
   }
 
+  /**
+   * Every workflow tool, read from the store at most once per TOOLS_FRESH_MS rather than on every
+   * `tools/list` and tool call: a publish or removal in this process clears it at once, one in another
+   * process is seen within that time (as McpHttpEndpoints' stamp check, which reads afresh, tells sessions).
+   */
+  private allTools(afresh = false): Promise<ToolWorkflow[]> {
+    const now = Date.now();
+    if (afresh || !this.tools || now - this.tools.readAt >= TOOLS_FRESH_MS) {
+      const list = this.workflows.listTools();
+      const entry = { readAt: now, list };
+      this.tools = entry;
+      list.catch(() => {
+        if (this.tools === entry) this.tools = undefined;
+      });
+    }
+    return this.tools.list;
+  }
+
   private check(tool: WorkflowToolView, args: Record<string, unknown>): FieldError[] {
     const key = `${tool.workflowId}:${JSON.stringify(tool.inputSchema)}`;
     let validate = this.validators.get(key);
@@ -103,6 +131,8 @@ export class WorkflowToolsService {
         validate = this.ajv.compile(tool.inputSchema);
       } catch (error) {
         throw AppError.conflict(`The input schema of ${tool.name} cannot be used: ${(error as Error).message}; fix the workflow's MCP trigger`);
+      } finally {
+        this.ajv.removeSchema(tool.inputSchema);
       }
       this.validators.set(key, validate);
     }

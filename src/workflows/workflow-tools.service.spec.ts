@@ -1,0 +1,58 @@
+import { AppConfig, loadConfig } from '../config/app-config';
+import { MembershipStore, Role } from '../storage/ports/membership-store.port';
+import { ToolWorkflow, WorkflowStore } from '../storage/ports/workflow-store.port';
+import { RunsService } from './runs.service';
+import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
+
+const principal = { userId: 'usr_1', keyId: null, isAdmin: false };
+
+/** Two workflows whose input schemas share an `$id`, as copies of one workflow do. */
+const published: ToolWorkflow[] = ['wfl_a', 'wfl_b'].map((workflowId, i) => ({
+  workflowId,
+  name: `Lookup ${i}`,
+  tool: {
+    versionId: `wfv_${i}`,
+    inputSchema: { $id: 'https://example.com/order.json', type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+  },
+}));
+
+function service() {
+  let reads = 0;
+  const workflows = { listTools: async () => (reads++, published.map((t) => ({ ...t, tool: { ...t.tool, inputSchema: structuredClone(t.tool.inputSchema) } }))) };
+  const memberships = { listForUser: async () => new Map<string, Role>([['wfl_a', 'viewer'], ['wfl_b', 'owner']]) };
+  const started: string[] = [];
+  const runs = {
+    startAsViewer: async (_p: unknown, workflowId: string) => (started.push(workflowId), { runId: `run_${started.length}` }),
+    waitFor: async (runId: string) => ({ id: runId, status: 'succeeded', output: { ok: true }, error: null }),
+  };
+  const events = new WorkflowToolEvents();
+  const config: AppConfig = loadConfig({});
+  const tools = new WorkflowToolsService(workflows as unknown as WorkflowStore, memberships as unknown as MembershipStore, runs as unknown as RunsService, events, config);
+  return { tools, events, started, reads: () => reads };
+}
+
+describe('WorkflowToolsService', () => {
+  it('reads the workflow tools once for many listings, and again once one changes here', async () => {
+    const { tools, events, reads } = service();
+    for (let i = 0; i < 5; i++) expect((await tools.list(principal)).map((t) => t.name)).toEqual(['lookup_0', 'lookup_1']);
+    expect(reads()).toBe(1);
+    events.changed();
+    await tools.list(principal);
+    expect(reads()).toBe(2);
+    // The stamp compares with what other processes wrote: it always reads.
+    await tools.stamp();
+    expect(reads()).toBe(3);
+  });
+
+  it('checks the arguments of workflows whose schemas share an $id, however often they are compiled', async () => {
+    const { tools, events, started } = service();
+    for (let round = 0; round < 3; round++) {
+      events.changed();
+      for (const name of ['lookup_0', 'lookup_1']) {
+        expect(await tools.call(principal, name, { orderId: 'o1' })).toMatchObject({ status: 'succeeded' });
+        await expect(tools.call(principal, name, { orderId: 7 })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+      }
+    }
+    expect(started).toEqual(['wfl_a', 'wfl_b', 'wfl_a', 'wfl_b', 'wfl_a', 'wfl_b']);
+  });
+});
