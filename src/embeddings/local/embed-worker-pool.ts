@@ -1,15 +1,15 @@
-import { Worker } from 'node:worker_threads';
 import { AppError, ErrorCode } from '../../common/app-error';
+import { messageOf, WorkerThreadPool } from '../../common/worker-thread-pool';
 import { abortError } from '../vectors';
-import type { EmbedRequest, WorkerMessage } from './embed-protocol';
+import type { EmbedRequest, EmbedResponse } from './embed-protocol';
 
 export interface EmbedWorkerPoolOptions {
   size: number;
-  /** Compiled worker script that speaks `embed-protocol`. */
+  /** Compiled worker module that speaks `embed-protocol`. */
   workerPath: string;
 }
 
-/** One `run()` call; it stays queued until each of its batches has been handed to a worker. */
+/** One `run()` call; it stays queued until each of its batches has been handed to a thread. */
 interface Job {
   batches: string[][];
   results: Float32Array[][];
@@ -20,32 +20,26 @@ interface Job {
   reject(error: Error): void;
 }
 
-interface Slot {
-  worker?: Worker;
-  ready?: Promise<void>;
-  /** Rejects `ready` if it is still pending. */
-  abandon?: (error: Error) => void;
-  /** Message of the uncaught exception that is about to end the worker, if any. */
-  crash?: string;
-  task?: { id: number; job: Job; batch: number };
-}
+const START_THREAD: EmbedRequest = { texts: [] };
 
 /**
- * A fixed number of worker threads, each running one model and one batch at a time. A free thread
- * takes the next batch of the job that has had the fewest batches started, so a one-text query
- * waits only for the batches already running, never behind a whole ingestion, and concurrent large
- * jobs alternate. A worker that dies fails only the job whose batch it held and is replaced when
- * work next arrives (not at once: a worker that cannot start must not respawn in a loop).
+ * A fixed number of worker threads (piscina), each running one model and one batch at a time. A
+ * free thread takes the next batch of the job that has had the fewest batches started, so a
+ * one-text query waits only for the batches already running, never behind a whole ingestion, and
+ * concurrent large jobs alternate. That choice is made here, batch by batch, which is why batches
+ * are handed to piscina only when a thread is free. A thread that dies fails only the job whose
+ * batch it held and is replaced when work next arrives.
  */
 export class EmbedWorkerPool {
-  private readonly slots: Slot[];
+  private readonly threads: WorkerThreadPool;
   private readonly queue: Job[] = [];
-  private nextTaskId = 0;
+  /** The job of each batch being embedded. */
+  private readonly running = new Set<{ job: Job }>();
   private closed = false;
 
   constructor(private readonly options: EmbedWorkerPoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) throw new RangeError('Pool size must be a positive integer');
-    this.slots = Array.from({ length: options.size }, () => ({}));
+    this.threads = new WorkerThreadPool({ filename: options.workerPath, threads: options.size });
   }
 
   /** Embeds every batch; resolves with one result per batch, in the same order. */
@@ -76,101 +70,47 @@ export class EmbedWorkerPool {
     });
   }
 
-  /** Starts every worker and waits until each has loaded its model. */
+  /** Starts every thread and waits until each has loaded its model. */
   async warmUp(): Promise<void> {
     if (this.closed) throw closedError();
-    await Promise.all(this.slots.map((slot) => this.spawned(slot).ready));
+    try {
+      await this.threads.startThreads(START_THREAD);
+    } catch (error) {
+      throw this.closed ? closedError() : new AppError(ErrorCode.EMBEDDING_FAILED, `Embedding model failed to load: ${messageOf(error)}`);
+    }
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const job of [...this.queue]) this.fail(job, closedError());
-    const workers: Worker[] = [];
-    for (const slot of this.slots) {
-      if (slot.task) this.fail(slot.task.job, closedError());
-      if (slot.worker) workers.push(slot.worker);
-      slot.abandon?.(closedError());
-      slot.worker = slot.ready = slot.task = slot.abandon = undefined;
-    }
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    for (const { job } of this.running) this.fail(job, closedError());
+    await this.threads.destroy();
   }
 
   private dispatch(): void {
-    for (const slot of this.slots) {
-      if (slot.task) continue;
-      if (this.queue.length === 0) return;
+    while (!this.closed && this.running.size < this.options.size && this.queue.length > 0) {
       let pick = 0;
       for (let i = 1; i < this.queue.length; i++) if (this.queue[i].nextBatch < this.queue[pick].nextBatch) pick = i;
       const job = this.queue[pick];
       const batch = job.nextBatch++;
       if (job.nextBatch === job.batches.length) this.queue.splice(pick, 1);
-      const worker = this.spawned(slot).worker!;
-      const id = ++this.nextTaskId;
-      slot.task = { id, job, batch };
-      worker.ref();
-      worker.postMessage({ id, texts: job.batches[batch] } satisfies EmbedRequest);
+      const task = { job };
+      this.running.add(task);
+      void this.threads.run<EmbedResponse>({ texts: job.batches[batch] } satisfies EmbedRequest).then(
+        (response) => {
+          if ('vectors' in response) this.complete(job, batch, response.vectors);
+          else this.fail(job, new AppError(ErrorCode.EMBEDDING_FAILED, `Local embedding failed: ${response.error}`));
+        },
+        (error: unknown) => {
+          const reason = messageOf(error);
+          this.fail(job, new AppError(ErrorCode.EMBEDDING_FAILED, `Embedding worker stopped: ${reason}`, { retryable: true }));
+        },
+      ).finally(() => {
+        this.running.delete(task);
+        this.dispatch();
+      });
     }
-  }
-
-  private spawned(slot: Slot): Slot {
-    if (slot.worker) return slot;
-    // A loading or busy worker keeps the process alive; an idle one must not (see dispatch/finish).
-    const worker = new Worker(this.options.workerPath);
-    const unrefIfIdle = () => {
-      if (!slot.task) worker.unref();
-    };
-    let loaded!: () => void;
-    let loadFailed!: (error: Error) => void;
-    slot.ready = new Promise<void>((resolve, reject) => {
-      loaded = resolve;
-      loadFailed = reject;
-    });
-    // Only warmUp() awaits readiness; a failed load must not surface as an unhandled rejection.
-    slot.ready.catch(() => undefined);
-    slot.worker = worker;
-    slot.abandon = loadFailed;
-    slot.crash = undefined;
-
-    worker.on('message', (message: WorkerMessage) => {
-      switch (message.type) {
-        case 'ready':
-          unrefIfIdle();
-          return loaded();
-        case 'load-failed':
-          unrefIfIdle();
-          return loadFailed(new AppError(ErrorCode.EMBEDDING_FAILED, `Embedding model failed to load: ${message.error}`));
-        case 'embedded':
-          return this.finish(slot, message.id, (job, batch) => this.complete(job, batch, message.vectors));
-        case 'failed':
-          return this.finish(slot, message.id, (job) =>
-            this.fail(job, new AppError(ErrorCode.EMBEDDING_FAILED, `Local embedding failed: ${message.error}`)),
-          );
-      }
-    });
-    worker.on('error', (error) => {
-      slot.crash = error.message;
-    });
-    worker.on('exit', (code) => {
-      if (slot.worker !== worker) return; // terminated by close()
-      const reason = slot.crash ?? `exit code ${code}`;
-      const error = new AppError(ErrorCode.EMBEDDING_FAILED, `Embedding worker stopped: ${reason}`, { retryable: true });
-      const task = slot.task;
-      slot.worker = slot.ready = slot.task = slot.abandon = undefined;
-      loadFailed(error);
-      if (task) this.fail(task.job, error);
-      this.dispatch();
-    });
-    return slot;
-  }
-
-  private finish(slot: Slot, id: number, settle: (job: Job, batch: number) => void): void {
-    const task = slot.task;
-    if (!task || task.id !== id) return;
-    slot.task = undefined;
-    slot.worker?.unref();
-    settle(task.job, task.batch);
-    this.dispatch();
   }
 
   private complete(job: Job, batch: number, vectors: Float32Array[]): void {

@@ -36,25 +36,26 @@ describe('LocalEmbedder with the real model', () => {
  * the batch within that worker and the batch's size, so a test can read how work was split.
  */
 const FAKE_WORKER = `
-const { parentPort } = require('node:worker_threads');
 let batches = 0;
-parentPort.postMessage({ type: 'ready' });
-parentPort.on('message', ({ id, texts }) => {
+module.exports = async ({ texts }) => {
+  if (texts.length === 0) return { vectors: [] };
   batches++;
   if (texts.includes('exit')) process.exit(3);
-  if (texts.includes('throw')) setImmediate(() => { throw new Error('kaboom'); });
-  else if (texts.includes('fail')) parentPort.postMessage({ type: 'failed', id, error: 'bad input' });
-  else {
-    const vectors = texts.map((text) => {
-      const v = new Float32Array(512);
-      [...text].forEach((c, i) => (v[i] = c.charCodeAt(0)));
-      v[510] = batches;
-      v[511] = texts.length;
-      return v;
-    });
-    setTimeout(() => parentPort.postMessage({ type: 'embedded', id, vectors }), 5);
+  if (texts.includes('throw')) {
+    setImmediate(() => { throw new Error('kaboom'); });
+    return new Promise(() => {});
   }
-});
+  if (texts.includes('fail')) return { error: 'bad input' };
+  const vectors = texts.map((text) => {
+    const v = new Float32Array(512);
+    [...text].forEach((c, i) => (v[i] = c.charCodeAt(0)));
+    v[510] = batches;
+    v[511] = texts.length;
+    return v;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  return { vectors };
+};
 `;
 
 describe('LocalEmbedder worker pool', () => {

@@ -13,6 +13,15 @@ describe('extractCsv', () => {
       expect(lines[i + 1]).toBe(`${topic}\t${details.replace(/\n/g, ' ')}`);
     });
   });
+
+  it('reads a UTF-8 BOM, UTF-16 and Windows-1252 exports, sniffing their delimiter', () => {
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('"name";"city"\r\n"Zoë";"Köln"\r\n')]);
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('name\tcity\r\nZoë\tKöln\r\n', 'utf16le')]);
+    const windows1252 = Buffer.from([...Buffer.from('name|city\n'), 0x93, 0x5a, 0x6f, 0xeb, 0x94, 0x7c, 0x4b, 0xf6, 0x6c, 0x6e]);
+    expect(extractCsv(bom).segments).toEqual([{ text: 'name\tcity\nZoë\tKöln' }]);
+    expect(extractCsv(utf16).segments).toEqual([{ text: 'name\tcity\nZoë\tKöln' }]);
+    expect(extractCsv(windows1252).segments).toEqual([{ text: 'name\tcity\n\u201cZoë\u201d\tKöln' }]);
+  });
 });
 
 describe('parseCsvLines', () => {
@@ -26,6 +35,13 @@ describe('parseCsvLines', () => {
     ['a quote inside an unquoted field', '5" screen,ok', ['5" screen\tok']],
     ['an unterminated quote runs to the end', 'a,"never closed\nstill here', ['a\tnever closed still here']],
     ['empty records and trailing empty fields', 'a,,\n\n,\n,b', ['a', '\tb']],
+    ['line ends mixed in one file', 'a,b\r\nc,d\ne,f\rg,h', ['a\tb', 'c\td', 'e\tf', 'g\th']],
+    ['a CRLF inside quotes with indented continuation', 'a,"b\r\n   c"\r\nd', ['a\tb c', 'd']],
+    ['tabs and spaces after a closing quote', '"a" \t ,b', ['a\tb']],
+    ['a doubled quote at the end of an unterminated field', 'a,"x""', ['a\tx"']],
+    ['text after a closing quote and a space, kept as written', '"abc" def,x\n"b" ,c', ['"abc" def\tx', '"b"\tc']],
+    ['text right after a closing quote, kept as written', '"abc"def,x', ['"abc"def\tx']],
+    ['text after a closing quote, then an unterminated quote', '"a" b,"open\nmore', ['"a" b\topen more']],
   ])('%s', (_, input, expected) => {
     expect(parseCsvLines(input)).toEqual(expected);
   });

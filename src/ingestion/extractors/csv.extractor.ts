@@ -1,10 +1,7 @@
+import { CsvError, parse, Options } from 'csv-parse/sync';
 import { ExtractedDocument } from './extracted-document';
 import { decodeText } from './text-decoding';
 
-const QUOTE = 0x22;
-const SPACE = 0x20;
-const CR = 0x0d;
-const LF = 0x0a;
 const CANDIDATE_DELIMITERS = [',', ';', '\t', '|'];
 
 /**
@@ -17,63 +14,74 @@ export function extractCsv(bytes: Buffer): ExtractedDocument {
   return { segments: [{ text: parseCsvLines(text, sniffDelimiter(text)).join('\n') }] };
 }
 
+/**
+ * Lenient on purpose, since the text of a malformed file is still worth indexing: records may
+ * differ in length, a quote inside an unquoted field is a character, and the three line ends may
+ * be mixed in one file (exports that were edited on several systems).
+ */
 export function parseCsvLines(text: string, delimiter = ','): string[] {
-  const separator = delimiter.charCodeAt(0);
-  const lines: string[] = [];
-  let fields: string[] = [];
-  const endRecord = () => {
-    while (fields.length && fields[fields.length - 1] === '') fields.pop();
-    if (fields.length) lines.push(fields.join('\t'));
-    fields = [];
+  let lines: string[] = [];
+  const attempt: Attempt = {
+    input: text,
+    quoteClosed: false,
+    options: {
+      delimiter,
+      record_delimiter: ['\r\n', '\n', '\r'],
+      relax_quotes: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      trim: true,
+      on_record: (record: string[]) => {
+        const line = recordLine(record);
+        if (line !== undefined) lines.push(line);
+        return null;
+      },
+    },
   };
-  let i = 0;
-  while (i < text.length) {
-    let j = i;
-    while (text.charCodeAt(j) === SPACE) j++;
-    let value: string;
-    if (text.charCodeAt(j) === QUOTE) {
-      const quoted = readQuoted(text, j + 1);
-      // Text between a closing quote and the delimiter is kept, as lenient readers do.
-      const end = fieldEnd(text, quoted.next, separator);
-      value = quoted.value.replace(/\s*[\r\n]+\s*/g, ' ') + text.slice(quoted.next, end);
-      j = end;
-    } else {
-      j = fieldEnd(text, i, separator);
-      value = text.slice(i, j);
-    }
-    fields.push(value.trim());
-    const stop = text.charCodeAt(j);
-    if (stop === separator) {
-      i = j + 1;
-      continue;
-    }
-    endRecord();
-    i = j + (stop === CR && text.charCodeAt(j + 1) === LF ? 2 : 1);
-  }
-  endRecord();
-  return lines;
-}
-
-function readQuoted(text: string, from: number): { value: string; next: number } {
-  let value = '';
-  let j = from;
   for (;;) {
-    const close = text.indexOf('"', j);
-    if (close === -1) return { value: value + text.slice(j), next: text.length };
-    value += text.slice(j, close);
-    if (text.charCodeAt(close + 1) !== QUOTE) return { value, next: close + 1 };
-    value += '"';
-    j = close + 2;
+    try {
+      parse(attempt.input, attempt.options);
+      return lines;
+    } catch (error) {
+      if (!(error instanceof CsvError) || !relaxedFor(error, attempt)) throw error;
+      lines = [];
+    }
   }
 }
 
-function fieldEnd(text: string, from: number, separator: number): number {
-  let j = from;
-  for (; j < text.length; j++) {
-    const code = text.charCodeAt(j);
-    if (code === separator || code === LF || code === CR) break;
+interface Attempt {
+  input: string;
+  options: Options;
+  quoteClosed: boolean;
+}
+
+/**
+ * csv-parse rejects two shapes even in relaxed mode; each is retried once, relaxed further. A quote
+ * opened and never closed runs to the end of the file, as lenient readers do. Text after a closing
+ * quote and a space (`"a" b,c`) is read without csv-parse's right trim, which keeps the quotes of
+ * such fields as written rather than losing the file. False when the error is none of these.
+ */
+function relaxedFor(error: CsvError, attempt: Attempt): boolean {
+  if (error.code === 'CSV_QUOTE_NOT_CLOSED' && !attempt.quoteClosed) {
+    attempt.input += '"';
+    attempt.quoteClosed = true;
+    return true;
   }
-  return j;
+  if (error.code === 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE' && attempt.options.rtrim !== false) {
+    attempt.options = { ...attempt.options, trim: false, ltrim: true, rtrim: false };
+    return true;
+  }
+  return false;
+}
+
+/** Fields trimmed and tab-joined; trailing empty fields dropped; undefined for an empty record. */
+function recordLine(record: string[]): string | undefined {
+  let end = record.length;
+  while (end > 0 && record[end - 1].trim() === '') end--;
+  if (end === 0) return undefined;
+  const fields = new Array<string>(end);
+  for (let i = 0; i < end; i++) fields[i] = record[i].replace(/\s*[\r\n]+\s*/g, ' ').trim();
+  return fields.join('\t');
 }
 
 /** The candidate that occurs most often, outside quotes, in the first record. */

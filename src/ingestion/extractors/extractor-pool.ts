@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import { AppError, ErrorCode } from '../../common/app-error';
 import { workerFile } from '../../common/worker-path';
+import { messageOf, WorkerThreadPool, WorkerThreadStopped } from '../../common/worker-thread-pool';
 import { DetectedType } from '../detect-type';
 import { ExtractedDocument, ExtractOptions } from './extracted-document';
 
@@ -15,7 +15,7 @@ export interface ExtractorPoolOptions {
   workerScript?: string;
 }
 
-/** Message to a worker: one job, the file's bytes transferred, not copied. */
+/** A task for a worker thread: one job, the file's bytes transferred, not copied. */
 export interface ExtractRequest {
   bytes: ArrayBuffer;
   type: DetectedType;
@@ -39,31 +39,31 @@ interface Job {
   timeoutMs: number;
   resolve: (document: ExtractedDocument) => void;
   reject: (error: AppError) => void;
-}
-
-interface Slot {
-  worker: Worker;
-  job?: Job;
+  /** Set while the job runs: ends its task, terminating the thread. */
+  stop?: AbortController;
   timer?: NodeJS.Timeout;
 }
 
 /**
- * Runs document extraction in worker threads so that parsing never blocks the event loop. A job
- * that outlives `timeoutMs` fails with TIMEOUT and its worker is terminated and replaced; a
- * worker that crashes (uncaught error, out of memory) fails its job with EXTRACTION_FAILED.
- * Either way the pool keeps serving.
+ * Runs document extraction in worker threads (piscina) so that parsing never blocks the event loop.
+ * A job that outlives `timeoutMs` fails with TIMEOUT and its thread is terminated and replaced; a
+ * thread that crashes (uncaught error, out of memory) fails its job with EXTRACTION_FAILED.
+ * Either way the pool keeps serving. Jobs wait here rather than in piscina's queue so that a
+ * job's time starts when a thread takes it, not while it waits behind others.
  */
 export class ExtractorPool {
-  private readonly script: string;
-  private readonly slots = new Set<Slot>();
-  private readonly idle: Slot[] = [];
+  private readonly threads: WorkerThreadPool;
   private readonly queue: Job[] = [];
+  private readonly running = new Set<Job>();
   private closed = false;
 
   constructor(private readonly opts: ExtractorPoolOptions) {
     if (!(opts.threads >= 1)) throw new Error('ExtractorPool needs at least one thread');
     if (!(opts.timeoutMs > 0)) throw new Error('ExtractorPool needs a positive timeoutMs');
-    this.script = opts.workerScript ?? workerFile(__dirname, 'extract.worker');
+    this.threads = new WorkerThreadPool({
+      filename: opts.workerScript ?? workerFile(__dirname, 'extract.worker'),
+      threads: opts.threads,
+    });
   }
 
   /**
@@ -76,7 +76,7 @@ export class ExtractorPool {
     if (signal?.aborted) return Promise.reject(canceledError());
     const timeoutMs = options.timeoutMs ?? this.opts.timeoutMs;
     return new Promise<ExtractedDocument>((resolve, reject) => {
-      const onAbort = () => this.cancel(job);
+      const onAbort = () => this.end(job, canceledError());
       const settled = () => signal?.removeEventListener('abort', onAbort);
       const job: Job = {
         bytes: ownArrayBuffer(bytes),
@@ -100,106 +100,80 @@ export class ExtractorPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(closedError());
-    const exits: Promise<number>[] = [];
-    for (const slot of [...this.slots]) {
-      this.finish(slot, closedError());
-      exits.push(this.retire(slot));
-    }
-    await Promise.all(exits);
-  }
-
-  private cancel(job: Job): void {
-    const queued = this.queue.indexOf(job);
-    if (queued !== -1) {
-      this.queue.splice(queued, 1);
-      job.reject(canceledError());
-      return;
-    }
-    for (const slot of this.slots) {
-      if (slot.job !== job) continue;
-      this.finish(slot, canceledError());
-      void this.retire(slot);
-      this.dispatch();
-      return;
-    }
+    for (const job of [...this.running]) this.settle(job, closedError());
+    await this.threads.destroy();
   }
 
   private dispatch(): void {
-    while (this.queue.length && !this.closed) {
-      const slot = this.idle.pop() ?? (this.slots.size < this.opts.threads ? this.spawn() : undefined);
-      if (!slot) return;
-      this.run(slot, this.queue.shift()!);
-    }
+    while (this.queue.length && this.running.size < this.opts.threads && !this.closed) this.run(this.queue.shift()!);
   }
 
-  private run(slot: Slot, job: Job): void {
-    slot.job = job;
-    slot.timer = setTimeout(() => {
-      this.finish(slot, new AppError(ErrorCode.TIMEOUT, `extraction timed out after ${job.timeoutMs} ms`));
-      void this.retire(slot);
-      this.dispatch();
-    }, job.timeoutMs);
+  private run(job: Job): void {
+    const stop = new AbortController();
+    job.stop = stop;
+    this.running.add(job);
+    job.timer = setTimeout(() => this.end(job, new AppError(ErrorCode.TIMEOUT, `extraction timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
     const request: ExtractRequest = {
       bytes: job.bytes,
       type: job.type,
       options: { maxDecompressedBytes: this.opts.maxDecompressedBytes },
     };
-    slot.worker.postMessage(request, [job.bytes]);
+    this.threads.run<ExtractResponse>(request, { transferList: [job.bytes], signal: stop.signal }).then(
+      (response) => {
+        if (!this.settle(job)) return;
+        if (response.ok) job.resolve(response.document);
+        else job.reject(new AppError(response.error.code, response.error.message, { details: response.error.details }));
+        this.dispatch();
+      },
+      (error: unknown) => {
+        if (!this.settle(job, threadError(error))) return;
+        this.dispatch();
+      },
+    );
   }
 
-  private spawn(): Slot {
-    const worker = new Worker(this.script);
-    const slot: Slot = { worker };
-    this.slots.add(slot);
-    worker.on('message', (response: ExtractResponse) => {
-      const job = slot.job;
-      if (!job) return;
-      this.finish(slot);
-      if (response.ok) job.resolve(response.document);
-      else job.reject(new AppError(response.error.code, response.error.message, { details: response.error.details }));
-      this.idle.push(slot);
-      this.dispatch();
-    });
-    worker.on('error', (error) => {
-      this.finish(slot, new AppError(ErrorCode.EXTRACTION_FAILED, `extraction worker crashed: ${error.message}`, { cause: error }));
-      void this.retire(slot);
-      this.dispatch();
-    });
-    worker.on('exit', (code) => {
-      this.finish(slot, new AppError(ErrorCode.EXTRACTION_FAILED, `extraction worker exited with code ${code}`));
-      this.forget(slot);
-      this.dispatch();
-    });
-    // An idle worker must not keep the process alive.
-    worker.unref();
-    return slot;
+  /** Fails a job that is queued or running; a running one has its thread terminated first. */
+  private end(job: Job, error: AppError): void {
+    const queued = this.queue.indexOf(job);
+    if (queued !== -1) {
+      this.queue.splice(queued, 1);
+      job.reject(error);
+      return;
+    }
+    const stop = job.stop;
+    if (!this.settle(job, error)) return;
+    // Aborted before the next job is handed over, so that piscina replaces the thread for it.
+    stop?.abort(error);
+    this.dispatch();
   }
 
-  /** Ends the slot's current job, rejecting it with `error` when given; resolving is the caller's. */
-  private finish(slot: Slot, error?: AppError): void {
-    clearTimeout(slot.timer);
-    slot.timer = undefined;
-    const job = slot.job;
-    slot.job = undefined;
-    if (job && error) job.reject(error);
-  }
-
-  private retire(slot: Slot): Promise<number> {
-    this.forget(slot);
-    return slot.worker.terminate();
-  }
-
-  private forget(slot: Slot): void {
-    this.slots.delete(slot);
-    const at = this.idle.indexOf(slot);
-    if (at !== -1) this.idle.splice(at, 1);
+  /** Takes a running job out of the pool, rejecting it with `error` if given; false if it had already left. */
+  private settle(job: Job, error?: AppError): boolean {
+    if (!this.running.delete(job)) return false;
+    clearTimeout(job.timer);
+    job.stop = job.timer = undefined;
+    if (error) job.reject(error);
+    return true;
   }
 }
 
-/** Transferring a Buffer's ArrayBuffer is only safe when the Buffer owns all of it. */
+function threadError(error: unknown): AppError {
+  if (error instanceof WorkerThreadStopped && error.exitCode !== undefined) {
+    return new AppError(ErrorCode.EXTRACTION_FAILED, `extraction worker exited with code ${error.exitCode}`);
+  }
+  return new AppError(ErrorCode.EXTRACTION_FAILED, `extraction worker crashed: ${messageOf(error)}`, { cause: error });
+}
+
+/**
+ * Transferring a Buffer's ArrayBuffer is only safe when the Buffer owns all of it. It is moved
+ * (not copied) at once, so the caller's Buffer is empty from the call on, not from whenever a
+ * thread takes the job.
+ */
 function ownArrayBuffer(bytes: Buffer): ArrayBuffer {
   const buffer = bytes.buffer;
-  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return buffer;
+  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) {
+    return structuredClone(buffer, { transfer: [buffer] });
+  }
   return new Uint8Array(bytes).buffer as ArrayBuffer;
 }
 
