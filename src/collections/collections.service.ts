@@ -3,7 +3,7 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
 import { newId } from '../common/ids';
-import { Page, PageRequest } from '../common/pagination';
+import { Page, PageRequest, validPage } from '../common/pagination';
 import { VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/ports/blob-store.port';
 import { Collection, CollectionStore } from '../storage/ports/collection-store.port';
@@ -45,7 +45,8 @@ export class CollectionsService {
   }
 
   async list(principal: Principal, page: PageRequest): Promise<Page<CollectionView>> {
-    const result = await this.collections.listVisible(principal.userId, page);
+    // Memberships are the rights: the store lists only collections the user holds a role on.
+    const result = await this.collections.listVisible(principal.userId, validPage(page));
     return { items: result.items.map((c) => collectionView(c, c.role)), total: result.total };
   }
 
