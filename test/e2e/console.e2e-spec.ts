@@ -320,6 +320,17 @@ describe('web console in a browser', () => {
     await page.getByRole('button', { name: 'Retry from the failed node' }).waitFor();
   });
 
+  it('shows Not found for a page whose id is a malformed escape, instead of a blank app', async () => {
+    // In the app's history (the server itself refuses such a path with 400 before any page loads).
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Workflows' }).waitFor();
+    await page.evaluate("history.pushState(null, '', '/console/runs/%E0'); dispatchEvent(new PopStateEvent('popstate'))");
+    await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+    expect(await page.locator('main code').textContent()).toBe('/runs/%E0');
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Workflows' }).waitFor();
+  });
+
   it('signs out and forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
