@@ -43,12 +43,14 @@ describe('checkDefinition', () => {
   it('accepts a valid definition and hands it back', () => {
     const result = check(withSearch({ parameters: { collectionId: 'col_1', query: 'volcanoes', topK: 3, mode: 'hybrid', statuses: ['indexed'] } }));
     expect(result.problems).toEqual([]);
-    expect(result.definition?.nodes).toHaveLength(2);
+    expect((result.value as { nodes: unknown[] }).nodes).toHaveLength(2);
   });
 
   it('names the node and the parameter of each schema violation', () => {
-    const { problems, definition } = check(withSearch({ parameters: { query: '', topK: 0, mode: 'fuzzy', statuses: ['indexed', 'indexed', 'gone'], colour: 'red' } }));
-    expect(definition).toBeNull();
+    const definition = withSearch({ parameters: { query: '', topK: 0, mode: 'fuzzy', statuses: ['indexed', 'indexed', 'gone'], colour: 'red' } });
+    const { problems, value } = check(definition);
+    // Advice only: the definition is handed back all the same, for the server to judge when saved.
+    expect(value).toEqual(definition);
     expect(problems).toEqual(
       expect.arrayContaining([
         { field: 'nodes[1].parameters.collectionId', reason: 'is required', nodeId: 'search' },
@@ -102,8 +104,13 @@ describe('checkDefinition', () => {
   });
 
   it('says when the text is not JSON or not a definition', () => {
-    expect(checkDefinition('{"nodes": [', TYPES, [...MODES]).problems[0]).toMatchObject({ field: '(json)', reason: expect.stringContaining('not valid JSON') });
-    expect(checkDefinition('[]', TYPES, [...MODES]).problems).toEqual([{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }]);
+    const broken = checkDefinition('{"nodes": [', TYPES, [...MODES]);
+    expect(broken.problems[0]).toMatchObject({ field: '(json)', reason: expect.stringContaining('not valid JSON') });
+    // Nothing to send: the only case where the editor cannot save.
+    expect(broken.value).toBeUndefined();
+    const array = checkDefinition('[]', TYPES, [...MODES]);
+    expect(array.problems).toEqual([{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }]);
+    expect(array.value).toEqual([]);
     expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], extra: 1 }).problems).toEqual([{ field: 'extra', reason: 'is not part of a definition (nodes, edges, variables)' }]);
   });
 

@@ -1,4 +1,4 @@
-import type { Definition, FieldProblem, NodeType, ParameterMode } from './api-types';
+import type { FieldProblem, NodeType, ParameterMode } from './api-types';
 import { isObject, validateSchema } from './json-schema';
 
 /** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
@@ -6,27 +6,35 @@ const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 const OUTPUT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface CheckResult {
-  definition: Definition | null;
+  /** The text as JSON, whatever its problems: what a save sends. Undefined when the text is not JSON. */
+  value?: unknown;
+  /** What this check finds; advisory, as the next comment says. */
   problems: FieldProblem[];
 }
 
+/** A problem as the editor shows it: `advisory` when only the console's own check found it. */
+export interface ShownProblem extends FieldProblem {
+  advisory?: boolean;
+}
+
 /**
- * Checks a workflow definition, as JSON text, before it is sent: its shape, node types and
+ * Checks a workflow definition, as JSON text, while it is written: its shape, node types and
  * versions, each fixed parameter against its node type's JSON Schema, the parameter modes, the
  * edges and the one trigger. Problems use the server's `{field, reason, nodeId}` so both lists
- * read alike. What needs the engine (expression syntax, outputs of a Switch, loops, cycles) is the
- * server's to find.
+ * read alike. They are advice, never a reason not to save: these rules copy the server's, and a
+ * copy drifts, so the server's answer to the save is the one that counts. What needs the engine
+ * (expression syntax, outputs of a Switch, loops, cycles) is the server's alone to find.
  */
 export function checkDefinition(text: string, nodeTypes: readonly NodeType[], modes: readonly ParameterMode[]): CheckResult {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { definition: null, problems: [{ field: '(json)', reason: `not valid JSON: ${(error as Error).message}` }] };
+    return { problems: [{ field: '(json)', reason: `not valid JSON: ${(error as Error).message}` }] };
   }
   const problems: FieldProblem[] = [];
-  if (!isObject(parsed)) return { definition: null, problems: [{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }] };
-  if (!Array.isArray(parsed.nodes)) return { definition: null, problems: [{ field: 'nodes', reason: 'must be an array of nodes' }] };
+  if (!isObject(parsed)) return { value: parsed, problems: [{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }] };
+  if (!Array.isArray(parsed.nodes)) return { value: parsed, problems: [{ field: 'nodes', reason: 'must be an array of nodes' }] };
   if (parsed.edges !== undefined && !Array.isArray(parsed.edges)) problems.push({ field: 'edges', reason: 'must be an array of edges' });
   if (parsed.variables !== undefined && !Array.isArray(parsed.variables)) problems.push({ field: 'variables', reason: 'must be an array of variables' });
   for (const key of Object.keys(parsed)) {
@@ -124,12 +132,12 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
       problems.push({ field: `nodes[${i}]`, reason: 'not connected: every node except the trigger needs an incoming edge', nodeId: id });
     }
   }
-  return { definition: problems.length ? null : (parsed as unknown as Definition), problems };
+  return { value: parsed, problems };
 }
 
 /** Problems grouped by the node they concern, in node order; the others under ''. */
-export function problemsByNode(problems: readonly FieldProblem[]): Map<string, FieldProblem[]> {
-  const groups = new Map<string, FieldProblem[]>();
+export function problemsByNode<P extends FieldProblem>(problems: readonly P[]): Map<string, P[]> {
+  const groups = new Map<string, P[]>();
   for (const problem of problems) {
     const key = problem.nodeId ?? '';
     groups.set(key, [...(groups.get(key) ?? []), problem]);

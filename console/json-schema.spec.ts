@@ -12,6 +12,8 @@ describe('validateSchema', () => {
   it('checks strings by length in characters and by pattern', () => {
     expect(validateSchema({ type: 'string', maxLength: 2 }, '😀😀')).toEqual([]);
     expect(validateSchema({ type: 'string', pattern: '^[a-z]+$' }, 'Abc')).toEqual([{ path: '', reason: 'must match ^[a-z]+$' }]);
+    // Read with Unicode on, as JSON Schema validators read patterns: \p{Lu} is a class, not the letters p{Lu}.
+    expect(validateSchema({ type: 'string', pattern: '^\\p{Lu}$' }, 'É')).toEqual([]);
     // A pattern JavaScript cannot compile is left to the server.
     expect(validateSchema({ type: 'string', pattern: '(?<' }, 'x')).toEqual([]);
   });

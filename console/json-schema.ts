@@ -101,9 +101,10 @@ function describe(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 
+/** As JSON Schema validators read a pattern (Ajv compiles them with `u`), and as the server describes its rules. */
 function matches(pattern: string, value: string): boolean {
   try {
-    return new RegExp(pattern).test(value);
+    return new RegExp(pattern, 'u').test(value);
   } catch {
     // A pattern JavaScript cannot read is the server's to judge.
     return true;

@@ -13,13 +13,28 @@ import { Link, navigate, useLocation } from './router';
 import { session } from './session';
 import { ErrorBox } from './ui';
 
-const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX.Element }[] = [
+/** A path segment as the id it encodes; null for a malformed escape (%E0), which names no page. */
+function decoded(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+/** Each page of an id: a segment that does not decode is the Not found page, not a blank app. */
+const byId = (page: (id: string) => JSX.Element) => ([segment]: string[]) => {
+  const id = decoded(segment);
+  return id === null ? null : page(id);
+};
+
+const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX.Element | null }[] = [
   { pattern: /^\/(?:collections\/?)?$/, section: 'collections', page: () => <CollectionsPage /> },
-  { pattern: /^\/collections\/([^/]+)$/, section: 'collections', page: ([id]) => <CollectionPage key={id} id={decodeURIComponent(id)} /> },
+  { pattern: /^\/collections\/([^/]+)$/, section: 'collections', page: byId((id) => <CollectionPage key={id} id={id} />) },
   { pattern: /^\/workflows\/?$/, section: 'workflows', page: () => <WorkflowsPage /> },
-  { pattern: /^\/workflows\/([^/]+)$/, section: 'workflows', page: ([id]) => <WorkflowPage key={id} id={decodeURIComponent(id)} /> },
+  { pattern: /^\/workflows\/([^/]+)$/, section: 'workflows', page: byId((id) => <WorkflowPage key={id} id={id} />) },
   { pattern: /^\/runs\/?$/, section: 'runs', page: () => <RunsPage /> },
-  { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: ([id]) => <RunPage key={id} id={decodeURIComponent(id)} /> },
+  { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: byId((id) => <RunPage key={id} id={id} />) },
 ];
 
 function App() {
@@ -64,6 +79,7 @@ function App() {
   }
 
   const route = ROUTES.map((r) => ({ r, match: r.pattern.exec(path) })).find((x) => x.match);
+  const page = route ? route.r.page(route.match!.slice(1)) : null;
   return (
     <>
       <header class="top">
@@ -88,9 +104,7 @@ function App() {
           </button>
         </span>
       </header>
-      {route ? (
-        route.r.page(route.match!.slice(1))
-      ) : (
+      {page ?? (
         <main>
           <h1>Not found</h1>
           <p>

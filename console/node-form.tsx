@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { FieldProblem } from './api-client';
 import type { JsonSchema, NodeSpec, NodeType, OptionItem, ParameterMode } from './api-types';
+import type { ShownProblem } from './definition-check';
 import { loadOptions } from './node-types';
 import { ErrorBox } from './ui';
 
@@ -11,7 +11,7 @@ interface NodeFormProps {
   nodeType: NodeType;
   modes: readonly ParameterMode[];
   /** Problems of this node, their fields relative to it (`parameters.url`, `runMode`). */
-  problems: readonly FieldProblem[];
+  problems: readonly ShownProblem[];
   onChange: (node: NodeSpec) => void;
 }
 
@@ -97,7 +97,7 @@ interface ParameterFieldProps {
   mode: ParameterMode;
   modes: readonly ParameterMode[];
   nodeType: NodeType;
-  problems: readonly FieldProblem[];
+  problems: readonly ShownProblem[];
   onValue: (value: unknown) => void;
   onMode: (mode: ParameterMode) => void;
 }
@@ -106,7 +106,7 @@ function ParameterField({ name, schema, required, value, mode, modes, nodeType, 
   const title = (schema.title as string | undefined) ?? name;
   const offered = modes.includes(mode) ? modes : [...modes, mode];
   return (
-    <div class={`parameter${problems.length ? ' invalid' : ''}`}>
+    <div class={`parameter${problems.some((p) => !p.advisory) ? ' invalid' : problems.length ? ' doubtful' : ''}`}>
       <div class="parameter-head">
         <span class="parameter-name">
           {title}
@@ -134,11 +134,17 @@ function ParameterField({ name, schema, required, value, mode, modes, nodeType, 
         />
       )}
       {schema.description && <div class="hint">{schema.description as string}</div>}
-      {problems.map((p, i) => (
-        <div key={i} class="error-text" role="alert">
-          {p.reason}
-        </div>
-      ))}
+      {problems.map((p, i) =>
+        p.advisory ? (
+          <div key={i} class="warning-text">
+            {p.reason} <span class="muted">(console check)</span>
+          </div>
+        ) : (
+          <div key={i} class="error-text" role="alert">
+            {p.reason} <span class="muted">(refused by the server)</span>
+          </div>
+        ),
+      )}
     </div>
   );
 }

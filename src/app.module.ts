@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AuthModule } from './auth/auth.module';
 import { CollectionsModule } from './collections/collections.module';
+import { RunCollectionsModule } from './collections/run-collections.module';
 import { LoggerModule } from './common/logger.module';
 import { OutboundHttpModule } from './common/outbound-http.module';
 import { ShutdownModule } from './common/shutdown-signal';
@@ -34,6 +35,7 @@ export class AppModule {
         JobsModule.forRoot(config),
         AuthModule,
         CollectionsModule,
+        RunCollectionsModule,
         IngestionModule.forRoot(config),
         McpModule,
         WorkflowsModule.forRoot(config),

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiError, encode, FieldProblem } from '../api-client';
 import type { Accepted, Definition, NodeSpec, NodeTypes, Version, Workflow } from '../api-types';
-import { checkDefinition, problemsByNode } from '../definition-check';
+import { checkDefinition, problemsByNode, ShownProblem } from '../definition-check';
 import { isObject } from '../json-schema';
 import { NodeForm } from '../node-form';
 import { loadNodeTypes, nodeTypeOf } from '../node-types';
@@ -80,14 +80,7 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
   const check = useMemo(() => checkDefinition(text, types.items, types.parameterModes), [text, types]);
 
   // The parsed definition, even when it has problems: the form edits it as long as the JSON parses.
-  const parsed = useMemo((): Definition | null => {
-    try {
-      const value = JSON.parse(text);
-      return isObject(value) && Array.isArray(value.nodes) ? (value as unknown as Definition) : null;
-    } catch {
-      return null;
-    }
-  }, [text]);
+  const parsed = isObject(check.value) && Array.isArray(check.value.nodes) ? (check.value as unknown as Definition) : null;
   const nodes = parsed?.nodes.filter((n): n is NodeSpec => isObject(n) && typeof n.id === 'string') ?? [];
   const selectedIndex = parsed?.nodes.findIndex((n) => isObject(n) && n.id === selected) ?? -1;
   const selectedNode = selectedIndex >= 0 ? parsed!.nodes[selectedIndex] : undefined;
@@ -102,22 +95,22 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
     write({ ...parsed, nodes: parsed.nodes.map((n, i) => (i === index ? node : n)) });
   };
 
-  /** Sends the draft when it changed; false when the client check refuses it (the problems are shown). */
-  const saveDraft = async (): Promise<boolean> => {
+  /**
+   * Sends the draft when it changed, whatever the console's own check found: the server's rules
+   * decide, and its refusal lists each field. Only text that is not JSON cannot be sent.
+   */
+  const saveDraft = async (): Promise<void> => {
     setServerProblems([]);
     setNotice('');
-    if (!check.definition) {
-      throw new Error('The definition has problems (listed below the editor): fix them before saving.');
-    }
-    if (!dirty) return true;
+    if (!dirty) return;
+    if (check.value === undefined) throw new Error('The definition is not valid JSON, so there is nothing to send: fix the JSON first.');
     try {
-      await api('PUT', base, { body: { name, definition: check.definition } });
+      await api('PUT', base, { body: { name, definition: check.value } });
     } catch (error) {
       if (error instanceof ApiError) setServerProblems(error.fields);
       throw error;
     }
     onSaved();
-    return true;
   };
   const save = useAction(async () => {
     await saveDraft();
@@ -154,9 +147,8 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
     setSelected(id);
   };
 
-  const problems = [...check.problems, ...serverProblems];
-  const grouped = problemsByNode(problems);
-  const relative = (p: FieldProblem) => ({ ...p, field: p.field.replace(/^nodes\[\d+\]\.?/, '') });
+  // The server's refusal first: it is the one that counts.
+  const grouped = problemsByNode<ShownProblem>([...serverProblems, ...check.problems.map((p) => ({ ...p, advisory: true }))]);
 
   return (
     <>
@@ -179,8 +171,8 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
                 <textarea class="code" rows={24} spellcheck={false} value={text} onInput={(e) => setText(e.currentTarget.value)} />
               </label>
               <p class="muted small">
-                Checked against the node types' parameter schemas as you type; the server checks again when you save (expressions, outputs,
-                loops).
+                Checked against the node types' parameter schemas as you type, as advice; the server checks when you save (also expressions,
+                outputs, loops) and its answer is the one that counts.
               </p>
             </div>
             <div class="editor-form">
@@ -203,7 +195,7 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
                       node={selectedNode}
                       nodeType={selectedType}
                       modes={types.parameterModes}
-                      problems={(grouped.get(selectedNode.id) ?? []).map(relative)}
+                      problems={(grouped.get(selectedNode.id) ?? []).map((p) => ({ ...p, field: relativeField(p.field) }))}
                       onChange={(node) => replaceNode(selectedIndex, node)}
                     />
                   )}
@@ -232,24 +224,21 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
               )}
             </div>
           </div>
-          {problems.length > 0 && (
-            <div class="problems" role="alert" aria-label="Definition problems">
-              <strong>
-                {problems.length} problem(s){serverProblems.length ? ' (the server refused the definition)' : ''}
-              </strong>
-              {[...grouped].map(([nodeId, list]) => (
-                <div key={nodeId}>
-                  <div>{nodeId ? <>Node <code>{nodeId}</code></> : 'Workflow'}</div>
-                  <ul class="fields">
-                    {list.map((p, i) => (
-                      <li key={i}>
-                        <code>{nodeId ? relative(p).field || '(node)' : p.field}</code> {p.reason}
-                      </li>
-                    ))}
-                  </ul>
-                </div>
-              ))}
-            </div>
+          {serverProblems.length > 0 && (
+            <ProblemList
+              label="Refused by the server"
+              role="alert"
+              heading={`The server refused the definition at the last save: ${serverProblems.length} problem(s).`}
+              problems={serverProblems}
+            />
+          )}
+          {check.problems.length > 0 && (
+            <ProblemList
+              label="Possible problems"
+              heading={`The console's own check finds ${check.problems.length} possible problem(s). Saving still sends the definition: the server's check decides.`}
+              problems={check.problems}
+              advisory
+            />
           )}
           <div class="actions">
             <button type="submit" disabled={save.busy || !dirty}>
@@ -261,7 +250,8 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
             {dirty && <span class="muted">Unsaved changes</span>}
             {notice && !dirty && <span class="notice" role="status">{notice}</span>}
           </div>
-          <ErrorBox error={save.error ?? publish.error} />
+          {/* A refusal listed field by field above is not repeated here. */}
+          <ErrorBox error={serverProblems.length ? null : (save.error ?? publish.error)} />
         </form>
       </Section>
       <Section title="Test run">
@@ -283,6 +273,38 @@ function Editor({ base, workflow, types, notice, setNotice, onSaved }: EditorPro
         </form>
       </Section>
     </>
+  );
+}
+
+interface ProblemListProps {
+  label: string;
+  heading: string;
+  problems: readonly ShownProblem[];
+  role?: 'alert';
+  advisory?: boolean;
+}
+
+/** `nodes[1].parameters.url` -> `parameters.url`: the field within its node. */
+const relativeField = (field: string) => field.replace(/^nodes\[\d+\]\.?/, '');
+
+/** Problems grouped by node, each field relative to its node. */
+function ProblemList({ label, heading, problems, role, advisory }: ProblemListProps) {
+  return (
+    <section class={advisory ? 'problems advisory' : 'problems'} role={role} aria-label={label}>
+      <strong>{heading}</strong>
+      {[...problemsByNode(problems)].map(([nodeId, list]) => (
+        <div key={nodeId}>
+          <div>{nodeId ? <>Node <code>{nodeId}</code></> : 'Workflow'}</div>
+          <ul class="fields">
+            {list.map((p, i) => (
+              <li key={i}>
+                <code>{nodeId ? relativeField(p.field) || '(node)' : p.field}</code> {p.reason}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ))}
+    </section>
   );
 }
 

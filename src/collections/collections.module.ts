@@ -4,10 +4,9 @@ import { SearchModule } from '../search/search.module';
 import { CollectionsController } from './collections.controller';
 import { CollectionsService } from './collections.service';
 import { FilesModule } from './files.module';
-import { RunCollectionsModule } from './run-collections.module';
 
 @Module({
-  imports: [FilesModule, SearchModule, RunCollectionsModule],
+  imports: [FilesModule, SearchModule],
   controllers: [CollectionsController, membersController('collection', 'api/v1/collections')],
   providers: [CollectionsService],
   exports: [CollectionsService, FilesModule],

@@ -3,12 +3,13 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
 import { newId } from '../common/ids';
-import { Page, PageRequest } from '../common/pagination';
+import { validateInput } from '../common/input-validation';
+import { Page, PageRequest, validPage } from '../common/pagination';
 import { VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/ports/blob-store.port';
 import { Collection, CollectionStore } from '../storage/ports/collection-store.port';
 import { collectionBlobFolder, FileContentStats, FileStore } from '../storage/ports/file-store.port';
-import { collectionView, CollectionView, MAX_COLLECTION_NAME_CHARS } from './collections.dto';
+import { collectionView, CollectionView, CreateCollectionDto } from './collections.dto';
 
 export interface CollectionStats extends FileContentStats {
   collectionId: string;
@@ -25,15 +26,13 @@ export class CollectionsService {
     private readonly index: VectorIndex,
   ) {}
 
+  /** Checked with CreateCollectionDto, which both doors check too: whoever calls, one set of rules and messages. */
   async create(principal: Principal, name: string): Promise<CollectionView> {
-    const trimmed = name.trim();
-    if (trimmed.length < 1 || trimmed.length > MAX_COLLECTION_NAME_CHARS) {
-      throw AppError.validation([{ field: 'name', reason: `must be 1 to ${MAX_COLLECTION_NAME_CHARS} characters after trimming` }]);
-    }
+    const input = validateInput(CreateCollectionDto, { name });
     const now = new Date();
     const collection: Collection = {
       id: newId('col'),
-      name: trimmed,
+      name: input.name,
       ownerId: principal.userId,
       createdAt: now,
       updatedAt: now,
@@ -45,7 +44,8 @@ export class CollectionsService {
   }
 
   async list(principal: Principal, page: PageRequest): Promise<Page<CollectionView>> {
-    const result = await this.collections.listVisible(principal.userId, page);
+    // Memberships are the rights: the store lists only collections the user holds a role on.
+    const result = await this.collections.listVisible(principal.userId, validPage(page));
     return { items: result.items.map((c) => collectionView(c, c.role)), total: result.total };
   }
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError, FieldError } from '../common/app-error';
-import { Page, PageRequest } from '../common/pagination';
+import { AppError } from '../common/app-error';
+import { Page, PageRequest, validPage } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { parseDataUrl } from '../ingestion/data-url';
 import { MAX_FILE_NAME_CHARS, MAX_URL_CHARS } from './files.dto';
@@ -91,10 +91,10 @@ export class FilesService {
   /** Oldest first; only files in `statuses` when any are given. */
   async list(principal: Principal, collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<FileView>> {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
-    validPage(page);
+    const checked = validPage(page);
     const unknown = statuses.filter((status) => !FILE_STATUSES.includes(status));
     if (unknown.length) throw AppError.validation([{ field: 'status', reason: `must be among ${FILE_STATUSES.join(', ')}, got ${unknown.join(', ')}` }]);
-    const result = await this.files.list(collectionId, page, statuses);
+    const result = await this.files.list(collectionId, checked, statuses);
     return { items: result.items.map(fileView), total: result.total };
   }
 
@@ -186,15 +186,6 @@ function validHttpUrl(url: string): string {
   })();
   if (reason) throw AppError.validation([{ field: 'url', reason }]);
   return url;
-}
-
-function validPage(page: PageRequest): void {
-  const problems: FieldError[] = [];
-  if (!Number.isInteger(page.offset) || page.offset < 0) problems.push({ field: 'offset', reason: 'must be an integer >= 0' });
-  if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 100) {
-    problems.push({ field: 'limit', reason: 'must be an integer from 1 to 100' });
-  }
-  if (problems.length) throw AppError.validation(problems);
 }
 
 /** `text/plain; charset=utf-8` -> `text/plain`; anything that is not a MIME type -> undefined. */

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Principal } from '../auth/principal';
-import { ErrorCode, isAppError } from '../common/app-error';
+import { ErrorCode, FieldError, isAppError } from '../common/app-error';
 import { NodeCollectionsProvider } from '../engine/collections-provider';
 import { CollectionFile, CollectionsFacade, NodeConfigurationError, NodeUpstreamError } from '../sdk';
 import { SearchService } from '../search/search.service';
-import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStatus } from '../storage/ports/file-store.port';
+import type { Role } from '../storage/ports/membership-store.port';
+import { CollectionsService } from './collections.service';
 import { FilesService } from './files.service';
 
 const collectionFile = ({ id, name, type, size, status, createdAt }: CollectionFile): CollectionFile => ({ id, name, type, size, status, createdAt });
@@ -13,17 +14,27 @@ const collectionFile = ({ id, name, type, size, status, createdAt }: CollectionF
 /** Failures that come back the same however often a node asks: the node is set up wrongly. */
 const CONFIGURATION_CODES = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT]);
 
+/** What a facade call does on a collection and the least role it needs there, for the messages of refusals. */
+interface Operation {
+  doing: string;
+  needs: Role;
+}
+const LIST_FILES: Operation = { doing: "listing a collection's files", needs: 'viewer' };
+const GET_FILE_CONTENT: Operation = { doing: "reading a file's content", needs: 'viewer' };
+const SEARCH: Operation = { doing: 'searching a collection', needs: 'viewer' };
+const ADD_FILE: Operation = { doing: 'adding a file to a collection', needs: 'editor' };
+
 /**
- * `ctx.collections` of workflow nodes: the files service acting as the user who started the run,
+ * `ctx.collections` of workflow nodes: the collections, files and search services acting as the user who started the run,
  * so a node sees exactly what that user may see through the API, checked on every call by the same
  * access policy. Service errors become the node error types the executor's retry rules know.
  */
 @Injectable()
 export class RunCollectionsProvider extends NodeCollectionsProvider {
   constructor(
+    private readonly collections: CollectionsService,
     private readonly files: FilesService,
     private readonly searches: SearchService,
-    private readonly collections: CollectionStore,
   ) {
     super();
   }
@@ -33,17 +44,11 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
     const principal: Principal = { userId, keyId: null, isAdmin: false };
     return {
       listCollections: async (page) => {
-        if (!Number.isInteger(page.offset) || page.offset < 0 || !Number.isInteger(page.limit) || page.limit < 1 || page.limit > 100) {
-          throw new NodeConfigurationError('listCollections needs a whole offset >= 0 and a limit from 1 to 100', { details: { offset: page.offset, limit: page.limit } });
-        }
         try {
-          // Memberships are the rights: the store lists only collections the user holds a role on.
-          const result = await this.collections.listVisible(userId, { offset: page.offset, limit: page.limit });
-          return {
-            items: result.items.map((c) => ({ id: c.id, name: c.name, role: c.role, createdAt: c.createdAt.toISOString(), updatedAt: c.updatedAt.toISOString() })),
-            total: result.total,
-          };
+          // The API's view of a collection is the node's CollectionSummary.
+          return await this.collections.list(principal, page);
         } catch (error) {
+          // Needs no role: it lists only the collections the user holds one on.
           throw nodeError(error, userId, {});
         }
       },
@@ -52,14 +57,14 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
           const result = await this.files.list(principal, collectionId, { offset: page.offset, limit: page.limit }, (page.status ?? []) as FileStatus[]);
           return { items: result.items.map(collectionFile), total: result.total };
         } catch (error) {
-          throw nodeError(error, userId, { collectionId });
+          throw nodeError(error, userId, { collectionId }, LIST_FILES);
         }
       },
       getFileContent: async (collectionId, fileId) => {
         try {
           return await this.files.content(principal, collectionId, fileId);
         } catch (error) {
-          throw nodeError(error, userId, { collectionId, fileId });
+          throw nodeError(error, userId, { collectionId, fileId }, GET_FILE_CONTENT);
         }
       },
       search: async (collectionId, query) => {
@@ -67,21 +72,21 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
           const { result } = await this.searches.search(principal, collectionId, query);
           return { items: result.map(({ id, content, distance, fileId, fileName, page }) => ({ id, content, distance, fileId, fileName, page: page ?? null })) };
         } catch (error) {
-          throw nodeError(error, userId, { collectionId });
+          throw nodeError(error, userId, { collectionId }, SEARCH);
         }
       },
       addFile: async (collectionId, file) => {
         try {
           return collectionFile(await this.files.add(principal, collectionId, file));
         } catch (error) {
-          throw nodeError(error, userId, { collectionId });
+          throw nodeError(error, userId, { collectionId }, ADD_FILE);
         }
       },
     };
   }
 }
 
-function nodeError(error: unknown, userId: string, about: Record<string, string>): Error {
+function nodeError(error: unknown, userId: string, about: Record<string, string>, operation?: Operation): Error {
   if (!isAppError(error)) {
     return new NodeUpstreamError(`The collection store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error, details: about });
   }
@@ -89,10 +94,13 @@ function nodeError(error: unknown, userId: string, about: Record<string, string>
   if (!CONFIGURATION_CODES.has(error.code)) {
     return new NodeUpstreamError(error.message, { cause: error, details, retryable: error.retryable || error.code === ErrorCode.UNAVAILABLE });
   }
+  let message = error.message;
   // "Not found" also stands for "no role", so that existence is not revealed: say whose rights were used.
-  const message =
-    error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN
-      ? `${error.message} (the run acts as user ${userId}, who started it; reading a collection needs at least the viewer role)`
-      : error.message;
+  if (operation && (error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN)) {
+    message += ` (the run acts as user ${userId}, who started it; ${operation.doing} needs at least the ${operation.needs} role)`;
+  }
+  // The node's author reads the message in the run record: name the fields, not only "validation failed".
+  const fields = error.code === ErrorCode.VALIDATION_FAILED ? (error.details as { fields?: FieldError[] } | undefined)?.fields : undefined;
+  if (fields?.length) message += `: ${fields.map(({ field, reason }) => (reason.startsWith(`${field} `) ? reason : `${field} ${reason}`)).join('; ')}`;
   return new NodeConfigurationError(message, { cause: error, details });
 }

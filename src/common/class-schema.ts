@@ -112,6 +112,28 @@ export function classSchema(target: SchemaClass, docs: ReadonlyMap<string, Prope
   };
 }
 
+/**
+ * Flags that change nothing about which strings a pattern matches, as class-validator tests them
+ * (`String.prototype.match`, from the start of the string each time): `g` and `d` only change what
+ * a match returns, and `u` is how JSON Schema validators read every pattern (Ajv compiles them
+ * with it). A pattern without `u` is taken as it is: the two readings differ only around
+ * characters outside the Basic Multilingual Plane, which no rule here is about.
+ */
+const FLAGS_JSON_SCHEMA_HAS = new Set(['g', 'd', 'u']);
+
+/**
+ * `pattern` for a `@Matches` rule. JSON Schema's `pattern` has no flags, so a rule whose regex has
+ * `i` (ignore case), `m` (^ and $ at line ends), `s` (. matches newlines), `y` (sticky) or `v`
+ * (set notation) would mean something else as a bare pattern: it gets no `pattern` at all, and
+ * that rule is checked by the service only, rather than described wrongly.
+ */
+function patternKeyword(pattern: unknown, modifiers: unknown): JsonSchema {
+  const regex = pattern instanceof RegExp;
+  const source = regex ? pattern.source : String(pattern);
+  const flags = regex ? pattern.flags : typeof modifiers === 'string' ? modifiers : '';
+  return [...flags].every((flag) => FLAGS_JSON_SCHEMA_HAS.has(flag)) ? { pattern: source } : {};
+}
+
 function instantiate(target: SchemaClass): Record<string, unknown> {
   return new (target as new () => object)() as Record<string, unknown>;
 }
@@ -167,7 +189,7 @@ function constraintKeywords(rule: ValidationMetadata): JsonSchema {
     case 'isNotEmpty':
       return { minLength: 1 };
     case 'matches':
-      return { pattern: c[0] instanceof RegExp ? c[0].source : String(c[0]) };
+      return patternKeyword(c[0], c[1]);
     case 'arrayMinSize':
       return { minItems: c[0] };
     case 'arrayMaxSize':

@@ -61,27 +61,48 @@ export function toAppError(exception: unknown, method: string, path: string, rou
   return new AppError(ErrorCode.INTERNAL, 'Internal server error', { cause: exception });
 }
 
-export function sendError(reply: FastifyReply, request: FastifyRequest, error: AppError, logger: Logger): void {
+export interface ErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+}
+
+/**
+ * The one error answer of every HTTP server of the process (the API, and a worker's health port
+ * with its own small server): the status, the headers some errors call for, and the body. A 5xx
+ * hides an internal message.
+ */
+export function errorResponse(error: AppError, requestId: string): ErrorResponse {
   const status = error.httpStatus;
-  if (status >= 500) {
-    logger.error({ reqId: request.id, err: error.cause ?? error, code: error.code }, 'request failed');
+  const headers: Record<string, string> = {};
+  if (error.code === ErrorCode.METHOD_NOT_ALLOWED) {
+    const allow = (error.details as { allow?: string[] } | undefined)?.allow;
+    if (allow) headers.allow = allow.join(', ');
+  }
+  if (error.code === ErrorCode.UNAUTHENTICATED) headers['www-authenticate'] = 'Bearer realm="service"';
+  if (error.code === ErrorCode.RATE_LIMITED) {
+    const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+    if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   }
   const body: ErrorBody = {
     code: error.code,
     message: status >= 500 && error.code === ErrorCode.INTERNAL ? 'Internal server error' : error.message,
     ...(error.details !== undefined ? { details: error.details } : {}),
-    requestId: String(request.id),
+    requestId,
   };
-  if (error.code === ErrorCode.METHOD_NOT_ALLOWED) {
-    const allow = (error.details as { allow?: string[] } | undefined)?.allow;
-    if (allow) reply.header('allow', allow.join(', '));
-  }
-  if (error.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', 'Bearer realm="service"');
-  if (error.code === ErrorCode.RATE_LIMITED) {
-    const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
-  }
-  void reply.status(status).send(body);
+  return { status, headers, body };
+}
+
+/** A 5xx is the service's failure: its cause goes to the log with the request id, never to the client. */
+export function logServerError(logger: Logger, error: AppError, requestId: string): void {
+  if (error.httpStatus >= 500) logger.error({ reqId: requestId, err: error.cause ?? error, code: error.code }, 'request failed');
+}
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, error: AppError, logger: Logger): void {
+  const requestId = String(request.id);
+  logServerError(logger, error, requestId);
+  const { status, headers, body } = errorResponse(error, requestId);
+  void reply.status(status).headers(headers).send(body);
 }
 
 @Catch()

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { Field, wholeNumberFromString } from './input-validation';
+import { Field, validateInput, wholeNumberFromString } from './input-validation';
 
 export interface PageRequest {
   offset: number;
@@ -14,7 +14,7 @@ export interface Page<T> {
 
 export const MAX_PAGE_SIZE = 100;
 
-/** `?offset=&limit=` for list endpoints: offset >= 0, 1 <= limit <= 100, default 20. */
+/** `?offset=&limit=` for list endpoints: offset >= 0, 1 <= limit <= MAX_PAGE_SIZE, default 20. */
 export class PageQueryDto implements PageRequest {
   @Field({ description: 'Number of items to skip' })
   @IsOptional()
@@ -30,4 +30,14 @@ export class PageQueryDto implements PageRequest {
   @Min(1)
   @Max(MAX_PAGE_SIZE)
   limit = 20;
+}
+
+/**
+ * The page a service was asked for, checked by the rules of PageQueryDto: services are also called
+ * by workflow nodes, which pass no door, and a page refused there reads as it does over REST or MCP.
+ * @throws AppError VALIDATION_FAILED naming offset and limit
+ */
+export function validPage(page: PageRequest): PageRequest {
+  const { offset, limit } = validateInput(PageQueryDto, { offset: page.offset, limit: page.limit });
+  return { offset, limit };
 }

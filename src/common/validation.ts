@@ -2,8 +2,6 @@ import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { AppError } from './app-error';
 import { fieldErrors, knownValidWhenEmpty, rememberValid, VALIDATOR_OPTIONS } from './input-validation';
 
-export { fieldErrors };
-
 /**
  * The REST door's validation: the options `validateInput` uses for the MCP tools, so both answer
  * alike. A body DTO is an object: an array or a bare value is refused as such, where the pipe would

@@ -3,7 +3,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../common/app-error';
-import { ErrorBody, toAppError } from '../common/http-error.filter';
+import { errorResponse, logServerError, toAppError } from '../common/http-error.filter';
 import { newId } from '../common/ids';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
@@ -79,20 +79,14 @@ export class WorkerHealthServer implements OnApplicationBootstrap, OnModuleDestr
       throw new AppError(ErrorCode.NOT_FOUND, `No route for ${method} ${path}`);
     } catch (exception) {
       const error = toAppError(exception, method, path);
-      if (error.httpStatus >= 500 && error.code === ErrorCode.INTERNAL) this.logger.error({ reqId: requestId, err: error.cause ?? error }, 'request failed');
-      const body: ErrorBody = {
-        code: error.code,
-        message: error.code === ErrorCode.INTERNAL ? 'Internal server error' : error.message,
-        ...(error.details !== undefined ? { details: error.details } : {}),
-        requestId,
-      };
-      if (error.code === ErrorCode.METHOD_NOT_ALLOWED) response.setHeader('allow', 'GET, HEAD');
-      send(response, error.httpStatus, 'application/json; charset=utf-8', JSON.stringify(body));
+      logServerError(this.logger, error, requestId);
+      const { status, headers, body } = errorResponse(error, requestId);
+      send(response, status, 'application/json; charset=utf-8', JSON.stringify(body), headers);
     }
   }
 }
 
-function send(response: ServerResponse, status: number, contentType: string, body: string): void {
-  response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+function send(response: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   response.end(body);
 }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type IngestionStage = 'fetch' | 'extract' | 'chunk' | 'embed' | 'index';
@@ -13,7 +14,20 @@ export type QueueDepths = Record<string, Record<QueueDepthState, number>>;
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC): once per process, shared by every Metrics. */
   processMetrics?: boolean;
+  /** How long one read of the queue depths serves the scrapes after it (default 5 s). */
+  queueDepthMaxAgeMs?: number;
+  /** How long a scrape waits for that read (default 2 s). */
+  queueReadTimeoutMs?: number;
 }
+
+/**
+ * /metrics is public, as /health is: whoever can reach it could otherwise make every request a
+ * round of queries to Redis or the store. Prometheus scrapes every 15 s or more, so a read serves
+ * 5 s of scrapes and costs nothing they would see.
+ */
+const QUEUE_DEPTH_MAX_AGE_MS = 5_000;
+/** A queue that has not answered by then is reported as failed rather than holding the scrape. */
+const QUEUE_READ_TIMEOUT_MS = 2_000;
 
 const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SECONDS_SLOW = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
@@ -53,9 +67,18 @@ export class Metrics {
   private readonly queueReadErrors: Counter;
   private readonly queueJobs: Gauge<'job' | 'state'>;
   private readQueues?: () => Promise<QueueDepths>;
+  private readonly queueDepthMaxAgeMs: number;
+  private readonly queueReadTimeoutMs: number;
+  /** The read of the queue under way: at most one, even while a scrape that gave up on it is gone. */
+  private queueRead?: Promise<QueueDepths>;
+  /** The latest refresh of the queue gauge, shared by the scrapes of its lifetime, and when it began. */
+  private queueRefresh?: Promise<void>;
+  private queueRefreshedAt = 0;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
+    this.queueDepthMaxAgeMs = options.queueDepthMaxAgeMs ?? QUEUE_DEPTH_MAX_AGE_MS;
+    this.queueReadTimeoutMs = options.queueReadTimeoutMs ?? QUEUE_READ_TIMEOUT_MS;
     this.contentType = this.registry.contentType;
     if (options.processMetrics) this.process = sharedProcessRegistry();
     this.http = new Histogram({
@@ -100,12 +123,12 @@ export class Metrics {
     });
     this.queueReadErrors = new Counter({
       name: 'job_queue_read_errors_total',
-      help: 'Scrapes whose read of the queue failed (the job_queue_jobs gauge is then empty).',
+      help: 'Reads of the queue depths that failed or did not answer in time; the job_queue_jobs gauge is empty until a read succeeds.',
       registers,
     });
     this.queueJobs = new Gauge({
       name: 'job_queue_jobs',
-      help: 'Jobs in the queue by job name and state, read from the queue at each scrape (every process reports the same shared queue).',
+      help: 'Jobs in the queue by job name and state, read from the queue at most every few seconds (every process reports the same shared queue).',
       labelNames: ['job', 'state'],
       registers,
     });
@@ -137,28 +160,50 @@ export class Metrics {
     this.searches.observe({ mode }, seconds);
   }
 
-  /** Where the queue gauge reads from at each scrape (the JobQueue of the application). */
+  /** Where the queue gauge reads from (the JobQueue of the application). */
   readQueueDepthsFrom(read: () => Promise<QueueDepths>): void {
     this.readQueues = read;
   }
 
   /** The Prometheus text exposition of this application's metrics, and the process's if enabled. */
   async render(): Promise<string> {
-    await this.readQueueDepths();
+    await this.refreshQueueDepths();
     const own = await this.registry.metrics();
     return this.process ? `${await this.process.metrics()}\n${own}` : own;
   }
 
   /**
-   * Read before rendering rather than in a collect callback: prom-client renders metrics in
-   * parallel, and the error counter must already count this scrape's failure. A queue that does
-   * not answer leaves the gauge empty rather than failing the whole scrape.
+   * Before rendering rather than in a collect callback: prom-client renders metrics in parallel,
+   * and the error counter must already count a failure the scrape reports. Scrapes within
+   * `queueDepthMaxAgeMs` of a refresh share it, the values it read or its failure.
    */
-  private async readQueueDepths(): Promise<void> {
-    if (!this.readQueues) return;
+  private refreshQueueDepths(): Promise<void> {
+    if (!this.readQueues) return Promise.resolve();
+    const now = performance.now();
+    if (this.queueRefresh && now - this.queueRefreshedAt < this.queueDepthMaxAgeMs) return this.queueRefresh;
+    this.queueRefreshedAt = now;
+    this.queueRefresh = this.readQueueDepths(this.readQueues);
+    return this.queueRefresh;
+  }
+
+  /**
+   * A read that fails or outlasts the timeout counts as an error and empties the gauge rather than
+   * keeping the last values: old figures would look like a live queue, while an absent series with
+   * a rising error count says what happened. A read that hangs is not repeated; later refreshes
+   * wait for it again, each within the timeout, so a hung Redis never gets a pile of queries.
+   */
+  private async readQueueDepths(read: () => Promise<QueueDepths>): Promise<void> {
+    if (!this.queueRead) {
+      const pending = Promise.resolve().then(read);
+      const settled = () => {
+        if (this.queueRead === pending) this.queueRead = undefined;
+      };
+      pending.then(settled, settled);
+      this.queueRead = pending;
+    }
     let depths: QueueDepths;
     try {
-      depths = await this.readQueues();
+      depths = await withTimeout(this.queueRead, this.queueReadTimeoutMs);
     } catch {
       this.queueJobs.reset();
       this.queueReadErrors.inc();
@@ -169,4 +214,13 @@ export class Metrics {
       for (const [state, count] of Object.entries(states)) this.queueJobs.set({ job, state }, count);
     }
   }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

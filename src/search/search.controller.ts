@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { SearchResponseDto } from './search-responses.dto';
-import { SearchDto } from './search.dto';
+import { DEFAULT_TOP_K, SearchDto } from './search.dto';
 import { SearchService } from './search.service';
 
 @ApiTags('search')
@@ -19,7 +19,7 @@ export class SearchController {
   search(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: SearchDto) {
     return this.searches.search(principal, id, {
       text: body.text,
-      topK: body.top_k ?? 10,
+      topK: body.top_k ?? DEFAULT_TOP_K,
       offset: body.offset ?? 0,
       mode: body.mode,
     });

@@ -8,6 +8,7 @@ import { Field, trimmed, wholeNumberFromString } from '../common/input-validatio
  */
 
 export const MAX_TOP_K = 100;
+export const DEFAULT_TOP_K = 10;
 export const MAX_OFFSET = 1000;
 export const MAX_QUERY_CHARS = 8192;
 export const SEARCH_MODES = ['vector', 'hybrid'] as const;
@@ -23,7 +24,7 @@ export class SearchDto {
 
   @Field({
     description: 'Number of passages to return: a number or a numeric string',
-    schema: { type: undefined, oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\d+$' }], default: 10 },
+    schema: { type: undefined, oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\d+$' }], default: DEFAULT_TOP_K },
   })
   @IsOptional()
   @Transform(wholeNumberFromString)

@@ -153,10 +153,13 @@ describe('SearchService', () => {
   });
 
   it('validates its input for both doors and hides collections from non-members', async () => {
-    await expect(search({ topK: 0 })).rejects.toMatchObject({ code: ErrorCode.VALIDATION_FAILED });
-    await expect(search({ topK: 101 })).rejects.toMatchObject({ code: ErrorCode.VALIDATION_FAILED });
-    await expect(search({ offset: -1 })).rejects.toMatchObject({ code: ErrorCode.VALIDATION_FAILED });
-    await expect(search({ text: '   ' })).rejects.toMatchObject({ code: ErrorCode.VALIDATION_FAILED });
+    // SearchDto's rules and messages, as the REST API gives them, fields named as it names them.
+    const refused = (fields: unknown[]) => ({ code: ErrorCode.VALIDATION_FAILED, details: { fields } });
+    await expect(search({ topK: 0 })).rejects.toMatchObject(refused([{ field: 'top_k', reason: 'top_k must not be less than 1' }]));
+    await expect(search({ topK: 101 })).rejects.toMatchObject(refused([{ field: 'top_k', reason: 'top_k must not be greater than 100' }]));
+    await expect(search({ offset: -1 })).rejects.toMatchObject(refused([{ field: 'offset', reason: 'offset must not be less than 0' }]));
+    await expect(search({ text: '   ' })).rejects.toMatchObject(refused([{ field: 'text', reason: 'text must be longer than or equal to 1 characters' }]));
+    await expect(search({ mode: 'fuzzy' as never })).rejects.toMatchObject(refused([{ field: 'mode', reason: expect.stringContaining('mode must be one of the following values') }]));
     const stranger: Principal = { userId: 'usr_stranger', keyId: null, isAdmin: false };
     await expect(search({}, stranger)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
   });

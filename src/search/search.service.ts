@@ -2,13 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError, FieldError } from '../common/app-error';
+import { AppError } from '../common/app-error';
+import { validateInput } from '../common/input-validation';
 import { Embedder } from '../embeddings/embedder.port';
 import { cosineDistance } from '../embeddings/vectors';
 import { Metrics } from '../metrics/metrics.service';
 import { CollectionStore } from '../storage/ports/collection-store.port';
 import { FileStore, Passage } from '../storage/ports/file-store.port';
-import { MAX_OFFSET, MAX_QUERY_CHARS, MAX_TOP_K, SearchMode } from './search.dto';
+import { DEFAULT_TOP_K, SearchDto, SearchMode } from './search.dto';
 import { MAX_SEARCH_K, modelMismatch, VectorIndex } from './vector-index.port';
 
 export type { SearchMode };
@@ -70,7 +71,7 @@ export class SearchService {
 
   async search(principal: Principal, collectionId: string, input: SearchInput): Promise<{ result: SearchResultItem[] }> {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
-    const text = validate(input);
+    const { text, topK, offset, mode } = checkedInput(input);
     const collection = await this.collections.get(collectionId);
     if (!collection) throw AppError.notFound('collection', collectionId);
     // Nothing was ever indexed: no vectors to compare, no need to embed the query.
@@ -80,8 +81,7 @@ export class SearchService {
     }
 
     const started = performance.now();
-    const mode = input.mode ?? 'vector';
-    const wanted = input.offset + input.topK;
+    const wanted = offset + topK;
     const query = await this.embedder.embedQuery(text);
     const indexed = new IndexedFiles(this.files);
     let ranking: RankedPassage[];
@@ -95,7 +95,7 @@ export class SearchService {
     } else {
       ranking = await this.nearestPassages(collectionId, query, wanted, indexed);
     }
-    const result = await this.hydrate(ranking.slice(input.offset, wanted), query, indexed);
+    const result = await this.hydrate(ranking.slice(offset, wanted), query, indexed);
     this.metrics.search(mode, (performance.now() - started) / 1000);
     return { result };
   }
@@ -225,21 +225,12 @@ function fuse(vector: RankedPassage[], keyword: RankedPassage[]): RankedPassage[
   );
 }
 
-/** Both doors (REST and MCP) reach here, so the service checks its input itself. Returns the trimmed text. */
-function validate(input: SearchInput): string {
-  const problems: FieldError[] = [];
-  const text = typeof input.text === 'string' ? input.text.trim() : '';
-  if (!text) problems.push({ field: 'text', reason: 'must be a non-empty string' });
-  else if (text.length > MAX_QUERY_CHARS) problems.push({ field: 'text', reason: `must be at most ${MAX_QUERY_CHARS} characters` });
-  if (!Number.isInteger(input.topK) || input.topK < 1 || input.topK > MAX_TOP_K) {
-    problems.push({ field: 'top_k', reason: `must be an integer from 1 to ${MAX_TOP_K}` });
-  }
-  if (!Number.isInteger(input.offset) || input.offset < 0 || input.offset > MAX_OFFSET) {
-    problems.push({ field: 'offset', reason: `must be an integer from 0 to ${MAX_OFFSET}` });
-  }
-  if (input.mode !== undefined && input.mode !== 'vector' && input.mode !== 'hybrid') {
-    problems.push({ field: 'mode', reason: 'must be "vector" or "hybrid"' });
-  }
-  if (problems.length) throw AppError.validation(problems);
-  return text;
+/**
+ * Both doors check a search with SearchDto, but workflow nodes call the service directly: it checks
+ * with the same class, so a rule and its message are written once. The text comes back trimmed.
+ * @throws AppError VALIDATION_FAILED naming each bad field (`top_k` as the REST API spells it)
+ */
+function checkedInput(input: SearchInput): Required<SearchInput> {
+  const dto = validateInput(SearchDto, { text: input.text, top_k: input.topK, offset: input.offset, mode: input.mode });
+  return { text: dto.text, topK: dto.top_k ?? DEFAULT_TOP_K, offset: dto.offset ?? 0, mode: dto.mode ?? 'vector' };
 }

@@ -122,7 +122,7 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
       ]);
       expect(run.steps[1].error).toMatchObject({
         code: 'NODE_CONFIGURATION',
-        message: expect.stringContaining(`collection ${handbook} not found (the run acts as user ${bob.id}`),
+        message: `collection ${handbook} not found (the run acts as user ${bob.id}, who started it; listing a collection's files needs at least the viewer role)`,
         details: { code: 'NOT_FOUND', collectionId: handbook, itemIndex: 0 },
       });
       expect(JSON.stringify(run)).not.toContain(SEARCH_FIXTURES[0].expectedSnippet);
@@ -148,6 +148,28 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
       const run = await runTest(workflowId, { collectionId: handbook }, bob.key);
       expect(run.status).toBe('succeeded');
       expect(run.steps[2].output).toHaveLength(SEARCH_FIXTURES.length);
+    });
+
+    it('is refused adding a file as a viewer, told that adding needs the editor role', async () => {
+      const workflowId = await createWorkflow(
+        {
+          nodes: [
+            { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+            { id: 'add', type: 'add-file', parameters: { collectionId: handbook, name: 'more.txt', url: `${fixtures.url}/${SEARCH_FIXTURES[0].file}` } },
+          ],
+          edges: [{ from: 'trigger', to: 'add' }],
+        },
+        bob.key,
+      );
+      const run = await runTest(workflowId, {}, bob.key);
+      expect(run.status).toBe('failed');
+      expect(run.steps[1].error).toMatchObject({
+        code: 'NODE_CONFIGURATION',
+        message: expect.stringContaining(`(the run acts as user ${bob.id}, who started it; adding a file to a collection needs at least the editor role)`),
+        details: { code: 'FORBIDDEN', collectionId: handbook },
+      });
+      const files = await t.request('GET', `/api/v1/collections/${handbook}/files`);
+      expect(files.body.items.map((f: { name: string }) => f.name)).not.toContain('more.txt');
     });
   });
 

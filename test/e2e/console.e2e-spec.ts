@@ -137,13 +137,14 @@ describe('web console in a browser', () => {
     await shot('collections');
   });
 
-  it('creates a workflow and refuses a definition that breaks the node schemas, naming the node and parameter', async () => {
+  it("creates a workflow, flags a definition that breaks the node schemas by node and parameter, and still sends it: the server's refusal is listed field by field", async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
     await page.getByLabel('Workflow name').fill('Ask about the earth');
     await page.getByRole('button', { name: 'Create workflow' }).click();
     await page.getByRole('heading', { level: 1, name: 'Ask about the earth' }).waitFor();
     workflowId = pathOf().split('/').pop()!;
     expect(workflowId).toMatch(/^wfl_/);
+    const created = (await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition;
 
     await page.getByLabel('Definition (JSON)').fill(
       JSON.stringify({
@@ -155,16 +156,55 @@ describe('web console in a browser', () => {
       }),
     );
     await page.getByLabel('Node', { exact: true }).selectOption('search');
-    const problems = page.getByRole('alert', { name: 'Definition problems' });
-    await problems.waitFor();
-    const listed = (await problems.textContent()) ?? '';
+    const advice = page.getByRole('region', { name: 'Possible problems' });
+    await advice.waitFor();
+    const listed = (await advice.textContent()) ?? '';
     expect(listed).toContain('Node search');
     expect(listed).toContain('parameters.topK must be at least 1');
     expect(listed).toContain('parameters.colour is not a parameter of this node');
     // The form beside the JSON marks the same parameter.
     expect(await page.getByRole('group', { name: 'Parameters of search' }).textContent()).toContain('must be at least 1');
+
     await page.getByRole('button', { name: 'Save draft' }).click();
-    await page.getByRole('alert').filter({ hasText: 'fix them before saving' }).waitFor();
+    const refused = page.getByRole('alert', { name: 'Refused by the server' });
+    await refused.waitFor();
+    const answered = (await refused.textContent()) ?? '';
+    expect(answered).toContain('Node search');
+    expect(answered).toContain('parameters.topK');
+    expect(answered).toContain('parameters.colour');
+    expect(await page.getByRole('group', { name: 'Parameters of search' }).locator('.error-text').count()).toBeGreaterThan(0);
+    expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition).toEqual(created);
+    await shot('workflow-refused');
+  });
+
+  it('saves a definition its own check doubts when the server accepts it', async () => {
+    // A console whose copy of the rules is stricter than the server's (here: at most 1 passage).
+    await page.route('**/api/v1/node-types', async (route) => {
+      const response = await route.fetch();
+      const catalogue = await response.json();
+      catalogue.items.find((type: { type: string }) => type.type === 'search-collection').parameters.properties.topK.maximum = 1;
+      await route.fulfill({ response, json: catalogue });
+    });
+    try {
+      await page.reload();
+      await page.getByLabel('Definition (JSON)').fill(
+        JSON.stringify({
+          nodes: [
+            { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+            { id: 'search', type: 'search-collection', parameters: { collectionId, query: 'volcanoes', topK: 2 } },
+          ],
+          edges: [{ from: 'trigger', to: 'search' }],
+        }),
+      );
+      await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'parameters.topK must be at most 1' }).waitFor();
+      await page.getByRole('button', { name: 'Save draft' }).click();
+      await page.getByRole('status').filter({ hasText: 'Draft saved.' }).waitFor();
+      expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition.nodes[1].parameters).toEqual({ collectionId, query: 'volcanoes', topK: 2 });
+    } finally {
+      await page.unroute('**/api/v1/node-types');
+    }
+    await page.reload();
+    await page.getByLabel('Definition (JSON)').waitFor();
   });
 
   it('edits parameters with the node form, the collection from a dropdown of the ones the user sees, then saves and publishes', async () => {
@@ -179,7 +219,7 @@ describe('web console in a browser', () => {
     );
     await page.getByLabel('Node', { exact: true }).selectOption('search');
     const form = page.getByRole('group', { name: 'Parameters of search' });
-    await page.getByRole('alert', { name: 'Definition problems' }).filter({ hasText: 'parameters.collectionId is required' }).waitFor();
+    await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'parameters.collectionId is required' }).waitFor();
 
     // collectionId carries x-dynamic-options: its choices come from the options endpoint, for this user.
     const collections = form.getByLabel('Collection', { exact: true });
@@ -189,7 +229,7 @@ describe('web console in a browser', () => {
     const edited = JSON.parse(await page.getByLabel('Definition (JSON)').inputValue()).nodes[1];
     expect(edited.parameters).toEqual({ collectionId, query: 'input.question', topK: 2 });
     expect(await form.getByLabel('Query mode').inputValue()).toBe('expression');
-    expect(await page.getByRole('alert', { name: 'Definition problems' }).count()).toBe(0);
+    expect(await page.getByRole('region', { name: 'Possible problems' }).count()).toBe(0);
 
     await page.getByRole('button', { name: 'Save and publish' }).click();
     await page.getByRole('status').filter({ hasText: 'Published as version 1' }).waitFor();
@@ -278,6 +318,17 @@ describe('web console in a browser', () => {
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'canceled' }).waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Retry from the failed node' }).waitFor();
+  });
+
+  it('shows Not found for a page whose id is a malformed escape, instead of a blank app', async () => {
+    // In the app's history (the server itself refuses such a path with 400 before any page loads).
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Workflows' }).waitFor();
+    await page.evaluate("history.pushState(null, '', '/console/runs/%E0'); dispatchEvent(new PopStateEvent('popstate'))");
+    await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+    expect(await page.locator('main code').textContent()).toBe('/runs/%E0');
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Workflows' }).waitFor();
   });
 
   it('signs out and forgets the key', async () => {
