@@ -1,13 +1,14 @@
 import multipart from '@fastify/multipart';
 import { INestApplicationContext } from '@nestjs/common';
-import { LogController } from 'fastify';
+import { FastifyError, FastifyReply, FastifyRequest, LogController } from 'fastify';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { setupApiDocs } from './common/api-docs';
-import { HttpErrorFilter } from './common/http-error.filter';
+import { AppError } from './common/app-error';
+import { HttpErrorFilter, sendError } from './common/http-error.filter';
 import { newId } from './common/ids';
 import { refuseUnsupportedMediaTypes } from './common/media-types';
 import { createRootLogger, PinoNestLogger } from './common/logger';
@@ -27,6 +28,12 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     // One line per request is written by the onResponse hook below, not fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // Errors fastify raises before routing (a malformed escape in the path, `/api/%E0`) get the
+    // service's error body too, not fastify's own.
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      void reply.header('x-request-id', request.id);
+      sendError(reply, request, AppError.validation([{ field: 'url', reason: error.message }], `Malformed request: ${error.message}`), logger);
+    },
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req');

@@ -223,6 +223,19 @@ describe('foundation over real HTTP', () => {
       expect(res.body).toMatchObject({ code: 'NOT_FOUND', requestId: expect.any(String) });
     });
 
+    it('answers a path with a malformed escape with 400 and the error body', async () => {
+      for (const path of ['/api/v1/collections/%E0', '/console/runs/%E0']) {
+        const res = await t.request('GET', path);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({
+          code: 'VALIDATION_FAILED',
+          message: expect.stringContaining('Malformed request'),
+          details: { fields: [{ field: 'url', reason: expect.any(String) }] },
+          requestId: res.headers.get('x-request-id'),
+        });
+      }
+    });
+
     it('answers a known path with another method with 405 and Allow', async () => {
       const res = await t.request('PATCH', '/api/v1/collections');
       expect(res.status).toBe(405);
