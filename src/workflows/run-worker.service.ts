@@ -32,6 +32,8 @@ const SETTINGS_TTL_MS = 2_000;
 /** A run held back by its workflow's concurrency limit looks again after this, doubling up to the max. */
 const POSTPONE_BASE_MS = 100;
 const POSTPONE_MAX_MS = 5_000;
+/** What a sub-workflow run gets as its process's shutdown: it never comes (see subWorkflows). */
+const NEVER = new AbortController().signal;
 
 /**
  * Executes `workflow.run` jobs: claims the run (running, with a lease), runs its plan from where an
@@ -88,10 +90,10 @@ export class RunWorker {
   }
 
   /**
-   * Runs a claimed run to its end (or its next pause). `holdWaits` keeps a sub-workflow's waits in
-   * this process, since its parent waits for it.
+   * Runs a claimed run to its end (or its next pause). A `child` (a sub-workflow run, executed in
+   * line by its parent's node) holds its waits in this process, since its parent waits for it.
    */
-  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, holdWaits = false): Promise<RunOutcome | null> {
+  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, child = false): Promise<RunOutcome | null> {
     const log = this.logger.child({ runId: run.id, workflowId: run.workflowId });
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
@@ -130,14 +132,22 @@ export class RunWorker {
           signal: controller.signal,
           previous: run.steps,
           sealer,
-          workflows: (nodeId) => this.subWorkflows(run, nodeId, shutdown),
-          holdWaits,
+          workflows: (nodeId) => this.subWorkflows(run, nodeId),
+          holdWaits: child,
         },
         { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) },
       );
       if (outcome.status === 'interrupted') {
-        await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
         if (leaseLost) return null;
+        if (child) {
+          // Only the node that started it could go on with it, and that node was stopped: nothing
+          // would ever continue it, so it ends here rather than wait in the queue.
+          const error: RunError = { code: ErrorCode.INTERRUPTED, message: 'The node that started this sub-workflow run stopped before the run finished' };
+          await this.complete(run, await recorder.drain(true), 'failed', error, undefined);
+          log.info({ status: 'failed', code: error.code }, 'run finished');
+          return { status: 'failed', error, steps: outcome.steps };
+        }
+        await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
         await this.runs.release(run.id, this.workerId);
         log.info('run handed back: the worker is stopping');
         throw shutdown.reason ?? new AppError(ErrorCode.UNAVAILABLE, 'The worker is stopping', { retryable: true });
@@ -170,9 +180,12 @@ export class RunWorker {
   /**
    * `ctx.workflows` of a node: the child run is created linked to this run and node, claimed by
    * this worker and executed here, in line, since the parent waits for it (a queue slot of its own
-   * could deadlock parents waiting on children). Cancelling the parent cancels the child.
+   * could deadlock parents waiting on children). The child follows the node's signal (a cancel of
+   * the parent, the node's or the run's time limit) and never the process's shutdown: the node
+   * that started it must not run twice, so it finishes what it started when the process stops
+   * (within the queue's shutdown grace), and the parent goes on after it at the next start.
    */
-  private subWorkflows(parent: Run, nodeId: string, shutdown: AbortSignal): WorkflowsFacade {
+  private subWorkflows(parent: Run, nodeId: string): WorkflowsFacade {
     return {
       execute: async (workflowId, input, { runType = 'production', signal }): Promise<WorkflowRunResult> => {
         if (parent.depth + 1 > MAX_SUB_WORKFLOW_DEPTH) {
@@ -197,7 +210,7 @@ export class RunWorker {
         if (signal.aborted) follow();
         else signal.addEventListener('abort', follow, { once: true });
         try {
-          const outcome = await this.execute(claimed, controller, shutdown, true);
+          const outcome = await this.execute(claimed, controller, NEVER, true);
           if (!outcome || outcome.status === 'interrupted' || outcome.status === 'waiting') {
             throw new AppError(ErrorCode.UNAVAILABLE, `Sub-workflow run ${child.id} was interrupted`, { retryable: false });
           }
