@@ -18,7 +18,7 @@ import { AT_CONCURRENCY_LIMIT, LeaseState, newQueuedRun, Run, RunError, RunStore
 import { WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { RunEvents } from './run-events';
-import { RunPlans } from './run-plans';
+import { RunPlan, RunPlans } from './run-plans';
 import { RUN_JOB_OPTIONS, runJob, RunJobData, runOf } from './runs.service';
 import { SecretCipher } from './secret-cipher';
 import { StepRecorder } from './step-recorder';
@@ -116,7 +116,7 @@ export class RunWorker {
     const started = Date.now();
     let redactor = Redactor.NONE;
     try {
-      const prepared = await this.plans.forRun(run).catch((error: unknown) => {
+      const prepared = await this.prepare(run, sealer).catch((error: unknown) => {
         throw new PreparationError(error);
       });
       redactor = prepared.redactor;
@@ -126,13 +126,13 @@ export class RunWorker {
           runId: run.id,
           workflowId: run.workflowId,
           actingUserId: run.actingUserId,
-          input: run.input,
+          input: prepared.input,
           variables: prepared.variables,
           redactor,
           signal: controller.signal,
           previous: run.steps,
           sealer,
-          workflows: (nodeId) => this.subWorkflows(run, nodeId),
+          workflows: (nodeId) => this.subWorkflows(run, nodeId, redactor),
           holdWaits: child,
         },
         { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) },
@@ -178,23 +178,40 @@ export class RunWorker {
   }
 
   /**
+   * The run's plan, its input and what masks its records: the secrets of its workflow, and for a
+   * sub-workflow run whose input held its parent's secrets, those too (sealed with the input).
+   */
+  private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
+    const prepared = await this.plans.forRun(run);
+    if (!run.sealedInput) return { ...prepared, input: run.input };
+    const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
+    return { ...prepared, input: inherited.input, redactor: prepared.redactor.with(inherited.secrets) };
+  }
+
+  /**
    * `ctx.workflows` of a node: the child run is created linked to this run and node, claimed by
    * this worker and executed here, in line, since the parent waits for it (a queue slot of its own
    * could deadlock parents waiting on children). The child follows the node's signal (a cancel of
    * the parent, the node's or the run's time limit) and never the process's shutdown: the node
    * that started it must not run twice, so it finishes what it started when the process stops
    * (within the queue's shutdown grace), and the parent goes on after it at the next start.
+   *
+   * The child's viewers may not see the parent: an input that holds the parent's secrets is stored
+   * masked, and sealed as given with those secrets, which the child then masks in its records too.
    */
-  private subWorkflows(parent: Run, nodeId: string): WorkflowsFacade {
+  private subWorkflows(parent: Run, nodeId: string, redactor: Redactor): WorkflowsFacade {
     return {
       execute: async (workflowId, input, { runType = 'production', signal }): Promise<WorkflowRunResult> => {
         if (parent.depth + 1 > MAX_SUB_WORKFLOW_DEPTH) {
           throw new NodeConfigurationError(`Sub-workflows nest ${MAX_SUB_WORKFLOW_DEPTH} deep at the most: does a workflow run itself?`, { details: { workflowId } });
         }
         const workflow = await this.childWorkflow(parent, workflowId, runType);
+        const masked = redactor.value(input);
+        const holdsSecrets = redactor.active && JSON.stringify(masked) !== JSON.stringify(input);
         const child = newQueuedRun({
           ...runOf(workflow, runType),
-          input,
+          input: masked,
+          sealedInput: holdsSecrets ? this.sealerFor(workflow.id).seal({ input, secrets: redactor.secrets }) : null,
           startedBy: parent.startedBy,
           actingUserId: parent.actingUserId,
           idempotencyKey: null,

@@ -162,6 +162,7 @@ export class RunsService {
         version: original.version,
         definition: original.definition,
         input: original.input,
+        sealedInput: original.sealedInput,
         startedBy: principal.userId,
         actingUserId: principal.userId,
         idempotencyKey: null,

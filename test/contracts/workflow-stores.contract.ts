@@ -304,14 +304,31 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.claim(queuedRun('wfl_missing').id, 'w1', inFuture(30_000), new Date(), 1)).toBeNull();
     });
 
-    it('keeps the output, the links and the reused steps of a run, and drops sealed state once it succeeded', async () => {
+    it('keeps the output, the links, the sealed input and the reused steps of a run, and drops sealed state once it succeeded', async () => {
       const parent = queuedRun('wfl_links');
       await runs.create(parent, new Date(0));
-      const child = queuedRun('wfl_links', { parentRunId: parent.id, parentNodeId: 'sub', depth: 1, retryOf: 'run_before', steps: [{ ...step('a', 0), reused: true, state: 'v1.a' }] });
+      const child = queuedRun('wfl_links', {
+        parentRunId: parent.id,
+        parentNodeId: 'sub',
+        depth: 1,
+        retryOf: 'run_before',
+        input: { token: '[REDACTED]' },
+        sealedInput: 'v1.input',
+        steps: [{ ...step('a', 0), reused: true, state: 'v1.a' }],
+      });
       await runs.create(child, new Date(0));
-      expect(await runs.get(child.id)).toMatchObject({ parentRunId: parent.id, parentNodeId: 'sub', depth: 1, retryOf: 'run_before', steps: [{ nodeId: 'a', reused: true, state: 'v1.a' }] });
-      expect((await runs.list({ parentRunId: parent.id }, { offset: 0, limit: 10 })).items.map((r) => r.id)).toEqual([child.id]);
-      await runs.claim(child.id, 'w1', inFuture(30_000), new Date());
+      expect(await runs.get(child.id)).toMatchObject({
+        parentRunId: parent.id,
+        parentNodeId: 'sub',
+        depth: 1,
+        retryOf: 'run_before',
+        input: { token: '[REDACTED]' },
+        sealedInput: 'v1.input',
+        steps: [{ nodeId: 'a', reused: true, state: 'v1.a' }],
+      });
+      const listed = (await runs.list({ parentRunId: parent.id }, { offset: 0, limit: 10 })).items;
+      expect(listed.map((r) => [r.id, r.sealedInput])).toEqual([[child.id, null]]);
+      expect(await runs.claim(child.id, 'w1', inFuture(30_000), new Date())).toMatchObject({ sealedInput: 'v1.input' });
       await runs.recordSteps(child.id, 'w1', [{ ...step('b', 1), state: 'v1.b', iterations: 3 }]);
       expect(await runs.complete(child.id, 'w1', [], { status: 'succeeded', error: null, finishedAt: new Date(), output: { answer: 42 } })).toBe(true);
       const done = await runs.get(child.id);

@@ -98,6 +98,44 @@ describe('workflow control flow through the webhook', () => {
     expect(childRun).toMatchObject({ parentRunId: record.id, parentNodeId: 'sub', runType: 'production', status: 'succeeded' });
   });
 
+  it("masks the parent's secrets in the records of a sub-workflow run that received them, which still uses them", async () => {
+    const secret = 'sk-parent-only-7f3a9c21';
+    const child = await create({
+      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, echo('call', 'child-secret')],
+      edges: [{ from: 'trigger', to: 'call' }],
+    });
+    const parent = await create({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child, runType: 'test', input: '({ token: variables.apiKey, q: input.q })' }, parameterMode: { input: 'expression' } },
+      ],
+      edges: [{ from: 'trigger', to: 'sub' }],
+      variables: [{ name: 'apiKey', type: 'secret', value: secret }],
+    });
+    const bodies = () => upstream.received.filter((r) => r.path === '/echo/child-secret').map((r) => JSON.parse(r.body));
+    const record = await run(parent, { q: 'hidden' });
+    expect(record.status).toBe('succeeded');
+    expect(bodies()).toEqual([{ token: secret, q: 'hidden' }]);
+    const childRun = (await t.request('GET', `/api/v1/runs/${record.children[0].id}`)).body;
+    expect(childRun).toMatchObject({ status: 'succeeded', input: { token: '[REDACTED]', q: 'hidden' } });
+    expect(step(childRun, 'call').output.response.body.body).toEqual({ token: '[REDACTED]', q: 'hidden' });
+    expect(JSON.stringify(childRun)).not.toContain(secret);
+    expect(JSON.stringify(record)).not.toContain(secret);
+    const listed = await t.request('GET', `/api/v1/runs?workflowId=${child}`);
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+
+    // Retried on its own, the child run still gets the value it was given, and still masks it.
+    const retried = await t.request('POST', `/api/v1/runs/${childRun.id}/retry`, { body: { from: 'start' } });
+    expect(retried.status).toBe(202);
+    const again = await waitForRun(t.request, retried.body.runId);
+    expect(again.status).toBe('succeeded');
+    expect(bodies()).toEqual([
+      { token: secret, q: 'hidden' },
+      { token: secret, q: 'hidden' },
+    ]);
+    expect(JSON.stringify(again)).not.toContain(secret);
+  });
+
   it('fails the parent with the child\'s error when the sub-workflow fails', async () => {
     const child = await create({
       nodes: [

@@ -26,6 +26,7 @@ interface RunRow {
   definition?: string | null;
   status: RunStatus;
   input: string | null;
+  sealed_input?: string | null;
   started_by: string;
   acting_user_id: string;
   idempotency_key: string | null;
@@ -75,6 +76,7 @@ const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
   definition: parsed<WorkflowDefinition>(row.definition) ?? null,
   status: row.status,
   input: parsed(row.input),
+  sealedInput: row.sealed_input ?? null,
   startedBy: row.started_by,
   actingUserId: row.acting_user_id,
   idempotencyKey: row.idempotency_key,
@@ -120,7 +122,7 @@ interface PendingCreate {
   reject: (error: unknown) => void;
 }
 
-/** Every column but the test-run definition, which only the worker reads (through get), and the output. */
+/** Every column but the test-run definition and the sealed input, which only the worker reads (through get), and the output. */
 const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
   idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error,
   resume_at, parent_run_id, parent_node_id, depth, retry_of`;
@@ -149,10 +151,10 @@ export class SqliteRunStore extends RunStore {
     super();
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, started_by,
+        `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, sealed_input, started_by,
            acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
            claims, cancel_requested, error, parent_run_id, parent_node_id, depth, retry_of)
-         VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @started_by,
+         VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @sealed_input, @started_by,
            @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL,
            @parent_run_id, @parent_node_id, @depth, @retry_of)`,
       ),
@@ -253,6 +255,7 @@ export class SqliteRunStore extends RunStore {
         definition: json(run.definition ?? undefined),
         status: run.status,
         input: json(run.input),
+        sealed_input: run.sealedInput,
         started_by: run.startedBy,
         acting_user_id: run.actingUserId,
         idempotency_key: run.idempotencyKey,

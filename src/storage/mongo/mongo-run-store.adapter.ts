@@ -30,6 +30,7 @@ const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
   definition: parsed<WorkflowDefinition>(doc.definitionJson) ?? null,
   status: doc.status,
   input: parsed(doc.inputJson),
+  sealedInput: doc.sealedInput ?? null,
   startedBy: doc.startedBy,
   actingUserId: doc.actingUserId,
   idempotencyKey: doc.idempotencyKey ?? null,
@@ -139,7 +140,7 @@ export class MongoRunStore extends RunStore {
     if (filter.status) query.status = filter.status;
     if (filter.parentRunId) query.parentRunId = filter.parentRunId;
     const [docs, total] = await Promise.all([
-      this.runs.find(query, { definitionJson: 0, outputJson: 0 }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<RunDoc[]>(),
+      this.runs.find(query, { definitionJson: 0, outputJson: 0, sealedInput: 0 }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<RunDoc[]>(),
       this.runs.countDocuments(query),
     ]);
     return { items: docs.map((doc) => toRun(doc)), total };
@@ -230,17 +231,17 @@ export class MongoRunStore extends RunStore {
   }
 
   async listQueued(createdBefore: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'queued', createdAt: { $lt: createdBefore } }, { definitionJson: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
+    const docs = await this.runs.find({ status: 'queued', createdAt: { $lt: createdBefore } }, { definitionJson: 0, sealedInput: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 
   async listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'waiting', resumeAt: { $lt: dueBefore } }, { definitionJson: 0, outputJson: 0 }).sort({ resumeAt: 1 }).limit(limit).lean<RunDoc[]>();
+    const docs = await this.runs.find({ status: 'waiting', resumeAt: { $lt: dueBefore } }, { definitionJson: 0, outputJson: 0, sealedInput: 0 }).sort({ resumeAt: 1 }).limit(limit).lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'running', leaseExpiresAt: { $lt: now } }, { definitionJson: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
+    const docs = await this.runs.find({ status: 'running', leaseExpiresAt: { $lt: now } }, { definitionJson: 0, sealedInput: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 

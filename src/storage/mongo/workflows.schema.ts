@@ -80,6 +80,7 @@ const runSchema = new Schema<RunDoc>(
     definitionJson: { type: String, default: null },
     status: { type: String, required: true, enum: RUN_STATUSES },
     inputJson: { type: String, default: null },
+    sealedInput: { type: String, default: null },
     startedBy: { type: String, required: true },
     actingUserId: { type: String, required: true },
     idempotencyKey: { type: String, default: null },

@@ -70,8 +70,14 @@ export interface Run {
   /** The draft a test run executes, frozen when the run was accepted; null for production runs. */
   definition: WorkflowDefinition | null;
   status: RunStatus;
-  /** The webhook body's `input`; undefined when it had none. */
+  /** The webhook body's `input`; undefined when it had none. Masked when `sealedInput` is set. */
   input: unknown;
+  /**
+   * Sealed like a step's `state` (never shown): the input as given and the secret values `input`
+   * was masked with, for a sub-workflow run whose input held secrets of the run that started it.
+   * The run executes with that input and masks its records with those secrets as well as its own.
+   */
+  sealedInput: string | null;
   /** The user whose API key started the run. */
   startedBy: string;
   /** The user whose rights the nodes act with. */
@@ -110,7 +116,7 @@ export type NewRun = Pick<
   Run,
   'workflowId' | 'runType' | 'versionId' | 'version' | 'definition' | 'input' | 'startedBy' | 'actingUserId' | 'idempotencyKey'
 > &
-  Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps'>>;
+  Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps' | 'sealedInput'>>;
 
 /** A run just accepted: `queued`, carried by a job whose id is the run's. */
 export function newQueuedRun(fields: NewRun, now = new Date()): Run {
@@ -122,6 +128,7 @@ export function newQueuedRun(fields: NewRun, now = new Date()): Run {
     depth: 0,
     retryOf: null,
     steps: [],
+    sealedInput: null,
     ...fields,
     status: 'queued',
     jobId: id,

@@ -158,4 +158,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     name: 'step-inputs',
     sql: `ALTER TABLE workflow_run_steps ADD COLUMN input TEXT;`,
   },
+  {
+    version: 204,
+    name: 'sealed-run-inputs',
+    sql: `ALTER TABLE workflow_runs ADD COLUMN sealed_input TEXT;`,
+  },
 ];
