@@ -101,6 +101,7 @@ const sealer: StateSealer = { seal: (value) => `sealed:${JSON.stringify(value)}`
 
 let expressions: ExpressionEngine;
 let counter = 0;
+const original = { add: EventTarget.prototype.addEventListener, remove: EventTarget.prototype.removeEventListener };
 
 async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest> = {}) {
   const steps: StepRecord[] = [];
@@ -366,6 +367,28 @@ describe('WorkflowExecutor step inputs', () => {
     expect(result.byId.pick).toMatchObject({ iterations: 3, input: [[1], [2], [3]] });
     expect(result.byId.work).toMatchObject({ iterations: 2, input: [[1], [3]] });
     expect((result.byId.work.output as { got: unknown }[]).map((o) => o.got)).toEqual([[1], [3]]);
+  });
+
+  it('runs a node that must not run twice over many items without leaving listeners on the run signal', async () => {
+    // Every abort listener added during the run and not removed: nothing aborts here, so none fired.
+    const live = new Set<unknown>();
+    const add = jest.spyOn(EventTarget.prototype, 'addEventListener').mockImplementation(function (this: EventTarget, type, listener, options) {
+      if (type === 'abort') live.add(listener);
+      return original.add.call(this, type, listener, options);
+    });
+    const remove = jest.spyOn(EventTarget.prototype, 'removeEventListener').mockImplementation(function (this: EventTarget, type, listener, options) {
+      if (type === 'abort') live.delete(listener);
+      return original.remove.call(this, type, listener, options);
+    });
+    try {
+      const result = await run(workflow([node('send', 'effect', {}, { runMode: 'item' })], [edge('trigger', 'send')]), { input: Array.from({ length: 25 }, (_, i) => i) });
+      expect(result.status).toBe('succeeded');
+      expect(calls).toHaveLength(25);
+    } finally {
+      add.mockRestore();
+      remove.mockRestore();
+    }
+    expect(live.size).toBe(0);
   });
 
   describe('loop records', () => {

@@ -148,6 +148,17 @@ interface NodeShared {
   workflows: WorkflowsFacade;
 }
 
+/** One execution of a node, shared by its items and tries. */
+interface NodeGuard {
+  node: CompiledNode;
+  run: Execution;
+  startedAt: Date;
+  /** The record saying it started was stored (a node that must not run twice). */
+  marked: boolean;
+  /** The run's signal without its shutdown, made once for the items that must not run twice. */
+  shielded?: { signal: AbortSignal; dispose: () => void };
+}
+
 /** What a node's execution produced, routed to its outputs. */
 interface NodeResult {
   /** Live outputs: an output that received nothing is absent. */
@@ -488,7 +499,17 @@ export class WorkflowExecutor {
       logger: new ScopedNodeLogger(this.deps.logger, request, node.id),
       workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
     };
-    const guard = { node, run, startedAt, marked: false };
+    const guard: NodeGuard = { node, run, startedAt, marked: false };
+    try {
+      return await this.runItems(guard, input, shared, loopState);
+    } finally {
+      guard.shielded?.dispose();
+    }
+  }
+
+  private async runItems(guard: NodeGuard, input: unknown, shared: NodeShared, loopState?: LoopState): Promise<NodeResult> {
+    const { node, run } = guard;
+    const { request } = run;
     if (node.runMode === 'input' || node.node.definition.loop) {
       try {
         const { output, attempts } = await this.runItem(guard, { runMode: 'input', input, ...(loopState ? { loop: loopState } : {}) }, shared);
@@ -523,7 +544,7 @@ export class WorkflowExecutor {
 
   /** One execution of the node (one item), with its retries. */
   private async runItem(
-    guard: { node: CompiledNode; run: Execution; startedAt: Date; marked: boolean },
+    guard: NodeGuard,
     binding: { runMode: 'input'; input: unknown; loop?: LoopState } | { runMode: 'item'; item: unknown; itemIndex: number },
     shared: NodeShared,
   ): Promise<{ output: unknown; attempts: number }> {
@@ -537,7 +558,7 @@ export class WorkflowExecutor {
       await run.listener.started({ ...baseStep(node), status: 'running', attempts: 0, startedAt: guard.startedAt, finishedAt: null });
     }
     // A node that must not run twice finishes what it started when the process stops: its record is then true.
-    const signal = idempotent ? runSignal : unlessShutdown(runSignal);
+    const signal = idempotent ? runSignal : (guard.shielded ??= unlessShutdown(runSignal)).signal;
     for (let attempt = 1; ; attempt++) {
       const limit = childSignal(signal, node.timeoutMs, () => new NodeTimeoutError(`Node "${node.id}" timed out after ${node.timeoutMs} ms`));
       try {
@@ -815,15 +836,15 @@ function outermostLoop(plan: CompiledWorkflow, node: CompiledNode): string {
   return loop;
 }
 
-/** Follows `parent` except when the process stops: the node it guards then finishes first. */
-function unlessShutdown(parent: AbortSignal): AbortSignal {
+/** Follows `parent` except when the process stops: the node it guards then finishes first. Dispose of it when the node is done. */
+function unlessShutdown(parent: AbortSignal): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const follow = () => {
     if (!(isRunInterrupt(parent.reason) && parent.reason.reason === 'shutdown')) controller.abort(parent.reason);
   };
   if (parent.aborted) follow();
   else parent.addEventListener('abort', follow, { once: true });
-  return controller.signal;
+  return { signal: controller.signal, dispose: () => parent.removeEventListener('abort', follow) };
 }
 
 /** The engine copies in only the names a source mentions, and `nodes` and `variables` (frozen) as JSON made once. */
