@@ -55,4 +55,13 @@ describe('StepRecorder', () => {
     ]);
     expect(leases).toEqual([{ held: true, cancelRequested: false }]);
   });
+
+  it('keeps the buffered steps when writing a started node fails, for the next write', async () => {
+    const steps = recorder();
+    steps.add(step('a', 0, 'a'));
+    steps.add(step('b', 1, 'b'));
+    jest.spyOn(store, 'recordSteps').mockRejectedValueOnce(new Error('disk full'));
+    await expect(steps.write({ ...step('c', 2, undefined), status: 'running', finishedAt: null })).rejects.toThrow('disk full');
+    expect((await steps.drain(false)).map((s) => s.nodeId)).toEqual(['a', 'b']);
+  });
 });

@@ -61,8 +61,15 @@ export class StepRecorder {
   async write(step: StepRecord): Promise<void> {
     this.clearTimer();
     await this.writing;
-    const steps = [...this.take().map((p) => this.sealed(p)), step];
-    const lease = await this.store.recordSteps(this.runId, this.owner, steps);
+    const pending = this.take();
+    let lease: LeaseState;
+    try {
+      lease = await this.store.recordSteps(this.runId, this.owner, [...pending.map((p) => this.sealed(p)), step]);
+    } catch (error) {
+      // The steps that were waiting are still owed to the store; `step` is not, as its node will not start.
+      this.putBack(pending);
+      throw error;
+    }
     this.onLease(lease);
     if (!lease.held) throw new AppError(ErrorCode.UNAVAILABLE, 'The run was taken over by another worker', { retryable: true });
   }
