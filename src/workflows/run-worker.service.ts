@@ -29,9 +29,12 @@ const MAX_RENEW_INTERVAL_MS = 5_000;
 export const MAX_SUB_WORKFLOW_DEPTH = 10;
 /** Settings are read again after this long: a changed concurrency limit applies within it. */
 const SETTINGS_TTL_MS = 2_000;
-/** A run held back by its workflow's concurrency limit looks again after this, doubling up to the max. */
-const POSTPONE_BASE_MS = 100;
-const POSTPONE_MAX_MS = 5_000;
+/**
+ * A run parked at its workflow's concurrency limit is woken when a place frees; it also looks
+ * again after this, in case the run that should have woken it could not (its process died) or
+ * the limit was raised.
+ */
+const PARKED_RECHECK_MS = 60_000;
 /** What a sub-workflow run gets as its process's shutdown: it never comes (see subWorkflows). */
 const NEVER = new AbortController().signal;
 
@@ -39,8 +42,9 @@ const NEVER = new AbortController().signal;
  * Executes `workflow.run` jobs: claims the run (running, with a lease), runs its plan from where an
  * earlier attempt left it, records steps as they finish and the terminal state at the end. A job
  * is only a pointer to a run; the run's state in the store decides what happens, so a duplicate or
- * late job is harmless. A run that reaches a Wait node is parked as `waiting` with a delayed job;
- * a run over its workflow's concurrency limit is put back with a short delay.
+ * late job is harmless. A run that reaches a Wait node is suspended as `waiting` with a delayed job.
+ * A run over its workflow's concurrency limit is parked; each run of the workflow that leaves
+ * `running` (it finished, waits or is handed back) hands its place to the oldest parked run.
  */
 @Injectable()
 export class RunWorker {
@@ -80,10 +84,20 @@ export class RunWorker {
     if (!this.active.start(runId, controller)) return;
     try {
       const maxRunning = job.data.workflowId ? await this.maxRunning(job.data.workflowId) : undefined;
-      const claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
-      if (claimed === AT_CONCURRENCY_LIMIT) return await this.postpone(job.data);
+      let claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+      if (claimed === AT_CONCURRENCY_LIMIT) {
+        await this.park(job.data);
+        // A place freed between the refused claim and the park found no parked run to hand it to: look once more.
+        claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+        if (claimed === AT_CONCURRENCY_LIMIT) return;
+      }
       // Finished, canceled, deleted, waiting for later, or running under a live lease elsewhere: nothing to do.
-      if (claimed) await this.execute(claimed, controller, job.signal);
+      if (!claimed) return;
+      try {
+        await this.execute(claimed, controller, job.signal);
+      } finally {
+        if (maxRunning !== undefined) await this.wakeNext(claimed.workflowId);
+      }
     } finally {
       this.active.finish(runId, controller);
     }
@@ -191,10 +205,13 @@ export class RunWorker {
   /**
    * `ctx.workflows` of a node: the child run is created linked to this run and node, claimed by
    * this worker and executed here, in line, since the parent waits for it (a queue slot of its own
-   * could deadlock parents waiting on children). The child follows the node's signal (a cancel of
-   * the parent, the node's or the run's time limit) and never the process's shutdown: the node
-   * that started it must not run twice, so it finishes what it started when the process stops
-   * (within the queue's shutdown grace), and the parent goes on after it at the next start.
+   * could deadlock parents waiting on children). For the same reason the child ignores its
+   * workflow's concurrency limit and takes none of its places: it runs in its parent's.
+   *
+   * The child follows the node's signal (a cancel of the parent, the node's or the run's time
+   * limit) and never the process's shutdown: the node that started it must not run twice, so it
+   * finishes what it started when the process stops (within the queue's shutdown grace), and the
+   * parent goes on after it at the next start.
    *
    * The child's viewers may not see the parent: an input that holds the parent's secrets is stored
    * masked, and sealed as given with those secrets, which the child then masks in its records too.
@@ -266,13 +283,21 @@ export class RunWorker {
     }
   }
 
-  /** The workflow is at its concurrency limit: the run stays queued and is looked at again a little later. */
-  private async postpone(data: RunJobData): Promise<void> {
-    const postponed = (data.postponed ?? 0) + 1;
-    const delayMs = Math.min(POSTPONE_MAX_MS, POSTPONE_BASE_MS * 2 ** Math.min(postponed, 10));
-    const jobId = `${data.runId}.c${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-    await this.runs.setJobId(data.runId, jobId);
-    await this.jobs.enqueue<RunJobData>(RUN_JOB, { ...data, postponed }, { jobId, delayMs, ...RUN_JOB_OPTIONS });
+  /** The workflow is at its concurrency limit: the run waits, parked, for a place (see wakeNext), under a late safety-net job. */
+  private async park(data: RunJobData): Promise<void> {
+    const jobId = `${data.runId}.p${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    if (!(await this.runs.park(data.runId, jobId))) return;
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: data.runId, workflowId: data.workflowId }, { jobId, delayMs: PARKED_RECHECK_MS, ...RUN_JOB_OPTIONS });
+  }
+
+  /** A run of a limited workflow left `running`: its place goes to the oldest parked run, at once. */
+  private async wakeNext(workflowId: string): Promise<void> {
+    try {
+      const next = await this.runs.unparkOldest(workflowId, `.u${Date.now().toString(36)}${randomBytes(2).toString('hex')}`);
+      if (next) await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(next), { jobId: next.jobId, ...RUN_JOB_OPTIONS });
+    } catch (error) {
+      this.logger.warn({ workflowId, err: error }, 'the next run waiting for a place could not be woken; it looks again later');
+    }
   }
 
   private async maxRunning(workflowId: string): Promise<number | undefined> {

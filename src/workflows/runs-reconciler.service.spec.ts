@@ -78,6 +78,26 @@ describe('RunsReconciler', () => {
     expect((await runs.get(stuck.id))?.jobId).toBe(jobId);
   });
 
+  it('pages through the queued runs over its passes, so runs whose jobs are fine do not hide a lost one behind them', async () => {
+    reconciler = new RunsReconciler(runs, queue, pino({ level: 'silent' }), { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 2 }, new Metrics());
+    const parked = [];
+    for (let i = 0; i < 4; i++) {
+      const run = await queued({ createdAt: new Date(longAgo.getTime() + i) });
+      queue.states.set(run.jobId, 'waiting');
+      parked.push(run);
+    }
+    const lost = await queued({ createdAt: new Date(longAgo.getTime() + 10) });
+    await reconciler.reconcile();
+    await reconciler.reconcile();
+    expect(queue.enqueued).toEqual([]);
+    await reconciler.reconcile();
+    expect(queue.enqueued.map((e) => e.jobId)).toEqual([lost.id]);
+    // Back to the oldest after the last page.
+    queue.states.delete(parked[0].jobId);
+    await reconciler.reconcile();
+    expect(queue.enqueued.map((e) => e.jobId)).toEqual([lost.id, parked[0].id]);
+  });
+
   it('puts a run whose worker died back in the queue, and fails it after too many lost workers', async () => {
     const orphan = await queued();
     await runs.claim(orphan.id, 'dead-worker', new Date(Date.now() - 1000), longAgo);

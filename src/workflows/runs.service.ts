@@ -20,8 +20,6 @@ export interface RunJobData {
   runId: string;
   /** Lets the worker read the workflow's concurrency limit before it claims the run. */
   workflowId?: string;
-  /** Times the run already waited for a place under that limit. */
-  postponed?: number;
 }
 /** Tries of a run's job; the run itself is not retried, the delivery is (see RunWorker). */
 export const RUN_JOB_OPTIONS = { attempts: 3, backoffMs: 1000 } as const;
@@ -55,8 +53,8 @@ export function runOf(workflow: Workflow, runType: RunType): Pick<NewRun, 'workf
   };
 }
 
-export function runJob(run: Pick<Run, 'id' | 'workflowId'>, postponed?: number): RunJobData {
-  return { runId: run.id, workflowId: run.workflowId, ...(postponed ? { postponed } : {}) };
+export function runJob(run: Pick<Run, 'id' | 'workflowId'>): RunJobData {
+  return { runId: run.id, workflowId: run.workflowId };
 }
 
 /** Starting, reading, retrying and canceling runs; every method checks the caller's role on the workflow. */

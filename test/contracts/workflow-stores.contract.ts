@@ -304,6 +304,70 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.claim(queuedRun('wfl_missing').id, 'w1', inFuture(30_000), new Date(), 1)).toBeNull();
     });
 
+    it('parks runs refused a place, and hands each freed place to a distinct parked run, oldest first', async () => {
+      const at = (ms: number) => new Date(Date.UTC(2020, 0, 1) + ms);
+      const [a, b, c, d] = [0, 1, 2, 3].map((i) => queuedRun('wfl_park', { createdAt: at(i) }));
+      for (const run of [d, c, b, a]) await runs.create(run, new Date(0));
+      const holder = queuedRun('wfl_park');
+      await runs.create(holder, new Date(0));
+      await runs.claim(holder.id, 'w0', inFuture(30_000), new Date(), 1);
+      for (const run of [c, a, b, d]) {
+        expect(await runs.claim(run.id, 'w1', inFuture(30_000), new Date(), 1)).toBe(AT_CONCURRENCY_LIMIT);
+        expect(await runs.park(run.id, `${run.id}.p1`)).toBe(true);
+      }
+      expect((await runs.get(a.id))?.jobId).toBe(`${a.id}.p1`);
+      expect(await runs.unparkOldest('wfl_other', '.u0')).toBeNull();
+
+      const woken = await Promise.all([runs.unparkOldest('wfl_park', '.u1'), runs.unparkOldest('wfl_park', '.u2')]);
+      expect(woken.map((r) => r?.id).sort()).toEqual([a.id, b.id].sort());
+      for (const run of woken) {
+        expect(run?.jobId).toMatch(new RegExp(`^${run!.id}\\.u[12]$`));
+        expect((await runs.get(run!.id))?.jobId).toBe(run!.jobId);
+      }
+      // A parked run that was canceled or claimed meanwhile is no longer parked.
+      await runs.requestCancel(c.id, new Date());
+      expect(await runs.park(c.id, `${c.id}.p2`)).toBe(false);
+      await runs.claim(d.id, 'w2', inFuture(30_000), new Date());
+      expect(await runs.release(d.id, 'w2')).toBe(true);
+      expect(await runs.unparkOldest('wfl_park', '.u3')).toBeNull();
+    });
+
+    it('counts no sub-workflow run against its workflow\'s concurrency limit', async () => {
+      const parent = queuedRun('wfl_nested');
+      await runs.create(parent, new Date(0));
+      await runs.claim(parent.id, 'w1', inFuture(30_000), new Date(), 2);
+      const child = queuedRun('wfl_nested', { parentRunId: parent.id, parentNodeId: 'sub', depth: 1 });
+      await runs.create(child, new Date(0));
+      expect(await runs.claim(child.id, 'w1', inFuture(30_000), new Date())).toMatchObject({ status: 'running' });
+      const [one, two] = [queuedRun('wfl_nested'), queuedRun('wfl_nested')];
+      for (const run of [one, two]) await runs.create(run, new Date(0));
+      expect(await runs.claim(one.id, 'w2', inFuture(30_000), new Date(), 2)).toMatchObject({ status: 'running' });
+      expect(await runs.claim(two.id, 'w3', inFuture(30_000), new Date(), 2)).toBe(AT_CONCURRENCY_LIMIT);
+    });
+
+    it('lists queued and due waiting runs a page at a time, after a cursor', async () => {
+      const at = (ms: number) => new Date(Date.UTC(2001, 0, 1) + ms);
+      // Two share a creation time: the id orders them.
+      const queued = [queuedRun('wfl_pages', { createdAt: at(0) }), queuedRun('wfl_pages', { createdAt: at(5) }), queuedRun('wfl_pages', { createdAt: at(5) })];
+      for (const run of queued) await runs.create(run, new Date(0));
+      const order = [queued[0], ...queued.slice(1).sort((x, y) => (x.id < y.id ? -1 : 1))].map((r) => r.id);
+      const first = await runs.listQueued(at(1000), 2);
+      expect(first.map((r) => r.id)).toEqual(order.slice(0, 2));
+      const rest = await runs.listQueued(at(1000), 2, { at: first[1].createdAt, id: first[1].id });
+      expect(rest.map((r) => r.id)).toEqual(order.slice(2));
+      expect(await runs.listQueued(at(1000), 2, { at: rest[0].createdAt, id: rest[0].id })).toEqual([]);
+
+      const waiting = [queuedRun('wfl_pages'), queuedRun('wfl_pages')];
+      for (const [i, run] of waiting.entries()) {
+        await runs.create(run, new Date(0));
+        await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+        await runs.suspend(run.id, 'w1', [], at(10 + i), `${run.id}.w1`);
+      }
+      const due = await runs.listDueWaiting(at(1000), 1);
+      expect(due.map((r) => r.id)).toEqual([waiting[0].id]);
+      expect((await runs.listDueWaiting(at(1000), 1, { at: due[0].resumeAt!, id: due[0].id })).map((r) => r.id)).toEqual([waiting[1].id]);
+    });
+
     it('keeps the output, the links, the sealed input and the reused steps of a run, and drops sealed state once it succeeded', async () => {
       const parent = queuedRun('wfl_links');
       await runs.create(parent, new Date(0));

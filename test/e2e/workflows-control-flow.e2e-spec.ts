@@ -269,6 +269,28 @@ describe('workflow control flow through the webhook', () => {
     expect(invalid.body.details.fields).toEqual([expect.objectContaining({ field: 'settings.maxConcurrentRuns' })]);
   });
 
+  it('gives a place freed under maxConcurrentRuns to the run that has waited longest', async () => {
+    const workflowId = await create(
+      {
+        nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=700` } }],
+        edges: [{ from: 'trigger', to: 'call' }],
+      },
+      { settings: { maxConcurrentRuns: 1 } },
+    );
+    const first = (await start(workflowId, { n: 1 })).body.runId;
+    await waitForRun(t.request, first, { statuses: ['running'] });
+    const second = (await start(workflowId, { n: 2 })).body.runId;
+    // The third arrives well after the second: a run that looked again on its own schedule could overtake it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const third = (await start(workflowId, { n: 3 })).body.runId;
+    const records = [];
+    for (const id of [first, second, third]) records.push(await waitForRun(t.request, id, { timeoutMs: 20_000 }));
+    expect(records.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    const [a, b, c] = records.map((r) => [Date.parse(r.startedAt), Date.parse(r.finishedAt)]);
+    expect(b[0]).toBeGreaterThanOrEqual(a[1]);
+    expect(c[0]).toBeGreaterThanOrEqual(b[1]);
+  });
+
   it('refuses a syntax error in an expression when the workflow is saved, naming node, parameter and position', async () => {
     const res = await t.request('POST', '/api/v1/workflows', {
       body: {

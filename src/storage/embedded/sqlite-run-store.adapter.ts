@@ -7,6 +7,7 @@ import {
   LeaseState,
   Run,
   RunCompletion,
+  RunCursor,
   RunError,
   RunFilter,
   RunStatus,
@@ -115,6 +116,9 @@ const toStep = (row: StepRow): StepRecord => ({
   ...(row.state !== null ? { state: row.state } : {}),
 });
 
+/** The keyset of a page: from the start when there is no cursor (every id sorts after ''). */
+const pageAfter = (after?: RunCursor) => ({ at: toSqlDate(after?.at ?? new Date(0)), id: after?.id ?? '' });
+
 interface PendingCreate {
   run: Run;
   reuseSince: Date;
@@ -166,7 +170,7 @@ export class SqliteRunStore extends RunStore {
          FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
       ),
       claim: db.prepare(
-        `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until, resume_at = NULL,
+        `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until, resume_at = NULL, parked = 0,
            claims = claims + 1, started_at = COALESCE(started_at, @now)
          WHERE id = @id AND (status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
            OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))
@@ -178,7 +182,8 @@ export class SqliteRunStore extends RunStore {
       ),
       runningOthers: db
         .prepare(
-          `SELECT COUNT(*) FROM workflow_runs WHERE workflow_id = ? AND status = 'running' AND lease_expires_at >= ? AND id != ?`,
+          `SELECT COUNT(*) FROM workflow_runs WHERE workflow_id = ? AND status = 'running' AND lease_expires_at >= ? AND id != ?
+             AND parent_run_id IS NULL`,
         )
         .pluck(),
       lease: db.prepare('SELECT lease_owner, status, cancel_requested FROM workflow_runs WHERE id = ?'),
@@ -216,11 +221,21 @@ export class SqliteRunStore extends RunStore {
          WHERE id = ? AND status IN ('queued', 'waiting')`,
       ),
       cancelRunning: db.prepare(`UPDATE workflow_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`),
+      park: db.prepare(`UPDATE workflow_runs SET parked = 1, job_id = ? WHERE id = ? AND status IN ('queued', 'waiting')`),
+      unparkOldest: db.prepare(
+        `UPDATE workflow_runs SET parked = 0, job_id = id || @suffix
+         WHERE id = (SELECT id FROM workflow_runs WHERE workflow_id = @workflow_id AND parked = 1 AND status IN ('queued', 'waiting')
+           ORDER BY created_at, id LIMIT 1)
+         RETURNING ${SUMMARY_COLUMNS}`,
+      ),
+      // Keyset pages: (time, id) after the cursor; a cursor at the epoch starts from the beginning.
       listQueued: db.prepare(
-        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < ? ORDER BY created_at LIMIT ?`,
+        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < @before AND (created_at, id) > (@at, @id)
+         ORDER BY created_at, id LIMIT @limit`,
       ),
       listDueWaiting: db.prepare(
-        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'waiting' AND resume_at < ? ORDER BY resume_at LIMIT ?`,
+        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'waiting' AND resume_at < @before AND (resume_at, id) > (@at, @id)
+         ORDER BY resume_at, id LIMIT @limit`,
       ),
       listExpired: db.prepare(
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'running' AND lease_expires_at < ? ORDER BY created_at LIMIT ?`,
@@ -431,12 +446,21 @@ export class SqliteRunStore extends RunStore {
     return this.cancelTx(id, now);
   }
 
-  async listQueued(createdBefore: Date, limit: number): Promise<Run[]> {
-    return (this.statements.listQueued.all(toSqlDate(createdBefore), limit) as RunRow[]).map((row) => toRun(row));
+  async park(id: string, jobId: string): Promise<boolean> {
+    return this.statements.park.run(jobId, id).changes > 0;
   }
 
-  async listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]> {
-    return (this.statements.listDueWaiting.all(toSqlDate(dueBefore), limit) as RunRow[]).map((row) => toRun(row));
+  async unparkOldest(workflowId: string, jobSuffix: string): Promise<Run | null> {
+    const row = this.statements.unparkOldest.get({ workflow_id: workflowId, suffix: jobSuffix }) as RunRow | undefined;
+    return row ? toRun(row) : null;
+  }
+
+  async listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    return (this.statements.listQueued.all({ before: toSqlDate(createdBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) => toRun(row));
+  }
+
+  async listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    return (this.statements.listDueWaiting.all({ before: toSqlDate(dueBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) => toRun(row));
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {

@@ -9,6 +9,7 @@ import {
   LeaseState,
   Run,
   RunCompletion,
+  RunCursor,
   RunError,
   RunFilter,
   RunStore,
@@ -78,6 +79,10 @@ const claimable = (id: string, owner: string, now: Date) => ({
     { status: 'running', $or: [{ leaseExpiresAt: { $lt: now } }, { leaseOwner: owner }] },
   ],
 });
+
+/** The keyset of the page after `after`, ordered by `field` then `_id`. */
+const pageAfter = (field: 'createdAt' | 'resumeAt', after?: RunCursor) =>
+  after ? { $or: [{ [field]: { $gt: after.at } }, { [field]: after.at, _id: { $gt: after.id } }] } : {};
 
 /**
  * Runs and steps in two collections. Claims, renewals and completion are single conditional
@@ -165,6 +170,7 @@ export class MongoRunStore extends RunStore {
               leaseExpiresAt: leaseUntil,
               resumeAt: null,
               slotHeld,
+              parked: false,
               startedAt: { $ifNull: ['$startedAt', now] },
               claims: { $add: [{ $ifNull: ['$claims', 0] }, 1] },
             },
@@ -230,13 +236,37 @@ export class MongoRunStore extends RunStore {
     return this.get(id);
   }
 
-  async listQueued(createdBefore: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'queued', createdAt: { $lt: createdBefore } }, { definitionJson: 0, sealedInput: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
+  async park(id: string, jobId: string): Promise<boolean> {
+    const result = await this.runs.updateOne({ _id: id, status: { $in: ['queued', 'waiting'] } }, { $set: { parked: true, jobId } });
+    return result.matchedCount > 0;
+  }
+
+  async unparkOldest(workflowId: string, jobSuffix: string): Promise<Run | null> {
+    const doc = await this.runs
+      .findOneAndUpdate(
+        { workflowId, parked: true, status: { $in: ['queued', 'waiting'] } },
+        [{ $set: { parked: false, jobId: { $concat: ['$_id', jobSuffix] } } }],
+        { sort: { createdAt: 1, _id: 1 }, returnDocument: 'after', projection: { definitionJson: 0, outputJson: 0, sealedInput: 0 } },
+      )
+      .lean<RunDoc>();
+    return doc ? toRun(doc) : null;
+  }
+
+  async listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    const docs = await this.runs
+      .find({ status: 'queued', createdAt: { $lt: createdBefore }, ...pageAfter('createdAt', after) }, { definitionJson: 0, sealedInput: 0 })
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(limit)
+      .lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 
-  async listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'waiting', resumeAt: { $lt: dueBefore } }, { definitionJson: 0, outputJson: 0, sealedInput: 0 }).sort({ resumeAt: 1 }).limit(limit).lean<RunDoc[]>();
+  async listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    const docs = await this.runs
+      .find({ status: 'waiting', resumeAt: { $lt: dueBefore }, ...pageAfter('resumeAt', after) }, { definitionJson: 0, outputJson: 0, sealedInput: 0 })
+      .sort({ resumeAt: 1, _id: 1 })
+      .limit(limit)
+      .lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 

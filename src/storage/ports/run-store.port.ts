@@ -176,6 +176,12 @@ export const claimMayHaveSteps = (run: Pick<Run, 'claims' | 'retryOf'>): boolean
 /** A claim that did not take the run because the workflow already runs its maximum at once. */
 export const AT_CONCURRENCY_LIMIT = 'at-concurrency-limit' as const;
 
+/** Where a listing for the reconciler stopped: the next page starts after this run (by time, then id). */
+export interface RunCursor {
+  at: Date;
+  id: string;
+}
+
 export abstract class RunStore {
   /**
    * Inserts a queued run, with the steps it starts from (a retry's reused steps). With an
@@ -189,12 +195,29 @@ export abstract class RunStore {
   abstract list(filter: RunFilter, page: PageRequest): Promise<Page<Run>>;
   /**
    * Moves a claimable run to running under `owner` until `leaseUntil` and returns it with its
-   * steps: a queued run, a waiting one whose `resumeAt` has come, or a running one whose lease
-   * expired or that this owner already holds. With `maxRunning`, only while fewer runs of its
-   * workflow than that are running under a live lease (atomically: two workers cannot both take
-   * the last place); otherwise AT_CONCURRENCY_LIMIT and nothing changes. Null when not claimable.
+   * steps (no longer parked): a queued run, a waiting one whose `resumeAt` has come, or a running
+   * one whose lease expired or that this owner already holds. With `maxRunning`, only while fewer
+   * runs of its workflow than that hold a place, that is are running under a live lease (sub-workflow
+   * runs aside), atomically: two workers cannot both take the last place; otherwise
+   * AT_CONCURRENCY_LIMIT and nothing changes. Null when not claimable.
+   *
+   * A sub-workflow run is claimed without a limit and holds no place: it runs inside the place of
+   * the parent that waits for it, and waiting for a place its parent holds (a workflow that runs
+   * itself) would never end.
    */
   abstract claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null>;
+  /**
+   * A queued (or due waiting) run refused a place under its workflow's concurrency limit waits,
+   * parked, under `jobId` (a late safety-net job) for `unparkOldest` to hand it a place. False
+   * when the run is no longer queued or waiting.
+   */
+  abstract park(id: string, jobId: string): Promise<boolean>;
+  /**
+   * A place of the workflow freed: its oldest parked run is unparked under the job id
+   * `<run id><jobSuffix>` and returned, in one atomic step, so that places freed at once go to
+   * distinct runs, oldest first. Null when none is parked.
+   */
+  abstract unparkOldest(workflowId: string, jobSuffix: string): Promise<Run | null>;
   abstract renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState>;
   /** Writes steps (insert or replace by node id) while the owner holds the lease. */
   abstract recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState>;
@@ -212,10 +235,14 @@ export abstract class RunStore {
    * worker to honour at its next step. Returns the run after the change, or null when it does not exist.
    */
   abstract requestCancel(id: string, now: Date): Promise<Run | null>;
-  /** Queued runs created before `createdBefore`, oldest first: candidates whose job may be lost. */
-  abstract listQueued(createdBefore: Date, limit: number): Promise<Run[]>;
-  /** Waiting runs due before `dueBefore`, soonest first: candidates whose job may be lost. */
-  abstract listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]>;
+  /**
+   * Queued runs created before `createdBefore`, oldest first (by creation, then id), after the
+   * `after` cursor ({ createdAt, id } of the last run of the previous page): candidates whose job
+   * may be lost.
+   */
+  abstract listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]>;
+  /** Waiting runs due before `dueBefore`, soonest first (by `resumeAt`, then id), after the `after` cursor: candidates whose job may be lost. */
+  abstract listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]>;
   /** Running runs whose lease ended before `now`, oldest first. */
   abstract listExpiredLeases(now: Date, limit: number): Promise<Run[]>;
   /**

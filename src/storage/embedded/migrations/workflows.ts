@@ -163,4 +163,13 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     name: 'sealed-run-inputs',
     sql: `ALTER TABLE workflow_runs ADD COLUMN sealed_input TEXT;`,
   },
+  {
+    version: 205,
+    name: 'parked-runs',
+    // Partial, like the other run indexes: only runs waiting for a place under a limit are in it.
+    sql: `
+      ALTER TABLE workflow_runs ADD COLUMN parked INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX workflow_runs_parked ON workflow_runs(workflow_id, created_at, id) WHERE parked = 1;
+    `,
+  },
 ];
