@@ -2,13 +2,11 @@ import type { Logger } from 'pino';
 import { ErrorCode, FieldError, isAppError } from '../common/app-error';
 import {
   CodeSandbox,
-  isNodeError,
   isRoutedOutput,
   isWaitRequest,
   LanguageModels,
   LoopState,
   NodeContext,
-  NodeErrorKind,
   NodeInput,
   NodeLogger,
   NodeTimeoutError,
@@ -19,6 +17,7 @@ import type { RunError, StepError, StepRecord } from '../storage/ports/run-store
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider } from './collections-provider';
 import { nodeHttpClient, OutboundFetch } from './node-http-client';
+import { nodeFailure } from './node-failure';
 import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from './node-services';
 import { Redactor } from './redactor';
 import { isRunInterrupt, RunInterrupt } from './run-interrupt';
@@ -910,24 +909,12 @@ function expressionFailure(node: CompiledNode, expression: ExpressionParameter, 
   );
 }
 
-const NODE_ERROR_CODES: Record<NodeErrorKind, ErrorCode> = {
-  configuration: ErrorCode.NODE_CONFIGURATION,
-  upstream: ErrorCode.UPSTREAM_FAILED,
-  timeout: ErrorCode.TIMEOUT,
-  stopped: ErrorCode.WORKFLOW_STOPPED,
-};
-
 function classify(error: unknown): { error: StepError; retryable: boolean } {
-  if (isNodeError(error)) {
-    const code = NODE_ERROR_CODES[error.kind];
-    const status = (error as { status?: number }).status;
-    const details = error.details || status !== undefined ? { ...error.details, ...(status !== undefined ? { status } : {}) } : undefined;
-    return { error: { code, message: error.message, ...(details ? { details } : {}) }, retryable: error.retryable };
-  }
-  if (isAppError(error)) {
-    return { error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) }, retryable: error.retryable };
-  }
   if (error instanceof StepFailure) return { error: error.error, retryable: false };
+  const failure = nodeFailure(error);
+  if (failure) {
+    return { error: { code: failure.code, message: failure.message, ...(failure.details !== undefined ? { details: failure.details } : {}) }, retryable: failure.retryable };
+  }
   // A bug or an unexpected failure inside the node: trying again is cheap and sometimes helps.
   const message = error instanceof Error ? error.message : String(error);
   return { error: { code: ErrorCode.INTERNAL, message: message || 'The node failed without a message' }, retryable: true };
