@@ -64,6 +64,7 @@ const step = (nodeId: string, position: number, output: unknown = { ok: nodeId }
 });
 
 const inFuture = (ms: number) => new Date(Date.now() + ms);
+const NO_TRIGGERS = { schedule: null, tool: null };
 
 describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
   let close: () => Promise<void>;
@@ -82,6 +83,12 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
 
   afterAll(() => close());
 
+  /** Publishes the workflow's draft as it stands, with no schedule or tool. */
+  const publishDraft = async (workflowId: string, createdBy = 'usr_owner') => {
+    const draft = (await workflows.get(workflowId))!.draft;
+    return workflows.publish(workflowId, { id: newId('wfv'), definition: draft, createdBy, createdAt: new Date() }, NO_TRIGGERS);
+  };
+
   describe('WorkflowStore', () => {
     it('creates a workflow owned by its creator and lists it for them only', async () => {
       const w = workflow('usr_owner');
@@ -96,30 +103,37 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
     it('numbers published versions, keeps them immutable and activates older ones', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
-      const v1 = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
+      const v1 = await publishDraft(w.id);
       await workflows.updateDraft(w.id, 'renamed', definition('second'), new Date());
-      const v2 = await workflows.publish(w.id, newId('wfv'), 'usr_editor', new Date());
+      const v2 = await publishDraft(w.id, 'usr_editor');
       expect([v1?.version, v2?.version]).toEqual([1, 2]);
+      expect(v2).toMatchObject({ workflowId: w.id, createdBy: 'usr_editor', definition: definition('second') });
       expect((await workflows.getVersion(w.id, 1))?.definition).toEqual(definition('draft'));
       expect((await workflows.getVersionById(v2!.id))?.definition).toEqual(definition('second'));
       expect(await workflows.get(w.id)).toMatchObject({ name: 'renamed', activeVersion: 2, activeVersionId: v2!.id, latestVersion: 2 });
       expect((await workflows.listVersions(w.id)).map((v) => v.version)).toEqual([2, 1]);
 
-      expect(await workflows.activate(w.id, 1, new Date())).toBe(true);
+      expect(await workflows.activate(w.id, 1, new Date(), NO_TRIGGERS)).toBe(true);
       expect(await workflows.get(w.id)).toMatchObject({ activeVersion: 1, activeVersionId: v1!.id, latestVersion: 2 });
-      expect(await workflows.activate(w.id, 7, new Date())).toBe(false);
-      expect((await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date()))?.version).toBe(3);
+      expect(await workflows.activate(w.id, 7, new Date(), NO_TRIGGERS)).toBe(false);
+      expect((await publishDraft(w.id))?.version).toBe(3);
     });
 
-    it('gives concurrent publishes distinct numbers', async () => {
+    it('gives concurrent publishes distinct numbers, the active one with its own triggers', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
-      const versions = await Promise.all([1, 2, 3, 4].map(() => workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date())));
+      const ids = [1, 2, 3, 4].map(() => newId('wfv'));
+      const tool = (versionId: string) => ({ inputSchema: { type: 'object' }, versionId });
+      const versions = await Promise.all(
+        ids.map((id) => workflows.publish(w.id, { id, definition: definition('draft'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule: null, tool: tool(id) })),
+      );
       expect(versions.map((v) => v!.version).sort()).toEqual([1, 2, 3, 4]);
-      expect((await workflows.get(w.id))?.activeVersion).toBe(4);
+      const stored = await workflows.get(w.id);
+      expect(stored?.activeVersion).toBe(4);
+      expect(stored?.tool).toEqual(tool(stored!.activeVersionId!));
     });
 
-    it('keeps settings unless replaced, and a schedule only for the version that is active', async () => {
+    it('keeps settings unless replaced, and sets the schedule and tool of the version it publishes or activates', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
       await workflows.updateDraft(w.id, w.name, definition('x'), new Date());
@@ -127,32 +141,33 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       await workflows.updateDraft(w.id, w.name, definition('x'), new Date(), { rateLimit: { requests: 5, perSeconds: 60 } });
       expect((await workflows.get(w.id))?.settings).toEqual({ rateLimit: { requests: 5, perSeconds: 60 } });
 
-      const v1 = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
-      const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1!.id };
-      expect(await workflows.setTriggers(w.id, 'wfv_not_active', { schedule, tool: null })).toBe(false);
-      expect(await workflows.setTriggers(w.id, v1!.id, { schedule, tool: null })).toBe(true);
-      expect((await workflows.get(w.id))?.schedule).toEqual(schedule);
+      const v1 = newId('wfv');
+      const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1 };
+      await workflows.publish(w.id, { id: v1, definition: definition('x'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule, tool: null });
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v1, schedule, tool: null });
       expect(await workflows.listScheduled()).toContainEqual({ workflowId: w.id, ownerId: 'usr_owner', schedule });
-      expect(await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool: null })).toBe(true);
-      expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
 
-      const tool = { description: 'Looks things up', inputSchema: { type: 'object', properties: { $q: { type: 'string' } } }, versionId: v1!.id };
-      expect(await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool })).toBe(true);
-      expect((await workflows.get(w.id))?.tool).toEqual(tool);
+      const v2 = newId('wfv');
+      const tool = { description: 'Looks things up', inputSchema: { type: 'object', properties: { $q: { type: 'string' } } }, versionId: v2 };
+      await workflows.publish(w.id, { id: v2, definition: definition('y'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule: null, tool });
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v2, schedule: null, tool });
+      expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
       expect(await workflows.listTools()).toContainEqual({ workflowId: w.id, name: w.name, tool });
-      await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool: null });
+
+      expect(await workflows.activate(w.id, 1, new Date(), { schedule, tool: null })).toBe(true);
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v1, schedule, tool: null });
       expect((await workflows.listTools()).map((t) => t.workflowId)).not.toContain(w.id);
     });
 
     it('deletes a workflow with its versions and members', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
-      const v = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
+      const v = await publishDraft(w.id);
       expect(await workflows.delete(w.id)).toBe(true);
       expect(await workflows.get(w.id)).toBeNull();
       expect(await workflows.getVersionById(v!.id)).toBeNull();
       expect(await memberships.getRole('workflow', w.id, 'usr_owner')).toBeNull();
-      expect(await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date())).toBeNull();
+      expect(await workflows.publish(w.id, { id: newId('wfv'), definition: definition('gone'), createdBy: 'usr_owner', createdAt: new Date() }, NO_TRIGGERS)).toBeNull();
     });
   });
 

@@ -291,6 +291,31 @@ describe('workflow control flow through the webhook', () => {
     expect(c[0]).toBeGreaterThanOrEqual(b[1]);
   });
 
+  it('refuses a schedule or MCP tool trigger whose parameters are not fixed, naming node and parameter, since they are read at publish', async () => {
+    const scheduled = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'tick',
+        definition: { nodes: [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: 'variables.cron', timezone: 'UTC' }, parameterMode: { cron: 'expression' } }] },
+      },
+    });
+    expect(scheduled.status).toBe(400);
+    expect(scheduled.body.details.fields).toEqual([
+      expect.objectContaining({ field: 'nodes[0].parameters.cron', nodeId: 'tick', reason: expect.stringMatching(/schedule.*must be fixed values, not an expression or template/) }),
+    ]);
+    const tool = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'tool',
+        definition: { nodes: [{ id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'ask', inputSchema: '({ type: "object" })' }, parameterMode: { inputSchema: 'expression' } }] },
+      },
+    });
+    expect(tool.status).toBe(400);
+    expect(tool.body.details.fields).toEqual([expect.objectContaining({ field: 'nodes[0].parameters.inputSchema', nodeId: 'ask', reason: expect.stringMatching(/MCP tool/) })]);
+    // Fixed, they are read when the version is published.
+    const fixed = await create({ nodes: [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: '*/5 * * * *', timezone: 'UTC' } }] });
+    expect((await t.request('POST', `/api/v1/workflows/${fixed}/publish`)).status).toBe(201);
+    expect((await t.request('GET', `/api/v1/workflows/${fixed}`)).body.schedule).toEqual({ cron: '*/5 * * * *', timezone: 'UTC' });
+  });
+
   it('refuses a syntax error in an expression when the workflow is saved, naming node, parameter and position', async () => {
     const res = await t.request('POST', '/api/v1/workflows', {
       body: {
