@@ -69,9 +69,9 @@ describe('RunsReconciler', () => {
     expect(queue.enqueued).toEqual([]);
   });
 
-  it('gives a queued run whose job already ended a new job id', async () => {
+  it.each(['failed', 'completed', 'stuck'] as const)('gives a queued run whose job is %s a new job id', async (state) => {
     const stuck = await queued();
-    queue.states.set(stuck.jobId, 'failed');
+    queue.states.set(stuck.jobId, state);
     await reconciler.reconcile();
     const jobId = queue.enqueued[0].jobId!;
     expect(jobId).toMatch(new RegExp(`^${stuck.id}\\.q`));

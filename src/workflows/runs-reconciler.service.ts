@@ -60,7 +60,7 @@ export class RunsReconciler extends PeriodicReconciler {
   private async ensureJob(run: Run): Promise<void> {
     const state = await this.jobs.state(RUN_JOB, run.jobId);
     if (state === 'waiting' || state === 'active') return;
-    // A finished job id cannot be reused while the queue remembers it: give the run a new one.
+    // A finished or stuck job's id cannot be reused while the queue remembers it: give the run a new one.
     let jobId = run.jobId;
     if (state !== 'missing') {
       jobId = `${run.id}.q${Date.now().toString(36)}`;
