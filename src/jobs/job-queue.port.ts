@@ -2,7 +2,7 @@
  * Background work (file ingestion, workflow runs) goes through this port. The embedded adapter
  * keeps pending jobs in the document store; the Bull adapter keeps them in Redis. Either way a job
  * that was accepted survives a restart of the process that accepted it. Handlers are `@Processor`
- * classes with `@Process(name)` methods (@nestjs/bull's decorators) whatever the adapter.
+ * classes with `@Process({ name })` methods (src/jobs/job-handler.decorators.ts) whatever the adapter.
  */
 export interface EnqueueOptions {
   /** Idempotent enqueue: a second job with the same id while the first exists is ignored. */

@@ -6,7 +6,7 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
-import { LruCache } from '../engine/expressions/lru-cache';
+import { LruCache } from '../common/lru-cache';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
 import { recordable, RunOutcome, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';

@@ -8,7 +8,7 @@ import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-databas
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { newQueuedRun, Run } from '../storage/ports/run-store.port';
 import { RunsReconciler } from './runs-reconciler.service';
-import { RUN_JOB } from './runs.service';
+import { RUN_JOB } from '../jobs/job-names';
 
 describe('RunsReconciler', () => {
   let dir: string;

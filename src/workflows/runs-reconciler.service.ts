@@ -2,11 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
+import { RUN_JOB } from '../jobs/job-names';
 import { JobQueue } from '../jobs/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { Metrics } from '../metrics/metrics.service';
 import { Run, RunCursor, RunStore } from '../storage/ports/run-store.port';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './runs.service';
+import { RUN_JOB_OPTIONS, runJob, RunJobData } from './runs.service';
 
 export interface ReconcilerOptions {
   intervalMs: number;

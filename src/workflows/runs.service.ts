@@ -15,7 +15,6 @@ import { RateLimiter } from './rate-limit/rate-limiter.port';
 import { RunEvents } from './run-events';
 import { acceptedView, runSummaryView, runView } from './workflow-views';
 
-export { RUN_JOB };
 export interface RunJobData {
   runId: string;
   /** Lets the worker read the workflow's concurrency limit before it claims the run. */
