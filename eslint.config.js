@@ -1,8 +1,14 @@
 // @ts-check
 const tseslint = require('typescript-eslint');
 
-const DRIVERS = ['mongoose', 'mongodb', 'bull', 'ioredis', '@elastic/elasticsearch', 'better-sqlite3', 'sqlite-vec', 'isolated-vm'];
+const DRIVERS = ['mongoose', 'mongodb', 'bull', '@nestjs/bull', 'ioredis', '@elastic/elasticsearch', 'better-sqlite3', 'sqlite-vec', 'isolated-vm'];
 const driverMessage = 'Only adapters talk to database, queue and sandbox drivers (ARCHITECTURE.md, dependency rules).';
+/**
+ * @nestjs/bull is the Bull adapter's (src/jobs/bull) and, outside it, only the job handler
+ * decorators' that wrap its own: every handler uses those whatever the queue.
+ */
+const JOB_DECORATORS = 'src/jobs/job-handler.decorators.ts';
+const nestBullMessage = `@nestjs/bull belongs to the Bull adapter (src/jobs/bull): job handlers use @Processor and @Process from ${JOB_DECORATORS}.`;
 
 /** Files allowed to import drivers: the adapters and the infrastructure that opens connections. */
 const ADAPTERS = [
@@ -18,7 +24,9 @@ const ADAPTERS = [
 
 /** Feature folders of src/: what storage and common must not reach into (they sit beneath them). */
 const FEATURES = ['auth', 'collections', 'embeddings', 'engine', 'health', 'ingestion', 'jobs', 'mcp', 'search', 'workflows'];
-const driverPaths = DRIVERS.map((name) => ({ name, message: driverMessage }));
+const driverPaths = DRIVERS.map((name) => ({ name, message: name === '@nestjs/bull' ? nestBullMessage : driverMessage }));
+/** Its files beyond the entry point are not its public API, for anyone. */
+const nestBullInternals = { group: ['@nestjs/bull/*'], message: `${nestBullMessage} Its other files are not its public API.` };
 const layer = (folders, message) => ({ group: folders.map((folder) => `**/${folder}/*`), message });
 const featuresFrom = (where) =>
   layer(FEATURES, `${where} sits beneath the features: it must not import them (ARCHITECTURE.md, dependency rules).`);
@@ -40,8 +48,12 @@ module.exports = tseslint.config(
     files: ['src/**/*.ts'],
     ignores: [...ADAPTERS, '**/*.spec.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: driverPaths }],
+      'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals] }],
     },
+  },
+  {
+    files: [JOB_DECORATORS],
+    rules: { 'no-restricted-imports': ['error', { paths: driverPaths.filter((path) => path.name !== '@nestjs/bull'), patterns: [nestBullInternals] }] },
   },
   {
     files: ['src/mcp/**/*.ts'],
@@ -51,7 +63,7 @@ module.exports = tseslint.config(
         'error',
         {
           paths: driverPaths,
-          patterns: [layer(['storage'], 'MCP tools are a door onto the services: they never reach the stores (ARCHITECTURE.md, dependency rules).')],
+          patterns: [nestBullInternals, layer(['storage'], 'MCP tools are a door onto the services: they never reach the stores (ARCHITECTURE.md, dependency rules).')],
         },
       ],
     },
@@ -64,12 +76,12 @@ module.exports = tseslint.config(
   {
     files: ['src/storage/**/*.ts'],
     ignores: [...ADAPTERS, '**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [featuresFrom('storage/')] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals, featuresFrom('storage/')] }] },
   },
   {
     files: ['src/common/**/*.ts', 'src/config/**/*.ts'],
     ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [featuresFrom('common/ and config/'), layer(['storage'], 'common/ and config/ must not import the stores.')] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals, featuresFrom('common/ and config/'), layer(['storage'], 'common/ and config/ must not import the stores.')] }] },
   },
   {
     files: ['src/sdk/**/*.ts'],

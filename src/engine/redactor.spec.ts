@@ -28,6 +28,13 @@ describe('Redactor', () => {
     expect(redactor.string('abc')).toBe('abc');
   });
 
+  it('adds the secrets of another redactor, keeping its own', () => {
+    const inherited = Redactor.NONE.with(['parent-secret']).with(redactor.secrets);
+    expect(inherited.string(`parent-secret sk-123456 ${secret}`)).toBe(`${REDACTED} ${REDACTED} ${REDACTED}`);
+    expect(inherited.secrets).toEqual(['parent-secret', secret, 'sk-123456']);
+    expect(redactor.with([])).toBe(redactor);
+  });
+
   it('is a no-op without secrets', () => {
     const value = { a: 1 };
     expect(Redactor.NONE.value(value)).toBe(value);

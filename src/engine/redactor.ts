@@ -12,11 +12,13 @@ export class Redactor {
   static readonly NONE = new Redactor([]);
 
   private readonly pattern: RegExp | null;
+  /** The values it masks, as given: what `with` adds to and a sub-workflow run inherits. */
+  readonly secrets: readonly string[];
 
   constructor(secrets: readonly string[]) {
+    this.secrets = secrets.filter((secret) => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH);
     const forms = new Set<string>();
-    for (const secret of secrets) {
-      if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
+    for (const secret of this.secrets) {
       forms.add(secret);
       forms.add(JSON.stringify(secret).slice(1, -1));
       forms.add(encodeURIComponent(secret));
@@ -24,6 +26,12 @@ export class Redactor {
     // Longest first, so a secret that contains another is masked whole.
     const alternatives = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
     this.pattern = alternatives.length ? new RegExp(alternatives.join('|'), 'g') : null;
+  }
+
+  /** Masks these secrets too; itself when there is nothing to add. */
+  with(secrets: readonly string[]): Redactor {
+    const added = secrets.filter((secret) => !this.secrets.includes(secret));
+    return added.length ? new Redactor([...this.secrets, ...added]) : this;
   }
 
   get active(): boolean {

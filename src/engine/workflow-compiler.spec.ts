@@ -1,5 +1,6 @@
 import httpRequest from '../../plugins/http-request';
 import listFiles from '../../plugins/list-files';
+import scheduleTrigger from '../../plugins/schedule-trigger';
 import webhookTrigger from '../../plugins/webhook-trigger';
 import { AppError } from '../common/app-error';
 import { NodeRegistry } from './node-registry';
@@ -11,6 +12,7 @@ const registry = new NodeRegistry([
   registerDefinition(webhookTrigger, 'webhook-trigger'),
   registerDefinition(httpRequest, 'http-request'),
   registerDefinition(listFiles, 'list-files'),
+  registerDefinition(scheduleTrigger, 'schedule-trigger'),
 ]);
 
 const trigger: WorkflowNodeSpec = { id: 'trigger', type: 'webhook-trigger', parameters: {} };
@@ -210,5 +212,18 @@ describe('compileWorkflow', () => {
         expect.objectContaining({ field: 'nodes[1].parameters.url', reason: 'an expression must be a non-empty string' }),
       ]),
     );
+  });
+
+  it('asks for fixed parameters on a trigger that starts runs by itself where a version is saved or published, not at run time', () => {
+    const tick = (parameters: Record<string, unknown>, extra: Partial<WorkflowNodeSpec> = {}) => ({ nodes: [{ id: 'tick', type: 'schedule-trigger', parameters, ...extra }], edges: [], variables: [] });
+    const dynamic = tick({ cron: 'variables.cron', timezone: 'UTC' }, { parameterMode: { cron: 'expression' } });
+    expect(compileWorkflow(dynamic, registry).trigger.staticParams).toBeNull();
+    expect(problemsOf(dynamic, { fixedTriggerParameters: true })).toEqual([
+      expect.objectContaining({ field: 'nodes[0].parameters.cron', nodeId: 'tick', reason: expect.stringContaining('starts runs on a schedule') }),
+    ]);
+    expect(problemsOf(tick({ cron: '', timezone: 'UTC' }, { parameterMode: { cron: 'ai' } }), { aiDecide: true, fixedTriggerParameters: true })).toEqual([
+      expect.objectContaining({ field: 'nodes[0].parameterMode.cron', reason: expect.stringContaining('not AI Decide') }),
+    ]);
+    expect(compileWorkflow(tick({ cron: '*/5 * * * *', timezone: 'UTC' }), registry, { fixedTriggerParameters: true }).trigger.staticParams).toMatchObject({ cron: '*/5 * * * *' });
   });
 });

@@ -34,6 +34,14 @@ export interface AiParameter extends DecidedParameter {
 export interface CompileOptions {
   /** A language model is configured (LLM_URL); without one, a workflow using AI Decide is refused. */
   aiDecide?: boolean;
+  /**
+   * A trigger that starts runs by itself or is offered as an MCP tool (`schedule`, `tool`) must
+   * have fixed parameters: the service reads them when the version is published, before any run,
+   * so an expression, a template or AI Decide there is refused rather than silently ignored.
+   * Checked where a definition is saved, published or activated; runs of versions published
+   * before the rule still compile.
+   */
+  fixedTriggerParameters?: boolean;
 }
 
 /** An edge as the executor follows it: which output of which node feeds this one. */
@@ -437,6 +445,13 @@ function prepareNode(
     }
     syntax(name, expressionSyntaxProblem(value), 'the expression');
     expressions.push({ name, source: value, type: node.parameterTypes[name] ?? 'unknown' });
+  }
+  const trigger = node.definition.trigger;
+  if (options.fixedTriggerParameters && typeof trigger === 'object' && (trigger.schedule || trigger.tool)) {
+    const what = trigger.schedule ? 'starts runs on a schedule' : 'is offered as an MCP tool';
+    const reason = `${type} ${what}, read from its parameters when the version is published, before any run: they must be fixed values`;
+    for (const { name } of expressions) problem(`parameters.${name}`, `${reason}, not an expression or template`);
+    for (const { name } of aiParameters) problem(`parameterMode.${name}`, `${reason}, not AI Decide`);
   }
   // Values produced at run time are validated then; a missing fixed value is not a problem for them.
   const deferred = new Set([...expressions.map((e) => e.name), ...Object.keys(modes).filter((name) => modes[name] !== 'fixed')]);

@@ -101,6 +101,7 @@ const sealer: StateSealer = { seal: (value) => `sealed:${JSON.stringify(value)}`
 
 let expressions: ExpressionEngine;
 let counter = 0;
+const original = { add: EventTarget.prototype.addEventListener, remove: EventTarget.prototype.removeEventListener };
 
 async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest> = {}) {
   const steps: StepRecord[] = [];
@@ -366,5 +367,69 @@ describe('WorkflowExecutor step inputs', () => {
     expect(result.byId.pick).toMatchObject({ iterations: 3, input: [[1], [2], [3]] });
     expect(result.byId.work).toMatchObject({ iterations: 2, input: [[1], [3]] });
     expect((result.byId.work.output as { got: unknown }[]).map((o) => o.got)).toEqual([[1], [3]]);
+  });
+
+  it('runs a node that must not run twice over many items without leaving listeners on the run signal', async () => {
+    // Every abort listener added during the run and not removed: nothing aborts here, so none fired.
+    const live = new Set<unknown>();
+    const add = jest.spyOn(EventTarget.prototype, 'addEventListener').mockImplementation(function (this: EventTarget, type, listener, options) {
+      if (type === 'abort') live.add(listener);
+      return original.add.call(this, type, listener, options);
+    });
+    const remove = jest.spyOn(EventTarget.prototype, 'removeEventListener').mockImplementation(function (this: EventTarget, type, listener, options) {
+      if (type === 'abort') live.delete(listener);
+      return original.remove.call(this, type, listener, options);
+    });
+    try {
+      const result = await run(workflow([node('send', 'effect', {}, { runMode: 'item' })], [edge('trigger', 'send')]), { input: Array.from({ length: 25 }, (_, i) => i) });
+      expect(result.status).toBe('succeeded');
+      expect(calls).toHaveLength(25);
+    } finally {
+      add.mockRestore();
+      remove.mockRestore();
+    }
+    expect(live.size).toBe(0);
+  });
+
+  describe('loop records', () => {
+    /** Characters of every record the listener receives over a loop of `iterations` over a body that must not run twice. */
+    async function recordedChars(iterations: number): Promise<{ chars: number; work: StepRecord; send: StepRecord }> {
+      let chars = 0;
+      const last: Record<string, StepRecord> = {};
+      const count = (step: StepRecord) => {
+        chars += JSON.stringify(step).length;
+        last[step.nodeId] = step;
+      };
+      const executor = new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 60_000 });
+      const outcome = await executor.run(
+        compileWorkflow(workflow([node('each', 'loop', { batchSize: 1 }), node('work', 'tag'), node('send', 'effect')], [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'send'), edge('send', 'each')]), registry),
+        { runId: 'run_long', workflowId: 'w', actingUserId: 'u', input: Array.from({ length: iterations }, (_, i) => ({ i, text: 'some words of an item' })), variables: {}, redactor: Redactor.NONE },
+        { finished: count, started: async (step) => count(step) },
+      );
+      expect(outcome.status).toBe('succeeded');
+      return { chars, work: last.work, send: last.send };
+    }
+
+    it('records a long loop in size linear in its iterations, keeping every iteration of each body node', async () => {
+      const short = await recordedChars(250);
+      const long = await recordedChars(1000);
+      expect(long.work).toMatchObject({ status: 'succeeded', iterations: 1000 });
+      expect(long.work.output).toHaveLength(1000);
+      expect((long.send.output as { sent: unknown }[])[999]).toEqual({ sent: { tag: 'work', got: [{ i: 999, text: 'some words of an item' }], inputs: ['each.loop:true'] } });
+      // Four times the iterations: about four times the characters, where rewriting every record each iteration made it sixteen.
+      expect(long.chars / short.chars).toBeLessThan(5);
+    });
+
+    it("replaces a body node's outputs by a note once they pass the record limit, and still counts its iterations", async () => {
+      const big = 'x'.repeat(300 * 1024);
+      const result = await run(
+        workflow([node('each', 'loop', { batchSize: 1 }), node('work', 'tag', { tag: big })], [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')]),
+        { input: [1, 2, 3, 4, 5] },
+      );
+      expect(result.status).toBe('succeeded');
+      expect(result.byId.work).toMatchObject({ iterations: 5, input: [[1], [2], [3], [4], [5]] });
+      expect(result.byId.work.output).toEqual({ notRecorded: true, reason: expect.stringMatching(/^output of \d+ characters exceeds the record limit of 1048576$/) });
+      expect((result.output as { done: unknown[] }).done).toHaveLength(5);
+    });
   });
 });

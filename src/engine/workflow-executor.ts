@@ -2,13 +2,11 @@ import type { Logger } from 'pino';
 import { ErrorCode, FieldError, isAppError } from '../common/app-error';
 import {
   CodeSandbox,
-  isNodeError,
   isRoutedOutput,
   isWaitRequest,
   LanguageModels,
   LoopState,
   NodeContext,
-  NodeErrorKind,
   NodeInput,
   NodeLogger,
   NodeTimeoutError,
@@ -19,6 +17,7 @@ import type { RunError, StepError, StepRecord } from '../storage/ports/run-store
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider } from './collections-provider';
 import { nodeHttpClient, OutboundFetch } from './node-http-client';
+import { nodeFailure } from './node-failure';
 import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from './node-services';
 import { Redactor } from './redactor';
 import { isRunInterrupt, RunInterrupt } from './run-interrupt';
@@ -146,6 +145,17 @@ interface NodeShared {
   collections: NodeContext<object>['collections'];
   logger: ScopedNodeLogger;
   workflows: WorkflowsFacade;
+}
+
+/** One execution of a node, shared by its items and tries. */
+interface NodeGuard {
+  node: CompiledNode;
+  run: Execution;
+  startedAt: Date;
+  /** The record saying it started was stored (a node that must not run twice). */
+  marked: boolean;
+  /** The run's signal without its shutdown, made once for the items that must not run twice. */
+  shielded?: { signal: AbortSignal; dispose: () => void };
 }
 
 /** What a node's execution produced, routed to its outputs. */
@@ -344,52 +354,65 @@ export class WorkflowExecutor {
   /**
    * A loop node is executed once per iteration with `ctx.loop`; while it sends to `loop`, its body
    * runs on that data and what the body sends back (its back edges) joins `loop.results`. The
-   * loop's record is written when it is done, its body's records after each iteration.
+   * records of its body's nodes, one per node with an input and output per iteration, are written
+   * when the loop ends (however it ends), then the loop's own: a record rewritten after every
+   * iteration would make a loop's cost grow with the square of its iterations. What must be
+   * stored before it starts (a node that must not run twice) still is, each time.
    */
   private async runLoop(run: Execution, loop: CompiledNode, input: unknown, inputs: readonly NodeInput[]): Promise<void> {
-    const body = run.plan.nodes.filter((n) => n.loop === loop.id);
-    const inside = run.plan.nodes.filter((n) => isInside(run.plan, n, loop.id));
     const records = new LoopRecords();
-    const results: unknown[] = [];
-    const recordedInput = recordedValue(run, input);
     const parentListener = run.listener;
     const parentSteps = run.steps;
+    run.listener = records.listenerFor(parentListener);
+    run.steps = [];
+    let end: () => Promise<void>;
+    try {
+      end = await this.iterateLoop(run, loop, input, inputs);
+    } finally {
+      run.listener = parentListener;
+      run.steps = parentSteps;
+    }
+    for (const step of records.records()) await this.emit(run, step);
+    await end();
+  }
+
+  /** Runs the loop's iterations; returns what records how it ended, for after its body's records. */
+  private async iterateLoop(run: Execution, loop: CompiledNode, input: unknown, inputs: readonly NodeInput[]): Promise<() => Promise<void>> {
+    const body = run.plan.nodes.filter((n) => n.loop === loop.id);
+    const inside = run.plan.nodes.filter((n) => isInside(run.plan, n, loop.id));
+    const results: unknown[] = [];
+    // The same read-only view every iteration: a copy each time would cost the square of the iterations.
+    const loopState: LoopState = { iteration: 0, results: readOnlyView(results) };
+    const recordedInput = recordedValue(run, input);
     const startedAt = new Date();
     let attempts = 0;
     for (let iteration = 0; ; iteration++) {
       if (iteration >= MAX_LOOP_ITERATIONS) {
         const error: StepError = { code: ErrorCode.NODE_CONFIGURATION, message: `Loop "${loop.id}" did not finish within ${MAX_LOOP_ITERATIONS} iterations`, details: { nodeId: loop.id } };
-        return this.loopFailed(run, loop, startedAt, iteration, error, recordedInput);
+        return () => this.loopFailed(run, loop, startedAt, iteration, error, recordedInput);
       }
       let result: NodeResult;
       try {
-        result = await this.runNode(run, loop, input, inputs, startedAt, { iteration, results: Object.freeze([...results]) });
+        result = await this.runNode(run, loop, input, inputs, startedAt, { ...loopState, iteration });
       } catch (error) {
         const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);
-        if (interrupt) return this.loopInterrupted(run, loop, startedAt, interrupt, recordedInput);
+        if (interrupt) return () => this.loopInterrupted(run, loop, startedAt, interrupt, recordedInput);
         const failure = error instanceof StepFailure ? error.error : classify(error).error;
-        return this.loopFailed(run, loop, startedAt, iteration, redactError(failure, run.request.redactor), recordedInput);
+        return () => this.loopFailed(run, loop, startedAt, iteration, redactError(failure, run.request.redactor), recordedInput);
       }
       attempts = Math.max(attempts, result.attempts);
       if (result.ports.has('done') || !result.ports.has('loop')) {
         const ports = new Map([...result.ports].filter(([name]) => name !== 'loop'));
         this.settle(run, loop, ports, result.error ? 'failed' : 'succeeded', false);
-        await this.emit(run, { ...this.finishedStep(run, loop, startedAt, { ...result, ports, attempts }, recordedInput), iterations: iteration }, { ports });
-        return;
+        const step = { ...this.finishedStep(run, loop, startedAt, { ...result, ports, attempts }, recordedInput), iterations: iteration };
+        return () => this.emit(run, step, { ports });
       }
       // One iteration of the body, its records gathered per node.
       for (const node of inside) this.unsettle(run, node);
       this.settle(run, loop, new Map([['loop', result.ports.get('loop')]]), 'succeeded', false);
-      run.listener = records.listenerFor(parentListener);
-      run.steps = [];
-      try {
-        await this.runNodes(run, body, loop);
-      } finally {
-        run.listener = parentListener;
-        run.steps = parentSteps;
-      }
-      for (const step of records.flush()) await this.emit(run, step);
-      if (run.stoppedBy) return this.loopInterrupted(run, loop, startedAt, run.stoppedBy, recordedInput);
+      await this.runNodes(run, body, loop);
+      const stoppedBy = run.stoppedBy;
+      if (stoppedBy) return () => this.loopInterrupted(run, loop, startedAt, stoppedBy, recordedInput);
       const failed = inside.find((n) => run.states.get(n.id)?.blocking);
       if (failed) {
         const cause = run.failure;
@@ -399,7 +422,7 @@ export class WorkflowExecutor {
           message: `Iteration ${iteration} failed at node "${failed.id}": ${cause?.message ?? 'see its step'}`,
           details: { nodeId: failed.id, iteration },
         };
-        return this.loopFailed(run, loop, startedAt, iteration + 1, error, recordedInput);
+        return () => this.loopFailed(run, loop, startedAt, iteration + 1, error, recordedInput);
       }
       // One entry per iteration (null when the body sent nothing back), so results[i] is iteration i's.
       if (loop.backEdges.length) {
@@ -475,7 +498,17 @@ export class WorkflowExecutor {
       logger: new ScopedNodeLogger(this.deps.logger, request, node.id),
       workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
     };
-    const guard = { node, run, startedAt, marked: false };
+    const guard: NodeGuard = { node, run, startedAt, marked: false };
+    try {
+      return await this.runItems(guard, input, shared, loopState);
+    } finally {
+      guard.shielded?.dispose();
+    }
+  }
+
+  private async runItems(guard: NodeGuard, input: unknown, shared: NodeShared, loopState?: LoopState): Promise<NodeResult> {
+    const { node, run } = guard;
+    const { request } = run;
     if (node.runMode === 'input' || node.node.definition.loop) {
       try {
         const { output, attempts } = await this.runItem(guard, { runMode: 'input', input, ...(loopState ? { loop: loopState } : {}) }, shared);
@@ -510,7 +543,7 @@ export class WorkflowExecutor {
 
   /** One execution of the node (one item), with its retries. */
   private async runItem(
-    guard: { node: CompiledNode; run: Execution; startedAt: Date; marked: boolean },
+    guard: NodeGuard,
     binding: { runMode: 'input'; input: unknown; loop?: LoopState } | { runMode: 'item'; item: unknown; itemIndex: number },
     shared: NodeShared,
   ): Promise<{ output: unknown; attempts: number }> {
@@ -524,7 +557,7 @@ export class WorkflowExecutor {
       await run.listener.started({ ...baseStep(node), status: 'running', attempts: 0, startedAt: guard.startedAt, finishedAt: null });
     }
     // A node that must not run twice finishes what it started when the process stops: its record is then true.
-    const signal = idempotent ? runSignal : unlessShutdown(runSignal);
+    const signal = idempotent ? runSignal : (guard.shielded ??= unlessShutdown(runSignal)).signal;
     for (let attempt = 1; ; attempt++) {
       const limit = childSignal(signal, node.timeoutMs, () => new NodeTimeoutError(`Node "${node.id}" timed out after ${node.timeoutMs} ms`));
       try {
@@ -648,52 +681,84 @@ export class WorkflowExecutor {
   }
 }
 
+/**
+ * Values of a loop body node over the iterations, as its record keeps them: one entry per
+ * iteration while the whole list fits the record limit, then the note `recordable` gives for an
+ * output that does not. Its size is kept as it grows, so each iteration costs its own entry only.
+ */
+class RecordedList {
+  private items: unknown[] | null = [];
+  private count = 0;
+  /** JSON characters of the whole list: brackets, entries and commas. */
+  private chars = 2;
+
+  add(value: unknown): void {
+    this.chars += (JSON.stringify(value) ?? 'null').length + (this.count > 0 ? 1 : 0);
+    this.count++;
+    if (this.items && this.chars > MAX_RECORDED_OUTPUT_CHARS) this.items = null;
+    this.items?.push(value);
+  }
+
+  recorded(): unknown {
+    return this.items ?? { notRecorded: true, reason: `output of ${this.chars} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
+  }
+}
+
 /** Gathers the records of a loop body's nodes over its iterations: one record per node, one input and output per iteration. */
 class LoopRecords {
-  private readonly byNode = new Map<string, StepRecord & { inputs: unknown[]; outputs: unknown[] }>();
-  private readonly changed = new Set<string>();
+  private readonly byNode = new Map<string, { step: StepRecord; inputs: RecordedList; outputs: RecordedList }>();
 
   listenerFor(parent: StepListener): StepListener {
     return {
       finished: (step) => this.add(step),
+      // Without the iterations' inputs and outputs: written before every iteration of the node, it
+      // must not grow with them. The record written when the loop ends has them.
       started: (step) => parent.started({ ...this.merged(step), status: 'running' }),
     };
   }
 
   add(step: StepRecord): void {
-    const merged = this.merged(step);
-    this.byNode.set(step.nodeId, merged);
-    this.changed.add(step.nodeId);
-  }
-
-  /** The records changed by the last iteration. */
-  flush(): StepRecord[] {
-    const records = [...this.changed].map((id) => {
-      const { inputs, outputs, ...record } = this.byNode.get(id)!;
-      return { ...record, input: recordable(inputs), output: recordable(outputs) };
-    });
-    this.changed.clear();
-    return records;
-  }
-
-  private merged(step: StepRecord): StepRecord & { inputs: unknown[]; outputs: unknown[] } {
     const earlier = this.byNode.get(step.nodeId);
+    const record = earlier ?? { step, inputs: new RecordedList(), outputs: new RecordedList() };
+    record.step = this.merged(step);
+    if (counts(step)) {
+      record.inputs.add(step.input ?? null);
+      record.outputs.add(step.output ?? null);
+    }
+    this.byNode.set(step.nodeId, record);
+  }
+
+  /** One record per node that the body reached. */
+  records(): StepRecord[] {
+    return [...this.byNode.values()].map(({ step, inputs, outputs }) => ({ ...step, input: inputs.recorded(), output: outputs.recorded() }));
+  }
+
+  /** The node's record so far, with this step: its worst status, its first start, its last finish. */
+  private merged(step: StepRecord): StepRecord {
+    const earlier = this.byNode.get(step.nodeId)?.step;
     const ran = step.status !== 'skipped';
-    const counted = ran && step.status !== 'running';
-    const inputs = [...(earlier?.inputs ?? []), ...(counted ? [step.input ?? null] : [])];
-    const outputs = [...(earlier?.outputs ?? []), ...(counted ? [step.output ?? null] : [])];
+    const { input: _input, output: _output, ...fields } = step;
     return {
-      ...step,
+      ...fields,
       status: earlier?.status === 'failed' ? 'failed' : earlier && !ran ? earlier.status : step.status,
       attempts: Math.max(earlier?.attempts ?? 0, step.attempts),
       startedAt: earlier?.startedAt ?? step.startedAt,
       finishedAt: step.finishedAt ?? earlier?.finishedAt ?? null,
       error: step.error ?? earlier?.error ?? null,
-      iterations: (earlier?.iterations ?? 0) + (counted ? 1 : 0),
-      inputs,
-      outputs,
+      iterations: (earlier?.iterations ?? 0) + (counts(step) ? 1 : 0),
     };
   }
+}
+
+/** A step that ran to an end in an iteration: it adds an entry to its node's inputs and outputs. */
+const counts = (step: StepRecord): boolean => step.status !== 'skipped' && step.status !== 'running';
+
+/** `array` as a node may read it but not change it, without a copy. */
+function readOnlyView<T>(array: T[]): readonly T[] {
+  const refuse = (): never => {
+    throw new TypeError('loop.results is read-only');
+  };
+  return new Proxy(array, { set: refuse, deleteProperty: refuse, defineProperty: refuse, setPrototypeOf: refuse, preventExtensions: refuse });
 }
 
 function invoke(node: CompiledNode, ctx: NodeContext<object>): Promise<unknown> {
@@ -770,15 +835,15 @@ function outermostLoop(plan: CompiledWorkflow, node: CompiledNode): string {
   return loop;
 }
 
-/** Follows `parent` except when the process stops: the node it guards then finishes first. */
-function unlessShutdown(parent: AbortSignal): AbortSignal {
+/** Follows `parent` except when the process stops: the node it guards then finishes first. Dispose of it when the node is done. */
+function unlessShutdown(parent: AbortSignal): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const follow = () => {
     if (!(isRunInterrupt(parent.reason) && parent.reason.reason === 'shutdown')) controller.abort(parent.reason);
   };
   if (parent.aborted) follow();
   else parent.addEventListener('abort', follow, { once: true });
-  return controller.signal;
+  return { signal: controller.signal, dispose: () => parent.removeEventListener('abort', follow) };
 }
 
 /** The engine copies in only the names a source mentions, and `nodes` and `variables` (frozen) as JSON made once. */
@@ -844,24 +909,12 @@ function expressionFailure(node: CompiledNode, expression: ExpressionParameter, 
   );
 }
 
-const NODE_ERROR_CODES: Record<NodeErrorKind, ErrorCode> = {
-  configuration: ErrorCode.NODE_CONFIGURATION,
-  upstream: ErrorCode.UPSTREAM_FAILED,
-  timeout: ErrorCode.TIMEOUT,
-  stopped: ErrorCode.WORKFLOW_STOPPED,
-};
-
 function classify(error: unknown): { error: StepError; retryable: boolean } {
-  if (isNodeError(error)) {
-    const code = NODE_ERROR_CODES[error.kind];
-    const status = (error as { status?: number }).status;
-    const details = error.details || status !== undefined ? { ...error.details, ...(status !== undefined ? { status } : {}) } : undefined;
-    return { error: { code, message: error.message, ...(details ? { details } : {}) }, retryable: error.retryable };
-  }
-  if (isAppError(error)) {
-    return { error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) }, retryable: error.retryable };
-  }
   if (error instanceof StepFailure) return { error: error.error, retryable: false };
+  const failure = nodeFailure(error);
+  if (failure) {
+    return { error: { code: failure.code, message: failure.message, ...(failure.details !== undefined ? { details: failure.details } : {}) }, retryable: failure.retryable };
+  }
   // A bug or an unexpected failure inside the node: trying again is cheap and sometimes helps.
   const message = error instanceof Error ? error.message : String(error);
   return { error: { code: ErrorCode.INTERNAL, message: message || 'The node failed without a message' }, retryable: true };

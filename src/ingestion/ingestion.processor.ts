@@ -1,4 +1,4 @@
-import { Process, Processor } from '@nestjs/bull';
+import { Process, Processor } from '../jobs/job-handler.decorators';
 import { Type } from '@nestjs/common';
 import { FILE_INGEST_JOB } from '../jobs/job-names';
 import { JobDelivery, JobQueue } from '../jobs/job-queue.port';

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { BULL_MODULE_QUEUE, BULL_MODULE_QUEUE_PROCESS } from '@nestjs/bull/dist/bull.constants';
-import type { ProcessOptions } from '@nestjs/bull';
 import { AppConfig } from '../config/app-config';
+import { JOB_PROCESS_METADATA, JOB_PROCESSOR_METADATA, JobProcessOptions } from './job-handler.decorators';
 import { BoundJobHandler, JobDelivery } from './job-queue.port';
 import { JOB_NAMES } from './job-names';
 
@@ -22,7 +21,8 @@ export class JobHandlerError extends Error {
 }
 
 /**
- * Finds the job handlers by decorator, as BullModule's explorer does, and checks them against the
+ * Finds the job handlers by decorator (src/jobs/job-handler.decorators.ts), as BullModule's
+ * explorer does with its own metadata, and checks them against the
  * job names once, whatever the queue: in a process that runs workers every job has exactly one
  * handler, on the queue of the same name; an `api` process has none (BullModule would run them).
  */
@@ -51,7 +51,7 @@ export class JobHandlerScan {
     }
     if (this.config.runsWorkers) {
       for (const name of JOB_NAMES) {
-        if (!byName.has(name)) problems.push(`job "${name}" has no handler: a @Processor('${name}') class with a @Process('${name}') method must be provided`);
+        if (!byName.has(name)) problems.push(`job "${name}" has no handler: a @Processor('${name}') class with a @Process({ name: '${name}' }) method (src/jobs/job-handler.decorators.ts) must be provided`);
       }
     } else if (found.length) {
       problems.push(`an api process runs no jobs, but provides ${found.map((h) => h.where).join(', ')}`);
@@ -66,15 +66,14 @@ export class JobHandlerScan {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       const type = !wrapper.metatype || wrapper.inject ? instance?.constructor : wrapper.metatype;
       if (!instance || typeof type !== 'function') continue;
-      const processor = this.reflector.get<{ name?: string } | undefined>(BULL_MODULE_QUEUE, type);
-      if (!processor) continue;
-      const queue = processor.name ?? 'default';
+      const queue = this.reflector.get<string | undefined>(JOB_PROCESSOR_METADATA, type);
+      if (queue === undefined) continue;
       for (const key of this.scanner.getAllMethodNames(Object.getPrototypeOf(instance))) {
         const method = instance[key] as (delivery: JobDelivery<unknown>) => Promise<void>;
-        const options = this.reflector.get<ProcessOptions | undefined>(BULL_MODULE_QUEUE_PROCESS, method);
+        const options = this.reflector.get<JobProcessOptions | undefined>(JOB_PROCESS_METADATA, method);
         if (!options) continue;
         handlers.push({
-          name: options.name ?? queue,
+          name: options.name,
           queue,
           concurrency: options.concurrency ?? 1,
           where: `${type.name}.${key}`,

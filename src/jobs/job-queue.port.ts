@@ -2,7 +2,7 @@
  * Background work (file ingestion, workflow runs) goes through this port. The embedded adapter
  * keeps pending jobs in the document store; the Bull adapter keeps them in Redis. Either way a job
  * that was accepted survives a restart of the process that accepted it. Handlers are `@Processor`
- * classes with `@Process(name)` methods (@nestjs/bull's decorators) whatever the adapter.
+ * classes with `@Process({ name })` methods (src/jobs/job-handler.decorators.ts) whatever the adapter.
  */
 export interface EnqueueOptions {
   /** Idempotent enqueue: a second job with the same id while the first exists is ignored. */
@@ -42,7 +42,12 @@ export interface BoundJobHandler {
   call(delivery: JobDelivery<unknown>): Promise<void>;
 }
 
-export type JobState = 'waiting' | 'active' | 'completed' | 'failed' | 'missing';
+/**
+ * `waiting` covers delayed jobs; `missing`: no job has the id (enqueue it again under it); `stuck`:
+ * the queue holds the job's data but in none of its lists (Redis lost a write), so it will never
+ * run and its id stays taken: like a finished job, its work needs a new job id.
+ */
+export type JobState = 'waiting' | 'active' | 'completed' | 'failed' | 'stuck' | 'missing';
 
 /** How many jobs of one name are where: due (`waiting`), not yet due (`delayed`: a delay or a retry's backoff), running, failed and kept. */
 export interface QueueDepth {

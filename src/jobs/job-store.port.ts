@@ -1,3 +1,5 @@
+import type { QueueDepth } from './job-queue.port';
+
 /**
  * Where the embedded queue keeps its jobs: the `jobs` table of the SQLite file, or the `jobs`
  * collection of MongoDB. A job is addressed by its name and id, as Bull addresses it by queue
@@ -27,8 +29,6 @@ export interface StoredJob extends JobKey {
   createdAt: Date;
   updatedAt: Date;
 }
-
-import type { QueueDepth } from './job-queue.port';
 
 export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'backoffMs' | 'runAt'>;
 

@@ -1,4 +1,3 @@
-import { Process, Processor } from '@nestjs/bull';
 import { Injectable, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +14,7 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { StorageModule } from '../storage/storage.module';
 import { BullJobQueue } from './bull/bull-job-queue.adapter';
 import { EmbeddedJobQueue } from './embedded/embedded-job-queue.adapter';
+import { Process, Processor } from './job-handler.decorators';
 import { JobContext, JobDelivery, JobQueue } from './job-queue.port';
 import { FILE_INGEST_JOB, RUN_JOB } from './job-names';
 import { JobsModule } from './jobs.module';

@@ -5,7 +5,8 @@ import { AppError, ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { NodeCollectionsProvider, UnavailableCollectionsProvider } from '../engine/collections-provider';
 import { NodeRegistry } from '../engine/node-registry';
-import { isNodeError, ParameterOption } from '../sdk';
+import { nodeFailure } from '../engine/node-failure';
+import { ParameterOption } from '../sdk';
 
 /** How long a parameter's `loadOptions` may take before the caller gets a 504. */
 export const NODE_OPTIONS_TIMEOUT_MS = Symbol('NODE_OPTIONS_TIMEOUT_MS');
@@ -64,20 +65,12 @@ export class NodeOptionsService {
     return { items: (listed as ParameterOption[]).map(({ value, label, description }) => ({ value, label, ...(description !== undefined ? { description } : {}) })) };
   }
 
-  /** Typed failures keep their meaning for the caller; anything else is the plugin's bug, told only to the log. */
+  /** Typed failures keep their meaning for the caller, as in a run; anything else is the plugin's bug, told only to the log. */
   private failure(error: unknown, about: Record<string, unknown>): AppError {
-    if (error instanceof AppError) {
-      this.logger.warn({ ...about, code: error.code }, error.message);
-      return error;
-    }
-    if (isNodeError(error) && error.kind === 'upstream') {
-      this.logger.warn({ ...about, err: error }, 'loadOptions: upstream failed');
-      const status = (error as { status?: unknown }).status;
-      return new AppError(ErrorCode.UPSTREAM_FAILED, error.message, { details: { ...(typeof status === 'number' ? { status } : {}) }, retryable: error.retryable });
-    }
-    if (isNodeError(error) && error.kind === 'timeout') {
-      this.logger.warn({ ...about, err: error }, 'loadOptions: timed out');
-      return new AppError(ErrorCode.TIMEOUT, error.message);
+    const failure = nodeFailure(error);
+    if (failure) {
+      this.logger.warn({ ...about, code: failure.code, reason: failure.message }, 'loadOptions failed');
+      return failure;
     }
     this.logger.error({ ...about, err: error }, 'loadOptions failed');
     return new AppError(ErrorCode.INTERNAL, 'loadOptions failed', { cause: error });

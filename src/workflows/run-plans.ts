@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
-import { LruCache } from '../engine/expressions/lru-cache';
+import { LruCache } from '../common/lru-cache';
 import { NodeRegistry } from '../engine/node-registry';
 import { Redactor } from '../engine/redactor';
 import { CompileOptions, compileWorkflow, CompiledWorkflow } from '../engine/workflow-compiler';

@@ -6,7 +6,7 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
-import { LruCache } from '../engine/expressions/lru-cache';
+import { LruCache } from '../common/lru-cache';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
 import { recordable, RunOutcome, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
@@ -18,7 +18,7 @@ import { AT_CONCURRENCY_LIMIT, LeaseState, newQueuedRun, Run, RunError, RunStore
 import { WorkflowStore } from '../storage/ports/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { RunEvents } from './run-events';
-import { RunPlans } from './run-plans';
+import { RunPlan, RunPlans } from './run-plans';
 import { RUN_JOB_OPTIONS, runJob, RunJobData, runOf } from './runs.service';
 import { SecretCipher } from './secret-cipher';
 import { StepRecorder } from './step-recorder';
@@ -29,16 +29,22 @@ const MAX_RENEW_INTERVAL_MS = 5_000;
 export const MAX_SUB_WORKFLOW_DEPTH = 10;
 /** Settings are read again after this long: a changed concurrency limit applies within it. */
 const SETTINGS_TTL_MS = 2_000;
-/** A run held back by its workflow's concurrency limit looks again after this, doubling up to the max. */
-const POSTPONE_BASE_MS = 100;
-const POSTPONE_MAX_MS = 5_000;
+/**
+ * A run parked at its workflow's concurrency limit is woken when a place frees; it also looks
+ * again after this, in case the run that should have woken it could not (its process died) or
+ * the limit was raised.
+ */
+const PARKED_RECHECK_MS = 60_000;
+/** What a sub-workflow run gets as its process's shutdown: it never comes (see subWorkflows). */
+const NEVER = new AbortController().signal;
 
 /**
  * Executes `workflow.run` jobs: claims the run (running, with a lease), runs its plan from where an
  * earlier attempt left it, records steps as they finish and the terminal state at the end. A job
  * is only a pointer to a run; the run's state in the store decides what happens, so a duplicate or
- * late job is harmless. A run that reaches a Wait node is parked as `waiting` with a delayed job;
- * a run over its workflow's concurrency limit is put back with a short delay.
+ * late job is harmless. A run that reaches a Wait node is suspended as `waiting` with a delayed job.
+ * A run over its workflow's concurrency limit is parked; each run of the workflow that leaves
+ * `running` (it finished, waits or is handed back) hands its place to the oldest parked run.
  */
 @Injectable()
 export class RunWorker {
@@ -78,20 +84,30 @@ export class RunWorker {
     if (!this.active.start(runId, controller)) return;
     try {
       const maxRunning = job.data.workflowId ? await this.maxRunning(job.data.workflowId) : undefined;
-      const claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
-      if (claimed === AT_CONCURRENCY_LIMIT) return await this.postpone(job.data);
+      let claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+      if (claimed === AT_CONCURRENCY_LIMIT) {
+        await this.park(job.data);
+        // A place freed between the refused claim and the park found no parked run to hand it to: look once more.
+        claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+        if (claimed === AT_CONCURRENCY_LIMIT) return;
+      }
       // Finished, canceled, deleted, waiting for later, or running under a live lease elsewhere: nothing to do.
-      if (claimed) await this.execute(claimed, controller, job.signal);
+      if (!claimed) return;
+      try {
+        await this.execute(claimed, controller, job.signal);
+      } finally {
+        if (maxRunning !== undefined) await this.wakeNext(claimed.workflowId);
+      }
     } finally {
       this.active.finish(runId, controller);
     }
   }
 
   /**
-   * Runs a claimed run to its end (or its next pause). `holdWaits` keeps a sub-workflow's waits in
-   * this process, since its parent waits for it.
+   * Runs a claimed run to its end (or its next pause). A `child` (a sub-workflow run, executed in
+   * line by its parent's node) holds its waits in this process, since its parent waits for it.
    */
-  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, holdWaits = false): Promise<RunOutcome | null> {
+  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, child = false): Promise<RunOutcome | null> {
     const log = this.logger.child({ runId: run.id, workflowId: run.workflowId });
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
@@ -114,7 +130,7 @@ export class RunWorker {
     const started = Date.now();
     let redactor = Redactor.NONE;
     try {
-      const prepared = await this.plans.forRun(run).catch((error: unknown) => {
+      const prepared = await this.prepare(run, sealer).catch((error: unknown) => {
         throw new PreparationError(error);
       });
       redactor = prepared.redactor;
@@ -124,20 +140,28 @@ export class RunWorker {
           runId: run.id,
           workflowId: run.workflowId,
           actingUserId: run.actingUserId,
-          input: run.input,
+          input: prepared.input,
           variables: prepared.variables,
           redactor,
           signal: controller.signal,
           previous: run.steps,
           sealer,
-          workflows: (nodeId) => this.subWorkflows(run, nodeId, shutdown),
-          holdWaits,
+          workflows: (nodeId) => this.subWorkflows(run, nodeId, redactor),
+          holdWaits: child,
         },
         { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) },
       );
       if (outcome.status === 'interrupted') {
-        await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
         if (leaseLost) return null;
+        if (child) {
+          // Only the node that started it could go on with it, and that node was stopped: nothing
+          // would ever continue it, so it ends here rather than wait in the queue.
+          const error: RunError = { code: ErrorCode.INTERRUPTED, message: 'The node that started this sub-workflow run stopped before the run finished' };
+          await this.complete(run, await recorder.drain(true), 'failed', error, undefined);
+          log.info({ status: 'failed', code: error.code }, 'run finished');
+          return { status: 'failed', error, steps: outcome.steps };
+        }
+        await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
         await this.runs.release(run.id, this.workerId);
         log.info('run handed back: the worker is stopping');
         throw shutdown.reason ?? new AppError(ErrorCode.UNAVAILABLE, 'The worker is stopping', { retryable: true });
@@ -168,20 +192,43 @@ export class RunWorker {
   }
 
   /**
+   * The run's plan, its input and what masks its records: the secrets of its workflow, and for a
+   * sub-workflow run whose input held its parent's secrets, those too (sealed with the input).
+   */
+  private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
+    const prepared = await this.plans.forRun(run);
+    if (!run.sealedInput) return { ...prepared, input: run.input };
+    const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
+    return { ...prepared, input: inherited.input, redactor: prepared.redactor.with(inherited.secrets) };
+  }
+
+  /**
    * `ctx.workflows` of a node: the child run is created linked to this run and node, claimed by
    * this worker and executed here, in line, since the parent waits for it (a queue slot of its own
-   * could deadlock parents waiting on children). Cancelling the parent cancels the child.
+   * could deadlock parents waiting on children). For the same reason the child ignores its
+   * workflow's concurrency limit and takes none of its places: it runs in its parent's.
+   *
+   * The child follows the node's signal (a cancel of the parent, the node's or the run's time
+   * limit) and never the process's shutdown: the node that started it must not run twice, so it
+   * finishes what it started when the process stops (within the queue's shutdown grace), and the
+   * parent goes on after it at the next start.
+   *
+   * The child's viewers may not see the parent: an input that holds the parent's secrets is stored
+   * masked, and sealed as given with those secrets, which the child then masks in its records too.
    */
-  private subWorkflows(parent: Run, nodeId: string, shutdown: AbortSignal): WorkflowsFacade {
+  private subWorkflows(parent: Run, nodeId: string, redactor: Redactor): WorkflowsFacade {
     return {
       execute: async (workflowId, input, { runType = 'production', signal }): Promise<WorkflowRunResult> => {
         if (parent.depth + 1 > MAX_SUB_WORKFLOW_DEPTH) {
           throw new NodeConfigurationError(`Sub-workflows nest ${MAX_SUB_WORKFLOW_DEPTH} deep at the most: does a workflow run itself?`, { details: { workflowId } });
         }
         const workflow = await this.childWorkflow(parent, workflowId, runType);
+        const masked = redactor.value(input);
+        const holdsSecrets = redactor.active && JSON.stringify(masked) !== JSON.stringify(input);
         const child = newQueuedRun({
           ...runOf(workflow, runType),
-          input,
+          input: masked,
+          sealedInput: holdsSecrets ? this.sealerFor(workflow.id).seal({ input, secrets: redactor.secrets }) : null,
           startedBy: parent.startedBy,
           actingUserId: parent.actingUserId,
           idempotencyKey: null,
@@ -197,7 +244,7 @@ export class RunWorker {
         if (signal.aborted) follow();
         else signal.addEventListener('abort', follow, { once: true });
         try {
-          const outcome = await this.execute(claimed, controller, shutdown, true);
+          const outcome = await this.execute(claimed, controller, NEVER, true);
           if (!outcome || outcome.status === 'interrupted' || outcome.status === 'waiting') {
             throw new AppError(ErrorCode.UNAVAILABLE, `Sub-workflow run ${child.id} was interrupted`, { retryable: false });
           }
@@ -236,13 +283,21 @@ export class RunWorker {
     }
   }
 
-  /** The workflow is at its concurrency limit: the run stays queued and is looked at again a little later. */
-  private async postpone(data: RunJobData): Promise<void> {
-    const postponed = (data.postponed ?? 0) + 1;
-    const delayMs = Math.min(POSTPONE_MAX_MS, POSTPONE_BASE_MS * 2 ** Math.min(postponed, 10));
-    const jobId = `${data.runId}.c${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-    await this.runs.setJobId(data.runId, jobId);
-    await this.jobs.enqueue<RunJobData>(RUN_JOB, { ...data, postponed }, { jobId, delayMs, ...RUN_JOB_OPTIONS });
+  /** The workflow is at its concurrency limit: the run waits, parked, for a place (see wakeNext), under a late safety-net job. */
+  private async park(data: RunJobData): Promise<void> {
+    const jobId = `${data.runId}.p${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    if (!(await this.runs.park(data.runId, jobId))) return;
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: data.runId, workflowId: data.workflowId }, { jobId, delayMs: PARKED_RECHECK_MS, ...RUN_JOB_OPTIONS });
+  }
+
+  /** A run of a limited workflow left `running`: its place goes to the oldest parked run, at once. */
+  private async wakeNext(workflowId: string): Promise<void> {
+    try {
+      const next = await this.runs.unparkOldest(workflowId, `.u${Date.now().toString(36)}${randomBytes(2).toString('hex')}`);
+      if (next) await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(next), { jobId: next.jobId, ...RUN_JOB_OPTIONS });
+    } catch (error) {
+      this.logger.warn({ workflowId, err: error }, 'the next run waiting for a place could not be woken; it looks again later');
+    }
   }
 
   private async maxRunning(workflowId: string): Promise<number | undefined> {

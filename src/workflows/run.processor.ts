@@ -1,5 +1,5 @@
-import { Process, Processor } from '@nestjs/bull';
 import { Type } from '@nestjs/common';
+import { Process, Processor } from '../jobs/job-handler.decorators';
 import { RUN_JOB } from '../jobs/job-names';
 import { JobDelivery, JobQueue } from '../jobs/job-queue.port';
 import { RunWorker } from './run-worker.service';

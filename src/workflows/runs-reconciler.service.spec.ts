@@ -8,7 +8,7 @@ import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-databas
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { newQueuedRun, Run } from '../storage/ports/run-store.port';
 import { RunsReconciler } from './runs-reconciler.service';
-import { RUN_JOB } from './runs.service';
+import { RUN_JOB } from '../jobs/job-names';
 
 describe('RunsReconciler', () => {
   let dir: string;
@@ -69,13 +69,33 @@ describe('RunsReconciler', () => {
     expect(queue.enqueued).toEqual([]);
   });
 
-  it('gives a queued run whose job already ended a new job id', async () => {
+  it.each(['failed', 'completed', 'stuck'] as const)('gives a queued run whose job is %s a new job id', async (state) => {
     const stuck = await queued();
-    queue.states.set(stuck.jobId, 'failed');
+    queue.states.set(stuck.jobId, state);
     await reconciler.reconcile();
     const jobId = queue.enqueued[0].jobId!;
     expect(jobId).toMatch(new RegExp(`^${stuck.id}\\.q`));
     expect((await runs.get(stuck.id))?.jobId).toBe(jobId);
+  });
+
+  it('pages through the queued runs over its passes, so runs whose jobs are fine do not hide a lost one behind them', async () => {
+    reconciler = new RunsReconciler(runs, queue, pino({ level: 'silent' }), { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 2 }, new Metrics());
+    const parked = [];
+    for (let i = 0; i < 4; i++) {
+      const run = await queued({ createdAt: new Date(longAgo.getTime() + i) });
+      queue.states.set(run.jobId, 'waiting');
+      parked.push(run);
+    }
+    const lost = await queued({ createdAt: new Date(longAgo.getTime() + 10) });
+    await reconciler.reconcile();
+    await reconciler.reconcile();
+    expect(queue.enqueued).toEqual([]);
+    await reconciler.reconcile();
+    expect(queue.enqueued.map((e) => e.jobId)).toEqual([lost.id]);
+    // Back to the oldest after the last page.
+    queue.states.delete(parked[0].jobId);
+    await reconciler.reconcile();
+    expect(queue.enqueued.map((e) => e.jobId)).toEqual([lost.id, parked[0].id]);
   });
 
   it('puts a run whose worker died back in the queue, and fails it after too many lost workers', async () => {

@@ -2,11 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
+import { RUN_JOB } from '../jobs/job-names';
 import { JobQueue } from '../jobs/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { Metrics } from '../metrics/metrics.service';
-import { Run, RunStore } from '../storage/ports/run-store.port';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './runs.service';
+import { Run, RunCursor, RunStore } from '../storage/ports/run-store.port';
+import { RUN_JOB_OPTIONS, runJob, RunJobData } from './runs.service';
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -23,10 +24,16 @@ export const DEFAULT_RECONCILER_OPTIONS: ReconcilerOptions = { intervalMs: 10_00
 /**
  * Runs: a queued run whose job is gone (the queue lost it, or enqueue failed after the insert) is
  * enqueued again, and a running run whose lease expired (its worker died) is put back in the
- * queue, or failed after `maxClaims` lost workers.
+ * queue, or failed after `maxClaims` lost workers. Queued and waiting runs are read a page per
+ * pass, each pass after where the last one stopped, so a backlog of runs whose jobs are fine (runs
+ * parked at a concurrency limit) cannot hide the ones behind it.
  */
 @Injectable()
 export class RunsReconciler extends PeriodicReconciler {
+  /** Where the next pass reads queued and due waiting runs from; undefined: from the oldest. */
+  private queuedAfter?: RunCursor;
+  private waitingAfter?: RunCursor;
+
   constructor(
     private readonly runs: RunStore,
     private readonly jobs: JobQueue,
@@ -38,12 +45,15 @@ export class RunsReconciler extends PeriodicReconciler {
   }
 
   protected async reconcileOnce(now: Date): Promise<void> {
+    const { batchSize } = this.options;
     const settled = new Date(now.getTime() - this.options.queuedGraceMs);
-    const queued = await this.runs.listQueued(settled, this.options.batchSize);
+    const queued = await this.runs.listQueued(settled, batchSize, this.queuedAfter);
     for (const run of queued) await this.ensureJob(run);
+    this.queuedAfter = queued.length < batchSize ? undefined : { at: queued.at(-1)!.createdAt, id: queued.at(-1)!.id };
     // A waiting run due for a while whose delayed job is gone (enqueue failed, queue lost it).
-    const waiting = await this.runs.listDueWaiting(settled, this.options.batchSize);
+    const waiting = await this.runs.listDueWaiting(settled, batchSize, this.waitingAfter);
     for (const run of waiting) await this.ensureJob(run);
+    this.waitingAfter = waiting.length < batchSize ? undefined : { at: waiting.at(-1)!.resumeAt!, id: waiting.at(-1)!.id };
     const expired = await this.runs.listExpiredLeases(now, this.options.batchSize);
     for (const run of expired) await this.recover(run, now);
   }
@@ -51,7 +61,7 @@ export class RunsReconciler extends PeriodicReconciler {
   private async ensureJob(run: Run): Promise<void> {
     const state = await this.jobs.state(RUN_JOB, run.jobId);
     if (state === 'waiting' || state === 'active') return;
-    // A finished job id cannot be reused while the queue remembers it: give the run a new one.
+    // A finished or stuck job's id cannot be reused while the queue remembers it: give the run a new one.
     let jobId = run.jobId;
     if (state !== 'missing') {
       jobId = `${run.id}.q${Date.now().toString(36)}`;

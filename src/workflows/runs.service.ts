@@ -16,13 +16,10 @@ import { RateLimiter } from './rate-limit/rate-limiter.port';
 import { RunEvents } from './run-events';
 import { acceptedView, runSummaryView, runView } from './workflow-views';
 
-export { RUN_JOB };
 export interface RunJobData {
   runId: string;
   /** Lets the worker read the workflow's concurrency limit before it claims the run. */
   workflowId?: string;
-  /** Times the run already waited for a place under that limit. */
-  postponed?: number;
 }
 /** Tries of a run's job; the run itself is not retried, the delivery is (see RunWorker). */
 export const RUN_JOB_OPTIONS = { attempts: 3, backoffMs: 1000 } as const;
@@ -54,8 +51,8 @@ export function runOf(workflow: Workflow, runType: RunType): Pick<NewRun, 'workf
   };
 }
 
-export function runJob(run: Pick<Run, 'id' | 'workflowId'>, postponed?: number): RunJobData {
-  return { runId: run.id, workflowId: run.workflowId, ...(postponed ? { postponed } : {}) };
+export function runJob(run: Pick<Run, 'id' | 'workflowId'>): RunJobData {
+  return { runId: run.id, workflowId: run.workflowId };
 }
 
 /** Starting, reading, retrying and canceling runs; every method checks the caller's role on the workflow. */
@@ -162,6 +159,7 @@ export class RunsService {
         version: original.version,
         definition: original.definition,
         input: original.input,
+        sealedInput: original.sealedInput,
         startedBy: principal.userId,
         actingUserId: principal.userId,
         idempotencyKey: null,

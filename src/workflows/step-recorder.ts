@@ -17,10 +17,11 @@ export const STEP_FLUSH_DELAY_MS = 200;
 /**
  * Buffers a run's steps and writes them in batches while the worker holds the lease. A step's kept
  * outputs are sealed into its `state` only when the step is written before the run ends well: a
- * run that succeeds within the flush window never pays for the encryption.
+ * run that succeeds within the flush window never pays for the encryption. Only the latest record
+ * of a node waits: the store replaces a node's record by its next one anyway.
  */
 export class StepRecorder {
-  private pending: PendingStep[] = [];
+  private pending = new Map<string, PendingStep>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
 
@@ -33,20 +34,20 @@ export class StepRecorder {
   ) {}
 
   add(step: StepRecord, kept?: KeptOutputs): void {
-    this.pending.push({ step, kept });
+    this.pending.set(step.nodeId, { step, kept });
     this.timer ??= setTimeout(() => void this.flush(), STEP_FLUSH_DELAY_MS);
   }
 
   /** Writes what is buffered; a failed write is retried with the next batch. */
   flush(): Promise<void> {
     this.clearTimer();
-    const pending = this.pending.splice(0);
+    const pending = this.take();
     if (!pending.length) return this.writing;
     this.writing = this.writing.then(async () => {
       try {
         this.onLease(await this.store.recordSteps(this.runId, this.owner, pending.map((p) => this.sealed(p))));
       } catch {
-        this.pending.unshift(...pending);
+        this.putBack(pending);
       }
     });
     return this.writing;
@@ -60,8 +61,15 @@ export class StepRecorder {
   async write(step: StepRecord): Promise<void> {
     this.clearTimer();
     await this.writing;
-    const steps = [...this.pending.splice(0).map((p) => this.sealed(p)), step];
-    const lease = await this.store.recordSteps(this.runId, this.owner, steps);
+    const pending = this.take();
+    let lease: LeaseState;
+    try {
+      lease = await this.store.recordSteps(this.runId, this.owner, [...pending.map((p) => this.sealed(p)), step]);
+    } catch (error) {
+      // The steps that were waiting are still owed to the store; `step` is not, as its node will not start.
+      this.putBack(pending);
+      throw error;
+    }
     this.onLease(lease);
     if (!lease.held) throw new AppError(ErrorCode.UNAVAILABLE, 'The run was taken over by another worker', { retryable: true });
   }
@@ -73,7 +81,20 @@ export class StepRecorder {
   async drain(keep: boolean): Promise<StepRecord[]> {
     this.clearTimer();
     await this.writing;
-    return this.pending.splice(0).map((p) => (keep ? this.sealed(p) : p.step));
+    return this.take().map((p) => (keep ? this.sealed(p) : p.step));
+  }
+
+  private take(): PendingStep[] {
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    return pending;
+  }
+
+  /** Steps whose write failed wait again, unless a newer record of their node came meanwhile. */
+  private putBack(failed: PendingStep[]): void {
+    const newer = this.pending;
+    this.pending = new Map(failed.map((p) => [p.step.nodeId, p]));
+    for (const [nodeId, p] of newer) this.pending.set(nodeId, p);
   }
 
   private sealed({ step, kept }: PendingStep): StepRecord {

@@ -50,11 +50,12 @@ describe('WorkflowScheduler on a fake clock', () => {
   async function scheduled(cron = '*/5 * * * *', timezone = 'Europe/Paris') {
     const now = clock.now();
     const id = newId('wfl');
+    const draft = { nodes: [{ id: 'tick', type: 'schedule-trigger', version: 1, parameters: { cron, timezone } }], edges: [], variables: [] };
     await workflows.create({
       id,
       name: 'cron',
       ownerId: 'usr_owner',
-      draft: { nodes: [{ id: 'tick', type: 'schedule-trigger', version: 1, parameters: { cron, timezone } }], edges: [], variables: [] },
+      draft,
       activeVersionId: null,
       activeVersion: null,
       latestVersion: 0,
@@ -64,9 +65,9 @@ describe('WorkflowScheduler on a fake clock', () => {
       createdAt: now,
       updatedAt: now,
     });
-    const version = await workflows.publish(id, newId('wfv'), 'usr_owner', now);
-    await workflows.setTriggers(id, version!.id, { schedule: { cron, timezone, versionId: version!.id }, tool: null });
-    return { id, versionId: version!.id };
+    const versionId = newId('wfv');
+    await workflows.publish(id, { id: versionId, definition: draft, createdBy: 'usr_owner', createdAt: now }, { schedule: { cron, timezone, versionId }, tool: null });
+    return { id, versionId, draft };
   }
 
   beforeEach(() => {
@@ -120,14 +121,23 @@ describe('WorkflowScheduler on a fake clock', () => {
     expect((run.input as { scheduledAt: string }).scheduledAt).toBe('2026-11-24T08:00:00.000Z');
   });
 
-  it('stops when the schedule is dropped, and does not make up ticks missed long ago', async () => {
-    const { id, versionId } = await scheduled();
+  it('does not make up ticks missed long ago', async () => {
+    await scheduled();
     const scheduler = process();
     await scheduler.tick();
-    await workflows.setTriggers(id, versionId, { schedule: null, tool: null });
-    expect(await scheduler.tick(clock.set('2026-11-24T10:30:00Z'))).toBe(0);
-    await workflows.setTriggers(id, versionId, { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null });
-    // Down for hours: only the ticks of the last minute are made up for.
+    // Stalled for hours: only the ticks of the last minute are made up for.
     expect(await scheduler.tick(clock.set('2026-11-24T14:00:30Z'))).toBe(1);
+  });
+
+  it('stops when the schedule is dropped and forgets it: seen again, it starts from then', async () => {
+    const { id, versionId, draft } = await scheduled();
+    const scheduler = process();
+    await scheduler.tick();
+    // Version 2 has no schedule; then version 1 is active again, its schedule with it.
+    await workflows.publish(id, { id: newId('wfv'), definition: draft, createdBy: 'usr_owner', createdAt: clock.now() }, { schedule: null, tool: null });
+    expect(await scheduler.tick(clock.set('2026-11-24T10:30:00Z'))).toBe(0);
+    await workflows.activate(id, 1, clock.set('2026-11-24T14:00:30Z'), { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null });
+    expect(await scheduler.tick()).toBe(0);
+    expect(await scheduler.tick(clock.set('2026-11-24T14:05:10Z'))).toBe(1);
   });
 });

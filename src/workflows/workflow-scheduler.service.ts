@@ -39,8 +39,12 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
   private readonly logger: Logger;
   private schedules: ScheduledWorkflow[] = [];
   private refreshedAt = 0;
-  /** Up to where each schedule's ticks were handled, by workflow and version. */
-  private readonly handledUntil = new Map<string, number>();
+  /**
+   * Up to where the ticks of each schedule in force were handled, by workflow and version. Made
+   * again from the schedules at each refresh: a schedule no longer in force is forgotten (a key per
+   * version ever published would only grow), and one seen again starts from then, as a new one does.
+   */
+  private handledUntil = new Map<string, number>();
   private timer?: NodeJS.Timeout;
   private pass?: Promise<void>;
   private stopped = false;
@@ -70,10 +74,16 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
     if (now.getTime() - this.refreshedAt >= this.options.refreshMs) {
       this.schedules = await this.workflows.listScheduled();
       this.refreshedAt = now.getTime();
+      const handled = new Map<string, number>();
+      for (const scheduled of this.schedules) {
+        const until = this.handledUntil.get(keyOf(scheduled));
+        if (until !== undefined) handled.set(keyOf(scheduled), until);
+      }
+      this.handledUntil = handled;
     }
     let created = 0;
     for (const scheduled of this.schedules) {
-      const key = `${scheduled.workflowId}:${scheduled.schedule.versionId}`;
+      const key = keyOf(scheduled);
       const from = Math.max(this.handledUntil.get(key) ?? now.getTime(), now.getTime() - this.options.catchUpMs);
       for (const at of ticksBetween(scheduled, from, now.getTime())) {
         const started = await this.runs.startScheduled(scheduled.workflowId, scheduled.schedule.versionId, at, now).catch((error: unknown) => {
@@ -102,6 +112,8 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
       });
   }
 }
+
+const keyOf = (scheduled: ScheduledWorkflow): string => `${scheduled.workflowId}:${scheduled.schedule.versionId}`;
 
 /** The schedule's ticks in (from, to], at most a few: a burst after a pause is not replayed in full. */
 function ticksBetween(scheduled: ScheduledWorkflow, from: number, to: number): Date[] {

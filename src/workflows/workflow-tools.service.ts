@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { Principal } from '../auth/principal';
 import { AppError, FieldError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
-import { LruCache } from '../engine/expressions/lru-cache';
+import { LruCache } from '../common/lru-cache';
 import { MembershipStore } from '../storage/ports/membership-store.port';
 import { ToolWorkflow, WorkflowStore } from '../storage/ports/workflow-store.port';
 import { RunsService } from './runs.service';

@@ -6,10 +6,10 @@ import { newId } from '../common/ids';
 import { AppConfig } from '../config/app-config';
 import { Page, PageRequest } from '../common/pagination';
 import { NodeRegistry } from '../engine/node-registry';
-import { CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
+import { CompiledWorkflow, CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
 import { WorkflowDefinition, WorkflowNodeSpec, WorkflowSettings, WorkflowVariable } from '../storage/ports/workflow-definition';
 import { RunStore } from '../storage/ports/run-store.port';
-import { ActiveTriggers, Workflow, WorkflowStore, WorkflowVersion } from '../storage/ports/workflow-store.port';
+import { ActiveTriggers, Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
 import { SecretCipher } from './secret-cipher';
 import { WorkflowToolEvents } from './workflow-tools.service';
 import { sealVariables } from './workflow-variables';
@@ -24,7 +24,7 @@ const STARTER: DefinitionDto = { nodes: [{ id: 'trigger', type: 'webhook-trigger
 /** Workflows, drafts and versions as both doors (REST and MCP) see them; every method checks the caller's role. */
 @Injectable()
 export class WorkflowsService {
-  /** AI Decide is accepted only where a language model is configured. */
+  /** AI Decide is accepted only where a language model is configured; a self-starting trigger's parameters must be fixed. */
   private readonly compileOptions: CompileOptions;
 
   constructor(
@@ -36,7 +36,7 @@ export class WorkflowsService {
     private readonly toolEvents: WorkflowToolEvents,
     config: AppConfig,
   ) {
-    this.compileOptions = { aiDecide: Boolean(config.LLM_URL) };
+    this.compileOptions = { aiDecide: Boolean(config.LLM_URL), fixedTriggerParameters: true };
   }
 
   async create(principal: Principal, name: string, definition: DefinitionDto = STARTER, settings?: WorkflowSettingsDto): Promise<WorkflowView> {
@@ -89,15 +89,18 @@ export class WorkflowsService {
     if (tool) this.toolEvents.changed();
   }
 
-  /** Snapshots the draft as the next version and makes it what production runs execute. */
+  /**
+   * Snapshots the draft as the next version and makes it what production runs execute, with its
+   * trigger's schedule or tool, in one write: a failure leaves the previous version active.
+   */
   async publish(principal: Principal, id: string) {
     await this.access.require(principal, 'workflow', id, 'editor');
     const workflow = await this.load(id);
+    const versionId = newId('wfv');
     // The draft was valid when saved; node types may have changed since (a plugin removed).
-    compileWorkflow(workflow.draft, this.registry, this.compileOptions);
-    const version = await this.workflows.publish(id, newId('wfv'), principal.userId, new Date());
+    const triggers = triggersOf(compileWorkflow(workflow.draft, this.registry, this.compileOptions), versionId);
+    const version = await this.workflows.publish(id, { id: versionId, definition: workflow.draft, createdBy: principal.userId, createdAt: new Date() }, triggers);
     if (!version) throw AppError.notFound('workflow', id);
-    await this.workflows.setTriggers(id, version.id, this.triggersOf(version));
     this.toolEvents.changed();
     return versionView(version, version.version);
   }
@@ -122,25 +125,10 @@ export class WorkflowsService {
     const role = await this.access.require(principal, 'workflow', id, 'editor');
     const found = await this.workflows.getVersion(id, version);
     if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
-    compileWorkflow(found.definition, this.registry, this.compileOptions);
-    if (!(await this.workflows.activate(id, version, new Date()))) throw AppError.notFound('workflow', id);
-    await this.workflows.setTriggers(id, found.id, this.triggersOf(found));
+    const triggers = triggersOf(compileWorkflow(found.definition, this.registry, this.compileOptions), found.id);
+    if (!(await this.workflows.activate(id, version, new Date(), triggers))) throw AppError.notFound('workflow', id);
     this.toolEvents.changed();
     return workflowView(await this.load(id), role);
-  }
-
-  /** What the version's trigger asks for besides the webhook (a schedule, an MCP tool), read from its fixed parameters. */
-  private triggersOf(version: WorkflowVersion): ActiveTriggers {
-    const plan = compileWorkflow(version.definition, this.registry, this.compileOptions);
-    const trigger = plan.trigger.node.definition.trigger;
-    const params = plan.trigger.staticParams;
-    if (typeof trigger !== 'object' || !params) return { schedule: null, tool: null };
-    const schedule = trigger.schedule?.(params);
-    const tool = trigger.tool?.(params);
-    return {
-      schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? 'UTC', versionId: version.id } : null,
-      tool: tool ? { ...tool, versionId: version.id } : null,
-    };
   }
 
   private async load(id: string): Promise<Workflow> {
@@ -191,6 +179,22 @@ export class WorkflowsService {
       ...(node.position ? { position: { x: node.position.x, y: node.position.y } } : {}),
     };
   }
+}
+
+/**
+ * What a version's trigger asks for besides the webhook (a schedule, an MCP tool), read from its
+ * parameters, which the compile options keep fixed for such a trigger.
+ */
+function triggersOf(plan: CompiledWorkflow, versionId: string): ActiveTriggers {
+  const trigger = plan.trigger.node.definition.trigger;
+  const params = plan.trigger.staticParams;
+  if (typeof trigger !== 'object' || !params) return { schedule: null, tool: null };
+  const schedule = trigger.schedule?.(params);
+  const tool = trigger.tool?.(params);
+  return {
+    schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? 'UTC', versionId } : null,
+    tool: tool ? { ...tool, versionId } : null,
+  };
 }
 
 function settingsOf(dto: WorkflowSettingsDto | undefined): WorkflowSettings {

@@ -64,6 +64,7 @@ const step = (nodeId: string, position: number, output: unknown = { ok: nodeId }
 });
 
 const inFuture = (ms: number) => new Date(Date.now() + ms);
+const NO_TRIGGERS = { schedule: null, tool: null };
 
 describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
   let close: () => Promise<void>;
@@ -82,6 +83,12 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
 
   afterAll(() => close());
 
+  /** Publishes the workflow's draft as it stands, with no schedule or tool. */
+  const publishDraft = async (workflowId: string, createdBy = 'usr_owner') => {
+    const draft = (await workflows.get(workflowId))!.draft;
+    return workflows.publish(workflowId, { id: newId('wfv'), definition: draft, createdBy, createdAt: new Date() }, NO_TRIGGERS);
+  };
+
   describe('WorkflowStore', () => {
     it('creates a workflow owned by its creator and lists it for them only', async () => {
       const w = workflow('usr_owner');
@@ -96,30 +103,37 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
     it('numbers published versions, keeps them immutable and activates older ones', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
-      const v1 = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
+      const v1 = await publishDraft(w.id);
       await workflows.updateDraft(w.id, 'renamed', definition('second'), new Date());
-      const v2 = await workflows.publish(w.id, newId('wfv'), 'usr_editor', new Date());
+      const v2 = await publishDraft(w.id, 'usr_editor');
       expect([v1?.version, v2?.version]).toEqual([1, 2]);
+      expect(v2).toMatchObject({ workflowId: w.id, createdBy: 'usr_editor', definition: definition('second') });
       expect((await workflows.getVersion(w.id, 1))?.definition).toEqual(definition('draft'));
       expect((await workflows.getVersionById(v2!.id))?.definition).toEqual(definition('second'));
       expect(await workflows.get(w.id)).toMatchObject({ name: 'renamed', activeVersion: 2, activeVersionId: v2!.id, latestVersion: 2 });
       expect((await workflows.listVersions(w.id)).map((v) => v.version)).toEqual([2, 1]);
 
-      expect(await workflows.activate(w.id, 1, new Date())).toBe(true);
+      expect(await workflows.activate(w.id, 1, new Date(), NO_TRIGGERS)).toBe(true);
       expect(await workflows.get(w.id)).toMatchObject({ activeVersion: 1, activeVersionId: v1!.id, latestVersion: 2 });
-      expect(await workflows.activate(w.id, 7, new Date())).toBe(false);
-      expect((await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date()))?.version).toBe(3);
+      expect(await workflows.activate(w.id, 7, new Date(), NO_TRIGGERS)).toBe(false);
+      expect((await publishDraft(w.id))?.version).toBe(3);
     });
 
-    it('gives concurrent publishes distinct numbers', async () => {
+    it('gives concurrent publishes distinct numbers, the active one with its own triggers', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
-      const versions = await Promise.all([1, 2, 3, 4].map(() => workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date())));
+      const ids = [1, 2, 3, 4].map(() => newId('wfv'));
+      const tool = (versionId: string) => ({ inputSchema: { type: 'object' }, versionId });
+      const versions = await Promise.all(
+        ids.map((id) => workflows.publish(w.id, { id, definition: definition('draft'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule: null, tool: tool(id) })),
+      );
       expect(versions.map((v) => v!.version).sort()).toEqual([1, 2, 3, 4]);
-      expect((await workflows.get(w.id))?.activeVersion).toBe(4);
+      const stored = await workflows.get(w.id);
+      expect(stored?.activeVersion).toBe(4);
+      expect(stored?.tool).toEqual(tool(stored!.activeVersionId!));
     });
 
-    it('keeps settings unless replaced, and a schedule only for the version that is active', async () => {
+    it('keeps settings unless replaced, and sets the schedule and tool of the version it publishes or activates', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
       await workflows.updateDraft(w.id, w.name, definition('x'), new Date());
@@ -127,32 +141,33 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       await workflows.updateDraft(w.id, w.name, definition('x'), new Date(), { rateLimit: { requests: 5, perSeconds: 60 } });
       expect((await workflows.get(w.id))?.settings).toEqual({ rateLimit: { requests: 5, perSeconds: 60 } });
 
-      const v1 = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
-      const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1!.id };
-      expect(await workflows.setTriggers(w.id, 'wfv_not_active', { schedule, tool: null })).toBe(false);
-      expect(await workflows.setTriggers(w.id, v1!.id, { schedule, tool: null })).toBe(true);
-      expect((await workflows.get(w.id))?.schedule).toEqual(schedule);
+      const v1 = newId('wfv');
+      const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1 };
+      await workflows.publish(w.id, { id: v1, definition: definition('x'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule, tool: null });
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v1, schedule, tool: null });
       expect(await workflows.listScheduled()).toContainEqual({ workflowId: w.id, ownerId: 'usr_owner', schedule });
-      expect(await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool: null })).toBe(true);
-      expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
 
-      const tool = { description: 'Looks things up', inputSchema: { type: 'object', properties: { $q: { type: 'string' } } }, versionId: v1!.id };
-      expect(await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool })).toBe(true);
-      expect((await workflows.get(w.id))?.tool).toEqual(tool);
+      const v2 = newId('wfv');
+      const tool = { description: 'Looks things up', inputSchema: { type: 'object', properties: { $q: { type: 'string' } } }, versionId: v2 };
+      await workflows.publish(w.id, { id: v2, definition: definition('y'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule: null, tool });
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v2, schedule: null, tool });
+      expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
       expect(await workflows.listTools()).toContainEqual({ workflowId: w.id, name: w.name, tool });
-      await workflows.setTriggers(w.id, v1!.id, { schedule: null, tool: null });
+
+      expect(await workflows.activate(w.id, 1, new Date(), { schedule, tool: null })).toBe(true);
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v1, schedule, tool: null });
       expect((await workflows.listTools()).map((t) => t.workflowId)).not.toContain(w.id);
     });
 
     it('deletes a workflow with its versions and members', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
-      const v = await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date());
+      const v = await publishDraft(w.id);
       expect(await workflows.delete(w.id)).toBe(true);
       expect(await workflows.get(w.id)).toBeNull();
       expect(await workflows.getVersionById(v!.id)).toBeNull();
       expect(await memberships.getRole('workflow', w.id, 'usr_owner')).toBeNull();
-      expect(await workflows.publish(w.id, newId('wfv'), 'usr_owner', new Date())).toBeNull();
+      expect(await workflows.publish(w.id, { id: newId('wfv'), definition: definition('gone'), createdBy: 'usr_owner', createdAt: new Date() }, NO_TRIGGERS)).toBeNull();
     });
   });
 
@@ -307,14 +322,95 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.claim(queuedRun('wfl_missing').id, 'w1', inFuture(30_000), new Date(), 1)).toBeNull();
     });
 
-    it('keeps the output, the links and the reused steps of a run, and drops sealed state once it succeeded', async () => {
+    it('parks runs refused a place, and hands each freed place to a distinct parked run, oldest first', async () => {
+      const at = (ms: number) => new Date(Date.UTC(2020, 0, 1) + ms);
+      const [a, b, c, d] = [0, 1, 2, 3].map((i) => queuedRun('wfl_park', { createdAt: at(i) }));
+      for (const run of [d, c, b, a]) await runs.create(run, new Date(0));
+      const holder = queuedRun('wfl_park');
+      await runs.create(holder, new Date(0));
+      await runs.claim(holder.id, 'w0', inFuture(30_000), new Date(), 1);
+      for (const run of [c, a, b, d]) {
+        expect(await runs.claim(run.id, 'w1', inFuture(30_000), new Date(), 1)).toBe(AT_CONCURRENCY_LIMIT);
+        expect(await runs.park(run.id, `${run.id}.p1`)).toBe(true);
+      }
+      expect((await runs.get(a.id))?.jobId).toBe(`${a.id}.p1`);
+      expect(await runs.unparkOldest('wfl_other', '.u0')).toBeNull();
+
+      const woken = await Promise.all([runs.unparkOldest('wfl_park', '.u1'), runs.unparkOldest('wfl_park', '.u2')]);
+      expect(woken.map((r) => r?.id).sort()).toEqual([a.id, b.id].sort());
+      for (const run of woken) {
+        expect(run?.jobId).toMatch(new RegExp(`^${run!.id}\\.u[12]$`));
+        expect((await runs.get(run!.id))?.jobId).toBe(run!.jobId);
+      }
+      // A parked run that was canceled or claimed meanwhile is no longer parked.
+      await runs.requestCancel(c.id, new Date());
+      expect(await runs.park(c.id, `${c.id}.p2`)).toBe(false);
+      await runs.claim(d.id, 'w2', inFuture(30_000), new Date());
+      expect(await runs.release(d.id, 'w2')).toBe(true);
+      expect(await runs.unparkOldest('wfl_park', '.u3')).toBeNull();
+    });
+
+    it('counts no sub-workflow run against its workflow\'s concurrency limit', async () => {
+      const parent = queuedRun('wfl_nested');
+      await runs.create(parent, new Date(0));
+      await runs.claim(parent.id, 'w1', inFuture(30_000), new Date(), 2);
+      const child = queuedRun('wfl_nested', { parentRunId: parent.id, parentNodeId: 'sub', depth: 1 });
+      await runs.create(child, new Date(0));
+      expect(await runs.claim(child.id, 'w1', inFuture(30_000), new Date())).toMatchObject({ status: 'running' });
+      const [one, two] = [queuedRun('wfl_nested'), queuedRun('wfl_nested')];
+      for (const run of [one, two]) await runs.create(run, new Date(0));
+      expect(await runs.claim(one.id, 'w2', inFuture(30_000), new Date(), 2)).toMatchObject({ status: 'running' });
+      expect(await runs.claim(two.id, 'w3', inFuture(30_000), new Date(), 2)).toBe(AT_CONCURRENCY_LIMIT);
+    });
+
+    it('lists queued and due waiting runs a page at a time, after a cursor', async () => {
+      const at = (ms: number) => new Date(Date.UTC(2001, 0, 1) + ms);
+      // Two share a creation time: the id orders them.
+      const queued = [queuedRun('wfl_pages', { createdAt: at(0) }), queuedRun('wfl_pages', { createdAt: at(5) }), queuedRun('wfl_pages', { createdAt: at(5) })];
+      for (const run of queued) await runs.create(run, new Date(0));
+      const order = [queued[0], ...queued.slice(1).sort((x, y) => (x.id < y.id ? -1 : 1))].map((r) => r.id);
+      const first = await runs.listQueued(at(1000), 2);
+      expect(first.map((r) => r.id)).toEqual(order.slice(0, 2));
+      const rest = await runs.listQueued(at(1000), 2, { at: first[1].createdAt, id: first[1].id });
+      expect(rest.map((r) => r.id)).toEqual(order.slice(2));
+      expect(await runs.listQueued(at(1000), 2, { at: rest[0].createdAt, id: rest[0].id })).toEqual([]);
+
+      const waiting = [queuedRun('wfl_pages'), queuedRun('wfl_pages')];
+      for (const [i, run] of waiting.entries()) {
+        await runs.create(run, new Date(0));
+        await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+        await runs.suspend(run.id, 'w1', [], at(10 + i), `${run.id}.w1`);
+      }
+      const due = await runs.listDueWaiting(at(1000), 1);
+      expect(due.map((r) => r.id)).toEqual([waiting[0].id]);
+      expect((await runs.listDueWaiting(at(1000), 1, { at: due[0].resumeAt!, id: due[0].id })).map((r) => r.id)).toEqual([waiting[1].id]);
+    });
+
+    it('keeps the output, the links, the sealed input and the reused steps of a run, and drops sealed state once it succeeded', async () => {
       const parent = queuedRun('wfl_links');
       await runs.create(parent, new Date(0));
-      const child = queuedRun('wfl_links', { parentRunId: parent.id, parentNodeId: 'sub', depth: 1, retryOf: 'run_before', steps: [{ ...step('a', 0), reused: true, state: 'v1.a' }] });
+      const child = queuedRun('wfl_links', {
+        parentRunId: parent.id,
+        parentNodeId: 'sub',
+        depth: 1,
+        retryOf: 'run_before',
+        input: { token: '[REDACTED]' },
+        sealedInput: 'v1.input',
+        steps: [{ ...step('a', 0), reused: true, state: 'v1.a' }],
+      });
       await runs.create(child, new Date(0));
-      expect(await runs.get(child.id)).toMatchObject({ parentRunId: parent.id, parentNodeId: 'sub', depth: 1, retryOf: 'run_before', steps: [{ nodeId: 'a', reused: true, state: 'v1.a' }] });
-      expect((await runs.list({ parentRunId: parent.id }, { offset: 0, limit: 10 })).items.map((r) => r.id)).toEqual([child.id]);
-      await runs.claim(child.id, 'w1', inFuture(30_000), new Date());
+      expect(await runs.get(child.id)).toMatchObject({
+        parentRunId: parent.id,
+        parentNodeId: 'sub',
+        depth: 1,
+        retryOf: 'run_before',
+        input: { token: '[REDACTED]' },
+        sealedInput: 'v1.input',
+        steps: [{ nodeId: 'a', reused: true, state: 'v1.a' }],
+      });
+      const listed = (await runs.list({ parentRunId: parent.id }, { offset: 0, limit: 10 })).items;
+      expect(listed.map((r) => [r.id, r.sealedInput])).toEqual([[child.id, null]]);
+      expect(await runs.claim(child.id, 'w1', inFuture(30_000), new Date())).toMatchObject({ sealedInput: 'v1.input' });
       await runs.recordSteps(child.id, 'w1', [{ ...step('b', 1), state: 'v1.b', iterations: 3 }]);
       expect(await runs.complete(child.id, 'w1', [], { status: 'succeeded', error: null, finishedAt: new Date(), output: { answer: 42 } })).toBe(true);
       const done = await runs.get(child.id);

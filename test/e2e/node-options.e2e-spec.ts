@@ -8,9 +8,11 @@ const sdk = join(__dirname, '..', '..', 'src', 'sdk');
 
 /** A plugin whose parameters' options fail in each way the endpoint tells apart. */
 const probePlugin = `
-  const { defineNode, NodeUpstreamError, Parameter } = require(${JSON.stringify(sdk)});
+  const { defineNode, NodeConfigurationError, NodeStopError, NodeUpstreamError, Parameter } = require(${JSON.stringify(sdk)});
   class Params {}
   Parameter({ description: 'from a catalogue that is down', loadOptions: () => { throw new NodeUpstreamError('The catalogue answered 503', { status: 503 }); } })(Params.prototype, 'catalogue');
+  Parameter({ description: 'needs a setting', loadOptions: () => { throw new NodeConfigurationError('Set CATALOGUE_URL to list the catalogue', { details: { setting: 'CATALOGUE_URL' } }); } })(Params.prototype, 'unset');
+  Parameter({ description: 'refuses on purpose', loadOptions: () => { throw new NodeStopError('The catalogue is closed today'); } })(Params.prototype, 'closed');
   Parameter({ description: 'a bug', loadOptions: async () => { throw new Error('token=hunter2 leaked from /srv/internal'); } })(Params.prototype, 'broken');
   Parameter({ description: 'not options', loadOptions: () => [{ value: 'a', label: 1 }] })(Params.prototype, 'malformed');
   Parameter({ description: 'what the context offers', loadOptions: async (ctx) => [
@@ -25,8 +27,9 @@ const probePlugin = `
 
 /**
  * Dynamic options of node parameters through the real HTTP door: the collection dropdowns of the
- * built-in nodes list what the caller can see, and the failures of a plugin's loadOptions map to
- * 502 (upstream) or a 500 that says nothing of the cause.
+ * built-in nodes list what the caller can see, and the failures of a plugin's loadOptions map as a
+ * node's do in a run: configuration 400, stopped 422, upstream 502, timeout 504, or a 500 that
+ * says nothing of the cause.
  */
 describe('GET /api/v1/node-types/:type/:version/parameters/:name/options', () => {
   let t: TestApp;
@@ -102,6 +105,13 @@ describe('GET /api/v1/node-types/:type/:version/parameters/:name/options', () =>
     const fixed = await options('list-files/1/parameters/offset', ann.key);
     expect(fixed.status).toBe(404);
     expect(fixed.body.message).toBe('Parameter offset of list-files@1 has no dynamic options: its @Parameter() declares no loadOptions');
+  });
+
+  it('answers 400 when the plugin says it is set up wrongly, and 422 when it refuses on purpose, with its message', async () => {
+    const unset = await options('options-probe/1/parameters/unset', ann.key);
+    expect(unset).toMatchObject({ status: 400, body: { code: 'NODE_CONFIGURATION', message: 'Set CATALOGUE_URL to list the catalogue', details: { setting: 'CATALOGUE_URL' } } });
+    const closed = await options('options-probe/1/parameters/closed', ann.key);
+    expect(closed).toMatchObject({ status: 422, body: { code: 'WORKFLOW_STOPPED', message: 'The catalogue is closed today' } });
   });
 
   it('answers 502 when the plugin says an upstream failed, and 500 without internals for anything else', async () => {

@@ -98,6 +98,44 @@ describe('workflow control flow through the webhook', () => {
     expect(childRun).toMatchObject({ parentRunId: record.id, parentNodeId: 'sub', runType: 'production', status: 'succeeded' });
   });
 
+  it("masks the parent's secrets in the records of a sub-workflow run that received them, which still uses them", async () => {
+    const secret = 'sk-parent-only-7f3a9c21';
+    const child = await create({
+      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, echo('call', 'child-secret')],
+      edges: [{ from: 'trigger', to: 'call' }],
+    });
+    const parent = await create({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child, runType: 'test', input: '({ token: variables.apiKey, q: input.q })' }, parameterMode: { input: 'expression' } },
+      ],
+      edges: [{ from: 'trigger', to: 'sub' }],
+      variables: [{ name: 'apiKey', type: 'secret', value: secret }],
+    });
+    const bodies = () => upstream.received.filter((r) => r.path === '/echo/child-secret').map((r) => JSON.parse(r.body));
+    const record = await run(parent, { q: 'hidden' });
+    expect(record.status).toBe('succeeded');
+    expect(bodies()).toEqual([{ token: secret, q: 'hidden' }]);
+    const childRun = (await t.request('GET', `/api/v1/runs/${record.children[0].id}`)).body;
+    expect(childRun).toMatchObject({ status: 'succeeded', input: { token: '[REDACTED]', q: 'hidden' } });
+    expect(step(childRun, 'call').output.response.body.body).toEqual({ token: '[REDACTED]', q: 'hidden' });
+    expect(JSON.stringify(childRun)).not.toContain(secret);
+    expect(JSON.stringify(record)).not.toContain(secret);
+    const listed = await t.request('GET', `/api/v1/runs?workflowId=${child}`);
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+
+    // Retried on its own, the child run still gets the value it was given, and still masks it.
+    const retried = await t.request('POST', `/api/v1/runs/${childRun.id}/retry`, { body: { from: 'start' } });
+    expect(retried.status).toBe(202);
+    const again = await waitForRun(t.request, retried.body.runId);
+    expect(again.status).toBe('succeeded');
+    expect(bodies()).toEqual([
+      { token: secret, q: 'hidden' },
+      { token: secret, q: 'hidden' },
+    ]);
+    expect(JSON.stringify(again)).not.toContain(secret);
+  });
+
   it('fails the parent with the child\'s error when the sub-workflow fails', async () => {
     const child = await create({
       nodes: [
@@ -229,6 +267,53 @@ describe('workflow control flow through the webhook', () => {
     });
     expect(invalid.status).toBe(400);
     expect(invalid.body.details.fields).toEqual([expect.objectContaining({ field: 'settings.maxConcurrentRuns' })]);
+  });
+
+  it('gives a place freed under maxConcurrentRuns to the run that has waited longest', async () => {
+    const workflowId = await create(
+      {
+        nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=700` } }],
+        edges: [{ from: 'trigger', to: 'call' }],
+      },
+      { settings: { maxConcurrentRuns: 1 } },
+    );
+    const first = (await start(workflowId, { n: 1 })).body.runId;
+    await waitForRun(t.request, first, { statuses: ['running'] });
+    const second = (await start(workflowId, { n: 2 })).body.runId;
+    // The third arrives well after the second: a run that looked again on its own schedule could overtake it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const third = (await start(workflowId, { n: 3 })).body.runId;
+    const records = [];
+    for (const id of [first, second, third]) records.push(await waitForRun(t.request, id, { timeoutMs: 20_000 }));
+    expect(records.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    const [a, b, c] = records.map((r) => [Date.parse(r.startedAt), Date.parse(r.finishedAt)]);
+    expect(b[0]).toBeGreaterThanOrEqual(a[1]);
+    expect(c[0]).toBeGreaterThanOrEqual(b[1]);
+  });
+
+  it('refuses a schedule or MCP tool trigger whose parameters are not fixed, naming node and parameter, since they are read at publish', async () => {
+    const scheduled = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'tick',
+        definition: { nodes: [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: 'variables.cron', timezone: 'UTC' }, parameterMode: { cron: 'expression' } }] },
+      },
+    });
+    expect(scheduled.status).toBe(400);
+    expect(scheduled.body.details.fields).toEqual([
+      expect.objectContaining({ field: 'nodes[0].parameters.cron', nodeId: 'tick', reason: expect.stringMatching(/schedule.*must be fixed values, not an expression or template/) }),
+    ]);
+    const tool = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'tool',
+        definition: { nodes: [{ id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'ask', inputSchema: '({ type: "object" })' }, parameterMode: { inputSchema: 'expression' } }] },
+      },
+    });
+    expect(tool.status).toBe(400);
+    expect(tool.body.details.fields).toEqual([expect.objectContaining({ field: 'nodes[0].parameters.inputSchema', nodeId: 'ask', reason: expect.stringMatching(/MCP tool/) })]);
+    // Fixed, they are read when the version is published.
+    const fixed = await create({ nodes: [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: '*/5 * * * *', timezone: 'UTC' } }] });
+    expect((await t.request('POST', `/api/v1/workflows/${fixed}/publish`)).status).toBe(201);
+    expect((await t.request('GET', `/api/v1/workflows/${fixed}`)).body.schedule).toEqual({ cron: '*/5 * * * *', timezone: 'UTC' });
   });
 
   it('refuses a syntax error in an expression when the workflow is saved, naming node, parameter and position', async () => {

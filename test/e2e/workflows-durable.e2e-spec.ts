@@ -68,6 +68,48 @@ describe('durable workflow runs', () => {
     expect(upstream.received.length).toBe(seenBefore + 1);
   });
 
+  it('lets a sub-workflow in progress finish when the service stops; the parent goes on after it at the next start', async () => {
+    t ??= await boot();
+    const child = await publish(t, {
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        // A POST must not run twice: begun, it finishes even when the process stops.
+        { id: 'slow', type: 'http-request', parameters: { method: 'POST', url: `${upstream.url}/slow?ms=1500`, body: 'input' }, parameterMode: { body: 'expression' } },
+        echo('child-after'),
+      ],
+      edges: [
+        { from: 'trigger', to: 'slow' },
+        { from: 'slow', to: 'child-after' },
+      ],
+    });
+    const parent = await publish(t, {
+      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child } }, echo('parent-after')],
+      edges: [
+        { from: 'trigger', to: 'sub' },
+        { from: 'sub', to: 'parent-after' },
+      ],
+    });
+    const calls = (path: string) => upstream.received.filter((r) => r.path === path).length;
+    const seen = upstream.received.length;
+    const started = await t.request('POST', `/api/v1/workflows/${parent}/runs`, { body: { input: { order: 7 } } });
+    expect(started.status).toBe(202);
+    await upstream.nth(seen + 1);
+    await t.close();
+    t = undefined;
+
+    // The child ran to its end before the process stopped, and the parent's node kept its answer.
+    expect(calls('/slow?ms=1500')).toBe(1);
+    expect(calls('/echo/child-after')).toBe(1);
+    expect(calls('/echo/parent-after')).toBe(0);
+    t = await boot();
+    const record = await waitForRun(t.request, started.body.runId);
+    expect(record.status).toBe('succeeded');
+    expect(record.children).toEqual([expect.objectContaining({ workflowId: child, status: 'succeeded' })]);
+    expect(record.steps.find((s: { nodeId: string }) => s.nodeId === 'sub').output.response.body.path).toBe('/echo/child-after');
+    expect(calls('/slow?ms=1500')).toBe(1);
+    expect(calls('/echo/parent-after')).toBe(1);
+  }, 60_000);
+
   it('starts one run per tick of a published schedule, as the owner, through the booted scheduler', async () => {
     t ??= await boot();
     const workflowId = await publish(t, {

@@ -35,6 +35,16 @@ describe('dependency rules (eslint)', () => {
     expect(await violations("import ivm from 'isolated-vm';\nexport const i = ivm;\n", 'src/engine/executor.ts')).toHaveLength(1);
   });
 
+  it('keeps @nestjs/bull to the Bull adapter and the job handler decorators', async () => {
+    const code = "import { Process, Processor } from '@nestjs/bull';\nexport const d = [Process, Processor];\n";
+    expect(await violations(code, 'src/workflows/run.processor.ts')).toEqual([expect.stringContaining('src/jobs/job-handler.decorators.ts')]);
+    expect(await violations(code, 'src/ingestion/ingestion.processor.ts')).toHaveLength(1);
+    expect(await violations("import { BULL_MODULE_QUEUE } from '@nestjs/bull/dist/bull.constants';\nexport const k = BULL_MODULE_QUEUE;\n", 'src/jobs/job-handlers.ts')).toHaveLength(1);
+    expect(await violations(code, 'src/jobs/job-handler.decorators.ts')).toEqual([]);
+    expect(await violations(code, 'src/jobs/bull/bull-jobs.module.ts')).toEqual([]);
+    expect(await violations("import Bull from 'bull';\nexport const b = Bull;\n", 'src/jobs/job-handler.decorators.ts')).toHaveLength(1);
+  });
+
   it('keeps src/sdk free of our other code and of Nest', async () => {
     expect(await violations("import { AppError } from '../common/app-error';\nexport const e = AppError;\n", 'src/sdk/index.ts')).toHaveLength(1);
     expect(await violations("import { Module } from '@nestjs/common';\nexport const m = Module;\n", 'src/sdk/index.ts')).toHaveLength(1);

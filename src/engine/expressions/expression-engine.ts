@@ -2,7 +2,7 @@ import { AppError, ErrorCode } from '../../common/app-error';
 import type { AppConfig } from '../../config/app-config';
 import { IsolatePool, Program, SandboxError } from './isolate-pool.adapter';
 import { BODY } from './sandbox-source';
-import { LruCache } from './lru-cache';
+import { LruCache } from '../../common/lru-cache';
 import { isTemplate, splitTemplate, TemplateSyntaxError } from './template';
 
 export { isTemplate } from './template';

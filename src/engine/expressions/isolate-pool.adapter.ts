@@ -1,5 +1,5 @@
 import ivm from 'isolated-vm';
-import { LruCache } from './lru-cache';
+import { LruCache } from '../../common/lru-cache';
 import { MAX_REASON_LENGTH, Outcome, SANDBOX_SOURCE } from './sandbox-source';
 
 /**

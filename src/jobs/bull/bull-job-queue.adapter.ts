@@ -176,8 +176,8 @@ export class BullJobQueue extends JobQueue {
             return 'waiting';
         }
       }
-      // Still in no list but still there: it is on its way somewhere.
-      return 'waiting';
+      // Still in no list: not a move caught halfway but a job no worker will ever fetch.
+      return 'stuck';
     } catch (error) {
       throw queueUnavailable(error);
     }

@@ -7,6 +7,7 @@ import {
   LeaseState,
   Run,
   RunCompletion,
+  RunCursor,
   RunError,
   RunFilter,
   RunStatus,
@@ -26,6 +27,7 @@ interface RunRow {
   definition?: string | null;
   status: RunStatus;
   input: string | null;
+  sealed_input?: string | null;
   started_by: string;
   acting_user_id: string;
   idempotency_key: string | null;
@@ -75,6 +77,7 @@ const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
   definition: parsed<WorkflowDefinition>(row.definition) ?? null,
   status: row.status,
   input: parsed(row.input),
+  sealedInput: row.sealed_input ?? null,
   startedBy: row.started_by,
   actingUserId: row.acting_user_id,
   idempotencyKey: row.idempotency_key,
@@ -113,6 +116,9 @@ const toStep = (row: StepRow): StepRecord => ({
   ...(row.state !== null ? { state: row.state } : {}),
 });
 
+/** The keyset of a page: from the start when there is no cursor (every id sorts after ''). */
+const pageAfter = (after?: RunCursor) => ({ at: toSqlDate(after?.at ?? new Date(0)), id: after?.id ?? '' });
+
 interface PendingCreate {
   run: Run;
   reuseSince: Date;
@@ -120,7 +126,7 @@ interface PendingCreate {
   reject: (error: unknown) => void;
 }
 
-/** Every column but the test-run definition, which only the worker reads (through get), and the output. */
+/** Every column but the test-run definition and the sealed input, which only the worker reads (through get), and the output. */
 const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
   idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error,
   resume_at, parent_run_id, parent_node_id, depth, retry_of`;
@@ -149,10 +155,10 @@ export class SqliteRunStore extends RunStore {
     super();
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, started_by,
+        `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, sealed_input, started_by,
            acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
            claims, cancel_requested, error, parent_run_id, parent_node_id, depth, retry_of)
-         VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @started_by,
+         VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @sealed_input, @started_by,
            @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL,
            @parent_run_id, @parent_node_id, @depth, @retry_of)`,
       ),
@@ -165,7 +171,7 @@ export class SqliteRunStore extends RunStore {
          FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
       ),
       claim: db.prepare(
-        `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until, resume_at = NULL,
+        `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until, resume_at = NULL, parked = 0,
            claims = claims + 1, started_at = COALESCE(started_at, @now)
          WHERE id = @id AND (status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
            OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))
@@ -177,7 +183,8 @@ export class SqliteRunStore extends RunStore {
       ),
       runningOthers: db
         .prepare(
-          `SELECT COUNT(*) FROM workflow_runs WHERE workflow_id = ? AND status = 'running' AND lease_expires_at >= ? AND id != ?`,
+          `SELECT COUNT(*) FROM workflow_runs WHERE workflow_id = ? AND status = 'running' AND lease_expires_at >= ? AND id != ?
+             AND parent_run_id IS NULL`,
         )
         .pluck(),
       lease: db.prepare('SELECT lease_owner, status, cancel_requested FROM workflow_runs WHERE id = ?'),
@@ -215,11 +222,21 @@ export class SqliteRunStore extends RunStore {
          WHERE id = ? AND status IN ('queued', 'waiting')`,
       ),
       cancelRunning: db.prepare(`UPDATE workflow_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`),
+      park: db.prepare(`UPDATE workflow_runs SET parked = 1, job_id = ? WHERE id = ? AND status IN ('queued', 'waiting')`),
+      unparkOldest: db.prepare(
+        `UPDATE workflow_runs SET parked = 0, job_id = id || @suffix
+         WHERE id = (SELECT id FROM workflow_runs WHERE workflow_id = @workflow_id AND parked = 1 AND status IN ('queued', 'waiting')
+           ORDER BY created_at, id LIMIT 1)
+         RETURNING ${SUMMARY_COLUMNS}`,
+      ),
+      // Keyset pages: (time, id) after the cursor; a cursor at the epoch starts from the beginning.
       listQueued: db.prepare(
-        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < ? ORDER BY created_at LIMIT ?`,
+        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < @before AND (created_at, id) > (@at, @id)
+         ORDER BY created_at, id LIMIT @limit`,
       ),
       listDueWaiting: db.prepare(
-        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'waiting' AND resume_at < ? ORDER BY resume_at LIMIT ?`,
+        `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'waiting' AND resume_at < @before AND (resume_at, id) > (@at, @id)
+         ORDER BY resume_at, id LIMIT @limit`,
       ),
       listExpired: db.prepare(
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'running' AND lease_expires_at < ? ORDER BY created_at LIMIT ?`,
@@ -254,6 +271,7 @@ export class SqliteRunStore extends RunStore {
         definition: json(run.definition ?? undefined),
         status: run.status,
         input: json(run.input),
+        sealed_input: run.sealedInput,
         started_by: run.startedBy,
         acting_user_id: run.actingUserId,
         idempotency_key: run.idempotencyKey,
@@ -433,12 +451,21 @@ export class SqliteRunStore extends RunStore {
     return this.cancelTx(id, now);
   }
 
-  async listQueued(createdBefore: Date, limit: number): Promise<Run[]> {
-    return (this.statements.listQueued.all(toSqlDate(createdBefore), limit) as RunRow[]).map((row) => toRun(row));
+  async park(id: string, jobId: string): Promise<boolean> {
+    return this.statements.park.run(jobId, id).changes > 0;
   }
 
-  async listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]> {
-    return (this.statements.listDueWaiting.all(toSqlDate(dueBefore), limit) as RunRow[]).map((row) => toRun(row));
+  async unparkOldest(workflowId: string, jobSuffix: string): Promise<Run | null> {
+    const row = this.statements.unparkOldest.get({ workflow_id: workflowId, suffix: jobSuffix }) as RunRow | undefined;
+    return row ? toRun(row) : null;
+  }
+
+  async listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    return (this.statements.listQueued.all({ before: toSqlDate(createdBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) => toRun(row));
+  }
+
+  async listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    return (this.statements.listDueWaiting.all({ before: toSqlDate(dueBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) => toRun(row));
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {

@@ -2,6 +2,7 @@ import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
 import {
   ActiveTriggers,
+  NewVersion,
   ScheduledWorkflow,
   ToolWorkflow,
   VisibleWorkflow,
@@ -84,7 +85,6 @@ export class SqliteWorkflowStore extends WorkflowStore {
       ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
       updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ?, settings = COALESCE(?, settings) WHERE id = ?'),
-      setTriggers: db.prepare('UPDATE workflows SET schedule = ?, tool = ? WHERE id = ? AND active_version_id = ?'),
       listScheduled: db.prepare('SELECT id, owner_id, schedule FROM workflows WHERE schedule IS NOT NULL'),
       listTools: db.prepare('SELECT id, name, tool FROM workflows WHERE tool IS NOT NULL'),
       delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
@@ -94,7 +94,9 @@ export class SqliteWorkflowStore extends WorkflowStore {
          VALUES (@id, @workflow_id, @version, @definition, @created_by, @created_at)`,
       ),
       setActive: db.prepare(
-        'UPDATE workflows SET active_version_id = ?, active_version = ?, latest_version = MAX(latest_version, ?), updated_at = ? WHERE id = ?',
+        `UPDATE workflows SET active_version_id = @version_id, active_version = @version, latest_version = MAX(latest_version, @version),
+           updated_at = @updated_at, schedule = @schedule, tool = @tool
+         WHERE id = @id`,
       ),
       listVersions: db.prepare(
         'SELECT id, workflow_id, version, created_by, created_at FROM workflow_versions WHERE workflow_id = ? ORDER BY version DESC',
@@ -119,21 +121,20 @@ export class SqliteWorkflowStore extends WorkflowStore {
       this.statements.deleteVersions.run(id);
       return this.statements.delete.run(id).changes > 0;
     });
-    this.publishTx = db.transaction((workflowId: string, versionId: string, createdBy: string, now: Date): WorkflowVersion | null => {
+    this.publishTx = db.transaction((workflowId: string, created: NewVersion, triggers: ActiveTriggers): WorkflowVersion | null => {
       const row = this.statements.get.get(workflowId) as WorkflowRow | undefined;
       if (!row) return null;
       const version = row.latest_version + 1;
-      const createdAt = toSqlDate(now);
       this.statements.insertVersion.run({
-        id: versionId,
+        id: created.id,
         workflow_id: workflowId,
         version,
-        definition: row.draft,
-        created_by: createdBy,
-        created_at: createdAt,
+        definition: JSON.stringify(created.definition),
+        created_by: created.createdBy,
+        created_at: toSqlDate(created.createdAt),
       });
-      this.statements.setActive.run(versionId, version, version, createdAt, workflowId);
-      return { id: versionId, workflowId, version, definition: JSON.parse(row.draft), createdBy, createdAt: now };
+      this.setActive(workflowId, created.id, version, created.createdAt, triggers);
+      return { ...created, workflowId, version };
     });
   }
 
@@ -159,8 +160,8 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return this.deleteTx(id);
   }
 
-  async publish(workflowId: string, versionId: string, createdBy: string, now: Date): Promise<WorkflowVersion | null> {
-    return this.publishTx(workflowId, versionId, createdBy, now);
+  async publish(workflowId: string, version: NewVersion, triggers: ActiveTriggers): Promise<WorkflowVersion | null> {
+    return this.publishTx(workflowId, version, triggers);
   }
 
   async listVersions(workflowId: string): Promise<WorkflowVersionSummary[]> {
@@ -177,15 +178,18 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return row ? toVersion(row) : null;
   }
 
-  async activate(workflowId: string, version: number, now: Date): Promise<boolean> {
+  async activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers): Promise<boolean> {
     const row = this.statements.getVersion.get(workflowId, version) as VersionRow | undefined;
     if (!row) return false;
-    return this.statements.setActive.run(row.id, row.version, row.version, toSqlDate(now), workflowId).changes > 0;
+    return this.setActive(workflowId, row.id, row.version, now, triggers);
   }
 
-  async setTriggers(workflowId: string, versionId: string, { schedule, tool }: ActiveTriggers): Promise<boolean> {
+  private setActive(workflowId: string, versionId: string, version: number, now: Date, { schedule, tool }: ActiveTriggers): boolean {
     const json = (value: unknown) => (value ? JSON.stringify(value) : null);
-    return this.statements.setTriggers.run(json(schedule), json(tool), workflowId, versionId).changes > 0;
+    return (
+      this.statements.setActive.run({ id: workflowId, version_id: versionId, version, updated_at: toSqlDate(now), schedule: json(schedule), tool: json(tool) })
+        .changes > 0
+    );
   }
 
   async listTools(): Promise<ToolWorkflow[]> {

@@ -9,6 +9,7 @@ import {
   LeaseState,
   Run,
   RunCompletion,
+  RunCursor,
   RunError,
   RunFilter,
   RunStatus,
@@ -31,6 +32,7 @@ const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
   definition: parsed<WorkflowDefinition>(doc.definitionJson) ?? null,
   status: doc.status,
   input: parsed(doc.inputJson),
+  sealedInput: doc.sealedInput ?? null,
   startedBy: doc.startedBy,
   actingUserId: doc.actingUserId,
   idempotencyKey: doc.idempotencyKey ?? null,
@@ -78,6 +80,10 @@ const claimable = (id: string, owner: string, now: Date) => ({
     { status: 'running', $or: [{ leaseExpiresAt: { $lt: now } }, { leaseOwner: owner }] },
   ],
 });
+
+/** The keyset of the page after `after`, ordered by `field` then `_id`. */
+const pageAfter = (field: 'createdAt' | 'resumeAt', after?: RunCursor) =>
+  after ? { $or: [{ [field]: { $gt: after.at } }, { [field]: after.at, _id: { $gt: after.id } }] } : {};
 
 /**
  * Runs and steps in two collections. Claims, renewals and completion are single conditional
@@ -144,7 +150,7 @@ export class MongoRunStore extends RunStore {
     if (filter.status) query.status = filter.status;
     if (filter.parentRunId) query.parentRunId = filter.parentRunId;
     const [docs, total] = await Promise.all([
-      this.runs.find(query, { definitionJson: 0, outputJson: 0 }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<RunDoc[]>(),
+      this.runs.find(query, { definitionJson: 0, outputJson: 0, sealedInput: 0 }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<RunDoc[]>(),
       this.runs.countDocuments(query),
     ]);
     return { items: docs.map((doc) => toRun(doc)), total };
@@ -169,6 +175,7 @@ export class MongoRunStore extends RunStore {
               leaseExpiresAt: leaseUntil,
               resumeAt: null,
               slotHeld,
+              parked: false,
               startedAt: { $ifNull: ['$startedAt', now] },
               claims: { $add: [{ $ifNull: ['$claims', 0] }, 1] },
             },
@@ -234,18 +241,42 @@ export class MongoRunStore extends RunStore {
     return this.get(id);
   }
 
-  async listQueued(createdBefore: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'queued', createdAt: { $lt: createdBefore } }, { definitionJson: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
+  async park(id: string, jobId: string): Promise<boolean> {
+    const result = await this.runs.updateOne({ _id: id, status: { $in: ['queued', 'waiting'] } }, { $set: { parked: true, jobId } });
+    return result.matchedCount > 0;
+  }
+
+  async unparkOldest(workflowId: string, jobSuffix: string): Promise<Run | null> {
+    const doc = await this.runs
+      .findOneAndUpdate(
+        { workflowId, parked: true, status: { $in: ['queued', 'waiting'] } },
+        [{ $set: { parked: false, jobId: { $concat: ['$_id', jobSuffix] } } }],
+        { sort: { createdAt: 1, _id: 1 }, returnDocument: 'after', projection: { definitionJson: 0, outputJson: 0, sealedInput: 0 } },
+      )
+      .lean<RunDoc>();
+    return doc ? toRun(doc) : null;
+  }
+
+  async listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    const docs = await this.runs
+      .find({ status: 'queued', createdAt: { $lt: createdBefore }, ...pageAfter('createdAt', after) }, { definitionJson: 0, sealedInput: 0 })
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(limit)
+      .lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 
-  async listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'waiting', resumeAt: { $lt: dueBefore } }, { definitionJson: 0, outputJson: 0 }).sort({ resumeAt: 1 }).limit(limit).lean<RunDoc[]>();
+  async listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
+    const docs = await this.runs
+      .find({ status: 'waiting', resumeAt: { $lt: dueBefore }, ...pageAfter('resumeAt', after) }, { definitionJson: 0, outputJson: 0, sealedInput: 0 })
+      .sort({ resumeAt: 1, _id: 1 })
+      .limit(limit)
+      .lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'running', leaseExpiresAt: { $lt: now } }, { definitionJson: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
+    const docs = await this.runs.find({ status: 'running', leaseExpiresAt: { $lt: now } }, { definitionJson: 0, sealedInput: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 

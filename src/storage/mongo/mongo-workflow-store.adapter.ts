@@ -3,6 +3,7 @@ import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
 import {
   ActiveTriggers,
+  NewVersion,
   ScheduledWorkflow,
   ToolWorkflow,
   VisibleWorkflow,
@@ -42,6 +43,8 @@ const toVersion = (doc: WorkflowVersionDoc): WorkflowVersion => ({
   ...toSummary(doc),
   definition: JSON.parse(doc.definitionJson) as WorkflowDefinition,
 });
+
+const triggerFields = ({ schedule, tool }: ActiveTriggers) => ({ schedule, toolJson: tool ? JSON.stringify(tool) : null });
 
 export class MongoWorkflowStore extends WorkflowStore {
   private readonly workflows: Model<WorkflowDoc>;
@@ -98,25 +101,25 @@ export class MongoWorkflowStore extends WorkflowStore {
     return result.deletedCount > 0;
   }
 
-  /** The increment hands out the number and reads the draft in one atomic step. */
-  async publish(workflowId: string, versionId: string, createdBy: string, now: Date): Promise<WorkflowVersion | null> {
+  /** The increment hands out the number; activation and triggers are one update of the workflow. */
+  async publish(workflowId: string, created: NewVersion, triggers: ActiveTriggers): Promise<WorkflowVersion | null> {
     const doc = await this.workflows
-      .findOneAndUpdate({ _id: workflowId }, { $inc: { latestVersion: 1 } }, { returnDocument: 'after' })
-      .lean<WorkflowDoc>();
+      .findOneAndUpdate({ _id: workflowId }, { $inc: { latestVersion: 1 } }, { returnDocument: 'after', projection: { latestVersion: 1 } })
+      .lean<Pick<WorkflowDoc, 'latestVersion'>>();
     if (!doc) return null;
     const version: WorkflowVersionDoc = {
-      _id: versionId,
+      _id: created.id,
       workflowId,
       version: doc.latestVersion,
-      definitionJson: doc.draftJson,
-      createdBy,
-      createdAt: now,
+      definitionJson: JSON.stringify(created.definition),
+      createdBy: created.createdBy,
+      createdAt: created.createdAt,
     };
     await this.versions.create(version);
-    // A concurrent, later publish may have activated a higher number already: keep that one.
+    // A concurrent, later publish may have activated a higher number already: keep that one, with its triggers.
     await this.workflows.updateOne(
       { _id: workflowId, $or: [{ activeVersion: null }, { activeVersion: { $lt: version.version } }] },
-      { $set: { activeVersionId: versionId, activeVersion: version.version, updatedAt: now } },
+      { $set: { activeVersionId: created.id, activeVersion: version.version, updatedAt: created.createdAt, ...triggerFields(triggers) } },
     );
     return toVersion(version);
   }
@@ -139,20 +142,12 @@ export class MongoWorkflowStore extends WorkflowStore {
     return doc ? toVersion(doc) : null;
   }
 
-  async activate(workflowId: string, version: number, now: Date): Promise<boolean> {
+  async activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers): Promise<boolean> {
     const doc = await this.versions.findOne({ workflowId, version }, { _id: 1 }).lean<{ _id: string }>();
     if (!doc) return false;
     const result = await this.workflows.updateOne(
       { _id: workflowId },
-      { $set: { activeVersionId: doc._id, activeVersion: version, updatedAt: now } },
-    );
-    return result.matchedCount > 0;
-  }
-
-  async setTriggers(workflowId: string, versionId: string, { schedule, tool }: ActiveTriggers): Promise<boolean> {
-    const result = await this.workflows.updateOne(
-      { _id: workflowId, activeVersionId: versionId },
-      { $set: { schedule, toolJson: tool ? JSON.stringify(tool) : null } },
+      { $set: { activeVersionId: doc._id, activeVersion: version, updatedAt: now, ...triggerFields(triggers) } },
     );
     return result.matchedCount > 0;
   }

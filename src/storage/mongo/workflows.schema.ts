@@ -18,6 +18,8 @@ export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps'
   outputJson?: string | null;
   /** The run holds a place in its workflow's concurrency slots (`workflow_run_slots`). */
   slotHeld?: boolean;
+  /** Queued (or due waiting) for a place under its workflow's concurrency limit. */
+  parked?: boolean;
 };
 /** `nodeVersion`, since a step's `version` would read as the workflow's. */
 export type RunStepDoc = Omit<StepRecord, 'version' | 'input' | 'output' | 'error' | 'iterations'> & {
@@ -80,6 +82,7 @@ const runSchema = new Schema<RunDoc>(
     definitionJson: { type: String, default: null },
     status: { type: String, required: true, enum: RUN_STATUSES },
     inputJson: { type: String, default: null },
+    sealedInput: { type: String, default: null },
     startedBy: { type: String, required: true },
     actingUserId: { type: String, required: true },
     idempotencyKey: { type: String, default: null },
@@ -99,13 +102,15 @@ const runSchema = new Schema<RunDoc>(
     depth: { type: Number, required: true, default: 0 },
     retryOf: { type: String, default: null },
     slotHeld: { type: Boolean, default: false },
+    parked: { type: Boolean, default: false },
   },
   options,
 );
 runSchema.index({ workflowId: 1, createdAt: -1 });
-runSchema.index({ status: 1, createdAt: 1 });
-runSchema.index({ status: 1, resumeAt: 1 });
 runSchema.index({ parentRunId: 1 }, { partialFilterExpression: { parentRunId: { $type: 'string' } } });
+runSchema.index({ workflowId: 1, createdAt: 1, _id: 1 }, { partialFilterExpression: { parked: true } });
+runSchema.index({ status: 1, createdAt: 1, _id: 1 });
+runSchema.index({ status: 1, resumeAt: 1, _id: 1 });
 runSchema.index(
   { workflowId: 1, idempotencyKey: 1 },
   { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } },

@@ -70,8 +70,14 @@ export interface Run {
   /** The draft a test run executes, frozen when the run was accepted; null for production runs. */
   definition: WorkflowDefinition | null;
   status: RunStatus;
-  /** The webhook body's `input`; undefined when it had none. */
+  /** The webhook body's `input`; undefined when it had none. Masked when `sealedInput` is set. */
   input: unknown;
+  /**
+   * Sealed like a step's `state` (never shown): the input as given and the secret values `input`
+   * was masked with, for a sub-workflow run whose input held secrets of the run that started it.
+   * The run executes with that input and masks its records with those secrets as well as its own.
+   */
+  sealedInput: string | null;
   /** The user whose API key started the run. */
   startedBy: string;
   /** The user whose rights the nodes act with. */
@@ -110,7 +116,7 @@ export type NewRun = Pick<
   Run,
   'workflowId' | 'runType' | 'versionId' | 'version' | 'definition' | 'input' | 'startedBy' | 'actingUserId' | 'idempotencyKey'
 > &
-  Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps'>>;
+  Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps' | 'sealedInput'>>;
 
 /** A run just accepted: `queued`, carried by a job whose id is the run's. */
 export function newQueuedRun(fields: NewRun, now = new Date()): Run {
@@ -122,6 +128,7 @@ export function newQueuedRun(fields: NewRun, now = new Date()): Run {
     depth: 0,
     retryOf: null,
     steps: [],
+    sealedInput: null,
     ...fields,
     status: 'queued',
     jobId: id,
@@ -169,6 +176,12 @@ export const claimMayHaveSteps = (run: Pick<Run, 'claims' | 'retryOf'>): boolean
 /** A claim that did not take the run because the workflow already runs its maximum at once. */
 export const AT_CONCURRENCY_LIMIT = 'at-concurrency-limit' as const;
 
+/** Where a listing for the reconciler stopped: the next page starts after this run (by time, then id). */
+export interface RunCursor {
+  at: Date;
+  id: string;
+}
+
 export abstract class RunStore {
   /**
    * Inserts a queued run, with the steps it starts from (a retry's reused steps). With an
@@ -184,12 +197,29 @@ export abstract class RunStore {
   abstract list(filter: RunFilter, page: PageRequest): Promise<Page<Run>>;
   /**
    * Moves a claimable run to running under `owner` until `leaseUntil` and returns it with its
-   * steps: a queued run, a waiting one whose `resumeAt` has come, or a running one whose lease
-   * expired or that this owner already holds. With `maxRunning`, only while fewer runs of its
-   * workflow than that are running under a live lease (atomically: two workers cannot both take
-   * the last place); otherwise AT_CONCURRENCY_LIMIT and nothing changes. Null when not claimable.
+   * steps (no longer parked): a queued run, a waiting one whose `resumeAt` has come, or a running
+   * one whose lease expired or that this owner already holds. With `maxRunning`, only while fewer
+   * runs of its workflow than that hold a place, that is are running under a live lease (sub-workflow
+   * runs aside), atomically: two workers cannot both take the last place; otherwise
+   * AT_CONCURRENCY_LIMIT and nothing changes. Null when not claimable.
+   *
+   * A sub-workflow run is claimed without a limit and holds no place: it runs inside the place of
+   * the parent that waits for it, and waiting for a place its parent holds (a workflow that runs
+   * itself) would never end.
    */
   abstract claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null>;
+  /**
+   * A queued (or due waiting) run refused a place under its workflow's concurrency limit waits,
+   * parked, under `jobId` (a late safety-net job) for `unparkOldest` to hand it a place. False
+   * when the run is no longer queued or waiting.
+   */
+  abstract park(id: string, jobId: string): Promise<boolean>;
+  /**
+   * A place of the workflow freed: its oldest parked run is unparked under the job id
+   * `<run id><jobSuffix>` and returned, in one atomic step, so that places freed at once go to
+   * distinct runs, oldest first. Null when none is parked.
+   */
+  abstract unparkOldest(workflowId: string, jobSuffix: string): Promise<Run | null>;
   abstract renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState>;
   /** Writes steps (insert or replace by node id) while the owner holds the lease. */
   abstract recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState>;
@@ -207,10 +237,14 @@ export abstract class RunStore {
    * worker to honour at its next step. Returns the run after the change, or null when it does not exist.
    */
   abstract requestCancel(id: string, now: Date): Promise<Run | null>;
-  /** Queued runs created before `createdBefore`, oldest first: candidates whose job may be lost. */
-  abstract listQueued(createdBefore: Date, limit: number): Promise<Run[]>;
-  /** Waiting runs due before `dueBefore`, soonest first: candidates whose job may be lost. */
-  abstract listDueWaiting(dueBefore: Date, limit: number): Promise<Run[]>;
+  /**
+   * Queued runs created before `createdBefore`, oldest first (by creation, then id), after the
+   * `after` cursor ({ createdAt, id } of the last run of the previous page): candidates whose job
+   * may be lost.
+   */
+  abstract listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]>;
+  /** Waiting runs due before `dueBefore`, soonest first (by `resumeAt`, then id), after the `after` cursor: candidates whose job may be lost. */
+  abstract listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]>;
   /** Running runs whose lease ended before `now`, oldest first. */
   abstract listExpiredLeases(now: Date, limit: number): Promise<Run[]>;
   /**

@@ -69,6 +69,9 @@ export interface WorkflowVersion {
 
 export type WorkflowVersionSummary = Omit<WorkflowVersion, 'definition'>;
 
+/** A version about to be published: its number is the store's to give. */
+export type NewVersion = Pick<WorkflowVersion, 'id' | 'definition' | 'createdBy' | 'createdAt'>;
+
 export abstract class WorkflowStore {
   /** Creates the workflow and makes its creator the owner. */
   abstract create(workflow: Workflow): Promise<void>;
@@ -80,17 +83,20 @@ export abstract class WorkflowStore {
   /** Removes the workflow, its versions and memberships (runs are the RunStore's). */
   abstract delete(id: string): Promise<boolean>;
   /**
-   * Snapshots the current draft as the next version number and makes it active, atomically, so two
-   * concurrent publishes get distinct numbers. Null when the workflow does not exist.
+   * Stores `version` (the draft as the caller read and checked it) under the next version number
+   * and makes it active with what its trigger asks for (schedule, tool), in one call: two
+   * concurrent publishes get distinct numbers, and the triggers are never those of another
+   * version. Null when the workflow does not exist.
    */
-  abstract publish(workflowId: string, versionId: string, createdBy: string, now: Date): Promise<WorkflowVersion | null>;
+  abstract publish(workflowId: string, version: NewVersion, triggers: ActiveTriggers): Promise<WorkflowVersion | null>;
   abstract listVersions(workflowId: string): Promise<WorkflowVersionSummary[]>;
   abstract getVersion(workflowId: string, version: number): Promise<WorkflowVersion | null>;
   abstract getVersionById(versionId: string): Promise<WorkflowVersion | null>;
-  /** Makes an existing version the active one (rollback or roll forward); false when it does not exist. */
-  abstract activate(workflowId: string, version: number, now: Date): Promise<boolean>;
-  /** Sets what the trigger of version `versionId` asks for, only while that version is the active one. */
-  abstract setTriggers(workflowId: string, versionId: string, triggers: ActiveTriggers): Promise<boolean>;
+  /**
+   * Makes an existing version the active one (rollback or roll forward) with what its trigger asks
+   * for, in one write; false when it does not exist.
+   */
+  abstract activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers): Promise<boolean>;
   /** Every workflow whose active version starts runs on a schedule. */
   abstract listScheduled(): Promise<ScheduledWorkflow[]>;
   /** Every workflow whose active version is offered as an MCP tool (the callers' rights are checked above). */

@@ -158,4 +158,18 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     name: 'step-inputs',
     sql: `ALTER TABLE workflow_run_steps ADD COLUMN input TEXT;`,
   },
+  {
+    version: 204,
+    name: 'sealed-run-inputs',
+    sql: `ALTER TABLE workflow_runs ADD COLUMN sealed_input TEXT;`,
+  },
+  {
+    version: 205,
+    name: 'parked-runs',
+    // Partial, like the other run indexes: only runs waiting for a place under a limit are in it.
+    sql: `
+      ALTER TABLE workflow_runs ADD COLUMN parked INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX workflow_runs_parked ON workflow_runs(workflow_id, created_at, id) WHERE parked = 1;
+    `,
+  },
 ];
