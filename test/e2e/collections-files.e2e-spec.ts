@@ -4,6 +4,7 @@ import { FILE_INGEST_JOB } from '../../src/ingestion/ingestion.job';
 import { JobQueue } from '../../src/jobs/job-queue.port';
 import { VectorIndex } from '../../src/search/vector-index.port';
 import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
+import { bothQueues } from '../utils/queues';
 import { startTestApp, TestApp } from '../utils/test-app';
 import { createCollection, FixtureServer, startFixtureServer, waitForFile } from './collections-files.helpers';
 
@@ -12,7 +13,7 @@ import { createCollection, FixtureServer, startFixtureServer, waitForFile } from
  * served by a local server are added by URL, ingested by the queued job, and found by paraphrased
  * questions that share no keyword with their answer; deleting removes them from search.
  */
-describe('collections: files and semantic search over real HTTP', () => {
+describe.each(bothQueues('collections'))('collections: files and semantic search over real HTTP, on $name', (queue) => {
   let t: TestApp;
   let server: FixtureServer;
   let collectionId: string;
@@ -23,12 +24,13 @@ describe('collections: files and semantic search over real HTTP', () => {
 
   beforeAll(async () => {
     server = await startFixtureServer();
-    t = await startTestApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1' });
+    t = await startTestApp({ ...(await queue.env()), FETCH_ALLOWED_HOSTS: '127.0.0.1' });
     collectionId = await createCollection(t, 'Handbook');
   });
   afterAll(async () => {
     await t?.close();
     await server?.close();
+    await queue.cleanup();
   });
 
   it('accepts each fixture by URL at once, as a pending file', async () => {

@@ -1,12 +1,16 @@
+import { bothQueues } from '../utils/queues';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
 
-describe('foundation over real HTTP', () => {
+describe.each(bothQueues('foundation'))('foundation over real HTTP, on $name', (queue) => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp({ BODY_LIMIT_BYTES: '65536' });
+    t = await startTestApp({ ...(await queue.env()), BODY_LIMIT_BYTES: '65536' });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t?.close();
+    await queue.cleanup();
+  });
 
   describe('API keys', () => {
     it('creates a key, authenticates with both headers, lists it without the secret, revokes it', async () => {

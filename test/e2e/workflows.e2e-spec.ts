@@ -1,37 +1,15 @@
 import { startTestApp, TestApp } from '../utils/test-app';
-import { searchWorkflow, startUpstream, testRedis, TestRedis, Upstream, waitForRun } from '../utils/workflows-fixtures';
+import { bothQueues } from '../utils/queues';
+import { searchWorkflow, startUpstream, Upstream, waitForRun } from '../utils/workflows-fixtures';
 
 const SECRET = 'sk-live-e2e-7f3a9c1d5b';
-let redis: TestRedis | null = null;
-
-interface QueueSetup {
-  name: string;
-  env: () => Promise<Record<string, string> | null>;
-}
-
-const queues: QueueSetup[] = [
-  { name: 'the embedded queue', env: async () => ({}) },
-  {
-    name: 'Bull on Redis',
-    env: async () => {
-      redis = await testRedis('workflows');
-      return redis ? { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix } : null;
-    },
-  },
-];
+const queues = bothQueues('workflows');
 
 describe.each(queues)('workflow runs on $name', (queue) => {
   let app: TestApp;
   let upstream: Upstream;
-  let skip = false;
-
   beforeAll(async () => {
     const env = await queue.env();
-    if (!env) {
-      skip = true;
-      if (process.env.CI) throw new Error('Redis is not reachable on 127.0.0.1:6379');
-      return;
-    }
     upstream = await startUpstream();
     app = await startTestApp({ ...env, FETCH_ALLOWED_HOSTS: '127.0.0.1', JOB_CONCURRENCY: '8' });
   });
@@ -39,7 +17,7 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   afterAll(async () => {
     await app?.close();
     await upstream?.close();
-    await redis?.cleanup();
+    await queue.cleanup();
   });
 
   const createWorkflow = async (definition: unknown, key?: string) => {
@@ -52,7 +30,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     app.request('POST', `/api/v1/workflows/${id}/runs`, { body, headers, key });
 
   it('publishes webhook-trigger -> http-request, queues at once, and runs draft vs published', async () => {
-    if (skip) return;
     const workflow = await createWorkflow(searchWorkflow(upstream.url, SECRET, 'published'));
     expect(workflow.definition.variables).toEqual([
       { name: 'baseUrl', type: 'string', value: upstream.url },
@@ -109,7 +86,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('answers 405 with Allow: POST for other methods on the webhook path', async () => {
-    if (skip) return;
     const workflow = await createWorkflow(undefined);
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
       const res = await app.request(method, `/api/v1/workflows/${workflow.id}/runs`);
@@ -119,7 +95,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('refuses unknown workflows, bad bodies, and production runs of unpublished workflows', async () => {
-    if (skip) return;
     const workflow = await createWorkflow(undefined);
     expect((await start('wfl_missing', {})).status).toBe(404);
     const badType = await start(workflow.id, { runType: 'staging' });
@@ -138,7 +113,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('returns the first run for a repeated Idempotency-Key', async () => {
-    if (skip) return;
     const workflow = await createWorkflow(undefined);
     const first = await start(workflow.id, { runType: 'test', input: { n: 1 } }, { 'idempotency-key': 'order-17' });
     const second = await start(workflow.id, { runType: 'test', input: { n: 2 } }, { 'idempotency-key': 'order-17' });
@@ -153,7 +127,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('answers 400 with per-node details for a bad definition', async () => {
-    if (skip) return;
     const res = await app.request('POST', '/api/v1/workflows', {
       body: {
         name: 'broken',
@@ -192,7 +165,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('rolls back to an older version', async () => {
-    if (skip) return;
     const workflow = await createWorkflow(searchWorkflow(upstream.url, SECRET, 'v1'));
     await app.request('POST', `/api/v1/workflows/${workflow.id}/publish`);
     await app.request('PUT', `/api/v1/workflows/${workflow.id}`, { body: { definition: searchWorkflow(upstream.url, SECRET, 'v2') } });
@@ -211,7 +183,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('gives workflows the roles of collections: viewers read, editors run, strangers see nothing', async () => {
-    if (skip) return;
     const viewer = await app.createUser('viewer');
     const editor = await app.createUser('editor');
     const stranger = await app.createUser('stranger');
@@ -231,7 +202,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('cancels a running run at its current step', async () => {
-    if (skip) return;
     const workflow = await createWorkflow({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
@@ -260,7 +230,6 @@ describe.each(queues)('workflow runs on $name', (queue) => {
   });
 
   it('lists node types with their parameter schemas', async () => {
-    if (skip) return;
     const res = await app.request('GET', '/api/v1/node-types');
     const http = res.body.items.find((n: any) => n.type === 'http-request');
     expect(http).toMatchObject({ version: 1, trigger: false, parameters: { required: ['method', 'url'] } });
