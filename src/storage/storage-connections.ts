@@ -1,5 +1,6 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { groupCommitOf } from './embedded/group-commit';
 import { openSqliteDatabase, SqliteDb } from './embedded/sqlite-database';
 import { MongoConnection, openMongoConnection, pingMongo } from './mongo/mongo-connection';
 
@@ -40,7 +41,11 @@ export class StorageConnections implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.mongoConnection?.close();
-    if (this.sqliteDb?.open) this.sqliteDb.close();
+    if (this.sqliteDb?.open) {
+      // Writes asked for in this last turn are committed, not dropped with the connection.
+      groupCommitOf(this.sqliteDb).flush();
+      this.sqliteDb.close();
+    }
   }
 }
 

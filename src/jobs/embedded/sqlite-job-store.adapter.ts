@@ -1,3 +1,4 @@
+import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
 import { clipError } from '../job-policy';
 import { QueueDepth } from '../job-queue.port';
@@ -36,11 +37,18 @@ const toJob = (row: JobRow): StoredJob => ({
 });
 
 
+/**
+ * Inserts and the writes that end or extend a claim go through the connection's group commit
+ * (group-commit.ts), with the run writes of the same turn. A claim does not: the claim loop takes
+ * one job after another, and a claim waiting for the next turn would slow every one of them.
+ */
 export class SqliteJobStore extends JobStore {
   private readonly statements;
+  private readonly group: GroupCommit;
 
   constructor(db: SqliteDb) {
     super();
+    this.group = groupCommitOf(db);
     const held = "name = @name AND id = @id AND state = 'active' AND lease_token = @token";
     this.statements = {
       insert: db.prepare(
@@ -105,8 +113,8 @@ export class SqliteJobStore extends JobStore {
     };
   }
 
-  async insert(job: NewJob, now: Date): Promise<boolean> {
-    const result = this.statements.insert.run({
+  insert(job: NewJob, now: Date): Promise<boolean> {
+    const params = {
       name: job.name,
       id: job.id,
       data: job.data,
@@ -114,8 +122,8 @@ export class SqliteJobStore extends JobStore {
       backoff_ms: job.backoffMs,
       run_at: job.runAt.toISOString(),
       now: now.toISOString(),
-    });
-    return result.changes > 0;
+    };
+    return this.group.run(() => this.statements.insert.run(params).changes > 0);
   }
 
   async claim(name: string, now: Date, leaseUntil: Date, leaseToken: string): Promise<StoredJob | null> {
@@ -179,7 +187,8 @@ export class SqliteJobStore extends JobStore {
     key: JobKey,
     leaseToken: string,
     params: Record<string, string>,
-  ): boolean {
-    return this.statements[statement].run({ ...params, name: key.name, id: key.id, token: leaseToken }).changes > 0;
+  ): Promise<boolean> {
+    const bound = { ...params, name: key.name, id: key.id, token: leaseToken };
+    return this.group.run(() => this.statements[statement].run(bound).changes > 0);
   }
 }

@@ -16,6 +16,7 @@ import {
   StepRecord,
   StepStatus,
 } from '../ports/run-store.port';
+import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
 
 interface RunRow {
@@ -119,13 +120,6 @@ const toStep = (row: StepRow): StepRecord => ({
 /** The keyset of a page: from the start when there is no cursor (every id sorts after ''). */
 const pageAfter = (after?: RunCursor) => ({ at: toSqlDate(after?.at ?? new Date(0)), id: after?.id ?? '' });
 
-interface PendingCreate {
-  run: Run;
-  reuseSince: Date;
-  resolve: (result: { created: boolean; run: Run }) => void;
-  reject: (error: unknown) => void;
-}
-
 /** Every column but the test-run definition and the sealed input, which only the worker reads (through get), and the output. */
 const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
   idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error,
@@ -136,23 +130,24 @@ const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
 
 /**
  * Runs in one table and their steps in another, so recording a step writes one small row instead
- * of rewriting the run. better-sqlite3 is synchronous: each method is one transaction, no
- * interleaving, which is what makes claim and lease checks atomic here.
+ * of rewriting the run. better-sqlite3 is synchronous: each write is one transaction (or one
+ * savepoint of a group commit), no interleaving, which is what makes claim and lease checks atomic here.
  */
 export class SqliteRunStore extends RunStore {
   private readonly statements;
   private readonly listings = new Map<string, { rows: SqliteStatement; total: SqliteStatement }>();
-  private readonly createTx;
-  private readonly createManyTx;
-  private pendingCreates: PendingCreate[] = [];
-  private readonly claimTx;
-  private readonly recordTx;
-  private readonly completeTx;
-  private readonly suspendTx;
+  /** The writes of a run's life go through the connection's group commit (group-commit.ts). */
+  private readonly group: GroupCommit;
+  private readonly insertRun;
+  private readonly claimRun;
+  private readonly writeSteps;
+  private readonly completeRun;
+  private readonly suspendRun;
   private readonly cancelTx;
 
   constructor(private readonly db: SqliteDb) {
     super();
+    this.group = groupCommitOf(db);
     this.statements = {
       insert: db.prepare(
         `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, sealed_input, started_by,
@@ -256,7 +251,7 @@ export class SqliteRunStore extends RunStore {
       deleteRunsOfWorkflow: db.prepare('DELETE FROM workflow_runs WHERE workflow_id = ?'),
     };
 
-    this.createTx = db.transaction((run: Run, reuseSince: Date): { created: boolean; run: Run } => {
+    this.insertRun = (run: Run, reuseSince: Date): { created: boolean; run: Run } => {
       if (run.idempotencyKey) {
         const earlier = this.statements.byIdempotencyKey.get(run.workflowId, run.idempotencyKey) as RunRow | undefined;
         if (earlier && earlier.created_at >= toSqlDate(reuseSince)!) return { created: false, run: toRun(earlier) };
@@ -284,13 +279,11 @@ export class SqliteRunStore extends RunStore {
       });
       for (const step of run.steps) this.upsertStep(run.id, step);
       return { created: true, run };
-    });
+    };
 
-    this.createManyTx = db.transaction((batch: PendingCreate[]) => batch.map((p) => this.createTx(p.run, p.reuseSince)));
-
-    // Run IMMEDIATE (write lock first) so that two processes sharing the file cannot both count
-    // the same free place under a concurrency limit.
-    this.claimTx = db.transaction((id: string, owner: string, until: Date, now: Date, maxRunning?: number): Run | typeof AT_CONCURRENCY_LIMIT | null => {
+    // In a transaction that took the write lock first (group commit's IMMEDIATE), so that two
+    // processes sharing the file cannot both count the same free place under a concurrency limit.
+    this.claimRun = (id: string, owner: string, until: Date, now: Date, maxRunning?: number): Run | typeof AT_CONCURRENCY_LIMIT | null => {
       const at = { id, owner, until: toSqlDate(until), now: toSqlDate(now) };
       if (maxRunning !== undefined) {
         const claimable = this.statements.claimable.get(at) as { workflow_id: string } | undefined;
@@ -302,16 +295,16 @@ export class SqliteRunStore extends RunStore {
       const run = toRun(row);
       if (claimMayHaveSteps(run)) run.steps = this.stepsOf(id);
       return run;
-    });
+    };
 
-    this.recordTx = db.transaction((id: string, owner: string, steps: StepRecord[]): LeaseState => {
+    this.writeSteps = (id: string, owner: string, steps: StepRecord[]): LeaseState => {
       const lease = this.leaseOf(id, owner);
       if (lease.held) for (const step of steps) this.upsertStep(id, step);
       return lease;
-    });
+    };
 
     // The conditional update is the lease check: when it changes nothing, no step is written either.
-    this.completeTx = db.transaction((id: string, owner: string, steps: StepRecord[], completion: RunCompletion): boolean => {
+    this.completeRun = (id: string, owner: string, steps: StepRecord[], completion: RunCompletion): boolean => {
       const { changes } = this.statements.complete.run({
         id,
         owner,
@@ -324,14 +317,14 @@ export class SqliteRunStore extends RunStore {
       for (const step of steps) this.upsertStep(id, step);
       if (completion.status === 'succeeded') this.statements.dropStates.run(id);
       return true;
-    });
+    };
 
-    this.suspendTx = db.transaction((id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): boolean => {
+    this.suspendRun = (id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): boolean => {
       const { changes } = this.statements.suspend.run({ id, owner, resume_at: toSqlDate(resumeAt), job_id: jobId });
       if (changes === 0) return false;
       for (const step of steps) this.upsertStep(id, step);
       return true;
-    });
+    };
 
     this.cancelTx = db.transaction((id: string, now: Date): Run | null => {
       if (this.statements.cancelQueued.run(toSqlDate(now), JSON.stringify(CANCELED_BEFORE_START), id).changes === 0) {
@@ -342,37 +335,10 @@ export class SqliteRunStore extends RunStore {
     });
   }
 
-  /**
-   * Group commit: runs accepted in the same turn of the event loop are inserted in one
-   * transaction, so a burst of webhooks pays for one WAL commit instead of one each. Every caller
-   * still gets its answer only once its row is committed.
-   */
+  /** A burst of webhooks accepted in one turn shares one WAL commit (group-commit.ts). */
   create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }> {
-    return new Promise((resolve, reject) => {
-      this.pendingCreates.push({ run, reuseSince, resolve, reject });
-      if (this.pendingCreates.length === 1) setImmediate(this.flushCreates);
-    });
+    return this.group.run(() => this.insertRun(run, reuseSince));
   }
-
-  private readonly flushCreates = (): void => {
-    const batch = this.pendingCreates;
-    this.pendingCreates = [];
-    let results: { created: boolean; run: Run }[];
-    try {
-      results = this.createManyTx(batch);
-    } catch {
-      // One bad row must not fail the others: insert them one by one to find it.
-      for (const pending of batch) {
-        try {
-          pending.resolve(this.createTx(pending.run, pending.reuseSince));
-        } catch (error) {
-          pending.reject(error);
-        }
-      }
-      return;
-    }
-    batch.forEach((pending, i) => pending.resolve(results[i]));
-  };
 
   async get(id: string): Promise<Run | null> {
     const row = this.statements.get.get(id) as RunRow | undefined;
@@ -423,7 +389,7 @@ export class SqliteRunStore extends RunStore {
   }
 
   async claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
-    return maxRunning === undefined ? this.claimTx(id, owner, leaseUntil, now) : this.claimTx.immediate(id, owner, leaseUntil, now, maxRunning);
+    return this.group.run(() => this.claimRun(id, owner, leaseUntil, now, maxRunning));
   }
 
   async renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState> {
@@ -432,15 +398,15 @@ export class SqliteRunStore extends RunStore {
   }
 
   async recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState> {
-    return this.recordTx(id, owner, steps);
+    return this.group.run(() => this.writeSteps(id, owner, steps));
   }
 
   async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean> {
-    return this.completeTx(id, owner, steps, completion);
+    return this.group.run(() => this.completeRun(id, owner, steps, completion));
   }
 
   async suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean> {
-    return this.suspendTx(id, owner, steps, resumeAt, jobId);
+    return this.group.run(() => this.suspendRun(id, owner, steps, resumeAt, jobId));
   }
 
   async release(id: string, owner: string): Promise<boolean> {

@@ -1,0 +1,93 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GroupCommit, groupCommitOf } from './group-commit';
+import { SqliteDb } from './sqlite-database';
+
+describe('GroupCommit', () => {
+  let dir: string;
+  let db: SqliteDb;
+  /** Another connection to the same file: it sees only what was committed. */
+  let reader: SqliteDb;
+  let group: GroupCommit;
+  const committed = () => reader.prepare('SELECT v FROM t ORDER BY v').pluck().all();
+  const insert = (v: number) => () => db.prepare('INSERT INTO t (v) VALUES (?)').run(v).changes;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'group-commit-'));
+    db = new Database(join(dir, 'db.sqlite'));
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (v INTEGER PRIMARY KEY)');
+    reader = new Database(join(dir, 'db.sqlite'), { readonly: true });
+    group = new GroupCommit(db);
+  });
+  afterEach(() => {
+    reader.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes asked for in one turn share one transaction, each answered with its own result', async () => {
+    const seenByOthers: unknown[][] = [];
+    const results = await Promise.all(
+      [1, 2, 3].map((v) =>
+        group.run(() => {
+          // Had the earlier writes of the batch been committed on their own, the reader would see them.
+          seenByOthers.push(committed());
+          return insert(v)() + v * 10;
+        }),
+      ),
+    );
+    expect(results).toEqual([11, 21, 31]);
+    expect(seenByOthers).toEqual([[], [], []]);
+    expect(committed()).toEqual([1, 2, 3]);
+  });
+
+  it('answers only once its write is committed', async () => {
+    const pending = group.run(insert(1));
+    expect(committed()).toEqual([]);
+    await pending;
+    expect(committed()).toEqual([1]);
+  });
+
+  it('a write that throws is undone and fails alone; the others of its batch are stored', async () => {
+    const outcomes = await Promise.allSettled([
+      group.run(insert(1)),
+      group.run(() => {
+        insert(2)();
+        throw new Error('half-way');
+      }),
+      group.run(insert(3)),
+      group.run(insert(1)), // the same key again: a constraint violation
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('half-way');
+    expect((outcomes[3] as PromiseRejectedResult).reason.code).toBe('SQLITE_CONSTRAINT_PRIMARYKEY');
+    expect(committed()).toEqual([1, 3]);
+  });
+
+  it('a write alone in its turn is undone whole when it throws', async () => {
+    await expect(
+      group.run(() => {
+        insert(5)();
+        insert(6)();
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    await expect(group.run(insert(7))).resolves.toBe(1);
+    expect(committed()).toEqual([7]);
+  });
+
+  it('flush commits what waits at once, and the end of the turn then finds nothing left', async () => {
+    const pending = group.run(insert(4));
+    group.flush();
+    expect(committed()).toEqual([4]);
+    await expect(pending).resolves.toBe(1);
+  });
+
+  it('is one per connection, shared by every store writing through it', () => {
+    expect(groupCommitOf(db)).toBe(groupCommitOf(db));
+    expect(groupCommitOf(reader)).not.toBe(groupCommitOf(db));
+  });
+});
