@@ -12,7 +12,9 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * Group commit on one SQLite connection: the writes asked for in the same turn of the event loop
  * run in one transaction, so a burst of runs (accepted, claimed, recorded, finished, their jobs
  * queued and done) pays one WAL commit instead of one per write. Each write runs in a savepoint
- * of its own: one that throws is undone alone and fails alone. Every caller hears back only once
+ * of its own: one that throws is undone alone and fails alone; when the batch fails as a whole
+ * (SQLite rolled it all back, or its commit failed), each write is tried again in a transaction of
+ * its own, so nothing is stored twice or reported failed once stored. Every caller hears back only once
  * the transaction holding its write is committed. The transaction begins IMMEDIATE (the write
  * lock first), which a write that counts rows before it changes them (a concurrency limit across
  * processes sharing the file) needs, and costs nothing to the others, which all write.
@@ -30,6 +32,10 @@ export class GroupCommit {
         try {
           return { ok: true, value: this.alone(write.work) };
         } catch (error) {
+          // Some failures make SQLite roll back the whole transaction (disk full, an I/O error,
+          // RAISE(ROLLBACK)): the writes before this one are undone too, and the next ones must
+          // not run outside it. The batch as a whole has failed.
+          if (!db.inTransaction) throw error;
           return { ok: false, error };
         }
       }),
@@ -49,21 +55,14 @@ export class GroupCommit {
     const writes = this.pending;
     if (writes.length === 0) return;
     this.pending = [];
-    if (writes.length === 1) {
-      const [write] = writes;
-      try {
-        write.resolve(this.alone.immediate(write.work));
-      } catch (error) {
-        write.reject(error);
-      }
-      return;
-    }
+    if (writes.length === 1) return this.commitAlone(writes[0]);
     let outcomes: Outcome[];
     try {
       outcomes = this.together.immediate(writes);
-    } catch (error) {
-      // The commit itself failed (the disk, a lock held past busy_timeout): nothing was stored.
-      for (const write of writes) write.reject(error);
+    } catch {
+      // Nothing of the batch was stored (it was rolled back, or its commit failed): each write
+      // is tried again on its own, so each caller hears its own outcome and its own error.
+      for (const write of writes) this.commitAlone(write);
       return;
     }
     writes.forEach((write, i) => {
@@ -72,6 +71,14 @@ export class GroupCommit {
       else write.reject(outcome.error);
     });
   };
+
+  private commitAlone(write: Write): void {
+    try {
+      write.resolve(this.alone.immediate(write.work));
+    } catch (error) {
+      write.reject(error);
+    }
+  }
 }
 
 const byConnection = new WeakMap<SqliteDb, GroupCommit>();
