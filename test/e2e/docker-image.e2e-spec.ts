@@ -92,12 +92,29 @@ if (skipReason) console.warn(`docker-image e2e: SKIPPED the non-root boot: ${ski
 const describeAsNode = skipReason ? describe.skip : describe;
 
 describeAsNode(`the image's entry as the node user (uid ${NODE_UID}) on a fresh volume layout`, () => {
+  /** The image's /app: what its runtime stage copies, root's and readable by all. */
+  let app: string;
   let layout: string;
   const started: Spawned[] = [];
 
   beforeAll(() => {
     execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit', cwd: root });
+    // A copy, not the checkout itself: uid 1000 may not be able to reach the checkout (a clone in
+    // a `mktemp -d` folder is root's alone). Hard links where the filesystem allows, as they are quick.
+    app = tempDir('image-app');
+    chmodSync(app, 0o755);
+    for (const copied of ['node_modules', 'dist', 'package.json']) {
+      try {
+        execFileSync('cp', ['-al', join(root, copied), app]);
+      } catch {
+        execFileSync('cp', ['-a', join(root, copied), app]);
+      }
+    }
   }, 240_000);
+
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
 
   beforeEach(() => {
     // The image's filesystem: / and its folders are root's and readable by all.
@@ -114,9 +131,9 @@ describeAsNode(`the image's entry as the node user (uid ${NODE_UID}) on a fresh 
   const entryAsNode = (dataDir: string, port: number): Spawned => {
     const spawned = spawnCollecting(
       'setpriv',
-      [`--reuid=${NODE_UID}`, `--regid=${NODE_GID}`, '--clear-groups', process.execPath, '--no-node-snapshot', join(root, 'dist', 'src', 'main.js')],
+      [`--reuid=${NODE_UID}`, `--regid=${NODE_GID}`, '--clear-groups', process.execPath, '--no-node-snapshot', 'dist/src/main.js'],
       {
-        cwd: root,
+        cwd: app,
         env: {
           PATH: process.env.PATH,
           NODE_ENV: 'production',
