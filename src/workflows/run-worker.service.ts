@@ -171,9 +171,12 @@ export class RunWorker {
         log.info({ resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
         return outcome;
       }
-      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, redactor.value(outcome.output));
+      // What the run's record shows is also what a parent waiting for it gets: a sub-workflow's
+      // secrets stay out of the parent's records, which its own viewers may not be meant to see.
+      const output = redactor.value(outcome.output);
+      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output);
       log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
-      return outcome;
+      return { ...outcome, output };
     } catch (error) {
       if (!(error instanceof PreparationError)) throw error;
       // The run cannot start (a node type is gone, a secret does not decrypt): that is its outcome.

@@ -136,6 +136,31 @@ describe('workflow control flow through the webhook', () => {
     expect(JSON.stringify(again)).not.toContain(secret);
   });
 
+  it("keeps a sub-workflow's own secrets out of its parent's records: what the parent gets is what the child's record shows", async () => {
+    const secret = 'sk-child-only-5b8e0d44';
+    const child = await create({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'leak', type: 'set', parameters: { fields: '({ key: variables.childKey, note: "kept" })' }, parameterMode: { fields: 'expression' } },
+      ],
+      edges: [{ from: 'trigger', to: 'leak' }],
+      variables: [{ name: 'childKey', type: 'secret', value: secret }],
+    });
+    const parent = await create({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child, runType: 'test' } },
+      ],
+      edges: [{ from: 'trigger', to: 'sub' }],
+    });
+    const record = await run(parent);
+    expect(record.status).toBe('succeeded');
+    expect(step(record, 'sub').output).toEqual([{ key: '[REDACTED]', note: 'kept' }]);
+    expect(JSON.stringify(record)).not.toContain(secret);
+    const childRun = (await t.request('GET', `/api/v1/runs/${record.children[0].id}`)).body;
+    expect(JSON.stringify(childRun)).not.toContain(secret);
+  });
+
   it('fails the parent with the child\'s error when the sub-workflow fails', async () => {
     const child = await create({
       nodes: [
