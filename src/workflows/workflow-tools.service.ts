@@ -141,18 +141,37 @@ export class WorkflowToolsService {
   }
 }
 
-/** Names from the trigger or the workflow's name, each once in the list a caller sees. */
+/**
+ * Names from the trigger or the workflow's name, each once in the list a caller sees. A name that
+ * two of the caller's workflows want goes to neither: each gets the end of its id appended. Which
+ * workflow a name reaches must never depend on what others call their workflows or share with the
+ * caller, or a workflow shared by someone else could take over the name of the caller's own tool.
+ */
 function toolViews(tools: ToolWorkflow[]): WorkflowToolView[] {
-  const taken = new Set<string>();
-  return tools
+  const wanted = tools.map((tool) => ({ ...tool, want: wantedName(tool) }));
+  const claims = new Map<string, number>();
+  for (const { want } of wanted) claims.set(want, (claims.get(want) ?? 0) + 1);
+  const taken = new Set(wanted.filter(({ want }) => claims.get(want) === 1).map(({ want }) => want));
+  return wanted
     .sort((a, b) => a.name.localeCompare(b.name) || a.workflowId.localeCompare(b.workflowId))
-    .map(({ workflowId, name, tool }) => {
-      let toolName = tool.name ?? slug(name);
-      if (toolName.startsWith(RESERVED_PREFIX)) toolName = `workflow_${toolName}`.slice(0, MAX_NAME);
-      if (taken.has(toolName)) toolName = `${toolName.slice(0, MAX_NAME - 7)}_${workflowId.slice(-6)}`;
-      taken.add(toolName);
+    .map(({ workflowId, name, tool, want }) => {
+      let toolName = want;
+      if (claims.get(want)! > 1) {
+        // Longer ends of the id until the name is free: ids are unique, so this ends.
+        for (let length = 6; ; length += 4) {
+          const end = workflowId.slice(-length);
+          toolName = `${want.slice(0, MAX_NAME - end.length - 1)}_${end}`;
+          if (!taken.has(toolName) || length >= workflowId.length) break;
+        }
+        taken.add(toolName);
+      }
       return { name: toolName, title: name, description: tool.description ?? `Runs the workflow "${name}" and answers with its output.`, inputSchema: tool.inputSchema, workflowId };
     });
+}
+
+function wantedName({ name, tool }: ToolWorkflow): string {
+  const wanted = tool.name ?? slug(name);
+  return wanted.startsWith(RESERVED_PREFIX) ? `workflow_${wanted}`.slice(0, MAX_NAME) : wanted;
 }
 
 function slug(name: string): string {
