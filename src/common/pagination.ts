@@ -14,13 +14,20 @@ export interface Page<T> {
 
 export const MAX_PAGE_SIZE = 100;
 
-/** `?offset=&limit=` for list endpoints: offset >= 0, 1 <= limit <= MAX_PAGE_SIZE, default 20. */
+/**
+ * The largest offset taken: the largest whole number a JavaScript number holds exactly (a larger
+ * one would be rounded, or overflow the store's integers, instead of being refused).
+ */
+export const MAX_PAGE_OFFSET = Number.MAX_SAFE_INTEGER;
+
+/** `?offset=&limit=` for list endpoints: 0 <= offset <= MAX_PAGE_OFFSET, 1 <= limit <= MAX_PAGE_SIZE, default 20. */
 export class PageQueryDto implements PageRequest {
   @Field({ description: 'Number of items to skip' })
   @IsOptional()
   @Transform(wholeNumberFromString)
   @IsInt()
   @Min(0)
+  @Max(MAX_PAGE_OFFSET)
   offset = 0;
 
   @Field({ description: 'Number of items to return' })

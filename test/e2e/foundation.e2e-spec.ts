@@ -190,6 +190,13 @@ describe.each(bothQueues('foundation'))('foundation over real HTTP, on $name', (
       const bad = await t.request('GET', '/api/v1/collections?limit=101&offset=-1', { key: user.key });
       expect(bad.status).toBe(400);
       expect(bad.body.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['limit', 'offset']);
+      // Past what a number holds exactly: refused, not rounded or handed to the store to overflow.
+      for (const offset of ['99999999999999999999999', '9007199254740993', '9223372036854775808']) {
+        const huge = await t.request('GET', `/api/v1/collections?offset=${offset}`, { key: user.key });
+        expect(huge.status).toBe(400);
+        expect(huge.body.details.fields).toEqual([{ field: 'offset', reason: expect.stringContaining('must not be greater than') }]);
+      }
+      expect((await t.request('GET', `/api/v1/collections?offset=${Number.MAX_SAFE_INTEGER}`, { key: user.key })).status).toBe(200);
     });
 
     it('answers 404 for an unknown collection', async () => {
