@@ -1,11 +1,13 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { AppError } from './app-error';
+import { nestsDeeperThan, TOO_DEEP } from './json-depth';
 import { fieldErrors, knownValidWhenEmpty, rememberValid, VALIDATOR_OPTIONS } from './input-validation';
 
 /**
  * The REST door's validation: the options `validateInput` uses for the MCP tools, so both answer
  * alike. A body DTO is an object: an array or a bare value is refused as such, where the pipe would
- * validate it as an object keyed 0, 1, ... and report those keys. An empty input skips the work
+ * validate it as an object keyed 0, 1, ... and report those keys. A body nested too deep for the
+ * recursive code after it is refused first (json-depth.ts). An empty input skips the work
  * once its DTO is known to accept it (see `knownValidWhenEmpty`).
  */
 class InputValidationPipe extends ValidationPipe {
@@ -14,6 +16,7 @@ class InputValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && notAnObject && this.toValidate(metadata)) {
       throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
     }
+    if (metadata.type === 'body' && nestsDeeperThan(value)) throw AppError.validation([{ field: 'body', reason: TOO_DEEP }]);
     const dto = this.toValidate(metadata) ? (metadata.metatype as (new () => object) | undefined) : undefined;
     if (!dto) return super.transform(value, metadata);
     const known = knownValidWhenEmpty(dto, value);

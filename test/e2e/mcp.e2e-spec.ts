@@ -442,6 +442,9 @@ describe('MCP server', () => {
       const poisoned = await post(bearer(owner), '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"__proto__":{"admin":true}}}');
       expect(poisoned.status).toBe(400);
       expect(poisoned.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 }, id: null });
+      const deep = await post(bearer(owner), `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":${'['.repeat(2000)}${']'.repeat(2000)}}}`);
+      expect(deep.status).toBe(400);
+      expect(deep.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('nests deeper than 128 levels') }, id: null });
     });
 
     it('accepts JSON with a charset, and names every answer with x-request-id (an incoming one is kept)', async () => {

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ApiResponse, startTestApp, TestApp } from '../utils/test-app';
 import { ensureStdioBuild, STDIO_ENTRY } from './mcp.helpers';
+import { waitForRun } from '../utils/workflows-fixtures';
 
 interface FieldError {
   field: string;
@@ -159,6 +160,32 @@ describe('validation at both doors', () => {
       expect(accepted.status).toBe(202);
       const run = await t.request('GET', `/api/v1/runs/${accepted.body.runId}`);
       expect(run.body.input).toEqual(input);
+    });
+  });
+
+  describe('bodies nested too deep', () => {
+    /** `levels` arrays inside each other: `[[[]]]` is 3. */
+    const nested = (levels: number): unknown => {
+      let value: unknown = [];
+      for (let i = 1; i < levels; i++) value = [value];
+      return value;
+    };
+
+    it('refuses a body deeper than MAX_JSON_DEPTH with a 400 naming the body, on any route, and takes one at the limit', async () => {
+      const collection = await t.request('POST', '/api/v1/collections', { body: { name: 'deep', extra: nested(2000) } });
+      expect(collection.status).toBe(400);
+      expect(collection.body.details.fields).toEqual([{ field: 'body', reason: 'nests deeper than 128 levels of arrays and objects' }]);
+
+      const workflow = (await t.request('POST', '/api/v1/workflows', { body: { name: 'deep input' } })).body;
+      await t.request('POST', `/api/v1/workflows/${workflow.id}/publish`);
+      const start = (input: unknown) => t.request('POST', `/api/v1/workflows/${workflow.id}/runs`, { body: { runType: 'test', input } });
+      // The body is one level: {input: ...}.
+      expect(refusedOverRest(await start(nested(128)))).toEqual([{ field: 'body', reason: 'nests deeper than 128 levels of arrays and objects' }]);
+      const accepted = await start(nested(127));
+      expect(accepted.status).toBe(202);
+      const run = await waitForRun(t.request, accepted.body.runId);
+      expect(run.status).toBe('succeeded');
+      expect(run.input).toEqual(nested(127));
     });
   });
 

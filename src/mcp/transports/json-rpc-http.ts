@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { parse as secureJsonParse } from 'secure-json-parse';
+import { nestsDeeperThan, TOO_DEEP } from '../../common/json-depth';
 
 /** JSON-RPC error codes used at the HTTP level, as the SDK's own transport answers them. */
 export const RPC_SERVER_ERROR = -32000;
@@ -47,7 +48,8 @@ const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as co
 /**
  * The JSON body of a POST, at most `limit` bytes, parsed as fastify would (`__proto__` and
  * `constructor.prototype` keys refused); undefined for an empty body. Rejects with the RpcHttpError
- * to answer: 415 for another media type, 413 over the limit, 400 (Parse error) for invalid JSON.
+ * to answer: 415 for another media type, 413 over the limit, 400 (Parse error) for invalid JSON,
+ * 400 (Invalid Request) for JSON nested deeper than MAX_JSON_DEPTH.
  */
 export function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -69,11 +71,14 @@ export function readJsonBody(request: IncomingMessage, limit: number): Promise<u
       cleanup();
       if (received === 0) return resolve(undefined);
       const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
       try {
-        resolve(secureJsonParse(text, null, PARSE_OPTIONS));
+        body = secureJsonParse(text, null, PARSE_OPTIONS);
       } catch (error) {
-        reject(new RpcHttpError(400, RPC_PARSE_ERROR, `Parse error: ${(error as Error).message}`));
+        return reject(new RpcHttpError(400, RPC_PARSE_ERROR, `Parse error: ${(error as Error).message}`));
       }
+      if (nestsDeeperThan(body)) return reject(new RpcHttpError(400, RPC_INVALID_REQUEST, `Invalid Request: the body ${TOO_DEEP}`));
+      resolve(body);
     };
     const onError = (error: Error) => {
       cleanup();
