@@ -90,6 +90,7 @@ export class FilesController {
           }
           file = await readFilePart(part);
         } else if (part.fieldname === 'name') {
+          if (name !== undefined) throw AppError.validation([{ field: 'name', reason: 'is given more than once' }]);
           name = String(part.value);
         } else {
           throw AppError.validation([{ field: part.fieldname, reason: 'unknown field; the form takes "file" and "name"' }]);
@@ -110,7 +111,10 @@ export class FilesController {
     if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
       return AppError.validation([{ field: 'file', reason: 'the form takes one "file" part and an optional "name" field' }]);
     }
-    return error;
+    if (error instanceof AppError) return error;
+    // Everything else here is the form itself failing to parse (no boundary, a body cut short,
+    // a broken part header): the client's to fix, not a fault of the service.
+    return AppError.validation([{ field: 'body', reason: `is not a well-formed multipart/form-data body: ${(error as Error).message}` }]);
   }
 }
 

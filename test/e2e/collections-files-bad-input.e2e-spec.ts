@@ -184,6 +184,34 @@ describe('collections: bad input to files', () => {
       expect(res.status).toBe(400);
     });
 
+    it('a malformed multipart body, or the name given twice -> 400 naming what is wrong, and nothing stored', async () => {
+      const upload = (body: string | FormData, contentType?: string) =>
+        fetch(`${t.url}/api/v1/collections/${collectionId}/files/upload`, {
+          method: 'POST',
+          headers: { 'x-api-key': t.admin.key, ...(contentType ? { 'content-type': contentType } : {}) },
+          body,
+        });
+      const before = (await t.request('GET', `/api/v1/collections/${collectionId}/files?limit=100`)).body.total;
+      const cut = ['--xyz', 'Content-Disposition: form-data; name="file"; filename="cut.txt"', 'Content-Type: text/plain', '', 'half of it'].join('\r\n');
+      for (const [body, contentType] of [
+        ['x', 'multipart/form-data'], // no boundary
+        [cut, 'multipart/form-data; boundary=xyz'], // ends before its closing boundary
+      ]) {
+        const res = await upload(body, contentType);
+        expect(res.status).toBe(400);
+        const answer = await res.json();
+        expect(answer.details.fields).toEqual([{ field: 'body', reason: expect.stringContaining('is not a well-formed multipart/form-data body') }]);
+      }
+      const twice = new FormData();
+      twice.append('name', 'first');
+      twice.append('name', 'second');
+      twice.append('file', new Blob(['hello']), 'twice.txt');
+      const res = await upload(twice);
+      expect(res.status).toBe(400);
+      expect((await res.json()).details.fields).toEqual([{ field: 'name', reason: 'is given more than once' }]);
+      expect((await t.request('GET', `/api/v1/collections/${collectionId}/files?limit=100`)).body.total).toBe(before);
+    });
+
     it('an unknown collection or file -> 404', async () => {
       expect((await t.request('POST', '/api/v1/collections/col_missing/files', { body: { name: 'a', url: 'https://example.com/' } })).status).toBe(404);
       expect((await t.request('GET', `/api/v1/collections/${collectionId}/files/fle_missing`)).status).toBe(404);
