@@ -73,4 +73,18 @@ describe('AppConfig: connection strings in errors', () => {
     expect(problems).toContain('"mongdb://***@db:27017/x"');
     expect(problems).toContain('REDIS_URL');
   });
+
+  it('masks a password with a raw / ? or # in it, which ends the authority early to a URL parser', () => {
+    for (const uri of ['mongo://admin:pa/ss@db/x', 'mongo://admin:pa?ss@db/x', 'mongo://admin:pa#ss@db/x']) {
+      let problems = '';
+      try {
+        loadConfig({ MONGODB_URI: uri });
+      } catch (error) {
+        problems = (error as ConfigError).problems.join('\n');
+      }
+      expect(problems).toContain('MONGODB_URI');
+      expect(problems).not.toMatch(/pa[/?#]ss/);
+      expect(problems).toContain('"mongo://***@db/x"');
+    }
+  });
 });

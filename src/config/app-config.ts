@@ -234,16 +234,15 @@ function shown(variable: string, value: unknown): string {
 }
 
 /**
- * A connection string with whatever stands before the last `@` of its authority masked: a user
- * and password (`mongodb://admin:pw@db`, `redis://:pw@host`), even in a value too malformed to
- * parse as a URL, never reach the error message and the logs that keep it.
+ * A connection string with whatever stands between `//` and its last `@` masked: a user and
+ * password (`mongodb://admin:pw@db`, `redis://:pw@host`), even one with a raw `/`, `?` or `#` in
+ * the password that ends the authority early to a URL parser, never reaches the error message and
+ * the logs that keep it. An `@` later in the value only masks more than needed.
  */
 function withoutCredentials(value: string): string {
   const start = value.indexOf('//') + 2;
-  const end = value.slice(start).search(/[/?#]/);
-  const authority = end === -1 ? value.slice(start) : value.slice(start, start + end);
-  const at = authority.lastIndexOf('@');
-  return at === -1 ? value : `${value.slice(0, start)}***@${value.slice(start + at + 1)}`;
+  const at = value.lastIndexOf('@');
+  return at < start ? value : `${value.slice(0, start)}***@${value.slice(at + 1)}`;
 }
 
 /** Validates the environment once. Throws ConfigError naming every bad variable and why. */
