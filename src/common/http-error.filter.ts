@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode, isAppError } from './app-error';
 import { RouteRegistry } from './route-registry';
+import { SERVICE_STOPPING } from './shutdown-signal';
 
 export interface ErrorBody {
   code: ErrorCode;
@@ -80,10 +81,9 @@ export function errorResponse(error: AppError, requestId: string): ErrorResponse
     if (allow) headers.allow = allow.join(', ');
   }
   if (error.code === ErrorCode.UNAUTHENTICATED) headers['www-authenticate'] = 'Bearer realm="service"';
-  if (error.code === ErrorCode.RATE_LIMITED) {
-    const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-    if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
-  }
+  // A 429, and a 503 the client may retry (the service stopping): when to come back.
+  const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+  if (retryAfter !== undefined && (error.code === ErrorCode.RATE_LIMITED || error.code === ErrorCode.UNAVAILABLE)) headers['retry-after'] = String(retryAfter);
   const body: ErrorBody = {
     code: error.code,
     message: status >= 500 && error.code === ErrorCode.INTERNAL ? 'Internal server error' : error.message,
@@ -93,9 +93,14 @@ export function errorResponse(error: AppError, requestId: string): ErrorResponse
   return { status, headers, body };
 }
 
-/** A 5xx is the service's failure: its cause goes to the log with the request id, never to the client. */
+/**
+ * A 5xx is the service's failure: its cause goes to the log with the request id, never to the
+ * client. A request turned away while the service stops is no failure: its line in the request
+ * log says enough, where a stack per refused request would bury the shutdown's own lines.
+ */
 export function logServerError(logger: Logger, error: AppError, requestId: string): void {
-  if (error.httpStatus >= 500) logger.error({ reqId: requestId, err: error.cause ?? error, code: error.code }, 'request failed');
+  if (error.httpStatus < 500 || error === SERVICE_STOPPING) return;
+  logger.error({ reqId: requestId, err: error.cause ?? error, code: error.code }, 'request failed');
 }
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: AppError, logger: Logger): void {

@@ -1,6 +1,12 @@
 import { Global, Injectable, Module } from '@nestjs/common';
 import { AppError, ErrorCode } from './app-error';
 
+/** What a request that arrives while the service stops is answered: another instance, or this one restarted, can take it. */
+export const SERVICE_STOPPING = new AppError(ErrorCode.UNAVAILABLE, 'The service is stopping; try again shortly', {
+  retryable: true,
+  details: { retryAfterSeconds: 1 },
+});
+
 /**
  * Aborted the moment the process begins to stop (SIGTERM, SIGINT), before Nest closes anything:
  * new requests are refused with 503 while running work drains, and long waits (`?wait=`, MCP tool
@@ -16,7 +22,7 @@ export class ShutdownSignal {
   }
 
   begin(): void {
-    if (!this.stopping) this.controller.abort(new AppError(ErrorCode.UNAVAILABLE, 'The service is stopping; try again shortly', { retryable: true }));
+    if (!this.stopping) this.controller.abort(SERVICE_STOPPING);
   }
 }
 

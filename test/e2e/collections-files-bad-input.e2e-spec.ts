@@ -199,7 +199,7 @@ describe('collections: bad input to files', () => {
       ]) {
         const res = await upload(body, contentType);
         expect(res.status).toBe(400);
-        const answer = await res.json();
+        const answer = (await res.json()) as { details: { fields: unknown[] } };
         expect(answer.details.fields).toEqual([{ field: 'body', reason: expect.stringContaining('is not a well-formed multipart/form-data body') }]);
       }
       const twice = new FormData();
@@ -208,7 +208,7 @@ describe('collections: bad input to files', () => {
       twice.append('file', new Blob(['hello']), 'twice.txt');
       const res = await upload(twice);
       expect(res.status).toBe(400);
-      expect((await res.json()).details.fields).toEqual([{ field: 'name', reason: 'is given more than once' }]);
+      expect(((await res.json()) as { details: { fields: unknown[] } }).details.fields).toEqual([{ field: 'name', reason: 'is given more than once' }]);
       expect((await t.request('GET', `/api/v1/collections/${collectionId}/files?limit=100`)).body.total).toBe(before);
     });
 

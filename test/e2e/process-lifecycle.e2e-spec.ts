@@ -106,12 +106,15 @@ describe('npm start: a signal to npm stops the service', () => {
       const refused = await fetch(`${url}/api/v1/me`, { headers: { 'x-api-key': KEY } });
       expect(refused.status).toBe(503);
       expect(refused.headers.get('connection')).toBe('close');
+      expect(refused.headers.get('retry-after')).toBe('1');
       expect(await refused.json()).toMatchObject({ code: 'UNAVAILABLE' });
 
       await expectStoppedCleanly(spawned, pid, port, 'SIGTERM');
       expect(upstream.received.filter((r) => r.method === 'POST')).toHaveLength(1);
       const lines = logLines(spawned.output()).filter((l) => l.pid === pid);
       expect(lines).toContainEqual(expect.objectContaining({ msg: 'run finished', status: 'succeeded' }));
+      // Turned away on purpose: no error line with a stack for each refused request.
+      expect(lines.filter((l) => l.msg === 'request failed')).toEqual([]);
     } finally {
       await upstream.close();
     }
