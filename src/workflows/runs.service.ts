@@ -99,16 +99,31 @@ export class RunsService {
 
   /**
    * A run of the published version started through the workflow's MCP tool, which users with the
-   * viewer role may call: the run acts as the caller.
+   * viewer role may call: the run acts as the caller. `versionId` is the version the tool was read
+   * from: if another version is active now (published through another process since), the call is
+   * refused rather than run a version that may be no tool at all, with arguments checked against
+   * another schema.
+   * @throws AppError CONFLICT when the active version is no longer `versionId`
    */
-  async startAsViewer(principal: Principal, workflowId: string, input: unknown): Promise<AcceptedRun['body']> {
-    return (await this.startAs(principal, 'viewer', workflowId, 'production', input, null)).body;
+  async startAsViewer(principal: Principal, workflowId: string, versionId: string, input: unknown): Promise<AcceptedRun['body']> {
+    return (await this.startAs(principal, 'viewer', workflowId, 'production', input, null, versionId)).body;
   }
 
-  private async startAs(principal: Principal, role: 'viewer' | 'editor', workflowId: string, runType: RunType, input: unknown, idempotencyKey: string | null): Promise<AcceptedRun> {
+  private async startAs(
+    principal: Principal,
+    role: 'viewer' | 'editor',
+    workflowId: string,
+    runType: RunType,
+    input: unknown,
+    idempotencyKey: string | null,
+    versionId?: string,
+  ): Promise<AcceptedRun> {
     await this.access.require(principal, 'workflow', workflowId, role);
     const workflow = await this.workflows.get(workflowId);
     if (!workflow) throw AppError.notFound('workflow', workflowId);
+    if (versionId !== undefined && workflow.activeVersionId !== versionId) {
+      throw AppError.conflict(`Workflow ${workflowId} has another active version since its tool was listed: list the tools again`);
+    }
     await this.admit(workflow);
     return this.accept(newQueuedRun({ ...runOf(workflow, runType), input, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey }));
   }

@@ -281,6 +281,9 @@ export class WorkflowToolDto {
 
   @ApiProperty()
   workflowId: string;
+
+  @ApiProperty({ description: 'The published version a call runs; a call after another version became active is refused (409)' })
+  versionId: string;
 }
 
 export const WorkflowToolListDto = listOf(WorkflowToolDto, 'WorkflowToolListDto');

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Ajv, { ValidateFunction } from 'ajv';
 import { EventEmitter } from 'node:events';
 import { Principal } from '../auth/principal';
-import { AppError, FieldError } from '../common/app-error';
+import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
 import { LruCache } from '../common/lru-cache';
 import { MembershipStore } from '../storage/ports/membership-store.port';
@@ -16,6 +16,8 @@ export interface WorkflowToolView {
   description: string;
   inputSchema: Record<string, unknown>;
   workflowId: string;
+  /** The published version the tool was read from, which a call runs. */
+  versionId: string;
 }
 
 /** What a call of a workflow tool gives back: the run's answer once it finished, or where it stands. */
@@ -99,7 +101,14 @@ export class WorkflowToolsService {
     if (!tool) throw AppError.notFound('workflow tool', name);
     const problems = this.check(tool, args);
     if (problems.length) throw AppError.validation(problems, `The arguments of ${name} do not match its input schema`);
-    const accepted = await this.runs.startAsViewer(principal, tool.workflowId, args);
+    let accepted: { runId: string };
+    try {
+      accepted = await this.runs.startAsViewer(principal, tool.workflowId, tool.versionId, args);
+    } catch (error) {
+      // Changed through another process since the list was read: the next list reads afresh.
+      if (error instanceof AppError && error.code === ErrorCode.CONFLICT) this.tools = undefined;
+      throw error;
+    }
     const run = await this.runs.waitFor(accepted.runId, this.timeoutMs);
     if (!run) return { runId: accepted.runId, status: 'running' };
     return { runId: run.id, status: run.status, output: run.output ?? null, error: run.error ? { code: run.error.code, message: run.error.message } : null };
@@ -165,7 +174,14 @@ function toolViews(tools: ToolWorkflow[]): WorkflowToolView[] {
         }
         taken.add(toolName);
       }
-      return { name: toolName, title: name, description: tool.description ?? `Runs the workflow "${name}" and answers with its output.`, inputSchema: tool.inputSchema, workflowId };
+      return {
+        name: toolName,
+        title: name,
+        description: tool.description ?? `Runs the workflow "${name}" and answers with its output.`,
+        inputSchema: tool.inputSchema,
+        workflowId,
+        versionId: tool.versionId,
+      };
     });
 }
 

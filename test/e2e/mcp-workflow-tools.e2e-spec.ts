@@ -143,4 +143,28 @@ describe('workflows as MCP tools', () => {
     expect((result.content[0] as { text: string }).text).toMatch(/^Run run_\w+ of always_fails failed: /);
     await t.request('DELETE', `/api/v1/workflows/${failing}`, { key: owner.key });
   });
+
+  it('refuses a call through a process whose list is older than the active version, and lists afresh after it', async () => {
+    // A second process on the same data: its tool list is cached there, unaware of what the first publishes.
+    const other = await startTestApp({ DATA_DIR: t.dataDir, MCP_TOOL_TIMEOUT_MS: '20000' });
+    try {
+      const id = await publish(owner.key, 'Soon No Tool', toolWorkflow('soon_no_tool'));
+      const listed = await other.request('GET', '/api/v1/workflow-tools', { key: owner.key });
+      expect(listed.body.items.map((tool: { name: string }) => tool.name)).toContain('soon_no_tool');
+
+      // Republished through the first process as a plain webhook workflow: no tool any more.
+      const webhookOnly = { nodes: [{ id: 'hook', type: 'webhook-trigger', parameters: {} }], edges: [] };
+      expect((await t.request('PUT', `/api/v1/workflows/${id}`, { key: owner.key, body: { definition: webhookOnly } })).status).toBe(200);
+      expect((await t.request('POST', `/api/v1/workflows/${id}/publish`, { key: owner.key })).status).toBe(201);
+
+      const call = await other.request('POST', '/api/v1/workflow-tools/soon_no_tool/calls', { key: owner.key, body: { question: 'still there?' } });
+      expect(call.status).toBe(409);
+      expect(call.body.message).toContain('list the tools again');
+      expect((await t.request('GET', `/api/v1/runs?workflowId=${id}`, { key: owner.key })).body.total).toBe(0);
+      const relisted = await other.request('GET', '/api/v1/workflow-tools', { key: owner.key });
+      expect(relisted.body.items.map((tool: { name: string }) => tool.name)).not.toContain('soon_no_tool');
+    } finally {
+      await other.app.close();
+    }
+  });
 });
