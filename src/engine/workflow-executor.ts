@@ -319,7 +319,8 @@ export class WorkflowExecutor {
     const recordedInput = recordedValue(run, input);
     try {
       const result = await this.runNode(run, node, input, inputs, startedAt);
-      if (result.waitUntil) {
+      // A wait already due (zero, or a time past) does not wait: no pause, no job to resume it.
+      if (result.waitUntil && result.waitUntil.getTime() > Date.now()) {
         if (loop === null && !run.request.holdWaits) {
           this.settle(run, node, result.ports, 'succeeded', false);
           await this.emit(run, { ...this.finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting' }, { ports: result.ports, until: result.waitUntil });

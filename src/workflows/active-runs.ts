@@ -7,20 +7,30 @@ import { RunInterrupt } from '../engine/run-interrupt';
  */
 @Injectable()
 export class ActiveRuns {
-  private readonly controllers = new Map<string, AbortController>();
+  private readonly handlers = new Map<string, { controller: AbortController; done: Promise<void>; resolve: () => void }>();
 
-  /** False when the run is already being worked on here (a duplicate delivery of its job). */
+  /** False when the run is already being worked on here (see `settled`). */
   start(runId: string, controller: AbortController): boolean {
-    if (this.controllers.has(runId)) return false;
-    this.controllers.set(runId, controller);
+    if (this.handlers.has(runId)) return false;
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    this.handlers.set(runId, { controller, done, resolve });
     return true;
   }
 
   finish(runId: string, controller: AbortController): void {
-    if (this.controllers.get(runId) === controller) this.controllers.delete(runId);
+    const handler = this.handlers.get(runId);
+    if (handler?.controller !== controller) return;
+    this.handlers.delete(runId);
+    handler.resolve();
+  }
+
+  /** Resolves when the run's handler here is done (at once when there is none). */
+  settled(runId: string): Promise<void> {
+    return this.handlers.get(runId)?.done ?? Promise.resolve();
   }
 
   cancel(runId: string): void {
-    this.controllers.get(runId)?.abort(new RunInterrupt('canceled', 'The run was canceled'));
+    this.handlers.get(runId)?.controller.abort(new RunInterrupt('canceled', 'The run was canceled'));
   }
 }

@@ -80,8 +80,14 @@ export class RunWorker {
     if (typeof runId !== 'string') throw new AppError(ErrorCode.VALIDATION_FAILED, `job ${job.id} names no run`);
     // Reserved before the claim: a second delivery of the run's job to this process must not claim
     // it again (a re-claim by the same owner succeeds, and would restart the run under our feet).
+    // It waits for the handler here to be done instead of being dropped: it may be the job that
+    // handler queued on its way out (a wait due at once, a woken run), which the run needs.
     const controller = new AbortController();
-    if (!this.active.start(runId, controller)) return;
+    while (!this.active.start(runId, controller)) {
+      await this.active.settled(runId);
+      // Stopping meanwhile: the job is handed back, for the next start.
+      if (job.signal.aborted) throw job.signal.reason;
+    }
     try {
       const maxRunning = job.data.workflowId ? await this.maxRunning(job.data.workflowId) : undefined;
       let claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);

@@ -161,6 +161,29 @@ describe('workflow control flow through the webhook', () => {
     expect(JSON.stringify(childRun)).not.toContain(secret);
   });
 
+  it('goes on at once after a wait already due, and right after a very short one (no run left waiting for the reconciler)', async () => {
+    const waiting = (parameters: Record<string, unknown>) =>
+      create({
+        nodes: [
+          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+          { id: 'pause', type: 'wait', parameters },
+          { id: 'after', type: 'set', parameters: { fields: '({ done: true })' }, parameterMode: { fields: 'expression' } },
+        ],
+        edges: [
+          { from: 'trigger', to: 'pause' },
+          { from: 'pause', to: 'after' },
+        ],
+      });
+    for (const parameters of [{ amount: 0, unit: 'seconds' }, { amount: 0, unit: 'seconds', until: '2020-01-01T00:00:00Z' }, { amount: 0.005, unit: 'seconds' }]) {
+      const workflowId = await waiting(parameters);
+      const answers = await Promise.all([1, 2, 3].map((i) => start(workflowId, { i }, '?wait=10')));
+      for (const answer of answers) {
+        expect({ parameters, status: answer.status, run: answer.body.status }).toEqual({ parameters, status: 200, run: 'succeeded' });
+        expect(answer.body.output).toEqual([expect.objectContaining({ done: true })]);
+      }
+    }
+  });
+
   it('fails the parent with the child\'s error when the sub-workflow fails', async () => {
     const child = await create({
       nodes: [
