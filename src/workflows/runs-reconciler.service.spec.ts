@@ -114,6 +114,18 @@ describe('RunsReconciler', () => {
     expect(await runs.get(orphan.id)).toMatchObject({ status: 'failed', claims: 3, error: { code: 'UNAVAILABLE' } });
   });
 
+  it('counts lost workers, not claims: a run claimed again after waits or hand-backs is queued again on its first loss', async () => {
+    const resumed = await queued();
+    // Two starts that ended well (a wait, a hand-back at shutdown) before a third whose worker dies.
+    for (const worker of ['first', 'second']) {
+      await runs.claim(resumed.id, worker, new Date(Date.now() + 30_000), new Date());
+      expect(await runs.release(resumed.id, worker)).toBe(true);
+    }
+    await runs.claim(resumed.id, 'dies', new Date(Date.now() - 1000), new Date());
+    await reconciler.reconcile();
+    expect(await runs.get(resumed.id)).toMatchObject({ status: 'queued', claims: 3, leaseLosses: 1 });
+  });
+
   it('leaves a running run whose lease is alive', async () => {
     const busy = await queued();
     await runs.claim(busy.id, 'alive', new Date(Date.now() + 30_000), new Date());

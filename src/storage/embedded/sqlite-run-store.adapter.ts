@@ -39,6 +39,7 @@ interface RunRow {
   lease_owner: string | null;
   lease_expires_at: string | null;
   claims: number;
+  lease_losses: number;
   cancel_requested: number;
   error: string | null;
   resume_at: string | null;
@@ -89,6 +90,7 @@ const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
   leaseOwner: row.lease_owner,
   leaseExpiresAt: fromSqlDate(row.lease_expires_at),
   claims: row.claims,
+  leaseLosses: row.lease_losses,
   cancelRequested: row.cancel_requested === 1,
   error: parsed<RunError>(row.error) ?? null,
   resumeAt: fromSqlDate(row.resume_at),
@@ -122,7 +124,7 @@ const pageAfter = (after?: RunCursor) => ({ at: toSqlDate(after?.at ?? new Date(
 
 /** Every column but the test-run definition and the sealed input, which only the worker reads (through get), and the output. */
 const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
-  idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, cancel_requested, error,
+  idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, lease_losses, cancel_requested, error,
   resume_at, parent_run_id, parent_node_id, depth, retry_of`;
 const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
   .map((column) => `r.${column.trim()}`)
@@ -237,7 +239,8 @@ export class SqliteRunStore extends RunStore {
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'running' AND lease_expires_at < ? ORDER BY created_at LIMIT ?`,
       ),
       requeue: db.prepare(
-        `UPDATE workflow_runs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, job_id = @job_id
+        `UPDATE workflow_runs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, job_id = @job_id,
+           lease_losses = lease_losses + 1
          WHERE id = @id AND status = 'running' AND lease_owner IS @owner AND lease_expires_at < @now`,
       ),
       setJobId: db.prepare(`UPDATE workflow_runs SET job_id = ? WHERE id = ? AND status IN ('queued', 'waiting')`),

@@ -43,6 +43,7 @@ const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
   leaseOwner: doc.leaseOwner ?? null,
   leaseExpiresAt: doc.leaseExpiresAt ?? null,
   claims: doc.claims ?? 0,
+  leaseLosses: doc.leaseLosses ?? 0,
   cancelRequested: doc.cancelRequested === true,
   error: parsed<RunError>(doc.errorJson) ?? null,
   resumeAt: doc.resumeAt ?? null,
@@ -284,7 +285,7 @@ export class MongoRunStore extends RunStore {
     const doc = await this.runs
       .findOneAndUpdate(
         { _id: id, status: 'running', leaseOwner, leaseExpiresAt: { $lt: now } },
-        { $set: { status: 'queued', leaseOwner: null, leaseExpiresAt: null, slotHeld: false, jobId } },
+        { $set: { status: 'queued', leaseOwner: null, leaseExpiresAt: null, slotHeld: false, jobId }, $inc: { leaseLosses: 1 } },
         { projection: { workflowId: 1, slotHeld: 1 } },
       )
       .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();

@@ -93,6 +93,7 @@ const runSchema = new Schema<RunDoc>(
     leaseOwner: { type: String, default: null },
     leaseExpiresAt: { type: Date, default: null },
     claims: { type: Number, required: true, default: 0 },
+    leaseLosses: { type: Number, required: true, default: 0 },
     cancelRequested: { type: Boolean, required: true, default: false },
     errorJson: { type: String, default: null },
     resumeAt: { type: Date, default: null },

@@ -90,8 +90,13 @@ export interface Run {
   finishedAt: Date | null;
   leaseOwner: string | null;
   leaseExpiresAt: Date | null;
-  /** How many times a worker claimed the run; more than one means a worker was lost or stopped. */
+  /** How many times a worker claimed the run: its first start, each resume after a wait, each start after a worker stopped or was lost. */
   claims: number;
+  /**
+   * How many times the run's worker was lost (its lease ran out) and the run was queued again:
+   * what gives a run up, where claims also count the resumes of a run that waits.
+   */
+  leaseLosses: number;
   cancelRequested: boolean;
   error: RunError | null;
   /** While `waiting`: when the run goes on. */
@@ -138,6 +143,7 @@ export function newQueuedRun(fields: NewRun, now = new Date()): Run {
     leaseOwner: null,
     leaseExpiresAt: null,
     claims: 0,
+    leaseLosses: 0,
     cancelRequested: false,
     error: null,
     resumeAt: null,

@@ -172,4 +172,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       CREATE INDEX workflow_runs_parked ON workflow_runs(workflow_id, created_at, id) WHERE parked = 1;
     `,
   },
+  {
+    version: 206,
+    name: 'run-lease-losses',
+    sql: `ALTER TABLE workflow_runs ADD COLUMN lease_losses INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
