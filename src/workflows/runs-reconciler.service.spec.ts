@@ -126,6 +126,18 @@ describe('RunsReconciler', () => {
     expect(await runs.get(resumed.id)).toMatchObject({ status: 'queued', claims: 3, leaseLosses: 1 });
   });
 
+  it('ends a sub-workflow run its lost worker left, running or not yet started, instead of queueing it on its own', async () => {
+    const child = { parentRunId: 'run_parent', parentNodeId: 'sub', depth: 1 };
+    const started = await queued(child);
+    await runs.claim(started.id, 'dead-worker', new Date(Date.now() - 1000), longAgo);
+    const unstarted = await queued(child);
+    await reconciler.reconcile();
+    for (const run of [started, unstarted]) {
+      expect(await runs.get(run.id)).toMatchObject({ status: 'failed', error: { code: 'INTERRUPTED' } });
+    }
+    expect(queue.enqueued).toEqual([]);
+  });
+
   it('leaves a running run whose lease is alive', async () => {
     const busy = await queued();
     await runs.claim(busy.id, 'alive', new Date(Date.now() + 30_000), new Date());

@@ -48,7 +48,7 @@ export class RunsReconciler extends PeriodicReconciler {
     const { batchSize } = this.options;
     const settled = new Date(now.getTime() - this.options.queuedGraceMs);
     const queued = await this.runs.listQueued(settled, batchSize, this.queuedAfter);
-    for (const run of queued) await this.ensureJob(run);
+    for (const run of queued) await (run.parentRunId ? this.endOrphanedChild(run, now) : this.ensureJob(run));
     this.queuedAfter = queued.length < batchSize ? undefined : { at: queued.at(-1)!.createdAt, id: queued.at(-1)!.id };
     // A waiting run due for a while whose delayed job is gone (enqueue failed, queue lost it).
     const waiting = await this.runs.listDueWaiting(settled, batchSize, this.waitingAfter);
@@ -71,7 +71,21 @@ export class RunsReconciler extends PeriodicReconciler {
     this.logger.info({ runId: run.id, jobId, jobState: state, status: run.status }, 'run had no job: enqueued it again');
   }
 
+  /**
+   * A sub-workflow run is executed in line by the node that started it, never from the queue: one
+   * left behind by a lost worker is ended, as when that node stops in a process that goes on. Run
+   * on its own it would do its work detached from its parent, whose node fails as interrupted
+   * (and a retry of the parent from that node would start a second child).
+   */
+  private async endOrphanedChild(run: Run, now: Date): Promise<void> {
+    const error = { code: ErrorCode.INTERRUPTED, message: 'The node that started this sub-workflow run stopped before the run finished' };
+    if (!(await this.runs.abandon(run.id, error, now))) return;
+    this.metrics.runFinished('failed');
+    this.logger.warn({ runId: run.id, parentRunId: run.parentRunId }, 'sub-workflow run failed: the worker running its parent was lost');
+  }
+
   private async recover(run: Run, now: Date): Promise<void> {
+    if (run.parentRunId) return this.endOrphanedChild(run, now);
     // This loss included: the resumes of a run that waits are no losses.
     const losses = run.leaseLosses + 1;
     if (losses >= this.options.maxClaims) {
