@@ -244,14 +244,22 @@ export class WorkflowExecutor {
     const { plan, request } = run;
     const now = request.now?.() ?? new Date();
     const unfinishedLoops = new Set<string>();
-    for (const step of request.previous ?? []) {
+    // In plan order, so a node's predecessors are taken back (or not) before it.
+    const previous = [...(request.previous ?? [])].sort((a, b) => (plan.byId.get(a.nodeId)?.position ?? 0) - (plan.byId.get(b.nodeId)?.position ?? 0));
+    for (const step of previous) {
       const node = plan.byId.get(step.nodeId);
       if (!node) continue;
       if (node.loop !== null) {
         unfinishedLoops.add(outermostLoop(plan, node));
         continue;
       }
-      const kept = step.state ? this.open(run, step.state) : undefined;
+      // An output is only as good as its inputs: it is taken back only when every node before it
+      // is too (the trigger derives its output from the input again). When one of them runs again
+      // (a retry from a node that failed but let the run go on), a step a retry offered for reuse
+      // runs again as well; one of this run's own is judged below, as if it had no output kept.
+      const inputsKept = node.predecessors.every((id) => run.states.has(id) || id === plan.trigger.id);
+      if (!inputsKept && step.reused) continue;
+      const kept = inputsKept && step.state ? this.open(run, step.state) : undefined;
       if ((step.status === 'succeeded' || (step.status === 'failed' && node.continueOnError)) && kept) {
         this.settle(run, node, kept.ports, step.status === 'failed' ? 'failed' : 'succeeded', false);
         run.steps.push(step);

@@ -248,6 +248,42 @@ describe('workflow control flow through the webhook', () => {
     expect((await t.request('POST', `/api/v1/runs/run_nope/retry`, { body: {} })).status).toBe(404);
   });
 
+  it('on a retry from the failed node, runs again what came after a node that runs again, instead of reusing outputs made from its old error', async () => {
+    const late: Server = createServer((req, res) => res.end(JSON.stringify({ late: true })));
+    await new Promise<void>((resolve) => late.listen(0, '127.0.0.1', resolve));
+    const port = (late.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => late.close(() => resolve()));
+    const workflowId = await create({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        // Fails while nothing listens, and lets the run go on with its error as output.
+        { id: 'flaky', type: 'http-request', parameters: { method: 'GET', url: `http://127.0.0.1:${port}/flaky` }, continueOnError: true },
+        { id: 'shape', type: 'set', parameters: { fields: '({ sawError: item.error !== undefined })' }, parameterMode: { fields: 'expression' } },
+        { id: 'last', type: 'http-request', parameters: { method: 'GET', url: `http://127.0.0.1:${port}/last` } },
+      ],
+      edges: [
+        { from: 'trigger', to: 'flaky' },
+        { from: 'flaky', to: 'shape' },
+        { from: 'shape', to: 'last' },
+      ],
+    });
+    const failed = await run(workflowId);
+    expect(failed.status).toBe('failed');
+    expect(step(failed, 'shape')).toMatchObject({ status: 'succeeded', output: [expect.objectContaining({ sawError: true })] });
+
+    await new Promise<void>((resolve) => late.listen(port, '127.0.0.1', resolve));
+    try {
+      const retried = await t.request('POST', `/api/v1/runs/${failed.id}/retry`, { body: { from: 'failed' } });
+      const record = await waitForRun(t.request, retried.body.runId);
+      expect(record.status).toBe('succeeded');
+      expect(step(record, 'flaky').status).toBe('succeeded');
+      expect(step(record, 'shape').reused).toBeUndefined();
+      expect(step(record, 'shape').output).toEqual([expect.objectContaining({ sawError: false })]);
+    } finally {
+      await new Promise<void>((resolve) => late.close(() => resolve()));
+    }
+  });
+
   it('pauses a run at a Wait node without holding a worker, then finishes it', async () => {
     const workflowId = await create({
       nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'pause', type: 'wait', parameters: { amount: 1, unit: 'seconds' } }, echo('after', 'after-wait')],
