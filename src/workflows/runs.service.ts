@@ -234,7 +234,9 @@ export class RunsService {
   private async admit(workflow: Workflow): Promise<void> {
     const limit = workflow.settings.rateLimit;
     if (!limit) return;
-    const decision = await this.limiter.take(`webhook:${workflow.id}`, limit.requests, limit.perSeconds * 1000);
+    // The limit is part of the key: a changed limit counts afresh instead of inheriting the window
+    // (up to a day long) of the old one.
+    const decision = await this.limiter.take(`webhook:${workflow.id}:${limit.requests}/${limit.perSeconds}`, limit.requests, limit.perSeconds * 1000);
     if (!decision.allowed) {
       const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
       throw new AppError(ErrorCode.RATE_LIMITED, `Workflow ${workflow.id} accepts ${limit.requests} run(s) per ${limit.perSeconds} s: try again in ${retryAfterSeconds} s`, {

@@ -329,6 +329,12 @@ describe('workflow control flow through the webhook', () => {
     expect(refused.body).toMatchObject({ code: 'RATE_LIMITED', details: { limit: { requests: 2, perSeconds: 60 } } });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.settings).toEqual({ rateLimit: { requests: 2, perSeconds: 60 } });
+
+    // A changed limit counts afresh: the old window (here a minute) does not hold the new one.
+    const { definition } = (await t.request('GET', `/api/v1/workflows/${workflowId}`)).body;
+    const updated = await t.request('PUT', `/api/v1/workflows/${workflowId}`, { body: { definition, settings: { rateLimit: { requests: 3, perSeconds: 1 } } } });
+    expect(updated.status).toBe(200);
+    expect((await start(workflowId, {})).status).toBe(202);
   });
 
   it('runs at most maxConcurrentRuns runs of a workflow at once; the others wait their turn', async () => {
