@@ -159,9 +159,13 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(1000)
   MCP_SESSION_IDLE_MS = 30 * 60 * 1000;
 
-  /** How long an MCP tool call of a workflow waits for its run before answering that it still runs. */
+  /**
+   * How long an MCP tool call of a workflow waits for its run before answering that it still runs.
+   * Below the 60 s after which MCP clients (the SDK's default) give up on a request themselves, so
+   * the caller hears which run it started rather than a bare timeout.
+   */
   @Transform(int) @IsInt() @Min(1000) @Max(15 * 60 * 1000)
-  MCP_TOOL_TIMEOUT_MS = 60_000;
+  MCP_TOOL_TIMEOUT_MS = 50_000;
 
   /** Open MCP sessions per user; opening one more ends that user's least recently active session. */
   @Transform(int) @IsInt() @Min(1)
