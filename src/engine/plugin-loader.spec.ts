@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isNodeError, isRoutedOutput } from '../sdk';
@@ -143,6 +143,12 @@ describe('loadNodeRegistry', () => {
     expect(loadNodeRegistry([root]).get('packaged')?.source).toBe(join(root, 'packaged', 'dist', 'index.js'));
   });
 
+  it('refuses a package.json main outside the plugin folder', () => {
+    writePlugin(root, 'escaping', JSON.stringify({ name: 'escaping', main: '../elsewhere.js' }), 'package.json');
+    writePlugin(root, '.', validPlugin('elsewhere'), 'elsewhere.js');
+    expect(() => loadNodeRegistry([root])).toThrow(`Plugin ${join(root, 'escaping', 'package.json')}: "main" names ../elsewhere.js, outside the plugin's folder`);
+  });
+
   it('works with a plugin that carries its own copy of the SDK: docs, typed errors and routed outputs', async () => {
     for (const name of readdirSync(join(repo, 'src', 'sdk')).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))) {
       mkdirSync(join(root, 'copied', 'sdk'), { recursive: true });
@@ -217,5 +223,38 @@ describe('loadNodeRegistry', () => {
       sameSdk: true,
       schema: { type: 'object', properties: { word: { description: 'A short word', type: 'string', maxLength: 5 } }, required: ['word'], additionalProperties: false },
     });
+  });
+
+  it('loads a plugin folder linked in from elsewhere, giving it the service\'s SDK like the others, in a real Node process', () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'wcs-linked-'));
+    try {
+      const plugin = join(elsewhere, 'linked');
+      writePlugin(elsewhere, 'linked', `
+        const sdk = require('${SERVICE_PACKAGE}/sdk');
+        class Params {}
+        module.exports = { sdk, default: sdk.defineNode({
+          type: 'linked', version: 1, displayName: 'Linked', description: 'x', parameters: Params, defaultRunMode: 'input', execute: () => null,
+        }) };
+      `);
+      writePlugin(elsewhere, `linked/node_modules/${SERVICE_PACKAGE}`, JSON.stringify({ name: SERVICE_PACKAGE, exports: { './sdk': './sdk.js' } }), 'package.json');
+      writePlugin(elsewhere, `linked/node_modules/${SERVICE_PACKAGE}`, 'throw new Error("the plugin got its own SDK")', 'sdk.js');
+      symlinkSync(plugin, join(root, 'linked'), 'dir');
+      symlinkSync(join(elsewhere, 'missing'), join(root, 'dangling'), 'dir');
+      const script = `
+        const { loadNodeRegistry } = require(${JSON.stringify(join(repo, 'src', 'engine', 'plugin-loader.ts'))});
+        try { loadNodeRegistry([${JSON.stringify(root)}]); } catch (error) { process.stdout.write(JSON.stringify({ dangling: error.message }) + '\\n'); }
+        require('node:fs').unlinkSync(${JSON.stringify(join(root, 'dangling'))});
+        const node = loadNodeRegistry([${JSON.stringify(root)}]).get('linked');
+        const sameSdk = require(${JSON.stringify(join(plugin, 'index.js'))}).sdk === require(${JSON.stringify(join(repo, 'src', 'sdk', 'index.ts'))});
+        process.stdout.write(JSON.stringify({ type: node.definition.type, sameSdk }));
+      `;
+      const child = spawnSync(process.execPath, ['-r', join(repo, 'scripts', 'swc-register.js'), '-e', script], { cwd: plugin, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '' } });
+      expect(child.stderr).toBe('');
+      const [refused, loaded] = child.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      expect(refused).toEqual({ dangling: `Plugin ${join(root, 'dangling')}: symbolic link to nothing` });
+      expect(loaded).toEqual({ type: 'linked', sameSdk: true });
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

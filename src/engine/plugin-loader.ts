@@ -1,5 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
 import type { NodeDefinition } from '../sdk';
 import { NodeRegistry, PluginLoadError, RegisteredNode } from './node-registry';
 import { parametersSchema } from './parameter-schema';
@@ -49,8 +49,18 @@ export function loadNodeRegistry(roots: readonly string[]): NodeRegistry {
     }
     shareServiceModules(folder);
     for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      if (!entry.isDirectory() || entry.name === 'node_modules' || entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
-      nodes.push(loadPlugin(join(folder, entry.name)));
+      if (entry.name === 'node_modules' || entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
+      const dir = join(folder, entry.name);
+      if (entry.isSymbolicLink()) {
+        // A plugin linked in from elsewhere (ln -s, npm link): Node loads it from where it really
+        // is, so that folder shares the service's modules too. A link to a file is no plugin.
+        if (!existsSync(dir)) throw new PluginLoadError(dir, 'symbolic link to nothing');
+        if (!statSync(dir).isDirectory()) continue;
+        shareServiceModules(dir);
+      } else if (!entry.isDirectory()) {
+        continue;
+      }
+      nodes.push(loadPlugin(dir));
     }
   }
   // The registry refuses a second `type@version`, naming both files.
@@ -82,7 +92,11 @@ function entryFile(dir: string): string {
   if (typeof main !== 'string' || !main) throw new PluginLoadError(manifest, '"main" must name the compiled entry, e.g. "dist/index.js"');
   const file = resolve(dir, main);
   for (const candidate of [file, `${file}.js`, join(file, 'index.js')]) {
-    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+    if (!existsSync(candidate) || !statSync(candidate).isFile()) continue;
+    // Outside its folder the entry would not get the service's SDK and class-validator (and is no part of this plugin).
+    const inside = relative(realpathSync(dir), realpathSync(candidate));
+    if (inside.startsWith(`..${sep}`) || resolve(inside) === inside) throw new PluginLoadError(manifest, `"main" names ${main}, outside the plugin's folder`);
+    return candidate;
   }
   throw new PluginLoadError(manifest, `"main" names ${main}, which does not exist: build the plugin (npm run build in ${dir})`);
 }
