@@ -33,6 +33,15 @@ describe('workflow control flow through the webhook', () => {
   };
   const start = (workflowId: string, input: unknown, query = '') =>
     t.request('POST', `/api/v1/workflows/${workflowId}/runs${query}`, { body: { runType: 'test', input } });
+  /** A workflow whose one node, `sub`, runs `childId` as a test run. */
+  const callerOf = (childId: string) =>
+    create({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: childId, runType: 'test' } },
+      ],
+      edges: [{ from: 'trigger', to: 'sub' }],
+    });
   const run = async (workflowId: string, input: unknown = {}) => {
     const res = await start(workflowId, input);
     expect(res.status).toBe(202);
@@ -146,13 +155,7 @@ describe('workflow control flow through the webhook', () => {
       edges: [{ from: 'trigger', to: 'leak' }],
       variables: [{ name: 'childKey', type: 'secret', value: secret }],
     });
-    const parent = await create({
-      nodes: [
-        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child, runType: 'test' } },
-      ],
-      edges: [{ from: 'trigger', to: 'sub' }],
-    });
+    const parent = await callerOf(child);
     const record = await run(parent);
     expect(record.status).toBe('succeeded');
     expect(step(record, 'sub').output).toEqual([{ key: '[REDACTED]', note: 'kept' }]);
@@ -192,13 +195,7 @@ describe('workflow control flow through the webhook', () => {
       ],
       edges: [{ from: 'trigger', to: 'boom' }],
     });
-    const parent = await create({
-      nodes: [
-        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child, runType: 'test' } },
-      ],
-      edges: [{ from: 'trigger', to: 'sub' }],
-    });
+    const parent = await callerOf(child);
     const record = await run(parent);
     expect(record.status).toBe('failed');
     expect(step(record, 'sub').error.message).toMatch(/child refused/);
