@@ -33,6 +33,15 @@ describe('workflow control flow through the webhook', () => {
   };
   const start = (workflowId: string, input: unknown, query = '') =>
     t.request('POST', `/api/v1/workflows/${workflowId}/runs${query}`, { body: { runType: 'test', input } });
+  /** A server answering `{late: true}`, closed: its port refuses until `late.listen(port)`. */
+  const lateServer = async () => {
+    const late: Server = createServer((req, res) => res.end(JSON.stringify({ late: true })));
+    await new Promise<void>((resolve) => late.listen(0, '127.0.0.1', resolve));
+    const port = (late.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => late.close(() => resolve()));
+    return { late, port };
+  };
+
   /** A workflow whose one node, `sub`, runs `childId` as a test run. */
   const callerOf = (childId: string) =>
     create({
@@ -203,10 +212,7 @@ describe('workflow control flow through the webhook', () => {
 
   it('retries a failed run from the failed node, reusing what the nodes before it produced', async () => {
     // A port with nothing listening yet: the second call fails until a server takes it.
-    const late: Server = createServer((req, res) => res.end(JSON.stringify({ late: true })));
-    await new Promise<void>((resolve) => late.listen(0, '127.0.0.1', resolve));
-    const port = (late.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => late.close(() => resolve()));
+    const { late, port } = await lateServer();
     const workflowId = await create({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
@@ -246,10 +252,7 @@ describe('workflow control flow through the webhook', () => {
   });
 
   it('on a retry from the failed node, runs again what came after a node that runs again, instead of reusing outputs made from its old error', async () => {
-    const late: Server = createServer((req, res) => res.end(JSON.stringify({ late: true })));
-    await new Promise<void>((resolve) => late.listen(0, '127.0.0.1', resolve));
-    const port = (late.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => late.close(() => resolve()));
+    const { late, port } = await lateServer();
     const workflowId = await create({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
