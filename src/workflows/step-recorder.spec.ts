@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
-import { LeaseState, newQueuedRun, Run, StepRecord } from '../storage/ports/run-store.port';
+import { succeededStep } from '../../test/utils/steps';
+import { LeaseState, newQueuedRun, Run } from '../storage/ports/run-store.port';
 import { StepRecorder } from './step-recorder';
 
 describe('StepRecorder', () => {
@@ -13,17 +14,7 @@ describe('StepRecorder', () => {
   let run: Run;
   const leases: LeaseState[] = [];
 
-  const step = (nodeId: string, position: number, output: unknown): StepRecord => ({
-    nodeId,
-    position,
-    type: 'tag',
-    version: 1,
-    status: 'succeeded',
-    attempts: 1,
-    startedAt: new Date(),
-    finishedAt: new Date(),
-    output,
-  });
+  const step = succeededStep;
   const recorder = () => new StepRecorder(store, run.id, 'w1', (lease) => leases.push(lease), () => 'sealed');
 
   beforeEach(async () => {

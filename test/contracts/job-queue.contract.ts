@@ -147,6 +147,13 @@ if (process.env.CI || reachable(redisUrl)) backends.push(bullBackend);
 else console.warn(`job-queue contract: Redis at ${redisUrl} is unreachable; the Bull adapter is not tested`);
 
 const jobName = () => `test.job-${randomBytes(4).toString('hex')}`;
+
+/** A promise a handler can wait on, and what opens it. */
+function opening(): { gate: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  return { gate, release };
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -294,8 +301,7 @@ describe.each(backends)('JobQueue contract: $name', (backend) => {
   it('reports where a job is', async () => {
     const queue = harness.create();
     const name = jobName();
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { gate, release } = opening();
     const ran: string[] = [];
     queue.process<{ kind: string }>(name, async (job) => {
       ran.push(job.data.kind);
@@ -335,8 +341,7 @@ describe.each(backends)('JobQueue contract: $name', (backend) => {
     await queue.enqueue(otherName, { kind: 'elsewhere' });
     expect(await queue.depth(name)).toEqual({ waiting: 2, delayed: 1, active: 0, failed: 0 });
 
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { gate, release } = opening();
     const ran: string[] = [];
     queue.process<{ kind: string }>(name, async (job) => {
       ran.push(job.data.kind);

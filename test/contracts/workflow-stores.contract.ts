@@ -1,3 +1,4 @@
+import { succeededStep } from '../utils/steps';
 import { newId } from '../../src/common/ids';
 import type { WorkflowDefinition } from '../../src/storage/ports/workflow-definition';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
@@ -7,7 +8,7 @@ import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-s
 import { MongoRunStore } from '../../src/storage/mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from '../../src/storage/mongo/mongo-workflow-store.adapter';
 import { MembershipStore } from '../../src/storage/ports/membership-store.port';
-import { AT_CONCURRENCY_LIMIT, newQueuedRun, Run, RunStore, StepRecord } from '../../src/storage/ports/run-store.port';
+import { AT_CONCURRENCY_LIMIT, newQueuedRun, Run, RunStore } from '../../src/storage/ports/run-store.port';
 import { Workflow, WorkflowStore } from '../../src/storage/ports/workflow-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
@@ -50,18 +51,7 @@ const queuedRun = (workflowId: string, overrides: Partial<Run> = {}): Run => ({
   ...overrides,
 });
 
-const step = (nodeId: string, position: number, output: unknown = { ok: nodeId }): StepRecord => ({
-  nodeId,
-  position,
-  type: 'echo',
-  version: 1,
-  status: 'succeeded',
-  attempts: 1,
-  startedAt: new Date(),
-  finishedAt: new Date(),
-  output,
-  error: null,
-});
+const step = succeededStep;
 
 const inFuture = (ms: number) => new Date(Date.now() + ms);
 const NO_TRIGGERS = { schedule: null, tool: null };

@@ -1,0 +1,15 @@
+import type { StepRecord } from '../../src/storage/ports/run-store.port';
+
+/** The record of a node that succeeded just now, as the executor hands it to the store. */
+export const succeededStep = (nodeId: string, position: number, output: unknown = { ok: nodeId }): StepRecord => ({
+  nodeId,
+  position,
+  type: 'echo',
+  version: 1,
+  status: 'succeeded',
+  attempts: 1,
+  startedAt: new Date(),
+  finishedAt: new Date(),
+  output,
+  error: null,
+});
