@@ -1,14 +1,10 @@
 // @ts-check
 const tseslint = require('typescript-eslint');
+const importX = require('eslint-plugin-import-x');
 
 const DRIVERS = ['mongoose', 'mongodb', 'bull', '@nestjs/bull', 'ioredis', '@elastic/elasticsearch', 'better-sqlite3', 'sqlite-vec', 'isolated-vm'];
 const driverMessage = 'Only adapters talk to database, queue and sandbox drivers (ARCHITECTURE.md, dependency rules).';
-/**
- * @nestjs/bull is the Bull adapter's (src/jobs/bull) and, outside it, only the job handler
- * decorators' that wrap its own: every handler uses those whatever the queue.
- */
-const JOB_DECORATORS = 'src/jobs/job-handler.decorators.ts';
-const nestBullMessage = `@nestjs/bull belongs to the Bull adapter (src/jobs/bull): job handlers use @Processor and @Process from ${JOB_DECORATORS}.`;
+const nestBullMessage = '@nestjs/bull belongs to the Bull adapter (src/jobs/bull): job handlers are service methods marked @OnJob (src/jobs/on-job.decorator.ts).';
 
 /** Files allowed to import drivers: the adapters and the infrastructure that opens connections. */
 const ADAPTERS = [
@@ -18,18 +14,28 @@ const ADAPTERS = [
   'src/**/embedded/**',
   'src/**/mongo/**',
   'src/**/bull/**',
+  'src/**/redis/**',
   'src/**/elasticsearch/**',
   'src/engine/expressions/**',
 ];
 
-/** Feature folders of src/: what storage and common must not reach into (they sit beneath them). */
-const FEATURES = ['auth', 'collections', 'embeddings', 'engine', 'health', 'ingestion', 'jobs', 'mcp', 'search', 'workflows'];
+/**
+ * Port areas: each holds its ports (`<name>.port.ts`), an `embedded/` adapter and one folder per
+ * technology beside them. They sit beneath the features: what they know of a feature is at most
+ * its domain records (`*.model.ts`), never its services or modules.
+ */
+const PORT_AREAS = ['embeddings', 'jobs', 'rate-limit', 'search', 'storage'];
+/** Feature folders of src/: they use the ports; the port areas, common and config never import them. */
+const FEATURES = ['auth', 'collections', 'credentials', 'engine', 'health', 'ingestion', 'mcp', 'metrics', 'runs', 'workflows'];
 const driverPaths = DRIVERS.map((name) => ({ name, message: name === '@nestjs/bull' ? nestBullMessage : driverMessage }));
 /** Its files beyond the entry point are not its public API, for anyone. */
 const nestBullInternals = { group: ['@nestjs/bull/*'], message: `${nestBullMessage} Its other files are not its public API.` };
 const layer = (folders, message) => ({ group: folders.map((folder) => `**/${folder}/*`), message });
-const featuresFrom = (where) =>
-  layer(FEATURES, `${where} sits beneath the features: it must not import them (ARCHITECTURE.md, dependency rules).`);
+/** A feature's files, but for its domain records. */
+const featuresButModels = (where) => ({
+  group: [...FEATURES.map((folder) => `**/${folder}/*`), '!**/*.model'],
+  message: `${where} is a port area beneath the features: it may import their domain records (*.model.ts) and nothing else of them (ARCHITECTURE.md, dependency rules).`,
+});
 
 module.exports = tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'test/fixtures/**/*.js'] },
@@ -52,10 +58,6 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: [JOB_DECORATORS],
-    rules: { 'no-restricted-imports': ['error', { paths: driverPaths.filter((path) => path.name !== '@nestjs/bull'), patterns: [nestBullInternals] }] },
-  },
-  {
     files: ['src/mcp/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {
@@ -69,19 +71,39 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['src/storage/**/*.ts'],
+    files: PORT_AREAS.map((area) => `src/${area}/**/*.ts`),
     ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [featuresFrom('storage/')] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [featuresButModels('This file')] }] },
   },
   {
-    files: ['src/storage/**/*.ts'],
+    files: PORT_AREAS.map((area) => `src/${area}/**/*.ts`),
     ignores: [...ADAPTERS, '**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals, featuresFrom('storage/')] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals, featuresButModels('This file')] }] },
   },
   {
     files: ['src/common/**/*.ts', 'src/config/**/*.ts'],
     ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals, featuresFrom('common/ and config/'), layer(['storage'], 'common/ and config/ must not import the stores.')] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: driverPaths,
+          patterns: [nestBullInternals, layer([...FEATURES, ...PORT_AREAS], 'common/ and config/ sit beneath everything: they import neither features nor ports (ARCHITECTURE.md, dependency rules).')],
+        },
+      ],
+    },
+  },
+  {
+    // No import cycles in the service, its plugins or the console: a cycle makes load order decide
+    // what a module sees, and it hides which of two rooms sits beneath the other.
+    files: ['src/**/*.ts', 'plugins/**/*.ts', 'console/**/*.ts', 'console/**/*.tsx'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.tsx', '.js', '.json'] })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     files: ['src/sdk/**/*.ts'],

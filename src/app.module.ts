@@ -37,7 +37,7 @@ export class AppModule {
         CollectionsModule,
         RunCollectionsModule,
         IngestionModule.forRoot(config),
-        McpModule,
+        McpModule.forRoot(config),
         WorkflowsModule.forRoot(config),
       ],
     };

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import { MembershipStore, ResourceType, Role, ROLES } from '../storage/ports/membership-store.port';
+import { MembershipStore } from '../storage/membership-store.port';
+import { ResourceType, Role, ROLES } from './membership.model';
 import { Principal } from './principal';
 
 const rank = (role: Role): number => ROLES.indexOf(role);

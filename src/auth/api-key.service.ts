@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
-import { ApiKey, UserStore } from '../storage/ports/user-store.port';
+import { ApiKey } from './user.model';
+import { UserStore } from '../storage/user-store.port';
 import { Principal } from './principal';
 
 const KEY_PREFIX = 'wcs_';

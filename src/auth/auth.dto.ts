@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsEmail, IsIn, IsOptional, IsString, Length } from 'class-validator';
-import { ApiKey, User } from '../storage/ports/user-store.port';
+import { ApiKey, User } from './user.model';
 import type { IssuedKey } from './api-key.service';
-import { Membership, ROLES, Role } from '../storage/ports/membership-store.port';
+import { Membership, ROLES, Role } from './membership.model';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 

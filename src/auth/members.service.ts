@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import { Membership, MembershipStore, ResourceType, Role } from '../storage/ports/membership-store.port';
-import { UserStore } from '../storage/ports/user-store.port';
+import { Membership, ResourceType, Role } from './membership.model';
+import { MembershipStore } from '../storage/membership-store.port';
+import { UserStore } from '../storage/user-store.port';
 import { AccessPolicy } from './access-policy.service';
 import { Principal } from './principal';
 

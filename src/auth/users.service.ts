@@ -5,7 +5,8 @@ import { AppConfig } from '../config/app-config';
 import { AppError } from '../common/app-error';
 import { newId } from '../common/ids';
 import { Page, PageRequest } from '../common/pagination';
-import { User, UserStore } from '../storage/ports/user-store.port';
+import { User } from './user.model';
+import { UserStore } from '../storage/user-store.port';
 import { ApiKeyService, IssuedKey } from './api-key.service';
 
 export interface NewUser {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { pageOf, timestamp } from '../common/response-schemas';
-import { FILE_STATUSES, FileStatus } from '../storage/ports/file-store.port';
-import { ROLES, Role } from '../storage/ports/membership-store.port';
+import { FILE_STATUSES, FileStatus } from './file.model';
+import { ROLES, Role } from '../auth/membership.model';
 import type { CollectionStats } from './collections.service';
 import type { CollectionView } from './collections.dto';
 import type { FileContent, FileView } from './files.service';

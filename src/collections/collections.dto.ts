@@ -1,8 +1,8 @@
 import { Transform } from 'class-transformer';
 import { IsString, Length } from 'class-validator';
 import { Field, trimmed } from '../common/input-validation';
-import type { Collection } from '../storage/ports/collection-store.port';
-import type { Role } from '../storage/ports/membership-store.port';
+import type { Collection } from './collection.model';
+import type { Role } from '../auth/membership.model';
 
 export const MAX_COLLECTION_NAME_CHARS = 200;
 

@@ -6,9 +6,11 @@ import { newId } from '../common/ids';
 import { validateInput } from '../common/input-validation';
 import { Page, PageRequest, validPage } from '../common/pagination';
 import { VectorIndex } from '../search/vector-index.port';
-import { BlobStore } from '../storage/ports/blob-store.port';
-import { Collection, CollectionStore } from '../storage/ports/collection-store.port';
-import { collectionBlobFolder, FileContentStats, FileStore } from '../storage/ports/file-store.port';
+import { BlobStore } from '../storage/blob-store.port';
+import { Collection } from './collection.model';
+import { CollectionStore } from '../storage/collection-store.port';
+import { collectionBlobFolder, FileStore } from '../storage/file-store.port';
+import { FileContentStats } from './file.model';
 import { collectionView, CollectionView, CreateCollectionDto } from './collections.dto';
 
 export interface CollectionStats extends FileContentStats {

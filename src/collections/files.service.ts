@@ -9,8 +9,9 @@ import { MAX_FILE_NAME_CHARS, MAX_URL_CHARS } from './files.dto';
 import { enqueueIngestion } from '../ingestion/ingestion.job';
 import { JobQueue } from '../jobs/job-queue.port';
 import { VectorIndex } from '../search/vector-index.port';
-import { BlobStore } from '../storage/ports/blob-store.port';
-import { FILE_STATUSES, FileStatus, FileStore, newPendingFile, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+import { BlobStore } from '../storage/blob-store.port';
+import { FILE_STATUSES, FileStatus, newPendingFile, StoredFile } from './file.model';
+import { FileStore, originalBlobKey } from '../storage/file-store.port';
 
 export interface FileView {
   id: string;

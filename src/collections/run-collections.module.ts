@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { NodeCollectionsProvider } from '../engine/collections-provider';
+import { NodeCollectionsProvider } from '../engine/node-collections.port';
 import { SearchModule } from '../search/search.module';
 import { CollectionsModule } from './collections.module';
 import { RunCollectionsProvider } from './run-collections.provider';

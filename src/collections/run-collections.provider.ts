@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Principal } from '../auth/principal';
 import { ErrorCode, FieldError, isAppError } from '../common/app-error';
-import { NodeCollectionsProvider } from '../engine/collections-provider';
+import { NodeCollectionsProvider } from '../engine/node-collections.port';
 import { CollectionFile, CollectionsFacade, NodeConfigurationError, NodeUpstreamError } from '../sdk';
-import { SearchService } from '../search/search.service';
-import { FileStatus } from '../storage/ports/file-store.port';
-import type { Role } from '../storage/ports/membership-store.port';
+import { SearchService } from './search.service';
+import { FileStatus } from './file.model';
+import type { Role } from '../auth/membership.model';
 import { CollectionsService } from './collections.service';
 import { FilesService } from './files.service';
 

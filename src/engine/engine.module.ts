@@ -3,9 +3,9 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../common/logger';
 import { SafeFetch } from '../common/safe-fetch';
 import { AppConfig } from '../config/app-config';
-import { ChatCompletionsDecider } from './ai-decide/chat-completions-decider.adapter';
+import { ChatCompletionsDecider } from './ai-decide/openai-compatible/chat-completions-decider.adapter';
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
-import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './collections-provider';
+import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './node-collections.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { IsolateCodeSandbox } from './expressions/isolate-code-sandbox.adapter';
 import { OpenAiLanguageModels } from './language-models/openai-language-models.adapter';
@@ -53,6 +53,8 @@ const executionProviders: Provider[] = [
   },
 ];
 
+const built = new WeakMap<AppConfig, DynamicModule>();
+
 /**
  * The workflow engine as providers: the node types loaded from `plugins/` and PLUGIN_PATHS (in
  * every role: definitions are checked where they are saved), and in processes that run workers
@@ -62,14 +64,20 @@ const executionProviders: Provider[] = [
  */
 @Module({})
 export class EngineModule implements OnApplicationShutdown {
+  /** One module per configuration, whoever imports it (the workflows API and the run-time): one registry, one sandbox pool. */
   static forRoot(config: AppConfig): DynamicModule {
-    const registry: Provider = { provide: NodeRegistry, useFactory: () => loadNodeRegistry([BUILT_IN_PLUGINS, ...config.PLUGIN_PATHS]) };
-    const workers = config.runsWorkers;
-    return {
-      module: EngineModule,
-      providers: [registry, ...(workers ? executionProviders : [])],
-      exports: [NodeRegistry, ...(workers ? [ExpressionEngine, ParameterDecider, WorkflowExecutor] : [])],
-    };
+    let module = built.get(config);
+    if (!module) {
+      const registry: Provider = { provide: NodeRegistry, useFactory: () => loadNodeRegistry([BUILT_IN_PLUGINS, ...config.PLUGIN_PATHS]) };
+      const workers = config.runsWorkers;
+      module = {
+        module: EngineModule,
+        providers: [registry, ...(workers ? executionProviders : [])],
+        exports: [NodeRegistry, ...(workers ? [ExpressionEngine, ParameterDecider, WorkflowExecutor] : [])],
+      };
+      built.set(config, module);
+    }
+    return module;
   }
 
   constructor(

@@ -3,7 +3,7 @@ import { validateSync } from 'class-validator';
 import { AppError, FieldError } from '../common/app-error';
 import { fieldErrors } from '../common/input-validation';
 import type { RunMode } from '../sdk';
-import { WorkflowDefinition, WorkflowNodeSpec } from '../storage/ports/workflow-definition';
+import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition.model';
 import { DecidedParameter } from './ai-decide/parameter-decider.port';
 import { codeSyntaxProblem, expressionSyntaxProblem, SyntaxProblem } from './expressions/expression-syntax';
 import { isTemplate } from './expressions/template';

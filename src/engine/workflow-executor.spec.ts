@@ -3,16 +3,16 @@ import pino from 'pino';
 import webhookTrigger from '../../plugins/webhook-trigger';
 import { defineNode, NodeConfigurationError, NodeUpstreamError, Parameter } from '../sdk';
 import { AppError, ErrorCode } from '../common/app-error';
-import type { StepRecord } from '../storage/ports/run-store.port';
+import type { StepRecord } from './step.model';
 import { DecisionRequest, ParameterDecider } from './ai-decide/parameter-decider.port';
-import { UnavailableCollectionsProvider } from './collections-provider';
+import { UnavailableCollectionsProvider } from './node-collections.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { NodeRegistry } from './node-registry';
 import { registerDefinition } from './plugin-loader';
 import { Redactor, REDACTED } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { compileWorkflow } from './workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec } from '../storage/ports/workflow-definition';
+import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition.model';
 import { RunRequest, WorkflowExecutor } from './workflow-executor';
 
 class EchoParams {

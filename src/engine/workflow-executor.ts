@@ -13,9 +13,9 @@ import {
   VariableValue,
   WorkflowsFacade,
 } from '../sdk';
-import type { RunError, StepError, StepRecord } from '../storage/ports/run-store.port';
+import type { RunError, StepError, StepRecord } from './step.model';
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
-import { NodeCollectionsProvider } from './collections-provider';
+import { NodeCollectionsProvider } from './node-collections.port';
 import { nodeHttpClient, OutboundFetch } from './node-http-client';
 import { nodeFailure } from './node-failure';
 import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from './node-services';

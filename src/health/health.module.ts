@@ -1,14 +1,22 @@
 import { Global, Module, OnModuleInit } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { JobQueue } from '../jobs/job-queue.port';
+import { SearchModule } from '../search/search.module';
+import { VectorIndex } from '../search/vector-index.port';
 import { StorageConnections } from '../storage/storage-connections';
 import { HealthController } from './health.controller';
 import { HealthService } from './health.service';
 import { ReadinessRegistry } from './readiness.registry';
 import { WorkerHealthServer } from './worker-health.service';
 
+/**
+ * /health and /health/ready (and the worker's health port). Readiness asks the ports themselves:
+ * the store, the queue and the index each answer a ping(); other features may register checks of
+ * their own in the ReadinessRegistry.
+ */
 @Global()
 @Module({
-  imports: [TerminusModule],
+  imports: [TerminusModule, SearchModule],
   controllers: [HealthController],
   providers: [ReadinessRegistry, HealthService, WorkerHealthServer],
   exports: [ReadinessRegistry, HealthService],
@@ -17,9 +25,13 @@ export class HealthModule implements OnModuleInit {
   constructor(
     private readonly readiness: ReadinessRegistry,
     private readonly connections: StorageConnections,
+    private readonly queue: JobQueue,
+    private readonly index: VectorIndex,
   ) {}
 
   onModuleInit(): void {
     this.readiness.register({ name: 'store', check: () => this.connections.ping() });
+    this.readiness.register({ name: 'queue', check: () => this.queue.ping() });
+    this.readiness.register({ name: 'index', check: () => this.index.ping() });
   }
 }

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { newId } from '../common/ids';
 import { Embedder } from '../embeddings/embedder.port';
 import { IndexUnit, VectorIndex } from '../search/vector-index.port';
-import { FileStore, Passage } from '../storage/ports/file-store.port';
+import { FileStore } from '../storage/file-store.port';
+import { Passage } from '../collections/file.model';
 import { chunk, ChunkOptions, pageGroups } from './chunker';
 import { ExtractedDocument, ExtractedSegment } from './extractors/extracted-document';
 

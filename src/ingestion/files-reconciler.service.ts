@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../common/logger';
 import { JobQueue } from '../jobs/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
-import { FileStore, StoredFile } from '../storage/ports/file-store.port';
+import { FileStore } from '../storage/file-store.port';
+import { StoredFile } from '../collections/file.model';
 import { enqueueIngestion, FILE_INGEST_JOB } from './ingestion.job';
 
 export interface FilesReconcilerOptions {

@@ -1,11 +1,10 @@
-import { DynamicModule, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Module, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { cpus } from 'node:os';
 import { AppConfig } from '../config/app-config';
 import { EmbeddingsModule } from '../embeddings/embeddings.module';
 import { SearchModule } from '../search/search.module';
 import { ExtractorPool } from './extractors/extractor-pool';
 import { DEFAULT_FILES_RECONCILER_OPTIONS, FILES_RECONCILER_OPTIONS, FilesReconciler } from './files-reconciler.service';
-import { ingestionProcessor } from './ingestion.processor';
 import { IngestionService } from './ingestion.service';
 
 /**
@@ -16,13 +15,14 @@ const EXTRACTION_THREADS = Math.max(1, Math.floor(cpus().length / 2));
 /** Generous: a 100 MB PDF takes a while to parse on a busy machine, and a hung parser still ends. */
 const EXTRACTION_TIMEOUT_MS = 5 * 60 * 1000;
 
-/** The `file.ingest` job and its reconciler, in processes that run workers. */
+/** The `file.ingest` job (IngestionService.ingest) and its reconciler, in processes that run workers: an api process builds none of it. */
 @Module({})
 export class IngestionModule implements OnApplicationShutdown {
   static forRoot(config: AppConfig): DynamicModule {
     const workers = config.runsWorkers
       ? [
-          ingestionProcessor(config.JOB_CONCURRENCY),
+          { provide: ExtractorPool, useFactory: () => new ExtractorPool({ threads: EXTRACTION_THREADS, timeoutMs: EXTRACTION_TIMEOUT_MS }) },
+          IngestionService,
           FilesReconciler,
           {
             provide: FILES_RECONCILER_OPTIONS,
@@ -33,18 +33,13 @@ export class IngestionModule implements OnApplicationShutdown {
     return {
       module: IngestionModule,
       imports: [EmbeddingsModule, SearchModule],
-      providers: [
-        { provide: ExtractorPool, useFactory: () => new ExtractorPool({ threads: EXTRACTION_THREADS, timeoutMs: EXTRACTION_TIMEOUT_MS }) },
-        IngestionService,
-        ...workers,
-      ],
-      exports: [IngestionService],
+      providers: workers,
     };
   }
 
-  constructor(private readonly extractor: ExtractorPool) {}
+  constructor(@Optional() private readonly extractor?: ExtractorPool) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.extractor.close();
+    await this.extractor?.close();
   }
 }

@@ -15,7 +15,8 @@ import { FilesystemBlobStore } from '../storage/embedded/filesystem-blob-store.a
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteFileStore } from '../storage/embedded/sqlite-file-store.adapter';
-import { newPendingFile, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+import { newPendingFile, StoredFile } from '../collections/file.model';
+import { originalBlobKey } from '../storage/file-store.port';
 import { chunk } from './chunker';
 import { detectType } from './detect-type';
 import { DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT } from './document-indexer';

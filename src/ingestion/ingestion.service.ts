@@ -6,15 +6,17 @@ import { ROOT_LOGGER } from '../common/logger';
 import { SafeFetch } from '../common/safe-fetch';
 import { Embedder } from '../embeddings/embedder.port';
 import { JobContext } from '../jobs/job-queue.port';
+import { OnJob } from '../jobs/on-job.decorator';
 import { IngestionStage, Metrics } from '../metrics/metrics.service';
 import { modelMismatch, VectorIndex } from '../search/vector-index.port';
-import { BlobStore } from '../storage/ports/blob-store.port';
-import { CollectionStore } from '../storage/ports/collection-store.port';
-import { FileStore, originalBlobKey, StoredFile } from '../storage/ports/file-store.port';
+import { BlobStore } from '../storage/blob-store.port';
+import { CollectionStore } from '../storage/collection-store.port';
+import { FileStore, originalBlobKey } from '../storage/file-store.port';
+import { StoredFile } from '../collections/file.model';
 import { detectType } from './detect-type';
 import { DocumentIndexer, IndexingTotals } from './document-indexer';
 import { ExtractorPool } from './extractors/extractor-pool';
-import { FileIngestJob } from './ingestion.job';
+import { FILE_INGEST_JOB, FileIngestJob } from './ingestion.job';
 
 /** The file was deleted (or its collection was) while it was being ingested. */
 class FileGone extends Error {}
@@ -46,6 +48,7 @@ export class IngestionService {
     this.logger = logger.child({ component: 'ingestion' });
   }
 
+  @OnJob(FILE_INGEST_JOB)
   async ingest(job: JobContext<FileIngestJob>): Promise<void> {
     const { collectionId, fileId } = job.data;
     const file = await this.files.get(collectionId, fileId);

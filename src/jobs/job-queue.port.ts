@@ -1,8 +1,8 @@
 /**
  * Background work (file ingestion, workflow runs) goes through this port. The embedded adapter
  * keeps pending jobs in the document store; the Bull adapter keeps them in Redis. Either way a job
- * that was accepted survives a restart of the process that accepted it. Handlers are `@Processor`
- * classes with `@Process({ name })` methods (src/jobs/job-handler.decorators.ts) whatever the adapter.
+ * that was accepted survives a restart of the process that accepted it. Handlers are service
+ * methods marked `@OnJob(name)` (src/jobs/on-job.decorator.ts), bound with process() at boot.
  */
 export interface EnqueueOptions {
   /** Idempotent enqueue: a second job with the same id while the first exists is ignored. */
@@ -28,21 +28,6 @@ export interface JobContext<T> {
 export type JobHandler<T = unknown> = (job: JobContext<T>) => Promise<void>;
 
 /**
- * What a queue hands a `@Process` method: opaque to the handler (a Bull job, or the embedded
- * queue's context), turned into a JobContext by `JobQueue.run`.
- */
-export interface JobDelivery<T> {
-  readonly data: T;
-}
-
-/** A `@Process` method found at boot, ready to be called with a delivery. */
-export interface BoundJobHandler {
-  name: string;
-  concurrency: number;
-  call(delivery: JobDelivery<unknown>): Promise<void>;
-}
-
-/**
  * `waiting` covers delayed jobs; `missing`: no job has the id (enqueue it again under it); `stuck`:
  * the queue holds the job's data but in none of its lists (Redis lost a write), so it will never
  * run and its id stays taken: like a finished job, its work needs a new job id.
@@ -60,22 +45,13 @@ export interface QueueDepth {
 export abstract class JobQueue {
   abstract enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string>;
   /**
-   * Binds the handler of a job name (a handler that throws an error with `retryable: false`
-   * (AppError) is not retried). The application binds the `@Process` methods it discovers at boot
-   * (see JobHandlerScan); tests bind functions directly.
+   * Binds the handler of a job name: the queue calls it directly with each job's context, its
+   * shutdown signal and attempts (a handler that throws an error with `retryable: false`
+   * (AppError) is not retried; one interrupted by shutdown is handed back without spending a try).
+   * JobsModule binds the `@OnJob` methods it finds once the application has bootstrapped, so no
+   * job meets a module that has not finished its init; tests bind functions directly.
    */
   abstract process<T>(name: string, handler: JobHandler<T>, options?: { concurrency?: number }): void;
-  /**
-   * Runs `handler` for a job the queue delivered to a `@Process` method, with the queue's rules:
-   * the abort signal of shutdown, attempts, non-retryable errors, and a job interrupted by
-   * shutdown handed back without spending a try.
-   */
-  abstract run<T>(delivery: JobDelivery<T>, handler: JobHandler<T>): Promise<void>;
-  /**
-   * Called once the application has bootstrapped, with the handlers found by decorator: from now
-   * on jobs may run (no job meets a module that has not finished its init).
-   */
-  abstract start(handlers: readonly BoundJobHandler[]): void;
   /** Where a job is; the reconciler re-enqueues work the store has but the queue lost. */
   abstract state(name: string, jobId: string): Promise<JobState>;
   /** Jobs of `name` by state, for the queue-depth gauge of /metrics. */

@@ -8,14 +8,12 @@ import { testRedis, TestRedis } from '../../test/utils/workflows-fixtures';
 import { LoggerModule } from '../common/logger.module';
 import { loadConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
-import { HealthModule } from '../health/health.module';
-import { ReadinessRegistry } from '../health/readiness.registry';
 import { MetricsModule } from '../metrics/metrics.module';
 import { StorageModule } from '../storage/storage.module';
 import { BullJobQueue } from './bull/bull-job-queue.adapter';
 import { EmbeddedJobQueue } from './embedded/embedded-job-queue.adapter';
-import { Process, Processor } from './job-handler.decorators';
-import { JobContext, JobDelivery, JobQueue } from './job-queue.port';
+import { JobContext, JobQueue } from './job-queue.port';
+import { OnJob } from './on-job.decorator';
 import { FILE_INGEST_JOB, RUN_JOB } from './job-names';
 import { JobsModule } from './jobs.module';
 
@@ -25,23 +23,18 @@ class Seen {
   readonly jobs: JobContext<unknown>[] = [];
 }
 
-/** A `@Processor` class for `name` as the modules declare theirs, recording what it runs. */
-function recordingProcessor(name: string, queue = name): Type<unknown> {
-  @Processor(queue)
-  class RecordingProcessor {
-    constructor(
-      private readonly jobs: JobQueue,
-      private readonly seen: Seen,
-    ) {}
+/** A service whose `@OnJob(name)` method records what it runs, as the modules' services do. */
+function recordingHandler(name: string): Type<unknown> {
+  @Injectable()
+  class RecordingHandler {
+    constructor(private readonly seen: Seen) {}
 
-    @Process({ name, concurrency: 2 })
-    handle(delivery: JobDelivery<unknown>): Promise<void> {
-      return this.jobs.run(delivery, async (job) => {
-        this.seen.jobs.push(job);
-      });
+    @OnJob(name, { concurrency: 2 })
+    async handle(job: JobContext<unknown>): Promise<void> {
+      this.seen.jobs.push(job);
     }
   }
-  return RecordingProcessor;
+  return RecordingHandler;
 }
 
 describe('JobsModule', () => {
@@ -63,7 +56,7 @@ describe('JobsModule', () => {
   async function boot(env: Record<string, string>, processors: Type<unknown>[]) {
     const config = loadConfig({ DATA_DIR: dataDir, ...env });
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(config), LoggerModule.forRoot(pino({ level: 'silent' })), MetricsModule.forRoot(config), StorageModule, HealthModule, JobsModule.forRoot(config)],
+      imports: [ConfigModule.forRoot(config), LoggerModule.forRoot(pino({ level: 'silent' })), MetricsModule.forRoot(config), StorageModule, JobsModule.forRoot(config)],
       providers: [Seen, ...processors],
     }).compile();
     try {
@@ -82,10 +75,10 @@ describe('JobsModule', () => {
   ];
 
   describe.each(queues())('on the $name queue', ({ env, adapter }) => {
-    it('runs jobs through the @Process handlers it found, with the queue context, and reports readiness', async () => {
+    it('runs jobs through the @OnJob methods it found, with the queue context, and answers a ping', async () => {
       const settings = env();
       if (!settings) return;
-      const app = await boot(settings, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB)]);
+      const app = await boot(settings, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB)]);
       try {
         const queue = app.get(JobQueue);
         expect(queue).toBeInstanceOf(adapter);
@@ -95,8 +88,7 @@ describe('JobsModule', () => {
         while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         expect(seen).toEqual([expect.objectContaining({ name: RUN_JOB, data: { runId: 'run_1' }, attempt: 1, maxAttempts: 2 })]);
         expect(seen[0].signal).toBeInstanceOf(AbortSignal);
-        const check = app.get(ReadinessRegistry).list().find((c) => c.name === 'queue');
-        await expect(check?.check()).resolves.toBeUndefined();
+        await expect(queue.ping()).resolves.toBeUndefined();
       } finally {
         await app.close();
       }
@@ -105,35 +97,32 @@ describe('JobsModule', () => {
     it('stops the boot of a worker process when a job has no handler, naming the job', async () => {
       const settings = env();
       if (!settings) return;
-      await expect(boot(settings, [recordingProcessor(FILE_INGEST_JOB)])).rejects.toThrow(/job "workflow\.run" has no handler/);
+      await expect(boot(settings, [recordingHandler(FILE_INGEST_JOB)])).rejects.toThrow(/job "workflow\.run" has no handler/);
     });
 
     it('stops the boot when a handler names a job that does not exist, naming the handler', async () => {
       const settings = env();
       if (!settings) return;
       await expect(
-        boot(settings, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB), recordingProcessor('report.mail')]),
+        boot(settings, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB), recordingHandler('report.mail')]),
       ).rejects.toThrow(/report\.mail/);
     });
   });
 
-  it('refuses two handlers for one job and a handler on another job\'s queue', async () => {
-    await expect(
-      boot({}, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB), recordingProcessor(RUN_JOB)]),
-    ).rejects.toThrow(/job "workflow\.run" has 2 handlers/);
-    await expect(boot({}, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB, FILE_INGEST_JOB)])).rejects.toThrow(
-      /on queue "file\.ingest": each job has the queue of its name/,
+  it('refuses two handlers for one job', async () => {
+    await expect(boot({}, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB), recordingHandler(RUN_JOB)])).rejects.toThrow(
+      /job "workflow\.run" has 2 handlers/,
     );
   });
 
   it('an api process needs no handlers and refuses to run any', async () => {
     const api = await boot({ APP_ROLE: 'api' }, []);
     await api.close();
-    await expect(boot({ APP_ROLE: 'api' }, [recordingProcessor(RUN_JOB)])).rejects.toThrow(/an api process runs no jobs/);
+    await expect(boot({ APP_ROLE: 'api' }, [recordingHandler(RUN_JOB)])).rejects.toThrow(/an api process runs no jobs/);
   });
 
   it('closes the queue with the application', async () => {
-    const app = await boot({}, [recordingProcessor(FILE_INGEST_JOB), recordingProcessor(RUN_JOB)]);
+    const app = await boot({}, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB)]);
     const queue = app.get(JobQueue);
     await app.close();
     await expect(queue.ping()).rejects.toThrow(/shutting down/);

@@ -1,13 +1,20 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { CollectionsModule } from '../collections/collections.module';
+import { AppConfig } from '../config/app-config';
 import { SearchModule } from '../search/search.module';
+import { WorkflowsModule } from '../workflows/workflows.module';
 import { ServicesBackendFactory } from './services-backend.adapter';
 import { McpHttpEndpoints } from './transports/mcp-http-endpoints';
 
 /** The remote MCP server: Streamable HTTP at /mcp and legacy SSE at /sse on the main HTTP server. */
-@Module({
-  imports: [CollectionsModule, SearchModule],
-  providers: [ServicesBackendFactory, McpHttpEndpoints],
-  exports: [McpHttpEndpoints],
-})
-export class McpModule {}
+@Module({})
+export class McpModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: McpModule,
+      imports: [CollectionsModule, SearchModule, WorkflowsModule.forRoot(config)],
+      providers: [ServicesBackendFactory, McpHttpEndpoints],
+      exports: [McpHttpEndpoints],
+    };
+  }
+}

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Principal } from '../auth/principal';
 import { CollectionsService } from '../collections/collections.service';
 import { FilesService } from '../collections/files.service';
-import { SearchService } from '../search/search.service';
+import { SearchService } from '../collections/search.service';
 import { WorkflowToolsService } from '../workflows/workflow-tools.service';
 import type { CollectionsBackend } from './collections-backend.port';
 

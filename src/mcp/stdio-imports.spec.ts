@@ -35,15 +35,15 @@ describe('the stdio program', () => {
     // The tools validate their arguments with the REST API's own DTOs, which therefore stay free of Nest.
     expect(outsideMcp.sort()).toEqual([
       'src/collections/collections.dto.ts',
+      'src/collections/file.model.ts',
       'src/collections/files.dto.ts',
+      'src/collections/search.dto.ts',
       'src/common/app-error.ts',
       'src/common/class-schema.ts',
       'src/common/ids.ts',
       'src/common/input-validation.ts',
       'src/common/pagination.ts',
       'src/config/stdio-config.ts',
-      'src/search/search.dto.ts',
-      'src/storage/ports/file-store.port.ts',
     ]);
     expect([...ours].map((file) => relative(root, file))).not.toContain('src/mcp/services-backend.adapter.ts');
     expect([...packages]).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk/server/stdio.js', 'zod', 'class-validator']));

@@ -1,16 +1,30 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { JobQueue } from '../jobs/job-queue.port';
+import { JOB_NAMES } from '../jobs/job-names';
 import { MetricsController } from './metrics.controller';
 import { Metrics } from './metrics.service';
 
 /**
  * The one Metrics facade of the application. Recording is always on (it costs a few map updates);
  * METRICS_ENABLED decides whether anything is exposed: the /metrics route here, the worker's
- * health port (health/), and the process metrics.
+ * health port (health/), and the process metrics. Queue depths are read from the JobQueue port.
  */
 @Global()
 @Module({})
-export class MetricsModule {
+export class MetricsModule implements OnModuleInit {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly queue: JobQueue,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.readQueueDepthsFrom(async () => {
+      const depths = await Promise.all(JOB_NAMES.map((name) => this.queue.depth(name)));
+      return Object.fromEntries(JOB_NAMES.map((name, i) => [name, depths[i]]));
+    });
+  }
+
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: MetricsModule,

@@ -1,12 +1,8 @@
 import { Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { EmbeddingsModule } from '../embeddings/embeddings.module';
-import { ReadinessRegistry } from '../health/readiness.registry';
 import { StorageConnections } from '../storage/storage-connections';
 import { ElasticsearchVectorIndex } from './elasticsearch/elasticsearch-vector-index.adapter';
 import { SqliteVectorIndex } from './embedded/sqlite-vector-index.adapter';
-import { SearchController } from './search.controller';
-import { SearchService } from './search.service';
 import { VectorIndex } from './vector-index.port';
 
 /** Elasticsearch when ELASTICSEARCH_URL is set, else sqlite-vec + FTS5 in the service's SQLite file. */
@@ -14,22 +10,17 @@ export function createVectorIndex(config: AppConfig, connections: StorageConnect
   return config.ELASTICSEARCH_URL ? ElasticsearchVectorIndex.fromConfig(config) : new SqliteVectorIndex(connections.sqlite);
 }
 
+/** The VectorIndex port and its adapter; collection search (collections/) and ingestion use it. */
 @Module({
-  imports: [EmbeddingsModule],
-  controllers: [SearchController],
-  providers: [{ provide: VectorIndex, inject: [AppConfig, StorageConnections], useFactory: createVectorIndex }, SearchService],
-  exports: [VectorIndex, SearchService],
+  providers: [{ provide: VectorIndex, inject: [AppConfig, StorageConnections], useFactory: createVectorIndex }],
+  exports: [VectorIndex],
 })
 export class SearchModule implements OnModuleInit, OnApplicationShutdown {
-  constructor(
-    private readonly index: VectorIndex,
-    private readonly readiness: ReadinessRegistry,
-  ) {}
+  constructor(private readonly index: VectorIndex) {}
 
   /** The index exists (tables, or the mapping) before anything writes to or searches it. */
   async onModuleInit(): Promise<void> {
     await this.index.init();
-    this.readiness.register({ name: 'index', check: () => this.index.ping() });
   }
 
   async onApplicationShutdown(): Promise<void> {

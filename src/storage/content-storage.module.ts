@@ -5,8 +5,8 @@ import { FilesystemBlobStore } from './embedded/filesystem-blob-store.adapter';
 import { SqliteFileStore } from './embedded/sqlite-file-store.adapter';
 import { GridFsBlobStore } from './mongo/gridfs-blob-store.adapter';
 import { MongoFileStore } from './mongo/mongo-file-store.adapter';
-import { BlobStore } from './ports/blob-store.port';
-import { FileStore } from './ports/file-store.port';
+import { BlobStore } from './blob-store.port';
+import { FileStore } from './file-store.port';
 import { StorageConnections, storeProvider } from './storage-connections';
 
 /**

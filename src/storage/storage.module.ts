@@ -9,11 +9,11 @@ import { SqliteRunStore } from './embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from './embedded/sqlite-workflow-store.adapter';
 import { MongoRunStore } from './mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from './mongo/mongo-workflow-store.adapter';
-import { CollectionStore } from './ports/collection-store.port';
-import { MembershipStore } from './ports/membership-store.port';
-import { RunStore } from './ports/run-store.port';
-import { UserStore } from './ports/user-store.port';
-import { WorkflowStore } from './ports/workflow-store.port';
+import { CollectionStore } from './collection-store.port';
+import { MembershipStore } from './membership-store.port';
+import { RunStore } from './run-store.port';
+import { UserStore } from './user-store.port';
+import { WorkflowStore } from './workflow-store.port';
 import { StorageConnections, storeProvider } from './storage-connections';
 
 const stores = [

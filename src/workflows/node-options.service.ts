@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
-import { NodeCollectionsProvider, UnavailableCollectionsProvider } from '../engine/collections-provider';
+import { NodeCollectionsProvider, UnavailableCollectionsProvider } from '../engine/node-collections.port';
 import { NodeRegistry } from '../engine/node-registry';
 import { nodeFailure } from '../engine/node-failure';
 import { ParameterOption } from '../sdk';

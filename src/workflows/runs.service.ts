@@ -5,26 +5,18 @@ import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { Page, PageRequest } from '../common/pagination';
-import { RUN_JOB } from '../jobs/job-names';
-import { JobQueue } from '../jobs/job-queue.port';
 import { Metrics } from '../metrics/metrics.service';
 import { ShutdownSignal } from '../common/shutdown-signal';
-import { NewRun, newQueuedRun, Run, RunFilter, RunStore, RunType, TERMINAL_RUN_STATUSES } from '../storage/ports/run-store.port';
-import { Workflow, WorkflowStore } from '../storage/ports/workflow-store.port';
-import { ActiveRuns } from './active-runs';
-import { RateLimiter } from './rate-limit/rate-limiter.port';
-import { RunEvents } from './run-events';
+import { newQueuedRun, Run, runOf, RunType, TERMINAL_RUN_STATUSES } from '../runs/run.model';
+import { RunAdmission } from '../runs/run-admission.service';
+import { RunFilter, RunStore } from '../storage/run-store.port';
+import { Workflow } from './workflow.model';
+import { WorkflowStore } from '../storage/workflow-store.port';
+import { ActiveRuns } from '../runs/active-runs';
+import { RateLimiter } from '../rate-limit/rate-limiter.port';
+import { RunEvents } from '../runs/run-events';
 import { acceptedView, runSummaryView, runView } from './workflow-views';
 
-export interface RunJobData {
-  runId: string;
-  /** Lets the worker read the workflow's concurrency limit before it claims the run. */
-  workflowId?: string;
-}
-/** Tries of a run's job; the run itself is not retried, the delivery is (see RunWorker). */
-export const RUN_JOB_OPTIONS = { attempts: 3, backoffMs: 1000 } as const;
-
-export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /** A caller waiting for a run in another process looks at the store at least this often. */
 const WAIT_POLL_MS = 250;
@@ -37,24 +29,6 @@ export interface AcceptedRun {
   finished?: ReturnType<typeof runView>;
 }
 
-/** The part of a new run that depends on the workflow and the run type: what it executes. */
-export function runOf(workflow: Workflow, runType: RunType): Pick<NewRun, 'workflowId' | 'runType' | 'versionId' | 'version' | 'definition'> {
-  if (runType === 'production' && !workflow.activeVersionId) {
-    throw AppError.conflict(`Workflow ${workflow.id} has no published version: publish it, or start a test run`);
-  }
-  return {
-    workflowId: workflow.id,
-    runType,
-    versionId: runType === 'production' ? workflow.activeVersionId : null,
-    version: runType === 'production' ? workflow.activeVersion : null,
-    definition: runType === 'test' ? workflow.draft : null,
-  };
-}
-
-export function runJob(run: Pick<Run, 'id' | 'workflowId'>): RunJobData {
-  return { runId: run.id, workflowId: run.workflowId };
-}
-
 /** Starting, reading, retrying and canceling runs; every method checks the caller's role on the workflow. */
 @Injectable()
 export class RunsService {
@@ -64,7 +38,7 @@ export class RunsService {
     private readonly runs: RunStore,
     private readonly workflows: WorkflowStore,
     private readonly access: AccessPolicy,
-    private readonly jobs: JobQueue,
+    private readonly admission: RunAdmission,
     private readonly active: ActiveRuns,
     private readonly limiter: RateLimiter,
     private readonly events: RunEvents,
@@ -126,28 +100,6 @@ export class RunsService {
     }
     await this.admit(workflow);
     return this.accept(newQueuedRun({ ...runOf(workflow, runType), input, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey }));
-  }
-
-  /**
-   * A scheduled tick of a workflow's published version, acting as its owner. The tick's time is the
-   * idempotency key, so every process that sees the tick may call this and one run starts.
-   */
-  async startScheduled(workflowId: string, versionId: string, scheduledAt: Date, firedAt: Date): Promise<{ created: boolean; runId: string } | null> {
-    const workflow = await this.workflows.get(workflowId);
-    // Republished or deleted since the schedule was read: the new version's schedule decides.
-    if (!workflow || workflow.activeVersionId !== versionId) return null;
-    const run = newQueuedRun(
-      {
-        ...runOf(workflow, 'production'),
-        input: { scheduledAt: scheduledAt.toISOString(), firedAt: firedAt.toISOString() },
-        startedBy: workflow.ownerId,
-        actingUserId: workflow.ownerId,
-        idempotencyKey: `schedule:${scheduledAt.toISOString()}`,
-      },
-      firedAt,
-    );
-    const accepted = await this.accept(run);
-    return { created: accepted.created, runId: accepted.body.runId };
   }
 
   /**
@@ -247,14 +199,7 @@ export class RunsService {
   }
 
   private async accept(run: Run): Promise<AcceptedRun> {
-    const stored = await this.runs.create(run, new Date(run.createdAt.getTime() - IDEMPOTENCY_WINDOW_MS));
-    if (stored.created) {
-      try {
-        await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId: run.id, ...RUN_JOB_OPTIONS });
-      } catch (error) {
-        this.logger.warn({ runId: run.id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
-      }
-    }
+    const stored = await this.admission.accept(run);
     return { created: stored.created, body: acceptedView(stored.run) };
   }
 

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { anyJson, listOf, pageOf, timestamp } from '../common/response-schemas';
-import { ROLES, Role } from '../storage/ports/membership-store.port';
-import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType, STEP_STATUSES, StepStatus } from '../storage/ports/run-store.port';
-import { VARIABLE_TYPES, VariableType } from '../storage/ports/workflow-definition';
+import { ROLES, Role } from '../auth/membership.model';
+import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../runs/run.model';
+import { STEP_STATUSES, StepStatus } from '../engine/step.model';
+import { VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
 import { EdgeDto, NodeSpecDto, WorkflowSettingsDto } from './workflows.dto';
 
 /** What the workflow, run and workflow-tool endpoints answer, for OpenAPI. */

@@ -1,6 +1,7 @@
 import { AppConfig, loadConfig } from '../config/app-config';
-import { MembershipStore, Role } from '../storage/ports/membership-store.port';
-import { ToolWorkflow, WorkflowStore } from '../storage/ports/workflow-store.port';
+import { MembershipStore } from '../storage/membership-store.port';
+import { Role } from '../auth/membership.model';
+import { ToolWorkflow, WorkflowStore } from '../storage/workflow-store.port';
 import { RunsService } from './runs.service';
 import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
 

@@ -5,8 +5,8 @@ import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
 import { LruCache } from '../common/lru-cache';
-import { MembershipStore } from '../storage/ports/membership-store.port';
-import { ToolWorkflow, WorkflowStore } from '../storage/ports/workflow-store.port';
+import { MembershipStore } from '../storage/membership-store.port';
+import { ToolWorkflow, WorkflowStore } from '../storage/workflow-store.port';
 import { RunsService } from './runs.service';
 
 /** A workflow offered as an MCP tool, as one caller sees it. */

@@ -1,7 +1,7 @@
 import type { DefinitionProblem } from '../engine/workflow-compiler';
-import type { WorkflowVariable } from '../storage/ports/workflow-definition';
+import type { WorkflowVariable } from '../engine/workflow-definition.model';
 import type { VariableValue } from '../sdk';
-import { SecretCipher } from './secret-cipher';
+import { SecretCipher } from '../common/secret-cipher';
 import type { VariableDto } from './workflows.dto';
 
 const MAX_STRING_LENGTH = 64 * 1024;

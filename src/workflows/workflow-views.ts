@@ -1,7 +1,8 @@
-import type { WorkflowDefinition } from '../storage/ports/workflow-definition';
-import { Role } from '../storage/ports/membership-store.port';
-import type { Run, StepRecord } from '../storage/ports/run-store.port';
-import type { Workflow, WorkflowVersion, WorkflowVersionSummary } from '../storage/ports/workflow-store.port';
+import type { WorkflowDefinition } from '../engine/workflow-definition.model';
+import { Role } from '../auth/membership.model';
+import type { Run } from '../runs/run.model';
+import type { StepRecord } from '../engine/step.model';
+import type { Workflow, WorkflowVersion, WorkflowVersionSummary } from './workflow.model';
 import { variableView } from './workflow-variables';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;

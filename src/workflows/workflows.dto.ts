@@ -20,9 +20,9 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../common/pagination';
-import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../storage/ports/workflow-definition';
+import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
 import type { RunMode } from '../sdk';
-import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../storage/ports/run-store.port';
+import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../runs/run.model';
 import { AppError } from '../common/app-error';
 import { Field, validateInput } from '../common/input-validation';
 

@@ -16,7 +16,7 @@ import { newId } from '../../src/common/ids';
 import { chunk } from '../../src/ingestion/chunker';
 import { detectType } from '../../src/ingestion/detect-type';
 import { IndexUnit } from '../../src/search/vector-index.port';
-import { Passage } from '../../src/storage/ports/file-store.port';
+import { Passage } from '../../src/collections/file.model';
 import { SEARCH_FIXTURES } from '../fixtures/fixtures';
 import { makeLargeTextPdf } from '../fixtures/pdf-builder';
 import { OWNER, openPipeline, percentile, reporter } from './ingestion-kit';

@@ -12,14 +12,14 @@ import effect from '../../plugins/http-request';
 import loop from '../../plugins/loop';
 import set from '../../plugins/set';
 import webhookTrigger from '../../plugins/webhook-trigger';
-import { UnavailableCollectionsProvider } from '../../src/engine/collections-provider';
+import { UnavailableCollectionsProvider } from '../../src/engine/node-collections.port';
 import { ExpressionEngine } from '../../src/engine/expressions/expression-engine';
 import { NodeRegistry } from '../../src/engine/node-registry';
 import { registerDefinition } from '../../src/engine/plugin-loader';
 import { Redactor } from '../../src/engine/redactor';
 import { compileWorkflow } from '../../src/engine/workflow-compiler';
 import { WorkflowExecutor } from '../../src/engine/workflow-executor';
-import type { StepRecord } from '../../src/storage/ports/run-store.port';
+import type { StepRecord } from '../../src/engine/step.model';
 import { report } from './lib/bench-kit';
 
 const BENCH = 'loop-records';

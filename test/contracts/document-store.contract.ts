@@ -5,9 +5,11 @@ import { SqliteUserStore } from '../../src/storage/embedded/sqlite-user-store.ad
 import { MongoCollectionStore } from '../../src/storage/mongo/mongo-collection-store.adapter';
 import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-store.adapter';
 import { MongoUserStore } from '../../src/storage/mongo/mongo-user-store.adapter';
-import { Collection, CollectionStore } from '../../src/storage/ports/collection-store.port';
-import { MembershipStore } from '../../src/storage/ports/membership-store.port';
-import { ApiKey, User, UserStore } from '../../src/storage/ports/user-store.port';
+import { Collection } from '../../src/collections/collection.model';
+import { CollectionStore } from '../../src/storage/collection-store.port';
+import { MembershipStore } from '../../src/storage/membership-store.port';
+import { ApiKey, User } from '../../src/auth/user.model';
+import { UserStore } from '../../src/storage/user-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
 const user = (name: string, at = new Date()): User => ({ id: newId('usr'), name, email: null, isAdmin: false, createdAt: at });

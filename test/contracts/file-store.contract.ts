@@ -1,7 +1,8 @@
 import { newId } from '../../src/common/ids';
 import { SqliteFileStore } from '../../src/storage/embedded/sqlite-file-store.adapter';
 import { MongoFileStore } from '../../src/storage/mongo/mongo-file-store.adapter';
-import { FileStatus, FileStore, Passage, StoredFile } from '../../src/storage/ports/file-store.port';
+import { FileStatus, Passage, StoredFile } from '../../src/collections/file.model';
+import { FileStore } from '../../src/storage/file-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
 function file(collectionId: string, overrides: Partial<StoredFile> = {}): StoredFile {

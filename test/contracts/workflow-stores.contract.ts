@@ -1,15 +1,17 @@
 import { succeededStep } from '../utils/steps';
 import { newId } from '../../src/common/ids';
-import type { WorkflowDefinition } from '../../src/storage/ports/workflow-definition';
+import type { WorkflowDefinition } from '../../src/engine/workflow-definition.model';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from '../../src/storage/embedded/sqlite-workflow-store.adapter';
 import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-store.adapter';
 import { MongoRunStore } from '../../src/storage/mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from '../../src/storage/mongo/mongo-workflow-store.adapter';
-import { MembershipStore } from '../../src/storage/ports/membership-store.port';
-import { AT_CONCURRENCY_LIMIT, newQueuedRun, Run, RunStore } from '../../src/storage/ports/run-store.port';
-import { Workflow, WorkflowStore } from '../../src/storage/ports/workflow-store.port';
+import { MembershipStore } from '../../src/storage/membership-store.port';
+import { AT_CONCURRENCY_LIMIT, RunStore } from '../../src/storage/run-store.port';
+import { newQueuedRun, Run } from '../../src/runs/run.model';
+import { Workflow } from '../../src/workflows/workflow.model';
+import { WorkflowStore } from '../../src/storage/workflow-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
 const definition = (label: string): WorkflowDefinition => ({

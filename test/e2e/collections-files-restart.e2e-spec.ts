@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FILE_INGEST_JOB } from '../../src/ingestion/ingestion.job';
 import { JobQueue } from '../../src/jobs/job-queue.port';
-import { FileStore } from '../../src/storage/ports/file-store.port';
+import { FileStore } from '../../src/storage/file-store.port';
 import { StorageConnections } from '../../src/storage/storage-connections';
 import { SEARCH_FIXTURES } from '../fixtures/fixtures';
 import { startTestApp, TestApp } from '../utils/test-app';

@@ -271,6 +271,8 @@ describe.each(bothQueues('foundation'))('foundation over real HTTP, on $name', (
       const ready = await t.request('GET', '/health/ready', { key: null });
       expect(ready.status).toBe(200);
       expect(ready.body.info.store.status).toBe('up');
+      expect(ready.body.info.queue.status).toBe('up');
+      expect(ready.body.info.index.status).toBe('up');
       const docs = await t.request('GET', '/docs/json', { key: null });
       expect(docs.status).toBe(200);
       expect(docs.body.paths['/api/v1/collections']).toBeDefined();

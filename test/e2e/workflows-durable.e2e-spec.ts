@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WorkflowScheduler } from '../../src/workflows/workflow-scheduler.service';
+import { WorkflowScheduler } from '../../src/runs/workflow-scheduler.service';
 import { startTestApp, TestApp } from '../utils/test-app';
 import { startUpstream, Upstream, waitForRun } from '../utils/workflows-fixtures';
 

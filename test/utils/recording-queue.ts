@@ -1,4 +1,4 @@
-import { EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState, QueueDepth } from '../../src/jobs/job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../../src/jobs/job-queue.port';
 
 /** A JobQueue that runs nothing: records what is enqueued; `states` says what state() answers per job id (default: missing). */
 export class RecordingQueue extends JobQueue {
@@ -11,10 +11,6 @@ export class RecordingQueue extends JobQueue {
     return options!.jobId!;
   }
   process<T>(_name: string, _handler: JobHandler<T>): void {}
-  run<T>(_delivery: JobDelivery<T>, _handler: JobHandler<T>): Promise<void> {
-    throw new Error('RecordingQueue runs nothing');
-  }
-  start(): void {}
   async state(_name: string, jobId: string): Promise<JobState> {
     return this.states.get(jobId) ?? 'missing';
   }

@@ -1,6 +1,6 @@
 import Bull from 'bull';
 import type { Logger } from 'pino';
-import { BoundJobHandler, EnqueueOptions, JobDelivery, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -91,7 +91,8 @@ class HandedBackAtShutdown extends Error {
 /**
  * The scale-out queue: one Bull queue per job name on Redis (registered with
  * BullModule.registerQueue), so API processes enqueue and any number of worker processes run the
- * jobs; BullModule's explorer binds the `@Process` methods, which hand each job to `run()`. Bull
+ * jobs; process() binds a handler with the registered queue's own `process(name, concurrency,
+ * fn)`, which calls it with each job through `run()`. Bull
  * provides ids, attempts, delays and lock-based stall detection; this adapter adds the backoff
  * curve, non-retryable errors, abort signals and a shutdown that hands interrupted jobs back
  * without spending a try.
@@ -103,9 +104,6 @@ export class BullJobQueue extends JobQueue {
   private readonly handled = new Set<string>();
   private readonly inFlight = new Set<AbortController>();
   private readonly starting: Promise<void>[] = [];
-  /** Jobs delivered before the application finished its boot wait for it. */
-  private readonly started: Promise<void>;
-  private markStarted!: () => void;
   private stopping = false;
   private closed?: Promise<void>;
 
@@ -118,13 +116,7 @@ export class BullJobQueue extends JobQueue {
     const { logger, names = [], ...rest } = options;
     this.settings = { ...DEFAULTS, ...rest };
     this.logger = logger.child({ component: 'jobs', queue: 'bull' });
-    this.started = new Promise((resolve) => (this.markStarted = resolve));
     for (const name of names) this.queue(name);
-  }
-
-  /** BullModule's explorer has bound the `@Process` methods already; jobs may now run. */
-  start(_handlers: readonly BoundJobHandler[]): void {
-    this.markStarted();
   }
 
   async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
@@ -151,7 +143,6 @@ export class BullJobQueue extends JobQueue {
     if (this.handled.has(name)) throw new Error(`a handler for job ${name} is already registered`);
     if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);
     this.handled.add(name);
-    this.markStarted();
     this.starting.push(this.startWorker(name, handler, options.concurrency ?? this.settings.concurrency));
   }
 
@@ -235,13 +226,10 @@ export class BullJobQueue extends JobQueue {
       .catch((error: unknown) => this.logger.error({ job: name, err: error }, 'worker stopped'));
   }
 
-  async run<T>(delivery: JobDelivery<T>, handler: JobHandler<T>): Promise<void> {
-    const job = delivery as Bull.Job<T>;
+  /** One job, with the queue's rules: attempts, non-retryable errors, the shutdown signal. */
+  private async run<T>(job: Bull.Job<T>, handler: JobHandler<T>): Promise<void> {
     const name = job.name;
     const fields = { job: name, jobId: job.id };
-    await this.started;
-    // Listeners for queues bound by BullModule's explorer, which this adapter had not used yet.
-    this.queue(name);
     const attempt = job.attemptsMade + 1;
     const maxAttempts = job.opts.attempts ?? 1;
     const controller = new AbortController();
@@ -281,10 +269,6 @@ export class BullJobQueue extends JobQueue {
     this.stopping = true;
     const queues = [...this.queues.values()];
     await settledWithin(this.starting, this.settings.shutdownGraceMs);
-    // Bull's close() does not wait for a worker that is still connecting (one BullModule's explorer
-    // bound as the application started), and that worker would then keep its connection open.
-    const connecting = queues.filter(hasHandlers).flatMap((queue) => [whenConnected(queue.client), whenConnected(blockingClient(queue))]);
-    await settledWithin(connecting, this.settings.shutdownGraceMs);
     const closing = queues.map((queue) => queue.close());
     const reason = shutdownReason();
     for (const controller of this.inFlight) controller.abort(reason);
@@ -299,9 +283,6 @@ type RedisClient = Bull.Queue['client'];
 
 /** The connection a worker waits for jobs on: part of Bull's API, missing from its typings. */
 const blockingClient = (queue: Bull.Queue): RedisClient => (queue as Bull.Queue & { bclient: RedisClient }).bclient;
-
-/** A worker was bound to the queue (Bull keeps the handlers by job name). */
-const hasHandlers = (queue: Bull.Queue): boolean => Object.keys((queue as Bull.Queue & { handlers?: object }).handlers ?? {}).length > 0;
 
 /** Resolves once the client is connected; rejects if it is closed first. */
 function whenConnected(client: RedisClient): Promise<void> {

@@ -10,8 +10,8 @@ import { BullJobQueue, bullQueueOptions } from './bull-job-queue.adapter';
 
 /**
  * The queues on Redis (REDIS_URL): one BullModule configuration shared by every queue, one
- * registered queue per job name, and the JobQueue adapter over them. BullModule's explorer binds
- * the `@Process` methods of the worker processes' `@Processor` classes to their queues.
+ * registered queue per job name, and the JobQueue adapter over them, which binds the `@OnJob`
+ * handlers of worker processes to those queues.
  */
 @Module({})
 export class BullJobsModule {

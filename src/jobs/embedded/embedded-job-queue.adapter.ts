@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { BoundJobHandler, EnqueueOptions, JobContext, JobDelivery, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -89,16 +89,6 @@ export class EmbeddedJobQueue extends JobQueue {
     const { logger, ...settings } = options;
     this.settings = { ...DEFAULTS, ...settings };
     this.logger = logger.child({ component: 'jobs', queue: 'embedded' });
-  }
-
-  /** Binds the `@Process` methods found at boot; each receives the context run() passes on. */
-  start(handlers: readonly BoundJobHandler[]): void {
-    for (const handler of handlers) this.process(handler.name, (job) => handler.call(job), { concurrency: handler.concurrency });
-  }
-
-  /** The embedded worker loop already applies the queue's rules; the delivery is the context. */
-  run<T>(delivery: JobDelivery<T>, handler: JobHandler<T>): Promise<void> {
-    return handler(delivery as JobContext<T>);
   }
 
   async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SearchDto } from '../../search/search.dto';
+import { SearchDto } from '../../collections/search.dto';
 import { RESULTS_PER_SEARCH } from '../collections-backend.port';
 import { CollectionRef, offsetDescription } from './inputs';
 import { searchHit } from './records';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { assertBlobKey, BlobStore } from '../ports/blob-store.port';
+import { assertBlobKey, BlobStore } from '../blob-store.port';
 
 /** Blobs as files under one root folder (`DATA_DIR/blobs`), the key being the relative path. */
 export class FilesystemBlobStore extends BlobStore {

@@ -1,5 +1,6 @@
 import { Page, PageRequest } from '../../common/pagination';
-import { Collection, CollectionStore, VisibleCollection } from '../ports/collection-store.port';
+import { Collection, VisibleCollection } from '../../collections/collection.model';
+import { CollectionStore } from '../collection-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 

@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as sqliteVec from 'sqlite-vec';
-import { MIGRATIONS, Migration } from './migrations';
+import { MIGRATIONS } from './migrations';
+import type { Migration } from './migrations/migration';
 
 export type SqliteDb = Database.Database;
 export type SqliteStatement = Database.Statement;

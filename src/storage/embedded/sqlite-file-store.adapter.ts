@@ -1,14 +1,6 @@
 import { Page, PageRequest } from '../../common/pagination';
-import {
-  FileStatusTotals,
-  foldFileStats,
-  FileContentStats,
-  FileStatus,
-  FileStore,
-  FileUpdate,
-  Passage,
-  StoredFile,
-} from '../ports/file-store.port';
+import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../file-store.port';
+import { FileContentStats, FileStatus, Passage, StoredFile } from '../../collections/file.model';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 
 interface FileRow {

@@ -1,5 +1,6 @@
 import { Page, PageRequest } from '../../common/pagination';
-import { Membership, MembershipStore, ResourceType, Role } from '../ports/membership-store.port';
+import { Membership, ResourceType, Role } from '../../auth/membership.model';
+import { MembershipStore } from '../membership-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 
 interface MembershipRow {

@@ -1,21 +1,8 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../ports/workflow-definition';
-import {
-  AT_CONCURRENCY_LIMIT,
-  CANCELED_BEFORE_START,
-  claimMayHaveSteps,
-  LeaseState,
-  Run,
-  RunCompletion,
-  RunCursor,
-  RunError,
-  RunFilter,
-  RunStatus,
-  RunStore,
-  RunType,
-  StepRecord,
-  StepStatus,
-} from '../ports/run-store.port';
+import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
+import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
+import { CANCELED_BEFORE_START, Run, RunStatus, RunType } from '../../runs/run.model';
+import { RunError, StepRecord, StepStatus } from '../../engine/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
 

@@ -1,5 +1,6 @@
 import { Page, PageRequest } from '../../common/pagination';
-import { ApiKey, User, UserStore } from '../ports/user-store.port';
+import { ApiKey, User } from '../../auth/user.model';
+import { UserStore } from '../user-store.port';
 import { fromSqlDate, SqliteDb, toSqlDate } from './sqlite-database';
 
 interface UserRow {

@@ -1,18 +1,7 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
-import {
-  ActiveTriggers,
-  NewVersion,
-  ScheduledWorkflow,
-  ToolWorkflow,
-  VisibleWorkflow,
-  Workflow,
-  WorkflowSchedule,
-  WorkflowStore,
-  WorkflowTool,
-  WorkflowVersion,
-  WorkflowVersionSummary,
-} from '../ports/workflow-store.port';
+import type { WorkflowDefinition, WorkflowSettings } from '../../engine/workflow-definition.model';
+import { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowSchedule, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../../workflows/workflow.model';
+import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../workflow-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 

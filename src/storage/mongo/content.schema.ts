@@ -1,5 +1,5 @@
 import { Connection, Schema } from 'mongoose';
-import { FILE_STATUSES, Passage, StoredFile } from '../ports/file-store.port';
+import { FILE_STATUSES, Passage, StoredFile } from '../../collections/file.model';
 
 /** The port's records, keyed by our id as `_id`. */
 export type FileDoc = Omit<StoredFile, 'id'> & { _id: string };

@@ -1,6 +1,6 @@
 import { Connection, mongo } from 'mongoose';
 import { finished } from 'node:stream/promises';
-import { assertBlobKey, BlobStore } from '../ports/blob-store.port';
+import { assertBlobKey, BlobStore } from '../blob-store.port';
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -1,6 +1,7 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import { Collection, CollectionStore, VisibleCollection } from '../ports/collection-store.port';
+import { Collection, VisibleCollection } from '../../collections/collection.model';
+import { CollectionStore } from '../collection-store.port';
 import { CollectionDoc, foundationModels } from './foundation.schema';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 

@@ -1,15 +1,7 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import {
-  FileStatusTotals,
-  foldFileStats,
-  FileContentStats,
-  FileStatus,
-  FileStore,
-  FileUpdate,
-  Passage,
-  StoredFile,
-} from '../ports/file-store.port';
+import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../file-store.port';
+import { FileContentStats, FileStatus, Passage, StoredFile } from '../../collections/file.model';
 import { contentModels, FileDoc, PassageDoc } from './content.schema';
 
 const toFile = (doc: FileDoc): StoredFile => ({

@@ -1,6 +1,7 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import { Membership, MembershipStore, ResourceType, Role } from '../ports/membership-store.port';
+import { Membership, ResourceType, Role } from '../../auth/membership.model';
+import { MembershipStore } from '../membership-store.port';
 import { foundationModels, MembershipDoc } from './foundation.schema';
 
 export class MongoMembershipStore extends MembershipStore {

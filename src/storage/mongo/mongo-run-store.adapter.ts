@@ -1,21 +1,10 @@
 import type { Collection } from 'mongodb';
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../ports/workflow-definition';
-import {
-  AT_CONCURRENCY_LIMIT,
-  CANCELED_BEFORE_START,
-  claimMayHaveSteps,
-  LeaseState,
-  Run,
-  RunCompletion,
-  RunCursor,
-  RunError,
-  RunFilter,
-  RunStatus,
-  RunStore,
-  StepRecord,
-} from '../ports/run-store.port';
+import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
+import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
+import { CANCELED_BEFORE_START, Run, RunStatus } from '../../runs/run.model';
+import { RunError, StepRecord } from '../../engine/step.model';
 import { isDuplicateKey } from './mongo-connection';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { RunDoc, RunSlotsDoc, RunStepDoc, workflowModels } from './workflows.schema';

@@ -1,6 +1,7 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import { ApiKey, User, UserStore } from '../ports/user-store.port';
+import { ApiKey, User } from '../../auth/user.model';
+import { UserStore } from '../user-store.port';
 import { ApiKeyDoc, foundationModels, UserDoc } from './foundation.schema';
 
 const toUser = (doc: UserDoc): User => ({

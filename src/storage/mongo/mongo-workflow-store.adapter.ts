@@ -1,18 +1,8 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition, WorkflowSettings } from '../ports/workflow-definition';
-import {
-  ActiveTriggers,
-  NewVersion,
-  ScheduledWorkflow,
-  ToolWorkflow,
-  VisibleWorkflow,
-  Workflow,
-  WorkflowStore,
-  WorkflowTool,
-  WorkflowVersion,
-  WorkflowVersionSummary,
-} from '../ports/workflow-store.port';
+import type { WorkflowDefinition, WorkflowSettings } from '../../engine/workflow-definition.model';
+import { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../../workflows/workflow.model';
+import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../workflow-store.port';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
 

@@ -1,6 +1,7 @@
 import { Connection, Schema } from 'mongoose';
-import { Run, RUN_STATUSES, RUN_TYPES, StepRecord } from '../ports/run-store.port';
-import type { Workflow, WorkflowVersion } from '../ports/workflow-store.port';
+import { Run, RUN_STATUSES, RUN_TYPES } from '../../runs/run.model';
+import { StepRecord } from '../../engine/step.model';
+import type { Workflow, WorkflowVersion } from '../../workflows/workflow.model';
 
 /**
  * User-shaped data (definitions, inputs, outputs, errors) is kept as JSON text: its keys come from

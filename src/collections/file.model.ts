@@ -1,0 +1,68 @@
+import { newId } from '../common/ids';
+
+export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'] as const;
+export type FileStatus = (typeof FILE_STATUSES)[number];
+
+export interface StoredFile {
+  id: string;
+  collectionId: string;
+  name: string;
+  /** The declared MIME type until ingestion has read the bytes, then the detected one. */
+  mime: string;
+  /** Bytes of the original; 0 until a file given by URL has been downloaded. */
+  size: number;
+  status: FileStatus;
+  /** Readable reason when `status` is `error`. */
+  error: string | null;
+  /** The http(s) URL to download; null when the bytes were handed over (upload, `data:`) and sit in the blob store. */
+  sourceUrl: string | null;
+  /** Passages (search results) the file was cut into. */
+  chunkCount: number;
+  /** Characters of extracted text across those passages. */
+  characterCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What search returns as `content`: about 1,000 characters of one file, in reading order by `index`. */
+export interface Passage {
+  id: string;
+  collectionId: string;
+  fileId: string;
+  /** 0-based position within the file. */
+  index: number;
+  content: string;
+  /** 1-based PDF page the passage starts on. */
+  page: number | null;
+}
+
+export interface FileContentStats {
+  files: Record<FileStatus, number> & { total: number };
+  bytes: number;
+  chunks: number;
+  characters: number;
+}
+
+/** A file just accepted: `pending`, with its bytes already in hand (upload, `data:`) or a URL to download. */
+export function newPendingFile(
+  collectionId: string,
+  name: string,
+  source: { bytes: Buffer } | { url: string },
+  mime: string,
+  now = new Date(),
+): StoredFile {
+  return {
+    id: newId('fle'),
+    collectionId,
+    name,
+    mime,
+    size: 'bytes' in source ? source.bytes.length : 0,
+    status: 'pending',
+    error: null,
+    sourceUrl: 'url' in source ? source.url : null,
+    chunkCount: 0,
+    characterCount: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+}

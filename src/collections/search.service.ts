@@ -1,0 +1,237 @@
+import { Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { AccessPolicy } from '../auth/access-policy.service';
+import { Principal } from '../auth/principal';
+import { AppError } from '../common/app-error';
+import { validateInput } from '../common/input-validation';
+import { Embedder } from '../embeddings/embedder.port';
+import { cosineDistance } from '../embeddings/vectors';
+import { Metrics } from '../metrics/metrics.service';
+import { CollectionStore } from '../storage/collection-store.port';
+import { FileStore } from '../storage/file-store.port';
+import { Passage } from './file.model';
+import { DEFAULT_TOP_K, SearchDto, SearchMode } from './search.dto';
+import { MAX_SEARCH_K, modelMismatch, VectorIndex } from '../search/vector-index.port';
+
+export type { SearchMode };
+
+export interface SearchInput {
+  text: string;
+  topK: number;
+  offset: number;
+  mode?: SearchMode;
+}
+
+export interface SearchResultItem {
+  /** Passage id. */
+  id: string;
+  content: string;
+  /** Cosine distance between the query and the passage's nearest embedded window. */
+  distance: number;
+  fileId: string;
+  fileName: string;
+  /** Position of the passage within its file. */
+  chunkIndex: number;
+  page?: number;
+}
+
+
+/** Windows fetched per wanted passage: a passage has several windows, and near ones cluster. */
+const UNITS_PER_PASSAGE = 4;
+/**
+ * Passages each ranking contributes to fusion at least. A fixed floor keeps the first pages of a
+ * hybrid search in the same order whatever the offset.
+ */
+const HYBRID_MIN_DEPTH = 50;
+/** The constant of reciprocal rank fusion; 60 is the value of the original paper and common practice. */
+const RRF_K = 60;
+
+interface RankedPassage {
+  passageId: string;
+  fileId: string;
+  /** Undefined for a passage only keyword search found. */
+  distance?: number;
+}
+
+/**
+ * Semantic search over a collection's passages. The query is embedded once; the index returns the
+ * nearest embedded windows, which collapse to distinct passages with their best distance, and
+ * `offset`/`topK` page over those passages. Hybrid mode fuses that ranking with BM25's by
+ * reciprocal rank. Only files in status `indexed` are searched.
+ */
+@Injectable()
+export class SearchService {
+  constructor(
+    private readonly access: AccessPolicy,
+    private readonly collections: CollectionStore,
+    private readonly files: FileStore,
+    private readonly index: VectorIndex,
+    private readonly embedder: Embedder,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async search(principal: Principal, collectionId: string, input: SearchInput): Promise<{ result: SearchResultItem[] }> {
+    await this.access.require(principal, 'collection', collectionId, 'viewer');
+    const { text, topK, offset, mode } = checkedInput(input);
+    const collection = await this.collections.get(collectionId);
+    if (!collection) throw AppError.notFound('collection', collectionId);
+    // Nothing was ever indexed: no vectors to compare, no need to embed the query.
+    if (collection.embeddingModel === null) return { result: [] };
+    if (collection.embeddingModel !== this.embedder.model) {
+      throw modelMismatch(collectionId, { model: collection.embeddingModel, dimension: collection.embeddingDimension }, this.embedder);
+    }
+
+    const started = performance.now();
+    const wanted = offset + topK;
+    const query = await this.embedder.embedQuery(text);
+    const indexed = new IndexedFiles(this.files);
+    let ranking: RankedPassage[];
+    if (mode === 'hybrid') {
+      const depth = Math.max(wanted, HYBRID_MIN_DEPTH);
+      const [vector, keyword] = await Promise.all([
+        this.nearestPassages(collectionId, query, depth, indexed),
+        this.keywordPassages(collectionId, text, depth, indexed),
+      ]);
+      ranking = fuse(vector, keyword);
+    } else {
+      ranking = await this.nearestPassages(collectionId, query, wanted, indexed);
+    }
+    const result = await this.hydrate(ranking.slice(offset, wanted), query, indexed);
+    this.metrics.search(mode, (performance.now() - started) / 1000);
+    return { result };
+  }
+
+  /**
+   * The `wanted` nearest passages of indexed files. Asks the index for a few windows per passage
+   * and asks again for more only when windows cluster on fewer passages than wanted.
+   */
+  private async nearestPassages(collectionId: string, query: Float32Array, wanted: number, indexed: IndexedFiles) {
+    let k = Math.min(MAX_SEARCH_K, wanted * UNITS_PER_PASSAGE);
+    for (;;) {
+      const hits = await this.index.searchVector(collectionId, query, k);
+      const ranking = await indexed.keep(firstPerPassage(hits));
+      if (ranking.length >= wanted || hits.length < k || k === MAX_SEARCH_K) return ranking.slice(0, wanted);
+      k = Math.min(MAX_SEARCH_K, k * 4);
+    }
+  }
+
+  private async keywordPassages(collectionId: string, text: string, wanted: number, indexed: IndexedFiles) {
+    const hits = await this.index.searchText(collectionId, text, Math.min(MAX_SEARCH_K, wanted * UNITS_PER_PASSAGE));
+    return (await indexed.keep(firstPerPassage(hits))).slice(0, wanted);
+  }
+
+  private async hydrate(ranking: RankedPassage[], query: Float32Array, indexed: IndexedFiles): Promise<SearchResultItem[]> {
+    const passages = new Map((await this.files.getPassages(ranking.map((r) => r.passageId))).map((p) => [p.id, p]));
+    const distances = await this.distancesOfKeywordOnly(ranking, passages, query);
+    const result: SearchResultItem[] = [];
+    for (const ranked of ranking) {
+      const passage = passages.get(ranked.passageId);
+      // Deleted since the index answered.
+      if (!passage) continue;
+      const item: SearchResultItem = {
+        id: passage.id,
+        content: passage.content,
+        distance: ranked.distance ?? distances.get(passage.id)!,
+        fileId: passage.fileId,
+        fileName: indexed.name(passage.fileId),
+        chunkIndex: passage.index,
+      };
+      if (passage.page !== null) item.page = passage.page;
+      result.push(item);
+    }
+    return result;
+  }
+
+  /**
+   * A passage only BM25 found has no distance from the index; it gets its own cosine distance to
+   * the query's vector (the one the index was asked with), so every result carries a real distance.
+   * Costs one embedder call for those passages, in hybrid mode only.
+   */
+  private async distancesOfKeywordOnly(
+    ranking: RankedPassage[],
+    passages: Map<string, Passage>,
+    query: Float32Array,
+  ): Promise<Map<string, number>> {
+    const missing = ranking.filter((r) => r.distance === undefined && passages.has(r.passageId)).map((r) => passages.get(r.passageId)!);
+    const distances = new Map<string, number>();
+    if (missing.length === 0) return distances;
+    const vectors = await this.embedder.embed(missing.map((p) => p.content));
+    missing.forEach((passage, i) => distances.set(passage.id, cosineDistance(query, vectors[i])));
+    return distances;
+  }
+}
+
+/** Which files are `indexed`, and their names; looked up once per file per search, even by concurrent rankings. */
+class IndexedFiles {
+  /** File id -> its name when indexed, null otherwise. */
+  private readonly lookups = new Map<string, Promise<string | null>>();
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly files: FileStore) {}
+
+  async keep<T extends { fileId: string }>(items: T[]): Promise<T[]> {
+    const fileIds = [...new Set(items.map((i) => i.fileId))];
+    const unknown = fileIds.filter((id) => !this.lookups.has(id));
+    if (unknown.length) {
+      const found = this.files.getMany(unknown).then((files) => new Map(files.map((f) => [f.id, f])));
+      for (const id of unknown) {
+        this.lookups.set(
+          id,
+          found.then((files) => {
+            const file = files.get(id);
+            return file?.status === 'indexed' ? file.name : null;
+          }),
+        );
+      }
+    }
+    const names = await Promise.all(fileIds.map((id) => this.lookups.get(id)!));
+    fileIds.forEach((id, i) => {
+      const name = names[i];
+      if (name !== null) this.names.set(id, name);
+    });
+    return items.filter((item) => this.names.has(item.fileId));
+  }
+
+  name(fileId: string): string {
+    return this.names.get(fileId) ?? '';
+  }
+}
+
+/** Hits arrive best first; the first hit of a passage is its best. */
+function firstPerPassage<T extends { passageId: string; fileId: string; distance?: number }>(hits: T[]): RankedPassage[] {
+  const seen = new Set<string>();
+  const ranking: RankedPassage[] = [];
+  for (const hit of hits) {
+    if (seen.has(hit.passageId)) continue;
+    seen.add(hit.passageId);
+    ranking.push({ passageId: hit.passageId, fileId: hit.fileId, distance: hit.distance });
+  }
+  return ranking;
+}
+
+/** Reciprocal rank fusion; ties go to the smaller vector distance, then to the passage id for a stable order. */
+function fuse(vector: RankedPassage[], keyword: RankedPassage[]): RankedPassage[] {
+  const fused = new Map<string, RankedPassage & { score: number }>();
+  vector.forEach((p, rank) => fused.set(p.passageId, { ...p, score: 1 / (RRF_K + rank + 1) }));
+  keyword.forEach((p, rank) => {
+    const existing = fused.get(p.passageId);
+    if (existing) existing.score += 1 / (RRF_K + rank + 1);
+    else fused.set(p.passageId, { passageId: p.passageId, fileId: p.fileId, score: 1 / (RRF_K + rank + 1) });
+  });
+  return [...fused.values()].sort(
+    (a, b) =>
+      b.score - a.score ||
+      (a.distance ?? Infinity) - (b.distance ?? Infinity) ||
+      (a.passageId < b.passageId ? -1 : a.passageId > b.passageId ? 1 : 0),
+  );
+}
+
+/**
+ * Both doors check a search with SearchDto, but workflow nodes call the service directly: it checks
+ * with the same class, so a rule and its message are written once. The text comes back trimmed.
+ * @throws AppError VALIDATION_FAILED naming each bad field (`top_k` as the REST API spells it)
+ */
+function checkedInput(input: SearchInput): Required<SearchInput> {
+  const dto = validateInput(SearchDto, { text: input.text, top_k: input.topK, offset: input.offset, mode: input.mode });
+  return { text: dto.text, topK: dto.top_k ?? DEFAULT_TOP_K, offset: dto.offset ?? 0, mode: dto.mode ?? 'vector' };
+}

@@ -1,0 +1,90 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppError, ErrorCode } from './app-error';
+import type { AppConfig } from '../config/app-config';
+
+const KEY_FILE = 'secrets.key';
+const VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * AES-256-GCM for secret variables. Each value gets a fresh IV and is bound to its workflow (the
+ * workflow id is the additional authenticated data), so a ciphertext copied into another workflow
+ * does not decrypt. Format: `v1.<base64url(iv | tag | ciphertext)>`.
+ */
+export class SecretCipher {
+  private constructor(private readonly key: Buffer) {}
+
+  static fromKey(key: Buffer): SecretCipher {
+    if (key.length !== 32) throw new Error(`a secrets key must be 32 bytes, got ${key.length}`);
+    return new SecretCipher(key);
+  }
+
+  /** SECRETS_KEY when set; otherwise a key generated once into DATA_DIR, readable by the owner only. */
+  static fromConfig(config: AppConfig): SecretCipher {
+    if (config.SECRETS_KEY) return SecretCipher.fromKey(parseKey(config.SECRETS_KEY));
+    return SecretCipher.fromKey(loadOrCreateKeyFile(config.dataDir));
+  }
+
+  static isCiphertext(value: unknown): value is string {
+    return typeof value === 'string' && value.startsWith(`${VERSION}.`);
+  }
+
+  encrypt(plaintext: string, workflowId: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(workflowId, 'utf8'));
+    const encrypted = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return `${VERSION}.${Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64url')}`;
+  }
+
+  /** @throws AppError INTERNAL when the value was not encrypted with this key for this workflow */
+  decrypt(ciphertext: string, workflowId: string): string {
+    if (!SecretCipher.isCiphertext(ciphertext)) throw undecryptable();
+    const packed = Buffer.from(ciphertext.slice(VERSION.length + 1), 'base64url');
+    if (packed.length < IV_BYTES + TAG_BYTES) throw undecryptable();
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, packed.subarray(0, IV_BYTES));
+      decipher.setAAD(Buffer.from(workflowId, 'utf8'));
+      decipher.setAuthTag(packed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+      return Buffer.concat([decipher.update(packed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch (error) {
+      throw undecryptable(error);
+    }
+  }
+}
+
+const undecryptable = (cause?: unknown) =>
+  new AppError(ErrorCode.INTERNAL, 'A secret variable cannot be decrypted: was SECRETS_KEY changed?', { cause });
+
+/** 32 bytes as 64 hex characters or as base64. */
+function parseKey(text: string): Buffer {
+  const trimmed = text.trim();
+  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32) throw new Error('SECRETS_KEY must be 32 bytes: 64 hex characters or base64');
+  return key;
+}
+
+/**
+ * Written to a private temporary file and then hard-linked into place, which fails if the key
+ * exists: two processes starting on one DATA_DIR agree on a single, complete key file.
+ */
+function loadOrCreateKeyFile(dataDir: string): Buffer {
+  const file = join(dataDir, KEY_FILE);
+  mkdirSync(dataDir, { recursive: true });
+  if (!existsSync(file)) {
+    const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(temporary, randomBytes(32).toString('base64') + '\n', { flag: 'wx', mode: 0o600 });
+    try {
+      linkSync(temporary, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(temporary);
+    }
+  }
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  return parseKey(readFileSync(file, 'utf8'));
+}

@@ -1,0 +1,52 @@
+/**
+ * What the executor records of each node it runs, and how a failure reads once masked; the run
+ * store keeps them as they are.
+ *
+ * `running`: a node that must not run twice has started and not finished (written before it
+ * starts); `waiting`: a Wait node paused the run, its output is kept until the run resumes.
+ */
+export const STEP_STATUSES = ['running', 'waiting', 'succeeded', 'failed', 'skipped', 'canceled'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+/** A failure as stored: secrets already masked. */
+export interface StepError {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+export interface RunError extends StepError {
+  /** The node whose failure ended the run, when one did. */
+  nodeId?: string;
+}
+
+/** One node of one run. `input` and `output` are masked and size-capped before they get here. */
+export interface StepRecord {
+  nodeId: string;
+  /** The node's place in the execution order, from 0: steps are listed by it. */
+  position: number;
+  type: string;
+  version: number;
+  status: StepStatus;
+  /** Tries of the node (the most any item needed, in run mode `item`); 0 when it never ran. */
+  attempts: number;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  /**
+   * What the node received: the data of its live incoming edges (the run's input for the trigger).
+   * Kept because it cannot be told from the other records: a loop's per-iteration data is never
+   * recorded, and which outputs fed a node depends on parameters (a Switch's cases).
+   */
+  input?: unknown;
+  output?: unknown;
+  error?: StepError | null;
+  /** For a node in a loop's body: how many iterations ran it (its output is then one entry per iteration). */
+  iterations?: number;
+  /** Copied from the run this one retries: the node did not run again. */
+  reused?: boolean;
+  /**
+   * The node's whole outputs, sealed (encrypted like secret variables) because they may hold
+   * secrets: what a resumed or retried run continues from. Never shown; dropped when the run succeeds.
+   */
+  state?: string | null;
+}

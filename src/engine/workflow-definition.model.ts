@@ -1,0 +1,70 @@
+import type { RunMode } from '../sdk';
+
+/**
+ * How a parameter's value is produced for each execution: as written (`fixed`), evaluated in the
+ * expression sandbox (`expression`), or chosen by the configured language model (`ai`, AI Decide).
+ * Every parameter of every node takes all three.
+ */
+export type ParameterMode = 'fixed' | 'expression' | 'ai';
+export const PARAMETER_MODES: readonly ParameterMode[] = ['fixed', 'expression', 'ai'];
+
+export type VariableType = 'string' | 'number' | 'boolean' | 'secret';
+export const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'boolean', 'secret'];
+
+export interface RetryPolicy {
+  /** Tries including the first; 1 means no retry. */
+  maxAttempts: number;
+  /** Wait before the second try; doubles for each further try. */
+  backoffMs?: number;
+}
+
+export interface WorkflowNodeSpec {
+  /** Unique in the workflow; how edges and expressions (`nodes.<id>`) name the node. */
+  id: string;
+  name?: string;
+  type: string;
+  /** Omitted means the newest loaded version; stored definitions always carry it. */
+  version?: number;
+  /** Fixed values, expression sources, or for `ai` an optional hint to the model. */
+  parameters: Record<string, unknown>;
+  /** Omitted names are `fixed`. */
+  parameterMode?: Record<string, ParameterMode>;
+  /** Defaults to the node type's `defaultRunMode`. */
+  runMode?: RunMode;
+  continueOnError?: boolean;
+  retry?: RetryPolicy;
+  /** Limit of one try of the node (of one item, in run mode `item`). */
+  timeoutMs?: number;
+  position?: { x: number; y: number };
+}
+
+export interface WorkflowEdge {
+  from: string;
+  to: string;
+  /** Which output of `from` the edge takes; omitted means its first (for most nodes, `main`). */
+  output?: string;
+}
+
+/**
+ * A workflow variable as stored: a secret's `value` is its ciphertext (see SecretCipher), the
+ * others are plain JSON values of their type.
+ */
+export interface WorkflowVariable {
+  name: string;
+  type: VariableType;
+  value: string | number | boolean;
+}
+
+export interface WorkflowDefinition {
+  nodes: WorkflowNodeSpec[];
+  edges: WorkflowEdge[];
+  variables: WorkflowVariable[];
+}
+
+/** Workflow-level settings: not versioned, they apply to test and production runs from the moment they are saved. */
+export interface WorkflowSettings {
+  /** Runs of the workflow executing at once across all workers; more wait in the queue. */
+  maxConcurrentRuns?: number;
+  /** Webhook calls accepted per window; more are answered 429 with Retry-After. */
+  rateLimit?: { requests: number; perSeconds: number };
+}

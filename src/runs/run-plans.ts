@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/app-error';
+import { AppConfig } from '../config/app-config';
+import { LruCache } from '../common/lru-cache';
+import { NodeRegistry } from '../engine/node-registry';
+import { Redactor } from '../engine/redactor';
+import { CompileOptions, compileWorkflow, CompiledWorkflow } from '../engine/workflow-compiler';
+import { WorkflowDefinition } from '../engine/workflow-definition.model';
+import type { VariableValue } from '../sdk';
+import { Run } from './run.model';
+import { WorkflowStore } from '../storage/workflow-store.port';
+import { SecretCipher } from '../common/secret-cipher';
+import { revealVariables } from '../workflows/workflow-variables';
+
+/** What a worker needs to execute a run, prepared once per published version. */
+export interface RunPlan {
+  plan: CompiledWorkflow;
+  variables: Readonly<Record<string, VariableValue>>;
+  redactor: Redactor;
+}
+
+const CACHED_VERSIONS = 256;
+
+/**
+ * Compiled plans of published versions, which never change, so production runs skip parsing,
+ * graph checks, parameter validation and decryption after the first run of a version. A test
+ * run executes the draft frozen into it and is prepared each time.
+ */
+@Injectable()
+export class RunPlans {
+  private readonly versions = new LruCache<string, RunPlan>(CACHED_VERSIONS);
+  private readonly compileOptions: CompileOptions;
+
+  constructor(
+    private readonly workflows: WorkflowStore,
+    private readonly registry: NodeRegistry,
+    private readonly cipher: SecretCipher,
+    config: AppConfig,
+  ) {
+    this.compileOptions = { aiDecide: Boolean(config.LLM_URL) };
+  }
+
+  async forRun(run: Run): Promise<RunPlan> {
+    if (run.definition) return this.prepare(run.definition, run.workflowId);
+    if (!run.versionId) throw AppError.notFound('definition of run', run.id);
+    const cached = this.versions.get(run.versionId);
+    if (cached) return cached;
+    const version = await this.workflows.getVersionById(run.versionId);
+    if (!version) throw AppError.notFound(`version ${run.version} of workflow`, run.workflowId);
+    const prepared = this.prepare(version.definition, run.workflowId);
+    this.versions.set(run.versionId, prepared);
+    return prepared;
+  }
+
+  private prepare(definition: WorkflowDefinition, workflowId: string): RunPlan {
+    const plan = compileWorkflow(definition, this.registry, this.compileOptions);
+    const { values, secrets } = revealVariables(definition.variables, workflowId, this.cipher);
+    return { plan, variables: values, redactor: new Redactor(secrets) };
+  }
+}

@@ -1,0 +1,348 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AccessPolicy } from '../auth/access-policy.service';
+import { AppError, ErrorCode, isAppError } from '../common/app-error';
+import { ROOT_LOGGER } from '../common/logger';
+import { AppConfig } from '../config/app-config';
+import { LruCache } from '../common/lru-cache';
+import { Redactor } from '../engine/redactor';
+import { RunInterrupt } from '../engine/run-interrupt';
+import { recordable, RunOutcome, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
+import { Metrics } from '../metrics/metrics.service';
+import { JobContext, JobQueue } from '../jobs/job-queue.port';
+import { OnJob } from '../jobs/on-job.decorator';
+import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade } from '../sdk';
+import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../storage/run-store.port';
+import { newQueuedRun, Run } from './run.model';
+import { RunError } from '../engine/step.model';
+import { WorkflowStore } from '../storage/workflow-store.port';
+import { ActiveRuns } from './active-runs';
+import { RunEvents } from './run-events';
+import { RunPlan, RunPlans } from './run-plans';
+import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
+import { runOf } from './run.model';
+import { SecretCipher } from '../common/secret-cipher';
+import { StepRecorder } from './step-recorder';
+
+/** Renewal also carries cancel requests made through another process: at least this often. */
+const MAX_RENEW_INTERVAL_MS = 5_000;
+/** How deep sub-workflows may nest: a workflow that runs itself stops here. */
+export const MAX_SUB_WORKFLOW_DEPTH = 10;
+/** Settings are read again after this long: a changed concurrency limit applies within it. */
+const SETTINGS_TTL_MS = 2_000;
+/**
+ * A run parked at its workflow's concurrency limit is woken when a place frees; it also looks
+ * again after this, in case the run that should have woken it could not (its process died) or
+ * the limit was raised.
+ */
+const PARKED_RECHECK_MS = 60_000;
+/** What a sub-workflow run gets as its process's shutdown: it never comes (see subWorkflows). */
+const NEVER = new AbortController().signal;
+
+/**
+ * Executes `workflow.run` jobs: claims the run (running, with a lease), runs its plan from where an
+ * earlier attempt left it, records steps as they finish and the terminal state at the end. A job
+ * is only a pointer to a run; the run's state in the store decides what happens, so a duplicate or
+ * late job is harmless. A run that reaches a Wait node is suspended as `waiting` with a delayed job.
+ * A run over its workflow's concurrency limit is parked; each run of the workflow that leaves
+ * `running` (it finished, waits or is handed back) hands its place to the oldest parked run.
+ */
+@Injectable()
+export class RunWorker {
+  /** Identifies this process in leases. */
+  readonly workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  /** A worker that stops renewing (it died) loses its runs this long after its last renewal (JOB_LEASE_MS). */
+  private readonly leaseMs: number;
+  private readonly renewEveryMs: number;
+  private readonly logger: Logger;
+  private readonly limits = new LruCache<string, { maxRunning: number | undefined; until: number }>(1024);
+
+  constructor(
+    config: AppConfig,
+    private readonly runs: RunStore,
+    private readonly workflows: WorkflowStore,
+    private readonly plans: RunPlans,
+    private readonly executor: WorkflowExecutor,
+    private readonly active: ActiveRuns,
+    private readonly jobs: JobQueue,
+    private readonly cipher: SecretCipher,
+    private readonly access: AccessPolicy,
+    private readonly events: RunEvents,
+    @Inject(ROOT_LOGGER) logger: Logger,
+    private readonly metrics: Metrics,
+  ) {
+    this.leaseMs = config.JOB_LEASE_MS;
+    this.renewEveryMs = Math.min(MAX_RENEW_INTERVAL_MS, Math.floor(this.leaseMs / 3));
+    this.logger = logger.child({ component: 'runs' });
+  }
+
+  @OnJob(RUN_JOB)
+  async handle(job: JobContext<RunJobData>): Promise<void> {
+    const runId = job.data?.runId;
+    if (typeof runId !== 'string') throw new AppError(ErrorCode.VALIDATION_FAILED, `job ${job.id} names no run`);
+    // Reserved before the claim: a second delivery of the run's job to this process must not claim
+    // it again (a re-claim by the same owner succeeds, and would restart the run under our feet).
+    // It waits for the handler here to be done instead of being dropped: it may be the job that
+    // handler queued on its way out (a wait due at once, a woken run), which the run needs.
+    const controller = new AbortController();
+    while (!this.active.start(runId, controller)) {
+      await this.active.settled(runId);
+      // Stopping meanwhile: the job is handed back, for the next start.
+      if (job.signal.aborted) throw job.signal.reason;
+    }
+    try {
+      const maxRunning = job.data.workflowId ? await this.maxRunning(job.data.workflowId) : undefined;
+      let claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+      if (claimed === AT_CONCURRENCY_LIMIT) {
+        await this.park(job.data);
+        // A place freed between the refused claim and the park found no parked run to hand it to: look once more.
+        claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+        if (claimed === AT_CONCURRENCY_LIMIT) return;
+      }
+      // Finished, canceled, deleted, waiting for later, or running under a live lease elsewhere: nothing to do.
+      if (!claimed) return;
+      try {
+        await this.execute(claimed, controller, job.signal);
+      } finally {
+        if (maxRunning !== undefined) await this.wakeNext(claimed.workflowId);
+      }
+    } finally {
+      this.active.finish(runId, controller);
+    }
+  }
+
+  /**
+   * Runs a claimed run to its end (or its next pause). A `child` (a sub-workflow run, executed in
+   * line by its parent's node) holds its waits in this process, since its parent waits for it.
+   */
+  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, child = false): Promise<RunOutcome | null> {
+    const log = this.logger.child({ runId: run.id, workflowId: run.workflowId });
+    let leaseLost = false;
+    const onLease = (lease: LeaseState) => {
+      if (!lease.held) {
+        leaseLost = true;
+        controller.abort(new RunInterrupt('shutdown', 'Another worker took the run over'));
+      } else if (lease.cancelRequested) {
+        controller.abort(new RunInterrupt('canceled', 'The run was canceled'));
+      }
+    };
+    const onShutdown = () => controller.abort(new RunInterrupt('shutdown', 'The worker is stopping'));
+    shutdown.addEventListener('abort', onShutdown, { once: true });
+    const heartbeat = setInterval(() => {
+      this.runs.renewLease(run.id, this.workerId, this.leaseUntil()).then(onLease, (error: Error) => log.warn({ err: error }, 'lease renewal failed'));
+    }, this.renewEveryMs);
+    heartbeat.unref();
+    if (run.cancelRequested) onLease({ held: true, cancelRequested: true });
+    const sealer = this.sealerFor(run.workflowId);
+    const recorder = new StepRecorder(this.runs, run.id, this.workerId, onLease, (kept) => sealOutputs(sealer, kept));
+    const started = Date.now();
+    let redactor = Redactor.NONE;
+    try {
+      const prepared = await this.prepare(run, sealer).catch((error: unknown) => {
+        throw new PreparationError(error);
+      });
+      redactor = prepared.redactor;
+      const outcome = await this.executor.run(
+        prepared.plan,
+        {
+          runId: run.id,
+          workflowId: run.workflowId,
+          actingUserId: run.actingUserId,
+          input: prepared.input,
+          variables: prepared.variables,
+          redactor,
+          signal: controller.signal,
+          previous: run.steps,
+          sealer,
+          workflows: (nodeId) => this.subWorkflows(run, nodeId, redactor),
+          holdWaits: child,
+        },
+        { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) },
+      );
+      if (outcome.status === 'interrupted') {
+        if (leaseLost) return null;
+        if (child) {
+          // Only the node that started it could go on with it, and that node was stopped: nothing
+          // would ever continue it, so it ends here rather than wait in the queue.
+          const error: RunError = { code: ErrorCode.INTERRUPTED, message: 'The node that started this sub-workflow run stopped before the run finished' };
+          await this.complete(run, await recorder.drain(true), 'failed', error, undefined);
+          log.info({ status: 'failed', code: error.code }, 'run finished');
+          return { status: 'failed', error, steps: outcome.steps };
+        }
+        await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
+        await this.runs.release(run.id, this.workerId);
+        log.info('run handed back: the worker is stopping');
+        throw shutdown.reason ?? new AppError(ErrorCode.UNAVAILABLE, 'The worker is stopping', { retryable: true });
+      }
+      if (outcome.status === 'waiting') {
+        await this.pause(run, await recorder.drain(true), outcome.resumeAt!);
+        log.info({ resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
+        return outcome;
+      }
+      // What the run's record shows is also what a parent waiting for it gets: a sub-workflow's
+      // secrets stay out of the parent's records, which its own viewers may not be meant to see.
+      const output = redactor.value(outcome.output);
+      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output);
+      log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
+      return { ...outcome, output };
+    } catch (error) {
+      if (!(error instanceof PreparationError)) throw error;
+      // The run cannot start (a node type is gone, a secret does not decrypt): that is its outcome.
+      const cause = error.cause;
+      const runError: RunError = isAppError(cause)
+        ? { code: cause.code, message: redactor.string(cause.message), ...(cause.details !== undefined ? { details: cause.details } : {}) }
+        : { code: ErrorCode.INTERNAL, message: 'The run could not be prepared' };
+      if (!isAppError(cause)) log.error({ err: cause }, 'run preparation failed');
+      await this.complete(run, await recorder.drain(true), 'failed', runError, undefined);
+      log.info({ status: 'failed', code: runError.code }, 'run finished');
+      return { status: 'failed', error: runError, steps: [] };
+    } finally {
+      clearInterval(heartbeat);
+      shutdown.removeEventListener('abort', onShutdown);
+    }
+  }
+
+  /**
+   * The run's plan, its input and what masks its records: the secrets of its workflow, and for a
+   * sub-workflow run whose input held its parent's secrets, those too (sealed with the input).
+   */
+  private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
+    const prepared = await this.plans.forRun(run);
+    if (!run.sealedInput) return { ...prepared, input: run.input };
+    const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
+    return { ...prepared, input: inherited.input, redactor: prepared.redactor.with(inherited.secrets) };
+  }
+
+  /**
+   * `ctx.workflows` of a node: the child run is created linked to this run and node, claimed by
+   * this worker and executed here, in line, since the parent waits for it (a queue slot of its own
+   * could deadlock parents waiting on children). For the same reason the child ignores its
+   * workflow's concurrency limit and takes none of its places: it runs in its parent's.
+   *
+   * The child follows the node's signal (a cancel of the parent, the node's or the run's time
+   * limit) and never the process's shutdown: the node that started it must not run twice, so it
+   * finishes what it started when the process stops (within the queue's shutdown grace), and the
+   * parent goes on after it at the next start.
+   *
+   * The child's viewers may not see the parent: an input that holds the parent's secrets is stored
+   * masked, and sealed as given with those secrets, which the child then masks in its records too.
+   */
+  private subWorkflows(parent: Run, nodeId: string, redactor: Redactor): WorkflowsFacade {
+    return {
+      execute: async (workflowId, input, { runType = 'production', signal }): Promise<WorkflowRunResult> => {
+        if (parent.depth + 1 > MAX_SUB_WORKFLOW_DEPTH) {
+          throw new NodeConfigurationError(`Sub-workflows nest ${MAX_SUB_WORKFLOW_DEPTH} deep at the most: does a workflow run itself?`, { details: { workflowId } });
+        }
+        const workflow = await this.childWorkflow(parent, workflowId, runType);
+        const masked = redactor.value(input);
+        const holdsSecrets = redactor.active && JSON.stringify(masked) !== JSON.stringify(input);
+        const child = newQueuedRun({
+          ...runOf(workflow, runType),
+          input: masked,
+          sealedInput: holdsSecrets ? this.sealerFor(workflow.id).seal({ input, secrets: redactor.secrets }) : null,
+          startedBy: parent.startedBy,
+          actingUserId: parent.actingUserId,
+          idempotencyKey: null,
+          parentRunId: parent.id,
+          parentNodeId: nodeId,
+          depth: parent.depth + 1,
+        });
+        await this.runs.create(child, new Date());
+        const claimed = await this.runs.claim(child.id, this.workerId, this.leaseUntil(), new Date());
+        if (!claimed || claimed === AT_CONCURRENCY_LIMIT) throw new AppError(ErrorCode.INTERNAL, `Sub-workflow run ${child.id} could not be started`);
+        const controller = new AbortController();
+        const follow = () => controller.abort(signal.reason);
+        if (signal.aborted) follow();
+        else signal.addEventListener('abort', follow, { once: true });
+        try {
+          const outcome = await this.execute(claimed, controller, NEVER, true);
+          if (!outcome || outcome.status === 'interrupted' || outcome.status === 'waiting') {
+            throw new AppError(ErrorCode.UNAVAILABLE, `Sub-workflow run ${child.id} was interrupted`, { retryable: false });
+          }
+          return { runId: child.id, status: outcome.status, output: outcome.output, ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message } } : {}) };
+        } finally {
+          signal.removeEventListener('abort', follow);
+        }
+      },
+    };
+  }
+
+  /** The child's workflow, if the parent's acting user may run it (editor, as for the webhook). */
+  private async childWorkflow(parent: Run, workflowId: string, runType: 'production' | 'test') {
+    try {
+      await this.access.require({ userId: parent.actingUserId }, 'workflow', workflowId, 'editor');
+      const workflow = await this.workflows.get(workflowId);
+      if (!workflow) throw AppError.notFound('workflow', workflowId);
+      runOf(workflow, runType);
+      return workflow;
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      throw new NodeConfigurationError(`${error.message} (the run acts as user ${parent.actingUserId}, who needs the editor role on the workflow)`, {
+        details: { workflowId, code: error.code },
+      });
+    }
+  }
+
+  /** Parked until `resumeAt` under a delayed job: no worker is held while the run waits. */
+  private async pause(run: Run, steps: Parameters<RunStore['suspend']>[2], resumeAt: Date): Promise<void> {
+    const jobId = `${run.id}.w${run.claims}`;
+    if (!(await this.runs.suspend(run.id, this.workerId, steps, resumeAt, jobId))) return;
+    try {
+      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, delayMs: Math.max(0, resumeAt.getTime() - Date.now()), ...RUN_JOB_OPTIONS });
+    } catch (error) {
+      this.logger.warn({ runId: run.id, err: error }, 'waiting run has no job yet; the reconciler will enqueue it');
+    }
+  }
+
+  /** The workflow is at its concurrency limit: the run waits, parked, for a place (see wakeNext), under a late safety-net job. */
+  private async park(data: RunJobData): Promise<void> {
+    const jobId = `${data.runId}.p${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    if (!(await this.runs.park(data.runId, jobId))) return;
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: data.runId, workflowId: data.workflowId }, { jobId, delayMs: PARKED_RECHECK_MS, ...RUN_JOB_OPTIONS });
+  }
+
+  /** A run of a limited workflow left `running`: its place goes to the oldest parked run, at once. */
+  private async wakeNext(workflowId: string): Promise<void> {
+    try {
+      const next = await this.runs.unparkOldest(workflowId, `.u${Date.now().toString(36)}${randomBytes(2).toString('hex')}`);
+      if (next) await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(next), { jobId: next.jobId, ...RUN_JOB_OPTIONS });
+    } catch (error) {
+      this.logger.warn({ workflowId, err: error }, 'the next run waiting for a place could not be woken; it looks again later');
+    }
+  }
+
+  private async maxRunning(workflowId: string): Promise<number | undefined> {
+    const cached = this.limits.get(workflowId);
+    if (cached && cached.until > Date.now()) return cached.maxRunning;
+    const maxRunning = (await this.workflows.get(workflowId))?.settings.maxConcurrentRuns;
+    this.limits.set(workflowId, { maxRunning, until: Date.now() + SETTINGS_TTL_MS });
+    return maxRunning;
+  }
+
+  private sealerFor(workflowId: string): StateSealer {
+    return {
+      seal: (value) => this.cipher.encrypt(JSON.stringify(value), workflowId),
+      open: (sealed) => JSON.parse(this.cipher.decrypt(sealed, workflowId)),
+    };
+  }
+
+  private async complete(run: Run, steps: Parameters<RunStore['complete']>[2], status: 'succeeded' | 'failed' | 'canceled', error: RunError | null, output: unknown): Promise<void> {
+    const finishedAt = new Date();
+    const completed = await this.runs.complete(run.id, this.workerId, steps, { status, error, finishedAt, output: output === undefined ? undefined : recordable(output) });
+    // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
+    if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
+    this.events.finished(run.id);
+  }
+
+  private leaseUntil(): Date {
+    return new Date(Date.now() + this.leaseMs);
+  }
+}
+
+class PreparationError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('run preparation failed');
+  }
+}

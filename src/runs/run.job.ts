@@ -1,0 +1,17 @@
+import { RUN_JOB } from '../jobs/job-names';
+import type { Run } from './run.model';
+
+export { RUN_JOB };
+
+/** A `workflow.run` job is only a pointer to a run: the run's state in the store decides what happens. */
+export interface RunJobData {
+  runId: string;
+  /** Lets the worker read the workflow's concurrency limit before it claims the run. */
+  workflowId?: string;
+}
+/** Tries of a run's job; the run itself is not retried, the delivery is (see RunWorker). */
+export const RUN_JOB_OPTIONS = { attempts: 3, backoffMs: 1000 } as const;
+
+export function runJob(run: Pick<Run, 'id' | 'workflowId'>): RunJobData {
+  return { runId: run.id, workflowId: run.workflowId };
+}

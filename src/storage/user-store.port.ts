@@ -1,0 +1,17 @@
+import { Page, PageRequest } from '../common/pagination';
+
+import type { ApiKey, User } from '../auth/user.model';
+
+export abstract class UserStore {
+  abstract createUser(user: User): Promise<void>;
+  abstract getUser(id: string): Promise<User | null>;
+  abstract listUsers(page: PageRequest): Promise<Page<User>>;
+  abstract countUsers(): Promise<number>;
+  abstract createApiKey(key: ApiKey): Promise<void>;
+  abstract getApiKey(id: string): Promise<ApiKey | null>;
+  abstract findApiKeyByHash(hash: string): Promise<ApiKey | null>;
+  abstract listApiKeys(userId: string): Promise<ApiKey[]>;
+  /** Returns false when the key does not exist or was already revoked. */
+  abstract revokeApiKey(id: string, at: Date): Promise<boolean>;
+  abstract touchApiKey(id: string, at: Date): Promise<void>;
+}
