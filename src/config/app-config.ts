@@ -193,6 +193,14 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(1000)
   RUN_TIMEOUT_MS = 15 * 60 * 1000;
 
+  /** Finished runs older than this many days are deleted with their steps and sealed state; 0 keeps them. */
+  @Transform(int) @IsInt() @Min(0) @Max(36_500)
+  RUNS_RETENTION_DAYS = 30;
+
+  /** Each workflow keeps at most this many finished runs, newest first; 0 for no limit. */
+  @Transform(int) @IsInt() @Min(0)
+  RUNS_MAX_PER_WORKFLOW = 10_000;
+
   @Transform(bool) @IsBoolean()
   SWAGGER_ENABLED = true;
 

@@ -60,11 +60,3 @@ export interface WorkflowDefinition {
   edges: WorkflowEdge[];
   variables: WorkflowVariable[];
 }
-
-/** Workflow-level settings: not versioned, they apply to test and production runs from the moment they are saved. */
-export interface WorkflowSettings {
-  /** Runs of the workflow executing at once across all workers; more wait in the queue. */
-  maxConcurrentRuns?: number;
-  /** Webhook calls accepted per window; more are answered 429 with Retry-After. */
-  rateLimit?: { requests: number; perSeconds: number };
-}

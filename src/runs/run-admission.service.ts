@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../common/logger';
 import { JobQueue } from '../jobs/job-queue.port';
 import { RunStore } from '../storage/run-store.port';
+import { WorkflowStore } from '../storage/workflow-store.port';
+import type { Workflow } from '../workflows/workflow.model';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
-import { Run } from './run.model';
+import { newQueuedRun, Run, runOf, RunTrigger } from './run.model';
 
 /** How long an Idempotency-Key (or a schedule tick's key) keeps naming the run it started. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -21,6 +23,7 @@ export class RunAdmission {
 
   constructor(
     private readonly runs: RunStore,
+    private readonly workflows: WorkflowStore,
     private readonly jobs: JobQueue,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
@@ -38,5 +41,17 @@ export class RunAdmission {
       }
     }
     return stored;
+  }
+
+  /**
+   * A run the service starts on its own (a schedule's tick, an error workflow) of the workflow's
+   * published version. Nobody calls: it acts as the user who put that version in force (published
+   * or activated it), never as the owner by default. The key makes every process that sees the same
+   * event start one run.
+   */
+  async startForService(workflow: Workflow, trigger: RunTrigger, input: unknown, idempotencyKey: string, now = new Date()): Promise<{ created: boolean; run: Run }> {
+    const actingUserId = workflow.activatedBy ?? (await this.workflows.getVersionById(workflow.activeVersionId ?? ''))?.createdBy;
+    if (!actingUserId) throw new Error(`workflow ${workflow.id} has no version in force`);
+    return this.accept(newQueuedRun({ ...runOf(workflow, 'production'), input, trigger, startedBy: actingUserId, actingUserId, idempotencyKey }, now));
   }
 }

@@ -15,14 +15,15 @@ import { JobContext, JobQueue } from '../jobs/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../storage/run-store.port';
-import { newQueuedRun, Run } from './run.model';
+import type { WorkflowSettings } from '../workflows/workflow.model';
+import { RunAdmission } from './run-admission.service';
+import { newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from './run.model';
 import { RunError } from '../engine/step.model';
 import { WorkflowStore } from '../storage/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { RunEvents } from './run-events';
 import { RunPlan, RunPlans } from './run-plans';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
-import { runOf } from './run.model';
 import { SecretCipher } from '../common/secret-cipher';
 import { StepRecorder } from './step-recorder';
 
@@ -57,7 +58,7 @@ export class RunWorker {
   private readonly leaseMs: number;
   private readonly renewEveryMs: number;
   private readonly logger: Logger;
-  private readonly limits = new LruCache<string, { maxRunning: number | undefined; until: number }>(1024);
+  private readonly settings = new LruCache<string, { settings: WorkflowSettings | undefined; until: number }>(1024);
 
   constructor(
     config: AppConfig,
@@ -70,6 +71,7 @@ export class RunWorker {
     private readonly cipher: SecretCipher,
     private readonly access: AccessPolicy,
     private readonly events: RunEvents,
+    private readonly admission: RunAdmission,
     @Inject(ROOT_LOGGER) logger: Logger,
     private readonly metrics: Metrics,
   ) {
@@ -93,7 +95,7 @@ export class RunWorker {
       if (job.signal.aborted) throw job.signal.reason;
     }
     try {
-      const maxRunning = job.data.workflowId ? await this.maxRunning(job.data.workflowId) : undefined;
+      const maxRunning = job.data.workflowId ? (await this.settingsOf(job.data.workflowId))?.maxConcurrentRuns : undefined;
       let claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
       if (claimed === AT_CONCURRENCY_LIMIT) {
         await this.park(job.data);
@@ -209,6 +211,7 @@ export class RunWorker {
    * sub-workflow run whose input held its parent's secrets, those too (sealed with the input).
    */
   private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
+    if (SERVICE_TRIGGERS.includes(run.trigger)) await this.assertStillInForce(run);
     const prepared = await this.plans.forRun(run);
     if (!run.sealedInput) return { ...prepared, input: run.input };
     const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
@@ -242,6 +245,7 @@ export class RunWorker {
           ...runOf(workflow, runType),
           input: masked,
           sealedInput: holdsSecrets ? this.sealerFor(workflow.id).seal({ input, secrets: redactor.secrets }) : null,
+          trigger: 'sub-workflow',
           startedBy: parent.startedBy,
           actingUserId: parent.actingUserId,
           idempotencyKey: null,
@@ -313,12 +317,58 @@ export class RunWorker {
     }
   }
 
-  private async maxRunning(workflowId: string): Promise<number | undefined> {
-    const cached = this.limits.get(workflowId);
-    if (cached && cached.until > Date.now()) return cached.maxRunning;
-    const maxRunning = (await this.workflows.get(workflowId))?.settings.maxConcurrentRuns;
-    this.limits.set(workflowId, { maxRunning, until: Date.now() + SETTINGS_TTL_MS });
-    return maxRunning;
+  /** The workflow's settings, read again after SETTINGS_TTL_MS; undefined when the workflow is gone. */
+  private async settingsOf(workflowId: string): Promise<WorkflowSettings | undefined> {
+    const cached = this.settings.get(workflowId);
+    if (cached && cached.until > Date.now()) return cached.settings;
+    const settings = (await this.workflows.get(workflowId))?.settings;
+    this.settings.set(workflowId, { settings, until: Date.now() + SETTINGS_TTL_MS });
+    return settings;
+  }
+
+  /**
+   * A run the service started acts as whoever put its version in force; it starts only while that
+   * user may still run the workflow (editor): otherwise a user removed from the workflow would go
+   * on acting through its schedule.
+   */
+  private async assertStillInForce(run: Run): Promise<void> {
+    try {
+      await this.access.require({ userId: run.actingUserId }, 'workflow', run.workflowId, 'editor');
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      throw new AppError(
+        ErrorCode.FORBIDDEN,
+        `This ${run.trigger} run acts as user ${run.actingUserId}, who put the version in force and no longer holds the editor role on the workflow: an editor must publish or activate a version again`,
+        { details: { actingUserId: run.actingUserId } },
+      );
+    }
+  }
+
+  /**
+   * A failed production run of a workflow that names an error workflow starts that workflow's
+   * published version, once (keyed by the failed run), as a run of the service. An error workflow's
+   * own failure starts nothing: no chains, no loops.
+   */
+  private async startErrorWorkflow(run: Run, error: RunError | null, finishedAt: Date): Promise<void> {
+    if (run.runType !== 'production' || run.trigger === 'error-workflow' || run.parentRunId) return;
+    const errorWorkflowId = (await this.settingsOf(run.workflowId))?.errorWorkflowId;
+    if (!errorWorkflowId) return;
+    try {
+      const [workflow, failing] = await Promise.all([this.workflows.get(errorWorkflowId), this.workflows.get(run.workflowId)]);
+      if (!workflow?.activeVersionId) {
+        this.logger.warn({ runId: run.id, errorWorkflowId }, 'the error workflow has no published version: nothing started');
+        return;
+      }
+      const input = {
+        workflow: { id: run.workflowId, name: failing?.name ?? null },
+        run: { id: run.id, runType: run.runType, trigger: run.trigger, startedAt: run.startedAt?.toISOString() ?? null, finishedAt: finishedAt.toISOString() },
+        error,
+      };
+      const started = await this.admission.startForService(workflow, 'error-workflow', input, `error-of:${run.id}`);
+      this.logger.info({ runId: run.id, errorWorkflowId, errorRunId: started.run.id }, 'error workflow started');
+    } catch (cause) {
+      this.logger.warn({ runId: run.id, errorWorkflowId, err: cause }, 'the error workflow could not be started');
+    }
   }
 
   private sealerFor(workflowId: string): StateSealer {
@@ -330,10 +380,14 @@ export class RunWorker {
 
   private async complete(run: Run, steps: Parameters<RunStore['complete']>[2], status: 'succeeded' | 'failed' | 'canceled', error: RunError | null, output: unknown): Promise<void> {
     const finishedAt = new Date();
-    const completed = await this.runs.complete(run.id, this.workerId, steps, { status, error, finishedAt, output: output === undefined ? undefined : recordable(output) });
+    const stepData = (await this.settingsOf(run.workflowId))?.stepData;
+    const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';
+    const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData };
+    const completed = await this.runs.complete(run.id, this.workerId, steps, completion);
     // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
     if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
     this.events.finished(run.id);
+    if (completed && status === 'failed') await this.startErrorWorkflow(run, error, finishedAt);
   }
 
   private leaseUntil(): Date {

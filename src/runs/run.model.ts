@@ -11,6 +11,17 @@ export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed
 export const RUN_TYPES = ['test', 'production'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
 
+/**
+ * How a run started, which also says whose rights it acts with: a caller's run (`webhook`,
+ * `console`, `mcp`, `retry`, `node-test`, `chat`) acts as the caller; a run the service starts
+ * (`schedule`, `error-workflow`) acts as the user who put the version in force (published or
+ * activated it); a `sub-workflow` run acts as its parent run.
+ */
+export const RUN_TRIGGERS = ['webhook', 'console', 'mcp', 'schedule', 'retry', 'error-workflow', 'sub-workflow', 'node-test', 'chat'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+/** Started by the service itself, not by a caller: the acting user must still hold the editor role when the run starts. */
+export const SERVICE_TRIGGERS: readonly RunTrigger[] = ['schedule', 'error-workflow'];
+
 export interface Run {
   id: string;
   workflowId: string;
@@ -31,6 +42,7 @@ export interface Run {
   sealedInput: string | null;
   /** The user whose API key started the run. */
   startedBy: string;
+  trigger: RunTrigger;
   /** The user whose rights the nodes act with. */
   actingUserId: string;
   idempotencyKey: string | null;
@@ -70,7 +82,7 @@ export const CANCELED_BEFORE_START: RunError = { code: ErrorCode.CANCELED, messa
 /** What the caller decides about a run it accepts; everything else starts the same for every run. */
 export type NewRun = Pick<
   Run,
-  'workflowId' | 'runType' | 'versionId' | 'version' | 'definition' | 'input' | 'startedBy' | 'actingUserId' | 'idempotencyKey'
+  'workflowId' | 'runType' | 'versionId' | 'version' | 'definition' | 'input' | 'startedBy' | 'actingUserId' | 'idempotencyKey' | 'trigger'
 > &
   Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps' | 'sealedInput'>>;
 

@@ -28,6 +28,7 @@ describe('RunsReconciler', () => {
           version: null,
           definition: { nodes: [], edges: [], variables: [] },
           input: null,
+          trigger: 'webhook',
           startedBy: 'usr_1',
           actingUserId: 'usr_1',
           idempotencyKey: null,

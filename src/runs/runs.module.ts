@@ -8,6 +8,7 @@ import { RunEvents } from './run-events';
 import { RunPlans } from './run-plans';
 import { RunWorker } from './run-worker.service';
 import { DEFAULT_RECONCILER_OPTIONS, RECONCILER_OPTIONS, RunsReconciler } from './runs-reconciler.service';
+import { RunsPruner } from './runs-pruner.service';
 import { Clock, DEFAULT_SCHEDULER_OPTIONS, SCHEDULER_OPTIONS, SystemClock, WorkflowScheduler } from './workflow-scheduler.service';
 
 /** Executing runs exists only in processes that run workers (APP_ROLE all or worker). */
@@ -21,6 +22,7 @@ function workerProviders(config: AppConfig): Provider[] {
       // A lost worker's runs are found within about one lease after it expired.
       useValue: { ...DEFAULT_RECONCILER_OPTIONS, intervalMs: Math.min(DEFAULT_RECONCILER_OPTIONS.intervalMs, config.JOB_LEASE_MS) },
     },
+    RunsPruner,
     WorkflowScheduler,
     { provide: Clock, useClass: SystemClock },
     { provide: SCHEDULER_OPTIONS, useValue: DEFAULT_SCHEDULER_OPTIONS },
@@ -31,7 +33,7 @@ const built = new WeakMap<AppConfig, DynamicModule>();
 
 /**
  * The run-time: how a run is admitted (written, then enqueued), and in processes that run
- * workers the worker that executes `workflow.run` jobs, the reconciler and the scheduler. The
+ * workers the worker that executes `workflow.run` jobs, the reconciler, the pruner and the scheduler. The
  * workflows API starts, waits for and cancels runs through what it exports.
  */
 @Module({})

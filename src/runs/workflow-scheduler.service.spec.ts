@@ -35,7 +35,7 @@ describe('WorkflowScheduler on a fake clock', () => {
 
   /** One process: its own scheduler and run admission over the shared store and queue. */
   const process = () => {
-    const admission = new RunAdmission(runs, queue, silent);
+    const admission = new RunAdmission(runs, workflows, queue, silent);
     return new WorkflowScheduler(workflows, admission, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
   };
 
@@ -51,6 +51,7 @@ describe('WorkflowScheduler on a fake clock', () => {
       draft,
       activeVersionId: null,
       activeVersion: null,
+      activatedBy: null,
       latestVersion: 0,
       settings: {},
       schedule: null,
@@ -129,7 +130,7 @@ describe('WorkflowScheduler on a fake clock', () => {
     // Version 2 has no schedule; then version 1 is active again, its schedule with it.
     await workflows.publish(id, { id: newId('wfv'), definition: draft, createdBy: 'usr_owner', createdAt: clock.now() }, { schedule: null, tool: null });
     expect(await scheduler.tick(clock.set('2026-11-24T10:30:00Z'))).toBe(0);
-    await workflows.activate(id, 1, clock.set('2026-11-24T14:00:30Z'), { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null });
+    await workflows.activate(id, 1, clock.set('2026-11-24T14:00:30Z'), { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null }, 'usr_owner');
     expect(await scheduler.tick()).toBe(0);
     expect(await scheduler.tick(clock.set('2026-11-24T14:05:10Z'))).toBe(1);
   });

@@ -3,7 +3,6 @@ import { CronExpressionParser } from 'cron-parser';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../common/logger';
 import { ScheduledWorkflow, WorkflowStore } from '../storage/workflow-store.port';
-import { newQueuedRun, runOf } from './run.model';
 import { RunAdmission } from './run-admission.service';
 
 /** What the scheduler reads the time from: the system clock, or a test's. */
@@ -102,24 +101,16 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * A scheduled tick of a workflow's published version, acting as its owner. The tick's time is the
-   * idempotency key, so every process that sees the tick may call this and one run starts.
+   * A scheduled tick of a workflow's published version, acting as whoever put that version in
+   * force. The tick's time is the idempotency key, so every process that sees the tick may call
+   * this and one run starts.
    */
   private async startScheduled(workflowId: string, versionId: string, scheduledAt: Date, firedAt: Date): Promise<{ created: boolean; runId: string } | null> {
     const workflow = await this.workflows.get(workflowId);
     // Republished or deleted since the schedule was read: the new version's schedule decides.
     if (!workflow || workflow.activeVersionId !== versionId) return null;
-    const run = newQueuedRun(
-      {
-        ...runOf(workflow, 'production'),
-        input: { scheduledAt: scheduledAt.toISOString(), firedAt: firedAt.toISOString() },
-        startedBy: workflow.ownerId,
-        actingUserId: workflow.ownerId,
-        idempotencyKey: `schedule:${scheduledAt.toISOString()}`,
-      },
-      firedAt,
-    );
-    const accepted = await this.admission.accept(run);
+    const input = { scheduledAt: scheduledAt.toISOString(), firedAt: firedAt.toISOString() };
+    const accepted = await this.admission.startForService(workflow, 'schedule', input, `schedule:${scheduledAt.toISOString()}`, firedAt);
     return { created: accepted.created, runId: accepted.run.id };
   }
 

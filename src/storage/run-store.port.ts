@@ -23,6 +23,11 @@ export interface RunCompletion {
   finishedAt: Date;
   /** Masked, and bounded like a step's output. */
   output?: unknown;
+  /**
+   * False: the run's steps keep their status, timings and errors, not what they received and
+   * produced, nor their sealed state (the workflow's settings.stepData). Default true.
+   */
+  keepStepData?: boolean;
 }
 
 /**
@@ -83,7 +88,8 @@ export abstract class RunStore {
   abstract recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState>;
   /**
    * Writes the last steps and the terminal state in one go, if the owner still holds the lease.
-   * A run that succeeded needs no sealed state any more: its steps' state is dropped.
+   * A run that succeeded needs no sealed state any more: its steps' state is dropped; with
+   * `keepStepData: false` their inputs and outputs go too.
    */
   abstract complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean>;
   /** Parks a running run as `waiting` until `resumeAt` under a new job, with its last steps, if the owner holds it. */
@@ -115,4 +121,11 @@ export abstract class RunStore {
   /** Ends a run the service gave up on (lost too many workers); only while it is not terminal. */
   abstract abandon(id: string, error: RunError, now: Date): Promise<boolean>;
   abstract deleteForWorkflow(workflowId: string): Promise<void>;
+  /**
+   * Deletes finished runs (succeeded, failed, canceled), with their steps and sealed state, that
+   * finished before `finishedBefore` or lie beyond the newest `keepPerWorkflow` finished runs of
+   * their workflow; at most `limit` in one call (the pruner calls again while it gets `limit`).
+   * Queued, running and waiting runs are never touched. Returns how many runs went.
+   */
+  abstract prune(options: { finishedBefore?: Date; keepPerWorkflow?: number; limit: number }): Promise<number>;
 }

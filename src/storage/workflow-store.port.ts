@@ -1,5 +1,6 @@
 import { Page, PageRequest } from '../common/pagination';
-import type { WorkflowDefinition, WorkflowSettings } from '../engine/workflow-definition.model';
+import type { WorkflowDefinition } from '../engine/workflow-definition.model';
+import type { WorkflowSettings } from '../workflows/workflow.model';
 import type { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowSchedule, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../workflows/workflow.model';
 
 export interface ToolWorkflow {
@@ -10,7 +11,6 @@ export interface ToolWorkflow {
 
 export interface ScheduledWorkflow {
   workflowId: string;
-  ownerId: string;
   schedule: WorkflowSchedule;
 }
 
@@ -21,6 +21,8 @@ export abstract class WorkflowStore {
   /** Creates the workflow and makes its creator the owner. */
   abstract create(workflow: Workflow): Promise<void>;
   abstract get(id: string): Promise<Workflow | null>;
+  /** The names of the workflows among `ids` that exist, by id (for run listings). */
+  abstract names(ids: readonly string[]): Promise<Map<string, string>>;
   /** Workflows the user holds a role on, newest first. */
   abstract listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>>;
   /** Replaces name and draft, and the settings when given; false when the workflow does not exist. */
@@ -29,7 +31,8 @@ export abstract class WorkflowStore {
   abstract delete(id: string): Promise<boolean>;
   /**
    * Stores `version` (the draft as the caller read and checked it) under the next version number
-   * and makes it active with what its trigger asks for (schedule, tool), in one call: two
+   * and makes it active, put in force by its creator, with what its trigger asks for (schedule,
+   * tool), in one call: two
    * concurrent publishes get distinct numbers, and the triggers are never those of another
    * version. Null when the workflow does not exist.
    */
@@ -38,10 +41,10 @@ export abstract class WorkflowStore {
   abstract getVersion(workflowId: string, version: number): Promise<WorkflowVersion | null>;
   abstract getVersionById(versionId: string): Promise<WorkflowVersion | null>;
   /**
-   * Makes an existing version the active one (rollback or roll forward) with what its trigger asks
-   * for, in one write; false when it does not exist.
+   * Makes an existing version the active one (rollback or roll forward), put in force by
+   * `activatedBy`, with what its trigger asks for, in one write; false when it does not exist.
    */
-  abstract activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers): Promise<boolean>;
+  abstract activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers, activatedBy: string): Promise<boolean>;
   /** Every workflow whose active version starts runs on a schedule. */
   abstract listScheduled(): Promise<ScheduledWorkflow[]>;
   /** Every workflow whose active version is offered as an MCP tool (the callers' rights are checked above). */

@@ -20,6 +20,7 @@ export class RunsController {
   @HttpCode(202)
   @ApiBody({ type: StartRunDto, required: false })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeated within 24 hours, returns the first run' })
+  @ApiHeader({ name: 'x-run-source', required: false, description: '`console` when the web console starts the run (shown as its trigger); anything else is a webhook call' })
   @ApiAcceptedResponse({ type: RunAcceptedDto, description: 'Queued; Location names the run' })
   @ApiOkResponse({ type: RunRecordDto, description: 'With ?wait=: the run record, once it finished in time' })
   @ApiResponse({ status: 403, description: 'Starting runs needs the editor or owner role' })
@@ -32,9 +33,11 @@ export class RunsController {
     @Body() body: unknown,
     @Query() query: StartRunQueryDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Headers('x-run-source') source: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const accepted = await this.runs.start(principal, workflowId, parseStartRun(body), { idempotencyKey, waitSeconds: query.wait });
+    const trigger = source === 'console' ? 'console' : 'webhook';
+    const accepted = await this.runs.start(principal, workflowId, parseStartRun(body), { idempotencyKey, waitSeconds: query.wait, trigger });
     void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     if (!accepted.created) void reply.header('idempotent-replayed', 'true');
     if (accepted.finished) {

@@ -7,7 +7,7 @@ import { ROOT_LOGGER } from '../common/logger';
 import { Page, PageRequest } from '../common/pagination';
 import { Metrics } from '../metrics/metrics.service';
 import { ShutdownSignal } from '../common/shutdown-signal';
-import { newQueuedRun, Run, runOf, RunType, TERMINAL_RUN_STATUSES } from '../runs/run.model';
+import { newQueuedRun, Run, runOf, RunTrigger, RunType, TERMINAL_RUN_STATUSES } from '../runs/run.model';
 import { RunAdmission } from '../runs/run-admission.service';
 import { RunFilter, RunStore } from '../storage/run-store.port';
 import { Workflow } from './workflow.model';
@@ -24,6 +24,7 @@ const WAIT_POLL_MS = 250;
 export interface AcceptedRun {
   /** False when an Idempotency-Key matched an earlier run, which is returned instead. */
   created: boolean;
+  workflowName?: string;
   body: ReturnType<typeof acceptedView>;
   /** With `?wait=`: the run record, once it finished in time. */
   finished?: ReturnType<typeof runView>;
@@ -59,16 +60,16 @@ export class RunsService {
     principal: Principal,
     workflowId: string,
     { runType, input }: { runType: RunType; input: unknown },
-    options: { idempotencyKey?: string; waitSeconds?: number } = {},
+    options: { idempotencyKey?: string; waitSeconds?: number; trigger?: 'webhook' | 'console' } = {},
   ): Promise<AcceptedRun> {
-    const { idempotencyKey, waitSeconds } = options;
+    const { idempotencyKey, waitSeconds, trigger = 'webhook' } = options;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
     }
-    const accepted = await this.startAs(principal, 'editor', workflowId, runType, input, idempotencyKey ?? null);
+    const accepted = await this.startAs(principal, 'editor', trigger, workflowId, runType, input, idempotencyKey ?? null);
     if (!waitSeconds) return accepted;
     const finished = await this.waitFor(accepted.body.runId, waitSeconds * 1000);
-    return finished ? { ...accepted, finished: runView(finished) } : accepted;
+    return finished ? { ...accepted, finished: runView(finished, accepted.workflowName) } : accepted;
   }
 
   /**
@@ -80,12 +81,14 @@ export class RunsService {
    * @throws AppError CONFLICT when the active version is no longer `versionId`
    */
   async startAsViewer(principal: Principal, workflowId: string, versionId: string, input: unknown): Promise<AcceptedRun['body']> {
-    return (await this.startAs(principal, 'viewer', workflowId, 'production', input, null, versionId)).body;
+    return (await this.startAs(principal, 'viewer', 'mcp', workflowId, 'production', input, null, versionId)).body;
   }
 
+  /** A caller's run: it acts as the caller, who needs `role` on the workflow. */
   private async startAs(
     principal: Principal,
     role: 'viewer' | 'editor',
+    trigger: RunTrigger,
     workflowId: string,
     runType: RunType,
     input: unknown,
@@ -99,7 +102,8 @@ export class RunsService {
       throw AppError.conflict(`Workflow ${workflowId} has another active version since its tool was listed: list the tools again`);
     }
     await this.admit(workflow);
-    return this.accept(newQueuedRun({ ...runOf(workflow, runType), input, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey }));
+    const run = newQueuedRun({ ...runOf(workflow, runType), input, trigger, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey });
+    return { ...(await this.accept(run)), workflowName: workflow.name };
   }
 
   /**
@@ -116,8 +120,12 @@ export class RunsService {
     }
     const workflow = await this.workflows.get(original.workflowId);
     if (!workflow) throw AppError.notFound('workflow', original.workflowId);
-    await this.admit(workflow);
     const reused = from === 'failed' ? original.steps.filter((step) => step.status === 'succeeded' && step.state).map((step) => ({ ...step, reused: true })) : [];
+    if (from === 'failed' && reused.length === 0 && original.steps.some((step) => step.status === 'succeeded') && workflow.settings.stepData?.failed === 'none') {
+      // Nothing a node produced was kept: "from the failed node" would quietly run everything again.
+      throw AppError.conflict(`Run ${runId} kept no step data (settings.stepData.failed is "none"): nothing can be reused; retry from "start"`);
+    }
+    await this.admit(workflow);
     return this.accept(
       newQueuedRun({
         workflowId: original.workflowId,
@@ -127,6 +135,7 @@ export class RunsService {
         definition: original.definition,
         input: original.input,
         sealedInput: original.sealedInput,
+        trigger: 'retry',
         startedBy: principal.userId,
         actingUserId: principal.userId,
         idempotencyKey: null,
@@ -139,14 +148,16 @@ export class RunsService {
   async get(principal: Principal, runId: string) {
     const run = await this.readable(principal, runId, 'viewer');
     const children = await this.runs.list({ parentRunId: run.id }, { offset: 0, limit: 100 });
-    return { ...runView(run), children: children.items.map(runSummaryView) };
+    const names = await this.workflows.names([run.workflowId, ...children.items.map((child) => child.workflowId)]);
+    return { ...runView(run, names.get(run.workflowId) ?? null), children: children.items.map((child) => runSummaryView(child, names.get(child.workflowId) ?? null)) };
   }
 
   async list(principal: Principal, filter: Omit<RunFilter, 'visibleTo'>, page: PageRequest): Promise<Page<ReturnType<typeof runSummaryView>>> {
     // One workflow: the role check has settled visibility. All of them: the store keeps the user's own.
     if (filter.workflowId) await this.access.require(principal, 'workflow', filter.workflowId, 'viewer');
     const result = await this.runs.list({ ...filter, visibleTo: filter.workflowId ? undefined : principal.userId }, page);
-    return { items: result.items.map(runSummaryView), total: result.total };
+    const names = await this.workflows.names(result.items.map((run) => run.workflowId));
+    return { items: result.items.map((run) => runSummaryView(run, names.get(run.workflowId) ?? null)), total: result.total };
   }
 
   /**
@@ -163,7 +174,7 @@ export class RunsService {
     // A running run is counted by its worker when it stops; a queued or waiting one ends here.
     if (run.status !== 'canceled' && run.status !== 'running' && updated.status === 'canceled') this.metrics.runFinished('canceled');
     this.active.cancel(runId);
-    return runView(updated);
+    return runView(updated, (await this.workflows.names([updated.workflowId])).get(updated.workflowId) ?? null);
   }
 
   /**

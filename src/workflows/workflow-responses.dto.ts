@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { anyJson, listOf, pageOf, timestamp } from '../common/response-schemas';
 import { ROLES, Role } from '../auth/membership.model';
-import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../runs/run.model';
+import { RUN_STATUSES, RUN_TRIGGERS, RUN_TYPES, RunStatus, RunTrigger, RunType } from '../runs/run.model';
 import { STEP_STATUSES, StepStatus } from '../engine/step.model';
 import { VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
 import { EdgeDto, NodeSpecDto, WorkflowSettingsDto } from './workflows.dto';
@@ -57,6 +57,13 @@ export class WorkflowSummaryDto {
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'The published version production runs execute; null before the first publish' })
   activeVersion: number | null;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Who put the active version in force (published or activated it): runs the service starts by itself (schedule, error workflow) act as this user',
+  })
+  activatedBy: string | null;
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'The newest published version' })
   latestVersion: number | null;
@@ -120,7 +127,10 @@ export class WorkflowVersionDto extends WorkflowVersionSummaryDto {
 }
 
 export class RunAcceptedDto {
-  @ApiProperty({ example: 'run_0123456789abcdefghijklmno' })
+  @ApiProperty({ example: 'run_0123456789abcdefghijklmno', description: 'The run id, as in the run record' })
+  id: string;
+
+  @ApiProperty({ example: 'run_0123456789abcdefghijklmno', description: 'The same as id (kept for earlier clients)' })
   runId: string;
 
   @ApiProperty()
@@ -195,8 +205,14 @@ export class RunSummaryDto {
   @ApiProperty()
   workflowId: string;
 
+  @ApiProperty({ type: 'string', nullable: true, description: "The workflow's name now; null when the workflow is gone" })
+  workflowName: string | null;
+
   @ApiProperty({ enum: RUN_TYPES })
   runType: RunType;
+
+  @ApiProperty({ enum: RUN_TRIGGERS, description: 'How the run started, which says whose rights it acts with (README: Whose rights a run uses)' })
+  trigger: RunTrigger;
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'The published version a production run executes; null for a test run' })
   version: number | null;
@@ -204,7 +220,7 @@ export class RunSummaryDto {
   @ApiProperty({ enum: RUN_STATUSES })
   status: RunStatus;
 
-  @ApiProperty({ description: 'The user whose API key started the run' })
+  @ApiProperty({ description: 'The user whose API key started the run; for a run the service started, the user who put the version in force' })
   startedBy: string;
 
   @ApiProperty({ description: 'The user the run acts as' })

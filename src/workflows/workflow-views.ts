@@ -19,6 +19,7 @@ export const workflowView = (workflow: Workflow, role: Role) => ({
   name: workflow.name,
   role,
   activeVersion: workflow.activeVersion,
+  activatedBy: workflow.activatedBy,
   latestVersion: workflow.latestVersion,
   webhookPath: `/api/v1/workflows/${workflow.id}/runs`,
   settings: workflow.settings,
@@ -62,10 +63,13 @@ const stepView = (step: StepRecord) => ({
   ...(step.reused ? { reused: true } : {}),
 });
 
-export const runSummaryView = (run: Run) => ({
+/** `workflowName`: the workflow's name now (null when it is gone), read by the list and the record. */
+export const runSummaryView = (run: Run, workflowName: string | null = null) => ({
   id: run.id,
   workflowId: run.workflowId,
+  workflowName,
   runType: run.runType,
+  trigger: run.trigger,
   version: run.version,
   status: run.status,
   startedBy: run.startedBy,
@@ -82,8 +86,8 @@ export const runSummaryView = (run: Run) => ({
   retryOf: run.retryOf,
 });
 
-export const runView = (run: Run) => ({
-  ...runSummaryView(run),
+export const runView = (run: Run, workflowName: string | null = null) => ({
+  ...runSummaryView(run, workflowName),
   versionId: run.versionId,
   input: run.input ?? null,
   output: run.output ?? null,
@@ -92,4 +96,4 @@ export const runView = (run: Run) => ({
 });
 
 /** The webhook's 202 body. */
-export const acceptedView = (run: Run) => ({ runId: run.id, workflowId: run.workflowId, runType: run.runType, status: run.status });
+export const acceptedView = (run: Run) => ({ id: run.id, runId: run.id, workflowId: run.workflowId, runType: run.runType, status: run.status });

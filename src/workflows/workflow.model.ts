@@ -1,5 +1,5 @@
 import type { Role } from '../auth/membership.model';
-import type { WorkflowDefinition, WorkflowSettings } from '../engine/workflow-definition.model';
+import type { WorkflowDefinition } from '../engine/workflow-definition.model';
 
 export interface Workflow {
   id: string;
@@ -10,6 +10,11 @@ export interface Workflow {
   /** What production runs execute: null until something is published. */
   activeVersionId: string | null;
   activeVersion: number | null;
+  /**
+   * Who put the active version in force: published it, or activated it again. A run the service
+   * starts on its own (schedule, error workflow) acts as this user; null until something is published.
+   */
+  activatedBy: string | null;
   /** Highest version number published so far (0 before the first). */
   latestVersion: number;
   settings: WorkflowSettings;
@@ -55,3 +60,18 @@ export interface WorkflowVersion {
 }
 
 export type WorkflowVersionSummary = Omit<WorkflowVersion, 'definition'>;
+
+/** Workflow-level settings: not versioned, they apply to test and production runs from the moment they are saved. */
+export interface WorkflowSettings {
+  /** Runs of the workflow executing at once across all workers; more wait in the queue. */
+  maxConcurrentRuns?: number;
+  /** Webhook calls accepted per window; more are answered 429 with Retry-After. */
+  rateLimit?: { requests: number; perSeconds: number };
+  /** A workflow whose published version runs when a production run of this one fails. */
+  errorWorkflowId?: string;
+  /** What finished runs keep of their steps' inputs and outputs (statuses, timings and errors always stay). Default: all. */
+  stepData?: { succeeded: StepDataPolicy; failed: StepDataPolicy };
+}
+
+export const STEP_DATA_POLICIES = ['all', 'none'] as const;
+export type StepDataPolicy = (typeof STEP_DATA_POLICIES)[number];

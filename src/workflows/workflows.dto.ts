@@ -23,6 +23,7 @@ import { PageQueryDto } from '../common/pagination';
 import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
 import type { RunMode } from '../sdk';
 import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../runs/run.model';
+import { STEP_DATA_POLICIES, StepDataPolicy } from './workflow.model';
 import { AppError } from '../common/app-error';
 import { Field, validateInput } from '../common/input-validation';
 
@@ -175,6 +176,18 @@ export class RateLimitDto {
   perSeconds: number;
 }
 
+export class StepDataDto {
+  @ApiPropertyOptional({ enum: STEP_DATA_POLICIES, default: 'all', description: 'Succeeded runs: keep what each node received and produced (all), or only statuses, timings and errors (none)' })
+  @IsOptional()
+  @IsIn(STEP_DATA_POLICIES)
+  succeeded?: StepDataPolicy;
+
+  @ApiPropertyOptional({ enum: STEP_DATA_POLICIES, default: 'all', description: 'Failed and canceled runs: the same choice; with none, a retry can only start from the start' })
+  @IsOptional()
+  @IsIn(STEP_DATA_POLICIES)
+  failed?: StepDataPolicy;
+}
+
 export class WorkflowSettingsDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 10_000, description: 'Runs of this workflow executing at once across all workers; more wait in the queue' })
   @IsOptional()
@@ -188,6 +201,18 @@ export class WorkflowSettingsDto {
   @ValidateNested()
   @Type(() => RateLimitDto)
   rateLimit?: RateLimitDto;
+
+  @ApiPropertyOptional({ description: 'A workflow (you hold the editor role on) whose published version runs when a production run of this one fails; its input names the workflow, the run and the error' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  errorWorkflowId?: string;
+
+  @ApiPropertyOptional({ type: StepDataDto, description: 'What finished runs keep of their steps; statuses, timings and errors always stay' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => StepDataDto)
+  stepData?: StepDataDto;
 }
 
 export class VariableDto {

@@ -7,7 +7,8 @@ import { AppConfig } from '../config/app-config';
 import { Page, PageRequest } from '../common/pagination';
 import { NodeRegistry } from '../engine/node-registry';
 import { CompiledWorkflow, CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec, WorkflowSettings, WorkflowVariable } from '../engine/workflow-definition.model';
+import { WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../engine/workflow-definition.model';
+import { WorkflowSettings } from './workflow.model';
 import { RunStore } from '../storage/run-store.port';
 import { ActiveTriggers, Workflow } from './workflow.model';
 import { WorkflowStore } from '../storage/workflow-store.port';
@@ -50,8 +51,9 @@ export class WorkflowsService {
       draft: this.normalize(definition, [], id),
       activeVersionId: null,
       activeVersion: null,
+      activatedBy: null,
       latestVersion: 0,
-      settings: settingsOf(settings),
+      settings: await this.settingsOf(principal, id, settings),
       schedule: null,
       tool: null,
       createdAt: now,
@@ -77,7 +79,7 @@ export class WorkflowsService {
     const current = await this.load(id);
     const draft = this.normalize(definition, current.draft.variables, id);
     const updatedAt = new Date();
-    const newSettings = settings ? settingsOf(settings) : undefined;
+    const newSettings = settings ? await this.settingsOf(principal, id, settings, current.settings) : undefined;
     if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt, newSettings))) throw AppError.notFound('workflow', id);
     return workflowView({ ...current, name: name ?? current.name, draft, updatedAt, settings: newSettings ?? current.settings }, role);
   }
@@ -127,9 +129,34 @@ export class WorkflowsService {
     const found = await this.workflows.getVersion(id, version);
     if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
     const triggers = triggersOf(compileWorkflow(found.definition, this.registry, this.compileOptions), found.id);
-    if (!(await this.workflows.activate(id, version, new Date(), triggers))) throw AppError.notFound('workflow', id);
+    if (!(await this.workflows.activate(id, version, new Date(), triggers, principal.userId))) throw AppError.notFound('workflow', id);
     this.toolEvents.changed();
     return workflowView(await this.load(id), role);
+  }
+
+  /**
+   * The stored settings. An error workflow must be another workflow the caller may run (editor):
+   * naming it makes the service start it, acting as whoever put its version in force. One that
+   * was already set stays without a check, so an editor saving other settings is not refused.
+   */
+  private async settingsOf(principal: Principal, id: string, dto: WorkflowSettingsDto | undefined, current?: WorkflowSettings): Promise<WorkflowSettings> {
+    const errorWorkflowId = dto?.errorWorkflowId;
+    if (errorWorkflowId !== undefined && errorWorkflowId !== current?.errorWorkflowId) {
+      const field = 'settings.errorWorkflowId';
+      if (errorWorkflowId === id) throw AppError.validation([{ field, reason: 'must name another workflow: a workflow cannot handle its own failures' }]);
+      try {
+        await this.access.require(principal, 'workflow', errorWorkflowId, 'editor');
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        throw AppError.validation([{ field, reason: `must name a workflow you hold the editor role on (${error.message})` }]);
+      }
+    }
+    return {
+      ...(dto?.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: dto.maxConcurrentRuns } : {}),
+      ...(dto?.rateLimit ? { rateLimit: { requests: dto.rateLimit.requests, perSeconds: dto.rateLimit.perSeconds } } : {}),
+      ...(errorWorkflowId !== undefined ? { errorWorkflowId } : {}),
+      ...(dto?.stepData ? { stepData: { succeeded: dto.stepData.succeeded ?? 'all', failed: dto.stepData.failed ?? 'all' } } : {}),
+    };
   }
 
   private async load(id: string): Promise<Workflow> {
@@ -195,12 +222,5 @@ function triggersOf(plan: CompiledWorkflow, versionId: string): ActiveTriggers {
   return {
     schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? 'UTC', versionId } : null,
     tool: tool ? { ...tool, versionId } : null,
-  };
-}
-
-function settingsOf(dto: WorkflowSettingsDto | undefined): WorkflowSettings {
-  return {
-    ...(dto?.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: dto.maxConcurrentRuns } : {}),
-    ...(dto?.rateLimit ? { rateLimit: { requests: dto.rateLimit.requests, perSeconds: dto.rateLimit.perSeconds } } : {}),
   };
 }

@@ -29,6 +29,7 @@ const workflow = (ownerId: string, name = 'wf'): Workflow => {
     draft: definition('draft'),
     activeVersionId: null,
     activeVersion: null,
+    activatedBy: null,
     latestVersion: 0,
     settings: { maxConcurrentRuns: 2 },
     schedule: null,
@@ -46,6 +47,7 @@ const queuedRun = (workflowId: string, overrides: Partial<Run> = {}): Run => ({
     version: null,
     definition: definition('snapshot'),
     input: { q: 'x', list: [1, null] },
+    trigger: 'webhook',
     startedBy: 'usr_a',
     actingUserId: 'usr_a',
     idempotencyKey: null,
@@ -102,12 +104,12 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(v2).toMatchObject({ workflowId: w.id, createdBy: 'usr_editor', definition: definition('second') });
       expect((await workflows.getVersion(w.id, 1))?.definition).toEqual(definition('draft'));
       expect((await workflows.getVersionById(v2!.id))?.definition).toEqual(definition('second'));
-      expect(await workflows.get(w.id)).toMatchObject({ name: 'renamed', activeVersion: 2, activeVersionId: v2!.id, latestVersion: 2 });
+      expect(await workflows.get(w.id)).toMatchObject({ name: 'renamed', activeVersion: 2, activeVersionId: v2!.id, latestVersion: 2, activatedBy: 'usr_editor' });
       expect((await workflows.listVersions(w.id)).map((v) => v.version)).toEqual([2, 1]);
 
-      expect(await workflows.activate(w.id, 1, new Date(), NO_TRIGGERS)).toBe(true);
-      expect(await workflows.get(w.id)).toMatchObject({ activeVersion: 1, activeVersionId: v1!.id, latestVersion: 2 });
-      expect(await workflows.activate(w.id, 7, new Date(), NO_TRIGGERS)).toBe(false);
+      expect(await workflows.activate(w.id, 1, new Date(), NO_TRIGGERS, 'usr_other_editor')).toBe(true);
+      expect(await workflows.get(w.id)).toMatchObject({ activeVersion: 1, activeVersionId: v1!.id, latestVersion: 2, activatedBy: 'usr_other_editor' });
+      expect(await workflows.activate(w.id, 7, new Date(), NO_TRIGGERS, 'usr_owner')).toBe(false);
       expect((await publishDraft(w.id))?.version).toBe(3);
     });
 
@@ -137,7 +139,7 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1 };
       await workflows.publish(w.id, { id: v1, definition: definition('x'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule, tool: null });
       expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v1, schedule, tool: null });
-      expect(await workflows.listScheduled()).toContainEqual({ workflowId: w.id, ownerId: 'usr_owner', schedule });
+      expect(await workflows.listScheduled()).toContainEqual({ workflowId: w.id, schedule });
 
       const v2 = newId('wfv');
       const tool = { description: 'Looks things up', inputSchema: { type: 'object', properties: { $q: { type: 'string' } } }, versionId: v2 };
@@ -146,9 +148,19 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
       expect(await workflows.listTools()).toContainEqual({ workflowId: w.id, name: w.name, tool });
 
-      expect(await workflows.activate(w.id, 1, new Date(), { schedule, tool: null })).toBe(true);
+      expect(await workflows.activate(w.id, 1, new Date(), { schedule, tool: null }, 'usr_owner')).toBe(true);
       expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v1, schedule, tool: null });
       expect((await workflows.listTools()).map((t) => t.workflowId)).not.toContain(w.id);
+    });
+
+    it('names the workflows among some ids that exist', async () => {
+      const a = workflow('usr_owner', 'alpha');
+      const b = workflow('usr_owner', 'beta');
+      await workflows.create(a);
+      await workflows.create(b);
+      const names = await workflows.names([a.id, b.id, a.id, 'wfl_missing']);
+      expect([...names].sort()).toEqual([[a.id, 'alpha'], [b.id, 'beta']].sort());
+      expect((await workflows.names([])).size).toBe(0);
     });
 
     it('deletes a workflow with its versions and members', async () => {
@@ -241,6 +253,51 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.complete(run.id, 'w1', [], completion)).toBe(false);
       expect(await runs.get(run.id)).toMatchObject({ status: 'failed', error: completion.error, leaseOwner: null, steps: [{ nodeId: 'a' }] });
       expect(await runs.claim(run.id, 'w3', inFuture(30_000), new Date())).toBeNull();
+    });
+
+    it('keeps how a run started, and drops its steps\' data when it finishes without keeping it', async () => {
+      const run = queuedRun('wfl_stepdata', { trigger: 'schedule' });
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      await runs.recordSteps(run.id, 'w1', [{ ...step('a', 0), input: { secret: 'in' }, output: { secret: 'out' }, state: 'sealed' }]);
+      const completion = { status: 'failed' as const, error: { code: 'UPSTREAM_FAILED', message: 'no', nodeId: 'b' }, finishedAt: new Date(), keepStepData: false };
+      expect(await runs.complete(run.id, 'w1', [{ ...step('b', 1), status: 'failed', input: { x: 1 }, error: completion.error }], completion)).toBe(true);
+      const stored = await runs.get(run.id);
+      expect(stored?.trigger).toBe('schedule');
+      expect(stored?.steps.map((s) => [s.nodeId, s.status, s.input, s.output, s.state ?? null])).toEqual([
+        ['a', 'succeeded', undefined, undefined, null],
+        ['b', 'failed', undefined, undefined, null],
+      ]);
+      expect(stored?.steps[1].error).toEqual(completion.error);
+      expect((await runs.list({ workflowId: 'wfl_stepdata' }, { offset: 0, limit: 1 })).items[0].trigger).toBe('schedule');
+    });
+
+    it('prunes finished runs by age and by count per workflow, with their steps, never unfinished ones', async () => {
+      const w = workflow('usr_pruner');
+      await workflows.create(w);
+      const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
+      const finish = async (run: Run, finishedAt: Date) => {
+        await runs.create(run, new Date(0));
+        await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+        await runs.complete(run.id, 'w1', [step('a', 0)], { status: 'succeeded', error: null, finishedAt });
+      };
+      const ancient = queuedRun(w.id, { createdAt: at(100) });
+      await finish(ancient, at(99));
+      const finished = [1, 2, 3, 4].map((i) => queuedRun(w.id, { createdAt: at(10 - i) }));
+      for (const run of finished) await finish(run, at(5));
+      const waitingOld = queuedRun(w.id, { createdAt: at(200) });
+      await runs.create(waitingOld, new Date(0));
+
+      // By age: only the run that finished before the cut goes, steps and all.
+      expect(await runs.prune({ finishedBefore: at(50), limit: 100 })).toBe(1);
+      expect(await runs.get(ancient.id)).toBeNull();
+      // By count: the newest two finished runs stay; the queued run is not counted or touched.
+      expect(await runs.prune({ keepPerWorkflow: 2, limit: 1 })).toBe(1);
+      expect(await runs.prune({ keepPerWorkflow: 2, limit: 100 })).toBe(1);
+      expect(await runs.prune({ keepPerWorkflow: 2, finishedBefore: at(50), limit: 100 })).toBe(0);
+      const left = (await runs.list({ workflowId: w.id }, { offset: 0, limit: 10 })).items.map((r) => r.id);
+      expect(left.sort()).toEqual([finished[2].id, finished[3].id, waitingOld.id].sort());
+      expect((await runs.get(finished[0].id))).toBeNull();
     });
 
     it('renews a lease only for its holder, and reports cancel requests', async () => {

@@ -46,7 +46,7 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     const input = { query: 'what is a vector', collection: 'col_42' };
     const production = await start(workflow.id, { input });
     expect(production.status).toBe(202);
-    expect(production.body).toEqual({ runId: expect.stringMatching(/^run_/), workflowId: workflow.id, runType: 'production', status: 'queued' });
+    expect(production.body).toEqual({ id: production.body.runId, runId: expect.stringMatching(/^run_/), workflowId: workflow.id, runType: 'production', status: 'queued' });
     expect(production.headers.get('location')).toBe(`/api/v1/runs/${production.body.runId}`);
 
     const test = await start(workflow.id, { runType: 'test', input: { ...input, query: 'draft query' } });

@@ -1,7 +1,7 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
 import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
-import { CANCELED_BEFORE_START, Run, RunStatus, RunType } from '../../runs/run.model';
+import { CANCELED_BEFORE_START, Run, RunStatus, RunTrigger, RunType } from '../../runs/run.model';
 import { RunError, StepRecord, StepStatus } from '../../engine/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
@@ -17,6 +17,7 @@ interface RunRow {
   input: string | null;
   sealed_input?: string | null;
   started_by: string;
+  run_trigger: RunTrigger;
   acting_user_id: string;
   idempotency_key: string | null;
   job_id: string;
@@ -68,6 +69,7 @@ const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
   input: parsed(row.input),
   sealedInput: row.sealed_input ?? null,
   startedBy: row.started_by,
+  trigger: row.run_trigger,
   actingUserId: row.acting_user_id,
   idempotencyKey: row.idempotency_key,
   jobId: row.job_id,
@@ -106,11 +108,14 @@ const toStep = (row: StepRow): StepRecord => ({
   ...(row.state !== null ? { state: row.state } : {}),
 });
 
+/** Runs the pruner may delete: finished ones only. */
+const FINISHED = `('succeeded', 'failed', 'canceled')`;
+
 /** The keyset of a page: from the start when there is no cursor (every id sorts after ''). */
 const pageAfter = (after?: RunCursor) => ({ at: toSqlDate(after?.at ?? new Date(0)), id: after?.id ?? '' });
 
 /** Every column but the test-run definition and the sealed input, which only the worker reads (through get), and the output. */
-const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, acting_user_id,
+const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, run_trigger, acting_user_id,
   idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, lease_losses, cancel_requested, error,
   resume_at, parent_run_id, parent_node_id, depth, retry_of`;
 const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
@@ -118,6 +123,9 @@ const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
   .join(', ');
 
 /**
+ * Over 400 lines, on purpose: one adapter of one port, whose statements share the prepared set and
+ * the connection's group commit; split across files they would hide which writes are atomic together.
+ *
  * Runs in one table and their steps in another, so recording a step writes one small row instead
  * of rewriting the run. better-sqlite3 is synchronous: each write is one transaction (or one
  * savepoint of a group commit), no interleaving, which is what makes claim and lease checks atomic here.
@@ -140,10 +148,10 @@ export class SqliteRunStore extends RunStore {
     this.statements = {
       insert: db.prepare(
         `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, sealed_input, started_by,
-           acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
+           run_trigger, acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
            claims, cancel_requested, error, parent_run_id, parent_node_id, depth, retry_of)
          VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @sealed_input, @started_by,
-           @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL,
+           @run_trigger, @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL,
            @parent_run_id, @parent_node_id, @depth, @retry_of)`,
       ),
       byIdempotencyKey: db.prepare('SELECT * FROM workflow_runs WHERE workflow_id = ? AND idempotency_key = ?'),
@@ -193,6 +201,7 @@ export class SqliteRunStore extends RunStore {
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
       ),
       dropStates: db.prepare('UPDATE workflow_run_steps SET state = NULL WHERE run_id = ? AND state IS NOT NULL'),
+      dropStepData: db.prepare('UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL WHERE run_id = ?'),
       suspend: db.prepare(
         `UPDATE workflow_runs SET status = 'waiting', resume_at = @resume_at, job_id = @job_id, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
@@ -239,6 +248,16 @@ export class SqliteRunStore extends RunStore {
         'DELETE FROM workflow_run_steps WHERE run_id IN (SELECT id FROM workflow_runs WHERE workflow_id = ?)',
       ),
       deleteRunsOfWorkflow: db.prepare('DELETE FROM workflow_runs WHERE workflow_id = ?'),
+      finishedBefore: db.prepare(`SELECT id FROM workflow_runs WHERE status IN ${FINISHED} AND finished_at < ? LIMIT ?`).pluck(),
+      crowded: db.prepare(`SELECT workflow_id FROM workflow_runs WHERE status IN ${FINISHED} GROUP BY workflow_id HAVING COUNT(*) > ?`).pluck(),
+      nthNewest: db.prepare(
+        `SELECT created_at, id FROM workflow_runs WHERE workflow_id = ? AND status IN ${FINISHED} ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`,
+      ),
+      olderFinished: db
+        .prepare(`SELECT id FROM workflow_runs WHERE workflow_id = ? AND status IN ${FINISHED} AND (created_at, id) < (?, ?) LIMIT ?`)
+        .pluck(),
+      deleteSteps: db.prepare('DELETE FROM workflow_run_steps WHERE run_id IN (SELECT value FROM json_each(?))'),
+      deleteFinished: db.prepare(`DELETE FROM workflow_runs WHERE id IN (SELECT value FROM json_each(?)) AND status IN ${FINISHED}`),
     };
 
     this.insertRun = (run: Run, reuseSince: Date): { created: boolean; run: Run } => {
@@ -258,6 +277,7 @@ export class SqliteRunStore extends RunStore {
         input: json(run.input),
         sealed_input: run.sealedInput,
         started_by: run.startedBy,
+        run_trigger: run.trigger,
         acting_user_id: run.actingUserId,
         idempotency_key: run.idempotencyKey,
         job_id: run.jobId,
@@ -305,7 +325,8 @@ export class SqliteRunStore extends RunStore {
       });
       if (changes === 0) return false;
       for (const step of steps) this.upsertStep(id, step);
-      if (completion.status === 'succeeded') this.statements.dropStates.run(id);
+      if (completion.keepStepData === false) this.statements.dropStepData.run(id);
+      else if (completion.status === 'succeeded') this.statements.dropStates.run(id);
       return true;
     };
 
@@ -444,6 +465,23 @@ export class SqliteRunStore extends RunStore {
     this.db.transaction(() => {
       this.statements.deleteStepsOfWorkflow.run(workflowId);
       this.statements.deleteRunsOfWorkflow.run(workflowId);
+    })();
+  }
+
+  async prune({ finishedBefore, keepPerWorkflow, limit }: { finishedBefore?: Date; keepPerWorkflow?: number; limit: number }): Promise<number> {
+    return this.db.transaction(() => {
+      const ids = new Set<string>(finishedBefore ? (this.statements.finishedBefore.all(toSqlDate(finishedBefore), limit) as string[]) : []);
+      if (keepPerWorkflow) {
+        for (const workflowId of this.statements.crowded.all(keepPerWorkflow) as string[]) {
+          if (ids.size >= limit) break;
+          const cutoff = this.statements.nthNewest.get(workflowId, keepPerWorkflow - 1) as { created_at: string; id: string };
+          for (const id of this.statements.olderFinished.all(workflowId, cutoff.created_at, cutoff.id, limit - ids.size) as string[]) ids.add(id);
+        }
+      }
+      if (ids.size === 0) return 0;
+      const list = JSON.stringify([...ids]);
+      this.statements.deleteSteps.run(list);
+      return this.statements.deleteFinished.run(list).changes;
     })();
   }
 

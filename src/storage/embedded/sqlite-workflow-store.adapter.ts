@@ -1,5 +1,6 @@
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition, WorkflowSettings } from '../../engine/workflow-definition.model';
+import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
+import type { WorkflowSettings } from '../../workflows/workflow.model';
 import { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowSchedule, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../../workflows/workflow.model';
 import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../workflow-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
@@ -12,6 +13,7 @@ interface WorkflowRow {
   draft: string;
   active_version_id: string | null;
   active_version: number | null;
+  activated_by: string | null;
   latest_version: number;
   settings: string | null;
   schedule: string | null;
@@ -36,6 +38,7 @@ const toWorkflow = (row: WorkflowRow): Workflow => ({
   draft: JSON.parse(row.draft) as WorkflowDefinition,
   activeVersionId: row.active_version_id,
   activeVersion: row.active_version,
+  activatedBy: row.activated_by,
   latestVersion: row.latest_version,
   settings: row.settings ? (JSON.parse(row.settings) as WorkflowSettings) : {},
   schedule: row.schedule ? (JSON.parse(row.schedule) as WorkflowSchedule) : null,
@@ -74,7 +77,8 @@ export class SqliteWorkflowStore extends WorkflowStore {
       ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
       updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ?, settings = COALESCE(?, settings) WHERE id = ?'),
-      listScheduled: db.prepare('SELECT id, owner_id, schedule FROM workflows WHERE schedule IS NOT NULL'),
+      listScheduled: db.prepare('SELECT id, schedule FROM workflows WHERE schedule IS NOT NULL'),
+      names: db.prepare("SELECT id, name FROM workflows WHERE id IN (SELECT value FROM json_each(?))"),
       listTools: db.prepare('SELECT id, name, tool FROM workflows WHERE tool IS NOT NULL'),
       delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
       deleteVersions: db.prepare('DELETE FROM workflow_versions WHERE workflow_id = ?'),
@@ -84,7 +88,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
       ),
       setActive: db.prepare(
         `UPDATE workflows SET active_version_id = @version_id, active_version = @version, latest_version = MAX(latest_version, @version),
-           updated_at = @updated_at, schedule = @schedule, tool = @tool
+           activated_by = @activated_by, updated_at = @updated_at, schedule = @schedule, tool = @tool
          WHERE id = @id`,
       ),
       listVersions: db.prepare(
@@ -122,7 +126,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
         created_by: created.createdBy,
         created_at: toSqlDate(created.createdAt),
       });
-      this.setActive(workflowId, created.id, version, created.createdAt, triggers);
+      this.setActive(workflowId, created.id, version, created.createdAt, triggers, created.createdBy);
       return { ...created, workflowId, version };
     });
   }
@@ -167,18 +171,22 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return row ? toVersion(row) : null;
   }
 
-  async activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers): Promise<boolean> {
+  async activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers, activatedBy: string): Promise<boolean> {
     const row = this.statements.getVersion.get(workflowId, version) as VersionRow | undefined;
     if (!row) return false;
-    return this.setActive(workflowId, row.id, row.version, now, triggers);
+    return this.setActive(workflowId, row.id, row.version, now, triggers, activatedBy);
   }
 
-  private setActive(workflowId: string, versionId: string, version: number, now: Date, { schedule, tool }: ActiveTriggers): boolean {
+  private setActive(workflowId: string, versionId: string, version: number, now: Date, { schedule, tool }: ActiveTriggers, activatedBy: string): boolean {
     const json = (value: unknown) => (value ? JSON.stringify(value) : null);
-    return (
-      this.statements.setActive.run({ id: workflowId, version_id: versionId, version, updated_at: toSqlDate(now), schedule: json(schedule), tool: json(tool) })
-        .changes > 0
-    );
+    const params = { id: workflowId, version_id: versionId, version, activated_by: activatedBy, updated_at: toSqlDate(now), schedule: json(schedule), tool: json(tool) };
+    return this.statements.setActive.run(params).changes > 0;
+  }
+
+  async names(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = this.statements.names.all(JSON.stringify([...new Set(ids)])) as Pick<WorkflowRow, 'id' | 'name'>[];
+    return new Map(rows.map((row) => [row.id, row.name]));
   }
 
   async listTools(): Promise<ToolWorkflow[]> {
@@ -187,7 +195,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
   }
 
   async listScheduled(): Promise<ScheduledWorkflow[]> {
-    const rows = this.statements.listScheduled.all() as Pick<WorkflowRow, 'id' | 'owner_id' | 'schedule'>[];
-    return rows.map((row) => ({ workflowId: row.id, ownerId: row.owner_id, schedule: JSON.parse(row.schedule!) as WorkflowSchedule }));
+    const rows = this.statements.listScheduled.all() as Pick<WorkflowRow, 'id' | 'schedule'>[];
+    return rows.map((row) => ({ workflowId: row.id, schedule: JSON.parse(row.schedule!) as WorkflowSchedule }));
   }
 }

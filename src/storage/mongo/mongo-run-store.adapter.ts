@@ -3,7 +3,7 @@ import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
 import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
-import { CANCELED_BEFORE_START, Run, RunStatus } from '../../runs/run.model';
+import { CANCELED_BEFORE_START, Run, RunStatus, TERMINAL_RUN_STATUSES } from '../../runs/run.model';
 import { RunError, StepRecord } from '../../engine/step.model';
 import { isDuplicateKey } from './mongo-connection';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
@@ -23,6 +23,8 @@ const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
   input: parsed(doc.inputJson),
   sealedInput: doc.sealedInput ?? null,
   startedBy: doc.startedBy,
+  // Runs stored before triggers were kept started by webhook, unless they say otherwise.
+  trigger: doc.trigger ?? (doc.parentRunId ? 'sub-workflow' : doc.retryOf ? 'retry' : 'webhook'),
   actingUserId: doc.actingUserId,
   idempotencyKey: doc.idempotencyKey ?? null,
   jobId: doc.jobId,
@@ -208,7 +210,8 @@ export class MongoRunStore extends RunStore {
       outputJson: completion.output === undefined ? null : JSON.stringify(completion.output),
       finishedAt: completion.finishedAt,
     });
-    if (ended && completion.status === 'succeeded') await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
+    if (ended && completion.keepStepData === false) await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null } });
+    else if (ended && completion.status === 'succeeded') await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
     return ended;
   }
 
@@ -305,6 +308,44 @@ export class MongoRunStore extends RunStore {
   }
 
   /** Ends this owner's hold on a running run with `update`, giving back its concurrency place. */
+  async prune({ finishedBefore, keepPerWorkflow, limit }: { finishedBefore?: Date; keepPerWorkflow?: number; limit: number }): Promise<number> {
+    const finished = { $in: TERMINAL_RUN_STATUSES as string[] };
+    const ids = new Set<string>();
+    if (finishedBefore) {
+      const expired = await this.runs.find({ status: finished, finishedAt: { $lt: finishedBefore } }, { _id: 1 }).limit(limit).lean<{ _id: string }[]>();
+      for (const doc of expired) ids.add(doc._id);
+    }
+    if (keepPerWorkflow) {
+      const crowded = await this.runs.aggregate<{ _id: string }>([
+        { $match: { status: finished } },
+        { $group: { _id: '$workflowId', count: { $sum: 1 } } },
+        { $match: { count: { $gt: keepPerWorkflow } } },
+      ]);
+      for (const { _id: workflowId } of crowded) {
+        if (ids.size >= limit) break;
+        const [cutoff] = await this.runs
+          .find({ workflowId, status: finished }, { createdAt: 1 })
+          .sort({ createdAt: -1, _id: -1 })
+          .skip(keepPerWorkflow - 1)
+          .limit(1)
+          .lean<{ _id: string; createdAt: Date }[]>();
+        if (!cutoff) continue;
+        const older = await this.runs
+          .find(
+            { workflowId, status: finished, $or: [{ createdAt: { $lt: cutoff.createdAt } }, { createdAt: cutoff.createdAt, _id: { $lt: cutoff._id } }] },
+            { _id: 1 },
+          )
+          .limit(limit - ids.size)
+          .lean<{ _id: string }[]>();
+        for (const doc of older) ids.add(doc._id);
+      }
+    }
+    if (ids.size === 0) return 0;
+    const list = [...ids];
+    await this.steps.deleteMany({ runId: { $in: list } });
+    return (await this.runs.deleteMany({ _id: { $in: list }, status: finished })).deletedCount;
+  }
+
   private async leave(id: string, owner: string, update: Record<string, unknown>): Promise<boolean> {
     const doc = await this.runs
       .findOneAndUpdate(

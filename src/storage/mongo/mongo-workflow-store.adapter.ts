@@ -1,6 +1,7 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition, WorkflowSettings } from '../../engine/workflow-definition.model';
+import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
+import type { WorkflowSettings } from '../../workflows/workflow.model';
 import { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../../workflows/workflow.model';
 import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../workflow-store.port';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
@@ -13,6 +14,7 @@ const toWorkflow = (doc: WorkflowDoc): Workflow => ({
   draft: JSON.parse(doc.draftJson) as WorkflowDefinition,
   activeVersionId: doc.activeVersionId ?? null,
   activeVersion: doc.activeVersion ?? null,
+  activatedBy: doc.activatedBy ?? null,
   latestVersion: doc.latestVersion ?? 0,
   settings: doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {},
   schedule: doc.schedule ?? null,
@@ -57,6 +59,7 @@ export class MongoWorkflowStore extends WorkflowStore {
       draftJson: JSON.stringify(w.draft),
       activeVersionId: null,
       activeVersion: null,
+      activatedBy: null,
       latestVersion: 0,
       settingsJson: JSON.stringify(w.settings ?? {}),
       schedule: null,
@@ -109,7 +112,7 @@ export class MongoWorkflowStore extends WorkflowStore {
     // A concurrent, later publish may have activated a higher number already: keep that one, with its triggers.
     await this.workflows.updateOne(
       { _id: workflowId, $or: [{ activeVersion: null }, { activeVersion: { $lt: version.version } }] },
-      { $set: { activeVersionId: created.id, activeVersion: version.version, updatedAt: created.createdAt, ...triggerFields(triggers) } },
+      { $set: { activeVersionId: created.id, activeVersion: version.version, activatedBy: created.createdBy, updatedAt: created.createdAt, ...triggerFields(triggers) } },
     );
     return toVersion(version);
   }
@@ -132,14 +135,20 @@ export class MongoWorkflowStore extends WorkflowStore {
     return doc ? toVersion(doc) : null;
   }
 
-  async activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers): Promise<boolean> {
+  async activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers, activatedBy: string): Promise<boolean> {
     const doc = await this.versions.findOne({ workflowId, version }, { _id: 1 }).lean<{ _id: string }>();
     if (!doc) return false;
     const result = await this.workflows.updateOne(
       { _id: workflowId },
-      { $set: { activeVersionId: doc._id, activeVersion: version, updatedAt: now, ...triggerFields(triggers) } },
+      { $set: { activeVersionId: doc._id, activeVersion: version, activatedBy, updatedAt: now, ...triggerFields(triggers) } },
     );
     return result.matchedCount > 0;
+  }
+
+  async names(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const docs = await this.workflows.find({ _id: { $in: [...new Set(ids)] } }, { name: 1 }).lean<Pick<WorkflowDoc, '_id' | 'name'>[]>();
+    return new Map(docs.map((doc) => [doc._id, doc.name]));
   }
 
   async listTools(): Promise<ToolWorkflow[]> {
@@ -148,7 +157,7 @@ export class MongoWorkflowStore extends WorkflowStore {
   }
 
   async listScheduled(): Promise<ScheduledWorkflow[]> {
-    const docs = await this.workflows.find({ schedule: { $type: 'object' } }, { ownerId: 1, schedule: 1 }).lean<Pick<WorkflowDoc, '_id' | 'ownerId' | 'schedule'>[]>();
-    return docs.map((doc) => ({ workflowId: doc._id, ownerId: doc.ownerId, schedule: doc.schedule! }));
+    const docs = await this.workflows.find({ schedule: { $type: 'object' } }, { schedule: 1 }).lean<Pick<WorkflowDoc, '_id' | 'schedule'>[]>();
+    return docs.map((doc) => ({ workflowId: doc._id, schedule: doc.schedule! }));
   }
 }

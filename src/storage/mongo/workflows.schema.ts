@@ -1,5 +1,5 @@
 import { Connection, Schema } from 'mongoose';
-import { Run, RUN_STATUSES, RUN_TYPES } from '../../runs/run.model';
+import { Run, RUN_STATUSES, RUN_TRIGGERS, RUN_TYPES } from '../../runs/run.model';
 import { StepRecord } from '../../engine/step.model';
 import type { Workflow, WorkflowVersion } from '../../workflows/workflow.model';
 
@@ -48,6 +48,8 @@ const workflowSchema = new Schema<WorkflowDoc>(
     draftJson: { type: String, required: true },
     activeVersionId: { type: String, default: null },
     activeVersion: { type: Number, default: null },
+    // Absent on workflows published before it was kept: the scheduler then reads the active version's creator.
+    activatedBy: { type: String, default: null },
     latestVersion: { type: Number, required: true, default: 0 },
     settingsJson: { type: String, default: null },
     // Read by the scheduler only; cron and time zone are plain strings, safe as field values.
@@ -85,6 +87,7 @@ const runSchema = new Schema<RunDoc>(
     inputJson: { type: String, default: null },
     sealedInput: { type: String, default: null },
     startedBy: { type: String, required: true },
+    trigger: { type: String, required: true, enum: RUN_TRIGGERS, default: 'webhook' },
     actingUserId: { type: String, required: true },
     idempotencyKey: { type: String, default: null },
     jobId: { type: String, required: true },

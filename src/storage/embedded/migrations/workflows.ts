@@ -177,4 +177,19 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     name: 'run-lease-losses',
     sql: `ALTER TABLE workflow_runs ADD COLUMN lease_losses INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 207,
+    name: 'run-triggers-and-activators',
+    // Who put the active version in force (a scheduled run acts as them) starts as its publisher;
+    // how older runs started is read back from what they recorded. `trigger` is an SQL keyword.
+    sql: `
+      ALTER TABLE workflows ADD COLUMN activated_by TEXT;
+      UPDATE workflows SET activated_by = (SELECT created_by FROM workflow_versions v WHERE v.id = workflows.active_version_id)
+        WHERE active_version_id IS NOT NULL;
+      ALTER TABLE workflow_runs ADD COLUMN run_trigger TEXT NOT NULL DEFAULT 'webhook';
+      UPDATE workflow_runs SET run_trigger = 'sub-workflow' WHERE parent_run_id IS NOT NULL;
+      UPDATE workflow_runs SET run_trigger = 'retry' WHERE retry_of IS NOT NULL;
+      UPDATE workflow_runs SET run_trigger = 'schedule' WHERE idempotency_key LIKE 'schedule:%';
+    `,
+  },
 ];
