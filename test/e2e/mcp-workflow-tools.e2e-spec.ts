@@ -90,12 +90,14 @@ describe('workflows as MCP tools', () => {
       expect(run.body).toMatchObject({ runType: 'production', actingUserId: viewer.id, input: { question: 'why?' } });
     });
 
-    it('refuses arguments its input schema refuses, as JSON-RPC InvalidParams', async () => {
+    // MCP 2025-11-25, server/tools "Error Handling": input validation errors are Tool Execution Errors.
+    it('refuses arguments its input schema refuses with an isError result naming them, and starts no run', async () => {
       const client = await connect(kind, owner.key);
-      const error = await client.callTool({ name: 'answer_a_question', arguments: { question: '' } }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(McpError);
-      expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
-      expect((error as McpError).message).toMatch(/question/);
+      const before = (await t.request('GET', `/api/v1/runs?workflowId=${workflowId}`, { key: owner.key })).body.total;
+      const result = (await client.callTool({ name: 'answer_a_question', arguments: { question: '' } })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect((result.content[0] as { text: string }).text).toMatch(/^VALIDATION_FAILED: .*question/);
+      expect((await t.request('GET', `/api/v1/runs?workflowId=${workflowId}`, { key: owner.key })).body.total).toBe(before);
     });
 
     it('is neither listed nor callable for a user without a role on the workflow', async () => {

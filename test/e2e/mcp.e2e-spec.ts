@@ -219,18 +219,25 @@ describe('MCP server', () => {
       expect(listed.collections.map((c: { id: string }) => c.id)).not.toContain(strangersCollection);
     });
 
-    it('refuses malformed arguments with JSON-RPC InvalidParams, and invalid values with an isError result', async () => {
-      await invalidParams(client, 'service_get_collection', {});
-      await invalidParams(client, 'service_get_collection', { collection_id: 42 });
-      await invalidParams(client, 'service_list_collections', { unexpected: true });
-      await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: -1 });
-      await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: 1.5 });
-      await invalidParams(client, 'service_search_collection', { collection_id: 'col_x', query: 'q', offset: 'first' });
-      await invalidParams(client, 'service_add_file_to_collection', { collection_id: 'col_x', name: 'a', url: 'not a url' });
-      await invalidParams(client, 'service_create_collection', { name: '   ' });
-      const extra = await invalidParams(client, 'service_create_collection', { name: 'ok', owner: 'someone-else' });
-      expect(extra.message).toContain('owner');
-      await invalidParams(client, 'service_no_such_tool', {});
+    // MCP 2025-11-25, server/tools "Error Handling": input validation errors are Tool Execution
+    // Errors (isError, for the model to correct), an unknown tool a protocol error (-32602).
+    it('refuses malformed arguments with an isError result naming each, and an unknown tool with JSON-RPC InvalidParams', async () => {
+      const refused = async (name: string, args: Record<string, unknown>, argument: string) => {
+        const text = await failureText(client, name, args);
+        expect(text).toMatch(/^VALIDATION_FAILED: /);
+        expect(text).toContain(`${argument}: `);
+      };
+      await refused('service_get_collection', {}, 'collection_id');
+      await refused('service_get_collection', { collection_id: 42 }, 'collection_id');
+      await refused('service_list_collections', { unexpected: true }, 'unexpected');
+      await refused('service_list_collection_files', { collection_id: 'col_x', offset: -1 }, 'offset');
+      await refused('service_list_collection_files', { collection_id: 'col_x', offset: 1.5 }, 'offset');
+      await refused('service_search_collection', { collection_id: 'col_x', query: 'q', offset: 'first' }, 'offset');
+      await refused('service_add_file_to_collection', { collection_id: 'col_x', name: 'a', url: 'not a url' }, 'url');
+      await refused('service_create_collection', { name: '   ' }, 'name');
+      await refused('service_create_collection', { name: 'ok', owner: 'someone-else' }, 'owner');
+      const unknown = await invalidParams(client, 'service_no_such_tool', {});
+      expect(unknown.message).toContain('Unknown tool service_no_such_tool');
 
       const { collections } = await call(client, 'service_list_collections');
       const mine = collections[0].id;
