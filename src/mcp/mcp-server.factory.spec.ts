@@ -230,7 +230,13 @@ describe('workflow tools in a session', () => {
     const { client } = await connected(fakeBackend({ listWorkflowTools, callWorkflowTool }));
     listWorkflowTools.mockResolvedValue([tool('late')]);
     const result = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
-    expect(result.structuredContent).toEqual({ runId: 'run_1', status: 'succeeded', output: { a: 1 } });
+    expect(result.structuredContent).toEqual({ runId: 'run_1', status: 'succeeded', output: { a: 1 }, error: null });
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    callWorkflowTool.mockResolvedValueOnce({ runId: 'run_2', status: 'failed', output: null, error: { code: 'NODE_FAILED', message: 'boom' } } as never);
+    const failed = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(failed.structuredContent).toEqual({ runId: 'run_2', status: 'failed', output: null, error: { code: 'NODE_FAILED', message: 'boom' } });
+    expect(failed.content).toEqual([{ type: 'text', text: JSON.stringify(failed.structuredContent) }]);
     callWorkflowTool.mockRejectedValueOnce(AppError.notFound('workflow tool', 'late'));
     const error = await client.callTool({ name: 'late', arguments: { q: 'x' } }).catch((e: unknown) => e);
     expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);

@@ -194,7 +194,10 @@ async function runCollectionTool(tool: CollectionTool, args: Record<string, unkn
   return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
 }
 
-/** A workflow tool: the run's answer, or an isError the model can read when it failed or is still running. */
+/**
+ * A workflow tool: the run's record (id, status, output, error), an isError result when it failed
+ * or is still running (its record is at /api/v1/runs/<runId>).
+ */
 async function callWorkflowTool(name: string, args: Record<string, unknown>, context: ToolCallContext, options: McpServerOptions): Promise<CallToolResult> {
   let call;
   try {
@@ -205,13 +208,11 @@ async function callWorkflowTool(name: string, args: Record<string, unknown>, con
     if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, name);
     return toolFailure(error);
   }
-  const result = { runId: call.runId, status: call.status, output: call.output ?? null };
-  if (call.status === 'succeeded') return { content: [{ type: 'text', text: JSON.stringify(call.output ?? null) }], structuredContent: result };
-  const why =
-    call.status === 'running'
-      ? `Run ${call.runId} of ${name} is still running; its record is at /api/v1/runs/${call.runId}.`
-      : `Run ${call.runId} of ${name} ${call.status}${call.error ? `: ${call.error.code}: ${call.error.message}` : ''}.`;
-  return { content: [{ type: 'text', text: why }], structuredContent: result, isError: true };
+  // One value, twice: the text block is the JSON of structuredContent, so a client that reads only
+  // the text learns what one that reads the structure does (the failure's error, a run still going).
+  const result = { runId: call.runId, status: call.status, output: call.output ?? null, error: call.error ?? null };
+  const answer: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+  return call.status === 'succeeded' ? answer : { ...answer, isError: true };
 }
 
 /** One MCP server speaking the eight collection tools and the caller's workflow tools. */

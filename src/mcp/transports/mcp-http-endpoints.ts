@@ -17,7 +17,7 @@ import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workfl
 import { createMcpServer, McpServerOptions, ServiceMcpServer, ToolCallContext } from '../mcp-server.factory';
 import { ServicesBackendFactory } from '../services-backend.adapter';
 import { readJsonBody, RPC_INTERNAL_ERROR, RPC_PARSE_ERROR, RPC_SERVER_ERROR, RPC_SESSION_NOT_FOUND, RpcHttpError, writeJson, writeRpcError } from './json-rpc-http';
-import { McpSessionRegistry, SseSession, StreamableSession } from './mcp-sessions';
+import { McpSession, McpSessionRegistry, SseSession, StreamableSession } from './mcp-sessions';
 import { OriginPolicy } from './origin-policy';
 
 export const MCP_PATH = '/mcp';
@@ -37,6 +37,13 @@ const authInfoOf = (principal: Principal): AuthInfo => ({ token: principal.keyId
 
 /** Workflow tools published in another API process, or newly shared with a user, are announced within this. */
 const TOOLS_WATCH_MS = 10_000;
+
+/**
+ * How often the keys of the live sessions are read afresh from the store: a key revoked by another
+ * process (the CLI, another API process) ends its sessions and streams within this. A revocation
+ * through this process ends them at once (ApiKeyService.onRevoked).
+ */
+const KEYS_CHECK_MS = 1000;
 
 /** 256 bits from the CSPRNG, in the visible ASCII the specification asks for. */
 const newSessionId = () => randomBytes(32).toString('base64url');
@@ -91,7 +98,9 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   };
   private toolsWatch?: NodeJS.Timeout;
   private toolsStamp?: string;
-  private stopWatchingEvents?: () => void;
+  private keysWatch?: NodeJS.Timeout;
+  private checkingKeys = false;
+  private readonly unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
@@ -105,7 +114,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     this.logger = logger.child({ component: 'mcp' });
     this.bodyLimit = config.BODY_LIMIT_BYTES;
     this.sessions = new McpSessionRegistry({ idleMs: config.MCP_SESSION_IDLE_MS, maxPerUser: config.MCP_MAX_SESSIONS_PER_USER });
-    this.origins = new OriginPolicy(config.MCP_ALLOWED_ORIGINS);
+    this.origins = new OriginPolicy(config.MCP_ALLOWED_ORIGINS, config.HOST);
   }
 
   /** Live sessions of this process. */
@@ -119,9 +128,33 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (!fastify) return;
     void fastify.register(async (scope) => this.registerRoutes(scope));
     this.sessions.startSweeping();
-    this.stopWatchingEvents = this.toolEvents.onChange(() => void this.syncWorkflowTools());
+    this.unsubscribe.push(this.toolEvents.onChange(() => void this.syncWorkflowTools()));
     this.toolsWatch = setInterval(() => void this.checkToolsStamp(), TOOLS_WATCH_MS);
     this.toolsWatch.unref();
+    this.unsubscribe.push(this.apiKeys.onRevoked((keyId) => void this.sessions.closeUsingKey(keyId)));
+    this.keysWatch = setInterval(() => void this.checkKeys(), KEYS_CHECK_MS);
+    this.keysWatch.unref();
+  }
+
+  /**
+   * Each key of a live session read afresh, one store read per key (not per session or stream) a
+   * second; a key revoked or whose user is gone ends its sessions. A store that does not answer
+   * ends nothing: the next look tries again.
+   */
+  private async checkKeys(): Promise<void> {
+    if (this.checkingKeys || this.sessions.size === 0) return;
+    this.checkingKeys = true;
+    try {
+      await Promise.all(
+        [...this.sessions.keyIds()].map(async (keyId) => {
+          if (!(await this.apiKeys.isStillValid(keyId))) await this.sessions.closeUsingKey(keyId);
+        }),
+      );
+    } catch (error) {
+      this.logger.warn({ err: error }, 'checking the API keys of the MCP sessions failed');
+    } finally {
+      this.checkingKeys = false;
+    }
   }
 
   /**
@@ -178,7 +211,8 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   /** Before the HTTP server closes, which would otherwise wait forever on the open streams. */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.toolsWatch);
-    this.stopWatchingEvents?.();
+    clearInterval(this.keysWatch);
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
     await this.sessions.closeAll();
   }
 
@@ -227,7 +261,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (sessionId === undefined) throw new RpcHttpError(400, RPC_SERVER_ERROR, 'Bad Request: no Mcp-Session-Id header; start with an initialize request');
     const session = this.sessions.find(sessionId, principal.userId, 'streamable-http');
     if (!session) throw sessionNotFound();
-    session.principal = principal;
+    usedBy(session, principal);
     return session;
   }
 
@@ -239,7 +273,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       sessionIdGenerator: newSessionId,
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
-        session = { kind: 'streamable-http', id, userId: principal.userId, principal, server, transport, lastActive: Date.now(), openStreams: 0 };
+        session = { kind: 'streamable-http', id, userId: principal.userId, principal, keyIds: keysOf(principal), server, transport, lastActive: Date.now(), openStreams: 0 };
         this.sessions.add(session);
       },
     });
@@ -259,6 +293,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       id: transport.sessionId,
       userId: principal.userId,
       principal,
+      keyIds: keysOf(principal),
       server,
       transport,
       stream: response,
@@ -285,7 +320,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
     const session = this.sessions.find(sessionId, principal.userId, 'sse');
     if (!session) throw sessionNotFound();
-    session.principal = principal;
+    usedBy(session, principal);
     // The SDK's transport answers on the raw response; the tool handlers find the caller on the request.
     (request.raw as Caller).auth = authInfoOf(principal);
     await session.transport.handlePostMessage(request.raw, response, body);
@@ -350,6 +385,13 @@ function releaseAnsweredPosts(transport: StreamableHTTPServerTransport): void {
     ._webStandardTransport;
   const awaited = new Set(inner._requestToStreamMapping.values());
   for (const [streamId, stream] of inner._streamMapping) if (stream.resolveJson && !awaited.has(streamId)) inner._streamMapping.delete(streamId);
+}
+
+const keysOf = (principal: Principal): Set<string> => new Set(principal.keyId ? [principal.keyId] : []);
+
+function usedBy(session: McpSession, principal: Principal): void {
+  session.principal = principal;
+  if (principal.keyId) session.keyIds.add(principal.keyId);
 }
 
 function principalOf(context: ToolCallContext): Principal {

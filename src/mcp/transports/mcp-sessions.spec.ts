@@ -13,7 +13,8 @@ function session(id: string, userId: string, now: number): FakeSession {
     kind: 'streamable-http',
     id,
     userId,
-    principal: { userId, keyId: null, isAdmin: false },
+    principal: { userId, keyId: `key_${userId}`, isAdmin: false },
+    keyIds: new Set([`key_${userId}`]),
     server: server as unknown as StreamableSession['server'] & typeof server,
     transport: {} as StreamableSession['transport'],
     lastActive: now,
@@ -96,5 +97,20 @@ describe('McpSessionRegistry', () => {
     registry.add(late);
     expect(late.server.mcp.close).toHaveBeenCalled();
     expect(registry.size).toBe(0);
+  });
+
+  it('ends every session used with a key, and no other', async () => {
+    const mine = [session('s1', 'usr_a', now), session('s2', 'usr_a', now)];
+    const other = session('s3', 'usr_b', now);
+    for (const s of [...mine, other]) registry.add(s);
+    mine[1].keyIds.add('key_second');
+    expect([...registry.keyIds()].sort()).toEqual(['key_second', 'key_usr_a', 'key_usr_b']);
+    await registry.closeUsingKey('key_second');
+    expect(mine[1].server.mcp.close).toHaveBeenCalled();
+    expect(mine[0].server.mcp.close).not.toHaveBeenCalled();
+    expect(registry.size).toBe(2);
+    await registry.closeUsingKey('key_usr_a');
+    expect(registry.size).toBe(1);
+    expect(other.server.mcp.close).not.toHaveBeenCalled();
   });
 });

@@ -10,6 +10,8 @@ interface SessionBase {
   readonly userId: string;
   /** Whom the session's last request authenticated as: what its workflow tools are listed for. */
   principal: Principal;
+  /** Every API key the session was used with: the session ends when any of them is revoked. */
+  readonly keyIds: Set<string>;
   readonly server: ServiceMcpServer;
   lastActive: number;
   /** Long-lived responses open on the session (GET streams); while one is open the client is connected. */
@@ -106,6 +108,18 @@ export class McpSessionRegistry {
     }
     session.lastActive = now;
     return session as SessionOfKind<K>;
+  }
+
+  /** The API keys the live sessions were used with. */
+  keyIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const session of this.sessions.values()) for (const id of session.keyIds) ids.add(id);
+    return ids;
+  }
+
+  /** Ends every session used with the key (revoked, or its user gone), and with it its open streams. */
+  async closeUsingKey(keyId: string): Promise<void> {
+    await Promise.all([...this.sessions.values()].filter((session) => session.keyIds.has(keyId)).map((session) => this.close(session)));
   }
 
   /** Counts `response` as an open stream of the session until it closes. */
