@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
 import { ApiKey } from './user.model';
@@ -29,6 +30,7 @@ export const hashApiKey = (secret: string): string => createHash('sha256').updat
 export class ApiKeyService {
   private readonly lastTouched = new Map<string, number>();
   private readonly principals = new Map<string, { principal: Principal; expiresAt: number }>();
+  private readonly revocations = new EventEmitter().setMaxListeners(0);
 
   constructor(private readonly users: UserStore) {}
 
@@ -87,6 +89,25 @@ export class ApiKeyService {
     if (!key || key.userId !== userId) throw AppError.notFound('API key', keyId);
     await this.users.revokeApiKey(keyId, new Date());
     this.principals.delete(key.hash);
+    this.revocations.emit('revoked', keyId);
+  }
+
+  /** Calls `listener` with the id of each key this process revokes, as it does; returns the unsubscribe. */
+  onRevoked(listener: (keyId: string) => void): () => void {
+    this.revocations.on('revoked', listener);
+    return () => this.revocations.off('revoked', listener);
+  }
+
+  /**
+   * Whether the key still authenticates, read from the store rather than the cache: what another
+   * process (the CLI, another API process) revoked, or a user that no longer exists. A key found
+   * dead is forgotten here too, so this process refuses it from now on rather than after the cache's time.
+   */
+  async isStillValid(keyId: string): Promise<boolean> {
+    const key = await this.users.getApiKey(keyId);
+    if (key && !key.revokedAt && (await this.users.getUser(key.userId))) return true;
+    if (key) this.principals.delete(key.hash);
+    return false;
   }
 
   private touch(keyId: string): void {

@@ -1,10 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResult, ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResult, ErrorCode as RpcErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, ErrorCode } from '../common/app-error';
 import type { CollectionsBackend } from './collections-backend.port';
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpServer, toolRequestShortcut } from './mcp-server.factory';
+import { createMcpServer, ServiceMcpServer } from './mcp-server.factory';
 
 const collection = { id: 'col_1', name: 'Notes', createdAt: '2025-01-01T00:00:00.000Z', updatedAt: '2025-01-01T00:00:00.000Z', role: 'owner' };
 const file = { id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'indexed' as const, createdAt: '2025-01-01T00:00:00.000Z' };
@@ -36,14 +35,15 @@ describe('the MCP server built from the tool definitions', () => {
   let backend: jest.Mocked<CollectionsBackend>;
   let unexpected: jest.Mock;
   let client: Client;
+  let server: ServiceMcpServer;
 
   beforeEach(async () => {
     backend = fakeBackend();
     unexpected = jest.fn();
-    const server = createMcpServer({ backend: () => backend, onUnexpectedError: unexpected });
+    server = createMcpServer({ backend: () => backend, onUnexpectedError: unexpected });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     client = new Client({ name: 'spec', version: '1.0.0' });
-    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    await Promise.all([server.mcp.connect(serverSide), client.connect(clientSide)]);
   });
   afterEach(() => client.close());
 
@@ -110,27 +110,39 @@ describe('the MCP server built from the tool definitions', () => {
     expect((await call('service_list_collection_files', { collection_id: 'col_1' })).structuredContent).toMatchObject({ offset: 0, nextOffset: null });
   });
 
-  it('answers malformed arguments with JSON-RPC InvalidParams, naming each bad field, before calling the backend', async () => {
+  // MCP 2025-11-25, server/tools "Error Handling": input validation errors are Tool Execution Errors
+  // (isError, so the model can correct itself); an unknown tool is a protocol error (-32602).
+  it('answers malformed arguments with an isError result naming each bad argument, before calling the backend', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
-      ['service_get_collection', {}, /collection_id: is required$/],
+      ['service_get_collection', {}, /\(collection_id: is required\)/],
       ['service_list_collection_files', { collection_id: 'col_1', offset: 'third' }, /offset: offset must be an integer number/],
       ['service_list_collection_files', { collection_id: 'col_1', offset: 2.5 }, /offset: offset must be an integer number/],
       ['service_create_collection', { name: 'x', extra: 1 }, /extra: property extra should not exist/],
       ['service_add_file_to_collection', { collection_id: 'col_1', name: 'a.pdf', url: 'nope' }, /url: url must be an absolute URL/],
       // The search body's field is `text`; the tool's argument is `query`, and the refusal says so.
-      ['service_search_collection', { collection_id: 'col_1', query: 'q'.repeat(8193) }, /query: query must be shorter than or equal to 8192 characters$/],
+      ['service_search_collection', { collection_id: 'col_1', query: 'q'.repeat(8193) }, /\(query: query must be shorter than or equal to 8192 characters\)/],
       ['service_search_collection', { collection_id: 'col_1', text: 'why' }, /query: is required; text: property text should not exist/],
-      ['service_unknown', {}, /Unknown tool service_unknown/],
     ];
     for (const [name, args, message] of cases) {
-      const error = await rejection(name, args);
-      expect(error).toBeInstanceOf(McpError);
-      expect(error!.code).toBe(RpcErrorCode.InvalidParams);
-      expect(error!.message).toMatch(message);
+      const result = await call(name, args);
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toBeUndefined();
+      const text = (result.content[0] as { text: string }).text;
+      expect(text).toMatch(/^VALIDATION_FAILED: /);
+      expect(text).toMatch(message);
+      expect(text).toMatch(/Correct the arguments and call again\.$/);
     }
     expect(backend.getCollection).not.toHaveBeenCalled();
     expect(backend.createCollection).not.toHaveBeenCalled();
     expect(backend.search).not.toHaveBeenCalled();
+    expect(unexpected).not.toHaveBeenCalled();
+  });
+
+  it('answers a call of an unknown tool with JSON-RPC InvalidParams', async () => {
+    const error = await rejection('service_unknown', {});
+    expect(error).toBeInstanceOf(McpError);
+    expect(error!.code).toBe(RpcErrorCode.InvalidParams);
+    expect(error!.message).toMatch(/Unknown tool service_unknown/);
   });
 
   it('turns service failures into isError results that say what to do next', async () => {
@@ -167,56 +179,67 @@ describe('the MCP server built from the tool definitions', () => {
   });
 });
 
-describe('the tool request shortcut of the remote transport', () => {
-  /** What the SDK Server answers to a raw request, through a transport that records what it sends. */
-  async function throughSdk(backend: CollectionsBackend, request: JSONRPCRequest): Promise<JSONRPCMessage> {
+describe('workflow tools in a session', () => {
+  const tool = (name: string, description = 'Runs a workflow.') => ({
+    name,
+    title: name,
+    description,
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false },
+    workflowId: `wfl_${name}`,
+  });
+
+  async function connected(backend: CollectionsBackend) {
     const server = createMcpServer({ backend: () => backend });
-    const sent: JSONRPCMessage[] = [];
-    const transport = { start: async () => undefined, close: async () => undefined, send: async (m: JSONRPCMessage) => void sent.push(m) } as {
-      start(): Promise<void>;
-      close(): Promise<void>;
-      send(m: JSONRPCMessage): Promise<void>;
-      onmessage?: (m: JSONRPCMessage, extra?: unknown) => void;
-    };
-    await server.connect(transport);
-    transport.onmessage!(request, {});
-    while (sent.length === 0) await new Promise((resolve) => setImmediate(resolve));
-    await server.close();
-    return sent[0];
+    await server.syncWorkflowTools({});
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'spec', version: '1.0.0' });
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+    await Promise.all([server.mcp.connect(serverSide), client.connect(clientSide)]);
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+    return { server, client, changes: () => changes, settle };
   }
 
-  const requests: [string, JSONRPCRequest][] = [
-    ['tools/list', { jsonrpc: '2.0', id: 1, method: 'tools/list' }],
-    ['a call', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: 'col_1' } } }],
-    ['a failing call', { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: 'col_gone' } } }],
-    ['bad arguments', { jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: 7 } } }],
-    ['an unknown tool', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'nope' } }],
-  ];
-
-  it.each(requests)('answers %s exactly as the SDK Server does', async (_, request) => {
-    const backend = () =>
-      fakeBackend({ getCollection: jest.fn(async (id: string) => (id === 'col_1' ? collection : Promise.reject(AppError.notFound('collection', id)))) });
-    const direct = await toolRequestShortcut({ backend })(request, {});
-    const viaSdk = await throughSdk(backend(), request);
-    if ('error' in viaSdk) {
-      // The SDK words schema failures its own way; the code is what clients act on.
-      expect(direct).toMatchObject({ jsonrpc: '2.0', id: request.id, error: { code: (viaSdk.error as { code: number }).code } });
-    } else {
-      expect(direct).toEqual(viaSdk);
-    }
+  it('lists the workflow tools after the collection tools, with their own JSON Schema', async () => {
+    const { client } = await connected(fakeBackend({ listWorkflowTools: jest.fn(async () => [tool('ask')]) }));
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toHaveLength(9);
+    expect(tools[8]).toMatchObject({ name: 'ask', inputSchema: { type: 'object', required: ['q'], additionalProperties: false } });
+    await client.close();
   });
 
-  it('answers a tools/call without a tool name with InvalidParams (the SDK Server says InternalError)', async () => {
-    const request: JSONRPCRequest = { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { arguments: {} } };
-    expect(await toolRequestShortcut({ backend: () => fakeBackend() })(request, {})).toMatchObject({ id: 6, error: { code: RpcErrorCode.InvalidParams } });
+  it('tells the client its list changed only when a registration changed', async () => {
+    const { server, client, changes, settle } = await connected(fakeBackend({ listWorkflowTools: jest.fn(async () => [tool('ask')]) }));
+    server.setWorkflowTools([tool('ask')]);
+    await settle();
+    expect(changes()).toBe(0);
+    server.setWorkflowTools([tool('ask', 'Now says something else.'), tool('other')]);
+    await settle();
+    expect(changes()).toBe(1);
+    expect((await client.listTools()).tools.find((t) => t.name === 'ask')?.description).toBe('Now says something else.');
+    server.setWorkflowTools([]);
+    await settle();
+    expect(changes()).toBe(2);
+    expect((await client.listTools()).tools).toHaveLength(8);
+    await client.close();
   });
 
-  it('leaves everything else to the SDK Server', () => {
-    const shortcut = toolRequestShortcut({ backend: () => fakeBackend() });
-    expect(shortcut({ jsonrpc: '2.0', id: 1, method: 'ping' }, {})).toBeUndefined();
-    expect(shortcut({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }, {})).toBeUndefined();
-    expect(
-      shortcut({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'service_list_collections', _meta: { progressToken: 1 } } }, {}),
-    ).toBeUndefined();
+  it('finds a workflow tool published since the session listed, and refuses a removed one as unknown', async () => {
+    const listWorkflowTools = jest.fn(async () => [] as ReturnType<typeof tool>[]);
+    const callWorkflowTool = jest.fn(async () => ({ runId: 'run_1', status: 'succeeded', output: { a: 1 } }));
+    const { client } = await connected(fakeBackend({ listWorkflowTools, callWorkflowTool }));
+    listWorkflowTools.mockResolvedValue([tool('late')]);
+    const result = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
+    expect(result.structuredContent).toEqual({ runId: 'run_1', status: 'succeeded', output: { a: 1 }, error: null });
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    callWorkflowTool.mockResolvedValueOnce({ runId: 'run_2', status: 'failed', output: null, error: { code: 'NODE_FAILED', message: 'boom' } } as never);
+    const failed = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(failed.structuredContent).toEqual({ runId: 'run_2', status: 'failed', output: null, error: { code: 'NODE_FAILED', message: 'boom' } });
+    expect(failed.content).toEqual([{ type: 'text', text: JSON.stringify(failed.structuredContent) }]);
+    callWorkflowTool.mockRejectedValueOnce(AppError.notFound('workflow tool', 'late'));
+    const error = await client.callTool({ name: 'late', arguments: { q: 'x' } }).catch((e: unknown) => e);
+    expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
+    await client.close();
   });
 });

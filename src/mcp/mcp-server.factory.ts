@@ -1,23 +1,13 @@
+import { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
-import {
-  CallToolRequestSchema,
-  CallToolResult,
-  ErrorCode as RpcErrorCode,
-  JSONRPCMessage,
-  JSONRPCRequest,
-  ListToolsRequestSchema,
-  ListToolsResult,
-  McpError,
-  Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CallToolResult, ErrorCode as RpcErrorCode, JSONRPCMessage, McpError, RequestId, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import type { AnyZodObject } from 'zod';
-import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
+import { ErrorCode, isAppError } from '../common/app-error';
+import { LruCache } from '../common/lru-cache';
 import type { CollectionsBackend, WorkflowToolRecord } from './collections-backend.port';
 import { toolFailure } from './tool-errors';
 import { COLLECTION_TOOLS, CollectionTool } from './tools';
+import { sdkInputSchema, ToolInputJsonSchema } from './tools/sdk-input-schema';
 
 export const SERVER_INFO = { name: 'workflow-collection-service', version: '0.1.0' } as const;
 
@@ -38,113 +28,165 @@ export interface McpServerOptions {
   onUnexpectedError?(error: unknown, tool: string): void;
 }
 
-const JSON_SCHEMA_DIALECT = 'http://json-schema.org/draft-07/schema#';
-
-// The SDK's own zod-to-JSON-Schema conversion for the output schemas, so tools/list says what
-// McpServer would say. Its parameter type spans zod 3 and 4; checking our zod 3 objects against it
-// is too deep for tsc.
-const outputSchema = (schema: AnyZodObject) =>
-  toJsonSchemaCompat(schema as unknown as Parameters<typeof toJsonSchemaCompat>[0], { strictUnions: true, pipeStrategy: 'output' });
-
-function describeTool(tool: CollectionTool): Tool {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: { ...tool.input.schema, $schema: JSON_SCHEMA_DIALECT } as Tool['inputSchema'],
-    outputSchema: outputSchema(tool.output) as Tool['outputSchema'],
-    annotations: { title: tool.title, ...tool.annotations },
-  };
+/** What `registerTool` is given for one tool, built once per process and shared by every session. */
+interface ToolConfig {
+  title: string;
+  description: string;
+  /** Zod, as `registerTool` takes them (see sdkInputSchema). */
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations: ToolAnnotations;
 }
+type ToolHandler = (args: Record<string, unknown>, context: ToolCallContext) => Promise<CallToolResult>;
 
-// Built once per process and shared by every session: a session costs a Server, not eight schemas.
-const TOOL_LIST: ListToolsResult = { tools: COLLECTION_TOOLS.map(describeTool) };
-const TOOLS_BY_NAME = new Map(COLLECTION_TOOLS.map((tool) => [tool.name, tool]));
+const COLLECTION_TOOL_CONFIGS = new Map<string, { tool: CollectionTool; config: ToolConfig }>(
+  COLLECTION_TOOLS.map((tool) => [
+    tool.name,
+    {
+      tool,
+      config: {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: sdkInputSchema(tool.input.schema),
+        // The SDK renders zod output schemas itself (draft-07, output side of transforms).
+        outputSchema: tool.output,
+        annotations: { title: tool.title, ...tool.annotations },
+      },
+    },
+  ]),
+);
+
 // A Server builds its own Ajv instance unless given one: the largest part of a session's memory,
 // for elicitation schemas this server never sends. One per process serves every session.
 const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
-/** Arguments a tool refused, as JSON-RPC InvalidParams naming each bad one (`data.issues`). */
-function invalidArguments(tool: string, error: AppError): McpError {
-  const fields = (error.details as { fields?: FieldError[] } | undefined)?.fields ?? [];
-  const issues = fields.map((f) => ({ path: f.field, message: f.reason }));
-  return new McpError(RpcErrorCode.InvalidParams, `Invalid arguments for ${tool}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
-}
-
 /** A workflow tool runs a workflow: it may do anything the workflow does, so it claims no safety. */
-const WORKFLOW_TOOL_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+const WORKFLOW_TOOL_HINTS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
 
-function describeWorkflowTool(tool: WorkflowToolRecord): Tool {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: tool.inputSchema as Tool['inputSchema'],
-    annotations: { title: tool.title, ...WORKFLOW_TOOL_HINTS },
-  };
+const fingerprint = (tool: WorkflowToolRecord): string => JSON.stringify([tool.workflowId, tool.title, tool.description, tool.inputSchema]);
+
+/** Registrations of the same workflow tool in many sessions share one config (and its schema). */
+const WORKFLOW_TOOL_CONFIGS = new LruCache<string, ToolConfig>(256);
+
+function workflowToolConfig(tool: WorkflowToolRecord, key: string): ToolConfig {
+  let config = WORKFLOW_TOOL_CONFIGS.get(key);
+  if (!config) {
+    config = {
+      title: tool.title,
+      description: tool.description,
+      inputSchema: sdkInputSchema(tool.inputSchema as ToolInputJsonSchema),
+      annotations: { title: tool.title, ...WORKFLOW_TOOL_HINTS },
+    };
+    WORKFLOW_TOOL_CONFIGS.set(key, config);
+  }
+  return config;
 }
 
 /**
- * The eight collection tools, then the workflows the caller may call as tools. A store that cannot
- * list the workflows leaves the collection tools usable.
+ * One session's MCP server: the SDK's McpServer with the eight collection tools and the workflows
+ * its caller may call as tools, registered with `registerTool`. Connect it to exactly one transport.
+ *
+ * Each tool checks its own arguments (the REST API's DTOs, or the workflow's JSON Schema through
+ * ajv) and answers a refusal, like any failure of the operation, with an `isError` result naming
+ * what to correct: MCP 2025-11-25, server/tools "Error Handling", lists input validation errors
+ * among Tool Execution Errors. The same section makes an unknown tool a protocol error (-32602),
+ * where McpServer's own tools/call handler (SDK 1.32) answers it with `isError` too; so tools/call
+ * is ours, and it only finds the registered tool and calls its handler.
  */
-export async function listTools(context: ToolCallContext, options: McpServerOptions): Promise<ListToolsResult> {
-  let workflows: WorkflowToolRecord[];
-  try {
-    workflows = await options.backend(context).listWorkflowTools();
-  } catch (error) {
-    options.onUnexpectedError?.(error, 'tools/list');
-    return TOOL_LIST;
-  }
-  return workflows.length ? { tools: [...TOOL_LIST.tools, ...workflows.map(describeWorkflowTool)] } : TOOL_LIST;
-}
+export class ServiceMcpServer {
+  readonly mcp: McpServer;
+  /** Every registered tool by name: the collection tools and the caller's workflow tools. */
+  private readonly tools = new Map<string, RegisteredTool>();
+  private readonly workflowTools = new Map<string, { key: string; registered: RegisteredTool }>();
 
-/** A workflow tool: the run's answer, or an isError the model can read when it failed or is still running. */
-async function callWorkflowTool(name: string, args: Record<string, unknown>, context: ToolCallContext, options: McpServerOptions): Promise<CallToolResult> {
-  let call;
-  try {
-    call = await options.backend(context).callWorkflowTool(name, args);
-  } catch (error) {
-    if (isAppError(error) && error.code === ErrorCode.NOT_FOUND) {
-      throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}: tools/list names the tools of this server`);
+  constructor(private readonly options: McpServerOptions) {
+    this.mcp = new McpServer(SERVER_INFO, {
+      capabilities: { tools: { listChanged: true } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: SCHEMA_VALIDATOR,
+      // Several workflow tools registered or removed at once are one notification.
+      debouncedNotificationMethods: ['notifications/tools/list_changed'],
+    });
+    for (const { tool, config } of COLLECTION_TOOL_CONFIGS.values()) {
+      const run: ToolHandler = (args, context) => runCollectionTool(tool, args, context, options);
+      this.tools.set(tool.name, this.mcp.registerTool(tool.name, config as never, run as never));
     }
-    if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) throw invalidArguments(name, error);
-    if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, name);
-    return toolFailure(error);
+    this.mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(request.params.name, request.params.arguments ?? {}, extra));
   }
-  const result = { runId: call.runId, status: call.status, output: call.output ?? null };
-  if (call.status === 'succeeded') return { content: [{ type: 'text', text: JSON.stringify(call.output ?? null) }], structuredContent: result };
-  const why =
-    call.status === 'running'
-      ? `Run ${call.runId} of ${name} is still running; its record is at /api/v1/runs/${call.runId}.`
-      : `Run ${call.runId} of ${name} ${call.status}${call.error ? `: ${call.error.code}: ${call.error.message}` : ''}.`;
-  return { content: [{ type: 'text', text: why }], structuredContent: result, isError: true };
+
+  /**
+   * Registers the caller's workflow tools as the backend lists them now. A store that cannot list
+   * them leaves the registrations as they were (the collection tools stay usable).
+   */
+  async syncWorkflowTools(context: ToolCallContext): Promise<void> {
+    let listed: WorkflowToolRecord[];
+    try {
+      listed = await this.options.backend(context).listWorkflowTools();
+    } catch (error) {
+      if (!isAppError(error) || error.code === ErrorCode.INTERNAL) this.options.onUnexpectedError?.(error, 'tools/list');
+      return;
+    }
+    this.setWorkflowTools(listed);
+  }
+
+  /**
+   * Makes `listed` the registered workflow tools. McpServer sends `notifications/tools/list_changed`
+   * when that adds, removes or changes one, and only then.
+   */
+  setWorkflowTools(listed: readonly WorkflowToolRecord[]): void {
+    const wanted = new Map(listed.filter((tool) => !COLLECTION_TOOL_CONFIGS.has(tool.name)).map((tool) => [tool.name, { tool, key: fingerprint(tool) }]));
+    for (const [name, current] of this.workflowTools) {
+      if (wanted.get(name)?.key === current.key) {
+        wanted.delete(name);
+        continue;
+      }
+      current.registered.remove();
+      this.workflowTools.delete(name);
+      this.tools.delete(name);
+    }
+    for (const [name, { tool, key }] of wanted) {
+      const call: ToolHandler = (args, context) => callWorkflowTool(name, args, context, this.options);
+      const registered = this.mcp.registerTool(name, workflowToolConfig(tool, key) as never, call as never);
+      this.workflowTools.set(name, { key, registered });
+      this.tools.set(name, registered);
+    }
+  }
+
+  /**
+   * The JSON-RPC response to one tools/call, by the same handler the SDK's Protocol calls, for the
+   * remote transport's fast path (see McpHttpEndpoints): what the Protocol would send, less its
+   * schema checks of a request already checked for shape and of a result built here.
+   */
+  async answerToolCall(id: RequestId, name: string, args: Record<string, unknown>, context: ToolCallContext): Promise<JSONRPCMessage> {
+    try {
+      return { jsonrpc: '2.0', id, result: await this.callTool(name, args, context) };
+    } catch (error) {
+      if (error instanceof McpError) return { jsonrpc: '2.0', id, error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) } };
+      // The tools answer their failures as results: this is a bug, and says nothing internal.
+      this.options.onUnexpectedError?.(error, name);
+      return { jsonrpc: '2.0', id, error: { code: RpcErrorCode.InternalError, message: 'Internal error' } };
+    }
+  }
+
+  private async callTool(name: string, args: Record<string, unknown>, context: ToolCallContext): Promise<CallToolResult> {
+    // A workflow tool published since this session last looked (through another process) is callable at once.
+    if (!this.tools.has(name)) await this.syncWorkflowTools(context);
+    const tool = this.tools.get(name);
+    if (!tool?.enabled) throw unknownTool(name);
+    return (tool.handler as unknown as ToolHandler)(args, context);
+  }
 }
 
-/**
- * Runs one tool call. Malformed arguments are a protocol fault (JSON-RPC InvalidParams, as
- * INTERFACE.md and the issue require); a failure of the operation itself is an `isError` result the
- * model can read and act on. McpServer turns both into `isError`, hence our own handler.
- */
-export async function callTool(
-  params: { name: string; arguments?: Record<string, unknown> },
-  context: ToolCallContext,
-  options: McpServerOptions,
-): Promise<CallToolResult> {
-  const tool = TOOLS_BY_NAME.get(params.name);
-  if (!tool) return callWorkflowTool(params.name, params.arguments ?? {}, context, options);
-  let args: unknown;
-  try {
-    // The REST API's own input DTOs: the same bad input gets the same refusal at both doors.
-    args = tool.input.parse(params.arguments ?? {});
-  } catch (error) {
-    if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) throw invalidArguments(tool.name, error);
-    throw error;
-  }
+const unknownTool = (name: string) => new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}: tools/list names the tools of this server`);
+
+/** One collection tool call: arguments checked by the REST API's own DTOs, then the shared service. */
+async function runCollectionTool(tool: CollectionTool, args: Record<string, unknown>, context: ToolCallContext, options: McpServerOptions): Promise<CallToolResult> {
   let output: Record<string, unknown>;
   try {
+    // The REST API's own input DTOs: the same bad input gets the same refusal at both doors.
+    const parsed = tool.input.parse(args);
     // Parsing projects the result onto the declared fields, so structuredContent always matches outputSchema.
-    output = tool.output.parse(await tool.run(options.backend(context), args));
+    output = tool.output.parse(await tool.run(options.backend(context), parsed));
   } catch (error) {
     if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, tool.name);
     return toolFailure(error);
@@ -152,57 +194,26 @@ export async function callTool(
   return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
 }
 
-/** One MCP server speaking the eight collection tools and the caller's workflow tools; connect it to exactly one transport. */
-export function createMcpServer(options: McpServerOptions): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR });
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => listTools(extra, options));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra, options));
-  return server;
-}
-
-/** Answers one request, or returns undefined to leave it to the SDK Server. Never rejects. */
-export type ToolRequestShortcut = (request: JSONRPCRequest, context: ToolCallContext) => Promise<JSONRPCMessage> | undefined;
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
- * tools/list and tools/call answered straight from the definitions, for the remote transport's
- * hot path. Through the SDK's Protocol a tool call measured ~350 us of server CPU, against ~150 us
- * directly (its per-message type guards are zod parses that fail and build errors): a fifth of
- * the REST door's rate against nearly half (test/bench/mcp.bench.ts). Same definitions, same
- * `callTool`, same JSON-RPC error shape; everything else (initialize, ping, cancellation, any
- * request carrying `_meta` or `task`) still goes through the SDK Server, as every call does over
- * stdio.
+ * A workflow tool: the run's record (id, status, output, error), an isError result when it failed
+ * or is still running (its record is at /api/v1/runs/<runId>).
  */
-export function toolRequestShortcut(options: McpServerOptions): ToolRequestShortcut {
-  return (request, context) => {
-    const params = request.params ?? {};
-    if (params._meta !== undefined || params.task !== undefined) return undefined;
-    if (request.method === 'tools/list') return listTools(context, options).then((result) => ({ jsonrpc: '2.0' as const, id: request.id, result }));
-    if (request.method !== 'tools/call') return undefined;
-    return respond(request, () => {
-      if (typeof params.name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) {
-        throw new McpError(RpcErrorCode.InvalidParams, 'Invalid tools/call request: params needs a name and, optionally, an arguments object');
-      }
-      return callTool({ name: params.name, arguments: params.arguments }, context, options);
-    });
-  };
+async function callWorkflowTool(name: string, args: Record<string, unknown>, context: ToolCallContext, options: McpServerOptions): Promise<CallToolResult> {
+  let call;
+  try {
+    call = await options.backend(context).callWorkflowTool(name, args);
+  } catch (error) {
+    // Removed, or no longer shared with the caller, since this session registered it.
+    if (isAppError(error) && error.code === ErrorCode.NOT_FOUND) throw unknownTool(name);
+    if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, name);
+    return toolFailure(error);
+  }
+  // One value, twice: the text block is the JSON of structuredContent, so a client that reads only
+  // the text learns what one that reads the structure does (the failure's error, a run still going).
+  const result = { runId: call.runId, status: call.status, output: call.output ?? null, error: call.error ?? null };
+  const answer: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+  return call.status === 'succeeded' ? answer : { ...answer, isError: true };
 }
 
-/** The response the SDK's Protocol would send for this handler's outcome. */
-async function respond(request: JSONRPCRequest, handle: () => Promise<CallToolResult>): Promise<JSONRPCMessage> {
-  try {
-    return { jsonrpc: '2.0', id: request.id, result: await handle() };
-  } catch (error) {
-    const { code, message, data } = error as { code?: unknown; message?: string; data?: unknown };
-    return {
-      jsonrpc: '2.0',
-      id: request.id,
-      error: {
-        code: Number.isSafeInteger(code) ? (code as number) : RpcErrorCode.InternalError,
-        message: message ?? 'Internal error',
-        ...(data !== undefined ? { data } : {}),
-      },
-    };
-  }
-}
+/** One MCP server speaking the eight collection tools and the caller's workflow tools. */
+export const createMcpServer = (options: McpServerOptions) => new ServiceMcpServer(options);

@@ -29,28 +29,19 @@ async function main(): Promise<void> {
     backend: () => backend,
     onUnexpectedError: (error, tool) => process.stderr.write(`service-mcp: ${tool} failed: ${error instanceof Error ? error.stack : String(error)}\n`),
   });
+  // The workflow tools are registered before the client can list them.
+  await server.syncWorkflowTools({});
   const transport = new StdioServerTransport();
   // The client ends the session by closing our stdin.
-  process.stdin.once('end', () => void server.close());
-  await server.connect(transport);
-  watchWorkflowTools(backend, () => void server.notification({ method: 'notifications/tools/list_changed' }).catch(() => undefined));
+  process.stdin.once('end', () => void server.mcp.close());
+  await server.mcp.connect(transport);
+  // Workflows published as tools, or removed, are announced (by McpServer, as their registrations change) within this.
+  const watch = setInterval(() => void server.syncWorkflowTools({}), TOOLS_WATCH_MS);
+  watch.unref();
+  process.stdin.once('end', () => clearInterval(watch));
 }
 
-/** Workflows published as tools, or removed, are announced to the client within this. */
 const TOOLS_WATCH_MS = 15_000;
-
-function watchWorkflowTools(backend: RestCollectionsBackend, announce: () => void): void {
-  let last: string | undefined;
-  const look = async () => {
-    const names = JSON.stringify((await backend.listWorkflowTools()).map((tool) => [tool.name, tool.description, tool.inputSchema]));
-    if (last !== undefined && names !== last) announce();
-    last = names;
-  };
-  const timer = setInterval(() => void look().catch(() => undefined), TOOLS_WATCH_MS);
-  timer.unref();
-  process.stdin.once('end', () => clearInterval(timer));
-  void look().catch(() => undefined);
-}
 
 main().catch((error) => {
   fail(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -83,19 +83,22 @@ describe('workflows as MCP tools', () => {
 
       const result = (await client.callTool({ name: 'answer_a_question', arguments: { question: 'why?' } })) as CallToolResult;
       expect(result.isError).toBeFalsy();
-      expect(result.structuredContent).toMatchObject({ status: 'succeeded', output: { question: 'why?' } });
-      expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ question: 'why?' }) }]);
+      expect(result.structuredContent).toMatchObject({ status: 'succeeded', output: { question: 'why?' }, error: null });
+      // The text block holds the same thing as structuredContent.
+      expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
       const runId = (result.structuredContent as { runId: string }).runId;
       const run = await t.request('GET', `/api/v1/runs/${runId}`, { key: owner.key });
       expect(run.body).toMatchObject({ runType: 'production', actingUserId: viewer.id, input: { question: 'why?' } });
     });
 
-    it('refuses arguments its input schema refuses, as JSON-RPC InvalidParams', async () => {
+    // MCP 2025-11-25, server/tools "Error Handling": input validation errors are Tool Execution Errors.
+    it('refuses arguments its input schema refuses with an isError result naming them, and starts no run', async () => {
       const client = await connect(kind, owner.key);
-      const error = await client.callTool({ name: 'answer_a_question', arguments: { question: '' } }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(McpError);
-      expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
-      expect((error as McpError).message).toMatch(/question/);
+      const before = (await t.request('GET', `/api/v1/runs?workflowId=${workflowId}`, { key: owner.key })).body.total;
+      const result = (await client.callTool({ name: 'answer_a_question', arguments: { question: '' } })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect((result.content[0] as { text: string }).text).toMatch(/^VALIDATION_FAILED: .*question/);
+      expect((await t.request('GET', `/api/v1/runs?workflowId=${workflowId}`, { key: owner.key })).body.total).toBe(before);
     });
 
     it('is neither listed nor callable for a user without a role on the workflow', async () => {
@@ -128,6 +131,24 @@ describe('workflows as MCP tools', () => {
     expect(changes).toBeGreaterThan(0);
   });
 
+  it('tells a session nothing of a workflow tool its user cannot see', async () => {
+    const [mine, theirs] = await Promise.all([connect('Streamable HTTP', owner.key), connect('SSE', stranger.key)]);
+    const changes = { mine: 0, theirs: 0 };
+    mine.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes.mine++);
+    theirs.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes.theirs++);
+    // The Streamable HTTP client opens its stream for server messages after initialize: let it settle.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const ownersTool = await publish(owner.key, 'Owner only', toolWorkflow('owner_only'));
+    while (changes.mine === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    // Then one the stranger sees: its notification comes after any the owner's publish could have caused.
+    const strangersTool = await publish(stranger.key, 'Stranger own', toolWorkflow('stranger_own'));
+    while (changes.theirs === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await theirs.listTools()).tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['stranger_own']));
+    expect((await theirs.listTools()).tools.map((tool) => tool.name)).not.toContain('owner_only');
+    expect(changes.theirs).toBe(1);
+    for (const [key, id] of [[owner.key, ownersTool], [stranger.key, strangersTool]]) await t.request('DELETE', `/api/v1/workflows/${id}`, { key });
+  });
+
   it('answers a failed run as an isError result naming the run and its error', async () => {
     const failing = await publish(owner.key, 'Always Fails', {
       nodes: [
@@ -139,8 +160,8 @@ describe('workflows as MCP tools', () => {
     const client = await connect('Streamable HTTP', owner.key);
     const result = (await client.callTool({ name: 'always_fails', arguments: {} })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ status: 'failed' });
-    expect((result.content[0] as { text: string }).text).toMatch(/^Run run_\w+ of always_fails failed: /);
+    expect(result.structuredContent).toMatchObject({ runId: expect.stringMatching(/^run_/), status: 'failed', error: { code: expect.any(String), message: expect.any(String) } });
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
     await t.request('DELETE', `/api/v1/workflows/${failing}`, { key: owner.key });
   });
 

@@ -4,7 +4,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResult, ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import { McpHttpEndpoints } from '../../src/mcp/transports/mcp-http-endpoints';
 import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
@@ -219,18 +220,25 @@ describe('MCP server', () => {
       expect(listed.collections.map((c: { id: string }) => c.id)).not.toContain(strangersCollection);
     });
 
-    it('refuses malformed arguments with JSON-RPC InvalidParams, and invalid values with an isError result', async () => {
-      await invalidParams(client, 'service_get_collection', {});
-      await invalidParams(client, 'service_get_collection', { collection_id: 42 });
-      await invalidParams(client, 'service_list_collections', { unexpected: true });
-      await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: -1 });
-      await invalidParams(client, 'service_list_collection_files', { collection_id: 'col_x', offset: 1.5 });
-      await invalidParams(client, 'service_search_collection', { collection_id: 'col_x', query: 'q', offset: 'first' });
-      await invalidParams(client, 'service_add_file_to_collection', { collection_id: 'col_x', name: 'a', url: 'not a url' });
-      await invalidParams(client, 'service_create_collection', { name: '   ' });
-      const extra = await invalidParams(client, 'service_create_collection', { name: 'ok', owner: 'someone-else' });
-      expect(extra.message).toContain('owner');
-      await invalidParams(client, 'service_no_such_tool', {});
+    // MCP 2025-11-25, server/tools "Error Handling": input validation errors are Tool Execution
+    // Errors (isError, for the model to correct), an unknown tool a protocol error (-32602).
+    it('refuses malformed arguments with an isError result naming each, and an unknown tool with JSON-RPC InvalidParams', async () => {
+      const refused = async (name: string, args: Record<string, unknown>, argument: string) => {
+        const text = await failureText(client, name, args);
+        expect(text).toMatch(/^VALIDATION_FAILED: /);
+        expect(text).toContain(`${argument}: `);
+      };
+      await refused('service_get_collection', {}, 'collection_id');
+      await refused('service_get_collection', { collection_id: 42 }, 'collection_id');
+      await refused('service_list_collections', { unexpected: true }, 'unexpected');
+      await refused('service_list_collection_files', { collection_id: 'col_x', offset: -1 }, 'offset');
+      await refused('service_list_collection_files', { collection_id: 'col_x', offset: 1.5 }, 'offset');
+      await refused('service_search_collection', { collection_id: 'col_x', query: 'q', offset: 'first' }, 'offset');
+      await refused('service_add_file_to_collection', { collection_id: 'col_x', name: 'a', url: 'not a url' }, 'url');
+      await refused('service_create_collection', { name: '   ' }, 'name');
+      await refused('service_create_collection', { name: 'ok', owner: 'someone-else' }, 'owner');
+      const unknown = await invalidParams(client, 'service_no_such_tool', {});
+      expect(unknown.message).toContain('Unknown tool service_no_such_tool');
 
       const { collections } = await call(client, 'service_list_collections');
       const mine = collections[0].id;
@@ -311,6 +319,28 @@ describe('MCP server', () => {
         ['2.0', 2],
         ['2.0', 3],
       ]);
+    });
+
+    it('stdio: `npm run --silent mcp:stdio`, as documented, writes nothing but JSON-RPC messages to stdout', async () => {
+      const child = spawn('npm', ['run', '--silent', 'mcp:stdio'], {
+        cwd: join(__dirname, '..', '..'),
+        env: { ...process.env, SERVICE_URL: t.url, SERVICE_API_KEY: owner.key },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+      send(JSON.parse(rawMcp.initializeBody));
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      // Ends when both answers are in (or the suite's timeout says they never came).
+      while (!stdout.includes('"id":2')) await new Promise((resolve) => setTimeout(resolve, 50));
+      child.stdin.end();
+      await new Promise((resolve) => child.on('exit', resolve));
+      const lines = stdout.split('\n').filter(Boolean);
+      expect(lines.length).toBeGreaterThanOrEqual(2);
+      for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
+      expect(lines.map((line) => JSON.parse(line).id).filter((id) => id !== undefined)).toEqual([1, 2]);
     });
   });
 
@@ -542,3 +572,89 @@ describe('MCP session lifetime', () => {
     await expect(Promise.all([listening.ended, sse.ended])).resolves.toBeDefined();
   });
 });
+
+describe('MCP sessions end with their API key', () => {
+  let t: TestApp;
+  let user: TestUser;
+
+  beforeAll(async () => {
+    ensureStdioBuild();
+    t = await startTestApp();
+    user = await t.createUser('revoked-later');
+  }, 180_000);
+  afterAll(() => t?.close());
+
+  /** A second key of the user, issued through the REST door. */
+  const issueKey = async () => {
+    const res = await t.request('POST', '/api/v1/api-keys', { key: user.key, body: { name: 'to revoke' } });
+    expect(res.status).toBe(201);
+    return { id: res.body.id as string, key: res.body.key as string };
+  };
+
+  /** An SSE session and a Streamable HTTP session with its GET stream, all open with `key`. */
+  const openStreams = async (key: string) => {
+    const bearer = { authorization: `Bearer ${key}` };
+    const sse = await readSseEvents(`${t.url}/sse`, bearer);
+    await sse.next('endpoint');
+    const opened = await rawMcp(t.url, 'POST', bearer, rawMcp.initializeBody);
+    const sessionId = opened.headers.get('mcp-session-id')!;
+    const stream = await readSseEvents(`${t.url}/mcp`, { ...bearer, 'mcp-session-id': sessionId });
+    return { sse, stream, sessionId };
+  };
+
+  it('ends the sessions and streams of a key revoked through the REST API', async () => {
+    const second = await issueKey();
+    const { sse, stream, sessionId } = await openStreams(second.key);
+    const untouched = await openStreams(user.key);
+    expect((await t.request('DELETE', `/api/v1/api-keys/${second.id}`, { key: user.key })).status).toBeLessThan(300);
+    await Promise.all([sse.ended, stream.ended]);
+    // The session is gone, even for another key of the same user.
+    const after = await rawMcp(t.url, 'POST', { authorization: `Bearer ${user.key}`, 'mcp-session-id': sessionId }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+    expect(after.status).toBe(404);
+    // The user's other key keeps its own.
+    const alive = await rawMcp(t.url, 'POST', { authorization: `Bearer ${user.key}`, 'mcp-session-id': untouched.sessionId }, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }));
+    expect(alive.status).toBe(200);
+    untouched.sse.close();
+    untouched.stream.close();
+  });
+
+  it('ends them when the key is revoked by the CLI, another process on the same data', async () => {
+    const second = await issueKey();
+    const { sse, stream } = await openStreams(second.key);
+    const revoked = await new Promise<{ code: number; stderr: string }>((resolve) =>
+      execFile(process.execPath, [join(__dirname, '..', '..', 'dist', 'src', 'cli.js'), 'key:revoke', '--key', second.id], { env: { PATH: process.env.PATH ?? '', DATA_DIR: t.dataDir, LOG_LEVEL: 'silent' } }, (error, _out, stderr) =>
+        resolve({ code: error ? 1 : 0, stderr }),
+      ),
+    );
+    expect(revoked).toEqual({ code: 0, stderr: '' });
+    await Promise.all([sse.ended, stream.ended]);
+  });
+});
+
+describe('MCP on a loopback HOST', () => {
+  let loopback: TestApp;
+  let everywhere: TestApp;
+
+  beforeAll(async () => {
+    [loopback, everywhere] = await Promise.all([startTestApp({ HOST: '127.0.0.1' }), startTestApp({ HOST: '0.0.0.0' })]);
+  }, 180_000);
+  afterAll(() => Promise.all([loopback?.close(), everywhere?.close()]));
+
+  const initializeFrom = (app: TestApp, origin: string) => rawMcp(app.url, 'POST', { authorization: `Bearer ${BOOTSTRAP_KEY}`, origin }, rawMcp.initializeBody);
+
+  it('accepts the pages of this machine (http://localhost:*, 127.0.0.1, [::1]) without MCP_ALLOWED_ORIGINS', async () => {
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:8080', 'http://[::1]:3000']) {
+      const res = await initializeFrom(loopback, origin);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+    }
+    expect((await initializeFrom(loopback, 'http://evil.example.com')).status).toBe(403);
+  });
+
+  it('refuses them on any other HOST', async () => {
+    const res = await initializeFrom(everywhere, 'http://localhost:5173');
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ error: { message: expect.stringContaining('MCP_ALLOWED_ORIGINS') } });
+  });
+});
+

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiResponse, startTestApp, TestApp } from '../utils/test-app';
 import { ensureStdioBuild, STDIO_ENTRY } from './mcp.helpers';
 import { waitForRun } from '../utils/workflows-fixtures';
@@ -54,15 +54,21 @@ describe('validation at both doors', () => {
     return res.body.details.fields;
   };
 
-  /** The tool call's refusal: JSON-RPC InvalidParams naming each bad argument. */
+  /**
+   * The tool call's refusal: an isError result naming each bad argument (MCP 2025-11-25,
+   * server/tools "Error Handling": input validation errors are tool execution errors), worded
+   * `VALIDATION_FAILED: Invalid arguments (field: reason; ...). Correct the arguments and call again.`
+   */
   const refusedOverMcp = async (client: Client, name: string, args: Record<string, unknown>): Promise<FieldError[]> => {
-    const error = await client.callTool({ name, arguments: args }).then(
-      (result) => new Error(`expected a refusal, got ${JSON.stringify(result)}`),
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
-    return ((error as McpError).data as { issues: { path: string; message: string }[] }).issues.map((i) => ({ field: i.path, reason: i.message }));
+    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    const text = (result.content[0] as { text: string }).text;
+    const listed = /^VALIDATION_FAILED: [^(]*\((.*)\)\. Correct the arguments and call again\.$/s.exec(text);
+    expect(listed).not.toBeNull();
+    return listed![1].split('; ').map((item) => {
+      const colon = item.indexOf(': ');
+      return { field: item.slice(0, colon), reason: item.slice(colon + 2) };
+    });
   };
 
   /** A REST field error as the tool reports it: under the argument's name, in the reason too. */

@@ -1,4 +1,3 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { McpSessionRegistry, StreamableSession } from './mcp-sessions';
@@ -6,15 +5,17 @@ import { McpSessionRegistry, StreamableSession } from './mcp-sessions';
 const IDLE_MS = 1000;
 const MAX_PER_USER = 3;
 
-type FakeSession = StreamableSession & { server: { close: jest.Mock } };
+type FakeSession = StreamableSession & { server: { mcp: { close: jest.Mock } } };
 
 function session(id: string, userId: string, now: number): FakeSession {
-  const server = { close: jest.fn(async () => undefined) };
+  const server = { mcp: { close: jest.fn(async () => undefined) } };
   return {
     kind: 'streamable-http',
     id,
     userId,
-    server: server as unknown as Server & typeof server,
+    principal: { userId, keyId: `key_${userId}`, isAdmin: false },
+    keyIds: new Set([`key_${userId}`]),
+    server: server as unknown as StreamableSession['server'] & typeof server,
     transport: {} as StreamableSession['transport'],
     lastActive: now,
     openStreams: 0,
@@ -47,7 +48,7 @@ describe('McpSessionRegistry', () => {
     expect(registry.find('s1', 'usr_a', 'streamable-http')).toBe(s);
     now += IDLE_MS + 1;
     expect(registry.find('s1', 'usr_a', 'streamable-http')).toBeUndefined();
-    expect(s.server.close).toHaveBeenCalled();
+    expect(s.server.mcp.close).toHaveBeenCalled();
     expect(registry.size).toBe(0);
   });
 
@@ -74,7 +75,7 @@ describe('McpSessionRegistry', () => {
     registry.find('a2', 'usr_a', 'streamable-http');
     registry.add(session('a4', 'usr_a', now));
     // a1 is the oldest but has a client attached; a2 was just used: a3 goes.
-    expect(a3.server.close).toHaveBeenCalled();
+    expect(a3.server.mcp.close).toHaveBeenCalled();
     expect(registry.find('a3', 'usr_a', 'streamable-http')).toBeUndefined();
     for (const id of ['a1', 'a2', 'a4']) expect(registry.find(id, 'usr_a', 'streamable-http')?.id).toBe(id);
     expect(registry.find('b1', 'usr_b', 'streamable-http')).toBe(b1);
@@ -83,18 +84,33 @@ describe('McpSessionRegistry', () => {
     registry.remove('a4');
     registry.add(session('a5', 'usr_a', now));
     expect(registry.size).toBe(4);
-    expect([a1, a2].every((s) => !s.server.close.mock.calls.length)).toBe(true);
+    expect([a1, a2].every((s) => !s.server.mcp.close.mock.calls.length)).toBe(true);
   });
 
   it('closes every session at shutdown, and any session opened after it', async () => {
     const sessions = [session('s1', 'usr_a', now), session('s2', 'usr_b', now)];
     sessions.forEach((s) => registry.add(s));
     await registry.closeAll();
-    for (const s of sessions) expect(s.server.close).toHaveBeenCalled();
+    for (const s of sessions) expect(s.server.mcp.close).toHaveBeenCalled();
     expect(registry.size).toBe(0);
     const late = session('s3', 'usr_a', now);
     registry.add(late);
-    expect(late.server.close).toHaveBeenCalled();
+    expect(late.server.mcp.close).toHaveBeenCalled();
     expect(registry.size).toBe(0);
+  });
+
+  it('ends every session used with a key, and no other', async () => {
+    const mine = [session('s1', 'usr_a', now), session('s2', 'usr_a', now)];
+    const other = session('s3', 'usr_b', now);
+    for (const s of [...mine, other]) registry.add(s);
+    mine[1].keyIds.add('key_second');
+    expect([...registry.keyIds()].sort()).toEqual(['key_second', 'key_usr_a', 'key_usr_b']);
+    await registry.closeUsingKey('key_second');
+    expect(mine[1].server.mcp.close).toHaveBeenCalled();
+    expect(mine[0].server.mcp.close).not.toHaveBeenCalled();
+    expect(registry.size).toBe(2);
+    await registry.closeUsingKey('key_usr_a');
+    expect(registry.size).toBe(1);
+    expect(other.server.mcp.close).not.toHaveBeenCalled();
   });
 });

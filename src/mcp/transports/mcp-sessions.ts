@@ -1,13 +1,18 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ServerResponse } from 'node:http';
-import type { StreamableHttpTransport } from './streamable-http.transport';
+import type { Principal } from '../../auth/principal';
+import type { ServiceMcpServer } from '../mcp-server.factory';
 
 interface SessionBase {
   readonly id: string;
   /** The user who opened the session: the only one who may use it. */
   readonly userId: string;
-  readonly server: Server;
+  /** Whom the session's last request authenticated as: what its workflow tools are listed for. */
+  principal: Principal;
+  /** Every API key the session was used with: the session ends when any of them is revoked. */
+  readonly keyIds: Set<string>;
+  readonly server: ServiceMcpServer;
   lastActive: number;
   /** Long-lived responses open on the session (GET streams); while one is open the client is connected. */
   openStreams: number;
@@ -15,7 +20,7 @@ interface SessionBase {
 
 export interface StreamableSession extends SessionBase {
   readonly kind: 'streamable-http';
-  readonly transport: StreamableHttpTransport;
+  readonly transport: StreamableHTTPServerTransport;
 }
 
 export interface SseSession extends SessionBase {
@@ -41,7 +46,7 @@ export interface SessionLimits {
  * The live MCP sessions of this process, bound to the user who opened them. A session ends when
  * its client closes it, when it has seen no request and held no open stream for `idleMs`, when its
  * user opens one too many, or at shutdown. Memory per session is one SDK Server and its transport
- * (~5 KB), so the per-user cap is what bounds it against a client that never says goodbye.
+ * (a few KB), so the per-user cap is what bounds it against a client that never says goodbye.
  */
 export class McpSessionRegistry {
   private readonly sessions = new Map<string, McpSession>();
@@ -68,7 +73,12 @@ export class McpSessionRegistry {
     return [...this.sessions.values()];
   }
 
-  /** Starts expiring idle sessions and pinging SSE streams; without it, expiry happens on lookup only. */
+  /** The live sessions of each user. */
+  byUserId(): ReadonlyMap<string, ReadonlySet<McpSession>> {
+    return this.byUser;
+  }
+
+  /** Starts expiring idle sessions and pinging legacy SSE streams; without it, expiry happens on lookup only. */
   startSweeping(): void {
     this.sweeper ??= setInterval(() => this.sweep(), Math.max(250, Math.min(MAX_SWEEP_MS, this.idleMs / 2)));
     this.sweeper.unref();
@@ -76,7 +86,7 @@ export class McpSessionRegistry {
 
   add(session: McpSession): void {
     // A session opened while shutting down would hold the HTTP server open: end it at once.
-    if (this.closed) return void session.server.close().catch(() => undefined);
+    if (this.closed) return void session.server.mcp.close().catch(() => undefined);
     this.sessions.set(session.id, session);
     let own = this.byUser.get(session.userId);
     if (!own) this.byUser.set(session.userId, (own = new Set()));
@@ -100,6 +110,18 @@ export class McpSessionRegistry {
     return session as SessionOfKind<K>;
   }
 
+  /** The API keys the live sessions were used with. */
+  keyIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const session of this.sessions.values()) for (const id of session.keyIds) ids.add(id);
+    return ids;
+  }
+
+  /** Ends every session used with the key (revoked, or its user gone), and with it its open streams. */
+  async closeUsingKey(keyId: string): Promise<void> {
+    await Promise.all([...this.sessions.values()].filter((session) => session.keyIds.has(keyId)).map((session) => this.close(session)));
+  }
+
   /** Counts `response` as an open stream of the session until it closes. */
   holdOpen(session: McpSession, response: ServerResponse): void {
     session.openStreams++;
@@ -117,7 +139,7 @@ export class McpSessionRegistry {
 
   async close(session: McpSession): Promise<void> {
     this.forget(session);
-    await session.server.close().catch(() => undefined);
+    await session.server.mcp.close().catch(() => undefined);
   }
 
   async closeAll(): Promise<void> {
@@ -143,7 +165,8 @@ export class McpSessionRegistry {
     const now = this.now();
     for (const session of this.sessions.values()) {
       if (this.isIdle(session, now)) void this.close(session);
-      else keepAlive(session.kind === 'sse' ? session.stream : session.transport.stream);
+      // The Streamable HTTP transport keeps its own streams alive.
+      else if (session.kind === 'sse') keepAlive(session.stream);
     }
   }
 }
@@ -161,6 +184,6 @@ const endsBefore = (a: McpSession, b: McpSession): boolean =>
   a.openStreams === 0 !== (b.openStreams === 0) ? a.openStreams === 0 : a.lastActive < b.lastActive;
 
 /** A comment line keeps proxies from timing an idle stream out and turns a dead peer into a write error. */
-function keepAlive(stream: ServerResponse | undefined): void {
-  if (stream?.writable) stream.write(': keepalive\n\n');
+function keepAlive(stream: ServerResponse): void {
+  if (stream.writable) stream.write(': keepalive\n\n');
 }

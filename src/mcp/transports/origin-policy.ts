@@ -5,20 +5,40 @@ const EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate'
 
 const normalize = (origin: string): string => origin.trim().toLowerCase().replace(/\/+$/, '');
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+/** URL.hostname spells IPv6 in brackets. */
+const LOOPBACK_HOSTNAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** `http://localhost:*`, `http://127.0.0.1:*` or `http://[::1]:*`: a page served from this machine. */
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin.trim());
+    return url.protocol === 'http:' && LOOPBACK_HOSTNAMES.has(url.hostname) && url.pathname === '/' && !url.username && !url.password;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The Origin rule of the MCP transports specification, against DNS rebinding: a request that
  * carries an Origin must come from a configured one (MCP_ALLOWED_ORIGINS); a request without one is
- * not from a browser page and is allowed. Allowed browser origins also get the CORS headers they need.
+ * not from a browser page and is allowed. A service that listens on loopback only (HOST 127.0.0.1,
+ * localhost or ::1) can be reached by pages of this machine alone, so it also allows their origins
+ * (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`; the MCP conformance scenario
+ * dns-rebinding-protection expects a local server to accept them), while a rebinding page still
+ * shows its own origin and is refused. Allowed browser origins also get the CORS headers they need.
  */
 export class OriginPolicy {
   private readonly allowed: ReadonlySet<string>;
+  private readonly loopback: boolean;
 
-  constructor(origins: readonly string[]) {
+  constructor(origins: readonly string[], listenHost?: string) {
     this.allowed = new Set(origins.map(normalize));
+    this.loopback = listenHost !== undefined && LOOPBACK_HOSTS.has(listenHost.trim().toLowerCase());
   }
 
   allows(origin: string | undefined): boolean {
-    return origin === undefined || this.allowed.has(normalize(origin));
+    return origin === undefined || this.allowed.has(normalize(origin)) || (this.loopback && isLoopbackOrigin(origin));
   }
 
   /** Sets the CORS response headers for an allowed browser origin; nothing for non-browser callers. */
