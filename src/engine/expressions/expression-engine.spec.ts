@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import { ExpressionEngine, isTemplate } from './expression-engine';
+import { ExpressionEngine, ExpressionEngineOptions, isTemplate } from './expression-engine';
 
 const TIMEOUT_MS = 250;
 const CPU_EXHAUSTED = `TIMEOUT: used more than its ${TIMEOUT_MS} ms of CPU time`;
@@ -23,6 +23,17 @@ async function reasonOf(promise: Promise<unknown>, source: string): Promise<stri
   expect(details.expression).toBe(source);
   expect(error.message).toBe(`Expression failed: ${details.reason}`);
   return details.reason;
+}
+
+/** An engine with one sandbox process, started; `use` gets its id. */
+async function withOneProcess(options: Partial<ExpressionEngineOptions>, use: (engine: ExpressionEngine, pid: number) => Promise<void>): Promise<void> {
+  const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: TIMEOUT_MS, ...options });
+  try {
+    await expect(single.evaluate('[1].map((x) => x + 1)', {})).resolves.toEqual([2]);
+    await use(single, single.sandboxProcessIds[0]);
+  } finally {
+    await single.close();
+  }
 }
 
 describe('ExpressionEngine', () => {
@@ -272,42 +283,30 @@ describe('ExpressionEngine', () => {
     });
 
     it('survives code whose isolate V8 ends with a fatal out-of-memory error: its process is replaced', async () => {
-      const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: 10_000 });
-      try {
-        await expect(single.evaluate('[1].map((x) => x + 1)', {})).resolves.toEqual([2]);
-        const [before] = single.sandboxProcessIds;
+      await withOneProcess({ timeoutMs: 10_000 }, async (single, pid) => {
         const bomb = '(() => new Array(1e9).fill(0).length)()';
         expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('MEMORY_LIMIT: used more than its 32 MB of memory (its sandbox process died and was replaced)');
         await expect(single.evaluate('[1].map((x) => x + 2)', {})).resolves.toEqual([3]);
         expect(single.sandboxProcessIds).toHaveLength(1);
-        expect(single.sandboxProcessIds[0]).not.toBe(before);
-      } finally {
-        await single.close();
-      }
+        expect(single.sandboxProcessIds[0]).not.toBe(pid);
+      });
     });
 
     it('counts CPU time, not the time a stopped process waits for a CPU', async () => {
-      const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: TIMEOUT_MS, wallTimeoutMs: 60_000 });
-      try {
-        await single.evaluate('[0].map((x) => x)', {});
-        const [pid] = single.sandboxProcessIds;
-        // About a tenth of the CPU limit of work, stopped from outside for four times the limit.
-        const work = '(() => { let n = 0; for (let i = 0; i < 2e6; i++) n += i % 7; return n > 0 })()';
+      await withOneProcess({ wallTimeoutMs: 60_000 }, async (single, pid) => {
+        // A fraction of the CPU limit of work, stopped from outside (most likely midway) for four times the limit.
+        const work = '(() => { let n = 0; for (let i = 0; i < 3e7; i++) n += i % 7; return n > 0 })()';
         const result = single.evaluate(work, {});
+        await new Promise((resolve) => setTimeout(resolve, 20));
         process.kill(pid, 'SIGSTOP');
         await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 4));
         process.kill(pid, 'SIGCONT');
         await expect(result).resolves.toBe(true);
-      } finally {
-        await single.close();
-      }
+      });
     });
 
     it('stops and replaces a process that gives no answer within the wall-clock backstop, as a different failure', async () => {
-      const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: TIMEOUT_MS, wallTimeoutMs: 300 });
-      try {
-        await single.evaluate('[0].map((x) => x)', {});
-        const [pid] = single.sandboxProcessIds;
+      await withOneProcess({ wallTimeoutMs: 300 }, async (single, pid) => {
         process.kill(pid, 'SIGSTOP');
         const source = '[1].map((x) => x)';
         expect(await reasonOf(single.evaluate(source, {}), source)).toBe(
@@ -315,9 +314,7 @@ describe('ExpressionEngine', () => {
         );
         await expect(single.evaluate('[2].map((x) => x)', {})).resolves.toEqual([2]);
         expect(single.sandboxProcessIds).not.toContain(pid);
-      } finally {
-        await single.close();
-      }
+      });
     });
 
     it('refuses a string past the engine limit', async () => {

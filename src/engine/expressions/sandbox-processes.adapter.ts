@@ -55,6 +55,7 @@ class SandboxProcess {
   exited = false;
   /** The process said it ends after its answer, or was killed: nothing more goes to it. */
   retired = false;
+  private killed = false;
 
   constructor(private readonly options: SandboxProcessesOptions) {
     this.known = new LruCache(options.cacheSize);
@@ -90,8 +91,9 @@ class SandboxProcess {
       this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
     });
     this.child.once('error', (error) => {
-      // spawn itself failed: no 'close' follows for a process that never ran.
-      if (!started) failStart(new SandboxError('SANDBOX_CRASHED', `sandbox process could not start: ${error.message}`));
+      // spawn itself failed: the next evaluation starts another process.
+      this.retired = true;
+      if (!started) failStart(new SandboxError('SANDBOX_CRASHED', `its sandbox process could not start: ${error.message}`));
     });
     this.child.once('close', (code, signal) => {
       this.exited = true;
@@ -100,7 +102,8 @@ class SandboxProcess {
       if (!started) failStart(failure);
       const call = this.call;
       if (call !== undefined) this.finish(() => call.reject(failure));
-      if (failure.failure !== 'SANDBOX_CRASHED' || code !== 0) {
+      // Killed here, or ended by itself after saying so: nothing to report.
+      if (!this.killed && code !== 0) {
         this.options.logger?.warn({ code, signal, stderr: this.stderrTail.slice(-1000) }, `sandbox process ${this.child.pid} ended: ${failure.reason}`);
       }
     });
@@ -140,6 +143,7 @@ class SandboxProcess {
   /** Ends the process at once; its evaluation, if any, fails with the caller's reason. */
   kill(): void {
     this.retired = true;
+    this.killed = true;
     if (!this.exited) this.child.kill('SIGKILL');
   }
 
