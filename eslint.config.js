@@ -19,7 +19,6 @@ const ADAPTERS = [
   'src/**/mongo/**',
   'src/**/bull/**',
   'src/**/elasticsearch/**',
-  'src/engine/expressions/**',
 ];
 
 /** Feature folders of src/: what storage and common must not reach into (they sit beneath them). */
