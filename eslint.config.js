@@ -16,7 +16,6 @@ const ADAPTERS = [
   'src/**/bull/**',
   'src/**/redis/**',
   'src/**/elasticsearch/**',
-  'src/engine/expressions/**',
 ];
 
 /**

@@ -4,9 +4,9 @@ import code, { CodeParameters } from './index';
 
 /** Records what the node hands the sandbox; the sandbox itself is tested with the engine. */
 class RecordingSandbox implements CodeSandbox {
-  readonly calls: Array<{ code: string; scope: Record<string, unknown> }> = [];
-  async run(source: string, scope: Record<string, unknown>): Promise<unknown> {
-    this.calls.push({ code: source, scope });
+  readonly calls: Array<{ code: string; scope: Record<string, unknown>; about?: { nodeId?: string } }> = [];
+  async run(source: string, scope: Record<string, unknown>, _signal: AbortSignal, about?: { nodeId?: string }): Promise<unknown> {
+    this.calls.push({ code: source, scope, about });
     return { ran: true };
   }
 }
@@ -17,7 +17,7 @@ describe('code node', () => {
     const params = Object.assign(new CodeParameters(), { code: 'return input.length;' });
     const output = await code.execute(inputContext(params, { input: [1, 2], variables: { v: 1 }, nodes: { a: 1 }, sandbox }));
     expect(output).toEqual({ ran: true });
-    expect(sandbox.calls).toEqual([{ code: 'return input.length;', scope: { input: [1, 2], variables: { v: 1 }, nodes: { a: 1 } } }]);
+    expect(sandbox.calls).toEqual([{ code: 'return input.length;', scope: { input: [1, 2], variables: { v: 1 }, nodes: { a: 1 } }, about: { nodeId: expect.any(String) } }]);
   });
 
   it('gives item and itemIndex in run mode item', async () => {

@@ -23,6 +23,14 @@ export enum ErrorCode {
   EMBEDDING_FAILED = 'EMBEDDING_FAILED',
   EMBEDDING_MISMATCH = 'EMBEDDING_MISMATCH',
   EXPRESSION_FAILED = 'EXPRESSION_FAILED',
+  /** The user's code (Code node) threw, did not parse, or returned what JSON cannot hold. */
+  CODE_ERROR = 'CODE_ERROR',
+  /** User code used more memory than its sandbox allows. */
+  MEMORY_LIMIT = 'MEMORY_LIMIT',
+  /** A sandbox gave no answer within its wall-clock backstop (CPU limit or not) and was replaced. */
+  SANDBOX_UNRESPONSIVE = 'SANDBOX_UNRESPONSIVE',
+  /** A sandbox process died for a reason other than memory and was replaced. */
+  SANDBOX_CRASHED = 'SANDBOX_CRASHED',
   NODE_CONFIGURATION = 'NODE_CONFIGURATION',
   UPSTREAM_FAILED = 'UPSTREAM_FAILED',
   TIMEOUT = 'TIMEOUT',
@@ -54,6 +62,10 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.EMBEDDING_FAILED]: 502,
   [ErrorCode.EMBEDDING_MISMATCH]: 409,
   [ErrorCode.EXPRESSION_FAILED]: 400,
+  [ErrorCode.CODE_ERROR]: 422,
+  [ErrorCode.MEMORY_LIMIT]: 422,
+  [ErrorCode.SANDBOX_UNRESPONSIVE]: 503,
+  [ErrorCode.SANDBOX_CRASHED]: 500,
   [ErrorCode.NODE_CONFIGURATION]: 400,
   [ErrorCode.UPSTREAM_FAILED]: 502,
   [ErrorCode.TIMEOUT]: 504,

@@ -15,7 +15,11 @@ import { WorkflowExecutor } from './workflow-executor';
 
 /** What executing runs needs; only processes that run workers build it (the isolates are not free). */
 const executionProviders: Provider[] = [
-  { provide: ExpressionEngine, inject: [AppConfig], useFactory: (config: AppConfig) => ExpressionEngine.fromConfig(config) },
+  {
+    provide: ExpressionEngine,
+    inject: [AppConfig, ROOT_LOGGER],
+    useFactory: (config: AppConfig, logger: Logger) => ExpressionEngine.fromConfig(config, logger.child({ component: 'sandbox' })),
+  },
   {
     provide: ParameterDecider,
     inject: [AppConfig],

@@ -158,13 +158,16 @@ export interface LanguageModels {
 }
 
 /**
- * JavaScript in the service's isolated sandbox, with the limits of expressions (memory, time; no
- * require, process, timers or network). `code` is a function body: the names of `scope` are its
- * variables, and what it returns, copied out as JSON, is the result. A thrown error, a syntax
- * error or a limit reached fails with NodeConfigurationError (never retried).
+ * JavaScript in the service's isolated sandbox, outside the service's process, with the limits of
+ * expressions (memory, CPU time; no require, process, timers or network). `code` is a function
+ * body: the names of `scope` are its variables, and what it returns must be JSON (no NaN,
+ * Infinity, undefined in an array, function, BigInt or cycle) and is the result. Failures name
+ * `nodeId` and are never retried: the code's own (an exception, with its line and column in
+ * `code`; a syntax error; a result that is not JSON, with its path) are CODE_ERROR, and a limit
+ * reached is TIMEOUT (CPU time) or MEMORY_LIMIT.
  */
 export interface CodeSandbox {
-  run(code: string, scope: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+  run(code: string, scope: Record<string, unknown>, signal: AbortSignal, about?: { nodeId?: string }): Promise<unknown>;
 }
 
 /** What a sub-workflow run gave back. */

@@ -81,7 +81,10 @@ async function codeVersusExpression(): Promise<void> {
     // The scope of a run's node: a fresh input each time, as items differ.
     const expressionP50 = await time(() => engine.evaluate(expression, { input: rows.map((r) => ({ ...r })) }));
     const codeP50 = await time(() => sandbox.run(code, { input: rows.map((r) => ({ ...r })), variables: {}, nodes: {} }, signal));
-    console.log(`expression p50 ${expressionP50.toFixed(1)} us; code node p50 ${codeP50.toFixed(1)} us`);
+    // A condition without a call, which runs in the service's process (bounded-expression.ts).
+    const boundedP50 = await time(() => engine.evaluate('input[3].total > 100', { input: rows.map((r) => ({ ...r })) }));
+    console.log(`expression p50 ${expressionP50.toFixed(1)} us; code node p50 ${codeP50.toFixed(1)} us; bounded expression p50 ${boundedP50.toFixed(1)} us`);
+    report({ bench: BENCH, metric: 'bounded_expression_p50', value: boundedP50, unit: 'us', baseline: null, ratio: null, target: 'informational' });
     report({ bench: BENCH, metric: 'code_node_p50', value: codeP50, unit: 'us', baseline: expressionP50, ratio: codeP50 / expressionP50, target: '<= 3x an expression evaluation' });
   } finally {
     await engine.close();

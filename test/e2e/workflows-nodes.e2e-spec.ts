@@ -134,7 +134,7 @@ describe('the node catalogue through the webhook', () => {
 
     const hostile = await run({ nodes: [trigger, { id: 'escape', type: 'code', parameters: { code: 'return this.constructor.constructor("return process")().env;' } }], edges: [{ from: 'trigger', to: 'escape' }] }, {});
     expect(hostile.status).toBe('failed');
-    expect(step(hostile, 'escape').error).toMatchObject({ code: 'NODE_CONFIGURATION', message: expect.stringMatching(/^The code failed: /) });
+    expect(step(hostile, 'escape').error).toMatchObject({ code: 'CODE_ERROR', message: expect.stringMatching(/^The code of node "escape" failed: /) });
     expect((await t.request('GET', '/health')).status).toBe(200);
 
     const broken = await t.request('POST', '/api/v1/workflows', { body: { name: 'broken code', definition: { nodes: [trigger, { id: 'c', type: 'code', parameters: { code: 'return input +;' } }], edges: [{ from: 'trigger', to: 'c' }] } } });

@@ -1,7 +1,8 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import { ExpressionEngine, isTemplate } from './expression-engine';
+import { ExpressionEngine, ExpressionEngineOptions, isTemplate } from './expression-engine';
 
 const TIMEOUT_MS = 250;
+const CPU_EXHAUSTED = `TIMEOUT: used more than its ${TIMEOUT_MS} ms of CPU time`;
 
 async function failureOf(promise: Promise<unknown>): Promise<AppError> {
   const error = await promise.then(
@@ -22,6 +23,17 @@ async function reasonOf(promise: Promise<unknown>, source: string): Promise<stri
   expect(details.expression).toBe(source);
   expect(error.message).toBe(`Expression failed: ${details.reason}`);
   return details.reason;
+}
+
+/** An engine with one sandbox process, started; `use` gets its id. */
+async function withOneProcess(options: Partial<ExpressionEngineOptions>, use: (engine: ExpressionEngine, pid: number) => Promise<void>): Promise<void> {
+  const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: TIMEOUT_MS, ...options });
+  try {
+    await expect(single.evaluate('[1].map((x) => x + 1)', {})).resolves.toEqual([2]);
+    await use(single, single.sandboxProcessIds[0]);
+  } finally {
+    await single.close();
+  }
 }
 
 describe('ExpressionEngine', () => {
@@ -137,6 +149,22 @@ describe('ExpressionEngine', () => {
     });
   });
 
+  describe('where an evaluation runs', () => {
+    it('runs a bounded expression in the service process, anything else or a large input in a sandbox process', async () => {
+      const fresh = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: TIMEOUT_MS });
+      try {
+        await expect(fresh.evaluate('${variables.baseUrl}/hello', { variables: { baseUrl: 'http://x' } })).resolves.toBe('http://x/hello');
+        await expect(fresh.evaluate('input.query.length > 3', { input: { query: 'what' } })).resolves.toBe(true);
+        expect(fresh.sandboxProcessIds).toEqual([]);
+        await expect(fresh.evaluate('input.query.length', { input: { query: 'x'.repeat(300_000) } })).resolves.toBe(300_000);
+        expect(fresh.sandboxProcessIds).toHaveLength(1);
+        await expect(fresh.evaluate('input.query.toUpperCase()', { input: { query: 'a' } })).resolves.toBe('A');
+      } finally {
+        await fresh.close();
+      }
+    });
+  });
+
   describe('templates', () => {
     it('renders insertions into text', async () => {
       await expect(evaluate('Hello ${input.name}!', { input: { name: 'Ann' } })).resolves.toBe('Hello Ann!');
@@ -214,13 +242,13 @@ describe('ExpressionEngine', () => {
 
   describe('hostile code', () => {
     it('times out an endless loop and keeps serving', async () => {
-      expect(await reason('(() => { while(true){} })()')).toBe(`timed out after ${TIMEOUT_MS} ms`);
-      expect(await reason('(() => { while(true){} })()')).toBe(`timed out after ${TIMEOUT_MS} ms`);
+      expect(await reason('(() => { while(true){} })()')).toBe(CPU_EXHAUSTED);
+      expect(await reason('(() => { while(true){} })()')).toBe(CPU_EXHAUSTED);
       await expect(evaluate('1 + 1')).resolves.toBe(2);
     });
 
     it('times out an endless loop in a promise callback', async () => {
-      expect(await reason('(Promise.resolve().then(() => { while(true){} }), 1)')).toBe(`timed out after ${TIMEOUT_MS} ms`);
+      expect(await reason('(Promise.resolve().then(() => { while(true){} }), 1)')).toBe(CPU_EXHAUSTED);
       await expect(evaluate('1 + 1')).resolves.toBe(2);
     });
 
@@ -237,7 +265,7 @@ describe('ExpressionEngine', () => {
       await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
       await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
       await expect(evaluate(source, { input: { busyMs: 30 } })).resolves.toBe(30);
-      expect(await reason(source, { input: { busyMs: 10_000 } })).toBe(`timed out after ${TIMEOUT_MS} ms`);
+      expect(await reason(source, { input: { busyMs: 10_000 } })).toBe(CPU_EXHAUSTED);
       await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
     });
 
@@ -245,13 +273,48 @@ describe('ExpressionEngine', () => {
       const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: 10_000 });
       try {
         const bomb = '(() => { const a = []; while(true) a.push(new Array(1e6).fill(1)) })()';
-        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('memory limit exceeded');
+        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('MEMORY_LIMIT: used more than its 32 MB of memory');
         await expect(single.evaluate('input.a + input.b', { input: { a: 1, b: 2 } })).resolves.toBe(3);
-        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('memory limit exceeded');
+        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('MEMORY_LIMIT: used more than its 32 MB of memory');
         await expect(single.evaluate('[1, 2].map(x => x * 2)', {})).resolves.toEqual([2, 4]);
       } finally {
         await single.close();
       }
+    });
+
+    it('survives code whose isolate V8 ends with a fatal out-of-memory error: its process is replaced', async () => {
+      await withOneProcess({ timeoutMs: 10_000 }, async (single, pid) => {
+        const bomb = '(() => new Array(1e9).fill(0).length)()';
+        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('MEMORY_LIMIT: used more than its 32 MB of memory (its sandbox process died and was replaced)');
+        await expect(single.evaluate('[1].map((x) => x + 2)', {})).resolves.toEqual([3]);
+        expect(single.sandboxProcessIds).toHaveLength(1);
+        expect(single.sandboxProcessIds[0]).not.toBe(pid);
+      });
+    });
+
+    it('counts CPU time, not the time a stopped process waits for a CPU', async () => {
+      await withOneProcess({ wallTimeoutMs: 60_000 }, async (single, pid) => {
+        // A fraction of the CPU limit of work, stopped from outside (most likely midway) for four times the limit.
+        const work = '(() => { let n = 0; for (let i = 0; i < 3e7; i++) n += i % 7; return n > 0 })()';
+        const result = single.evaluate(work, {});
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        process.kill(pid, 'SIGSTOP');
+        await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 4));
+        process.kill(pid, 'SIGCONT');
+        await expect(result).resolves.toBe(true);
+      });
+    });
+
+    it('stops and replaces a process that gives no answer within the wall-clock backstop, as a different failure', async () => {
+      await withOneProcess({ wallTimeoutMs: 300 }, async (single, pid) => {
+        process.kill(pid, 'SIGSTOP');
+        const source = '[1].map((x) => x)';
+        expect(await reasonOf(single.evaluate(source, {}), source)).toBe(
+          'SANDBOX_UNRESPONSIVE: did not answer within 300 ms of wall-clock time; its sandbox process was stopped and replaced',
+        );
+        await expect(single.evaluate('[2].map((x) => x)', {})).resolves.toEqual([2]);
+        expect(single.sandboxProcessIds).not.toContain(pid);
+      });
     });
 
     it('refuses a string past the engine limit', async () => {
@@ -383,7 +446,8 @@ describe('ExpressionEngine', () => {
         const controller = new AbortController();
         const reasonGiven = new AppError(ErrorCode.TIMEOUT, 'run timed out');
         const spinning = failureOf(slow.evaluate('(() => { while(true){} })()', {}, { signal: controller.signal }));
-        const queued = failureOf(slow.evaluate('1', {}, { signal: controller.signal }));
+        // Not a bounded expression, so it waits for the only sandbox process.
+        const queued = failureOf(slow.evaluate('[1].map((x) => x)', {}, { signal: controller.signal }));
         setTimeout(() => controller.abort(reasonGiven), 50);
         expect(await spinning).toBe(reasonGiven);
         expect(await queued).toBe(reasonGiven);
@@ -397,7 +461,7 @@ describe('ExpressionEngine', () => {
       const closing = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: 5_000 });
       await closing.evaluate('1', {});
       const running = failureOf(closing.evaluate('(() => { while(true){} })()', {}));
-      const queued = failureOf(closing.evaluate('2', {}));
+      const queued = failureOf(closing.evaluate('[2].map((x) => x)', {}));
       await new Promise((resolve) => setTimeout(resolve, 50));
       await closing.close();
       expect((await running).code).toBe(ErrorCode.UNAVAILABLE);

@@ -1,8 +1,13 @@
+import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import type { AppConfig } from '../../config/app-config';
-import { IsolatePool, Program, SandboxError } from './isolate-pool.adapter';
-import { BODY } from './sandbox-source';
 import { LruCache } from '../../common/lru-cache';
+import type { AppConfig } from '../../config/app-config';
+import { ExpressionBound, expressionBound } from './bounded-expression';
+import { codeSyntaxProblem } from './expression-syntax';
+import { IsolateSandbox } from './isolate-sandbox.adapter';
+import { Program, SandboxError, SandboxFailure } from './sandbox-protocol';
+import { SandboxProcesses } from './sandbox-processes.adapter';
+import { BODY } from './sandbox-source';
 import { isTemplate, splitTemplate, TemplateSyntaxError } from './template';
 
 export { isTemplate } from './template';
@@ -17,14 +22,21 @@ export interface ExpressionScope {
 }
 
 export interface ExpressionEngineOptions {
-  /** Isolates, i.e. evaluations that can run at the same time. */
+  /** Sandbox processes, i.e. evaluations outside the service's process that can run at the same time. */
   poolSize: number;
   /** Heap limit of each isolate; an evaluation that exceeds it fails and its isolate is replaced. */
   memoryLimitMb: number;
-  /** Longest run of one evaluation. */
+  /** CPU time one evaluation may use. */
   timeoutMs: number;
+  /**
+   * Wall-clock backstop of one evaluation, a different failure (SANDBOX_UNRESPONSIVE) from the
+   * CPU limit; by default 10 times the CPU limit plus 5 s.
+   */
+  wallTimeoutMs?: number;
   /** Parsed sources kept, and compiled programs kept per isolate. */
   cacheSize?: number;
+  /** Where a sandbox process that died is reported. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 const DEFAULT_CACHE_SIZE = 1000;
@@ -33,6 +45,14 @@ const MIN_MEMORY_LIMIT_MB = 8;
 /** Longest expression text quoted in an error's details. */
 const MAX_QUOTED_SOURCE = 500;
 
+/**
+ * Arguments (JSON characters) beyond which even a bounded expression goes to a sandbox process:
+ * parsing them holds the service's thread, about 1 ms per 100 KB.
+ */
+const MAX_IN_PROCESS_ARGS_CHARS = 256 * 1024;
+/** Share of the isolate's memory a bounded expression may be shown to need to run in process. */
+const IN_PROCESS_MEMORY_SHARE = 8;
+
 /** A source parsed once; `programs` holds one compiled form per list of names it is given. */
 interface ParsedSource {
   readonly codes: string[];
@@ -40,28 +60,49 @@ interface ParsedSource {
   readonly literals: string[] | null | typeof BODY;
   /** Every identifier-like token in the source: a superset of the names it can refer to. */
   readonly identifiers: ReadonlySet<string>;
+  /** Whether it may run in the service's process, see bounded-expression.ts; never for a function body. */
+  readonly bound: ExpressionBound;
   readonly programs: Map<string, Program>;
 }
 
 /**
- * Evaluates user-written expressions and templates in an isolated-vm pool: no access to the host,
- * a memory limit, a timeout, values in and out as JSON. A failing evaluation (syntax, exception,
- * result that is not JSON, timeout, memory) is an `AppError(EXPRESSION_FAILED)` whose details are
- * `{ expression, reason }`; an aborted one is CANCELED, or the signal's reason when that is an
- * AppError; any call after `close()` is UNAVAILABLE.
+ * Evaluates user-written expressions, templates and function bodies (the Code node) in isolates:
+ * no access to the host, a memory limit, a CPU-time limit and a wall-clock backstop, values in and
+ * out as JSON. Where they run:
+ *
+ * - in sandbox processes (sandbox-processes.adapter.ts) by default, so that code which kills its
+ *   process (V8 ends a process whose isolate runs out of memory in some builtins, whatever
+ *   isolated-vm's limit) kills a sandbox process, which is replaced, and not the service;
+ * - in one isolate in the service's own process, synchronously, for an expression that
+ *   bounded-expression.ts proves small in time and memory for its inputs: the common
+ *   `input.x > 3` or `${variables.baseUrl}/path`, which then costs microseconds rather than a
+ *   round trip to another process.
+ *
+ * A failing expression or template is an `AppError(EXPRESSION_FAILED)` whose details are
+ * `{ expression, reason, failure }`, its reason starting with the failure's code unless that is
+ * CODE_ERROR (`TIMEOUT: used more than its 1000 ms of CPU time`); a failing function body is an
+ * AppError whose code is the failure's (CODE_ERROR, TIMEOUT, MEMORY_LIMIT, SANDBOX_UNRESPONSIVE,
+ * SANDBOX_CRASHED) with details `{ reason, line, column, path }`. An aborted evaluation is
+ * CANCELED, or the signal's reason when that is an AppError; any call after `close()` is
+ * UNAVAILABLE.
  *
  * Only the scope names that occur in a source are copied into the isolate, so a scope name
  * assembled at run time from strings is not defined; a frozen value (the executor's `nodes` and
  * `variables`) is serialised once, not once per expression and item.
  */
 export class ExpressionEngine {
-  private readonly pool: IsolatePool;
+  private readonly processes: SandboxProcesses;
+  private readonly inProcess: IsolateSandbox;
+  private readonly wallTimeoutMs: number;
+  /** Inputs and output a bounded expression may need, in characters, to run in process. */
+  private readonly inProcessBudget: number;
   private readonly expressions: LruCache<string, ParsedSource>;
   private readonly templates: LruCache<string, ParsedSource>;
   private readonly bodies: LruCache<string, ParsedSource>;
 
   /** JSON of the frozen scope values seen, while they are alive. */
   private readonly frozenJson = new WeakMap<object, string>();
+  private closed = false;
 
   constructor(options: ExpressionEngineOptions) {
     const cacheSize = options.cacheSize ?? DEFAULT_CACHE_SIZE;
@@ -69,18 +110,35 @@ export class ExpressionEngine {
     requireInteger('memoryLimitMb', options.memoryLimitMb, MIN_MEMORY_LIMIT_MB);
     requireInteger('timeoutMs', options.timeoutMs, 1);
     requireInteger('cacheSize', cacheSize, 1);
-    this.pool = new IsolatePool({ ...options, cacheSize });
+    this.wallTimeoutMs = options.wallTimeoutMs ?? options.timeoutMs * 10 + 5000;
+    requireInteger('wallTimeoutMs', this.wallTimeoutMs, options.timeoutMs);
+    this.processes = new SandboxProcesses({
+      processes: options.poolSize,
+      memoryLimitMb: options.memoryLimitMb,
+      cpuLimitMs: options.timeoutMs,
+      wallLimitMs: this.wallTimeoutMs,
+      cacheSize,
+      logger: options.logger,
+    });
+    this.inProcess = new IsolateSandbox({ memoryLimitMb: options.memoryLimitMb, cacheSize });
+    this.inProcessBudget = (options.memoryLimitMb * 1024 * 1024) / IN_PROCESS_MEMORY_SHARE;
     this.expressions = new LruCache(cacheSize);
     this.templates = new LruCache(cacheSize);
     this.bodies = new LruCache(cacheSize);
   }
 
-  static fromConfig(config: AppConfig): ExpressionEngine {
+  static fromConfig(config: AppConfig, logger?: Pick<Logger, 'warn'>): ExpressionEngine {
     return new ExpressionEngine({
       poolSize: config.EXPRESSION_POOL_SIZE,
       memoryLimitMb: config.EXPRESSION_MEMORY_MB,
       timeoutMs: config.EXPRESSION_TIMEOUT_MS,
+      logger,
     });
+  }
+
+  /** Ids of the sandbox processes running now (for tests that stop one from outside). */
+  get sandboxProcessIds(): number[] {
+    return this.processes.processIds;
   }
 
   /**
@@ -88,14 +146,13 @@ export class ExpressionEngine {
    * one JS expression (result: any JSON value).
    */
   async evaluate(source: string, scope: ExpressionScope, options: { signal?: AbortSignal } = {}): Promise<unknown> {
-    return isTemplate(source)
-      ? this.run(this.parseTemplate(source), source, scope, options.signal)
-      : this.run(this.parseExpression(source), source, scope, options.signal);
+    const parsed = isTemplate(source) ? this.parseTemplate(source) : this.parseExpression(source);
+    return this.evaluateParsed(parsed, source, scope, options.signal);
   }
 
   /** The whole of `code` is one expression, `${` included; `undefined` comes back as `null`. */
   async evaluateExpression(code: string, scope: ExpressionScope): Promise<unknown> {
-    return this.run(this.parseExpression(code), code, scope, undefined);
+    return this.evaluateParsed(this.parseExpression(code), code, scope, undefined);
   }
 
   /**
@@ -103,47 +160,69 @@ export class ExpressionEngine {
    * numbers and booleans as text, other values as their JSON.
    */
   async renderTemplate(template: string, scope: ExpressionScope): Promise<string> {
-    return (await this.run(this.parseTemplate(template), template, scope, undefined)) as string;
+    return (await this.evaluateParsed(this.parseTemplate(template), template, scope, undefined)) as string;
   }
 
   /**
-   * Runs a function body (the Code node): statements whose `return` gives the result, copied out
-   * as JSON; the scope's names are its variables. Same isolates, limits and errors as expressions.
+   * Runs a function body (the Code node) in a sandbox process: statements whose `return` gives the
+   * result, which must be JSON (no NaN, Infinity, undefined in an array, function, BigInt or
+   * cycle); the scope's names are its variables. Same limits as expressions.
    */
   async runCode(code: string, scope: ExpressionScope, options: { signal?: AbortSignal } = {}): Promise<unknown> {
     let parsed = this.bodies.get(code);
     if (parsed === undefined) {
-      parsed = { codes: [code], literals: BODY, identifiers: identifiersIn(code), programs: new Map() };
+      parsed = { codes: [code], literals: BODY, identifiers: identifiersIn(code), bound: UNBOUNDED, programs: new Map() };
       this.bodies.set(code, parsed);
     }
-    return this.run(parsed, code, scope, options.signal);
+    try {
+      return await this.run(parsed, scope, options.signal);
+    } catch (error) {
+      throw error instanceof SandboxError ? codeFailed(error, code, options.signal) : error;
+    }
   }
 
-  /** Rejects evaluations still waiting and disposes the isolates; later calls fail as UNAVAILABLE. */
+  /** Rejects evaluations still waiting and ends the sandbox processes; later calls fail as UNAVAILABLE. */
   async close(): Promise<void> {
-    await this.pool.close();
+    this.closed = true;
+    await this.processes.close();
+    this.inProcess.dispose();
     this.expressions.clear();
     this.templates.clear();
     this.bodies.clear();
   }
 
-  private async run(parsed: ParsedSource, source: string, scope: ExpressionScope, signal: AbortSignal | undefined): Promise<unknown> {
+  private async evaluateParsed(parsed: ParsedSource, source: string, scope: ExpressionScope, signal: AbortSignal | undefined): Promise<unknown> {
+    try {
+      return await this.run(parsed, scope, signal);
+    } catch (error) {
+      throw error instanceof SandboxError ? expressionError(error, source, signal) : error;
+    }
+  }
+
+  /** @throws SandboxError for the evaluation's failures, AppError for the host's. */
+  private async run(parsed: ParsedSource, scope: ExpressionScope, signal: AbortSignal | undefined): Promise<unknown> {
     if (parsed.codes.length === 0) return (parsed.literals as string[])[0];
+    if (this.closed) throw new SandboxError('closed', 'expression engine is closed');
+    if (signal?.aborted) throw new SandboxError('aborted', 'evaluation aborted');
     const params = Object.keys(scope).filter((name) => parsed.identifiers.has(name));
     const program = programFor(parsed, params);
     let argsJson: string;
     try {
       argsJson = `[${params.map((name) => this.jsonOf(scope[name])).join(',')}]`;
     } catch (error) {
-      throw expressionFailed(source, `scope is not JSON-serialisable: ${(error as Error).message}`);
+      throw new SandboxError('CODE_ERROR', `scope is not JSON-serialisable: ${(error as Error).message}`);
     }
-    let output: string;
-    try {
-      output = await this.pool.run(program, argsJson, signal);
-    } catch (error) {
-      throw toAppError(error, source, signal);
-    }
+    const output = this.fitsInProcess(parsed, argsJson)
+      ? this.inProcess.runSync(program, argsJson, this.wallTimeoutMs)
+      : await this.processes.run(program, argsJson, signal);
     return Array.isArray(parsed.literals) ? output : JSON.parse(output);
+  }
+
+  private fitsInProcess(parsed: ParsedSource, argsJson: string): boolean {
+    const { bounded, references } = parsed.bound;
+    if (!bounded || argsJson.length > MAX_IN_PROCESS_ARGS_CHARS) return false;
+    const sourceChars = parsed.codes.reduce((sum, code) => sum + code.length, 0);
+    return (references + 1) * argsJson.length + sourceChars <= this.inProcessBudget;
   }
 
   /** A value's JSON as an array element (what JSON.stringify leaves out becomes null). */
@@ -157,7 +236,7 @@ export class ExpressionEngine {
   private parseExpression(code: string): ParsedSource {
     let parsed = this.expressions.get(code);
     if (parsed === undefined) {
-      parsed = { codes: [code], literals: null, identifiers: identifiersIn(code), programs: new Map() };
+      parsed = { codes: [code], literals: null, identifiers: identifiersIn(code), bound: expressionBound(code), programs: new Map() };
       this.expressions.set(code, parsed);
     }
     return parsed;
@@ -173,7 +252,7 @@ export class ExpressionEngine {
         if (error instanceof TemplateSyntaxError) throw expressionFailed(template, error.message);
         throw error;
       }
-      parsed = { ...parts, identifiers: identifiersIn(parts.codes.join('\n')), programs: new Map() };
+      parsed = { ...parts, identifiers: identifiersIn(parts.codes.join('\n')), bound: templateBound(parts.codes), programs: new Map() };
       this.templates.set(template, parsed);
     }
     return parsed;
@@ -198,25 +277,62 @@ function identifiersIn(code: string): Set<string> {
   return new Set(code.match(/[A-Za-z_$][\w$]*/g));
 }
 
-function toAppError(error: unknown, source: string, signal: AbortSignal | undefined): AppError {
-  if (!(error instanceof SandboxError)) {
-    return new AppError(ErrorCode.INTERNAL, 'Expression sandbox failed', { cause: error });
+const UNBOUNDED: ExpressionBound = { bounded: false, references: 0 };
+
+/** A template is bounded when each insertion is; their references add up. */
+function templateBound(codes: string[]): ExpressionBound {
+  let references = 0;
+  for (const code of codes) {
+    const bound = expressionBound(code);
+    if (!bound.bounded) return UNBOUNDED;
+    references += bound.references;
   }
+  return { bounded: true, references };
+}
+
+/** The failures that are not the evaluation's: the caller's signal, or the engine closed. */
+function hostError(error: SandboxError, signal: AbortSignal | undefined): AppError | null {
   switch (error.failure) {
-    case 'failed':
-      return expressionFailed(source, error.reason);
     case 'aborted':
       return signal?.reason instanceof AppError
         ? signal.reason
         : new AppError(ErrorCode.CANCELED, 'Expression evaluation was canceled', { cause: signal?.reason });
     case 'closed':
       return new AppError(ErrorCode.UNAVAILABLE, 'Expression engine is closed');
+    default:
+      return null;
   }
 }
 
-function expressionFailed(source: string, reason: string): AppError {
+function expressionError(error: SandboxError, source: string, signal: AbortSignal | undefined): AppError {
+  return hostError(error, signal) ?? expressionFailed(source, error.failure === 'CODE_ERROR' ? error.reason : `${error.failure}: ${error.reason}`, error.failure);
+}
+
+function expressionFailed(source: string, reason: string, failure: SandboxFailure = 'CODE_ERROR'): AppError {
   const expression = source.length > MAX_QUOTED_SOURCE ? `${source.slice(0, MAX_QUOTED_SOURCE)}…` : source;
-  return new AppError(ErrorCode.EXPRESSION_FAILED, `Expression failed: ${reason}`, { details: { expression, reason } });
+  return new AppError(ErrorCode.EXPRESSION_FAILED, `Expression failed: ${reason}`, { details: { expression, reason, failure } });
+}
+
+const CODE_FAILURES: Record<Exclude<SandboxFailure, 'aborted' | 'closed'>, ErrorCode> = {
+  CODE_ERROR: ErrorCode.CODE_ERROR,
+  TIMEOUT: ErrorCode.TIMEOUT,
+  MEMORY_LIMIT: ErrorCode.MEMORY_LIMIT,
+  SANDBOX_UNRESPONSIVE: ErrorCode.SANDBOX_UNRESPONSIVE,
+  SANDBOX_CRASHED: ErrorCode.SANDBOX_CRASHED,
+};
+
+/** A function body's failure; a syntax error is placed by acorn, as V8's message has no position. */
+function codeFailed(error: SandboxError, code: string, signal: AbortSignal | undefined): AppError {
+  const host = hostError(error, signal);
+  if (host !== null) return host;
+  let { line = null, column = null } = error.facts;
+  if (line === null && error.failure === 'CODE_ERROR' && error.reason.startsWith('SyntaxError')) {
+    const problem = codeSyntaxProblem(code, { strict: true });
+    if (problem !== null) ({ line, column } = problem);
+  }
+  const failure = error.failure as keyof typeof CODE_FAILURES;
+  const details = { reason: error.reason, line, column, path: error.facts.path ?? null };
+  return new AppError(CODE_FAILURES[failure], `Code failed: ${error.reason}`, { details });
 }
 
 function requireInteger(name: string, value: number, min: number): void {

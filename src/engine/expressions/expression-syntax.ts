@@ -37,15 +37,23 @@ export function expressionSyntaxProblem(source: string): SyntaxProblem | null {
   return null;
 }
 
-/** Parses JavaScript that runs as a function body (the Code node): `return` is allowed at the top. */
-export function codeSyntaxProblem(source: string): SyntaxProblem | null {
+/**
+ * Parses JavaScript that runs as a function body (the Code node): `return` is allowed at the top.
+ * `strict`: as the sandbox runs it, where `with`, octal literals and the like are errors too.
+ */
+export function codeSyntaxProblem(source: string, options: { strict?: boolean } = {}): SyntaxProblem | null {
+  const prologue = options.strict ? STRICT_PROLOGUE : '';
   try {
-    parse(source, { ...ECMA, allowReturnOutsideFunction: true });
+    parse(prologue + source, { ...ECMA, allowReturnOutsideFunction: true });
     return null;
   } catch (error) {
-    return fromAcorn(error, 0, source);
+    const problem = fromAcorn(error, 0, prologue + source);
+    return prologue ? { ...problem, line: problem.line - 1, offset: problem.offset - prologue.length } : problem;
   }
 }
+
+/** A directive on a line of its own, so a problem's column in the code as written is unchanged. */
+const STRICT_PROLOGUE = '"use strict";\n';
 
 function singleExpression(code: string, base: number, whole: string): SyntaxProblem | null {
   if (!code.trim()) return at(whole, base, 'empty expression');

@@ -1,25 +1,37 @@
 import { AppError, ErrorCode, isAppError } from '../../common/app-error';
-import { CodeSandbox, NodeConfigurationError } from '../../sdk';
+import { CodeSandbox } from '../../sdk';
 import { ExpressionEngine } from './expression-engine';
+
+/** Failures of the code itself or of its limits: the workflow's to fix, never retried. */
+const CODE_FAILURES = new Set<ErrorCode>([ErrorCode.CODE_ERROR, ErrorCode.TIMEOUT, ErrorCode.MEMORY_LIMIT, ErrorCode.SANDBOX_UNRESPONSIVE, ErrorCode.SANDBOX_CRASHED]);
 
 /**
  * `ctx.sandbox` of nodes (the Code node): JavaScript function bodies in the expression engine's
- * isolates, with its limits. What the code does wrong (syntax, an exception, a result that is not
- * JSON, time or memory exhausted) is the workflow's to fix: a configuration error, never retried.
+ * sandbox processes, with its limits. Each failure keeps the engine's code (CODE_ERROR, TIMEOUT,
+ * MEMORY_LIMIT, SANDBOX_UNRESPONSIVE, SANDBOX_CRASHED) and says which node, and where in its code.
  */
 export class IsolateCodeSandbox implements CodeSandbox {
   constructor(private readonly engine: ExpressionEngine) {}
 
-  async run(code: string, scope: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  async run(code: string, scope: Record<string, unknown>, signal: AbortSignal, about: { nodeId?: string } = {}): Promise<unknown> {
     try {
       return await this.engine.runCode(code, scope, { signal });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      if (isAppError(error) && error.code === ErrorCode.EXPRESSION_FAILED) {
-        const reason = String((error.details as { reason?: unknown } | undefined)?.reason ?? error.message);
-        throw new NodeConfigurationError(`The code failed: ${reason}`, { details: { reason } });
-      }
+      if (isAppError(error) && CODE_FAILURES.has(error.code)) throw located(error, about.nodeId);
       throw error instanceof AppError ? error : new AppError(ErrorCode.INTERNAL, 'The code sandbox failed', { cause: error });
     }
   }
+}
+
+function located(error: AppError, nodeId: string | undefined): AppError {
+  const details = error.details as { reason: string; line: number | null; column: number | null; path: string | null };
+  const whose = nodeId === undefined ? 'The code' : `The code of node "${nodeId}"`;
+  const where = details.line === null ? '' : ` (line ${details.line}${details.column === null ? '' : `, column ${details.column}`})`;
+  const item = /^result\[(\d+)\]/.exec(details.path ?? '');
+  const which = item === null ? '' : ` (item ${item[1]})`;
+  return new AppError(error.code, `${whose} failed: ${details.reason}${where}${which}`, {
+    details: { ...(nodeId === undefined ? {} : { nodeId }), ...details },
+    cause: error,
+  });
 }

@@ -17,6 +17,11 @@
  *   (JSON for an expression, text for a template), the message of an exception, or why the result
  *   is not JSON. Nothing the user code throws reaches the host as an exception, so the only ones
  *   the host sees are the sandbox's (timeout, disposal) and a promise the code left rejected.
+ *   A function body (the Code node) answers its failures as JSON, so the host can say where:
+ *   CODE_THREW `{ message, line, column }` (of the code as written), CODE_NOT_JSON
+ *   `{ reason, path }` (the first value JSON cannot hold: NaN, Infinity, undefined in an array, a
+ *   function, a symbol, a BigInt, a Promise or a cycle; expressions keep JSON.stringify's
+ *   leniency for numbers and undefined).
  * - `forget(id)` drops a program evicted from the host's cache.
  */
 
@@ -25,7 +30,16 @@ export const Outcome = {
   VALUE: '=',
   THREW: '!',
   NOT_JSON: '?',
+  CODE_THREW: '#',
+  CODE_NOT_JSON: '%',
 } as const;
+
+/**
+ * Lines V8 puts before a function body built by the Function constructor
+ * (`function anonymous(<params>\n) {\n`) and the sandbox's own "use strict" line: a stack
+ * position's line minus this is the line of the code as written.
+ */
+export const BODY_LINE_OFFSET = 3;
 
 /** `literalsJson` of a program that is a function body rather than an expression. */
 export const BODY = 'body';
@@ -124,6 +138,13 @@ export const SANDBOX_SOURCE = String.raw`
   const VALUE = '${Outcome.VALUE}';
   const THREW = '${Outcome.THREW}';
   const NOT_JSON = '${Outcome.NOT_JSON}';
+  const CODE_THREW = '${Outcome.CODE_THREW}';
+  const CODE_NOT_JSON = '${Outcome.CODE_NOT_JSON}';
+  const BODY_LINE_OFFSET = ${BODY_LINE_OFFSET};
+  const { isFinite: numberIsFinite } = Number;
+  const { isArray } = Array;
+  const { keys } = Object;
+  const MapConstructor = Map;
   const MAX_REASON_LENGTH = ${MAX_REASON_LENGTH};
 
   const clip = (text) =>
@@ -159,6 +180,104 @@ export const SANDBOX_SOURCE = String.raw`
 
   const notJsonReason = (error) =>
     error instanceof NotJson ? error.reason : 'result is not serialisable: ' + describe(error);
+
+  // Code results: the cheap check first, the walk that says where only once it failed.
+  const refuseNonJsonStrictly = function (key, value) {
+    if (typeof value === 'number' ? !numberIsFinite(value) : value === undefined && isArray(this)) throw new NotJson('');
+    return refuseNonJson(key, value);
+  };
+
+  const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+  const child = (path, key) =>
+    IDENTIFIER.test(key) ? path + '.' + key : path + '[' + stringify(key) + ']';
+
+  // Where JSON.stringify would lose or refuse something, following its rules (toJSON first,
+  // undefined dropped from objects); null when nothing is wrong.
+  const whereNotJson = (holder, key, value, path, ancestors) => {
+    if (value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.toJSON === 'function') {
+      value = apply(value.toJSON, value, [key]);
+    }
+    switch (typeof value) {
+      case 'number':
+        return numberIsFinite(value) ? null : path + ' is ' + StringConstructor(value);
+      case 'undefined':
+        return isArray(holder) ? path + ' is undefined' : null;
+      case 'string':
+      case 'boolean':
+        return null;
+      case 'object':
+        break;
+      default:
+        return path + ' is ' + TYPE_NAMES[typeof value];
+    }
+    if (value === null) return null;
+    if (value instanceof PromiseConstructor) return path + ' is a Promise';
+    if (ancestors.has(value)) return path + ' is ' + ancestors.get(value) + ' again (a cycle)';
+    ancestors.set(value, path);
+    if (isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const found = whereNotJson(value, StringConstructor(i), value[i], path + '[' + i + ']', ancestors);
+        if (found !== null) return found;
+      }
+    } else {
+      for (const name of keys(value)) {
+        const found = whereNotJson(value, name, value[name], child(path, name), ancestors);
+        if (found !== null) return found;
+      }
+    }
+    ancestors.delete(value);
+    return null;
+  };
+
+  const codeNotJson = (value, error) => {
+    let reason;
+    let path = null;
+    try {
+      const found = whereNotJson({ '': value }, '', value, 'result', new MapConstructor());
+      if (found !== null) {
+        reason = clip(found);
+        path = found.slice(0, found.indexOf(' is '));
+      }
+    } catch (walkError) {
+      error = walkError;
+    }
+    if (reason === undefined) reason = notJsonReason(error);
+    return CODE_NOT_JSON + stringify({ reason, path });
+  };
+
+  const STACK_POSITION = /\(eval at [^\n]*?, <anonymous>:(\d+):(\d+)\)/;
+
+  // The innermost frame of the user's code in the error's stack, if it has one.
+  const codeThrew = (error) => {
+    const message = describe(error);
+    let line = null;
+    let column = null;
+    try {
+      const stack = error !== null && typeof error === 'object' ? error.stack : undefined;
+      const match = typeof stack === 'string' ? STACK_POSITION.exec(stack) : null;
+      if (match !== null && match[1] - BODY_LINE_OFFSET >= 1) {
+        line = match[1] - BODY_LINE_OFFSET;
+        column = +match[2];
+      }
+    } catch {
+      // a stack getter that throws leaves the position unknown
+    }
+    return CODE_THREW + stringify({ message, line, column });
+  };
+
+  const bodyProgram = (fn) => (argsJson) => {
+    let value;
+    try {
+      value = apply(fn, undefined, parse(argsJson));
+    } catch (error) {
+      return codeThrew(error);
+    }
+    try {
+      return VALUE + (value === undefined ? 'null' : stringify(value, refuseNonJsonStrictly));
+    } catch (error) {
+      return codeNotJson(value, error);
+    }
+  };
 
   const toJson = (value) => {
     switch (typeof value) {
@@ -239,7 +358,7 @@ export const SANDBOX_SOURCE = String.raw`
         return describe(error);
       }
       const id = ++lastId;
-      programs.set(id, expressionProgram(body));
+      programs.set(id, bodyProgram(body));
       return id;
     }
     const fns = [];
