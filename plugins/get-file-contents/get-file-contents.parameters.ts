@@ -5,13 +5,15 @@ import { collectionOptions, Parameter } from '../../src/sdk';
 export class GetFileContentsParameters {
   @Parameter({
     displayName: 'Collection',
-    description: 'Id of the collection the files belong to (`col_...`). The user who started the run needs at least the viewer role on it.',
+    description:
+      "Id of the collection the files belong to (`col_...`). Leave it out to read each file from the collection its file object names (List Files' output does). The run's user needs at least the viewer role on it.",
     schema: { examples: ['col_0123456789abcdef'] },
     loadOptions: collectionOptions,
   })
+  @IsOptional()
   @IsString()
   @IsNotEmpty()
-  collectionId: string;
+  collectionId?: string;
 
   @Parameter({
     displayName: 'Files',

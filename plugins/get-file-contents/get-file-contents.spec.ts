@@ -1,6 +1,6 @@
 import { CollectionFileContent, CollectionsFacade, NodeConfigurationError } from '../../src/sdk';
 import { inputContext, itemContext } from '../../src/sdk/testing';
-import getFileContents, { fileIdsIn, GetFileContentsParameters } from './index';
+import getFileContents, { fileRefsIn, GetFileContentsParameters } from './index';
 
 const stored: Record<string, { status: string; text?: string }> = {
   fle_a: { status: 'indexed', text: 'alpha text' },
@@ -40,7 +40,7 @@ describe('get-file-contents node', () => {
     return getFileContents.execute(ctx) as Promise<CollectionFileContent[]>;
   }
 
-  const listed = (id: string) => ({ id, name: `${id}.txt`, type: 'text/plain', size: 10, status: 'indexed', createdAt: '2026-01-01T00:00:00.000Z' });
+  const listed = (id: string, collectionId = 'col_1') => ({ id, collectionId, name: `${id}.txt`, type: 'text/plain', size: 10, status: 'indexed', createdAt: '2026-01-01T00:00:00.000Z' });
 
   it("reads List Files' output in item mode (one array per page) in order, as one array", async () => {
     const output = await execute([[listed('fle_a'), listed('fle_b')], [listed('fle_c')], []]);
@@ -50,6 +50,14 @@ describe('get-file-contents node', () => {
       { id: 'fle_c', name: 'fle_c.txt', type: 'text/plain', content: 'gamma text' },
     ]);
     expect(reads.sort()).toEqual(['col_1/fle_a', 'col_1/fle_b', 'col_1/fle_c']);
+  });
+
+  it("reads each file from the collection its object names when collectionId is left out", async () => {
+    const output = await execute([[listed('fle_a', 'col_1'), listed('fle_b', 'col_2')]], { collectionId: undefined });
+    expect(output.map((f) => f.id)).toEqual(['fle_a', 'fle_b']);
+    expect(reads.sort()).toEqual(['col_1/fle_a', 'col_2/fle_b']);
+    // A bare id names no collection: the node says what to set.
+    await expect(execute(['fle_a'], { collectionId: undefined })).rejects.toThrow('input[0] names no collection: set the collectionId parameter');
   });
 
   it('takes ids, one id, or the files parameter instead of the input', async () => {
@@ -67,7 +75,7 @@ describe('get-file-contents node', () => {
 
   it('refuses what is not a file, saying where it is', async () => {
     await expect(execute([['fle_a', { name: 'no id' }]])).rejects.toThrow('input[0][1] is not a file: expected a file id or an object with an "id", got {"name":"no id"}');
-    expect(() => fileIdsIn([42])).toThrow(NodeConfigurationError);
+    expect(() => fileRefsIn([42], 'col_1')).toThrow(NodeConfigurationError);
   });
 
   it('fails on a file without text, or leaves it out when told to', async () => {

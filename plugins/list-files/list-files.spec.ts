@@ -6,6 +6,7 @@ import listFiles, { ListFilesParameters, PAGE_SIZE } from './index';
 
 const files: CollectionFile[] = Array.from({ length: 45 }, (_, i) => ({
   id: `fle_${String(i).padStart(2, '0')}`,
+  collectionId: 'col_1',
   name: `file-${i}.txt`,
   type: 'text/plain',
   size: 100 + i,
@@ -38,7 +39,7 @@ describe('list-files node', () => {
     expect(calls).toEqual([{ collectionId: 'col_1', offset: 20, limit: PAGE_SIZE }]);
     expect(PAGE_SIZE).toBe(20);
     expect(page.map((f) => f.id)).toEqual(files.slice(20, 40).map((f) => f.id));
-    expect(Object.keys(page[0]).sort()).toEqual(['createdAt', 'id', 'name', 'size', 'status', 'type']);
+    expect(Object.keys(page[0]).sort()).toEqual(['collectionId', 'createdAt', 'id', 'name', 'size', 'status', 'type']);
   });
 
   it('starts at 0 by default and gives an empty page past the end', async () => {

@@ -31,7 +31,7 @@ describe('RunCollectionsProvider', () => {
     const file = { id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'error', createdAt: '2026-01-01T00:00:00.000Z', error: 'corrupt PDF' };
     const { service, principals } = filesService({ list: async () => ({ items: [file], total: 1 }) });
     const page = await new RunCollectionsProvider(unusedCollections, service, unusedSearch).forUser('usr_7').listFiles('col_1', { offset: 0, limit: 20 });
-    expect(page).toEqual({ items: [{ id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'error', createdAt: '2026-01-01T00:00:00.000Z' }], total: 1 });
+    expect(page).toEqual({ items: [{ id: 'fle_1', collectionId: 'col_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'error', createdAt: '2026-01-01T00:00:00.000Z' }], total: 1 });
     expect(principals).toEqual([{ userId: 'usr_7', keyId: null, isAdmin: false }]);
   });
 
@@ -82,7 +82,7 @@ describe('RunCollectionsProvider', () => {
     const file = { id: 'fle_9', name: 'a.pdf', type: 'application/pdf', size: 0, status: 'pending', createdAt: '2026-01-01T00:00:00.000Z', collectionId: 'col_1' };
     const ok = { add: async () => file } as unknown as FilesService;
     expect(await new RunCollectionsProvider(unusedCollections, ok, unusedSearch).forUser('usr_7').addFile('col_1', { name: 'a.pdf', url: 'https://example.com/a.pdf' })).toEqual({
-      id: 'fle_9', name: 'a.pdf', type: 'application/pdf', size: 0, status: 'pending', createdAt: '2026-01-01T00:00:00.000Z',
+      id: 'fle_9', collectionId: 'col_1', name: 'a.pdf', type: 'application/pdf', size: 0, status: 'pending', createdAt: '2026-01-01T00:00:00.000Z',
     });
     const refused = { add: () => Promise.reject(AppError.forbidden('This needs the editor role on collection col_1; you are viewer')) } as unknown as FilesService;
     const error = await new RunCollectionsProvider(unusedCollections, refused, unusedSearch).forUser('usr_7').addFile('col_1', { name: 'a', url: 'https://example.com/a' }).catch((e: unknown) => e);

@@ -9,7 +9,15 @@ import type { Role } from '../auth/membership.model';
 import { CollectionsService } from './collections.service';
 import { FilesService } from './files.service';
 
-const collectionFile = ({ id, name, type, size, status, createdAt }: CollectionFile): CollectionFile => ({ id, name, type, size, status, createdAt });
+const collectionFile = (collectionId: string, { id, name, type, size, status, createdAt }: Omit<CollectionFile, 'collectionId'>): CollectionFile => ({
+  id,
+  collectionId,
+  name,
+  type,
+  size,
+  status,
+  createdAt,
+});
 
 /** Failures that come back the same however often a node asks: the node is set up wrongly. */
 const CONFIGURATION_CODES = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT]);
@@ -55,7 +63,7 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
       listFiles: async (collectionId, page) => {
         try {
           const result = await this.files.list(principal, collectionId, { offset: page.offset, limit: page.limit }, (page.status ?? []) as FileStatus[]);
-          return { items: result.items.map(collectionFile), total: result.total };
+          return { items: result.items.map((file) => collectionFile(collectionId, file)), total: result.total };
         } catch (error) {
           throw nodeError(error, userId, { collectionId }, LIST_FILES);
         }
@@ -77,7 +85,7 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
       },
       addFile: async (collectionId, file) => {
         try {
-          return collectionFile(await this.files.add(principal, collectionId, file));
+          return collectionFile(collectionId, await this.files.add(principal, collectionId, file));
         } catch (error) {
           throw nodeError(error, userId, { collectionId }, ADD_FILE);
         }

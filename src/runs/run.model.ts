@@ -79,6 +79,9 @@ export interface Run {
 /** The error of a run canceled while still queued. */
 export const CANCELED_BEFORE_START: RunError = { code: ErrorCode.CANCELED, message: 'The run was canceled before it started' };
 
+/** The error of a run canceled while parked at a Wait node (whose step ends canceled too). */
+export const canceledWhileWaiting = (nodeId: string): RunError => ({ code: ErrorCode.CANCELED, message: `The run was canceled while waiting at node "${nodeId}"`, nodeId });
+
 /** What the caller decides about a run it accepts; everything else starts the same for every run. */
 export type NewRun = Pick<
   Run,

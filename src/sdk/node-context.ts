@@ -50,6 +50,8 @@ export interface NodeHttpClient {
 /** A file of a collection, as INTERFACE.md section 2 shows it. */
 export interface CollectionFile {
   id: string;
+  /** The collection the file belongs to: Get File Contents reads it from here when not told. */
+  collectionId: string;
   name: string;
   type: string;
   size: number;

@@ -13,7 +13,8 @@ const nodeTypeView = (node: RegisteredNode) => ({
   version: node.definition.version,
   displayName: node.definition.displayName,
   description: node.definition.description,
-  trigger: node.definition.trigger === true,
+  // A trigger that also schedules runs or offers a tool is an object: still a trigger.
+  trigger: Boolean(node.definition.trigger),
   defaultRunMode: node.definition.defaultRunMode,
   parameters: node.schema,
 });

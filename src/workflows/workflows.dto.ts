@@ -232,6 +232,11 @@ export class VariableDto {
   })
   @Allow()
   value?: unknown;
+
+  @ApiPropertyOptional({ description: 'What GET shows of a secret (it is set); ignored on the way in, so a definition read can be sent back as it is' })
+  @IsOptional()
+  @IsBoolean()
+  set?: boolean;
 }
 
 export class DefinitionDto {

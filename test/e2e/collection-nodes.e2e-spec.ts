@@ -92,8 +92,8 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
     const [page] = run.steps[1].output;
     expect(page).toHaveLength(SEARCH_FIXTURES.length);
     for (const file of page) {
-      expect(Object.keys(file).sort()).toEqual(['createdAt', 'id', 'name', 'size', 'status', 'type']);
-      expect(file).toMatchObject({ id: fixtureIds.get(file.name), status: 'indexed', size: expect.any(Number) });
+      expect(Object.keys(file).sort()).toEqual(['collectionId', 'createdAt', 'id', 'name', 'size', 'status', 'type']);
+      expect(file).toMatchObject({ id: fixtureIds.get(file.name), collectionId: handbook, status: 'indexed', size: expect.any(Number) });
     }
     expect(page.map((f: any) => f.name)).toEqual(SEARCH_FIXTURES.map((f) => f.file));
 
@@ -102,6 +102,23 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
     SEARCH_FIXTURES.forEach((fixture, i) => {
       expect(contents[i]).toEqual({ id: fixtureIds.get(fixture.file), name: fixture.file, type: fixture.mime, content: expect.stringContaining(fixture.expectedSnippet) });
     });
+  });
+
+  it("reads the files List Files gave it from their own collection when Get File Contents names none", async () => {
+    const workflowId = await createWorkflow({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'list', type: 'list-files', parameters: { collectionId: handbook } },
+        { id: 'read', type: 'get-file-contents', parameters: {} },
+      ],
+      edges: [
+        { from: 'trigger', to: 'list' },
+        { from: 'list', to: 'read' },
+      ],
+    });
+    const run = await runTest(workflowId, {});
+    expect(run.status).toBe('succeeded');
+    expect(run.steps[2].output.map((f: any) => f.name).sort()).toEqual(SEARCH_FIXTURES.map((f) => f.file).sort());
   });
 
   describe('a user without rights on the collection', () => {

@@ -1,7 +1,7 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
 import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
-import { CANCELED_BEFORE_START, Run, RunStatus, RunTrigger, RunType } from '../../runs/run.model';
+import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, RunTrigger, RunType } from '../../runs/run.model';
 import { RunError, StepRecord, StepStatus } from '../../engine/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
@@ -215,6 +215,8 @@ export class SqliteRunStore extends RunStore {
          WHERE id = ? AND status IN ('queued', 'waiting')`,
       ),
       cancelRunning: db.prepare(`UPDATE workflow_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`),
+      waitingAt: db.prepare(`SELECT node_id FROM workflow_run_steps WHERE run_id = ? AND status = 'waiting' ORDER BY position LIMIT 1`).pluck(),
+      cancelWaitingStep: db.prepare(`UPDATE workflow_run_steps SET status = 'canceled', finished_at = ? WHERE run_id = ? AND status = 'waiting'`),
       park: db.prepare(`UPDATE workflow_runs SET parked = 1, job_id = ? WHERE id = ? AND status IN ('queued', 'waiting')`),
       unparkOldest: db.prepare(
         `UPDATE workflow_runs SET parked = 0, job_id = id || @suffix
@@ -338,8 +340,12 @@ export class SqliteRunStore extends RunStore {
     };
 
     this.cancelTx = db.transaction((id: string, now: Date): Run | null => {
-      if (this.statements.cancelQueued.run(toSqlDate(now), JSON.stringify(CANCELED_BEFORE_START), id).changes === 0) {
+      const waitingAt = this.statements.status.get(id) === 'waiting' ? (this.statements.waitingAt.get(id) as string | undefined) : undefined;
+      const error = waitingAt ? canceledWhileWaiting(waitingAt) : CANCELED_BEFORE_START;
+      if (this.statements.cancelQueued.run(toSqlDate(now), JSON.stringify(error), id).changes === 0) {
         this.statements.cancelRunning.run(id);
+      } else if (waitingAt) {
+        this.statements.cancelWaitingStep.run(toSqlDate(now), id);
       }
       const row = this.statements.get.get(id) as RunRow | undefined;
       return row ? toRun(row, this.stepsOf(id)) : null;

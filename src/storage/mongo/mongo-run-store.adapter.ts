@@ -3,7 +3,7 @@ import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
 import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
-import { CANCELED_BEFORE_START, Run, RunStatus, TERMINAL_RUN_STATUSES } from '../../runs/run.model';
+import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, TERMINAL_RUN_STATUSES } from '../../runs/run.model';
 import { RunError, StepRecord } from '../../engine/step.model';
 import { isDuplicateKey } from './mongo-connection';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
@@ -226,11 +226,22 @@ export class MongoRunStore extends RunStore {
   }
 
   async requestCancel(id: string, now: Date): Promise<Run | null> {
+    const current = await this.runs.findById(id, { status: 1 }).lean<Pick<RunDoc, 'status'>>();
+    const waitingAt =
+      current?.status === 'waiting' ? (await this.steps.findOne({ runId: id, status: 'waiting' }, { nodeId: 1 }).sort({ position: 1 }).lean<{ nodeId: string }>())?.nodeId : undefined;
+    const error = waitingAt ? canceledWhileWaiting(waitingAt) : CANCELED_BEFORE_START;
+    // Conditional on the status read above: a run that moved on meanwhile is canceled as what it is now.
+    const status = current?.status === 'waiting' ? ['waiting'] : ['queued'];
     const queued = await this.runs.updateOne(
-      { _id: id, status: { $in: ['queued', 'waiting'] } },
-      { $set: { status: 'canceled', cancelRequested: true, finishedAt: now, resumeAt: null, errorJson: JSON.stringify(CANCELED_BEFORE_START) } },
+      { _id: id, status: { $in: status } },
+      { $set: { status: 'canceled', cancelRequested: true, finishedAt: now, resumeAt: null, errorJson: JSON.stringify(error) } },
     );
-    if (queued.modifiedCount === 0) await this.runs.updateOne({ _id: id, status: 'running' }, { $set: { cancelRequested: true } });
+    if (queued.modifiedCount > 0 && waitingAt) await this.steps.updateMany({ runId: id, status: 'waiting' }, { $set: { status: 'canceled', finishedAt: now } });
+    if (queued.modifiedCount === 0) {
+      const running = await this.runs.updateOne({ _id: id, status: 'running' }, { $set: { cancelRequested: true } });
+      // It left the status read above another way (a queued run claimed, a waiting one resumed): try once more as it is now.
+      if (running.matchedCount === 0 && current && (current.status === 'queued' || current.status === 'waiting')) return this.requestCancel(id, now);
+    }
     return this.get(id);
   }
 
