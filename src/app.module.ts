@@ -8,6 +8,7 @@ import { OutboundHttpModule } from './common/outbound-http.module';
 import { ShutdownModule } from './common/shutdown-signal';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { CredentialsModule } from './credentials/credentials.module';
 import { HealthModule } from './health/health.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { JobsModule } from './jobs/jobs.module';
@@ -36,6 +37,7 @@ export class AppModule {
         AuthModule,
         CollectionsModule,
         RunCollectionsModule,
+        CredentialsModule,
         IngestionModule.forRoot(config),
         McpModule.forRoot(config),
         WorkflowsModule.forRoot(config),

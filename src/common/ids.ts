@@ -1,7 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 
 /** Prefixes of the opaque ids the service hands out; the prefix tells a human what an id names. */
-export type IdPrefix = 'usr' | 'key' | 'col' | 'fle' | 'psg' | 'wfl' | 'wfv' | 'run' | 'job' | 'req';
+export type IdPrefix = 'usr' | 'key' | 'col' | 'fle' | 'psg' | 'wfl' | 'wfv' | 'run' | 'job' | 'req' | 'crd';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 const TIME_CHARS = 9;

@@ -278,6 +278,20 @@ describe('SafeFetch', () => {
       expect(cross['x-trace']).toBe('t-1');
     });
 
+    it('drops the headers the caller calls sensitive across origins too, and keeps them on the same origin', async () => {
+      const other = await startServer(echo);
+      const server = await startServer((req, res) => {
+        if (req.url === '/same') redirect(res, 307, '/echo');
+        else if (req.url === '/cross') redirect(res, 307, `${other.origin}/echo`);
+        else void echo(req, res);
+      });
+      const request = { headers: { 'X-Api-Key': 'k-123', 'X-Trace': 't-1' }, sensitiveHeaders: ['X-Api-Key'] };
+      expect(json((await client().fetch(`${server.origin}/same`, request)).body).headers['x-api-key']).toBe('k-123');
+      const cross = json((await client().fetch(`${server.origin}/cross`, request)).body).headers;
+      expect(cross['x-api-key']).toBeUndefined();
+      expect(cross['x-trace']).toBe('t-1');
+    });
+
     it('returns the redirect itself when followRedirects is false', async () => {
       const server = await startServer((_req, res) => redirect(res, 302, 'http://169.254.169.254/'));
       const response = await client().fetch(`${server.origin}/`, { followRedirects: false });

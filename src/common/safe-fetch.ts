@@ -38,6 +38,11 @@ export interface SafeRequest {
   timeoutMs?: number;
   /** Default true. When false a 3xx is returned as it is. */
   followRedirects?: boolean;
+  /**
+   * Headers that carry a credential or a secret (lower-case names): like Authorization and
+   * Cookie, never handed to another origin than the one addressed when a redirect leads there.
+   */
+  sensitiveHeaders?: readonly string[];
 }
 
 export interface SafeResponse {
@@ -131,7 +136,7 @@ export class SafeFetch {
         if (!location) return await readResponse(hop, response, maxBytes, deadline.signal);
         await response.body.dump();
         if (redirects >= maxRedirects) throw tooManyRedirects(maxRedirects, hop.url);
-        hop = redirectHop(hop, response.statusCode, location);
+        hop = redirectHop(hop, response.statusCode, location, request.sensitiveHeaders);
       }
     } catch (err) {
       throw this.toAppError(err, deadline, hop.url.host);
@@ -312,11 +317,11 @@ function redirectLocation(response: ResponseData, current: URL): URL | null {
 }
 
 /** Method and header rewriting as the Fetch standard does it (curl and browsers agree). */
-function redirectHop(hop: Hop, status: number, location: URL): Hop {
+function redirectHop(hop: Hop, status: number, location: URL, sensitiveHeaders: readonly string[] = []): Hop {
   const toGet = status === 303 ? hop.method !== 'HEAD' : (status === 301 || status === 302) && hop.method === 'POST';
   const dropped = [
     ...(toGet ? BODY_HEADERS : []),
-    ...(location.origin !== hop.url.origin ? CREDENTIAL_HEADERS : []),
+    ...(location.origin !== hop.url.origin ? [...CREDENTIAL_HEADERS, ...sensitiveHeaders.map((name) => name.toLowerCase())] : []),
   ];
   const headers = Object.fromEntries(Object.entries(hop.headers).filter(([name]) => !dropped.includes(name)));
   return { url: location, method: toGet ? 'GET' : hop.method, headers, body: toGet ? undefined : hop.body };

@@ -10,6 +10,9 @@ import { SqliteWorkflowStore } from './embedded/sqlite-workflow-store.adapter';
 import { MongoRunStore } from './mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from './mongo/mongo-workflow-store.adapter';
 import { CollectionStore } from './collection-store.port';
+import { CredentialStore } from './credential-store.port';
+import { SqliteCredentialStore } from './embedded/sqlite-credential-store.adapter';
+import { MongoCredentialStore } from './mongo/mongo-credential-store.adapter';
 import { MembershipStore } from './membership-store.port';
 import { RunStore } from './run-store.port';
 import { UserStore } from './user-store.port';
@@ -22,12 +25,13 @@ const stores = [
   storeProvider(CollectionStore, (db) => new SqliteCollectionStore(db), (c) => new MongoCollectionStore(c)),
   storeProvider(WorkflowStore, (db) => new SqliteWorkflowStore(db), (c) => new MongoWorkflowStore(c)),
   storeProvider(RunStore, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c)),
+  storeProvider(CredentialStore, (db) => new SqliteCredentialStore(db), (c) => new MongoCredentialStore(c)),
 ];
 
-/** The document stores of users, memberships, collections, workflows and runs, on SQLite or MongoDB. */
+/** The document stores of users, memberships, collections, workflows, runs and credentials, on SQLite or MongoDB. */
 @Global()
 @Module({
   providers: [StorageConnections, ...stores],
-  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore],
+  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore],
 })
 export class StorageModule {}

@@ -21,6 +21,11 @@ export abstract class WorkflowStore {
   /** Creates the workflow and makes its creator the owner. */
   abstract create(workflow: Workflow): Promise<void>;
   abstract get(id: string): Promise<Workflow | null>;
+  /**
+   * Workflows whose draft or active version holds `text` (a credential's quoted id, say), with
+   * where: what "where is it used" answers.
+   */
+  abstract referencing(text: string): Promise<{ workflowId: string; name: string; inDraft: boolean; inActiveVersion: boolean }[]>;
   /** The names of the workflows among `ids` that exist, by id (for run listings). */
   abstract names(ids: readonly string[]): Promise<Map<string, string>>;
   /** Workflows the user holds a role on, newest first. */

@@ -163,6 +163,22 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect((await workflows.names([])).size).toBe(0);
     });
 
+    it('finds the workflows whose draft or active version holds a text, saying which', async () => {
+      const needle = JSON.stringify(newId('crd'));
+      const draftOnly = workflow('usr_owner', 'draft only');
+      const activeOnly = workflow('usr_owner', 'active only');
+      await workflows.create({ ...draftOnly, draft: { ...definition('x'), nodes: [{ id: 'n', type: 'http-request', parameters: { credential: JSON.parse(needle) } }] } });
+      await workflows.create({ ...activeOnly, draft: { ...definition('y'), nodes: [{ id: 'n', type: 'http-request', parameters: { credential: JSON.parse(needle) } }] } });
+      await publishDraft(activeOnly.id);
+      await workflows.updateDraft(activeOnly.id, activeOnly.name, definition('z'), new Date());
+      const found = await workflows.referencing(needle);
+      expect(found.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+        { workflowId: activeOnly.id, name: 'active only', inDraft: false, inActiveVersion: true },
+        { workflowId: draftOnly.id, name: 'draft only', inDraft: true, inActiveVersion: false },
+      ]);
+      expect(await workflows.referencing(JSON.stringify('crd_nowhere'))).toEqual([]);
+    });
+
     it('deletes a workflow with its versions and members', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);

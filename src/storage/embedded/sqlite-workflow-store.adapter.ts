@@ -79,6 +79,12 @@ export class SqliteWorkflowStore extends WorkflowStore {
       updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ?, settings = COALESCE(?, settings) WHERE id = ?'),
       listScheduled: db.prepare('SELECT id, schedule FROM workflows WHERE schedule IS NOT NULL'),
       names: db.prepare("SELECT id, name FROM workflows WHERE id IN (SELECT value FROM json_each(?))"),
+      referencing: db.prepare(
+        `SELECT w.id, w.name, instr(w.draft, @text) > 0 AS in_draft, COALESCE(instr(v.definition, @text) > 0, 0) AS in_active
+         FROM workflows w LEFT JOIN workflow_versions v ON v.id = w.active_version_id
+         WHERE instr(w.draft, @text) > 0 OR instr(v.definition, @text) > 0
+         ORDER BY w.created_at DESC, w.id`,
+      ),
       listTools: db.prepare('SELECT id, name, tool FROM workflows WHERE tool IS NOT NULL'),
       delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
       deleteVersions: db.prepare('DELETE FROM workflow_versions WHERE workflow_id = ?'),
@@ -181,6 +187,11 @@ export class SqliteWorkflowStore extends WorkflowStore {
     const json = (value: unknown) => (value ? JSON.stringify(value) : null);
     const params = { id: workflowId, version_id: versionId, version, activated_by: activatedBy, updated_at: toSqlDate(now), schedule: json(schedule), tool: json(tool) };
     return this.statements.setActive.run(params).changes > 0;
+  }
+
+  async referencing(text: string): Promise<{ workflowId: string; name: string; inDraft: boolean; inActiveVersion: boolean }[]> {
+    const rows = this.statements.referencing.all({ text }) as { id: string; name: string; in_draft: number; in_active: number }[];
+    return rows.map((row) => ({ workflowId: row.id, name: row.name, inDraft: row.in_draft === 1, inActiveVersion: row.in_active === 1 }));
   }
 
   async names(ids: readonly string[]): Promise<Map<string, string>> {

@@ -145,6 +145,22 @@ export class MongoWorkflowStore extends WorkflowStore {
     return result.matchedCount > 0;
   }
 
+  async referencing(text: string): Promise<{ workflowId: string; name: string; inDraft: boolean; inActiveVersion: boolean }[]> {
+    const contains = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const versions = await this.versions.find({ definitionJson: contains }, { _id: 1 }).lean<{ _id: string }[]>();
+    const activeIds = new Set(versions.map((v) => v._id));
+    const docs = await this.workflows
+      .find({ $or: [{ draftJson: contains }, { activeVersionId: { $in: [...activeIds] } }] }, { name: 1, draftJson: 1, activeVersionId: 1 })
+      .sort({ createdAt: -1, _id: 1 })
+      .lean<Pick<WorkflowDoc, '_id' | 'name' | 'draftJson' | 'activeVersionId'>[]>();
+    return docs.map((doc) => ({
+      workflowId: doc._id,
+      name: doc.name,
+      inDraft: doc.draftJson.includes(text),
+      inActiveVersion: doc.activeVersionId !== null && activeIds.has(doc.activeVersionId),
+    }));
+  }
+
   async names(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
     const docs = await this.workflows.find({ _id: { $in: [...new Set(ids)] } }, { name: 1 }).lean<Pick<WorkflowDoc, '_id' | 'name'>[]>();

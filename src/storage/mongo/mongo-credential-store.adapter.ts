@@ -1,0 +1,55 @@
+import { Connection, Model } from 'mongoose';
+import { Page, PageRequest } from '../../common/pagination';
+import type { Credential, VisibleCredential } from '../../credentials/credential.model';
+import { CredentialStore } from '../credential-store.port';
+import { CredentialDoc, credentialModels } from './credentials.schema';
+import { MongoMembershipScope } from './mongo-membership-store.adapter';
+
+const toCredential = (doc: CredentialDoc): Credential => ({
+  id: doc._id,
+  name: doc.name,
+  type: doc.type,
+  ownerId: doc.ownerId,
+  settings: JSON.parse(doc.settingsJson) as Record<string, string>,
+  sealed: doc.sealed,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
+
+export class MongoCredentialStore extends CredentialStore {
+  private readonly credentials: Model<CredentialDoc>;
+  private readonly members: MongoMembershipScope;
+
+  constructor(connection: Connection) {
+    super();
+    this.credentials = credentialModels(connection).credentials;
+    this.members = new MongoMembershipScope(connection, 'credential');
+  }
+
+  async create(c: Credential): Promise<void> {
+    const { id, settings, ...fields } = c;
+    await this.members.createOwned(this.credentials, { _id: id, ...fields, settingsJson: JSON.stringify(settings) }, c.ownerId, c.createdAt);
+  }
+
+  async get(id: string): Promise<Credential | null> {
+    const doc = await this.credentials.findById(id).lean<CredentialDoc>();
+    return doc ? toCredential(doc) : null;
+  }
+
+  async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleCredential>> {
+    return this.members.visible(userId, page, this.credentials, toCredential);
+  }
+
+  async update(id: string, changes: Pick<Credential, 'name' | 'settings' | 'sealed' | 'updatedAt'>): Promise<boolean> {
+    const result = await this.credentials.updateOne(
+      { _id: id },
+      { $set: { name: changes.name, settingsJson: JSON.stringify(changes.settings), sealed: changes.sealed, updatedAt: changes.updatedAt } },
+    );
+    return result.matchedCount > 0;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    await this.members.deleteMembers(id);
+    return (await this.credentials.deleteOne({ _id: id })).deletedCount > 0;
+  }
+}

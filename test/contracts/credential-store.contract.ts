@@ -1,0 +1,52 @@
+import { newId } from '../../src/common/ids';
+import type { Credential } from '../../src/credentials/credential.model';
+import type { CredentialStore } from '../../src/storage/credential-store.port';
+import { SqliteCredentialStore } from '../../src/storage/embedded/sqlite-credential-store.adapter';
+import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
+import type { MembershipStore } from '../../src/storage/membership-store.port';
+import { MongoCredentialStore } from '../../src/storage/mongo/mongo-credential-store.adapter';
+import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-store.adapter';
+import { pick, storeBackends } from '../utils/store-backends';
+
+const credential = (ownerId: string, name = 'api'): Credential => {
+  const now = new Date();
+  return { id: newId('crd'), name, type: 'header', ownerId, settings: { name: 'X-Api-Key' }, sealed: 'v1.sealed', createdAt: now, updatedAt: now };
+};
+
+describe.each(storeBackends)('credential store on $name', (backend) => {
+  let close: () => Promise<void>;
+  let credentials: CredentialStore;
+  let memberships: MembershipStore;
+
+  beforeAll(async () => {
+    const handles = await backend.open();
+    close = handles.close;
+    credentials = pick(handles, (db) => new SqliteCredentialStore(db), (c) => new MongoCredentialStore(c));
+    memberships = pick(handles, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c));
+  });
+  afterAll(() => close());
+
+  it('creates a credential owned by its creator, visible to its members only', async () => {
+    const c = credential('usr_owner');
+    await credentials.create(c);
+    expect(await credentials.get(c.id)).toEqual(c);
+    expect(await memberships.getRole('credential', c.id, 'usr_owner')).toBe('owner');
+    await memberships.setRole({ resourceType: 'credential', resourceId: c.id, userId: 'usr_user', role: 'viewer', createdAt: new Date() });
+    const seen = await credentials.listVisible('usr_user', { offset: 0, limit: 10 });
+    expect(seen.items.map((v) => [v.id, v.role])).toEqual([[c.id, 'viewer']]);
+    expect((await credentials.listVisible('usr_nobody', { offset: 0, limit: 10 })).total).toBe(0);
+  });
+
+  it('replaces name, settings and sealed secrets, and deletes with its members', async () => {
+    const c = credential('usr_owner', 'before');
+    await credentials.create(c);
+    const updatedAt = new Date(c.createdAt.getTime() + 1000);
+    expect(await credentials.update(c.id, { name: 'after', settings: { name: 'X-Other' }, sealed: 'v1.rotated', updatedAt })).toBe(true);
+    expect(await credentials.get(c.id)).toEqual({ ...c, name: 'after', settings: { name: 'X-Other' }, sealed: 'v1.rotated', updatedAt });
+    expect(await credentials.update('crd_missing', { name: 'x', settings: {}, sealed: 's', updatedAt })).toBe(false);
+    expect(await credentials.delete(c.id)).toBe(true);
+    expect(await credentials.get(c.id)).toBeNull();
+    expect(await memberships.getRole('credential', c.id, 'usr_owner')).toBeNull();
+    expect(await credentials.delete(c.id)).toBe(false);
+  });
+});
