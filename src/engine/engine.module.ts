@@ -72,7 +72,20 @@ export class EngineModule implements OnApplicationShutdown {
   static forRoot(config: AppConfig): DynamicModule {
     let module = built.get(config);
     if (!module) {
-      const registry: Provider = { provide: NodeRegistry, useFactory: () => loadNodeRegistry([BUILT_IN_PLUGINS, ...config.PLUGIN_PATHS]) };
+      const registry: Provider = {
+        provide: NodeRegistry,
+        inject: [ROOT_LOGGER],
+        useFactory: (logger: Logger) => {
+          const loaded = loadNodeRegistry([BUILT_IN_PLUGINS, ...config.PLUGIN_PATHS]);
+          const nodes = loaded.list();
+          const outside = nodes.filter((node) => !node.source.startsWith(BUILT_IN_PLUGINS));
+          logger.child({ component: 'plugins' }).info(
+            { count: nodes.length, types: nodes.map((node) => `${node.definition.type}@${node.definition.version}`), fromPluginPaths: outside.map((node) => node.source) },
+            'node types loaded',
+          );
+          return loaded;
+        },
+      };
       const workers = config.runsWorkers;
       module = {
         module: EngineModule,

@@ -26,8 +26,8 @@ export class HealthService {
       this.readiness.list().map(({ name, check }) => async () => {
         const indicator = this.indicators.check(name);
         try {
-          await withTimeout(check(), CHECK_TIMEOUT_MS);
-          return indicator.up();
+          const details = await withTimeout(check(), CHECK_TIMEOUT_MS);
+          return details ? indicator.up(details) : indicator.up();
         } catch (error) {
           return indicator.down({ message: error instanceof Error ? error.message : String(error) });
         }

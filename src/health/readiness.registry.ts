@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 
 export interface ReadinessCheck {
   name: string;
-  check: () => Promise<void>;
+  /** Rejects when the dependency does not answer (readiness fails); may resolve with details to show. */
+  check: () => Promise<void | Record<string, unknown>>;
 }
 
 /**

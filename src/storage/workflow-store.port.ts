@@ -50,6 +50,8 @@ export abstract class WorkflowStore {
    * `activatedBy`, with what its trigger asks for, in one write; false when it does not exist.
    */
   abstract activate(workflowId: string, version: number, now: Date, triggers: ActiveTriggers, activatedBy: string): Promise<boolean>;
+  /** Every workflow with a published version in force: its id, name and that version's id. */
+  abstract listActive(): Promise<{ workflowId: string; name: string; versionId: string }[]>;
   /** Every workflow whose active version starts runs on a schedule. */
   abstract listScheduled(): Promise<ScheduledWorkflow[]>;
   /** Every workflow whose active version is offered as an MCP tool (the callers' rights are checked above). */

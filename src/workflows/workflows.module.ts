@@ -6,6 +6,7 @@ import { EngineModule } from '../engine/engine.module';
 import { RunsModule } from '../runs/runs.module';
 import { NodeOptionsService } from './node-options.service';
 import { NodeTypesController } from './node-types.controller';
+import { PublishedWorkflowsCheck } from './published-workflows.check';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { RunsController } from './runs.controller';
 import { RunsService } from './runs.service';
@@ -30,7 +31,7 @@ export class WorkflowsModule {
         module: WorkflowsModule,
         imports: [EngineModule.forRoot(config), RunsModule.forRoot(config), SecretsModule, RateLimitModule],
         controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController],
-        providers: [WorkflowsService, RunsService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService],
+        providers: [WorkflowsService, RunsService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
         exports: [WorkflowToolsService, WorkflowToolEvents],
       };
       built.set(config, module);

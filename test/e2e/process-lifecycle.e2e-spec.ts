@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, isListening, logLines, processExists, Spawned, spawnCollecting, tempDir, waitForHttp } from '../utils/processes';
@@ -108,6 +109,8 @@ describe('npm start: a signal to npm stops the service', () => {
       expect(refused.headers.get('connection')).toBe('close');
       expect(refused.headers.get('retry-after')).toBe('1');
       expect(await refused.json()).toMatchObject({ code: 'UNAVAILABLE' });
+      // A new connection while the run drains is answered the same way, not refused.
+      expect(await statusOnNewConnection(`${url}/api/v1/me`)).toBe(503);
 
       await expectStoppedCleanly(spawned, pid, port, 'SIGTERM');
       expect(upstream.received.filter((r) => r.method === 'POST')).toHaveLength(1);
@@ -146,3 +149,15 @@ describe('npm start: a signal to npm stops the service', () => {
     await expectStoppedCleanly(spawned, pid, healthPort, 'SIGTERM');
   }, 150_000);
 });
+
+/** The status of a GET over a connection of its own (no pool, no keep-alive). */
+function statusOnNewConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent: false, headers: { 'x-api-key': KEY } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

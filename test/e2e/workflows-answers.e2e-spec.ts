@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestApp, TestApp } from '../utils/test-app';
 import { waitForRun } from '../utils/workflows-fixtures';
 
@@ -74,5 +77,43 @@ describe('what the workflows API answers', () => {
       ['trigger', 'succeeded'],
       ['pause', 'canceled'],
     ]);
+  });
+
+  it('reports at boot, and in /health/ready, a published workflow whose node type is no longer loaded', async () => {
+    const plugins = mkdtempSync(join(tmpdir(), 'wcs-plugins-'));
+    const dataDir = mkdtempSync(join(tmpdir(), 'wcs-answers-'));
+    const sdk = join(__dirname, '..', '..', 'src', 'sdk');
+    mkdirSync(join(plugins, 'shout'));
+    writeFileSync(
+      join(plugins, 'shout', 'index.js'),
+      `const { defineNode } = require(${JSON.stringify(sdk)});
+       class Params {}
+       module.exports = { default: defineNode({ type: 'shout', version: 1, displayName: 'Shout', description: 'x', parameters: Params, defaultRunMode: 'input', execute: (ctx) => ctx.input }) };`,
+    );
+    let app: TestApp | undefined;
+    try {
+      app = await startTestApp({ DATA_DIR: dataDir, PLUGIN_PATHS: plugins });
+      const created = await app.request('POST', '/api/v1/workflows', {
+        body: { name: 'loud', definition: { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'say', type: 'shout', parameters: {} }], edges: [{ from: 'trigger', to: 'say' }] } },
+      });
+      expect((await app.request('POST', `/api/v1/workflows/${created.body.id}/publish`)).status).toBe(201);
+      await app.close();
+      // The plugin is gone at the next start.
+      app = await startTestApp({ DATA_DIR: dataDir });
+      let ready = await app.request('GET', '/health/ready', { key: null });
+      for (const deadline = Date.now() + 20_000; ready.body?.info?.workflows?.checking && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+        ready = await app.request('GET', '/health/ready', { key: null });
+      }
+      expect(ready.status).toBe(200);
+      expect(ready.body.info.workflows).toMatchObject({
+        status: 'up',
+        published: 1,
+        broken: [{ workflowId: created.body.id, name: 'loud', problems: [expect.objectContaining({ reason: expect.stringContaining('shout') })] }],
+      });
+    } finally {
+      await app?.close();
+      rmSync(plugins, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -86,6 +86,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
          ORDER BY w.created_at DESC, w.id`,
       ),
       listTools: db.prepare('SELECT id, name, tool FROM workflows WHERE tool IS NOT NULL'),
+      listActive: db.prepare('SELECT id, name, active_version_id FROM workflows WHERE active_version_id IS NOT NULL ORDER BY id'),
       delete: db.prepare('DELETE FROM workflows WHERE id = ?'),
       deleteVersions: db.prepare('DELETE FROM workflow_versions WHERE workflow_id = ?'),
       insertVersion: db.prepare(
@@ -198,6 +199,11 @@ export class SqliteWorkflowStore extends WorkflowStore {
     if (ids.length === 0) return new Map();
     const rows = this.statements.names.all(JSON.stringify([...new Set(ids)])) as Pick<WorkflowRow, 'id' | 'name'>[];
     return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
+  async listActive(): Promise<{ workflowId: string; name: string; versionId: string }[]> {
+    const rows = this.statements.listActive.all() as Pick<WorkflowRow, 'id' | 'name' | 'active_version_id'>[];
+    return rows.map((row) => ({ workflowId: row.id, name: row.name, versionId: row.active_version_id! }));
   }
 
   async listTools(): Promise<ToolWorkflow[]> {

@@ -167,6 +167,11 @@ export class MongoWorkflowStore extends WorkflowStore {
     return new Map(docs.map((doc) => [doc._id, doc.name]));
   }
 
+  async listActive(): Promise<{ workflowId: string; name: string; versionId: string }[]> {
+    const docs = await this.workflows.find({ activeVersionId: { $type: 'string' } }, { name: 1, activeVersionId: 1 }).sort({ _id: 1 }).lean<Pick<WorkflowDoc, '_id' | 'name' | 'activeVersionId'>[]>();
+    return docs.map((doc) => ({ workflowId: doc._id, name: doc.name, versionId: doc.activeVersionId! }));
+  }
+
   async listTools(): Promise<ToolWorkflow[]> {
     const docs = await this.workflows.find({ toolJson: { $type: 'string' } }, { name: 1, toolJson: 1 }).lean<Pick<WorkflowDoc, '_id' | 'name' | 'toolJson'>[]>();
     return docs.map((doc) => ({ workflowId: doc._id, name: doc.name, tool: JSON.parse(doc.toolJson!) as WorkflowTool }));
