@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { AppError, ErrorCode } from './app-error';
 import { openAiCompatibleUrl, RetryingJsonClient, type RetryingJsonClientOptions } from './retrying-json-client';
 
+/** Long enough for any answer on loopback, however loaded the machine; each hung attempt costs it once. */
+const ATTEMPT_LIMIT_MS = 1500;
+
 type Answer = { status: number; headers?: Record<string, string>; body?: unknown } | { hang: true };
 
 interface Received {
@@ -101,14 +104,16 @@ describe('RetryingJsonClient', () => {
   });
 
   it('retries an attempt that gets no answer in time, and says so when none does', async () => {
+    // The answered attempt must come back within the per-attempt limit: generous, so a loaded
+    // machine (CI at load 8) never turns its answer into a second timeout.
     answerNext({ hang: true });
-    await expect(client({ timeoutMs: 100 }).post(() => ({}), signal)).resolves.toBe('{"ok":true}');
+    await expect(client({ timeoutMs: ATTEMPT_LIMIT_MS }).post(() => ({}), signal)).resolves.toBe('{"ok":true}');
     expect(received).toHaveLength(2);
 
     answerNext({ hang: true }, { hang: true });
-    await expect(client({ timeoutMs: 100, maxAttempts: 2 }).post(() => ({}), signal)).rejects.toMatchObject({
+    await expect(client({ timeoutMs: ATTEMPT_LIMIT_MS, maxAttempts: 2 }).post(() => ({}), signal)).rejects.toMatchObject({
       retryable: true,
-      message: 'Test endpoint unreachable: no answer within 100 ms (gave up after 2 attempts)',
+      message: `Test endpoint unreachable: no answer within ${ATTEMPT_LIMIT_MS} ms (gave up after 2 attempts)`,
     });
   });
 

@@ -98,12 +98,13 @@ describe('npm start: a signal to npm stops the service', () => {
 
       const waiting = call(`/api/v1/workflows/${created.id}/runs?wait=30`, { input: {} });
       await upstream.nth(1);
-      const signaled = Date.now();
       spawned.child.kill('SIGTERM');
 
+      // Answered before its run could finish (the POST takes 3 s): 202 with the run still going, not
+      // the 200 a finished run gets. No clock in it: a loaded machine only makes it later.
       const answered = await waiting;
       expect(answered.status).toBe(202);
-      expect(Date.now() - signaled).toBeLessThan(2_500);
+      expect(((await answered.json()) as { status: string }).status).toMatch(/^(queued|running)$/);
       const refused = await fetch(`${url}/api/v1/me`, { headers: { 'x-api-key': KEY } });
       expect(refused.status).toBe(503);
       expect(refused.headers.get('connection')).toBe('close');
