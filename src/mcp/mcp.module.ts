@@ -3,7 +3,7 @@ import { CollectionsModule } from '../collections/collections.module';
 import { AppConfig } from '../config/app-config';
 import { SearchModule } from '../search/search.module';
 import { WorkflowsModule } from '../workflows/workflows.module';
-import { ServicesBackendFactory } from './services-backend.adapter';
+import { ServicesBackendFactory } from './in-process/services-backend.adapter';
 import { McpHttpEndpoints } from './transports/mcp-http-endpoints';
 
 /** The remote MCP server: Streamable HTTP at /mcp and legacy SSE at /sse on the main HTTP server. */

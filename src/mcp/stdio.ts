@@ -9,7 +9,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpServer } from './mcp-server.factory';
 import { loadStdioConfig, StdioConfig, StdioConfigError } from '../config/stdio-config';
-import { RestCollectionsBackend } from './rest-backend.adapter';
+import { RestCollectionsBackend } from './rest/rest-backend.adapter';
 
 const fail = (message: string): void => {
   process.stderr.write(`service-mcp: ${message}\n`);

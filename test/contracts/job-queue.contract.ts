@@ -6,7 +6,7 @@ import { AppError, ErrorCode } from '../../src/common/app-error';
 import pino from 'pino';
 import { BullJobQueue, bullQueueOptions } from '../../src/jobs/bull/bull-job-queue.adapter';
 import { EmbeddedJobQueue } from '../../src/jobs/embedded/embedded-job-queue.adapter';
-import { MongoJobStore } from '../../src/jobs/embedded/mongo-job-store.adapter';
+import { MongoJobStore } from '../../src/jobs/mongo/mongo-job-store.adapter';
 import { SqliteJobStore } from '../../src/jobs/embedded/sqlite-job-store.adapter';
 import { JobContext, JobQueue } from '../../src/jobs/job-queue.port';
 import { JobStore } from '../../src/jobs/job-store.port';

@@ -6,7 +6,7 @@ import { storeProvider } from '../../storage/storage-connections';
 import { JobQueue } from '../job-queue.port';
 import { JobStore } from '../job-store.port';
 import { EmbeddedJobQueue } from './embedded-job-queue.adapter';
-import { MongoJobStore } from './mongo-job-store.adapter';
+import { MongoJobStore } from '../mongo/mongo-job-store.adapter';
 import { SqliteJobStore } from './sqlite-job-store.adapter';
 
 /** The in-process queue whose pending jobs live in the document store (no REDIS_URL). */

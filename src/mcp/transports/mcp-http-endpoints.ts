@@ -15,7 +15,7 @@ import { ROOT_LOGGER } from '../../common/logger';
 import { AppConfig } from '../../config/app-config';
 import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import { createMcpServer, McpServerOptions, ServiceMcpServer, ToolCallContext } from '../mcp-server.factory';
-import { ServicesBackendFactory } from '../services-backend.adapter';
+import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
 import { readJsonBody, RPC_INTERNAL_ERROR, RPC_PARSE_ERROR, RPC_SERVER_ERROR, RPC_SESSION_NOT_FOUND, RpcHttpError, writeJson, writeRpcError } from './json-rpc-http';
 import { McpSession, McpSessionRegistry, SseSession, StreamableSession } from './mcp-sessions';
 import { OriginPolicy } from './origin-policy';

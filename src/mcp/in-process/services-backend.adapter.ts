@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { Principal } from '../auth/principal';
-import { CollectionsService } from '../collections/collections.service';
-import { FilesService } from '../collections/files.service';
-import { SearchService } from '../collections/search.service';
-import { WorkflowToolsService } from '../workflows/workflow-tools.service';
-import type { CollectionsBackend } from './collections-backend.port';
+import { Principal } from '../../auth/principal';
+import { CollectionsService } from '../../collections/collections.service';
+import { FilesService } from '../../collections/files.service';
+import { SearchService } from '../../collections/search.service';
+import { WorkflowToolsService } from '../../workflows/workflow-tools.service';
+import type { CollectionsBackend } from '../collections-backend.port';
 
 /**
  * The tools' backend inside the app: the same services the REST controllers call, acting for the

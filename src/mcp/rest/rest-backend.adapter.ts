@@ -1,6 +1,6 @@
-import { AppError, ErrorCode } from '../common/app-error';
-import type { CollectionsBackend, WorkflowToolCallRecord, WorkflowToolRecord } from './collections-backend.port';
-import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from './tools/records';
+import { AppError, ErrorCode } from '../../common/app-error';
+import type { CollectionsBackend, WorkflowToolCallRecord, WorkflowToolRecord } from '../collections-backend.port';
+import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from '../tools/records';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 /** Above the service's longest MCP_TOOL_TIMEOUT_MS (15 min). */

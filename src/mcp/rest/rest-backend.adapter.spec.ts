@@ -1,6 +1,6 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AppError, ErrorCode } from '../common/app-error';
+import { AppError, ErrorCode } from '../../common/app-error';
 import { RestCollectionsBackend } from './rest-backend.adapter';
 
 interface Seen {
