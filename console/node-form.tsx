@@ -282,7 +282,7 @@ function DynamicSelect({ label, nodeType, name, value, required, onValue }: { la
         <option value="">{items === null ? 'Loading choices…' : required ? '(choose)' : '(not set)'}</option>
         {current && !known && items !== null && <option value={current}>{current} (not among your choices)</option>}
         {(items ?? []).map((item) => (
-          <option key={item.value} value={item.value}>
+          <option key={String(item.value)} value={String(item.value)}>
             {item.label}
           </option>
         ))}
