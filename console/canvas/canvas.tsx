@@ -253,6 +253,8 @@ export function Canvas(props: CanvasProps) {
       props.onOpen?.(id);
     } else if (editable && (event.key === 'Delete' || event.key === 'Backspace') && (selected.size || props.selectedEdge != null)) {
       props.onDelete?.();
+      // The focused node is gone: the canvas keeps the focus, so the next key (Ctrl+Z) still reaches it.
+      viewport.current?.focus();
     } else if (event.key === 'Escape') {
       props.onSelect([], false);
       props.onSelectEdge?.(null);
@@ -388,8 +390,9 @@ class World extends Component<WorldProps> {
               tabIndex={0}
               role="button"
               aria-pressed={selected.has(node.id)}
-              aria-label={`Node ${node.id}, ${node.subtitle}${state ? `, ${state}` : ''}`}
             >
+              {/* Named by what it shows (title, type, status), plus what only colour says. */}
+              <span class="visually-hidden">Node </span>
               {!node.trigger && <span class="port port-in" data-input-port={node.id} />}
               <span class="node-title">{node.title}</span>
               <span class="node-sub">{node.subtitle}</span>
@@ -399,6 +402,7 @@ class World extends Component<WorldProps> {
                   {node.errors ? <span class="node-problems">{node.errors}!</span> : node.warnings ? <span class="node-warnings">{node.warnings}?</span> : null}
                 </span>
               )}
+              {state && <span class="visually-hidden">, {state}</span>}
               {node.outputs.map((output, i) => (
                 <span
                   key={output}

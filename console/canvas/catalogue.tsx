@@ -63,11 +63,14 @@ export function Catalogue({ types, hasTrigger, after, onPick, onClose }: Catalog
             <h3>{kind}</h3>
             <ul>
               {group.map((t) => (
-                <li key={t.type}>
-                  <button type="button" class="catalogue-item" onClick={() => onPick(t)} aria-label={`Add ${t.displayName} (${t.type})`}>
-                    <strong>{t.displayName}</strong> <code class="muted">{t.type}</code>
-                    <span class="small muted">{t.description}</span>
+                <li key={t.type} class="catalogue-entry">
+                  <button type="button" class="catalogue-item" onClick={() => onPick(t)} aria-describedby={`catalogue-${t.type}`}>
+                    <span class="visually-hidden">Add </span>
+                    <strong>{t.displayName}</strong> <code class="muted">({t.type})</code>
                   </button>
+                  <span class="small muted" id={`catalogue-${t.type}`}>
+                    {t.description}
+                  </span>
                 </li>
               ))}
             </ul>

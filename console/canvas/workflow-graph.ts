@@ -33,6 +33,9 @@ export const KINDS: readonly Kind[] = ['Triggers', 'Flow', 'Data', 'Collections'
 
 /** The catalogue's groups for the types that ship with the service; types from PLUGIN_PATHS are Plugins. */
 const KIND_OF: Record<string, Kind> = {
+  // Triggers whose `trigger` the node-types endpoint reports as false (it only says true for webhook-trigger's plain `true`).
+  'schedule-trigger': 'Triggers',
+  'mcp-trigger': 'Triggers',
   if: 'Flow',
   switch: 'Flow',
   filter: 'Flow',
@@ -57,8 +60,11 @@ export const kindOf = (type: NodeType): Kind => (type.trigger ? 'Triggers' : (KI
 /** A node id not yet taken, from the type's name: `set`, `set_2`, ... (ids are read in expressions as nodes.<id>). */
 export function freshId(stem: string, taken: ReadonlySet<string>): string {
   const base = stem.replace(/[^A-Za-z0-9_]/g, '_').replace(/^([^A-Za-z_])/, '_$1').slice(0, 60) || 'node';
-  let id = base;
-  for (let i = 2; taken.has(id); i++) id = `${base}_${i}`;
+  if (!taken.has(base)) return base;
+  // A copy of set_2 is set_3, not set_2_2.
+  const root = base.replace(/_\d+$/, '') || base;
+  let id = root;
+  for (let i = 2; taken.has(id); i++) id = `${root}_${i}`;
   return id;
 }
 

@@ -28,8 +28,9 @@ export function RunPage({ id }: { id: string }) {
   const drawn = useLoad(async () => {
     if (!r) return null;
     const workflowBase = `/api/v1/workflows/${encode(r.workflowId)}`;
-    if (r.version !== null) return { definition: (await api<Version>('GET', `${workflowBase}/versions/${r.version}`)).definition as Definition, draft: false };
-    return { definition: (await api<Workflow>('GET', workflowBase)).definition as Definition, draft: true };
+    const workflow = await api<Workflow>('GET', workflowBase);
+    if (r.version !== null) return { name: workflow.name, definition: (await api<Version>('GET', `${workflowBase}/versions/${r.version}`)).definition as Definition, draft: false };
+    return { name: workflow.name, definition: workflow.definition as Definition, draft: true };
   }, [r?.workflowId, r?.version]);
 
   return (
@@ -43,7 +44,7 @@ export function RunPage({ id }: { id: string }) {
           <dl class="facts">
             <dt>Workflow</dt>
             <dd>
-              <Link href={`/workflows/${r.workflowId}`}>{r.workflowName ?? <code>{r.workflowId}</code>}</Link>
+              <Link href={`/workflows/${r.workflowId}`}>{r.workflowName ?? drawn.data?.name ?? <code>{r.workflowId}</code>}</Link>
             </dd>
             <dt>Type</dt>
             <dd>{r.runType === 'test' ? 'test (the draft)' : `production, version ${r.version}`}</dd>

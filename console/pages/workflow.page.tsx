@@ -12,6 +12,8 @@ import {
   edgeOutput,
   fragmentOf,
   layoutAll,
+  NODE_HEIGHT,
+  NODE_WIDTH,
   outputsOf,
   outputValue,
   parseFragment,
@@ -35,6 +37,14 @@ import { startRun } from '../runs';
 function editable(definition: DefinitionView): string {
   const variables = (definition.variables ?? []).map(({ name, type, value }) => ({ name, type, value }));
   return JSON.stringify({ nodes: definition.nodes, edges: definition.edges ?? [], variables }, null, 2);
+}
+
+/** `at`, or below it where no node is drawn: a new node never hides another. */
+function freeSpot(at: Position, positions: ReadonlyMap<string, Position>): Position {
+  const taken = [...positions.values()];
+  const spot = { ...at };
+  while (taken.some((p) => Math.abs(p.x - spot.x) < NODE_WIDTH && Math.abs(p.y - spot.y) < NODE_HEIGHT + 10)) spot.y += NODE_HEIGHT + 30;
+  return spot;
 }
 
 /** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
@@ -180,7 +190,7 @@ function Editor({ base, workflow, types, lastRun, notice, setNotice, onSaved }: 
       const fromAt = from ? positions.get(from.id) : undefined;
       const at = fromAt ? { x: fromAt.x + 260, y: fromAt.y + 20 * (definition.edges ?? []).filter((e) => e.from === from!.id).length } : (control.current?.center() ?? { x: 0, y: 0 });
       const after = from ? { from: from.id, output: outputsOf(from, definition.edges)[0] } : undefined;
-      const result = addNode(freeze(definition), type, at, after);
+      const result = addNode(freeze(definition), type, freeSpot(at, positions), after);
       write(result.definition);
       select([result.id]);
       setCatalogue(false);
