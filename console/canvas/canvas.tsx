@@ -169,7 +169,11 @@ export function Canvas(props: CanvasProps) {
     const port = target.closest<HTMLElement>('[data-output-port]');
     const nodeElement = target.closest<HTMLElement>('[data-node-id]');
     const edgeElement = target.closest<SVGElement>('[data-edge-index]');
-    viewport.current!.setPointerCapture(event.pointerId);
+    try {
+      viewport.current!.setPointerCapture(event.pointerId);
+    } catch {
+      // A pointer that is already gone (or a synthetic one) cannot be captured: moves still arrive while over the canvas.
+    }
     if (port && editable) {
       const from = port.dataset.node!;
       const output = port.dataset.outputPort!;
