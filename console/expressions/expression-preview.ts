@@ -70,7 +70,7 @@ function previewTemplate(source: string, scope: Record<string, unknown>): string
       break;
     }
     out += source.slice(i, start);
-    const parsed = parseExpressionAt(source, start + 2, { ecmaVersion: 'latest' });
+    const parsed = parseExpressionAt(source, start + 2, { ecmaVersion: 'latest', preserveParens: true });
     let end = parsed.end;
     while (end < source.length && /\s/.test(source[end])) end++;
     if (source[end] !== '}') throw new Error(`the template's \${ at ${start} is not closed by }`);
@@ -82,7 +82,7 @@ function previewTemplate(source: string, scope: Record<string, unknown>): string
 }
 
 function evaluateSource(source: string, scope: Record<string, unknown>): unknown {
-  const parsed = parseExpressionAt(source, 0, { ecmaVersion: 'latest' });
+  const parsed = parseExpressionAt(source, 0, { ecmaVersion: 'latest', preserveParens: true });
   if (source.slice(parsed.end).trim()) throw new Error(`unexpected text after the expression at ${parsed.end}: ${source.slice(parsed.end).trim().slice(0, 20)}`);
   return new Evaluator(scope).run(parsed);
 }

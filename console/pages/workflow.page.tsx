@@ -26,7 +26,8 @@ import {
   withPositions,
 } from '../canvas/workflow-graph';
 import { checkDefinition, ShownProblem } from '../definition-check';
-import { ExpressionScope, ExpressionScopeContext } from '../expressions/expression-editor';
+import { ExpressionScopeContext } from '../expressions/expression-editor';
+import type { ExpressionScope } from '../expressions/expression-help';
 import { NodeForm } from '../node-form';
 import { loadNodeTypes, nodeTypeOf } from '../node-types';
 import { Link, navigate } from '../router';
