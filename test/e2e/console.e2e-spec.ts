@@ -1,12 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
-import { buildConsole } from '../../scripts/build-console';
+import { Browser, Page } from 'playwright-core';
 import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
+import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = join(__dirname, 'screenshots');
 const VOLCANOES = SEARCH_FIXTURES.find((f) => f.file === 'volcanoes.pdf')!;
 /** Indexing runs the local embedding model in a worker thread: seconds, more on a busy machine. */
 const INDEXING_MS = 150_000;
@@ -23,7 +20,7 @@ describe('web console in a browser', () => {
   let t: TestApp;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
   let collectionId: string;
   let workflowId: string;
   let runId: string;
@@ -48,24 +45,8 @@ describe('web console in a browser', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does) to run the browser tests`);
-    }
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await buildConsole();
+    ({ browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1280, height: 860 } }));
     t = await startTestApp();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    // A Content-Security-Policy refusal is only a console message: it would otherwise pass unseen.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
-    });
   });
   afterAll(async () => {
     await browser?.close();

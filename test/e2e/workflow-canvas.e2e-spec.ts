@@ -1,12 +1,8 @@
 import { source as axeSource } from 'axe-core';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
-import { buildConsole } from '../../scripts/build-console';
+import { Browser, Page } from 'playwright-core';
+import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = join(__dirname, 'screenshots');
 
 jest.setTimeout(240_000);
 
@@ -28,7 +24,7 @@ describe('workflow canvas in a browser', () => {
   let t: TestApp;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
   let workflowId: string;
   let runId: string;
 
@@ -76,25 +72,9 @@ describe('workflow canvas in a browser', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does) to run the browser tests`);
-    }
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await buildConsole();
-    t = await startTestApp();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
     // Copy and Paste use the system clipboard, as they would for a person.
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
-    });
+    ({ browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1400, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] }));
+    t = await startTestApp();
     await page.goto(`${t.url}/console`);
     await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
