@@ -37,11 +37,12 @@ export interface RequestOptions {
   /** Overrides the key of the session (the sign-in page tries a key before keeping it). */
   key?: string;
   signal?: AbortSignal;
+  headers?: Record<string, string>;
 }
 
 /** Calls the REST API beside the console with the session's key; an error answer throws ApiError. */
 export async function api<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   const key = options.key ?? session.key();
   if (key) headers['x-api-key'] = key;
   let body: BodyInit | undefined;

@@ -1,11 +1,19 @@
-/** Shapes of the REST API's answers, as the console reads them. */
+/**
+ * The REST API's shapes as the console reads them: names for the types generated from the
+ * server's OpenAPI document (api-types.generated.ts, `npm run api-types`), so a server change the
+ * console does not follow fails the typecheck instead of the browser. Only what the document
+ * cannot say is written here, each with its reason.
+ */
+import type { components } from './api-types.generated';
 
-/** One bad field of a validation failure (`details.fields`); definition problems name their node. */
-export interface FieldProblem {
-  field: string;
-  reason: string;
-  nodeId?: string;
-}
+type Schemas = components['schemas'];
+
+/**
+ * One bad field of a validation failure (`details.fields`). Definition problems also name their
+ * node and, for an expression's syntax error, where in it: the document describes only the two
+ * fields every refusal has.
+ */
+export type FieldProblem = Schemas['FieldErrorDto'] & { nodeId?: string; line?: number; column?: number };
 
 export interface Page<T> {
   items: T[];
@@ -14,170 +22,55 @@ export interface Page<T> {
   limit: number;
 }
 
-export type Role = 'viewer' | 'editor' | 'owner';
+export type Role = Schemas['CollectionDto']['role'];
+export type Me = Schemas['MeDto'];
+export type Collection = Schemas['CollectionDto'];
+export type CollectionStats = Schemas['CollectionStatsDto'];
+export type FileItem = Schemas['FileDto'];
+export type FileStatus = FileItem['status'];
+export const FILE_STATUSES: readonly FileStatus[] = ['pending', 'processing', 'indexed', 'error'];
+export type Passage = Schemas['SearchHitDto'];
 
-export interface Me {
-  id: string;
-  name: string;
-  isAdmin?: boolean;
-}
-
-export interface Collection {
-  id: string;
-  name: string;
-  role: Role;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'] as const;
-export type FileStatus = (typeof FILE_STATUSES)[number];
-
-export interface FileItem {
-  id: string;
-  name: string;
-  type: string;
-  size: number;
-  status: FileStatus;
-  createdAt: string;
-  error?: string;
-}
-
-export interface Passage {
-  id: string;
-  content: string;
-  distance: number;
-  fileId: string;
-  fileName: string;
-  chunkIndex: number;
-  page?: number;
-}
-
-export type ParameterMode = 'fixed' | 'expression' | 'ai';
-
-export interface NodeSpec {
-  id: string;
-  name?: string;
-  type: string;
-  version?: number;
-  parameters?: Record<string, unknown>;
-  parameterMode?: Record<string, ParameterMode>;
-  runMode?: 'input' | 'item';
-  continueOnError?: boolean;
-  retry?: { maxAttempts: number; backoffMs?: number };
-  timeoutMs?: number;
-  position?: { x: number; y: number };
-}
-
-export interface Edge {
-  from: string;
-  to: string;
-  output?: string;
-}
-
+export type ParameterMode = NonNullable<Schemas['NodeSpecDto']['parameterMode']>[string];
+export type NodeSpec = Schemas['NodeSpecDto'];
+export type Edge = Schemas['EdgeDto'];
+export type Position = Schemas['PositionDto'];
+/** A definition as the editor sends it back: secrets' values may be left out (kept by the server). */
 export interface Definition {
   nodes: NodeSpec[];
   edges?: Edge[];
-  variables?: { name: string; type: string; value?: unknown }[];
+  variables?: Schemas['VariableDto'][];
 }
+export type DefinitionView = Schemas['DefinitionViewDto'];
+export type Workflow = Schemas['WorkflowDto'];
+export type WorkflowSummary = Schemas['WorkflowListItemDto'];
+export type Version = Schemas['WorkflowVersionSummaryDto'] & { definition?: DefinitionView };
 
-export interface Workflow {
-  id: string;
-  name: string;
-  role: Role;
-  activeVersion: number | null;
-  latestVersion: number | null;
-  webhookPath: string;
-  definition: Definition;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type WorkflowSummary = Omit<Workflow, 'definition'> & { nodeCount: number };
-
-export interface Version {
-  id: string;
-  version: number;
-  active: boolean;
-  createdBy: string;
-  createdAt: string;
-  definition?: Definition;
-}
-
+/** A JSON Schema as the node types carry it (their parameters). */
 export type JsonSchema = Record<string, any>;
+export type NodeType = Omit<Schemas['NodeTypeDto'], 'parameters'> & { parameters: JsonSchema };
+export type NodeTypes = Omit<Schemas['NodeTypeListDto'], 'items'> & { items: NodeType[] };
+export type OptionItem = Schemas['ParameterOptionDto'];
 
-export interface NodeType {
-  type: string;
-  version: number;
-  displayName: string;
-  description: string;
-  trigger: boolean;
-  defaultRunMode: 'input' | 'item';
-  parameters: JsonSchema;
-}
-
-export interface NodeTypes {
-  items: NodeType[];
-  parameterModes: ParameterMode[];
-}
-
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+export type RunStatus = Schemas['RunSummaryDto']['status'];
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'];
 export const TERMINAL: readonly string[] = ['succeeded', 'failed', 'canceled'];
+export type StepError = Schemas['RunErrorDto'];
+export type StepStatus = Schemas['StepDto']['status'];
 
-export interface StepError {
-  code: string;
-  message: string;
-  details?: unknown;
+/**
+ * How a run started, its workflow's name and its duration: being added to run records by the
+ * server (issue 21); until the document has them they are absent, and the console shows "—".
+ */
+export const RUN_TRIGGERS = ['webhook', 'console', 'schedule', 'mcp', 'retry', 'error-workflow', 'sub-workflow', 'node-test', 'chat'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+interface RunOrigin {
+  trigger?: RunTrigger | null;
+  workflowName?: string | null;
 }
 
-export interface Step {
-  nodeId: string;
-  type: string;
-  version: number;
-  status: 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
-  attempts: number;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  input?: unknown;
-  output?: unknown;
-  error: StepError | null;
-  iterations?: number;
-  reused?: boolean;
-}
-
-export interface RunSummary {
-  id: string;
-  workflowId: string;
-  runType: 'test' | 'production';
-  version: number | null;
-  status: RunStatus;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  cancelRequested: boolean;
-  error: (StepError & { nodeId?: string }) | null;
-  retryOf: string | null;
-  parentRunId: string | null;
-}
-
-export interface Run extends RunSummary {
-  input: unknown;
-  output: unknown;
-  steps: Step[];
-}
-
-export interface Accepted {
-  runId: string;
-  workflowId: string;
-  runType: string;
-  status: string;
-}
-
-export interface OptionItem {
-  value: string;
-  label: string;
-  description?: string;
-}
+/** Inputs and outputs are any JSON: read as unknown, not as the document's union of shapes. */
+export type Step = Omit<Schemas['StepDto'], 'input' | 'output'> & { input?: unknown; output?: unknown };
+export type RunSummary = Schemas['RunSummaryDto'] & RunOrigin;
+export type Run = Omit<Schemas['RunDto'], 'input' | 'output' | 'steps'> & RunOrigin & { input: unknown; output: unknown; steps: Step[] };
+export type Accepted = Schemas['RunAcceptedDto'];

@@ -1,6 +1,6 @@
 /** Timestamps in the browser's local time zone and locale. */
 export function localTime(iso: string | null | undefined): string {
-  if (!iso) return '–';
+  if (!iso) return '—';
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
@@ -18,7 +18,7 @@ export function bytes(size: number): string {
 }
 
 export function duration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return '–';
+  if (ms === null || ms === undefined) return '—';
   if (ms < 1000) return `${ms} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
   const minutes = Math.floor(ms / 60_000);

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { JsonSchema, NodeSpec, NodeType, OptionItem, ParameterMode } from './api-types';
 import type { ShownProblem } from './definition-check';
+import { ExpressionEditor } from './expressions/expression-editor';
+import { isObject } from './json-schema';
 import { loadOptions } from './node-types';
 import { ErrorBox } from './ui';
 
@@ -124,13 +126,20 @@ function ParameterField({ name, schema, required, value, mode, modes, nodeType, 
       </div>
       {mode === 'fixed' ? (
         <FixedInput label={title} schema={schema} required={required} value={value} nodeType={nodeType} name={name} onValue={onValue} />
+      ) : mode === 'expression' ? (
+        <ExpressionEditor
+          label={title}
+          value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)}
+          placeholder="JavaScript, e.g. input.id or ${item.page * 20}"
+          onChange={onValue}
+        />
       ) : (
         <textarea
           aria-label={title}
           rows={2}
           value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)}
-          placeholder={mode === 'expression' ? 'JavaScript, e.g. input.id or ${item.page * 20}' : 'Optional hint for the model'}
-          onInput={(e) => onValue(e.currentTarget.value === '' && mode === 'ai' ? undefined : e.currentTarget.value)}
+          placeholder="Optional hint for the model"
+          onInput={(e) => onValue(e.currentTarget.value === '' ? undefined : e.currentTarget.value)}
         />
       )}
       {schema.description && <div class="hint">{schema.description as string}</div>}
@@ -208,6 +217,12 @@ function FixedInput({ label, name, schema, required, value, nodeType, onValue }:
         <input aria-label={label} value={text} placeholder={placeholder} onInput={onInput} />
       );
     }
+    case 'object':
+      // Named fields of any value (Edit Fields' `fields`, `rename`): rows, not JSON to type.
+      if (!isObject(schema.properties) && (value === undefined || isObject(value))) {
+        return <FieldsInput label={label} value={(value as Record<string, unknown> | undefined) ?? {}} onValue={onValue} />;
+      }
+      return <JsonInput label={label} value={value} placeholder={placeholder} onValue={onValue} />;
     default:
       return <JsonInput label={label} value={value} placeholder={placeholder} onValue={onValue} />;
   }
@@ -282,12 +297,55 @@ function DynamicSelect({ label, nodeType, name, value, required, onValue }: { la
         <option value="">{items === null ? 'Loading choices…' : required ? '(choose)' : '(not set)'}</option>
         {current && !known && items !== null && <option value={current}>{current} (not among your choices)</option>}
         {(items ?? []).map((item) => (
-          <option key={item.value} value={item.value}>
+          <option key={String(item.value)} value={String(item.value)}>
             {item.label}
           </option>
         ))}
       </select>
       {chosen?.description && <div class="hint">{chosen.description}</div>}
     </>
+  );
+}
+
+/** A value typed in a row: JSON when it reads as JSON (42, true, "text", [1]), else the text itself. */
+export function fieldValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+const fieldText = (value: unknown) => (typeof value === 'string' && typeof fieldValue(value) === 'string' ? value : JSON.stringify(value));
+
+/** An object as name / value rows; the definition changes as the rows do, an empty name is left out. */
+function FieldsInput({ label, value, onValue }: { label: string; value: Record<string, unknown>; onValue: (value: unknown) => void }) {
+  const [rows, setRows] = useState<[string, string][]>(() => Object.entries(value).map(([k, v]) => [k, fieldText(v)]));
+  const shown = JSON.stringify(Object.fromEntries(rows.filter(([k]) => k).map(([k, v]) => [k, fieldValue(v)])));
+  useEffect(() => {
+    // Follows edits made elsewhere (the JSON tab, undo) unless they are these rows' own.
+    if (JSON.stringify(value) !== shown) setRows(Object.entries(value).map(([k, v]) => [k, fieldText(v)]));
+  }, [JSON.stringify(value)]);
+  const update = (next: [string, string][]) => {
+    setRows(next);
+    const object = Object.fromEntries(next.filter(([k]) => k).map(([k, v]) => [k, fieldValue(v)]));
+    onValue(Object.keys(object).length ? object : undefined);
+  };
+  return (
+    <div class="fields-input" role="group" aria-label={label}>
+      {rows.map(([name, text], i) => (
+        <div class="field-row" key={i}>
+          <input aria-label={`${label} ${i + 1} name`} placeholder="name" value={name} onInput={(e) => update(rows.map((r, j) => (j === i ? [e.currentTarget.value, r[1]] : r)))} />
+          <input aria-label={`${label} ${i + 1} value`} placeholder="value" value={text} onInput={(e) => update(rows.map((r, j) => (j === i ? [r[0], e.currentTarget.value] : r)))} />
+          <button type="button" class="link danger" aria-label={`Remove ${label} ${i + 1}`} onClick={() => update(rows.filter((_, j) => j !== i))}>
+            Remove
+          </button>
+        </div>
+      ))}
+      <button type="button" class="secondary" onClick={() => setRows([...rows, ['', '']])}>
+        Add {label.toLowerCase()} entry
+      </button>
+      <div class="hint">A value that reads as JSON (42, true, "text", [1, 2]) is that value; anything else is text.</div>
+    </div>
   );
 }

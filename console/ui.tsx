@@ -8,7 +8,7 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 export function Time({ iso }: { iso: string | null | undefined }) {
-  return iso ? <time dateTime={iso} title={iso}>{localTime(iso)}</time> : <span>–</span>;
+  return iso ? <time dateTime={iso} title={iso}>{localTime(iso)}</time> : <span>—</span>;
 }
 
 export function FieldList({ fields }: { fields: readonly FieldProblem[] }) {

@@ -17,6 +17,9 @@ async function buildConsole({ outDir = defaultOut, minify = true } = {}) {
     bundle: true,
     outdir: assetsDir,
     entryNames: '[name]-[hash]',
+    // Parts loaded on demand (the expression preview's parser) are chunks beside the app.
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     format: 'esm',
     target: ['es2022', 'chrome110', 'firefox115', 'safari16'],
     jsx: 'automatic',

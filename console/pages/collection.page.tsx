@@ -91,6 +91,7 @@ function Files({ base, onChange }: { base: string; onChange: () => void }) {
         <ErrorBox error={list.error ?? remove.error} />
         {list.data && list.data.items.length === 0 && <p class="muted">No files{status ? ` in status ${status}` : ''}.</p>}
         {list.data && list.data.items.length > 0 && (
+          <div class="table-scroll">
           <table aria-label="Files">
             <thead>
               <tr>
@@ -99,7 +100,9 @@ function Files({ base, onChange }: { base: string; onChange: () => void }) {
                 <th>Type</th>
                 <th>Size</th>
                 <th>Added</th>
-                <th />
+                <th>
+                <span class="visually-hidden">Actions</span>
+              </th>
               </tr>
             </thead>
             <tbody>
@@ -129,6 +132,7 @@ function Files({ base, onChange }: { base: string; onChange: () => void }) {
               ))}
             </tbody>
           </table>
+</div>
         )}
         {list.data && <Pager offset={offset} limit={LIMIT} total={list.data.total} onChange={(o) => setQuery({ status: status || undefined, offset: o || undefined })} />}
       </Section>

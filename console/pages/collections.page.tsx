@@ -14,6 +14,7 @@ export function CollectionsPage() {
         <ErrorBox error={list.error} />
         {list.data && list.data.items.length === 0 && <p class="muted">No collection yet: create one above.</p>}
         {list.data && list.data.items.length > 0 && (
+          <div class="table-scroll">
           <table>
             <thead>
               <tr>
@@ -40,6 +41,7 @@ export function CollectionsPage() {
               ))}
             </tbody>
           </table>
+</div>
         )}
         {pager}
       </Section>

@@ -1,6 +1,11 @@
+import { useMemo, useRef, useState } from 'preact/hooks';
 import { api, encode } from '../api-client';
-import { Accepted, Run, Step, TERMINAL } from '../api-types';
+import { Accepted, Definition, NodeTypes, Run, Step, TERMINAL, Version, Workflow } from '../api-types';
+import { Canvas, type CanvasControl, type CanvasEdge, type CanvasNode } from '../canvas/canvas';
+import { drawNodes, edgeOutput, itemCount, outputsOf, outputValue, positionsOf } from '../canvas/workflow-graph';
 import { duration } from '../format';
+import { loadNodeTypes } from '../node-types';
+import { runDuration, triggerLabel } from '../runs';
 import { Link, navigate } from '../router';
 import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
 
@@ -18,6 +23,15 @@ export function RunPage({ id }: { id: string }) {
     navigate(`/runs/${accepted.runId}`);
   });
   const r = run.data;
+  const types = useLoad(loadNodeTypes, []);
+  // What ran: the published version a production run executed; for a test run the draft, as it is now.
+  const drawn = useLoad(async () => {
+    if (!r) return null;
+    const workflowBase = `/api/v1/workflows/${encode(r.workflowId)}`;
+    const workflow = await api<Workflow>('GET', workflowBase);
+    if (r.version !== null) return { name: workflow.name, definition: (await api<Version>('GET', `${workflowBase}/versions/${r.version}`)).definition as Definition, draft: false };
+    return { name: workflow.name, definition: workflow.definition as Definition, draft: true };
+  }, [r?.workflowId, r?.version]);
 
   return (
     <main>
@@ -30,9 +44,7 @@ export function RunPage({ id }: { id: string }) {
           <dl class="facts">
             <dt>Workflow</dt>
             <dd>
-              <Link href={`/workflows/${r.workflowId}`}>
-                <code>{r.workflowId}</code>
-              </Link>
+              <Link href={`/workflows/${r.workflowId}`}>{r.workflowName ?? drawn.data?.name ?? <code>{r.workflowId}</code>}</Link>
             </dd>
             <dt>Type</dt>
             <dd>{r.runType === 'test' ? 'test (the draft)' : `production, version ${r.version}`}</dd>
@@ -49,7 +61,9 @@ export function RunPage({ id }: { id: string }) {
               <Time iso={r.finishedAt} />
             </dd>
             <dt>Duration</dt>
-            <dd>{duration(r.durationMs)}</dd>
+            <dd>{duration(runDuration(r))}</dd>
+            <dt>Started by</dt>
+            <dd>{triggerLabel(r)}</dd>
             {r.retryOf && (
               <>
                 <dt>Retry of</dt>
@@ -94,6 +108,8 @@ export function RunPage({ id }: { id: string }) {
             )}
           </div>
           <ErrorBox error={cancel.error ?? retry.error} />
+          {drawn.data && types.data && <RunCanvas run={r} definition={drawn.data.definition} draft={drawn.data.draft} types={types.data} />}
+          <ErrorBox error={drawn.error} />
           <Section title="Steps">
             {r.steps.length === 0 && <p class="muted">No step has run yet.</p>}
             <Timeline run={r} />
@@ -175,5 +191,102 @@ function StepItem({ step, start, span }: { step: Step; start: number; span: numb
         </>
       )}
     </li>
+  );
+}
+
+/** How a step is drawn: a node copied from the retried run is `reused`, whatever its status was. */
+const stepStatus = (step: Step | undefined) => (step ? (step.reused ? 'reused' : step.status) : undefined);
+const items = (n: number | null) => (n === null ? 'not recorded' : n === 1 ? '1 item' : `${n} items`);
+
+/** The run drawn on its workflow: each node coloured by its step's status, item counts on the edges; a node opens its step. */
+function RunCanvas({ run, definition, draft, types }: { run: Run; definition: Definition; draft: boolean; types: NodeTypes }) {
+  const control = useRef<CanvasControl | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const steps = useMemo(() => new Map(run.steps.map((s) => [s.nodeId, s])), [run]);
+  const positions = useMemo(() => positionsOf(definition), [definition]);
+  const nodes = useMemo<CanvasNode[]>(() => drawNodes(definition, types.items).map((n) => ({ ...n, status: stepStatus(steps.get(n.id)) ?? (TERMINAL.includes(run.status) ? 'not-run' : undefined) })), [definition, types, steps, run.status]);
+  const edges = useMemo<CanvasEdge[]>(() => {
+    const all = definition.edges ?? [];
+    const byId = new Map(definition.nodes.map((n) => [n.id, n]));
+    return all.map((edge, index) => {
+      const from = byId.get(edge.from);
+      const output = edgeOutput(edge, from, all);
+      const step = steps.get(edge.from);
+      const ran = step && (step.status === 'succeeded' || (step.status === 'failed' && step.output !== undefined));
+      const count = ran && from ? itemCount(outputValue(step.output, output, outputsOf(from, all))) : undefined;
+      const target = steps.get(edge.to);
+      const skipped = !ran || count === 0 || target?.status === 'skipped';
+      return { index, from: edge.from, to: edge.to, output, label: count === undefined ? undefined : items(count), status: skipped ? 'skipped' : 'live' } as CanvasEdge;
+    });
+  }, [definition, steps]);
+  const step = open ? steps.get(open) : undefined;
+  return (
+    <Section title="Run on the workflow">
+      {draft && <p class="muted small">A test run: drawn on the draft as it is now, which may have changed since.</p>}
+      <div class="canvas-layout">
+        <Canvas
+          label={`Run ${run.id} on its workflow`}
+          nodes={nodes}
+          edges={edges}
+          positions={positions}
+          selected={new Set(open ? [open] : [])}
+          editable={false}
+          control={control}
+          onSelect={(ids) => setOpen(ids[0] ?? null)}
+          onOpen={setOpen}
+        />
+        <aside class="inspector" aria-label="Step">
+          {!open && <p class="muted small">Select a node (click, or Tab to it and press Enter) to see what it received and produced.</p>}
+          {open && !step && (
+            <p>
+              <code>{open}</code> did not run{TERMINAL.includes(run.status) ? '' : ' yet'}.
+            </p>
+          )}
+          {step && <StepDetails step={step} />}
+        </aside>
+      </div>
+      <p class="legend small" aria-label="Legend">
+        {['succeeded', 'failed', 'skipped', 'waiting', 'running', 'reused', 'canceled'].map((s) => (
+          <span key={s} class={`badge badge-${s}`}>
+            {s}
+          </span>
+        ))}
+      </p>
+    </Section>
+  );
+}
+
+function StepDetails({ step }: { step: Step }) {
+  return (
+    <div aria-label={`Step details of ${step.nodeId}`} role="region">
+      <h3>
+        {step.nodeId} <StatusBadge status={stepStatus(step)!} />
+      </h3>
+      <dl class="facts">
+        <dt>Type</dt>
+        <dd>
+          {step.type} v{step.version}
+        </dd>
+        <dt>Attempts</dt>
+        <dd>{step.attempts}</dd>
+        <dt>Duration</dt>
+        <dd>{duration(step.durationMs)}</dd>
+        {step.iterations !== undefined && (
+          <>
+            <dt>Iterations</dt>
+            <dd>{step.iterations}</dd>
+          </>
+        )}
+      </dl>
+      {step.error && (
+        <div class="error" role="alert">
+          <strong>{step.error.message}</strong> <span class="muted">({step.error.code})</span>
+        </div>
+      )}
+      <h4>Input</h4>
+      <JsonBlock label={`Input of ${step.nodeId} (canvas)`} value={step.input === undefined ? '(not recorded)' : step.input} />
+      <h4>Output</h4>
+      <JsonBlock label={`Output of ${step.nodeId} (canvas)`} value={step.output} />
+    </div>
   );
 }

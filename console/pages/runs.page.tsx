@@ -1,6 +1,7 @@
 import { api, query } from '../api-client';
 import { Page, RUN_STATUSES, RunSummary, TERMINAL, WorkflowSummary } from '../api-types';
 import { duration } from '../format';
+import { runDuration, triggerLabel } from '../runs';
 import { Link, setQuery, useLocation } from '../router';
 import { ErrorBox, Pager, Section, StatusBadge, Time, useLoad, usePolling } from '../ui';
 
@@ -58,11 +59,13 @@ export function RunsPage() {
         <ErrorBox error={runs.error} />
         {runs.data && runs.data.items.length === 0 && <p class="muted">No runs match.</p>}
         {runs.data && runs.data.items.length > 0 && (
+          <div class="table-scroll">
           <table aria-label="Runs">
             <thead>
               <tr>
                 <th>Run</th>
                 <th>Workflow</th>
+                <th>Started by</th>
                 <th>Type</th>
                 <th>Status</th>
                 <th>Created</th>
@@ -79,8 +82,9 @@ export function RunsPage() {
                     {r.retryOf && <div class="muted small">retry of {r.retryOf}</div>}
                   </td>
                   <td>
-                    <Link href={`/workflows/${r.workflowId}`}>{names.get(r.workflowId) ?? r.workflowId}</Link>
+                    <Link href={`/workflows/${r.workflowId}`}>{r.workflowName ?? names.get(r.workflowId) ?? r.workflowId}</Link>
                   </td>
+                  <td>{triggerLabel(r)}</td>
                   <td>
                     {r.runType}
                     {r.version !== null && <span class="muted"> v{r.version}</span>}
@@ -91,11 +95,12 @@ export function RunsPage() {
                   <td>
                     <Time iso={r.createdAt} />
                   </td>
-                  <td>{duration(r.durationMs)}</td>
+                  <td class="nowrap">{duration(runDuration(r))}</td>
                 </tr>
               ))}
             </tbody>
           </table>
+          </div>
         )}
         {runs.data && (
           <Pager

@@ -15,6 +15,7 @@ export function WorkflowsPage() {
         <ErrorBox error={list.error} />
         {list.data && list.data.items.length === 0 && <p class="muted">No workflow yet: create one above.</p>}
         {list.data && list.data.items.length > 0 && (
+          <div class="table-scroll">
           <table>
             <thead>
               <tr>
@@ -23,7 +24,9 @@ export function WorkflowsPage() {
                 <th>Latest version</th>
                 <th>Nodes</th>
                 <th>Updated</th>
-                <th />
+                <th>
+                <span class="visually-hidden">Actions</span>
+              </th>
               </tr>
             </thead>
             <tbody>
@@ -36,7 +39,7 @@ export function WorkflowsPage() {
                     </div>
                   </td>
                   <td>{w.activeVersion ?? <span class="muted">not published</span>}</td>
-                  <td>{w.latestVersion ?? '–'}</td>
+                  <td>{w.latestVersion ?? '—'}</td>
                   <td>{w.nodeCount}</td>
                   <td>
                     <Time iso={w.updatedAt} />
@@ -48,6 +51,7 @@ export function WorkflowsPage() {
               ))}
             </tbody>
           </table>
+</div>
         )}
         {pager}
       </Section>

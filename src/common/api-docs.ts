@@ -1,3 +1,4 @@
+import { INestApplication } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { readFileSync } from 'node:fs';
@@ -32,6 +33,25 @@ const ASSETS: Record<string, string> = {
  * swagger-ui-dist directly, which spares a static-file plugin for five files.
  */
 export function setupApiDocs(app: NestFastifyApplication): void {
+  const document = createApiDocument(app);
+  SwaggerModule.setup('docs', app, document, { ui: false, raw: ['json'], jsonDocumentUrl: 'docs/json' });
+
+  const fastify = app.getHttpAdapter().getInstance();
+  const assetsDir = dirname(require.resolve('swagger-ui-dist/package.json'));
+  fastify.get('/docs', (_, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
+  fastify.get('/docs/swagger-ui-init.js', (_, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));
+  for (const [name, type] of Object.entries(ASSETS)) {
+    // Read on the first request, not at boot (the bundle is 1.5 MB) nor on every one.
+    let content: Buffer | undefined;
+    fastify.get(`/docs/${name}`, (_, reply) => reply.type(type).send((content ??= readFileSync(join(assetsDir, name)))));
+  }
+}
+
+/**
+ * The OpenAPI document of the app's routes, errors included: what /docs/json serves, and what
+ * scripts/api-types.js turns into the console's types (on an app that was created, never listening).
+ */
+export function createApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -44,17 +64,7 @@ export function setupApiDocs(app: NestFastifyApplication): void {
     { extraModels: [ErrorBodyDto, FieldErrorDto] },
   );
   describeErrors(document);
-  SwaggerModule.setup('docs', app, document, { ui: false, raw: ['json'], jsonDocumentUrl: 'docs/json' });
-
-  const fastify = app.getHttpAdapter().getInstance();
-  const assetsDir = dirname(require.resolve('swagger-ui-dist/package.json'));
-  fastify.get('/docs', (_, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
-  fastify.get('/docs/swagger-ui-init.js', (_, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));
-  for (const [name, type] of Object.entries(ASSETS)) {
-    // Read on the first request, not at boot (the bundle is 1.5 MB) nor on every one.
-    let content: Buffer | undefined;
-    fastify.get(`/docs/${name}`, (_, reply) => reply.type(type).send((content ??= readFileSync(join(assetsDir, name)))));
-  }
+  return document;
 }
 
 type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;

@@ -1,12 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
-import { buildConsole } from '../../scripts/build-console';
+import { Browser, Page } from 'playwright-core';
 import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
+import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = join(__dirname, 'screenshots');
 const VOLCANOES = SEARCH_FIXTURES.find((f) => f.file === 'volcanoes.pdf')!;
 /** Indexing runs the local embedding model in a worker thread: seconds, more on a busy machine. */
 const INDEXING_MS = 150_000;
@@ -23,7 +20,7 @@ describe('web console in a browser', () => {
   let t: TestApp;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
   let collectionId: string;
   let workflowId: string;
   let runId: string;
@@ -37,25 +34,19 @@ describe('web console in a browser', () => {
       .filter({ has: page.locator('.badge-active') })
       .filter({ has: page.getByRole('cell', { name: String(version), exact: true }) });
 
+  /** The definition is typed in the editor's JSON tab; nodes are opened on the canvas. */
+  const fillJson = async (definition: unknown) => {
+    await page.getByRole('tab', { name: 'JSON' }).click();
+    await page.getByLabel('Definition (JSON)').fill(JSON.stringify(definition));
+  };
+  const openNode = async (id: string) => {
+    await page.getByRole('tab', { name: 'Canvas' }).click();
+    await page.locator(`[data-node-id="${id}"]`).click();
+  };
+
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does) to run the browser tests`);
-    }
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await buildConsole();
+    ({ browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1280, height: 860 } }));
     t = await startTestApp();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    // A Content-Security-Policy refusal is only a console message: it would otherwise pass unseen.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
-    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -146,16 +137,14 @@ describe('web console in a browser', () => {
     expect(workflowId).toMatch(/^wfl_/);
     const created = (await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition;
 
-    await page.getByLabel('Definition (JSON)').fill(
-      JSON.stringify({
-        nodes: [
-          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-          { id: 'search', type: 'search-collection', parameters: { collectionId, query: 'volcanoes', topK: 0, colour: 'red' } },
-        ],
-        edges: [{ from: 'trigger', to: 'search' }],
-      }),
-    );
-    await page.getByLabel('Node', { exact: true }).selectOption('search');
+    await fillJson({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'search', type: 'search-collection', parameters: { collectionId, query: 'volcanoes', topK: 0, colour: 'red' } },
+      ],
+      edges: [{ from: 'trigger', to: 'search' }],
+    });
+    await openNode('search');
     const advice = page.getByRole('region', { name: 'Possible problems' });
     await advice.waitFor();
     const listed = (await advice.textContent()) ?? '';
@@ -187,15 +176,13 @@ describe('web console in a browser', () => {
     });
     try {
       await page.reload();
-      await page.getByLabel('Definition (JSON)').fill(
-        JSON.stringify({
-          nodes: [
-            { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-            { id: 'search', type: 'search-collection', parameters: { collectionId, query: 'volcanoes', topK: 2 } },
-          ],
-          edges: [{ from: 'trigger', to: 'search' }],
-        }),
-      );
+      await fillJson({
+        nodes: [
+          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+          { id: 'search', type: 'search-collection', parameters: { collectionId, query: 'volcanoes', topK: 2 } },
+        ],
+        edges: [{ from: 'trigger', to: 'search' }],
+      });
       await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'parameters.topK must be at most 1' }).waitFor();
       await page.getByRole('button', { name: 'Save draft' }).click();
       await page.getByRole('status').filter({ hasText: 'Draft saved.' }).waitFor();
@@ -204,20 +191,18 @@ describe('web console in a browser', () => {
       await page.unroute('**/api/v1/node-types');
     }
     await page.reload();
-    await page.getByLabel('Definition (JSON)').waitFor();
+    await page.getByRole('tab', { name: 'JSON' }).waitFor();
   });
 
   it('edits parameters with the node form, the collection from a dropdown of the ones the user sees, then saves and publishes', async () => {
-    await page.getByLabel('Definition (JSON)').fill(
-      JSON.stringify({
-        nodes: [
-          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-          { id: 'search', type: 'search-collection', parameters: { query: 'input.question', topK: 3 }, parameterMode: { query: 'expression' } },
-        ],
-        edges: [{ from: 'trigger', to: 'search' }],
-      }),
-    );
-    await page.getByLabel('Node', { exact: true }).selectOption('search');
+    await fillJson({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'search', type: 'search-collection', parameters: { query: 'input.question', topK: 3 }, parameterMode: { query: 'expression' } },
+      ],
+      edges: [{ from: 'trigger', to: 'search' }],
+    });
+    await openNode('search');
     const form = page.getByRole('group', { name: 'Parameters of search' });
     await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'parameters.collectionId is required' }).waitFor();
 
@@ -226,7 +211,9 @@ describe('web console in a browser', () => {
     await collections.locator('option', { hasText: 'Earth science' }).waitFor({ state: 'attached' });
     await collections.selectOption({ label: 'Earth science' });
     await form.getByLabel('Top K', { exact: true }).fill('2');
+    await page.getByRole('tab', { name: 'JSON' }).click();
     const edited = JSON.parse(await page.getByLabel('Definition (JSON)').inputValue()).nodes[1];
+    await openNode('search');
     expect(edited.parameters).toEqual({ collectionId, query: 'input.question', topK: 2 });
     expect(await form.getByLabel('Query mode').inputValue()).toBe('expression');
     expect(await page.getByRole('region', { name: 'Possible problems' }).count()).toBe(0);
@@ -238,6 +225,7 @@ describe('web console in a browser', () => {
   });
 
   it('publishes a second version and activates the first one again', async () => {
+    await openNode('search');
     await page.getByRole('group', { name: 'Parameters of search' }).getByLabel('Top K', { exact: true }).fill('1');
     await page.getByRole('button', { name: 'Save and publish' }).click();
     await page.getByRole('status').filter({ hasText: 'Published as version 2' }).waitFor();
@@ -253,11 +241,11 @@ describe('web console in a browser', () => {
     await page.getByRole('link', { name: 'Ask about the earth' }).waitFor();
     await shot('workflows');
     await page.getByRole('link', { name: 'Ask about the earth' }).click();
-    await page.getByLabel('Test input (JSON)').waitFor();
+    await page.getByLabel('Run input (JSON)').waitFor();
   });
 
   it("starts a test run and reads the search step's output and input on the run's timeline", async () => {
-    await page.getByLabel('Test input (JSON)').fill(JSON.stringify({ question: VOLCANOES.question }));
+    await page.getByLabel('Run input (JSON)').fill(JSON.stringify({ question: VOLCANOES.question }));
     await page.getByRole('button', { name: 'Start test run' }).click();
     await page.waitForURL(/\/console\/runs\/run_/);
     runId = pathOf().split('/').pop()!;

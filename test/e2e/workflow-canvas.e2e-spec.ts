@@ -1,0 +1,344 @@
+import { source as axeSource } from 'axe-core';
+import { join } from 'node:path';
+import { Browser, Page } from 'playwright-core';
+import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
+import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
+
+jest.setTimeout(240_000);
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * The workflow canvas in a real browser against the real app: a branching workflow built with the
+ * mouse alone (webhook -> if -> two set nodes -> merge), published, run from the console and drawn
+ * with its skipped branch; the same editor by keyboard, its clipboard, undo and the server's
+ * refusal marked on the node; every page at 390 px wide without sideways scrolling and with no
+ * serious or critical axe-core violation.
+ */
+describe('workflow canvas in a browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  let pageErrors: string[];
+  let workflowId: string;
+  let runId: string;
+
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+  const node = (id: string) => page.locator(`[data-node-id="${id}"]`);
+  const definition = async (id = workflowId) => (await t.request('GET', `/api/v1/workflows/${id}`)).body.definition;
+
+  /** The middle of an element, in page coordinates. */
+  const middle = async (selector: string) => {
+    const box = (await page.locator(selector).boundingBox())!;
+    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  };
+  /** Presses the mouse on one point and lets it go on another, in small steps, as a hand would. */
+  const dragMouse = async (from: { x: number; y: number }, to: { x: number; y: number }) => {
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
+    await page.mouse.move(to.x, to.y, { steps: 5 });
+    await page.mouse.up();
+  };
+  /** Drags a node's output port onto another node. */
+  const connect = async (from: string, output: string, to: string) => {
+    await dragMouse(await middle(`[data-node-id="${from}"] [data-output-port="${output}"]`), await middle(`[data-node-id="${to}"]`));
+  };
+  /** Adds a node of `type` with the catalogue, nothing selected: it lands in the middle of the canvas, then is dragged to `to`. */
+  const addNode = async (label: string, id: string, to: { x: number; y: number }) => {
+    // A click on the empty canvas clears the selection, so the new node is not connected to anything.
+    const canvas = (await page.locator('.canvas').boundingBox())!;
+    await page.mouse.click(canvas.x + 8, canvas.y + 8);
+    await page.getByRole('button', { name: 'Add node' }).click();
+    await page.getByRole('region', { name: /^Add a node/ }).getByRole('button', { name: label }).click();
+    await node(id).waitFor();
+    await dragMouse(await middle(`[data-node-id="${id}"] .node-title`), { x: canvas.x + to.x, y: canvas.y + to.y });
+  };
+
+  /** axe-core on the page as it is: serious and critical violations only (the brief's bar). */
+  const axe = async (where: string) => {
+    // Evaluated by the driver, not injected as a <script>: the console's CSP rightly refuses inline scripts.
+    await page.evaluate(axeSource);
+    const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[];
+    const bad = violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    expect(bad).toEqual([]);
+  };
+
+  beforeAll(async () => {
+    // Copy and Paste use the system clipboard, as they would for a person.
+    ({ browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1400, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] }));
+    t = await startTestApp();
+    await page.goto(`${t.url}/console`);
+    await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+  afterEach(() => {
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('builds webhook -> if -> two set nodes -> merge with the mouse only', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
+    await page.getByLabel('Workflow name').fill('Route orders');
+    await page.getByRole('button', { name: 'Create workflow' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Route orders' }).waitFor();
+    workflowId = new URL(page.url()).pathname.split('/').pop()!;
+    // A new workflow is a lone webhook trigger.
+    const trigger = (await definition()).nodes[0].id as string;
+    await node(trigger).waitFor();
+    const canvasBox = (await page.locator('.canvas').boundingBox())!;
+    await dragMouse(await middle(`[data-node-id="${trigger}"] .node-title`), { x: canvasBox.x + 110, y: canvasBox.y + 260 });
+
+    await addNode('Add IF (if)', 'if', { x: 330, y: 260 });
+    await addNode('Add Edit Fields (Set) (set)', 'set', { x: 560, y: 150 });
+    await addNode('Add Edit Fields (Set) (set)', 'set_2', { x: 560, y: 370 });
+    await addNode('Add Merge (merge)', 'merge', { x: 790, y: 260 });
+
+    await connect(trigger, 'main', 'if');
+    await connect('if', 'true', 'set');
+    await connect('if', 'false', 'set_2');
+    await connect('set', 'main', 'merge');
+    await connect('set_2', 'main', 'merge');
+    await shot('canvas-connected');
+    expect(await page.locator('.canvas-edges [data-edge-index]').count()).toBe(5);
+
+    // Parameters, in the side panel of the node clicked.
+    await node('if').click();
+    const condition = page.getByRole('group', { name: 'Parameters of if' });
+    await condition.getByLabel('Condition mode').selectOption('expression');
+    await condition.getByLabel('Condition', { exact: true }).fill('item.total > 100');
+    for (const [id, route] of [
+      ['set', 'manual review'],
+      ['set_2', 'approved'],
+    ]) {
+      await node(id).click();
+      const form = page.getByRole('group', { name: `Parameters of ${id}` });
+      await form.getByRole('button', { name: 'Add fields entry' }).click();
+      await form.getByLabel('Fields 1 name').fill('route');
+      await form.getByLabel('Fields 1 value').fill(route);
+    }
+    await shot('canvas-built');
+
+    await page.getByRole('button', { name: 'Save and publish' }).click();
+    await page.getByRole('status').filter({ hasText: 'Published as version 1' }).waitFor();
+    const saved = await definition();
+    expect(saved.edges).toEqual([
+      { from: trigger, to: 'if' },
+      { from: 'if', output: 'true', to: 'set' },
+      { from: 'if', output: 'false', to: 'set_2' },
+      { from: 'set', to: 'merge' },
+      { from: 'set_2', to: 'merge' },
+    ]);
+    expect(saved.nodes.find((n: { id: string }) => n.id === 'if')).toMatchObject({ parameters: { condition: 'item.total > 100' }, parameterMode: { condition: 'expression' } });
+    expect(saved.nodes.find((n: { id: string }) => n.id === 'set_2').parameters).toEqual({ fields: { route: 'approved' } });
+    // Where the user put the nodes is kept: set above set_2, the merge right of both.
+    const at = Object.fromEntries(saved.nodes.map((n: { id: string; position: { x: number; y: number } }) => [n.id, n.position]));
+    expect(at.set.y).toBeLessThan(at.set_2.y);
+    expect(at.merge.x).toBeGreaterThan(at.set.x);
+  });
+
+  it('runs the published version from the console and draws the run, the branch not taken grey', async () => {
+    const started: Record<string, string>[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith(`/api/v1/workflows/${workflowId}/runs`)) started.push(request.headers());
+    });
+    await page.getByLabel('Run input (JSON)').fill(JSON.stringify([{ total: 150 }]));
+    await page.getByRole('button', { name: 'Run published version' }).click();
+    await page.waitForURL(/\/console\/runs\/run_/);
+    runId = new URL(page.url()).pathname.split('/').pop()!;
+    await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+    expect(started[0]?.['x-run-source']).toBe('console');
+    expect((await t.request('GET', `/api/v1/runs/${runId}`)).body).toMatchObject({ runType: 'production', version: 1 });
+
+    await node('set_2').and(page.locator('.status-skipped')).waitFor();
+    expect(await node('set').getAttribute('class')).toContain('status-succeeded');
+    expect(await node('merge').getAttribute('class')).toContain('status-succeeded');
+    // Item counts on the edges (drawn in the definition's order); the edge into the skipped node is drawn as skipped.
+    const edge = (index: number) => page.locator(`.canvas-edges g[data-edge-index="${index}"]`);
+    expect(await edge(1).textContent()).toBe('1 item');
+    expect(await edge(2).locator('path.edge').getAttribute('class')).toContain('edge-skipped');
+    expect(await edge(1).locator('path.edge').getAttribute('class')).toContain('edge-live');
+
+    // A node opens its step: input, output, attempts.
+    await node('set').click();
+    const details = page.getByRole('region', { name: 'Step details of set' });
+    expect(JSON.parse((await details.getByLabel('Output of set (canvas)').textContent()) ?? 'null')).toEqual([{ total: 150, route: 'manual review' }]);
+    expect(await details.textContent()).toContain('Attempts1');
+    await shot('canvas-run');
+
+    // The runs list: the workflow's name and the duration.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+    const row = page.getByRole('table', { name: 'Runs' }).getByRole('row').filter({ hasText: runId });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('Route orders');
+    expect(await row.textContent()).toMatch(/\d+ ms|\d+\.\d+ s/);
+  });
+
+  it('marks the node and the field the server refuses, and opens that node', async () => {
+    await page.goto(`${t.url}/console/workflows/${workflowId}`);
+    await node('if').click();
+    await page.getByRole('group', { name: 'Parameters of if' }).getByLabel('Condition', { exact: true }).fill('item.total >');
+    // Another node is open when saving: the refusal opens the node it names.
+    await node('merge').click();
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('alert', { name: 'Refused by the server' }).waitFor();
+    await node('if').and(page.locator('.has-errors')).waitFor();
+    const field = page.getByRole('group', { name: 'Parameters of if' }).locator('.parameter.invalid');
+    expect(await field.locator('.error-text').textContent()).toContain('syntax error');
+    expect(await node('merge').getAttribute('class')).not.toContain('has-errors');
+    await shot('canvas-refused');
+  });
+
+  it('completes and previews an expression against the latest run', async () => {
+    const editor = page.getByRole('group', { name: 'Parameters of if' }).getByLabel('Condition', { exact: true });
+    await editor.fill('');
+    await editor.pressSequentially('item.to');
+    const completions = page.getByRole('listbox', { name: 'Completions for Condition' });
+    await completions.getByRole('option', { name: /^total/ }).waitFor();
+    await editor.press('Enter');
+    expect(await editor.inputValue()).toBe('item.total');
+    await editor.pressSequentially(' * 2');
+    const preview = page.getByLabel('Preview of Condition');
+    await preview.filter({ hasText: '300' }).waitFor();
+    expect(await preview.textContent()).toContain(runId);
+  });
+
+  it('edits by keyboard: select, move, connect, delete, undo and redo', async () => {
+    await page.reload();
+    await node('merge').waitFor();
+    await page.getByRole('tab', { name: 'Canvas' }).focus();
+    // Tab into the canvas and on to the merge node; Enter opens it.
+    const merge = node('merge');
+    await merge.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('group', { name: 'Parameters of merge' }).waitFor();
+    const before = (await definition()).nodes.find((n: { id: string }) => n.id === 'merge').position;
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Delete');
+    await merge.waitFor({ state: 'detached' });
+    expect(await page.locator('.canvas-edges [data-edge-index]').count()).toBe(3);
+    await page.keyboard.press('Control+z');
+    await merge.waitFor();
+    expect(await page.locator('.canvas-edges [data-edge-index]').count()).toBe(5);
+    await page.keyboard.press('Control+y');
+    await merge.waitFor({ state: 'detached' });
+    await page.keyboard.press('Control+z');
+    await merge.waitFor();
+
+    // Connect without a mouse: the side panel lists each output with the nodes it may lead to.
+    await node('set_2').focus();
+    await page.keyboard.press('Enter');
+    const connections = page.getByRole('group', { name: 'Connections of set_2' });
+    await connections.getByLabel('Connect main to').selectOption('set');
+    await connections.getByRole('button', { name: 'Connect', exact: true }).press('Enter');
+    expect(await page.locator('.canvas-edges [data-edge-index]').count()).toBe(6);
+    await connections.getByRole('button', { name: 'Remove the connection to set (main)' }).press('Enter');
+    expect(await page.locator('.canvas-edges [data-edge-index]').count()).toBe(5);
+
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('status').filter({ hasText: 'Draft saved.' }).waitFor();
+    const after = (await definition()).nodes.find((n: { id: string }) => n.id === 'merge').position;
+    expect(after).toEqual({ x: before.x + 10, y: before.y + 20 });
+  });
+
+  it('copies nodes as JSON and pastes them into another workflow; duplicates in place', async () => {
+    await node('set').click();
+    await node('set_2').click({ modifiers: ['Shift'] });
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Copied 2 node(s) as JSON.' }).waitFor();
+
+    const other = await t.request('POST', '/api/v1/workflows', { body: { name: 'Receiver' } });
+    await page.goto(`${t.url}/console/workflows/${other.body.id}`);
+    await page.locator('.canvas-node').first().waitFor();
+    await page.getByRole('button', { name: 'Paste', exact: true }).click();
+    await node('set').waitFor();
+    await node('set_2').waitFor();
+    await page.getByRole('button', { name: 'Duplicate' }).click();
+    await node('set_3').waitFor();
+    // Not saved: the pasted nodes wait for their connections (the server refuses unconnected nodes).
+    await page.getByRole('tab', { name: 'JSON' }).click();
+    const pasted = JSON.parse(await page.getByLabel('Definition (JSON)').inputValue());
+    expect(pasted.nodes.map((n: { id: string }) => n.id)).toEqual(['trigger', 'set', 'set_2', 'set_3', 'set_4']);
+    expect(pasted.nodes[2].parameters).toEqual({ fields: { route: 'approved' } });
+    expect(pasted.nodes[4].parameters).toEqual({ fields: { route: 'approved' } });
+  });
+
+  it('keeps the JSON tab and the canvas the same definition, losslessly', async () => {
+    await page.goto(`${t.url}/console/workflows/${workflowId}`);
+    await page.getByRole('tab', { name: 'JSON' }).click();
+    const text = await page.getByLabel('Definition (JSON)').inputValue();
+    const shown = JSON.parse(text);
+    const stored = await definition();
+    expect(shown.nodes).toEqual(stored.nodes);
+    expect(shown.edges).toEqual(stored.edges);
+    // An edit on the canvas rewrites the JSON with every other field as it was.
+    await page.getByRole('tab', { name: 'Canvas' }).click();
+    await node('merge').click();
+    await page.keyboard.press('ArrowUp');
+    await page.getByRole('tab', { name: 'JSON' }).click();
+    const edited = JSON.parse(await page.getByLabel('Definition (JSON)').inputValue());
+    expect(edited.nodes.map((n: { position: unknown }) => ({ ...n, position: undefined }))).toEqual(stored.nodes.map((n: { position: unknown }) => ({ ...n, position: undefined })));
+    expect(edited.edges).toEqual(stored.edges);
+    await page.getByRole('tab', { name: 'Canvas' }).click();
+    await page.getByRole('button', { name: 'Undo' }).click();
+    await page.getByRole('tab', { name: 'JSON' }).click();
+    expect(await page.getByLabel('Definition (JSON)').inputValue()).toBe(text);
+  });
+
+  it('fits every page in 390 px without sideways scrolling, with no serious or critical axe violation', async () => {
+    // A collection whose file row carries long names and an error, the widest table there is.
+    const collection = await t.request('POST', '/api/v1/collections', { body: { name: 'Quarterly reports of the northern region' } });
+    await t.request('POST', `/api/v1/collections/${collection.body.id}/files`, {
+      body: { name: 'a-rather-long-file-name-for-the-quarterly-report-2026.pdf', url: 'http://127.0.0.1:9/a-rather-long-file-name-for-the-quarterly-report-2026.pdf' },
+    });
+    const pages: [string, string, string][] = [
+      ['collections', '/console/collections', 'Your collections'],
+      ['collection', `/console/collections/${collection.body.id}`, 'Files'],
+      ['workflows', '/console/workflows', 'Your workflows'],
+      ['workflow', `/console/workflows/${workflowId}`, 'Definition'],
+      ['runs', '/console/runs', 'Runs'],
+      ['run', `/console/runs/${runId}`, 'Run on the workflow'],
+    ];
+    for (const width of [1400, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 1000 });
+      for (const [name, path, section] of pages) {
+        await page.goto(t.url + path);
+        await page.getByRole('region', { name: section }).first().waitFor();
+        await page.waitForLoadState('networkidle');
+        if (width === 390) {
+          const wide = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+          expect({ page: name, ...wide }).toEqual({ page: name, scroll: wide.client, client: wide.client });
+          await page.screenshot({ path: join(SCREENSHOTS, `narrow-${name}.png`), fullPage: true });
+        }
+        await axe(`${name} at ${width} px`);
+        if (name === 'workflow') {
+          await node('if').click();
+          await axe(`${name} with a node open at ${width} px`);
+          await page.getByRole('tab', { name: 'JSON' }).click();
+          await axe(`${name} JSON tab at ${width} px`);
+          await page.getByRole('tab', { name: 'Canvas' }).click();
+          await page.getByRole('button', { name: 'Add node' }).click();
+          await axe(`${name} catalogue at ${width} px`);
+        }
+      }
+    }
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    await page.goto(`${t.url}/console`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await axe('sign-in');
+  });
+});

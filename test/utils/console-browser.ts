@@ -1,0 +1,41 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, BrowserContextOptions, chromium, Page } from 'playwright-core';
+import { buildConsole } from '../../scripts/build-console';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** Where the browser suites write a screenshot of each page they check. */
+export const SCREENSHOTS = join(__dirname, '..', 'e2e', 'screenshots');
+
+export interface ConsoleBrowser {
+  browser: Browser;
+  page: Page;
+  /** Uncaught errors and Content-Security-Policy refusals of the page: suites expect none. */
+  pageErrors: string[];
+}
+
+/**
+ * Builds the console and opens Debian's chromium on a blank page (playwright-core, no browser
+ * download). Fails, saying how to install it, when chromium is missing: the suites never skip.
+ */
+export async function openConsoleBrowser(context: BrowserContextOptions): Promise<ConsoleBrowser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does) to run the browser tests`);
+  }
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await buildConsole();
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const page = await (await browser.newContext(context)).newPage();
+  page.setDefaultTimeout(20_000);
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  // A Content-Security-Policy refusal is only a console message: it would otherwise pass unseen.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
+  });
+  return { browser, page, pageErrors };
+}
