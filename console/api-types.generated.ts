@@ -193,6 +193,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["CredentialsController_list"];
+        put?: never;
+        post: operations["CredentialsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/credentials/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["CredentialsController_get"];
+        put?: never;
+        post?: never;
+        delete: operations["CredentialsController_delete"];
+        options?: never;
+        head?: never;
+        patch: operations["CredentialsController_update"];
+        trace?: never;
+    };
+    "/api/v1/credentials/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["CredentialMembersController_listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/credentials/{id}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put: operations["CredentialMembersController_setMember"];
+        post?: never;
+        delete: operations["CredentialMembersController_removeMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/credentials/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["CredentialsController_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -619,6 +699,23 @@ export interface components {
             /** @description Collection name, 1 to 200 characters after trimming */
             name: string;
         };
+        CreateCredentialDto: {
+            /** @description 1 to 200 characters after trimming */
+            name: string;
+            /** @description The secret fields of the type: write-only, never returned */
+            secrets: {
+                [key: string]: string;
+            };
+            /** @description The visible fields of the type */
+            settings?: {
+                [key: string]: string;
+            };
+            /**
+             * @description bearer: secrets {token}; basic: settings {username}, secrets {password}; header: settings {name}, secrets {value}; query: settings {name}, secrets {value}; oauth2-client-credentials: settings {tokenUrl, clientId, scope?, audience?}, secrets {clientSecret}
+             * @enum {string}
+             */
+            type: "bearer" | "basic" | "header" | "query" | "oauth2-client-credentials";
+        };
         CreatedUserDto: {
             /** @description The first API key of the user */
             apiKey: components["schemas"]["IssuedApiKeyDto"];
@@ -650,6 +747,57 @@ export interface components {
             name: string;
             /** @description Not versioned: applies to every run from now on */
             settings?: components["schemas"]["WorkflowSettingsDto"];
+        };
+        CredentialDto: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            createdAt: string;
+            /** @example crd_0123456789abcdefghijklmno */
+            id: string;
+            name: string;
+            /**
+             * @description Your role: viewer may use it in a node, editor may change it, owner shares and deletes it
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "owner";
+            /** @description The names of the secret fields it holds; their values are never returned */
+            secretFields: string[];
+            /** @description The visible fields */
+            settings: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            type: "bearer" | "basic" | "header" | "query" | "oauth2-client-credentials";
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            updatedAt: string;
+        };
+        CredentialPageDto: {
+            items: components["schemas"]["CredentialDto"][];
+            /** @description The page size asked for */
+            limit: number;
+            /** @description The offset of this page */
+            offset: number;
+            /** @description Number of items in all pages */
+            total: number;
+        };
+        CredentialUsageDto: {
+            /** @description Workflows you cannot see that name it */
+            hidden: number;
+            /** @description The workflows you can see that name the credential */
+            items: components["schemas"]["CredentialUseDto"][];
+        };
+        CredentialUseDto: {
+            /** @description The active published version names it */
+            inActiveVersion: boolean;
+            /** @description The draft names it */
+            inDraft: boolean;
+            name: string;
+            workflowId: string;
         };
         DefinitionDto: {
             /** @default [] */
@@ -693,7 +841,7 @@ export interface components {
          * @description Stable error code
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INTERNAL";
+        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INTERNAL";
         FieldErrorDto: {
             /**
              * @description The bad field: a dotted path with [index] for array items, e.g. definition.nodes[0].id
@@ -912,7 +1060,15 @@ export interface components {
             from?: "start" | "failed";
         };
         RunAcceptedDto: {
-            /** @example run_0123456789abcdefghijklmno */
+            /**
+             * @description The run id, as in the run record
+             * @example run_0123456789abcdefghijklmno
+             */
+            id: string;
+            /**
+             * @description The same as id (kept for earlier clients)
+             * @example run_0123456789abcdefghijklmno
+             */
             runId: string;
             /** @enum {string} */
             runType: "test" | "production";
@@ -967,16 +1123,23 @@ export interface components {
              * @description ISO 8601 timestamp, UTC
              */
             startedAt: string | null;
-            /** @description The user whose API key started the run */
+            /** @description The user whose API key started the run; for a run the service started, the user who put the version in force */
             startedBy: string;
             /** @enum {string} */
             status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
             /** @description One per node, in execution order */
             steps: components["schemas"]["StepDto"][];
+            /**
+             * @description How the run started, which says whose rights it acts with (README: Whose rights a run uses)
+             * @enum {string}
+             */
+            trigger: "webhook" | "console" | "mcp" | "schedule" | "retry" | "error-workflow" | "sub-workflow" | "node-test" | "chat";
             /** @description The published version a production run executes; null for a test run */
             version: number | null;
             versionId: string | null;
             workflowId: string;
+            /** @description The workflow's name now; null when the workflow is gone */
+            workflowName: string | null;
         };
         RunErrorDto: {
             /** @description An error code (see ErrorCode) */
@@ -1038,16 +1201,23 @@ export interface components {
              * @description ISO 8601 timestamp, UTC
              */
             startedAt: string | null;
-            /** @description The user whose API key started the run */
+            /** @description The user whose API key started the run; for a run the service started, the user who put the version in force */
             startedBy: string;
             /** @enum {string} */
             status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
             /** @description One per node, in execution order */
             steps: components["schemas"]["StepDto"][];
+            /**
+             * @description How the run started, which says whose rights it acts with (README: Whose rights a run uses)
+             * @enum {string}
+             */
+            trigger: "webhook" | "console" | "mcp" | "schedule" | "retry" | "error-workflow" | "sub-workflow" | "node-test" | "chat";
             /** @description The published version a production run executes; null for a test run */
             version: number | null;
             versionId: string | null;
             workflowId: string;
+            /** @description The workflow's name now; null when the workflow is gone */
+            workflowName: string | null;
         };
         RunSummaryDto: {
             /** @description The user the run acts as */
@@ -1085,13 +1255,20 @@ export interface components {
              * @description ISO 8601 timestamp, UTC
              */
             startedAt: string | null;
-            /** @description The user whose API key started the run */
+            /** @description The user whose API key started the run; for a run the service started, the user who put the version in force */
             startedBy: string;
             /** @enum {string} */
             status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+            /**
+             * @description How the run started, which says whose rights it acts with (README: Whose rights a run uses)
+             * @enum {string}
+             */
+            trigger: "webhook" | "console" | "mcp" | "schedule" | "retry" | "error-workflow" | "sub-workflow" | "node-test" | "chat";
             /** @description The published version a production run executes; null for a test run */
             version: number | null;
             workflowId: string;
+            /** @description The workflow's name now; null when the workflow is gone */
+            workflowName: string | null;
         };
         ScheduleDto: {
             /**
@@ -1161,6 +1338,20 @@ export interface components {
              */
             runType?: "test" | "production";
         };
+        StepDataDto: {
+            /**
+             * @description Failed and canceled runs: the same choice; with none, a retry can only start from the start
+             * @default all
+             * @enum {string}
+             */
+            failed?: "all" | "none";
+            /**
+             * @description Succeeded runs: keep what each node received and produced (all), or only statuses, timings and errors (none)
+             * @default all
+             * @enum {string}
+             */
+            succeeded?: "all" | "none";
+        };
         StepDto: {
             /** @description Tries of the node; 0 when it never ran */
             attempts: number;
@@ -1191,6 +1382,16 @@ export interface components {
             type: string;
             /** @description Node type version */
             version: number;
+        };
+        UpdateCredentialDto: {
+            name?: string;
+            /** @description New secret fields (rotation); write-only */
+            secrets?: {
+                [key: string]: string;
+            };
+            settings?: {
+                [key: string]: string;
+            };
         };
         UpdateWorkflowDto: {
             /** @description Replaces the draft */
@@ -1232,6 +1433,8 @@ export interface components {
         VariableDto: {
             /** @description Read in expressions as variables.<name> */
             name: string;
+            /** @description What GET shows of a secret (it is set); ignored on the way in, so a definition read can be sent back as it is */
+            set?: boolean;
             /** @enum {string} */
             type: "string" | "number" | "boolean" | "secret";
             /** @description A value of the type. Secrets are write-only: send null (or leave it out) to keep the stored one. */
@@ -1247,6 +1450,8 @@ export interface components {
             value: (string | number | boolean) | null;
         };
         WorkflowDto: {
+            /** @description Who put the active version in force (published or activated it): runs the service starts by itself (schedule, error workflow) act as this user */
+            activatedBy: string | null;
             /** @description The published version production runs execute; null before the first publish */
             activeVersion: number | null;
             /**
@@ -1281,6 +1486,8 @@ export interface components {
             webhookPath: string;
         };
         WorkflowListItemDto: {
+            /** @description Who put the active version in force (published or activated it): runs the service starts by itself (schedule, error workflow) act as this user */
+            activatedBy: string | null;
             /** @description The published version production runs execute; null before the first publish */
             activeVersion: number | null;
             /**
@@ -1324,10 +1531,14 @@ export interface components {
             total: number;
         };
         WorkflowSettingsDto: {
+            /** @description A workflow (you hold the editor role on) whose published version runs when a production run of this one fails; its input names the workflow, the run and the error */
+            errorWorkflowId?: string;
             /** @description Runs of this workflow executing at once across all workers; more wait in the queue */
             maxConcurrentRuns?: number;
             /** @description Webhook calls beyond this are answered 429 with Retry-After */
             rateLimit?: components["schemas"]["RateLimitDto"];
+            /** @description What finished runs keep of their steps; statuses, timings and errors always stay */
+            stepData?: components["schemas"]["StepDataDto"];
         };
         WorkflowToolCallDto: {
             error?: components["schemas"]["RunErrorDto"] | null;
@@ -2347,6 +2558,501 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CollectionStatsDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialsController_list: {
+        parameters: {
+            query?: {
+                /** @description Number of items to return */
+                limit?: number;
+                /** @description Number of items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credentials you hold a role on, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialPageDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialsController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCredentialDto"];
+            };
+        };
+        responses: {
+            /** @description The new credential, without its secrets (they are never returned); you are its owner */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialsController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; nodes that name it fail until given another */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Only an owner deletes a credential */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialsController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCredentialDto"];
+            };
+        };
+        responses: {
+            /** @description Renamed, changed or rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Changing a credential needs the editor role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialMembersController_listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberListDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialMembersController_setMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetMemberRoleDto"];
+            };
+        };
+        responses: {
+            /** @description The role the user now holds */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Only owners share */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The last owner cannot step down */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialMembersController_removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user no longer holds a role on it */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Only owners unshare */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The last owner cannot be removed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialsController_usage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflows that name it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialUsageDto"];
                 };
             };
             /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
@@ -3451,6 +4157,8 @@ export interface operations {
             header?: {
                 /** @description Repeated within 24 hours, returns the first run */
                 "Idempotency-Key"?: string;
+                /** @description `console` when the web console starts the run (shown as its trigger); anything else is a webhook call */
+                "x-run-source"?: string;
             };
             path: {
                 id: string;

@@ -58,19 +58,12 @@ export const TERMINAL: readonly string[] = ['succeeded', 'failed', 'canceled'];
 export type StepError = Schemas['RunErrorDto'];
 export type StepStatus = Schemas['StepDto']['status'];
 
-/**
- * How a run started, its workflow's name and its duration: being added to run records by the
- * server (issue 21); until the document has them they are absent, and the console shows "—".
- */
-export const RUN_TRIGGERS = ['webhook', 'console', 'schedule', 'mcp', 'retry', 'error-workflow', 'sub-workflow', 'node-test', 'chat'] as const;
-export type RunTrigger = (typeof RUN_TRIGGERS)[number];
-interface RunOrigin {
-  trigger?: RunTrigger | null;
-  workflowName?: string | null;
-}
+/** How a run started, which also says whose rights it acted with (README: Whose rights a run uses). */
+export type RunTrigger = Schemas['RunSummaryDto']['trigger'];
+export const RUN_TRIGGERS: readonly RunTrigger[] = ['webhook', 'console', 'schedule', 'mcp', 'retry', 'error-workflow', 'sub-workflow', 'node-test', 'chat'];
 
 /** Inputs and outputs are any JSON: read as unknown, not as the document's union of shapes. */
 export type Step = Omit<Schemas['StepDto'], 'input' | 'output'> & { input?: unknown; output?: unknown };
-export type RunSummary = Schemas['RunSummaryDto'] & RunOrigin;
-export type Run = Omit<Schemas['RunDto'], 'input' | 'output' | 'steps'> & RunOrigin & { input: unknown; output: unknown; steps: Step[] };
+export type RunSummary = Schemas['RunSummaryDto'];
+export type Run = Omit<Schemas['RunDto'], 'input' | 'output' | 'steps'> & { input: unknown; output: unknown; steps: Step[] };
 export type Accepted = Schemas['RunAcceptedDto'];
