@@ -53,6 +53,7 @@ export function compileWorkflow(definition: WorkflowDefinition, registry: NodeRe
       incoming: incoming.map(({ from, output }) => ({ from, output })),
       predecessors: [...new Set(incoming.map((e) => e.from))],
       backEdges: edges.filter((e) => e.to === id && structure.backEdges.has(e)).map(({ from, output }) => ({ from, output })),
+      linkedOutputs: [...new Set(edges.filter((e) => e.from === id).map((e) => e.output))],
       loop: structure.innermost.get(id) ?? null,
     };
   });

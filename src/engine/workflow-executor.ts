@@ -61,9 +61,10 @@ export class WorkflowExecutor {
     } finally {
       runLimit.dispose();
     }
-    const output = runOutput(run);
     if (run.stoppedBy?.reason === 'shutdown') return { status: 'interrupted', error: null, steps: run.steps };
-    if (run.stoppedBy?.reason === 'canceled') return { status: 'canceled', error: { code: ErrorCode.CANCELED, message: 'The run was canceled' }, steps: run.steps, output };
-    return { status: run.failure ? 'failed' : 'succeeded', error: run.failure, steps: run.steps, output };
+    // A run that did not succeed has no answer: part of one would pass for the whole.
+    if (run.stoppedBy?.reason === 'canceled') return { status: 'canceled', error: { code: ErrorCode.CANCELED, message: 'The run was canceled' }, steps: run.steps };
+    if (run.failure) return { status: 'failed', error: run.failure, steps: run.steps };
+    return { status: 'succeeded', error: null, steps: run.steps, output: runOutput(run) };
   }
 }

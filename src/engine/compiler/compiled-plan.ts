@@ -1,8 +1,10 @@
 import type { FieldError } from '../../common/app-error';
 import type { RunMode } from '../../sdk';
+import type { OnError } from '../../storage/ports/workflow-definition';
 import type { DecidedParameter } from '../ai-decide/parameter-decider.port';
 import type { RegisteredNode } from '../node-registry';
 import type { ParameterType } from '../parameter-schema';
+import type { TryPolicy } from './failure-settings';
 
 /** A problem of a definition; `nodeId` says which node, when it is about one. */
 export interface DefinitionProblem extends FieldError {
@@ -49,12 +51,14 @@ export interface CompiledNode {
   readonly position: number;
   readonly node: RegisteredNode;
   readonly runMode: RunMode;
-  readonly continueOnError: boolean;
-  readonly maxAttempts: number;
-  readonly backoffMs: number;
+  /** What its failure does: `stop` blocks what follows it; `continue` and `errorOutput` let the run go on. */
+  readonly onError: OnError;
+  readonly tries: TryPolicy;
   readonly timeoutMs: number | null;
-  /** The node's output names; a plain return value goes to the first. */
+  /** The node's output names; a plain return value goes to the first. With onError `errorOutput`, `error` is the last. */
   readonly outputs: readonly string[];
+  /** Those of its outputs that an edge takes: a node outside loops that sent nothing to any of them is an end of the run. */
+  readonly linkedOutputs: readonly string[];
   /** Incoming edges in definition order, back edges of a loop excluded. */
   readonly incoming: readonly CompiledEdge[];
   /** Ids of the nodes those edges come from, each once, in definition order. */
@@ -83,4 +87,4 @@ export interface CompiledWorkflow {
 }
 
 /** What a node is before its place in the graph is known. */
-export type PreparedNode = Omit<CompiledNode, 'position' | 'incoming' | 'predecessors' | 'backEdges' | 'loop'>;
+export type PreparedNode = Omit<CompiledNode, 'position' | 'incoming' | 'predecessors' | 'backEdges' | 'loop' | 'linkedOutputs'>;

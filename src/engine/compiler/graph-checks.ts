@@ -3,6 +3,7 @@
 import type { RegisteredNode } from '../node-registry';
 import type { WorkflowDefinition, WorkflowNodeSpec } from '../../storage/ports/workflow-definition';
 import type { DefinitionProblem, PreparedNode } from './compiled-plan';
+import { ERROR_OUTPUT } from './failure-settings';
 
 export interface Edge {
   from: string;
@@ -36,12 +37,14 @@ export function checkEdges(
     }
     // A node with problems of its own still has its place in the graph, so the graph's problems are all reported too.
     const source = prepared.get(edge.from);
-    const known = source?.outputs ?? staticOutputs(declared.get(edge.from) ?? null);
+    const spec = definition.nodes[indexById.get(edge.from)!];
+    const known = source?.outputs ?? staticOutputs(declared.get(edge.from) ?? null, spec.onError === 'errorOutput');
     const output = edge.output ?? known?.[0] ?? 'main';
     if (known && !known.includes(output)) {
+      const hint = output === ERROR_OUTPUT ? ` (onError "errorOutput" sends its failures to an output "${ERROR_OUTPUT}")` : '';
       problems.push({
         field: `edges[${index}].output`,
-        reason: `node "${edge.from}" has no output "${output}"; its outputs: ${known.join(', ')}`,
+        reason: `node "${edge.from}" has no output "${output}"; its outputs: ${known.join(', ')}${hint}`,
         nodeId: edge.from,
       });
       return;
@@ -57,11 +60,12 @@ export function checkEdges(
   return edges;
 }
 
-/** Outputs a node declares whatever its parameters; null when they depend on them. */
-function staticOutputs(node: RegisteredNode | null): readonly string[] | null {
+/** Outputs a node declares whatever its parameters (and the error output it asks for); null when they depend on them. */
+function staticOutputs(node: RegisteredNode | null, errorOutput: boolean): readonly string[] | null {
   if (!node) return null;
   const outputs = node.definition.outputs;
-  return outputs === undefined ? ['main'] : typeof outputs === 'function' ? null : outputs;
+  const declared = outputs === undefined ? ['main'] : typeof outputs === 'function' ? null : outputs;
+  return declared && errorOutput ? [...declared, ERROR_OUTPUT] : declared;
 }
 
 export interface LoopStructure {

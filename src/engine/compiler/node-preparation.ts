@@ -12,8 +12,7 @@ import { NodeRegistry, RegisteredNode } from '../node-registry';
 import { JsonSchema } from '../parameter-schema';
 import { validOutputs } from '../plugin-loader';
 import { AiParameter, CompiledNode, CompileOptions, DefinitionProblem, ExpressionParameter, PreparedNode } from './compiled-plan';
-
-export const DEFAULT_BACKOFF_MS = 1000;
+import { onErrorOf, tryPolicyOf, withErrorOutput } from './failure-settings';
 
 export function resolveType(spec: WorkflowNodeSpec, i: number, registry: NodeRegistry, problems: DefinitionProblem[]): RegisteredNode | null {
   const node = registry.get(spec.type, spec.version);
@@ -98,6 +97,8 @@ export function prepareNode(
     for (const { name } of expressions) problem(`parameters.${name}`, `${reason}, not an expression or template`);
     for (const { name } of aiParameters) problem(`parameterMode.${name}`, `${reason}, not AI Decide`);
   }
+  const onError = onErrorOf(spec, problem);
+  const tries = tryPolicyOf(spec, problem);
   // Values produced at run time are validated then; a missing fixed value is not a problem for them.
   const deferred = new Set([...expressions.map((e) => e.name), ...Object.keys(modes).filter((name) => modes[name] !== 'fixed')]);
   const built = buildParams(node, fixed);
@@ -108,16 +109,16 @@ export function prepareNode(
   }
   if (problems.length > before) return null;
   const dynamic = expressions.length > 0 || aiParameters.length > 0;
-  const outputs = resolveOutputs(node, built.instance, deferred, problem);
+  const declared = resolveOutputs(node, built.instance, deferred, problem);
+  const outputs = declared && withErrorOutput(declared, onError, type, problem);
   if (!outputs) return null;
   const { idempotent, alwaysIdempotent } = idempotency(node, dynamic ? null : built.instance);
   return {
     id: spec.id,
     node,
     runMode: spec.runMode ?? node.definition.defaultRunMode,
-    continueOnError: spec.continueOnError ?? false,
-    maxAttempts: spec.retry?.maxAttempts ?? 1,
-    backoffMs: spec.retry?.backoffMs ?? DEFAULT_BACKOFF_MS,
+    onError,
+    tries,
     timeoutMs: spec.timeoutMs ?? null,
     outputs,
     fixed: Object.freeze(fixed),

@@ -25,7 +25,7 @@ export interface NodeState {
   ports: Map<string, unknown>;
   /** The node's output as expressions (`nodes.<id>`) and records see it. */
   value: unknown;
-  /** Failed without continueOnError: nodes after it do not run. */
+  /** Failed with onError `stop` (or stopped): nodes after it do not run. */
   blocking: boolean;
 }
 
@@ -34,7 +34,7 @@ export interface NodeResult {
   /** Live outputs: an output that received nothing is absent. */
   ports: Map<string, unknown>;
   attempts: number;
-  /** Set when the node failed but continueOnError let the run go on (the error is in the output). */
+  /** Set when the node failed but its onError let the run go on (the error is in its output, or its `error` output). */
   error: StepError | null;
   /** A Wait node asked the run to pause until then. */
   waitUntil?: Date;

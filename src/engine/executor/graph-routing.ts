@@ -20,9 +20,12 @@ export function unsettle(run: Execution, node: CompiledNode): void {
   delete run.values[node.id];
 }
 
+/** Succeeded, or failed and let the run go on (onError continue or errorOutput): its outputs are live. */
+const ran = (state: NodeState | undefined): state is NodeState => state !== undefined && (state.status === 'succeeded' || (state.status === 'failed' && !state.blocking));
+
 export function isLive(run: Execution, from: string, output: string): boolean {
   const state = run.states.get(from);
-  return state !== undefined && (state.status === 'succeeded' || (state.status === 'failed' && !state.blocking)) && state.ports.has(output);
+  return ran(state) && state.ports.has(output);
 }
 
 /** Live edges and their data; `blocked` when a node the edges come from failed (or stopped) for good. */
@@ -78,13 +81,28 @@ function checkOutput(node: CompiledNode, name: string): string {
 }
 
 /**
- * The run's answer: the output of the last Respond-type node that ran, else of the last node, in
- * execution order, that finished outside any loop body.
+ * A succeeded run's answer: the output of the last Respond-type node that ran; else the output of
+ * the run's end, a node outside loop bodies that ran and sent nothing along any edge (it has none,
+ * or none from an output that received data); with several ends, their outputs keyed by node id,
+ * in execution order. Undefined when nothing ran to an end.
  */
 export function runOutput(run: Execution): unknown {
-  const finished = run.plan.nodes.filter((node) => node.loop === null && run.states.get(node.id)?.status === 'succeeded');
-  const answer = finished.filter((node) => node.node.definition.respond).at(-1) ?? finished.at(-1);
-  return answer ? run.values[answer.id] : undefined;
+  let respond: CompiledNode | undefined;
+  let ends: CompiledNode[] | undefined;
+  for (const node of run.plan.nodes) {
+    const state = run.states.get(node.id);
+    if (node.loop !== null || !ran(state)) continue;
+    if (node.node.definition.respond) respond = node;
+    else if (!sentAlongAnEdge(node, state)) (ends ??= []).push(node);
+  }
+  if (respond) return run.values[respond.id];
+  if (!ends) return undefined;
+  return ends.length === 1 ? run.values[ends[0].id] : Object.fromEntries(ends.map((node) => [node.id, run.values[node.id]]));
+}
+
+function sentAlongAnEdge(node: CompiledNode, state: NodeState): boolean {
+  for (const output of node.linkedOutputs) if (state.ports.has(output)) return true;
+  return false;
 }
 
 /** The node is in the body of `loopId`, directly or inside a loop nested in it. */

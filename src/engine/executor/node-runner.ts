@@ -1,5 +1,6 @@
 import { LoopState, NodeContext, NodeInput, NodeTimeoutError } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
+import type { TryPolicy } from '../compiler/failure-settings';
 import { isRunInterrupt } from '../run-interrupt';
 import { childSignal, raceSignal, sleep } from '../signals';
 import type { Binding, Execution, NodeGuard, NodeResult, NodeShared } from './execution';
@@ -10,6 +11,7 @@ import { ItemRunner, runByMode } from './run-modes';
 import { baseStep } from './step-records';
 import { classify, StepFailure } from './step-failure';
 
+/** Exponential backoff stops growing here (the longest wait a node's settings may ask for). */
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
 
 /**
@@ -57,13 +59,18 @@ export class NodeRunner implements ItemRunner {
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const stepError = classify(error);
-        if (!stepError.retryable || attempt >= node.maxAttempts) throw new StepFailure(stepError.error, attempt);
-        await sleep(Math.min(node.backoffMs * 2 ** (attempt - 1), MAX_BACKOFF_MS), signal);
+        if (!stepError.retryable || attempt >= node.tries.maxTries) throw new StepFailure(stepError.error, attempt);
+        await sleep(waitBefore(attempt + 1, node.tries), signal);
       } finally {
         limit.dispose();
       }
     }
   }
+}
+
+/** The wait before try number `attempt` (the second and later): the same each time, or doubling from the first wait. */
+export function waitBefore(attempt: number, tries: TryPolicy): number {
+  return tries.backoff === 'exponential' ? Math.min(tries.waitMs * 2 ** (attempt - 2), MAX_BACKOFF_MS) : tries.waitMs;
 }
 
 function invoke(node: CompiledNode, ctx: NodeContext<object>): Promise<unknown> {

@@ -79,7 +79,10 @@ export interface RunOutcome {
   status: 'succeeded' | 'failed' | 'canceled' | 'interrupted' | 'waiting';
   error: RunError | null;
   steps: StepRecord[];
-  /** The whole output of the last node the run executed (outside loops), unmasked: a sub-workflow's or tool's answer. */
+  /**
+   * A succeeded run's answer, unmasked (see runOutput): a Respond node's output, else its end
+   * node's, or its end nodes' keyed by id. Absent when the run did not succeed.
+   */
   output?: unknown;
   resumeAt?: Date;
 }

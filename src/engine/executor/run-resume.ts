@@ -30,7 +30,7 @@ export async function restore(run: Execution): Promise<void> {
     const inputsKept = node.predecessors.every((id) => run.states.has(id) || id === plan.trigger.id);
     if (!inputsKept && step.reused) continue;
     const kept = inputsKept && step.state ? openOutputs(run, step.state) : undefined;
-    if ((step.status === 'succeeded' || (step.status === 'failed' && node.continueOnError)) && kept) {
+    if ((step.status === 'succeeded' || (step.status === 'failed' && node.onError !== 'stop')) && kept) {
       settle(run, node, kept.ports, step.status === 'failed' ? 'failed' : 'succeeded', false);
       run.steps.push(step);
     } else if (step.status === 'waiting' && kept) {
@@ -40,7 +40,7 @@ export async function restore(run: Execution): Promise<void> {
       }
       settle(run, node, kept.ports, 'succeeded', false);
       await emit(run, { ...step, status: 'succeeded', finishedAt: now }, { ports: kept.ports });
-    } else if (step.status === 'failed' && !node.continueOnError) {
+    } else if (step.status === 'failed' && node.onError === 'stop') {
       // Its failure stands: a node that failed is not tried again by a resumed attempt.
       settle(run, node, new Map(), 'failed', true);
       run.steps.push(step);
