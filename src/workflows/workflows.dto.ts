@@ -194,7 +194,7 @@ export class EdgeDto {
   @IsString()
   to: string;
 
-  @ApiPropertyOptional({ example: 'true', description: "Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done); default its first" })
+  @ApiPropertyOptional({ example: 'true', description: "Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done, `error` for a node with onError errorOutput); default its first" })
   @IsOptional()
   @IsString()
   @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'output must be an output name of the node (letters, digits, _ or -)' })
