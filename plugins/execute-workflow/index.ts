@@ -8,7 +8,7 @@ export default defineNode({
   version: 1,
   displayName: 'Execute Workflow',
   description:
-    'Runs another workflow as a child run (linked both ways in the run records), waits for it and outputs its output: that of its last node. A child that fails or is canceled fails this node with its error.',
+    'Runs another workflow as a child run (linked both ways in the run records), waits for it and outputs its output: that of its Respond node, else of its end node (with several end nodes, their outputs keyed by node id). A child that fails or is canceled fails this node with its error.',
   parameters: ExecuteWorkflowParameters,
   defaultRunMode: 'input',
   // Running it again would start another child run.

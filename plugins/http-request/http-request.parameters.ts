@@ -4,6 +4,8 @@ import { Parameter } from '../../src/sdk';
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 export type HttpRequestMethod = (typeof HTTP_METHODS)[number];
 export const RESPONSE_TYPES = ['json', 'text'] as const;
+export const FAIL_ON = ['never', '5xx', 'non-2xx'] as const;
+export type FailOn = (typeof FAIL_ON)[number];
 
 export class HttpRequestParameters {
   @Parameter({ displayName: 'Method', description: 'HTTP method of the request.' })
@@ -42,4 +44,13 @@ export class HttpRequestParameters {
   @IsOptional()
   @IsIn(RESPONSE_TYPES)
   responseType: 'json' | 'text' = 'json';
+
+  @Parameter({
+    displayName: 'Fail on',
+    description:
+      'Which statuses fail the node instead of being data. `never` (the default): every status is data in `response.status`, so a 500 goes on to the next node like a 200. `5xx`: a server error fails the node. `non-2xx`: any status outside 200-299 fails it. A failing status is an upstream error naming the status: retryOnFail tries again on 408, 425, 429 and 5xx, and onError applies (errorOutput routes the failure to the `error` output). Choose `5xx` (or `non-2xx`) unless the next nodes look at the status themselves.',
+  })
+  @IsOptional()
+  @IsIn(FAIL_ON)
+  failOn: FailOn = 'never';
 }

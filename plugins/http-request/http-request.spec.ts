@@ -1,6 +1,6 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { NodeConfigurationError, NodeHttpClient } from '../../src/sdk';
+import { isNodeError, NodeConfigurationError, NodeHttpClient, NodeUpstreamError } from '../../src/sdk';
 import { inputContext } from '../../src/sdk/testing';
 import httpRequest, { HttpRequestOutput, HttpRequestParameters } from './index';
 
@@ -37,6 +37,11 @@ describe('http-request node', () => {
         if (req.url === '/latin1') {
           res.writeHead(200, { 'Content-Type': 'text/plain; charset=iso-8859-1' });
           return res.end(Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+        }
+        const status = /^\/status\/(\d{3})(\?|$)/.exec(req.url ?? '');
+        if (status) {
+          res.writeHead(Number(status[1]), { 'Content-Type': 'application/json' });
+          return res.end(JSON.stringify({ error: `status ${status[1]}` }));
         }
         if (req.url === '/empty') {
           res.writeHead(204);
@@ -91,6 +96,44 @@ describe('http-request node', () => {
       status: 502,
       headers: expect.objectContaining({ 'content-type': 'text/html', 'x-multi': 'a, b' }),
       body: '<h1>bad gateway</h1>',
+    });
+  });
+
+  describe('failOn', () => {
+    const failure = async (params: Partial<HttpRequestParameters>): Promise<NodeUpstreamError> => {
+      const error = await execute({ method: 'GET', ...params }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isNodeError(error) && error.kind === 'upstream').toBe(true);
+      return error as NodeUpstreamError;
+    };
+
+    it('keeps every status as data by default', async () => {
+      const output = await execute({ method: 'GET', url: `${base}/status/503` });
+      expect(output.response).toMatchObject({ status: 503, body: { error: 'status 503' } });
+    });
+
+    it('with 5xx fails on a server error, naming the status, retryable, with the body in its details', async () => {
+      const error = await failure({ url: `${base}/status/500?token=abc`, failOn: '5xx' });
+      expect(error.message).toBe(`GET to ${base} answered HTTP 500 (failOn "5xx")`);
+      expect(error).toMatchObject({ status: 500, retryable: true, details: { body: { error: 'status 500' } } });
+      const notFound = await execute({ method: 'GET', url: `${base}/status/404`, failOn: '5xx' });
+      expect(notFound.response.status).toBe(404);
+    });
+
+    it('with non-2xx fails on any status outside 200-299, retryable only where trying again can help', async () => {
+      expect(await failure({ url: `${base}/status/404`, failOn: 'non-2xx' })).toMatchObject({ status: 404, retryable: false });
+      expect(await failure({ url: `${base}/status/429`, failOn: 'non-2xx' })).toMatchObject({ status: 429, retryable: true });
+      const ok = await execute({ method: 'GET', url: `${base}/status/201`, failOn: 'non-2xx' });
+      expect(ok.response.status).toBe(201);
+    });
+
+    it('keeps only the start of a long body in the error', async () => {
+      const long = { fetch: async () => ({ status: 502, url: base, headers: { 'content-type': 'text/plain' }, body: Buffer.from('x'.repeat(5000)) }) };
+      const ctx = inputContext(Object.assign(new HttpRequestParameters(), { method: 'GET', url: `${base}/long`, failOn: '5xx' }), { http: long });
+      const error = (await Promise.resolve(httpRequest.execute(ctx)).catch((e: unknown) => e)) as NodeUpstreamError;
+      expect(error.details?.body).toBe(`${'x'.repeat(2000)}... (5000 characters)`);
     });
   });
 

@@ -1,5 +1,5 @@
-import { defineNode, NodeConfigurationError } from '../../src/sdk';
-import { HttpRequestParameters } from './http-request.parameters';
+import { defineNode, NodeConfigurationError, NodeUpstreamError } from '../../src/sdk';
+import { FailOn, HttpRequestParameters } from './http-request.parameters';
 
 export { HttpRequestParameters };
 
@@ -13,13 +13,16 @@ export interface HttpRequestOutput {
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+/** How much of a failing response's body its error keeps, for the run record. */
+const ERROR_BODY_CHARS = 2000;
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
 
 export default defineNode({
   type: 'http-request',
   version: 1,
   displayName: 'HTTP Request',
-  description: 'Sends an HTTP request to any URL and outputs the status, headers and body of the response. A non-2xx status is data, not a failure.',
+  description:
+    'Sends an HTTP request to any URL and outputs the status, headers and body of the response. A non-2xx status is data, not a failure, unless failOn says otherwise.',
   parameters: HttpRequestParameters,
   defaultRunMode: 'input',
   // GET, PUT and DELETE may be sent again (RFC 9110); a POST or PATCH cut short by a crash is not.
@@ -33,15 +36,36 @@ export default defineNode({
     }
     const encoded = body === undefined || body === '' ? undefined : encodeBody(body, headers);
     const response = await ctx.http.fetch(url, { method, headers, body: encoded });
-    return {
-      response: {
+    const decoded = decodeBody(response.body, response.headers['content-type'], responseType);
+    if (fails(ctx.params.failOn, response.status)) {
+      throw new NodeUpstreamError(`${method} to ${originOf(url)} answered HTTP ${response.status} (failOn "${ctx.params.failOn}")`, {
         status: response.status,
-        headers: response.headers,
-        body: decodeBody(response.body, response.headers['content-type'], responseType),
-      },
-    };
+        details: { body: excerpt(decoded) },
+      });
+    }
+    return { response: { status: response.status, headers: response.headers, body: decoded } };
   },
 });
+
+function fails(failOn: FailOn, status: number): boolean {
+  return failOn === '5xx' ? status >= 500 : failOn === 'non-2xx' ? status < 200 || status > 299 : false;
+}
+
+/** Scheme, host and port: a path or query may hold what the error should not repeat. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'the URL';
+  }
+}
+
+/** The body as it was decoded when its JSON is short, else the start of its text. */
+function excerpt(body: unknown): unknown {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  if (text.length <= ERROR_BODY_CHARS) return body;
+  return `${text.slice(0, ERROR_BODY_CHARS)}... (${text.length} characters)`;
+}
 
 function parseHeaders(text: string | undefined): Record<string, string> {
   if (text === undefined || text.trim() === '') return {};

@@ -8,7 +8,7 @@ export default defineNode({
   version: 1,
   displayName: 'MCP Trigger',
   description:
-    "Offers the published workflow as a tool of the service's MCP server, to users with at least the viewer role on it. A call runs the active version with the tool's arguments as input and answers with the output of its last node (or of a Respond node). Outputs the arguments.",
+    "Offers the published workflow as a tool of the service's MCP server, to users with at least the viewer role on it. A call runs the active version with the tool's arguments as input and answers with the run's output: that of its Respond node, else of its end node (with several end nodes, their outputs keyed by node id). Outputs the arguments.",
   parameters: McpTriggerParameters,
   defaultRunMode: 'input',
   trigger: {

@@ -11,12 +11,21 @@ export const PARAMETER_MODES: readonly ParameterMode[] = ['fixed', 'expression',
 export type VariableType = 'string' | 'number' | 'boolean' | 'secret';
 export const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'boolean', 'secret'];
 
+/** The older spelling of retryOnFail with maxTries and waitBetweenTries, and exponential backoff. */
 export interface RetryPolicy {
   /** Tries including the first; 1 means no retry. */
   maxAttempts: number;
   /** Wait before the second try; doubles for each further try. */
   backoffMs?: number;
 }
+
+/** What a node's failure does: stop its branch (and fail the run), put the error in its output, or send the failed items to its `error` output. */
+export type OnError = 'stop' | 'continue' | 'errorOutput';
+export const ON_ERROR: readonly OnError[] = ['stop', 'continue', 'errorOutput'];
+
+/** How the wait between tries grows: the same each time, or doubling. */
+export type Backoff = 'fixed' | 'exponential';
+export const BACKOFFS: readonly Backoff[] = ['fixed', 'exponential'];
 
 export interface WorkflowNodeSpec {
   /** Unique in the workflow; how edges and expressions (`nodes.<id>`) name the node. */
@@ -31,7 +40,18 @@ export interface WorkflowNodeSpec {
   parameterMode?: Record<string, ParameterMode>;
   /** Defaults to the node type's `defaultRunMode`. */
   runMode?: RunMode;
+  /** Defaults to `stop`. */
+  onError?: OnError;
+  /** The older spelling of `onError: 'continue'` (true) or `'stop'` (false). */
   continueOnError?: boolean;
+  /** Try again after a failure that may pass; maxTries, waitBetweenTries and backoff apply only then. */
+  retryOnFail?: boolean;
+  /** Tries including the first (default 3). */
+  maxTries?: number;
+  /** Wait before the second try, in ms (default 1000). */
+  waitBetweenTries?: number;
+  /** Default `fixed`. */
+  backoff?: Backoff;
   retry?: RetryPolicy;
   /** Limit of one try of the node (of one item, in run mode `item`). */
   timeoutMs?: number;

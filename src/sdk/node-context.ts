@@ -176,7 +176,7 @@ export interface CodeSandbox {
 export interface WorkflowRunResult {
   runId: string;
   status: 'succeeded' | 'failed' | 'canceled';
-  /** The output of the last node the run executed (undefined when it failed before any). */
+  /** The run's output: its Respond node's, else its end node's (its end nodes' keyed by id); undefined unless it succeeded. */
   output: unknown;
   error?: { code: string; message: string };
 }

@@ -48,8 +48,8 @@ export interface NodeDefinition<P extends object = object> {
   readonly loop?: boolean;
   /**
    * The node's output is the workflow's answer to whoever started the run and waits for it (an
-   * MCP tool call, a parent workflow, `?wait=`): instead of the last node's output, the last such
-   * node that ran gives it.
+   * MCP tool call, a parent workflow, `?wait=`): instead of the output of the run's end node(s),
+   * the last such node that ran gives it.
    */
   readonly respond?: boolean;
   /** Returns the node's output (JSON-serialisable), a RoutedOutput or a WaitRequest; throw a Node*Error to fail. */

@@ -267,7 +267,7 @@ export class RunRecordDto extends RunSummaryDto {
   @ApiProperty(anyJson("The webhook body's input; null when it had none"))
   input: unknown;
 
-  @ApiProperty(anyJson('The output of the last node the run executed, masked; null until it finished'))
+  @ApiProperty(anyJson("The run's output, masked: its respond node's if one ran, else its end node's (a node that passed nothing on), or with several ends an object of their outputs keyed by node id; null until it succeeded, and for a failed or canceled run"))
   output: unknown;
 
   @ApiProperty({ type: 'integer', description: 'Times a worker claimed the run' })

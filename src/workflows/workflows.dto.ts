@@ -20,7 +20,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../common/pagination';
-import { PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
+import { Backoff, BACKOFFS, ON_ERROR, OnError, PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
 import type { RunMode } from '../sdk';
 import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../runs/run.model';
 import { STEP_DATA_POLICIES, StepDataPolicy } from './workflow.model';
@@ -34,6 +34,9 @@ export const MAX_EDGES = 1000;
 export const MAX_VARIABLES = 100;
 export const MAX_RETRY_ATTEMPTS = 10;
 export const MAX_BACKOFF_MS = 5 * 60 * 1000;
+/** n8n's limits for its node settings of the same names. */
+export const MAX_TRIES = 5;
+export const MAX_WAIT_BETWEEN_TRIES_MS = 5 * 60 * 1000;
 export const MAX_NODE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 /** Node ids appear in expressions as `nodes.<id>` and in URLs of the builder: keep them plain. */
@@ -121,12 +124,49 @@ export class NodeSpecDto {
   @IsIn(['input', 'item'])
   runMode?: RunMode;
 
-  @ApiPropertyOptional({ default: false, description: 'On failure, put the error in the output and run the next nodes' })
+  @ApiPropertyOptional({
+    enum: [...ON_ERROR],
+    default: 'stop',
+    description:
+      'On failure: stop (the nodes after it are skipped and the run fails), continue (the error becomes its output and the next nodes run), or errorOutput (the failed items, each with its error, go to an added output named "error", which edges take with output "error"; the others go on as usual)',
+  })
+  @IsOptional()
+  @IsIn(ON_ERROR)
+  onError?: OnError;
+
+  @ApiPropertyOptional({ description: 'The older spelling of onError: true is "continue", false is "stop"; given with onError, they must agree' })
   @IsOptional()
   @IsBoolean()
   continueOnError?: boolean;
 
-  @ApiPropertyOptional({ type: RetryDto })
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Try the node again after a failure that may pass (no answer, a timeout, an upstream 408, 425, 429 or 5xx, an unexpected error); a configuration error is never tried again',
+  })
+  @IsOptional()
+  @IsBoolean()
+  retryOnFail?: boolean;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_TRIES, default: 3, description: 'Tries in all, the first included, when retryOnFail is on' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_TRIES)
+  maxTries?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_WAIT_BETWEEN_TRIES_MS, default: 1000, description: 'Wait before the second try, in ms, when retryOnFail is on' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_WAIT_BETWEEN_TRIES_MS)
+  waitBetweenTries?: number;
+
+  @ApiPropertyOptional({ enum: [...BACKOFFS], default: 'fixed', description: 'fixed: the same wait before every try; exponential: the wait doubles for each further try (5 minutes at most)' })
+  @IsOptional()
+  @IsIn(BACKOFFS)
+  backoff?: Backoff;
+
+  @ApiPropertyOptional({ type: RetryDto, description: 'The older spelling of retryOnFail with maxTries, waitBetweenTries and exponential backoff; given with them, they must agree' })
   @IsOptional()
   @ValidateNested()
   @Type(() => RetryDto)
@@ -155,7 +195,7 @@ export class EdgeDto {
   @IsString()
   to: string;
 
-  @ApiPropertyOptional({ example: 'true', description: "Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done); default its first" })
+  @ApiPropertyOptional({ example: 'true', description: "Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done, `error` for a node with onError errorOutput); default its first" })
   @IsOptional()
   @IsString()
   @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'output must be an output name of the node (letters, digits, _ or -)' })

@@ -233,6 +233,8 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     const res = await app.request('GET', '/api/v1/node-types');
     const http = res.body.items.find((n: any) => n.type === 'http-request');
     expect(http).toMatchObject({ version: 1, trigger: false, parameters: { required: ['method', 'url'] } });
+    // A status is data unless failOn says otherwise: the parameter and its choices are documented where the builder reads them.
+    expect(http.parameters.properties.failOn).toMatchObject({ type: 'string', enum: ['never', '5xx', 'non-2xx'], default: 'never', description: expect.stringContaining('a 500 goes on') });
     expect(res.body.items.find((n: any) => n.type === 'webhook-trigger')).toMatchObject({ trigger: true });
     expect(res.body.items.map((n: any) => n.type)).toEqual(expect.arrayContaining(['get-file-contents', 'http-request', 'list-files', 'loop', 'wait', 'webhook-trigger']));
     // Every parameter takes every mode; AI Decide only where a language model is configured.

@@ -1,0 +1,71 @@
+import type { LoopState, NodeContext, NodeInput, NodeLogger, WorkflowsFacade } from '../../sdk';
+import type { RunError, StepError, StepRecord } from '../step.model';
+import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
+import type { RunInterrupt } from '../run-interrupt';
+import type { RunRequest, StepListener } from './run-contract';
+
+/** One run's execution: the plan, what each node produced, and where records go. */
+export interface Execution {
+  plan: CompiledWorkflow;
+  request: RunRequest;
+  signal: AbortSignal;
+  states: Map<string, NodeState>;
+  /** Outputs by node id, for `nodes.<id>` in expressions. */
+  values: Record<string, unknown>;
+  listener: StepListener;
+  steps: StepRecord[];
+  failure: RunError | null;
+  /** Set only when an interrupt kept a node from completing: a cancel after the last node does not cancel a finished run. */
+  stoppedBy: RunInterrupt | null;
+}
+
+/** Where a node stands in this run. */
+export interface NodeState {
+  status: 'succeeded' | 'failed' | 'skipped' | 'canceled';
+  ports: Map<string, unknown>;
+  /** The node's output as expressions (`nodes.<id>`) and records see it. */
+  value: unknown;
+  /** Failed with onError `stop` (or stopped): nodes after it do not run. */
+  blocking: boolean;
+}
+
+/** What a node's execution produced, routed to its outputs. */
+export interface NodeResult {
+  /** Live outputs: an output that received nothing is absent. */
+  ports: Map<string, unknown>;
+  attempts: number;
+  /** Set when the node failed but its onError let the run go on (the error is in its output, or its `error` output). */
+  error: StepError | null;
+  /** A Wait node asked the run to pause until then. */
+  waitUntil?: Date;
+}
+
+/** What one execution of a node is bound to: the whole input (with the loop's state, for a loop node), or one item. */
+export type Binding = { runMode: 'input'; input: unknown; loop?: LoopState } | { runMode: 'item'; item: unknown; itemIndex: number };
+
+/** What every item and try of one node's execution shares. */
+export interface NodeShared {
+  nodes: Readonly<Record<string, unknown>>;
+  inputs: readonly NodeInput[];
+  collections: NodeContext<object>['collections'];
+  logger: NodeLogger;
+  workflows: WorkflowsFacade;
+}
+
+/** One execution of a node, shared by its items and tries. */
+export interface NodeGuard {
+  node: CompiledNode;
+  run: Execution;
+  startedAt: Date;
+  /** The record saying it started was stored (a node that must not run twice). */
+  marked: boolean;
+  /** The run's signal without its shutdown, made once for the items that must not run twice. */
+  shielded?: { signal: AbortSignal; dispose: () => void };
+}
+
+/** Stops the run where it is: the run reached a Wait node (or resumed at one whose time has not come). */
+export class Suspension extends Error {
+  constructor(readonly resumeAt: Date) {
+    super('the run waits');
+  }
+}

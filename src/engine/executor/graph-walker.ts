@@ -1,0 +1,89 @@
+import { ErrorCode } from '../../common/app-error';
+import type { NodeInput } from '../../sdk';
+import type { CompiledNode } from '../compiler/compiled-plan';
+import { isRunInterrupt } from '../run-interrupt';
+import { sleep } from '../signals';
+import { Execution, Suspension } from './execution';
+import { incomingOf, settle } from './graph-routing';
+import { BodyRunner, LoopRunner } from './loop-runner';
+import type { NodeRunner } from './node-runner';
+import { baseStep, emit, finishedStep, interruptedStep, recordedValue } from './step-records';
+import { classify, interruptOf, redactError, StepFailure } from './step-failure';
+
+/**
+ * Walks nodes in execution order: each runs once all the nodes it reads from are settled, with
+ * the data of its live incoming edges, or is skipped (no live edge, a failure before it, the run
+ * stopped). Each step ends in its record; a failure is recorded, not thrown (unless the run stops).
+ */
+export class GraphWalker implements BodyRunner {
+  private readonly loops: LoopRunner;
+
+  constructor(private readonly nodes: NodeRunner) {
+    this.loops = new LoopRunner(nodes, this);
+  }
+
+  /** Runs `nodes` (a loop body's, or the top level) in order; nodes of inner loops run with their loop. */
+  async runNodes(run: Execution, nodes: readonly CompiledNode[], loop: CompiledNode | null): Promise<void> {
+    for (const node of nodes) {
+      if (run.states.has(node.id)) continue;
+      run.stoppedBy ??= interruptOf(run.signal);
+      if (run.stoppedBy?.reason === 'shutdown') return;
+      if (run.stoppedBy) {
+        await skip(run, node);
+        continue;
+      }
+      const incoming = incomingOf(run, node);
+      if (node !== run.plan.trigger && (incoming.blocked || !incoming.inputs.some((i) => i.live))) {
+        await skip(run, node);
+        continue;
+      }
+      const input = node === run.plan.trigger ? run.request.input : incoming.input;
+      if (node.node.definition.loop) await this.loops.run(run, node, input, incoming.inputs);
+      else await this.runStep(run, node, input, incoming.inputs, loop);
+    }
+  }
+
+  /** One node's execution with its record; a failure is recorded, not thrown (unless the run stops). */
+  private async runStep(run: Execution, node: CompiledNode, input: unknown, inputs: readonly NodeInput[], loop: CompiledNode | null): Promise<void> {
+    const startedAt = new Date();
+    const recordedInput = recordedValue(run, input);
+    try {
+      const result = await this.nodes.run(run, node, input, inputs, startedAt);
+      // A wait already due (zero, or a time past) does not wait: no pause, no job to resume it.
+      if (result.waitUntil && result.waitUntil.getTime() > Date.now()) {
+        if (loop === null && !run.request.holdWaits) {
+          settle(run, node, result.ports, 'succeeded', false);
+          await emit(run, { ...finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting' }, { ports: result.ports, until: result.waitUntil });
+          throw new Suspension(result.waitUntil);
+        }
+        // Inside a loop the whole loop is one unit of progress (and a sub-workflow's parent waits): the wait holds the worker.
+        await sleep(Math.max(0, result.waitUntil.getTime() - Date.now()), run.signal);
+      }
+      settle(run, node, result.ports, result.error ? 'failed' : 'succeeded', false);
+      // A trigger's output is the run's input: a resumed run derives it again rather than keep it.
+      const keep = loop === null && node !== run.plan.trigger;
+      await emit(run, finishedStep(run, node, startedAt, result, recordedInput), keep ? { ports: result.ports } : undefined);
+    } catch (error) {
+      if (error instanceof Suspension) throw error;
+      const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);
+      if (interrupt) {
+        run.stoppedBy = interrupt;
+        if (interrupt.reason === 'shutdown') return;
+        await emit(run, { ...interruptedStep(node, startedAt, interrupt), input: recordedInput });
+        settle(run, node, new Map(), interrupt.reason === 'timeout' ? 'failed' : 'canceled', true);
+        if (interrupt.reason === 'timeout') run.failure ??= { code: ErrorCode.TIMEOUT, message: interrupt.message, nodeId: node.id };
+        return;
+      }
+      const stepFailure = error instanceof StepFailure ? error : new StepFailure(classify(error).error, 1);
+      const stepError = redactError(stepFailure.error, run.request.redactor);
+      await emit(run, { ...baseStep(node), status: 'failed', attempts: stepFailure.attempts, startedAt, finishedAt: new Date(), input: recordedInput, error: stepError });
+      settle(run, node, new Map(), 'failed', true);
+      run.failure ??= { ...stepError, message: `Node "${node.id}" failed: ${stepError.message}`, nodeId: node.id };
+    }
+  }
+}
+
+async function skip(run: Execution, node: CompiledNode): Promise<void> {
+  settle(run, node, new Map(), 'skipped', false);
+  await emit(run, { ...baseStep(node), status: 'skipped', attempts: 0, startedAt: null, finishedAt: null });
+}

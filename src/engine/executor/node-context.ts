@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { NodeContext, NodeInput, NodeLogger } from '../../sdk';
+import type { CompiledNode } from '../compiler/compiled-plan';
+import { nodeHttpClient } from '../node-http-client';
+import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
+import type { Binding, Execution, NodeShared } from './execution';
+import type { ExecutorDependencies, RunRequest } from './run-contract';
+
+// `ctx`, all a node may use: what one execution of a node shares across its items and tries, and
+// the context of one try. A new facility of `ctx` is added here, and nowhere else.
+
+/** Made once per execution of a node: the outputs before it (frozen), its inputs, and the services acting for the run. */
+export function sharedFor(deps: ExecutorDependencies, run: Execution, node: CompiledNode, inputs: readonly NodeInput[]): NodeShared {
+  const { request } = run;
+  return {
+    nodes: Object.freeze({ ...run.values }),
+    inputs,
+    collections: deps.collections.forUser(request.actingUserId),
+    logger: new ScopedNodeLogger(deps.logger, request, node.id),
+    workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
+  };
+}
+
+/** The context of one try: `signal` ends with the try's time limit, and so does every call made through `http`. */
+export function contextFor(
+  deps: ExecutorDependencies,
+  run: Execution,
+  node: CompiledNode,
+  binding: Binding,
+  params: object,
+  shared: NodeShared,
+  signal: AbortSignal,
+): NodeContext<object> {
+  return {
+    ...binding,
+    params,
+    variables: run.request.variables,
+    ...shared,
+    models: deps.models ?? NO_LANGUAGE_MODEL,
+    sandbox: deps.sandbox ?? NO_SANDBOX,
+    http: nodeHttpClient(deps.fetcher, signal),
+    signal,
+    runId: run.request.runId,
+    workflowId: run.request.workflowId,
+    nodeId: node.id,
+  } as NodeContext<object>;
+}
+
+/** `ctx.logger`: one child logger per node, created on first use, every line masked. */
+class ScopedNodeLogger implements NodeLogger {
+  private child?: Logger;
+
+  constructor(
+    private readonly root: Logger,
+    private readonly request: RunRequest,
+    private readonly nodeId: string,
+  ) {}
+
+  debug(message: string, fields?: Record<string, unknown>): void {
+    this.write('debug', message, fields);
+  }
+  info(message: string, fields?: Record<string, unknown>): void {
+    this.write('info', message, fields);
+  }
+  warn(message: string, fields?: Record<string, unknown>): void {
+    this.write('warn', message, fields);
+  }
+  error(message: string, fields?: Record<string, unknown>): void {
+    this.write('error', message, fields);
+  }
+
+  private write(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
+    this.child ??= this.root.child({ runId: this.request.runId, workflowId: this.request.workflowId, nodeId: this.nodeId });
+    if (!this.child.isLevelEnabled(level)) return;
+    const redactor = this.request.redactor;
+    this.child[level]({ fields: fields ? redactor.value(fields) : undefined }, redactor.string(String(message)));
+  }
+}

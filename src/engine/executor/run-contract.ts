@@ -1,0 +1,88 @@
+import type { Logger } from 'pino';
+import type { CodeSandbox, LanguageModels, VariableValue, WorkflowsFacade } from '../../sdk';
+import type { RunError, StepRecord } from '../step.model';
+import type { ParameterDecider } from '../ai-decide/parameter-decider.port';
+import type { NodeCollectionsProvider } from '../node-collections.port';
+import type { OutboundFetch } from '../node-http-client';
+import type { Redactor } from '../redactor';
+
+/** The expression engine as the executor uses it (src/engine/expressions implements it). */
+export interface ExpressionEvaluator {
+  evaluate(source: string, scope: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
+}
+
+export interface ExecutorDependencies {
+  expressions: ExpressionEvaluator;
+  fetcher: OutboundFetch;
+  collections: NodeCollectionsProvider;
+  /** `ctx.models`: the configured language model; absent when none is. */
+  models?: LanguageModels;
+  /** `ctx.sandbox`: JavaScript in the isolate pool (the Code node). */
+  sandbox?: CodeSandbox;
+  /** Chooses AI Decide parameters; absent when no language model is configured. */
+  decider?: ParameterDecider;
+  logger: Logger;
+  runTimeoutMs: number;
+}
+
+/** Seals a node's outputs for the store (they may hold secrets) and opens them again. */
+export interface StateSealer {
+  seal(value: unknown): string;
+  open(sealed: string): unknown;
+}
+
+export interface RunRequest {
+  runId: string;
+  workflowId: string;
+  /** Whose rights `ctx.collections` acts with. */
+  actingUserId: string;
+  input: unknown;
+  /** Decrypted; never stored as they are. */
+  variables: Readonly<Record<string, VariableValue>>;
+  redactor: Redactor;
+  /** Aborted with a RunInterrupt on cancel or shutdown. */
+  signal?: AbortSignal;
+  /** Steps an earlier attempt of the run left (or copied from the run it retries): what to continue from. */
+  previous?: readonly StepRecord[];
+  /** Opens the sealed state of `previous` steps. */
+  sealer?: StateSealer;
+  /** `ctx.workflows` of a node: sub-workflow runs linked to this run and that node. */
+  workflows?: (nodeId: string) => WorkflowsFacade;
+  /** Waits hold the worker instead of pausing the run (a sub-workflow, whose parent waits for it). */
+  holdWaits?: boolean;
+  now?: () => Date;
+}
+
+/** A finished node's whole outputs (by output name), and for a Wait node when the run goes on. */
+export interface KeptOutputs {
+  ports: Map<string, unknown>;
+  until?: Date;
+}
+
+/** Where step records go; the worker writes them to the run store. */
+export interface StepListener {
+  /**
+   * After each node (and, for the nodes of a loop's body, after each iteration), with its record
+   * and, for a node a resumed run can continue from, its outputs: sealed into the record's `state`
+   * by the listener when it writes the record (a run that succeeds before that never pays for it).
+   */
+  finished(step: StepRecord, kept?: KeptOutputs): Promise<void> | void;
+  /** Before a node that must not run twice starts; resolves once the record is stored. */
+  started(step: StepRecord): Promise<void>;
+}
+
+export interface RunOutcome {
+  /**
+   * `interrupted`: the process is stopping; the run is not over and must go back to the queue.
+   * `waiting`: a Wait node paused the run until `resumeAt`.
+   */
+  status: 'succeeded' | 'failed' | 'canceled' | 'interrupted' | 'waiting';
+  error: RunError | null;
+  steps: StepRecord[];
+  /**
+   * A succeeded run's answer, unmasked (see runOutput): a Respond node's output, else its end
+   * node's, or its end nodes' keyed by id. Absent when the run did not succeed.
+   */
+  output?: unknown;
+  resumeAt?: Date;
+}

@@ -1,0 +1,78 @@
+import { ErrorCode } from '../../common/app-error';
+import type { StepRecord } from '../step.model';
+import type { CompiledNode } from '../compiler/compiled-plan';
+import type { RunInterrupt } from '../run-interrupt';
+import type { Execution, NodeResult } from './execution';
+import type { KeptOutputs, StateSealer } from './run-contract';
+
+/** Largest stored output of one step; larger ones are replaced by a note (successors still get all of it). */
+export const MAX_RECORDED_OUTPUT_CHARS = 1024 * 1024;
+/** Largest sealed state of one step: beyond it, a resumed run runs the node again (or fails, if it must not). */
+export const MAX_STATE_CHARS = 16 * 1024 * 1024;
+
+/** Every record goes out through here: kept in the outcome, and handed to the listener (the worker's store). */
+export async function emit(run: Execution, step: StepRecord, keep?: KeptOutputs): Promise<void> {
+  run.steps.push(step);
+  await run.listener.finished(step, keep);
+}
+
+/**
+ * A node's kept outputs as a step's `state`, sealed; null when too large to keep (a resumed run
+ * then runs the node again, or fails it if it must not run twice). `open` reads it back.
+ */
+export function sealOutputs(sealer: StateSealer, kept: KeptOutputs): string | null {
+  const sealed = sealer.seal({ ports: [...kept.ports], ...(kept.until ? { until: kept.until.toISOString() } : {}) });
+  return sealed.length > MAX_STATE_CHARS ? null : sealed;
+}
+
+/** A step's sealed `state` opened again; undefined when the request has no sealer. */
+export function openOutputs(run: Execution, sealed: string): KeptOutputs | undefined {
+  if (!run.request.sealer) return undefined;
+  const state = run.request.sealer.open(sealed) as { ports: [string, unknown][]; until?: string };
+  return { ports: new Map(state.ports), ...(state.until ? { until: new Date(state.until) } : {}) };
+}
+
+export function baseStep(node: CompiledNode): Pick<StepRecord, 'nodeId' | 'position' | 'type' | 'version'> {
+  return { nodeId: node.id, position: node.position, type: node.node.definition.type, version: node.node.definition.version };
+}
+
+/** `input` is already recorded (masked and capped): see recordedValue. */
+export function finishedStep(run: Execution, node: CompiledNode, startedAt: Date, result: NodeResult, input: unknown): StepRecord {
+  const value = node.outputs.length === 1 ? (result.ports.get(node.outputs[0]) ?? null) : Object.fromEntries(result.ports);
+  return {
+    ...baseStep(node),
+    status: result.error ? 'failed' : 'succeeded',
+    attempts: result.attempts,
+    startedAt,
+    finishedAt: new Date(),
+    input,
+    output: recordedValue(run, value),
+    error: result.error,
+  };
+}
+
+/** Attempts are unknown here (the interrupt cut the retries short); at least one try had begun. */
+export function interruptedStep(node: CompiledNode, startedAt: Date, interrupt: RunInterrupt): StepRecord {
+  const attempts = 1;
+  const status = interrupt.reason === 'timeout' ? 'failed' : 'canceled';
+  const code = interrupt.reason === 'timeout' ? ErrorCode.TIMEOUT : ErrorCode.CANCELED;
+  return { ...baseStep(node), status, attempts, startedAt, finishedAt: new Date(), error: { code, message: interrupt.message } };
+}
+
+/** A node's input or output as its record keeps it: secrets masked, size capped. */
+export function recordedValue(run: Execution, value: unknown): unknown {
+  return recordable(run.request.redactor.value(value));
+}
+
+/** Keeps the run record bounded; the full output still went to the successors. */
+export function recordable(output: unknown): unknown {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(output);
+  } catch (error) {
+    return { notRecorded: true, reason: `output is not JSON-serialisable: ${(error as Error).message}` };
+  }
+  if (json === undefined) return null;
+  if (json.length > MAX_RECORDED_OUTPUT_CHARS) return { notRecorded: true, reason: `output of ${json.length} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
+  return output;
+}
