@@ -815,7 +815,7 @@ export interface components {
             /** @description Id of the node whose output is passed on */
             from: string;
             /**
-             * @description Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done); default its first
+             * @description Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done, `error` for a node with onError errorOutput); default its first
              * @example true
              */
             output?: string;
@@ -955,14 +955,28 @@ export interface components {
         };
         NodeSpecDto: {
             /**
-             * @description On failure, put the error in the output and run the next nodes
-             * @default false
+             * @description fixed: the same wait before every try; exponential: the wait doubles for each further try (5 minutes at most)
+             * @default fixed
+             * @enum {string}
              */
+            backoff?: "fixed" | "exponential";
+            /** @description The older spelling of onError: true is "continue", false is "stop"; given with onError, they must agree */
             continueOnError?: boolean;
             /** @description Unique in the workflow; expressions read its output as nodes.<id> */
             id: string;
+            /**
+             * @description Tries in all, the first included, when retryOnFail is on
+             * @default 3
+             */
+            maxTries?: number;
             /** @description Label shown in the builder */
             name?: string;
+            /**
+             * @description On failure: stop (the nodes after it are skipped and the run fails), continue (the error becomes its output and the next nodes run), or errorOutput (the failed items, each with its error, go to an added output named "error", which edges take with output "error"; the others go on as usual)
+             * @default stop
+             * @enum {string}
+             */
+            onError?: "stop" | "continue" | "errorOutput";
             /**
              * @description Mode of each parameter: fixed (the default), expression, or ai (AI Decide: the configured language model chooses the value)
              * @example {
@@ -981,7 +995,13 @@ export interface components {
                 [key: string]: unknown;
             };
             position?: components["schemas"]["PositionDto"];
+            /** @description The older spelling of retryOnFail with maxTries, waitBetweenTries and exponential backoff; given with them, they must agree */
             retry?: components["schemas"]["RetryDto"];
+            /**
+             * @description Try the node again after a failure that may pass (no answer, a timeout, an upstream 408, 425, 429 or 5xx, an unexpected error); a configuration error is never tried again
+             * @default false
+             */
+            retryOnFail?: boolean;
             /**
              * @description Defaults to the node type's run mode
              * @enum {string}
@@ -996,6 +1016,11 @@ export interface components {
             type: string;
             /** @description Node type version; the newest loaded one when omitted (and then stored) */
             version?: number;
+            /**
+             * @description Wait before the second try, in ms, when retryOnFail is on
+             * @default 1000
+             */
+            waitBetweenTries?: number;
         };
         NodeTypeDto: {
             /** @enum {string} */
@@ -1103,7 +1128,7 @@ export interface components {
             id: string;
             /** @description The webhook body's input; null when it had none */
             input: (string | number | boolean | Record<string, never> | unknown[]) | null;
-            /** @description The output of the last node the run executed, masked; null until it finished */
+            /** @description The run's output, masked: its respond node's if one ran, else its end node's (a node that passed nothing on), or with several ends an object of their outputs keyed by node id; null until it succeeded, and for a failed or canceled run */
             output: (string | number | boolean | Record<string, never> | unknown[]) | null;
             /** @description A sub-workflow run: the node that started it */
             parentNodeId: string | null;
@@ -1181,7 +1206,7 @@ export interface components {
             id: string;
             /** @description The webhook body's input; null when it had none */
             input: (string | number | boolean | Record<string, never> | unknown[]) | null;
-            /** @description The output of the last node the run executed, masked; null until it finished */
+            /** @description The run's output, masked: its respond node's if one ran, else its end node's (a node that passed nothing on), or with several ends an object of their outputs keyed by node id; null until it succeeded, and for a failed or canceled run */
             output: (string | number | boolean | Record<string, never> | unknown[]) | null;
             /** @description A sub-workflow run: the node that started it */
             parentNodeId: string | null;
