@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsInt, IsNumber, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import { Parameter } from '../../src/sdk';
 
 const numeric = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
@@ -51,4 +51,24 @@ export class ChatCompletionParameters {
   @Min(1)
   @Max(200_000)
   maxTokens?: number;
+
+  @Parameter({
+    displayName: 'Endpoint',
+    description:
+      "Another OpenAI-compatible server than the service's (LLM_URL): its base URL (with or without /v1), e.g. https://api.openai.com. Reached through the outbound guard; `model` is then required, and `credential` usually is.",
+    schema: { examples: ['https://api.openai.com', 'http://ollama.internal:11434'] },
+  })
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { message: 'endpoint must be an http(s) URL' })
+  endpoint?: string;
+
+  @Parameter({
+    displayName: 'Credential',
+    description: 'The credential (`crd_...`) that authenticates to `endpoint`, usually a bearer token: injected at send time, never visible to the run.',
+    credential: ['bearer', 'header', 'query', 'oauth2-client-credentials'],
+  })
+  @ValidateIf((params: ChatCompletionParameters) => params.credential !== undefined)
+  @IsString()
+  @Matches(/^crd_[A-Za-z0-9]{1,64}$/, { message: 'credential must be a credential id (crd_...)' })
+  credential?: string;
 }

@@ -1,4 +1,4 @@
-import { IsIn, IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
 import { Parameter } from '../../src/sdk';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
@@ -53,4 +53,15 @@ export class HttpRequestParameters {
   @IsOptional()
   @IsIn(FAIL_ON)
   failOn: FailOn = 'never';
+
+  @Parameter({
+    displayName: 'Credential',
+    description:
+      'A credential (`crd_...`, see /api/v1/credentials) the service injects at send time: a bearer token, basic auth, an API key header or query parameter, or an OAuth2 client-credentials token. Its value is never visible to expressions, the run record, errors or logs, and a header carrying it is dropped if a redirect leads to another origin. The user the run acts as must be allowed to use it.',
+    credential: true,
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^crd_[A-Za-z0-9]{1,64}$/, { message: 'credential must be a credential id (crd_...)' })
+  credential?: string;
 }

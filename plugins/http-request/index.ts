@@ -35,7 +35,7 @@ export default defineNode({
       throw new NodeConfigurationError('A GET request cannot have a body; use POST, PUT or PATCH', { details: { parameter: 'body' } });
     }
     const encoded = body === undefined || body === '' ? undefined : encodeBody(body, headers);
-    const response = await ctx.http.fetch(url, { method, headers, body: encoded });
+    const response = await ctx.http.fetch(url, { method, headers, body: encoded, credential: ctx.params.credential });
     const decoded = decodeBody(response.body, response.headers['content-type'], responseType);
     if (fails(ctx.params.failOn, response.status)) {
       throw new NodeUpstreamError(`${method} to ${originOf(url)} answered HTTP ${response.status} (failOn "${ctx.params.failOn}")`, {

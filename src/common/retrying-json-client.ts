@@ -34,6 +34,11 @@ export interface RetryingJsonClientOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** What a canceled call throws; the signal's reason unless given. */
   canceled?: (signal: AbortSignal) => unknown;
+  /**
+   * How a request goes out: plain `fetch` for the operator's own endpoints (the default); a
+   * node's guarded client, with its credential, for an endpoint a workflow names.
+   */
+  fetch?: (url: string, init: { method: 'POST'; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<Response>;
 }
 
 /** A request the server refused for good (4xx other than 429). */
@@ -62,14 +67,16 @@ const UPSTREAM_MESSAGE_CHARS = 500;
  * POSTs JSON to an OpenAI-compatible endpoint: 429 and 5xx answers, network failures and timeouts
  * are retried with exponential backoff (honouring `Retry-After`); any other failure is not. The URL
  * is operator configuration, not user input, so it goes through plain `fetch` rather than the
- * SSRF-guarded client.
+ * SSRF-guarded client, unless the caller passes its own (a workflow's endpoint: the guarded one).
  */
 export class RetryingJsonClient {
   private readonly headers: Record<string, string>;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   private readonly canceled: (signal: AbortSignal) => unknown;
+  private readonly send: NonNullable<RetryingJsonClientOptions['fetch']>;
 
   constructor(private readonly options: RetryingJsonClientOptions) {
+    this.send = options.fetch ?? ((url, init) => fetch(url, init));
     this.headers = {
       'content-type': 'application/json',
       accept: 'application/json',
@@ -129,7 +136,7 @@ export class RetryingJsonClient {
     const { endpoint, timeoutMs, errorCode, serverName } = this.options;
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
-      const response = await fetch(endpoint, {
+      const response = await this.send(endpoint, {
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify(body),

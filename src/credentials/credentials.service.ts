@@ -84,6 +84,17 @@ export class CredentialsService extends NodeCredentials {
     return { items, hidden: uses.length - items.length };
   }
 
+  /** The credential's type when `userId` may use it (viewer at least); null when it is gone or not theirs to use. */
+  async typeFor(userId: string, credentialId: string): Promise<string | null> {
+    try {
+      await this.access.require({ userId }, 'credential', credentialId, 'viewer');
+    } catch (error) {
+      if (error instanceof AppError) return null;
+      throw error;
+    }
+    return (await this.credentials.get(credentialId))?.type ?? null;
+  }
+
   /** For a run: the credential as `userId` may use it (viewer at least), opened, ready to inject. */
   async resolve(userId: string, credentialId: string): Promise<ResolvedCredential> {
     try {

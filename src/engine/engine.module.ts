@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { ChatCompletionsDecider } from './ai-decide/openai-compatible/chat-completions-decider.adapter';
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './node-collections.port';
+import { NodeCredentials } from './node-credentials.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { IsolateCodeSandbox } from './expressions/isolate-code-sandbox.adapter';
 import { OpenAiLanguageModels } from './language-models/openai-language-models.adapter';
@@ -34,7 +35,16 @@ const executionProviders: Provider[] = [
   },
   {
     provide: WorkflowExecutor,
-    inject: [AppConfig, ExpressionEngine, SafeFetch, ROOT_LOGGER, ParameterDecider, OpenAiLanguageModels, { token: NodeCollectionsProvider, optional: true }],
+    inject: [
+      AppConfig,
+      ExpressionEngine,
+      SafeFetch,
+      ROOT_LOGGER,
+      ParameterDecider,
+      OpenAiLanguageModels,
+      { token: NodeCollectionsProvider, optional: true },
+      { token: NodeCredentials, optional: true },
+    ],
     useFactory: (
       config: AppConfig,
       expressions: ExpressionEngine,
@@ -43,11 +53,13 @@ const executionProviders: Provider[] = [
       decider: ParameterDecider | null,
       models: OpenAiLanguageModels | null,
       collections: NodeCollectionsProvider | undefined,
+      credentials: NodeCredentials | undefined,
     ) =>
       new WorkflowExecutor({
         expressions,
         fetcher,
         collections: collections ?? new UnavailableCollectionsProvider(),
+        credentials,
         decider: decider ?? undefined,
         models: models ?? undefined,
         sandbox: new IsolateCodeSandbox(expressions),

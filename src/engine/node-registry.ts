@@ -15,6 +15,8 @@ export interface RegisteredNode {
   readonly codeParameters: ReadonlySet<string>;
   /** Parameters with dynamic options (`@Parameter({ loadOptions })`), listed for the builder. */
   readonly optionLoaders: ReadonlyMap<string, LoadOptions>;
+  /** Credential parameters (`@Parameter({ credential })`), with the types they accept (null: any). */
+  readonly credentialParameters: ReadonlyMap<string, readonly string[] | null>;
 }
 
 export const nodeKey = (type: string, version: number): string => `${type}@${version}`;

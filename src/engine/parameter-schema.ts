@@ -16,6 +16,8 @@ export interface ParametersSchema {
   codes: Set<string>;
   /** `loadOptions` of the properties that have dynamic options. */
   optionLoaders: Map<string, LoadOptions>;
+  /** Properties documented as credentials, with the types they accept (null: any). */
+  credentials: Map<string, readonly string[] | null>;
 }
 
 /**
@@ -27,7 +29,9 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
   const templates = new Set<string>();
   const codes = new Set<string>();
   const optionLoaders = new Map<string, LoadOptions>();
+  const credentials = new Map<string, readonly string[] | null>();
   for (const [name, doc] of parameterDocs(parameters)) {
+    if (doc.credential) credentials.set(name, doc.credential === true ? null : [...doc.credential]);
     if (doc.template) templates.add(name);
     if (doc.code) codes.add(name);
     if (doc.loadOptions) optionLoaders.set(name, doc.loadOptions);
@@ -42,9 +46,11 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
         ...(doc.schema ?? {}),
         // Tells a builder to offer a dropdown filled from GET .../parameters/<name>/options.
         ...(doc.loadOptions ? { 'x-dynamic-options': true } : {}),
+        // Tells a builder to offer the user's credentials (GET /api/v1/credentials) of these types.
+        ...(doc.credential ? { format: 'credential', ...(doc.credential === true ? {} : { 'x-credential-types': [...doc.credential] }) } : {}),
       },
     });
   }
   const { schema, types } = classSchema(parameters, docs);
-  return { schema, types, templates, codes, optionLoaders };
+  return { schema, types, templates, codes, optionLoaders, credentials };
 }

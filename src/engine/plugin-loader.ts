@@ -136,6 +136,7 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
     templateParameters: derived.templates,
     codeParameters: derived.codes,
     optionLoaders: derived.optionLoaders,
+    credentialParameters: derived.credentials,
   };
 }
 

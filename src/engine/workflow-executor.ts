@@ -7,6 +7,7 @@ import { NodeRunner } from './executor/node-runner';
 import { ParameterResolver } from './executor/parameter-resolver';
 import type { ExecutorDependencies, RunOutcome, RunRequest, StepListener } from './executor/run-contract';
 import { restore } from './executor/run-resume';
+import { Redactor } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { childSignal } from './signals';
 
@@ -51,6 +52,8 @@ export class WorkflowExecutor {
       steps: [],
       failure: null,
       stoppedBy: null,
+      credentials: new Map(),
+      credentialMasks: Redactor.NONE,
     };
     try {
       await restore(run);

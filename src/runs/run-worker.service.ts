@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { LruCache } from '../common/lru-cache';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
-import { recordable, RunOutcome, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
+import { recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
 import { Metrics } from '../metrics/metrics.service';
 import { JobContext, JobQueue } from '../jobs/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
@@ -146,23 +146,23 @@ export class RunWorker {
         throw new PreparationError(error);
       });
       redactor = prepared.redactor;
-      const outcome = await this.executor.run(
-        prepared.plan,
-        {
-          runId: run.id,
-          workflowId: run.workflowId,
-          actingUserId: run.actingUserId,
-          input: prepared.input,
-          variables: prepared.variables,
-          redactor,
-          signal: controller.signal,
-          previous: run.steps,
-          sealer,
-          workflows: (nodeId) => this.subWorkflows(run, nodeId, redactor),
-          holdWaits: child,
-        },
-        { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) },
-      );
+      const request: RunRequest = {
+        runId: run.id,
+        workflowId: run.workflowId,
+        actingUserId: run.actingUserId,
+        input: prepared.input,
+        variables: prepared.variables,
+        redactor,
+        signal: controller.signal,
+        previous: run.steps,
+        sealer,
+        // The masks as they stand when the node starts the child: a credential used meanwhile has joined them.
+        workflows: (nodeId) => this.subWorkflows(run, nodeId, request.redactor),
+        holdWaits: child,
+      };
+      const outcome = await this.executor.run(prepared.plan, request, { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) });
+      // The run's masks grew with every credential a node injected.
+      redactor = request.redactor;
       if (outcome.status === 'interrupted') {
         if (leaseLost) return null;
         if (child) {

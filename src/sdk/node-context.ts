@@ -26,6 +26,14 @@ export interface NodeHttpRequest {
   timeoutMs?: number;
   /** Default true. */
   followRedirects?: boolean;
+  /**
+   * A credential's id (`crd_...`): the service injects it at send time (a header, a query
+   * parameter, a fetched OAuth2 token) with the rights of the user the run acts as. The node never
+   * sees its value, and neither do records, errors or logs.
+   */
+  credential?: string;
+  /** Ends this request early, besides the node's own signal (which always applies). */
+  signal?: AbortSignal;
 }
 
 export interface NodeHttpResponse {
@@ -131,8 +139,13 @@ export interface ChatMessage {
 }
 
 export interface ChatRequest {
-  /** Default: the service's configured model (LLM_MODEL). */
+  /** Default: the service's configured model (LLM_MODEL); required with `endpoint`. */
   model?: string;
+  /**
+   * Another OpenAI-compatible endpoint than the service's (LLM_URL): its base URL, and the
+   * credential that authenticates to it. Reached through the outbound guard, as ctx.http is.
+   */
+  endpoint?: { url: string; credential?: string };
   messages: readonly ChatMessage[];
   /** Ask for a JSON answer matching this JSON Schema; `json` then holds it parsed. */
   responseSchema?: Record<string, unknown>;

@@ -27,6 +27,14 @@ export interface ParameterDoc {
    * `"x-dynamic-options": true`; a workflow may still set any value the validators accept.
    */
   loadOptions?: LoadOptions;
+  /**
+   * The value is a credential's id (`crd_...`) of one of these types (`bearer`, `basic`, `header`,
+   * `query`, `oauth2-client-credentials`; `true`: any), for the node to pass to ctx.http or a chat
+   * endpoint, which inject it at send time. It must be a fixed value: which credential a node uses
+   * is decided when the workflow is saved, by someone allowed to use it, never by an expression.
+   * The JSON Schema carries `"format": "credential"` and `"x-credential-types"`.
+   */
+  credential?: readonly string[] | true;
 }
 
 /** One entry of a parameter's dropdown. */

@@ -13,6 +13,7 @@ import { RunStore } from '../storage/run-store.port';
 import { ActiveTriggers, Workflow } from './workflow.model';
 import { WorkflowStore } from '../storage/workflow-store.port';
 import { SecretCipher } from '../common/secret-cipher';
+import { CredentialsService } from '../credentials/credentials.service';
 import { WorkflowToolEvents } from './workflow-tools.service';
 import { sealVariables } from './workflow-variables';
 import { versionSummaryView, versionView, workflowSummaryView, workflowView } from './workflow-views';
@@ -36,6 +37,7 @@ export class WorkflowsService {
     private readonly registry: NodeRegistry,
     private readonly cipher: SecretCipher,
     private readonly toolEvents: WorkflowToolEvents,
+    private readonly credentials: CredentialsService,
     config: AppConfig,
   ) {
     this.compileOptions = { aiDecide: Boolean(config.LLM_URL), fixedTriggerParameters: true };
@@ -48,7 +50,7 @@ export class WorkflowsService {
       id,
       name,
       ownerId: principal.userId,
-      draft: this.normalize(definition, [], id),
+      draft: await this.normalize(principal, definition, [], id),
       activeVersionId: null,
       activeVersion: null,
       activatedBy: null,
@@ -77,7 +79,7 @@ export class WorkflowsService {
   async update(principal: Principal, id: string, name: string | undefined, definition: DefinitionDto, settings?: WorkflowSettingsDto): Promise<WorkflowView> {
     const role = await this.access.require(principal, 'workflow', id, 'editor');
     const current = await this.load(id);
-    const draft = this.normalize(definition, current.draft.variables, id);
+    const draft = await this.normalize(principal, definition, current.draft.variables, id);
     const updatedAt = new Date();
     const newSettings = settings ? await this.settingsOf(principal, id, settings, current.settings) : undefined;
     if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt, newSettings))) throw AppError.notFound('workflow', id);
@@ -170,7 +172,7 @@ export class WorkflowsService {
    * (so a newer plugin never changes a saved workflow), secrets sealed. Every problem, of the graph,
    * the parameters or the variables, comes back in one 400.
    */
-  private normalize(input: DefinitionDto, previousVariables: WorkflowVariable[], workflowId: string): WorkflowDefinition {
+  private async normalize(principal: Principal, input: DefinitionDto, previousVariables: WorkflowVariable[], workflowId: string): Promise<WorkflowDefinition> {
     const { variables, problems } = sealVariables(input.variables ?? [], previousVariables, workflowId, this.cipher);
     const definition: WorkflowDefinition = {
       nodes: input.nodes.map((node) => this.nodeSpec(node)),
@@ -184,11 +186,31 @@ export class WorkflowsService {
       if (!(error instanceof AppError) || error.code !== ErrorCode.VALIDATION_FAILED) throw error;
       graphProblems = (error.details as { fields: DefinitionProblem[] }).fields;
     }
-    const all = [...graphProblems, ...problems];
+    const all = [...graphProblems, ...problems, ...(await this.credentialProblems(principal, definition))];
     if (all.length) {
       throw new AppError(ErrorCode.VALIDATION_FAILED, `The workflow definition has ${all.length} problem(s)`, { details: { fields: all } });
     }
     return definition;
+  }
+
+  /**
+   * A node's credential is chosen by whoever saves the workflow, among those they may use (viewer),
+   * of a type the parameter accepts: nobody puts a credential they cannot use into a workflow.
+   */
+  private async credentialProblems(principal: Principal, definition: WorkflowDefinition): Promise<DefinitionProblem[]> {
+    const problems: DefinitionProblem[] = [];
+    for (const [index, node] of definition.nodes.entries()) {
+      const registered = this.registry.get(node.type, node.version);
+      for (const [name, types] of registered?.credentialParameters ?? []) {
+        const id = node.parameters[name];
+        if (typeof id !== 'string' || !id) continue;
+        const field = `nodes[${index}].parameters.${name}`;
+        const type = await this.credentials.typeFor(principal.userId, id);
+        if (type === null) problems.push({ field, nodeId: node.id, reason: `credential ${id} does not exist or you hold no role on it: you may only choose a credential you can use` });
+        else if (types && !types.includes(type)) problems.push({ field, nodeId: node.id, reason: `credential ${id} is a ${type} credential; this parameter takes ${types.join(', ')}` });
+      }
+    }
+    return problems;
   }
 
   private nodeSpec(node: NodeSpecDto): WorkflowNodeSpec {

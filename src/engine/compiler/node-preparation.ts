@@ -90,6 +90,11 @@ export function prepareNode(
     syntax(name, expressionSyntaxProblem(value), 'the expression');
     expressions.push({ name, source: value, type: node.parameterTypes[name] ?? 'unknown' });
   }
+  for (const name of node.credentialParameters.keys()) {
+    if ((modes[name] ?? 'fixed') !== 'fixed') {
+      problem(`parameterMode.${name}`, `is a credential: it must be a fixed value (a credential's id), chosen when the workflow is saved, never an expression or AI Decide`);
+    }
+  }
   const trigger = node.definition.trigger;
   if (options.fixedTriggerParameters && typeof trigger === 'object' && (trigger.schedule || trigger.tool)) {
     const what = trigger.schedule ? 'starts runs on a schedule' : 'is offered as an MCP tool';

@@ -2,6 +2,8 @@ import type { LoopState, NodeContext, NodeInput, NodeLogger, WorkflowsFacade } f
 import type { RunError, StepError, StepRecord } from '../step.model';
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
+import type { ResolvedCredential } from '../node-credentials.port';
+import type { Redactor } from '../redactor';
 import type { RunRequest, StepListener } from './run-contract';
 
 /** One run's execution: the plan, what each node produced, and where records go. */
@@ -17,6 +19,13 @@ export interface Execution {
   failure: RunError | null;
   /** Set only when an interrupt kept a node from completing: a cancel after the last node does not cancel a finished run. */
   stoppedBy: RunInterrupt | null;
+  /** The credentials nodes used so far, resolved once per run for its user. */
+  credentials: Map<string, Promise<ResolvedCredential>>;
+  /**
+   * The values those credentials put into requests: masked in what a node outputs, not only in
+   * records, so a server that echoes one back hands nothing usable to the nodes after it.
+   */
+  credentialMasks: Redactor;
 }
 
 /** Where a node stands in this run. */

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { NodeContext, NodeInput, NodeLogger } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
-import { nodeHttpClient } from '../node-http-client';
+import { UnavailableCredentials } from '../node-credentials.port';
+import { nodeHttpClient, NodeHttpRun } from '../node-http-client';
+import { nodeLanguageModels } from '../language-models/node-language-models';
 import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
 import type { Binding, Execution, NodeShared } from './execution';
 import type { ExecutorDependencies, RunRequest } from './run-contract';
@@ -31,19 +33,42 @@ export function contextFor(
   shared: NodeShared,
   signal: AbortSignal,
 ): NodeContext<object> {
+  const http = nodeHttpClient(deps.fetcher, signal, httpRunOf(deps, run));
   return {
     ...binding,
     params,
     variables: run.request.variables,
     ...shared,
-    models: deps.models ?? NO_LANGUAGE_MODEL,
+    models: nodeLanguageModels(deps.models ?? NO_LANGUAGE_MODEL, http),
     sandbox: deps.sandbox ?? NO_SANDBOX,
-    http: nodeHttpClient(deps.fetcher, signal),
+    http,
     signal,
     runId: run.request.runId,
     workflowId: run.request.workflowId,
     nodeId: node.id,
   } as NodeContext<object>;
+}
+
+/** What ctx.http needs of the run: its user's credentials (resolved once per run) and its masks, which they join. */
+function httpRunOf(deps: ExecutorDependencies, run: Execution): NodeHttpRun {
+  const { request } = run;
+  return {
+    credential: (id) => {
+      let resolved = run.credentials.get(id);
+      if (!resolved) {
+        resolved = deps.credentials ? deps.credentials.resolve(request.actingUserId, id) : new UnavailableCredentials().resolve(request.actingUserId, id);
+        // A refusal is not cached: the user may be given the role while the run goes on.
+        resolved.catch(() => run.credentials.delete(id));
+        run.credentials.set(id, resolved);
+      }
+      return resolved;
+    },
+    reveal: (secrets) => {
+      run.credentialMasks = run.credentialMasks.with(secrets);
+      request.redactor = request.redactor.with(secrets);
+    },
+    redactor: () => request.redactor,
+  };
 }
 
 /** `ctx.logger`: one child logger per node, created on first use, every line masked. */

@@ -55,7 +55,9 @@ export class NodeRunner implements ItemRunner {
       try {
         const ctx = contextFor(this.deps, run, node, binding, params, shared, limit.signal);
         const output = await raceSignal(invoke(node, ctx), limit.signal);
-        return { output: output === undefined ? null : output, attempts: attempt };
+        // A credential echoed back by a server goes no further than the node that sent it.
+        const masked = run.credentialMasks.active ? run.credentialMasks.value(output) : output;
+        return { output: masked === undefined ? null : masked, attempts: attempt };
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const stepError = classify(error);

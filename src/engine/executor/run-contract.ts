@@ -4,6 +4,7 @@ import type { RunError, StepRecord } from '../step.model';
 import type { ParameterDecider } from '../ai-decide/parameter-decider.port';
 import type { NodeCollectionsProvider } from '../node-collections.port';
 import type { OutboundFetch } from '../node-http-client';
+import type { NodeCredentials } from '../node-credentials.port';
 import type { Redactor } from '../redactor';
 
 /** The expression engine as the executor uses it (src/engine/expressions implements it). */
@@ -21,6 +22,8 @@ export interface ExecutorDependencies {
   sandbox?: CodeSandbox;
   /** Chooses AI Decide parameters; absent when no language model is configured. */
   decider?: ParameterDecider;
+  /** The credentials nodes name (`credential` on ctx.http and chat endpoints); absent: none can be used. */
+  credentials?: NodeCredentials;
   logger: Logger;
   runTimeoutMs: number;
 }
@@ -39,6 +42,10 @@ export interface RunRequest {
   input: unknown;
   /** Decrypted; never stored as they are. */
   variables: Readonly<Record<string, VariableValue>>;
+  /**
+   * What records, errors and logs are masked with. Grows during the run: a credential's values
+   * join it the moment a node injects them, before they are sent; read it again after the run.
+   */
   redactor: Redactor;
   /** Aborted with a RunInterrupt on cancel or shutdown. */
   signal?: AbortSignal;

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import { openAiCompatibleUrl, RetryingJsonClient } from '../../common/retrying-json-client';
+import { openAiCompatibleUrl, RetryingJsonClient, RetryingJsonClientOptions } from '../../common/retrying-json-client';
 
 export interface ChatCompletionsOptions {
   /** The chat completions URL itself, or the server's base URL with or without `/v1`. */
@@ -15,6 +15,8 @@ export interface ChatCompletionsOptions {
   maxRetryAfterMs?: number;
   /** How to wait between attempts; tests pass one that records the delays. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** How requests go out; plain fetch unless given (see RetryingJsonClientOptions.fetch). */
+  fetch?: RetryingJsonClientOptions['fetch'];
 }
 
 export interface ChatCompletion {
@@ -58,6 +60,7 @@ export class ChatCompletionsClient {
       backoff: options.backoff ?? { initialMs: 500, maxMs: 8_000 },
       maxRetryAfterMs: options.maxRetryAfterMs ?? 30_000,
       sleep: options.sleep,
+      fetch: options.fetch,
     });
   }
 
