@@ -497,6 +497,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflows/{id}/node-tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["RunsController_testNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflows/{id}/publish": {
         parameters: {
             query?: never;
@@ -803,12 +819,20 @@ export interface components {
             /** @default [] */
             edges?: components["schemas"]["EdgeDto"][];
             nodes: components["schemas"]["NodeSpecDto"][];
+            /** @description Inputs pinned on nodes of the draft, by node id, for POST .../node-tests; kept with the draft only (publishing leaves them out) */
+            pinnedData?: {
+                [key: string]: unknown;
+            };
             /** @default [] */
             variables?: components["schemas"]["VariableDto"][];
         };
         DefinitionViewDto: {
             edges: components["schemas"]["EdgeDto"][];
             nodes: components["schemas"]["NodeSpecDto"][];
+            /** @description Inputs pinned on nodes of the draft, by node id (never on a published version) */
+            pinnedData?: {
+                [key: string]: unknown;
+            };
             variables: components["schemas"]["VariableViewDto"][];
         };
         EdgeDto: {
@@ -1022,6 +1046,19 @@ export interface components {
              */
             waitBetweenTries?: number;
         };
+        NodeTestDto: {
+            /**
+             * @description Run what follows the node too (default: the node alone)
+             * @default false
+             */
+            andAfter?: boolean;
+            /** @description A run of this workflow whose record holds the node's input, used when no input is given or pinned */
+            fromRunId?: string;
+            /** @description The node's input: any JSON value. Left out: the data pinned on the node in the draft, else its input in run fromRunId */
+            input?: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            /** @description The node to run, an id of the draft (not inside a loop body: test the loop) */
+            nodeId: string;
+        };
         NodeTypeDto: {
             /** @enum {string} */
             defaultRunMode: "input" | "item";
@@ -1128,6 +1165,11 @@ export interface components {
             id: string;
             /** @description The webhook body's input; null when it had none */
             input: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            /** @description A test of one node (POST .../node-tests): which, and whether what follows ran too */
+            nodeTest?: {
+                andAfter: boolean;
+                nodeId: string;
+            } | null;
             /** @description The run's output, masked: its respond node's if one ran, else its end node's (a node that passed nothing on), or with several ends an object of their outputs keyed by node id; null until it succeeded, and for a failed or canceled run */
             output: (string | number | boolean | Record<string, never> | unknown[]) | null;
             /** @description A sub-workflow run: the node that started it */
@@ -1206,6 +1248,11 @@ export interface components {
             id: string;
             /** @description The webhook body's input; null when it had none */
             input: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            /** @description A test of one node (POST .../node-tests): which, and whether what follows ran too */
+            nodeTest?: {
+                andAfter: boolean;
+                nodeId: string;
+            } | null;
             /** @description The run's output, masked: its respond node's if one ran, else its end node's (a node that passed nothing on), or with several ends an object of their outputs keyed by node id; null until it succeeded, and for a failed or canceled run */
             output: (string | number | boolean | Record<string, never> | unknown[]) | null;
             /** @description A sub-workflow run: the node that started it */
@@ -1262,6 +1309,11 @@ export interface components {
             finishedAt: string | null;
             /** @example run_0123456789abcdefghijklmno */
             id: string;
+            /** @description A test of one node (POST .../node-tests): which, and whether what follows ran too */
+            nodeTest?: {
+                andAfter: boolean;
+                nodeId: string;
+            } | null;
             /** @description A sub-workflow run: the node that started it */
             parentNodeId: string | null;
             /** @description A sub-workflow run: the run that started it */
@@ -4115,6 +4167,98 @@ export interface operations {
             };
             /** @description The last owner cannot be removed */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    RunsController_testNode: {
+        parameters: {
+            query?: {
+                /** @description Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeTestDto"];
+            };
+        };
+        responses: {
+            /** @description With ?wait=: the run record, once it finished in time */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunRecordDto"];
+                };
+            };
+            /** @description Queued; Location names the run */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAcceptedDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Testing needs the editor or owner role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

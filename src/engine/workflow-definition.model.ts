@@ -79,4 +79,9 @@ export interface WorkflowDefinition {
   nodes: WorkflowNodeSpec[];
   edges: WorkflowEdge[];
   variables: WorkflowVariable[];
+  /**
+   * Inputs pinned on nodes of the draft, by node id, for testing one node on data of one's choice.
+   * Kept with the draft only: publishing leaves them out, and no run but a node test reads them.
+   */
+  pinnedData?: Record<string, unknown>;
 }

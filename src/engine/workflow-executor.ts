@@ -6,6 +6,7 @@ import { runOutput } from './executor/graph-routing';
 import { NodeRunner } from './executor/node-runner';
 import { ParameterResolver } from './executor/parameter-resolver';
 import type { ExecutorDependencies, RunOutcome, RunRequest, StepListener } from './executor/run-contract';
+import { narrowToTest } from './executor/node-test';
 import { restore } from './executor/run-resume';
 import { Redactor } from './redactor';
 import { RunInterrupt } from './run-interrupt';
@@ -56,6 +57,7 @@ export class WorkflowExecutor {
       credentialMasks: Redactor.NONE,
     };
     try {
+      if (request.test) narrowToTest(run, plan, request.test);
       await restore(run);
       await this.walker.runNodes(run, plan.nodes.filter((n) => n.loop === null), null);
     } catch (error) {
@@ -68,6 +70,8 @@ export class WorkflowExecutor {
     // A run that did not succeed has no answer: part of one would pass for the whole.
     if (run.stoppedBy?.reason === 'canceled') return { status: 'canceled', error: { code: ErrorCode.CANCELED, message: 'The run was canceled' }, steps: run.steps };
     if (run.failure) return { status: 'failed', error: run.failure, steps: run.steps };
-    return { status: 'succeeded', error: null, steps: run.steps, output: runOutput(run) };
+    // A test of one node alone answers with that node's output: what follows it was left out on purpose.
+    const output = request.test && !request.test.andAfter ? run.values[request.test.nodeId] : runOutput(run);
+    return { status: 'succeeded', error: null, steps: run.steps, output };
   }
 }

@@ -159,6 +159,7 @@ export class RunWorker {
         // The masks as they stand when the node starts the child: a credential used meanwhile has joined them.
         workflows: (nodeId) => this.subWorkflows(run, nodeId, request.redactor),
         holdWaits: child,
+        ...(run.nodeTest ? { test: run.nodeTest } : {}),
       };
       const outcome = await this.executor.run(prepared.plan, request, { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) });
       // The run's masks grew with every credential a node injected.

@@ -72,6 +72,8 @@ export interface Run {
   depth: number;
   /** The run this one retries. */
   retryOf: string | null;
+  /** A test of one node of the draft: only it runs (on the run's input), and with `andAfter` what follows it. */
+  nodeTest: { nodeId: string; andAfter: boolean } | null;
   /** Filled by `get` and `claim` (with their sealed state); empty in lists. */
   steps: StepRecord[];
 }
@@ -87,7 +89,7 @@ export type NewRun = Pick<
   Run,
   'workflowId' | 'runType' | 'versionId' | 'version' | 'definition' | 'input' | 'startedBy' | 'actingUserId' | 'idempotencyKey' | 'trigger'
 > &
-  Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps' | 'sealedInput'>>;
+  Partial<Pick<Run, 'parentRunId' | 'parentNodeId' | 'depth' | 'retryOf' | 'steps' | 'sealedInput' | 'nodeTest'>>;
 
 /** A run just accepted: `queued`, carried by a job whose id is the run's. */
 export function newQueuedRun(fields: NewRun, now = new Date()): Run {
@@ -98,6 +100,7 @@ export function newQueuedRun(fields: NewRun, now = new Date()): Run {
     parentNodeId: null,
     depth: 0,
     retryOf: null,
+    nodeTest: null,
     steps: [],
     sealedInput: null,
     ...fields,

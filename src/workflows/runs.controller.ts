@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { RunAcceptedDto, RunDto, RunPageDto, RunRecordDto } from './workflow-responses.dto';
 import { RunsService } from './runs.service';
-import { parseStartRun, RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
+import { NodeTestDto, parseNodeTest, parseStartRun, RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
 
 @ApiTags('runs')
 @ApiSecurity('api-key')
@@ -40,6 +40,32 @@ export class RunsController {
     const accepted = await this.runs.start(principal, workflowId, parseStartRun(body), { idempotencyKey, waitSeconds: query.wait, trigger });
     void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     if (!accepted.created) void reply.header('idempotent-replayed', 'true');
+    if (accepted.finished) {
+      void reply.status(200);
+      return accepted.finished;
+    }
+    return accepted.body;
+  }
+
+  /**
+   * Tests one node of the draft on an input of your choice (given, pinned on the node, or taken from
+   * an earlier run), and with `andAfter` what follows it: a test run whose record holds only those nodes.
+   */
+  @Post('workflows/:id/node-tests')
+  @HttpCode(202)
+  @ApiBody({ type: NodeTestDto })
+  @ApiAcceptedResponse({ type: RunAcceptedDto, description: 'Queued; Location names the run' })
+  @ApiOkResponse({ type: RunRecordDto, description: 'With ?wait=: the run record, once it finished in time' })
+  @ApiResponse({ status: 403, description: 'Testing needs the editor or owner role' })
+  async testNode(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') workflowId: string,
+    @Body() body: unknown,
+    @Query() query: StartRunQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const accepted = await this.runs.testNode(principal, workflowId, parseNodeTest(body), query.wait);
+    void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     if (accepted.finished) {
       void reply.status(200);
       return accepted.finished;

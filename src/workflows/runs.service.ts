@@ -9,6 +9,8 @@ import { Metrics } from '../metrics/metrics.service';
 import { ShutdownSignal } from '../common/shutdown-signal';
 import { newQueuedRun, Run, runOf, RunTrigger, RunType, TERMINAL_RUN_STATUSES } from '../runs/run.model';
 import { RunAdmission } from '../runs/run-admission.service';
+import { NodeRegistry } from '../engine/node-registry';
+import { compileWorkflow } from '../engine/workflow-compiler';
 import { RunFilter, RunStore } from '../storage/run-store.port';
 import { Workflow } from './workflow.model';
 import { WorkflowStore } from '../storage/workflow-store.port';
@@ -46,6 +48,7 @@ export class RunsService {
     @Inject(ROOT_LOGGER) logger: Logger,
     private readonly metrics: Metrics,
     private readonly shutdown: ShutdownSignal,
+    private readonly registry: NodeRegistry,
   ) {
     this.logger = logger.child({ component: 'runs' });
   }
@@ -104,6 +107,69 @@ export class RunsService {
     await this.admit(workflow);
     const run = newQueuedRun({ ...runOf(workflow, runType), input, trigger, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey });
     return { ...(await this.accept(run)), workflowName: workflow.name };
+  }
+
+  /**
+   * A test of one node of the draft (n8n's partial execution): it runs on `input` when given, else
+   * on the data pinned on it in the draft, else on what it received in run `fromRunId`; with
+   * `andAfter`, what follows it runs too, and nothing else does. A test run of the draft, as the
+   * caller, who needs the editor role.
+   */
+  async testNode(
+    principal: Principal,
+    workflowId: string,
+    test: { nodeId: string; input?: unknown; hasInput: boolean; fromRunId?: string; andAfter: boolean },
+    waitSeconds?: number,
+  ): Promise<AcceptedRun> {
+    await this.access.require(principal, 'workflow', workflowId, 'editor');
+    const workflow = await this.workflows.get(workflowId);
+    if (!workflow) throw AppError.notFound('workflow', workflowId);
+    const node = workflow.draft.nodes.find((n) => n.id === test.nodeId);
+    if (!node) throw AppError.validation([{ field: 'nodeId', reason: `names no node of the draft (nodes: ${workflow.draft.nodes.map((n) => n.id).join(', ')})` }]);
+    if (this.insideLoop(workflow.draft, test.nodeId)) {
+      throw AppError.validation([{ field: 'nodeId', reason: 'is inside a loop body: test the loop node, whose body runs with it' }]);
+    }
+    const input = await this.testInput(principal, workflow, test);
+    await this.admit(workflow);
+    const run = newQueuedRun({
+      ...runOf(workflow, 'test'),
+      input,
+      trigger: 'node-test',
+      startedBy: principal.userId,
+      actingUserId: principal.userId,
+      idempotencyKey: null,
+      nodeTest: { nodeId: test.nodeId, andAfter: test.andAfter },
+    });
+    const accepted = { ...(await this.accept(run)), workflowName: workflow.name };
+    if (!waitSeconds) return accepted;
+    const finished = await this.waitFor(accepted.body.runId, waitSeconds * 1000);
+    return finished ? { ...accepted, finished: runView(finished, workflow.name) } : accepted;
+  }
+
+  private async testInput(principal: Principal, workflow: Workflow, test: { nodeId: string; input?: unknown; hasInput: boolean; fromRunId?: string }): Promise<unknown> {
+    if (test.hasInput) return test.input;
+    const pinned = workflow.draft.pinnedData;
+    if (pinned && Object.prototype.hasOwnProperty.call(pinned, test.nodeId)) return pinned[test.nodeId];
+    if (!test.fromRunId) {
+      throw AppError.validation([{ field: 'input', reason: `is required: give the node's input, pin data on node "${test.nodeId}", or name a run (fromRunId) whose record holds its input` }]);
+    }
+    const earlier = await this.readable(principal, test.fromRunId, 'viewer');
+    if (earlier.workflowId !== workflow.id) throw AppError.validation([{ field: 'fromRunId', reason: `is a run of another workflow (${earlier.workflowId})` }]);
+    const step = earlier.steps.find((s) => s.nodeId === test.nodeId);
+    if (!step || step.input === undefined) {
+      throw AppError.validation([{ field: 'fromRunId', reason: `run ${earlier.id} holds no input of node "${test.nodeId}" (it did not run there, or its workflow keeps no step data)` }]);
+    }
+    // What the record shows: masked where it held a secret, as the caller sees it.
+    return step.input;
+  }
+
+  /** Where the compiler puts the node: inside a loop's body or not (a draft that does not compile has no body to be in). */
+  private insideLoop(definition: Workflow['draft'], nodeId: string): boolean {
+    try {
+      return compileWorkflow(definition, this.registry, { aiDecide: true }).byId.get(nodeId)?.loop != null;
+    } catch {
+      return false;
+    }
   }
 
   /**

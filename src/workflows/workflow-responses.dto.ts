@@ -35,6 +35,9 @@ export class DefinitionViewDto {
 
   @ApiProperty({ type: [VariableViewDto] })
   variables: VariableViewDto[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Inputs pinned on nodes of the draft, by node id (never on a published version)' })
+  pinnedData?: Record<string, unknown>;
 }
 
 export class ScheduleDto {
@@ -255,6 +258,15 @@ export class RunSummaryDto {
 
   @ApiProperty({ type: 'string', nullable: true, description: 'The run this one retries' })
   retryOf: string | null;
+
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: { nodeId: { type: 'string' }, andAfter: { type: 'boolean' } },
+    required: ['nodeId', 'andAfter'],
+    description: 'A test of one node (POST .../node-tests): which, and whether what follows ran too',
+  })
+  nodeTest: { nodeId: string; andAfter: boolean } | null;
 }
 
 export const RunPageDto = pageOf(RunSummaryDto, 'RunPageDto');

@@ -12,6 +12,7 @@ export const definitionView = (definition: WorkflowDefinition) => ({
   nodes: definition.nodes,
   edges: definition.edges,
   variables: definition.variables.map(variableView),
+  ...(definition.pinnedData ? { pinnedData: definition.pinnedData } : {}),
 });
 
 export const workflowView = (workflow: Workflow, role: Role) => ({
@@ -84,6 +85,7 @@ export const runSummaryView = (run: Run, workflowName: string | null = null) => 
   parentRunId: run.parentRunId,
   parentNodeId: run.parentNodeId,
   retryOf: run.retryOf,
+  nodeTest: run.nodeTest,
 });
 
 export const runView = (run: Run, workflowName: string | null = null) => ({

@@ -302,6 +302,15 @@ export class DefinitionDto {
   @ValidateNested({ each: true })
   @Type(() => VariableDto)
   variables?: VariableDto[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Inputs pinned on nodes of the draft, by node id, for POST .../node-tests; kept with the draft only (publishing leaves them out)',
+  })
+  @IsOptional()
+  @IsObject()
+  pinnedData?: Record<string, unknown>;
 }
 
 export class CreateWorkflowDto {
@@ -399,4 +408,35 @@ export function parseStartRun(body: unknown): { runType: RunType; input: unknown
   if (typeof body !== 'object' || Array.isArray(body)) throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
   const { input, ...rest } = body as Record<string, unknown>;
   return { runType: validateInput(StartRunDto, rest).runType, input };
+}
+
+/** A test of one node, validated by `parseNodeTest` (as the webhook's body: `input` is handed on untouched). */
+export class NodeTestDto {
+  @Field({ description: 'The node to run, an id of the draft (not inside a loop body: test the loop)' })
+  @IsString()
+  @Matches(NODE_ID, { message: 'nodeId must be a node id' })
+  nodeId: string;
+
+  @Field({ description: "The node's input: any JSON value. Left out: the data pinned on the node in the draft, else its input in run fromRunId" })
+  @IsOptional()
+  input?: unknown;
+
+  @Field({ description: 'A run of this workflow whose record holds the node\'s input, used when no input is given or pinned' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  fromRunId?: string;
+
+  @Field({ description: 'Run what follows the node too (default: the node alone)' })
+  @IsOptional()
+  @IsBoolean()
+  andAfter: boolean = false;
+}
+
+/** @throws AppError VALIDATION_FAILED */
+export function parseNodeTest(body: unknown): { nodeId: string; input?: unknown; hasInput: boolean; fromRunId?: string; andAfter: boolean } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
+  const { input, ...rest } = body as Record<string, unknown>;
+  const checked = validateInput(NodeTestDto, rest);
+  return { nodeId: checked.nodeId, andAfter: checked.andAfter, ...(checked.fromRunId ? { fromRunId: checked.fromRunId } : {}), hasInput: 'input' in body, input };
 }

@@ -104,7 +104,9 @@ export class WorkflowsService {
     const versionId = newId('wfv');
     // The draft was valid when saved; node types may have changed since (a plugin removed).
     const triggers = triggersOf(compileWorkflow(workflow.draft, this.registry, this.compileOptions), versionId);
-    const version = await this.workflows.publish(id, { id: versionId, definition: workflow.draft, createdBy: principal.userId, createdAt: new Date() }, triggers);
+    // Pinned data is for testing the draft: the version runs on what comes in, never on it.
+    const { pinnedData: _pinned, ...published } = workflow.draft;
+    const version = await this.workflows.publish(id, { id: versionId, definition: published, createdBy: principal.userId, createdAt: new Date() }, triggers);
     if (!version) throw AppError.notFound('workflow', id);
     this.toolEvents.changed();
     return versionView(version, version.version);
@@ -178,7 +180,12 @@ export class WorkflowsService {
       nodes: input.nodes.map((node) => this.nodeSpec(node)),
       edges: (input.edges ?? []).map((edge) => ({ from: edge.from, to: edge.to, ...(edge.output !== undefined ? { output: edge.output } : {}) })),
       variables,
+      ...(input.pinnedData && Object.keys(input.pinnedData).length ? { pinnedData: { ...input.pinnedData } } : {}),
     };
+    const nodeIds = new Set(definition.nodes.map((node) => node.id));
+    for (const key of Object.keys(definition.pinnedData ?? {})) {
+      if (!nodeIds.has(key)) problems.push({ field: `pinnedData.${key}`, reason: 'names no node of the workflow' });
+    }
     let graphProblems: DefinitionProblem[] = [];
     try {
       compileWorkflow(definition, this.registry, this.compileOptions);

@@ -33,11 +33,13 @@ export class GraphWalker implements BodyRunner {
         continue;
       }
       const incoming = incomingOf(run, node);
-      if (node !== run.plan.trigger && (incoming.blocked || !incoming.inputs.some((i) => i.live))) {
+      // The trigger, and the node a test starts at, take the run's input instead of their edges'.
+      const starts = node === run.plan.trigger || node.id === run.request.test?.nodeId;
+      if (!starts && (incoming.blocked || !incoming.inputs.some((i) => i.live))) {
         await skip(run, node);
         continue;
       }
-      const input = node === run.plan.trigger ? run.request.input : incoming.input;
+      const input = starts ? run.request.input : incoming.input;
       if (node.node.definition.loop) await this.loops.run(run, node, input, incoming.inputs);
       else await this.runStep(run, node, input, incoming.inputs, loop);
     }

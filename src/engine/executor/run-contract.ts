@@ -57,6 +57,8 @@ export interface RunRequest {
   workflows?: (nodeId: string) => WorkflowsFacade;
   /** Waits hold the worker instead of pausing the run (a sub-workflow, whose parent waits for it). */
   holdWaits?: boolean;
+  /** A test of one node: it runs on `input` (the run's input), then with `andAfter` what follows; nothing else runs. */
+  test?: { nodeId: string; andAfter: boolean };
   now?: () => Date;
 }
 

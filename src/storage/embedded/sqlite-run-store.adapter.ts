@@ -36,6 +36,7 @@ interface RunRow {
   parent_node_id: string | null;
   depth: number;
   retry_of: string | null;
+  node_test: string | null;
 }
 
 interface StepRow {
@@ -88,6 +89,7 @@ const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
   parentNodeId: row.parent_node_id,
   depth: row.depth,
   retryOf: row.retry_of,
+  nodeTest: parsed<Run['nodeTest']>(row.node_test) ?? null,
   steps,
 });
 
@@ -117,7 +119,7 @@ const pageAfter = (after?: RunCursor) => ({ at: toSqlDate(after?.at ?? new Date(
 /** Every column but the test-run definition and the sealed input, which only the worker reads (through get), and the output. */
 const SUMMARY_COLUMNS = `id, workflow_id, run_type, version_id, version, status, input, started_by, run_trigger, acting_user_id,
   idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at, claims, lease_losses, cancel_requested, error,
-  resume_at, parent_run_id, parent_node_id, depth, retry_of`;
+  resume_at, parent_run_id, parent_node_id, depth, retry_of, node_test`;
 const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
   .map((column) => `r.${column.trim()}`)
   .join(', ');
@@ -149,10 +151,10 @@ export class SqliteRunStore extends RunStore {
       insert: db.prepare(
         `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, sealed_input, started_by,
            run_trigger, acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
-           claims, cancel_requested, error, parent_run_id, parent_node_id, depth, retry_of)
+           claims, cancel_requested, error, parent_run_id, parent_node_id, depth, retry_of, node_test)
          VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @sealed_input, @started_by,
            @run_trigger, @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL,
-           @parent_run_id, @parent_node_id, @depth, @retry_of)`,
+           @parent_run_id, @parent_node_id, @depth, @retry_of, @node_test)`,
       ),
       byIdempotencyKey: db.prepare('SELECT * FROM workflow_runs WHERE workflow_id = ? AND idempotency_key = ?'),
       forgetIdempotencyKey: db.prepare('UPDATE workflow_runs SET idempotency_key = NULL WHERE id = ?'),
@@ -288,6 +290,7 @@ export class SqliteRunStore extends RunStore {
         parent_node_id: run.parentNodeId,
         depth: run.depth,
         retry_of: run.retryOf,
+        node_test: json(run.nodeTest ?? undefined),
       });
       for (const step of run.steps) this.upsertStep(run.id, step);
       return { created: true, run };

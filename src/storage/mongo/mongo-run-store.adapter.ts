@@ -43,6 +43,7 @@ const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
   parentNodeId: doc.parentNodeId ?? null,
   depth: doc.depth ?? 0,
   retryOf: doc.retryOf ?? null,
+  nodeTest: doc.nodeTest ?? null,
   steps,
 });
 

@@ -106,6 +106,8 @@ const runSchema = new Schema<RunDoc>(
     parentNodeId: { type: String, default: null },
     depth: { type: Number, required: true, default: 0 },
     retryOf: { type: String, default: null },
+    // { nodeId, andAfter }: plain values, safe as fields.
+    nodeTest: { type: Schema.Types.Mixed, default: null },
     slotHeld: { type: Boolean, default: false },
     parked: { type: Boolean, default: false },
   },

@@ -192,4 +192,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       UPDATE workflow_runs SET run_trigger = 'schedule' WHERE idempotency_key LIKE 'schedule:%';
     `,
   },
+  {
+    version: 240,
+    name: 'node-tests',
+    sql: `ALTER TABLE workflow_runs ADD COLUMN node_test TEXT;`,
+  },
 ];
