@@ -49,4 +49,22 @@ export interface StepRecord {
    * secrets: what a resumed or retried run continues from. Never shown; dropped when the run succeeds.
    */
   state?: string | null;
+  /**
+   * What a node did inside itself, in order: an AI agent's model calls and tool calls, with their
+   * timing, tokens, arguments and results (masked like input and output).
+   */
+  subSteps?: SubStep[];
+}
+
+/** One model call or tool call inside a node (an AI agent's loop). */
+export interface SubStep {
+  kind: 'model' | 'tool';
+  /** The model's name, or the tool's. */
+  name: string;
+  startedAt: string;
+  durationMs: number;
+  tokens?: { prompt: number; completion: number };
+  arguments?: unknown;
+  result?: unknown;
+  error?: string;
 }

@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
+import type { SubStep } from '../engine/step.model';
+
+/** What a running node reports before it ends: a finished sub-step, or a token of a streamed answer. */
+export type RunProgressEvent =
+  | { nodeId: string; type: 'substep'; subStep: SubStep }
+  | { nodeId: string; type: 'token'; text: string };
 
 /**
  * Runs that reached a terminal state in this process, for callers waiting on them here (the
@@ -8,6 +14,19 @@ import { EventEmitter } from 'node:events';
 @Injectable()
 export class RunEvents {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
+
+  private readonly progressEmitter = new EventEmitter().setMaxListeners(0);
+
+  /** A node of `runId` running in this process made progress (a chat stream forwards it). */
+  progress(runId: string, event: RunProgressEvent): void {
+    this.progressEmitter.emit(runId, event);
+  }
+
+  /** Listens to the progress of `runId` in this process; call the answer to stop listening. */
+  onProgress(runId: string, listener: (event: RunProgressEvent) => void): () => void {
+    this.progressEmitter.on(runId, listener);
+    return () => this.progressEmitter.off(runId, listener);
+  }
 
   finished(runId: string): void {
     this.emitter.emit(runId);
