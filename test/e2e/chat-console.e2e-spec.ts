@@ -110,6 +110,13 @@ describe('chat panel in a browser', () => {
     expect(new Set(inputs.map((input: { sessionId: string }) => input.sessionId)).size).toBe(1);
     await shot('chat-panel');
     await axe('chat panel with answers');
+    // On a phone: no sideways scrolling, long ids and all.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const wide = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+    expect(wide.scroll).toBe(wide.client);
+    await page.screenshot({ path: join(SCREENSHOTS, 'narrow-chat-panel.png'), fullPage: true });
+    await axe('chat panel at 390 px');
+    await page.setViewportSize({ width: 1100, height: 900 });
   });
 
   it('shows the answer growing as tokens stream in, then the final answer', async () => {
