@@ -465,6 +465,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflows/{id}/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["ChatController_send"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflows/{id}/members": {
         parameters: {
             query?: never;
@@ -663,6 +679,31 @@ export interface components {
         };
         ApiKeyListDto: {
             items: components["schemas"]["ApiKeyDto"][];
+        };
+        ChatAnswerDto: {
+            /** @description The answer as text: the run's output when it is a string, else its `answer`, `text`, `output` or `content` field, the first that is a string (a one-element array counts as its element); null otherwise (see output) */
+            answer: string | null;
+            error: components["schemas"]["RunErrorDto"] | null;
+            /** @description The run's output (its respond node's input, else its end node's output), masked; null until it succeeded */
+            output: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            runId: string;
+            /**
+             * @description succeeded, failed or canceled; queued, running or waiting when the answer stopped waiting for it (read GET /api/v1/runs/{id} later)
+             * @enum {string}
+             */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+        };
+        ChatMessageDto: {
+            /**
+             * @description What the user says (1-20000 characters)
+             * @example How tall is Etna?
+             */
+            message: string;
+            /**
+             * @description The conversation the message belongs to (1-128 visible ASCII characters); the trigger hands it on, so an agent can keep one memory per session
+             * @example user-42-conversation-1
+             */
+            sessionId: string;
         };
         CollectionDto: {
             /**
@@ -3981,6 +4022,121 @@ export interface operations {
             };
             /** @description No such resource, or it is not shared with you */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ChatController_send: {
+        parameters: {
+            query?: {
+                /** @description `false`: answer once, in JSON, when the run finished (as `Accept: application/json` without `text/event-stream` does); default: Server-Sent Events */
+                stream?: "true" | "false";
+            };
+            header?: {
+                /** @description Repeated within 24 hours, answers about the first run instead of starting another */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatMessageDto"];
+            };
+        };
+        responses: {
+            /** @description JSON mode: the answer once the run finished. Stream mode: text/event-stream whose last event, done, carries this */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatAnswerDto"];
+                    "text/event-stream": components["schemas"]["ChatAnswerDto"];
+                };
+            };
+            /** @description JSON mode: the run had not finished in 120 s; Location names it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatAnswerDto"];
+                    "text/event-stream": components["schemas"]["ChatAnswerDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Chatting starts runs: it needs the editor or owner role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such workflow, or nothing is published */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The published version's trigger is not chat-trigger */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

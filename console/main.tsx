@@ -2,6 +2,7 @@ import { render, type JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, onUnauthenticated } from './api-client';
 import type { Me } from './api-types';
+import { ChatPage } from './pages/chat.page';
 import { CollectionPage } from './pages/collection.page';
 import { CollectionsPage } from './pages/collections.page';
 import { RunPage } from './pages/run.page';
@@ -33,6 +34,7 @@ const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX
   { pattern: /^\/collections\/([^/]+)$/, section: 'collections', page: byId((id) => <CollectionPage key={id} id={id} />) },
   { pattern: /^\/workflows\/?$/, section: 'workflows', page: () => <WorkflowsPage /> },
   { pattern: /^\/workflows\/([^/]+)$/, section: 'workflows', page: byId((id) => <WorkflowPage key={id} id={id} />) },
+  { pattern: /^\/workflows\/([^/]+)\/chat$/, section: 'workflows', page: byId((id) => <ChatPage key={id} id={id} />) },
   { pattern: /^\/runs\/?$/, section: 'runs', page: () => <RunsPage /> },
   { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: byId((id) => <RunPage key={id} id={id} />) },
 ];

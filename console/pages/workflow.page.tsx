@@ -72,7 +72,7 @@ export function WorkflowPage({ id }: { id: string }) {
         <p class="muted">
           <code>{id}</code> · your role: {workflow.data.role} · active version:{' '}
           {workflow.data.activeVersion ?? 'none (publish to run in production)'} · webhook: <code>POST {workflow.data.webhookPath}</code> ·{' '}
-          <Link href={`/runs?workflowId=${encode(id)}`}>runs of this workflow</Link>
+          <Link href={`/runs?workflowId=${encode(id)}`}>runs of this workflow</Link> · <Link href={`/workflows/${encode(id)}/chat`}>chat with it</Link>
         </p>
       )}
       {workflow.data && types.data && (

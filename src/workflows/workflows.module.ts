@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { membersController } from '../auth/members.controller';
 import { SecretsModule } from '../common/secrets.module';
 import { AppConfig } from '../config/app-config';
+import { ChatController } from './chat.controller';
+import { ChatService } from './chat.service';
 import { EngineModule } from '../engine/engine.module';
 import { RunsModule } from '../runs/runs.module';
 import { NodeOptionsService } from './node-options.service';
@@ -30,8 +32,8 @@ export class WorkflowsModule {
       module = {
         module: WorkflowsModule,
         imports: [EngineModule.forRoot(config), RunsModule.forRoot(config), SecretsModule, RateLimitModule],
-        controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController],
-        providers: [WorkflowsService, RunsService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
+        controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController, ChatController],
+        providers: [WorkflowsService, RunsService, ChatService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
         exports: [WorkflowToolsService, WorkflowToolEvents],
       };
       built.set(config, module);
