@@ -17,8 +17,8 @@ const MAX_BACKOFF_MS = 5 * 60 * 1000;
 /**
  * One node's execution: in its run mode, each execution with its tries (backoff between them for
  * failures that may pass), each try within the node's time limit and the run's signal. A node
- * that must not run twice is marked as started before its first try, and finishes what it started
- * when the process stops.
+ * starts only once the nodes finished before it are stored; one that must not run twice is marked
+ * as started before its first try, and finishes what it started when the process stops.
  */
 export class NodeRunner implements ItemRunner {
   constructor(
@@ -31,6 +31,8 @@ export class NodeRunner implements ItemRunner {
     const shared = sharedFor(this.deps, run, node, inputs);
     const guard: NodeGuard = { node, run, startedAt, marked: false };
     try {
+      // The nodes finished before this one are stored first: a worker that dies from here on leaves them done.
+      await run.listener.starting?.();
       return await runByMode(this, guard, input, shared, loopState);
     } finally {
       guard.shielded?.dispose();
