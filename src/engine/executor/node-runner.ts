@@ -31,8 +31,6 @@ export class NodeRunner implements ItemRunner {
     const shared = sharedFor(this.deps, run, node, inputs);
     const guard: NodeGuard = { node, run, startedAt, marked: false };
     try {
-      // The nodes finished before this one are stored first: a worker that dies from here on leaves them done.
-      await run.listener.starting?.();
       return await runByMode(this, guard, input, shared, loopState);
     } finally {
       guard.shielded?.dispose();
@@ -46,9 +44,14 @@ export class NodeRunner implements ItemRunner {
     const params = node.staticParams ?? (await this.parameters.resolve(node, binding, shared.nodes, run.request, runSignal));
     const idempotent = node.idempotent(params);
     if (!idempotent && !guard.marked) {
-      // Stored before the node starts: a worker that dies now leaves a trace the next one reads.
-      guard.marked = true;
+      // Stored before the node starts, with the nodes finished before it: a worker that dies now
+      // leaves a trace the next one reads.
+      guard.marked = guard.settled = true;
       await run.listener.started({ ...baseStep(node), status: 'running', attempts: 0, startedAt: guard.startedAt, finishedAt: null });
+    } else if (!guard.settled) {
+      // The nodes finished before this one are stored first: a worker that dies from here on leaves them done.
+      guard.settled = true;
+      await run.listener.starting?.();
     }
     // A node that must not run twice finishes what it started when the process stops: its record is then true.
     const signal = idempotent ? runSignal : (guard.shielded ??= unlessShutdown(runSignal)).signal;
