@@ -268,7 +268,11 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
           resolve(tag);
         });
       });
-      const tag = await killed;
+      let timer: NodeJS.Timeout | undefined;
+      const stuck = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`kill ${round} (${JSON.stringify(mode)}) never came: its runs did not get there in 120 s\n${victim.output()}`)), 120_000);
+      });
+      const tag = await Promise.race([killed, stuck]).finally(() => clearTimeout(timer));
       expect(await victim.exited(60_000)).toEqual({ code: null, signal: 'SIGKILL' });
       kills.push({ mode, tag });
       service = undefined;
