@@ -130,6 +130,20 @@ afterAll(() => expressions.close());
 beforeEach(() => (calls.length = 0));
 
 describe('WorkflowExecutor control flow', () => {
+  it('has what finished before a node stored before the node starts: a lone write, or with the record of one that must not run twice', async () => {
+    const outcome = await new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 10_000 }).run(
+      compileWorkflow(workflow([node('a', 'tag'), node('b', 'effect'), node('c', 'tag')], [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')]), registry),
+      { runId: 'run_order', workflowId: 'w', actingUserId: 'u', input: null, variables: {}, redactor: Redactor.NONE, sealer },
+      {
+        finished: (s) => void calls.push(`finished:${s.nodeId}`),
+        started: async (s) => void calls.push(`started:${s.nodeId}`),
+        starting: async () => void calls.push('starting'),
+      },
+    );
+    expect(outcome.status).toBe('succeeded');
+    expect(calls).toEqual(['starting', 'finished:trigger', 'starting', 'a', 'finished:a', 'started:b', 'b', 'finished:b', 'starting', 'c', 'finished:c']);
+  });
+
   it('runs only the branch a router sent data to, and skips what is reachable only through the other', async () => {
     const result = await run(
       workflow(

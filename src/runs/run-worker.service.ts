@@ -161,7 +161,11 @@ export class RunWorker {
         holdWaits: child,
         ...(run.nodeTest ? { test: run.nodeTest } : {}),
       };
-      const outcome = await this.executor.run(prepared.plan, request, { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) });
+      const outcome = await this.executor.run(prepared.plan, request, {
+        finished: (step, kept) => recorder.add(step, kept),
+        started: (step) => recorder.write(step),
+        starting: () => recorder.settle(),
+      });
       // The run's masks grew with every credential a node injected.
       redactor = request.redactor;
       if (outcome.status === 'interrupted') {

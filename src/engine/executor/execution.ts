@@ -68,6 +68,8 @@ export interface NodeGuard {
   startedAt: Date;
   /** The record saying it started was stored (a node that must not run twice). */
   marked: boolean;
+  /** The nodes finished before it were stored (see StepListener.starting), or are going out with its `started` record. */
+  settled?: boolean;
   /** The run's signal without its shutdown, made once for the items that must not run twice. */
   shielded?: { signal: AbortSignal; dispose: () => void };
 }

@@ -78,6 +78,12 @@ export interface StepListener {
   finished(step: StepRecord, kept?: KeptOutputs): Promise<void> | void;
   /** Before a node that must not run twice starts; resolves once the record is stored. */
   started(step: StepRecord): Promise<void>;
+  /**
+   * Before any node starts: resolves once what a resumed run needs of the nodes finished so far
+   * (their records and kept outputs) is stored, so a node that finished is never run again or
+   * taken for one cut short. Fails (and the node does not start) when it cannot be stored.
+   */
+  starting?(): Promise<void>;
 }
 
 export interface RunOutcome {
