@@ -16,6 +16,7 @@ import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
 import { ShutdownSignal } from './common/shutdown-signal';
 import { setupWebConsole } from './common/web-console';
+import { setupApprovalPages } from './workflows/approval-pages';
 import { Metrics } from './metrics/metrics.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -79,6 +80,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
   setupWebConsole(app, logger);
+  setupApprovalPages(app, logger);
   return app;
 }
 

@@ -20,7 +20,7 @@ class IsObjectSchema implements ValidatorConstraintInterface {
 export class ApprovalParameters {
   @Parameter({
     displayName: 'Summary',
-    description: 'What the approver is asked to decide, shown on the approval page and in the inbox (plain text; as an expression, e.g. `` `Send ${input.amount} EUR to ${input.to}?` ``).',
+    description: 'What the approver is asked to decide, shown on the approval page and in the inbox (plain text; as an expression, e.g. `Send ${input.amount} EUR to ${input.to}?`).',
     schema: { examples: ['Send the answer to the customer?'] },
   })
   @IsString()
