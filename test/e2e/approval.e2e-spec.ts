@@ -2,22 +2,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
+import { bothQueues } from '../utils/queues';
 import { startUpstream, Upstream, waitForRun } from '../utils/workflows-fixtures';
 
 /**
  * The approval node through its doors: the signed link's page (GET shows, POST decides once),
  * REST for editors, the inbox, bad fields, the timeout branch, and a restart while it waits.
  */
-describe('human approval', () => {
+describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
   let upstream: Upstream;
+  let queueEnv: Record<string, string>;
   let dataDir: string;
   let t: TestApp;
   let editor: TestUser;
   let viewer: TestUser;
 
-  const boot = () => startTestApp({ DATA_DIR: dataDir, FETCH_ALLOWED_HOSTS: '127.0.0.1', PUBLIC_URL: 'https://approvals.example.com/' });
+  const boot = () => startTestApp({ ...queueEnv, DATA_DIR: dataDir, FETCH_ALLOWED_HOSTS: '127.0.0.1', PUBLIC_URL: 'https://approvals.example.com/' });
 
   beforeAll(async () => {
+    queueEnv = await queue.env();
     upstream = await startUpstream();
     dataDir = mkdtempSync(join(tmpdir(), 'wcs-approval-'));
     t = await boot();
@@ -27,6 +30,7 @@ describe('human approval', () => {
   afterAll(async () => {
     await t?.close();
     await upstream?.close();
+    await queue.cleanup();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
