@@ -222,6 +222,26 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     expect(stepOf(record, 'ask').output.approved.fields).toEqual({ reason: 'looks right' });
   });
 
+  it('lets exactly one of two decisions made at once through, and refuses a canceled run\'s link', async () => {
+    const workflowId = await approvalWorkflow();
+    const { runId, link } = await startWaiting(workflowId);
+    const [byLink, byRest] = await Promise.all([
+      page(link, { decision: 'rejected' }),
+      t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, { key: editor.key, body: { decision: 'approved' } }),
+    ]);
+    expect([byLink.status, byRest.status].sort()).toEqual([200, 409]);
+    const record = await waitForRun(t.request, runId, { timeoutMs: 60_000 });
+    const winner = byLink.status === 200 ? 'rejected' : 'approved';
+    expect(stepOf(record, 'ask').output[winner].decision).toBe(winner);
+    expect(stepOf(record, winner === 'approved' ? 'onApproved' : 'onRejected').status).toBe('succeeded');
+
+    const canceled = await startWaiting(workflowId);
+    expect((await t.request('POST', `/api/v1/runs/${canceled.runId}/cancel`)).status).toBe(200);
+    const refused = await page(canceled.link, { decision: 'approved' });
+    expect(refused.status).toBe(409);
+    expect(refused.html).toContain('canceled');
+  });
+
   it('keeps waiting across a restart, then takes the decision and finishes', async () => {
     const workflowId = await approvalWorkflow();
     const { runId, link } = await startWaiting(workflowId, { order: 77 });
