@@ -86,6 +86,13 @@ describe('approvals in a browser', () => {
     await card.getByText('Ship order 1 to the customer?').waitFor();
     await axe('approvals inbox');
     await shot('approvals-inbox');
+    // A phone's width: no sideways scrolling, still no serious violation.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const wide = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+    expect(wide.scroll).toBeLessThanOrEqual(wide.client);
+    await axe('approvals inbox at 390 px');
+    await shot('approvals-inbox-390');
+    await page.setViewportSize({ width: 1280, height: 860 });
 
     await card.getByLabel(/Reason/).fill('no');
     await card.getByRole('button', { name: 'Approve' }).click();
