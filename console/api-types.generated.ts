@@ -33,6 +33,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["ApprovalsController_inbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections": {
         parameters: {
             query?: never;
@@ -347,6 +363,22 @@ export interface paths {
         get: operations["RunsController_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/approvals/{nodeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["ApprovalsController_decide"];
         delete?: never;
         options?: never;
         head?: never;
@@ -680,6 +712,22 @@ export interface components {
         ApiKeyListDto: {
             items: components["schemas"]["ApiKeyDto"][];
         };
+        ApprovalDecisionDto: {
+            comment: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            decidedAt: string;
+            decidedBy: components["schemas"]["DecidedByDto"];
+            /** @enum {string} */
+            decision: "approved" | "rejected";
+            fields: {
+                [key: string]: unknown;
+            } | null;
+            nodeId: string;
+            runId: string;
+        };
         ChatAnswerDto: {
             /** @description The answer as text: the run's output when it is a string, else its `answer`, `text`, `output` or `content` field, the first that is a string (a one-element array counts as its element); null otherwise (see output) */
             answer: string | null;
@@ -856,6 +904,29 @@ export interface components {
             name: string;
             workflowId: string;
         };
+        DecideApprovalDto: {
+            /** @description A note kept with the decision (in the node's output) */
+            comment?: string;
+            /**
+             * @description The run goes on through the node's output of this name
+             * @enum {string}
+             */
+            decision: "approved" | "rejected";
+            /** @description What the approver fills in, checked against the node's `fields` JSON Schema */
+            fields?: {
+                [key: string]: unknown;
+            };
+        };
+        DecidedByDto: {
+            email?: string | null;
+            name?: string | null;
+            /**
+             * @description `user`: through REST or the console; `link`: whoever held the signed link
+             * @enum {string}
+             */
+            type: "user" | "link";
+            userId?: string;
+        };
         DefinitionDto: {
             /** @default [] */
             edges?: components["schemas"]["EdgeDto"][];
@@ -906,7 +977,7 @@ export interface components {
          * @description Stable error code
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INTERNAL";
+        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INTERNAL";
         FieldErrorDto: {
             /**
              * @description The bad field: a dotted path with [index] for array items, e.g. definition.nodes[0].id
@@ -1133,6 +1204,32 @@ export interface components {
         };
         ParameterOptionsDto: {
             items: components["schemas"]["ParameterOptionDto"][];
+        };
+        PendingApprovalDto: {
+            /**
+             * Format: date-time
+             * @description When the run started waiting
+             */
+            createdAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the wait ends without a decision (the timedOut output)
+             */
+            expiresAt: string;
+            /** @description JSON Schema of the fields the approver fills in; null when none */
+            fields: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The approval node */
+            nodeId: string;
+            runId: string;
+            /** @description What the approver is asked to decide */
+            summary: string;
+            workflowId: string;
+            workflowName: string | null;
+        };
+        PendingApprovalList: {
+            items: components["schemas"]["PendingApprovalDto"][];
         };
         PositionDto: {
             /** @description Where the builder draws the node */
@@ -1842,6 +1939,34 @@ export interface operations {
             };
             /** @description No such resource, or it is not shared with you */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ApprovalsController_inbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalList"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3386,6 +3511,105 @@ export interface operations {
             };
             /** @description No such resource, or it is not shared with you */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ApprovalsController_decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecideApprovalDto"];
+            };
+        };
+        responses: {
+            /** @description Decided; the run goes on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalDecisionDto"];
+                };
+            };
+            /** @description The fields do not match the node's schema (each bad field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Deciding needs the editor or owner role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Already decided, or the run no longer waits there */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The approval timed out */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

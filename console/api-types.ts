@@ -67,3 +67,7 @@ export type Step = Omit<Schemas['StepDto'], 'input' | 'output'> & { input?: unkn
 export type RunSummary = Schemas['RunSummaryDto'];
 export type Run = Omit<Schemas['RunDto'], 'input' | 'output' | 'steps'> & { input: unknown; output: unknown; steps: Step[] };
 export type Accepted = Schemas['RunAcceptedDto'];
+
+/** An approval node waiting for a decision (the inbox); its `fields` is a JSON Schema, read as one. */
+export type PendingApproval = Omit<Schemas['PendingApprovalDto'], 'fields'> & { fields: JsonSchema | null };
+export type ApprovalDecision = Schemas['ApprovalDecisionDto'];

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, onUnauthenticated } from './api-client';
 import type { Me } from './api-types';
 import { ChatPage } from './pages/chat.page';
+import { ApprovalsPage } from './pages/approvals.page';
 import { CollectionPage } from './pages/collection.page';
 import { CollectionsPage } from './pages/collections.page';
 import { RunPage } from './pages/run.page';
@@ -37,6 +38,7 @@ const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX
   { pattern: /^\/workflows\/([^/]+)\/chat$/, section: 'workflows', page: byId((id) => <ChatPage key={id} id={id} />) },
   { pattern: /^\/runs\/?$/, section: 'runs', page: () => <RunsPage /> },
   { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: byId((id) => <RunPage key={id} id={id} />) },
+  { pattern: /^\/approvals\/?$/, section: 'approvals', page: () => <ApprovalsPage /> },
 ];
 
 function App() {
@@ -93,6 +95,7 @@ function App() {
             ['collections', '/collections', 'Collections'],
             ['workflows', '/workflows', 'Workflows'],
             ['runs', '/runs', 'Runs'],
+            ['approvals', '/approvals', 'Approvals'],
           ].map(([section, href, label]) => (
             <Link key={section} href={href} aria-current={route?.r.section === section ? 'page' : undefined}>
               {label}

@@ -1,6 +1,8 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown, Optional, Provider } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { ApprovalLinks } from '../common/approval-links';
 import { ROOT_LOGGER } from '../common/logger';
+import { SecretsModule } from '../common/secrets.module';
 import { SafeFetch } from '../common/safe-fetch';
 import { AppConfig } from '../config/app-config';
 import { ChatCompletionsDecider } from './ai-decide/openai-compatible/chat-completions-decider.adapter';
@@ -44,6 +46,7 @@ const executionProviders: Provider[] = [
       OpenAiLanguageModels,
       { token: NodeCollectionsProvider, optional: true },
       { token: NodeCredentials, optional: true },
+      ApprovalLinks,
     ],
     useFactory: (
       config: AppConfig,
@@ -54,6 +57,7 @@ const executionProviders: Provider[] = [
       models: OpenAiLanguageModels | null,
       collections: NodeCollectionsProvider | undefined,
       credentials: NodeCredentials | undefined,
+      approvalLinks: ApprovalLinks,
     ) =>
       new WorkflowExecutor({
         expressions,
@@ -63,6 +67,7 @@ const executionProviders: Provider[] = [
         decider: decider ?? undefined,
         models: models ?? undefined,
         sandbox: new IsolateCodeSandbox(expressions),
+        approvalLinks,
         logger: logger.child({ component: 'runs' }),
         runTimeoutMs: config.RUN_TIMEOUT_MS,
       }),
@@ -101,6 +106,7 @@ export class EngineModule implements OnApplicationShutdown {
       const workers = config.runsWorkers;
       module = {
         module: EngineModule,
+        imports: [SecretsModule],
         providers: [registry, ...(workers ? executionProviders : [])],
         exports: [NodeRegistry, ...(workers ? [ExpressionEngine, ParameterDecider, WorkflowExecutor] : [])],
       };

@@ -5,6 +5,7 @@
 export { defineNode } from './node-definition';
 export type { NodeDefinition, ParametersClass, TriggerOptions } from './node-definition';
 export type {
+  ApprovalsFacade,
   ChatMessage,
   ChatRequest,
   ChatResponse,
@@ -31,7 +32,7 @@ export type {
   WorkflowRunResult,
   WorkflowsFacade,
 } from './node-context';
-export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitUntil } from './node-output';
+export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitForDecision, waitUntil } from './node-output';
 export type { RoutedOutput, WaitRequest } from './node-output';
 export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';

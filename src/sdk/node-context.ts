@@ -203,6 +203,15 @@ export interface WorkflowsFacade {
   execute(workflowId: string, input: unknown, options: { runType?: 'production' | 'test'; signal: AbortSignal }): Promise<WorkflowRunResult>;
 }
 
+/** `ctx.approvals`: the links a person opens to decide on an approval node's wait. */
+export interface ApprovalsFacade {
+  /**
+   * The signed link (to the service's public URL) that shows this node's pending approval and
+   * takes one decision, valid until `expiresAt`.
+   */
+  link(expiresAt: Date): string;
+}
+
 /** One incoming edge of a node, in the order of the definition's edges. */
 export interface NodeInput {
   /** The predecessor's node id, and which of its outputs the edge takes. */
@@ -238,6 +247,7 @@ interface CommonContext<P> {
   readonly models: LanguageModels;
   readonly sandbox: CodeSandbox;
   readonly workflows: WorkflowsFacade;
+  readonly approvals: ApprovalsFacade;
   readonly http: NodeHttpClient;
   /** Scoped to the run and node; secret values are masked before anything is written. */
   readonly logger: NodeLogger;

@@ -1,4 +1,5 @@
 import type {
+  ApprovalsFacade,
   CollectionsFacade,
   InputModeContext,
   ItemModeContext,
@@ -45,6 +46,8 @@ function common() {
     models: notStubbed<LanguageModels>('models'),
     sandbox: notStubbed<CodeSandbox>('sandbox'),
     workflows: notStubbed<WorkflowsFacade>('workflows'),
+    // A link that names what it was made for, so a test can see it in the node's output.
+    approvals: { link: (expiresAt: Date) => `http://approvals.test/approvals/run_test.node.${expiresAt.toISOString()}` } satisfies ApprovalsFacade,
     http: notStubbed<NodeHttpClient>('http'),
     logger: silent,
     signal: new AbortController().signal,

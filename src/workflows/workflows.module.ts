@@ -12,6 +12,8 @@ import { PublishedWorkflowsCheck } from './published-workflows.check';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { RunsController } from './runs.controller';
 import { RunsService } from './runs.service';
+import { ApprovalsController } from './approvals.controller';
+import { ApprovalsService } from './approvals.service';
 import { WorkflowsController } from './workflows.controller';
 import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
 import { WorkflowToolsController } from './workflow-tools.controller';
@@ -32,8 +34,8 @@ export class WorkflowsModule {
       module = {
         module: WorkflowsModule,
         imports: [EngineModule.forRoot(config), RunsModule.forRoot(config), SecretsModule, RateLimitModule],
-        controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController, ChatController],
-        providers: [WorkflowsService, RunsService, ChatService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
+        controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController, ChatController, ApprovalsController],
+        providers: [WorkflowsService, RunsService, ChatService, ApprovalsService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
         exports: [WorkflowToolsService, WorkflowToolEvents],
       };
       built.set(config, module);

@@ -1,4 +1,4 @@
-import type { LoopState, NodeContext, NodeInput, NodeLogger, WorkflowsFacade } from '../../sdk';
+import type { ApprovalsFacade, LoopState, NodeContext, NodeInput, NodeLogger, WorkflowsFacade } from '../../sdk';
 import type { RunError, StepError, StepRecord } from '../step.model';
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
@@ -47,6 +47,8 @@ export interface NodeResult {
   error: StepError | null;
   /** A Wait node asked the run to pause until then. */
   waitUntil?: Date;
+  /** An approval waits for a decision (or `waitUntil`): its record shows `pending` meanwhile. */
+  decision?: { pending: unknown };
 }
 
 /** What one execution of a node is bound to: the whole input (with the loop's state, for a loop node), or one item. */
@@ -59,6 +61,7 @@ export interface NodeShared {
   collections: NodeContext<object>['collections'];
   logger: NodeLogger;
   workflows: WorkflowsFacade;
+  approvals: ApprovalsFacade;
 }
 
 /** One execution of a node, shared by its items and tries. */

@@ -4,7 +4,7 @@ import type { CompiledNode } from '../compiler/compiled-plan';
 import { UnavailableCredentials } from '../node-credentials.port';
 import { nodeHttpClient, NodeHttpRun } from '../node-http-client';
 import { nodeLanguageModels } from '../language-models/node-language-models';
-import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
+import { NO_APPROVALS, NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
 import type { Binding, Execution, NodeShared } from './execution';
 import type { ExecutorDependencies, RunRequest } from './run-contract';
 
@@ -20,6 +20,7 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
     collections: deps.collections.forUser(request.actingUserId),
     logger: new ScopedNodeLogger(deps.logger, request, node.id),
     workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
+    approvals: deps.approvalLinks ? { link: (expiresAt) => deps.approvalLinks!.url({ runId: request.runId, nodeId: node.id, expiresAt }) } : NO_APPROVALS,
   };
 }
 

@@ -24,8 +24,15 @@ export interface ExecutorDependencies {
   decider?: ParameterDecider;
   /** The credentials nodes name (`credential` on ctx.http and chat endpoints); absent: none can be used. */
   credentials?: NodeCredentials;
+  /** Signs the links of approval nodes (`ctx.approvals`); absent: an approval node fails. */
+  approvalLinks?: ApprovalLinkSigner;
   logger: Logger;
   runTimeoutMs: number;
+}
+
+/** Makes the signed one-time link that decides one approval node of one run. */
+export interface ApprovalLinkSigner {
+  url(claim: { runId: string; nodeId: string; expiresAt: Date }): string;
 }
 
 /** Seals a node's outputs for the store (they may hold secrets) and opens them again. */

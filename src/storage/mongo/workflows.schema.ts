@@ -145,6 +145,8 @@ const stepSchema = new Schema<RunStepDoc>(
 );
 stepSchema.index({ runId: 1, nodeId: 1 }, { unique: true });
 stepSchema.index({ runId: 1, position: 1 });
+// The approvals inbox: the few steps waiting for a decision, by type.
+stepSchema.index({ type: 1, runId: 1 }, { partialFilterExpression: { status: 'waiting' } });
 
 export function workflowModels(connection: Connection) {
   return {
