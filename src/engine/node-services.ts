@@ -17,4 +17,5 @@ export const NO_SANDBOX: CodeSandbox = {
 
 export const NO_WORKFLOWS: WorkflowsFacade = {
   execute: () => Promise.reject(new NodeConfigurationError('Running other workflows is not available in this process')),
+  describeTool: () => Promise.reject(new NodeConfigurationError('Other workflows are not available in this process')),
 };

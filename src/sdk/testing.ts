@@ -4,6 +4,8 @@ import type {
   ItemModeContext,
   LanguageModels,
   CodeSandbox,
+  McpClients,
+  NodeProgress,
   NodeHttpClient,
   NodeLogger,
   WorkflowsFacade,
@@ -27,6 +29,9 @@ export function itemContext<P>(params: P, overrides: Partial<Omit<ItemModeContex
 
 const silent: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** Progress goes nowhere unless the test passes its own `progress` to look at it. */
+const unobserved: NodeProgress = { subStep() {}, token() {} };
+
 function notStubbed<T extends object>(what: string): T {
   return new Proxy({} as T, {
     get: (_target, name) =>
@@ -46,6 +51,8 @@ function common() {
     sandbox: notStubbed<CodeSandbox>('sandbox'),
     workflows: notStubbed<WorkflowsFacade>('workflows'),
     http: notStubbed<NodeHttpClient>('http'),
+    mcp: notStubbed<McpClients>('mcp'),
+    progress: unobserved,
     logger: silent,
     signal: new AbortController().signal,
     runId: 'run_test',
