@@ -64,14 +64,6 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
   };
 }
 
-/** The text blocks of a tool's answer, joined: what a model or a node output reads when the tool gave no structured content. */
-export function toolText(result: McpToolResult): string {
-  return result.content
-    .filter((block) => block.type === 'text' && typeof block.text === 'string')
-    .map((block) => block.text as string)
-    .join('\n');
-}
-
 /** The fetch the SDK's transport calls, as requests of the node's guarded client. */
 function guardedFetch(http: NodeHttpClient, credential: string | undefined, signal: AbortSignal): FetchLike {
   return async (input, init = {}) => {
