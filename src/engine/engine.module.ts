@@ -7,6 +7,7 @@ import { ChatCompletionsDecider } from './ai-decide/openai-compatible/chat-compl
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './node-collections.port';
 import { NodeCredentials } from './node-credentials.port';
+import { ConversationStore } from '../storage/conversation-store.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { IsolateCodeSandbox } from './expressions/isolate-code-sandbox.adapter';
 import { OpenAiLanguageModels } from './language-models/openai-language-models.adapter';
@@ -44,6 +45,7 @@ const executionProviders: Provider[] = [
       OpenAiLanguageModels,
       { token: NodeCollectionsProvider, optional: true },
       { token: NodeCredentials, optional: true },
+      { token: ConversationStore, optional: true },
     ],
     useFactory: (
       config: AppConfig,
@@ -54,12 +56,14 @@ const executionProviders: Provider[] = [
       models: OpenAiLanguageModels | null,
       collections: NodeCollectionsProvider | undefined,
       credentials: NodeCredentials | undefined,
+      conversations: ConversationStore | undefined,
     ) =>
       new WorkflowExecutor({
         expressions,
         fetcher,
         collections: collections ?? new UnavailableCollectionsProvider(),
         credentials,
+        conversations,
         decider: decider ?? undefined,
         models: models ?? undefined,
         sandbox: new IsolateCodeSandbox(expressions),

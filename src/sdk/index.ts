@@ -16,6 +16,7 @@ export type {
   CollectionPassage,
   CollectionSummary,
   CollectionsFacade,
+  ConversationMemory,
   HttpMethod,
   InputModeContext,
   ItemModeContext,

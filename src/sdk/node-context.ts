@@ -285,6 +285,17 @@ export interface McpClients {
   connect(server: McpServerRef, signal: AbortSignal): Promise<McpSession>;
 }
 
+/**
+ * Conversations a node remembers between runs, per session key, kept in the service's store and
+ * private to the workflow and node that wrote them.
+ */
+export interface ConversationMemory {
+  /** The messages kept for the session, oldest first; empty when none are or they expired. */
+  load(sessionKey: string): Promise<ChatMessage[]>;
+  /** Adds messages, keeping the newest `window`; the session is forgotten `ttlMs` after this. */
+  append(sessionKey: string, messages: readonly ChatMessage[], options: { window: number; ttlMs: number }): Promise<void>;
+}
+
 /** A model call or tool call inside a node, as the run record shows it (masked by the service). */
 export interface NodeSubStep {
   kind: 'model' | 'tool';
@@ -348,6 +359,8 @@ interface CommonContext<P> {
   readonly mcp: McpClients;
   /** Sub-steps and streamed tokens, for the run record and whoever follows the run. */
   readonly progress: NodeProgress;
+  /** Conversations kept between runs (an agent's memory). */
+  readonly memory: ConversationMemory;
   /** Scoped to the run and node; secret values are masked before anything is written. */
   readonly logger: NodeLogger;
   /** Aborted on the node's timeout, the run's timeout or a cancel: pass it to anything that waits. */

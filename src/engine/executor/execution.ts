@@ -1,4 +1,4 @@
-import type { LoopState, NodeContext, NodeInput, NodeLogger, NodeProgress, WorkflowsFacade } from '../../sdk';
+import type { ConversationMemory, LoopState, NodeContext, NodeInput, NodeLogger, NodeProgress, WorkflowsFacade } from '../../sdk';
 import type { RunError, StepError, StepRecord, SubStep } from '../step.model';
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
@@ -62,6 +62,7 @@ export interface NodeShared {
   logger: NodeLogger;
   workflows: WorkflowsFacade;
   progress: NodeProgress;
+  memory: ConversationMemory;
 }
 
 /** One execution of a node, shared by its items and tries. */

@@ -6,7 +6,8 @@ import type { CompiledNode } from '../compiler/compiled-plan';
 import { UnavailableCredentials } from '../node-credentials.port';
 import { nodeHttpClient, NodeHttpRun } from '../node-http-client';
 import { nodeLanguageModels } from '../language-models/node-language-models';
-import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
+import { NO_LANGUAGE_MODEL, NO_MEMORY, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
+import { nodeMemory } from '../conversation-memory';
 import type { Binding, Execution, NodeShared } from './execution';
 import { recordedSubStep } from './step-records';
 import type { ExecutorDependencies, RunRequest } from './run-contract';
@@ -24,6 +25,7 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
     logger: new ScopedNodeLogger(deps.logger, request, node.id),
     workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
     progress: progressOf(run, node.id),
+    memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id) : NO_MEMORY,
   };
 }
 

@@ -6,6 +6,7 @@ import type { NodeCollectionsProvider } from '../node-collections.port';
 import type { OutboundFetch } from '../node-http-client';
 import type { NodeCredentials } from '../node-credentials.port';
 import type { Redactor } from '../redactor';
+import type { ConversationStore } from '../../storage/conversation-store.port';
 
 /** The expression engine as the executor uses it (src/engine/expressions implements it). */
 export interface ExpressionEvaluator {
@@ -24,6 +25,8 @@ export interface ExecutorDependencies {
   decider?: ParameterDecider;
   /** The credentials nodes name (`credential` on ctx.http and chat endpoints); absent: none can be used. */
   credentials?: NodeCredentials;
+  /** `ctx.memory`: conversations kept between runs; absent: nodes are told it is unavailable. */
+  conversations?: ConversationStore;
   logger: Logger;
   runTimeoutMs: number;
 }
