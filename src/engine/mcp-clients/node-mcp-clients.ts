@@ -39,7 +39,7 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
           const tools: McpToolInfo[] = [];
           let cursor: string | undefined;
           for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-            const listed = await client.listTools(cursor ? { cursor } : undefined, { signal }).catch((error: unknown) => {
+            const listed = await scoped(signal, (callSignal) => client.listTools(cursor ? { cursor } : undefined, { signal: callSignal })).catch((error: unknown) => {
               throw asNodeError(error, `Listing the tools of the MCP server at ${url.origin} failed`, signal);
             });
             for (const tool of listed.tools) {
@@ -51,7 +51,7 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
           return tools;
         },
         async callTool(name: string, args: Record<string, unknown>): Promise<McpToolResult> {
-          const answer = await client.callTool({ name, arguments: args }, undefined, { signal }).catch((error: unknown) => {
+          const answer = await scoped(signal, (callSignal) => client.callTool({ name, arguments: args }, undefined, { signal: callSignal })).catch((error: unknown) => {
             throw asNodeError(error, `Calling tool ${name} of the MCP server at ${url.origin} failed`, signal);
           });
           const content = Array.isArray(answer.content) ? (answer.content as McpToolResult['content']) : [];
@@ -85,6 +85,22 @@ function guardedFetch(http: NodeHttpClient, credential: string | undefined, sign
     const bodiless = [101, 204, 205, 304].includes(answer.status) || method === 'DELETE';
     return new Response(bodiless ? null : new Uint8Array(answer.body), { status: Math.min(599, Math.max(200, answer.status)), headers: answer.headers });
   };
+}
+
+/**
+ * Runs `call` with a signal of its own that follows `signal` until the call ends: the SDK may leave
+ * its listener on the signal it is given, and one node makes many calls under the same signal.
+ */
+async function scoped<T>(signal: AbortSignal, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const follow = () => controller.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+  try {
+    return await call(controller.signal);
+  } finally {
+    signal.removeEventListener('abort', follow);
+  }
 }
 
 /** Node errors (a refused URL, a timeout, a credential) pass as they are; the SDK's own failures are upstream ones. */
