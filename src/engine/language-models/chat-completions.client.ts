@@ -61,6 +61,8 @@ export class ChatCompletionsClient {
   private readonly closing = new AbortController();
   /** Cleared when the server refuses `response_format: json_schema`. */
   private structuredOutput = true;
+  /** Cleared when the server refuses `stream_options` (usage at the end of a stream). */
+  private streamUsage = true;
 
   constructor(options: ChatCompletionsOptions) {
     this.model = options.model;
@@ -93,12 +95,17 @@ export class ChatCompletionsClient {
       ...(request.tools?.length
         ? { tools: request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters } })) }
         : {}),
-      ...(request.onToken ? { stream: true, stream_options: { include_usage: true } } : {}),
+      ...(request.onToken ? { stream: true, ...(this.streamUsage ? { stream_options: { include_usage: true } } : {}) } : {}),
     });
     // Pieces of text as they arrive; the answer itself is read from the whole body below.
     const live = request.onToken ? new StreamedAnswer(request.onToken) : undefined;
     const text = await this.client.post(body, combined, {
       adapt: ({ status, message, body: sent }) => {
+        if (status === 400 && 'stream_options' in sent && /stream_options/i.test(message)) {
+          // Streams without the usage at the end, now and from now on.
+          this.streamUsage = false;
+          return true;
+        }
         if (status !== 400 || !('response_format' in sent) || !/response_format|json_schema|structured/i.test(message)) return false;
         // The server works but does not know the format: the prompt alone asks for JSON, now and from now on.
         this.structuredOutput = false;
