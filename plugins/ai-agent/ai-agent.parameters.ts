@@ -120,7 +120,7 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'MCP servers',
-    description: 'Outside MCP servers (Streamable HTTP) whose tools the agent may call: `[{url, credential?, tools?}]`, `tools` keeping only those names. Reached through the outbound guard, the credential injected at send time.',
+    description: 'Outside MCP servers (Streamable HTTP) whose tools the agent may call: `[{url, credential?, tools?}]`, `tools` keeping only those names. A fixed value: each credential is one whoever saves the workflow may use, injected at send time. Reached through the outbound guard.',
     schema: {
       items: {
         type: 'object',
@@ -130,6 +130,7 @@ export class AiAgentParameters {
       },
       examples: [[{ url: 'https://mcp.example.com/mcp' }]],
     },
+    credentialItems: ['bearer', 'header', 'query', 'basic', 'oauth2-client-credentials'],
   })
   @IsArray()
   @ArrayMaxSize(10)

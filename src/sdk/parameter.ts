@@ -35,6 +35,13 @@ export interface ParameterDoc {
    * The JSON Schema carries `"format": "credential"` and `"x-credential-types"`.
    */
   credential?: readonly string[] | true;
+  /**
+   * The value is a list of objects each of which may name a credential in its `credential` field
+   * (e.g. servers to call, each with its own). The same rules as `credential` hold for each: the
+   * list is a fixed value, and each credential is one its saver may use, of these types.
+   * The JSON Schema carries `"x-credential-items"` with the types.
+   */
+  credentialItems?: readonly string[] | true;
 }
 
 /** One entry of a parameter's dropdown. */

@@ -175,6 +175,25 @@ describe('ai-agent node against a scripted model', () => {
     expect(step.subSteps.map((s: any) => s.kind)).toEqual(['model', 'tool', 'model', 'tool', 'model', 'tool']);
   });
 
+  it("refuses an MCP server's credential its saver may not use, and servers given by an expression", async () => {
+    const mallory = await t.createUser('mallory');
+    const definition = (agent: Record<string, unknown>) => ({
+      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'agent', type: 'ai-agent', ...agent }],
+      edges: [{ from: 'trigger', to: 'agent' }],
+    });
+    const borrowed = await t.request('POST', '/api/v1/workflows', {
+      key: mallory.key,
+      body: { name: 'borrow', definition: definition({ parameters: { message: 'hi', mcpServers: [{ url: 'https://evil.example/mcp', credential: credentialId }] } }) },
+    });
+    expect(borrowed.status).toBe(400);
+    expect(borrowed.body.details.fields).toContainEqual(expect.objectContaining({ field: 'nodes[1].parameters.mcpServers[0].credential', reason: expect.stringContaining('you may only choose a credential you can use') }));
+    const computed = await t.request('POST', '/api/v1/workflows', {
+      body: { name: 'computed', definition: definition({ parameters: { message: 'hi', mcpServers: 'input.servers' }, parameterMode: { mcpServers: 'expression' } }) },
+    });
+    expect(computed.status).toBe(400);
+    expect(computed.body.details.fields).toContainEqual(expect.objectContaining({ field: 'nodes[1].parameterMode.mcpServers', reason: expect.stringContaining('must be a fixed value') }));
+  });
+
   it('remembers the conversation across two runs with the same sessionKey', async () => {
     llm.script = (request) => ({ content: `Answer to "${lastUserText(request)}" after ${request.body.messages.length - 2} earlier messages` });
     const parameters = { sessionKey: 'input.sessionId', memoryWindow: 10 };
