@@ -1,7 +1,8 @@
 import { RunEvents, RunProgressEvent } from '../../src/runs/run-events';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { lastUserText, ScriptedAgentLlm, toolResults } from '../utils/scripted-agent-llm';
-import { startTestApp, TestApp } from '../utils/test-app';
+import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
+import { openConsoleBrowser } from '../utils/console-browser';
 import { TestMcpServer } from '../utils/test-mcp-server';
 import { waitForRun } from '../utils/workflows-fixtures';
 import { addNotes, createCollection, waitForFile } from './collections-files.helpers';
@@ -25,6 +26,7 @@ describe('ai-agent node against a scripted model', () => {
   let credentialId: string;
   let toolWorkflowId: string;
   const progress: { runId: string; event: RunProgressEvent }[] = [];
+  let searchRunId: string;
 
   beforeAll(async () => {
     llm = await ScriptedAgentLlm.start({ apiKey: LLM_KEY });
@@ -98,6 +100,7 @@ describe('ai-agent node against a scripted model', () => {
     };
     const record = await runAgent({ collections: [notes], searchTopK: 2 });
     expect(record.status).toBe('succeeded');
+    searchRunId = record.id;
     const step = agentStep(record);
     expect(step.output).toMatchObject({ answer: expect.stringMatching(/^The heron crossed the river \[note-0\d\.txt\] \(2 passages\)$/), model: 'scripted-mini', iterations: 2, toolCalls: 1 });
     expect(step.subSteps.map((s: any) => [s.kind, s.name])).toEqual([
@@ -119,6 +122,26 @@ describe('ai-agent node against a scripted model', () => {
     expect(mine.filter((p) => p.event.type === 'token').map((p) => (p.event as { text: string }).text).join('')).toBe(step.output.answer);
     expect(mine.filter((p) => p.event.type === 'substep').map((p) => (p.event as any).subStep.kind)).toEqual(['model', 'tool', 'model']);
   });
+
+  it("shows the calls in the console's run timeline", async () => {
+    const { browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1280, height: 860 } });
+    try {
+      await page.goto(`${t.url}/console`);
+      await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('navigation', { name: 'Main' }).waitFor();
+      await page.goto(`${t.url}/console/runs/${searchRunId}`);
+      const summary = page.getByText('Model and tool calls (2 model, 1 tool)');
+      await summary.waitFor({ timeout: 30_000 });
+      await summary.click();
+      const calls = page.getByRole('list', { name: 'Calls of agent' }).getByRole('listitem');
+      expect(await calls.count()).toBe(3);
+      expect(await calls.nth(1).textContent()).toContain('search_collections');
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 
   it('runs a published workflow as a tool, its mcp-trigger schema being the tool schema', async () => {
     llm.script = (request, turn) => {
