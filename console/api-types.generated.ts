@@ -1593,10 +1593,35 @@ export interface components {
             startedAt: string | null;
             /** @enum {string} */
             status: "running" | "waiting" | "succeeded" | "failed" | "skipped" | "canceled";
+            /** @description What the node did inside itself, in order: an AI agent's model calls and tool calls */
+            subSteps?: components["schemas"]["SubStepDto"][];
             /** @description Node type */
             type: string;
             /** @description Node type version */
             version: number;
+        };
+        SubStepDto: {
+            /** @description The call's arguments (a model call: the messages it was sent), secrets masked */
+            arguments?: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            durationMs: number;
+            /** @description Why the call failed (a tool error is handed back to the model) */
+            error?: string;
+            /** @enum {string} */
+            kind: "model" | "tool";
+            /** @description The model's name, or the tool's */
+            name: string;
+            /** @description The call's result, secrets masked */
+            result?: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            startedAt: string;
+            tokens?: components["schemas"]["SubStepTokensDto"];
+        };
+        SubStepTokensDto: {
+            completion: number;
+            prompt: number;
         };
         UpdateCredentialDto: {
             name?: string;
@@ -3377,7 +3402,10 @@ export interface operations {
     };
     NodeTypesController_parameterOptions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The node's other parameters as the builder holds them, as a JSON object (e.g. an MCP server's url and credential, whose tools to list) */
+                parameters?: string;
+            };
             header?: never;
             path: {
                 name: string;
@@ -3394,6 +3422,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ParameterOptionsDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */

@@ -188,9 +188,41 @@ function StepItem({ step, start, span }: { step: Step; start: number; span: numb
             <summary>Output</summary>
             <JsonBlock label={`Output of ${step.nodeId}`} value={step.output} />
           </details>
+          {step.subSteps && step.subSteps.length > 0 && <SubSteps step={step} />}
         </>
       )}
     </li>
+  );
+}
+
+/** An agent's model and tool calls, in order: why it answered what it did. */
+function SubSteps({ step }: { step: Step }) {
+  const calls = step.subSteps ?? [];
+  return (
+    <details open={step.status === 'failed'}>
+      <summary>
+        Model and tool calls ({calls.filter((c) => c.kind === 'model').length} model, {calls.filter((c) => c.kind === 'tool').length} tool)
+      </summary>
+      <ol class="sub-steps" aria-label={`Calls of ${step.nodeId}`}>
+        {calls.map((call, index) => (
+          <li key={index} class={`sub-step sub-step-${call.kind}${call.error ? ' sub-step-failed' : ''}`}>
+            <div class="step-head">
+              <strong>{call.kind === 'model' ? 'Model' : 'Tool'}</strong>
+              <span>{call.name}</span>
+              <span class="muted">{duration(Math.round(call.durationMs))}</span>
+              {call.tokens && (
+                <span class="muted">
+                  {call.tokens.prompt} + {call.tokens.completion} tokens
+                </span>
+              )}
+              {call.error && <span class="error">{call.error}</span>}
+            </div>
+            {call.arguments !== undefined && <JsonBlock label={`Arguments of call ${index + 1} of ${step.nodeId}`} value={call.arguments} />}
+            {call.result !== undefined && <JsonBlock label={`Result of call ${index + 1} of ${step.nodeId}`} value={call.result} />}
+          </li>
+        ))}
+      </ol>
+    </details>
   );
 }
 

@@ -9,6 +9,7 @@ import { ChatCompletionsDecider } from './ai-decide/openai-compatible/chat-compl
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './node-collections.port';
 import { NodeCredentials } from './node-credentials.port';
+import { ConversationStore } from '../storage/conversation-store.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { IsolateCodeSandbox } from './expressions/isolate-code-sandbox.adapter';
 import { OpenAiLanguageModels } from './language-models/openai-language-models.adapter';
@@ -47,6 +48,7 @@ const executionProviders: Provider[] = [
       { token: NodeCollectionsProvider, optional: true },
       { token: NodeCredentials, optional: true },
       ApprovalLinks,
+      { token: ConversationStore, optional: true },
     ],
     useFactory: (
       config: AppConfig,
@@ -58,12 +60,14 @@ const executionProviders: Provider[] = [
       collections: NodeCollectionsProvider | undefined,
       credentials: NodeCredentials | undefined,
       approvalLinks: ApprovalLinks,
+      conversations: ConversationStore | undefined,
     ) =>
       new WorkflowExecutor({
         expressions,
         fetcher,
         collections: collections ?? new UnavailableCollectionsProvider(),
         credentials,
+        conversations,
         decider: decider ?? undefined,
         models: models ?? undefined,
         sandbox: new IsolateCodeSandbox(expressions),

@@ -1,5 +1,5 @@
-import type { ApprovalsFacade, LoopState, NodeContext, NodeInput, NodeLogger, WorkflowsFacade } from '../../sdk';
-import type { RunError, StepError, StepRecord } from '../step.model';
+import type { ApprovalsFacade, ConversationMemory, LoopState, NodeContext, NodeInput, NodeLogger, NodeProgress, WorkflowsFacade } from '../../sdk';
+import type { RunError, StepError, StepRecord, SubStep } from '../step.model';
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
 import type { ResolvedCredential } from '../node-credentials.port';
@@ -26,6 +26,8 @@ export interface Execution {
    * records, so a server that echoes one back hands nothing usable to the nodes after it.
    */
   credentialMasks: Redactor;
+  /** What nodes reported doing inside themselves (ctx.progress), masked, until their step record takes them. */
+  subSteps: Map<string, SubStep[]>;
 }
 
 /** Where a node stands in this run. */
@@ -62,6 +64,8 @@ export interface NodeShared {
   logger: NodeLogger;
   workflows: WorkflowsFacade;
   approvals: ApprovalsFacade;
+  progress: NodeProgress;
+  memory: ConversationMemory;
 }
 
 /** One execution of a node, shared by its items and tries. */

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { CodeSandbox, LanguageModels, VariableValue, WorkflowsFacade } from '../../sdk';
-import type { RunError, StepRecord } from '../step.model';
+import type { RunError, StepRecord, SubStep } from '../step.model';
 import type { ParameterDecider } from '../ai-decide/parameter-decider.port';
 import type { NodeCollectionsProvider } from '../node-collections.port';
 import type { OutboundFetch } from '../node-http-client';
 import type { NodeCredentials } from '../node-credentials.port';
 import type { Redactor } from '../redactor';
+import type { ConversationStore } from '../../storage/conversation-store.port';
 
 /** The expression engine as the executor uses it (src/engine/expressions implements it). */
 export interface ExpressionEvaluator {
@@ -26,6 +27,8 @@ export interface ExecutorDependencies {
   credentials?: NodeCredentials;
   /** Signs the links of approval nodes (`ctx.approvals`); absent: an approval node fails. */
   approvalLinks?: ApprovalLinkSigner;
+  /** `ctx.memory`: conversations kept between runs; absent: nodes are told it is unavailable. */
+  conversations?: ConversationStore;
   logger: Logger;
   runTimeoutMs: number;
 }
@@ -67,7 +70,12 @@ export interface RunRequest {
   /** A test of one node: it runs on `input` (the run's input), then with `andAfter` what follows; nothing else runs. */
   test?: { nodeId: string; andAfter: boolean };
   now?: () => Date;
+  /** Told each sub-step a node records (masked) and each token of an answer it streams, as they happen. */
+  progress?: (event: RunProgress) => void;
 }
+
+/** What a running node reports before it ends (RunEvents carries it to a chat stream). */
+export type RunProgress = { nodeId: string; type: 'substep'; subStep: SubStep } | { nodeId: string; type: 'token'; text: string };
 
 /** A finished node's whole outputs (by output name), and for a Wait node when the run goes on. */
 export interface KeptOutputs {

@@ -54,6 +54,7 @@ interface StepRow {
   iterations: number | null;
   reused: number;
   state: string | null;
+  sub_steps: string | null;
 }
 
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
@@ -108,6 +109,7 @@ const toStep = (row: StepRow): StepRecord => ({
   ...(row.iterations !== null ? { iterations: row.iterations } : {}),
   ...(row.reused === 1 ? { reused: true } : {}),
   ...(row.state !== null ? { state: row.state } : {}),
+  ...(row.sub_steps != null ? { subSteps: JSON.parse(row.sub_steps) } : {}),
 });
 
 /** Runs the pruner may delete: finished ones only. */
@@ -163,7 +165,7 @@ export class SqliteRunStore extends RunStore {
       get: db.prepare('SELECT * FROM workflow_runs WHERE id = ?'),
       status: db.prepare('SELECT status FROM workflow_runs WHERE id = ?').pluck(),
       steps: db.prepare(
-        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error, iterations, reused, state
+        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error, iterations, reused, state, sub_steps
          FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
       ),
       claim: db.prepare(
@@ -192,20 +194,20 @@ export class SqliteRunStore extends RunStore {
         .pluck(),
       upsertStep: db.prepare(
         `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output,
-           error, iterations, reused, state)
+           error, iterations, reused, state, sub_steps)
          VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @input, @output,
-           @error, @iterations, @reused, @state)
+           @error, @iterations, @reused, @state, @sub_steps)
          ON CONFLICT (run_id, node_id) DO UPDATE SET position = excluded.position, type = excluded.type, node_version = excluded.node_version,
            status = excluded.status, attempts = excluded.attempts, started_at = excluded.started_at,
            finished_at = excluded.finished_at, input = excluded.input, output = excluded.output, error = excluded.error,
-           iterations = excluded.iterations, reused = excluded.reused, state = excluded.state`,
+           iterations = excluded.iterations, reused = excluded.reused, state = excluded.state, sub_steps = excluded.sub_steps`,
       ),
       complete: db.prepare(
         `UPDATE workflow_runs SET status = @status, error = @error, output = @output, finished_at = @finished_at, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
       ),
       dropStates: db.prepare('UPDATE workflow_run_steps SET state = NULL WHERE run_id = ? AND state IS NOT NULL'),
-      dropStepData: db.prepare('UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL WHERE run_id = ?'),
+      dropStepData: db.prepare('UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL, sub_steps = NULL WHERE run_id = ?'),
       suspend: db.prepare(
         `UPDATE workflow_runs SET status = 'waiting', resume_at = @resume_at, job_id = @job_id, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
@@ -481,6 +483,7 @@ export class SqliteRunStore extends RunStore {
         iterations: null,
         reused: 0,
         state: null,
+        sub_steps: null,
       }),
     }));
   }
@@ -577,6 +580,7 @@ export class SqliteRunStore extends RunStore {
       iterations: step.iterations ?? null,
       reused: step.reused ? 1 : 0,
       state: step.state ?? null,
+      sub_steps: step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
     });
   }
 }

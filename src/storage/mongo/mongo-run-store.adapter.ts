@@ -62,6 +62,7 @@ const toStep = (doc: RunStepDoc): StepRecord => ({
   ...(doc.iterations != null ? { iterations: doc.iterations } : {}),
   ...(doc.reused ? { reused: true } : {}),
   ...(doc.state != null ? { state: doc.state } : {}),
+  ...(doc.subStepsJson != null ? { subSteps: JSON.parse(doc.subStepsJson) } : {}),
 });
 
 /** Where a claim may take a run from: queued, waiting and due, or running under a lease that lapsed or is ours. */
@@ -211,7 +212,7 @@ export class MongoRunStore extends RunStore {
       outputJson: completion.output === undefined ? null : JSON.stringify(completion.output),
       finishedAt: completion.finishedAt,
     });
-    if (ended && completion.keepStepData === false) await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null } });
+    if (ended && completion.keepStepData === false) await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null, subStepsJson: null } });
     else if (ended && completion.status === 'succeeded') await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
     return ended;
   }
@@ -443,6 +444,7 @@ export class MongoRunStore extends RunStore {
             iterations: step.iterations ?? null,
             reused: step.reused === true,
             state: step.state ?? null,
+            subStepsJson: step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
           },
         },
         upsert: true,
