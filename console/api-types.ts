@@ -40,6 +40,8 @@ export interface Definition {
   nodes: NodeSpec[];
   edges?: Edge[];
   variables?: Schemas['VariableDto'][];
+  /** Inputs pinned on nodes for node tests, by node id: saved with the draft only, never published. */
+  pinnedData?: Record<string, unknown>;
 }
 export type DefinitionView = Schemas['DefinitionViewDto'];
 export type Workflow = Schemas['WorkflowDto'];
@@ -67,3 +69,28 @@ export type Step = Omit<Schemas['StepDto'], 'input' | 'output'> & { input?: unkn
 export type RunSummary = Schemas['RunSummaryDto'];
 export type Run = Omit<Schemas['RunDto'], 'input' | 'output' | 'steps'> & { input: unknown; output: unknown; steps: Step[] };
 export type Accepted = Schemas['RunAcceptedDto'];
+
+/**
+ * One model or tool call inside a node (an AI agent's loop), as the step record may carry it in
+ * `subSteps`. Written here until the server's document describes it (src/engine/step.model.ts
+ * SubStep); read defensively, since older servers send none.
+ */
+export interface SubStep {
+  kind: 'model' | 'tool';
+  name: string;
+  startedAt: string;
+  durationMs: number;
+  tokens?: { prompt: number; completion: number };
+  arguments?: unknown;
+  result?: unknown;
+  error?: string;
+}
+
+export type NodeTest = Schemas['NodeTestDto'];
+export type Credential = Schemas['CredentialDto'];
+export type CredentialType = Credential['type'];
+export const CREDENTIAL_TYPES: readonly CredentialType[] = ['bearer', 'basic', 'header', 'query', 'oauth2-client-credentials'];
+export type CredentialUsage = Schemas['CredentialUsageDto'];
+export type Member = Schemas['MemberDto'];
+export type OnError = NonNullable<NodeSpec['onError']>;
+export type Backoff = NonNullable<NodeSpec['backoff']>;

@@ -4,6 +4,7 @@ import { api, onUnauthenticated } from './api-client';
 import type { Me } from './api-types';
 import { CollectionPage } from './pages/collection.page';
 import { CollectionsPage } from './pages/collections.page';
+import { CredentialsPage } from './pages/credentials.page';
 import { RunPage } from './pages/run.page';
 import { RunsPage } from './pages/runs.page';
 import { SignInPage } from './pages/sign-in.page';
@@ -35,6 +36,7 @@ const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX
   { pattern: /^\/workflows\/([^/]+)$/, section: 'workflows', page: byId((id) => <WorkflowPage key={id} id={id} />) },
   { pattern: /^\/runs\/?$/, section: 'runs', page: () => <RunsPage /> },
   { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: byId((id) => <RunPage key={id} id={id} />) },
+  { pattern: /^\/credentials\/?$/, section: 'credentials', page: () => <CredentialsPage /> },
 ];
 
 function App() {
@@ -91,6 +93,7 @@ function App() {
             ['collections', '/collections', 'Collections'],
             ['workflows', '/workflows', 'Workflows'],
             ['runs', '/runs', 'Runs'],
+            ['credentials', '/credentials', 'Credentials'],
           ].map(([section, href, label]) => (
             <Link key={section} href={href} aria-current={route?.r.section === section ? 'page' : undefined}>
               {label}

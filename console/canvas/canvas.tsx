@@ -14,6 +14,8 @@ export interface CanvasNode {
   /** Problems the server found (red) or the console's check suspects (amber). */
   errors?: number;
   warnings?: number;
+  /** Data is pinned on the node in the draft: a node test takes it as the node's input. */
+  pinned?: boolean;
 }
 
 export interface CanvasEdge {
@@ -382,7 +384,7 @@ class World extends Component<WorldProps> {
             selected.has(node.id) ? 'selected' : '',
             node.errors ? 'has-errors' : node.warnings ? 'has-warnings' : '',
           ].join(' ');
-          const state = [node.status, node.errors ? `${node.errors} problem(s) refused by the server` : '', node.warnings ? `${node.warnings} possible problem(s)` : '']
+          const state = [node.status, node.pinned ? 'data pinned' : '', node.errors ? `${node.errors} problem(s) refused by the server` : '', node.warnings ? `${node.warnings} possible problem(s)` : '']
             .filter(Boolean)
             .join(', ');
           return (
@@ -400,8 +402,13 @@ class World extends Component<WorldProps> {
               {!node.trigger && <span class="port port-in" data-input-port={node.id} />}
               <span class="node-title">{node.title}</span>
               <span class="node-sub">{node.subtitle}</span>
-              {Boolean(node.status || node.errors || node.warnings) && (
+              {Boolean(node.status || node.errors || node.warnings || node.pinned) && (
                 <span class="node-flags">
+                  {node.pinned && (
+                    <span class="node-pinned" title="Data pinned: a node test takes it as input" aria-hidden="true">
+                      pinned
+                    </span>
+                  )}
                   {node.status && <span class={`node-status badge badge-${node.status}`}>{node.status}</span>}
                   {node.errors ? <span class="node-problems">{node.errors}!</span> : node.warnings ? <span class="node-warnings">{node.warnings}?</span> : null}
                 </span>

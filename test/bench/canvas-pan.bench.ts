@@ -46,7 +46,8 @@ async function main() {
 
     const opened = performance.now();
     await page.goto(`${app.url}/console/workflows/${workflow.id}`);
-    await page.waitForFunction(`document.querySelectorAll('.canvas-node').length === ${NODES}`, undefined, { timeout: 60_000 });
+    // A locator, not waitForFunction: its predicate is evaluated in the page, which the console's CSP (no unsafe-eval) refuses.
+    await page.locator('.canvas-node').nth(NODES - 1).waitFor({ timeout: 60_000 });
     const openMs = performance.now() - opened;
 
     // Zoomed to 1 so that panning moves full-size nodes across the view, the costlier case.
