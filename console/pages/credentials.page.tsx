@@ -113,7 +113,7 @@ export function CredentialsPage() {
       </Section>
       {opened && (
         <CredentialDetails
-          key={`${opened.id}/${opened.updatedAt}`}
+          key={opened.id}
           credential={opened}
           onChanged={() => void list.reload()}
           onDeleted={() => {
@@ -346,7 +346,7 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
                   <td>{m.role}</td>
                   <td class="row-actions">
                     {isOwner && (
-                      <button type="button" class="link danger" disabled={removeMember.busy} onClick={() => void removeMember.run(m.userId)} aria-label={`Unshare with ${m.userId}`}>
+                      <button type="button" class="link danger" disabled={removeMember.busy} onClick={() => void removeMember.run(m.userId)} aria-label={`Remove ${m.userId}`}>
                         Remove
                       </button>
                     )}

@@ -52,6 +52,9 @@ function freeSpot(at: Position, positions: ReadonlyMap<string, Position>): Posit
   return spot;
 }
 
+/** Fields the node form's Settings show beside themselves. */
+const SETTINGS_FIELDS = new Set(['onError', 'continueOnError', 'retryOnFail', 'retry', 'maxTries', 'waitBetweenTries', 'backoff']);
+
 /** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
@@ -384,8 +387,10 @@ function Editor({ base, workflow, types, lastRun, notice, setNotice, kept, test,
   return (
     <>
       <Section title="Definition">
+        {/* noValidate: the browser's own checks would stop the save; the server's answer names each field instead. */}
         <form
           class="editor"
+          noValidate
           onSubmit={(e) => {
             e.preventDefault();
             void save.run();
@@ -500,7 +505,7 @@ function Editor({ base, workflow, types, lastRun, notice, setNotice, kept, test,
                         onPin={(value) => write(withPinned(definition, selectedNode.id, value))}
                         onTest={(body) => test.start(body, saveDraft)}
                       />
-                      {problemsOfSelected.filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode')).map((p, i) => (
+                      {problemsOfSelected.filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode') && !SETTINGS_FIELDS.has(p.field)).map((p, i) => (
                         <p key={i} class={p.advisory ? 'warning-text' : 'error-text'}>
                           <code>{p.field || '(node)'}</code> {p.reason}
                         </p>
