@@ -4,6 +4,7 @@ import type { ShownProblem } from './definition-check';
 import { ExpressionEditor } from './expressions/expression-editor';
 import { isObject } from './json-schema';
 import { loadCredentials, loadOptions } from './node-types';
+import { failureSettings, withFailureSettings } from './node-settings';
 import { Link } from './router';
 import { ErrorBox } from './ui';
 
@@ -94,29 +95,6 @@ const ON_ERROR_LABELS: Record<OnError, string> = {
   continue: 'continue: the error becomes its output',
   errorOutput: 'error output: failed items go to an "error" port',
 };
-
-/** What a node's failure does, in the newer spelling; the older `continueOnError` and `retry` are read and replaced on a change. */
-export function failureSettings(node: NodeSpec): { onError: OnError; retryOnFail: boolean; maxTries?: number; waitBetweenTries?: number; backoff?: Backoff } {
-  const onError = node.onError ?? (node.continueOnError === true ? 'continue' : 'stop');
-  if (node.retry && node.retryOnFail === undefined && node.maxTries === undefined) {
-    return { onError, retryOnFail: node.retry.maxAttempts > 1, maxTries: node.retry.maxAttempts, waitBetweenTries: node.retry.backoffMs, backoff: 'exponential' };
-  }
-  return { onError, retryOnFail: node.retryOnFail === true, maxTries: node.maxTries, waitBetweenTries: node.waitBetweenTries, backoff: node.backoff };
-}
-
-/** The node with its failure settings replaced: defaults are left out, as is the older spelling. */
-export function withFailureSettings(node: NodeSpec, settings: ReturnType<typeof failureSettings>): NodeSpec {
-  const next: NodeSpec = { ...node };
-  for (const key of ['onError', 'continueOnError', 'retry', 'retryOnFail', 'maxTries', 'waitBetweenTries', 'backoff'] as const) delete next[key];
-  if (settings.onError !== 'stop') next.onError = settings.onError;
-  if (settings.retryOnFail) {
-    next.retryOnFail = true;
-    if (settings.maxTries !== undefined) next.maxTries = settings.maxTries;
-    if (settings.waitBetweenTries !== undefined) next.waitBetweenTries = settings.waitBetweenTries;
-    if (settings.backoff !== undefined && settings.backoff !== 'fixed') next.backoff = settings.backoff;
-  }
-  return next;
-}
 
 /** Retries and what happens on failure, as n8n's node settings; the server's refusal is shown beside the field it names. */
 function NodeSettings({ node, problems, onChange }: { node: NodeSpec; problems: readonly ShownProblem[]; onChange: (node: NodeSpec) => void }) {

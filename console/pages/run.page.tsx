@@ -1,12 +1,12 @@
 import { useMemo, useRef, useState } from 'preact/hooks';
 import { api, encode } from '../api-client';
-import { Accepted, Definition, NodeTypes, Run, Step, SubStep, TERMINAL, Version, Workflow } from '../api-types';
+import { Accepted, Definition, NodeTypes, Run, Step, TERMINAL, Version, Workflow } from '../api-types';
 import { Canvas, type CanvasControl, type CanvasEdge, type CanvasNode } from '../canvas/canvas';
 import { runEdges, stepStatus } from '../canvas/run-drawing';
 import { drawNodes, positionsOf } from '../canvas/workflow-graph';
 import { duration } from '../format';
 import { loadNodeTypes } from '../node-types';
-import { runDuration, triggerLabel } from '../runs';
+import { runDuration, subStepsOf, triggerLabel } from '../runs';
 import { Link, navigate } from '../router';
 import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
 
@@ -317,14 +317,5 @@ function SubSteps({ step, where }: { step: Step; where?: string }) {
         ))}
       </ol>
     </details>
-  );
-}
-
-/** The step's sub-steps, those that have the shape the console reads (the field is newer than some servers). */
-export function subStepsOf(step: Step): SubStep[] {
-  const raw = (step as { subSteps?: unknown }).subSteps;
-  if (!Array.isArray(raw)) return [];
-  return raw.filter(
-    (s): s is SubStep => typeof s === 'object' && s !== null && (s.kind === 'model' || s.kind === 'tool') && typeof s.name === 'string' && typeof s.durationMs === 'number',
   );
 }
