@@ -1,5 +1,5 @@
 import { api } from './api-client';
-import type { Accepted, RunSummary, RunTrigger, Step, SubStep } from './api-types';
+import type { Accepted, RunSummary, RunTrigger } from './api-types';
 
 /**
  * Starts a run through the workflow's webhook, as any caller would, saying it comes from the
@@ -33,13 +33,4 @@ export function runDuration(run: Pick<RunSummary, 'durationMs' | 'startedAt' | '
   if (!run.startedAt || !run.finishedAt) return null;
   const ms = Date.parse(run.finishedAt) - Date.parse(run.startedAt);
   return Number.isFinite(ms) && ms >= 0 ? ms : null;
-}
-
-/** The step's sub-steps, those that have the shape the console reads (the field is newer than some servers). */
-export function subStepsOf(step: Pick<Step, 'nodeId'>): SubStep[] {
-  const raw = (step as { subSteps?: unknown }).subSteps;
-  if (!Array.isArray(raw)) return [];
-  return raw.filter(
-    (s): s is SubStep => typeof s === 'object' && s !== null && (s.kind === 'model' || s.kind === 'tool') && typeof s.name === 'string' && typeof s.durationMs === 'number',
-  );
 }

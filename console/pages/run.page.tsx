@@ -6,7 +6,8 @@ import { runEdges, stepStatus } from '../canvas/run-drawing';
 import { drawNodes, positionsOf } from '../canvas/workflow-graph';
 import { duration } from '../format';
 import { loadNodeTypes } from '../node-types';
-import { runDuration, subStepsOf, triggerLabel } from '../runs';
+import { runDuration, triggerLabel } from '../runs';
+import { subStepsOf } from '../sub-steps';
 import { Link, navigate } from '../router';
 import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
 

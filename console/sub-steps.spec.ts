@@ -1,4 +1,4 @@
-import { subStepsOf } from './runs';
+import { subStepsOf } from './sub-steps';
 
 describe('sub-steps of a step record', () => {
   it("reads an agent's model and tool calls, and nothing from a step without them or of another shape", () => {
