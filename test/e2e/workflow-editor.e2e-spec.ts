@@ -189,6 +189,24 @@ describe('workflow editor in a browser: node tests, node settings, credentials',
     await shot('editor-node-settings');
   });
 
+  it('pans by dragging the background, and keeps the view where it was left when the page draws again', async () => {
+    await page.goto(`${t.url}/console/workflows/${workflowId}`);
+    await node('shape').waitFor();
+    const before = (await node('shape').boundingBox())!;
+    const canvas = (await page.locator('.canvas').boundingBox())!;
+    // The top edge, above the nodes: the background.
+    const from = { x: canvas.x + canvas.width / 2, y: canvas.y + 12 };
+    await dragMouse(from, { x: from.x + 90, y: from.y + 40 });
+    const panned = (await node('shape').boundingBox())!;
+    expect(Math.round(panned.x - before.x)).toBe(90);
+    expect(Math.round(panned.y - before.y)).toBe(40);
+    // Selecting a node draws the canvas again: the view stays put.
+    await node('shape').click();
+    await page.getByRole('group', { name: 'Test shape' }).waitFor();
+    const after = (await node('shape').boundingBox())!;
+    expect({ x: Math.round(after.x), y: Math.round(after.y) }).toEqual({ x: Math.round(panned.x), y: Math.round(panned.y) });
+  });
+
   it('creates, rotates and shares a credential on its page without ever showing its secret; a node chooses it from a dropdown', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credentials' }).click();
     const form = page.getByRole('region', { name: 'New credential' });
