@@ -66,6 +66,15 @@ export function RunPage({ id }: { id: string }) {
             <dd>{duration(runDuration(r))}</dd>
             <dt>Started by</dt>
             <dd>{triggerLabel(r)}</dd>
+            {r.nodeTest && (
+              <>
+                <dt>Node test</dt>
+                <dd>
+                  <code>{r.nodeTest.nodeId}</code>
+                  {r.nodeTest.andAfter ? ' and what follows' : ' alone'}
+                </dd>
+              </>
+            )}
             {r.retryOf && (
               <>
                 <dt>Retry of</dt>
@@ -203,8 +212,13 @@ function RunCanvas({ run, definition, draft, types }: { run: Run; definition: De
   const [open, setOpen] = useState<string | null>(null);
   const steps = useMemo(() => new Map(run.steps.map((s) => [s.nodeId, s])), [run]);
   const positions = useMemo(() => positionsOf(definition), [definition]);
-  const nodes = useMemo<CanvasNode[]>(() => drawNodes(definition, types.items).map((n) => ({ ...n, status: stepStatus(steps.get(n.id)) ?? (TERMINAL.includes(run.status) ? 'not-run' : undefined) })), [definition, types, steps, run.status]);
-  const edges = useMemo<CanvasEdge[]>(() => runEdges(definition, run), [definition, run]);
+  // A node test runs a few nodes on purpose: the others are left as they are, not greyed as not run.
+  const partial = Boolean(run.nodeTest);
+  const nodes = useMemo<CanvasNode[]>(
+    () => drawNodes(definition, types.items).map((n) => ({ ...n, status: stepStatus(steps.get(n.id)) ?? (TERMINAL.includes(run.status) && !partial ? 'not-run' : undefined) })),
+    [definition, types, steps, run.status, partial],
+  );
+  const edges = useMemo<CanvasEdge[]>(() => runEdges(definition, run, partial), [definition, run, partial]);
   const step = open ? steps.get(open) : undefined;
   return (
     <Section title="Run on the workflow">

@@ -133,10 +133,17 @@ describe('workflow editor in a browser: node tests, node settings, credentials',
     const record = (await t.request('GET', `/api/v1/runs/${runs[0].id}`)).body;
     expect(record.nodeTest).toEqual({ nodeId: 'shape', andAfter: true });
     expect(record.steps.map((s: { nodeId: string }) => s.nodeId)).toEqual(['shape', 'tag']);
+
+    // Its own page says what was tested, and leaves the nodes outside the test as they are.
+    await page.getByRole('region', { name: 'Test result' }).getByRole('link', { name: 'open the run' }).click();
+    await page.waitForURL(/\/console\/runs\/run_/);
+    await page.getByText('shape and what follows').waitFor();
+    await node('tag').and(page.locator('.status-succeeded')).waitFor();
+    expect(await node('orders').getAttribute('class')).not.toContain('status-');
   });
 
   it("pins the last run's input, tests on typed input, and publishing leaves the pinned data out", async () => {
-    await page.reload();
+    await page.goto(`${t.url}/console/workflows/${workflowId}`);
     await node('tag').click();
     const panel = page.getByRole('group', { name: 'Test tag' });
     await panel.getByRole('button', { name: "Pin the last run's input" }).click();
