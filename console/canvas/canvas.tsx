@@ -65,6 +65,12 @@ interface CanvasProps {
 }
 
 const MIN_ZOOM = 0.1;
+/**
+ * Below this zoom a node's text is a few pixels high: nodes are drawn as boxes (their subtitle and
+ * ports left out, the title kept for assistive technology), which halves what a frame of a pan
+ * over 200 nodes costs chromium (test/bench/canvas-pan.bench.ts).
+ */
+const FAR_ZOOM = 0.35;
 const MAX_ZOOM = 2;
 const KEY_STEP = 10;
 const transformOf = (v: View) => `translate(${v.x}px, ${v.y}px) scale(${v.k})`;
@@ -305,7 +311,7 @@ export function Canvas(props: CanvasProps) {
     <div class="canvas-frame">
       <div
         ref={viewport}
-        class={`canvas${gesture.current?.kind === 'pan' ? ' panning' : ''}`}
+        class={`canvas${gesture.current?.kind === 'pan' ? ' panning' : ''}${shown.k < FAR_ZOOM ? ' far' : ''}`}
         tabIndex={0}
         role="group"
         aria-roledescription="canvas"
