@@ -6,6 +6,7 @@ import { ChatPage } from './pages/chat.page';
 import { ApprovalsPage } from './pages/approvals.page';
 import { CollectionPage } from './pages/collection.page';
 import { CollectionsPage } from './pages/collections.page';
+import { CredentialsPage } from './pages/credentials.page';
 import { RunPage } from './pages/run.page';
 import { RunsPage } from './pages/runs.page';
 import { SignInPage } from './pages/sign-in.page';
@@ -39,6 +40,7 @@ const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX
   { pattern: /^\/runs\/?$/, section: 'runs', page: () => <RunsPage /> },
   { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: byId((id) => <RunPage key={id} id={id} />) },
   { pattern: /^\/approvals\/?$/, section: 'approvals', page: () => <ApprovalsPage /> },
+  { pattern: /^\/credentials\/?$/, section: 'credentials', page: () => <CredentialsPage /> },
 ];
 
 function App() {
@@ -96,6 +98,7 @@ function App() {
             ['workflows', '/workflows', 'Workflows'],
             ['runs', '/runs', 'Runs'],
             ['approvals', '/approvals', 'Approvals'],
+            ['credentials', '/credentials', 'Credentials'],
           ].map(([section, href, label]) => (
             <Link key={section} href={href} aria-current={route?.r.section === section ? 'page' : undefined}>
               {label}
