@@ -1206,6 +1206,8 @@ export interface components {
             items: components["schemas"]["ParameterOptionDto"][];
         };
         PendingApprovalDto: {
+            /** @description The signed one-time link to the approval page (editors see it here; it is never in the run record) */
+            approvalUrl: string;
             /**
              * Format: date-time
              * @description When the run started waiting

@@ -12,7 +12,7 @@ export default defineNode({
   displayName: 'Approval',
   description:
     'Pauses the run until a person approves or rejects (through a signed one-time link, the console\'s Approvals inbox or POST /api/v1/runs/:id/approvals/:nodeId), or the timeout passes. ' +
-    'While it waits, its step shows the summary, the approval link and when it expires. Its output: the decision, who made it, when, the fields filled in, a comment, and the node\'s input.',
+    'While it waits, its step shows the summary and when it expires; the approval link goes to the notify URL and the editors\' inbox. Its output: the decision, who made it, when, the fields filled in, a comment, and the node\'s input.',
   parameters: ApprovalParameters,
   defaultRunMode: 'input',
   outputs: APPROVAL_OUTPUTS,
@@ -24,7 +24,9 @@ export default defineNode({
     // At least a second, so that a link can be opened at all.
     const expiresAt = new Date(Date.now() + Math.max(ms, 1000));
     const approvalUrl = ctx.approvals.link(expiresAt);
-    const pending = { status: 'pending', summary, fields: fields ?? null, approvalUrl, expiresAt: expiresAt.toISOString() };
+    // The link is a capability: it goes to the notify URL and to editors' inbox, never into the run
+    // record, which viewers read too.
+    const pending = { status: 'pending', summary, fields: fields ?? null, expiresAt: expiresAt.toISOString() };
     if (notifyUrl) {
       const body = JSON.stringify({ summary, approvalUrl, expiresAt: pending.expiresAt, runId: ctx.runId, workflowId: ctx.workflowId, nodeId: ctx.nodeId });
       const response = await ctx.http.fetch(notifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body, ...(notifyCredential ? { credential: notifyCredential } : {}) });

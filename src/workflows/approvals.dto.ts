@@ -47,6 +47,9 @@ export class PendingApprovalDto {
 
   @ApiProperty(timestamp('When the wait ends without a decision (the timedOut output)'))
   expiresAt: string;
+
+  @ApiProperty({ description: 'The signed one-time link to the approval page (editors see it here; it is never in the run record)' })
+  approvalUrl: string;
 }
 
 export const PendingApprovalListDto = listOf(PendingApprovalDto, 'PendingApprovalList');

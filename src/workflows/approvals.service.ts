@@ -39,6 +39,8 @@ export interface PendingApproval {
   fields: Record<string, unknown> | null;
   createdAt: string | null;
   expiresAt: string;
+  /** The signed one-time link: only editors (the inbox) and the link's holder see it. */
+  approvalUrl: string;
 }
 
 export interface DecisionRequest {
@@ -102,7 +104,7 @@ export class ApprovalsService {
     const now = Date.now();
     return waiting
       .filter(({ run, step }) => roleAtLeast(roles.get(run.workflowId) ?? null, 'editor') && isPending(step) && (run.resumeAt?.getTime() ?? 0) > now)
-      .map(({ run, step }) => pendingView(run, step, names.get(run.workflowId) ?? null));
+      .map(({ run, step }) => pendingView(run, step, names.get(run.workflowId) ?? null, this.links));
   }
 
   /** A decision through REST or the inbox: the editor role on the workflow (a viewer gets 403). */
@@ -122,7 +124,7 @@ export class ApprovalsService {
   /** What the link's page shows; refuses a link that was used (409), expired (410) or never made here (404). */
   async pendingByLink(token: string): Promise<PendingApproval> {
     const { run, step } = await this.openLink(token);
-    return pendingView(run, step, (await this.workflows.names([run.workflowId])).get(run.workflowId) ?? null);
+    return pendingView(run, step, (await this.workflows.names([run.workflowId])).get(run.workflowId) ?? null, this.links);
   }
 
   async decideByLink(token: string, request: DecisionRequest): Promise<DecisionView> {
@@ -239,8 +241,9 @@ const describe = (by: DecidedBy): string => (by.type === 'link' ? 'the holder of
 const timedOut = (run: Run, nodeId: string) =>
   new AppError(ErrorCode.GONE, `The approval at node "${nodeId}" of run ${run.id} timed out: the run went on without a decision`, { details: { runId: run.id, nodeId } });
 
-function pendingView(run: Run, step: StepRecord, workflowName: string | null): PendingApproval {
+function pendingView(run: Run, step: StepRecord, workflowName: string | null, links: ApprovalLinks): PendingApproval {
   const pending = (isObject(step.output) ? step.output : {}) as Partial<PendingRecord>;
+  const expiresAt = typeof pending.expiresAt === 'string' ? pending.expiresAt : (run.resumeAt?.toISOString() ?? '');
   return {
     runId: run.id,
     workflowId: run.workflowId,
@@ -249,6 +252,7 @@ function pendingView(run: Run, step: StepRecord, workflowName: string | null): P
     summary: typeof pending.summary === 'string' ? pending.summary : '',
     fields: isObject(pending.fields) ? pending.fields : null,
     createdAt: step.startedAt?.toISOString() ?? null,
-    expiresAt: typeof pending.expiresAt === 'string' ? pending.expiresAt : (run.resumeAt?.toISOString() ?? ''),
+    expiresAt,
+    approvalUrl: links.url({ runId: run.id, nodeId: step.nodeId, expiresAt: new Date(expiresAt) }),
   };
 }

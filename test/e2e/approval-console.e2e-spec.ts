@@ -61,8 +61,9 @@ describe('approvals in a browser', () => {
     expect(created.status).toBe(201);
     const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input: { order: 1 } } });
     expect(started.status).toBe(202);
-    const run = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 60_000 });
-    return { runId: started.body.runId as string, link: new URL(run.steps.find((s: any) => s.nodeId === 'ask').output.approvalUrl).pathname };
+    await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 60_000 });
+    const pending = (await t.request('GET', '/api/v1/approvals')).body.items.find((i: any) => i.runId === started.body.runId);
+    return { runId: started.body.runId as string, link: new URL(pending.approvalUrl).pathname };
   };
 
   beforeAll(async () => {

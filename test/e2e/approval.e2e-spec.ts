@@ -72,8 +72,11 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     expect(started.status).toBe(202);
     const run = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 60_000 });
     const step = run.steps.find((s: any) => s.nodeId === 'ask');
-    expect(step).toMatchObject({ status: 'waiting', output: { status: 'pending', summary: expect.any(String), approvalUrl: expect.any(String), expiresAt: expect.any(String) } });
-    const url = new URL(step.output.approvalUrl);
+    expect(step).toMatchObject({ status: 'waiting', output: { status: 'pending', summary: expect.any(String), expiresAt: expect.any(String) } });
+    // The link is a capability: viewers read the run record, so it is never there; editors find it in their inbox.
+    expect(JSON.stringify((await t.request('GET', `/api/v1/runs/${started.body.runId}`, { key: viewer.key })).body)).not.toContain('/approvals/');
+    const pending = (await t.request('GET', '/api/v1/approvals', { key: editor.key })).body.items.find((i: any) => i.runId === started.body.runId);
+    const url = new URL(pending.approvalUrl);
     expect(url.origin).toBe('https://approvals.example.com');
     return { runId: started.body.runId as string, run, link: url.pathname, step };
   };
