@@ -201,6 +201,27 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(0)
   RUNS_MAX_PER_WORKFLOW = 10_000;
 
+  /**
+   * Admission control: queued runs of all workflows together beyond which a caller's run (webhook,
+   * REST, MCP tool) is refused with 503 and Retry-After instead of joining a backlog; 0 for no limit.
+   */
+  @Transform(int) @IsInt() @Min(0)
+  RUNS_MAX_QUEUED = 5_000;
+
+  /**
+   * Queued runs of one workflow beyond which its callers get 429 and Retry-After; 0 for no limit.
+   * A workflow's settings.maxQueuedRuns can lower it, never raise it.
+   */
+  @Transform(int) @IsInt() @Min(0)
+  RUNS_MAX_QUEUED_PER_WORKFLOW = 1_000;
+
+  /**
+   * How long a caller's run waits for the queue to take its job: beyond it (Redis unreachable) the
+   * run is withdrawn and the caller answered 503, so the webhook answers within 2 s.
+   */
+  @Transform(int) @IsInt() @Min(100) @Max(60_000)
+  RUNS_ENQUEUE_TIMEOUT_MS = 1_500;
+
   @Transform(bool) @IsBoolean()
   SWAGGER_ENABLED = true;
 

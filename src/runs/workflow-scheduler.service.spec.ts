@@ -7,6 +7,8 @@ import { newId } from '../common/ids';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from '../storage/embedded/sqlite-workflow-store.adapter';
+import type { AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics.service';
 import { RunAdmission } from './run-admission.service';
 import { Clock, WorkflowScheduler } from './workflow-scheduler.service';
 
@@ -32,10 +34,11 @@ describe('WorkflowScheduler on a fake clock', () => {
   let queue: RecordingQueue;
   let clock: FakeClock;
   const silent = pino({ level: 'silent' });
+  const limits = { RUNS_MAX_QUEUED: 5000, RUNS_MAX_QUEUED_PER_WORKFLOW: 1000, RUNS_ENQUEUE_TIMEOUT_MS: 1500 } as AppConfig;
 
   /** One process: its own scheduler and run admission over the shared store and queue. */
   const process = () => {
-    const admission = new RunAdmission(runs, workflows, queue, silent);
+    const admission = new RunAdmission(runs, workflows, queue, silent, limits, new Metrics());
     return new WorkflowScheduler(workflows, admission, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
   };
 
