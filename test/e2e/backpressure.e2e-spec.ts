@@ -1,3 +1,6 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { bothQueues } from '../utils/queues';
@@ -100,6 +103,28 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
     expect(ready.status).toBe(200);
     expect(ready.body.details.runs).toMatchObject({ status: 'up', queued: 5, oldestAgeSeconds: expect.any(Number) });
     expect(ready.body.details.runs.oldestAgeSeconds).toBeGreaterThan(0);
+  });
+
+  it('refuses a workflow tool call over MCP the same way, with a result the model can read, and starts no run', async () => {
+    const definition = {
+      nodes: [
+        { id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'busy_tool', description: 'A tool of a busy service.', inputSchema: { type: 'object', properties: {} } } },
+        { id: 'answer', type: 'respond', parameters: {} },
+      ],
+      edges: [{ from: 'ask', to: 'answer' }],
+    };
+    const id = (await t.request('POST', '/api/v1/workflows', { body: { name: 'busy tool', definition } })).body.id as string;
+    expect((await t.request('POST', `/api/v1/workflows/${id}/publish`)).status).toBe(201);
+    const client = new Client({ name: 'backpressure-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${t.admin.key}` } } }));
+    try {
+      const result = (await client.callTool({ name: 'busy_tool', arguments: {} })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain('RUNS_MAX_QUEUED');
+    } finally {
+      await client.close();
+    }
+    expect((await runsOf(id)).total).toBe(0);
   });
 });
 
