@@ -222,6 +222,14 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(100) @Max(60_000)
   RUNS_ENQUEUE_TIMEOUT_MS = 1_500;
 
+  /**
+   * A caller refused by a queued-run limit hears so after this long (never past its Retry-After):
+   * a client that retries at once, ignoring Retry-After, would otherwise spend on refusals the CPU
+   * the workers need to shorten the queue (see README, Backpressure). 0 answers at once.
+   */
+  @Transform(int) @IsInt() @Min(0) @Max(10_000)
+  RUNS_REFUSAL_DELAY_MS = 1_000;
+
   @Transform(bool) @IsBoolean()
   SWAGGER_ENABLED = true;
 

@@ -50,6 +50,7 @@ export class RunAdmission {
   private readonly maxQueued: number;
   private readonly maxQueuedPerWorkflow: number;
   private readonly enqueueTimeoutMs: number;
+  private readonly refusalDelayMs: number;
 
   constructor(
     private readonly runs: RunStore,
@@ -63,6 +64,7 @@ export class RunAdmission {
     this.maxQueued = config.RUNS_MAX_QUEUED;
     this.maxQueuedPerWorkflow = config.RUNS_MAX_QUEUED_PER_WORKFLOW;
     this.enqueueTimeoutMs = config.RUNS_ENQUEUE_TIMEOUT_MS;
+    this.refusalDelayMs = config.RUNS_REFUSAL_DELAY_MS ?? 0;
   }
 
   /**
@@ -129,6 +131,7 @@ export class RunAdmission {
     if (mine && mine.count >= workflowLimit) {
       const retryAfterSeconds = retryAfter(mine.oldestCreatedAt);
       this.refused(run, policy, 'workflow-queue-limit');
+      await this.holdRefusal(policy, retryAfterSeconds);
       throw new AppError(
         ErrorCode.RATE_LIMITED,
         `Workflow ${run.workflowId} has ${workflowLimit} run(s) queued, its limit: no run was started; try again in ${retryAfterSeconds} s`,
@@ -138,6 +141,7 @@ export class RunAdmission {
     if (all && all.count >= this.maxQueued) {
       const retryAfterSeconds = retryAfter(all.oldestCreatedAt);
       this.refused(run, policy, 'global-queue-limit');
+      await this.holdRefusal(policy, retryAfterSeconds);
       throw new AppError(ErrorCode.UNAVAILABLE, `The service has ${this.maxQueued} runs queued, its limit (RUNS_MAX_QUEUED): no run was started; try again in ${retryAfterSeconds} s`, {
         details: { reason: 'global-queue-limit' satisfies RefusalReason, limit: this.maxQueued, queued: all.count, retryAfterSeconds },
         retryable: true,
@@ -162,6 +166,18 @@ export class RunAdmission {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * A caller over a limit is answered after RUNS_REFUSAL_DELAY_MS (at most its Retry-After): a
+   * client looping on refusals would otherwise take, one cheap 429 after another, the event loop the
+   * workers share, and the queue it waits on would drain at a tenth of its speed (README,
+   * Backpressure). A timer holds nothing but the connection.
+   */
+  private async holdRefusal(policy: AdmissionPolicy, retryAfterSeconds: number): Promise<void> {
+    const ms = Math.min(this.refusalDelayMs, retryAfterSeconds * 1000);
+    if (policy !== 'caller' || ms <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   private refused(run: Run, policy: AdmissionPolicy, reason: RefusalReason): void {

@@ -34,7 +34,7 @@ describe('WorkflowScheduler on a fake clock', () => {
   let queue: RecordingQueue;
   let clock: FakeClock;
   const silent = pino({ level: 'silent' });
-  const limits = { RUNS_MAX_QUEUED: 5000, RUNS_MAX_QUEUED_PER_WORKFLOW: 1000, RUNS_ENQUEUE_TIMEOUT_MS: 1500 } as AppConfig;
+  const limits = { RUNS_MAX_QUEUED: 5000, RUNS_MAX_QUEUED_PER_WORKFLOW: 1000, RUNS_ENQUEUE_TIMEOUT_MS: 1500, RUNS_REFUSAL_DELAY_MS: 0 } as AppConfig;
 
   /** One process: its own scheduler and run admission over the shared store and queue. */
   const process = () => {

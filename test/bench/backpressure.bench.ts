@@ -1,0 +1,169 @@
+/**
+ * Backpressure (issue 19, section 3): are the workers starved by the acceptor? One process
+ * (APP_ROLE=all) with the default admission limits runs webhook-trigger -> http-request (the local
+ * upstream is the bare Fastify hello-world server in its own process). Webhooks are sent at 50
+ * connections for 10 s, a closed loop that ignores Retry-After (the worst client); meanwhile the
+ * completed runs/s are counted. When the load stops, the backlog it left is drained with no
+ * acceptor load and its completed runs/s are the baseline: under load / drain >= 0.7 is the target.
+ * Also reported: the 202/429/503 answers, and the largest queue age seen (the oldest queued run,
+ * as /health/ready shows it, read every 250 ms).
+ *
+ * Measured for each JOB_CONCURRENCY in BENCH_CONCURRENCIES (default 2,4,8,16) on the embedded
+ * queue, and on Bull when Redis answers (BENCH_QUEUES=embedded,bull picks): README's default comes
+ * from these figures.
+ */
+import { testRedis } from '../utils/workflows-fixtures';
+import { BENCH_KEY, call, load, report, startApp, startHelloServer } from './lib/bench-kit';
+
+const CONNECTIONS = 50;
+const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 10_000);
+const DRAIN_DEADLINE_MS = 120_000;
+const POLL_MS = 250;
+const CONCURRENCIES = (process.env.BENCH_CONCURRENCIES ?? '2,4,8,16').split(',').map(Number);
+const QUEUES = (process.env.BENCH_QUEUES ?? 'embedded,bull').split(',');
+/** BENCH_REFUSAL_DELAY_MS=0 shows what the hold before a refusal buys (the service default otherwise). */
+const REFUSAL_DELAY: Record<string, string> = process.env.BENCH_REFUSAL_DELAY_MS === undefined ? {} : { RUNS_REFUSAL_DELAY_MS: process.env.BENCH_REFUSAL_DELAY_MS };
+
+const workflowDefinition = (upstreamUrl: string) => ({
+  nodes: [
+    { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+    {
+      id: 'search',
+      type: 'http-request',
+      parameters: { method: 'POST', url: `${upstreamUrl}/hello`, body: '{"text": input.query, "top_k": "5"}' },
+      parameterMode: { body: 'expression' },
+    },
+  ],
+  edges: [{ from: 'trigger', to: 'search' }],
+});
+
+/** A counter's value in the app's /metrics (one process here: every run it completes). */
+async function succeeded(appUrl: string): Promise<number> {
+  const text = await (await fetch(`${appUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('workflow_runs_total{status="succeeded"} '));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+async function runQueue(appUrl: string): Promise<{ queued: number; oldestAgeSeconds: number }> {
+  const ready = (await (await fetch(`${appUrl}/health/ready`)).json()) as { details?: { runs?: { queued: number; oldestAgeSeconds: number } } };
+  const runs = ready.details?.runs;
+  if (!runs) throw new Error(`/health/ready shows no run queue: ${JSON.stringify(ready)}`);
+  return runs;
+}
+
+interface Measured {
+  underLoad: number;
+  drain: number;
+  drained: number;
+  accepted: number;
+  refused429: number;
+  refused503: number;
+  acceptP99Ms: number;
+  maxQueueAgeSeconds: number;
+  maxQueued: number;
+}
+
+async function measure(label: string, upstreamUrl: string, env: Record<string, string>): Promise<Measured> {
+  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', SWAGGER_ENABLED: 'false', ...REFUSAL_DELAY, ...env });
+  try {
+    const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: label, definition: workflowDefinition(upstreamUrl) });
+    await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
+    const body = JSON.stringify({ input: { query: 'what is a vector' } });
+    // Warm-up: one run compiles the plan and opens the upstream connection.
+    await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input: { query: 'warm' } });
+    while ((await succeeded(app.url)) < 1) await new Promise((r) => setTimeout(r, 20));
+
+    let maxQueueAgeSeconds = 0;
+    let maxQueued = 0;
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const queue = await runQueue(app.url);
+        maxQueueAgeSeconds = Math.max(maxQueueAgeSeconds, queue.oldestAgeSeconds);
+        maxQueued = Math.max(maxQueued, queue.queued);
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+    })();
+
+    const before = await succeeded(app.url);
+    const loadStarted = performance.now();
+    const accepted = await load({
+      url: app.url,
+      path: `/api/v1/workflows/${workflow.id}/runs`,
+      method: 'POST',
+      headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+      body,
+      connections: CONNECTIONS,
+      durationMs: LOAD_MS,
+    });
+    const atLoadEnd = await succeeded(app.url);
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+
+    // The drain: the backlog the load left, worked through with nothing accepted meanwhile.
+    const drainStarted = performance.now();
+    const deadline = Date.now() + DRAIN_DEADLINE_MS;
+    let atDrainEnd = atLoadEnd;
+    for (;;) {
+      const queue = await runQueue(app.url);
+      atDrainEnd = await succeeded(app.url);
+      if (queue.queued === 0) break;
+      if (Date.now() > deadline) throw new Error(`${label}: ${queue.queued} runs still queued after ${DRAIN_DEADLINE_MS} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const drainSeconds = (performance.now() - drainStarted) / 1000;
+    polling = false;
+    await poller;
+
+    const statuses = accepted.statuses;
+    const unexpected = Object.keys(statuses).filter((s) => !['202', '429', '503'].includes(s));
+    if (unexpected.length || accepted.errors) throw new Error(`${label}: unexpected answers ${JSON.stringify(statuses)}, ${accepted.errors} errors`);
+    const drained = atDrainEnd - atLoadEnd;
+    const result: Measured = {
+      underLoad: (atLoadEnd - before) / loadSeconds,
+      drain: drained / drainSeconds,
+      drained,
+      accepted: statuses[202] ?? 0,
+      refused429: statuses[429] ?? 0,
+      refused503: statuses[503] ?? 0,
+      acceptP99Ms: accepted.p99Ms,
+      maxQueueAgeSeconds,
+      maxQueued,
+    };
+    console.log(
+      `${label}: under load ${result.underLoad.toFixed(0)} completed runs/s; drain ${result.drain.toFixed(0)} runs/s (${drained} runs in ${drainSeconds.toFixed(1)} s); ` +
+        `ratio ${(result.underLoad / result.drain).toFixed(2)}; answers 202 ${result.accepted}, 429 ${result.refused429}, 503 ${result.refused503} ` +
+        `(${accepted.rps.toFixed(0)} req/s, p99 ${accepted.p99Ms.toFixed(1)} ms); max queued ${maxQueued}, max queue age ${maxQueueAgeSeconds.toFixed(1)} s`,
+    );
+    return result;
+  } finally {
+    await app.stop();
+  }
+}
+
+async function main() {
+  const upstream = await startHelloServer();
+  const redis = QUEUES.includes('bull') ? await testRedis('bench-backpressure') : null;
+  if (QUEUES.includes('bull') && !redis) console.log('Redis does not answer on 127.0.0.1:6379: Bull is not measured');
+  try {
+    for (const queue of QUEUES) {
+      if (queue === 'bull' && !redis) continue;
+      for (const concurrency of CONCURRENCIES) {
+        const env = { JOB_CONCURRENCY: String(concurrency), ...(queue === 'bull' ? { REDIS_URL: redis!.url, QUEUE_PREFIX: `${redis!.prefix}-c${concurrency}` } : {}) };
+        const m = await measure(`${queue} queue, JOB_CONCURRENCY=${concurrency}`, upstream.url, env);
+        const name = `${queue}_c${concurrency}`;
+        report({ bench: 'backpressure', metric: `completed_runs_per_s_under_load_${name}`, value: m.underLoad, unit: 'runs/s', baseline: m.drain, ratio: m.underLoad / m.drain, target: 'ratio >= 0.7 (baseline: drain rate, no accept load)' });
+        report({ bench: 'backpressure', metric: `refused_429_${name}`, value: m.refused429, unit: 'answers', baseline: m.accepted, ratio: m.accepted ? m.refused429 / m.accepted : null, target: 'informational (baseline: 202 answers)' });
+        report({ bench: 'backpressure', metric: `refused_503_${name}`, value: m.refused503, unit: 'answers', baseline: m.accepted, ratio: m.accepted ? m.refused503 / m.accepted : null, target: 'informational (baseline: 202 answers)' });
+        report({ bench: 'backpressure', metric: `max_queue_age_${name}`, value: m.maxQueueAgeSeconds, unit: 's', baseline: null, ratio: null, target: 'informational (bounded by the queued-run limits)' });
+      }
+    }
+  } finally {
+    await upstream.stop();
+    await redis?.cleanup();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
