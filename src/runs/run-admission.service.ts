@@ -6,7 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { JobQueue } from '../jobs/job-queue.port';
 import { queueUnavailable } from '../jobs/job-policy';
 import { Metrics } from '../metrics/metrics.service';
-import { RunStore } from '../storage/run-store.port';
+import { QueuedRuns, RunStore } from '../storage/run-store.port';
 import { WorkflowStore } from '../storage/workflow-store.port';
 import type { Workflow, WorkflowSettings } from '../workflows/workflow.model';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
@@ -18,6 +18,20 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Bounds of the Retry-After of a refusal: the queue's age, but never 0 and never minutes. */
 const RETRY_AFTER_MIN_S = 1;
 const RETRY_AFTER_MAX_S = 60;
+/**
+ * How long one store count serves the admissions after it, in this process, with the runs this
+ * process admitted since added: counting on every call was, at the limit, a twentieth of the CPU of
+ * a process under load, CPU its workers need. Runs that started meanwhile are still counted, so the
+ * error is on the side of refusing, for at most this long.
+ */
+const COUNT_FRESH_MS = 100;
+/** Cached counts kept for this many workflows at most; older entries go first. */
+const COUNT_CACHE_SIZE = 1_000;
+
+interface CachedCount extends QueuedRuns {
+  readAt: number;
+}
+
 /** Retry-After when the queue backend did not answer: about how long a Redis failover takes to notice. */
 const QUEUE_DOWN_RETRY_AFTER_S = 5;
 
@@ -51,6 +65,8 @@ export class RunAdmission {
   private readonly maxQueuedPerWorkflow: number;
   private readonly enqueueTimeoutMs: number;
   private readonly refusalDelayMs: number;
+  /** Queued runs per workflow id, and of all workflows under '', as last counted in the store. */
+  private readonly counts = new Map<string, CachedCount>();
 
   constructor(
     private readonly runs: RunStore,
@@ -78,6 +94,7 @@ export class RunAdmission {
     if (policy !== 'service') await this.checkLimits(run, policy, settings);
     const stored = await this.runs.create(run, new Date(run.createdAt.getTime() - IDEMPOTENCY_WINDOW_MS));
     if (!stored.created) return stored;
+    this.admitted(run.workflowId);
     try {
       await this.enqueueWithin(run);
     } catch (error) {
@@ -118,15 +135,16 @@ export class RunAdmission {
 
   /**
    * Counted in the store, the one place every API process and worker shares, with bounded index
-   * reads: a count stops at the limit. Two callers counting at once may both take the last place,
-   * so a limit can be passed by as many runs as are being admitted at that instant: a bound on the
+   * reads (a count stops at the limit), read at most every COUNT_FRESH_MS by each process. Two
+   * callers counting at once may both take the last place, and other processes' admissions show
+   * after that long, so a limit can be passed by the runs admitted in that instant: a bound on the
    * backlog, not an exact quota.
    */
   private async checkLimits(run: Run, policy: AdmissionPolicy, settings: WorkflowSettings): Promise<void> {
     const workflowLimit = this.workflowLimit(settings);
     const [mine, all] = await Promise.all([
-      workflowLimit > 0 ? this.runs.queued({ workflowId: run.workflowId }, workflowLimit) : undefined,
-      this.maxQueued > 0 ? this.runs.queued({}, this.maxQueued) : undefined,
+      workflowLimit > 0 ? this.queued(run.workflowId, workflowLimit) : undefined,
+      this.maxQueued > 0 ? this.queued('', this.maxQueued) : undefined,
     ]);
     if (mine && mine.count >= workflowLimit) {
       const retryAfterSeconds = retryAfter(mine.oldestCreatedAt);
@@ -146,6 +164,25 @@ export class RunAdmission {
         details: { reason: 'global-queue-limit' satisfies RefusalReason, limit: this.maxQueued, queued: all.count, retryAfterSeconds },
         retryable: true,
       });
+    }
+  }
+
+  /** The store's count (of one workflow, or of all under ''), or the fresh one this process read, with its own admissions since. */
+  private async queued(workflowId: string, upTo: number): Promise<QueuedRuns> {
+    const now = Date.now();
+    const cached = this.counts.get(workflowId);
+    if (cached && now - cached.readAt < COUNT_FRESH_MS) return cached;
+    const counted = await this.runs.queued(workflowId ? { workflowId } : {}, upTo);
+    if (this.counts.size >= COUNT_CACHE_SIZE) this.counts.delete(this.counts.keys().next().value!);
+    this.counts.delete(workflowId);
+    this.counts.set(workflowId, { ...counted, readAt: now });
+    return counted;
+  }
+
+  private admitted(workflowId: string): void {
+    for (const key of [workflowId, '']) {
+      const cached = this.counts.get(key);
+      if (cached) cached.count++;
     }
   }
 

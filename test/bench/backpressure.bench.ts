@@ -64,7 +64,8 @@ interface Measured {
 }
 
 async function measure(label: string, upstreamUrl: string, env: Record<string, string>): Promise<Measured> {
-  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', SWAGGER_ENABLED: 'false', ...REFUSAL_DELAY, ...env });
+  const nodeOptions = process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
+  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', SWAGGER_ENABLED: 'false', ...REFUSAL_DELAY, ...env }, nodeOptions);
   try {
     const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: label, definition: workflowDefinition(upstreamUrl) });
     await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
