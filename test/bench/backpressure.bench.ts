@@ -13,12 +13,15 @@
  * from these figures.
  */
 import { testRedis } from '../utils/workflows-fixtures';
-import { BENCH_KEY, call, load, report, startApp, startHelloServer } from './lib/bench-kit';
+import { BENCH_KEY, call, load, report, startApp, startHelloServer, tempDataDir } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 10_000);
 const DRAIN_DEADLINE_MS = 120_000;
 const POLL_MS = 250;
+/** The backlog the drain baseline works off; its first WARM_RUNS warm the process up and are not timed. */
+const BACKLOG = 3000;
+const WARM_RUNS = 500;
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCIES ?? '2,4,8,16').split(',').map(Number);
 const QUEUES = (process.env.BENCH_QUEUES ?? 'embedded,bull').split(',');
 /** BENCH_REFUSAL_DELAY_MS=0 shows what the hold before a refusal buys (the service default otherwise). */
@@ -63,16 +66,55 @@ interface Measured {
   maxQueued: number;
 }
 
+/** Waits until no run is queued; the rate counts the runs after the first `skip` (a cold process warming up). */
+async function waitUntilDrained(appUrl: string, label: string, skip = 0): Promise<{ runs: number; seconds: number }> {
+  const deadline = Date.now() + DRAIN_DEADLINE_MS;
+  let first: { done: number; at: number } | undefined;
+  for (;;) {
+    const queue = await runQueue(appUrl);
+    const done = await succeeded(appUrl);
+    const at = performance.now();
+    if (!first && done >= skip) first = { done, at };
+    if (queue.queued === 0) return first ? { runs: done - first.done, seconds: (at - first.at) / 1000 } : { runs: 0, seconds: 0 };
+    if (Date.now() > deadline) throw new Error(`${label}: ${queue.queued} runs still queued after ${DRAIN_DEADLINE_MS} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * The drain baseline first: an API-only process queues BACKLOG runs and stops; the measured process
+ * starts on the same store (and Redis) and works them off with nothing accepted meanwhile (timed
+ * once WARM_RUNS are done). Then, in that process, warm, the accept load.
+ */
 async function measure(label: string, upstreamUrl: string, env: Record<string, string>): Promise<Measured> {
-  const nodeOptions = process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
-  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', SWAGGER_ENABLED: 'false', ...REFUSAL_DELAY, ...env }, nodeOptions);
+  const shared = { DATA_DIR: tempDataDir(), FETCH_ALLOWED_HOSTS: '127.0.0.1', SWAGGER_ENABLED: 'false', ...REFUSAL_DELAY, ...env };
+  // Its own limits hold the whole backlog; the measured process has the defaults.
+  const acceptor = await startApp({ ...shared, APP_ROLE: 'api', RUNS_MAX_QUEUED: String(BACKLOG), RUNS_MAX_QUEUED_PER_WORKFLOW: String(BACKLOG) });
+  let workflowId: string;
+  const body = JSON.stringify({ input: { query: 'what is a vector' } });
   try {
-    const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: label, definition: workflowDefinition(upstreamUrl) });
-    await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
-    const body = JSON.stringify({ input: { query: 'what is a vector' } });
-    // Warm-up: one run compiles the plan and opens the upstream connection.
-    await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input: { query: 'warm' } });
-    while ((await succeeded(app.url)) < 1) await new Promise((r) => setTimeout(r, 20));
+    const workflow = await call(acceptor.url, 'POST', '/api/v1/workflows', { name: label, definition: workflowDefinition(upstreamUrl) });
+    workflowId = workflow.id;
+    await call(acceptor.url, 'POST', `/api/v1/workflows/${workflowId}/publish`);
+    const backlog = await load({
+      url: acceptor.url,
+      path: `/api/v1/workflows/${workflowId}/runs`,
+      method: 'POST',
+      headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+      body,
+      connections: CONNECTIONS,
+      durationMs: DRAIN_DEADLINE_MS,
+      maxRequests: BACKLOG,
+    });
+    if (backlog.statuses[202] !== BACKLOG) throw new Error(`${label}: the backlog was answered ${JSON.stringify(backlog.statuses)}`);
+  } finally {
+    await acceptor.stop();
+  }
+
+  const nodeOptions = process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
+  const app = await startApp({ ...shared, APP_ROLE: 'all' }, nodeOptions);
+  try {
+    const drain = await waitUntilDrained(app.url, label, WARM_RUNS);
 
     let maxQueueAgeSeconds = 0;
     let maxQueued = 0;
@@ -85,12 +127,11 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
     })();
-
     const before = await succeeded(app.url);
     const loadStarted = performance.now();
     const accepted = await load({
       url: app.url,
-      path: `/api/v1/workflows/${workflow.id}/runs`,
+      path: `/api/v1/workflows/${workflowId}/runs`,
       method: 'POST',
       headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
       body,
@@ -99,30 +140,17 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
     });
     const atLoadEnd = await succeeded(app.url);
     const loadSeconds = (performance.now() - loadStarted) / 1000;
-
-    // The drain: the backlog the load left, worked through with nothing accepted meanwhile.
-    const drainStarted = performance.now();
-    const deadline = Date.now() + DRAIN_DEADLINE_MS;
-    let atDrainEnd = atLoadEnd;
-    for (;;) {
-      const queue = await runQueue(app.url);
-      atDrainEnd = await succeeded(app.url);
-      if (queue.queued === 0) break;
-      if (Date.now() > deadline) throw new Error(`${label}: ${queue.queued} runs still queued after ${DRAIN_DEADLINE_MS} ms`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const drainSeconds = (performance.now() - drainStarted) / 1000;
     polling = false;
     await poller;
+    await waitUntilDrained(app.url, label);
 
     const statuses = accepted.statuses;
     const unexpected = Object.keys(statuses).filter((s) => !['202', '429', '503'].includes(s));
     if (unexpected.length || accepted.errors) throw new Error(`${label}: unexpected answers ${JSON.stringify(statuses)}, ${accepted.errors} errors`);
-    const drained = atDrainEnd - atLoadEnd;
     const result: Measured = {
       underLoad: (atLoadEnd - before) / loadSeconds,
-      drain: drained / drainSeconds,
-      drained,
+      drain: drain.runs / drain.seconds,
+      drained: drain.runs,
       accepted: statuses[202] ?? 0,
       refused429: statuses[429] ?? 0,
       refused503: statuses[503] ?? 0,
@@ -131,7 +159,7 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
       maxQueued,
     };
     console.log(
-      `${label}: under load ${result.underLoad.toFixed(0)} completed runs/s; drain ${result.drain.toFixed(0)} runs/s (${drained} runs in ${drainSeconds.toFixed(1)} s); ` +
+      `${label}: under load ${result.underLoad.toFixed(0)} completed runs/s; drain ${result.drain.toFixed(0)} runs/s (${drain.runs} runs in ${drain.seconds.toFixed(1)} s); ` +
         `ratio ${(result.underLoad / result.drain).toFixed(2)}; answers 202 ${result.accepted}, 429 ${result.refused429}, 503 ${result.refused503} ` +
         `(${accepted.rps.toFixed(0)} req/s, p99 ${accepted.p99Ms.toFixed(1)} ms); max queued ${maxQueued}, max queue age ${maxQueueAgeSeconds.toFixed(1)} s`,
     );
