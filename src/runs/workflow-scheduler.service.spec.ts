@@ -137,4 +137,23 @@ describe('WorkflowScheduler on a fake clock', () => {
     expect(await scheduler.tick()).toBe(0);
     expect(await scheduler.tick(clock.set('2026-11-24T14:05:10Z'))).toBe(1);
   });
+
+  it('skips a tick beyond the queued-run limit and counts it, while an error workflow\'s run is always admitted', async () => {
+    const { id } = await scheduled();
+    const metrics = new Metrics();
+    const admission = new RunAdmission(runs, workflows, queue, silent, { ...limits, RUNS_MAX_QUEUED_PER_WORKFLOW: 2 } as AppConfig, metrics);
+    const scheduler = new WorkflowScheduler(workflows, admission, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
+    expect(await scheduler.tick()).toBe(0);
+    // Nothing works the queue here: two ticks fill it, the third is skipped, not kept for later.
+    expect(await scheduler.tick(clock.set('2026-11-24T10:05:00Z'))).toBe(1);
+    expect(await scheduler.tick(clock.set('2026-11-24T10:10:00Z'))).toBe(1);
+    expect(await scheduler.tick(clock.set('2026-11-24T10:15:00Z'))).toBe(0);
+    expect(await metrics.render()).toContain('workflow_runs_refused_total{reason="workflow-queue-limit",trigger="schedule"} 1');
+    expect((await runs.list({ workflowId: id }, { offset: 0, limit: 10 })).total).toBe(2);
+
+    const workflow = (await workflows.get(id))!;
+    const reported = await admission.startForService(workflow, 'error-workflow', { failed: 'run_x' }, 'error-of:run_x');
+    expect(reported).toMatchObject({ created: true, run: { status: 'queued', trigger: 'error-workflow' } });
+    expect((await runs.list({ workflowId: id }, { offset: 0, limit: 10 })).total).toBe(3);
+  });
 });
