@@ -10,10 +10,12 @@
  *
  * Measured for each JOB_CONCURRENCY in BENCH_CONCURRENCIES (default 2,4,8,16) on the embedded
  * queue, and on Bull when Redis answers (BENCH_QUEUES=embedded,bull picks): README's default comes
- * from these figures.
+ * from these figures. Last, with Bull on a redis-server of its own that it then kills: how long the
+ * webhook takes to answer 503 (target: within 2 s), and that no run is left.
  */
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { testRedis } from '../utils/workflows-fixtures';
-import { BENCH_KEY, call, load, report, startApp, startHelloServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, benchPort, call, load, percentile, report, startApp, startHelloServer, tempDataDir } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 10_000);
@@ -194,6 +196,67 @@ function medianOf(samples: Measured[]): Measured & { ratio: number } {
   };
 }
 
+/** A throwaway redis-server on 127.0.0.1:`port`, for the unreachable-queue figure. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 30_000;
+  while (!output.includes('Ready to accept connections')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return child;
+}
+
+const stopped = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+
+/**
+ * How long the webhook takes to answer while Bull's Redis is gone (target: 503 within 2 s, no run
+ * stored): CALLS webhooks at 10 connections against a process whose Redis was killed after it started.
+ */
+async function measureQueueDown(): Promise<{ p50Ms: number; maxMs: number; statuses: Record<number, number>; runs: number }> {
+  const port = benchPort();
+  let redis = await startRedis(port);
+  const app = await startApp({ APP_ROLE: 'all', REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_PREFIX: 'bench-down', SWAGGER_ENABLED: 'false' });
+  try {
+    const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: 'down', definition: { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }], edges: [] } });
+    await stopped(redis);
+    const latencies: number[] = [];
+    const statuses: Record<number, number> = {};
+    const CALLS = 50;
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (sent++ < CALLS) {
+          const started = performance.now();
+          const res = await fetch(`${app.url}/api/v1/workflows/${workflow.id}/runs`, {
+            method: 'POST',
+            headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+            body: JSON.stringify({ runType: 'test', input: {} }),
+          });
+          await res.arrayBuffer();
+          latencies.push(performance.now() - started);
+          statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        }
+      }),
+    );
+    const runs = (await call(app.url, 'GET', `/api/v1/runs?workflowId=${workflow.id}&limit=1`)).total as number;
+    latencies.sort((a, b) => a - b);
+    // Back before the process stops, so its shutdown does not wait on a Redis that is gone.
+    redis = await startRedis(port);
+    return { p50Ms: percentile(latencies, 50), maxMs: latencies[latencies.length - 1], statuses, runs };
+  } finally {
+    await app.stop();
+    await stopped(redis);
+  }
+}
+
 async function main() {
   const upstream = await startHelloServer();
   const redis = QUEUES.includes('bull') ? await testRedis('bench-backpressure') : null;
@@ -214,6 +277,12 @@ async function main() {
         report({ bench: 'backpressure', metric: `refused_503_${name}`, value: m.refused503, unit: 'answers', baseline: m.accepted, ratio: m.accepted ? m.refused503 / m.accepted : null, target: 'informational (baseline: 202 answers)' });
         report({ bench: 'backpressure', metric: `max_queue_age_${name}`, value: m.maxQueueAgeSeconds, unit: 's', baseline: null, ratio: null, target: 'informational (bounded by the queued-run limits)' });
       }
+    }
+    if (redis && spawnSync('redis-server', ['--version']).status === 0) {
+      const down = await measureQueueDown();
+      console.log(`webhook while Redis is down: answers ${JSON.stringify(down.statuses)}, p50 ${down.p50Ms.toFixed(0)} ms, max ${down.maxMs.toFixed(0)} ms; ${down.runs} runs stored`);
+      if (down.runs !== 0 || Object.keys(down.statuses).some((status) => status !== '503')) throw new Error('a webhook answered other than 503, or left a run, while Redis was down');
+      report({ bench: 'backpressure', metric: 'queue_unreachable_answer_max', value: down.maxMs, unit: 'ms', baseline: 2000, ratio: down.maxMs / 2000, target: '503 within 2000 ms (ratio <= 1), no run stored' });
     }
   } finally {
     await upstream.stop();
