@@ -40,6 +40,8 @@ export interface Definition {
   nodes: NodeSpec[];
   edges?: Edge[];
   variables?: Schemas['VariableDto'][];
+  /** Inputs pinned on nodes for node tests, by node id: saved with the draft only, never published. */
+  pinnedData?: Record<string, unknown>;
 }
 export type DefinitionView = Schemas['DefinitionViewDto'];
 export type Workflow = Schemas['WorkflowDto'];
@@ -67,3 +69,18 @@ export type Step = Omit<Schemas['StepDto'], 'input' | 'output'> & { input?: unkn
 export type RunSummary = Schemas['RunSummaryDto'];
 export type Run = Omit<Schemas['RunDto'], 'input' | 'output' | 'steps'> & { input: unknown; output: unknown; steps: Step[] };
 export type Accepted = Schemas['RunAcceptedDto'];
+
+/** An approval node waiting for a decision (the inbox); its `fields` is a JSON Schema, read as one. */
+export type PendingApproval = Omit<Schemas['PendingApprovalDto'], 'fields'> & { fields: JsonSchema | null };
+export type ApprovalDecision = Schemas['ApprovalDecisionDto'];
+/** One model or tool call inside a node (an AI agent's loop), as a step's `subSteps` carries it. */
+export type SubStep = Schemas['SubStepDto'];
+
+export type NodeTest = Schemas['NodeTestDto'];
+export type Credential = Schemas['CredentialDto'];
+export type CredentialType = Credential['type'];
+export const CREDENTIAL_TYPES: readonly CredentialType[] = ['bearer', 'basic', 'header', 'query', 'oauth2-client-credentials'];
+export type CredentialUsage = Schemas['CredentialUsageDto'];
+export type Member = Schemas['MemberDto'];
+export type OnError = NonNullable<NodeSpec['onError']>;
+export type Backoff = NonNullable<NodeSpec['backoff']>;

@@ -111,7 +111,10 @@ describe('checkDefinition', () => {
     const array = checkDefinition('[]', TYPES, [...MODES]);
     expect(array.problems).toEqual([{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }]);
     expect(array.value).toEqual([]);
-    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], extra: 1 }).problems).toEqual([{ field: 'extra', reason: 'is not part of a definition (nodes, edges, variables)' }]);
+    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], extra: 1 }).problems).toEqual([{ field: 'extra', reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' }]);
+    // Pinned data belongs to the draft; pinned on no node, the server refuses it.
+    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], pinnedData: { trigger: [1] } }).problems).toEqual([]);
+    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], pinnedData: { ghost: 1 } }).problems).toEqual([{ field: 'pinnedData.ghost', reason: 'names no node of the workflow' }]);
   });
 
   it('wants every node but the trigger connected, and exactly one trigger', () => {

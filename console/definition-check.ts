@@ -37,8 +37,13 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
   if (!Array.isArray(parsed.nodes)) return { value: parsed, problems: [{ field: 'nodes', reason: 'must be an array of nodes' }] };
   if (parsed.edges !== undefined && !Array.isArray(parsed.edges)) problems.push({ field: 'edges', reason: 'must be an array of edges' });
   if (parsed.variables !== undefined && !Array.isArray(parsed.variables)) problems.push({ field: 'variables', reason: 'must be an array of variables' });
+  if (parsed.pinnedData !== undefined && !isObject(parsed.pinnedData)) problems.push({ field: 'pinnedData', reason: 'must be an object of inputs by node id' });
   for (const key of Object.keys(parsed)) {
-    if (!['nodes', 'edges', 'variables'].includes(key)) problems.push({ field: key, reason: 'is not part of a definition (nodes, edges, variables)' });
+    if (!['nodes', 'edges', 'variables', 'pinnedData'].includes(key)) problems.push({ field: key, reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' });
+  }
+  if (isObject(parsed.pinnedData) && Array.isArray(parsed.nodes)) {
+    const known = new Set(parsed.nodes.map((n) => (isObject(n) ? n.id : undefined)));
+    for (const id of Object.keys(parsed.pinnedData)) if (!known.has(id)) problems.push({ field: `pinnedData.${id}`, reason: 'names no node of the workflow' });
   }
 
   const ids = new Map<string, number>();

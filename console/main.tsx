@@ -2,8 +2,11 @@ import { render, type JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, onUnauthenticated } from './api-client';
 import type { Me } from './api-types';
+import { ChatPage } from './pages/chat.page';
+import { ApprovalsPage } from './pages/approvals.page';
 import { CollectionPage } from './pages/collection.page';
 import { CollectionsPage } from './pages/collections.page';
+import { CredentialsPage } from './pages/credentials.page';
 import { RunPage } from './pages/run.page';
 import { RunsPage } from './pages/runs.page';
 import { SignInPage } from './pages/sign-in.page';
@@ -33,8 +36,11 @@ const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX
   { pattern: /^\/collections\/([^/]+)$/, section: 'collections', page: byId((id) => <CollectionPage key={id} id={id} />) },
   { pattern: /^\/workflows\/?$/, section: 'workflows', page: () => <WorkflowsPage /> },
   { pattern: /^\/workflows\/([^/]+)$/, section: 'workflows', page: byId((id) => <WorkflowPage key={id} id={id} />) },
+  { pattern: /^\/workflows\/([^/]+)\/chat$/, section: 'workflows', page: byId((id) => <ChatPage key={id} id={id} />) },
   { pattern: /^\/runs\/?$/, section: 'runs', page: () => <RunsPage /> },
   { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: byId((id) => <RunPage key={id} id={id} />) },
+  { pattern: /^\/approvals\/?$/, section: 'approvals', page: () => <ApprovalsPage /> },
+  { pattern: /^\/credentials\/?$/, section: 'credentials', page: () => <CredentialsPage /> },
 ];
 
 function App() {
@@ -91,6 +97,8 @@ function App() {
             ['collections', '/collections', 'Collections'],
             ['workflows', '/workflows', 'Workflows'],
             ['runs', '/runs', 'Runs'],
+            ['approvals', '/approvals', 'Approvals'],
+            ['credentials', '/credentials', 'Credentials'],
           ].map(([section, href, label]) => (
             <Link key={section} href={href} aria-current={route?.r.section === section ? 'page' : undefined}>
               {label}

@@ -1,9 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { JsonSchema, NodeSpec, NodeType, OptionItem, ParameterMode } from './api-types';
+import type { Backoff, Credential, JsonSchema, NodeSpec, NodeType, OnError, OptionItem, ParameterMode } from './api-types';
 import type { ShownProblem } from './definition-check';
 import { ExpressionEditor } from './expressions/expression-editor';
 import { isObject } from './json-schema';
-import { loadOptions } from './node-types';
+import { loadCredentials, loadOptions } from './node-types';
+import { failureSettings, withFailureSettings } from './node-settings';
+import { Link } from './router';
 import { ErrorBox } from './ui';
 
 const MODE_LABELS: Record<ParameterMode, string> = { fixed: 'Fixed', expression: 'Expression', ai: 'AI Decide' };
@@ -78,14 +80,99 @@ export function NodeForm({ node, nodeType, modes, problems, onChange }: NodeForm
             <option value="item">item: once per array element</option>
           </select>
         </label>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={node.continueOnError === true}
-            onChange={(e) => onChange({ ...node, continueOnError: e.currentTarget.checked || undefined })}
-          />
-          Continue on error
-        </label>
+      </div>
+      <NodeSettings node={node} problems={problems} onChange={onChange} />
+    </fieldset>
+  );
+}
+
+/** The server's limits (workflows.dto.ts MAX_TRIES, MAX_WAIT_BETWEEN_TRIES_MS). */
+const MAX_TRIES = 5;
+const MAX_WAIT_MS = 5 * 60 * 1000;
+
+const ON_ERROR_LABELS: Record<OnError, string> = {
+  stop: 'stop: skip what follows, the run fails',
+  continue: 'continue: the error becomes its output',
+  errorOutput: 'error output: failed items go to an "error" port',
+};
+
+/** Retries and what happens on failure, as n8n's node settings; the server's refusal is shown beside the field it names. */
+function NodeSettings({ node, problems, onChange }: { node: NodeSpec; problems: readonly ShownProblem[]; onChange: (node: NodeSpec) => void }) {
+  const settings = failureSettings(node);
+  const set = (change: Partial<typeof settings>) => onChange(withFailureSettings(node, { ...settings, ...change }));
+  const number = (text: string) => (text === '' ? undefined : Number(text));
+  const problemOf = (field: string) =>
+    problems
+      .filter((p) => p.field === field)
+      .map((p, i) => (
+        <div key={i} class={p.advisory ? 'warning-text' : 'error-text'} role={p.advisory ? undefined : 'alert'}>
+          {p.reason}
+        </div>
+      ));
+  return (
+    <fieldset class="node-form node-settings" aria-label={`Settings of ${node.id}`}>
+      <legend>Settings</legend>
+      <label>
+        On error
+        <select aria-label="On error" value={settings.onError} onChange={(e) => set({ onError: e.currentTarget.value as OnError })}>
+          {(Object.keys(ON_ERROR_LABELS) as OnError[]).map((value) => (
+            <option key={value} value={value}>
+              {ON_ERROR_LABELS[value]}
+            </option>
+          ))}
+        </select>
+      </label>
+      {problemOf('onError')}
+      {problemOf('continueOnError')}
+      <label class="check">
+        <input type="checkbox" checked={settings.retryOnFail} onChange={(e) => set({ retryOnFail: e.currentTarget.checked })} />
+        Retry on fail
+      </label>
+      {problemOf('retryOnFail')}
+      {problemOf('retry')}
+      {settings.retryOnFail && (
+        <div class="columns">
+          <label>
+            Max tries
+            <input
+              type="number"
+              aria-label="Max tries"
+              min={1}
+              max={MAX_TRIES}
+              step={1}
+              placeholder="default: 3"
+              value={settings.maxTries ?? ''}
+              onInput={(e) => set({ maxTries: number(e.currentTarget.value) })}
+            />
+            {problemOf('maxTries')}
+          </label>
+          <label>
+            Wait between tries (ms)
+            <input
+              type="number"
+              aria-label="Wait between tries (ms)"
+              min={0}
+              max={MAX_WAIT_MS}
+              step={100}
+              placeholder="default: 1000"
+              value={settings.waitBetweenTries ?? ''}
+              onInput={(e) => set({ waitBetweenTries: number(e.currentTarget.value) })}
+            />
+            {problemOf('waitBetweenTries')}
+          </label>
+          <label>
+            Backoff
+            <select aria-label="Backoff" value={settings.backoff ?? 'fixed'} onChange={(e) => set({ backoff: e.currentTarget.value as Backoff })}>
+              <option value="fixed">fixed: the same wait each time</option>
+              <option value="exponential">exponential: the wait doubles</option>
+            </select>
+            {problemOf('backoff')}
+          </label>
+        </div>
+      )}
+      <div class="hint">
+        Retries apply to failures that may pass (no answer, a timeout, HTTP 408, 425, 429 or 5xx), never to a configuration error; at most {MAX_TRIES} tries.
+        {settings.onError === 'errorOutput' ? ' Connect the node\'s "error" port to handle what failed.' : ''}
       </div>
     </fieldset>
   );
@@ -106,7 +193,9 @@ interface ParameterFieldProps {
 
 function ParameterField({ name, schema, required, value, mode, modes, nodeType, problems, onValue, onMode }: ParameterFieldProps) {
   const title = (schema.title as string | undefined) ?? name;
-  const offered = modes.includes(mode) ? modes : [...modes, mode];
+  // A credential is named by a fixed id: never an expression (the server refuses one).
+  const allowed = schema.format === 'credential' ? modes.filter((m) => m === 'fixed') : modes;
+  const offered = allowed.includes(mode) ? allowed : [...allowed, mode];
   return (
     <div class={`parameter${problems.some((p) => !p.advisory) ? ' invalid' : problems.length ? ' doubtful' : ''}`}>
       <div class="parameter-head">
@@ -170,6 +259,10 @@ interface FixedInputProps {
 
 function FixedInput({ label, name, schema, required, value, nodeType, onValue }: FixedInputProps) {
   const placeholder = schema.default === undefined ? '' : `default: ${typeof schema.default === 'string' ? schema.default : JSON.stringify(schema.default)}`;
+  if (schema.format === 'credential') {
+    const types = Array.isArray(schema['x-credential-types']) ? (schema['x-credential-types'] as string[]) : null;
+    return <CredentialSelect label={label} types={types} value={value} required={required} onValue={onValue} />;
+  }
   if (schema['x-dynamic-options'] === true) {
     return <DynamicSelect label={label} nodeType={nodeType} name={name} value={value} required={required} onValue={onValue} />;
   }
@@ -303,6 +396,47 @@ function DynamicSelect({ label, nodeType, name, value, required, onValue }: { la
         ))}
       </select>
       {chosen?.description && <div class="hint">{chosen.description}</div>}
+    </>
+  );
+}
+
+/**
+ * The credentials the signed-in user may use (any role on them lets a node name them), of the
+ * types the parameter takes; each is named with its type, never with a value (none is ever sent).
+ */
+function CredentialSelect({ label, types, value, required, onValue }: { label: string; types: readonly string[] | null; value: unknown; required: boolean; onValue: (value: unknown) => void }) {
+  const [items, setItems] = useState<Credential[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let live = true;
+    loadCredentials().then(
+      (found) => live && setItems(found),
+      (failure) => live && setError(failure),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  const usable = (items ?? []).filter((c) => types === null || types.includes(c.type));
+  const current = typeof value === 'string' ? value : '';
+  const known = usable.some((c) => c.id === current);
+  return (
+    <>
+      <select aria-label={label} value={current} disabled={items === null && !error} onChange={(e) => onValue(e.currentTarget.value || undefined)}>
+        <option value="">{items === null && !error ? 'Loading credentials…' : required ? '(choose)' : '(none)'}</option>
+        {current && !known && (items !== null || error) && <option value={current}>{current} (not among the credentials you may use)</option>}
+        {usable.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.name} ({c.type})
+          </option>
+        ))}
+      </select>
+      {error ? <ErrorBox error={new Error(`Your credentials could not be loaded (${(error as Error).message}).`)} /> : null}
+      {items !== null && usable.length === 0 && (
+        <div class="hint">
+          You have no credential{types ? ` of type ${types.join(', ')}` : ''} yet: create one on the <Link href="/credentials">Credentials</Link> page.
+        </div>
+      )}
     </>
   );
 }

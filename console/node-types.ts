@@ -1,5 +1,5 @@
 import { api } from './api-client';
-import type { NodeType, NodeTypes, OptionItem } from './api-types';
+import type { Credential, NodeType, NodeTypes, OptionItem, Page } from './api-types';
 
 let catalogue: Promise<NodeTypes> | null = null;
 
@@ -26,4 +26,9 @@ export function nodeTypeOf(types: readonly NodeType[], type: string, version?: n
 export function loadOptions(type: string, version: number, parameter: string): Promise<OptionItem[]> {
   const path = `/api/v1/node-types/${encodeURIComponent(type)}/${version}/parameters/${encodeURIComponent(parameter)}/options`;
   return api<{ items: OptionItem[] }>('GET', path).then((answer) => answer.items);
+}
+
+/** The credentials the user holds a role on (any role lets a node name one), up to the API's page of 100. */
+export function loadCredentials(): Promise<Credential[]> {
+  return api<Page<Credential>>('GET', '/api/v1/credentials?limit=100').then((page) => page.items);
 }

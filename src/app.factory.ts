@@ -16,6 +16,7 @@ import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
 import { ShutdownSignal } from './common/shutdown-signal';
 import { setupWebConsole } from './common/web-console';
+import { setupApprovalPages, withoutApprovalToken } from './workflows/approval-pages';
 import { Metrics } from './metrics/metrics.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -60,7 +61,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     late.metrics?.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     if (logRequests) {
       request.log.info(
-        { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        { method: request.method, url: withoutApprovalToken(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
         'request',
       );
     }
@@ -79,6 +80,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
   setupWebConsole(app, logger);
+  setupApprovalPages(app, logger);
   return app;
 }
 

@@ -14,6 +14,8 @@ export interface CanvasNode {
   /** Problems the server found (red) or the console's check suspects (amber). */
   errors?: number;
   warnings?: number;
+  /** Data is pinned on the node in the draft: a node test takes it as the node's input. */
+  pinned?: boolean;
 }
 
 export interface CanvasEdge {
@@ -63,8 +65,15 @@ interface CanvasProps {
 }
 
 const MIN_ZOOM = 0.1;
+/**
+ * Below this zoom a node's text is a few pixels high: nodes are drawn as boxes (their subtitle and
+ * ports left out, the title kept for assistive technology), which halves what a frame of a pan
+ * over 200 nodes costs chromium (test/bench/canvas-pan.bench.ts).
+ */
+const FAR_ZOOM = 0.35;
 const MAX_ZOOM = 2;
 const KEY_STEP = 10;
+const transformOf = (v: View) => `translate(${v.x}px, ${v.y}px) scale(${v.k})`;
 const clamp = (k: number) => Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, k));
 
 /** Where an output port sits on its node, in canvas units. */
@@ -96,8 +105,14 @@ export function Canvas(props: CanvasProps) {
   const [drag, setDrag] = useState<{ dx: number; dy: number; ids: ReadonlySet<string> } | null>(null);
   const [wire, setWire] = useState<{ from: Position; to: Position } | null>(null);
   const gesture = useRef<Gesture | null>(null);
-  const viewRef = useRef(view);
-  viewRef.current = view;
+  // A pan in progress moves the view without rendering: the one transform and the minimap's frame
+  // are set on the elements, and the state catches up when the gesture ends.
+  const live = useRef<View | null>(null);
+  const shown = live.current ?? view;
+  const viewRef = useRef(shown);
+  viewRef.current = shown;
+  const worldElement = useRef<HTMLDivElement>(null);
+  const minimapFrame = useRef<SVGRectElement>(null);
 
   const place = (id: string): Position => {
     const p = positions.get(id) ?? { x: 0, y: 0 };
@@ -115,6 +130,19 @@ export function Canvas(props: CanvasProps) {
     const { width, height } = size();
     const k = clamp(Math.min(width / (maxX - minX), height / (maxY - minY), 1));
     setView({ k, x: (width - (maxX - minX) * k) / 2 - minX * k, y: (height - (maxY - minY) * k) / 2 - minY * k });
+  };
+  const panTo = (next: View) => {
+    live.current = next;
+    viewRef.current = next;
+    if (worldElement.current) worldElement.current.style.transform = transformOf(next);
+    const frame = minimapFrame.current;
+    if (frame) {
+      const { width, height } = size();
+      frame.setAttribute('x', String(-next.x / next.k));
+      frame.setAttribute('y', String(-next.y / next.k));
+      frame.setAttribute('width', String(width / next.k));
+      frame.setAttribute('height', String(height / next.k));
+    }
   };
   const zoomAt = (factor: number, px: number, py: number) =>
     setView((v) => {
@@ -202,7 +230,7 @@ export function Canvas(props: CanvasProps) {
       const dx = event.clientX - g.startX;
       const dy = event.clientY - g.startY;
       g.moved ||= Math.abs(dx) + Math.abs(dy) > 3;
-      setView({ ...g.view, x: g.view.x + dx, y: g.view.y + dy });
+      panTo({ ...g.view, x: g.view.x + dx, y: g.view.y + dy });
     } else if (g.kind === 'drag') {
       const k = viewRef.current.k;
       const dx = (event.clientX - g.startX) / k;
@@ -218,6 +246,10 @@ export function Canvas(props: CanvasProps) {
     const g = gesture.current;
     gesture.current = null;
     if (!g) return;
+    if (g.kind === 'pan' && live.current) {
+      setView(live.current);
+      live.current = null;
+    }
     if (g.kind === 'pan' && !g.moved) props.onSelect([], false);
     if (g.kind === 'drag' && g.moved && drag) {
       const moved = new Map(g.ids.map((id) => [id, place(id)]));
@@ -279,7 +311,7 @@ export function Canvas(props: CanvasProps) {
     <div class="canvas-frame">
       <div
         ref={viewport}
-        class={`canvas${gesture.current?.kind === 'pan' ? ' panning' : ''}`}
+        class={`canvas${gesture.current?.kind === 'pan' ? ' panning' : ''}${shown.k < FAR_ZOOM ? ' far' : ''}`}
         tabIndex={0}
         role="group"
         aria-roledescription="canvas"
@@ -294,7 +326,7 @@ export function Canvas(props: CanvasProps) {
           if (id) props.onOpen?.(id);
         }}
       >
-        <div class="canvas-world" style={{ transform: `translate(${view.x}px, ${view.y}px) scale(${view.k})` }}>
+        <div class="canvas-world" ref={worldElement} style={{ transform: transformOf(shown) }}>
           <World {...world} />
           {wire && (
             <svg class="canvas-edges" aria-hidden="true">
@@ -303,7 +335,7 @@ export function Canvas(props: CanvasProps) {
           )}
         </div>
       </div>
-      <Minimap nodes={nodes} positions={positions} dragKey={world.dragKey} place={place} view={view} size={size} onCenter={(p) => setView((v) => ({ ...v, x: size().width / 2 - p.x * v.k, y: size().height / 2 - p.y * v.k }))} />
+      <Minimap nodes={nodes} positions={positions} dragKey={world.dragKey} place={place} view={shown} frameRef={minimapFrame} size={size} onCenter={(p) => setView((v) => ({ ...v, x: size().width / 2 - p.x * v.k, y: size().height / 2 - p.y * v.k }))} />
       <div class="canvas-zoom">
         <button type="button" onClick={() => props.control?.current?.zoomBy(1.2)} aria-label="Zoom in" title="Zoom in (+)">
           +
@@ -382,7 +414,7 @@ class World extends Component<WorldProps> {
             selected.has(node.id) ? 'selected' : '',
             node.errors ? 'has-errors' : node.warnings ? 'has-warnings' : '',
           ].join(' ');
-          const state = [node.status, node.errors ? `${node.errors} problem(s) refused by the server` : '', node.warnings ? `${node.warnings} possible problem(s)` : '']
+          const state = [node.status, node.pinned ? 'data pinned' : '', node.errors ? `${node.errors} problem(s) refused by the server` : '', node.warnings ? `${node.warnings} possible problem(s)` : '']
             .filter(Boolean)
             .join(', ');
           return (
@@ -400,8 +432,13 @@ class World extends Component<WorldProps> {
               {!node.trigger && <span class="port port-in" data-input-port={node.id} />}
               <span class="node-title">{node.title}</span>
               <span class="node-sub">{node.subtitle}</span>
-              {Boolean(node.status || node.errors || node.warnings) && (
+              {Boolean(node.status || node.errors || node.warnings || node.pinned) && (
                 <span class="node-flags">
+                  {node.pinned && (
+                    <span class="node-pinned" title="Data pinned: a node test takes it as input" aria-hidden="true">
+                      pinned
+                    </span>
+                  )}
                   {node.status && <span class={`node-status badge badge-${node.status}`}>{node.status}</span>}
                   {node.errors ? <span class="node-problems">{node.errors}!</span> : node.warnings ? <span class="node-warnings">{node.warnings}?</span> : null}
                 </span>
@@ -433,12 +470,14 @@ interface MinimapProps {
   dragKey: string;
   place: (id: string) => Position;
   view: View;
+  /** The frame of the part in view, which a pan moves directly. */
+  frameRef: { current: SVGRectElement | null };
   size: () => { width: number; height: number };
   onCenter(p: Position): void;
 }
 
 /** The whole workflow small, with the part in view framed; click or drag on it to look elsewhere. */
-function Minimap({ nodes, positions, dragKey, place, view, size, onCenter }: MinimapProps): ComponentChildren {
+function Minimap({ nodes, positions, dragKey, place, view, frameRef, size, onCenter }: MinimapProps): ComponentChildren {
   const svg = useRef<SVGSVGElement>(null);
   const dragging = useRef(false);
   if (!nodes.length) return null;
@@ -471,7 +510,7 @@ function Minimap({ nodes, positions, dragKey, place, view, size, onCenter }: Min
       onPointerUp={() => (dragging.current = false)}
     >
       <MinimapNodes nodes={nodes} all={all} dragKey={dragKey} positions={positions} />
-      <rect class="minimap-view" x={-view.x / view.k} y={-view.y / view.k} width={vw / view.k} height={vh / view.k} />
+      <rect ref={frameRef} class="minimap-view" x={-view.x / view.k} y={-view.y / view.k} width={vw / view.k} height={vh / view.k} />
     </svg>
   );
 }

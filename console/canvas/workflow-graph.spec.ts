@@ -1,5 +1,5 @@
 import type { Definition, NodeType } from '../api-types';
-import { connect, fragmentOf, freshId, itemCount, layoutAll, outputsOf, outputValue, paste, placeProblem, positionsOf, removeNodes, renameNode } from './workflow-graph';
+import { connect, fragmentOf, freshId, itemCount, layoutAll, outputsOf, outputValue, paste, placeProblem, positionsOf, removeNodes, renameNode, withPinned } from './workflow-graph';
 
 const type = (name: string, trigger = false): NodeType => ({
   type: name,
@@ -34,6 +34,18 @@ describe('workflow graph (the canvas model)', () => {
     expect(outputsOf({ id: 'a', type: 'if' })).toEqual(['true', 'false']);
     expect(outputsOf({ id: 's', type: 'switch', parameters: { cases: ['red', 'blue'] } })).toEqual(['red', 'blue', 'fallback']);
     expect(outputsOf({ id: 'p', type: 'plugin-x' }, [{ from: 'p', output: 'odd', to: 'q' }])).toEqual(['main', 'odd']);
+    // onError errorOutput adds the error port the server adds.
+    expect(outputsOf({ id: 'a', type: 'if', onError: 'errorOutput' })).toEqual(['true', 'false', 'error']);
+    expect(outputsOf({ id: 'h', type: 'http-request', onError: 'errorOutput' })).toEqual(['main', 'error']);
+  });
+
+  it('pins and unpins data, and keeps it on the nodes a rename or removal leaves', () => {
+    const pinned = withPinned(withPinned(routed, 'big', [{ total: 1 }]), 'review', { a: 1 });
+    expect(pinned.pinnedData).toEqual({ big: [{ total: 1 }], review: { a: 1 } });
+    expect(renameNode(pinned, 'big', 'large').pinnedData).toEqual({ large: [{ total: 1 }], review: { a: 1 } });
+    expect(removeNodes(pinned, new Set(['review'])).pinnedData).toEqual({ big: [{ total: 1 }] });
+    expect('pinnedData' in removeNodes(pinned, new Set(['review', 'big']))).toBe(false);
+    expect('pinnedData' in withPinned(withPinned(pinned, 'big', undefined), 'review', undefined)).toBe(false);
   });
 
   it('lays out left to right, an IF\'s true branch above its false one, and keeps saved positions', () => {

@@ -18,9 +18,13 @@ const MULTI_OUTPUTS: Record<string, (parameters: Record<string, unknown>) => str
   switch: (parameters) => [...(Array.isArray(parameters.cases) ? parameters.cases.filter((c): c is string => typeof c === 'string') : []), 'fallback'],
 };
 
+/** The output a node with onError `errorOutput` sends its failed items to (the server's ERROR_OUTPUT). */
+export const ERROR_OUTPUT = 'error';
+
 /** The outputs of `node` in order, the first being the one an edge without `output` takes. */
 export function outputsOf(node: NodeSpec, edges: readonly Edge[] = []): string[] {
-  const known = MULTI_OUTPUTS[node.type]?.(node.parameters ?? {}) ?? ['main'];
+  const own = MULTI_OUTPUTS[node.type]?.(node.parameters ?? {}) ?? ['main'];
+  const known = node.onError === 'errorOutput' && !own.includes(ERROR_OUTPUT) ? [...own, ERROR_OUTPUT] : own;
   const named = edges.filter((e) => e.from === node.id && e.output !== undefined).map((e) => e.output!);
   return [...new Set([...known, ...named])];
 }
@@ -177,9 +181,29 @@ export function removeEdge(definition: Definition, index: number): Definition {
   return { ...definition, edges: (definition.edges ?? []).filter((_, i) => i !== index) };
 }
 
+/** The pinned data renamed by `rename`, without the nodes it drops (null) (the server refuses data pinned on no node); the key left out when none is left. */
+function prunePinned(definition: Definition, rename: (id: string) => string | null): Definition {
+  if (!definition.pinnedData) return definition;
+  const { pinnedData, ...rest } = definition;
+  const kept = Object.entries(pinnedData).flatMap(([id, value]) => {
+    const to = rename(id);
+    return to === null ? [] : [[to, value] as const];
+  });
+  return kept.length ? { ...rest, pinnedData: Object.fromEntries(kept) } : rest;
+}
+
+/** Pins `value` as the node's input for node tests (undefined unpins it). */
+export function withPinned(definition: Definition, nodeId: string, value: unknown): Definition {
+  const pinned = { ...(definition.pinnedData ?? {}) };
+  if (value === undefined) delete pinned[nodeId];
+  else pinned[nodeId] = value;
+  const { pinnedData: _old, ...rest } = definition;
+  return Object.keys(pinned).length ? { ...rest, pinnedData: pinned } : rest;
+}
+
 export function removeNodes(definition: Definition, remove: ReadonlySet<string>): Definition {
   return {
-    ...definition,
+    ...prunePinned(definition, (id) => (remove.has(id) ? null : id)),
     nodes: definition.nodes.filter((n) => !remove.has(n.id)),
     edges: (definition.edges ?? []).filter((e) => !remove.has(e.from) && !remove.has(e.to)),
   };
@@ -189,7 +213,7 @@ export function removeNodes(definition: Definition, remove: ReadonlySet<string>)
 export function renameNode(definition: Definition, from: string, to: string): Definition {
   const rename = (id: string) => (id === from ? to : id);
   return {
-    ...definition,
+    ...prunePinned(definition, rename),
     nodes: definition.nodes.map((n) => (n.id === from ? { ...n, id: to } : n)),
     edges: (definition.edges ?? []).map((e) => ({ ...e, from: rename(e.from), to: rename(e.to) })),
   };

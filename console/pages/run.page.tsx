@@ -2,10 +2,12 @@ import { useMemo, useRef, useState } from 'preact/hooks';
 import { api, encode } from '../api-client';
 import { Accepted, Definition, NodeTypes, Run, Step, TERMINAL, Version, Workflow } from '../api-types';
 import { Canvas, type CanvasControl, type CanvasEdge, type CanvasNode } from '../canvas/canvas';
-import { drawNodes, edgeOutput, itemCount, outputsOf, outputValue, positionsOf } from '../canvas/workflow-graph';
+import { runEdges, stepStatus } from '../canvas/run-drawing';
+import { drawNodes, positionsOf } from '../canvas/workflow-graph';
 import { duration } from '../format';
 import { loadNodeTypes } from '../node-types';
 import { runDuration, triggerLabel } from '../runs';
+import { subStepsOf } from '../sub-steps';
 import { Link, navigate } from '../router';
 import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
 
@@ -64,6 +66,15 @@ export function RunPage({ id }: { id: string }) {
             <dd>{duration(runDuration(r))}</dd>
             <dt>Started by</dt>
             <dd>{triggerLabel(r)}</dd>
+            {r.nodeTest && (
+              <>
+                <dt>Node test</dt>
+                <dd>
+                  <code>{r.nodeTest.nodeId}</code>
+                  {r.nodeTest.andAfter ? ' and what follows' : ' alone'}
+                </dd>
+              </>
+            )}
             {r.retryOf && (
               <>
                 <dt>Retry of</dt>
@@ -172,6 +183,7 @@ function StepItem({ step, start, span }: { step: Step; start: number; span: numb
           {step.error.details !== undefined && <JsonBlock label={`Error details of ${step.nodeId}`} value={step.error.details} />}
         </div>
       )}
+      <SubSteps step={step} />
       {step.status !== 'skipped' && (
         <>
           <details>
@@ -194,31 +206,19 @@ function StepItem({ step, start, span }: { step: Step; start: number; span: numb
   );
 }
 
-/** How a step is drawn: a node copied from the retried run is `reused`, whatever its status was. */
-const stepStatus = (step: Step | undefined) => (step ? (step.reused ? 'reused' : step.status) : undefined);
-const items = (n: number | null) => (n === null ? 'not recorded' : n === 1 ? '1 item' : `${n} items`);
-
 /** The run drawn on its workflow: each node coloured by its step's status, item counts on the edges; a node opens its step. */
 function RunCanvas({ run, definition, draft, types }: { run: Run; definition: Definition; draft: boolean; types: NodeTypes }) {
   const control = useRef<CanvasControl | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const steps = useMemo(() => new Map(run.steps.map((s) => [s.nodeId, s])), [run]);
   const positions = useMemo(() => positionsOf(definition), [definition]);
-  const nodes = useMemo<CanvasNode[]>(() => drawNodes(definition, types.items).map((n) => ({ ...n, status: stepStatus(steps.get(n.id)) ?? (TERMINAL.includes(run.status) ? 'not-run' : undefined) })), [definition, types, steps, run.status]);
-  const edges = useMemo<CanvasEdge[]>(() => {
-    const all = definition.edges ?? [];
-    const byId = new Map(definition.nodes.map((n) => [n.id, n]));
-    return all.map((edge, index) => {
-      const from = byId.get(edge.from);
-      const output = edgeOutput(edge, from, all);
-      const step = steps.get(edge.from);
-      const ran = step && (step.status === 'succeeded' || (step.status === 'failed' && step.output !== undefined));
-      const count = ran && from ? itemCount(outputValue(step.output, output, outputsOf(from, all))) : undefined;
-      const target = steps.get(edge.to);
-      const skipped = !ran || count === 0 || target?.status === 'skipped';
-      return { index, from: edge.from, to: edge.to, output, label: count === undefined ? undefined : items(count), status: skipped ? 'skipped' : 'live' } as CanvasEdge;
-    });
-  }, [definition, steps]);
+  // A node test runs a few nodes on purpose: the others are left as they are, not greyed as not run.
+  const partial = Boolean(run.nodeTest);
+  const nodes = useMemo<CanvasNode[]>(
+    () => drawNodes(definition, types.items).map((n) => ({ ...n, status: stepStatus(steps.get(n.id)) ?? (TERMINAL.includes(run.status) && !partial ? 'not-run' : undefined) })),
+    [definition, types, steps, run.status, partial],
+  );
+  const edges = useMemo<CanvasEdge[]>(() => runEdges(definition, run, partial), [definition, run, partial]);
   const step = open ? steps.get(open) : undefined;
   return (
     <Section title="Run on the workflow">
@@ -283,10 +283,54 @@ function StepDetails({ step }: { step: Step }) {
           <strong>{step.error.message}</strong> <span class="muted">({step.error.code})</span>
         </div>
       )}
+      <SubSteps step={step} where="canvas" />
       <h4>Input</h4>
       <JsonBlock label={`Input of ${step.nodeId} (canvas)`} value={step.input === undefined ? '(not recorded)' : step.input} />
       <h4>Output</h4>
       <JsonBlock label={`Output of ${step.nodeId} (canvas)`} value={step.output} />
     </div>
+  );
+}
+
+/** The model and tool calls inside a step (an AI agent's loop), in order; arguments and results folded away. */
+function SubSteps({ step, where }: { step: Step; where?: string }) {
+  const subSteps = subStepsOf(step);
+  if (!subSteps.length) return null;
+  const suffix = where ? ` (${where})` : '';
+  return (
+    <details class="substeps-box" open={step.status === 'failed'}>
+      <summary>
+        Model and tool calls ({subSteps.filter((c) => c.kind === 'model').length} model, {subSteps.filter((c) => c.kind === 'tool').length} tool)
+      </summary>
+      <ol class="substeps" aria-label={`Calls of ${step.nodeId}${suffix}`}>
+        {subSteps.map((sub, i) => (
+          <li key={i} aria-label={`${sub.kind} ${sub.name}`}>
+            <div class="substep-head">
+              <span class={`badge badge-${sub.error ? 'failed' : 'succeeded'}`}>{sub.kind}</span>
+              <strong>{sub.name}</strong>
+              <span class="muted">{duration(sub.durationMs)}</span>
+              {sub.tokens && (
+                <span class="muted">
+                  {sub.tokens.prompt} + {sub.tokens.completion} tokens
+                </span>
+              )}
+            </div>
+            {sub.error && <div class="error-text">{sub.error}</div>}
+            {sub.arguments !== undefined && (
+              <details>
+                <summary>Arguments</summary>
+                <JsonBlock label={`Arguments of ${sub.kind} call ${i + 1} in ${step.nodeId}${suffix}`} value={sub.arguments} />
+              </details>
+            )}
+            {sub.result !== undefined && (
+              <details>
+                <summary>Result</summary>
+                <JsonBlock label={`Result of ${sub.kind} call ${i + 1} in ${step.nodeId}${suffix}`} value={sub.result} />
+              </details>
+            )}
+          </li>
+        ))}
+      </ol>
+    </details>
   );
 }

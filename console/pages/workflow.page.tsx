@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, encode, FieldProblem } from '../api-client';
-import type { Accepted, Definition, DefinitionView, NodeSpec, NodeType, NodeTypes, Page, Position, Run, RunSummary, Version, Workflow } from '../api-types';
+import { TERMINAL, type Accepted, type Definition, type DefinitionView, type NodeSpec, type NodeTest, type NodeType, type NodeTypes, type Page, type Position, type Run, type RunSummary, type Version, type Workflow } from '../api-types';
 import { Canvas, type CanvasControl, type CanvasEdge, type CanvasNode } from '../canvas/canvas';
 import { Catalogue } from '../canvas/catalogue';
 import { useHistory } from '../canvas/history';
@@ -23,21 +23,25 @@ import {
   removeEdge,
   removeNodes,
   renameNode,
+  withPinned,
   withPositions,
 } from '../canvas/workflow-graph';
+import { runEdges, stepStatus } from '../canvas/run-drawing';
 import { checkDefinition, ShownProblem } from '../definition-check';
 import { ExpressionScopeContext } from '../expressions/expression-editor';
 import type { ExpressionScope } from '../expressions/expression-help';
 import { NodeForm } from '../node-form';
 import { loadNodeTypes, nodeTypeOf } from '../node-types';
 import { Link, navigate } from '../router';
-import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad } from '../ui';
+import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
 import { startRun } from '../runs';
 
 /** The definition as the editor shows it: what PUT takes back (a secret's `set` flag is view-only). */
 function editable(definition: DefinitionView): string {
   const variables = (definition.variables ?? []).map(({ name, type, value }) => ({ name, type, value }));
-  return JSON.stringify({ nodes: definition.nodes, edges: definition.edges ?? [], variables }, null, 2);
+  // Pinned data is part of the draft (never of a published version): shown, and sent back, only when there is some.
+  const pinned = definition.pinnedData && Object.keys(definition.pinnedData).length ? { pinnedData: definition.pinnedData } : {};
+  return JSON.stringify({ nodes: definition.nodes, edges: definition.edges ?? [], variables, ...pinned }, null, 2);
 }
 
 /** `at`, or below it where no node is drawn: a new node never hides another. */
@@ -47,6 +51,9 @@ function freeSpot(at: Position, positions: ReadonlyMap<string, Position>): Posit
   while (taken.some((p) => Math.abs(p.x - spot.x) < NODE_WIDTH && Math.abs(p.y - spot.y) < NODE_HEIGHT + 10)) spot.y += NODE_HEIGHT + 30;
   return spot;
 }
+
+/** Fields the node form's Settings show beside themselves. */
+const SETTINGS_FIELDS = new Set(['onError', 'continueOnError', 'retryOnFail', 'retry', 'maxTries', 'waitBetweenTries', 'backoff']);
 
 /** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -63,6 +70,17 @@ export function WorkflowPage({ id }: { id: string }) {
   }, [id]);
   // Kept here: the editor starts afresh from what the server stored after each save.
   const [notice, setNotice] = useState('');
+  const kept = useRef<Kept>({ selected: [] });
+  // A node test: the run it started, followed until it ends, drawn on the editor's canvas.
+  const [testRunId, setTestRunId] = useState<string | null>(null);
+  const testRun = useLoad(() => (testRunId ? api<Run>('GET', `/api/v1/runs/${encode(testRunId)}`) : Promise.resolve(null)), [testRunId]);
+  usePolling(testRun.reload, 1000, Boolean(testRun.data && !TERMINAL.includes(testRun.data.status)));
+  // Here, not in the editor: the draft is saved first, which starts the editor afresh.
+  const test = useAction(async (body: NodeTest, saveFirst: () => Promise<void>) => {
+    await saveFirst();
+    const accepted = await api<Accepted>('POST', `${base}/node-tests`, { body });
+    setTestRunId(accepted.runId);
+  });
 
   return (
     <main class="wide">
@@ -72,7 +90,7 @@ export function WorkflowPage({ id }: { id: string }) {
         <p class="muted">
           <code>{id}</code> · your role: {workflow.data.role} · active version:{' '}
           {workflow.data.activeVersion ?? 'none (publish to run in production)'} · webhook: <code>POST {workflow.data.webhookPath}</code> ·{' '}
-          <Link href={`/runs?workflowId=${encode(id)}`}>runs of this workflow</Link>
+          <Link href={`/runs?workflowId=${encode(id)}`}>runs of this workflow</Link> · <Link href={`/workflows/${encode(id)}/chat`}>chat with it</Link>
         </p>
       )}
       {workflow.data && types.data && (
@@ -84,6 +102,8 @@ export function WorkflowPage({ id }: { id: string }) {
           lastRun={lastRun.data ?? null}
           notice={notice}
           setNotice={setNotice}
+          kept={kept}
+          test={{ run: testRun.data ?? null, busy: test.busy, error: test.error ?? testRun.error, start: (body, saveFirst) => void test.run(body, saveFirst), clear: () => setTestRunId(null) }}
           onSaved={() => {
             void workflow.reload();
             void versions.reload();
@@ -103,6 +123,20 @@ export function WorkflowPage({ id }: { id: string }) {
   );
 }
 
+/** What outlives the editor when a save starts it afresh. */
+interface Kept {
+  selected: string[];
+}
+
+/** The node test as the page keeps it: its run (drawn on the canvas), and how to start or clear one. */
+interface TestState {
+  run: Run | null;
+  busy: boolean;
+  error: unknown;
+  start: (body: NodeTest, saveFirst: () => Promise<void>) => void;
+  clear: () => void;
+}
+
 interface EditorProps {
   base: string;
   workflow: Workflow;
@@ -110,18 +144,20 @@ interface EditorProps {
   lastRun: Run | null;
   notice: string;
   setNotice: (notice: string) => void;
+  kept: { current: Kept };
+  test: TestState;
   onSaved: () => void;
 }
 
 /** What Ctrl+C put on the clipboard, for the Paste button when the browser will not read the clipboard. */
 let copied: string | null = null;
 
-function Editor({ base, workflow, types, lastRun, notice, setNotice, onSaved }: EditorProps) {
+function Editor({ base, workflow, types, lastRun, notice, setNotice, kept, test, onSaved }: EditorProps) {
   const [name, setName] = useState(workflow.name);
   const history = useHistory(editable(workflow.definition));
   const text = history.value;
   const [tab, setTab] = useState<'canvas' | 'json'>('canvas');
-  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set());
+  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(kept.current.selected));
   const [selectedEdge, setSelectedEdge] = useState<number | null>(null);
   const [catalogue, setCatalogue] = useState(false);
   const [serverProblems, setServerProblems] = useState<{ problems: FieldProblem[]; sent: Definition | null }>({ problems: [], sent: null });
@@ -148,29 +184,35 @@ function Editor({ base, workflow, types, lastRun, notice, setNotice, onSaved }: 
     ],
     [serverProblems, check, definition],
   );
+  const testSteps = useMemo(() => new Map((test.run?.steps ?? []).map((s) => [s.nodeId, s])), [test.run]);
   const canvasNodes = useMemo<CanvasNode[]>(
     () =>
       definition
         ? drawNodes(definition, types.items).map((n) => ({
             ...n,
+            status: stepStatus(testSteps.get(n.id)),
+            pinned: definition.pinnedData?.[n.id] !== undefined,
             errors: placed.filter((p) => p.nodeId === n.id && !p.advisory).length,
             warnings: placed.filter((p) => p.nodeId === n.id && p.advisory).length,
           }))
         : [],
-    [definition, placed, types],
+    [definition, placed, types, testSteps],
   );
   const canvasEdges = useMemo<CanvasEdge[]>(() => {
     if (!definition) return [];
     const edges = definition.edges ?? [];
     const byId = new Map(definition.nodes.map((n) => [n.id, n]));
+    // A node test's items on the edges it went along; the others as they are.
+    const tested = test.run ? runEdges(definition, test.run, true) : null;
     return edges.map((edge, index) => ({
       index,
       from: edge.from,
       to: edge.to,
       output: edgeOutput(edge, byId.get(edge.from), edges),
       invalid: placed.some((p) => p.edgeIndex === index),
+      ...(tested?.[index]?.status ? { label: tested[index].label, status: tested[index].status } : {}),
     }));
-  }, [definition, placed]);
+  }, [definition, placed, test.run]);
 
   const only = selected.size === 1 ? [...selected][0] : null;
   const selectedNode = definition?.nodes.find((n) => n.id === only);
@@ -178,6 +220,7 @@ function Editor({ base, workflow, types, lastRun, notice, setNotice, onSaved }: 
   const hasTrigger = definition?.nodes.some((n) => nodeTypeOf(types.items, n.type)?.trigger) ?? false;
 
   const select = (ids: string[]) => {
+    kept.current.selected = ids;
     setSelected(new Set(ids));
     setSelectedEdge(null);
   };
@@ -344,8 +387,10 @@ function Editor({ base, workflow, types, lastRun, notice, setNotice, onSaved }: 
   return (
     <>
       <Section title="Definition">
+        {/* noValidate: the browser's own checks would stop the save; the server's answer names each field instead. */}
         <form
           class="editor"
+          noValidate
           onSubmit={(e) => {
             e.preventDefault();
             void save.run();
@@ -449,7 +494,18 @@ function Editor({ base, workflow, types, lastRun, notice, setNotice, onSaved }: 
                         />
                       </ExpressionScopeContext.Provider>
                       <Connections node={selectedNode} definition={definition} onConnect={actions.connect} onRemove={(i) => write(removeEdge(definition, i))} />
-                      {problemsOfSelected.filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode')).map((p, i) => (
+                      <NodeTestPanel
+                        key={selectedNode.id}
+                        node={selectedNode}
+                        trigger={selectedType.trigger}
+                        pinned={definition.pinnedData?.[selectedNode.id]}
+                        lastInput={lastRun ? lastInputOf(selectedNode, definition, lastRun) : undefined}
+                        lastRunId={lastRun?.id ?? null}
+                        test={test}
+                        onPin={(value) => write(withPinned(definition, selectedNode.id, value))}
+                        onTest={(body) => test.start(body, saveDraft)}
+                      />
+                      {problemsOfSelected.filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode') && !SETTINGS_FIELDS.has(p.field)).map((p, i) => (
                         <p key={i} class={p.advisory ? 'warning-text' : 'error-text'}>
                           <code>{p.field || '(node)'}</code> {p.reason}
                         </p>
@@ -534,20 +590,150 @@ function expressionScope(node: NodeSpec, type: NodeType, definition: Definition,
   const runMode = node.runMode ?? type.defaultRunMode;
   const variables = (definition.variables ?? []).map((v) => v.name);
   if (!run) return { runMode, nodeIds: definition.nodes.map((n) => n.id).filter((id) => id !== node.id), variables, sample: null };
-  const steps = new Map(run.steps.map((s) => [s.nodeId, s]));
-  let input = steps.get(node.id)?.input;
-  if (input === undefined) {
-    // The node did not run then: what its first predecessor sent it.
-    const edge = (definition.edges ?? []).find((e) => e.to === node.id);
-    const from = edge && definition.nodes.find((n) => n.id === edge.from);
-    if (edge && from) input = outputValue(steps.get(from.id)?.output, edgeOutput(edge, from, definition.edges ?? []), outputsOf(from, definition.edges));
-  }
+  const input = lastInputOf(node, definition, run);
   const values: Record<string, unknown> = {
     nodes: Object.fromEntries(run.steps.filter((s) => s.output !== undefined).map((s) => [s.nodeId, s.output])),
     variables: Object.fromEntries((definition.variables ?? []).map((v) => [v.name, v.type === 'secret' ? '(secret)' : v.value])),
     [runMode]: runMode === 'item' && Array.isArray(input) ? input[0] : input,
   };
   return { runMode, nodeIds: run.steps.map((s) => s.nodeId).filter((id) => id !== node.id), variables, sample: { runId: run.id, values } };
+}
+
+/** The node's input in `run`: as recorded, else (it did not run then) what its first predecessor sent it; undefined when neither is known. */
+function lastInputOf(node: NodeSpec, definition: Definition, run: Run): unknown {
+  const steps = new Map(run.steps.map((s) => [s.nodeId, s]));
+  const input = steps.get(node.id)?.input;
+  if (input !== undefined) return input;
+  const edge = (definition.edges ?? []).find((e) => e.to === node.id);
+  const from = edge && definition.nodes.find((n) => n.id === edge.from);
+  return edge && from ? outputValue(steps.get(from.id)?.output, edgeOutput(edge, from, definition.edges ?? []), outputsOf(from, definition.edges)) : undefined;
+}
+
+interface NodeTestPanelProps {
+  node: NodeSpec;
+  trigger: boolean;
+  pinned: unknown;
+  /** The node's input in the latest run of the workflow, when it has one. */
+  lastInput: unknown;
+  lastRunId: string | null;
+  test: TestState;
+  onPin: (value: unknown) => void;
+  onTest: (body: NodeTest) => void;
+}
+
+/**
+ * Runs the selected node of the draft alone (or with what follows) on an input of one's choice,
+ * as n8n's partial execution: typed here, else the data pinned on the node, else its input in the
+ * latest run. Pinned data is saved with the draft only; the test saves the draft first.
+ */
+function NodeTestPanel({ node, trigger, pinned, lastInput, lastRunId, test, onPin, onTest }: NodeTestPanelProps) {
+  const [typed, setTyped] = useState('');
+  const [andAfter, setAndAfter] = useState(false);
+  const [problem, setProblem] = useState('');
+  const parsed = (): { ok: true; value: unknown } | { ok: false } => {
+    try {
+      return { ok: true, value: JSON.parse(typed) };
+    } catch (error) {
+      setProblem(`The input is not valid JSON: ${(error as Error).message}`);
+      return { ok: false };
+    }
+  };
+  const pinTyped = () => {
+    setProblem('');
+    const value = parsed();
+    if (value.ok) {
+      onPin(value.value);
+      setTyped('');
+    }
+  };
+  const start = () => {
+    setProblem('');
+    const body: NodeTest = { nodeId: node.id, andAfter };
+    if (typed.trim()) {
+      const value = parsed();
+      if (!value.ok) return;
+      body.input = value.value as NodeTest['input'];
+    } else if (pinned === undefined) {
+      if (!lastRunId) {
+        setProblem('Nothing to test on yet: type an input, pin data on the node, or run the workflow once.');
+        return;
+      }
+      body.fromRunId = lastRunId;
+    }
+    onTest(body);
+  };
+  const run = test.run;
+  const step = run?.steps.find((s) => s.nodeId === node.id);
+  const source = typed.trim() ? 'the input typed above' : pinned !== undefined ? 'the pinned data' : lastRunId ? `its input in the latest run (${lastRunId})` : null;
+  if (trigger) {
+    return (
+      <fieldset class="node-form test-panel" aria-label={`Test ${node.id}`}>
+        <legend>Test</legend>
+        <p class="muted small">A trigger's output is the run's input: start a test run below, or test the node after it.</p>
+      </fieldset>
+    );
+  }
+  return (
+    <fieldset class="node-form test-panel" aria-label={`Test ${node.id}`}>
+      <legend>Test this node</legend>
+      {pinned !== undefined ? (
+        <>
+          <div>
+            <strong>Pinned data</strong> <span class="muted small">(saved with the draft only, never published)</span>
+          </div>
+          <JsonBlock label={`Pinned data of ${node.id}`} value={pinned} />
+          <button type="button" class="link danger" onClick={() => onPin(undefined)}>
+            Unpin
+          </button>
+        </>
+      ) : (
+        <p class="muted small">No data pinned: pin an input to test this node on the same data each time.</p>
+      )}
+      <label>
+        Test input (JSON)
+        <textarea class="code" rows={3} value={typed} placeholder={pinned !== undefined ? 'empty: the pinned data' : 'e.g. [{"total": 150}]'} onInput={(e) => setTyped(e.currentTarget.value)} />
+      </label>
+      <div class="actions">
+        <button type="button" class="secondary" disabled={!typed.trim()} onClick={pinTyped}>
+          Pin this input
+        </button>
+        <button type="button" class="secondary" disabled={lastInput === undefined} onClick={() => onPin(lastInput)} title={lastInput === undefined ? 'The latest run holds no input for this node' : undefined}>
+          Pin the last run's input
+        </button>
+      </div>
+      <label class="check">
+        <input type="checkbox" checked={andAfter} onChange={(e) => setAndAfter(e.currentTarget.checked)} />
+        and what follows
+      </label>
+      <div class="actions">
+        <button type="button" disabled={test.busy || !source} onClick={start}>
+          Test this node
+        </button>
+        <span class="muted small">{source ? `On ${source}; the draft is saved first.` : 'Type an input or pin data first.'}</span>
+      </div>
+      {problem && <p class="error-text">{problem}</p>}
+      <ErrorBox error={test.error} />
+      {run && (
+        <div class="test-result" role="region" aria-label="Test result">
+          <div>
+            Test of <code>{run.nodeTest?.nodeId ?? node.id}</code>
+            {run.nodeTest?.andAfter ? ' and what follows' : ''}: <StatusBadge status={run.status} />{' '}
+            <Link href={`/runs/${run.id}`}>open the run</Link>{' '}
+            <button type="button" class="link" onClick={test.clear}>
+              Clear
+            </button>
+          </div>
+          {run.error && <div class="error-text">{run.error.message}</div>}
+          {step && step.error && (
+            <div class="error-text">
+              {step.error.message} <span class="muted">({step.error.code})</span>
+            </div>
+          )}
+          {step && step.output !== undefined && <JsonBlock label={`Test output of ${node.id}`} value={step.output} />}
+        </div>
+      )}
+    </fieldset>
+  );
 }
 
 function NodeIdField({ node, taken, onRename }: { node: NodeSpec; taken: string[]; onRename: (id: string) => void }) {

@@ -13,6 +13,7 @@ function workflows(result: Omit<WorkflowRunResult, 'runId'>) {
       calls.push({ workflowId, input, runType: options?.runType });
       return { runId: 'run_child', ...result };
     },
+    describeTool: () => Promise.reject(new Error('not used')),
   };
   return { facade, calls };
 }

@@ -10,6 +10,8 @@ export enum ErrorCode {
   NOT_FOUND = 'NOT_FOUND',
   METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED',
   CONFLICT = 'CONFLICT',
+  /** Something that was valid once and is no more (an expired approval link). */
+  GONE = 'GONE',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
   RATE_LIMITED = 'RATE_LIMITED',
@@ -51,6 +53,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.NOT_FOUND]: 404,
   [ErrorCode.METHOD_NOT_ALLOWED]: 405,
   [ErrorCode.CONFLICT]: 409,
+  [ErrorCode.GONE]: 410,
   [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 415,
   [ErrorCode.RATE_LIMITED]: 429,

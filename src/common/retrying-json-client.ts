@@ -38,7 +38,17 @@ export interface RetryingJsonClientOptions {
    * How a request goes out: plain `fetch` for the operator's own endpoints (the default); a
    * node's guarded client, with its credential, for an endpoint a workflow names.
    */
-  fetch?: (url: string, init: { method: 'POST'; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<Response>;
+  fetch?: (url: string, init: OutgoingPost) => Promise<Response>;
+}
+
+/** One POST as the client sends it. */
+export interface OutgoingPost {
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+  /** The fetch calls it with each piece of a 2xx body as it arrives (a streamed answer), before resolving. */
+  onChunk?: (chunk: Buffer) => void;
 }
 
 /** A request the server refused for good (4xx other than 429). */
@@ -57,6 +67,8 @@ export interface PostOptions {
    * Asked at most once per attempt, so a second refusal fails the call.
    */
   adapt?: (refused: RefusedRequest) => boolean;
+  /** Told each piece of a successful answer's body as it arrives (a streamed answer); the whole text is still the result. */
+  onChunk?: (chunk: Buffer) => void;
 }
 
 type Attempt = { text: string } | { retry: AppError; retryAfterMs?: number } | { refused: AppError; status: number; message: string };
@@ -76,7 +88,7 @@ export class RetryingJsonClient {
   private readonly send: NonNullable<RetryingJsonClientOptions['fetch']>;
 
   constructor(private readonly options: RetryingJsonClientOptions) {
-    this.send = options.fetch ?? ((url, init) => fetch(url, init));
+    this.send = options.fetch ?? streamingFetch;
     this.headers = {
       'content-type': 'application/json',
       accept: 'application/json',
@@ -95,9 +107,9 @@ export class RetryingJsonClient {
     let failure: AppError | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       const sent = body();
-      let outcome = await this.attempt(sent, signal);
+      let outcome = await this.attempt(sent, signal, options.onChunk);
       if ('refused' in outcome && options.adapt?.({ status: outcome.status, message: outcome.message, body: sent })) {
-        outcome = await this.attempt(body(), signal);
+        outcome = await this.attempt(body(), signal, options.onChunk);
       }
       if ('text' in outcome) return outcome.text;
       if ('refused' in outcome) throw outcome.refused;
@@ -132,7 +144,7 @@ export class RetryingJsonClient {
   }
 
   /** One HTTP exchange. Resolves with the answer or what to do next; throws what must not be retried. */
-  private async attempt(body: object, signal: AbortSignal): Promise<Attempt> {
+  private async attempt(body: object, signal: AbortSignal, onChunk?: (chunk: Buffer) => void): Promise<Attempt> {
     const { endpoint, timeoutMs, errorCode, serverName } = this.options;
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
@@ -141,6 +153,7 @@ export class RetryingJsonClient {
         headers: this.headers,
         body: JSON.stringify(body),
         signal: AbortSignal.any([signal, timeout]),
+        ...(onChunk ? { onChunk } : {}),
       });
       if (response.ok) return { text: await response.text() };
       const message = await this.upstreamMessage(response);
@@ -190,6 +203,20 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed) * 1000);
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Plain fetch, reading a 2xx body piece by piece when the caller wants the pieces as they come. */
+async function streamingFetch(url: string, init: OutgoingPost): Promise<Response> {
+  const { onChunk, ...request } = init;
+  const response = await fetch(url, request);
+  if (!onChunk || !response.ok || !response.body) return response;
+  const chunks: Buffer[] = [];
+  for await (const piece of response.body as unknown as AsyncIterable<Uint8Array>) {
+    const chunk = Buffer.from(piece);
+    chunks.push(chunk);
+    onChunk(chunk);
+  }
+  return new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 function networkReason(error: unknown): string {

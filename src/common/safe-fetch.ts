@@ -43,6 +43,8 @@ export interface SafeRequest {
    * Cookie, never handed to another origin than the one addressed when a redirect leads there.
    */
   sensitiveHeaders?: readonly string[];
+  /** Called with each piece of a 2xx response's body as it arrives (a stream read as it comes); the body is still returned whole. */
+  onChunk?: (chunk: Buffer) => void;
 }
 
 export interface SafeResponse {
@@ -133,7 +135,7 @@ export class SafeFetch {
       for (let redirects = 0; ; redirects++) {
         const response = await this.send(hop, deadline.signal);
         const location = followRedirects ? redirectLocation(response, hop.url) : null;
-        if (!location) return await readResponse(hop, response, maxBytes, deadline.signal);
+        if (!location) return await readResponse(hop, response, maxBytes, deadline.signal, request.onChunk);
         await response.body.dump();
         if (redirects >= maxRedirects) throw tooManyRedirects(maxRedirects, hop.url);
         hop = redirectHop(hop, response.statusCode, location, request.sensitiveHeaders);
@@ -327,7 +329,7 @@ function redirectHop(hop: Hop, status: number, location: URL, sensitiveHeaders: 
   return { url: location, method: toGet ? 'GET' : hop.method, headers, body: toGet ? undefined : hop.body };
 }
 
-async function readResponse(hop: Hop, response: ResponseData, maxBytes: number, signal: AbortSignal): Promise<SafeResponse> {
+async function readResponse(hop: Hop, response: ResponseData, maxBytes: number, signal: AbortSignal, onChunk?: (chunk: Buffer) => void): Promise<SafeResponse> {
   const host = hop.url.host;
   if (hop.method !== 'HEAD' && Number(response.headers['content-length']) > maxBytes) {
     discard(response.body);
@@ -337,7 +339,7 @@ async function readResponse(hop: Hop, response: ResponseData, maxBytes: number, 
     status: response.statusCode,
     url: hop.url.href,
     headers: flattenHeaders(response.headers),
-    body: await readCapped(response.body, maxBytes, host, signal),
+    body: await readCapped(response.body, maxBytes, host, signal, response.statusCode >= 200 && response.statusCode < 300 ? onChunk : undefined),
   };
 }
 
@@ -347,13 +349,14 @@ function discard(body: ResponseData['body']): void {
 }
 
 /** Stops reading (and drops the connection) at the first chunk past the cap. */
-async function readCapped(body: ResponseData['body'], maxBytes: number, host: string, signal: AbortSignal): Promise<Buffer> {
+async function readCapped(body: ResponseData['body'], maxBytes: number, host: string, signal: AbortSignal, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     total += chunk.length;
     if (total > maxBytes) throw tooLarge(host, maxBytes);
     chunks.push(chunk);
+    onChunk?.(chunk);
   }
   // A stream destroyed by the deadline may end quietly rather than throw.
   signal.throwIfAborted();

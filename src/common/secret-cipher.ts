@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, ErrorCode } from './app-error';
@@ -30,6 +30,11 @@ export class SecretCipher {
 
   static isCiphertext(value: unknown): value is string {
     return typeof value === 'string' && value.startsWith(`${VERSION}.`);
+  }
+
+  /** A key of its own for `purpose` (e.g. signing links), derived from this one: neither reveals the other. */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `workflow-service:${purpose}`, 32));
   }
 
   encrypt(plaintext: string, workflowId: string): string {

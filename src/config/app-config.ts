@@ -78,6 +78,10 @@ export class AppConfig {
   @IsIn(['all', 'api', 'worker'])
   APP_ROLE: AppRole = 'all';
 
+  /** The address people reach the service at (behind a proxy, its public https URL): approval links point there. */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
+  PUBLIC_URL?: string;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
@@ -243,6 +247,13 @@ export class AppConfig {
 
   get dataDir(): string {
     return resolve(this.DATA_DIR);
+  }
+
+  /** PUBLIC_URL without a trailing slash; by default this host's address on PORT. */
+  get publicUrl(): string {
+    if (this.PUBLIC_URL) return this.PUBLIC_URL.replace(/\/+$/, '');
+    const host = ['0.0.0.0', '::', ''].includes(this.HOST) ? 'localhost' : this.HOST.includes(':') ? `[${this.HOST}]` : this.HOST;
+    return `http://${host}:${this.PORT}`;
   }
 
   get runsWorkers(): boolean {

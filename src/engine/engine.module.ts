@@ -1,12 +1,15 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown, Optional, Provider } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { ApprovalLinks } from '../common/approval-links';
 import { ROOT_LOGGER } from '../common/logger';
+import { SecretsModule } from '../common/secrets.module';
 import { SafeFetch } from '../common/safe-fetch';
 import { AppConfig } from '../config/app-config';
 import { ChatCompletionsDecider } from './ai-decide/openai-compatible/chat-completions-decider.adapter';
 import { ParameterDecider } from './ai-decide/parameter-decider.port';
 import { NodeCollectionsProvider, UnavailableCollectionsProvider } from './node-collections.port';
 import { NodeCredentials } from './node-credentials.port';
+import { ConversationStore } from '../storage/conversation-store.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { IsolateCodeSandbox } from './expressions/isolate-code-sandbox.adapter';
 import { OpenAiLanguageModels } from './language-models/openai-language-models.adapter';
@@ -44,6 +47,8 @@ const executionProviders: Provider[] = [
       OpenAiLanguageModels,
       { token: NodeCollectionsProvider, optional: true },
       { token: NodeCredentials, optional: true },
+      ApprovalLinks,
+      { token: ConversationStore, optional: true },
     ],
     useFactory: (
       config: AppConfig,
@@ -54,15 +59,19 @@ const executionProviders: Provider[] = [
       models: OpenAiLanguageModels | null,
       collections: NodeCollectionsProvider | undefined,
       credentials: NodeCredentials | undefined,
+      approvalLinks: ApprovalLinks,
+      conversations: ConversationStore | undefined,
     ) =>
       new WorkflowExecutor({
         expressions,
         fetcher,
         collections: collections ?? new UnavailableCollectionsProvider(),
         credentials,
+        conversations,
         decider: decider ?? undefined,
         models: models ?? undefined,
         sandbox: new IsolateCodeSandbox(expressions),
+        approvalLinks,
         logger: logger.child({ component: 'runs' }),
         runTimeoutMs: config.RUN_TIMEOUT_MS,
       }),
@@ -101,6 +110,7 @@ export class EngineModule implements OnApplicationShutdown {
       const workers = config.runsWorkers;
       module = {
         module: EngineModule,
+        imports: [SecretsModule],
         providers: [registry, ...(workers ? executionProviders : [])],
         exports: [NodeRegistry, ...(workers ? [ExpressionEngine, ParameterDecider, WorkflowExecutor] : [])],
       };

@@ -39,6 +39,7 @@ export function nodeHttpClient(fetcher: OutboundFetch, signal: AbortSignal, run:
       timeoutMs: request.timeoutMs,
       followRedirects: request.followRedirects,
       sensitiveHeaders,
+      onChunk: request.onChunk,
     };
     try {
       return await fetcher.fetch(url, options);

@@ -1,4 +1,4 @@
-import { CodeSandbox, LanguageModels, NodeConfigurationError, WorkflowsFacade } from '../sdk';
+import { ApprovalsFacade, CodeSandbox, ConversationMemory, LanguageModels, NodeConfigurationError, WorkflowsFacade } from '../sdk';
 
 /**
  * What `ctx.models`, `ctx.sandbox` and `ctx.workflows` are where the deployment (or a unit test of
@@ -17,4 +17,16 @@ export const NO_SANDBOX: CodeSandbox = {
 
 export const NO_WORKFLOWS: WorkflowsFacade = {
   execute: () => Promise.reject(new NodeConfigurationError('Running other workflows is not available in this process')),
+  describeTool: () => Promise.reject(new NodeConfigurationError('Other workflows are not available in this process')),
+};
+
+export const NO_MEMORY: ConversationMemory = {
+  load: () => Promise.reject(new NodeConfigurationError('Conversation memory is not available in this process')),
+  append: () => Promise.reject(new NodeConfigurationError('Conversation memory is not available in this process')),
+};
+
+export const NO_APPROVALS: ApprovalsFacade = {
+  link: () => {
+    throw new NodeConfigurationError('Approval links are not available in this process');
+  },
 };

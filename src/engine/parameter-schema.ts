@@ -32,6 +32,7 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
   const credentials = new Map<string, readonly string[] | null>();
   for (const [name, doc] of parameterDocs(parameters)) {
     if (doc.credential) credentials.set(name, doc.credential === true ? null : [...doc.credential]);
+    if (doc.credentialItems) credentials.set(name, doc.credentialItems === true ? null : [...doc.credentialItems]);
     if (doc.template) templates.add(name);
     if (doc.code) codes.add(name);
     if (doc.loadOptions) optionLoaders.set(name, doc.loadOptions);
@@ -48,6 +49,8 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
         ...(doc.loadOptions ? { 'x-dynamic-options': true } : {}),
         // Tells a builder to offer the user's credentials (GET /api/v1/credentials) of these types.
         ...(doc.credential ? { format: 'credential', ...(doc.credential === true ? {} : { 'x-credential-types': [...doc.credential] }) } : {}),
+        // Tells a builder that each entry's `credential` is one of the user's credentials of these types.
+        ...(doc.credentialItems ? { 'x-credential-items': doc.credentialItems === true ? true : [...doc.credentialItems] } : {}),
       },
     });
   }

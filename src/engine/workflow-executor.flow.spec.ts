@@ -1,5 +1,6 @@
 import { IsBoolean, IsOptional, IsString } from 'class-validator';
 import pino from 'pino';
+import approval from '../../plugins/approval';
 import loop from '../../plugins/loop';
 import respond from '../../plugins/respond';
 import wait from '../../plugins/wait';
@@ -86,6 +87,7 @@ const registry = new NodeRegistry([
   registerDefinition(loop, 'loop'),
   registerDefinition(wait, 'wait'),
   registerDefinition(respond, 'respond'),
+  registerDefinition(approval, 'approval'),
 ]);
 
 const node = (id: string, type: string, parameters: Record<string, unknown> = {}, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({ id, type, parameters, ...extra });
@@ -112,6 +114,7 @@ async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest
     collections: new UnavailableCollectionsProvider(),
     logger: pino({ level: 'silent' }),
     runTimeoutMs: 30_000,
+    approvalLinks: { url: ({ runId, nodeId }) => `https://svc.test/approvals/${runId}.${nodeId}` },
   });
   const outcome = await executor.run(
     compileWorkflow(definition, registry),
@@ -130,6 +133,20 @@ afterAll(() => expressions.close());
 beforeEach(() => (calls.length = 0));
 
 describe('WorkflowExecutor control flow', () => {
+  it('has what finished before a node stored before the node starts: a lone write, or with the record of one that must not run twice', async () => {
+    const outcome = await new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 10_000 }).run(
+      compileWorkflow(workflow([node('a', 'tag'), node('b', 'effect'), node('c', 'tag')], [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')]), registry),
+      { runId: 'run_order', workflowId: 'w', actingUserId: 'u', input: null, variables: {}, redactor: Redactor.NONE, sealer },
+      {
+        finished: (s) => void calls.push(`finished:${s.nodeId}`),
+        started: async (s) => void calls.push(`started:${s.nodeId}`),
+        starting: async () => void calls.push('starting'),
+      },
+    );
+    expect(outcome.status).toBe('succeeded');
+    expect(calls).toEqual(['starting', 'finished:trigger', 'starting', 'a', 'finished:a', 'started:b', 'b', 'finished:b', 'starting', 'c', 'finished:c']);
+  });
+
   it('runs only the branch a router sent data to, and skips what is reachable only through the other', async () => {
     const result = await run(
       workflow(
@@ -307,6 +324,40 @@ describe('WorkflowExecutor control flow', () => {
     expect(later.status).toBe('succeeded');
     expect(later.byId.pause.status).toBe('succeeded');
     expect(later.byId.after.output).toMatchObject({ got: { n: 1 } });
+  });
+
+  it('pauses at an approval showing what it waits for, goes on along timedOut when the time comes, or along what a decision put in its state', async () => {
+    const definition = workflow(
+      [node('ask', 'approval', { summary: 'ok?', timeout: 10, timeoutUnit: 'minutes' }), node('yes', 'tag'), node('late', 'tag')],
+      [edge('trigger', 'ask'), edge('ask', 'yes', 'approved'), edge('ask', 'late', 'timedOut')],
+    );
+    const first = await run(definition);
+    expect(first.status).toBe('waiting');
+    expect(first.byId.ask).toMatchObject({ status: 'waiting', output: { status: 'pending', summary: 'ok?', approvalUrl: `https://svc.test/approvals/run_${counter}.ask` } });
+
+    const timedOut = await run(definition, { previous: [first.byId.trigger, first.byId.ask], now: () => new Date(Date.now() + 11 * 60_000) });
+    expect(timedOut.status).toBe('succeeded');
+    expect(timedOut.byId.ask.output).toEqual({ timedOut: expect.objectContaining({ decision: 'timedOut', input: { n: 1 } }) });
+    expect([timedOut.byId.late.status, timedOut.byId.yes.status]).toEqual(['succeeded', 'skipped']);
+
+    // What ApprovalsService writes: the decision's output, due now.
+    const decided = { ...first.byId.ask, state: sealer.seal({ ports: [['approved', { decision: 'approved' }]], until: new Date().toISOString() }) };
+    const approved = await run(definition, { previous: [first.byId.trigger, decided] });
+    expect(approved.byId.ask).toMatchObject({ status: 'succeeded', output: { approved: { decision: 'approved' } } });
+    expect(approved.byId.yes.output).toMatchObject({ got: { decision: 'approved' } });
+    expect(approved.byId.late.status).toBe('skipped');
+  });
+
+  it('fails an approval inside a loop body or a run that holds its waits: nothing could resume it there', async () => {
+    const looped = await run(
+      workflow([node('each', 'loop', { batchSize: 1 }), node('ask', 'approval')], [edge('trigger', 'each'), edge('each', 'ask', 'loop'), edge('ask', 'each', 'approved')]),
+      { input: [1] },
+    );
+    expect(looped.status).toBe('failed');
+    expect(looped.error).toMatchObject({ code: 'NODE_CONFIGURATION', message: expect.stringContaining('"ask" waits for a person\'s decision') });
+    const held = await run(workflow([node('ask', 'approval')], [edge('trigger', 'ask')]), { holdWaits: true });
+    expect(held.status).toBe('failed');
+    expect(held.error?.message).toContain('top level');
   });
 
   it('continues from stored outputs when retrying from the failed node', async () => {

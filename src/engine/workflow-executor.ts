@@ -55,6 +55,7 @@ export class WorkflowExecutor {
       stoppedBy: null,
       credentials: new Map(),
       credentialMasks: Redactor.NONE,
+      subSteps: new Map(),
     };
     try {
       if (request.test) narrowToTest(run, plan, request.test);

@@ -13,7 +13,7 @@ import { recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowE
 import { Metrics } from '../metrics/metrics.service';
 import { JobContext, JobQueue } from '../jobs/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
-import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade } from '../sdk';
+import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToolInfo } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../storage/run-store.port';
 import type { WorkflowSettings } from '../workflows/workflow.model';
 import { RunAdmission } from './run-admission.service';
@@ -159,9 +159,14 @@ export class RunWorker {
         // The masks as they stand when the node starts the child: a credential used meanwhile has joined them.
         workflows: (nodeId) => this.subWorkflows(run, nodeId, request.redactor),
         holdWaits: child,
+        progress: (event) => this.events.progress(run.id, event),
         ...(run.nodeTest ? { test: run.nodeTest } : {}),
       };
-      const outcome = await this.executor.run(prepared.plan, request, { finished: (step, kept) => recorder.add(step, kept), started: (step) => recorder.write(step) });
+      const outcome = await this.executor.run(prepared.plan, request, {
+        finished: (step, kept) => recorder.add(step, kept),
+        started: (step) => recorder.write(step),
+        starting: () => recorder.settle(),
+      });
       // The run's masks grew with every credential a node injected.
       redactor = request.redactor;
       if (outcome.status === 'interrupted') {
@@ -270,6 +275,20 @@ export class RunWorker {
         } finally {
           signal.removeEventListener('abort', follow);
         }
+      },
+      describeTool: async (workflowId): Promise<WorkflowToolInfo> => {
+        const workflow = await this.childWorkflow(parent, workflowId, 'production');
+        if (!workflow.tool) {
+          throw new NodeConfigurationError(`Workflow ${workflowId} offers no tool: its published version needs an mcp-trigger (whose input schema is the tool's)`, {
+            details: { workflowId },
+          });
+        }
+        return {
+          workflowId,
+          name: workflow.tool.name ?? workflow.name,
+          description: workflow.tool.description ?? `Runs the workflow "${workflow.name}" and answers with its output.`,
+          inputSchema: workflow.tool.inputSchema,
+        };
       },
     };
   }

@@ -56,4 +56,51 @@ describe('StepRecorder', () => {
     await expect(steps.write({ ...step('c', 2, undefined), status: 'running', finishedAt: null })).rejects.toThrow('disk full');
     expect((await steps.drain(false)).map((s) => s.nodeId)).toEqual(['a', 'b']);
   });
+
+  it('stores a finished node with its sealed outputs before the next node starts, and holds back what a resume derives again', async () => {
+    const written = jest.spyOn(store, 'recordSteps');
+    const steps = recorder();
+    // The trigger (no outputs kept) and a skipped node may wait for the next write.
+    steps.add(step('trigger', 0, 'in'));
+    steps.add({ ...step('skipped', 1, undefined), status: 'skipped' });
+    await steps.settle();
+    expect(written).not.toHaveBeenCalled();
+    steps.add(step('get', 2, 'out'), { ports: new Map([['main', 'out']]) });
+    await steps.settle();
+    expect(written).toHaveBeenCalledTimes(1);
+    expect(written.mock.calls[0][2].map((s) => [s.nodeId, s.state ?? null])).toEqual([
+      ['trigger', null],
+      ['skipped', null],
+      ['get', 'sealed'],
+    ]);
+    // Stored: a worker that dies now leaves the node done.
+    expect((await store.get(run.id))!.steps.find((s) => s.nodeId === 'get')).toMatchObject({ status: 'succeeded', state: 'sealed' });
+    await steps.settle();
+    expect(written).toHaveBeenCalledTimes(1);
+  });
+
+  it('stores a node whose failure stands before the next node starts', async () => {
+    const steps = recorder();
+    steps.add({ ...step('post', 1, undefined), status: 'failed', error: { code: 'UPSTREAM', message: 'no' } });
+    await steps.settle();
+    expect((await store.get(run.id))!.steps.find((s) => s.nodeId === 'post')).toMatchObject({ status: 'failed' });
+  });
+
+  it('refuses to let the next node start when the finished one cannot be stored, and keeps it for the next write', async () => {
+    const steps = recorder();
+    steps.add(step('get', 0, 'out'), { ports: new Map([['main', 'out']]) });
+    jest.spyOn(store, 'recordSteps').mockRejectedValueOnce(new Error('disk full'));
+    await expect(steps.settle()).rejects.toThrow('disk full');
+    expect((await steps.drain(true)).map((s) => [s.nodeId, s.state])).toEqual([['get', 'sealed']]);
+  });
+
+  it('waits for a batch on its way and writes again what it failed to store', async () => {
+    const written = jest.spyOn(store, 'recordSteps').mockRejectedValueOnce(new Error('busy'));
+    const steps = recorder();
+    steps.add(step('get', 0, 'out'), { ports: new Map([['main', 'out']]) });
+    void steps.flush();
+    await steps.settle();
+    expect(written).toHaveBeenCalledTimes(2);
+    expect((await store.get(run.id))!.steps.map((s) => s.nodeId)).toEqual(['get']);
+  });
 });

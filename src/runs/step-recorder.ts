@@ -9,17 +9,20 @@ interface PendingStep {
 }
 
 /**
- * How long a finished step may wait before it is written. Steps that finish within this window are
- * written together, and the steps of a run that ends within it go out with its final state in one
- * write; a slower run still shows each step at most this late.
+ * How long a step that nothing waits for (a skipped node, the trigger, the last node of a run that
+ * is still ending) may wait before it is written; a slower run still shows each step at most this
+ * late. A finished node's record is written before the next node starts anyway (see `settle`).
  */
 export const STEP_FLUSH_DELAY_MS = 200;
 
 /**
- * Buffers a run's steps and writes them in batches while the worker holds the lease. A step's kept
- * outputs are sealed into its `state` only when the step is written before the run ends well: a
- * run that succeeds within the flush window never pays for the encryption. Only the latest record
- * of a node waits: the store replaces a node's record by its next one anyway.
+ * Buffers a run's steps and writes them in batches while the worker holds the lease. A finished
+ * node's record waits at most until the next node starts (`settle`): a node's completion is stored,
+ * with its kept outputs sealed into its `state`, before anything after it runs, so a worker that
+ * dies later never leaves it to be run again or failed as cut short. The last node's record goes out
+ * with the run's final state in one write, and its outputs are sealed only when a later attempt may
+ * continue from them: a run that succeeds never pays for the last encryption. Only the latest
+ * record of a node waits: the store replaces a node's record by its next one anyway.
  */
 export class StepRecorder {
   private pending = new Map<string, PendingStep>();
@@ -59,13 +62,13 @@ export class StepRecorder {
    * a node that must not run twice needs before it starts. Fails when the write fails or the lease
    * is gone, so the node does not start.
    */
-  async write(step: StepRecord): Promise<void> {
+  async write(step?: StepRecord): Promise<void> {
     this.clearTimer();
     await this.writing;
     const pending = this.take();
     let lease: LeaseState;
     try {
-      lease = await this.store.recordSteps(this.runId, this.owner, [...pending.map((p) => this.sealed(p)), step]);
+      lease = await this.store.recordSteps(this.runId, this.owner, [...pending.map((p) => this.sealed(p)), ...(step ? [step] : [])]);
     } catch (error) {
       // The steps that were waiting are still owed to the store; `step` is not, as its node will not start.
       this.putBack(pending);
@@ -73,6 +76,18 @@ export class StepRecorder {
     }
     this.onLease(lease);
     if (!lease.held) throw new AppError(ErrorCode.UNAVAILABLE, 'The run was taken over by another worker', { retryable: true });
+  }
+
+  /**
+   * Before the next node starts: resolves once every finished node a resumed run would continue
+   * from (kept outputs) or whose failure stands is stored, with what else is buffered. Skipped
+   * nodes and the trigger (derived from the run's input again) may wait for the next write.
+   * Fails like `write`, and the next node then does not start.
+   */
+  async settle(): Promise<void> {
+    // A batch on its way counts once stored; one that failed is back in the buffer.
+    await this.writing;
+    if ([...this.pending.values()].some(({ step, kept }) => kept !== undefined || step.status === 'failed')) await this.write();
   }
 
   /**

@@ -5,33 +5,45 @@
 export { defineNode } from './node-definition';
 export type { NodeDefinition, ParametersClass, TriggerOptions } from './node-definition';
 export type {
+  ApprovalsFacade,
   ChatMessage,
   ChatRequest,
   ChatResponse,
+  ChatTool,
+  ChatToolCall,
   CodeSandbox,
   CollectionFile,
   CollectionFileContent,
   CollectionPassage,
   CollectionSummary,
   CollectionsFacade,
+  ConversationMemory,
   HttpMethod,
   InputModeContext,
   ItemModeContext,
   LanguageModels,
   LoopState,
+  McpClients,
+  McpServerRef,
+  McpSession,
+  McpToolInfo,
+  McpToolResult,
   NodeContext,
   NodeHttpClient,
   NodeHttpRequest,
   NodeHttpResponse,
   NodeInput,
   NodeLogger,
+  NodeProgress,
+  NodeSubStep,
   RunMode,
   SearchMode,
   VariableValue,
   WorkflowRunResult,
+  WorkflowToolInfo,
   WorkflowsFacade,
 } from './node-context';
-export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitUntil } from './node-output';
+export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitForDecision, waitUntil } from './node-output';
 export type { RoutedOutput, WaitRequest } from './node-output';
 export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';

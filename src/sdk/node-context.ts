@@ -34,6 +34,11 @@ export interface NodeHttpRequest {
   credential?: string;
   /** Ends this request early, besides the node's own signal (which always applies). */
   signal?: AbortSignal;
+  /**
+   * Called with each piece of a successful (2xx) response body as it arrives, for a node that
+   * reads a stream as it comes (server-sent events); the whole body is still the response's.
+   */
+  onChunk?: (chunk: Buffer) => void;
 }
 
 export interface NodeHttpResponse {
@@ -134,8 +139,27 @@ export interface CollectionsFacade {
 }
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** An assistant message that asked for tool calls. */
+  toolCalls?: readonly ChatToolCall[];
+  /** A `tool` message: the call it answers. */
+  toolCallId?: string;
+}
+
+/** A function a model may call: its name, what it does, and the JSON Schema of its arguments. */
+export interface ChatTool {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A call the model asked for. */
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them: JSON text, not checked. */
+  arguments: string;
 }
 
 export interface ChatRequest {
@@ -151,6 +175,10 @@ export interface ChatRequest {
   responseSchema?: Record<string, unknown>;
   temperature?: number;
   maxTokens?: number;
+  /** Functions the model may ask to call; its answer then may hold `toolCalls` instead of text. */
+  tools?: readonly ChatTool[];
+  /** Streams the answer: called with each piece of its text as it arrives. */
+  onToken?: (text: string) => void;
 }
 
 export interface ChatResponse {
@@ -160,6 +188,8 @@ export interface ChatResponse {
   json?: unknown;
   model: string;
   usage?: { promptTokens: number; completionTokens: number };
+  /** The tools the model asked to call (with `tools`), in its order. */
+  toolCalls?: ChatToolCall[];
 }
 
 /**
@@ -201,6 +231,101 @@ export interface WorkflowRunResult {
  */
 export interface WorkflowsFacade {
   execute(workflowId: string, input: unknown, options: { runType?: 'production' | 'test'; signal: AbortSignal }): Promise<WorkflowRunResult>;
+  /**
+   * The MCP tool a published workflow offers (its `mcp-trigger`: name, description, input schema),
+   * for a node that offers it to a model; the same rights as `execute`. A workflow without one
+   * fails with NodeConfigurationError.
+   */
+  describeTool(workflowId: string): Promise<WorkflowToolInfo>;
+}
+
+/** A workflow as a tool: what its published version's MCP trigger declares. */
+export interface WorkflowToolInfo {
+  workflowId: string;
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** An outside MCP server (Streamable HTTP), reached through the outbound guard. */
+export interface McpServerRef {
+  url: string;
+  /** A credential id (`crd_...`) injected into every request to the server, as for ctx.http. */
+  credential?: string;
+}
+
+/** A tool an MCP server offers. */
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** What a tool call answered, as the MCP server sent it. */
+export interface McpToolResult {
+  content: ReadonlyArray<{ type: string; text?: string; [key: string]: unknown }>;
+  structuredContent?: Record<string, unknown>;
+  /** The tool failed (its content says why). */
+  isError: boolean;
+}
+
+/** One connection to an MCP server; close it when done. */
+export interface McpSession {
+  listTools(): Promise<McpToolInfo[]>;
+  callTool(name: string, args: Record<string, unknown>): Promise<McpToolResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * Outside MCP servers over Streamable HTTP, through the service's guarded HTTP client: private
+ * addresses refused unless the operator allowed them, the credential injected at send time.
+ * Failures to connect are NodeUpstreamError (NodeConfigurationError for a refused URL).
+ */
+export interface McpClients {
+  connect(server: McpServerRef, signal: AbortSignal): Promise<McpSession>;
+}
+
+/**
+ * Conversations a node remembers between runs, per session key, kept in the service's store and
+ * private to the workflow and node that wrote them.
+ */
+export interface ConversationMemory {
+  /** The messages kept for the session, oldest first; empty when none are or they expired. */
+  load(sessionKey: string): Promise<ChatMessage[]>;
+  /** Adds messages, keeping the newest `window`; the session is forgotten `ttlMs` after this. */
+  append(sessionKey: string, messages: readonly ChatMessage[], options: { window: number; ttlMs: number }): Promise<void>;
+}
+
+/** A model call or tool call inside a node, as the run record shows it (masked by the service). */
+export interface NodeSubStep {
+  kind: 'model' | 'tool';
+  /** The model's name, or the tool's. */
+  name: string;
+  /** ISO 8601. */
+  startedAt: string;
+  durationMs: number;
+  tokens?: { prompt: number; completion: number };
+  arguments?: unknown;
+  result?: unknown;
+  error?: string;
+}
+
+/**
+ * What a node reports while it runs: each finished sub-step (kept in its step record, secrets
+ * masked) and the pieces of a streamed answer, both seen live by whoever follows the run (a chat).
+ */
+export interface NodeProgress {
+  subStep(step: NodeSubStep): void;
+  token(text: string): void;
+}
+
+/** `ctx.approvals`: the links a person opens to decide on an approval node's wait. */
+export interface ApprovalsFacade {
+  /**
+   * The signed link (to the service's public URL) that shows this node's pending approval and
+   * takes one decision, valid until `expiresAt`.
+   */
+  link(expiresAt: Date): string;
 }
 
 /** One incoming edge of a node, in the order of the definition's edges. */
@@ -238,7 +363,14 @@ interface CommonContext<P> {
   readonly models: LanguageModels;
   readonly sandbox: CodeSandbox;
   readonly workflows: WorkflowsFacade;
+  readonly approvals: ApprovalsFacade;
   readonly http: NodeHttpClient;
+  /** Outside MCP servers, through `http`'s guard and credentials. */
+  readonly mcp: McpClients;
+  /** Sub-steps and streamed tokens, for the run record and whoever follows the run. */
+  readonly progress: NodeProgress;
+  /** Conversations kept between runs (an agent's memory). */
+  readonly memory: ConversationMemory;
   /** Scoped to the run and node; secret values are masked before anything is written. */
   readonly logger: NodeLogger;
   /** Aborted on the node's timeout, the run's timeout or a cancel: pass it to anything that waits. */

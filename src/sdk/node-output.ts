@@ -35,7 +35,13 @@ export function isRoutedOutput(value: unknown): value is RoutedOutput {
 export interface WaitRequest {
   readonly [WAIT]: true;
   readonly until: Date;
+  /** What the node outputs when `until` comes: a plain value (its first output) or a RoutedOutput. */
   readonly output: unknown;
+  /**
+   * Set by `waitForDecision`: a person may end the wait before `until` with a decision (an
+   * approval), and meanwhile the step's record shows `pending` rather than `output`.
+   */
+  readonly decision?: { readonly pending: unknown };
 }
 
 /**
@@ -46,6 +52,18 @@ export interface WaitRequest {
 export function waitUntil(until: Date, output: unknown): WaitRequest {
   if (!(until instanceof Date) || Number.isNaN(until.getTime())) throw new TypeError('waitUntil() needs a valid Date');
   return Object.freeze({ [WAIT]: true as const, until, output });
+}
+
+/**
+ * Pauses the run until a person decides (through the service's approval doors) or `until` comes,
+ * whichever is first, without holding a worker. Meanwhile the step's record shows `pending` (e.g.
+ * the link to decide with); when `until` comes first the node outputs `onTimeout` (a plain value
+ * or a RoutedOutput). A decision replaces that output with the one the decision makes. Only at a
+ * run's top level: inside a loop's body or a sub-workflow run the node fails.
+ */
+export function waitForDecision(until: Date, pending: unknown, onTimeout: unknown): WaitRequest {
+  if (!(until instanceof Date) || Number.isNaN(until.getTime())) throw new TypeError('waitForDecision() needs a valid Date');
+  return Object.freeze({ [WAIT]: true as const, until, output: onTimeout, decision: Object.freeze({ pending }) });
 }
 
 export function isWaitRequest(value: unknown): value is WaitRequest {

@@ -64,7 +64,12 @@ describe('@Parameter docs', () => {
 });
 
 describe('collectionOptions', () => {
-  const context = (facade: CollectionsFacade, signal = new AbortController().signal): LoadOptionsContext => ({ collections: facade, signal });
+  const context = (facade: CollectionsFacade, signal = new AbortController().signal): LoadOptionsContext => ({
+    collections: facade,
+    parameters: {},
+    mcp: { connect: () => Promise.reject(new Error('not used')) },
+    signal,
+  });
 
   it('lists every collection the user can see by name, paging through the facade', async () => {
     const all = Array.from({ length: 230 }, (_, n) => summary(n, `Collection ${String(229 - n).padStart(3, '0')}`, n === 0 ? 'owner' : 'viewer'));

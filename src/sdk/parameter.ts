@@ -1,4 +1,4 @@
-import type { CollectionsFacade } from './node-context';
+import type { CollectionsFacade, McpClients } from './node-context';
 
 /**
  * Documentation of one node parameter, read by the JSON Schema generator. Validation stays with
@@ -35,6 +35,13 @@ export interface ParameterDoc {
    * The JSON Schema carries `"format": "credential"` and `"x-credential-types"`.
    */
   credential?: readonly string[] | true;
+  /**
+   * The value is a list of objects each of which may name a credential in its `credential` field
+   * (e.g. servers to call, each with its own). The same rules as `credential` hold for each: the
+   * list is a fixed value, and each credential is one its saver may use, of these types.
+   * The JSON Schema carries `"x-credential-items"` with the types.
+   */
+  credentialItems?: readonly string[] | true;
 }
 
 /** One entry of a parameter's dropdown. */
@@ -52,6 +59,13 @@ export interface ParameterOption {
 export interface LoadOptionsContext {
   /** Collections as the user who opened the dropdown may see them. */
   readonly collections: CollectionsFacade;
+  /**
+   * The node's other parameters as the builder holds them now (fixed values only; may be
+   * incomplete or wrong: check what you read), e.g. the server whose tools to list.
+   */
+  readonly parameters: Readonly<Record<string, unknown>>;
+  /** Outside MCP servers, through the outbound guard, with the credentials the user may use. */
+  readonly mcp: McpClients;
   /** Aborted when the service stops waiting for the answer: pass it to anything that waits. */
   readonly signal: AbortSignal;
 }

@@ -1,9 +1,13 @@
 import type {
+  ApprovalsFacade,
   CollectionsFacade,
   InputModeContext,
   ItemModeContext,
   LanguageModels,
   CodeSandbox,
+  McpClients,
+  NodeProgress,
+  ConversationMemory,
   NodeHttpClient,
   NodeLogger,
   WorkflowsFacade,
@@ -27,6 +31,9 @@ export function itemContext<P>(params: P, overrides: Partial<Omit<ItemModeContex
 
 const silent: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** Progress goes nowhere unless the test passes its own `progress` to look at it. */
+const unobserved: NodeProgress = { subStep() {}, token() {} };
+
 function notStubbed<T extends object>(what: string): T {
   return new Proxy({} as T, {
     get: (_target, name) =>
@@ -45,7 +52,12 @@ function common() {
     models: notStubbed<LanguageModels>('models'),
     sandbox: notStubbed<CodeSandbox>('sandbox'),
     workflows: notStubbed<WorkflowsFacade>('workflows'),
+    // A link that names what it was made for, so a test can see it in the node's output.
+    approvals: { link: (expiresAt: Date) => `http://approvals.test/approvals/run_test.node.${expiresAt.toISOString()}` } satisfies ApprovalsFacade,
     http: notStubbed<NodeHttpClient>('http'),
+    mcp: notStubbed<McpClients>('mcp'),
+    progress: unobserved,
+    memory: notStubbed<ConversationMemory>('memory'),
     logger: silent,
     signal: new AbortController().signal,
     runId: 'run_test',

@@ -111,6 +111,19 @@ export abstract class RunStore {
   abstract complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean>;
   /** Parks a running run as `waiting` until `resumeAt` under a new job, with its last steps, if the owner holds it. */
   abstract suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean>;
+  /**
+   * A person's decision ends a step's wait (an approval): while the run is `waiting` and its step
+   * `nodeId` is `waiting` with the sealed state `expectedState` (nobody decided since it was read),
+   * the step gets the decision's `state` and `output`, and the run is due at `now` under the job
+   * `jobId`. False when anything changed meanwhile: decided already, resumed, canceled. This
+   * compare-and-set is what lets one decision through and refuses every later one.
+   */
+  abstract decideWaitingStep(id: string, nodeId: string, expectedState: string, decided: { state: string; output: unknown }, jobId: string, now: Date): Promise<boolean>;
+  /**
+   * The waiting steps of type `type` of waiting runs (of workflows `visibleTo` holds a role on),
+   * oldest run first, at most `limit`: each with its run (no steps) and the step without its state.
+   */
+  abstract listWaitingSteps(filter: { type: string; visibleTo?: string }, limit: number): Promise<{ run: Run; step: StepRecord }[]>;
   /** Gives a claimed run back to the queue (the worker is stopping); true when it was ours. Its steps stay. */
   abstract release(id: string, owner: string): Promise<boolean>;
   /**

@@ -18,6 +18,9 @@ import { RunStore } from './run-store.port';
 import { UserStore } from './user-store.port';
 import { WorkflowStore } from './workflow-store.port';
 import { StorageConnections, storeProvider } from './storage-connections';
+import { ConversationStore } from './conversation-store.port';
+import { SqliteConversationStore } from './embedded/sqlite-conversation-store.adapter';
+import { MongoConversationStore } from './mongo/mongo-conversation-store.adapter';
 
 const stores = [
   storeProvider(UserStore, (db) => new SqliteUserStore(db), (c) => new MongoUserStore(c)),
@@ -26,12 +29,13 @@ const stores = [
   storeProvider(WorkflowStore, (db) => new SqliteWorkflowStore(db), (c) => new MongoWorkflowStore(c)),
   storeProvider(RunStore, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c)),
   storeProvider(CredentialStore, (db) => new SqliteCredentialStore(db), (c) => new MongoCredentialStore(c)),
+  storeProvider(ConversationStore, (db) => new SqliteConversationStore(db), (c) => new MongoConversationStore(c)),
 ];
 
-/** The document stores of users, memberships, collections, workflows, runs and credentials, on SQLite or MongoDB. */
+/** The document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */
 @Global()
 @Module({
   providers: [StorageConnections, ...stores],
-  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore],
+  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore, ConversationStore],
 })
 export class StorageModule {}

@@ -5,6 +5,11 @@ import { AppError, ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { NodeCollectionsProvider, UnavailableCollectionsProvider } from '../engine/node-collections.port';
 import { NodeRegistry } from '../engine/node-registry';
+import { SafeFetch } from '../common/safe-fetch';
+import { NodeCredentials, UnavailableCredentials } from '../engine/node-credentials.port';
+import { nodeHttpClient } from '../engine/node-http-client';
+import { nodeMcpClients } from '../engine/mcp-clients/node-mcp-clients';
+import { Redactor } from '../engine/redactor';
 import { nodeFailure } from '../engine/node-failure';
 import { ParameterOption } from '../sdk';
 
@@ -26,12 +31,19 @@ export class NodeOptionsService {
     @Inject(ROOT_LOGGER) logger: Logger,
     @Optional() collections?: NodeCollectionsProvider,
     @Optional() @Inject(NODE_OPTIONS_TIMEOUT_MS) private readonly timeoutMs: number = DEFAULT_TIMEOUT_MS,
+    @Optional() private readonly fetcher?: SafeFetch,
+    @Optional() private readonly credentials?: NodeCredentials,
   ) {
     this.logger = logger.child({ component: 'node-options' });
     this.collections = collections ?? new UnavailableCollectionsProvider();
   }
 
-  async options(principal: Principal, type: string, version: string, parameter: string): Promise<{ items: ParameterOption[] }> {
+  /** `parameters`: the node's other parameters as the builder holds them, as JSON text (checked to be an object). */
+  async options(principal: Principal, type: string, version: string, parameter: string, parameters?: string): Promise<{ items: ParameterOption[] }> {
+    const others = parameters === undefined ? {} : JSON.parse(parameters);
+    if (typeof others !== 'object' || others === null || Array.isArray(others)) {
+      throw AppError.validation([{ field: 'parameters', reason: 'must be a JSON object' }]);
+    }
     const node = /^[1-9]\d{0,8}$/.test(version) ? this.registry.get(type, Number(version)) : undefined;
     if (!node) throw AppError.notFound('node type', `${type}@${version}`);
     if (!node.parameterNames.has(parameter)) throw AppError.notFound(`parameter of ${type}@${version}`, parameter);
@@ -46,7 +58,9 @@ export class NodeOptionsService {
     let listed: unknown;
     try {
       listed = await Promise.race([
-        Promise.resolve().then(() => loadOptions({ collections: this.collections.forUser(principal.userId), signal: controller.signal })),
+        Promise.resolve().then(() =>
+          loadOptions({ collections: this.collections.forUser(principal.userId), parameters: Object.freeze({ ...others }), mcp: this.mcpFor(principal, controller.signal), signal: controller.signal }),
+        ),
         new Promise<never>((_, reject) =>
           controller.signal.addEventListener('abort', () => reject(new AppError(ErrorCode.TIMEOUT, `Listing the options of ${parameter} took longer than ${this.timeoutMs} ms`)), { once: true }),
         ),
@@ -63,6 +77,19 @@ export class NodeOptionsService {
       throw new AppError(ErrorCode.INTERNAL, 'loadOptions returned malformed options');
     }
     return { items: (listed as ParameterOption[]).map(({ value, label, description }) => ({ value, label, ...(description !== undefined ? { description } : {}) })) };
+  }
+
+  /** Outside MCP servers as the user asking reaches them: the outbound guard, and only the credentials they may use. */
+  private mcpFor(principal: Principal, signal: AbortSignal) {
+    const credentials = this.credentials ?? new UnavailableCredentials();
+    let masks = Redactor.NONE;
+    const fetcher = this.fetcher ?? { fetch: () => Promise.reject(new AppError(ErrorCode.UNAVAILABLE, 'Outbound HTTP is not available here')) };
+    const http = nodeHttpClient(fetcher, signal, {
+      credential: (id) => credentials.resolve(principal.userId, id),
+      reveal: (secrets) => (masks = masks.with(secrets)),
+      redactor: () => masks,
+    });
+    return nodeMcpClients(http);
   }
 
   /** Typed failures keep their meaning for the caller, as in a run; anything else is the plugin's bug, told only to the log. */

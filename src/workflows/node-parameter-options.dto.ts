@@ -1,4 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsJSON, IsOptional, MaxLength } from 'class-validator';
+
+export class ParameterOptionsQueryDto {
+  @ApiPropertyOptional({
+    description: "The node's other parameters as the builder holds them, as a JSON object (e.g. an MCP server's url and credential, whose tools to list)",
+    example: '{"url":"https://mcp.example.com/mcp"}',
+  })
+  @IsOptional()
+  @IsJSON({ message: 'parameters must be a JSON object' })
+  @MaxLength(100_000)
+  parameters?: string;
+}
 
 /** One entry of a parameter's dropdown, as `loadOptions` listed it. */
 export class ParameterOptionDto {

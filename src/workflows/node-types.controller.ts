@@ -1,11 +1,11 @@
-import { Controller, Get, Param } from '@nestjs/common';
+import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppConfig } from '../config/app-config';
 import { NodeRegistry, RegisteredNode } from '../engine/node-registry';
 import { PARAMETER_MODES, ParameterMode } from '../engine/workflow-definition.model';
 import { NodeOptionsService } from './node-options.service';
-import { ParameterOptionsDto } from './node-parameter-options.dto';
+import { ParameterOptionsDto, ParameterOptionsQueryDto } from './node-parameter-options.dto';
 import { NodeTypeListDto } from './workflow-responses.dto';
 
 const nodeTypeView = (node: RegisteredNode) => ({
@@ -57,7 +57,8 @@ export class NodeTypesController {
     @Param('type') type: string,
     @Param('version') version: string,
     @Param('name') name: string,
+    @Query() query: ParameterOptionsQueryDto,
   ): Promise<ParameterOptionsDto> {
-    return this.options.options(principal, type, version, name);
+    return this.options.options(principal, type, version, name, query.parameters);
   }
 }

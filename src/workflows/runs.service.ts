@@ -88,6 +88,19 @@ export class RunsService {
     return (await this.startAs(principal, 'viewer', 'mcp', workflowId, 'production', input, null, versionId)).body;
   }
 
+  /**
+   * A chat message: a run of the published version `versionId` (the one whose chat-trigger the
+   * caller's message was checked against), acting as the caller, who needs the editor role as for
+   * the webhook. The same Idempotency-Key within 24 hours returns the first run.
+   * @throws AppError CONFLICT when the active version is no longer `versionId`
+   */
+  async startChat(principal: Principal, workflowId: string, versionId: string, input: { sessionId: string; message: string }, idempotencyKey?: string): Promise<AcceptedRun> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
+    }
+    return this.startAs(principal, 'editor', 'chat', workflowId, 'production', input, idempotencyKey ?? null, versionId);
+  }
+
   /** A caller's run: it acts as the caller, who needs `role` on the workflow. */
   private async startAs(
     principal: Principal,
@@ -103,7 +116,11 @@ export class RunsService {
     const workflow = await this.workflows.get(workflowId);
     if (!workflow) throw AppError.notFound('workflow', workflowId);
     if (versionId !== undefined && workflow.activeVersionId !== versionId) {
-      throw AppError.conflict(`Workflow ${workflowId} has another active version since its tool was listed: list the tools again`);
+      throw AppError.conflict(
+        trigger === 'chat'
+          ? `Workflow ${workflowId} had another version published while the message was sent: send it again`
+          : `Workflow ${workflowId} has another active version since its tool was listed: list the tools again`,
+      );
     }
     await this.admit(workflow);
     const run = newQueuedRun({ ...runOf(workflow, runType), input, trigger, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey });

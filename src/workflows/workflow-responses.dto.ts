@@ -160,6 +160,40 @@ export class RunErrorDto {
   nodeId?: string;
 }
 
+export class SubStepTokensDto {
+  @ApiProperty({ type: 'integer' })
+  prompt: number;
+
+  @ApiProperty({ type: 'integer' })
+  completion: number;
+}
+
+export class SubStepDto {
+  @ApiProperty({ enum: ['model', 'tool'] })
+  kind: 'model' | 'tool';
+
+  @ApiProperty({ description: "The model's name, or the tool's" })
+  name: string;
+
+  @ApiProperty(timestamp())
+  startedAt: string;
+
+  @ApiProperty({ type: 'integer' })
+  durationMs: number;
+
+  @ApiPropertyOptional({ type: SubStepTokensDto })
+  tokens?: SubStepTokensDto;
+
+  @ApiPropertyOptional(anyJson("The call's arguments (a model call: the messages it was sent), secrets masked"))
+  arguments?: unknown;
+
+  @ApiPropertyOptional(anyJson("The call's result, secrets masked"))
+  result?: unknown;
+
+  @ApiPropertyOptional({ description: 'Why the call failed (a tool error is handed back to the model)' })
+  error?: string;
+}
+
 export class StepDto {
   @ApiProperty()
   nodeId: string;
@@ -199,6 +233,9 @@ export class StepDto {
 
   @ApiPropertyOptional({ description: 'Copied from the run this one retries: the node did not run again' })
   reused?: boolean;
+
+  @ApiPropertyOptional({ type: [SubStepDto], description: "What the node did inside itself, in order: an AI agent's model calls and tool calls" })
+  subSteps?: SubStepDto[];
 }
 
 export class RunSummaryDto {

@@ -62,6 +62,7 @@ const stepView = (step: StepRecord) => ({
   error: step.error ?? null,
   ...(step.iterations !== undefined ? { iterations: step.iterations } : {}),
   ...(step.reused ? { reused: true } : {}),
+  ...(step.subSteps?.length ? { subSteps: step.subSteps } : {}),
 });
 
 /** `workflowName`: the workflow's name now (null when it is gone), read by the list and the record. */

@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { membersController } from '../auth/members.controller';
 import { SecretsModule } from '../common/secrets.module';
 import { AppConfig } from '../config/app-config';
+import { ChatController } from './chat.controller';
+import { ChatService } from './chat.service';
 import { EngineModule } from '../engine/engine.module';
 import { RunsModule } from '../runs/runs.module';
 import { NodeOptionsService } from './node-options.service';
@@ -10,6 +12,8 @@ import { PublishedWorkflowsCheck } from './published-workflows.check';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { RunsController } from './runs.controller';
 import { RunsService } from './runs.service';
+import { ApprovalsController } from './approvals.controller';
+import { ApprovalsService } from './approvals.service';
 import { WorkflowsController } from './workflows.controller';
 import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
 import { WorkflowToolsController } from './workflow-tools.controller';
@@ -30,8 +34,8 @@ export class WorkflowsModule {
       module = {
         module: WorkflowsModule,
         imports: [EngineModule.forRoot(config), RunsModule.forRoot(config), SecretsModule, RateLimitModule],
-        controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController],
-        providers: [WorkflowsService, RunsService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
+        controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController, ChatController, ApprovalsController],
+        providers: [WorkflowsService, RunsService, ChatService, ApprovalsService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
         exports: [WorkflowToolsService, WorkflowToolEvents],
       };
       built.set(config, module);

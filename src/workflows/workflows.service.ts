@@ -210,12 +210,12 @@ export class WorkflowsService {
     for (const [index, node] of definition.nodes.entries()) {
       const registered = this.registry.get(node.type, node.version);
       for (const [name, types] of registered?.credentialParameters ?? []) {
-        const id = node.parameters[name];
-        if (typeof id !== 'string' || !id) continue;
-        const field = `nodes[${index}].parameters.${name}`;
-        const type = await this.credentials.typeFor(principal.userId, id);
-        if (type === null) problems.push({ field, nodeId: node.id, reason: `credential ${id} does not exist or you hold no role on it: you may only choose a credential you can use` });
-        else if (types && !types.includes(type)) problems.push({ field, nodeId: node.id, reason: `credential ${id} is a ${type} credential; this parameter takes ${types.join(', ')}` });
+        for (const { id, at } of namedCredentials(node.parameters[name])) {
+          const field = `nodes[${index}].parameters.${name}${at}`;
+          const type = await this.credentials.typeFor(principal.userId, id);
+          if (type === null) problems.push({ field, nodeId: node.id, reason: `credential ${id} does not exist or you hold no role on it: you may only choose a credential you can use` });
+          else if (types && !types.includes(type)) problems.push({ field, nodeId: node.id, reason: `credential ${id} is a ${type} credential; this parameter takes ${types.join(', ')}` });
+        }
       }
     }
     return problems;
@@ -258,4 +258,14 @@ function triggersOf(plan: CompiledWorkflow, versionId: string): ActiveTriggers {
     schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? 'UTC', versionId } : null,
     tool: tool ? { ...tool, versionId } : null,
   };
+}
+
+/** The credential ids a credential parameter names: its value, or each entry's `credential` in a list (`credentialItems`). */
+function namedCredentials(value: unknown): { id: string; at: string }[] {
+  if (typeof value === 'string') return value ? [{ id: value, at: '' }] : [];
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((entry, index) => {
+    const id = typeof entry === 'object' && entry !== null ? (entry as { credential?: unknown }).credential : undefined;
+    return typeof id === 'string' && id ? [{ id, at: `[${index}].credential` }] : [];
+  });
 }

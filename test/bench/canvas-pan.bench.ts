@@ -46,42 +46,93 @@ async function main() {
 
     const opened = performance.now();
     await page.goto(`${app.url}/console/workflows/${workflow.id}`);
-    await page.waitForFunction(`document.querySelectorAll('.canvas-node').length === ${NODES}`, undefined, { timeout: 60_000 });
+    // A locator, not waitForFunction: its predicate is evaluated in the page, which the console's CSP (no unsafe-eval) refuses.
+    await page.locator('.canvas-node').nth(NODES - 1).waitFor({ timeout: 60_000 });
     const openMs = performance.now() - opened;
 
-    // Zoomed to 1 so that panning moves full-size nodes across the view, the costlier case.
-    const frames = (await page.evaluate(`(async () => {
-      const canvas = document.querySelector('.canvas');
-      const box = canvas.getBoundingClientRect();
-      let x = box.left + 20, y = box.top + 20;
-      const fire = (type) => canvas.dispatchEvent(new PointerEvent(type, { clientX: x, clientY: y, bubbles: true, button: 0, buttons: 1, pointerId: 7, isPrimary: true }));
-      const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
-      fire('pointerdown');
-      for (let i = 0; i < 30; i++) { await frame(); x += 1; fire('pointermove'); }
-      const times = [];
-      const before = document.querySelector('.canvas-world').style.transform;
-      let last = performance.now();
-      for (let i = 0; i < ${FRAMES}; i++) {
-        await frame();
-        const now = performance.now();
-        times.push(now - last);
-        last = now;
-        // Back and forth over 300 px, so the nodes keep crossing the view.
-        x += (Math.floor(i / 150) % 2 ? -2 : 2);
-        y += (Math.floor(i / 100) % 2 ? -1 : 1);
-        fire('pointermove');
-      }
-      fire('pointerup');
-      const after = document.querySelector('.canvas-world').style.transform;
-      if (before === after) throw new Error('the canvas did not pan: ' + before);
-      return times;
-    })()`)) as number[];
-    const sorted = [...frames].sort((a, b) => a - b);
-    const p50 = percentile(sorted, 50);
-    const p95 = percentile(sorted, 95);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    /** Seconds the renderer's main thread spent so far: in all tasks, and in the page's own script, style and layout. */
+    const mainThread = async () => {
+      const metrics = new Map((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+      const of = (name: string) => metrics.get(name) ?? 0;
+      return { task: of('TaskDuration'), page: of('ScriptDuration') + of('RecalcStyleDuration') + of('LayoutDuration') };
+    };
+
+    /** Pans back and forth for FRAMES frames, one pointer move each: the interval of each frame. */
+    const pan = async () => {
+      const busyBefore = await mainThread();
+      const times = (await page.evaluate(`(async () => {
+        const canvas = document.querySelector('.canvas');
+        const world = document.querySelector('.canvas-world');
+        const box = canvas.getBoundingClientRect();
+        let x = box.left + 20, y = box.top + 20;
+        const fire = (type) => canvas.dispatchEvent(new PointerEvent(type, { clientX: x, clientY: y, bubbles: true, button: 0, buttons: 1, pointerId: 7, isPrimary: true }));
+        const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+        fire('pointerdown');
+        for (let i = 0; i < 30; i++) { await frame(); x += 1; fire('pointermove'); }
+        const times = [];
+        const seen = new Set();
+        let last = performance.now();
+        for (let i = 0; i < ${FRAMES}; i++) {
+          await frame();
+          const now = performance.now();
+          times.push(now - last);
+          last = now;
+          // Back and forth over 300 px, so the nodes keep crossing the view.
+          x += (Math.floor(i / 150) % 2 ? -2 : 2);
+          y += (Math.floor(i / 100) % 2 ? -1 : 1);
+          fire('pointermove');
+          if (i % 50 === 0) seen.add(world.style.transform);
+        }
+        fire('pointerup');
+        if (seen.size < 2) throw new Error('the canvas did not pan: ' + [...seen].join(' '));
+        return times;
+      })()`)) as number[];
+      const busyAfter = await mainThread();
+      const sorted = [...times].sort((a, b) => a - b);
+      return {
+        p50: percentile(sorted, 50),
+        p95: percentile(sorted, 95),
+        busyPerFrame: ((busyAfter.task - busyBefore.task) * 1000) / FRAMES,
+        pagePerFrame: ((busyAfter.page - busyBefore.page) * 1000) / FRAMES,
+      };
+    };
+
+    // First as opened (fitted: 200 nodes at the smallest zoom), then at zoom 1, where panning moves
+    // full-size nodes across the view, the costlier case.
+    const fitted = await pan();
+    for (let i = 0; i < 40 && !(await page.locator('.canvas-world').getAttribute('style'))!.includes('scale(1'); i++) {
+      await page.getByRole('button', { name: 'Zoom in' }).click();
+    }
+    const full = await pan();
+
     report({ bench: 'canvas-pan', metric: 'open_200_nodes_ms', value: openMs, unit: 'ms', baseline: null, ratio: null, target: 'information: navigation to 200 nodes drawn' });
-    report({ bench: 'canvas-pan', metric: 'frame_p50_ms', value: p50, unit: 'ms', baseline: BUDGET_MS, ratio: BUDGET_MS / p50, target: 'p50 < 16 ms (ratio >= 1.04)' });
-    report({ bench: 'canvas-pan', metric: 'frame_p95_ms', value: p95, unit: 'ms', baseline: BUDGET_MS, ratio: BUDGET_MS / p95, target: 'p95 < 16 ms (ratio = budget / p95 >= 1.04)' });
+    for (const [zoom, m] of [
+      ['fit', fitted],
+      ['zoom1', full],
+    ] as const) {
+      report({ bench: 'canvas-pan', metric: `${zoom}_frame_p50_ms`, value: m.p50, unit: 'ms', baseline: BUDGET_MS, ratio: BUDGET_MS / m.p50, target: 'p50 < 16 ms (ratio >= 1.04)' });
+      report({ bench: 'canvas-pan', metric: `${zoom}_frame_p95_ms`, value: m.p95, unit: 'ms', baseline: BUDGET_MS, ratio: BUDGET_MS / m.p95, target: 'p95 < 16 ms (ratio = budget / p95 >= 1.04)' });
+      report({
+        bench: 'canvas-pan',
+        metric: `${zoom}_main_thread_ms_per_frame`,
+        value: m.busyPerFrame,
+        unit: 'ms',
+        baseline: BUDGET_MS,
+        ratio: BUDGET_MS / m.busyPerFrame,
+        target: "information: the renderer's main-thread task time per frame (less sensitive than the interval to other processes on the machine)",
+      });
+      report({
+        bench: 'canvas-pan',
+        metric: `${zoom}_script_style_layout_ms_per_frame`,
+        value: m.pagePerFrame,
+        unit: 'ms',
+        baseline: BUDGET_MS,
+        ratio: BUDGET_MS / m.pagePerFrame,
+        target: "information: the console's own share of a frame (its script, style and layout); the rest is chromium's paint and commit",
+      });
+    }
   } finally {
     await browser.close();
     await app.stop();

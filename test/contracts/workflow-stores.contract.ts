@@ -368,6 +368,43 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.requestCancel(other.id, new Date())).toMatchObject({ status: 'canceled', resumeAt: null });
     });
 
+    it('lets one decision end a waiting step, makes the run due at once, and lists the steps still waiting by type and visibility', async () => {
+      const w = workflow('usr_approver');
+      await workflows.create(w);
+      let created = Date.now() - 60_000;
+      const waitAt = async (type: string) => {
+        const run = queuedRun(w.id, { createdAt: new Date((created += 1000)) });
+        await runs.create(run, new Date(0));
+        await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+        await runs.suspend(run.id, 'w1', [{ ...step('ask', 0), type, status: 'waiting', output: { summary: 'ok?' }, state: 'v1.pending' }], inFuture(3_600_000), `${run.id}.w1`);
+        return run;
+      };
+      const first = await waitAt('approval');
+      const second = await waitAt('approval');
+      await waitAt('wait');
+
+      const listed = await runs.listWaitingSteps({ type: 'approval', visibleTo: 'usr_approver' }, 10);
+      expect(listed.map((l) => l.run.id)).toEqual([first.id, second.id]);
+      expect(listed[0].step).toMatchObject({ nodeId: 'ask', type: 'approval', status: 'waiting', output: { summary: 'ok?' } });
+      expect(listed[0].step.state).toBeUndefined();
+      expect(await runs.listWaitingSteps({ type: 'approval', visibleTo: 'usr_stranger' }, 10)).toEqual([]);
+      expect(await runs.listWaitingSteps({ type: 'approval', visibleTo: 'usr_approver' }, 1)).toHaveLength(1);
+
+      const now = new Date();
+      const decided = { state: 'v1.approved', output: { decision: 'approved' } };
+      expect(await runs.decideWaitingStep(first.id, 'ask', 'v1.other', decided, `${first.id}.a1`, now)).toBe(false);
+      expect(await runs.decideWaitingStep(first.id, 'nobody', 'v1.pending', decided, `${first.id}.a1`, now)).toBe(false);
+      expect(await runs.decideWaitingStep(first.id, 'ask', 'v1.pending', decided, `${first.id}.a1`, now)).toBe(true);
+      // The same link again, or a second decider who read the step before: refused.
+      expect(await runs.decideWaitingStep(first.id, 'ask', 'v1.pending', { ...decided, state: 'v1.rejected' }, `${first.id}.a2`, now)).toBe(false);
+      expect(await runs.get(first.id)).toMatchObject({ status: 'waiting', resumeAt: now, jobId: `${first.id}.a1`, steps: [{ nodeId: 'ask', status: 'waiting', state: 'v1.approved', output: { decision: 'approved' } }] });
+      expect(await runs.claim(first.id, 'w2', inFuture(30_000), new Date(now.getTime() + 1))).toMatchObject({ status: 'running', steps: [{ state: 'v1.approved' }] });
+
+      await runs.requestCancel(second.id, new Date());
+      expect(await runs.decideWaitingStep(second.id, 'ask', 'v1.pending', decided, `${second.id}.a1`, now)).toBe(false);
+      expect((await runs.listWaitingSteps({ type: 'approval' }, 10)).map((l) => l.run.id)).not.toContain(second.id);
+    });
+
     it('claims under a concurrency limit only while a place is free, counting live leases only', async () => {
       const [a, b, c] = [queuedRun('wfl_limit'), queuedRun('wfl_limit'), queuedRun('wfl_limit')];
       for (const run of [a, b, c]) await runs.create(run, new Date(0));

@@ -1,5 +1,5 @@
-import type { LoopState, NodeContext, NodeInput, NodeLogger, WorkflowsFacade } from '../../sdk';
-import type { RunError, StepError, StepRecord } from '../step.model';
+import type { ApprovalsFacade, ConversationMemory, LoopState, NodeContext, NodeInput, NodeLogger, NodeProgress, WorkflowsFacade } from '../../sdk';
+import type { RunError, StepError, StepRecord, SubStep } from '../step.model';
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
 import type { ResolvedCredential } from '../node-credentials.port';
@@ -26,6 +26,8 @@ export interface Execution {
    * records, so a server that echoes one back hands nothing usable to the nodes after it.
    */
   credentialMasks: Redactor;
+  /** What nodes reported doing inside themselves (ctx.progress), masked, until their step record takes them. */
+  subSteps: Map<string, SubStep[]>;
 }
 
 /** Where a node stands in this run. */
@@ -47,6 +49,8 @@ export interface NodeResult {
   error: StepError | null;
   /** A Wait node asked the run to pause until then. */
   waitUntil?: Date;
+  /** An approval waits for a decision (or `waitUntil`): its record shows `pending` meanwhile. */
+  decision?: { pending: unknown };
 }
 
 /** What one execution of a node is bound to: the whole input (with the loop's state, for a loop node), or one item. */
@@ -59,6 +63,9 @@ export interface NodeShared {
   collections: NodeContext<object>['collections'];
   logger: NodeLogger;
   workflows: WorkflowsFacade;
+  approvals: ApprovalsFacade;
+  progress: NodeProgress;
+  memory: ConversationMemory;
 }
 
 /** One execution of a node, shared by its items and tries. */
@@ -68,6 +75,8 @@ export interface NodeGuard {
   startedAt: Date;
   /** The record saying it started was stored (a node that must not run twice). */
   marked: boolean;
+  /** The nodes finished before it were stored (see StepListener.starting), or are going out with its `started` record. */
+  settled?: boolean;
   /** The run's signal without its shutdown, made once for the items that must not run twice. */
   shielded?: { signal: AbortSignal; dispose: () => void };
 }

@@ -42,8 +42,12 @@ export function incomingOf(run: Execution, node: CompiledNode): { inputs: NodeIn
 }
 
 /** Run mode input: a routed result goes where it says; a plain one to the first output; a wait keeps its output. */
-export function routeInput(node: CompiledNode, output: unknown): Pick<NodeResult, 'ports' | 'waitUntil'> {
-  if (isWaitRequest(output)) return { ports: new Map([[node.outputs[0], output.output]]), waitUntil: output.until };
+export function routeInput(node: CompiledNode, output: unknown): Pick<NodeResult, 'ports' | 'waitUntil' | 'decision'> {
+  if (isWaitRequest(output)) {
+    // What the wait ends with may itself be routed (an approval's timedOut output).
+    const { ports } = isRoutedOutput(output.output) ? routeInput(node, output.output) : { ports: new Map([[node.outputs[0], output.output]]) };
+    return { ports, waitUntil: output.until, ...(output.decision ? { decision: { pending: output.decision.pending } } : {}) };
+  }
   if (!isRoutedOutput(output)) return { ports: new Map([[node.outputs[0], output]]) };
   return { ports: new Map(Object.entries(output.outputs).map(([name, value]) => [checkOutput(node, name), value])) };
 }
@@ -59,6 +63,7 @@ export function routeItems(node: CompiledNode, outputs: unknown[]): Pick<NodeRes
   };
   for (const output of outputs) {
     if (isWaitRequest(output)) {
+      if (output.decision) throw new StepFailure({ code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" waits for a decision, which it takes once for its whole input: set its run mode to input`, details: { nodeId: node.id } }, 1);
       if (!waitUntil || output.until > waitUntil) waitUntil = output.until;
       send(node.outputs[0], output.output);
     } else if (isRoutedOutput(output)) {

@@ -52,10 +52,15 @@ export class GraphWalker implements BodyRunner {
     try {
       const result = await this.nodes.run(run, node, input, inputs, startedAt);
       // A wait already due (zero, or a time past) does not wait: no pause, no job to resume it.
+      if (result.decision && (loop !== null || run.request.holdWaits)) {
+        // Nothing could resume it: a decision resumes a run parked in the store, and these hold their worker.
+        throw new StepFailure({ code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" waits for a person's decision, which works at a run's top level only: not inside a loop's body or in a sub-workflow run`, details: { nodeId: node.id } }, 1);
+      }
       if (result.waitUntil && result.waitUntil.getTime() > Date.now()) {
         if (loop === null && !run.request.holdWaits) {
           settle(run, node, result.ports, 'succeeded', false);
-          await emit(run, { ...finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting' }, { ports: result.ports, until: result.waitUntil });
+          const pending = result.decision ? { output: recordedValue(run, result.decision.pending) } : {};
+          await emit(run, { ...finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting', ...pending }, { ports: result.ports, until: result.waitUntil });
           throw new Suspension(result.waitUntil);
         }
         // Inside a loop the whole loop is one unit of progress (and a sub-workflow's parent waits): the wait holds the worker.

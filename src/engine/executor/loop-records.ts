@@ -35,6 +35,8 @@ export class LoopRecords {
       // Without the iterations' inputs and outputs: written before every iteration of the node, it
       // must not grow with them. The record written when the loop ends has them.
       started: (step) => parent.started({ ...this.merged(step), status: 'running' }),
+      // What finished before the loop is stored before it starts; the body's records wait for the loop's end.
+      starting: () => parent.starting?.() ?? Promise.resolve(),
     };
   }
 

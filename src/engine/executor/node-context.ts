@@ -1,11 +1,15 @@
 import type { Logger } from 'pino';
-import type { NodeContext, NodeInput, NodeLogger } from '../../sdk';
+import type { NodeContext, NodeInput, NodeLogger, NodeProgress, NodeSubStep } from '../../sdk';
+import type { SubStep } from '../step.model';
+import { nodeMcpClients } from '../mcp-clients/node-mcp-clients';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import { UnavailableCredentials } from '../node-credentials.port';
 import { nodeHttpClient, NodeHttpRun } from '../node-http-client';
 import { nodeLanguageModels } from '../language-models/node-language-models';
-import { NO_LANGUAGE_MODEL, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
+import { NO_APPROVALS, NO_LANGUAGE_MODEL, NO_MEMORY, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
+import { nodeMemory } from '../conversation-memory';
 import type { Binding, Execution, NodeShared } from './execution';
+import { recordedSubStep } from './step-records';
 import type { ExecutorDependencies, RunRequest } from './run-contract';
 
 // `ctx`, all a node may use: what one execution of a node shares across its items and tries, and
@@ -20,6 +24,30 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
     collections: deps.collections.forUser(request.actingUserId),
     logger: new ScopedNodeLogger(deps.logger, request, node.id),
     workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
+    approvals: deps.approvalLinks ? { link: (expiresAt) => deps.approvalLinks!.url({ runId: request.runId, nodeId: node.id, expiresAt }) } : NO_APPROVALS,
+    progress: progressOf(run, node.id),
+    memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id) : NO_MEMORY,
+  };
+}
+
+/**
+ * `ctx.progress`: a sub-step is masked with the run's masks as they stand (a credential used by the
+ * call it describes has joined them), kept for the node's step record, and told to whoever follows
+ * the run; a token is masked and told.
+ */
+function progressOf(run: Execution, nodeId: string): NodeProgress {
+  const { request } = run;
+  return {
+    subStep(step: NodeSubStep) {
+      const recorded: SubStep = recordedSubStep(run, step);
+      let kept = run.subSteps.get(nodeId);
+      if (!kept) run.subSteps.set(nodeId, (kept = []));
+      kept.push(recorded);
+      request.progress?.({ nodeId, type: 'substep', subStep: recorded });
+    },
+    token(text: string) {
+      if (request.progress && text) request.progress({ nodeId, type: 'token', text: request.redactor.string(text) });
+    },
   };
 }
 
@@ -42,6 +70,7 @@ export function contextFor(
     models: nodeLanguageModels(deps.models ?? NO_LANGUAGE_MODEL, http),
     sandbox: deps.sandbox ?? NO_SANDBOX,
     http,
+    mcp: nodeMcpClients(http),
     signal,
     runId: run.request.runId,
     workflowId: run.request.workflowId,

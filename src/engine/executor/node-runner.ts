@@ -17,8 +17,8 @@ const MAX_BACKOFF_MS = 5 * 60 * 1000;
 /**
  * One node's execution: in its run mode, each execution with its tries (backoff between them for
  * failures that may pass), each try within the node's time limit and the run's signal. A node
- * that must not run twice is marked as started before its first try, and finishes what it started
- * when the process stops.
+ * starts only once the nodes finished before it are stored; one that must not run twice is marked
+ * as started before its first try, and finishes what it started when the process stops.
  */
 export class NodeRunner implements ItemRunner {
   constructor(
@@ -44,9 +44,14 @@ export class NodeRunner implements ItemRunner {
     const params = node.staticParams ?? (await this.parameters.resolve(node, binding, shared.nodes, run.request, runSignal));
     const idempotent = node.idempotent(params);
     if (!idempotent && !guard.marked) {
-      // Stored before the node starts: a worker that dies now leaves a trace the next one reads.
-      guard.marked = true;
+      // Stored before the node starts, with the nodes finished before it: a worker that dies now
+      // leaves a trace the next one reads.
+      guard.marked = guard.settled = true;
       await run.listener.started({ ...baseStep(node), status: 'running', attempts: 0, startedAt: guard.startedAt, finishedAt: null });
+    } else if (!guard.settled) {
+      // The nodes finished before this one are stored first: a worker that dies from here on leaves them done.
+      guard.settled = true;
+      await run.listener.starting?.();
     }
     // A node that must not run twice finishes what it started when the process stops: its record is then true.
     const signal = idempotent ? runSignal : (guard.shielded ??= unlessShutdown(runSignal)).signal;

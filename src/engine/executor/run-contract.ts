@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { CodeSandbox, LanguageModels, VariableValue, WorkflowsFacade } from '../../sdk';
-import type { RunError, StepRecord } from '../step.model';
+import type { RunError, StepRecord, SubStep } from '../step.model';
 import type { ParameterDecider } from '../ai-decide/parameter-decider.port';
 import type { NodeCollectionsProvider } from '../node-collections.port';
 import type { OutboundFetch } from '../node-http-client';
 import type { NodeCredentials } from '../node-credentials.port';
 import type { Redactor } from '../redactor';
+import type { ConversationStore } from '../../storage/conversation-store.port';
 
 /** The expression engine as the executor uses it (src/engine/expressions implements it). */
 export interface ExpressionEvaluator {
@@ -24,8 +25,17 @@ export interface ExecutorDependencies {
   decider?: ParameterDecider;
   /** The credentials nodes name (`credential` on ctx.http and chat endpoints); absent: none can be used. */
   credentials?: NodeCredentials;
+  /** Signs the links of approval nodes (`ctx.approvals`); absent: an approval node fails. */
+  approvalLinks?: ApprovalLinkSigner;
+  /** `ctx.memory`: conversations kept between runs; absent: nodes are told it is unavailable. */
+  conversations?: ConversationStore;
   logger: Logger;
   runTimeoutMs: number;
+}
+
+/** Makes the signed one-time link that decides one approval node of one run. */
+export interface ApprovalLinkSigner {
+  url(claim: { runId: string; nodeId: string; expiresAt: Date }): string;
 }
 
 /** Seals a node's outputs for the store (they may hold secrets) and opens them again. */
@@ -60,7 +70,12 @@ export interface RunRequest {
   /** A test of one node: it runs on `input` (the run's input), then with `andAfter` what follows; nothing else runs. */
   test?: { nodeId: string; andAfter: boolean };
   now?: () => Date;
+  /** Told each sub-step a node records (masked) and each token of an answer it streams, as they happen. */
+  progress?: (event: RunProgress) => void;
 }
+
+/** What a running node reports before it ends (RunEvents carries it to a chat stream). */
+export type RunProgress = { nodeId: string; type: 'substep'; subStep: SubStep } | { nodeId: string; type: 'token'; text: string };
 
 /** A finished node's whole outputs (by output name), and for a Wait node when the run goes on. */
 export interface KeptOutputs {
@@ -78,6 +93,12 @@ export interface StepListener {
   finished(step: StepRecord, kept?: KeptOutputs): Promise<void> | void;
   /** Before a node that must not run twice starts; resolves once the record is stored. */
   started(step: StepRecord): Promise<void>;
+  /**
+   * Before any node starts: resolves once what a resumed run needs of the nodes finished so far
+   * (their records and kept outputs) is stored, so a node that finished is never run again or
+   * taken for one cut short. Fails (and the node does not start) when it cannot be stored.
+   */
+  starting?(): Promise<void>;
 }
 
 export interface RunOutcome {

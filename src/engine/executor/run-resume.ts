@@ -3,7 +3,7 @@ import type { StepError } from '../step.model';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import { Execution, Suspension } from './execution';
 import { isInside, outermostLoop, settle } from './graph-routing';
-import { baseStep, emit, openOutputs } from './step-records';
+import { baseStep, emit, openOutputs, recordedValue } from './step-records';
 
 /**
  * Takes back what earlier attempts of the run finished (their sealed outputs kept), so those
@@ -39,7 +39,8 @@ export async function restore(run: Execution): Promise<void> {
         throw new Suspension(kept.until);
       }
       settle(run, node, kept.ports, 'succeeded', false);
-      await emit(run, { ...step, status: 'succeeded', finishedAt: now }, { ports: kept.ports });
+      // The record shows what the node ends with: an approval's record showed what it waited for.
+      await emit(run, { ...step, status: 'succeeded', finishedAt: now, output: recordedValue(run, run.values[node.id] ?? null) }, { ports: kept.ports });
     } else if (step.status === 'failed' && node.onError === 'stop') {
       // Its failure stands: a node that failed is not tried again by a resumed attempt.
       settle(run, node, new Map(), 'failed', true);

@@ -1,5 +1,6 @@
 import { ErrorCode } from '../../common/app-error';
-import type { StepRecord } from '../step.model';
+import type { StepRecord, SubStep } from '../step.model';
+import type { NodeSubStep } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
 import type { Execution, NodeResult } from './execution';
@@ -12,6 +13,11 @@ export const MAX_STATE_CHARS = 16 * 1024 * 1024;
 
 /** Every record goes out through here: kept in the outcome, and handed to the listener (the worker's store). */
 export async function emit(run: Execution, step: StepRecord, keep?: KeptOutputs): Promise<void> {
+  const subSteps = run.subSteps.get(step.nodeId);
+  if (subSteps?.length) {
+    run.subSteps.delete(step.nodeId);
+    step = { ...step, subSteps };
+  }
   run.steps.push(step);
   await run.listener.finished(step, keep);
 }
@@ -75,4 +81,27 @@ export function recordable(output: unknown): unknown {
   if (json === undefined) return null;
   if (json.length > MAX_RECORDED_OUTPUT_CHARS) return { notRecorded: true, reason: `output of ${json.length} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
   return output;
+}
+
+/** Largest arguments or result of one sub-step in a record; a larger one is replaced by a note. */
+export const MAX_RECORDED_SUBSTEP_CHARS = 64 * 1024;
+
+/** A sub-step as the record keeps it: secrets masked (credentials used so far included), arguments and result capped. */
+export function recordedSubStep(run: Execution, step: NodeSubStep): SubStep {
+  const masked = run.request.redactor.value(step) as NodeSubStep;
+  const capped = (value: unknown): unknown => {
+    const json = JSON.stringify(value);
+    if (json === undefined) return undefined;
+    return json.length > MAX_RECORDED_SUBSTEP_CHARS ? { notRecorded: true, reason: `${json.length} characters exceed the sub-step limit of ${MAX_RECORDED_SUBSTEP_CHARS}` } : value;
+  };
+  return {
+    kind: masked.kind,
+    name: masked.name,
+    startedAt: masked.startedAt,
+    durationMs: masked.durationMs,
+    ...(masked.tokens ? { tokens: masked.tokens } : {}),
+    ...(masked.arguments !== undefined ? { arguments: capped(masked.arguments) } : {}),
+    ...(masked.result !== undefined ? { result: capped(masked.result) } : {}),
+    ...(masked.error !== undefined ? { error: masked.error } : {}),
+  };
 }

@@ -16,7 +16,14 @@ export function nodeLanguageModels(configured: LanguageModels, http: NodeHttpCli
         url: endpoint.url,
         model: request.model,
         fetch: async (url, init) => {
-          const answer = await http.fetch(url, { method: init.method, headers: init.headers, body: init.body, signal: init.signal, credential: endpoint.credential });
+          const answer = await http.fetch(url, {
+            method: init.method,
+            headers: init.headers,
+            body: init.body,
+            signal: init.signal,
+            credential: endpoint.credential,
+            ...(init.onChunk ? { onChunk: init.onChunk } : {}),
+          });
           // A web Response refuses a body on these statuses, and any status outside 200-599.
           const bodiless = [204, 205, 304].includes(answer.status);
           return new Response(bodiless ? null : answer.body, { status: Math.min(599, Math.max(200, answer.status)), headers: answer.headers });

@@ -1,6 +1,6 @@
 import { AppError, isAppError } from '../../common/app-error';
-import { ChatRequest, ChatResponse, LanguageModels, NodeConfigurationError, NodeUpstreamError } from '../../sdk';
-import { ChatCompletionsClient, ChatCompletionsOptions, parseAnswer } from './chat-completions.client';
+import { ChatMessage, ChatRequest, ChatResponse, LanguageModels, NodeConfigurationError, NodeUpstreamError } from '../../sdk';
+import { ChatCompletionsClient, ChatCompletionsOptions, parseAnswer, WireMessage } from './chat-completions.client';
 
 /**
  * `ctx.models` over the configured OpenAI-compatible endpoint (LLM_URL, LLM_API_KEY, LLM_MODEL).
@@ -20,9 +20,11 @@ export class OpenAiLanguageModels implements LanguageModels {
       const answer = await this.client.complete(
         {
           model: request.model,
-          messages: request.messages,
+          messages: request.messages.map(wireMessage),
           temperature: request.temperature,
           maxTokens: request.maxTokens,
+          ...(request.tools?.length ? { tools: request.tools } : {}),
+          ...(request.onToken ? { onToken: request.onToken } : {}),
           ...(request.responseSchema ? { responseSchema: { name: 'answer', schema: request.responseSchema, strict: false } } : {}),
         },
         signal,
@@ -42,6 +44,19 @@ export class OpenAiLanguageModels implements LanguageModels {
   close(): void {
     this.client.close();
   }
+}
+
+/** Tool calls and tool results as OpenAI-compatible servers spell them. */
+function wireMessage(message: ChatMessage): WireMessage {
+  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
+  if (message.role === 'assistant' && message.toolCalls?.length) {
+    return {
+      role: 'assistant',
+      content: message.content || null,
+      tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+    };
+  }
+  return { role: message.role, content: message.content };
 }
 
 function nodeError(error: unknown): Error {

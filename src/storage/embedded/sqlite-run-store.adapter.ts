@@ -54,6 +54,7 @@ interface StepRow {
   iterations: number | null;
   reused: number;
   state: string | null;
+  sub_steps: string | null;
 }
 
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
@@ -108,6 +109,7 @@ const toStep = (row: StepRow): StepRecord => ({
   ...(row.iterations !== null ? { iterations: row.iterations } : {}),
   ...(row.reused === 1 ? { reused: true } : {}),
   ...(row.state !== null ? { state: row.state } : {}),
+  ...(row.sub_steps != null ? { subSteps: JSON.parse(row.sub_steps) } : {}),
 });
 
 /** Runs the pruner may delete: finished ones only. */
@@ -143,6 +145,8 @@ export class SqliteRunStore extends RunStore {
   private readonly completeRun;
   private readonly suspendRun;
   private readonly cancelTx;
+  private readonly decideTx;
+  private readonly waitingSteps = new Map<boolean, SqliteStatement>();
 
   constructor(private readonly db: SqliteDb) {
     super();
@@ -161,7 +165,7 @@ export class SqliteRunStore extends RunStore {
       get: db.prepare('SELECT * FROM workflow_runs WHERE id = ?'),
       status: db.prepare('SELECT status FROM workflow_runs WHERE id = ?').pluck(),
       steps: db.prepare(
-        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error, iterations, reused, state
+        `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error, iterations, reused, state, sub_steps
          FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
       ),
       claim: db.prepare(
@@ -190,20 +194,20 @@ export class SqliteRunStore extends RunStore {
         .pluck(),
       upsertStep: db.prepare(
         `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output,
-           error, iterations, reused, state)
+           error, iterations, reused, state, sub_steps)
          VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @input, @output,
-           @error, @iterations, @reused, @state)
+           @error, @iterations, @reused, @state, @sub_steps)
          ON CONFLICT (run_id, node_id) DO UPDATE SET position = excluded.position, type = excluded.type, node_version = excluded.node_version,
            status = excluded.status, attempts = excluded.attempts, started_at = excluded.started_at,
            finished_at = excluded.finished_at, input = excluded.input, output = excluded.output, error = excluded.error,
-           iterations = excluded.iterations, reused = excluded.reused, state = excluded.state`,
+           iterations = excluded.iterations, reused = excluded.reused, state = excluded.state, sub_steps = excluded.sub_steps`,
       ),
       complete: db.prepare(
         `UPDATE workflow_runs SET status = @status, error = @error, output = @output, finished_at = @finished_at, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
       ),
       dropStates: db.prepare('UPDATE workflow_run_steps SET state = NULL WHERE run_id = ? AND state IS NOT NULL'),
-      dropStepData: db.prepare('UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL WHERE run_id = ?'),
+      dropStepData: db.prepare('UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL, sub_steps = NULL WHERE run_id = ?'),
       suspend: db.prepare(
         `UPDATE workflow_runs SET status = 'waiting', resume_at = @resume_at, job_id = @job_id, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
@@ -219,6 +223,12 @@ export class SqliteRunStore extends RunStore {
       cancelRunning: db.prepare(`UPDATE workflow_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`),
       waitingAt: db.prepare(`SELECT node_id FROM workflow_run_steps WHERE run_id = ? AND status = 'waiting' ORDER BY position LIMIT 1`).pluck(),
       cancelWaitingStep: db.prepare(`UPDATE workflow_run_steps SET status = 'canceled', finished_at = ? WHERE run_id = ? AND status = 'waiting'`),
+      decideStep: db.prepare(
+        `UPDATE workflow_run_steps SET state = @state, output = @output
+         WHERE run_id = @id AND node_id = @node_id AND status = 'waiting' AND state = @expected
+           AND EXISTS (SELECT 1 FROM workflow_runs WHERE id = @id AND status = 'waiting')`,
+      ),
+      dueNow: db.prepare(`UPDATE workflow_runs SET resume_at = @now, job_id = @job_id WHERE id = @id AND status = 'waiting'`),
       park: db.prepare(`UPDATE workflow_runs SET parked = 1, job_id = ? WHERE id = ? AND status IN ('queued', 'waiting')`),
       unparkOldest: db.prepare(
         `UPDATE workflow_runs SET parked = 0, job_id = id || @suffix
@@ -349,6 +359,13 @@ export class SqliteRunStore extends RunStore {
       return true;
     };
 
+    this.decideTx = db.transaction((id: string, nodeId: string, expected: string, decided: { state: string; output: unknown }, jobId: string, now: Date): boolean => {
+      const { changes } = this.statements.decideStep.run({ id, node_id: nodeId, expected, state: decided.state, output: json(decided.output) });
+      if (changes === 0) return false;
+      this.statements.dueNow.run({ id, now: toSqlDate(now), job_id: jobId });
+      return true;
+    });
+
     this.cancelTx = db.transaction((id: string, now: Date): Run | null => {
       const waitingAt = this.statements.status.get(id) === 'waiting' ? (this.statements.waitingAt.get(id) as string | undefined) : undefined;
       const error = waitingAt ? canceledWhileWaiting(waitingAt) : CANCELED_BEFORE_START;
@@ -434,6 +451,48 @@ export class SqliteRunStore extends RunStore {
 
   async suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean> {
     return this.group.run(() => this.suspendRun(id, owner, steps, resumeAt, jobId));
+  }
+
+  async decideWaitingStep(id: string, nodeId: string, expectedState: string, decided: { state: string; output: unknown }, jobId: string, now: Date): Promise<boolean> {
+    return this.group.run(() => this.decideTx(id, nodeId, expectedState, decided, jobId, now));
+  }
+
+  async listWaitingSteps(filter: { type: string; visibleTo?: string }, limit: number): Promise<{ run: Run; step: StepRecord }[]> {
+    const visible = filter.visibleTo !== undefined;
+    let statement = this.waitingSteps.get(visible);
+    if (!statement) {
+      // From the waiting runs (an index) to their steps (the primary key): never a scan of all steps.
+      statement = this.db.prepare(
+        `SELECT ${LISTED_COLUMNS}, s.node_id AS s_node_id, s.position AS s_position, s.type AS s_type, s.node_version AS s_node_version,
+           s.status AS s_status, s.attempts AS s_attempts, s.started_at AS s_started_at, s.output AS s_output
+         FROM workflow_runs r
+         ${visible ? `JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = r.workflow_id AND m.user_id = @user` : ''}
+         JOIN workflow_run_steps s ON s.run_id = r.id AND s.status = 'waiting' AND s.type = @type
+         WHERE r.status = 'waiting' ORDER BY r.created_at, r.id, s.position LIMIT @limit`,
+      );
+      this.waitingSteps.set(visible, statement);
+    }
+    const rows = statement.all({ type: filter.type, limit, ...(visible ? { user: filter.visibleTo } : {}) }) as (RunRow & Record<string, unknown>)[];
+    return rows.map((row) => ({
+      run: toRun(row),
+      step: toStep({
+        node_id: row.s_node_id as string,
+        position: row.s_position as number,
+        type: row.s_type as string,
+        node_version: row.s_node_version as number,
+        status: row.s_status as StepStatus,
+        attempts: row.s_attempts as number,
+        started_at: row.s_started_at as string | null,
+        finished_at: null,
+        input: null,
+        output: row.s_output as string | null,
+        error: null,
+        iterations: null,
+        reused: 0,
+        state: null,
+        sub_steps: null,
+      }),
+    }));
   }
 
   async release(id: string, owner: string): Promise<boolean> {
@@ -543,6 +602,7 @@ export class SqliteRunStore extends RunStore {
       iterations: step.iterations ?? null,
       reused: step.reused ? 1 : 0,
       state: step.state ?? null,
+      sub_steps: step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
     });
   }
 }

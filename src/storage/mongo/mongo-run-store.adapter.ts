@@ -62,6 +62,7 @@ const toStep = (doc: RunStepDoc): StepRecord => ({
   ...(doc.iterations != null ? { iterations: doc.iterations } : {}),
   ...(doc.reused ? { reused: true } : {}),
   ...(doc.state != null ? { state: doc.state } : {}),
+  ...(doc.subStepsJson != null ? { subSteps: JSON.parse(doc.subStepsJson) } : {}),
 });
 
 /** Where a claim may take a run from: queued, waiting and due, or running under a lease that lapsed or is ours. */
@@ -211,7 +212,7 @@ export class MongoRunStore extends RunStore {
       outputJson: completion.output === undefined ? null : JSON.stringify(completion.output),
       finishedAt: completion.finishedAt,
     });
-    if (ended && completion.keepStepData === false) await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null } });
+    if (ended && completion.keepStepData === false) await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null, subStepsJson: null } });
     else if (ended && completion.status === 'succeeded') await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
     return ended;
   }
@@ -220,6 +221,34 @@ export class MongoRunStore extends RunStore {
     if (!(await this.leaseOf(id, owner)).held) return false;
     if (steps.length) await this.writeSteps(id, steps);
     return this.leave(id, owner, { status: 'waiting', resumeAt, jobId });
+  }
+
+  /**
+   * The step first, as the compare-and-set that lets one decision through; then the run is made
+   * due. A process lost between the two leaves the decision on the step, taken when the run's
+   * timeout comes (the run resumes then and reads it).
+   */
+  async decideWaitingStep(id: string, nodeId: string, expectedState: string, decided: { state: string; output: unknown }, jobId: string, now: Date): Promise<boolean> {
+    const waiting = await this.runs.exists({ _id: id, status: 'waiting' });
+    if (!waiting) return false;
+    const step = await this.steps.updateOne(
+      { runId: id, nodeId, status: 'waiting', state: expectedState },
+      { $set: { state: decided.state, outputJson: decided.output === undefined ? null : JSON.stringify(decided.output) } },
+    );
+    if (step.modifiedCount === 0) return false;
+    await this.runs.updateOne({ _id: id, status: 'waiting' }, { $set: { resumeAt: now, jobId } });
+    return true;
+  }
+
+  async listWaitingSteps(filter: { type: string; visibleTo?: string }, limit: number): Promise<{ run: Run; step: StepRecord }[]> {
+    const steps = await this.steps.find({ status: 'waiting', type: filter.type }, { state: 0, inputJson: 0 }).lean<RunStepDoc[]>();
+    if (steps.length === 0) return [];
+    const query: Record<string, unknown> = { _id: { $in: [...new Set(steps.map((s) => s.runId))] }, status: 'waiting' };
+    if (filter.visibleTo) query.workflowId = { $in: [...(await this.workflowMembers.roles(filter.visibleTo)).keys()] };
+    const runs = await this.runs.find(query, { definitionJson: 0, outputJson: 0, sealedInput: 0 }).sort({ createdAt: 1, _id: 1 }).lean<RunDoc[]>();
+    const byRun = new Map<string, RunStepDoc[]>();
+    for (const step of steps.sort((a, b) => a.position - b.position)) byRun.set(step.runId, [...(byRun.get(step.runId) ?? []), step]);
+    return runs.flatMap((doc) => (byRun.get(doc._id) ?? []).map((step) => ({ run: toRun(doc), step: toStep(step) }))).slice(0, limit);
   }
 
   async release(id: string, owner: string): Promise<boolean> {
@@ -430,6 +459,7 @@ export class MongoRunStore extends RunStore {
             iterations: step.iterations ?? null,
             reused: step.reused === true,
             state: step.state ?? null,
+            subStepsJson: step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
           },
         },
         upsert: true,

@@ -23,8 +23,9 @@ export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps'
   parked?: boolean;
 };
 /** `nodeVersion`, since a step's `version` would read as the workflow's. */
-export type RunStepDoc = Omit<StepRecord, 'version' | 'input' | 'output' | 'error' | 'iterations'> & {
+export type RunStepDoc = Omit<StepRecord, 'version' | 'input' | 'output' | 'error' | 'iterations' | 'subSteps'> & {
   runId: string;
+  subStepsJson?: string | null;
   nodeVersion: number;
   inputJson?: string | null;
   outputJson: string | null;
@@ -142,11 +143,14 @@ const stepSchema = new Schema<RunStepDoc>(
     iterations: { type: Number, default: null },
     reused: { type: Boolean, default: false },
     state: { type: String, default: null },
+    subStepsJson: { type: String, default: null },
   },
   { versionKey: false },
 );
 stepSchema.index({ runId: 1, nodeId: 1 }, { unique: true });
 stepSchema.index({ runId: 1, position: 1 });
+// The approvals inbox: the few steps waiting for a decision, by type.
+stepSchema.index({ type: 1, runId: 1 }, { partialFilterExpression: { status: 'waiting' } });
 
 export function workflowModels(connection: Connection) {
   return {

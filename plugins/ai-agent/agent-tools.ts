@@ -1,0 +1,130 @@
+import Ajv, { ValidateFunction } from 'ajv';
+import { ChatTool, McpSession, NodeContext } from '../../src/sdk';
+import type { AiAgentParameters } from './ai-agent.parameters';
+
+/** A tool as the loop calls it: the model's view of it, and what runs when the model asks. */
+export interface AgentTool {
+  spec: ChatTool;
+  run(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+}
+
+/** A tool failure the model reads as the tool's result (its arguments were wrong, the tool failed). */
+export class ToolFailure extends Error {}
+
+const ajv = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
+const compiled = new Map<string, ValidateFunction>();
+
+/** Why the schema refuses `args` (one line per field), or null. */
+export function schemaProblems(schema: Record<string, unknown>, args: unknown): string | null {
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    if (compiled.size >= 256) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(key, validate);
+  }
+  if (validate(args)) return null;
+  return (validate.errors ?? [])
+    .map((e) => {
+      const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
+      const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+      return missing ? `${path ? `${path}.` : ''}${missing} is required` : `${path || '(arguments)'} ${e.message ?? 'is invalid'}`;
+    })
+    .join('; ');
+}
+
+/**
+ * The tools the node offers the model: a search of its collections, its workflows, and the tools
+ * of its MCP servers (connected here; the caller closes the sessions). Names are made unique and
+ * fit what OpenAI-compatible servers accept.
+ */
+export async function agentTools(ctx: NodeContext<AiAgentParameters>, signal: AbortSignal): Promise<{ tools: Map<string, AgentTool>; sessions: McpSession[] }> {
+  const { collections, searchTopK, workflows, mcpServers } = ctx.params;
+  const tools = new Map<string, AgentTool>();
+  const add = (wanted: string, tool: Omit<AgentTool, 'spec'> & { spec: Omit<ChatTool, 'name'> }) => {
+    const base = toolName(wanted);
+    let name = base;
+    for (let n = 2; tools.has(name); n++) name = `${base.slice(0, 60)}_${n}`;
+    tools.set(name, { ...tool, spec: { ...tool.spec, name } });
+  };
+
+  if (collections.length) {
+    add('search_collections', {
+      spec: {
+        description: `Semantic search in the document collections ${collections.join(', ')}. Answers the passages nearest to the query, each with fileId, fileName, passage and distance (smaller is closer): cite fileName (and fileId) for what you take from a passage.`,
+        parameters: {
+          type: 'object',
+          properties: {
+            query: { type: 'string', minLength: 1, description: 'What to look for, in natural language' },
+            ...(collections.length > 1 ? { collectionId: { type: 'string', enum: collections, description: 'Search only this collection (all of them when left out)' } } : {}),
+          },
+          required: ['query'],
+          additionalProperties: false,
+        },
+      },
+      run: async (args) => {
+        const targets = typeof args.collectionId === 'string' ? [args.collectionId] : collections;
+        const found = await Promise.all(targets.map((id) => ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'vector' })));
+        return found
+          .flatMap((page, index) => page.items.map((hit) => ({ collectionId: targets[index], fileId: hit.fileId, fileName: hit.fileName, passage: hit.content, distance: hit.distance, ...(hit.page !== null ? { page: hit.page } : {}) })))
+          .sort((a, b) => a.distance - b.distance)
+          .slice(0, searchTopK);
+      },
+    });
+  }
+
+  const described = await Promise.all(workflows.map((id) => ctx.workflows.describeTool(id)));
+  for (const workflow of described) {
+    add(workflow.name, {
+      spec: { description: workflow.description, parameters: workflow.inputSchema },
+      run: async (args, toolSignal) => {
+        const run = await ctx.workflows.execute(workflow.workflowId, args, { signal: toolSignal });
+        if (run.status !== 'succeeded') throw new ToolFailure(`The workflow run ${run.runId} ${run.status}${run.error ? `: ${run.error.message}` : ''}`);
+        return run.output ?? null;
+      },
+    });
+  }
+
+  const sessions: McpSession[] = [];
+  try {
+    const connected = await Promise.all(
+      mcpServers.map(async (server) => {
+        const session = await ctx.mcp.connect({ url: server.url, ...(server.credential ? { credential: server.credential } : {}) }, signal);
+        sessions.push(session);
+        return { server, session, listed: await session.listTools() };
+      }),
+    );
+    for (const { server, session, listed } of connected) {
+      const allowed = server.tools ? new Set(server.tools) : null;
+      for (const tool of listed) {
+        if (allowed && !allowed.has(tool.name)) continue;
+        add(tool.name, {
+          spec: { description: tool.description ?? `Tool ${tool.name} of ${new URL(server.url).host}`, parameters: tool.inputSchema },
+          run: async (args) => {
+            const result = await session.callTool(tool.name, args);
+            const text = result.content
+              .filter((block) => block.type === 'text' && typeof block.text === 'string')
+              .map((block) => block.text)
+              .join('\n');
+            if (result.isError) throw new ToolFailure(text || `Tool ${tool.name} failed`);
+            return result.structuredContent ?? text;
+          },
+        });
+      }
+    }
+  } catch (error) {
+    await Promise.all(sessions.map((session) => session.close()));
+    throw error;
+  }
+  return { tools, sessions };
+}
+
+/** What OpenAI-compatible servers accept as a function name: ^[a-zA-Z0-9_-]{1,64}$. */
+function toolName(wanted: string): string {
+  const cleaned = wanted
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9_-]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64);
+  return cleaned || 'tool';
+}

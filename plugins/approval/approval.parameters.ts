@@ -1,0 +1,65 @@
+import { IsIn, IsNumber, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { Parameter } from '../../src/sdk';
+
+export const TIMEOUT_UNITS = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
+export type TimeoutUnit = keyof typeof TIMEOUT_UNITS;
+/** An approval waits a year at the most, like a Wait node. */
+export const MAX_TIMEOUT_MS = 366 * TIMEOUT_UNITS.days;
+
+/** The approver fills in an object: its schema says `type: "object"`. */
+@ValidatorConstraint({ name: 'isObjectSchema' })
+class IsObjectSchema implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type === 'object';
+  }
+  defaultMessage(): string {
+    return 'fields must be a JSON Schema of an object: {"type": "object", "properties": {...}}';
+  }
+}
+
+export class ApprovalParameters {
+  @Parameter({
+    displayName: 'Summary',
+    description: 'What the approver is asked to decide, shown on the approval page and in the inbox (plain text; as an expression, e.g. `Send ${input.amount} EUR to ${input.to}?`).',
+    schema: { examples: ['Send the answer to the customer?'] },
+  })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(10_000)
+  summary: string = 'Approve?';
+
+  @Parameter({
+    displayName: 'Fields',
+    description:
+      'Optional JSON Schema of an object the approver fills in with the decision (e.g. a corrected amount or a reason): the page shows a form for its properties, and a decision whose fields do not match is refused naming the field.',
+    schema: { examples: [{ type: 'object', properties: { reason: { type: 'string' } }, required: ['reason'] }] },
+  })
+  @IsOptional()
+  @IsObject()
+  @Validate(IsObjectSchema)
+  fields?: Record<string, unknown>;
+
+  @Parameter({ displayName: 'Timeout', description: 'How long to wait for a decision, in `timeoutUnit`s; then the run goes on through the `timedOut` output.' })
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_TIMEOUT_MS / 1000)
+  timeout: number = 1;
+
+  @Parameter({ displayName: 'Timeout unit', description: 'Unit of `timeout`.' })
+  @IsIn(Object.keys(TIMEOUT_UNITS))
+  timeoutUnit: TimeoutUnit = 'days';
+
+  @Parameter({
+    displayName: 'Notify URL',
+    description:
+      'Optional: the approval request (summary, approvalUrl, expiresAt, runId, nodeId) is POSTed as JSON to this URL when the run starts waiting, e.g. a chat or mail webhook that forwards the link to the approver.',
+  })
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  notifyUrl?: string;
+
+  @Parameter({ displayName: 'Notify credential', description: 'Credential injected into the notify request (e.g. the chat webhook\'s token).', credential: true })
+  @IsOptional()
+  @IsString()
+  notifyCredential?: string;
+}

@@ -1,0 +1,55 @@
+import { IsObject, IsOptional, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { LoadOptionsContext, Parameter, ParameterOption } from '../../src/sdk';
+
+/** The dropdown of `tool`: the tools the server at the node's `url` lists, asked as the user building the workflow. */
+export async function mcpToolOptions(ctx: LoadOptionsContext): Promise<ParameterOption[]> {
+  const { url, credential } = ctx.parameters;
+  if (typeof url !== 'string' || !url) return [];
+  const session = await ctx.mcp.connect({ url, ...(typeof credential === 'string' && credential ? { credential } : {}) }, ctx.signal);
+  try {
+    const tools = await session.listTools();
+    return tools.map((tool) => ({ value: tool.name, label: tool.name, ...(tool.description ? { description: tool.description.slice(0, 300) } : {}) }));
+  } finally {
+    await session.close();
+  }
+}
+
+export class McpClientParameters {
+  @Parameter({
+    displayName: 'Server URL',
+    description: "The MCP server's Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp. Reached through the outbound guard.",
+    schema: { examples: ['https://mcp.example.com/mcp'] },
+  })
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { message: 'url must be an http(s) URL' })
+  url: string;
+
+  @Parameter({
+    displayName: 'Credential',
+    description: 'The credential (`crd_...`) sent with every request to the server (usually a bearer token): injected at send time, never visible to the run.',
+    credential: ['bearer', 'header', 'query', 'basic', 'oauth2-client-credentials'],
+  })
+  @ValidateIf((params: McpClientParameters) => params.credential !== undefined)
+  @IsString()
+  @Matches(/^crd_[A-Za-z0-9]{1,64}$/, { message: 'credential must be a credential id (crd_...)' })
+  credential?: string;
+
+  @Parameter({
+    displayName: 'Tool',
+    description: 'The tool to call, as the server names it; the dropdown lists the tools of the server at `url`.',
+    schema: { examples: ['get_weather'] },
+    loadOptions: mcpToolOptions,
+  })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  tool: string;
+
+  @Parameter({
+    displayName: 'Arguments',
+    description: "The tool's arguments, a JSON object checked against its input schema before the call; as an expression, e.g. `{city: input.city}`.",
+    schema: { examples: [{ city: 'Paris' }] },
+  })
+  @IsOptional()
+  @IsObject()
+  arguments: Record<string, unknown> = {};
+}
