@@ -1777,6 +1777,8 @@ export interface components {
             errorWorkflowId?: string;
             /** @description Runs of this workflow executing at once across all workers; more wait in the queue */
             maxConcurrentRuns?: number;
+            /** @description Queued runs of this workflow beyond which callers get 429 with Retry-After and no run; lowers the service limit (RUNS_MAX_QUEUED_PER_WORKFLOW), never raises it */
+            maxQueuedRuns?: number;
             /** @description Webhook calls beyond this are answered 429 with Retry-After */
             rateLimit?: components["schemas"]["RateLimitDto"];
             /** @description What finished runs keep of their steps; statuses, timings and errors always stay */
@@ -3803,6 +3805,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
         };
     };
     AuthController_listUsers: {
@@ -4685,6 +4705,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
         };
     };
     WorkflowsController_publish: {
@@ -4840,8 +4878,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again */
+            /** @description The workflow's rate limit (settings.rateLimit) or queued-run limit (details.reason workflow-queue-limit) is reached; no run was started; Retry-After says when to try again */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -205,6 +205,35 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(0)
   RUNS_MAX_PER_WORKFLOW = 10_000;
 
+  /**
+   * Admission control: queued runs of all workflows together beyond which a caller's run (webhook,
+   * REST, MCP tool) is refused with 503 and Retry-After instead of joining a backlog; 0 for no limit.
+   */
+  @Transform(int) @IsInt() @Min(0)
+  RUNS_MAX_QUEUED = 5_000;
+
+  /**
+   * Queued runs of one workflow beyond which its callers get 429 and Retry-After; 0 for no limit.
+   * A workflow's settings.maxQueuedRuns can lower it, never raise it.
+   */
+  @Transform(int) @IsInt() @Min(0)
+  RUNS_MAX_QUEUED_PER_WORKFLOW = 1_000;
+
+  /**
+   * How long a caller's run waits for the queue to take its job: beyond it (Redis unreachable) the
+   * run is withdrawn and the caller answered 503, so the webhook answers within 2 s.
+   */
+  @Transform(int) @IsInt() @Min(100) @Max(60_000)
+  RUNS_ENQUEUE_TIMEOUT_MS = 1_500;
+
+  /**
+   * A caller refused by a queued-run limit hears so after this long (never past its Retry-After):
+   * a client that retries at once, ignoring Retry-After, would otherwise spend on refusals the CPU
+   * the workers need to shorten the queue (see README, Backpressure). 0 answers at once.
+   */
+  @Transform(int) @IsInt() @Min(0) @Max(10_000)
+  RUNS_REFUSAL_DELAY_MS = 1_000;
+
   @Transform(bool) @IsBoolean()
   SWAGGER_ENABLED = true;
 

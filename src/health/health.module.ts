@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { JobQueue } from '../jobs/job-queue.port';
 import { SearchModule } from '../search/search.module';
 import { VectorIndex } from '../search/vector-index.port';
+import { RunStore, runQueueOf } from '../storage/run-store.port';
 import { StorageConnections } from '../storage/storage-connections';
 import { HealthController } from './health.controller';
 import { HealthService } from './health.service';
@@ -27,11 +28,14 @@ export class HealthModule implements OnModuleInit {
     private readonly connections: StorageConnections,
     private readonly queue: JobQueue,
     private readonly index: VectorIndex,
+    private readonly runs: RunStore,
   ) {}
 
   onModuleInit(): void {
     this.readiness.register({ name: 'store', check: () => this.connections.ping() });
     this.readiness.register({ name: 'queue', check: () => this.queue.ping() });
     this.readiness.register({ name: 'index', check: () => this.index.ping() });
+    // Details, not a verdict: a long queue is load to shed (admission control), not a reason to stop taking traffic.
+    this.readiness.register({ name: 'runs', check: () => runQueueOf(this.runs) });
   }
 }

@@ -2,13 +2,14 @@ import { DynamicModule, Global, Module, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { JobQueue } from '../jobs/job-queue.port';
 import { JOB_NAMES } from '../jobs/job-names';
+import { RunStore, runQueueOf } from '../storage/run-store.port';
 import { MetricsController } from './metrics.controller';
 import { Metrics } from './metrics.service';
 
 /**
  * The one Metrics facade of the application. Recording is always on (it costs a few map updates);
  * METRICS_ENABLED decides whether anything is exposed: the /metrics route here, the worker's
- * health port (health/), and the process metrics. Queue depths are read from the JobQueue port.
+ * health port (health/), and the process metrics. Queue depths are read from the JobQueue port, the run queue (queued runs, the oldest one's age) from the RunStore port.
  */
 @Global()
 @Module({})
@@ -16,6 +17,7 @@ export class MetricsModule implements OnModuleInit {
   constructor(
     private readonly metrics: Metrics,
     private readonly queue: JobQueue,
+    private readonly runs: RunStore,
   ) {}
 
   onModuleInit(): void {
@@ -23,6 +25,7 @@ export class MetricsModule implements OnModuleInit {
       const depths = await Promise.all(JOB_NAMES.map((name) => this.queue.depth(name)));
       return Object.fromEntries(JOB_NAMES.map((name, i) => [name, depths[i]]));
     });
+    this.metrics.readRunQueueFrom(() => runQueueOf(this.runs));
   }
 
   static forRoot(config: AppConfig): DynamicModule {

@@ -10,6 +10,11 @@ export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
 export type QueueDepthState = 'waiting' | 'delayed' | 'active' | 'failed';
 /** Jobs per state, per job name. */
 export type QueueDepths = Record<string, Record<QueueDepthState, number>>;
+/** Runs waiting for a worker (status queued): how many, and how long the oldest has waited. */
+export interface RunQueue {
+  queued: number;
+  oldestAgeSeconds: number;
+}
 
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC): once per process, shared by every Metrics. */
@@ -66,7 +71,11 @@ export class Metrics {
   private readonly searches: Histogram<'mode'>;
   private readonly queueReadErrors: Counter;
   private readonly queueJobs: Gauge<'job' | 'state'>;
+  private readonly runsRefused: Counter<'reason' | 'trigger'>;
+  private readonly runsQueued: Gauge;
+  private readonly runQueueAge: Gauge;
   private readQueues?: () => Promise<QueueDepths>;
+  private readRunQueue?: () => Promise<RunQueue>;
   private readonly queueDepthMaxAgeMs: number;
   private readonly queueReadTimeoutMs: number;
   /** The read of the queue under way: at most one, even while a scrape that gave up on it is gone. */
@@ -132,6 +141,22 @@ export class Metrics {
       labelNames: ['job', 'state'],
       registers,
     });
+    this.runsRefused = new Counter({
+      name: 'workflow_runs_refused_total',
+      help: 'Runs not admitted: workflow-queue-limit (429), global-queue-limit (503), queue-unavailable (503), by what started them (webhook, mcp, schedule, ...).',
+      labelNames: ['reason', 'trigger'],
+      registers,
+    });
+    this.runsQueued = new Gauge({
+      name: 'workflow_runs_queued',
+      help: 'Runs waiting for a worker (status queued, across all processes), read from the store with the queue gauge.',
+      registers,
+    });
+    this.runQueueAge = new Gauge({
+      name: 'workflow_run_queue_age_seconds',
+      help: 'How long the oldest queued run has waited for a worker; 0 when none waits.',
+      registers,
+    });
     // Series that exist from the start, so a rate() over them does not miss the first increments.
     for (const status of TERMINAL_RUN_STATUSES) this.runs.labels(status).inc(0);
     for (const outcome of INGESTION_OUTCOMES) this.ingestedFiles.labels(outcome).inc(0);
@@ -156,6 +181,10 @@ export class Metrics {
     this.ingestedFiles.inc({ outcome });
   }
 
+  runRefused(reason: string, trigger: string): void {
+    this.runsRefused.inc({ reason, trigger });
+  }
+
   search(mode: string, seconds: number): void {
     this.searches.observe({ mode }, seconds);
   }
@@ -163,6 +192,11 @@ export class Metrics {
   /** Where the queue gauge reads from (the JobQueue of the application). */
   readQueueDepthsFrom(read: () => Promise<QueueDepths>): void {
     this.readQueues = read;
+  }
+
+  /** Where the run queue gauges read from (the RunStore), refreshed with the queue gauge. */
+  readRunQueueFrom(read: () => Promise<RunQueue>): void {
+    this.readRunQueue = read;
   }
 
   /** The Prometheus text exposition of this application's metrics, and the process's if enabled. */
@@ -178,11 +212,11 @@ export class Metrics {
    * `queueDepthMaxAgeMs` of a refresh share it, the values it read or its failure.
    */
   private refreshQueueDepths(): Promise<void> {
-    if (!this.readQueues) return Promise.resolve();
+    if (!this.readQueues && !this.readRunQueue) return Promise.resolve();
     const now = performance.now();
     if (this.queueRefresh && now - this.queueRefreshedAt < this.queueDepthMaxAgeMs) return this.queueRefresh;
     this.queueRefreshedAt = now;
-    this.queueRefresh = this.readQueueDepths(this.readQueues);
+    this.queueRefresh = Promise.all([this.readQueueDepths(this.readQueues), this.readRunQueueGauges()]).then(() => undefined);
     return this.queueRefresh;
   }
 
@@ -192,7 +226,8 @@ export class Metrics {
    * a rising error count says what happened. A read that hangs is not repeated; later refreshes
    * wait for it again, each within the timeout, so a hung Redis never gets a pile of queries.
    */
-  private async readQueueDepths(read: () => Promise<QueueDepths>): Promise<void> {
+  private async readQueueDepths(read: (() => Promise<QueueDepths>) | undefined): Promise<void> {
+    if (!read) return;
     if (!this.queueRead) {
       const pending = Promise.resolve().then(read);
       const settled = () => {
@@ -212,6 +247,20 @@ export class Metrics {
     this.queueJobs.reset();
     for (const [job, states] of Object.entries(depths)) {
       for (const [state, count] of Object.entries(states)) this.queueJobs.set({ job, state }, count);
+    }
+  }
+
+  /** The store answers for every process; one that fails or is slow leaves the gauges empty, as the queue's. */
+  private async readRunQueueGauges(): Promise<void> {
+    if (!this.readRunQueue) return;
+    try {
+      const { queued, oldestAgeSeconds } = await withTimeout(this.readRunQueue(), this.queueReadTimeoutMs);
+      this.runsQueued.set(queued);
+      this.runQueueAge.set(oldestAgeSeconds);
+    } catch {
+      this.runsQueued.reset();
+      this.runQueueAge.reset();
+      this.queueReadErrors.inc();
     }
   }
 }

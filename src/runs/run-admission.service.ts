@@ -1,44 +1,114 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { AppError, ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
+import { AppConfig } from '../config/app-config';
 import { JobQueue } from '../jobs/job-queue.port';
-import { RunStore } from '../storage/run-store.port';
+import { queueUnavailable } from '../jobs/job-policy';
+import { Metrics } from '../metrics/metrics.service';
+import { QueuedRuns, RunStore } from '../storage/run-store.port';
 import { WorkflowStore } from '../storage/workflow-store.port';
-import type { Workflow } from '../workflows/workflow.model';
+import type { Workflow, WorkflowSettings } from '../workflows/workflow.model';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
 import { newQueuedRun, Run, runOf, RunTrigger } from './run.model';
 
 /** How long an Idempotency-Key (or a schedule tick's key) keeps naming the run it started. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/** Bounds of the Retry-After of a refusal: the queue's age, but never 0 and never minutes. */
+const RETRY_AFTER_MIN_S = 1;
+const RETRY_AFTER_MAX_S = 60;
+/**
+ * How long one store count serves the admissions after it, in this process, with the runs this
+ * process admitted since added: counting on every call was, at the limit, a twentieth of the CPU of
+ * a process under load, CPU its workers need. Runs that started meanwhile are still counted, so the
+ * error is on the side of refusing, for at most this long.
+ */
+const COUNT_FRESH_MS = 100;
+/** Cached counts kept for this many workflows at most; older entries go first. */
+const COUNT_CACHE_SIZE = 1_000;
+
+interface CachedCount extends QueuedRuns {
+  readAt: number;
+}
+
+/** Retry-After when the queue backend did not answer: about how long a Redis failover takes to notice. */
+const QUEUE_DOWN_RETRY_AFTER_S = 5;
+
+/**
+ * How a run is admitted, by who starts it:
+ * - `caller` (webhook, REST, MCP tool): held to the queued-run limits, refused beyond them (429 for
+ *   its workflow's, 503 for the service's); if the queue does not take its job in time, the run is
+ *   withdrawn and the caller told 503: nothing runs that the caller was told was refused.
+ * - `schedule`: held to the limits too; a refused tick is skipped (logged, counted), the next tick
+ *   comes. A queue that does not answer keeps the run for the reconciler.
+ * - `service` (an error workflow): always admitted, kept for the reconciler if the queue is down:
+ *   the failure it reports already happened, and refusing it would lose the report.
+ * Runs already admitted never come back here: a resume after a wait, a reconciler's re-enqueue and
+ * a sub-workflow run (claimed in line by its parent) are not held to the limits.
+ */
+export type AdmissionPolicy = 'caller' | 'schedule' | 'service';
+
+/** Why a run was not admitted, as the `reason` label of workflow_runs_refused_total and `details.reason`. */
+export type RefusalReason = 'workflow-queue-limit' | 'global-queue-limit' | 'queue-unavailable';
+
 /**
  * Where every run enters the run-time, whoever starts it (webhook, MCP tool, retry, schedule):
- * the run is written as queued and only then its job enqueued, so no job ever names a run the
- * store lacks. If the queue refuses the job, the run stays queued and the reconciler enqueues it
- * once the queue is back: accepted means kept.
+ * admission control first (queued-run limits, counted in the store: every process sharing it sees
+ * the same answer), then the run is written as queued and only then its job enqueued, so no job
+ * ever names a run the store lacks.
  */
 @Injectable()
 export class RunAdmission {
   private readonly logger: Logger;
+  private readonly maxQueued: number;
+  private readonly maxQueuedPerWorkflow: number;
+  private readonly enqueueTimeoutMs: number;
+  private readonly refusalDelayMs: number;
+  /** Queued runs per workflow id, and of all workflows under '', as last counted in the store. */
+  private readonly counts = new Map<string, CachedCount>();
 
   constructor(
     private readonly runs: RunStore,
     private readonly workflows: WorkflowStore,
     private readonly jobs: JobQueue,
     @Inject(ROOT_LOGGER) logger: Logger,
+    config: AppConfig,
+    private readonly metrics: Metrics,
   ) {
     this.logger = logger.child({ component: 'runs' });
+    this.maxQueued = config.RUNS_MAX_QUEUED;
+    this.maxQueuedPerWorkflow = config.RUNS_MAX_QUEUED_PER_WORKFLOW;
+    this.enqueueTimeoutMs = config.RUNS_ENQUEUE_TIMEOUT_MS;
+    this.refusalDelayMs = config.RUNS_REFUSAL_DELAY_MS ?? 0;
   }
 
-  /** `created: false` when an idempotency key matched an earlier run, which is returned instead. */
-  async accept(run: Run): Promise<{ created: boolean; run: Run }> {
+  /**
+   * `created: false` when an idempotency key matched an earlier run, which is returned instead.
+   * `settings` are those of the run's workflow (its maxQueuedRuns).
+   * @throws AppError RATE_LIMITED (429) beyond the workflow's queued-run limit, UNAVAILABLE (503)
+   * beyond the service's or when the queue does not take the job in time (caller runs); both carry
+   * `retryAfterSeconds`
+   */
+  async accept(run: Run, policy: AdmissionPolicy = 'caller', settings: WorkflowSettings = {}): Promise<{ created: boolean; run: Run }> {
+    if (policy !== 'service') await this.checkLimits(run, policy, settings);
     const stored = await this.runs.create(run, new Date(run.createdAt.getTime() - IDEMPOTENCY_WINDOW_MS));
-    if (stored.created) {
-      try {
-        await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId: run.id, ...RUN_JOB_OPTIONS });
-      } catch (error) {
-        this.logger.warn({ runId: run.id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
+    if (!stored.created) return stored;
+    this.admitted(run.workflowId);
+    try {
+      await this.enqueueWithin(run);
+    } catch (error) {
+      if (policy === 'caller' && (await this.runs.discardQueued(run.id))) {
+        this.refused(run, policy, 'queue-unavailable');
+        this.logger.warn({ runId: run.id, workflowId: run.workflowId, err: error }, 'the queue did not take the run\'s job in time: run withdrawn, caller answered 503');
+        throw new AppError(ErrorCode.UNAVAILABLE, `The run queue does not answer: no run was started; try again in ${QUEUE_DOWN_RETRY_AFTER_S} s`, {
+          details: { reason: 'queue-unavailable' satisfies RefusalReason, retryAfterSeconds: QUEUE_DOWN_RETRY_AFTER_S },
+          cause: error,
+          retryable: true,
+        });
       }
+      // A worker claimed it meanwhile (the job did get through), or the service must keep it.
+      this.logger.warn({ runId: run.id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
     }
     return stored;
   }
@@ -52,6 +122,111 @@ export class RunAdmission {
   async startForService(workflow: Workflow, trigger: RunTrigger, input: unknown, idempotencyKey: string, now = new Date()): Promise<{ created: boolean; run: Run }> {
     const actingUserId = workflow.activatedBy ?? (await this.workflows.getVersionById(workflow.activeVersionId ?? ''))?.createdBy;
     if (!actingUserId) throw new Error(`workflow ${workflow.id} has no version in force`);
-    return this.accept(newQueuedRun({ ...runOf(workflow, 'production'), input, trigger, startedBy: actingUserId, actingUserId, idempotencyKey }, now));
+    const run = newQueuedRun({ ...runOf(workflow, 'production'), input, trigger, startedBy: actingUserId, actingUserId, idempotencyKey }, now);
+    return this.accept(run, trigger === 'schedule' ? 'schedule' : 'service', workflow.settings);
   }
+
+  /** The workflow's limit: the service's, lowered by the workflow's settings.maxQueuedRuns (0: none). */
+  workflowLimit(settings: WorkflowSettings): number {
+    const own = settings.maxQueuedRuns;
+    if (own === undefined) return this.maxQueuedPerWorkflow;
+    return this.maxQueuedPerWorkflow === 0 ? own : Math.min(own, this.maxQueuedPerWorkflow);
+  }
+
+  /**
+   * Counted in the store, the one place every API process and worker shares, with bounded index
+   * reads (a count stops at the limit), read at most every COUNT_FRESH_MS by each process. Two
+   * callers counting at once may both take the last place, and other processes' admissions show
+   * after that long, so a limit can be passed by the runs admitted in that instant: a bound on the
+   * backlog, not an exact quota.
+   */
+  private async checkLimits(run: Run, policy: AdmissionPolicy, settings: WorkflowSettings): Promise<void> {
+    const workflowLimit = this.workflowLimit(settings);
+    const [mine, all] = await Promise.all([
+      workflowLimit > 0 ? this.queued(run.workflowId, workflowLimit) : undefined,
+      this.maxQueued > 0 ? this.queued('', this.maxQueued) : undefined,
+    ]);
+    if (mine && mine.count >= workflowLimit) {
+      const retryAfterSeconds = retryAfter(mine.oldestCreatedAt);
+      this.refused(run, policy, 'workflow-queue-limit');
+      await this.holdRefusal(policy, retryAfterSeconds);
+      throw new AppError(
+        ErrorCode.RATE_LIMITED,
+        `Workflow ${run.workflowId} has ${workflowLimit} run(s) queued, its limit: no run was started; try again in ${retryAfterSeconds} s`,
+        { details: { reason: 'workflow-queue-limit' satisfies RefusalReason, limit: workflowLimit, queued: mine.count, retryAfterSeconds }, retryable: true },
+      );
+    }
+    if (all && all.count >= this.maxQueued) {
+      const retryAfterSeconds = retryAfter(all.oldestCreatedAt);
+      this.refused(run, policy, 'global-queue-limit');
+      await this.holdRefusal(policy, retryAfterSeconds);
+      throw new AppError(ErrorCode.UNAVAILABLE, `The service has ${this.maxQueued} runs queued, its limit (RUNS_MAX_QUEUED): no run was started; try again in ${retryAfterSeconds} s`, {
+        details: { reason: 'global-queue-limit' satisfies RefusalReason, limit: this.maxQueued, queued: all.count, retryAfterSeconds },
+        retryable: true,
+      });
+    }
+  }
+
+  /** The store's count (of one workflow, or of all under ''), or the fresh one this process read, with its own admissions since. */
+  private async queued(workflowId: string, upTo: number): Promise<QueuedRuns> {
+    const now = Date.now();
+    const cached = this.counts.get(workflowId);
+    if (cached && now - cached.readAt < COUNT_FRESH_MS) return cached;
+    const counted = await this.runs.queued(workflowId ? { workflowId } : {}, upTo);
+    if (this.counts.size >= COUNT_CACHE_SIZE) this.counts.delete(this.counts.keys().next().value!);
+    this.counts.delete(workflowId);
+    this.counts.set(workflowId, { ...counted, readAt: now });
+    return counted;
+  }
+
+  private admitted(workflowId: string): void {
+    for (const key of [workflowId, '']) {
+      const cached = this.counts.get(key);
+      if (cached) cached.count++;
+    }
+  }
+
+  /**
+   * Bull keeps commands while Redis is unreachable and sends them when it is back, so an enqueue can
+   * hang for as long as the outage: it is given a deadline. A job that still reaches the queue after
+   * it finds its run withdrawn, and its worker does nothing.
+   */
+  private async enqueueWithin(run: Run): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(queueUnavailable(new Error(`no answer within ${this.enqueueTimeoutMs} ms`))), this.enqueueTimeoutMs);
+    });
+    const enqueued = this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId: run.id, ...RUN_JOB_OPTIONS });
+    enqueued.catch(() => undefined);
+    try {
+      await Promise.race([enqueued, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A caller over a limit is answered after RUNS_REFUSAL_DELAY_MS (at most its Retry-After): a
+   * client looping on refusals would otherwise take, one cheap 429 after another, the event loop the
+   * workers share, and the queue it waits on would drain at a tenth of its speed (README,
+   * Backpressure). A timer holds nothing but the connection.
+   */
+  private async holdRefusal(policy: AdmissionPolicy, retryAfterSeconds: number): Promise<void> {
+    const ms = Math.min(this.refusalDelayMs, retryAfterSeconds * 1000);
+    if (policy !== 'caller' || ms <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  private refused(run: Run, policy: AdmissionPolicy, reason: RefusalReason): void {
+    this.metrics.runRefused(reason, policy === 'caller' ? run.trigger : policy);
+  }
+}
+
+/**
+ * The age of the oldest queued run: a run admitted now starts after about that long, so a caller
+ * retrying then finds the backlog it met worked through.
+ */
+function retryAfter(oldestCreatedAt: Date | null): number {
+  const ageSeconds = oldestCreatedAt ? (Date.now() - oldestCreatedAt.getTime()) / 1000 : 0;
+  return Math.min(RETRY_AFTER_MAX_S, Math.max(RETRY_AFTER_MIN_S, Math.ceil(ageSeconds)));
 }

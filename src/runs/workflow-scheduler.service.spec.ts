@@ -7,6 +7,8 @@ import { newId } from '../common/ids';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from '../storage/embedded/sqlite-workflow-store.adapter';
+import type { AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics.service';
 import { RunAdmission } from './run-admission.service';
 import { Clock, WorkflowScheduler } from './workflow-scheduler.service';
 
@@ -32,10 +34,11 @@ describe('WorkflowScheduler on a fake clock', () => {
   let queue: RecordingQueue;
   let clock: FakeClock;
   const silent = pino({ level: 'silent' });
+  const limits = { RUNS_MAX_QUEUED: 5000, RUNS_MAX_QUEUED_PER_WORKFLOW: 1000, RUNS_ENQUEUE_TIMEOUT_MS: 1500, RUNS_REFUSAL_DELAY_MS: 0 } as AppConfig;
 
   /** One process: its own scheduler and run admission over the shared store and queue. */
   const process = () => {
-    const admission = new RunAdmission(runs, workflows, queue, silent);
+    const admission = new RunAdmission(runs, workflows, queue, silent, limits, new Metrics());
     return new WorkflowScheduler(workflows, admission, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
   };
 
@@ -133,5 +136,24 @@ describe('WorkflowScheduler on a fake clock', () => {
     await workflows.activate(id, 1, clock.set('2026-11-24T14:00:30Z'), { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null }, 'usr_owner');
     expect(await scheduler.tick()).toBe(0);
     expect(await scheduler.tick(clock.set('2026-11-24T14:05:10Z'))).toBe(1);
+  });
+
+  it('skips a tick beyond the queued-run limit and counts it, while an error workflow\'s run is always admitted', async () => {
+    const { id } = await scheduled();
+    const metrics = new Metrics();
+    const admission = new RunAdmission(runs, workflows, queue, silent, { ...limits, RUNS_MAX_QUEUED_PER_WORKFLOW: 2 } as AppConfig, metrics);
+    const scheduler = new WorkflowScheduler(workflows, admission, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
+    expect(await scheduler.tick()).toBe(0);
+    // Nothing works the queue here: two ticks fill it, the third is skipped, not kept for later.
+    expect(await scheduler.tick(clock.set('2026-11-24T10:05:00Z'))).toBe(1);
+    expect(await scheduler.tick(clock.set('2026-11-24T10:10:00Z'))).toBe(1);
+    expect(await scheduler.tick(clock.set('2026-11-24T10:15:00Z'))).toBe(0);
+    expect(await metrics.render()).toContain('workflow_runs_refused_total{reason="workflow-queue-limit",trigger="schedule"} 1');
+    expect((await runs.list({ workflowId: id }, { offset: 0, limit: 10 })).total).toBe(2);
+
+    const workflow = (await workflows.get(id))!;
+    const reported = await admission.startForService(workflow, 'error-workflow', { failed: 'run_x' }, 'error-of:run_x');
+    expect(reported).toMatchObject({ created: true, run: { status: 'queued', trigger: 'error-workflow' } });
+    expect((await runs.list({ workflowId: id }, { offset: 0, limit: 10 })).total).toBe(3);
   });
 });

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CronExpressionParser } from 'cron-parser';
 import type { Logger } from 'pino';
+import { AppError } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { ScheduledWorkflow, WorkflowStore } from '../storage/workflow-store.port';
 import { RunAdmission } from './run-admission.service';
@@ -87,7 +88,11 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
       const from = Math.max(this.handledUntil.get(key) ?? now.getTime(), now.getTime() - this.options.catchUpMs);
       for (const at of ticksBetween(scheduled, from, now.getTime())) {
         const started = await this.startScheduled(scheduled.workflowId, scheduled.schedule.versionId, at, now).catch((error: unknown) => {
-          this.logger.warn({ workflowId: scheduled.workflowId, scheduledAt: at.toISOString(), err: error }, 'scheduled run could not start');
+          // Over a queued-run limit the tick is skipped (counted in workflow_runs_refused_total): the
+          // next tick comes, and a schedule never piles runs onto a backlog.
+          const refusal = error instanceof AppError ? (error.details as { reason?: string } | undefined)?.reason : undefined;
+          const message = refusal ? `scheduled tick skipped: ${refusal}` : 'scheduled run could not start';
+          this.logger.warn({ workflowId: scheduled.workflowId, scheduledAt: at.toISOString(), err: error }, message);
           return null;
         });
         if (started?.created) {

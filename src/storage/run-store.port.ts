@@ -39,6 +39,23 @@ export const claimMayHaveSteps = (run: Pick<Run, 'claims' | 'retryOf'>): boolean
 /** A claim that did not take the run because the workflow already runs its maximum at once. */
 export const AT_CONCURRENCY_LIMIT = 'at-concurrency-limit' as const;
 
+/** The queued runs (of one workflow, or of all): how many, counted up to a bound, and since when the oldest waits. */
+export interface QueuedRuns {
+  /** At most the `upTo` asked for: admission only needs to know whether a limit is reached. */
+  count: number;
+  /** Creation time of the oldest queued run; null when none is queued. */
+  oldestCreatedAt: Date | null;
+}
+
+/** What /metrics and /health/ready show of the run queue; counts stop at this many. */
+export const QUEUE_GAUGE_COUNT_BOUND = 1_000_000;
+
+/** How many runs are queued (in every process sharing the store) and how long the oldest has waited. */
+export async function runQueueOf(store: RunStore, now = Date.now()): Promise<{ queued: number; oldestAgeSeconds: number }> {
+  const { count, oldestCreatedAt } = await store.queued({}, QUEUE_GAUGE_COUNT_BOUND);
+  return { queued: count, oldestAgeSeconds: oldestCreatedAt ? Math.max(0, (now - oldestCreatedAt.getTime()) / 1000) : 0 };
+}
+
 /** Where a listing for the reconciler stopped: the next page starts after this run (by time, then id). */
 export interface RunCursor {
   at: Date;
@@ -129,6 +146,17 @@ export abstract class RunStore {
    * lost) back to queued under a new job id. False when anything changed meanwhile.
    */
   abstract requeueExpired(id: string, leaseOwner: string | null, jobId: string, now: Date): Promise<boolean>;
+  /**
+   * Queued runs (parked ones included), of `workflowId` or of every workflow, counted up to `upTo`
+   * (an index range of at most that many entries: cheap enough for every webhook call).
+   */
+  abstract queued(filter: { workflowId?: string }, upTo: number): Promise<QueuedRuns>;
+  /**
+   * Deletes a run that is still queued and was never claimed, with its steps (a retry's reused ones):
+   * its admission is withdrawn because the queue did not take its job. False when a worker got it
+   * meanwhile (the job did reach the queue) or it is gone: then it stands.
+   */
+  abstract discardQueued(id: string): Promise<boolean>;
   /** Sets the job id of a queued or waiting run. */
   abstract setJobId(id: string, jobId: string): Promise<void>;
   /** Ends a run the service gave up on (lost too many workers); only while it is not terminal. */

@@ -6,6 +6,11 @@ import { RunAcceptedDto, RunDto, RunPageDto, RunRecordDto } from './workflow-res
 import { RunsService } from './runs.service';
 import { NodeTestDto, parseNodeTest, parseStartRun, RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
 
+/** Admission control's refusals (README, Backpressure): no run is started, Retry-After says when to try again. */
+const QUEUE_LIMIT_429 = "The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again";
+const QUEUE_FULL_503 =
+  'The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again';
+
 @ApiTags('runs')
 @ApiSecurity('api-key')
 @Controller('api/v1')
@@ -25,7 +30,11 @@ export class RunsController {
   @ApiOkResponse({ type: RunRecordDto, description: 'With ?wait=: the run record, once it finished in time' })
   @ApiResponse({ status: 403, description: 'Starting runs needs the editor or owner role' })
   @ApiResponse({ status: 409, description: 'runType production, and nothing is published' })
-  @ApiResponse({ status: 429, description: "The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again" })
+  @ApiResponse({
+    status: 429,
+    description: "The workflow's rate limit (settings.rateLimit) or queued-run limit (details.reason workflow-queue-limit) is reached; no run was started; Retry-After says when to try again",
+  })
+  @ApiResponse({ status: 503, description: QUEUE_FULL_503 })
   async start(
     @CurrentPrincipal() principal: Principal,
     @Param('id') workflowId: string,
@@ -57,6 +66,8 @@ export class RunsController {
   @ApiAcceptedResponse({ type: RunAcceptedDto, description: 'Queued; Location names the run' })
   @ApiOkResponse({ type: RunRecordDto, description: 'With ?wait=: the run record, once it finished in time' })
   @ApiResponse({ status: 403, description: 'Testing needs the editor or owner role' })
+  @ApiResponse({ status: 429, description: QUEUE_LIMIT_429 })
+  @ApiResponse({ status: 503, description: QUEUE_FULL_503 })
   async testNode(
     @CurrentPrincipal() principal: Principal,
     @Param('id') workflowId: string,
@@ -79,6 +90,8 @@ export class RunsController {
   @ApiAcceptedResponse({ type: RunAcceptedDto, description: 'The new run, queued; Location names it' })
   @ApiResponse({ status: 403, description: 'Retrying needs the editor or owner role' })
   @ApiResponse({ status: 409, description: 'The run has not finished, or succeeded and from is "failed"' })
+  @ApiResponse({ status: 429, description: QUEUE_LIMIT_429 })
+  @ApiResponse({ status: 503, description: QUEUE_FULL_503 })
   async retry(
     @CurrentPrincipal() principal: Principal,
     @Param('id') id: string,

@@ -54,10 +54,11 @@ export class RunsService {
   }
 
   /**
-   * The webhook. Writes the run as queued and only then enqueues it, so no job ever names a run
-   * the store lacks; answers without waiting for the run unless `waitSeconds` asks to. If the
-   * queue refuses the job, the run stays queued and the reconciler enqueues it once the queue is
-   * back: accepted means kept.
+   * The webhook. Admission control first (429 beyond the workflow's queued-run limit, 503 beyond
+   * the service's), then writes the run as queued and only then enqueues it, so no job ever names
+   * a run the store lacks; answers without waiting for the run unless `waitSeconds` asks to. If the
+   * queue does not take the job in time, the run is withdrawn and the caller answered 503: no run
+   * exists that the caller was told was refused, and a retry with the same Idempotency-Key starts it once.
    */
   async start(
     principal: Principal,
@@ -123,7 +124,7 @@ export class RunsService {
     }
     await this.admit(workflow);
     const run = newQueuedRun({ ...runOf(workflow, runType), input, trigger, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey });
-    return { ...(await this.accept(run)), workflowName: workflow.name };
+    return { ...(await this.accept(run, workflow)), workflowName: workflow.name };
   }
 
   /**
@@ -157,7 +158,7 @@ export class RunsService {
       idempotencyKey: null,
       nodeTest: { nodeId: test.nodeId, andAfter: test.andAfter },
     });
-    const accepted = { ...(await this.accept(run)), workflowName: workflow.name };
+    const accepted = { ...(await this.accept(run, workflow)), workflowName: workflow.name };
     if (!waitSeconds) return accepted;
     const finished = await this.waitFor(accepted.body.runId, waitSeconds * 1000);
     return finished ? { ...accepted, finished: runView(finished, workflow.name) } : accepted;
@@ -225,6 +226,7 @@ export class RunsService {
         retryOf: original.id,
         steps: reused,
       }),
+      workflow,
     );
   }
 
@@ -292,8 +294,9 @@ export class RunsService {
     }
   }
 
-  private async accept(run: Run): Promise<AcceptedRun> {
-    const stored = await this.admission.accept(run);
+  /** Admission control (queued-run limits, a queue that answers) decides; a refusal throws 429 or 503. */
+  private async accept(run: Run, workflow: Workflow): Promise<AcceptedRun> {
+    const stored = await this.admission.accept(run, 'caller', workflow.settings);
     return { created: stored.created, body: acceptedView(stored.run) };
   }
 

@@ -65,6 +65,11 @@ export type WorkflowVersionSummary = Omit<WorkflowVersion, 'definition'>;
 export interface WorkflowSettings {
   /** Runs of the workflow executing at once across all workers; more wait in the queue. */
   maxConcurrentRuns?: number;
+  /**
+   * Queued runs of the workflow beyond which callers are answered 429 with Retry-After; lowers the
+   * service's RUNS_MAX_QUEUED_PER_WORKFLOW, never raises it.
+   */
+  maxQueuedRuns?: number;
   /** Webhook calls accepted per window; more are answered 429 with Retry-After. */
   rateLimit?: { requests: number; perSeconds: number };
   /** A workflow whose published version runs when a production run of this one fails. */

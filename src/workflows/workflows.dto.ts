@@ -236,6 +236,17 @@ export class WorkflowSettingsDto {
   @Max(10_000)
   maxConcurrentRuns?: number;
 
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'Queued runs of this workflow beyond which callers get 429 with Retry-After and no run; lowers the service limit (RUNS_MAX_QUEUED_PER_WORKFLOW), never raises it',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  maxQueuedRuns?: number;
+
   @ApiPropertyOptional({ type: RateLimitDto, description: 'Webhook calls beyond this are answered 429 with Retry-After' })
   @IsOptional()
   @ValidateNested()

@@ -157,6 +157,7 @@ export class WorkflowsService {
     }
     return {
       ...(dto?.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: dto.maxConcurrentRuns } : {}),
+      ...(dto?.maxQueuedRuns !== undefined ? { maxQueuedRuns: dto.maxQueuedRuns } : {}),
       ...(dto?.rateLimit ? { rateLimit: { requests: dto.rateLimit.requests, perSeconds: dto.rateLimit.perSeconds } } : {}),
       ...(errorWorkflowId !== undefined ? { errorWorkflowId } : {}),
       ...(dto?.stepData ? { stepData: { succeeded: dto.stepData.succeeded ?? 'all', failed: dto.stepData.failed ?? 'all' } } : {}),

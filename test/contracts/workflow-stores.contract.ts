@@ -488,6 +488,49 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect((await runs.listDueWaiting(at(1000), 1, { at: due[0].resumeAt!, id: due[0].id })).map((r) => r.id)).toEqual([waiting[1].id]);
     });
 
+    it('counts queued runs of a workflow and of all, up to a bound, with the oldest one\'s creation', async () => {
+      const workflowId = newId('wfl');
+      expect(await runs.queued({ workflowId }, 10)).toEqual({ count: 0, oldestCreatedAt: null });
+      const at = (ms: number) => new Date(Date.UTC(2000, 0, 1) + ms);
+      const queued = [queuedRun(workflowId, { createdAt: at(20) }), queuedRun(workflowId, { createdAt: at(10) }), queuedRun(workflowId, { createdAt: at(30) })];
+      for (const run of queued) await runs.create(run, new Date(0));
+      expect(await runs.queued({ workflowId }, 10)).toEqual({ count: 3, oldestCreatedAt: at(10) });
+      expect((await runs.queued({ workflowId }, 2)).count).toBe(2);
+      // Running, waiting and finished runs are not queued.
+      await runs.claim(queued[1].id, 'w1', inFuture(30_000), new Date());
+      expect(await runs.queued({ workflowId }, 10)).toEqual({ count: 2, oldestCreatedAt: at(20) });
+      await runs.requestCancel(queued[0].id, new Date());
+      expect(await runs.queued({ workflowId }, 10)).toEqual({ count: 1, oldestCreatedAt: at(30) });
+      // Every workflow's: at least this one's, bounded, and no younger than its oldest.
+      const all = await runs.queued({}, 1_000_000);
+      expect(all.count).toBeGreaterThanOrEqual(1);
+      expect(all.oldestCreatedAt!.getTime()).toBeLessThanOrEqual(at(30).getTime());
+      expect((await runs.queued({}, 1)).count).toBe(1);
+    });
+
+    it('discards a queued run never claimed, with its steps, and nothing else', async () => {
+      const workflowId = newId('wfl');
+      const fresh = queuedRun(workflowId, { steps: [{ ...step('a', 0), reused: true }] });
+      const claimed = queuedRun(workflowId);
+      for (const run of [fresh, claimed]) await runs.create(run, new Date(0));
+      await runs.claim(claimed.id, 'w1', inFuture(30_000), new Date());
+      expect(await runs.discardQueued(claimed.id)).toBe(false);
+      expect(await runs.get(claimed.id)).toMatchObject({ status: 'running' });
+      expect(await runs.discardQueued(fresh.id)).toBe(true);
+      expect(await runs.get(fresh.id)).toBeNull();
+      expect(await runs.discardQueued(fresh.id)).toBe(false);
+      // Its idempotency key is free again: a retry starts the run once.
+      const keyed = queuedRun(workflowId, { idempotencyKey: 'k-1' });
+      await runs.create(keyed, new Date(0));
+      expect(await runs.discardQueued(keyed.id)).toBe(true);
+      const again = queuedRun(workflowId, { idempotencyKey: 'k-1' });
+      expect(await runs.create(again, new Date(0))).toMatchObject({ created: true });
+      // A run put back to queued after a lost worker was claimed once: it stands.
+      await runs.claim(again.id, 'dead', new Date(Date.now() - 1), new Date(Date.now() - 30_000));
+      await runs.requeueExpired(again.id, 'dead', `${again.id}.r1`, new Date());
+      expect(await runs.discardQueued(again.id)).toBe(false);
+    });
+
     it('keeps the output, the links, the sealed input and the reused steps of a run, and drops sealed state once it succeeded', async () => {
       const parent = queuedRun('wfl_links');
       await runs.create(parent, new Date(0));

@@ -1,6 +1,6 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
-import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
+import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, QueuedRuns, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
 import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, RunTrigger, RunType } from '../../runs/run.model';
 import { RunError, StepRecord, StepStatus } from '../../engine/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
@@ -241,6 +241,13 @@ export class SqliteRunStore extends RunStore {
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < @before AND (created_at, id) > (@at, @id)
          ORDER BY created_at, id LIMIT @limit`,
       ),
+      // Bounded counts over the partial indexes of queued runs (migration 210 for one workflow's).
+      queuedCount: db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' LIMIT ?)`).pluck(),
+      queuedOldest: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued'`).pluck(),
+      queuedCountOf: db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' AND workflow_id = ? LIMIT ?)`).pluck(),
+      queuedOldestOf: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued' AND workflow_id = ?`).pluck(),
+      discardSteps: db.prepare(`DELETE FROM workflow_run_steps WHERE run_id = ? AND EXISTS (SELECT 1 FROM workflow_runs WHERE id = ? AND status = 'queued' AND claims = 0)`),
+      discard: db.prepare(`DELETE FROM workflow_runs WHERE id = ? AND status = 'queued' AND claims = 0`),
       listDueWaiting: db.prepare(
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'waiting' AND resume_at < @before AND (resume_at, id) > (@at, @id)
          ORDER BY resume_at, id LIMIT @limit`,
@@ -519,6 +526,21 @@ export class SqliteRunStore extends RunStore {
 
   async requeueExpired(id: string, leaseOwner: string | null, jobId: string, now: Date): Promise<boolean> {
     return this.statements.requeue.run({ id, owner: leaseOwner, job_id: jobId, now: toSqlDate(now) }).changes > 0;
+  }
+
+  async queued({ workflowId }: { workflowId?: string }, upTo: number): Promise<QueuedRuns> {
+    const { queuedCount, queuedOldest, queuedCountOf, queuedOldestOf } = this.statements;
+    const count = (workflowId === undefined ? queuedCount.get(upTo) : queuedCountOf.get(workflowId, upTo)) as number;
+    if (count === 0) return { count, oldestCreatedAt: null };
+    const oldest = (workflowId === undefined ? queuedOldest.get() : queuedOldestOf.get(workflowId)) as string | null;
+    return { count, oldestCreatedAt: oldest === null ? null : fromSqlDate(oldest) };
+  }
+
+  async discardQueued(id: string): Promise<boolean> {
+    return this.group.run(() => {
+      this.statements.discardSteps.run(id, id);
+      return this.statements.discard.run(id).changes > 0;
+    });
   }
 
   async setJobId(id: string, jobId: string): Promise<void> {

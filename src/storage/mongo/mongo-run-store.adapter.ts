@@ -2,7 +2,7 @@ import type { Collection } from 'mongodb';
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
-import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
+import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, QueuedRuns, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
 import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, TERMINAL_RUN_STATUSES } from '../../runs/run.model';
 import { RunError, StepRecord } from '../../engine/step.model';
 import { isDuplicateKey } from './mongo-connection';
@@ -324,6 +324,21 @@ export class MongoRunStore extends RunStore {
       .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
     if (doc) await this.freeSlot(doc);
     return doc !== null;
+  }
+
+  async queued({ workflowId }: { workflowId?: string }, upTo: number): Promise<QueuedRuns> {
+    const filter = { status: 'queued', ...(workflowId === undefined ? {} : { workflowId }) };
+    const count = await this.runs.countDocuments(filter, { limit: upTo });
+    if (count === 0) return { count, oldestCreatedAt: null };
+    const oldest = await this.runs.findOne(filter, { createdAt: 1 }).sort({ createdAt: 1 }).lean<Pick<RunDoc, 'createdAt'>>();
+    return { count, oldestCreatedAt: oldest?.createdAt ?? null };
+  }
+
+  async discardQueued(id: string): Promise<boolean> {
+    const { deletedCount } = await this.runs.deleteOne({ _id: id, status: 'queued', claims: 0 });
+    if (deletedCount === 0) return false;
+    await this.steps.deleteMany({ runId: id });
+    return true;
   }
 
   async setJobId(id: string, jobId: string): Promise<void> {

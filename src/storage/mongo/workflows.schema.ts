@@ -118,6 +118,8 @@ runSchema.index({ workflowId: 1, createdAt: -1 });
 runSchema.index({ parentRunId: 1 }, { partialFilterExpression: { parentRunId: { $type: 'string' } } });
 runSchema.index({ workflowId: 1, createdAt: 1, _id: 1 }, { partialFilterExpression: { parked: true } });
 runSchema.index({ status: 1, createdAt: 1, _id: 1 });
+// Admission control counts one workflow's queued runs on every webhook call.
+runSchema.index({ workflowId: 1, createdAt: 1 }, { partialFilterExpression: { status: 'queued' } });
 runSchema.index({ status: 1, resumeAt: 1, _id: 1 });
 runSchema.index(
   { workflowId: 1, idempotencyKey: 1 },

@@ -193,6 +193,13 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     `,
   },
   {
+    version: 210,
+    name: 'queued-runs-per-workflow',
+    // Admission control counts a workflow's queued runs on every webhook call: an index of the queued
+    // ones alone, so the count reads at most the limit's worth of entries whatever the history.
+    sql: `CREATE INDEX workflow_runs_queued ON workflow_runs(workflow_id, created_at) WHERE status = 'queued';`,
+  },
+  {
     version: 240,
     name: 'node-tests',
     sql: `ALTER TABLE workflow_runs ADD COLUMN node_test TEXT;`,
