@@ -91,8 +91,14 @@ export class RunAdmission {
    * `retryAfterSeconds`
    */
   async accept(run: Run, policy: AdmissionPolicy = 'caller', settings: WorkflowSettings = {}): Promise<{ created: boolean; run: Run }> {
-    if (policy !== 'service') await this.checkLimits(run, policy, settings);
-    const stored = await this.runs.create(run, new Date(run.createdAt.getTime() - IDEMPOTENCY_WINDOW_MS));
+    const reuseSince = new Date(run.createdAt.getTime() - IDEMPOTENCY_WINDOW_MS);
+    if (policy !== 'service') {
+      // A repeated Idempotency-Key names a run already accepted: the answer is that run, even at a limit.
+      const earlier = run.idempotencyKey ? await this.runs.byIdempotencyKey(run.workflowId, run.idempotencyKey, reuseSince) : null;
+      if (earlier) return { created: false, run: earlier };
+      await this.checkLimits(run, policy, settings);
+    }
+    const stored = await this.runs.create(run, reuseSince);
     if (!stored.created) return stored;
     this.admitted(run.workflowId);
     try {

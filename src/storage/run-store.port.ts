@@ -69,6 +69,8 @@ export abstract class RunStore {
    * the earlier run (`created: false`); an older use of the key is forgotten so it can start a new run.
    */
   abstract create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }>;
+  /** The run an idempotency key started on the workflow since `since`, if any (what `create` would answer with). */
+  abstract byIdempotencyKey(workflowId: string, key: string, since: Date): Promise<Run | null>;
   /** The run with its steps in execution order (their sealed state included). */
   abstract get(id: string): Promise<Run | null>;
   /** Only the run's status, for those who wait on it: no steps, no payloads. */

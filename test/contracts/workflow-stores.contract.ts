@@ -217,6 +217,10 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       const later = queuedRun('wfl_idem', { idempotencyKey: 'k1' });
       expect(await runs.create(later, inFuture(60_000))).toMatchObject({ created: true, run: { id: later.id } });
       expect((await runs.get(first.id))?.idempotencyKey).toBeNull();
+      // Looked up without inserting: the current use within the window, nothing before it or elsewhere.
+      expect((await runs.byIdempotencyKey('wfl_idem', 'k1', new Date(Date.now() - 60_000)))?.id).toBe(later.id);
+      expect(await runs.byIdempotencyKey('wfl_idem', 'k1', inFuture(60_000))).toBeNull();
+      expect(await runs.byIdempotencyKey('wfl_idem', 'k2', new Date(0))).toBeNull();
     });
 
     it('lets exactly one worker claim a queued run, and records steps only for the lease holder', async () => {

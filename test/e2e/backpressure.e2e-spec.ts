@@ -53,8 +53,13 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
 
   it('answers 429 with Retry-After beyond the workflow\'s queued-run limit, which its settings may only lower, and starts no run', async () => {
     const lowered = await workflow({ maxQueuedRuns: 2 });
+    const keyed = await post(lowered, { 'idempotency-key': 'accepted-before' });
+    expect(keyed.status).toBe(202);
     expect((await post(lowered)).status).toBe(202);
-    expect((await post(lowered)).status).toBe(202);
+    // At the limit, a repeated key still answers with the run it started: that run was accepted.
+    const repeated = await post(lowered, { 'idempotency-key': 'accepted-before' });
+    expect(repeated.status).toBe(202);
+    expect(repeated.body.id).toBe(keyed.body.id);
     const refused = await post(lowered, { 'idempotency-key': 'over-the-limit' });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

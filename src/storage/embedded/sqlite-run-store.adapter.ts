@@ -140,6 +140,7 @@ export class SqliteRunStore extends RunStore {
   /** The writes of a run's life go through the connection's group commit (group-commit.ts). */
   private readonly group: GroupCommit;
   private readonly insertRun;
+  private readonly findByKey;
   private readonly claimRun;
   private readonly writeSteps;
   private readonly completeRun;
@@ -281,6 +282,11 @@ export class SqliteRunStore extends RunStore {
       deleteFinished: db.prepare(`DELETE FROM workflow_runs WHERE id IN (SELECT value FROM json_each(?)) AND status IN ${FINISHED}`),
     };
 
+    this.findByKey = (workflowId: string, key: string, since: Date): Run | null => {
+      const earlier = this.statements.byIdempotencyKey.get(workflowId, key) as RunRow | undefined;
+      return earlier && earlier.created_at >= toSqlDate(since)! ? toRun(earlier) : null;
+    };
+
     this.insertRun = (run: Run, reuseSince: Date): { created: boolean; run: Run } => {
       if (run.idempotencyKey) {
         const earlier = this.statements.byIdempotencyKey.get(run.workflowId, run.idempotencyKey) as RunRow | undefined;
@@ -382,6 +388,10 @@ export class SqliteRunStore extends RunStore {
   /** A burst of webhooks accepted in one turn shares one WAL commit (group-commit.ts). */
   create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }> {
     return this.group.run(() => this.insertRun(run, reuseSince));
+  }
+
+  async byIdempotencyKey(workflowId: string, key: string, since: Date): Promise<Run | null> {
+    return this.findByKey(workflowId, key, since);
   }
 
   async get(id: string): Promise<Run | null> {

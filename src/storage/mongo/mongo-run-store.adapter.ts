@@ -101,6 +101,11 @@ export class MongoRunStore extends RunStore {
     this.workflowMembers = new MongoMembershipScope(connection, 'workflow');
   }
 
+  async byIdempotencyKey(workflowId: string, key: string, since: Date): Promise<Run | null> {
+    const earlier = await this.runs.findOne({ workflowId, idempotencyKey: key, createdAt: { $gte: since } }).lean<RunDoc>();
+    return earlier ? toRun(earlier) : null;
+  }
+
   async create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }> {
     if (run.idempotencyKey) {
       const earlier = await this.runs.findOne({ workflowId: run.workflowId, idempotencyKey: run.idempotencyKey }).lean<RunDoc>();
