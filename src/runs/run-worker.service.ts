@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the life of one claimed run (lease, heartbeat, execute, record, finish)
+// reads top to bottom here; what it calls lives in the step recorder, run plans and the executor.
 import { Inject, Injectable } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the request bodies of the workflows API in one place, each class the
+// OpenAPI schema and the validation rule of one body (split by route, they would import each other).
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: both MCP HTTP doors (Streamable HTTP and legacy SSE) share session
+// bookkeeping, authentication and revocation here; the SDK's transports do the protocol.
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one adapter of one port (RunStore), its SQL statements prepared once
+// and kept beside the row mapping they share; splitting it would scatter one table's queries.
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
 import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, QueuedRuns, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';

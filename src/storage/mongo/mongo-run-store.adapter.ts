@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one adapter of one port (RunStore), the Mongo twin of
+// sqlite-run-store.adapter.ts, kept method for method in the same order so the two read side by side.
 import type { Collection } from 'mongodb';
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
