@@ -1,3 +1,5 @@
+import type { NodeSubStep } from '../sdk';
+
 /**
  * What the executor records of each node it runs, and how a failure reads once masked; the run
  * store keeps them as they are.
@@ -56,15 +58,5 @@ export interface StepRecord {
   subSteps?: SubStep[];
 }
 
-/** One model call or tool call inside a node (an AI agent's loop). */
-export interface SubStep {
-  kind: 'model' | 'tool';
-  /** The model's name, or the tool's. */
-  name: string;
-  startedAt: string;
-  durationMs: number;
-  tokens?: { prompt: number; completion: number };
-  arguments?: unknown;
-  result?: unknown;
-  error?: string;
-}
+/** One model call or tool call inside a node (an AI agent's loop): what the node reported, masked. */
+export type SubStep = NodeSubStep;

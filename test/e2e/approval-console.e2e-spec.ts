@@ -1,18 +1,10 @@
-import { source as axeSource } from 'axe-core';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
+import { SCREENSHOTS, openConsoleBrowser, seriousAxeViolations } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 import { waitForRun } from '../utils/workflows-fixtures';
 
 jest.setTimeout(180_000);
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 /**
  * Deciding approvals in a real browser (Debian's chromium driven by playwright-core): the console's
@@ -27,14 +19,7 @@ describe('approvals in a browser', () => {
   let pageErrors: string[];
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-  const axe = async (where: string) => {
-    await page.evaluate(axeSource);
-    const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[];
-    const bad = violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(bad).toEqual([]);
-  };
+  const axe = async (where: string) => expect(await seriousAxeViolations(page, where)).toEqual([]);
 
   const startWaiting = async (summary: string) => {
     const definition = {

@@ -1,21 +1,13 @@
-import { source as axeSource } from 'axe-core';
 import { createServer, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { RunEvents } from '../../src/runs/run-events';
-import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
+import { SCREENSHOTS, openConsoleBrowser, seriousAxeViolations } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 import { waitForRun } from '../utils/workflows-fixtures';
 
 jest.setTimeout(180_000);
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 /**
  * The console's chat panel in a real browser (Debian's chromium driven by playwright-core): talk to
@@ -33,14 +25,7 @@ describe('chat panel in a browser', () => {
   let gatedId: string;
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-  const axe = async (where: string) => {
-    await page.evaluate(axeSource);
-    const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[];
-    const bad = violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(bad).toEqual([]);
-  };
+  const axe = async (where: string) => expect(await seriousAxeViolations(page, where)).toEqual([]);
   const publish = async (name: string, definition: object) => {
     const created = await t.request('POST', '/api/v1/workflows', { body: { name, definition } });
     expect((await t.request('POST', `/api/v1/workflows/${created.body.id}/publish`)).status).toBe(201);

@@ -1,18 +1,10 @@
-import { source as axeSource } from 'axe-core';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
+import { SCREENSHOTS, openConsoleBrowser, seriousAxeViolations } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 
 jest.setTimeout(240_000);
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 /**
  * The workflow canvas in a real browser against the real app: a branching workflow built with the
@@ -62,15 +54,7 @@ describe('workflow canvas in a browser', () => {
   };
 
   /** axe-core on the page as it is: serious and critical violations only (the brief's bar). */
-  const axe = async (where: string) => {
-    // Evaluated by the driver, not injected as a <script>: the console's CSP rightly refuses inline scripts.
-    await page.evaluate(axeSource);
-    const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[];
-    const bad = violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(bad).toEqual([]);
-  };
+  const axe = async (where: string) => expect(await seriousAxeViolations(page, where)).toEqual([]);
 
   beforeAll(async () => {
     // Copy and Paste use the system clipboard, as they would for a person.

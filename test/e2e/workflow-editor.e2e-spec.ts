@@ -1,17 +1,9 @@
-import { source as axeSource } from 'axe-core';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { openConsoleBrowser, SCREENSHOTS } from '../utils/console-browser';
+import { SCREENSHOTS, openConsoleBrowser, seriousAxeViolations } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 
 jest.setTimeout(240_000);
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 /**
  * The editor's inspector in a real browser against the real app, beyond what the canvas suite
@@ -57,14 +49,7 @@ describe('workflow editor in a browser: node tests, node settings, credentials',
     await node(id).waitFor();
     await dragMouse(await middle(`[data-node-id="${id}"] .node-title`), { x: canvas.x + to.x, y: canvas.y + to.y });
   };
-  const axe = async (where: string) => {
-    await page.evaluate(axeSource);
-    const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[];
-    const bad = violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(bad).toEqual([]);
-  };
+  const axe = async (where: string) => expect(await seriousAxeViolations(page, where)).toEqual([]);
   const jsonOf = async (label: string) => JSON.parse((await page.getByLabel(label, { exact: true }).textContent()) ?? 'null');
 
   beforeAll(async () => {

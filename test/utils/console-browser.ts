@@ -1,3 +1,4 @@
+import { source as axeSource } from 'axe-core';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, BrowserContextOptions, chromium, Page } from 'playwright-core';
@@ -38,4 +39,24 @@ export async function openConsoleBrowser(context: BrowserContextOptions): Promis
     if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
   });
   return { browser, page, pageErrors };
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * axe-core's serious and critical violations on the page as it stands, each as one readable line
+ * naming `where`. Evaluated by the driver, not injected as a <script>: the console's CSP rightly
+ * refuses inline scripts.
+ */
+export async function seriousAxeViolations(page: Page, where: string): Promise<string[]> {
+  await page.evaluate(axeSource);
+  const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
