@@ -31,11 +31,14 @@ export interface ExtractJobOptions {
   timeoutMs?: number;
   /** Cancels the job: a queued job is dropped, a running one has its worker terminated. Rejects with CANCELED. */
   signal?: AbortSignal;
+  /** See ExtractOptions.maxPages. */
+  maxPages?: number;
 }
 
 interface Job {
   bytes: ArrayBuffer;
   type: DetectedType;
+  maxPages?: number;
   timeoutMs: number;
   resolve: (document: ExtractedDocument) => void;
   reject: (error: AppError) => void;
@@ -81,6 +84,7 @@ export class ExtractorPool {
       const job: Job = {
         bytes: ownArrayBuffer(bytes),
         type,
+        maxPages: options.maxPages,
         timeoutMs,
         resolve: (document) => {
           settled();
@@ -116,7 +120,7 @@ export class ExtractorPool {
     const request: ExtractRequest = {
       bytes: job.bytes,
       type: job.type,
-      options: { maxDecompressedBytes: this.opts.maxDecompressedBytes },
+      options: { maxDecompressedBytes: this.opts.maxDecompressedBytes, maxPages: job.maxPages },
     };
     this.threads.run<ExtractResponse>(request, { transferList: [job.bytes], signal: stop.signal }).then(
       (response) => {

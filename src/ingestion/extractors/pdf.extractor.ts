@@ -16,13 +16,19 @@ interface TextItemLike {
  * One segment per page, page numbers kept. Pages are read one at a time and released, so memory
  * stays flat on long documents (unpdf's own extractText loads every page at once).
  */
-export async function extractPdf(bytes: Buffer): Promise<ExtractedDocument> {
+export async function extractPdf(bytes: Buffer, options: { maxPages?: number } = {}): Promise<ExtractedDocument> {
   const data = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // verbosity 0: pdf.js would otherwise print a warning line per oddity in the file.
   const pdf = await getDocumentProxy(data, { verbosity: 0 }).catch((error) => {
     throw pdfError(error);
   });
   try {
+    // Known from the page tree without reading a page: a long document is refused before the long part.
+    if (options.maxPages !== undefined && pdf.numPages > options.maxPages) {
+      throw new AppError(ErrorCode.FILE_TOO_LARGE, `the PDF has ${pdf.numPages} pages, more than the ${options.maxPages} of this lane`, {
+        details: { laneLimit: { pages: pdf.numPages, maxPages: options.maxPages } },
+      });
+    }
     const segments: ExtractedSegment[] = [];
     for (let pageNumber = 1; pageNumber <= pdf.numPages; pageNumber++) {
       const page = await pdf.getPage(pageNumber);
