@@ -5,15 +5,7 @@ import { fixturePath, REJECTED_FIXTURES } from '../fixtures/fixtures';
 import { makeLargeTextPdf } from '../fixtures/pdf-builder';
 import { bothQueues } from '../utils/queues';
 import { startTestApp, TestApp } from '../utils/test-app';
-import { addNotes, createCollection, waitForFile } from './collections-files.helpers';
-
-/** Uploads `bytes` as multipart, as a browser or curl -F does. */
-export async function upload(t: TestApp, collectionId: string, name: string, bytes: Buffer, type = 'application/octet-stream') {
-  const form = new FormData();
-  form.append('file', new Blob([bytes], { type }), name);
-  const res = await fetch(`${t.url}/api/v1/collections/${collectionId}/files/upload`, { method: 'POST', headers: { 'x-api-key': t.admin.key }, body: form });
-  return { status: res.status, body: (await res.json()) as any };
-}
+import { addNotes, createCollection, upload, waitForFile } from './collections-files.helpers';
 
 /** Polls the file until `accept` holds for it; fails with the last record seen. */
 async function waitUntil(t: TestApp, collectionId: string, fileId: string, what: string, accept: (file: any) => boolean, timeoutMs = 90_000) {
