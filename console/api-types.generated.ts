@@ -865,7 +865,7 @@ export interface components {
          * @description Stable error code
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INTERNAL";
+        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INSUFFICIENT_STORAGE" | "INTERNAL";
         FieldErrorDto: {
             /**
              * @description The bad field: a dotted path with [index] for array items, e.g. definition.nodes[0].id
@@ -903,7 +903,16 @@ export interface components {
             error?: string;
             /** @example fle_0123456789abcdefghijklmno */
             id: string;
+            /**
+             * @description The ingestion lane: large for files over INGEST_LARGE_BYTES bytes or PDFs over INGEST_LARGE_PAGES pages, ingested beside the standard lane so they never hold small files
+             * @enum {string}
+             */
+            lane: "standard" | "large";
             name: string;
+            /** @description Where ingestion stands; only while pending or processing */
+            progress?: components["schemas"]["FileProgressDto"];
+            /** @description Only with status pending: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again automatically */
+            retryReason?: string;
             /** @description Size in bytes (0 until downloaded) */
             size: number;
             /**
@@ -924,6 +933,17 @@ export interface components {
             /** @description The offset of this page */
             offset: number;
             /** @description Number of items in all pages */
+            total: number;
+        };
+        FileProgressDto: {
+            /** @description Done so far, of total: bytes while fetching; parts of the document (PDF pages, sheets, slides) while embedding and indexing */
+            done: number;
+            /**
+             * @description queued, then fetching, extracting, embedding, indexing
+             * @enum {string}
+             */
+            stage: "queued" | "fetching" | "extracting" | "embedding" | "indexing";
+            /** @description The whole of the stage, in the same unit as done; 0 while unknown (queued, extracting, a download of unknown size) */
             total: number;
         };
         IssuedApiKeyDto: {
@@ -2133,6 +2153,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The disk holding DATA_DIR is full: the message and details say where and how many bytes to free */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
         };
     };
     FilesController_get: {
@@ -2343,6 +2372,15 @@ export interface operations {
             };
             /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The disk holding DATA_DIR is full: the message and details say where and how many bytes to free */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
