@@ -16,6 +16,7 @@ import { FileStore, originalBlobKey } from '../storage/file-store.port';
 import { FileLane, FileProgress, QUEUED, StoredFile } from '../collections/file.model';
 import { detectType } from './detect-type';
 import { DocumentIndexer, IndexingTotals } from './document-indexer';
+import { CoalescingEmbedder } from './coalescing-embedder';
 import { isLaneLimit } from './extractors/extracted-document';
 import { ExtractorPool } from './extractors/extractor-pool';
 import { ensureIngestion, FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB, FileIngestJob, LaneLimits } from './ingestion.job';
@@ -59,6 +60,8 @@ export class IngestionService {
   private readonly logger: Logger;
   private readonly options: IngestionOptions;
   private readonly largeExtractor: ExtractorPool;
+  /** Small files' embedder calls, combined while the embedder is busy. */
+  private readonly indexingEmbedder: Embedder;
 
   constructor(
     private readonly files: FileStore,
@@ -79,6 +82,7 @@ export class IngestionService {
     this.logger = logger.child({ component: 'ingestion' });
     this.options = options ?? NO_LANES;
     this.largeExtractor = largeExtractor ?? extractor;
+    this.indexingEmbedder = new CoalescingEmbedder(embedder);
   }
 
   @OnJob(FILE_INGEST_JOB)
@@ -145,7 +149,7 @@ export class IngestionService {
     await this.removeIndexedContent(file);
     const target = { collectionId: file.collectionId, fileId: file.id };
     const progress = this.progressWriter(file.id);
-    const indexer = new DocumentIndexer(target, this.files, this.index, this.embedder, {
+    const indexer = new DocumentIndexer(target, this.files, this.index, this.indexingEmbedder, {
       signal,
       beforeFirstWrite: (dimension) => this.claimEmbedding(file.collectionId, dimension),
       afterWrite: () => this.assertStillThere(file),
