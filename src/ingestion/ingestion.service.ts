@@ -132,23 +132,29 @@ export class IngestionService {
     await this.files.update(file.id, { size: bytes.length, mime: type.mime, progress: { stage: 'extracting', done: 0, total: 0 } });
     await this.refuseOtherModel(file.collectionId);
     const extractor = lane === 'large' ? this.largeExtractor : this.extractor;
+    const progress = this.progressWriter(file.id);
+    // Page counts may arrive after the extraction's result: none may overwrite a later stage.
+    let extracting = true;
     const limits =
       lane === 'large'
         ? { timeoutMs: this.options.largeExtractionTimeoutMs }
         : { maxPages: this.queue && Number.isFinite(this.options.largePages) ? this.options.largePages : undefined };
     // On shutdown the pool cancels the parse; the job must then fail with the queue's own reason
     // so that it is handed back rather than recorded as an error.
+    const onPages = (done: number, total: number) => extracting && progress.report({ stage: 'extracting', done, total });
     const doc = await this.timed('extract', () =>
-      extractor.extract(bytes, type, { signal, ...limits }).catch(async (error: unknown) => {
-        if (signal.aborted) throw signal.reason;
-        if (isLaneLimit(error)) await this.moveToLargeLane(file, `${error.details.laneLimit.pages} pages`);
-        throw error;
-      }),
+      extractor
+        .extract(bytes, type, { signal, onPages, ...limits })
+        .finally(() => (extracting = false))
+        .catch(async (error: unknown) => {
+          if (signal.aborted) throw signal.reason;
+          if (isLaneLimit(error)) await this.moveToLargeLane(file, `${error.details.laneLimit.pages} pages`);
+          throw error;
+        }),
     );
     // Leftovers of an attempt a restart interrupted.
     await this.removeIndexedContent(file);
     const target = { collectionId: file.collectionId, fileId: file.id };
-    const progress = this.progressWriter(file.id);
     const indexer = new DocumentIndexer(target, this.files, this.index, this.indexingEmbedder, {
       signal,
       beforeFirstWrite: (dimension) => this.claimEmbedding(file.collectionId, dimension),

@@ -19,7 +19,12 @@ export interface ExtractOptions {
    * with an error `isLaneLimit` recognises, so the file can move to the large-file lane.
    */
   maxPages?: number;
+  /** Told how many pages are read, of how many, as a PDF is read (at most a few times a second). */
+  onPages?: (done: number, total: number) => void;
 }
+
+/** Pages read are reported at most this often. */
+export const PAGE_PROGRESS_EVERY_MS = 250;
 
 /** `details.laneLimit` of the error a PDF over `maxPages` fails with. */
 export interface LaneLimit {

@@ -1,6 +1,6 @@
 import { getDocumentProxy } from 'unpdf';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { ExtractedDocument, ExtractedSegment } from './extracted-document';
+import { ExtractedDocument, ExtractedSegment, PAGE_PROGRESS_EVERY_MS } from './extracted-document';
 
 /** A vertical gap this many times the font size between two lines reads as a paragraph break. */
 const PARAGRAPH_GAP = 1.8;
@@ -16,7 +16,10 @@ interface TextItemLike {
  * One segment per page, page numbers kept. Pages are read one at a time and released, so memory
  * stays flat on long documents (unpdf's own extractText loads every page at once).
  */
-export async function extractPdf(bytes: Buffer, options: { maxPages?: number } = {}): Promise<ExtractedDocument> {
+export async function extractPdf(
+  bytes: Buffer,
+  options: { maxPages?: number; onPages?: (done: number, total: number) => void } = {},
+): Promise<ExtractedDocument> {
   const data = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // verbosity 0: pdf.js would otherwise print a warning line per oddity in the file.
   const pdf = await getDocumentProxy(data, { verbosity: 0 }).catch((error) => {
@@ -30,12 +33,18 @@ export async function extractPdf(bytes: Buffer, options: { maxPages?: number } =
       });
     }
     const segments: ExtractedSegment[] = [];
+    let reportedAt = Date.now();
     for (let pageNumber = 1; pageNumber <= pdf.numPages; pageNumber++) {
       const page = await pdf.getPage(pageNumber);
       const content = await page.getTextContent();
       segments.push({ text: pageText(content.items as unknown[]), page: pageNumber });
       page.cleanup();
+      if (options.onPages && Date.now() - reportedAt >= PAGE_PROGRESS_EVERY_MS) {
+        reportedAt = Date.now();
+        options.onPages(pageNumber, pdf.numPages);
+      }
     }
+    options.onPages?.(pdf.numPages, pdf.numPages);
     return { segments };
   } catch (error) {
     throw pdfError(error);
