@@ -99,7 +99,9 @@ async function waitIndexed(app: ServerProcess, collectionId: string, count: numb
 }
 
 /** Adds small files and returns each one's time from its request to its being seen `indexed`. */
-async function smallFileLatencies(app: ServerProcess, collectionId: string, tag: string): Promise<number[]> {
+async function smallFileLatencies(app: ServerProcess, tag: string): Promise<number[]> {
+  // A collection of their own: the listing polled below holds them and nothing else.
+  const collectionId = (await call(app.url, 'POST', '/api/v1/collections', { name: `small files ${tag}` })).id as string;
   const addedAt = new Map<string, number>();
   const latencies = new Map<string, number>();
   const adding = pooled(
@@ -187,7 +189,7 @@ async function main(): Promise<void> {
 
     // (b) fairness.
     const fair = (await call(app.url, 'POST', '/api/v1/collections', { name: 'fairness' })).id;
-    const alone = await smallFileLatencies(app, fair, 'alone');
+    const alone = await smallFileLatencies(app, 'alone');
     const pdf = makeLargeTextPdf(LARGE_PDF_PAGES);
     const large = await upload(app, fair, 'huge.pdf', pdf, 'application/pdf');
     const deadline = performance.now() + DEADLINE_MS;
@@ -198,7 +200,7 @@ async function main(): Promise<void> {
       largeState = await fileOf(app, fair, large.id);
     }
     console.log(`${LARGE_PDF_PAGES}-page PDF (${(pdf.length / 1e6).toFixed(1)} MB) processing in the large lane: ${JSON.stringify(largeState.progress)}`);
-    const beside = await smallFileLatencies(app, fair, 'beside');
+    const beside = await smallFileLatencies(app, 'beside');
     const bombStarted = performance.now();
     const bomb = await upload(app, fair, 'bomb.docx', readFileSync(fixturePath(REJECTED_FIXTURES.zipBombDocx)), 'application/octet-stream');
     let bombState = await fileOf(app, fair, bomb.id);
@@ -227,7 +229,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 100));
       embeddingState = await fileOf(app, fair, embedding.id);
     }
-    const besideEmbedding = await smallFileLatencies(app, fair, 'embedding');
+    const besideEmbedding = await smallFileLatencies(app, 'embedding');
     embeddingState = await fileOf(app, fair, embedding.id);
     console.log(
       `beside a ${EMBEDDING_PDF_PAGES}-page PDF being embedded in the large lane: p50 ${percentile(besideEmbedding, 50).toFixed(0)} ms, ` +
