@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { pageOf, timestamp } from '../common/response-schemas';
-import { FILE_STATUSES, FileStatus } from './file.model';
+import { FILE_LANES, FILE_STATUSES, FileLane, FileProgress, FileStatus, PROGRESS_STAGES, ProgressStage } from './file.model';
 import { ROLES, Role } from '../auth/membership.model';
 import type { CollectionStats } from './collections.service';
 import type { CollectionView } from './collections.dto';
@@ -61,6 +61,20 @@ export class CollectionStatsDto implements CollectionStats {
   characters: number;
 }
 
+export class FileProgressDto implements FileProgress {
+  @ApiProperty({ enum: PROGRESS_STAGES, description: 'queued, then fetching, extracting, embedding, indexing' })
+  stage: ProgressStage;
+
+  @ApiProperty({
+    type: 'integer',
+    description: 'Done so far, of total: bytes while fetching; parts of the document (PDF pages, sheets, slides) while embedding and indexing',
+  })
+  done: number;
+
+  @ApiProperty({ type: 'integer', description: 'The whole of the stage, in the same unit as done; 0 while unknown (queued, extracting, a download of unknown size)' })
+  total: number;
+}
+
 export class FileDto implements FileView {
   @ApiProperty({ example: 'fle_0123456789abcdefghijklmno' })
   id: string;
@@ -82,6 +96,20 @@ export class FileDto implements FileView {
 
   @ApiPropertyOptional({ description: 'Why ingestion failed; only with status error' })
   error?: string;
+
+  @ApiProperty({
+    enum: FILE_LANES,
+    description: 'The ingestion lane: large for files over INGEST_LARGE_BYTES bytes or PDFs over INGEST_LARGE_PAGES pages, ingested beside the standard lane so they never hold small files',
+  })
+  lane: FileLane;
+
+  @ApiPropertyOptional({ type: FileProgressDto, description: 'Where ingestion stands; only while pending or processing' })
+  progress?: FileProgressDto;
+
+  @ApiPropertyOptional({
+    description: "Only with status pending: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again automatically",
+  })
+  retryReason?: string;
 }
 
 export const FilePageDto = pageOf(FileDto, 'FilePageDto');

@@ -3,6 +3,26 @@ import { newId } from '../common/ids';
 export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
 
+/** Ingestion lanes, each with its own concurrency: large files (by size or page count) never hold small ones. */
+export const FILE_LANES = ['standard', 'large'] as const;
+export type FileLane = (typeof FILE_LANES)[number];
+
+/**
+ * Where ingestion of a file stands. `done` of `total`: bytes while fetching (total 0 while the size is
+ * unknown), parts of the document (PDF pages, sheets, slides) while embedding and indexing, 0 of 0
+ * while queued and extracting.
+ */
+export const PROGRESS_STAGES = ['queued', 'fetching', 'extracting', 'embedding', 'indexing'] as const;
+export type ProgressStage = (typeof PROGRESS_STAGES)[number];
+
+export interface FileProgress {
+  stage: ProgressStage;
+  done: number;
+  total: number;
+}
+
+export const QUEUED: FileProgress = { stage: 'queued', done: 0, total: 0 };
+
 export interface StoredFile {
   id: string;
   collectionId: string;
@@ -12,8 +32,14 @@ export interface StoredFile {
   /** Bytes of the original; 0 until a file given by URL has been downloaded. */
   size: number;
   status: FileStatus;
-  /** Readable reason when `status` is `error`. */
+  /**
+   * Readable reason when `status` is `error`; with `pending`, why the last try failed for the
+   * service's own reasons (disk full, database unavailable), the file being tried again.
+   */
   error: string | null;
+  lane: FileLane;
+  /** Where ingestion stands; meaningful while `pending` or `processing`. */
+  progress: FileProgress | null;
   /** The http(s) URL to download; null when the bytes were handed over (upload, `data:`) and sit in the blob store. */
   sourceUrl: string | null;
   /** Passages (search results) the file was cut into. */
@@ -50,6 +76,7 @@ export function newPendingFile(
   source: { bytes: Buffer } | { url: string },
   mime: string,
   now = new Date(),
+  lane: FileLane = 'standard',
 ): StoredFile {
   return {
     id: newId('fle'),
@@ -59,6 +86,8 @@ export function newPendingFile(
     size: 'bytes' in source ? source.bytes.length : 0,
     status: 'pending',
     error: null,
+    lane,
+    progress: QUEUED,
     sourceUrl: 'url' in source ? source.url : null,
     chunkCount: 0,
     characterCount: 0,

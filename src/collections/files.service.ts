@@ -1,16 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError } from '../common/app-error';
+import { AppError, ErrorCode } from '../common/app-error';
+import { insufficientStorage, isDiskFull, mongoStorageFull } from '../common/resource-faults';
 import { Page, PageRequest, validPage } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { parseDataUrl } from '../ingestion/data-url';
 import { MAX_FILE_NAME_CHARS, MAX_URL_CHARS } from './files.dto';
-import { enqueueIngestion } from '../ingestion/ingestion.job';
+import { enqueueIngestion, laneForSize } from '../ingestion/ingestion.job';
 import { JobQueue } from '../jobs/job-queue.port';
 import { VectorIndex } from '../search/vector-index.port';
 import { BlobStore } from '../storage/blob-store.port';
-import { FILE_STATUSES, FileStatus, newPendingFile, StoredFile } from './file.model';
+import { FILE_STATUSES, FileLane, FileProgress, FileStatus, newPendingFile, StoredFile } from './file.model';
 import { FileStore, originalBlobKey } from '../storage/file-store.port';
 
 export interface FileView {
@@ -24,6 +25,12 @@ export interface FileView {
   createdAt: string;
   /** Why ingestion failed; only with status `error`. */
   error?: string;
+  /** The ingestion lane: `large` for files over INGEST_LARGE_BYTES or PDFs over INGEST_LARGE_PAGES pages. */
+  lane: FileLane;
+  /** Where ingestion stands; only while `pending` or `processing`. */
+  progress?: FileProgress;
+  /** Only with status `pending`: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again. */
+  retryReason?: string;
 }
 
 export interface FileContent {
@@ -46,6 +53,9 @@ export const fileView = (file: StoredFile): FileView => ({
   status: file.status,
   createdAt: file.createdAt.toISOString(),
   ...(file.status === 'error' && file.error ? { error: file.error } : {}),
+  lane: file.lane,
+  ...((file.status === 'pending' || file.status === 'processing') && file.progress ? { progress: file.progress } : {}),
+  ...(file.status === 'pending' && file.error ? { retryReason: file.error } : {}),
 });
 
 /** Where the bytes of a new file come from: a URL to download, or the bytes themselves. */
@@ -137,19 +147,30 @@ export class FilesService {
   }
 
   private async accept(collectionId: string, name: string, source: FileSource): Promise<FileView> {
-    const file = newPendingFile(collectionId, name, source, ('declaredType' in source && mimeOf(source.declaredType)) || UNKNOWN_TYPE);
-    if ('bytes' in source) await this.blobs.put(originalBlobKey(file), source.bytes);
+    const mime = ('declaredType' in source && mimeOf(source.declaredType)) || UNKNOWN_TYPE;
+    // A file given by URL has no known size yet: the standard lane moves it once it is downloaded.
+    const lane = 'bytes' in source ? laneForSize(source.bytes.length, { largeBytes: this.config.INGEST_LARGE_BYTES, largePages: this.config.INGEST_LARGE_PAGES }) : 'standard';
+    const file = newPendingFile(collectionId, name, source, mime, new Date(), lane);
     try {
+      if ('bytes' in source) await this.blobs.put(originalBlobKey(file), source.bytes);
       // Stored before queued: a job never exists for a file the store does not have.
       await this.files.create(file);
-      await enqueueIngestion(this.queue, { collectionId, fileId: file.id });
+      await enqueueIngestion(this.queue, { collectionId, fileId: file.id }, lane);
     } catch (error) {
       // Not accepted, so nothing of it stays.
       await this.files.delete(file.id).catch(() => undefined);
       await this.blobs.delete(originalBlobKey(file)).catch(() => undefined);
-      throw error;
+      throw await this.storageFull(error, file.size);
     }
     return fileView(file);
+  }
+
+  /** A full disk anywhere on the way (blobs, the database, the embedded queue's table) is a 507 saying what to free. */
+  private async storageFull(error: unknown, bytesNeeded: number): Promise<unknown> {
+    if (error instanceof AppError && error.code === ErrorCode.INSUFFICIENT_STORAGE) return error;
+    if (!isDiskFull(error) && !isDiskFull((error as { cause?: unknown } | null)?.cause)) return error;
+    if (this.config.MONGODB_URI) return mongoStorageFull(error);
+    return insufficientStorage({ path: this.config.dataDir, bytesNeeded: bytesNeeded || undefined }, error);
   }
 
   private async load(collectionId: string, fileId: string): Promise<StoredFile> {

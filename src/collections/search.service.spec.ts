@@ -71,7 +71,7 @@ describe('SearchService', () => {
     const now = new Date();
     const fileId = newId('fle');
     await files.create({
-      id: fileId, collectionId, name, mime: 'text/plain', size: 1, status, error: null, sourceUrl: null,
+      id: fileId, collectionId, name, mime: 'text/plain', size: 1, status, error: null, lane: 'standard', progress: null, sourceUrl: null,
       chunkCount: passages.length, characterCount: 1, createdAt: now, updatedAt: now,
     });
     const ids = passages.map(() => newId('psg'));

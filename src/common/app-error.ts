@@ -42,6 +42,8 @@ export enum ErrorCode {
   /** A worker stopped in the middle of a node that must not run twice. */
   INTERRUPTED = 'INTERRUPTED',
   UNAVAILABLE = 'UNAVAILABLE',
+  /** The disk holding the service's data (DATA_DIR, or MongoDB's) is full. */
+  INSUFFICIENT_STORAGE = 'INSUFFICIENT_STORAGE',
   INTERNAL = 'INTERNAL',
 }
 
@@ -76,6 +78,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.WORKFLOW_STOPPED]: 422,
   [ErrorCode.INTERRUPTED]: 503,
   [ErrorCode.UNAVAILABLE]: 503,
+  [ErrorCode.INSUFFICIENT_STORAGE]: 507,
   [ErrorCode.INTERNAL]: 500,
 };
 

@@ -140,6 +140,18 @@ export class AppConfig {
   @Transform(int) @IsInt() @Min(1) @Max(256)
   JOB_CONCURRENCY = 4;
 
+  /** Large files (`file.ingest.large`) one process ingests at once, beside JOB_CONCURRENCY small ones; 0 leaves them to other worker processes. */
+  @Transform(int) @IsInt() @Min(0) @Max(64)
+  INGEST_LARGE_CONCURRENCY = 1;
+
+  /** A file of more bytes than this is ingested in the large-file lane. */
+  @Transform(int) @IsInt() @Min(1)
+  INGEST_LARGE_BYTES = 20 * 1024 * 1024;
+
+  /** A PDF of more pages than this is ingested in the large-file lane. */
+  @Transform(int) @IsInt() @Min(1)
+  INGEST_LARGE_PAGES = 500;
+
   /** Redis key prefix of the Bull queues, so several deployments can share one Redis. */
   @IsString() @Matches(/^[A-Za-z0-9:_-]{1,64}$/, { message: 'must be 1-64 letters, digits, colons, dashes or underscores' })
   QUEUE_PREFIX = 'jobs';

@@ -33,6 +33,12 @@ export interface DocumentIndexerOptions {
   beforeFirstWrite?: (dimension: number) => Promise<void>;
   /** Runs after every batch is written; throwing stops the run (e.g. the file was deleted meanwhile). */
   afterWrite?: () => Promise<void>;
+  /**
+   * Told after every written batch how many of the document's parts (segments: PDF pages, sheets)
+   * are embedded and indexed in full, out of how many; `embedding` while parts are still being
+   * embedded, `indexing` while only the last writes are outstanding.
+   */
+  onProgress?: (progress: { stage: 'embedding' | 'indexing'; done: number; total: number }) => void;
 }
 
 /** Milliseconds spent in each stage. Embedder calls and index writes overlap, so these may add up to more than the wall time. */
@@ -47,6 +53,8 @@ type PendingUnit = Omit<IndexUnit, 'vector'>;
 interface EmbeddedBatch {
   units: PendingUnit[];
   vectors: Float32Array[];
+  /** Parts whose units are all in this batch or an earlier one. */
+  partsDone: number;
 }
 
 /**
@@ -72,6 +80,11 @@ export class DocumentIndexer {
   private readonly abort = new AbortController();
   private readonly signal: AbortSignal;
   private units: PendingUnit[] = [];
+  /** For each of `units`, the parts before the one it comes from: once it is written, those are done. */
+  private unitParts: number[] = [];
+  private partsTotal = 0;
+  private partsDone = 0;
+  private embeddingDone = false;
   private passages: Passage[] = [];
   private firstWriteDone = false;
   private readonly totals: IndexingTotals = { passages: 0, units: 0, characters: 0 };
@@ -95,19 +108,25 @@ export class DocumentIndexer {
    * was written stays for the caller to remove.
    */
   async run(doc: ExtractedDocument): Promise<IndexingTotals> {
+    this.partsTotal = doc.segments.length;
+    let partsBefore = 0;
     try {
       for (const group of pageGroups(doc.segments, { release: true })) {
-        this.add(group);
+        this.add(group, partsBefore);
+        partsBefore += group.length;
         let start = 0;
         for (; this.units.length - start >= this.batchSize; start += this.batchSize) {
-          await this.dispatch(this.units.slice(start, start + this.batchSize));
+          await this.dispatch(this.units.slice(start, start + this.batchSize), this.unitParts[start + this.batchSize - 1]);
         }
         this.units = this.units.slice(start);
+        this.unitParts = this.unitParts.slice(start);
       }
-      if (this.units.length) await this.dispatch(this.units);
+      if (this.units.length) await this.dispatch(this.units, this.partsTotal);
       await this.storePassages();
       while (this.embeddings.length) await this.writeOldest();
+      this.embeddingDone = true;
       while (this.writes.length) await this.writes.shift();
+      this.report(this.partsTotal);
       return { ...this.totals };
     } catch (error) {
       this.abort.abort(error);
@@ -117,7 +136,7 @@ export class DocumentIndexer {
     }
   }
 
-  private add(segments: ExtractedSegment[]): void {
+  private add(segments: ExtractedSegment[], partsBefore: number): void {
     const chunkingStarted = performance.now();
     const { passages, windows } = chunk({ segments }, this.options.chunking);
     this.timings.chunk += performance.now() - chunkingStarted;
@@ -143,11 +162,12 @@ export class DocumentIndexer {
         passageId,
         text: window.text,
       });
+      this.unitParts.push(partsBefore);
     }
     this.totals.passages += passages.length;
   }
 
-  private async dispatch(units: PendingUnit[]): Promise<void> {
+  private async dispatch(units: PendingUnit[], partsDone: number): Promise<void> {
     // A unit must never be found before the passage it points to exists.
     await this.storePassages();
     const embeddingStarted = performance.now();
@@ -158,7 +178,7 @@ export class DocumentIndexer {
       )
       .then((vectors) => {
         this.timings.embed += performance.now() - embeddingStarted;
-        return { units, vectors };
+        return { units, vectors, partsDone };
       });
     // Awaited in order by writeOldest; until then a failure must not count as unhandled.
     embedding.catch(() => undefined);
@@ -175,23 +195,33 @@ export class DocumentIndexer {
 
   /** Takes the oldest embedding call's vectors to the index; the write itself may overlap with later ones. */
   private async writeOldest(): Promise<void> {
-    const { units, vectors } = await this.embeddings.shift()!;
+    const { units, vectors, partsDone } = await this.embeddings.shift()!;
     if (!this.firstWriteDone) {
       await this.options.beforeFirstWrite?.(vectors[0].length);
       this.firstWriteDone = true;
     }
-    const write = this.write(units.map((unit, i) => ({ ...unit, vector: vectors[i] })));
+    const write = this.write(
+      units.map((unit, i) => ({ ...unit, vector: vectors[i] })),
+      partsDone,
+    );
     write.catch(() => undefined);
     this.writes.push(write);
     while (this.writes.length >= this.inFlightLimit) await this.writes.shift();
   }
 
-  private async write(units: IndexUnit[]): Promise<void> {
+  private async write(units: IndexUnit[], partsDone: number): Promise<void> {
     const writeStarted = performance.now();
     await this.index.upsert(units);
     this.timings.index += performance.now() - writeStarted;
     this.totals.units += units.length;
     await this.options.afterWrite?.();
+    this.report(partsDone);
+  }
+
+  private report(partsDone: number): void {
+    if (!this.options.onProgress) return;
+    this.partsDone = Math.max(this.partsDone, Math.min(partsDone, this.partsTotal));
+    this.options.onProgress({ stage: this.embeddingDone ? 'indexing' : 'embedding', done: this.partsDone, total: this.partsTotal });
   }
 }
 

@@ -9,7 +9,7 @@ import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-sto
 import { SqliteFileStore } from '../storage/embedded/sqlite-file-store.adapter';
 import { newPendingFile, StoredFile } from '../collections/file.model';
 import { FilesReconciler } from './files-reconciler.service';
-import { FILE_INGEST_JOB } from './ingestion.job';
+import { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB } from './ingestion.job';
 
 describe('FilesReconciler', () => {
   let dir: string;
@@ -66,6 +66,15 @@ describe('FilesReconciler', () => {
     queue.states.set(stuck.id, 'completed');
     await reconciler().reconcile();
     expect(queue.enqueued[0].jobId).toMatch(new RegExp(`^${stuck.id}-`));
+  });
+
+  it("queues a file again in its own lane, and leaves one whose job waits in the other lane", async () => {
+    const large = await stored();
+    await files.update(large.id, { lane: 'large', error: 'The disk holding /data/blobs is full' });
+    await reconciler().reconcile();
+    expect(queue.enqueued).toEqual([{ name: FILE_INGEST_LARGE_JOB, data: { collectionId, fileId: large.id }, jobId: large.id }]);
+    await reconciler().reconcile();
+    expect(queue.enqueued).toHaveLength(1);
   });
 
   it('covers a backlog larger than a batch over successive passes', async () => {

@@ -5,7 +5,7 @@ import { JobQueue } from '../jobs/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { FileStore } from '../storage/file-store.port';
 import { StoredFile } from '../collections/file.model';
-import { enqueueIngestion, FILE_INGEST_JOB } from './ingestion.job';
+import { ensureIngestion } from './ingestion.job';
 
 export interface FilesReconcilerOptions {
   intervalMs: number;
@@ -42,13 +42,17 @@ export class FilesReconciler extends PeriodicReconciler {
     for (const file of page) await this.ensureJob(file);
   }
 
+  /**
+   * `missing`: stored but never queued, or lost with the queue. `completed`/`failed`: the job ended
+   * without finishing the file: a crash between the two, or a failure of the service's own (disk
+   * full, database unavailable) that left the file pending to be tried again now.
+   */
   private async ensureJob(file: StoredFile): Promise<void> {
-    const state = await this.jobs.state(FILE_INGEST_JOB, file.id);
-    if (state === 'waiting' || state === 'active') return;
-    // `missing`: stored but never queued, or lost with the queue. `completed`/`failed`: the job
-    // ended without finishing the file (a crash between the two); its id is taken, so use another.
-    const jobId = state === 'missing' ? file.id : `${file.id}-${Date.now().toString(36)}`;
-    await enqueueIngestion(this.jobs, { collectionId: file.collectionId, fileId: file.id }, jobId);
-    this.logger.info({ fileId: file.id, jobId, jobState: state, status: file.status }, 'unfinished file had no job: queued it again');
+    const { queued, jobId, state } = await ensureIngestion(this.jobs, file);
+    if (!queued) return;
+    this.logger.info(
+      { fileId: file.id, jobId, lane: file.lane, jobState: state, status: file.status, ...(file.error ? { waitedFor: file.error } : {}) },
+      'unfinished file had no job: queued it again',
+    );
   }
 }

@@ -24,6 +24,7 @@ import { ExtractorPool } from './extractors/extractor-pool';
 import { FileIngestJob } from './ingestion.job';
 import { IngestionService } from './ingestion.service';
 import pino from 'pino';
+import { RecordingQueue } from '../../test/utils/recording-queue';
 
 /** Deterministic vectors from character codes; counts calls and how many run at once. */
 class FakeEmbedder extends Embedder {
@@ -234,5 +235,67 @@ describe('IngestionService', () => {
     await service.ingest(job(file));
     expect(embedder.calls).toBe(calls);
     await expect(service.ingest(job({ ...file, id: newId('fle') }))).resolves.toBeUndefined();
+  });
+
+  it("leaves a file pending with the reason when the service's own storage fails, on the last try too", async () => {
+    const file = await storedFile({ bytes: makeLargeTextPdf(3) });
+    const insertPassages = files.insertPassages.bind(files);
+    files.insertPassages = async () => {
+      throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' });
+    };
+    try {
+      await expect(service.ingest(job(file, { attempt: 3 }))).resolves.toBeUndefined();
+    } finally {
+      files.insertPassages = insertPassages;
+    }
+    const waiting = await reload(file);
+    expect(waiting).toMatchObject({ status: 'pending', progress: { stage: 'queued' } });
+    expect(waiting.error).toMatch(/SQLITE_BUSY.*tried again/);
+    expect(await index.countUnits(collectionId)).toBe(0);
+
+    await service.ingest(job(file, { attempt: 1 }));
+    expect(await reload(file)).toMatchObject({ status: 'indexed', error: null, progress: null });
+  });
+
+  it('names what to free when the disk is full, and keeps the file pending', async () => {
+    const file = await storedFile({ bytes: makeLargeTextPdf(2) });
+    embedder.onCall = () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    const diskFull = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics(), {
+      largeBytes: Number.POSITIVE_INFINITY,
+      largePages: Number.POSITIVE_INFINITY,
+      largeExtractionTimeoutMs: 60_000,
+      dataDir: '/var/lib/service',
+    });
+    await diskFull.ingest(job(file, { attempt: 3 }));
+    expect(await reload(file)).toMatchObject({ status: 'pending', error: expect.stringMatching(/DATA_DIR \(\/var\/lib\/service\) is full/) });
+  });
+
+  it('moves a PDF of more pages than the standard lane takes to the large lane, which indexes it reporting progress', async () => {
+    const queue = new RecordingQueue();
+    const options = { largeBytes: 10_000_000, largePages: 5, largeExtractionTimeoutMs: 60_000 };
+    const laned = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics(), options, undefined, queue);
+    const file = await storedFile({ bytes: makeLargeTextPdf(8) });
+    await laned.ingest(job(file));
+    expect(await reload(file)).toMatchObject({ status: 'pending', lane: 'large', progress: { stage: 'queued' } });
+    expect(queue.enqueued).toEqual([{ name: 'file.ingest.large', data: { collectionId, fileId: file.id }, jobId: file.id }]);
+    expect(embedder.calls).toBe(0);
+
+    const seen: unknown[] = [];
+    const update = files.update.bind(files);
+    files.update = async (id, change) => {
+      if (change.progress) seen.push(change.progress);
+      return update(id, change);
+    };
+    try {
+      await laned.ingestLarge(job(file, { name: 'file.ingest.large' }));
+    } finally {
+      files.update = update;
+    }
+    expect(await reload(file)).toMatchObject({ status: 'indexed', lane: 'large', progress: null });
+    expect(seen).toContainEqual({ stage: 'extracting', done: 0, total: 0 });
+    expect(seen).toContainEqual({ stage: 'embedding', done: 0, total: 8 });
+    expect(seen[seen.length - 1]).toEqual({ stage: 'indexing', done: 8, total: 8 });
   });
 });

@@ -8,6 +8,7 @@ import { ON_JOB_METADATA, OnJobOptions } from './on-job.decorator';
 /** An `@OnJob` method, as found at boot. */
 export interface DiscoveredJobHandler {
   name: string;
+  /** 0: this process does not run these jobs (another worker process does). */
   concurrency?: number;
   /** `Class.method`, for messages. */
   where: string;
@@ -73,7 +74,7 @@ export class JobHandlerScan {
         if (!options) continue;
         handlers.push({
           name: options.name,
-          concurrency: options.concurrency,
+          concurrency: typeof options.concurrency === 'function' ? options.concurrency(this.config) : options.concurrency,
           where: `${instance.constructor.name}.${key}`,
           handle: (job) => method.call(instance, job),
         });

@@ -4,6 +4,8 @@
  * without a handler, or a handler for a name not here, stops the boot naming it.
  */
 export const FILE_INGEST_JOB = 'file.ingest';
+/** The lane of large files (by size or page count), with a concurrency of its own: a slow file never holds small ones. */
+export const FILE_INGEST_LARGE_JOB = 'file.ingest.large';
 export const RUN_JOB = 'workflow.run';
 
-export const JOB_NAMES: readonly string[] = [FILE_INGEST_JOB, RUN_JOB];
+export const JOB_NAMES: readonly string[] = [FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB, RUN_JOB];

@@ -13,8 +13,8 @@ import { StorageModule } from '../storage/storage.module';
 import { BullJobQueue } from './bull/bull-job-queue.adapter';
 import { EmbeddedJobQueue } from './embedded/embedded-job-queue.adapter';
 import { JobContext, JobQueue } from './job-queue.port';
-import { OnJob } from './on-job.decorator';
-import { FILE_INGEST_JOB, RUN_JOB } from './job-names';
+import { OnJob, OnJobOptions } from './on-job.decorator';
+import { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB, RUN_JOB } from './job-names';
 import { JobsModule } from './jobs.module';
 
 /** What the test handlers saw, by job name. */
@@ -24,12 +24,12 @@ class Seen {
 }
 
 /** A service whose `@OnJob(name)` method records what it runs, as the modules' services do. */
-function recordingHandler(name: string): Type<unknown> {
+function recordingHandler(name: string, options: OnJobOptions = { concurrency: 2 }): Type<unknown> {
   @Injectable()
   class RecordingHandler {
     constructor(private readonly seen: Seen) {}
 
-    @OnJob(name, { concurrency: 2 })
+    @OnJob(name, options)
     async handle(job: JobContext<unknown>): Promise<void> {
       this.seen.jobs.push(job);
     }
@@ -52,6 +52,9 @@ describe('JobsModule', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'wcs-jobs-module-'));
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  /** Handlers of both file ingestion lanes. */
+  const fileHandlers = () => [recordingHandler(FILE_INGEST_JOB), recordingHandler(FILE_INGEST_LARGE_JOB)];
 
   async function boot(env: Record<string, string>, processors: Type<unknown>[]) {
     const config = loadConfig({ DATA_DIR: dataDir, ...env });
@@ -78,7 +81,7 @@ describe('JobsModule', () => {
     it('runs jobs through the @OnJob methods it found, with the queue context, and answers a ping', async () => {
       const settings = env();
       if (!settings) return;
-      const app = await boot(settings, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB)]);
+      const app = await boot(settings, [...fileHandlers(), recordingHandler(RUN_JOB)]);
       try {
         const queue = app.get(JobQueue);
         expect(queue).toBeInstanceOf(adapter);
@@ -97,20 +100,40 @@ describe('JobsModule', () => {
     it('stops the boot of a worker process when a job has no handler, naming the job', async () => {
       const settings = env();
       if (!settings) return;
-      await expect(boot(settings, [recordingHandler(FILE_INGEST_JOB)])).rejects.toThrow(/job "workflow\.run" has no handler/);
+      await expect(boot(settings, fileHandlers())).rejects.toThrow(/job "workflow\.run" has no handler/);
     });
 
     it('stops the boot when a handler names a job that does not exist, naming the handler', async () => {
       const settings = env();
       if (!settings) return;
       await expect(
-        boot(settings, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB), recordingHandler('report.mail')]),
+        boot(settings, [...fileHandlers(), recordingHandler(RUN_JOB), recordingHandler('report.mail')]),
       ).rejects.toThrow(/report\.mail/);
     });
   });
 
+  it('binds no worker for a job whose concurrency, read from the configuration, is 0', async () => {
+    const app = await boot({ INGEST_LARGE_CONCURRENCY: '0' }, [
+      recordingHandler(FILE_INGEST_JOB),
+      recordingHandler(FILE_INGEST_LARGE_JOB, { concurrency: (config) => config.INGEST_LARGE_CONCURRENCY }),
+      recordingHandler(RUN_JOB),
+    ]);
+    try {
+      const queue = app.get(JobQueue);
+      await queue.enqueue(FILE_INGEST_LARGE_JOB, { fileId: 'fle_large' });
+      await queue.enqueue(FILE_INGEST_JOB, { fileId: 'fle_small' });
+      const seen = app.get(Seen).jobs;
+      const deadline = Date.now() + 30_000;
+      while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(seen.map((job) => job.name)).toEqual([FILE_INGEST_JOB]);
+      expect(await queue.depth(FILE_INGEST_LARGE_JOB)).toMatchObject({ waiting: 1, active: 0 });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('refuses two handlers for one job', async () => {
-    await expect(boot({}, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB), recordingHandler(RUN_JOB)])).rejects.toThrow(
+    await expect(boot({}, [...fileHandlers(), recordingHandler(RUN_JOB), recordingHandler(RUN_JOB)])).rejects.toThrow(
       /job "workflow\.run" has 2 handlers/,
     );
   });
@@ -122,7 +145,7 @@ describe('JobsModule', () => {
   });
 
   it('closes the queue with the application', async () => {
-    const app = await boot({}, [recordingHandler(FILE_INGEST_JOB), recordingHandler(RUN_JOB)]);
+    const app = await boot({}, [...fileHandlers(), recordingHandler(RUN_JOB)]);
     const queue = app.get(JobQueue);
     await app.close();
     await expect(queue.ping()).rejects.toThrow(/shutting down/);

@@ -1,10 +1,14 @@
 import { SetMetadata } from '@nestjs/common';
+import type { AppConfig } from '../config/app-config';
 
 export const ON_JOB_METADATA = 'wcs:on-job';
 
 export interface OnJobOptions {
-  /** Jobs of this name one worker process runs at once; JOB_CONCURRENCY when not given. */
-  concurrency?: number;
+  /**
+   * Jobs of this name one worker process runs at once, or how to read it from the configuration;
+   * JOB_CONCURRENCY when not given. 0: this process leaves these jobs to other worker processes.
+   */
+  concurrency?: number | ((config: AppConfig) => number);
 }
 
 /**

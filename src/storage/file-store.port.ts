@@ -1,7 +1,7 @@
 import { Page, PageRequest } from '../common/pagination';
 import type { FileContentStats, FileStatus, Passage, StoredFile } from '../collections/file.model';
 
-export type FileUpdate = Partial<Pick<StoredFile, 'mime' | 'size' | 'error' | 'chunkCount' | 'characterCount'>>;
+export type FileUpdate = Partial<Pick<StoredFile, 'mime' | 'size' | 'error' | 'chunkCount' | 'characterCount' | 'lane' | 'progress'>>;
 
 /**
  * File records of collections and the passages their text was cut into. The vectors that find

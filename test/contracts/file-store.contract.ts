@@ -15,6 +15,8 @@ function file(collectionId: string, overrides: Partial<StoredFile> = {}): Stored
     size: 0,
     status: 'pending',
     error: null,
+    lane: 'standard',
+    progress: { stage: 'queued', done: 0, total: 0 },
     sourceUrl: 'https://example.com/report.pdf',
     chunkCount: 0,
     characterCount: 0,
@@ -102,6 +104,18 @@ describe.each(storeBackends)('FileStore contract: $name', (backend) => {
     expect(read).toMatchObject({ status: 'indexed', mime: 'application/pdf', size: 10, chunkCount: 3, characterCount: 120 });
     expect(read!.updatedAt.getTime()).toBeGreaterThanOrEqual(f.updatedAt.getTime());
     await expect(store.transition(newId('fle'), ['pending'], 'processing')).resolves.toBe(false);
+  });
+
+  it('keeps the lane and the progress, and updates them with or without a status change', async () => {
+    const f = file(collectionId, { lane: 'large', progress: null });
+    await store.create(f);
+    expect(await store.get(collectionId, f.id)).toMatchObject({ lane: 'large', progress: null });
+    await expect(store.transition(f.id, ['pending'], 'processing', { progress: { stage: 'fetching', done: 0, total: 2048 } })).resolves.toBe(true);
+    expect((await store.get(collectionId, f.id))!.progress).toEqual({ stage: 'fetching', done: 0, total: 2048 });
+    await expect(store.update(f.id, { progress: { stage: 'embedding', done: 7, total: 10 }, lane: 'standard' })).resolves.toBe(true);
+    expect(await store.get(collectionId, f.id)).toMatchObject({ lane: 'standard', progress: { stage: 'embedding', done: 7, total: 10 } });
+    await store.update(f.id, { progress: null });
+    expect((await store.get(collectionId, f.id))!.progress).toBeNull();
   });
 
   it('records an error message and clears it again', async () => {

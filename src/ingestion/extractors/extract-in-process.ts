@@ -20,7 +20,7 @@ export async function extractInProcess(
     opts.maxDecompressedBytes === undefined ? {} : { maxDecompressedBytes: opts.maxDecompressedBytes };
   let document: ExtractedDocument;
   try {
-    document = await extractByKind(bytes, type, limits);
+    document = await extractByKind(bytes, type, limits, opts);
   } catch (error) {
     if (error instanceof AppError) throw error;
     const message = error instanceof Error ? error.message : String(error);
@@ -37,10 +37,10 @@ export async function extractInProcess(
  * Each format's parser is loaded on first use: a fresh worker (one replaces every worker that
  * timed out) then pays only for the libraries its job needs; exceljs alone takes a quarter second.
  */
-async function extractByKind(bytes: Buffer, type: DetectedType, limits: Partial<ZipLimits>): Promise<ExtractedDocument> {
+async function extractByKind(bytes: Buffer, type: DetectedType, limits: Partial<ZipLimits>, opts: ExtractOptions): Promise<ExtractedDocument> {
   switch (type.kind) {
     case 'pdf':
-      return (await import('./pdf.extractor')).extractPdf(bytes);
+      return (await import('./pdf.extractor')).extractPdf(bytes, { maxPages: opts.maxPages, onPages: opts.onPages });
     case 'docx':
       return (await import('./docx.extractor')).extractDocx(bytes, limits);
     case 'xlsx':

@@ -8,8 +8,10 @@ import type { ExtractRequest, ExtractResponse } from './extractor-pool';
  * that died.
  */
 export default async function extract(request: ExtractRequest): Promise<ExtractResponse> {
+  const pages = request.pages;
   try {
-    const document = await extractInProcess(Buffer.from(request.bytes), request.type, request.options);
+    const onPages = pages ? (done: number, total: number) => pages.postMessage({ done, total }) : undefined;
+    const document = await extractInProcess(Buffer.from(request.bytes), request.type, { ...request.options, onPages });
     return { ok: true, document };
   } catch (error) {
     const failure =
@@ -17,5 +19,7 @@ export default async function extract(request: ExtractRequest): Promise<ExtractR
         ? error
         : new AppError(ErrorCode.EXTRACTION_FAILED, `extraction failed: ${error instanceof Error ? error.message : String(error)}`);
     return { ok: false, error: { code: failure.code, message: failure.message, details: failure.details } };
+  } finally {
+    pages?.close();
   }
 }

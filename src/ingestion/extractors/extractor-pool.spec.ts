@@ -48,6 +48,18 @@ describe('ExtractorPool', () => {
     expect(neighbour.toString()).toBe('a neighbour in the same pool');
   });
 
+  it('tells the pages of a PDF read so far, up to all of them', async () => {
+    pool = new ExtractorPool({ threads: 1, timeoutMs: 30_000 });
+    const counts: [number, number][] = [];
+    const doc = await pool.extract(makeLargeTextPdf(12), PDF, { onPages: (done, total) => counts.push([done, total]) });
+    expect(doc.segments).toHaveLength(12);
+    // The last count may arrive just after the result.
+    const deadline = Date.now() + 30_000;
+    while (!counts.some(([done]) => done === 12) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(counts[counts.length - 1]).toEqual([12, 12]);
+    expect(counts.every(([done, total]) => total === 12 && done >= 1 && done <= 12)).toBe(true);
+  });
+
   it('passes extraction errors through with their code and reason', async () => {
     pool = new ExtractorPool({ threads: 1, timeoutMs: 30_000 });
     const bomb = await expectFailure(pool.extract(readFileSync(fixturePath(REJECTED_FIXTURES.zipBombDocx)), DOCX), ErrorCode.EXTRACTION_FAILED);

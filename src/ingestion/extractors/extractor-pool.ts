@@ -1,3 +1,4 @@
+import { MessageChannel, MessagePort } from 'node:worker_threads';
 import { AppError, ErrorCode } from '../../common/app-error';
 import { workerFile } from '../../common/worker-path';
 import { messageOf, WorkerThreadPool, WorkerThreadStopped } from '../../common/worker-thread-pool';
@@ -19,7 +20,9 @@ export interface ExtractorPoolOptions {
 export interface ExtractRequest {
   bytes: ArrayBuffer;
   type: DetectedType;
-  options: ExtractOptions;
+  options: Omit<ExtractOptions, 'onPages'>;
+  /** Where the worker posts `{done, total}` pages as it reads a PDF, when the caller wants to know. */
+  pages?: MessagePort;
 }
 
 export type ExtractResponse =
@@ -31,11 +34,17 @@ export interface ExtractJobOptions {
   timeoutMs?: number;
   /** Cancels the job: a queued job is dropped, a running one has its worker terminated. Rejects with CANCELED. */
   signal?: AbortSignal;
+  /** See ExtractOptions.maxPages. */
+  maxPages?: number;
+  /** Pages read so far, of how many, while a PDF is read. */
+  onPages?: (done: number, total: number) => void;
 }
 
 interface Job {
   bytes: ArrayBuffer;
   type: DetectedType;
+  maxPages?: number;
+  onPages?: (done: number, total: number) => void;
   timeoutMs: number;
   resolve: (document: ExtractedDocument) => void;
   reject: (error: AppError) => void;
@@ -81,6 +90,8 @@ export class ExtractorPool {
       const job: Job = {
         bytes: ownArrayBuffer(bytes),
         type,
+        maxPages: options.maxPages,
+        onPages: options.onPages,
         timeoutMs,
         resolve: (document) => {
           settled();
@@ -113,12 +124,24 @@ export class ExtractorPool {
     job.stop = stop;
     this.running.add(job);
     job.timer = setTimeout(() => this.end(job, new AppError(ErrorCode.TIMEOUT, `extraction timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
+    const channel = job.onPages ? new MessageChannel() : undefined;
+    if (channel) {
+      const onPages = job.onPages!;
+      channel.port1.on('message', (message: { done: number; total: number }) => onPages(message.done, message.total));
+      // Never what keeps the process alive; the worker closes the channel when done (or dies with it),
+      // after its last count, which may arrive after the result.
+      channel.port1.unref();
+    }
     const request: ExtractRequest = {
       bytes: job.bytes,
       type: job.type,
-      options: { maxDecompressedBytes: this.opts.maxDecompressedBytes },
+      options: { maxDecompressedBytes: this.opts.maxDecompressedBytes, maxPages: job.maxPages },
+      pages: channel?.port2,
     };
-    this.threads.run<ExtractResponse>(request, { transferList: [job.bytes], signal: stop.signal }).then(
+    const transferList = channel ? [job.bytes, channel.port2] : [job.bytes];
+    this.threads
+      .run<ExtractResponse>(request, { transferList, signal: stop.signal })
+      .then(
       (response) => {
         if (!this.settle(job)) return;
         if (response.ok) job.resolve(response.document);

@@ -1,6 +1,6 @@
 import { getDocumentProxy } from 'unpdf';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { ExtractedDocument, ExtractedSegment } from './extracted-document';
+import { ExtractedDocument, ExtractedSegment, PAGE_PROGRESS_EVERY_MS } from './extracted-document';
 
 /** A vertical gap this many times the font size between two lines reads as a paragraph break. */
 const PARAGRAPH_GAP = 1.8;
@@ -16,20 +16,35 @@ interface TextItemLike {
  * One segment per page, page numbers kept. Pages are read one at a time and released, so memory
  * stays flat on long documents (unpdf's own extractText loads every page at once).
  */
-export async function extractPdf(bytes: Buffer): Promise<ExtractedDocument> {
+export async function extractPdf(
+  bytes: Buffer,
+  options: { maxPages?: number; onPages?: (done: number, total: number) => void } = {},
+): Promise<ExtractedDocument> {
   const data = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // verbosity 0: pdf.js would otherwise print a warning line per oddity in the file.
   const pdf = await getDocumentProxy(data, { verbosity: 0 }).catch((error) => {
     throw pdfError(error);
   });
   try {
+    // Known from the page tree without reading a page: a long document is refused before the long part.
+    if (options.maxPages !== undefined && pdf.numPages > options.maxPages) {
+      throw new AppError(ErrorCode.FILE_TOO_LARGE, `the PDF has ${pdf.numPages} pages, more than the ${options.maxPages} of this lane`, {
+        details: { laneLimit: { pages: pdf.numPages, maxPages: options.maxPages } },
+      });
+    }
     const segments: ExtractedSegment[] = [];
+    let reportedAt = Date.now();
     for (let pageNumber = 1; pageNumber <= pdf.numPages; pageNumber++) {
       const page = await pdf.getPage(pageNumber);
       const content = await page.getTextContent();
       segments.push({ text: pageText(content.items as unknown[]), page: pageNumber });
       page.cleanup();
+      if (options.onPages && Date.now() - reportedAt >= PAGE_PROGRESS_EVERY_MS) {
+        reportedAt = Date.now();
+        options.onPages(pageNumber, pdf.numPages);
+      }
     }
+    options.onPages?.(pdf.numPages, pdf.numPages);
     return { segments };
   } catch (error) {
     throw pdfError(error);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { insufficientStorage, isDiskFull } from '../../common/resource-faults';
 import { assertBlobKey, BlobStore } from '../blob-store.port';
 
 /** Blobs as files under one root folder (`DATA_DIR/blobs`), the key being the relative path. */
@@ -11,7 +12,9 @@ export class FilesystemBlobStore extends BlobStore {
 
   async put(key: string, bytes: Buffer): Promise<void> {
     const path = this.pathOf(key);
-    await mkdir(dirname(path), { recursive: true });
+    await mkdir(dirname(path), { recursive: true }).catch(async (error: unknown) => {
+      throw isDiskFull(error) ? await insufficientStorage({ path: this.root, bytesNeeded: bytes.length }, error) : error;
+    });
     // Write beside, then rename: a crash mid-write leaves a stray temp file, never a truncated blob.
     const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     try {
@@ -19,6 +22,8 @@ export class FilesystemBlobStore extends BlobStore {
       await rename(temporary, path);
     } catch (error) {
       await rm(temporary, { force: true });
+      // A full disk is the operator's to fix: say where, and how much the write needed.
+      if (isDiskFull(error)) throw await insufficientStorage({ path: this.root, bytesNeeded: bytes.length }, error);
       throw error;
     }
   }

@@ -1,6 +1,6 @@
 import { Page, PageRequest } from '../../common/pagination';
 import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../file-store.port';
-import { FileContentStats, FileStatus, Passage, StoredFile } from '../../collections/file.model';
+import { FileContentStats, FileLane, FileProgress, FileStatus, Passage, StoredFile } from '../../collections/file.model';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 
 interface FileRow {
@@ -11,6 +11,8 @@ interface FileRow {
   size: number;
   status: FileStatus;
   error: string | null;
+  lane: FileLane;
+  progress: string | null;
   source_url: string | null;
   chunk_count: number;
   character_count: number;
@@ -35,6 +37,8 @@ const toFile = (row: FileRow): StoredFile => ({
   size: row.size,
   status: row.status,
   error: row.error,
+  lane: row.lane,
+  progress: row.progress ? (JSON.parse(row.progress) as FileProgress) : null,
   sourceUrl: row.source_url,
   chunkCount: row.chunk_count,
   characterCount: row.character_count,
@@ -57,7 +61,11 @@ const UPDATABLE: Record<keyof FileUpdate, string> = {
   error: 'error',
   chunkCount: 'chunk_count',
   characterCount: 'character_count',
+  lane: 'lane',
+  progress: 'progress',
 };
+
+const progressColumn = (progress: FileProgress | null): string | null => (progress ? JSON.stringify(progress) : null);
 
 /** SQLite caps bound parameters per statement; id lists are sent in slices below it. */
 const MAX_PARAMS = 500;
@@ -70,8 +78,8 @@ export class SqliteFileStore extends FileStore {
     super();
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO files (id, collection_id, name, mime, size, status, error, source_url, chunk_count, character_count, created_at, updated_at)
-         VALUES (@id, @collection_id, @name, @mime, @size, @status, @error, @source_url, @chunk_count, @character_count, @created_at, @updated_at)`,
+        `INSERT INTO files (id, collection_id, name, mime, size, status, error, lane, progress, source_url, chunk_count, character_count, created_at, updated_at)
+         VALUES (@id, @collection_id, @name, @mime, @size, @status, @error, @lane, @progress, @source_url, @chunk_count, @character_count, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM files WHERE id = ? AND collection_id = ?'),
       list: db.prepare('SELECT * FROM files WHERE collection_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?'),
@@ -106,6 +114,8 @@ export class SqliteFileStore extends FileStore {
       size: file.size,
       status: file.status,
       error: file.error,
+      lane: file.lane,
+      progress: progressColumn(file.progress),
       source_url: file.sourceUrl,
       chunk_count: file.chunkCount,
       character_count: file.characterCount,
@@ -201,7 +211,7 @@ export class SqliteFileStore extends FileStore {
     for (const [field, column] of Object.entries(UPDATABLE) as [keyof FileUpdate, string][]) {
       if (update[field] === undefined) continue;
       columns.push(`${column} = ?`);
-      values.push(update[field]);
+      values.push(field === 'progress' ? progressColumn(update.progress ?? null) : update[field]);
     }
     return { assignments: columns.join(', '), values };
   }

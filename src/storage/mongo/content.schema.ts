@@ -1,11 +1,20 @@
 import { Connection, Schema } from 'mongoose';
-import { FILE_STATUSES, Passage, StoredFile } from '../../collections/file.model';
+import { FILE_LANES, FILE_STATUSES, Passage, PROGRESS_STAGES, StoredFile } from '../../collections/file.model';
 
 /** The port's records, keyed by our id as `_id`. */
 export type FileDoc = Omit<StoredFile, 'id'> & { _id: string };
 export type PassageDoc = Omit<Passage, 'id'> & { _id: string };
 
 const options = { versionKey: false, _id: false } as const;
+
+const progressSchema = new Schema(
+  {
+    stage: { type: String, required: true, enum: PROGRESS_STAGES },
+    done: { type: Number, required: true },
+    total: { type: Number, required: true },
+  },
+  options,
+);
 
 const fileSchema = new Schema<FileDoc>(
   {
@@ -16,6 +25,8 @@ const fileSchema = new Schema<FileDoc>(
     size: { type: Number, required: true, default: 0 },
     status: { type: String, required: true, enum: FILE_STATUSES },
     error: { type: String, default: null },
+    lane: { type: String, required: true, enum: FILE_LANES, default: 'standard' },
+    progress: { type: progressSchema, default: null },
     sourceUrl: { type: String, default: null },
     chunkCount: { type: Number, required: true, default: 0 },
     characterCount: { type: Number, required: true, default: 0 },

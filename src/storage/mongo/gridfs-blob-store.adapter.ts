@@ -1,5 +1,6 @@
 import { Connection, mongo } from 'mongoose';
 import { finished } from 'node:stream/promises';
+import { isDiskFull, mongoStorageFull } from '../../common/resource-faults';
 import { assertBlobKey, BlobStore } from '../blob-store.port';
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -17,7 +18,11 @@ export class GridFsBlobStore extends BlobStore {
     const bucket = await this.bucket();
     const upload = bucket.openUploadStream(key);
     upload.end(bytes);
-    await finished(upload);
+    try {
+      await finished(upload);
+    } catch (error) {
+      throw isDiskFull(error) ? mongoStorageFull(error) : error;
+    }
     // The new version is complete before older ones go, so a reader always finds one whole blob.
     const older = await bucket.find({ filename: key, _id: { $ne: upload.id } }, { projection: { _id: 1 } }).toArray();
     await this.deleteIds(bucket, older);

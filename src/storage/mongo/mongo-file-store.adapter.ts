@@ -12,6 +12,8 @@ const toFile = (doc: FileDoc): StoredFile => ({
   size: doc.size,
   status: doc.status,
   error: doc.error ?? null,
+  lane: doc.lane ?? 'standard',
+  progress: doc.progress ? { stage: doc.progress.stage, done: doc.progress.done, total: doc.progress.total } : null,
   sourceUrl: doc.sourceUrl ?? null,
   chunkCount: doc.chunkCount ?? 0,
   characterCount: doc.characterCount ?? 0,

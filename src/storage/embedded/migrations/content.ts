@@ -32,4 +32,13 @@ export const CONTENT_MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX passages_file ON passages(file_id, idx);
     `,
   },
+  {
+    version: 101,
+    name: 'files-lane-progress',
+    // Ingestion lane (standard or large) and progress ({stage, done, total} as JSON).
+    sql: `
+      ALTER TABLE files ADD COLUMN lane TEXT NOT NULL DEFAULT 'standard' CHECK (lane IN ('standard', 'large'));
+      ALTER TABLE files ADD COLUMN progress TEXT;
+    `,
+  },
 ];
