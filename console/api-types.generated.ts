@@ -33,6 +33,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["ApprovalsController_inbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections": {
         parameters: {
             query?: never;
@@ -353,6 +369,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{id}/approvals/{nodeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["ApprovalsController_decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{id}/cancel": {
         parameters: {
             query?: never;
@@ -460,6 +492,22 @@ export interface paths {
         put: operations["WorkflowsController_update"];
         post?: never;
         delete: operations["WorkflowsController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflows/{id}/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["ChatController_send"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -664,6 +712,47 @@ export interface components {
         ApiKeyListDto: {
             items: components["schemas"]["ApiKeyDto"][];
         };
+        ApprovalDecisionDto: {
+            comment: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            decidedAt: string;
+            decidedBy: components["schemas"]["DecidedByDto"];
+            /** @enum {string} */
+            decision: "approved" | "rejected";
+            fields: {
+                [key: string]: unknown;
+            } | null;
+            nodeId: string;
+            runId: string;
+        };
+        ChatAnswerDto: {
+            /** @description The answer as text: the run's output when it is a string, else its `answer`, `text`, `output` or `content` field, the first that is a string (a one-element array counts as its element); null otherwise (see output) */
+            answer: string | null;
+            error: components["schemas"]["RunErrorDto"] | null;
+            /** @description The run's output (its respond node's input, else its end node's output), masked; null until it succeeded */
+            output: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            runId: string;
+            /**
+             * @description succeeded, failed or canceled; queued, running or waiting when the answer stopped waiting for it (read GET /api/v1/runs/{id} later)
+             * @enum {string}
+             */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+        };
+        ChatMessageDto: {
+            /**
+             * @description What the user says (1-20000 characters)
+             * @example How tall is Etna?
+             */
+            message: string;
+            /**
+             * @description The conversation the message belongs to (1-128 visible ASCII characters); the trigger hands it on, so an agent can keep one memory per session
+             * @example user-42-conversation-1
+             */
+            sessionId: string;
+        };
         CollectionDto: {
             /**
              * Format: date-time
@@ -815,6 +904,29 @@ export interface components {
             name: string;
             workflowId: string;
         };
+        DecideApprovalDto: {
+            /** @description A note kept with the decision (in the node's output) */
+            comment?: string;
+            /**
+             * @description The run goes on through the node's output of this name
+             * @enum {string}
+             */
+            decision: "approved" | "rejected";
+            /** @description What the approver fills in, checked against the node's `fields` JSON Schema */
+            fields?: {
+                [key: string]: unknown;
+            };
+        };
+        DecidedByDto: {
+            email?: string | null;
+            name?: string | null;
+            /**
+             * @description `user`: through REST or the console; `link`: whoever held the signed link
+             * @enum {string}
+             */
+            type: "user" | "link";
+            userId?: string;
+        };
         DefinitionDto: {
             /** @default [] */
             edges?: components["schemas"]["EdgeDto"][];
@@ -865,7 +977,7 @@ export interface components {
          * @description Stable error code
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INSUFFICIENT_STORAGE" | "INTERNAL";
+        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INSUFFICIENT_STORAGE" | "INTERNAL";
         FieldErrorDto: {
             /**
              * @description The bad field: a dotted path with [index] for array items, e.g. definition.nodes[0].id
@@ -1112,6 +1224,34 @@ export interface components {
         };
         ParameterOptionsDto: {
             items: components["schemas"]["ParameterOptionDto"][];
+        };
+        PendingApprovalDto: {
+            /** @description The signed one-time link to the approval page (editors see it here; it is never in the run record) */
+            approvalUrl: string;
+            /**
+             * Format: date-time
+             * @description When the run started waiting
+             */
+            createdAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the wait ends without a decision (the timedOut output)
+             */
+            expiresAt: string;
+            /** @description JSON Schema of the fields the approver fills in; null when none */
+            fields: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The approval node */
+            nodeId: string;
+            runId: string;
+            /** @description What the approver is asked to decide */
+            summary: string;
+            workflowId: string;
+            workflowName: string | null;
+        };
+        PendingApprovalList: {
+            items: components["schemas"]["PendingApprovalDto"][];
         };
         PositionDto: {
             /** @description Where the builder draws the node */
@@ -1475,10 +1615,35 @@ export interface components {
             startedAt: string | null;
             /** @enum {string} */
             status: "running" | "waiting" | "succeeded" | "failed" | "skipped" | "canceled";
+            /** @description What the node did inside itself, in order: an AI agent's model calls and tool calls */
+            subSteps?: components["schemas"]["SubStepDto"][];
             /** @description Node type */
             type: string;
             /** @description Node type version */
             version: number;
+        };
+        SubStepDto: {
+            /** @description The call's arguments (a model call: the messages it was sent), secrets masked */
+            arguments?: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            durationMs: number;
+            /** @description Why the call failed (a tool error is handed back to the model) */
+            error?: string;
+            /** @enum {string} */
+            kind: "model" | "tool";
+            /** @description The model's name, or the tool's */
+            name: string;
+            /** @description The call's result, secrets masked */
+            result?: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            startedAt: string;
+            tokens?: components["schemas"]["SubStepTokensDto"];
+        };
+        SubStepTokensDto: {
+            completion: number;
+            prompt: number;
         };
         UpdateCredentialDto: {
             name?: string;
@@ -1632,6 +1797,8 @@ export interface components {
             errorWorkflowId?: string;
             /** @description Runs of this workflow executing at once across all workers; more wait in the queue */
             maxConcurrentRuns?: number;
+            /** @description Queued runs of this workflow beyond which callers get 429 with Retry-After and no run; lowers the service limit (RUNS_MAX_QUEUED_PER_WORKFLOW), never raises it */
+            maxQueuedRuns?: number;
             /** @description Webhook calls beyond this are answered 429 with Retry-After */
             rateLimit?: components["schemas"]["RateLimitDto"];
             /** @description What finished runs keep of their steps; statuses, timings and errors always stay */
@@ -1821,6 +1988,34 @@ export interface operations {
             };
             /** @description No such resource, or it is not shared with you */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ApprovalsController_inbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalList"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3249,7 +3444,10 @@ export interface operations {
     };
     NodeTypesController_parameterOptions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The node's other parameters as the builder holds them, as a JSON object (e.g. an MCP server's url and credential, whose tools to list) */
+                parameters?: string;
+            };
             header?: never;
             path: {
                 name: string;
@@ -3266,6 +3464,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ParameterOptionsDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
@@ -3383,6 +3590,105 @@ export interface operations {
             };
             /** @description No such resource, or it is not shared with you */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ApprovalsController_decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecideApprovalDto"];
+            };
+        };
+        responses: {
+            /** @description Decided; the run goes on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalDecisionDto"];
+                };
+            };
+            /** @description The fields do not match the node's schema (each bad field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Deciding needs the editor or owner role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Already decided, or the run no longer waits there */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The approval timed out */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3530,6 +3836,24 @@ export interface operations {
             };
             /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4028,6 +4352,121 @@ export interface operations {
             };
         };
     };
+    ChatController_send: {
+        parameters: {
+            query?: {
+                /** @description `false`: answer once, in JSON, when the run finished (as `Accept: application/json` without `text/event-stream` does); default: Server-Sent Events */
+                stream?: "true" | "false";
+            };
+            header?: {
+                /** @description Repeated within 24 hours, answers about the first run instead of starting another */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatMessageDto"];
+            };
+        };
+        responses: {
+            /** @description JSON mode: the answer once the run finished. Stream mode: text/event-stream whose last event, done, carries this */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatAnswerDto"];
+                    "text/event-stream": components["schemas"]["ChatAnswerDto"];
+                };
+            };
+            /** @description JSON mode: the run had not finished in 120 s; Location names it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatAnswerDto"];
+                    "text/event-stream": components["schemas"]["ChatAnswerDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Chatting starts runs: it needs the editor or owner role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such workflow, or nothing is published */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The published version's trigger is not chat-trigger */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
     WorkflowMembersController_listMembers: {
         parameters: {
             query?: never;
@@ -4304,6 +4743,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
         };
     };
     WorkflowsController_publish: {
@@ -4459,8 +4916,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again */
+            /** @description The workflow's rate limit (settings.rateLimit) or queued-run limit (details.reason workflow-queue-limit) is reached; no run was started; Retry-After says when to try again */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
