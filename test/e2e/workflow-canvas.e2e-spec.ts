@@ -1,7 +1,7 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { SCREENSHOTS, openConsoleBrowser, seriousAxeViolations } from '../utils/console-browser';
+import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 
 jest.setTimeout(240_000);
@@ -22,36 +22,9 @@ describe('workflow canvas in a browser', () => {
   let runId: string;
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
-  const node = (id: string) => page.locator(`[data-node-id="${id}"]`);
   const definition = async (id = workflowId) => (await t.request('GET', `/api/v1/workflows/${id}`)).body.definition;
 
-  /** The middle of an element, in page coordinates. */
-  const middle = async (selector: string) => {
-    const box = (await page.locator(selector).boundingBox())!;
-    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-  };
-  /** Presses the mouse on one point and lets it go on another, in small steps, as a hand would. */
-  const dragMouse = async (from: { x: number; y: number }, to: { x: number; y: number }) => {
-    await page.mouse.move(from.x, from.y);
-    await page.mouse.down();
-    await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
-    await page.mouse.move(to.x, to.y, { steps: 5 });
-    await page.mouse.up();
-  };
-  /** Drags a node's output port onto another node. */
-  const connect = async (from: string, output: string, to: string) => {
-    await dragMouse(await middle(`[data-node-id="${from}"] [data-output-port="${output}"]`), await middle(`[data-node-id="${to}"]`));
-  };
-  /** Adds a node of `type` with the catalogue, nothing selected: it lands in the middle of the canvas, then is dragged to `to`. */
-  const addNode = async (label: string, id: string, to: { x: number; y: number }) => {
-    // A click on the empty canvas clears the selection, so the new node is not connected to anything.
-    const canvas = (await page.locator('.canvas').boundingBox())!;
-    await page.mouse.click(canvas.x + 8, canvas.y + 8);
-    await page.getByRole('button', { name: 'Add node' }).click();
-    await page.getByRole('region', { name: /^Add a node/ }).getByRole('button', { name: label }).click();
-    await node(id).waitFor();
-    await dragMouse(await middle(`[data-node-id="${id}"] .node-title`), { x: canvas.x + to.x, y: canvas.y + to.y });
-  };
+  const { node, middle, dragMouse, connect, addNode } = canvasHands(() => page);
 
   /** axe-core on the page as it is: serious and critical violations only (the brief's bar). */
   const axe = async (where: string) => expect(await seriousAxeViolations(page, where)).toEqual([]);

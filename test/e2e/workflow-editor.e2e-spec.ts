@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { SCREENSHOTS, openConsoleBrowser, seriousAxeViolations } from '../utils/console-browser';
+import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 
 jest.setTimeout(240_000);
@@ -24,31 +24,8 @@ describe('workflow editor in a browser: node tests, node settings, credentials',
   const ROTATED = 'sk-rotated-never-shown-9090';
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
-  const node = (id: string) => page.locator(`[data-node-id="${id}"]`);
   const definition = async () => (await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition;
-  const middle = async (selector: string) => {
-    const box = (await page.locator(selector).boundingBox())!;
-    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-  };
-  const dragMouse = async (from: { x: number; y: number }, to: { x: number; y: number }) => {
-    await page.mouse.move(from.x, from.y);
-    await page.mouse.down();
-    await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
-    await page.mouse.move(to.x, to.y, { steps: 5 });
-    await page.mouse.up();
-  };
-  const connect = async (from: string, output: string, to: string) => {
-    await dragMouse(await middle(`[data-node-id="${from}"] [data-output-port="${output}"]`), await middle(`[data-node-id="${to}"]`));
-  };
-  /** Adds a node with the catalogue, nothing selected, and drags it to `to` (canvas coordinates). */
-  const addNode = async (label: string, id: string, to: { x: number; y: number }) => {
-    const canvas = (await page.locator('.canvas').boundingBox())!;
-    await page.mouse.click(canvas.x + 8, canvas.y + 8);
-    await page.getByRole('button', { name: 'Add node' }).click();
-    await page.getByRole('region', { name: /^Add a node/ }).getByRole('button', { name: label }).click();
-    await node(id).waitFor();
-    await dragMouse(await middle(`[data-node-id="${id}"] .node-title`), { x: canvas.x + to.x, y: canvas.y + to.y });
-  };
+  const { node, dragMouse, connect, addNode } = canvasHands(() => page);
   const axe = async (where: string) => expect(await seriousAxeViolations(page, where)).toEqual([]);
   const jsonOf = async (label: string) => JSON.parse((await page.getByLabel(label, { exact: true }).textContent()) ?? 'null');
 

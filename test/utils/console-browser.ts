@@ -60,3 +60,45 @@ export async function seriousAxeViolations(page: Page, where: string): Promise<s
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
+
+/** A point on the page. */
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/**
+ * What a hand does on the workflow canvas, with the mouse only. `page` is read at each call, so a
+ * suite may open its browser later (in beforeAll).
+ */
+export function canvasHands(page: () => Page) {
+  const node = (id: string) => page().locator(`[data-node-id="${id}"]`);
+  /** The middle of an element, in page coordinates. */
+  const middle = async (selector: string): Promise<Point> => {
+    const box = (await page().locator(selector).boundingBox())!;
+    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  };
+  /** Presses the mouse on one point and lets it go on another, in small steps, as a hand would. */
+  const dragMouse = async (from: Point, to: Point) => {
+    const mouse = page().mouse;
+    await mouse.move(from.x, from.y);
+    await mouse.down();
+    await mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
+    await mouse.move(to.x, to.y, { steps: 5 });
+    await mouse.up();
+  };
+  /** Drags a node's output port onto another node. */
+  const connect = async (from: string, output: string, to: string) => {
+    await dragMouse(await middle(`[data-node-id="${from}"] [data-output-port="${output}"]`), await middle(`[data-node-id="${to}"]`));
+  };
+  /** Adds a node with the catalogue, nothing selected (so it is connected to nothing), and drags it to `to` (canvas coordinates). */
+  const addNode = async (label: string, id: string, to: Point) => {
+    const canvas = (await page().locator('.canvas').boundingBox())!;
+    await page().mouse.click(canvas.x + 8, canvas.y + 8);
+    await page().getByRole('button', { name: 'Add node' }).click();
+    await page().getByRole('region', { name: /^Add a node/ }).getByRole('button', { name: label }).click();
+    await node(id).waitFor();
+    await dragMouse(await middle(`[data-node-id="${id}"] .node-title`), { x: canvas.x + to.x, y: canvas.y + to.y });
+  };
+  return { node, middle, dragMouse, connect, addNode };
+}
