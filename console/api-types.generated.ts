@@ -4420,7 +4420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description No such workflow, or nothing is published */
+            /** @description No such workflow */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4429,7 +4429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The published version's trigger is not chat-trigger */
+            /** @description Nothing is published, or the published version's trigger is not chat-trigger */
             409: {
                 headers: {
                     [name: string]: unknown;

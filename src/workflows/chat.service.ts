@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Principal } from '../auth/principal';
 import { AccessPolicy } from '../auth/access-policy.service';
-import { AppError, ErrorCode } from '../common/app-error';
+import { AppError } from '../common/app-error';
 import { ShutdownSignal } from '../common/shutdown-signal';
 import type { StepRecord, StepStatus } from '../engine/step.model';
 import { NodeRegistry } from '../engine/node-registry';
@@ -89,7 +89,7 @@ export class ChatService {
   ) {}
 
   /**
-   * @throws AppError NOT_FOUND when the workflow has no published version, CONFLICT when the
+   * @throws AppError CONFLICT when the workflow has no published version (as the webhook answers) or when the
    * published version's trigger is not chat-trigger
    */
   async start(principal: Principal, workflowId: string, message: { sessionId: string; message: string }, idempotencyKey?: string): Promise<AcceptedRun> {
@@ -99,7 +99,7 @@ export class ChatService {
     if (!workflow) throw AppError.notFound('workflow', workflowId);
     const version = workflow.activeVersionId ? await this.workflows.getVersionById(workflow.activeVersionId) : null;
     if (!version) {
-      throw new AppError(ErrorCode.NOT_FOUND, `Workflow ${workflowId} has no published version to chat with: give it a ${CHAT_TRIGGER} node and publish it`);
+      throw AppError.conflict(`Workflow ${workflowId} has no published version to chat with: give it a ${CHAT_TRIGGER} node and publish it`);
     }
     const trigger = version.definition.nodes.find((node) => this.registry.get(node.type, node.version)?.definition.trigger);
     if (trigger?.type !== CHAT_TRIGGER) {

@@ -231,10 +231,10 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
     expect(((await badMode.json()) as any).details.fields[0].field).toBe('stream');
   });
 
-  it('answers 404 for a workflow with nothing published, 409 when its trigger is not chat-trigger', async () => {
+  it('answers 409 for a workflow with nothing published (as the webhook does) and when its trigger is not chat-trigger', async () => {
     const draftOnly = await createWorkflow('Unpublished chat', { nodes: [{ id: 'chat', type: 'chat-trigger', parameters: {} }, echoNode], edges: [{ from: 'chat', to: 'reply' }] }, false);
     const unpublished = await chat(draftOnly, { sessionId: 's', message: 'hi' });
-    expect(unpublished.status).toBe(404);
+    expect(unpublished.status).toBe(409);
     expect(((await unpublished.json()) as any).message).toMatch(/no published version to chat with/);
     const webhook = await createWorkflow('Webhook only', { nodes: [{ id: 'hook', type: 'webhook-trigger', parameters: {} }], edges: [] });
     const wrongTrigger = await chat(webhook, { sessionId: 's', message: 'hi' });
