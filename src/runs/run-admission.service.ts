@@ -93,10 +93,15 @@ export class RunAdmission {
   async accept(run: Run, policy: AdmissionPolicy = 'caller', settings: WorkflowSettings = {}): Promise<{ created: boolean; run: Run }> {
     const reuseSince = new Date(run.createdAt.getTime() - IDEMPOTENCY_WINDOW_MS);
     if (policy !== 'service') {
-      // A repeated Idempotency-Key names a run already accepted: the answer is that run, even at a limit.
-      const earlier = run.idempotencyKey ? await this.runs.byIdempotencyKey(run.workflowId, run.idempotencyKey, reuseSince) : null;
-      if (earlier) return { created: false, run: earlier };
-      await this.checkLimits(run, policy, settings);
+      const refusal = await this.limitRefusal(run, settings);
+      if (refusal) {
+        // A repeated Idempotency-Key names a run already accepted: the answer is that run, even at a limit.
+        const earlier = run.idempotencyKey ? await this.runs.byIdempotencyKey(run.workflowId, run.idempotencyKey, reuseSince) : null;
+        if (earlier) return { created: false, run: earlier };
+        this.refused(run, policy, refusal.reason);
+        await this.holdRefusal(policy, refusal.retryAfterSeconds);
+        throw refusal.error;
+      }
     }
     const stored = await this.runs.create(run, reuseSince);
     if (!stored.created) return stored;
@@ -146,7 +151,7 @@ export class RunAdmission {
    * after that long, so a limit can be passed by the runs admitted in that instant: a bound on the
    * backlog, not an exact quota.
    */
-  private async checkLimits(run: Run, policy: AdmissionPolicy, settings: WorkflowSettings): Promise<void> {
+  private async limitRefusal(run: Run, settings: WorkflowSettings): Promise<{ reason: RefusalReason; retryAfterSeconds: number; error: AppError } | null> {
     const workflowLimit = this.workflowLimit(settings);
     const [mine, all] = await Promise.all([
       workflowLimit > 0 ? this.queued(run.workflowId, workflowLimit) : undefined,
@@ -154,23 +159,24 @@ export class RunAdmission {
     ]);
     if (mine && mine.count >= workflowLimit) {
       const retryAfterSeconds = retryAfter(mine.oldestCreatedAt);
-      this.refused(run, policy, 'workflow-queue-limit');
-      await this.holdRefusal(policy, retryAfterSeconds);
-      throw new AppError(
+      const reason = 'workflow-queue-limit';
+      const error = new AppError(
         ErrorCode.RATE_LIMITED,
         `Workflow ${run.workflowId} has ${workflowLimit} run(s) queued, its limit: no run was started; try again in ${retryAfterSeconds} s`,
-        { details: { reason: 'workflow-queue-limit' satisfies RefusalReason, limit: workflowLimit, queued: mine.count, retryAfterSeconds }, retryable: true },
+        { details: { reason, limit: workflowLimit, queued: mine.count, retryAfterSeconds }, retryable: true },
       );
+      return { reason, retryAfterSeconds, error };
     }
     if (all && all.count >= this.maxQueued) {
       const retryAfterSeconds = retryAfter(all.oldestCreatedAt);
-      this.refused(run, policy, 'global-queue-limit');
-      await this.holdRefusal(policy, retryAfterSeconds);
-      throw new AppError(ErrorCode.UNAVAILABLE, `The service has ${this.maxQueued} runs queued, its limit (RUNS_MAX_QUEUED): no run was started; try again in ${retryAfterSeconds} s`, {
-        details: { reason: 'global-queue-limit' satisfies RefusalReason, limit: this.maxQueued, queued: all.count, retryAfterSeconds },
+      const reason = 'global-queue-limit';
+      const error = new AppError(ErrorCode.UNAVAILABLE, `The service has ${this.maxQueued} runs queued, its limit (RUNS_MAX_QUEUED): no run was started; try again in ${retryAfterSeconds} s`, {
+        details: { reason, limit: this.maxQueued, queued: all.count, retryAfterSeconds },
         retryable: true,
       });
+      return { reason, retryAfterSeconds, error };
     }
+    return null;
   }
 
   /** The store's count (of one workflow, or of all under ''), or the fresh one this process read, with its own admissions since. */
