@@ -16,10 +16,9 @@ import {
   ValidateBy,
   ValidateIf,
 } from 'class-validator';
-import { collectionOptions, Parameter } from '../../src/sdk';
+import { collectionOptions, CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
 
 const numeric = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
-const CREDENTIAL_ID = /^crd_[A-Za-z0-9]{1,64}$/;
 
 /** An outside MCP server whose tools the agent may call. */
 export interface AgentMcpServer {
@@ -64,7 +63,7 @@ export class AiAgentParameters {
   })
   @ValidateIf((params: AiAgentParameters) => params.credential !== undefined)
   @IsString()
-  @Matches(CREDENTIAL_ID, { message: 'credential must be a credential id (crd_...)' })
+  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
   credential?: string;
 
   @Parameter({ displayName: 'Temperature', description: 'Sampling temperature, 0 (most deterministic) to 2.' })

@@ -1,5 +1,5 @@
-import { IsIn, IsNumber, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { IsIn, IsNumber, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
 
 export const TIMEOUT_UNITS = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
 export type TimeoutUnit = keyof typeof TIMEOUT_UNITS;
@@ -61,5 +61,6 @@ export class ApprovalParameters {
   @Parameter({ displayName: 'Notify credential', description: 'Credential injected into the notify request (e.g. the chat webhook\'s token).', credential: true })
   @IsOptional()
   @IsString()
+  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
   notifyCredential?: string;
 }

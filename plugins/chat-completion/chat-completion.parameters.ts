@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsNumber, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
 
 const numeric = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
 
@@ -69,6 +69,6 @@ export class ChatCompletionParameters {
   })
   @ValidateIf((params: ChatCompletionParameters) => params.credential !== undefined)
   @IsString()
-  @Matches(/^crd_[A-Za-z0-9]{1,64}$/, { message: 'credential must be a credential id (crd_...)' })
+  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
   credential?: string;
 }

@@ -1,5 +1,5 @@
 import { IsIn, IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 export type HttpRequestMethod = (typeof HTTP_METHODS)[number];
@@ -62,6 +62,6 @@ export class HttpRequestParameters {
   })
   @IsOptional()
   @IsString()
-  @Matches(/^crd_[A-Za-z0-9]{1,64}$/, { message: 'credential must be a credential id (crd_...)' })
+  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
   credential?: string;
 }

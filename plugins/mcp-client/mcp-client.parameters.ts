@@ -1,5 +1,5 @@
 import { IsObject, IsOptional, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
-import { LoadOptionsContext, Parameter, ParameterOption } from '../../src/sdk';
+import { CREDENTIAL_ID, credentialIdMessage, LoadOptionsContext, Parameter, ParameterOption } from '../../src/sdk';
 
 /** The dropdown of `tool`: the tools the server at the node's `url` lists, asked as the user building the workflow. */
 export async function mcpToolOptions(ctx: LoadOptionsContext): Promise<ParameterOption[]> {
@@ -30,7 +30,7 @@ export class McpClientParameters {
   })
   @ValidateIf((params: McpClientParameters) => params.credential !== undefined)
   @IsString()
-  @Matches(/^crd_[A-Za-z0-9]{1,64}$/, { message: 'credential must be a credential id (crd_...)' })
+  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
   credential?: string;
 
   @Parameter({

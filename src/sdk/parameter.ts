@@ -85,6 +85,10 @@ const DOCS = Symbol.for('workflow-collection-service.parameter-docs');
 
 type Documented = { [DOCS]?: Map<string, ParameterDoc> };
 
+/** A credential's id, as a `credential` parameter holds it: `@Matches(CREDENTIAL_ID, { message: credentialIdMessage })`. */
+export const CREDENTIAL_ID = /^crd_[A-Za-z0-9]{1,64}$/;
+export const credentialIdMessage = ({ property }: { property: string }): string => `${property} must be a credential id (crd_...)`;
+
 /** `@Parameter({ description: 'Target URL' })` on each field of a node's parameter class. */
 export function Parameter(doc: ParameterDoc): PropertyDecorator {
   return (prototype, property) => {
