@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
-import type { SubStep } from '../engine/step.model';
+import type { RunProgress } from '../engine/executor/run-contract';
 
 /** What a running node reports before it ends: a finished sub-step, or a token of a streamed answer. */
-export type RunProgressEvent =
-  | { nodeId: string; type: 'substep'; subStep: SubStep }
-  | { nodeId: string; type: 'token'; text: string };
+export type RunProgressEvent = RunProgress;
 
 /**
  * Runs that reached a terminal state in this process, for callers waiting on them here (the
