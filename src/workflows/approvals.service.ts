@@ -99,8 +99,7 @@ export class ApprovalsService {
   async inbox(principal: Principal): Promise<PendingApproval[]> {
     const waiting = await this.runs.listWaitingSteps({ type: APPROVAL_TYPE, visibleTo: principal.userId }, MAX_INBOX);
     const workflowIds = [...new Set(waiting.map((w) => w.run.workflowId))];
-    const roles = new Map(await Promise.all(workflowIds.map(async (id) => [id, await this.memberships.getRole('workflow', id, principal.userId)] as const)));
-    const names = await this.workflows.names(workflowIds);
+    const [roles, names] = await Promise.all([this.memberships.listForUser('workflow', principal.userId), this.workflows.names(workflowIds)]);
     const now = Date.now();
     return waiting
       .filter(({ run, step }) => roleAtLeast(roles.get(run.workflowId) ?? null, 'editor') && isPending(step) && (run.resumeAt?.getTime() ?? 0) > now)
