@@ -27,6 +27,7 @@ import { RunEvents } from './run-events';
 import { RunPlan, RunPlans } from './run-plans';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
 import { SecretCipher } from '../common/secret-cipher';
+import { stateSealer } from './state-sealer';
 import { StepRecorder } from './step-recorder';
 
 /** Renewal also carries cancel requests made through another process: at least this often. */
@@ -139,7 +140,7 @@ export class RunWorker {
     }, this.renewEveryMs);
     heartbeat.unref();
     if (run.cancelRequested) onLease({ held: true, cancelRequested: true });
-    const sealer = this.sealerFor(run.workflowId);
+    const sealer = stateSealer(this.cipher, run.workflowId);
     const recorder = new StepRecorder(this.runs, run.id, this.workerId, onLease, (kept) => sealOutputs(sealer, kept));
     const started = Date.now();
     let redactor = Redactor.NONE;
@@ -252,7 +253,7 @@ export class RunWorker {
         const child = newQueuedRun({
           ...runOf(workflow, runType),
           input: masked,
-          sealedInput: holdsSecrets ? this.sealerFor(workflow.id).seal({ input, secrets: redactor.secrets }) : null,
+          sealedInput: holdsSecrets ? stateSealer(this.cipher, workflow.id).seal({ input, secrets: redactor.secrets }) : null,
           trigger: 'sub-workflow',
           startedBy: parent.startedBy,
           actingUserId: parent.actingUserId,
@@ -391,13 +392,6 @@ export class RunWorker {
     } catch (cause) {
       this.logger.warn({ runId: run.id, errorWorkflowId, err: cause }, 'the error workflow could not be started');
     }
-  }
-
-  private sealerFor(workflowId: string): StateSealer {
-    return {
-      seal: (value) => this.cipher.encrypt(JSON.stringify(value), workflowId),
-      open: (sealed) => JSON.parse(this.cipher.decrypt(sealed, workflowId)),
-    };
   }
 
   private async complete(run: Run, steps: Parameters<RunStore['complete']>[2], status: 'succeeded' | 'failed' | 'canceled', error: RunError | null, output: unknown): Promise<void> {

@@ -9,10 +9,12 @@ import { ApprovalLinks } from '../common/approval-links';
 import { ROOT_LOGGER } from '../common/logger';
 import { LruCache } from '../common/lru-cache';
 import { SecretCipher } from '../common/secret-cipher';
+import { openKept, sealOutputs } from '../engine/executor/step-records';
 import type { StepRecord } from '../engine/step.model';
 import { JobQueue } from '../jobs/job-queue.port';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from '../runs/run.job';
 import type { Run } from '../runs/run.model';
+import { stateSealer } from '../runs/state-sealer';
 import { MembershipStore } from '../storage/membership-store.port';
 import { RunStore } from '../storage/run-store.port';
 import { UserStore } from '../storage/user-store.port';
@@ -167,11 +169,12 @@ export class ApprovalsService {
     const pending = step.output as PendingRecord;
     const schema = isObject(pending.fields) ? pending.fields : null;
     const fields = this.checkFields(schema, request.fields);
-    const kept = JSON.parse(this.cipher.decrypt(step.state!, run.workflowId)) as { ports: [string, unknown][] };
-    const onTimeout = (kept.ports.find(([port]) => port === 'timedOut')?.[1] ?? {}) as Record<string, unknown>;
+    const sealer = stateSealer(this.cipher, run.workflowId);
+    const onTimeout = (openKept(sealer, step.state!).ports.get('timedOut') ?? {}) as Record<string, unknown>;
     const decision = { decision: request.decision, decidedBy, decidedAt: now.toISOString(), fields, comment: request.comment ?? null };
     const output = { ...onTimeout, ...decision };
-    const state = this.cipher.encrypt(JSON.stringify({ ports: [[request.decision, output]], until: now.toISOString() }), run.workflowId);
+    const state = sealOutputs(sealer, { ports: new Map([[request.decision, output]]), until: now });
+    if (state === null) throw new AppError(ErrorCode.PAYLOAD_TOO_LARGE, `The decision with the approval's input is too large to keep for the run to go on: send fewer or shorter fields`);
     // The record: what it showed while pending (already masked) with the decision; the run records the whole output when it goes on.
     const recorded = { summary: pending.summary, expiresAt: pending.expiresAt, ...decision };
     const jobId = `${run.id}.a${now.getTime().toString(36)}${randomBytes(2).toString('hex')}`;

@@ -33,8 +33,12 @@ export function sealOutputs(sealer: StateSealer, kept: KeptOutputs): string | nu
 
 /** A step's sealed `state` opened again; undefined when the request has no sealer. */
 export function openOutputs(run: Execution, sealed: string): KeptOutputs | undefined {
-  if (!run.request.sealer) return undefined;
-  const state = run.request.sealer.open(sealed) as { ports: [string, unknown][]; until?: string };
+  return run.request.sealer ? openKept(run.request.sealer, sealed) : undefined;
+}
+
+/** What `sealOutputs` sealed, opened with the same sealer. */
+export function openKept(sealer: StateSealer, sealed: string): KeptOutputs {
+  const state = sealer.open(sealed) as { ports: [string, unknown][]; until?: string };
   return { ports: new Map(state.ports), ...(state.until ? { until: new Date(state.until) } : {}) };
 }
 
