@@ -1,5 +1,4 @@
-import Ajv, { ValidateFunction } from 'ajv';
-import { ChatTool, McpSession, NodeContext } from '../../src/sdk';
+import { ChatTool, McpSession, NodeContext, schemaProblems } from '../../src/sdk';
 import type { AiAgentParameters } from './ai-agent.parameters';
 
 /** A tool as the loop calls it: the model's view of it, and what runs when the model asks. */
@@ -11,25 +10,12 @@ export interface AgentTool {
 /** A tool failure the model reads as the tool's result (its arguments were wrong, the tool failed). */
 export class ToolFailure extends Error {}
 
-const ajv = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
-const compiled = new Map<string, ValidateFunction>();
-
 /** Why the schema refuses `args` (one line per field), or null. */
-export function schemaProblems(schema: Record<string, unknown>, args: unknown): string | null {
-  const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    if (compiled.size >= 256) compiled.delete(compiled.keys().next().value as string);
-    compiled.set(key, validate);
-  }
-  if (validate(args)) return null;
-  return (validate.errors ?? [])
-    .map((e) => {
-      const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
-      const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
-      return missing ? `${path ? `${path}.` : ''}${missing} is required` : `${path || '(arguments)'} ${e.message ?? 'is invalid'}`;
-    })
+export function argumentsProblem(schema: Record<string, unknown>, args: unknown): string | null {
+  const problems = schemaProblems(schema, args);
+  if (problems.length === 0) return null;
+  return problems
+    .map(({ path, missing, message }) => (missing ? `${path ? `${path}.` : ''}${missing} is required` : `${path || '(arguments)'} ${message}`))
     .join('; ');
 }
 

@@ -10,7 +10,7 @@ import {
   NodeUpstreamError,
 } from '../../src/sdk';
 import { AiAgentParameters } from './ai-agent.parameters';
-import { AgentTool, agentTools, schemaProblems, ToolFailure } from './agent-tools';
+import { AgentTool, agentTools, argumentsProblem, ToolFailure } from './agent-tools';
 
 export { AiAgentParameters };
 
@@ -47,7 +47,7 @@ export async function runAgent(ctx: NodeContext<AiAgentParameters>): Promise<Age
   if (p.endpoint && !p.model) throw new NodeConfigurationError('model is required with endpoint', { details: { parameter: 'model' } });
   if (p.outputSchema) {
     try {
-      schemaProblems(p.outputSchema, null);
+      argumentsProblem(p.outputSchema, null);
     } catch (error) {
       throw new NodeConfigurationError(`outputSchema is not a usable JSON Schema: ${(error as Error).message}`, { details: { parameter: 'outputSchema' } });
     }
@@ -94,7 +94,7 @@ export async function runAgent(ctx: NodeContext<AiAgentParameters>): Promise<Age
       let json: unknown;
       if (p.outputSchema) {
         const parsed = parseJson(answer.content);
-        const problems = parsed.ok ? schemaProblems(p.outputSchema, parsed.value) : 'the answer is not JSON';
+        const problems = parsed.ok ? argumentsProblem(p.outputSchema, parsed.value) : 'the answer is not JSON';
         if (problems) {
           if (schemaRetried || iteration === p.maxIterations) {
             throw new NodeUpstreamError(`The agent's answer does not match outputSchema: ${problems}`, { retryable: false, details: { parameter: 'outputSchema', answer: answer.content.slice(0, 1000) } });
@@ -172,7 +172,7 @@ async function toolCall(ctx: NodeContext<AiAgentParameters>, tools: Map<string, 
   if (!args) return failed('The arguments are not a JSON object');
   let problems: string | null;
   try {
-    problems = schemaProblems(tool.spec.parameters, args);
+    problems = argumentsProblem(tool.spec.parameters, args);
   } catch (error) {
     return failed(`The tool's input schema cannot be used: ${(error as Error).message}`);
   }

@@ -1,13 +1,7 @@
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
-import { defineNode, McpToolResult, NodeConfigurationError, NodeUpstreamError } from '../../src/sdk';
+import { defineNode, McpToolResult, NodeConfigurationError, NodeUpstreamError, SchemaProblem, schemaProblems } from '../../src/sdk';
 import { McpClientParameters } from './mcp-client.parameters';
 
 export { McpClientParameters };
-
-// Schemas are the servers' own: none is registered by `$id`, each is compiled once per text.
-const ajv = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
-const compiled = new Map<string, ValidateFunction>();
-const MAX_COMPILED = 256;
 
 export default defineNode({
   type: 'mcp-client',
@@ -41,26 +35,16 @@ export default defineNode({
 
 /** Each field the tool's schema refuses, named by its path (`city`, `address.zip`; `(arguments)` for the whole object). */
 export function argumentProblems(schema: Record<string, unknown>, args: Record<string, unknown>): { field: string; reason: string }[] {
-  const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
-  if (!validate) {
-    try {
-      validate = ajv.compile(schema);
-    } catch (error) {
-      throw new NodeUpstreamError(`The tool's input schema cannot be used: ${(error as Error).message}`, { retryable: false });
-    }
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
-    compiled.set(key, validate);
+  let problems: SchemaProblem[];
+  try {
+    problems = schemaProblems(schema, args);
+  } catch (error) {
+    throw new NodeUpstreamError(`The tool's input schema cannot be used: ${(error as Error).message}`, { retryable: false });
   }
-  if (validate(args)) return [];
-  return (validate.errors ?? []).map(fieldOf);
-}
-
-function fieldOf(error: ErrorObject): { field: string; reason: string } {
-  const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  const missing = error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
-  const field = missing ? (path ? `${path}.${missing}` : missing) : path || '(arguments)';
-  return { field, reason: missing ? 'is required' : (error.message ?? 'is invalid') };
+  return problems.map(({ path, missing, message }) => ({
+    field: missing ? (path ? `${path}.${missing}` : missing) : path || '(arguments)',
+    reason: missing ? 'is required' : message,
+  }));
 }
 
 function resultText(result: McpToolResult): string {

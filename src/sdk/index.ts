@@ -47,5 +47,7 @@ export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitForDecision, wa
 export type { RoutedOutput, WaitRequest } from './node-output';
 export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';
+export { schemaProblems } from './json-schema';
+export type { SchemaProblem } from './json-schema';
 export { collectionOptions, CREDENTIAL_ID, credentialIdMessage, Parameter, parameterDocs } from './parameter';
 export type { LoadOptions, LoadOptionsContext, ParameterDoc, ParameterOption } from './parameter';

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Ajv, { ValidateFunction } from 'ajv';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AccessPolicy, roleAtLeast } from '../auth/access-policy.service';
@@ -7,7 +6,6 @@ import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { ApprovalLinks } from '../common/approval-links';
 import { ROOT_LOGGER } from '../common/logger';
-import { LruCache } from '../common/lru-cache';
 import { SecretCipher } from '../common/secret-cipher';
 import { openKept, sealOutputs } from '../engine/executor/step-records';
 import type { StepRecord } from '../engine/step.model';
@@ -19,6 +17,7 @@ import { MembershipStore } from '../storage/membership-store.port';
 import { RunStore } from '../storage/run-store.port';
 import { UserStore } from '../storage/user-store.port';
 import { WorkflowStore } from '../storage/workflow-store.port';
+import { SchemaProblem, schemaProblems } from '../sdk';
 
 /** The node type whose waits people decide. */
 export const APPROVAL_TYPE = 'approval';
@@ -80,8 +79,6 @@ interface PendingRecord {
 @Injectable()
 export class ApprovalsService {
   private readonly logger: Logger;
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
-  private readonly validators = new LruCache<string, ValidateFunction>(256);
 
   constructor(
     private readonly runs: RunStore,
@@ -201,24 +198,14 @@ export class ApprovalsService {
       return null;
     }
     const fields = given ?? {};
-    const key = JSON.stringify(schema);
-    let validate = this.validators.get(key);
-    if (!validate) {
-      try {
-        validate = this.ajv.compile(schema);
-      } catch (error) {
-        throw AppError.conflict(`The approval's fields schema cannot be used: ${(error as Error).message}; fix the node's fields parameter`);
-      } finally {
-        this.ajv.removeSchema(schema);
-      }
-      this.validators.set(key, validate);
+    let problems: SchemaProblem[];
+    try {
+      problems = schemaProblems(schema, fields);
+    } catch (error) {
+      throw AppError.conflict(`The approval's fields schema cannot be used: ${(error as Error).message}; fix the node's fields parameter`);
     }
-    if (validate(fields)) return fields;
-    const errors: FieldError[] = (validate.errors ?? []).map((e) => {
-      const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
-      const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
-      return { field: ['fields', path, missing].filter(Boolean).join('.'), reason: e.message ?? 'is invalid' };
-    });
+    if (problems.length === 0) return fields;
+    const errors: FieldError[] = problems.map((p) => ({ field: ['fields', p.path, p.missing].filter(Boolean).join('.'), reason: p.message }));
     throw AppError.validation(errors, `The fields do not match what the approval asks for: ${errors.map((e) => `${e.field} ${e.reason}`).join('; ')}`);
   }
 }

@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import Ajv, { ValidateFunction } from 'ajv';
 import { EventEmitter } from 'node:events';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
-import { LruCache } from '../common/lru-cache';
 import { MembershipStore } from '../storage/membership-store.port';
 import { ToolWorkflow, WorkflowStore } from '../storage/workflow-store.port';
 import { RunsService } from './runs.service';
+import { SchemaProblem, schemaProblems } from '../sdk';
 
 /** A workflow offered as an MCP tool, as one caller sees it. */
 export interface WorkflowToolView {
@@ -60,10 +59,6 @@ export class WorkflowToolEvents {
  */
 @Injectable()
 export class WorkflowToolsService {
-  private readonly validators = new LruCache<string, ValidateFunction>(256);
-  // Schemas of different workflows may share an `$id`: none is registered, and each is dropped from
-  // ajv's own cache once compiled (the LRU above is the only cache).
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
   private readonly timeoutMs: number;
   /** Every workflow tool, as last read; see `allTools`. */
   private tools?: { readAt: number; list: Promise<ToolWorkflow[]> };
@@ -133,20 +128,13 @@ export class WorkflowToolsService {
   }
 
   private check(tool: WorkflowToolView, args: Record<string, unknown>): FieldError[] {
-    const key = `${tool.workflowId}:${JSON.stringify(tool.inputSchema)}`;
-    let validate = this.validators.get(key);
-    if (!validate) {
-      try {
-        validate = this.ajv.compile(tool.inputSchema);
-      } catch (error) {
-        throw AppError.conflict(`The input schema of ${tool.name} cannot be used: ${(error as Error).message}; fix the workflow's MCP trigger`);
-      } finally {
-        this.ajv.removeSchema(tool.inputSchema);
-      }
-      this.validators.set(key, validate);
+    let problems: SchemaProblem[];
+    try {
+      problems = schemaProblems(tool.inputSchema, args);
+    } catch (error) {
+      throw AppError.conflict(`The input schema of ${tool.name} cannot be used: ${(error as Error).message}; fix the workflow's MCP trigger`);
     }
-    if (validate(args)) return [];
-    return (validate.errors ?? []).map((e) => ({ field: e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(arguments)', reason: e.message ?? 'is invalid' }));
+    return problems.map((p) => ({ field: p.path || '(arguments)', reason: p.message }));
   }
 }
 
