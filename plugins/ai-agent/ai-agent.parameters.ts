@@ -29,7 +29,7 @@ export interface AgentMcpServer {
 }
 
 /** Why an entry of `mcpServers` is refused, or null. */
-export function mcpServerProblem(entry: unknown): string | null {
+function mcpServerProblem(entry: unknown): string | null {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return 'must be an object {url, credential?, tools?}';
   const { url, credential, tools, ...others } = entry as Record<string, unknown>;
   const unknown = Object.keys(others);

@@ -15,7 +15,7 @@ import { AgentTool, agentTools, argumentsProblem, ToolFailure } from './agent-to
 export { AiAgentParameters };
 
 /** What the agent outputs. */
-export interface AgentAnswer {
+interface AgentAnswer {
   /** The final answer's text. */
   answer: string;
   /** The answer parsed, when `outputSchema` is set (it matched the schema). */

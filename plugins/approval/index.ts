@@ -4,7 +4,7 @@ import { MAX_TIMEOUT_MS, TIMEOUT_UNITS, ApprovalParameters } from './approval.pa
 export { ApprovalParameters };
 
 /** The outputs a decision (or its absence) sends the run along. */
-export const APPROVAL_OUTPUTS = ['approved', 'rejected', 'timedOut'] as const;
+const APPROVAL_OUTPUTS = ['approved', 'rejected', 'timedOut'] as const;
 
 export default defineNode({
   type: 'approval',

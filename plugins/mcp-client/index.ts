@@ -34,7 +34,7 @@ export default defineNode({
 });
 
 /** Each field the tool's schema refuses, named by its path (`city`, `address.zip`; `(arguments)` for the whole object). */
-export function argumentProblems(schema: Record<string, unknown>, args: Record<string, unknown>): { field: string; reason: string }[] {
+function argumentProblems(schema: Record<string, unknown>, args: Record<string, unknown>): { field: string; reason: string }[] {
   let problems: SchemaProblem[];
   try {
     problems = schemaProblems(schema, args);

@@ -42,7 +42,7 @@ export interface RetryingJsonClientOptions {
 }
 
 /** One POST as the client sends it. */
-export interface OutgoingPost {
+interface OutgoingPost {
   method: 'POST';
   headers: Record<string, string>;
   body: string;

@@ -10,7 +10,7 @@ export interface FileIngestJob {
 }
 
 /** Each lane is a job name of its own, so each has its own queue and its own concurrency. */
-export const INGEST_JOB_OF_LANE: Record<FileLane, string> = { standard: FILE_INGEST_JOB, large: FILE_INGEST_LARGE_JOB };
+const INGEST_JOB_OF_LANE: Record<FileLane, string> = { standard: FILE_INGEST_JOB, large: FILE_INGEST_LARGE_JOB };
 
 /** Downloads and extractions that fail for a passing reason (5xx, reset, worker crash) get three tries. */
 const INGEST_OPTIONS: EnqueueOptions = { attempts: 3, backoffMs: 1000 };

@@ -50,7 +50,7 @@ const QUEUE_DOWN_RETRY_AFTER_S = 5;
 export type AdmissionPolicy = 'caller' | 'schedule' | 'service';
 
 /** Why a run was not admitted, as the `reason` label of workflow_runs_refused_total and `details.reason`. */
-export type RefusalReason = 'workflow-queue-limit' | 'global-queue-limit' | 'queue-unavailable';
+type RefusalReason = 'workflow-queue-limit' | 'global-queue-limit' | 'queue-unavailable';
 
 /**
  * Where every run enters the run-time, whoever starts it (webhook, MCP tool, retry, schedule):

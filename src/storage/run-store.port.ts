@@ -48,7 +48,7 @@ export interface QueuedRuns {
 }
 
 /** What /metrics and /health/ready show of the run queue; counts stop at this many. */
-export const QUEUE_GAUGE_COUNT_BOUND = 1_000_000;
+const QUEUE_GAUGE_COUNT_BOUND = 1_000_000;
 
 /** How many runs are queued (in every process sharing the store) and how long the oldest has waited. */
 export async function runQueueOf(store: RunStore, now = Date.now()): Promise<{ queued: number; oldestAgeSeconds: number }> {

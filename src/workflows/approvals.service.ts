@@ -24,7 +24,7 @@ export const APPROVAL_TYPE = 'approval';
 export const DECISIONS = ['approved', 'rejected'] as const;
 export type Decision = (typeof DECISIONS)[number];
 /** The inbox lists at most this many approvals, oldest first. */
-export const MAX_INBOX = 200;
+const MAX_INBOX = 200;
 
 /** Who decided: a user of the service, or whoever held the link. */
 export type DecidedBy = { type: 'user'; userId: string; name: string | null; email: string | null } | { type: 'link' };

@@ -11,13 +11,13 @@ import { RunStore } from '../storage/run-store.port';
 import { WorkflowStore } from '../storage/workflow-store.port';
 import { AcceptedRun, RunsService } from './runs.service';
 
-export const CHAT_TRIGGER = 'chat-trigger';
+const CHAT_TRIGGER = 'chat-trigger';
 /** How often a stream looks at the run's step records (which also covers runs another process executes). */
 const STEP_POLL_MS = 250;
 /** A stream watches a run at most this long (one parked at a Wait node may take hours): then it says where the run stands and ends. */
-export const CHAT_STREAM_MAX_MS = 10 * 60 * 1000;
+const CHAT_STREAM_MAX_MS = 10 * 60 * 1000;
 /** The JSON mode waits at most this long for the answer; then it says where the run stands (202). */
-export const CHAT_WAIT_MS = 120 * 1000;
+const CHAT_WAIT_MS = 120 * 1000;
 /** Step statuses a stream reports: a node that finished, or parked the run. */
 const REPORTED_STEP_STATUSES: readonly StepStatus[] = ['succeeded', 'failed', 'skipped', 'canceled', 'waiting'];
 /** Fields of an object output that hold the answer's text, in the order they are looked at. */
@@ -32,7 +32,7 @@ export interface ChatAnswer {
 }
 
 /** What a stream sends: the event's name and its JSON data. */
-export type ChatEmit = (event: 'run' | 'step' | 'substep' | 'token' | 'done', data: unknown) => void;
+type ChatEmit = (event: 'run' | 'step' | 'substep' | 'token' | 'done', data: unknown) => void;
 
 /**
  * The text of a chat answer, from a run's output: the output itself when it is a string, else
@@ -51,7 +51,7 @@ export function answerText(output: unknown): string | null {
   return null;
 }
 
-export function chatAnswer(run: Run): ChatAnswer {
+function chatAnswer(run: Run): ChatAnswer {
   const output = run.output ?? null;
   return {
     runId: run.id,

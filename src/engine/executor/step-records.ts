@@ -88,7 +88,7 @@ export function recordable(output: unknown): unknown {
 }
 
 /** Largest arguments or result of one sub-step in a record; a larger one is replaced by a note. */
-export const MAX_RECORDED_SUBSTEP_CHARS = 64 * 1024;
+const MAX_RECORDED_SUBSTEP_CHARS = 64 * 1024;
 
 /** A sub-step as the record keeps it: secrets masked (credentials used so far included), arguments and result capped. */
 export function recordedSubStep(run: Execution, step: NodeSubStep): SubStep {

@@ -22,7 +22,7 @@ export interface ChatCompletionsOptions {
 /** A message as OpenAI-compatible servers take it (tool calls and tool results included). */
 export type WireMessage = { role: string; content: string | null; [field: string]: unknown };
 
-export interface ToolCallAnswer {
+interface ToolCallAnswer {
   id: string;
   name: string;
   arguments: string;
@@ -199,7 +199,7 @@ interface StreamedDelta {
  * the text, the tool calls (whose names and arguments arrive in pieces, by index), the model and
  * the usage (sent last when `stream_options.include_usage` was asked).
  */
-export class StreamedAnswer {
+class StreamedAnswer {
   private readonly decoder = new TextDecoder();
   private rest = '';
   private content = '';
