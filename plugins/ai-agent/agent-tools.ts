@@ -88,12 +88,8 @@ export async function agentTools(ctx: NodeContext<AiAgentParameters>, signal: Ab
           spec: { description: tool.description ?? `Tool ${tool.name} of ${new URL(server.url).host}`, parameters: tool.inputSchema },
           run: async (args) => {
             const result = await session.callTool(tool.name, args);
-            const text = result.content
-              .filter((block) => block.type === 'text' && typeof block.text === 'string')
-              .map((block) => block.text)
-              .join('\n');
-            if (result.isError) throw new ToolFailure(text || `Tool ${tool.name} failed`);
-            return result.structuredContent ?? text;
+            if (result.isError) throw new ToolFailure(result.text || `Tool ${tool.name} failed`);
+            return result.structuredContent ?? result.text;
           },
         });
       }

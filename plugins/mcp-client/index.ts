@@ -1,4 +1,4 @@
-import { defineNode, McpToolResult, NodeConfigurationError, NodeUpstreamError, SchemaProblem, schemaProblems } from '../../src/sdk';
+import { defineNode, NodeConfigurationError, NodeUpstreamError, SchemaProblem, schemaProblems } from '../../src/sdk';
 import { McpClientParameters } from './mcp-client.parameters';
 
 export { McpClientParameters };
@@ -24,9 +24,9 @@ export default defineNode({
       }
       const result = await session.callTool(tool, args ?? {});
       if (result.isError) {
-        throw new NodeUpstreamError(`Tool ${tool} failed: ${resultText(result).slice(0, 1000) || 'no message'}`, { retryable: false, details: { tool, content: result.content } });
+        throw new NodeUpstreamError(`Tool ${tool} failed: ${result.text.slice(0, 1000) || 'no message'}`, { retryable: false, details: { tool, content: result.content } });
       }
-      return result.structuredContent ?? { text: resultText(result) };
+      return result.structuredContent ?? { text: result.text };
     } finally {
       await session.close();
     }
@@ -45,11 +45,4 @@ function argumentProblems(schema: Record<string, unknown>, args: Record<string, 
     field: missing ? (path ? `${path}.${missing}` : missing) : path || '(arguments)',
     reason: missing ? 'is required' : message,
   }));
-}
-
-function resultText(result: McpToolResult): string {
-  return result.content
-    .filter((block) => block.type === 'text' && typeof block.text === 'string')
-    .map((block) => block.text as string)
-    .join('\n');
 }

@@ -7,7 +7,8 @@ import { mcpToolOptions } from './mcp-client.parameters';
 
 const weather = { name: 'get_weather', description: 'Weather of a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 
-function server(answer: McpToolResult) {
+/** A server answering every call with `answer`, its text joined as the service's MCP client joins it. */
+function server(answer: Omit<McpToolResult, 'text'>) {
   const calls: { name: string; args: unknown }[] = [];
   const connected: unknown[] = [];
   let closed = 0;
@@ -18,7 +19,8 @@ function server(answer: McpToolResult) {
         listTools: async () => [weather],
         callTool: async (name, args) => {
           calls.push({ name, args });
-          return answer;
+          const text = answer.content.flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : [])).join('\n');
+          return { ...answer, text };
         },
         close: async () => void closed++,
       };

@@ -264,6 +264,8 @@ export interface McpToolInfo {
 /** What a tool call answered, as the MCP server sent it. */
 export interface McpToolResult {
   content: ReadonlyArray<{ type: string; text?: string; [key: string]: unknown }>;
+  /** The text blocks of `content`, joined by new lines ('' when none). */
+  text: string;
   structuredContent?: Record<string, unknown>;
   /** The tool failed (its content says why). */
   isError: boolean;

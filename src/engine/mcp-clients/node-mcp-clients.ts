@@ -56,7 +56,11 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
           });
           const content = Array.isArray(answer.content) ? (answer.content as McpToolResult['content']) : [];
           const structured = answer.structuredContent as Record<string, unknown> | undefined;
-          return { content, ...(structured !== undefined ? { structuredContent: structured } : {}), isError: answer.isError === true };
+          const text = content
+            .filter((block) => block.type === 'text' && typeof block.text === 'string')
+            .map((block) => block.text)
+            .join('\n');
+          return { content, text, ...(structured !== undefined ? { structuredContent: structured } : {}), isError: answer.isError === true };
         },
         close: () => client.close().catch(() => undefined),
       };
