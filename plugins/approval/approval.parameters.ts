@@ -1,10 +1,6 @@
 import { IsIn, IsNumber, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
+import { CREDENTIAL_ID, credentialIdMessage, DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from '../../src/sdk';
 
-export const TIMEOUT_UNITS = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
-export type TimeoutUnit = keyof typeof TIMEOUT_UNITS;
-/** An approval waits a year at the most, like a Wait node. */
-export const MAX_TIMEOUT_MS = 366 * TIMEOUT_UNITS.days;
 
 /** The approver fills in an object: its schema says `type: "object"`. */
 @ValidatorConstraint({ name: 'isObjectSchema' })
@@ -42,12 +38,12 @@ export class ApprovalParameters {
   @Parameter({ displayName: 'Timeout', description: 'How long to wait for a decision, in `timeoutUnit`s; then the run goes on through the `timedOut` output.' })
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
-  @Max(MAX_TIMEOUT_MS / 1000)
+  @Max(MAX_PAUSE_MS / 1000)
   timeout: number = 1;
 
   @Parameter({ displayName: 'Timeout unit', description: 'Unit of `timeout`.' })
-  @IsIn(Object.keys(TIMEOUT_UNITS))
-  timeoutUnit: TimeoutUnit = 'days';
+  @IsIn(Object.keys(DURATION_UNITS))
+  timeoutUnit: DurationUnit = 'days';
 
   @Parameter({
     displayName: 'Notify URL',

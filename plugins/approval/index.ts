@@ -1,5 +1,5 @@
-import { defineNode, NodeConfigurationError, NodeUpstreamError, toOutput, waitForDecision } from '../../src/sdk';
-import { MAX_TIMEOUT_MS, TIMEOUT_UNITS, ApprovalParameters } from './approval.parameters';
+import { defineNode, DURATION_UNITS, MAX_PAUSE_MS, NodeConfigurationError, NodeUpstreamError, toOutput, waitForDecision } from '../../src/sdk';
+import { ApprovalParameters } from './approval.parameters';
 
 export { ApprovalParameters };
 
@@ -19,8 +19,8 @@ export default defineNode({
   async execute(ctx) {
     if (ctx.runMode !== 'input') throw new NodeConfigurationError('An approval is one decision for the whole input: set its run mode to input');
     const { summary, fields, timeout, timeoutUnit, notifyUrl, notifyCredential } = ctx.params;
-    const ms = timeout * TIMEOUT_UNITS[timeoutUnit];
-    if (ms > MAX_TIMEOUT_MS) throw new NodeConfigurationError(`An approval waits ${MAX_TIMEOUT_MS / TIMEOUT_UNITS.days} days at the most`);
+    const ms = timeout * DURATION_UNITS[timeoutUnit];
+    if (ms > MAX_PAUSE_MS) throw new NodeConfigurationError(`An approval waits ${MAX_PAUSE_MS / DURATION_UNITS.days} days at the most`);
     // At least a second, so that a link can be opened at all.
     const expiresAt = new Date(Date.now() + Math.max(ms, 1000));
     const approvalUrl = ctx.approvals.link(expiresAt);

@@ -1,5 +1,5 @@
-import { defineNode, NodeConfigurationError, waitUntil } from '../../src/sdk';
-import { MAX_WAIT_MS, WAIT_UNITS, WaitParameters } from './wait.parameters';
+import { defineNode, DURATION_UNITS, MAX_PAUSE_MS, NodeConfigurationError, waitUntil } from '../../src/sdk';
+import { WaitParameters } from './wait.parameters';
 
 export { WaitParameters };
 
@@ -14,8 +14,8 @@ export default defineNode({
   execute(ctx) {
     const { amount, unit, until } = ctx.params;
     const now = Date.now();
-    const at = until !== undefined ? new Date(until).getTime() : now + amount * WAIT_UNITS[unit];
-    if (at - now > MAX_WAIT_MS) throw new NodeConfigurationError(`A run waits ${MAX_WAIT_MS / WAIT_UNITS.days} days at the most`, { details: { until: new Date(at).toISOString() } });
+    const at = until !== undefined ? new Date(until).getTime() : now + amount * DURATION_UNITS[unit];
+    if (at - now > MAX_PAUSE_MS) throw new NodeConfigurationError(`A run waits ${MAX_PAUSE_MS / DURATION_UNITS.days} days at the most`, { details: { until: new Date(at).toISOString() } });
     return waitUntil(new Date(Math.max(at, now)), ctx.runMode === 'input' ? ctx.input : ctx.item);
   },
 });

@@ -1,21 +1,17 @@
 import { IsIn, IsISO8601, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from '../../src/sdk';
 
-export const WAIT_UNITS = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
-export type WaitUnit = keyof typeof WAIT_UNITS;
-/** A run waits a year at the most. */
-export const MAX_WAIT_MS = 366 * WAIT_UNITS.days;
 
 export class WaitParameters {
   @Parameter({ displayName: 'Amount', description: 'How long to wait, in `unit`s (ignored when `until` is given).' })
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
-  @Max(MAX_WAIT_MS / 1000)
+  @Max(MAX_PAUSE_MS / 1000)
   amount: number = 1;
 
   @Parameter({ displayName: 'Unit', description: 'Unit of `amount`.' })
-  @IsIn(Object.keys(WAIT_UNITS))
-  unit: WaitUnit = 'minutes';
+  @IsIn(Object.keys(DURATION_UNITS))
+  unit: DurationUnit = 'minutes';
 
   @Parameter({
     displayName: 'Until',

@@ -43,8 +43,8 @@ export type {
   WorkflowToolInfo,
   WorkflowsFacade,
 } from './node-context';
-export { isRoutedOutput, isWaitRequest, toOutput, toOutputs, waitForDecision, waitUntil } from './node-output';
-export type { RoutedOutput, WaitRequest } from './node-output';
+export { DURATION_UNITS, isRoutedOutput, isWaitRequest, MAX_PAUSE_MS, toOutput, toOutputs, waitForDecision, waitUntil } from './node-output';
+export type { DurationUnit, RoutedOutput, WaitRequest } from './node-output';
 export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';
 export { schemaProblems } from './json-schema';

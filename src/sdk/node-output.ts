@@ -44,6 +44,12 @@ export interface WaitRequest {
   readonly decision?: { readonly pending: unknown };
 }
 
+/** Units a node may count a pause in (Wait's amount, an approval's timeout), in milliseconds. */
+export const DURATION_UNITS = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
+export type DurationUnit = keyof typeof DURATION_UNITS;
+/** A run pauses a year at the most (a Wait node, an approval). */
+export const MAX_PAUSE_MS = 366 * DURATION_UNITS.days;
+
 /**
  * Pauses the run until `until` without holding a worker: the run is stored as `waiting` and
  * picked up again by any worker when the time comes (a restart in between loses nothing). The node
