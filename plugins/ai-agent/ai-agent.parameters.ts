@@ -16,9 +16,8 @@ import {
   ValidateBy,
   ValidateIf,
 } from 'class-validator';
-import { collectionOptions, CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
+import { collectionOptions, CREDENTIAL_ID, credentialIdMessage, numeric, Parameter } from '../../src/sdk';
 
-const numeric = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
 
 /** An outside MCP server whose tools the agent may call. */
 export interface AgentMcpServer {

@@ -1,8 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsNumber, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
+import { CREDENTIAL_ID, credentialIdMessage, numeric, Parameter } from '../../src/sdk';
 
-const numeric = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
 
 export class ChatCompletionParameters {
   @Parameter({ displayName: 'Model', description: "Model name; left out, the service's LLM_MODEL.", schema: { examples: ['gpt-4o-mini'] } })

@@ -49,5 +49,5 @@ export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTime
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';
 export { schemaProblems } from './json-schema';
 export type { SchemaProblem } from './json-schema';
-export { collectionOptions, CREDENTIAL_ID, credentialIdMessage, Parameter, parameterDocs } from './parameter';
+export { collectionOptions, CREDENTIAL_ID, credentialIdMessage, numeric, Parameter, parameterDocs } from './parameter';
 export type { LoadOptions, LoadOptionsContext, ParameterDoc, ParameterOption } from './parameter';

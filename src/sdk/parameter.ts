@@ -85,6 +85,9 @@ const DOCS = Symbol.for('workflow-collection-service.parameter-docs');
 
 type Documented = { [DOCS]?: Map<string, ParameterDoc> };
 
+/** For `@Transform(numeric)`: a number written as text (a form field's value) becomes the number; anything else stays as it is. */
+export const numeric = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
+
 /** A credential's id, as a `credential` parameter holds it: `@Matches(CREDENTIAL_ID, { message: credentialIdMessage })`. */
 export const CREDENTIAL_ID = /^crd_[A-Za-z0-9]{1,64}$/;
 export const credentialIdMessage = ({ property }: { property: string }): string => `${property} must be a credential id (crd_...)`;
