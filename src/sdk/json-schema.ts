@@ -1,4 +1,4 @@
-import Ajv, { ValidateFunction } from 'ajv';
+import type { default as AjvClass, ValidateFunction } from 'ajv';
 
 /** One thing a JSON Schema refuses in a value. */
 export interface SchemaProblem {
@@ -13,8 +13,20 @@ export interface SchemaProblem {
 const MAX_COMPILED = 256;
 // Schemas of different owners may share an `$id`: none is registered, and each is dropped from
 // ajv's own cache once compiled, so the map below is the only cache (least recently used goes).
-const ajv = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
 const compiled = new Map<string, ValidateFunction>();
+let instance: AjvClass | undefined;
+
+/**
+ * ajv, loaded on the first check: the rest of the SDK needs no package at all, so a plugin that
+ * carries its own copy of the SDK loads without ajv unless it checks schemas.
+ */
+function ajv(): AjvClass {
+  if (!instance) {
+    const Ajv = (require('ajv') as typeof import('ajv')).default;
+    instance = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
+  }
+  return instance;
+}
 
 function validatorOf(schema: object): ValidateFunction {
   const key = JSON.stringify(schema);
@@ -22,10 +34,11 @@ function validatorOf(schema: object): ValidateFunction {
   if (validate) {
     compiled.delete(key);
   } else {
+    const compiler = ajv();
     try {
-      validate = ajv.compile(schema);
+      validate = compiler.compile(schema);
     } finally {
-      ajv.removeSchema(schema);
+      compiler.removeSchema(schema);
     }
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
   }
