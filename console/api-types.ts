@@ -62,7 +62,17 @@ export type StepStatus = Schemas['StepDto']['status'];
 
 /** How a run started, which also says whose rights it acted with (README: Whose rights a run uses). */
 export type RunTrigger = Schemas['RunSummaryDto']['trigger'];
-export const RUN_TRIGGERS: readonly RunTrigger[] = ['webhook', 'console', 'schedule', 'mcp', 'retry', 'error-workflow', 'sub-workflow', 'node-test', 'chat'];
+export const RUN_TRIGGERS: readonly RunTrigger[] = [
+  'webhook',
+  'console',
+  'schedule',
+  'mcp',
+  'retry',
+  'error-workflow',
+  'sub-workflow',
+  'node-test',
+  'chat',
+];
 
 /** Inputs and outputs are any JSON: read as unknown, not as the document's union of shapes. */
 export type Step = Omit<Schemas['StepDto'], 'input' | 'output'> & { input?: unknown; output?: unknown };

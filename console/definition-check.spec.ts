@@ -35,19 +35,26 @@ const MODES = ['fixed', 'expression'] as const;
 
 const check = (definition: unknown) => checkDefinition(JSON.stringify(definition), TYPES, [...MODES]);
 const withSearch = (node: Record<string, unknown>, edges = [{ from: 'trigger', to: 'search' }]) => ({
-  nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'search', type: 'search-collection', ...node }],
+  nodes: [
+    { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+    { id: 'search', type: 'search-collection', ...node },
+  ],
   edges,
 });
 
 describe('checkDefinition', () => {
   it('accepts a valid definition and hands it back', () => {
-    const result = check(withSearch({ parameters: { collectionId: 'col_1', query: 'volcanoes', topK: 3, mode: 'hybrid', statuses: ['indexed'] } }));
+    const result = check(
+      withSearch({ parameters: { collectionId: 'col_1', query: 'volcanoes', topK: 3, mode: 'hybrid', statuses: ['indexed'] } }),
+    );
     expect(result.problems).toEqual([]);
     expect((result.value as { nodes: unknown[] }).nodes).toHaveLength(2);
   });
 
   it('names the node and the parameter of each schema violation', () => {
-    const definition = withSearch({ parameters: { query: '', topK: 0, mode: 'fuzzy', statuses: ['indexed', 'indexed', 'gone'], colour: 'red' } });
+    const definition = withSearch({
+      parameters: { query: '', topK: 0, mode: 'fuzzy', statuses: ['indexed', 'indexed', 'gone'], colour: 'red' },
+    });
     const { problems, value } = check(definition);
     // Advice only: the definition is handed back all the same, for the server to judge when saved.
     expect(value).toEqual(definition);
@@ -67,14 +74,23 @@ describe('checkDefinition', () => {
   });
 
   it('leaves expression parameters to run time but wants their source', () => {
-    expect(check(withSearch({ parameters: { collectionId: 'col_1', query: 'input.q', topK: 'input.k' }, parameterMode: { query: 'expression', topK: 'expression' } })).problems).toEqual([]);
+    expect(
+      check(
+        withSearch({
+          parameters: { collectionId: 'col_1', query: 'input.q', topK: 'input.k' },
+          parameterMode: { query: 'expression', topK: 'expression' },
+        }),
+      ).problems,
+    ).toEqual([]);
     expect(check(withSearch({ parameters: { collectionId: 'col_1' }, parameterMode: { query: 'expression' } })).problems).toEqual([
       { field: 'nodes[1].parameters.query', reason: 'an expression must be a non-empty string', nodeId: 'search' },
     ]);
   });
 
   it('refuses a mode the service does not offer and a mode for a parameter the node lacks', () => {
-    const { problems } = check(withSearch({ parameters: { collectionId: 'col_1', query: 'q' }, parameterMode: { query: 'ai', nope: 'fixed' } }));
+    const { problems } = check(
+      withSearch({ parameters: { collectionId: 'col_1', query: 'q' }, parameterMode: { query: 'ai', nope: 'fixed' } }),
+    );
     expect(problems).toEqual([
       { field: 'nodes[1].parameterMode.query', reason: 'must be one of fixed, expression', nodeId: 'search' },
       { field: 'nodes[1].parameterMode.nope', reason: 'search-collection has no parameter "nope"', nodeId: 'search' },
@@ -90,7 +106,11 @@ describe('checkDefinition', () => {
         { id: 'old', type: 'search-collection', version: 7 },
         { id: 'lonely', type: 'search-collection', parameters: { collectionId: 'c', query: 'q' } },
       ],
-      edges: [{ from: 'trigger', to: 'ghost' }, { from: 'lonely', to: 'lonely' }, { from: 'old', to: 'trigger' }],
+      edges: [
+        { from: 'trigger', to: 'ghost' },
+        { from: 'lonely', to: 'lonely' },
+        { from: 'old', to: 'trigger' },
+      ],
     });
     expect(problems.map((p) => `${p.field}: ${p.reason}`)).toEqual([
       'nodes[1].id: duplicate node id "trigger"',
@@ -111,10 +131,14 @@ describe('checkDefinition', () => {
     const array = checkDefinition('[]', TYPES, [...MODES]);
     expect(array.problems).toEqual([{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }]);
     expect(array.value).toEqual([]);
-    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], extra: 1 }).problems).toEqual([{ field: 'extra', reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' }]);
+    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], extra: 1 }).problems).toEqual([
+      { field: 'extra', reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' },
+    ]);
     // Pinned data belongs to the draft; pinned on no node, the server refuses it.
     expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], pinnedData: { trigger: [1] } }).problems).toEqual([]);
-    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], pinnedData: { ghost: 1 } }).problems).toEqual([{ field: 'pinnedData.ghost', reason: 'names no node of the workflow' }]);
+    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], pinnedData: { ghost: 1 } }).problems).toEqual([
+      { field: 'pinnedData.ghost', reason: 'names no node of the workflow' },
+    ]);
   });
 
   it('wants every node but the trigger connected, and exactly one trigger', () => {

@@ -33,17 +33,22 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
     return { problems: [{ field: '(json)', reason: `not valid JSON: ${(error as Error).message}` }] };
   }
   const problems: FieldProblem[] = [];
-  if (!isObject(parsed)) return { value: parsed, problems: [{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }] };
+  if (!isObject(parsed))
+    return { value: parsed, problems: [{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }] };
   if (!Array.isArray(parsed.nodes)) return { value: parsed, problems: [{ field: 'nodes', reason: 'must be an array of nodes' }] };
   if (parsed.edges !== undefined && !Array.isArray(parsed.edges)) problems.push({ field: 'edges', reason: 'must be an array of edges' });
-  if (parsed.variables !== undefined && !Array.isArray(parsed.variables)) problems.push({ field: 'variables', reason: 'must be an array of variables' });
-  if (parsed.pinnedData !== undefined && !isObject(parsed.pinnedData)) problems.push({ field: 'pinnedData', reason: 'must be an object of inputs by node id' });
+  if (parsed.variables !== undefined && !Array.isArray(parsed.variables))
+    problems.push({ field: 'variables', reason: 'must be an array of variables' });
+  if (parsed.pinnedData !== undefined && !isObject(parsed.pinnedData))
+    problems.push({ field: 'pinnedData', reason: 'must be an object of inputs by node id' });
   for (const key of Object.keys(parsed)) {
-    if (!['nodes', 'edges', 'variables', 'pinnedData'].includes(key)) problems.push({ field: key, reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' });
+    if (!['nodes', 'edges', 'variables', 'pinnedData'].includes(key))
+      problems.push({ field: key, reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' });
   }
   if (isObject(parsed.pinnedData) && Array.isArray(parsed.nodes)) {
     const known = new Set(parsed.nodes.map((n) => (isObject(n) ? n.id : undefined)));
-    for (const id of Object.keys(parsed.pinnedData)) if (!known.has(id)) problems.push({ field: `pinnedData.${id}`, reason: 'names no node of the workflow' });
+    for (const id of Object.keys(parsed.pinnedData))
+      if (!known.has(id)) problems.push({ field: `pinnedData.${id}`, reason: 'names no node of the workflow' });
   }
 
   const ids = new Map<string, number>();
@@ -58,7 +63,8 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
     }
     const id = typeof node.id === 'string' ? node.id : '';
     const nodeId = id || undefined;
-    const problem = (field: string, reason: string) => problems.push({ field: `${at}${field ? `.${field}` : ''}`, reason, ...(nodeId ? { nodeId } : {}) });
+    const problem = (field: string, reason: string) =>
+      problems.push({ field: `${at}${field ? `.${field}` : ''}`, reason, ...(nodeId ? { nodeId } : {}) });
     if (!NODE_ID.test(id)) problem('id', 'must start with a letter or _ and hold at most 64 letters, digits, _ or -');
     else if (ids.has(id)) problem('id', `duplicate node id "${id}"`);
     else ids.set(id, i);
@@ -71,13 +77,17 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
     const wanted = node.version === undefined ? Math.max(...versions.map((v) => v.version)) : node.version;
     const nodeType = versions.find((v) => v.version === wanted);
     if (!nodeType) {
-      problem('version', `node type ${node.type} has no version ${JSON.stringify(node.version)}; loaded: ${versions.map((v) => v.version).join(', ')}`);
+      problem(
+        'version',
+        `node type ${node.type} has no version ${JSON.stringify(node.version)}; loaded: ${versions.map((v) => v.version).join(', ')}`,
+      );
       return;
     }
     resolved.add(id);
     if (nodeType.trigger) triggers.push(id);
     if (node.runMode !== undefined && node.runMode !== 'input' && node.runMode !== 'item') problem('runMode', 'must be "input" or "item"');
-    if (node.continueOnError !== undefined && typeof node.continueOnError !== 'boolean') problem('continueOnError', 'must be true or false');
+    if (node.continueOnError !== undefined && typeof node.continueOnError !== 'boolean')
+      problem('continueOnError', 'must be true or false');
     if (node.parameters !== undefined && !isObject(node.parameters)) {
       problem('parameters', 'must be an object of parameter values');
       return;
@@ -109,7 +119,12 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
     }
   });
   if (triggers.length !== 1) {
-    problems.push({ field: 'nodes', reason: triggers.length ? `has ${triggers.length} triggers (${triggers.join(', ')}): a workflow has exactly one` : 'needs exactly one trigger node' });
+    problems.push({
+      field: 'nodes',
+      reason: triggers.length
+        ? `has ${triggers.length} triggers (${triggers.join(', ')}): a workflow has exactly one`
+        : 'needs exactly one trigger node',
+    });
   }
 
   const edges: unknown[] = Array.isArray(parsed.edges) ? parsed.edges : [];
@@ -121,16 +136,19 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
       return;
     }
     for (const end of ['from', 'to'] as const) {
-      if (typeof edge[end] !== 'string' || !ids.has(edge[end] as string)) problems.push({ field: `${at}.${end}`, reason: `no node has the id ${JSON.stringify(edge[end])}` });
+      if (typeof edge[end] !== 'string' || !ids.has(edge[end] as string))
+        problems.push({ field: `${at}.${end}`, reason: `no node has the id ${JSON.stringify(edge[end])}` });
     }
-    if (edge.from === edge.to) problems.push({ field: at, reason: `node "${String(edge.from)}" cannot feed itself`, nodeId: String(edge.from) });
+    if (edge.from === edge.to)
+      problems.push({ field: at, reason: `node "${String(edge.from)}" cannot feed itself`, nodeId: String(edge.from) });
     if (edge.output !== undefined && (typeof edge.output !== 'string' || !OUTPUT_NAME.test(edge.output))) {
       problems.push({ field: `${at}.output`, reason: 'must be an output name of the node (letters, digits, _ or -)' });
     }
     if (typeof edge.to === 'string') incoming.add(edge.to);
   });
   for (const id of triggers) {
-    if (incoming.has(id)) problems.push({ field: `nodes[${ids.get(id)}]`, reason: 'a trigger node cannot have incoming edges', nodeId: id });
+    if (incoming.has(id))
+      problems.push({ field: `nodes[${ids.get(id)}]`, reason: 'a trigger node cannot have incoming edges', nodeId: id });
   }
   for (const [id, i] of ids) {
     if (resolved.has(id) && !triggers.includes(id) && !incoming.has(id)) {

@@ -21,7 +21,9 @@ describe('validateSchema', () => {
   it('walks objects and arrays, naming the path of each problem', () => {
     const schema = {
       type: 'object',
-      properties: { list: { type: 'array', maxItems: 2, items: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } } },
+      properties: {
+        list: { type: 'array', maxItems: 2, items: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
+      },
       additionalProperties: { type: 'string' },
     };
     expect(validateSchema(schema, { list: [{ n: 1 }, {}, { n: 'x' }], extra: 1 })).toEqual([
@@ -41,7 +43,9 @@ describe('validateSchema', () => {
     const oneOf = { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\d+$' }] };
     expect(validateSchema(oneOf, '12')).toEqual([]);
     expect(validateSchema(oneOf, 'x')).toEqual([{ path: '', reason: 'does not match any of the allowed forms' }]);
-    expect(validateSchema({ oneOf: [{ type: 'number' }, { type: 'integer' }] }, 1)).toEqual([{ path: '', reason: 'matches more than one of the allowed forms' }]);
+    expect(validateSchema({ oneOf: [{ type: 'number' }, { type: 'integer' }] }, 1)).toEqual([
+      { path: '', reason: 'matches more than one of the allowed forms' },
+    ]);
     expect(validateSchema({ anyOf: [{ type: 'number' }, { type: 'integer' }] }, 1)).toEqual([]);
   });
 });

@@ -32,8 +32,10 @@ export function validateSchema(schema: JsonSchema, value: unknown, path = ''): S
   if (typeof value === 'number') {
     if (typeof schema.minimum === 'number' && value < schema.minimum) fail(`must be at least ${schema.minimum}`);
     if (typeof schema.maximum === 'number' && value > schema.maximum) fail(`must be at most ${schema.maximum}`);
-    if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) fail(`must be more than ${schema.exclusiveMinimum}`);
-    if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) fail(`must be less than ${schema.exclusiveMaximum}`);
+    if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum)
+      fail(`must be more than ${schema.exclusiveMinimum}`);
+    if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum)
+      fail(`must be less than ${schema.exclusiveMaximum}`);
   }
   if (typeof value === 'string') {
     const length = [...value].length;
@@ -92,7 +94,8 @@ function hasType(value: unknown, type: string): boolean {
   }
 }
 
-const article = (type: string) => (type === 'integer' || type === 'array' || type === 'object' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`);
+const article = (type: string) =>
+  type === 'integer' || type === 'array' || type === 'object' ? `an ${type}` : type === 'null' ? 'null' : `a ${type}`;
 
 function describe(value: unknown): string {
   if (value === null) return 'null';

@@ -9,7 +9,9 @@ export function usePagedList<T>(path: string, limit = 20) {
   const { params } = useLocation();
   const offset = Number(params.get('offset') ?? 0) || 0;
   const list = useLoad(() => api<Page<T>>('GET', `${path}${query({ offset, limit })}`), [path, offset]);
-  const pager = list.data && <Pager offset={offset} limit={limit} total={list.data.total} onChange={(o) => setQuery({ offset: o || undefined })} />;
+  const pager = list.data && (
+    <Pager offset={offset} limit={limit} total={list.data.total} onChange={(o) => setQuery({ offset: o || undefined })} />
+  );
   return { list, pager };
 }
 

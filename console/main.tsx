@@ -26,10 +26,12 @@ function decoded(segment: string): string | null {
 }
 
 /** Each page of an id: a segment that does not decode is the Not found page, not a blank app. */
-const byId = (page: (id: string) => JSX.Element) => ([segment]: string[]) => {
-  const id = decoded(segment);
-  return id === null ? null : page(id);
-};
+const byId =
+  (page: (id: string) => JSX.Element) =>
+  ([segment]: string[]) => {
+    const id = decoded(segment);
+    return id === null ? null : page(id);
+  };
 
 const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX.Element | null }[] = [
   { pattern: /^\/(?:collections\/?)?$/, section: 'collections', page: () => <CollectionsPage /> },

@@ -42,12 +42,16 @@ export function NodeForm({ node, nodeType, modes, problems, onChange }: NodeForm
     else next[name] = mode;
     onChange({ ...node, ...(Object.keys(next).length ? { parameterMode: next } : { parameterMode: undefined }) });
   };
-  const problemsOf = (field: string) => problems.filter((p) => p.field === field || p.field.startsWith(`${field}.`) || p.field.startsWith(`${field}[`));
+  const problemsOf = (field: string) =>
+    problems.filter((p) => p.field === field || p.field.startsWith(`${field}.`) || p.field.startsWith(`${field}[`));
 
   return (
     <fieldset class="node-form" aria-label={`Parameters of ${node.id}`}>
       <legend>
-        {node.id} <span class="muted">· {nodeType.displayName} v{nodeType.version}</span>
+        {node.id}{' '}
+        <span class="muted">
+          · {nodeType.displayName} v{nodeType.version}
+        </span>
       </legend>
       <p class="muted small">{nodeType.description}</p>
       {Object.keys(properties).length === 0 && <p class="muted">This node type has no parameters.</p>}
@@ -97,7 +101,15 @@ const ON_ERROR_LABELS: Record<OnError, string> = {
 };
 
 /** Retries and what happens on failure, as n8n's node settings; the server's refusal is shown beside the field it names. */
-function NodeSettings({ node, problems, onChange }: { node: NodeSpec; problems: readonly ShownProblem[]; onChange: (node: NodeSpec) => void }) {
+function NodeSettings({
+  node,
+  problems,
+  onChange,
+}: {
+  node: NodeSpec;
+  problems: readonly ShownProblem[];
+  onChange: (node: NodeSpec) => void;
+}) {
   const settings = failureSettings(node);
   const set = (change: Partial<typeof settings>) => onChange(withFailureSettings(node, { ...settings, ...change }));
   const number = (text: string) => (text === '' ? undefined : Number(text));
@@ -162,7 +174,11 @@ function NodeSettings({ node, problems, onChange }: { node: NodeSpec; problems: 
           </label>
           <label>
             Backoff
-            <select aria-label="Backoff" value={settings.backoff ?? 'fixed'} onChange={(e) => set({ backoff: e.currentTarget.value as Backoff })}>
+            <select
+              aria-label="Backoff"
+              value={settings.backoff ?? 'fixed'}
+              onChange={(e) => set({ backoff: e.currentTarget.value as Backoff })}
+            >
               <option value="fixed">fixed: the same wait each time</option>
               <option value="exponential">exponential: the wait doubles</option>
             </select>
@@ -171,7 +187,8 @@ function NodeSettings({ node, problems, onChange }: { node: NodeSpec; problems: 
         </div>
       )}
       <div class="hint">
-        Retries apply to failures that may pass (no answer, a timeout, HTTP 408, 425, 429 or 5xx), never to a configuration error; at most {MAX_TRIES} tries.
+        Retries apply to failures that may pass (no answer, a timeout, HTTP 408, 425, 429 or 5xx), never to a configuration error; at most{' '}
+        {MAX_TRIES} tries.
         {settings.onError === 'errorOutput' ? ' Connect the node\'s "error" port to handle what failed.' : ''}
       </div>
     </fieldset>
@@ -258,7 +275,8 @@ interface FixedInputProps {
 }
 
 function FixedInput({ label, name, schema, required, value, nodeType, onValue }: FixedInputProps) {
-  const placeholder = schema.default === undefined ? '' : `default: ${typeof schema.default === 'string' ? schema.default : JSON.stringify(schema.default)}`;
+  const placeholder =
+    schema.default === undefined ? '' : `default: ${typeof schema.default === 'string' ? schema.default : JSON.stringify(schema.default)}`;
   if (schema.format === 'credential') {
     const types = Array.isArray(schema['x-credential-types']) ? (schema['x-credential-types'] as string[]) : null;
     return <CredentialSelect label={label} types={types} value={value} required={required} onValue={onValue} />;
@@ -269,7 +287,11 @@ function FixedInput({ label, name, schema, required, value, nodeType, onValue }:
   if (Array.isArray(schema.enum)) {
     const options = schema.enum as unknown[];
     return (
-      <select aria-label={label} value={value === undefined ? '' : JSON.stringify(value)} onChange={(e) => onValue(e.currentTarget.value ? JSON.parse(e.currentTarget.value) : undefined)}>
+      <select
+        aria-label={label}
+        value={value === undefined ? '' : JSON.stringify(value)}
+        onChange={(e) => onValue(e.currentTarget.value ? JSON.parse(e.currentTarget.value) : undefined)}
+      >
         <option value="">{required ? '(choose)' : placeholder || '(not set)'}</option>
         {options.map((option) => (
           <option key={JSON.stringify(option)} value={JSON.stringify(option)}>
@@ -283,7 +305,11 @@ function FixedInput({ label, name, schema, required, value, nodeType, onValue }:
     case 'boolean':
       return (
         <label class="check">
-          <input type="checkbox" checked={value === true || (value === undefined && schema.default === true)} onChange={(e) => onValue(e.currentTarget.checked)} />
+          <input
+            type="checkbox"
+            checked={value === true || (value === undefined && schema.default === true)}
+            onChange={(e) => onValue(e.currentTarget.checked)}
+          />
           {label}
         </label>
       );
@@ -305,7 +331,14 @@ function FixedInput({ label, name, schema, required, value, nodeType, onValue }:
       const onInput = (e: { currentTarget: HTMLInputElement | HTMLTextAreaElement }) =>
         onValue(e.currentTarget.value === '' && !required ? undefined : e.currentTarget.value);
       return multiline ? (
-        <textarea aria-label={label} rows={schema['x-code'] ? 6 : 3} value={text} placeholder={placeholder} onInput={onInput} class={schema['x-code'] ? 'code' : ''} />
+        <textarea
+          aria-label={label}
+          rows={schema['x-code'] ? 6 : 3}
+          value={text}
+          placeholder={placeholder}
+          onInput={onInput}
+          class={schema['x-code'] ? 'code' : ''}
+        />
       ) : (
         <input aria-label={label} value={text} placeholder={placeholder} onInput={onInput} />
       );
@@ -322,7 +355,17 @@ function FixedInput({ label, name, schema, required, value, nodeType, onValue }:
 }
 
 /** Arrays, objects and untyped values are edited as JSON; the definition changes once the text parses. */
-function JsonInput({ label, value, placeholder, onValue }: { label: string; value: unknown; placeholder: string; onValue: (value: unknown) => void }) {
+function JsonInput({
+  label,
+  value,
+  placeholder,
+  onValue,
+}: {
+  label: string;
+  value: unknown;
+  placeholder: string;
+  onValue: (value: unknown) => void;
+}) {
   const [text, setText] = useState(value === undefined ? '' : JSON.stringify(value));
   const [invalid, setInvalid] = useState(false);
   useEffect(() => {
@@ -358,7 +401,21 @@ function JsonInput({ label, value, placeholder, onValue }: { label: string; valu
   );
 }
 
-function DynamicSelect({ label, nodeType, name, value, required, onValue }: { label: string; nodeType: NodeType; name: string; value: unknown; required: boolean; onValue: (value: unknown) => void }) {
+function DynamicSelect({
+  label,
+  nodeType,
+  name,
+  value,
+  required,
+  onValue,
+}: {
+  label: string;
+  nodeType: NodeType;
+  name: string;
+  value: unknown;
+  required: boolean;
+  onValue: (value: unknown) => void;
+}) {
   const [items, setItems] = useState<OptionItem[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
@@ -404,7 +461,19 @@ function DynamicSelect({ label, nodeType, name, value, required, onValue }: { la
  * The credentials the signed-in user may use (any role on them lets a node name them), of the
  * types the parameter takes; each is named with its type, never with a value (none is ever sent).
  */
-function CredentialSelect({ label, types, value, required, onValue }: { label: string; types: readonly string[] | null; value: unknown; required: boolean; onValue: (value: unknown) => void }) {
+function CredentialSelect({
+  label,
+  types,
+  value,
+  required,
+  onValue,
+}: {
+  label: string;
+  types: readonly string[] | null;
+  value: unknown;
+  required: boolean;
+  onValue: (value: unknown) => void;
+}) {
   const [items, setItems] = useState<Credential[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
@@ -422,9 +491,16 @@ function CredentialSelect({ label, types, value, required, onValue }: { label: s
   const known = usable.some((c) => c.id === current);
   return (
     <>
-      <select aria-label={label} value={current} disabled={items === null && !error} onChange={(e) => onValue(e.currentTarget.value || undefined)}>
+      <select
+        aria-label={label}
+        value={current}
+        disabled={items === null && !error}
+        onChange={(e) => onValue(e.currentTarget.value || undefined)}
+      >
         <option value="">{items === null && !error ? 'Loading credentials…' : required ? '(choose)' : '(none)'}</option>
-        {current && !known && (items !== null || error) && <option value={current}>{current} (not among the credentials you may use)</option>}
+        {current && !known && (items !== null || error) && (
+          <option value={current}>{current} (not among the credentials you may use)</option>
+        )}
         {usable.map((c) => (
           <option key={c.id} value={c.id}>
             {c.name} ({c.type})
@@ -434,7 +510,8 @@ function CredentialSelect({ label, types, value, required, onValue }: { label: s
       {error ? <ErrorBox error={new Error(`Your credentials could not be loaded (${(error as Error).message}).`)} /> : null}
       {items !== null && usable.length === 0 && (
         <div class="hint">
-          You have no credential{types ? ` of type ${types.join(', ')}` : ''} yet: create one on the <Link href="/credentials">Credentials</Link> page.
+          You have no credential{types ? ` of type ${types.join(', ')}` : ''} yet: create one on the{' '}
+          <Link href="/credentials">Credentials</Link> page.
         </div>
       )}
     </>
@@ -469,9 +546,24 @@ function FieldsInput({ label, value, onValue }: { label: string; value: Record<s
     <div class="fields-input" role="group" aria-label={label}>
       {rows.map(([name, text], i) => (
         <div class="field-row" key={i}>
-          <input aria-label={`${label} ${i + 1} name`} placeholder="name" value={name} onInput={(e) => update(rows.map((r, j) => (j === i ? [e.currentTarget.value, r[1]] : r)))} />
-          <input aria-label={`${label} ${i + 1} value`} placeholder="value" value={text} onInput={(e) => update(rows.map((r, j) => (j === i ? [r[0], e.currentTarget.value] : r)))} />
-          <button type="button" class="link danger" aria-label={`Remove ${label} ${i + 1}`} onClick={() => update(rows.filter((_, j) => j !== i))}>
+          <input
+            aria-label={`${label} ${i + 1} name`}
+            placeholder="name"
+            value={name}
+            onInput={(e) => update(rows.map((r, j) => (j === i ? [e.currentTarget.value, r[1]] : r)))}
+          />
+          <input
+            aria-label={`${label} ${i + 1} value`}
+            placeholder="value"
+            value={text}
+            onInput={(e) => update(rows.map((r, j) => (j === i ? [r[0], e.currentTarget.value] : r)))}
+          />
+          <button
+            type="button"
+            class="link danger"
+            aria-label={`Remove ${label} ${i + 1}`}
+            onClick={() => update(rows.filter((_, j) => j !== i))}
+          >
             Remove
           </button>
         </div>

@@ -22,6 +22,9 @@ describe('node settings (retries and onError)', () => {
       maxTries: 4,
       backoff: 'exponential',
     });
-    expect(withFailureSettings(older, { onError: 'stop', retryOnFail: false, maxTries: 4, backoff: 'fixed' })).toEqual({ id: 'a', type: 'set' });
+    expect(withFailureSettings(older, { onError: 'stop', retryOnFail: false, maxTries: 4, backoff: 'fixed' })).toEqual({
+      id: 'a',
+      type: 'set',
+    });
   });
 });

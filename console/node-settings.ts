@@ -12,15 +12,28 @@ export interface FailureSettings {
 export function failureSettings(node: NodeSpec): FailureSettings {
   const onError = node.onError ?? (node.continueOnError === true ? 'continue' : 'stop');
   if (node.retry && node.retryOnFail === undefined && node.maxTries === undefined) {
-    return { onError, retryOnFail: node.retry.maxAttempts > 1, maxTries: node.retry.maxAttempts, waitBetweenTries: node.retry.backoffMs, backoff: 'exponential' };
+    return {
+      onError,
+      retryOnFail: node.retry.maxAttempts > 1,
+      maxTries: node.retry.maxAttempts,
+      waitBetweenTries: node.retry.backoffMs,
+      backoff: 'exponential',
+    };
   }
-  return { onError, retryOnFail: node.retryOnFail === true, maxTries: node.maxTries, waitBetweenTries: node.waitBetweenTries, backoff: node.backoff };
+  return {
+    onError,
+    retryOnFail: node.retryOnFail === true,
+    maxTries: node.maxTries,
+    waitBetweenTries: node.waitBetweenTries,
+    backoff: node.backoff,
+  };
 }
 
 /** The node with its failure settings replaced: defaults are left out, as is the older spelling. */
 export function withFailureSettings(node: NodeSpec, settings: FailureSettings): NodeSpec {
   const next: NodeSpec = { ...node };
-  for (const key of ['onError', 'continueOnError', 'retry', 'retryOnFail', 'maxTries', 'waitBetweenTries', 'backoff'] as const) delete next[key];
+  for (const key of ['onError', 'continueOnError', 'retry', 'retryOnFail', 'maxTries', 'waitBetweenTries', 'backoff'] as const)
+    delete next[key];
   if (settings.onError !== 'stop') next.onError = settings.onError;
   if (settings.retryOnFail) {
     next.retryOnFail = true;

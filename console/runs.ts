@@ -25,7 +25,8 @@ const TRIGGER_LABELS: Record<RunTrigger, string> = {
 };
 
 /** How a run started, in words; "—" while the server does not say (older servers, older runs). */
-export const triggerLabel = (run: Pick<RunSummary, 'trigger'>): string => (run.trigger ? (TRIGGER_LABELS[run.trigger] ?? run.trigger) : '—');
+export const triggerLabel = (run: Pick<RunSummary, 'trigger'>): string =>
+  run.trigger ? (TRIGGER_LABELS[run.trigger] ?? run.trigger) : '—';
 
 /** The run's duration: the server's figure, else from its start and end, else null (not finished). */
 export function runDuration(run: Pick<RunSummary, 'durationMs' | 'startedAt' | 'finishedAt'>): number | null {

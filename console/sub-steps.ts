@@ -5,6 +5,11 @@ export function subStepsOf(step: Pick<Step, 'nodeId'>): SubStep[] {
   const raw = (step as { subSteps?: unknown }).subSteps;
   if (!Array.isArray(raw)) return [];
   return raw.filter(
-    (s): s is SubStep => typeof s === 'object' && s !== null && (s.kind === 'model' || s.kind === 'tool') && typeof s.name === 'string' && typeof s.durationMs === 'number',
+    (s): s is SubStep =>
+      typeof s === 'object' &&
+      s !== null &&
+      (s.kind === 'model' || s.kind === 'tool') &&
+      typeof s.name === 'string' &&
+      typeof s.durationMs === 'number',
   );
 }

@@ -8,7 +8,13 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 export function Time({ iso }: { iso: string | null | undefined }) {
-  return iso ? <time dateTime={iso} title={iso}>{localTime(iso)}</time> : <span>—</span>;
+  return iso ? (
+    <time dateTime={iso} title={iso}>
+      {localTime(iso)}
+    </time>
+  ) : (
+    <span>—</span>
+  );
 }
 
 export function FieldList({ fields }: { fields: readonly FieldProblem[] }) {
@@ -52,7 +58,17 @@ export function JsonBlock({ value, label }: { value: unknown; label: string }) {
   );
 }
 
-export function Pager({ offset, limit, total, onChange }: { offset: number; limit: number; total: number; onChange: (offset: number) => void }) {
+export function Pager({
+  offset,
+  limit,
+  total,
+  onChange,
+}: {
+  offset: number;
+  limit: number;
+  total: number;
+  onChange: (offset: number) => void;
+}) {
   if (total <= limit && offset === 0) return null;
   const last = Math.min(offset + limit, total);
   return (

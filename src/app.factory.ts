@@ -33,7 +33,12 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     // service's error body too, not fastify's own.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       void reply.header('x-request-id', request.id);
-      sendError(reply, request, AppError.validation([{ field: 'url', reason: error.message }], `Malformed request: ${error.message}`), logger);
+      sendError(
+        reply,
+        request,
+        AppError.validation([{ field: 'url', reason: error.message }], `Malformed request: ${error.message}`),
+        logger,
+      );
     },
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const incoming = req.headers['x-request-id'];

@@ -266,7 +266,16 @@ export function Canvas(props: CanvasProps) {
     event.preventDefault();
   };
 
-  const world = { nodes, edges, place, selected, selectedEdge: props.selectedEdge ?? null, editable, dragKey: drag ? `${drag.dx},${drag.dy}` : '', positions };
+  const world = {
+    nodes,
+    edges,
+    place,
+    selected,
+    selectedEdge: props.selectedEdge ?? null,
+    editable,
+    dragKey: drag ? `${drag.dx},${drag.dy}` : '',
+    positions,
+  };
   return (
     <div class="canvas-frame">
       <div
@@ -295,7 +304,16 @@ export function Canvas(props: CanvasProps) {
           )}
         </div>
       </div>
-      <Minimap nodes={nodes} positions={positions} dragKey={world.dragKey} place={place} view={shown} frameRef={minimapFrame} size={size} onCenter={(p) => setView((v) => ({ ...v, x: size().width / 2 - p.x * v.k, y: size().height / 2 - p.y * v.k }))} />
+      <Minimap
+        nodes={nodes}
+        positions={positions}
+        dragKey={world.dragKey}
+        place={place}
+        view={shown}
+        frameRef={minimapFrame}
+        size={size}
+        onCenter={(p) => setView((v) => ({ ...v, x: size().width / 2 - p.x * v.k, y: size().height / 2 - p.y * v.k }))}
+      />
       <div class="canvas-zoom">
         <button type="button" onClick={() => props.control?.current?.zoomBy(1.2)} aria-label="Zoom in" title="Zoom in (+)">
           +

@@ -20,7 +20,9 @@ export function Catalogue({ types, hasTrigger, after, onPick, onClose }: Catalog
   const words = search.toLowerCase().split(/\s+/).filter(Boolean);
   // The newest version of each type.
   const newest = [...new Map([...types].sort((a, b) => a.version - b.version).map((t) => [t.type, t])).values()];
-  const shown = newest.filter((t) => (!t.trigger || !hasTrigger) && words.every((w) => `${t.displayName} ${t.type} ${t.description}`.toLowerCase().includes(w)));
+  const shown = newest.filter(
+    (t) => (!t.trigger || !hasTrigger) && words.every((w) => `${t.displayName} ${t.type} ${t.description}`.toLowerCase().includes(w)),
+  );
   return (
     <section
       class="catalogue"

@@ -34,7 +34,9 @@ export function useHistory(initial: string): History {
     },
     undo() {
       last.current = { at: 0 };
-      setState((s) => (s.past.length ? { past: s.past.slice(0, -1), present: s.past[s.past.length - 1], future: [s.present, ...s.future] } : s));
+      setState((s) =>
+        s.past.length ? { past: s.past.slice(0, -1), present: s.past[s.past.length - 1], future: [s.present, ...s.future] } : s,
+      );
     },
     redo() {
       last.current = { at: 0 };

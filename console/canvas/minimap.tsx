@@ -72,7 +72,15 @@ class MinimapNodes extends Component<MinimapNodesProps> {
     return (
       <>
         {nodes.map((n, i) => (
-          <rect key={n.id} class={`minimap-node${n.status ? ` status-${n.status}` : ''}`} x={all[i].x} y={all[i].y} width={NODE_WIDTH} height={NODE_HEIGHT} rx={12} />
+          <rect
+            key={n.id}
+            class={`minimap-node${n.status ? ` status-${n.status}` : ''}`}
+            x={all[i].x}
+            y={all[i].y}
+            width={NODE_WIDTH}
+            height={NODE_HEIGHT}
+            rx={12}
+          />
         ))}
       </>
     );

@@ -1,5 +1,19 @@
 import type { Definition, NodeType } from '../api-types';
-import { connect, fragmentOf, freshId, itemCount, layoutAll, outputsOf, outputValue, paste, placeProblem, positionsOf, removeNodes, renameNode, withPinned } from './workflow-graph';
+import {
+  connect,
+  fragmentOf,
+  freshId,
+  itemCount,
+  layoutAll,
+  outputsOf,
+  outputValue,
+  paste,
+  placeProblem,
+  positionsOf,
+  removeNodes,
+  renameNode,
+  withPinned,
+} from './workflow-graph';
 
 const type = (name: string, trigger = false): NodeType => ({
   type: name,
@@ -48,7 +62,7 @@ describe('workflow graph (the canvas model)', () => {
     expect('pinnedData' in withPinned(withPinned(pinned, 'big', undefined), 'review', undefined)).toBe(false);
   });
 
-  it('lays out left to right, an IF\'s true branch above its false one, and keeps saved positions', () => {
+  it("lays out left to right, an IF's true branch above its false one, and keeps saved positions", () => {
     const at = layoutAll(routed);
     expect(at.get('orders')!.x).toBeLessThan(at.get('big')!.x);
     expect(at.get('big')!.x).toBeLessThan(at.get('review')!.x);
@@ -83,14 +97,23 @@ describe('workflow graph (the canvas model)', () => {
     const result = paste(routed, JSON.parse(JSON.stringify(fragment)), { x: 10, y: 10 }, TYPES);
     expect(result.ids).toEqual(['big_2', 'review_2']);
     expect(result.definition.edges!.slice(-1)).toEqual([{ from: 'big_2', output: 'true', to: 'review_2' }]);
-    expect(result.definition.nodes.find((n) => n.id === 'big_2')!.position).toEqual({ x: positions.get('big')!.x + 10, y: positions.get('big')!.y + 10 });
+    expect(result.definition.nodes.find((n) => n.id === 'big_2')!.position).toEqual({
+      x: positions.get('big')!.x + 10,
+      y: positions.get('big')!.y + 10,
+    });
     expect(freshId('set_2', new Set(['set', 'set_2']))).toBe('set_3');
     expect(freshId('http-request', new Set())).toBe('http_request');
   });
 
-  it('places the server\'s problems on their node, by id or by index in what was sent', () => {
-    expect(placeProblem({ field: 'nodes[1].parameters.condition', reason: 'syntax', nodeId: 'big' }, null)).toEqual({ nodeId: 'big', field: 'parameters.condition' });
-    expect(placeProblem({ field: 'definition.nodes[2].position.x', reason: 'number' }, routed)).toEqual({ nodeId: 'review', field: 'position.x' });
+  it("places the server's problems on their node, by id or by index in what was sent", () => {
+    expect(placeProblem({ field: 'nodes[1].parameters.condition', reason: 'syntax', nodeId: 'big' }, null)).toEqual({
+      nodeId: 'big',
+      field: 'parameters.condition',
+    });
+    expect(placeProblem({ field: 'definition.nodes[2].position.x', reason: 'number' }, routed)).toEqual({
+      nodeId: 'review',
+      field: 'position.x',
+    });
     expect(placeProblem({ field: 'edges[1].output', reason: 'no such output' }, routed)).toMatchObject({ nodeId: 'auto', edgeIndex: 1 });
     expect(placeProblem({ field: 'nodes', reason: 'needs a trigger' }, routed)).toEqual({ nodeId: undefined, field: 'nodes' });
   });

@@ -15,7 +15,10 @@ const MULTI_OUTPUTS: Record<string, (parameters: Record<string, unknown>) => str
   if: () => ['true', 'false'],
   filter: () => ['kept', 'discarded'],
   loop: () => ['loop', 'done'],
-  switch: (parameters) => [...(Array.isArray(parameters.cases) ? parameters.cases.filter((c): c is string => typeof c === 'string') : []), 'fallback'],
+  switch: (parameters) => [
+    ...(Array.isArray(parameters.cases) ? parameters.cases.filter((c): c is string => typeof c === 'string') : []),
+    'fallback',
+  ],
 };
 
 /** The output a node with onError `errorOutput` sends its failed items to (the server's ERROR_OUTPUT). */
@@ -30,7 +33,8 @@ export function outputsOf(node: NodeSpec, edges: readonly Edge[] = []): string[]
 }
 
 /** The output an edge takes: its own, or its node's first. */
-export const edgeOutput = (edge: Edge, from: NodeSpec | undefined, edges: readonly Edge[]): string => edge.output ?? (from ? outputsOf(from, edges)[0] : 'main');
+export const edgeOutput = (edge: Edge, from: NodeSpec | undefined, edges: readonly Edge[]): string =>
+  edge.output ?? (from ? outputsOf(from, edges)[0] : 'main');
 
 export type Kind = 'Triggers' | 'Flow' | 'Data' | 'Collections' | 'AI' | 'Plugins';
 export const KINDS: readonly Kind[] = ['Triggers', 'Flow', 'Data', 'Collections', 'AI', 'Plugins'];
@@ -63,7 +67,11 @@ export const kindOf = (type: NodeType): Kind => (type.trigger ? 'Triggers' : (KI
 
 /** A node id not yet taken, from the type's name: `set`, `set_2`, ... (ids are read in expressions as nodes.<id>). */
 export function freshId(stem: string, taken: ReadonlySet<string>): string {
-  const base = stem.replace(/[^A-Za-z0-9_]/g, '_').replace(/^([^A-Za-z_])/, '_$1').slice(0, 60) || 'node';
+  const base =
+    stem
+      .replace(/[^A-Za-z0-9_]/g, '_')
+      .replace(/^([^A-Za-z_])/, '_$1')
+      .slice(0, 60) || 'node';
   if (!taken.has(base)) return base;
   // A copy of set_2 is set_3, not set_2_2.
   const root = base.replace(/_\d+$/, '') || base;
@@ -150,7 +158,12 @@ export function withPositions(definition: Definition, positions: ReadonlyMap<str
   };
 }
 
-export function addNode(definition: Definition, type: NodeType, at: Position, after?: { from: string; output?: string }): { definition: Definition; id: string } {
+export function addNode(
+  definition: Definition,
+  type: NodeType,
+  at: Position,
+  after?: { from: string; output?: string },
+): { definition: Definition; id: string } {
   const id = freshId(type.type, ids(definition));
   const node: NodeSpec = { id, type: type.type, parameters: {}, position: { x: Math.round(at.x), y: Math.round(at.y) } };
   const edges = [...(definition.edges ?? [])];
@@ -158,7 +171,8 @@ export function addNode(definition: Definition, type: NodeType, at: Position, af
   return { definition: { ...definition, nodes: [...definition.nodes, node], edges }, id };
 }
 
-const edgeOf = (from: string, output: string | undefined, to: string): Edge => (output === undefined || output === 'main' ? { from, to } : { from, output, to });
+const edgeOf = (from: string, output: string | undefined, to: string): Edge =>
+  output === undefined || output === 'main' ? { from, to } : { from, output, to };
 
 /**
  * Connects an output to a node's input. Refused, with the reason, when the edge would feed a
@@ -245,7 +259,9 @@ export function parseFragment(text: string): Fragment | null {
   // A whole definition pastes as well as a fragment.
   if (!isObject(value) || !Array.isArray(value.nodes)) return null;
   const nodes = value.nodes.filter((n): n is NodeSpec => isObject(n) && typeof n.id === 'string' && typeof n.type === 'string');
-  const edges = (Array.isArray(value.edges) ? value.edges : []).filter((e): e is Edge => isObject(e) && typeof e.from === 'string' && typeof e.to === 'string');
+  const edges = (Array.isArray(value.edges) ? value.edges : []).filter(
+    (e): e is Edge => isObject(e) && typeof e.from === 'string' && typeof e.to === 'string',
+  );
   return nodes.length ? { kind: 'workflow-fragment', nodes, edges } : null;
 }
 
@@ -254,7 +270,12 @@ export function parseFragment(text: string): Fragment | null {
  * taken get a fresh one (the copied edges follow), and triggers are left out when the workflow
  * has one, since a workflow has exactly one.
  */
-export function paste(definition: Definition, fragment: Fragment, offset: Position, types: readonly NodeType[]): { definition: Definition; ids: string[] } {
+export function paste(
+  definition: Definition,
+  fragment: Fragment,
+  offset: Position,
+  types: readonly NodeType[],
+): { definition: Definition; ids: string[] } {
   const taken = ids(definition);
   const hasTrigger = definition.nodes.some((n) => types.find((t) => t.type === n.type)?.trigger);
   const renamed = new Map<string, string>();
@@ -270,7 +291,10 @@ export function paste(definition: Definition, fragment: Fragment, offset: Positi
   const edges = fragment.edges
     .filter((e) => renamed.has(e.from) && renamed.has(e.to))
     .map((e) => ({ ...e, from: renamed.get(e.from)!, to: renamed.get(e.to)! }));
-  return { definition: { ...definition, nodes: [...definition.nodes, ...nodes], edges: [...(definition.edges ?? []), ...edges] }, ids: [...renamed.values()] };
+  return {
+    definition: { ...definition, nodes: [...definition.nodes, ...nodes], edges: [...(definition.edges ?? []), ...edges] },
+    ids: [...renamed.values()],
+  };
 }
 
 /** Where a problem the server or the console's check names sits: a node (and a field in it), an edge, or the workflow. */
@@ -317,10 +341,15 @@ export function outputValue(output: unknown, port: string, outputs: readonly str
 }
 
 /** Each node as the canvas draws it: its id, its type's name and its outputs. */
-export function drawNodes(definition: Definition, types: readonly NodeType[]): { id: string; title: string; subtitle: string; outputs: string[]; trigger: boolean }[] {
+export function drawNodes(
+  definition: Definition,
+  types: readonly NodeType[],
+): { id: string; title: string; subtitle: string; outputs: string[]; trigger: boolean }[] {
   const edges = definition.edges ?? [];
   return definition.nodes.map((node) => {
-    const type = types.find((t) => t.type === node.type && (node.version === undefined || t.version === node.version)) ?? types.find((t) => t.type === node.type);
+    const type =
+      types.find((t) => t.type === node.type && (node.version === undefined || t.version === node.version)) ??
+      types.find((t) => t.type === node.type);
     return {
       id: node.id,
       title: node.name ? `${node.name}` : node.id,
@@ -335,6 +364,8 @@ export function drawNodes(definition: Definition, types: readonly NodeType[]): {
 export function drawable(value: unknown): Definition | null {
   if (!isObject(value) || !Array.isArray(value.nodes)) return null;
   const nodes = value.nodes.filter((n): n is NodeSpec => isObject(n) && typeof n.id === 'string' && typeof n.type === 'string');
-  const edges = (Array.isArray(value.edges) ? value.edges : []).filter((e): e is Edge => isObject(e) && typeof e.from === 'string' && typeof e.to === 'string');
+  const edges = (Array.isArray(value.edges) ? value.edges : []).filter(
+    (e): e is Edge => isObject(e) && typeof e.from === 'string' && typeof e.to === 'string',
+  );
   return { ...(value as unknown as Definition), nodes, edges };
 }

@@ -85,7 +85,12 @@ export class World extends Component<WorldProps> {
             const a = outputPort(place(edge.from), Math.max(0, from.outputs.indexOf(edge.output)), from.outputs.length);
             const b = inputPort(place(edge.to));
             const d = curve(a, b);
-            const classes = ['edge', edge.status ? `edge-${edge.status}` : '', edge.invalid ? 'edge-invalid' : '', selectedEdge === edge.index ? 'edge-selected' : ''].join(' ');
+            const classes = [
+              'edge',
+              edge.status ? `edge-${edge.status}` : '',
+              edge.invalid ? 'edge-invalid' : '',
+              selectedEdge === edge.index ? 'edge-selected' : '',
+            ].join(' ');
             return (
               <g key={`${edge.index}:${edge.from}:${edge.output}:${edge.to}`} data-edge-index={edge.index}>
                 <path class="edge-hit" d={d} />
@@ -108,7 +113,12 @@ export class World extends Component<WorldProps> {
             selected.has(node.id) ? 'selected' : '',
             node.errors ? 'has-errors' : node.warnings ? 'has-warnings' : '',
           ].join(' ');
-          const state = [node.status, node.pinned ? 'data pinned' : '', node.errors ? `${node.errors} problem(s) refused by the server` : '', node.warnings ? `${node.warnings} possible problem(s)` : '']
+          const state = [
+            node.status,
+            node.pinned ? 'data pinned' : '',
+            node.errors ? `${node.errors} problem(s) refused by the server` : '',
+            node.warnings ? `${node.warnings} possible problem(s)` : '',
+          ]
             .filter(Boolean)
             .join(', ');
           return (
@@ -134,7 +144,11 @@ export class World extends Component<WorldProps> {
                     </span>
                   )}
                   {node.status && <span class={`node-status badge badge-${node.status}`}>{node.status}</span>}
-                  {node.errors ? <span class="node-problems">{node.errors}!</span> : node.warnings ? <span class="node-warnings">{node.warnings}?</span> : null}
+                  {node.errors ? (
+                    <span class="node-problems">{node.errors}!</span>
+                  ) : node.warnings ? (
+                    <span class="node-warnings">{node.warnings}?</span>
+                  ) : null}
                 </span>
               )}
               {state && <span class="visually-hidden">, {state}</span>}

@@ -78,7 +78,10 @@ export function ExpressionEditor({ label, value, placeholder, onChange }: Expres
   useEffect(() => {
     if (!ready) void loadPreviewer().then(() => setReady(true));
   }, []);
-  const preview = useMemo(() => (ready && previewer && scope?.sample && value.trim() ? previewer(value, scope.sample.values) : null), [ready, value, scope?.sample]);
+  const preview = useMemo(
+    () => (ready && previewer && scope?.sample && value.trim() ? previewer(value, scope.sample.values) : null),
+    [ready, value, scope?.sample],
+  );
   const rows = Math.min(8, Math.max(2, value.split('\n').length));
 
   return (
@@ -136,7 +139,9 @@ export function ExpressionEditor({ label, value, placeholder, onChange }: Expres
       )}
       <div class="expression-preview" aria-live="polite" aria-label={`Preview of ${label}`}>
         {!scope?.sample ? (
-          <span class="muted small">No run yet: run the workflow once to preview expressions with its data (Ctrl+Space completes names).</span>
+          <span class="muted small">
+            No run yet: run the workflow once to preview expressions with its data (Ctrl+Space completes names).
+          </span>
         ) : preview === null ? (
           <span class="muted small">Preview against run {scope.sample.runId} (Ctrl+Space completes names).</span>
         ) : preview.ok ? (

@@ -14,10 +14,10 @@ export interface ExpressionScope {
   sample: { runId: string; values: Record<string, unknown> } | null;
 }
 
-
 const KEYWORDS = new Set(['true', 'false', 'null', 'undefined', 'typeof', 'in', 'new', 'void', 'instanceof', 'NaN', 'Infinity']);
 const SCOPE_ROOTS = new Set(['input', 'item', 'nodes', 'variables']);
-const TOKEN = /(\/\/.*$|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|`(?:[^`\\]|\\.)*`?)|(\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b)|([A-Za-z_$][\w$]*)|(=>|===|!==|==|!=|<=|>=|&&|\|\||\?\?|\?\.|[-+*/%<>!?:=&|^~.,;()[\]{}])/gm;
+const TOKEN =
+  /(\/\/.*$|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|`(?:[^`\\]|\\.)*`?)|(\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b)|([A-Za-z_$][\w$]*)|(=>|===|!==|==|!=|<=|>=|&&|\|\||\?\?|\?\.|[-+*/%<>!?:=&|^~.,;()[\]{}])/gm;
 
 /** The source as spans for the highlight layer; a template's text outside `${}` stays plain. */
 export function highlight(source: string): { text: string; kind: string }[] {
@@ -41,7 +41,19 @@ function tokens(source: string): { text: string; kind: string }[] {
   for (const m of source.matchAll(TOKEN)) {
     if (m.index! > last) out.push({ text: source.slice(last, m.index), kind: 'plain' });
     const [text, string, number, name] = m;
-    const kind = string ? (text.startsWith('//') ? 'comment' : 'str') : number ? 'num' : name ? (KEYWORDS.has(text) ? 'kw' : SCOPE_ROOTS.has(text) ? 'root' : 'name') : 'punc';
+    const kind = string
+      ? text.startsWith('//')
+        ? 'comment'
+        : 'str'
+      : number
+        ? 'num'
+        : name
+          ? KEYWORDS.has(text)
+            ? 'kw'
+            : SCOPE_ROOTS.has(text)
+              ? 'root'
+              : 'name'
+          : 'punc';
     out.push({ text, kind });
     last = m.index! + text.length;
   }
@@ -74,19 +86,30 @@ export function completions(scope: ExpressionScope, path: string[], prefix: stri
     options = scope.variables.map((name) => ({ label: name, detail: 'variable' }));
   } else {
     let value: unknown = scope.sample?.values;
-    for (const part of path) value = isObject(value) ? value[part] : Array.isArray(value) && /^\d+$/.test(part) ? value[Number(part)] : undefined;
+    for (const part of path)
+      value = isObject(value) ? value[part] : Array.isArray(value) && /^\d+$/.test(part) ? value[Number(part)] : undefined;
     options = isObject(value)
       ? Object.entries(value).map(([key, v]) => ({ label: key, detail: describe(v) }))
       : Array.isArray(value)
-        ? [{ label: 'length', detail: `${value.length}` }, ...['map', 'filter', 'find', 'some', 'join'].map((m) => ({ label: m, detail: 'array method' }))]
+        ? [
+            { label: 'length', detail: `${value.length}` },
+            ...['map', 'filter', 'find', 'some', 'join'].map((m) => ({ label: m, detail: 'array method' })),
+          ]
         : typeof value === 'string'
           ? ['length', 'toUpperCase', 'toLowerCase', 'trim', 'includes', 'split'].map((m) => ({ label: m, detail: 'string' }))
           : [];
   }
   const wanted = prefix.toLowerCase();
-  return options.filter((o) => /^[A-Za-z_$][\w$]*$/.test(o.label) && o.label.toLowerCase().startsWith(wanted) && o.label !== prefix).slice(0, 50);
+  return options
+    .filter((o) => /^[A-Za-z_$][\w$]*$/.test(o.label) && o.label.toLowerCase().startsWith(wanted) && o.label !== prefix)
+    .slice(0, 50);
 }
 
 const describe = (value: unknown) =>
-  Array.isArray(value) ? `array of ${value.length}` : value === null ? 'null' : isObject(value) ? 'object' : `${typeof value}: ${String(value).slice(0, 30)}`;
-
+  Array.isArray(value)
+    ? `array of ${value.length}`
+    : value === null
+      ? 'null'
+      : isObject(value)
+        ? 'object'
+        : `${typeof value}: ${String(value).slice(0, 30)}`;

@@ -4,7 +4,7 @@ import { previewExpression } from './expression-preview';
 const scope = { item: { total: 150, name: 'Ada', tags: ['a', 'b'] }, nodes: { orders: [{ id: 1 }, { id: 2 }] }, variables: { rate: 2 } };
 const value = (source: string) => previewExpression(source, scope);
 
-describe('expression preview (the console\'s evaluation of expressions, without eval)', () => {
+describe("expression preview (the console's evaluation of expressions, without eval)", () => {
   it.each([
     ['item.total > 100', true],
     ['item.total * variables.rate', 300],
@@ -32,7 +32,10 @@ describe('expression preview (the console\'s evaluation of expressions, without 
   });
 
   it('refuses to guess what it does not model, and never reaches the page', () => {
-    expect(value('item.constructor.constructor("return window")()')).toMatchObject({ ok: false, reason: expect.stringContaining('not previewed') });
+    expect(value('item.constructor.constructor("return window")()')).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('not previewed'),
+    });
     expect(value('globalThis')).toMatchObject({ ok: false });
     expect(value('fetch("/x")')).toMatchObject({ ok: false });
     expect(value('[1,2,3].map(x => { return x })')).toMatchObject({ ok: false, reason: expect.stringContaining('not previewed') });
@@ -55,8 +58,12 @@ describe('expression editor helpers', () => {
     expect(completions(s, ['item'], 't').map((c) => c.label)).toEqual(['total', 'tags']);
   });
 
-  it('highlights names in scope, strings and numbers, and a template\'s text as text', () => {
-    expect(highlight('item.total > 100').filter((t) => t.kind !== 'plain').map((t) => `${t.kind}:${t.text}`)).toEqual(['root:item', 'punc:.', 'name:total', 'punc:>', 'num:100']);
+  it("highlights names in scope, strings and numbers, and a template's text as text", () => {
+    expect(
+      highlight('item.total > 100')
+        .filter((t) => t.kind !== 'plain')
+        .map((t) => `${t.kind}:${t.text}`),
+    ).toEqual(['root:item', 'punc:.', 'name:total', 'punc:>', 'num:100']);
     expect(highlight('Hi ${item.name}!').map((t) => t.kind)).toEqual(['tpl', 'punc', 'root', 'punc', 'name', 'punc', 'tpl']);
   });
 });

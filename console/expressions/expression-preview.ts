@@ -16,25 +16,103 @@ export type Preview = { ok: true; value: unknown } | { ok: false; reason: string
 
 /** Steps one preview may take: a preview of a huge loop stops instead of freezing the page. */
 const STEP_LIMIT = 200_000;
-const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__']);
+const FORBIDDEN = new Set([
+  '__proto__',
+  'prototype',
+  'constructor',
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
+]);
 
 class NotPreviewed extends Error {}
 
 const STRING_METHODS = new Set([
-  'at', 'charAt', 'concat', 'endsWith', 'includes', 'indexOf', 'lastIndexOf', 'padEnd', 'padStart', 'repeat', 'replace', 'replaceAll', 'slice',
-  'split', 'startsWith', 'substring', 'toLowerCase', 'toUpperCase', 'trim', 'trimEnd', 'trimStart', 'toString', 'localeCompare', 'normalize',
+  'at',
+  'charAt',
+  'concat',
+  'endsWith',
+  'includes',
+  'indexOf',
+  'lastIndexOf',
+  'padEnd',
+  'padStart',
+  'repeat',
+  'replace',
+  'replaceAll',
+  'slice',
+  'split',
+  'startsWith',
+  'substring',
+  'toLowerCase',
+  'toUpperCase',
+  'trim',
+  'trimEnd',
+  'trimStart',
+  'toString',
+  'localeCompare',
+  'normalize',
 ]);
 const ARRAY_METHODS = new Set([
-  'at', 'concat', 'every', 'filter', 'find', 'findIndex', 'findLast', 'findLastIndex', 'flat', 'flatMap', 'includes', 'indexOf', 'join',
-  'lastIndexOf', 'map', 'reduce', 'reduceRight', 'slice', 'some', 'toReversed', 'toSorted', 'with', 'keys', 'values', 'entries',
+  'at',
+  'concat',
+  'every',
+  'filter',
+  'find',
+  'findIndex',
+  'findLast',
+  'findLastIndex',
+  'flat',
+  'flatMap',
+  'includes',
+  'indexOf',
+  'join',
+  'lastIndexOf',
+  'map',
+  'reduce',
+  'reduceRight',
+  'slice',
+  'some',
+  'toReversed',
+  'toSorted',
+  'with',
+  'keys',
+  'values',
+  'entries',
 ]);
 const NUMBER_METHODS = new Set(['toFixed', 'toPrecision', 'toString']);
-const MATH = new Set(['abs', 'ceil', 'floor', 'round', 'trunc', 'sign', 'max', 'min', 'pow', 'sqrt', 'cbrt', 'log', 'log10', 'log2', 'exp', 'random', 'PI', 'E']);
+const MATH = new Set([
+  'abs',
+  'ceil',
+  'floor',
+  'round',
+  'trunc',
+  'sign',
+  'max',
+  'min',
+  'pow',
+  'sqrt',
+  'cbrt',
+  'log',
+  'log10',
+  'log2',
+  'exp',
+  'random',
+  'PI',
+  'E',
+]);
 
 const GLOBALS: Record<string, unknown> = {
   Math,
   JSON: { stringify: JSON.stringify, parse: JSON.parse },
-  Object: { keys: Object.keys, values: Object.values, entries: Object.entries, fromEntries: Object.fromEntries, assign: (...a: object[]) => Object.assign({}, ...a) },
+  Object: {
+    keys: Object.keys,
+    values: Object.values,
+    entries: Object.entries,
+    fromEntries: Object.fromEntries,
+    assign: (...a: object[]) => Object.assign({}, ...a),
+  },
   Array: { isArray: Array.isArray, from: (v: Iterable<unknown>) => Array.from(v) },
   Number,
   String,
@@ -49,7 +127,6 @@ const GLOBALS: Record<string, unknown> = {
   NaN,
   Infinity,
 };
-
 
 export function previewExpression(source: string, scope: Record<string, unknown>): Preview {
   try {
@@ -75,7 +152,7 @@ function previewTemplate(source: string, scope: Record<string, unknown>): string
     while (end < source.length && /\s/.test(source[end])) end++;
     if (source[end] !== '}') throw new Error(`the template's \${ at ${start} is not closed by }`);
     const value = new Evaluator(scope).run(parsed);
-    out += typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+    out += typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
     i = end + 1;
   }
   return out;
@@ -83,7 +160,8 @@ function previewTemplate(source: string, scope: Record<string, unknown>): string
 
 function evaluateSource(source: string, scope: Record<string, unknown>): unknown {
   const parsed = parseExpressionAt(source, 0, { ecmaVersion: 'latest', preserveParens: true });
-  if (source.slice(parsed.end).trim()) throw new Error(`unexpected text after the expression at ${parsed.end}: ${source.slice(parsed.end).trim().slice(0, 20)}`);
+  if (source.slice(parsed.end).trim())
+    throw new Error(`unexpected text after the expression at ${parsed.end}: ${source.slice(parsed.end).trim().slice(0, 20)}`);
   return new Evaluator(scope).run(parsed);
 }
 
@@ -109,23 +187,38 @@ class Evaluator {
         if (Object.prototype.hasOwnProperty.call(GLOBALS, node.name)) return GLOBALS[node.name];
         throw new Error(`${node.name} is not defined`);
       case 'TemplateLiteral':
-        return node.quasis.map((q: any, i: number) => q.value.cooked + (i < node.expressions.length ? String(this.eval(node.expressions[i], env)) : '')).join('');
+        return node.quasis
+          .map((q: any, i: number) => q.value.cooked + (i < node.expressions.length ? String(this.eval(node.expressions[i], env)) : ''))
+          .join('');
       case 'ChainExpression':
         return this.chain(node.expression, env).value;
       case 'MemberExpression':
       case 'CallExpression':
         return this.chain(node, env).value;
       case 'UnaryExpression': {
-        if (node.operator === 'typeof' && node.argument.type === 'Identifier' && !env.has(node.argument.name) && !(node.argument.name in this.scope)) return 'undefined';
+        if (
+          node.operator === 'typeof' &&
+          node.argument.type === 'Identifier' &&
+          !env.has(node.argument.name) &&
+          !(node.argument.name in this.scope)
+        )
+          return 'undefined';
         const v: any = this.eval(node.argument, env);
         switch (node.operator) {
-          case '!': return !v;
-          case '-': return -v;
-          case '+': return +v;
-          case '~': return ~v;
-          case 'typeof': return typeof v;
-          case 'void': return undefined;
-          default: throw new NotPreviewed(`the ${node.operator} operator`);
+          case '!':
+            return !v;
+          case '-':
+            return -v;
+          case '+':
+            return +v;
+          case '~':
+            return ~v;
+          case 'typeof':
+            return typeof v;
+          case 'void':
+            return undefined;
+          default:
+            throw new NotPreviewed(`the ${node.operator} operator`);
         }
       }
       case 'BinaryExpression':
@@ -181,7 +274,8 @@ class Evaluator {
       return { value: member(object.value, key) };
     }
     if (node.type === 'CallExpression') {
-      const args = () => node.arguments.flatMap((a: any) => (a.type === 'SpreadElement' ? (this.eval(a.argument, env) as unknown[]) : [this.eval(a, env)]));
+      const args = () =>
+        node.arguments.flatMap((a: any) => (a.type === 'SpreadElement' ? (this.eval(a.argument, env) as unknown[]) : [this.eval(a, env)]));
       if (node.callee.type === 'MemberExpression') {
         const object = this.chain(node.callee.object, env);
         if (object.short) return object;
@@ -194,7 +288,8 @@ class Evaluator {
       const callee = this.chain(node.callee, env);
       if (callee.short) return callee;
       if (node.optional && callee.value == null) return { value: undefined, short: true };
-      if (typeof callee.value !== 'function' || !isCallable(callee.value)) throw new Error(`${describeCallee(node.callee)} is not a function`);
+      if (typeof callee.value !== 'function' || !isCallable(callee.value))
+        throw new Error(`${describeCallee(node.callee)} is not a function`);
       return { value: (callee.value as (...a: unknown[]) => unknown)(...args()) };
     }
     return { value: this.eval(node, env) };
@@ -260,26 +355,46 @@ function method(object: unknown, name: string): unknown {
 
 function binary(operator: string, a: any, b: any): unknown {
   switch (operator) {
-    case '+': return a + b;
-    case '-': return a - b;
-    case '*': return a * b;
-    case '/': return a / b;
-    case '%': return a % b;
-    case '**': return a ** b;
-    case '==': return a == b;
-    case '!=': return a != b;
-    case '===': return a === b;
-    case '!==': return a !== b;
-    case '<': return a < b;
-    case '<=': return a <= b;
-    case '>': return a > b;
-    case '>=': return a >= b;
-    case '&': return a & b;
-    case '|': return a | b;
-    case '^': return a ^ b;
-    case '<<': return a << b;
-    case '>>': return a >> b;
-    case '>>>': return a >>> b;
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return a / b;
+    case '%':
+      return a % b;
+    case '**':
+      return a ** b;
+    case '==':
+      return a == b;
+    case '!=':
+      return a != b;
+    case '===':
+      return a === b;
+    case '!==':
+      return a !== b;
+    case '<':
+      return a < b;
+    case '<=':
+      return a <= b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
+    case '&':
+      return a & b;
+    case '|':
+      return a | b;
+    case '^':
+      return a ^ b;
+    case '<<':
+      return a << b;
+    case '>>':
+      return a >> b;
+    case '>>>':
+      return a >>> b;
     case 'in':
       if (typeof b !== 'object' || b === null) throw new TypeError(`Cannot use 'in' operator to search for '${String(a)}' in ${String(b)}`);
       return Object.prototype.hasOwnProperty.call(b, a);
@@ -288,5 +403,9 @@ function binary(operator: string, a: any, b: any): unknown {
   }
 }
 
-const describeNode = (type: string) => type.replace(/Expression$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() + ' expressions';
+const describeNode = (type: string) =>
+  type
+    .replace(/Expression$/, '')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase() + ' expressions';
 const describeCallee = (node: any): string => (node.type === 'Identifier' ? node.name : 'the callee');

@@ -40,7 +40,11 @@ function ApprovalCard({ item, onDecided }: { item: PendingApproval; onDecided: (
   const [values, setValues] = useState<Record<string, string>>({});
   const [comment, setComment] = useState('');
   const decide = useAction(async (decision: 'approved' | 'rejected') => {
-    const body = { decision, ...(item.fields ? { fields: fieldsOf(item.fields, values) } : {}), ...(comment.trim() ? { comment: comment.trim() } : {}) };
+    const body = {
+      decision,
+      ...(item.fields ? { fields: fieldsOf(item.fields, values) } : {}),
+      ...(comment.trim() ? { comment: comment.trim() } : {}),
+    };
     const path = `/api/v1/runs/${encodeURIComponent(item.runId)}/approvals/${encodeURIComponent(item.nodeId)}`;
     onDecided(await api<ApprovalDecision>('POST', path, { body }));
   });
@@ -50,14 +54,19 @@ function ApprovalCard({ item, onDecided }: { item: PendingApproval; onDecided: (
     <article class="approval" aria-label={`Approval ${item.nodeId} of run ${item.runId}`}>
       <p class="approval-summary">{item.summary}</p>
       <p class="muted small">
-        {item.workflowName ?? item.workflowId} · run <Link href={`/runs/${item.runId}`}>{item.runId}</Link> · node <code>{item.nodeId}</code> · waiting since{' '}
-        <Time iso={item.createdAt} /> · expires <Time iso={item.expiresAt} />
+        {item.workflowName ?? item.workflowId} · run <Link href={`/runs/${item.runId}`}>{item.runId}</Link> · node{' '}
+        <code>{item.nodeId}</code> · waiting since <Time iso={item.createdAt} /> · expires <Time iso={item.expiresAt} />
       </p>
       <form class="stack" onSubmit={(e) => e.preventDefault()}>
         {Object.entries(propertiesOf(item.fields)).map(([name, prop]) =>
           typeOf(prop) === 'boolean' ? (
             <label key={name} class="check" for={id(`f-${name}`)}>
-              <input id={id(`f-${name}`)} type="checkbox" checked={values[name] === 'true'} onChange={(e) => setValues({ ...values, [name]: String(e.currentTarget.checked) })} />
+              <input
+                id={id(`f-${name}`)}
+                type="checkbox"
+                checked={values[name] === 'true'}
+                onChange={(e) => setValues({ ...values, [name]: String(e.currentTarget.checked) })}
+              />
               <span>
                 {prop.title ?? name}
                 {prop.description && <span class="muted small"> {prop.description}</span>}
@@ -103,7 +112,8 @@ function propertiesOf(schema: JsonSchema | null): Record<string, JsonSchema> {
   return schema && typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {};
 }
 
-const typeOf = (prop: JsonSchema): string => (Array.isArray(prop.type) ? (prop.type.find((t: string) => t !== 'null') ?? 'string') : (prop.type ?? 'string'));
+const typeOf = (prop: JsonSchema): string =>
+  Array.isArray(prop.type) ? (prop.type.find((t: string) => t !== 'null') ?? 'string') : (prop.type ?? 'string');
 
 /** What was typed, as the schema's types; what does not convert is sent as typed, for the server to name. */
 function fieldsOf(schema: JsonSchema, values: Record<string, string>): Record<string, unknown> {

@@ -63,7 +63,11 @@ export function ChatPage({ id }: { id: string }) {
     setMessage('');
     const mine = nextId.current++;
     const reply = nextId.current++;
-    setTurns((all) => [...all, { id: mine, from: 'you', text, activity: [] }, { id: reply, from: 'workflow', text: '', status: 'queued', activity: [] }]);
+    setTurns((all) => [
+      ...all,
+      { id: mine, from: 'you', text, activity: [] },
+      { id: reply, from: 'workflow', text: '', status: 'queued', activity: [] },
+    ]);
     const controller = new AbortController();
     leave.current = controller;
     let streamed = '';
@@ -77,7 +81,14 @@ export function ChatPage({ id }: { id: string }) {
             streamed += e.data.text;
             update(reply, (t) => ({ ...t, text: streamed }));
           } else if (e.event === 'step') update(reply, (t) => ({ ...t, activity: [...t.activity, `${e.data.nodeId}: ${e.data.status}`] }));
-          else if (e.event === 'substep') update(reply, (t) => ({ ...t, activity: [...t.activity, `${e.data.nodeId}: ${e.data.subStep.kind} ${e.data.subStep.name}${e.data.subStep.error ? ' (failed)' : ''}`] }));
+          else if (e.event === 'substep')
+            update(reply, (t) => ({
+              ...t,
+              activity: [
+                ...t.activity,
+                `${e.data.nodeId}: ${e.data.subStep.kind} ${e.data.subStep.name}${e.data.subStep.error ? ' (failed)' : ''}`,
+              ],
+            }));
           else if (e.event === 'done') update(reply, (t) => ({ ...t, text: finalText(e.data, streamed), status: e.data.status }));
           else if (e.event === 'error') update(reply, (t) => ({ ...t, text: e.data.message, status: 'failed' }));
         },
@@ -116,10 +127,13 @@ export function ChatPage({ id }: { id: string }) {
           New conversation
         </button>
       </p>
-      {active.data === null && <p class="warning-text">Nothing is published yet: give the workflow a Chat Trigger and publish it to chat with it.</p>}
+      {active.data === null && (
+        <p class="warning-text">Nothing is published yet: give the workflow a Chat Trigger and publish it to chat with it.</p>
+      )}
       {active.data && !canChat && (
         <p class="warning-text">
-          The published version starts with <code>{otherTrigger ?? 'another trigger'}</code>: make a Chat Trigger its trigger and publish it to chat with it.
+          The published version starts with <code>{otherTrigger ?? 'another trigger'}</code>: make a Chat Trigger its trigger and publish it
+          to chat with it.
         </p>
       )}
       <section aria-label="Conversation">
@@ -158,7 +172,14 @@ export function ChatPage({ id }: { id: string }) {
       <form onSubmit={send} aria-label="Send a message">
         <label>
           Message
-          <textarea rows={3} value={message} maxLength={20000} onInput={(e) => setMessage(e.currentTarget.value)} onKeyDown={onKeyDown} disabled={!canChat} />
+          <textarea
+            rows={3}
+            value={message}
+            maxLength={20000}
+            onInput={(e) => setMessage(e.currentTarget.value)}
+            onKeyDown={onKeyDown}
+            disabled={!canChat}
+          />
         </label>
         <button type="submit" disabled={busy || !canChat || !message.trim()}>
           {busy ? 'Answering…' : 'Send'}

@@ -92,49 +92,56 @@ function Files({ base, onChange }: { base: string; onChange: () => void }) {
         {list.data && list.data.items.length === 0 && <p class="muted">No files{status ? ` in status ${status}` : ''}.</p>}
         {list.data && list.data.items.length > 0 && (
           <div class="table-scroll">
-          <table aria-label="Files">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Status</th>
-                <th>Type</th>
-                <th>Size</th>
-                <th>Added</th>
-                <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((f) => (
-                <tr key={f.id} data-file-id={f.id}>
-                  <td>
-                    {f.name}
-                    <div class="muted small">
-                      <code>{f.id}</code>
-                    </div>
-                  </td>
-                  <td>
-                    <StatusBadge status={f.status} />
-                    {f.error && <div class="error-text">{f.error}</div>}
-                  </td>
-                  <td class="small">{f.type}</td>
-                  <td class="nowrap">{bytes(f.size)}</td>
-                  <td>
-                    <Time iso={f.createdAt} />
-                  </td>
-                  <td>
-                    <button type="button" class="link danger" aria-label={`Delete ${f.name}`} onClick={() => void remove.run(f)}>
-                      Delete
-                    </button>
-                  </td>
+            <table aria-label="Files">
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Status</th>
+                  <th>Type</th>
+                  <th>Size</th>
+                  <th>Added</th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-</div>
+              </thead>
+              <tbody>
+                {list.data.items.map((f) => (
+                  <tr key={f.id} data-file-id={f.id}>
+                    <td>
+                      {f.name}
+                      <div class="muted small">
+                        <code>{f.id}</code>
+                      </div>
+                    </td>
+                    <td>
+                      <StatusBadge status={f.status} />
+                      {f.error && <div class="error-text">{f.error}</div>}
+                    </td>
+                    <td class="small">{f.type}</td>
+                    <td class="nowrap">{bytes(f.size)}</td>
+                    <td>
+                      <Time iso={f.createdAt} />
+                    </td>
+                    <td>
+                      <button type="button" class="link danger" aria-label={`Delete ${f.name}`} onClick={() => void remove.run(f)}>
+                        Delete
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
-        {list.data && <Pager offset={offset} limit={LIMIT} total={list.data.total} onChange={(o) => setQuery({ status: status || undefined, offset: o || undefined })} />}
+        {list.data && (
+          <Pager
+            offset={offset}
+            limit={LIMIT}
+            total={list.data.total}
+            onChange={(o) => setQuery({ status: status || undefined, offset: o || undefined })}
+          />
+        )}
       </Section>
     </>
   );
@@ -201,7 +208,13 @@ function UrlForm({ base, onAdded }: { base: string; onAdded: () => void }) {
       </label>
       <label>
         File URL
-        <input type="url" value={url} onInput={(e) => setUrl(e.currentTarget.value)} required placeholder="https://example.com/report.pdf" />
+        <input
+          type="url"
+          value={url}
+          onInput={(e) => setUrl(e.currentTarget.value)}
+          required
+          placeholder="https://example.com/report.pdf"
+        />
       </label>
       <button type="submit" disabled={add.busy}>
         Add by URL
@@ -234,7 +247,13 @@ function SearchPlayground({ base }: { base: string }) {
       >
         <label class="grow">
           Search text
-          <input type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} required placeholder="Ask in natural language" />
+          <input
+            type="search"
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+            required
+            placeholder="Ask in natural language"
+          />
         </label>
         <label>
           Results (top_k)
@@ -252,7 +271,9 @@ function SearchPlayground({ base }: { base: string }) {
         </button>
       </form>
       <ErrorBox error={search.error} />
-      {results && results.result.length === 0 && <p class="muted">No passage found{results.offset ? ' on this page' : ''}. Only indexed files are searched.</p>}
+      {results && results.result.length === 0 && (
+        <p class="muted">No passage found{results.offset ? ' on this page' : ''}. Only indexed files are searched.</p>
+      )}
       {results && results.result.length > 0 && (
         <ol class="passages" start={results.offset + 1} aria-label="Search results">
           {results.result.map((p) => (

@@ -15,33 +15,33 @@ export function CollectionsPage() {
         {list.data && list.data.items.length === 0 && <p class="muted">No collection yet: create one above.</p>}
         {list.data && list.data.items.length > 0 && (
           <div class="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Your role</th>
-                <th>Created</th>
-                <th>Id</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((c) => (
-                <tr key={c.id}>
-                  <td>
-                    <Link href={`/collections/${c.id}`}>{c.name}</Link>
-                  </td>
-                  <td>{c.role}</td>
-                  <td>
-                    <Time iso={c.createdAt} />
-                  </td>
-                  <td>
-                    <code>{c.id}</code>
-                  </td>
+            <table>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Your role</th>
+                  <th>Created</th>
+                  <th>Id</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-</div>
+              </thead>
+              <tbody>
+                {list.data.items.map((c) => (
+                  <tr key={c.id}>
+                    <td>
+                      <Link href={`/collections/${c.id}`}>{c.name}</Link>
+                    </td>
+                    <td>{c.role}</td>
+                    <td>
+                      <Time iso={c.createdAt} />
+                    </td>
+                    <td>
+                      <code>{c.id}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         {pager}
       </Section>

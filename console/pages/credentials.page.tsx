@@ -1,6 +1,14 @@
 import { useState } from 'preact/hooks';
 import { api, encode, query } from '../api-client';
-import { CREDENTIAL_TYPES, type Credential, type CredentialType, type CredentialUsage, type Member, type Page, type Role } from '../api-types';
+import {
+  CREDENTIAL_TYPES,
+  type Credential,
+  type CredentialType,
+  type CredentialUsage,
+  type Member,
+  type Page,
+  type Role,
+} from '../api-types';
 import { Link, setQuery, useLocation } from '../router';
 import { ErrorBox, Pager, Section, Time, useAction, useLoad } from '../ui';
 
@@ -15,9 +23,21 @@ interface FieldSpec {
 /** The fields of each type (README, Credentials): settings are visible, secrets write-only. */
 const FIELDS: Record<CredentialType, { settings: FieldSpec[]; secrets: FieldSpec[]; sends: string }> = {
   bearer: { settings: [], secrets: [{ name: 'token', label: 'Token' }], sends: 'Authorization: Bearer <token>' },
-  basic: { settings: [{ name: 'username', label: 'Username' }], secrets: [{ name: 'password', label: 'Password' }], sends: 'Authorization: Basic …' },
-  header: { settings: [{ name: 'name', label: 'Header name' }], secrets: [{ name: 'value', label: 'Header value' }], sends: 'the header name: value' },
-  query: { settings: [{ name: 'name', label: 'Query parameter name' }], secrets: [{ name: 'value', label: 'Query parameter value' }], sends: 'the query parameter name=value' },
+  basic: {
+    settings: [{ name: 'username', label: 'Username' }],
+    secrets: [{ name: 'password', label: 'Password' }],
+    sends: 'Authorization: Basic …',
+  },
+  header: {
+    settings: [{ name: 'name', label: 'Header name' }],
+    secrets: [{ name: 'value', label: 'Header value' }],
+    sends: 'the header name: value',
+  },
+  query: {
+    settings: [{ name: 'name', label: 'Query parameter name' }],
+    secrets: [{ name: 'value', label: 'Query parameter value' }],
+    sends: 'the query parameter name=value',
+  },
   'oauth2-client-credentials': {
     settings: [
       { name: 'tokenUrl', label: 'Token URL' },
@@ -49,8 +69,9 @@ export function CredentialsPage() {
     <main>
       <h1>Credentials</h1>
       <p class="muted">
-        A credential is injected into a node's request when it is sent (http-request, chat-completion): no expression, Code node, run record, error or log ever holds its value.
-        Its secret fields are write-only: type them when creating it, or again to rotate it; they are never shown again.
+        A credential is injected into a node's request when it is sent (http-request, chat-completion): no expression, Code node, run
+        record, error or log ever holds its value. Its secret fields are write-only: type them when creating it, or again to rotate it; they
+        are never shown again.
       </p>
       <CreateCredential
         onCreated={(credential) => {
@@ -99,7 +120,12 @@ export function CredentialsPage() {
                       <Time iso={c.updatedAt} />
                     </td>
                     <td class="row-actions">
-                      <button type="button" class="link" onClick={() => show(open === c.id ? undefined : c.id)} aria-label={`${open === c.id ? 'Close' : 'Open'} ${c.name}`}>
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => show(open === c.id ? undefined : c.id)}
+                        aria-label={`${open === c.id ? 'Close' : 'Open'} ${c.name}`}
+                      >
                         {open === c.id ? 'Close' : 'Open'}
                       </button>
                     </td>
@@ -109,7 +135,9 @@ export function CredentialsPage() {
             </table>
           </div>
         )}
-        {list.data && <Pager offset={offset} limit={LIMIT} total={list.data.total} onChange={(o) => setQuery({ offset: o || undefined })} />}
+        {list.data && (
+          <Pager offset={offset} limit={LIMIT} total={list.data.total} onChange={(o) => setQuery({ offset: o || undefined })} />
+        )}
       </Section>
       {opened && (
         <CredentialDetails
@@ -126,7 +154,19 @@ export function CredentialsPage() {
   );
 }
 
-function FieldInputs({ specs, values, secret, onChange, idPrefix }: { specs: FieldSpec[]; values: Record<string, string>; secret: boolean; onChange: (values: Record<string, string>) => void; idPrefix: string }) {
+function FieldInputs({
+  specs,
+  values,
+  secret,
+  onChange,
+  idPrefix,
+}: {
+  specs: FieldSpec[];
+  values: Record<string, string>;
+  secret: boolean;
+  onChange: (values: Record<string, string>) => void;
+  idPrefix: string;
+}) {
   return (
     <>
       {specs.map((f) => (
@@ -152,7 +192,9 @@ function CreateCredential({ onCreated }: { onCreated: (credential: Credential) =
   const [settings, setSettings] = useState<Record<string, string>>({});
   const [secrets, setSecrets] = useState<Record<string, string>>({});
   const create = useAction(async () => {
-    const created = await api<Credential>('POST', '/api/v1/credentials', { body: { name, type, settings: filled(settings), secrets: filled(secrets) } });
+    const created = await api<Credential>('POST', '/api/v1/credentials', {
+      body: { name, type, settings: filled(settings), secrets: filled(secrets) },
+    });
     setName('');
     setSettings({});
     // The secret is gone from the page once sent: it is never shown again.
@@ -255,7 +297,8 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
   return (
     <Section title={`Credential ${credential.name}`}>
       <p class="muted small">
-        <code>{credential.id}</code> · {credential.type} · your role: {credential.role} ({ROLE_HELP[credential.role]}) · created <Time iso={credential.createdAt} />
+        <code>{credential.id}</code> · {credential.type} · your role: {credential.role} ({ROLE_HELP[credential.role]}) · created{' '}
+        <Time iso={credential.createdAt} />
       </p>
       {notice && (
         <p class="notice" role="status">
@@ -294,7 +337,9 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
             }}
           >
             <h3>Rotate</h3>
-            <p class="muted small">The stored secret ({credential.secretFields.join(', ')}) is never shown. Type a new one to replace it.</p>
+            <p class="muted small">
+              The stored secret ({credential.secretFields.join(', ')}) is never shown. Type a new one to replace it.
+            </p>
             <FieldInputs specs={fields.secrets} values={secrets} secret onChange={setSecrets} idPrefix="rotate-secrets" />
             <div class="actions">
               <button type="submit" disabled={rotate.busy}>
@@ -316,7 +361,9 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
           {usage.data.items.map((u) => (
             <li key={u.workflowId}>
               <Link href={`/workflows/${u.workflowId}`}>{u.name}</Link>{' '}
-              <span class="muted small">{[u.inDraft ? 'draft' : '', u.inActiveVersion ? 'active version' : ''].filter(Boolean).join(', ')}</span>
+              <span class="muted small">
+                {[u.inDraft ? 'draft' : '', u.inActiveVersion ? 'active version' : ''].filter(Boolean).join(', ')}
+              </span>
             </li>
           ))}
           {usage.data.hidden > 0 && <li class="muted">{usage.data.hidden} workflow(s) you cannot see</li>}
@@ -346,7 +393,13 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
                   <td>{m.role}</td>
                   <td class="row-actions">
                     {isOwner && (
-                      <button type="button" class="link danger" disabled={removeMember.busy} onClick={() => void removeMember.run(m.userId)} aria-label={`Remove ${m.userId}`}>
+                      <button
+                        type="button"
+                        class="link danger"
+                        disabled={removeMember.busy}
+                        onClick={() => void removeMember.run(m.userId)}
+                        aria-label={`Remove ${m.userId}`}
+                      >
                         Remove
                       </button>
                     )}
@@ -368,7 +421,12 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
         >
           <label class="compact">
             User id
-            <input value={share.userId} required placeholder="usr_…" onInput={(e) => setShare({ ...share, userId: e.currentTarget.value })} />
+            <input
+              value={share.userId}
+              required
+              placeholder="usr_…"
+              onInput={(e) => setShare({ ...share, userId: e.currentTarget.value })}
+            />
           </label>
           <label class="compact">
             Role

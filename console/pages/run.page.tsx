@@ -31,7 +31,12 @@ export function RunPage({ id }: { id: string }) {
     if (!r) return null;
     const workflowBase = `/api/v1/workflows/${encode(r.workflowId)}`;
     const workflow = await api<Workflow>('GET', workflowBase);
-    if (r.version !== null) return { name: workflow.name, definition: (await api<Version>('GET', `${workflowBase}/versions/${r.version}`)).definition as Definition, draft: false };
+    if (r.version !== null)
+      return {
+        name: workflow.name,
+        definition: (await api<Version>('GET', `${workflowBase}/versions/${r.version}`)).definition as Definition,
+        draft: false,
+      };
     return { name: workflow.name, definition: workflow.definition as Definition, draft: true };
   }, [r?.workflowId, r?.version]);
 
@@ -189,9 +194,7 @@ function StepItem({ step, start, span }: { step: Step; start: number; span: numb
           <details>
             <summary>Input</summary>
             <p class="muted small">
-              {step.iterations !== undefined
-                ? 'One entry per iteration that ran the node. '
-                : ''}
+              {step.iterations !== undefined ? 'One entry per iteration that ran the node. ' : ''}
               As recorded when the node ran, secrets masked.
             </p>
             <JsonBlock label={`Input of ${step.nodeId}`} value={step.input === undefined ? '(not recorded)' : step.input} />
@@ -215,7 +218,11 @@ function RunCanvas({ run, definition, draft, types }: { run: Run; definition: De
   // A node test runs a few nodes on purpose: the others are left as they are, not greyed as not run.
   const partial = Boolean(run.nodeTest);
   const nodes = useMemo<CanvasNode[]>(
-    () => drawNodes(definition, types.items).map((n) => ({ ...n, status: stepStatus(steps.get(n.id)) ?? (TERMINAL.includes(run.status) && !partial ? 'not-run' : undefined) })),
+    () =>
+      drawNodes(definition, types.items).map((n) => ({
+        ...n,
+        status: stepStatus(steps.get(n.id)) ?? (TERMINAL.includes(run.status) && !partial ? 'not-run' : undefined),
+      })),
     [definition, types, steps, run.status, partial],
   );
   const edges = useMemo<CanvasEdge[]>(() => runEdges(definition, run, partial), [definition, run, partial]);
@@ -300,7 +307,8 @@ function SubSteps({ step, where }: { step: Step; where?: string }) {
   return (
     <details class="substeps-box" open={step.status === 'failed'}>
       <summary>
-        Model and tool calls ({subSteps.filter((c) => c.kind === 'model').length} model, {subSteps.filter((c) => c.kind === 'tool').length} tool)
+        Model and tool calls ({subSteps.filter((c) => c.kind === 'model').length} model, {subSteps.filter((c) => c.kind === 'tool').length}{' '}
+        tool)
       </summary>
       <ol class="substeps" aria-label={`Calls of ${step.nodeId}${suffix}`}>
         {subSteps.map((sub, i) => (

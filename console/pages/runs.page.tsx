@@ -60,46 +60,46 @@ export function RunsPage() {
         {runs.data && runs.data.items.length === 0 && <p class="muted">No runs match.</p>}
         {runs.data && runs.data.items.length > 0 && (
           <div class="table-scroll">
-          <table aria-label="Runs">
-            <thead>
-              <tr>
-                <th>Run</th>
-                <th>Workflow</th>
-                <th>Started by</th>
-                <th>Type</th>
-                <th>Status</th>
-                <th>Created</th>
-                <th>Duration</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.data.items.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <Link href={`/runs/${r.id}`}>
-                      <code>{r.id}</code>
-                    </Link>
-                    {r.retryOf && <div class="muted small">retry of {r.retryOf}</div>}
-                  </td>
-                  <td>
-                    <Link href={`/workflows/${r.workflowId}`}>{r.workflowName ?? names.get(r.workflowId) ?? r.workflowId}</Link>
-                  </td>
-                  <td>{triggerLabel(r)}</td>
-                  <td>
-                    {r.runType}
-                    {r.version !== null && <span class="muted"> v{r.version}</span>}
-                  </td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                  </td>
-                  <td>
-                    <Time iso={r.createdAt} />
-                  </td>
-                  <td class="nowrap">{duration(runDuration(r))}</td>
+            <table aria-label="Runs">
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Workflow</th>
+                  <th>Started by</th>
+                  <th>Type</th>
+                  <th>Status</th>
+                  <th>Created</th>
+                  <th>Duration</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {runs.data.items.map((r) => (
+                  <tr key={r.id}>
+                    <td>
+                      <Link href={`/runs/${r.id}`}>
+                        <code>{r.id}</code>
+                      </Link>
+                      {r.retryOf && <div class="muted small">retry of {r.retryOf}</div>}
+                    </td>
+                    <td>
+                      <Link href={`/workflows/${r.workflowId}`}>{r.workflowName ?? names.get(r.workflowId) ?? r.workflowId}</Link>
+                    </td>
+                    <td>{triggerLabel(r)}</td>
+                    <td>
+                      {r.runType}
+                      {r.version !== null && <span class="muted"> v{r.version}</span>}
+                    </td>
+                    <td>
+                      <StatusBadge status={r.status} />
+                    </td>
+                    <td>
+                      <Time iso={r.createdAt} />
+                    </td>
+                    <td class="nowrap">{duration(runDuration(r))}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
           </div>
         )}
         {runs.data && (

@@ -27,8 +27,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (key: string, me: Me) =
     <main class="sign-in">
       <h1>Sign in</h1>
       <p class="muted">
-        Paste an API key (create one with <code>npm run cli -- key:create --user &lt;id&gt;</code>). It is kept in this tab's
-        session storage until you sign out or close the tab.
+        Paste an API key (create one with <code>npm run cli -- key:create --user &lt;id&gt;</code>). It is kept in this tab's session
+        storage until you sign out or close the tab.
       </p>
       <form onSubmit={submit}>
         <label>

@@ -39,7 +39,8 @@ export function WorkflowPage({ id }: { id: string }) {
         <p class="muted">
           <code>{id}</code> · your role: {workflow.data.role} · active version:{' '}
           {workflow.data.activeVersion ?? 'none (publish to run in production)'} · webhook: <code>POST {workflow.data.webhookPath}</code> ·{' '}
-          <Link href={`/runs?workflowId=${encode(id)}`}>runs of this workflow</Link> · <Link href={`/workflows/${encode(id)}/chat`}>chat with it</Link>
+          <Link href={`/runs?workflowId=${encode(id)}`}>runs of this workflow</Link> ·{' '}
+          <Link href={`/workflows/${encode(id)}/chat`}>chat with it</Link>
         </p>
       )}
       {workflow.data && types.data && (
@@ -52,7 +53,13 @@ export function WorkflowPage({ id }: { id: string }) {
           notice={notice}
           setNotice={setNotice}
           kept={kept}
-          test={{ run: testRun.data ?? null, busy: test.busy, error: test.error ?? testRun.error, start: (body, saveFirst) => void test.run(body, saveFirst), clear: () => setTestRunId(null) }}
+          test={{
+            run: testRun.data ?? null,
+            busy: test.busy,
+            error: test.error ?? testRun.error,
+            start: (body, saveFirst) => void test.run(body, saveFirst),
+            clear: () => setTestRunId(null),
+          }}
           onSaved={() => {
             void workflow.reload();
             void versions.reload();

@@ -16,42 +16,42 @@ export function WorkflowsPage() {
         {list.data && list.data.items.length === 0 && <p class="muted">No workflow yet: create one above.</p>}
         {list.data && list.data.items.length > 0 && (
           <div class="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Active version</th>
-                <th>Latest version</th>
-                <th>Nodes</th>
-                <th>Updated</th>
-                <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <Link href={`/workflows/${w.id}`}>{w.name}</Link>
-                    <div class="muted small">
-                      <code>{w.id}</code>
-                    </div>
-                  </td>
-                  <td>{w.activeVersion ?? <span class="muted">not published</span>}</td>
-                  <td>{w.latestVersion ?? '—'}</td>
-                  <td>{w.nodeCount}</td>
-                  <td>
-                    <Time iso={w.updatedAt} />
-                  </td>
-                  <td>
-                    <Link href={`/runs?workflowId=${encodeURIComponent(w.id)}`}>Runs</Link>
-                  </td>
+            <table>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Active version</th>
+                  <th>Latest version</th>
+                  <th>Nodes</th>
+                  <th>Updated</th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-</div>
+              </thead>
+              <tbody>
+                {list.data.items.map((w) => (
+                  <tr key={w.id}>
+                    <td>
+                      <Link href={`/workflows/${w.id}`}>{w.name}</Link>
+                      <div class="muted small">
+                        <code>{w.id}</code>
+                      </div>
+                    </td>
+                    <td>{w.activeVersion ?? <span class="muted">not published</span>}</td>
+                    <td>{w.latestVersion ?? '—'}</td>
+                    <td>{w.nodeCount}</td>
+                    <td>
+                      <Time iso={w.updatedAt} />
+                    </td>
+                    <td>
+                      <Link href={`/runs?workflowId=${encodeURIComponent(w.id)}`}>Runs</Link>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         {pager}
       </Section>

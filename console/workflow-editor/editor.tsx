@@ -51,7 +51,6 @@ export interface Kept {
   selected: string[];
 }
 
-
 interface EditorProps {
   base: string;
   workflow: Workflow;
@@ -86,7 +85,8 @@ export function Editor({ base, workflow, types, lastRun, notice, setNotice, kept
   /** The definition as the canvas draws it; editable there only when every node and edge is well formed. */
   const definition = useMemo(() => drawable(check.value), [check]);
   const raw = check.value as { nodes?: unknown[]; edges?: unknown[] } | undefined;
-  const canvasEditable = definition !== null && definition.nodes.length === raw?.nodes?.length && (definition.edges ?? []).length === (raw?.edges?.length ?? 0);
+  const canvasEditable =
+    definition !== null && definition.nodes.length === raw?.nodes?.length && (definition.edges ?? []).length === (raw?.edges?.length ?? 0);
   const positions = useMemo(() => (definition ? positionsOf(definition) : new Map<string, Position>()), [definition]);
 
   const write = (next: Definition, group?: string) => history.set(JSON.stringify(next, null, 2), group);
@@ -147,7 +147,9 @@ export function Editor({ base, workflow, types, lastRun, notice, setNotice, kept
       if (!definition) return;
       const from = selectedNode && !type.trigger ? selectedNode : undefined;
       const fromAt = from ? positions.get(from.id) : undefined;
-      const at = fromAt ? { x: fromAt.x + 260, y: fromAt.y + 20 * (definition.edges ?? []).filter((e) => e.from === from!.id).length } : (control.current?.center() ?? { x: 0, y: 0 });
+      const at = fromAt
+        ? { x: fromAt.x + 260, y: fromAt.y + 20 * (definition.edges ?? []).filter((e) => e.from === from!.id).length }
+        : (control.current?.center() ?? { x: 0, y: 0 });
       const after = from ? { from: from.id, output: outputsOf(from, definition.edges)[0] } : undefined;
       const result = addNode(freeze(definition), type, freeSpot(at, positions), after);
       write(result.definition);
@@ -342,16 +344,40 @@ export function Editor({ base, workflow, types, lastRun, notice, setNotice, kept
                 <button type="button" class="secondary" onClick={history.redo} disabled={!history.canRedo} title="Ctrl+Shift+Z or Ctrl+Y">
                   Redo
                 </button>
-                <button type="button" class="secondary" onClick={actions.duplicate} disabled={!canvasEditable || !selected.size} title="Ctrl+D">
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={actions.duplicate}
+                  disabled={!canvasEditable || !selected.size}
+                  title="Ctrl+D"
+                >
                   Duplicate
                 </button>
-                <button type="button" class="secondary" onClick={() => void actions.copyToClipboard()} disabled={!selected.size} title="Ctrl+C">
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() => void actions.copyToClipboard()}
+                  disabled={!selected.size}
+                  title="Ctrl+C"
+                >
                   Copy
                 </button>
-                <button type="button" class="secondary" onClick={() => void actions.pasteFromClipboard()} disabled={!canvasEditable} title="Ctrl+V">
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() => void actions.pasteFromClipboard()}
+                  disabled={!canvasEditable}
+                  title="Ctrl+V"
+                >
                   Paste
                 </button>
-                <button type="button" class="secondary" onClick={actions.remove} disabled={!canvasEditable || (!selected.size && selectedEdge === null)} title="Delete">
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={actions.remove}
+                  disabled={!canvasEditable || (!selected.size && selectedEdge === null)}
+                  title="Delete"
+                >
                   Delete
                 </button>
                 <button type="button" class="secondary" onClick={actions.tidy} disabled={!canvasEditable}>
@@ -364,7 +390,11 @@ export function Editor({ base, workflow, types, lastRun, notice, setNotice, kept
                 </p>
               )}
               {!definition && <p class="error-text">The JSON does not describe nodes: fix it in the JSON tab to see the canvas.</p>}
-              {definition && !canvasEditable && <p class="warning-text">Some nodes or edges in the JSON are malformed: the canvas shows the others and edits nothing until the JSON is fixed.</p>}
+              {definition && !canvasEditable && (
+                <p class="warning-text">
+                  Some nodes or edges in the JSON are malformed: the canvas shows the others and edits nothing until the JSON is fixed.
+                </p>
+              )}
               {catalogue && (
                 <Catalogue
                   types={types.items}
@@ -418,8 +448,9 @@ export function Editor({ base, workflow, types, lastRun, notice, setNotice, kept
             <div id="panel-json" role="tabpanel" aria-labelledby="tab-json">
               <JsonEditor value={text} onChange={(next) => history.set(next, 'json')} />
               <p class="muted small">
-                The same definition as the canvas, as the server stores it (positions included). Checked against the node types' parameter schemas as you type, as advice; the
-                server checks when you save (also expressions, outputs, loops) and its answer is the one that counts.
+                The same definition as the canvas, as the server stores it (positions included). Checked against the node types' parameter
+                schemas as you type, as advice; the server checks when you save (also expressions, outputs, loops) and its answer is the one
+                that counts.
               </p>
             </div>
           )}

@@ -46,23 +46,54 @@ interface InspectorProps {
 
 /** Beside the canvas: the selected node's id, form, connections and test, or the selected edge, or how to use the canvas. */
 export function Inspector(props: InspectorProps) {
-  const { definition, types, selected, selectedNode, selectedType, selectedEdge, canvasEdges, canvasEditable, problemsOfSelected, lastRun, test, write, select, saveDraft, onConnect, onRemove } = props;
-  const scope = useMemo(() => (selectedNode && selectedType && definition ? expressionScope(selectedNode, selectedType, definition, lastRun) : null), [selectedNode, selectedType, definition, lastRun]);
+  const {
+    definition,
+    types,
+    selected,
+    selectedNode,
+    selectedType,
+    selectedEdge,
+    canvasEdges,
+    canvasEditable,
+    problemsOfSelected,
+    lastRun,
+    test,
+    write,
+    select,
+    saveDraft,
+    onConnect,
+    onRemove,
+  } = props;
+  const scope = useMemo(
+    () => (selectedNode && selectedType && definition ? expressionScope(selectedNode, selectedType, definition, lastRun) : null),
+    [selectedNode, selectedType, definition, lastRun],
+  );
   return (
     <aside class="inspector" aria-label="Inspector">
       {selectedNode && selectedType && definition ? (
         <>
-          <NodeIdField node={selectedNode} taken={definition.nodes.map((n) => n.id)} onRename={(to) => (write(renameNode(definition, selectedNode.id, to)), select([to]))} />
+          <NodeIdField
+            node={selectedNode}
+            taken={definition.nodes.map((n) => n.id)}
+            onRename={(to) => (write(renameNode(definition, selectedNode.id, to)), select([to]))}
+          />
           <ExpressionScopeContext.Provider value={scope}>
             <NodeForm
               node={selectedNode}
               nodeType={selectedType}
               modes={types.parameterModes}
               problems={problemsOfSelected}
-              onChange={(node) => write({ ...definition, nodes: definition.nodes.map((n) => (n.id === selectedNode.id ? node : n)) }, `form:${node.id}`)}
+              onChange={(node) =>
+                write({ ...definition, nodes: definition.nodes.map((n) => (n.id === selectedNode.id ? node : n)) }, `form:${node.id}`)
+              }
             />
           </ExpressionScopeContext.Provider>
-          <Connections node={selectedNode} definition={definition} onConnect={onConnect} onRemove={(i) => write(removeEdge(definition, i))} />
+          <Connections
+            node={selectedNode}
+            definition={definition}
+            onConnect={onConnect}
+            onRemove={(i) => write(removeEdge(definition, i))}
+          />
           <NodeTestPanel
             key={selectedNode.id}
             node={selectedNode}
@@ -74,11 +105,13 @@ export function Inspector(props: InspectorProps) {
             onPin={(value) => write(withPinned(definition, selectedNode.id, value))}
             onTest={(body) => test.start(body, saveDraft)}
           />
-          {problemsOfSelected.filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode') && !SETTINGS_FIELDS.has(p.field)).map((p, i) => (
-            <p key={i} class={p.advisory ? 'warning-text' : 'error-text'}>
-              <code>{p.field || '(node)'}</code> {p.reason}
-            </p>
-          ))}
+          {problemsOfSelected
+            .filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode') && !SETTINGS_FIELDS.has(p.field))
+            .map((p, i) => (
+              <p key={i} class={p.advisory ? 'warning-text' : 'error-text'}>
+                <code>{p.field || '(node)'}</code> {p.reason}
+              </p>
+            ))}
         </>
       ) : selectedNode ? (
         <p class="error-text">Unknown node type {selectedNode.type}: fix it in the JSON tab.</p>
@@ -86,7 +119,8 @@ export function Inspector(props: InspectorProps) {
         <div>
           <h3>Connection</h3>
           <p>
-            <code>{definition.edges[selectedEdge].from}</code> ({canvasEdges[selectedEdge]?.output}) to <code>{definition.edges[selectedEdge].to}</code>
+            <code>{definition.edges[selectedEdge].from}</code> ({canvasEdges[selectedEdge]?.output}) to{' '}
+            <code>{definition.edges[selectedEdge].to}</code>
           </p>
           <button type="button" class="secondary" onClick={onRemove} disabled={!canvasEditable}>
             Delete connection
@@ -94,10 +128,13 @@ export function Inspector(props: InspectorProps) {
         </div>
       ) : (
         <div class="muted small">
-          <p>Select a node to edit its parameters ({selected.size > 1 ? `${selected.size} selected` : 'click or Tab to it, then Enter'}).</p>
           <p>
-            Drag an output port (right edge of a node) onto another node to connect them. Drag the background to pan, the wheel to zoom. Keys on the canvas: arrows pan (on a
-            node: move it), + / - zoom, 0 fits, Delete removes, Ctrl+Z / Ctrl+Y undo and redo, Ctrl+C / Ctrl+V copy and paste as JSON, Ctrl+D duplicates, Ctrl+A selects all.
+            Select a node to edit its parameters ({selected.size > 1 ? `${selected.size} selected` : 'click or Tab to it, then Enter'}).
+          </p>
+          <p>
+            Drag an output port (right edge of a node) onto another node to connect them. Drag the background to pan, the wheel to zoom.
+            Keys on the canvas: arrows pan (on a node: move it), + / - zoom, 0 fits, Delete removes, Ctrl+Z / Ctrl+Y undo and redo, Ctrl+C /
+            Ctrl+V copy and paste as JSON, Ctrl+D duplicates, Ctrl+A selects all.
           </p>
         </div>
       )}
@@ -126,7 +163,9 @@ export function lastInputOf(node: NodeSpec, definition: Definition, run: Run): u
   if (input !== undefined) return input;
   const edge = (definition.edges ?? []).find((e) => e.to === node.id);
   const from = edge && definition.nodes.find((n) => n.id === edge.from);
-  return edge && from ? outputValue(steps.get(from.id)?.output, edgeOutput(edge, from, definition.edges ?? []), outputsOf(from, definition.edges)) : undefined;
+  return edge && from
+    ? outputValue(steps.get(from.id)?.output, edgeOutput(edge, from, definition.edges ?? []), outputsOf(from, definition.edges))
+    : undefined;
 }
 
 interface NodeTestPanelProps {
@@ -184,7 +223,13 @@ export function NodeTestPanel({ node, trigger, pinned, lastInput, lastRunId, tes
   };
   const run = test.run;
   const step = run?.steps.find((s) => s.nodeId === node.id);
-  const source = typed.trim() ? 'the input typed above' : pinned !== undefined ? 'the pinned data' : lastRunId ? `its input in the latest run (${lastRunId})` : null;
+  const source = typed.trim()
+    ? 'the input typed above'
+    : pinned !== undefined
+      ? 'the pinned data'
+      : lastRunId
+        ? `its input in the latest run (${lastRunId})`
+        : null;
   if (trigger) {
     return (
       <fieldset class="node-form test-panel" aria-label={`Test ${node.id}`}>
@@ -211,13 +256,25 @@ export function NodeTestPanel({ node, trigger, pinned, lastInput, lastRunId, tes
       )}
       <label>
         Test input (JSON)
-        <textarea class="code" rows={3} value={typed} placeholder={pinned !== undefined ? 'empty: the pinned data' : 'e.g. [{"total": 150}]'} onInput={(e) => setTyped(e.currentTarget.value)} />
+        <textarea
+          class="code"
+          rows={3}
+          value={typed}
+          placeholder={pinned !== undefined ? 'empty: the pinned data' : 'e.g. [{"total": 150}]'}
+          onInput={(e) => setTyped(e.currentTarget.value)}
+        />
       </label>
       <div class="actions">
         <button type="button" class="secondary" disabled={!typed.trim()} onClick={pinTyped}>
           Pin this input
         </button>
-        <button type="button" class="secondary" disabled={lastInput === undefined} onClick={() => onPin(lastInput)} title={lastInput === undefined ? 'The latest run holds no input for this node' : undefined}>
+        <button
+          type="button"
+          class="secondary"
+          disabled={lastInput === undefined}
+          onClick={() => onPin(lastInput)}
+          title={lastInput === undefined ? 'The latest run holds no input for this node' : undefined}
+        >
           Pin the last run's input
         </button>
       </div>
@@ -259,7 +316,14 @@ export function NodeTestPanel({ node, trigger, pinned, lastInput, lastRunId, tes
 export function NodeIdField({ node, taken, onRename }: { node: NodeSpec; taken: string[]; onRename: (id: string) => void }) {
   const [value, setValue] = useState(node.id);
   useEffect(() => setValue(node.id), [node.id]);
-  const problem = value === node.id ? '' : !NODE_ID.test(value) ? 'must start with a letter or _ and hold at most 64 letters, digits, _ or -' : taken.includes(value) ? 'is taken by another node' : '';
+  const problem =
+    value === node.id
+      ? ''
+      : !NODE_ID.test(value)
+        ? 'must start with a letter or _ and hold at most 64 letters, digits, _ or -'
+        : taken.includes(value)
+          ? 'is taken by another node'
+          : '';
   const apply = () => value !== node.id && !problem && onRename(value);
   return (
     <div class="node-id">
@@ -277,13 +341,27 @@ export function NodeIdField({ node, taken, onRename }: { node: NodeSpec; taken: 
           }}
         />
       </label>
-      {problem ? <div class="error-text">{problem}</div> : <div class="hint">Expressions read this node's output as nodes.{node.id}; renaming updates the edges, not expressions.</div>}
+      {problem ? (
+        <div class="error-text">{problem}</div>
+      ) : (
+        <div class="hint">Expressions read this node's output as nodes.{node.id}; renaming updates the edges, not expressions.</div>
+      )}
     </div>
   );
 }
 
 /** The node's edges, in and out, with a way to add one per output by keyboard (the canvas drags them). */
-export function Connections({ node, definition, onConnect, onRemove }: { node: NodeSpec; definition: Definition; onConnect: (from: string, output: string, to: string) => void; onRemove: (index: number) => void }) {
+export function Connections({
+  node,
+  definition,
+  onConnect,
+  onRemove,
+}: {
+  node: NodeSpec;
+  definition: Definition;
+  onConnect: (from: string, output: string, to: string) => void;
+  onRemove: (index: number) => void;
+}) {
   const edges = definition.edges ?? [];
   const outputs = outputsOf(node, edges);
   const byId = new Map(definition.nodes.map((n) => [n.id, n]));
@@ -307,14 +385,21 @@ export function Connections({ node, definition, onConnect, onRemove }: { node: N
         <div key={output}>
           <div>
             Output <strong>{output}</strong> to{' '}
-            {edges.filter((e) => e.from === node.id && edgeOutput(e, node, edges) === output).length === 0 && <span class="muted">nothing yet</span>}
+            {edges.filter((e) => e.from === node.id && edgeOutput(e, node, edges) === output).length === 0 && (
+              <span class="muted">nothing yet</span>
+            )}
           </div>
           <ul class="plain">
             {edges.map((e, i) =>
               e.from === node.id && edgeOutput(e, node, edges) === output ? (
                 <li key={i}>
                   <code>{e.to}</code>{' '}
-                  <button type="button" class="link danger" onClick={() => onRemove(i)} aria-label={`Remove the connection to ${e.to} (${output})`}>
+                  <button
+                    type="button"
+                    class="link danger"
+                    onClick={() => onRemove(i)}
+                    aria-label={`Remove the connection to ${e.to} (${output})`}
+                  >
                     Remove
                   </button>
                 </li>
@@ -322,7 +407,11 @@ export function Connections({ node, definition, onConnect, onRemove }: { node: N
             )}
           </ul>
           <div class="inline">
-            <select aria-label={`Connect ${output} to`} value={targets[output] ?? ''} onChange={(e) => setTargets({ ...targets, [output]: e.currentTarget.value })}>
+            <select
+              aria-label={`Connect ${output} to`}
+              value={targets[output] ?? ''}
+              onChange={(e) => setTargets({ ...targets, [output]: e.currentTarget.value })}
+            >
               <option value="">(node)</option>
               {definition.nodes
                 .filter((n) => n.id !== node.id)

@@ -5,7 +5,17 @@ import { navigate } from '../router';
 import { startRun } from '../runs';
 import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction } from '../ui';
 
-export function RunSection({ base, workflow, dirty, saveDraft }: { base: string; workflow: Workflow; dirty: boolean; saveDraft: () => Promise<void> }) {
+export function RunSection({
+  base,
+  workflow,
+  dirty,
+  saveDraft,
+}: {
+  base: string;
+  workflow: Workflow;
+  dirty: boolean;
+  saveDraft: () => Promise<void>;
+}) {
   const [input, setInput] = useState('{}');
   const start = useAction(async (runType: 'test' | 'production') => {
     let parsed: unknown;
@@ -31,7 +41,8 @@ export function RunSection({ base, workflow, dirty, saveDraft }: { base: string;
           <textarea class="code" rows={4} value={input} onInput={(e) => setInput(e.currentTarget.value)} />
         </label>
         <p class="muted small">
-          The input becomes the trigger's output. A test run executes the draft (saved first if changed); a production run executes the published version in force
+          The input becomes the trigger's output. A test run executes the draft (saved first if changed); a production run executes the
+          published version in force
           {workflow.activeVersion !== null ? ` (version ${workflow.activeVersion})` : ''}, as a webhook call would.
         </p>
         <div class="actions">
@@ -42,7 +53,9 @@ export function RunSection({ base, workflow, dirty, saveDraft }: { base: string;
             Run published version
           </button>
           {workflow.activeVersion === null && <span class="muted small">Publish first to run in production.</span>}
-          {workflow.activeVersion !== null && dirty && <span class="muted small">Unsaved changes are not part of the published version.</span>}
+          {workflow.activeVersion !== null && dirty && (
+            <span class="muted small">Unsaved changes are not part of the published version.</span>
+          )}
         </div>
         <ErrorBox error={start.error} />
       </form>
@@ -61,7 +74,7 @@ interface ProblemListProps {
 
 /** Problems grouped by node, each field relative to its node; a node's name opens it on the canvas. */
 export function ProblemList({ label, heading, problems, role, advisory, onOpen }: ProblemListProps) {
-  const groups = new Map<string, typeof problems[number][]>();
+  const groups = new Map<string, (typeof problems)[number][]>();
   for (const p of problems) groups.set(p.nodeId ?? '', [...(groups.get(p.nodeId ?? '') ?? []), p]);
   return (
     <section class={advisory ? 'problems advisory' : 'problems'} role={role} aria-label={label}>
@@ -93,7 +106,17 @@ export function ProblemList({ label, heading, problems, role, advisory, onOpen }
   );
 }
 
-export function Versions({ base, versions, error, onChanged }: { base: string; versions?: Version[]; error: unknown; onChanged: () => void }) {
+export function Versions({
+  base,
+  versions,
+  error,
+  onChanged,
+}: {
+  base: string;
+  versions?: Version[];
+  error: unknown;
+  onChanged: () => void;
+}) {
   const [shown, setShown] = useState<Version | null>(null);
   const activate = useAction(async (version: number) => {
     await api('POST', `${base}/versions/${version}/activate`);
@@ -136,7 +159,13 @@ export function Versions({ base, versions, error, onChanged }: { base: string; v
                       {shown?.version === v.version ? 'Hide' : 'Show'} definition
                     </button>
                     {!v.active && (
-                      <button type="button" class="link" disabled={activate.busy} onClick={() => void activate.run(v.version)} aria-label={`Activate version ${v.version}`}>
+                      <button
+                        type="button"
+                        class="link"
+                        disabled={activate.busy}
+                        onClick={() => void activate.run(v.version)}
+                        aria-label={`Activate version ${v.version}`}
+                      >
                         Activate
                       </button>
                     )}

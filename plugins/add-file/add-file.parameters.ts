@@ -13,7 +13,10 @@ export class AddFileParameters {
   @IsNotEmpty()
   collectionId: string;
 
-  @Parameter({ displayName: 'Name', description: 'File name shown in listings and search results; as an expression, e.g. `item.title + ".pdf"`.' })
+  @Parameter({
+    displayName: 'Name',
+    description: 'File name shown in listings and search results; as an expression, e.g. `item.title + ".pdf"`.',
+  })
   @IsString()
   @IsNotEmpty()
   @MaxLength(255)

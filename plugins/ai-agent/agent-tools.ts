@@ -15,7 +15,9 @@ export function argumentsProblem(schema: Record<string, unknown>, args: unknown)
   const problems = schemaProblems(schema, args);
   if (problems.length === 0) return null;
   return problems
-    .map(({ path, missing, message }) => (missing ? `${path ? `${path}.` : ''}${missing} is required` : `${path || '(arguments)'} ${message}`))
+    .map(({ path, missing, message }) =>
+      missing ? `${path ? `${path}.` : ''}${missing} is required` : `${path || '(arguments)'} ${message}`,
+    )
     .join('; ');
 }
 
@@ -24,7 +26,10 @@ export function argumentsProblem(schema: Record<string, unknown>, args: unknown)
  * of its MCP servers (connected here; the caller closes the sessions). Names are made unique and
  * fit what OpenAI-compatible servers accept.
  */
-export async function agentTools(ctx: NodeContext<AiAgentParameters>, signal: AbortSignal): Promise<{ tools: Map<string, AgentTool>; sessions: McpSession[] }> {
+export async function agentTools(
+  ctx: NodeContext<AiAgentParameters>,
+  signal: AbortSignal,
+): Promise<{ tools: Map<string, AgentTool>; sessions: McpSession[] }> {
   const { collections, searchTopK, workflows, mcpServers } = ctx.params;
   const tools = new Map<string, AgentTool>();
   const add = (wanted: string, tool: Omit<AgentTool, 'spec'> & { spec: Omit<ChatTool, 'name'> }) => {
@@ -42,7 +47,15 @@ export async function agentTools(ctx: NodeContext<AiAgentParameters>, signal: Ab
           type: 'object',
           properties: {
             query: { type: 'string', minLength: 1, description: 'What to look for, in natural language' },
-            ...(collections.length > 1 ? { collectionId: { type: 'string', enum: collections, description: 'Search only this collection (all of them when left out)' } } : {}),
+            ...(collections.length > 1
+              ? {
+                  collectionId: {
+                    type: 'string',
+                    enum: collections,
+                    description: 'Search only this collection (all of them when left out)',
+                  },
+                }
+              : {}),
           },
           required: ['query'],
           additionalProperties: false,
@@ -50,9 +63,20 @@ export async function agentTools(ctx: NodeContext<AiAgentParameters>, signal: Ab
       },
       run: async (args) => {
         const targets = typeof args.collectionId === 'string' ? [args.collectionId] : collections;
-        const found = await Promise.all(targets.map((id) => ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'vector' })));
+        const found = await Promise.all(
+          targets.map((id) => ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'vector' })),
+        );
         return found
-          .flatMap((page, index) => page.items.map((hit) => ({ collectionId: targets[index], fileId: hit.fileId, fileName: hit.fileName, passage: hit.content, distance: hit.distance, ...(hit.page !== null ? { page: hit.page } : {}) })))
+          .flatMap((page, index) =>
+            page.items.map((hit) => ({
+              collectionId: targets[index],
+              fileId: hit.fileId,
+              fileName: hit.fileName,
+              passage: hit.content,
+              distance: hit.distance,
+              ...(hit.page !== null ? { page: hit.page } : {}),
+            })),
+          )
           .sort((a, b) => a.distance - b.distance)
           .slice(0, searchTopK);
       },
@@ -65,7 +89,8 @@ export async function agentTools(ctx: NodeContext<AiAgentParameters>, signal: Ab
       spec: { description: workflow.description, parameters: workflow.inputSchema },
       run: async (args, toolSignal) => {
         const run = await ctx.workflows.execute(workflow.workflowId, args, { signal: toolSignal });
-        if (run.status !== 'succeeded') throw new ToolFailure(`The workflow run ${run.runId} ${run.status}${run.error ? `: ${run.error.message}` : ''}`);
+        if (run.status !== 'succeeded')
+          throw new ToolFailure(`The workflow run ${run.runId} ${run.status}${run.error ? `: ${run.error.message}` : ''}`);
         return run.output ?? null;
       },
     });

@@ -18,7 +18,6 @@ import {
 } from 'class-validator';
 import { collectionOptions, CREDENTIAL_ID, credentialIdMessage, numeric, Parameter } from '../../src/sdk';
 
-
 /** An outside MCP server whose tools the agent may call. */
 export interface AgentMcpServer {
   url: string;
@@ -34,13 +33,19 @@ function mcpServerProblem(entry: unknown): string | null {
   const unknown = Object.keys(others);
   if (unknown.length) return `has unknown field ${unknown[0]}`;
   if (typeof url !== 'string' || !/^https?:\/\//i.test(url) || !URL.canParse(url)) return 'url must be an http(s) URL';
-  if (credential !== undefined && (typeof credential !== 'string' || !CREDENTIAL_ID.test(credential))) return 'credential must be a credential id (crd_...)';
-  if (tools !== undefined && (!Array.isArray(tools) || tools.some((t) => typeof t !== 'string' || !t) || tools.length > 100)) return 'tools must be a list of tool names';
+  if (credential !== undefined && (typeof credential !== 'string' || !CREDENTIAL_ID.test(credential)))
+    return 'credential must be a credential id (crd_...)';
+  if (tools !== undefined && (!Array.isArray(tools) || tools.some((t) => typeof t !== 'string' || !t) || tools.length > 100))
+    return 'tools must be a list of tool names';
   return null;
 }
 
 export class AiAgentParameters {
-  @Parameter({ displayName: 'Model', description: "Model name; left out, the service's LLM_MODEL (required with `endpoint`).", schema: { examples: ['gpt-4o-mini'] } })
+  @Parameter({
+    displayName: 'Model',
+    description: "Model name; left out, the service's LLM_MODEL (required with `endpoint`).",
+    schema: { examples: ['gpt-4o-mini'] },
+  })
   @IsOptional()
   @IsString()
   @MaxLength(200)
@@ -48,7 +53,8 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'Endpoint',
-    description: "Another OpenAI-compatible server with tool calling than the service's (LLM_URL): its base URL, e.g. https://api.openai.com. Reached through the outbound guard; `model` is then required, and `credential` usually is.",
+    description:
+      "Another OpenAI-compatible server with tool calling than the service's (LLM_URL): its base URL, e.g. https://api.openai.com. Reached through the outbound guard; `model` is then required, and `credential` usually is.",
     schema: { examples: ['https://api.openai.com'] },
   })
   @IsOptional()
@@ -57,7 +63,8 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'Credential',
-    description: 'The credential (`crd_...`) that authenticates to `endpoint`, usually a bearer token: injected at send time, never visible to the run.',
+    description:
+      'The credential (`crd_...`) that authenticates to `endpoint`, usually a bearer token: injected at send time, never visible to the run.',
     credential: ['bearer', 'header', 'query', 'oauth2-client-credentials'],
   })
   @ValidateIf((params: AiAgentParameters) => params.credential !== undefined)
@@ -73,7 +80,11 @@ export class AiAgentParameters {
   @Max(2)
   temperature?: number;
 
-  @Parameter({ displayName: 'System prompt', description: 'How the agent should behave; `${...}` insertions are rendered.', template: true })
+  @Parameter({
+    displayName: 'System prompt',
+    description: 'How the agent should behave; `${...}` insertions are rendered.',
+    template: true,
+  })
   @IsOptional()
   @IsString()
   @MaxLength(100_000)
@@ -92,7 +103,8 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'Collections',
-    description: 'Collections the agent may search (tool `search_collections`), with the rights of the user the run acts as; hits carry fileId, fileName, passage and distance so the answer can cite them.',
+    description:
+      'Collections the agent may search (tool `search_collections`), with the rights of the user the run acts as; hits carry fileId, fileName, passage and distance so the answer can cite them.',
     loadOptions: collectionOptions,
   })
   @IsArray()
@@ -109,7 +121,8 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'Workflows',
-    description: "Published workflows the agent may run as tools (`wfl_...`): each one's mcp-trigger gives the tool's name, description and input schema. The run's user needs the editor role on them.",
+    description:
+      "Published workflows the agent may run as tools (`wfl_...`): each one's mcp-trigger gives the tool's name, description and input schema. The run's user needs the editor role on them.",
   })
   @IsArray()
   @ArrayMaxSize(20)
@@ -118,11 +131,16 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'MCP servers',
-    description: 'Outside MCP servers (Streamable HTTP) whose tools the agent may call: `[{url, credential?, tools?}]`, `tools` keeping only those names. A fixed value: each credential is one whoever saves the workflow may use, injected at send time. Reached through the outbound guard.',
+    description:
+      'Outside MCP servers (Streamable HTTP) whose tools the agent may call: `[{url, credential?, tools?}]`, `tools` keeping only those names. A fixed value: each credential is one whoever saves the workflow may use, injected at send time. Reached through the outbound guard.',
     schema: {
       items: {
         type: 'object',
-        properties: { url: { type: 'string', format: 'uri' }, credential: { type: 'string', format: 'credential' }, tools: { type: 'array', items: { type: 'string' } } },
+        properties: {
+          url: { type: 'string', format: 'uri' },
+          credential: { type: 'string', format: 'credential' },
+          tools: { type: 'array', items: { type: 'string' } },
+        },
         required: ['url'],
         additionalProperties: false,
       },
@@ -152,14 +170,20 @@ export class AiAgentParameters {
   @Max(50)
   maxIterations: number = 8;
 
-  @Parameter({ displayName: 'Time budget (ms)', description: 'The whole loop, model and tool calls included; beyond it the node fails with a timeout.' })
+  @Parameter({
+    displayName: 'Time budget (ms)',
+    description: 'The whole loop, model and tool calls included; beyond it the node fails with a timeout.',
+  })
   @Transform(numeric)
   @IsInt()
   @Min(1000)
   @Max(3_600_000)
   timeBudgetMs: number = 120_000;
 
-  @Parameter({ displayName: 'Token budget', description: 'Prompt and completion tokens of all model calls together (as the endpoint reports them); beyond it the node fails.' })
+  @Parameter({
+    displayName: 'Token budget',
+    description: 'Prompt and completion tokens of all model calls together (as the endpoint reports them); beyond it the node fails.',
+  })
   @IsOptional()
   @Transform(numeric)
   @IsInt()
@@ -176,7 +200,8 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'Output schema',
-    description: 'A JSON Schema the final answer must match: it is then JSON, checked, and output parsed as `json`; an answer that does not match is sent back to the model once with the reasons.',
+    description:
+      'A JSON Schema the final answer must match: it is then JSON, checked, and output parsed as `json`; an answer that does not match is sent back to the model once with the reasons.',
     schema: { examples: [{ type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] }] },
   })
   @IsOptional()
@@ -185,7 +210,8 @@ export class AiAgentParameters {
 
   @Parameter({
     displayName: 'Session key',
-    description: 'Remembers the conversation between runs under this key (as an expression, e.g. `input.sessionId`): earlier messages of the session are sent along. Left out, nothing is remembered.',
+    description:
+      'Remembers the conversation between runs under this key (as an expression, e.g. `input.sessionId`): earlier messages of the session are sent along. Left out, nothing is remembered.',
   })
   @IsOptional()
   @IsString()

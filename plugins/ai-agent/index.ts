@@ -43,28 +43,41 @@ export default defineNode({
 
 export async function runAgent(ctx: NodeContext<AiAgentParameters>): Promise<AgentAnswer> {
   const p = ctx.params;
-  if (p.credential && !p.endpoint) throw new NodeConfigurationError('credential authenticates to an endpoint of your own: set endpoint too', { details: { parameter: 'endpoint' } });
+  if (p.credential && !p.endpoint)
+    throw new NodeConfigurationError('credential authenticates to an endpoint of your own: set endpoint too', {
+      details: { parameter: 'endpoint' },
+    });
   if (p.endpoint && !p.model) throw new NodeConfigurationError('model is required with endpoint', { details: { parameter: 'model' } });
   if (p.outputSchema) {
     try {
       argumentsProblem(p.outputSchema, null);
     } catch (error) {
-      throw new NodeConfigurationError(`outputSchema is not a usable JSON Schema: ${(error as Error).message}`, { details: { parameter: 'outputSchema' } });
+      throw new NodeConfigurationError(`outputSchema is not a usable JSON Schema: ${(error as Error).message}`, {
+        details: { parameter: 'outputSchema' },
+      });
     }
   }
   const budget = AbortSignal.timeout(p.timeBudgetMs);
   const signal = AbortSignal.any([ctx.signal, budget]);
-  const overBudget = () => new NodeTimeoutError(`The agent used its time budget of ${p.timeBudgetMs} ms`, { details: { parameter: 'timeBudgetMs' } });
+  const overBudget = () =>
+    new NodeTimeoutError(`The agent used its time budget of ${p.timeBudgetMs} ms`, { details: { parameter: 'timeBudgetMs' } });
 
   const history = p.sessionKey ? await ctx.memory.load(p.sessionKey) : [];
   const { tools, sessions } = await agentTools(ctx, signal).catch((error: unknown) => {
     throw budget.aborted && !ctx.signal.aborted ? overBudget() : error;
   });
   try {
-    const system = [p.systemPrompt, p.outputSchema ? `Give your final answer as JSON only, matching this JSON Schema:\n${JSON.stringify(p.outputSchema)}` : undefined]
+    const system = [
+      p.systemPrompt,
+      p.outputSchema ? `Give your final answer as JSON only, matching this JSON Schema:\n${JSON.stringify(p.outputSchema)}` : undefined,
+    ]
       .filter(Boolean)
       .join('\n\n');
-    const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...history, { role: 'user', content: p.message }];
+    const messages: ChatMessage[] = [
+      ...(system ? [{ role: 'system' as const, content: system }] : []),
+      ...history,
+      { role: 'user', content: p.message },
+    ];
     const usage = { promptTokens: 0, completionTokens: 0 };
     let toolCalls = 0;
     let sent = 0;
@@ -76,10 +89,13 @@ export async function runAgent(ctx: NodeContext<AiAgentParameters>): Promise<Age
       usage.promptTokens += answer.usage?.promptTokens ?? 0;
       usage.completionTokens += answer.usage?.completionTokens ?? 0;
       if (p.tokenBudget !== undefined && usage.promptTokens + usage.completionTokens > p.tokenBudget) {
-        throw new NodeUpstreamError(`The agent used ${usage.promptTokens + usage.completionTokens} tokens, over its token budget of ${p.tokenBudget}`, {
-          retryable: false,
-          details: { parameter: 'tokenBudget', usage },
-        });
+        throw new NodeUpstreamError(
+          `The agent used ${usage.promptTokens + usage.completionTokens} tokens, over its token budget of ${p.tokenBudget}`,
+          {
+            retryable: false,
+            details: { parameter: 'tokenBudget', usage },
+          },
+        );
       }
       const calls = answer.toolCalls ?? [];
       if (calls.length) {
@@ -97,17 +113,30 @@ export async function runAgent(ctx: NodeContext<AiAgentParameters>): Promise<Age
         const problems = parsed.ok ? argumentsProblem(p.outputSchema, parsed.value) : 'the answer is not JSON';
         if (problems) {
           if (schemaRetried || iteration === p.maxIterations) {
-            throw new NodeUpstreamError(`The agent's answer does not match outputSchema: ${problems}`, { retryable: false, details: { parameter: 'outputSchema', answer: answer.content.slice(0, 1000) } });
+            throw new NodeUpstreamError(`The agent's answer does not match outputSchema: ${problems}`, {
+              retryable: false,
+              details: { parameter: 'outputSchema', answer: answer.content.slice(0, 1000) },
+            });
           }
           schemaRetried = true;
           messages.push({ role: 'assistant', content: answer.content });
-          messages.push({ role: 'user', content: `Your answer does not match the required JSON Schema (${problems}). Answer again with only JSON that matches it.` });
+          messages.push({
+            role: 'user',
+            content: `Your answer does not match the required JSON Schema (${problems}). Answer again with only JSON that matches it.`,
+          });
           continue;
         }
         json = parsed.ok ? parsed.value : undefined;
       }
       if (p.sessionKey) {
-        await ctx.memory.append(p.sessionKey, [{ role: 'user', content: p.message }, { role: 'assistant', content: answer.content }], { window: p.memoryWindow, ttlMs: p.memoryTtlSeconds * 1000 });
+        await ctx.memory.append(
+          p.sessionKey,
+          [
+            { role: 'user', content: p.message },
+            { role: 'assistant', content: answer.content },
+          ],
+          { window: p.memoryWindow, ttlMs: p.memoryTtlSeconds * 1000 },
+        );
       }
       return { answer: answer.content, ...(p.outputSchema ? { json } : {}), model: answer.model, iterations: iteration, toolCalls, usage };
     }
@@ -123,7 +152,13 @@ export async function runAgent(ctx: NodeContext<AiAgentParameters>): Promise<Age
 }
 
 /** One model call, recorded as a sub-step: what was new since the last call, and what the model said. */
-async function modelCall(ctx: NodeContext<AiAgentParameters>, messages: ChatMessage[], fresh: ChatMessage[], tools: Map<string, AgentTool>, signal: AbortSignal): Promise<ChatResponse> {
+async function modelCall(
+  ctx: NodeContext<AiAgentParameters>,
+  messages: ChatMessage[],
+  fresh: ChatMessage[],
+  tools: Map<string, AgentTool>,
+  signal: AbortSignal,
+): Promise<ChatResponse> {
   const p = ctx.params;
   const startedAt = new Date();
   const began = performance.now();
@@ -146,7 +181,12 @@ async function modelCall(ctx: NodeContext<AiAgentParameters>, messages: ChatMess
       name: answer.model,
       durationMs: performance.now() - began,
       ...(answer.usage ? { tokens: { prompt: answer.usage.promptTokens, completion: answer.usage.completionTokens } } : {}),
-      result: { content: answer.content, ...(answer.toolCalls?.length ? { toolCalls: answer.toolCalls.map(({ name, arguments: args }) => ({ name, arguments: args })) } : {}) },
+      result: {
+        content: answer.content,
+        ...(answer.toolCalls?.length
+          ? { toolCalls: answer.toolCalls.map(({ name, arguments: args }) => ({ name, arguments: args })) }
+          : {}),
+      },
     });
     return answer;
   } catch (error) {
@@ -156,13 +196,28 @@ async function modelCall(ctx: NodeContext<AiAgentParameters>, messages: ChatMess
 }
 
 /** One tool call, recorded as a sub-step; resolves with what the model reads (a failure included), never rejects but for a stop. */
-async function toolCall(ctx: NodeContext<AiAgentParameters>, tools: Map<string, AgentTool>, call: ChatToolCall, signal: AbortSignal): Promise<string> {
+async function toolCall(
+  ctx: NodeContext<AiAgentParameters>,
+  tools: Map<string, AgentTool>,
+  call: ChatToolCall,
+  signal: AbortSignal,
+): Promise<string> {
   const startedAt = new Date();
   const began = performance.now();
   const parsed = parseJson(call.arguments || '{}');
-  const args = parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value) ? (parsed.value as Record<string, unknown>) : undefined;
+  const args =
+    parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value)
+      ? (parsed.value as Record<string, unknown>)
+      : undefined;
   const record = (outcome: { result?: unknown; error?: string }) =>
-    ctx.progress.subStep({ kind: 'tool', name: call.name, startedAt: startedAt.toISOString(), durationMs: performance.now() - began, arguments: args ?? call.arguments, ...outcome });
+    ctx.progress.subStep({
+      kind: 'tool',
+      name: call.name,
+      startedAt: startedAt.toISOString(),
+      durationMs: performance.now() - began,
+      arguments: args ?? call.arguments,
+      ...outcome,
+    });
   const failed = (message: string) => {
     record({ error: message });
     return JSON.stringify({ error: message });
@@ -181,11 +236,14 @@ async function toolCall(ctx: NodeContext<AiAgentParameters>, tools: Map<string, 
     const result = await tool.run(args, signal);
     record({ result });
     const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
-    return text.length > MAX_TOOL_RESULT_CHARS ? `${text.slice(0, MAX_TOOL_RESULT_CHARS)}... (cut at ${MAX_TOOL_RESULT_CHARS} characters)` : text;
+    return text.length > MAX_TOOL_RESULT_CHARS
+      ? `${text.slice(0, MAX_TOOL_RESULT_CHARS)}... (cut at ${MAX_TOOL_RESULT_CHARS} characters)`
+      : text;
   } catch (error) {
     // Stopping (cancel, the node's time) is not the tool's answer: the node stops.
     if (signal.aborted) throw signal.reason;
-    if (!(error instanceof ToolFailure) && !isNodeError(error)) return failed(`The tool failed: ${error instanceof Error ? error.message : String(error)}`);
+    if (!(error instanceof ToolFailure) && !isNodeError(error))
+      return failed(`The tool failed: ${error instanceof Error ? error.message : String(error)}`);
     return failed(error.message);
   }
 }

@@ -1,6 +1,20 @@
-import { IsIn, IsNumber, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import {
+  IsIn,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  Validate,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
 import { CREDENTIAL_ID, credentialIdMessage, DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from '../../src/sdk';
-
 
 /** The approver fills in an object: its schema says `type: "object"`. */
 @ValidatorConstraint({ name: 'isObjectSchema' })
@@ -16,7 +30,8 @@ class IsObjectSchema implements ValidatorConstraintInterface {
 export class ApprovalParameters {
   @Parameter({
     displayName: 'Summary',
-    description: 'What the approver is asked to decide, shown on the approval page and in the inbox (plain text; as an expression, e.g. `Send ${input.amount} EUR to ${input.to}?`).',
+    description:
+      'What the approver is asked to decide, shown on the approval page and in the inbox (plain text; as an expression, e.g. `Send ${input.amount} EUR to ${input.to}?`).',
     schema: { examples: ['Send the answer to the customer?'] },
   })
   @IsString()
@@ -35,7 +50,10 @@ export class ApprovalParameters {
   @Validate(IsObjectSchema)
   fields?: Record<string, unknown>;
 
-  @Parameter({ displayName: 'Timeout', description: 'How long to wait for a decision, in `timeoutUnit`s; then the run goes on through the `timedOut` output.' })
+  @Parameter({
+    displayName: 'Timeout',
+    description: 'How long to wait for a decision, in `timeoutUnit`s; then the run goes on through the `timedOut` output.',
+  })
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
   @Max(MAX_PAUSE_MS / 1000)
@@ -54,7 +72,11 @@ export class ApprovalParameters {
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   notifyUrl?: string;
 
-  @Parameter({ displayName: 'Notify credential', description: 'Credential injected into the notify request (e.g. the chat webhook\'s token).', credential: true })
+  @Parameter({
+    displayName: 'Notify credential',
+    description: "Credential injected into the notify request (e.g. the chat webhook's token).",
+    credential: true,
+  })
   @IsOptional()
   @IsString()
   @Matches(CREDENTIAL_ID, { message: credentialIdMessage })

@@ -15,11 +15,22 @@ async function request(out: unknown) {
 describe('approval node', () => {
   it('waits for a decision until the timeout, showing the summary (never the link) meanwhile and going along timedOut without one', async () => {
     const before = Date.now();
-    const out = await request(approval.execute(inputContext(params({ summary: 'Ship?', timeout: 2, timeoutUnit: 'hours' }), { input: { order: 1 } })));
+    const out = await request(
+      approval.execute(inputContext(params({ summary: 'Ship?', timeout: 2, timeoutUnit: 'hours' }), { input: { order: 1 } })),
+    );
     expect(out.until.getTime() - before).toBeGreaterThanOrEqual(2 * 3_600_000);
     expect(out.decision?.pending).toEqual({ status: 'pending', summary: 'Ship?', fields: null, expiresAt: out.until.toISOString() });
     expect(isRoutedOutput(out.output) && out.output.outputs).toEqual({
-      timedOut: { decision: 'timedOut', decidedBy: null, decidedAt: null, fields: null, comment: null, summary: 'Ship?', expiresAt: out.until.toISOString(), input: { order: 1 } },
+      timedOut: {
+        decision: 'timedOut',
+        decidedBy: null,
+        decidedAt: null,
+        fields: null,
+        comment: null,
+        summary: 'Ship?',
+        expiresAt: out.until.toISOString(),
+        input: { order: 1 },
+      },
     });
   });
 
@@ -32,8 +43,15 @@ describe('approval node', () => {
       },
     });
     await request(approval.execute(inputContext(params({ notifyUrl: 'https://chat.example/hook' }), { http: http(204) })));
-    expect(JSON.parse(sent[0].body)).toMatchObject({ summary: 'Approve?', approvalUrl: expect.any(String), runId: 'run_test', nodeId: 'node' });
-    await expect(approval.execute(inputContext(params({ notifyUrl: 'https://chat.example/hook' }), { http: http(500) }))).rejects.toThrow(NodeUpstreamError);
+    expect(JSON.parse(sent[0].body)).toMatchObject({
+      summary: 'Approve?',
+      approvalUrl: expect.any(String),
+      runId: 'run_test',
+      nodeId: 'node',
+    });
+    await expect(approval.execute(inputContext(params({ notifyUrl: 'https://chat.example/hook' }), { http: http(500) }))).rejects.toThrow(
+      NodeUpstreamError,
+    );
   });
 
   it('takes one decision for the whole input: run mode item is refused', async () => {
@@ -41,7 +59,9 @@ describe('approval node', () => {
   });
 
   it('refuses a fields schema that is not an object schema, an unknown unit and a bad notify URL', () => {
-    const errors = validateSync(plainToInstance(ApprovalParameters, { summary: 'x', fields: { type: 'string' }, timeoutUnit: 'weeks', notifyUrl: 'not a url' }));
+    const errors = validateSync(
+      plainToInstance(ApprovalParameters, { summary: 'x', fields: { type: 'string' }, timeoutUnit: 'weeks', notifyUrl: 'not a url' }),
+    );
     expect(errors.map((e) => e.property).sort()).toEqual(['fields', 'notifyUrl', 'timeoutUnit']);
   });
 });

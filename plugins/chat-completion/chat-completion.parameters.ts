@@ -1,7 +1,19 @@
 import { Transform } from 'class-transformer';
-import { IsInt, IsNumber, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 import { CREDENTIAL_ID, credentialIdMessage, numeric, Parameter } from '../../src/sdk';
-
 
 export class ChatCompletionParameters {
   @Parameter({ displayName: 'Model', description: "Model name; left out, the service's LLM_MODEL.", schema: { examples: ['gpt-4o-mini'] } })
@@ -63,7 +75,8 @@ export class ChatCompletionParameters {
 
   @Parameter({
     displayName: 'Credential',
-    description: 'The credential (`crd_...`) that authenticates to `endpoint`, usually a bearer token: injected at send time, never visible to the run.',
+    description:
+      'The credential (`crd_...`) that authenticates to `endpoint`, usually a bearer token: injected at send time, never visible to the run.',
     credential: ['bearer', 'header', 'query', 'oauth2-client-credentials'],
   })
   @ValidateIf((params: ChatCompletionParameters) => params.credential !== undefined)

@@ -12,8 +12,17 @@ describe('chat-completion node', () => {
       },
     };
     const schema = { type: 'object', properties: { answer: { type: 'string' } } };
-    const params = Object.assign(new ChatCompletionParameters(), { system: 'Be brief.', prompt: 'How long?', responseSchema: schema, temperature: 0 });
-    expect(await chat.execute(inputContext(params, { models }))).toEqual({ content: '{"answer":"two hours"}', json: { answer: 'two hours' }, model: 'fake' });
+    const params = Object.assign(new ChatCompletionParameters(), {
+      system: 'Be brief.',
+      prompt: 'How long?',
+      responseSchema: schema,
+      temperature: 0,
+    });
+    expect(await chat.execute(inputContext(params, { models }))).toEqual({
+      content: '{"answer":"two hours"}',
+      json: { answer: 'two hours' },
+      model: 'fake',
+    });
     expect(asked).toEqual([
       {
         messages: [

@@ -13,8 +13,14 @@ export default defineNode({
   defaultRunMode: 'input',
   execute(ctx): Promise<ChatResponse> {
     const { model, system, prompt, responseSchema, temperature, maxTokens, endpoint, credential } = ctx.params;
-    if (credential && !endpoint) throw new NodeConfigurationError('credential authenticates to an endpoint of your own: set endpoint too', { details: { parameter: 'endpoint' } });
+    if (credential && !endpoint)
+      throw new NodeConfigurationError('credential authenticates to an endpoint of your own: set endpoint too', {
+        details: { parameter: 'endpoint' },
+      });
     const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user', content: prompt }];
-    return ctx.models.chat({ model, messages, responseSchema, temperature, maxTokens, ...(endpoint ? { endpoint: { url: endpoint, credential } } : {}) }, ctx.signal);
+    return ctx.models.chat(
+      { model, messages, responseSchema, temperature, maxTokens, ...(endpoint ? { endpoint: { url: endpoint, credential } } : {}) },
+      ctx.signal,
+    );
   },
 });

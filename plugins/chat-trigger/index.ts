@@ -8,7 +8,7 @@ export default defineNode({
   version: 1,
   displayName: 'Chat Trigger',
   description:
-    'Starts a run of the published workflow for each message sent to POST /api/v1/workflows/<id>/chat (or the console\'s chat panel); outputs {sessionId, message}, so an agent keeps one conversation per sessionId (e.g. sessionKey `input.sessionId`). The answer streams back as Server-Sent Events: the Respond node\'s input, else the run\'s output (a string, or its answer, text or content field).',
+    "Starts a run of the published workflow for each message sent to POST /api/v1/workflows/<id>/chat (or the console's chat panel); outputs {sessionId, message}, so an agent keeps one conversation per sessionId (e.g. sessionKey `input.sessionId`). The answer streams back as Server-Sent Events: the Respond node's input, else the run's output (a string, or its answer, text or content field).",
   parameters: ChatTriggerParameters,
   defaultRunMode: 'input',
   trigger: true,

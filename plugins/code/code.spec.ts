@@ -17,12 +17,20 @@ describe('code node', () => {
     const params = Object.assign(new CodeParameters(), { code: 'return input.length;' });
     const output = await code.execute(inputContext(params, { input: [1, 2], variables: { v: 1 }, nodes: { a: 1 }, sandbox }));
     expect(output).toEqual({ ran: true });
-    expect(sandbox.calls).toEqual([{ code: 'return input.length;', scope: { input: [1, 2], variables: { v: 1 }, nodes: { a: 1 } }, about: { nodeId: expect.any(String) } }]);
+    expect(sandbox.calls).toEqual([
+      {
+        code: 'return input.length;',
+        scope: { input: [1, 2], variables: { v: 1 }, nodes: { a: 1 } },
+        about: { nodeId: expect.any(String) },
+      },
+    ]);
   });
 
   it('gives item and itemIndex in run mode item', async () => {
     const sandbox = new RecordingSandbox();
-    await code.execute(itemContext(Object.assign(new CodeParameters(), { code: 'return item;' }), { item: { x: 1 }, itemIndex: 3, sandbox }));
+    await code.execute(
+      itemContext(Object.assign(new CodeParameters(), { code: 'return item;' }), { item: { x: 1 }, itemIndex: 3, sandbox }),
+    );
     expect(sandbox.calls[0].scope).toMatchObject({ item: { x: 1 }, itemIndex: 3 });
     expect(code.defaultRunMode).toBe('input');
   });

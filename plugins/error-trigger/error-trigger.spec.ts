@@ -3,7 +3,11 @@ import errorTrigger, { ErrorTriggerParameters } from './index';
 
 describe('error-trigger node', () => {
   it('outputs what the failed run sent it, unchanged', async () => {
-    const input = { workflow: { id: 'wfl_1', name: 'nightly' }, run: { id: 'run_1' }, error: { code: 'UPSTREAM_FAILED', message: 'boom', nodeId: 'fetch' } };
+    const input = {
+      workflow: { id: 'wfl_1', name: 'nightly' },
+      run: { id: 'run_1' },
+      error: { code: 'UPSTREAM_FAILED', message: 'boom', nodeId: 'fetch' },
+    };
     const ctx = { runMode: 'input', input, params: new ErrorTriggerParameters() } as InputModeContext<ErrorTriggerParameters>;
     expect(await errorTrigger.execute(ctx)).toBe(input);
   });

@@ -17,7 +17,8 @@ export class ExecuteWorkflowParameters {
 
   @Parameter({
     displayName: 'Input',
-    description: "The sub-workflow's input (its trigger's output). Leave it out to pass this node's input; as an expression, any JSON value, e.g. `{ id: item.id }`.",
+    description:
+      "The sub-workflow's input (its trigger's output). Leave it out to pass this node's input; as an expression, any JSON value, e.g. `{ id: item.id }`.",
   })
   @IsOptional()
   @Allow()

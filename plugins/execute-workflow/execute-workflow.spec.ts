@@ -28,7 +28,9 @@ describe('execute-workflow node', () => {
 
   it('passes the input parameter instead when given, per item, and the draft for a test run', async () => {
     const { facade, calls } = workflows({ status: 'succeeded', output: null });
-    await executeWorkflow.execute(itemContext(params({ workflowId: 'wfl_child', runType: 'test', input: { id: 9 } }), { item: 'x', workflows: facade }));
+    await executeWorkflow.execute(
+      itemContext(params({ workflowId: 'wfl_child', runType: 'test', input: { id: 9 } }), { item: 'x', workflows: facade }),
+    );
     expect(calls).toEqual([{ workflowId: 'wfl_child', input: { id: 9 }, runType: 'test' }]);
   });
 
@@ -44,6 +46,10 @@ describe('execute-workflow node', () => {
   });
 
   it('refuses a missing workflow id and an unknown run type', () => {
-    expect(validateSync(plainToInstance(ExecuteWorkflowParameters, { runType: 'staging' })).map((e) => e.property).sort()).toEqual(['runType', 'workflowId']);
+    expect(
+      validateSync(plainToInstance(ExecuteWorkflowParameters, { runType: 'staging' }))
+        .map((e) => e.property)
+        .sort(),
+    ).toEqual(['runType', 'workflowId']);
   });
 });

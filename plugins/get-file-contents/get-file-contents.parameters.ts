@@ -29,7 +29,8 @@ export class GetFileContentsParameters {
 
   @Parameter({
     displayName: 'Skip files without text',
-    description: 'Leave out files that have no extracted text (still being ingested, or their ingestion failed) instead of failing. `skipUnavailable` also covers files that are gone.',
+    description:
+      'Leave out files that have no extracted text (still being ingested, or their ingestion failed) instead of failing. `skipUnavailable` also covers files that are gone.',
   })
   @IsBoolean()
   skipFilesWithoutText: boolean = false;

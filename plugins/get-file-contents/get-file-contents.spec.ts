@@ -20,7 +20,10 @@ describe('get-file-contents node', () => {
       await new Promise((resolve) => setTimeout(resolve, 10 - Object.keys(stored).indexOf(fileId)));
       const file = stored[fileId];
       if (!file) throw new NodeConfigurationError(`file ${fileId} not found`, { details: { code: 'NOT_FOUND' } });
-      if (file.status !== 'indexed') throw new NodeConfigurationError(`file ${fileId} has no extracted text: its status is ${file.status}`, { details: { code: 'CONFLICT', status: file.status } });
+      if (file.status !== 'indexed')
+        throw new NodeConfigurationError(`file ${fileId} has no extracted text: its status is ${file.status}`, {
+          details: { code: 'CONFLICT', status: file.status },
+        });
       return { id: fileId, name: `${fileId}.txt`, type: 'text/plain', content: file.text! };
     },
   };
@@ -36,11 +39,20 @@ describe('get-file-contents node', () => {
       collections: collections as CollectionsFacade,
       logger: { debug() {}, info: (...args: unknown[]) => logged.push(args), warn() {}, error() {} },
     };
-    const ctx = runMode === 'input' ? inputContext(parameters, { ...services, input }) : itemContext(parameters, { ...services, item: input });
+    const ctx =
+      runMode === 'input' ? inputContext(parameters, { ...services, input }) : itemContext(parameters, { ...services, item: input });
     return getFileContents.execute(ctx) as Promise<CollectionFileContent[]>;
   }
 
-  const listed = (id: string, collectionId = 'col_1') => ({ id, collectionId, name: `${id}.txt`, type: 'text/plain', size: 10, status: 'indexed', createdAt: '2026-01-01T00:00:00.000Z' });
+  const listed = (id: string, collectionId = 'col_1') => ({
+    id,
+    collectionId,
+    name: `${id}.txt`,
+    type: 'text/plain',
+    size: 10,
+    status: 'indexed',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
 
   it("reads List Files' output in item mode (one array per page) in order, as one array", async () => {
     const output = await execute([[listed('fle_a'), listed('fle_b')], [listed('fle_c')], []]);
@@ -52,12 +64,14 @@ describe('get-file-contents node', () => {
     expect(reads.sort()).toEqual(['col_1/fle_a', 'col_1/fle_b', 'col_1/fle_c']);
   });
 
-  it("reads each file from the collection its object names when collectionId is left out", async () => {
+  it('reads each file from the collection its object names when collectionId is left out', async () => {
     const output = await execute([[listed('fle_a', 'col_1'), listed('fle_b', 'col_2')]], { collectionId: undefined });
     expect(output.map((f) => f.id)).toEqual(['fle_a', 'fle_b']);
     expect(reads.sort()).toEqual(['col_1/fle_a', 'col_2/fle_b']);
     // A bare id names no collection: the node says what to set.
-    await expect(execute(['fle_a'], { collectionId: undefined })).rejects.toThrow('input[0] names no collection: set the collectionId parameter');
+    await expect(execute(['fle_a'], { collectionId: undefined })).rejects.toThrow(
+      'input[0] names no collection: set the collectionId parameter',
+    );
   });
 
   it('takes ids, one id, or the files parameter instead of the input', async () => {
@@ -74,7 +88,9 @@ describe('get-file-contents node', () => {
   });
 
   it('refuses what is not a file, saying where it is', async () => {
-    await expect(execute([['fle_a', { name: 'no id' }]])).rejects.toThrow('input[0][1] is not a file: expected a file id or an object with an "id", got {"name":"no id"}');
+    await expect(execute([['fle_a', { name: 'no id' }]])).rejects.toThrow(
+      'input[0][1] is not a file: expected a file id or an object with an "id", got {"name":"no id"}',
+    );
     expect(() => fileRefsIn([42], 'col_1')).toThrow(NodeConfigurationError);
   });
 

@@ -28,12 +28,20 @@ export default defineNode({
         try {
           contents[index] = await ctx.collections.getFileContent(files[index].collectionId, files[index].id);
         } catch (error) {
-          const skip = (skipFilesWithoutText || skipUnavailable) && hasNoText(error) ? 'it has no extracted text' : skipUnavailable && isGone(error) ? 'it is gone' : null;
+          const skip =
+            (skipFilesWithoutText || skipUnavailable) && hasNoText(error)
+              ? 'it has no extracted text'
+              : skipUnavailable && isGone(error)
+                ? 'it is gone'
+                : null;
           if (!skip) {
             failed = true;
             throw error;
           }
-          ctx.logger.info(`file left out: ${skip}`, { fileId: files[index].id, status: (error as NodeConfigurationError).details?.status ?? null });
+          ctx.logger.info(`file left out: ${skip}`, {
+            fileId: files[index].id,
+            status: (error as NodeConfigurationError).details?.status ?? null,
+          });
           contents[index] = null;
         }
       }
@@ -52,24 +60,31 @@ export default defineNode({
 export function fileRefsIn(value: unknown, collectionId?: string, path = 'input', depth = 0): { id: string; collectionId: string }[] {
   if (value === null || value === undefined) return [];
   if (typeof value === 'string' && value.trim()) return [{ id: value.trim(), collectionId: collectionOf(collectionId, undefined, path) }];
-  if (Array.isArray(value) && depth < MAX_DEPTH) return value.flatMap((entry, i) => fileRefsIn(entry, collectionId, `${path}[${i}]`, depth + 1));
+  if (Array.isArray(value) && depth < MAX_DEPTH)
+    return value.flatMap((entry, i) => fileRefsIn(entry, collectionId, `${path}[${i}]`, depth + 1));
   if (typeof value === 'object' && !Array.isArray(value)) {
     const { id, error, collectionId: own } = value as { id?: unknown; error?: unknown; collectionId?: unknown };
     if (typeof id === 'string' && id.trim()) return [{ id: id.trim(), collectionId: collectionOf(collectionId, own, path) }];
     if (id === undefined && error !== undefined) return [];
   }
   const shown = JSON.stringify(value) ?? String(value);
-  throw new NodeConfigurationError(`${path} is not a file: expected a file id or an object with an "id", got ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`, {
-    details: { path },
-  });
+  throw new NodeConfigurationError(
+    `${path} is not a file: expected a file id or an object with an "id", got ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`,
+    {
+      details: { path },
+    },
+  );
 }
 
 function collectionOf(given: string | undefined, own: unknown, path: string): string {
   if (given) return given;
   if (typeof own === 'string' && own.trim()) return own.trim();
-  throw new NodeConfigurationError(`${path} names no collection: set the collectionId parameter, or pass file objects that carry their collectionId (as List Files' output does)`, {
-    details: { path, field: 'collectionId' },
-  });
+  throw new NodeConfigurationError(
+    `${path} names no collection: set the collectionId parameter, or pass file objects that carry their collectionId (as List Files' output does)`,
+    {
+      details: { path, field: 'collectionId' },
+    },
+  );
 }
 
 /** Not found: deleted since it was listed (or never in the collection). */

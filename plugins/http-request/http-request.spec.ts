@@ -69,7 +69,12 @@ describe('http-request node', () => {
   }
 
   it('sends a JSON body with its headers and parses a JSON response', async () => {
-    const output = await execute({ method: 'POST', url: `${base}/search`, headers: '{"X-Api-Key": "k1", "X-Count": 3}', body: '{"text":"hi","top_k":"5"}' });
+    const output = await execute({
+      method: 'POST',
+      url: `${base}/search`,
+      headers: '{"X-Api-Key": "k1", "X-Count": 3}',
+      body: '{"text":"hi","top_k":"5"}',
+    });
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/search', body: '{"text":"hi","top_k":"5"}' });
     expect(seen[0].headers).toMatchObject({ 'x-api-key': 'k1', 'x-count': '3', 'content-type': 'application/json' });
     expect(output.response.status).toBe(200);
@@ -79,7 +84,12 @@ describe('http-request node', () => {
 
   it('encodes a form body given as a JSON object, and keeps an encoded one as it is', async () => {
     const form = 'application/x-www-form-urlencoded';
-    await execute({ method: 'POST', url: `${base}/f`, headers: JSON.stringify({ 'content-type': form }), body: '{"a":"1 2","b":["x","y"]}' });
+    await execute({
+      method: 'POST',
+      url: `${base}/f`,
+      headers: JSON.stringify({ 'content-type': form }),
+      body: '{"a":"1 2","b":["x","y"]}',
+    });
     await execute({ method: 'PUT', url: `${base}/f`, headers: JSON.stringify({ 'content-type': form }), body: 'a=1&b=2' });
     expect(seen.map((s) => s.body)).toEqual(['a=1+2&b=x&b=y', 'a=1&b=2']);
   });
@@ -130,8 +140,12 @@ describe('http-request node', () => {
     });
 
     it('keeps only the start of a long body in the error', async () => {
-      const long = { fetch: async () => ({ status: 502, url: base, headers: { 'content-type': 'text/plain' }, body: Buffer.from('x'.repeat(5000)) }) };
-      const ctx = inputContext(Object.assign(new HttpRequestParameters(), { method: 'GET', url: `${base}/long`, failOn: '5xx' }), { http: long });
+      const long = {
+        fetch: async () => ({ status: 502, url: base, headers: { 'content-type': 'text/plain' }, body: Buffer.from('x'.repeat(5000)) }),
+      };
+      const ctx = inputContext(Object.assign(new HttpRequestParameters(), { method: 'GET', url: `${base}/long`, failOn: '5xx' }), {
+        http: long,
+      });
       const error = (await Promise.resolve(httpRequest.execute(ctx)).catch((e: unknown) => e)) as NodeUpstreamError;
       expect(error.details?.body).toBe(`${'x'.repeat(2000)}... (5000 characters)`);
     });

@@ -82,7 +82,9 @@ function parseHeaders(text: string | undefined): Record<string, string> {
   for (const [name, value] of Object.entries(parsed)) {
     if (value === null || value === undefined) continue;
     if (typeof value === 'object') {
-      throw new NodeConfigurationError(`header "${name}" must be a string, not an object`, { details: { parameter: 'headers', header: name } });
+      throw new NodeConfigurationError(`header "${name}" must be a string, not an object`, {
+        details: { parameter: 'headers', header: name },
+      });
     }
     headers[name.toLowerCase()] = String(value);
   }
@@ -136,7 +138,10 @@ function decodeBody(body: Buffer, contentType: string | undefined, responseType:
 }
 
 function decodeText(body: Buffer, contentType: string | undefined): string {
-  const charset = /charset=([^;]+)/i.exec(contentType ?? '')?.[1]?.trim().replace(/^"|"$/g, '');
+  const charset = /charset=([^;]+)/i
+    .exec(contentType ?? '')?.[1]
+    ?.trim()
+    .replace(/^"|"$/g, '');
   if (charset && !/^utf-?8$/i.test(charset)) {
     try {
       return new TextDecoder(charset).decode(body);

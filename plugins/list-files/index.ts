@@ -15,7 +15,11 @@ export default defineNode({
   defaultRunMode: 'item',
   async execute(ctx): Promise<CollectionFile[]> {
     const { collectionId, offset, status } = ctx.params;
-    const page = await ctx.collections.listFiles(collectionId, { offset: Number(offset), limit: PAGE_SIZE, ...(status.length ? { status } : {}) });
+    const page = await ctx.collections.listFiles(collectionId, {
+      offset: Number(offset),
+      limit: PAGE_SIZE,
+      ...(status.length ? { status } : {}),
+    });
     return page.items;
   },
 });

@@ -29,7 +29,8 @@ export class ListFilesParameters {
 
   @Parameter({
     displayName: 'Status',
-    description: 'Only files in these statuses (pending, processing, indexed, error); empty, the default, lists every file. `["indexed"]` lists what can be read and searched.',
+    description:
+      'Only files in these statuses (pending, processing, indexed, error); empty, the default, lists every file. `["indexed"]` lists what can be read and searched.',
     schema: { examples: [['indexed'], ['pending', 'processing']] },
   })
   // One status is as good as a list of one.

@@ -20,7 +20,8 @@ describe('list-files node', () => {
   const collections: Pick<CollectionsFacade, 'listFiles' | 'getFileContent'> = {
     async listFiles(collectionId, { offset, limit, status }) {
       calls.push({ collectionId, offset, limit, ...(status ? { status } : {}) });
-      if (collectionId !== 'col_1') throw new NodeConfigurationError(`collection ${collectionId} not found`, { details: { code: 'NOT_FOUND' } });
+      if (collectionId !== 'col_1')
+        throw new NodeConfigurationError(`collection ${collectionId} not found`, { details: { code: 'NOT_FOUND' } });
       const kept = status ? files.filter((f) => status.includes(f.status)) : files;
       return { items: kept.slice(offset, offset + limit), total: kept.length };
     },

@@ -19,7 +19,7 @@ export default defineNode({
   version: 1,
   displayName: 'Loop',
   description:
-    'Runs the nodes connected to its `loop` output once per iteration; connect the last of them back to this node to hand each iteration\'s result back. `items` mode sends one batch of the input array per iteration (Split in Batches); `repeat` mode sends {iteration, previous} until the body gives back nothing. When it ends, the `done` output carries what the body gave back, concatenated.',
+    "Runs the nodes connected to its `loop` output once per iteration; connect the last of them back to this node to hand each iteration's result back. `items` mode sends one batch of the input array per iteration (Split in Batches); `repeat` mode sends {iteration, previous} until the body gives back nothing. When it ends, the `done` output carries what the body gave back, concatenated.",
   parameters: LoopParameters,
   defaultRunMode: 'input',
   outputs: ['loop', 'done'],
@@ -33,7 +33,7 @@ export default defineNode({
       const start = iteration * batchSize;
       return start < items.length ? toOutput('loop', items.slice(start, start + batchSize)) : toOutput('done', collected(results));
     }
-    const previous = iteration > 0 ? results[iteration - 1] ?? null : null;
+    const previous = iteration > 0 ? (results[iteration - 1] ?? null) : null;
     const finished = iteration >= maxIterations || !continueWhile || (iteration > 0 && stopWhenEmpty && isEmpty(previous));
     return finished ? toOutput('done', collected(results)) : toOutput('loop', { iteration, previous });
   },

@@ -20,7 +20,10 @@ export class LoopParameters {
   @Max(MAX_BATCH_SIZE)
   batchSize: number = 1;
 
-  @Parameter({ displayName: 'Max iterations', description: 'In `repeat` mode, the loop ends after this many iterations whatever the body gives back.' })
+  @Parameter({
+    displayName: 'Max iterations',
+    description: 'In `repeat` mode, the loop ends after this many iterations whatever the body gives back.',
+  })
   @IsInt()
   @Min(1)
   @Max(MAX_ITERATIONS)

@@ -16,15 +16,23 @@ export default defineNode({
     const session = await ctx.mcp.connect({ url, ...(credential ? { credential } : {}) }, ctx.signal);
     try {
       const listed = (await session.listTools()).find((candidate) => candidate.name === tool);
-      if (!listed) throw new NodeConfigurationError(`The MCP server at ${new URL(url).origin} has no tool named ${tool}`, { details: { parameter: 'tool', tool } });
+      if (!listed)
+        throw new NodeConfigurationError(`The MCP server at ${new URL(url).origin} has no tool named ${tool}`, {
+          details: { parameter: 'tool', tool },
+        });
       const problems = argumentProblems(listed.inputSchema, args ?? {});
       if (problems.length) {
         const [first] = problems;
-        throw new NodeConfigurationError(`Arguments of tool ${tool}: ${first.field} ${first.reason}`, { details: { parameter: 'arguments', fields: problems } });
+        throw new NodeConfigurationError(`Arguments of tool ${tool}: ${first.field} ${first.reason}`, {
+          details: { parameter: 'arguments', fields: problems },
+        });
       }
       const result = await session.callTool(tool, args ?? {});
       if (result.isError) {
-        throw new NodeUpstreamError(`Tool ${tool} failed: ${result.text.slice(0, 1000) || 'no message'}`, { retryable: false, details: { tool, content: result.content } });
+        throw new NodeUpstreamError(`Tool ${tool} failed: ${result.text.slice(0, 1000) || 'no message'}`, {
+          retryable: false,
+          details: { tool, content: result.content },
+        });
       }
       return result.structuredContent ?? { text: result.text };
     } finally {

@@ -8,7 +8,11 @@ export async function mcpToolOptions(ctx: LoadOptionsContext): Promise<Parameter
   const session = await ctx.mcp.connect({ url, ...(typeof credential === 'string' && credential ? { credential } : {}) }, ctx.signal);
   try {
     const tools = await session.listTools();
-    return tools.map((tool) => ({ value: tool.name, label: tool.name, ...(tool.description ? { description: tool.description.slice(0, 300) } : {}) }));
+    return tools.map((tool) => ({
+      value: tool.name,
+      label: tool.name,
+      ...(tool.description ? { description: tool.description.slice(0, 300) } : {}),
+    }));
   } finally {
     await session.close();
   }
@@ -25,7 +29,8 @@ export class McpClientParameters {
 
   @Parameter({
     displayName: 'Credential',
-    description: 'The credential (`crd_...`) sent with every request to the server (usually a bearer token): injected at send time, never visible to the run.',
+    description:
+      'The credential (`crd_...`) sent with every request to the server (usually a bearer token): injected at send time, never visible to the run.',
     credential: ['bearer', 'header', 'query', 'basic', 'oauth2-client-credentials'],
   })
   @ValidateIf((params: McpClientParameters) => params.credential !== undefined)
@@ -46,7 +51,8 @@ export class McpClientParameters {
 
   @Parameter({
     displayName: 'Arguments',
-    description: "The tool's arguments, a JSON object checked against its input schema before the call; as an expression, e.g. `{city: input.city}`.",
+    description:
+      "The tool's arguments, a JSON object checked against its input schema before the call; as an expression, e.g. `{city: input.city}`.",
     schema: { examples: [{ city: 'Paris' }] },
   })
   @IsOptional()

@@ -5,7 +5,11 @@ import { inputContext } from '../../src/sdk/testing';
 import mcpClient, { McpClientParameters } from './index';
 import { mcpToolOptions } from './mcp-client.parameters';
 
-const weather = { name: 'get_weather', description: 'Weather of a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const weather = {
+  name: 'get_weather',
+  description: 'Weather of a city',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 
 /** A server answering every call with `answer`, its text joined as the service's MCP client joins it. */
 function server(answer: Omit<McpToolResult, 'text'>) {
@@ -19,7 +23,9 @@ function server(answer: Omit<McpToolResult, 'text'>) {
         listTools: async () => [weather],
         callTool: async (name, args) => {
           calls.push({ name, args });
-          const text = answer.content.flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : [])).join('\n');
+          const text = answer.content
+            .flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []))
+            .join('\n');
           return { ...answer, text };
         },
         close: async () => void closed++,
@@ -29,12 +35,15 @@ function server(answer: Omit<McpToolResult, 'text'>) {
   return { mcp, calls, connected, closed: () => closed };
 }
 
-const params = (values: Record<string, unknown>) => plainToInstance(McpClientParameters, { url: 'https://mcp.example.com/mcp', tool: 'get_weather', ...values });
+const params = (values: Record<string, unknown>) =>
+  plainToInstance(McpClientParameters, { url: 'https://mcp.example.com/mcp', tool: 'get_weather', ...values });
 
 describe('mcp-client node', () => {
   it('calls the tool with its arguments and outputs the structured content, closing the session', async () => {
     const fake = server({ content: [{ type: 'text', text: '{"temp":21}' }], structuredContent: { temp: 21 }, isError: false });
-    const output = await mcpClient.execute(inputContext(params({ credential: 'crd_abc', arguments: { city: 'Paris' } }), { mcp: fake.mcp }));
+    const output = await mcpClient.execute(
+      inputContext(params({ credential: 'crd_abc', arguments: { city: 'Paris' } }), { mcp: fake.mcp }),
+    );
     expect(output).toEqual({ temp: 21 });
     expect(fake.connected).toEqual([{ url: 'https://mcp.example.com/mcp', credential: 'crd_abc' }]);
     expect(fake.calls).toEqual([{ name: 'get_weather', args: { city: 'Paris' } }]);
@@ -42,7 +51,13 @@ describe('mcp-client node', () => {
   });
 
   it('outputs the text content when there is no structured content', async () => {
-    const fake = server({ content: [{ type: 'text', text: 'sunny' }, { type: 'image', data: 'x' }], isError: false });
+    const fake = server({
+      content: [
+        { type: 'text', text: 'sunny' },
+        { type: 'image', data: 'x' },
+      ],
+      isError: false,
+    });
     expect(await mcpClient.execute(inputContext(params({ arguments: { city: 'Paris' } }), { mcp: fake.mcp }))).toEqual({ text: 'sunny' });
   });
 
@@ -50,15 +65,23 @@ describe('mcp-client node', () => {
     const fake = server({ content: [], isError: false });
     const run = mcpClient.execute(inputContext(params({ arguments: { city: 3 } }), { mcp: fake.mcp }));
     await expect(run).rejects.toThrow(NodeConfigurationError);
-    await expect(mcpClient.execute(inputContext(params({ arguments: {} }), { mcp: fake.mcp }))).rejects.toThrow('Arguments of tool get_weather: city is required');
-    await expect(mcpClient.execute(inputContext(params({ arguments: { city: 3 } }), { mcp: fake.mcp }))).rejects.toThrow('Arguments of tool get_weather: city must be string');
+    await expect(mcpClient.execute(inputContext(params({ arguments: {} }), { mcp: fake.mcp }))).rejects.toThrow(
+      'Arguments of tool get_weather: city is required',
+    );
+    await expect(mcpClient.execute(inputContext(params({ arguments: { city: 3 } }), { mcp: fake.mcp }))).rejects.toThrow(
+      'Arguments of tool get_weather: city must be string',
+    );
     expect(fake.calls).toEqual([]);
   });
 
   it('fails the node when the tool answers isError, and on an unknown tool', async () => {
     const fake = server({ content: [{ type: 'text', text: 'city not found' }], isError: true });
-    await expect(mcpClient.execute(inputContext(params({ arguments: { city: 'Atlantis' } }), { mcp: fake.mcp }))).rejects.toThrow(NodeUpstreamError);
-    await expect(mcpClient.execute(inputContext(params({ arguments: { city: 'Atlantis' } }), { mcp: fake.mcp }))).rejects.toThrow('Tool get_weather failed: city not found');
+    await expect(mcpClient.execute(inputContext(params({ arguments: { city: 'Atlantis' } }), { mcp: fake.mcp }))).rejects.toThrow(
+      NodeUpstreamError,
+    );
+    await expect(mcpClient.execute(inputContext(params({ arguments: { city: 'Atlantis' } }), { mcp: fake.mcp }))).rejects.toThrow(
+      'Tool get_weather failed: city not found',
+    );
     await expect(mcpClient.execute(inputContext(params({ tool: 'nope' }), { mcp: fake.mcp }))).rejects.toThrow('has no tool named nope');
   });
 

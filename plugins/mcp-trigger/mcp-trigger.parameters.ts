@@ -1,4 +1,13 @@
-import { IsObject, IsOptional, IsString, Matches, MaxLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import {
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Validate,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
 import { Parameter } from '../../src/sdk';
 
 /** MCP clients expect a tool's input to be a JSON object: its schema says `type: "object"`. */
@@ -25,7 +34,7 @@ export class McpTriggerParameters {
 
   @Parameter({
     displayName: 'Description',
-    description: 'What the tool does and when to call it, written for a model; left empty, the workflow\'s name is used.',
+    description: "What the tool does and when to call it, written for a model; left empty, the workflow's name is used.",
   })
   @IsOptional()
   @IsString()
@@ -34,7 +43,8 @@ export class McpTriggerParameters {
 
   @Parameter({
     displayName: 'Input schema',
-    description: 'JSON Schema of the arguments the tool takes (an object); they are checked against it before the run starts and become its input.',
+    description:
+      'JSON Schema of the arguments the tool takes (an object); they are checked against it before the run starts and become its input.',
     schema: { examples: [{ type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }] },
   })
   @IsObject()

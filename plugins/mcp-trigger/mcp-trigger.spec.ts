@@ -14,7 +14,11 @@ function toolOf(params: Partial<McpTriggerParameters>) {
 describe('mcp-trigger node', () => {
   it('offers a tool with its name, description and input schema', () => {
     const inputSchema = { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] };
-    expect(toolOf({ toolName: 'lookup_order', description: 'Finds an order', inputSchema })).toEqual({ name: 'lookup_order', description: 'Finds an order', inputSchema });
+    expect(toolOf({ toolName: 'lookup_order', description: 'Finds an order', inputSchema })).toEqual({
+      name: 'lookup_order',
+      description: 'Finds an order',
+      inputSchema,
+    });
   });
 
   it('leaves name and description to the workflow when they are not set', () => {

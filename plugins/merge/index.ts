@@ -13,7 +13,9 @@ function itemsOf(input: NodeInput): unknown[] {
 
 function asItem(value: unknown, where: string): Item {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Item;
-  throw new NodeConfigurationError(`${where} is not an object: merging by key or by position joins objects`, { details: { item: value ?? null } });
+  throw new NodeConfigurationError(`${where} is not an object: merging by key or by position joins objects`, {
+    details: { item: value ?? null },
+  });
 }
 
 function valueAt(item: Item, path: string): unknown {

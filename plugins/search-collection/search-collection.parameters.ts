@@ -15,7 +15,11 @@ export class SearchCollectionParameters {
   @IsNotEmpty()
   collectionId: string;
 
-  @Parameter({ displayName: 'Query', description: 'What to look for, in natural language; as an expression, e.g. `input.question`.', schema: { examples: ['How long does the dough rise?'] } })
+  @Parameter({
+    displayName: 'Query',
+    description: 'What to look for, in natural language; as an expression, e.g. `input.question`.',
+    schema: { examples: ['How long does the dough rise?'] },
+  })
   @IsString()
   @IsNotEmpty()
   @MaxLength(8192)
@@ -35,7 +39,10 @@ export class SearchCollectionParameters {
   @Max(1000)
   offset: number = 0;
 
-  @Parameter({ displayName: 'Mode', description: '`vector` ranks by meaning (cosine distance); `hybrid` also ranks by the words of the query (BM25) and fuses the two.' })
+  @Parameter({
+    displayName: 'Mode',
+    description: '`vector` ranks by meaning (cosine distance); `hybrid` also ranks by the words of the query (BM25) and fuses the two.',
+  })
   @IsIn(['vector', 'hybrid'])
   mode: 'vector' | 'hybrid' = 'vector';
 }

@@ -10,7 +10,9 @@ describe('search-collection node', () => {
     const collections = {
       search: async (collectionId: string, query: unknown) => {
         asked.push({ collectionId, query });
-        return { items: [{ id: 'psg_1', content: 'Rise for two hours.', distance: 0.12, fileId: 'fle_1', fileName: 'bread.pdf', page: 3 }] };
+        return {
+          items: [{ id: 'psg_1', content: 'Rise for two hours.', distance: 0.12, fileId: 'fle_1', fileName: 'bread.pdf', page: 3 }],
+        };
       },
     } as unknown as CollectionsFacade;
     const params = plainToInstance(SearchCollectionParameters, { collectionId: 'col_1', query: 'how long?', topK: '3', mode: 'hybrid' });

@@ -47,9 +47,12 @@ function removeAt(item: Item, name: string): Item {
 /** Applies the edits to one item: set, rename, remove, in that order. */
 export function editFields(input: unknown, params: SetParameters): Item {
   if (!isObject(input) && !params.keepOnly) {
-    throw new NodeConfigurationError('Edit Fields works on objects: the item is not one (set keepOnly to build a new object from the fields alone)', {
-      details: { item: input ?? null },
-    });
+    throw new NodeConfigurationError(
+      'Edit Fields works on objects: the item is not one (set keepOnly to build a new object from the fields alone)',
+      {
+        details: { item: input ?? null },
+      },
+    );
   }
   let item: Item = params.keepOnly ? {} : (input as Item);
   for (const [name, value] of Object.entries(params.fields)) item = setAt(item, name, value);

@@ -11,7 +11,10 @@ export class SetParameters {
   @IsObject()
   fields: Record<string, unknown> = {};
 
-  @Parameter({ displayName: 'Rename', description: 'Fields to rename: old name to new name (dotted names allowed), e.g. {"fullName": "name"}.' })
+  @Parameter({
+    displayName: 'Rename',
+    description: 'Fields to rename: old name to new name (dotted names allowed), e.g. {"fullName": "name"}.',
+  })
   @IsObject()
   rename: Record<string, string> = {};
 
@@ -20,7 +23,10 @@ export class SetParameters {
   @IsString({ each: true })
   remove: string[] = [];
 
-  @Parameter({ displayName: 'Keep only set fields', description: 'Output only the fields of `fields` (and the renamed ones) instead of the whole item with them.' })
+  @Parameter({
+    displayName: 'Keep only set fields',
+    description: 'Output only the fields of `fields` (and the renamed ones) instead of the whole item with them.',
+  })
   @IsBoolean()
   keepOnly: boolean = false;
 }

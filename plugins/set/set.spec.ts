@@ -12,7 +12,10 @@ describe('set node', () => {
   });
 
   it('renames and removes fields after setting them', () => {
-    const out = editFields({ fullName: 'Ada', secret: 's', nested: { drop: 1, stay: 2 } }, params({ rename: { fullName: 'person.name' }, remove: ['secret', 'nested.drop', 'missing'] }));
+    const out = editFields(
+      { fullName: 'Ada', secret: 's', nested: { drop: 1, stay: 2 } },
+      params({ rename: { fullName: 'person.name' }, remove: ['secret', 'nested.drop', 'missing'] }),
+    );
     expect(out).toEqual({ person: { name: 'Ada' }, nested: { stay: 2 } });
   });
 

@@ -4,7 +4,8 @@ import { Parameter } from '../../src/sdk';
 export class StopAndErrorParameters {
   @Parameter({
     displayName: 'Message',
-    description: 'Why the workflow stops, as the error of this node and of the run; `${...}` insertions are rendered, e.g. `Order ${input.id} has no customer`.',
+    description:
+      'Why the workflow stops, as the error of this node and of the run; `${...}` insertions are rendered, e.g. `Order ${input.id} has no customer`.',
     template: true,
   })
   @IsString()

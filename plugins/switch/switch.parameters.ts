@@ -13,7 +13,10 @@ export class SwitchParameters {
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_CASES)
   @ArrayUnique()
-  @Matches(/^(?!fallback$)[A-Za-z0-9_-]{1,64}$/, { each: true, message: 'each case must be 1-64 letters, digits, _ or - (and not "fallback")' })
+  @Matches(/^(?!fallback$)[A-Za-z0-9_-]{1,64}$/, {
+    each: true,
+    message: 'each case must be 1-64 letters, digits, _ or - (and not "fallback")',
+  })
   cases: string[];
 
   @Parameter({

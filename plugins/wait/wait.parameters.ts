@@ -1,7 +1,6 @@
 import { IsIn, IsISO8601, IsNumber, IsOptional, Max, Min } from 'class-validator';
 import { DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from '../../src/sdk';
 
-
 export class WaitParameters {
   @Parameter({ displayName: 'Amount', description: 'How long to wait, in `unit`s (ignored when `until` is given).' })
   @IsNumber({ allowNaN: false, allowInfinity: false })
@@ -15,7 +14,8 @@ export class WaitParameters {
 
   @Parameter({
     displayName: 'Until',
-    description: 'Wait until this moment instead (ISO 8601, e.g. 2026-12-24T18:00:00Z; as an expression, e.g. `input.remindAt`). A moment in the past does not wait.',
+    description:
+      'Wait until this moment instead (ISO 8601, e.g. 2026-12-24T18:00:00Z; as an expression, e.g. `input.remindAt`). A moment in the past does not wait.',
     schema: { format: 'date-time' },
   })
   @IsOptional()

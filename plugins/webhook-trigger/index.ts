@@ -7,8 +7,7 @@ export default defineNode({
   type: 'webhook-trigger',
   version: 1,
   displayName: 'Webhook Trigger',
-  description:
-    'Starts a run when POST /api/v1/workflows/<id>/runs is called; outputs the request body\'s "input" unchanged.',
+  description: 'Starts a run when POST /api/v1/workflows/<id>/runs is called; outputs the request body\'s "input" unchanged.',
   parameters: WebhookTriggerParameters,
   defaultRunMode: 'input',
   trigger: true,

@@ -67,11 +67,15 @@ export class FileProgressDto implements FileProgress {
 
   @ApiProperty({
     type: 'integer',
-    description: 'Done so far, of total: bytes while fetching; parts of the document (PDF pages, sheets, slides) while embedding and indexing',
+    description:
+      'Done so far, of total: bytes while fetching; parts of the document (PDF pages, sheets, slides) while embedding and indexing',
   })
   done: number;
 
-  @ApiProperty({ type: 'integer', description: 'The whole of the stage, in the same unit as done; 0 while unknown (queued, extracting, a download of unknown size)' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'The whole of the stage, in the same unit as done; 0 while unknown (queued, extracting, a download of unknown size)',
+  })
   total: number;
 }
 
@@ -99,7 +103,8 @@ export class FileDto implements FileView {
 
   @ApiProperty({
     enum: FILE_LANES,
-    description: 'The ingestion lane: large for files over INGEST_LARGE_BYTES bytes or PDFs over INGEST_LARGE_PAGES pages, ingested beside the standard lane so they never hold small files',
+    description:
+      'The ingestion lane: large for files over INGEST_LARGE_BYTES bytes or PDFs over INGEST_LARGE_PAGES pages, ingested beside the standard lane so they never hold small files',
   })
   lane: FileLane;
 
@@ -107,7 +112,8 @@ export class FileDto implements FileView {
   progress?: FileProgressDto;
 
   @ApiPropertyOptional({
-    description: "Only with status pending: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again automatically",
+    description:
+      "Only with status pending: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again automatically",
   })
   retryReason?: string;
 }

@@ -1,5 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiResponse,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { CurrentPrincipal, Principal } from '../auth/principal';
@@ -30,7 +39,10 @@ export class FilesController {
   @Post()
   @ApiCreatedResponse({ type: FileDto, description: 'The new file, pending: download and indexing run in the background' })
   @ApiResponse({ status: 403, description: 'Adding files needs the editor or owner role' })
-  @ApiResponse({ status: 507, description: 'The disk holding DATA_DIR is full: the message and details say where and how many bytes to free' })
+  @ApiResponse({
+    status: 507,
+    description: 'The disk holding DATA_DIR is full: the message and details say where and how many bytes to free',
+  })
   add(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: AddFileDto) {
     return this.files.add(principal, id, { name: body.name, url: body.url });
   }
@@ -41,7 +53,10 @@ export class FilesController {
   @ApiBody({ type: UploadFileDto })
   @ApiCreatedResponse({ type: FileDto, description: 'The new file, pending: indexing runs in the background' })
   @ApiResponse({ status: 403, description: 'Adding files needs the editor or owner role' })
-  @ApiResponse({ status: 507, description: 'The disk holding DATA_DIR is full: the message and details say where and how many bytes to free' })
+  @ApiResponse({
+    status: 507,
+    description: 'The disk holding DATA_DIR is full: the message and details say where and how many bytes to free',
+  })
   async upload(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() request: FastifyRequest) {
     const { file, name } = await this.readForm(request);
     return this.files.upload(principal, id, { name: name ?? file.fileName, bytes: file.bytes, contentType: file.contentType });

@@ -32,9 +32,19 @@ export class AddFileDto {
 }
 
 export class ListFilesQueryDto extends PageQueryDto {
-  @Field({ description: 'Only files in these statuses, comma-separated, e.g. indexed or pending,processing', schema: { example: 'indexed' } })
+  @Field({
+    description: 'Only files in these statuses, comma-separated, e.g. indexed or pending,processing',
+    schema: { example: 'indexed' },
+  })
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value))
+  @Transform(({ value }) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : value,
+  )
   @IsIn(FILE_STATUSES, { each: true, message: `status must be among ${FILE_STATUSES.join(', ')}` })
   status?: FileStatus[];
 }

@@ -104,7 +104,8 @@ export class FilesService {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
     const checked = validPage(page);
     const unknown = statuses.filter((status) => !FILE_STATUSES.includes(status));
-    if (unknown.length) throw AppError.validation([{ field: 'status', reason: `must be among ${FILE_STATUSES.join(', ')}, got ${unknown.join(', ')}` }]);
+    if (unknown.length)
+      throw AppError.validation([{ field: 'status', reason: `must be among ${FILE_STATUSES.join(', ')}, got ${unknown.join(', ')}` }]);
     const result = await this.files.list(collectionId, checked, statuses);
     return { items: result.items.map(fileView), total: result.total };
   }
@@ -119,13 +120,12 @@ export class FilesService {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
     const file = await this.load(collectionId, fileId);
     if (file.status !== 'indexed') {
-      throw AppError.conflict(
-        `file ${fileId} has no extracted text: its status is ${file.status}${file.error ? ` (${file.error})` : ''}`,
-        { status: file.status },
-      );
+      throw AppError.conflict(`file ${fileId} has no extracted text: its status is ${file.status}${file.error ? ` (${file.error})` : ''}`, {
+        status: file.status,
+      });
     }
     const parts: string[] = [];
-    for (let after = -1; ; ) {
+    for (let after = -1; ;) {
       const passages = await this.files.listPassages(file.id, after, CONTENT_PAGE);
       for (const passage of passages) parts.push(passage.content);
       if (passages.length < CONTENT_PAGE) break;
@@ -149,7 +149,10 @@ export class FilesService {
   private async accept(collectionId: string, name: string, source: FileSource): Promise<FileView> {
     const mime = ('declaredType' in source && mimeOf(source.declaredType)) || UNKNOWN_TYPE;
     // A file given by URL has no known size yet: the standard lane moves it once it is downloaded.
-    const lane = 'bytes' in source ? laneForSize(source.bytes.length, { largeBytes: this.config.INGEST_LARGE_BYTES, largePages: this.config.INGEST_LARGE_PAGES }) : 'standard';
+    const lane =
+      'bytes' in source
+        ? laneForSize(source.bytes.length, { largeBytes: this.config.INGEST_LARGE_BYTES, largePages: this.config.INGEST_LARGE_PAGES })
+        : 'standard';
     const file = newPendingFile(collectionId, name, source, mime, new Date(), lane);
     try {
       if ('bytes' in source) await this.blobs.put(originalBlobKey(file), source.bytes);

@@ -9,7 +9,10 @@ import type { Role } from '../auth/membership.model';
 import { CollectionsService } from './collections.service';
 import { FilesService } from './files.service';
 
-const collectionFile = (collectionId: string, { id, name, type, size, status, createdAt }: Omit<CollectionFile, 'collectionId'>): CollectionFile => ({
+const collectionFile = (
+  collectionId: string,
+  { id, name, type, size, status, createdAt }: Omit<CollectionFile, 'collectionId'>,
+): CollectionFile => ({
   id,
   collectionId,
   name,
@@ -62,7 +65,12 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
       },
       listFiles: async (collectionId, page) => {
         try {
-          const result = await this.files.list(principal, collectionId, { offset: page.offset, limit: page.limit }, (page.status ?? []) as FileStatus[]);
+          const result = await this.files.list(
+            principal,
+            collectionId,
+            { offset: page.offset, limit: page.limit },
+            (page.status ?? []) as FileStatus[],
+          );
           return { items: result.items.map((file) => collectionFile(collectionId, file)), total: result.total };
         } catch (error) {
           throw nodeError(error, userId, { collectionId }, LIST_FILES);
@@ -78,7 +86,16 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
       search: async (collectionId, query) => {
         try {
           const { result } = await this.searches.search(principal, collectionId, query);
-          return { items: result.map(({ id, content, distance, fileId, fileName, page }) => ({ id, content, distance, fileId, fileName, page: page ?? null })) };
+          return {
+            items: result.map(({ id, content, distance, fileId, fileName, page }) => ({
+              id,
+              content,
+              distance,
+              fileId,
+              fileName,
+              page: page ?? null,
+            })),
+          };
         } catch (error) {
           throw nodeError(error, userId, { collectionId }, SEARCH);
         }
@@ -96,11 +113,18 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
 
 function nodeError(error: unknown, userId: string, about: Record<string, string>, operation?: Operation): Error {
   if (!isAppError(error)) {
-    return new NodeUpstreamError(`The collection store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error, details: about });
+    return new NodeUpstreamError(`The collection store failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+      details: about,
+    });
   }
   const details = { ...about, code: error.code, ...(typeof error.details === 'object' && error.details !== null ? error.details : {}) };
   if (!CONFIGURATION_CODES.has(error.code)) {
-    return new NodeUpstreamError(error.message, { cause: error, details, retryable: error.retryable || error.code === ErrorCode.UNAVAILABLE });
+    return new NodeUpstreamError(error.message, {
+      cause: error,
+      details,
+      retryable: error.retryable || error.code === ErrorCode.UNAVAILABLE,
+    });
   }
   let message = error.message;
   // "Not found" also stands for "no role", so that existence is not revealed: say whose rights were used.
@@ -109,6 +133,7 @@ function nodeError(error: unknown, userId: string, about: Record<string, string>
   }
   // The node's author reads the message in the run record: name the fields, not only "validation failed".
   const fields = error.code === ErrorCode.VALIDATION_FAILED ? (error.details as { fields?: FieldError[] } | undefined)?.fields : undefined;
-  if (fields?.length) message += `: ${fields.map(({ field, reason }) => (reason.startsWith(`${field} `) ? reason : `${field} ${reason}`)).join('; ')}`;
+  if (fields?.length)
+    message += `: ${fields.map(({ field, reason }) => (reason.startsWith(`${field} `) ? reason : `${field} ${reason}`)).join('; ')}`;
   return new NodeConfigurationError(message, { cause: error, details });
 }

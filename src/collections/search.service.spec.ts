@@ -62,24 +62,53 @@ describe('SearchService', () => {
     service = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder, new Metrics());
     collectionId = newId('col');
     const now = new Date();
-    await collections.create({ id: collectionId, name: 'c', ownerId: owner.userId, createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });
+    await collections.create({
+      id: collectionId,
+      name: 'c',
+      ownerId: owner.userId,
+      createdAt: now,
+      updatedAt: now,
+      embeddingModel: null,
+      embeddingDimension: null,
+    });
     await collections.claimEmbedding(collectionId, 'table-4', 4);
   });
 
   /** Stores a file with one passage per entry, each passage embedded as windows at the given angles. */
-  async function addFile(name: string, passages: { content: string; windows: number[]; texts?: string[] }[], status: FileStatus = 'indexed') {
+  async function addFile(
+    name: string,
+    passages: { content: string; windows: number[]; texts?: string[] }[],
+    status: FileStatus = 'indexed',
+  ) {
     const now = new Date();
     const fileId = newId('fle');
     await files.create({
-      id: fileId, collectionId, name, mime: 'text/plain', size: 1, status, error: null, lane: 'standard', progress: null, sourceUrl: null,
-      chunkCount: passages.length, characterCount: 1, createdAt: now, updatedAt: now,
+      id: fileId,
+      collectionId,
+      name,
+      mime: 'text/plain',
+      size: 1,
+      status,
+      error: null,
+      lane: 'standard',
+      progress: null,
+      sourceUrl: null,
+      chunkCount: passages.length,
+      characterCount: 1,
+      createdAt: now,
+      updatedAt: now,
     });
     const ids = passages.map(() => newId('psg'));
     await files.insertPassages(passages.map((p, i) => ({ id: ids[i], collectionId, fileId, index: i, content: p.content, page: i + 1 })));
     await index.upsert(
       passages.flatMap((p, i) =>
         p.windows.map((angle, w) => ({
-          id: `${ids[i]}_${w}`, collectionId, fileId, passageId: ids[i], text: p.texts?.[w] ?? p.content, vector: Float32Array.from(at(angle)),
+          id: `${ids[i]}_${w}`,
+          collectionId,
+          fileId,
+          passageId: ids[i],
+          text: p.texts?.[w] ?? p.content,
+          vector: Float32Array.from(at(angle)),
         })),
       ),
     );
@@ -98,7 +127,13 @@ describe('SearchService', () => {
     const { result } = await search();
     expect(result.map((r) => r.content)).toEqual(['near passage', 'middle passage', 'far passage']);
     expect(result[0]).toEqual({
-      id: ids[1], content: 'near passage', distance: expect.closeTo(1 - Math.cos(0.1), 5), fileId, fileName: 'a.txt', chunkIndex: 1, page: 2,
+      id: ids[1],
+      content: 'near passage',
+      distance: expect.closeTo(1 - Math.cos(0.1), 5),
+      fileId,
+      fileName: 'a.txt',
+      chunkIndex: 1,
+      page: 2,
     });
     expect(embedder.calls).toBe(1);
   });
@@ -123,7 +158,15 @@ describe('SearchService', () => {
   it('answers an empty result without embedding when nothing was ever indexed', async () => {
     const now = new Date();
     collectionId = newId('col');
-    await collections.create({ id: collectionId, name: 'empty', ownerId: owner.userId, createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });
+    await collections.create({
+      id: collectionId,
+      name: 'empty',
+      ownerId: owner.userId,
+      createdAt: now,
+      updatedAt: now,
+      embeddingModel: null,
+      embeddingDimension: null,
+    });
     await expect(search()).resolves.toEqual({ result: [] });
     expect(embedder.calls).toBe(0);
   });
@@ -131,7 +174,15 @@ describe('SearchService', () => {
   it('refuses a collection indexed with another model', async () => {
     const now = new Date();
     collectionId = newId('col');
-    await collections.create({ id: collectionId, name: 'other', ownerId: owner.userId, createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });
+    await collections.create({
+      id: collectionId,
+      name: 'other',
+      ownerId: owner.userId,
+      createdAt: now,
+      updatedAt: now,
+      embeddingModel: null,
+      embeddingDimension: null,
+    });
     await collections.claimEmbedding(collectionId, 'text-embedding-3-small', 1536);
     await expect(search()).rejects.toMatchObject({ code: ErrorCode.EMBEDDING_MISMATCH });
   });
@@ -158,8 +209,12 @@ describe('SearchService', () => {
     await expect(search({ topK: 0 })).rejects.toMatchObject(refused([{ field: 'top_k', reason: 'top_k must not be less than 1' }]));
     await expect(search({ topK: 101 })).rejects.toMatchObject(refused([{ field: 'top_k', reason: 'top_k must not be greater than 100' }]));
     await expect(search({ offset: -1 })).rejects.toMatchObject(refused([{ field: 'offset', reason: 'offset must not be less than 0' }]));
-    await expect(search({ text: '   ' })).rejects.toMatchObject(refused([{ field: 'text', reason: 'text must be longer than or equal to 1 characters' }]));
-    await expect(search({ mode: 'fuzzy' as never })).rejects.toMatchObject(refused([{ field: 'mode', reason: expect.stringContaining('mode must be one of the following values') }]));
+    await expect(search({ text: '   ' })).rejects.toMatchObject(
+      refused([{ field: 'text', reason: 'text must be longer than or equal to 1 characters' }]),
+    );
+    await expect(search({ mode: 'fuzzy' as never })).rejects.toMatchObject(
+      refused([{ field: 'mode', reason: expect.stringContaining('mode must be one of the following values') }]),
+    );
     const stranger: Principal = { userId: 'usr_stranger', keyId: null, isAdmin: false };
     await expect(search({}, stranger)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
   });

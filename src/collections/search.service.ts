@@ -35,7 +35,6 @@ export interface SearchResultItem {
   page?: number;
 }
 
-
 /** Windows fetched per wanted passage: a passage has several windows, and near ones cluster. */
 const UNITS_PER_PASSAGE = 4;
 /**

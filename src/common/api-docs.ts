@@ -72,8 +72,13 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /** The refusals any operation of a kind can give, beside those a route declares itself. */
 const GENERIC_ERRORS: [status: string, description: string, applies: (operation: Operation) => boolean][] = [
-  ['400', 'A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON)', (op) =>
-    Boolean(op.requestBody) || (op.parameters ?? []).some((p) => 'in' in p && (p.in === 'query' || (p.in === 'path' && isNumeric(p.schema))))],
+  [
+    '400',
+    'A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON)',
+    (op) =>
+      Boolean(op.requestBody) ||
+      (op.parameters ?? []).some((p) => 'in' in p && (p.in === 'query' || (p.in === 'path' && isNumeric(p.schema)))),
+  ],
   ['401', 'No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer)', (op) => (op.security ?? []).length > 0],
   ['404', 'No such resource, or it is not shared with you', (op) => (op.parameters ?? []).some((p) => 'in' in p && p.in === 'path')],
   ['413', 'The body is larger than the limit', (op) => Boolean(op.requestBody)],

@@ -58,9 +58,13 @@ export class ApprovalLinks {
     if (typeof decoded.r !== 'string' || typeof decoded.n !== 'string' || typeof decoded.e !== 'number') throw unknown;
     const claim = { runId: decoded.r, nodeId: decoded.n, expiresAt: new Date(decoded.e) };
     if (claim.expiresAt <= now) {
-      throw new AppError(ErrorCode.GONE, `This approval link expired at ${claim.expiresAt.toISOString()}: the run went on without a decision`, {
-        details: { runId: claim.runId, nodeId: claim.nodeId, expiresAt: claim.expiresAt.toISOString() },
-      });
+      throw new AppError(
+        ErrorCode.GONE,
+        `This approval link expired at ${claim.expiresAt.toISOString()}: the run went on without a decision`,
+        {
+          details: { runId: claim.runId, nodeId: claim.nodeId, expiresAt: claim.expiresAt.toISOString() },
+        },
+      );
     }
     return claim;
   }

@@ -21,7 +21,8 @@ describe('classSchema of @Matches', () => {
     expect(properties.plain.pattern).toBe('^[a-z]+$');
     expect(properties.unicode.pattern).toBe('^\\p{Lu}\\d$');
     expect(properties.global.pattern).toBe('^ab+$');
-    for (const name of ['ignoreCase', 'ignoreCaseByModifier', 'multiline', 'dotAll']) expect(properties[name]).not.toHaveProperty('pattern');
+    for (const name of ['ignoreCase', 'ignoreCaseByModifier', 'multiline', 'dotAll'])
+      expect(properties[name]).not.toHaveProperty('pattern');
   });
 
   it('never describes a rule other than it is: where the schema has a pattern, it accepts exactly what the rule accepts', () => {
@@ -31,7 +32,11 @@ describe('classSchema of @Matches', () => {
       for (const sample of SAMPLES) {
         const accepted = validateSync(Object.assign(new Patterned(), { [name]: sample })).length === 0;
         // Without a pattern the schema says nothing about the text: the rule stays the service's.
-        expect({ name, sample, accepted: describes(sample) }).toEqual({ name, sample, accepted: schema.pattern === undefined ? true : accepted });
+        expect({ name, sample, accepted: describes(sample) }).toEqual({
+          name,
+          sample,
+          accepted: schema.pattern === undefined ? true : accepted,
+        });
       }
     }
   });

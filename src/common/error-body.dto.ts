@@ -21,9 +21,12 @@ export class ErrorBodyDto implements ErrorBody {
 
   @ApiPropertyOptional({
     type: 'object',
-    properties: { fields: { type: 'array', items: { $ref: getSchemaPath(FieldErrorDto) }, description: 'With VALIDATION_FAILED: each bad field' } },
+    properties: {
+      fields: { type: 'array', items: { $ref: getSchemaPath(FieldErrorDto) }, description: 'With VALIDATION_FAILED: each bad field' },
+    },
     additionalProperties: true,
-    description: 'Code-specific details: the bad fields of a validation failure, the allowed methods of a 405, retryAfterSeconds of a 429, ...',
+    description:
+      'Code-specific details: the bad fields of a validation failure, the allowed methods of a 405, retryAfterSeconds of a 429, ...',
   })
   details?: unknown;
 

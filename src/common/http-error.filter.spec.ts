@@ -3,9 +3,15 @@ import { errorResponse } from './http-error.filter';
 
 describe('errorResponse', () => {
   it('gives each error the headers it calls for', () => {
-    expect(errorResponse(new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'no', { details: { allow: ['GET', 'HEAD'] } }), 'req_1').headers).toEqual({ allow: 'GET, HEAD' });
-    expect(errorResponse(new AppError(ErrorCode.RATE_LIMITED, 'slow down', { details: { retryAfterSeconds: 7 } }), 'req_1').headers).toEqual({ 'retry-after': '7' });
-    expect(errorResponse(new AppError(ErrorCode.UNAUTHENTICATED, 'who?'), 'req_1').headers).toEqual({ 'www-authenticate': 'Bearer realm="service"' });
+    expect(
+      errorResponse(new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'no', { details: { allow: ['GET', 'HEAD'] } }), 'req_1').headers,
+    ).toEqual({ allow: 'GET, HEAD' });
+    expect(
+      errorResponse(new AppError(ErrorCode.RATE_LIMITED, 'slow down', { details: { retryAfterSeconds: 7 } }), 'req_1').headers,
+    ).toEqual({ 'retry-after': '7' });
+    expect(errorResponse(new AppError(ErrorCode.UNAUTHENTICATED, 'who?'), 'req_1').headers).toEqual({
+      'www-authenticate': 'Bearer realm="service"',
+    });
     expect(errorResponse(AppError.notFound('collection', 'col_1'), 'req_1')).toEqual({
       status: 404,
       headers: {},
@@ -19,6 +25,8 @@ describe('errorResponse', () => {
       headers: {},
       body: { code: 'INTERNAL', message: 'Internal server error', requestId: 'req_2' },
     });
-    expect(errorResponse(new AppError(ErrorCode.UNAVAILABLE, 'the queue is not reachable', { retryable: true }), 'req_3').body.message).toBe('the queue is not reachable');
+    expect(
+      errorResponse(new AppError(ErrorCode.UNAVAILABLE, 'the queue is not reachable', { retryable: true }), 'req_3').body.message,
+    ).toBe('the queue is not reachable');
   });
 });

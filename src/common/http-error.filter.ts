@@ -83,7 +83,8 @@ export function errorResponse(error: AppError, requestId: string): ErrorResponse
   if (error.code === ErrorCode.UNAUTHENTICATED) headers['www-authenticate'] = 'Bearer realm="service"';
   // A 429, and a 503 the client may retry (the service stopping): when to come back.
   const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-  if (retryAfter !== undefined && (error.code === ErrorCode.RATE_LIMITED || error.code === ErrorCode.UNAVAILABLE)) headers['retry-after'] = String(retryAfter);
+  if (retryAfter !== undefined && (error.code === ErrorCode.RATE_LIMITED || error.code === ErrorCode.UNAVAILABLE))
+    headers['retry-after'] = String(retryAfter);
   const body: ErrorBody = {
     code: error.code,
     message: status >= 500 && error.code === ErrorCode.INTERNAL ? 'Internal server error' : error.message,

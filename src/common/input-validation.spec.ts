@@ -57,12 +57,17 @@ describe('shared input validation', () => {
     expect(wrong.map((e) => e.field)).toEqual(['name', 'name']);
     expect(wrong.map((e) => e.reason)).toEqual(expect.arrayContaining(['name must be a string']));
     expect(checkInput(Sample, { name: 'x', inner: {} }).errors).toEqual([{ field: 'inner.n', reason: REQUIRED }]);
-    expect(checkInput(Sample, { name: 'x', kind: null }).errors).toEqual([{ field: 'kind', reason: 'kind must be one of the following values: a, b' }]);
+    expect(checkInput(Sample, { name: 'x', kind: null }).errors).toEqual([
+      { field: 'kind', reason: 'kind must be one of the following values: a, b' },
+    ]);
   });
 
   it('transforms as the REST pipe does: trims, converts whole-number strings only, keeps defaults', () => {
     expect(validateInput(Sample, { name: '  ok ', count: '3' })).toMatchObject({ name: 'ok', count: 3, kind: 'a' });
-    expect(checkInput(Sample, { name: 'ok', count: '1.5' }).errors).toContainEqual({ field: 'count', reason: 'count must be an integer number' });
+    expect(checkInput(Sample, { name: 'ok', count: '1.5' }).errors).toContainEqual({
+      field: 'count',
+      reason: 'count must be an integer number',
+    });
     expect(checkInput(Sample, { name: 'ok', count: '-1' }).errors).toEqual([{ field: 'count', reason: 'count must not be less than 0' }]);
   });
 
@@ -87,13 +92,17 @@ describe('shared input validation', () => {
       expect(checkInput(Sample, {}).errors.map((e) => e.reason)).toContain(REQUIRED);
     }
     // Once an empty input is known to be valid, a non-empty one is still checked.
-    expect(checkInput(AllOptional, { runType: 'staging' }).errors).toEqual([{ field: 'runType', reason: expect.stringContaining('runType') }]);
+    expect(checkInput(AllOptional, { runType: 'staging' }).errors).toEqual([
+      { field: 'runType', reason: expect.stringContaining('runType') },
+    ]);
   });
 
   it('accepts any absolute URL and refuses the rest', () => {
     expect(checkInput(Sample, { name: 'ok', url: 'data:text/plain,hi' }).errors).toEqual([]);
     expect(checkInput(Sample, { name: 'ok', url: 'ftp://example.com/a' }).errors).toEqual([]);
-    expect(checkInput(Sample, { name: 'ok', url: '/relative' }).errors).toEqual([{ field: 'url', reason: 'url must be an absolute URL, e.g. https://example.com/report.pdf' }]);
+    expect(checkInput(Sample, { name: 'ok', url: '/relative' }).errors).toEqual([
+      { field: 'url', reason: 'url must be an absolute URL, e.g. https://example.com/report.pdf' },
+    ]);
   });
 
   it('derives the JSON Schema from the same rules', () => {

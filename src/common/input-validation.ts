@@ -27,11 +27,7 @@ export const REQUIRED = 'is required';
  */
 export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
-    const field = parent
-      ? /^\d+$/.test(error.property)
-        ? `${parent}[${error.property}]`
-        : `${parent}.${error.property}`
-      : error.property;
+    const field = parent ? (/^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`) : error.property;
     // The REST pipe drops `value` from errors that have children, so only a leaf's undefined means absent.
     if (error.value === undefined && error.constraints && !error.children?.length) return [{ field, reason: REQUIRED }];
     const own = Object.values(error.constraints ?? {}).map((reason) => ({ field, reason }));
@@ -126,7 +122,8 @@ export function Field(doc: PropertyDoc = {}): PropertyDecorator {
 export function dtoSchema(dto: SchemaClass): ClassSchema {
   const merged = new Map<string, PropertyDoc>();
   const chain: object[] = [];
-  for (let proto: object | null = dto.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) chain.unshift(proto);
+  for (let proto: object | null = dto.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto))
+    chain.unshift(proto);
   for (const proto of chain) for (const [name, doc] of DOCS.get(proto) ?? []) merged.set(name, doc);
   return classSchema(dto, merged);
 }

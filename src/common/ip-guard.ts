@@ -119,9 +119,7 @@ export function isBlockedAddress(ip: string): string | null {
 
 /** IPv4-mapped IPv6 addresses compare as the IPv4 address they stand for. */
 function unmapped(address: Address): Address {
-  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (address as ipaddr.IPv6).toIPv4Address()
-    : address;
+  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
 }
 
 function normalizeHostname(hostname: string): string {

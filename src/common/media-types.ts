@@ -21,7 +21,8 @@ function mediaTypeOf(contentType: string | undefined): string | undefined {
 }
 
 const hasBody = (request: FastifyRequest) =>
-  request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0');
+  request.headers['transfer-encoding'] !== undefined ||
+  (request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0');
 
 function expectedMediaType(request: FastifyRequest): string {
   return (request.routeOptions.config as { consumes?: string } | undefined)?.consumes ?? JSON_MEDIA_TYPE;

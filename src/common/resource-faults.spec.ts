@@ -44,7 +44,12 @@ describe('resource faults', () => {
       expect(error).toMatchObject({ code: ErrorCode.INSUFFICIENT_STORAGE, httpStatus: 507, retryable: true });
       expect(error.message).toContain(dir);
       expect(error.message).toMatch(/Free at least .* on that disk/);
-      expect(error.details).toMatchObject({ path: dir, bytesNeeded: Number.MAX_SAFE_INTEGER, bytesFree: expect.any(Number), bytesToFree: expect.any(Number) });
+      expect(error.details).toMatchObject({
+        path: dir,
+        bytesNeeded: Number.MAX_SAFE_INTEGER,
+        bytesFree: expect.any(Number),
+        bytesToFree: expect.any(Number),
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

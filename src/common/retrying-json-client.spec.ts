@@ -76,7 +76,9 @@ describe('RetryingJsonClient', () => {
 
   it('retries 5xx with exponential backoff and jitter, then fails retryable after the last attempt', async () => {
     answerNext(...Array(3).fill({ status: 503, body: { error: { message: 'overloaded' } } }));
-    const error = (await client().post(() => ({}), signal).catch((e: unknown) => e)) as AppError;
+    const error = (await client()
+      .post(() => ({}), signal)
+      .catch((e: unknown) => e)) as AppError;
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: ErrorCode.UPSTREAM_FAILED, retryable: true, details: { status: 503 } });
     expect(error.message).toBe('Test endpoint answered 503: overloaded (gave up after 3 attempts)');
@@ -96,7 +98,9 @@ describe('RetryingJsonClient', () => {
 
   it('does not retry a 400, and passes on the upstream message without the key', async () => {
     answerNext({ status: 400, body: { error: { message: 'Bad input for key sk-secret-123' } } });
-    const error = (await client({ apiKey: 'sk-secret-123' }).post(() => ({}), signal).catch((e: unknown) => e)) as AppError;
+    const error = (await client({ apiKey: 'sk-secret-123' })
+      .post(() => ({}), signal)
+      .catch((e: unknown) => e)) as AppError;
     expect(error).toMatchObject({ code: ErrorCode.UPSTREAM_FAILED, retryable: false, details: { status: 400 } });
     expect(error.message).toBe('Test endpoint answered 400: Bad input for key [redacted]');
     expect(received).toHaveLength(1);
@@ -120,7 +124,10 @@ describe('RetryingJsonClient', () => {
   it('throws what `canceled` makes of the signal when the call is canceled', async () => {
     answerNext({ hang: true });
     const controller = new AbortController();
-    const pending = client({ canceled: (s) => new AppError(ErrorCode.CANCELED, `stopped: ${String(s.reason)}`) }).post(() => ({}), controller.signal);
+    const pending = client({ canceled: (s) => new AppError(ErrorCode.CANCELED, `stopped: ${String(s.reason)}`) }).post(
+      () => ({}),
+      controller.signal,
+    );
     while (received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort('by the user');
     await expect(pending).rejects.toMatchObject({ code: ErrorCode.CANCELED, message: 'stopped: by the user' });
@@ -147,7 +154,10 @@ describe('RetryingJsonClient', () => {
     it('fails on a second refusal in the same attempt, and on a refusal the caller does not adapt to', async () => {
       answerNext({ status: 400, body: 'first' }, { status: 400, body: 'second' });
       const adapt = jest.fn(() => true);
-      await expect(client().post(() => ({}), signal, { adapt })).rejects.toMatchObject({ retryable: false, message: 'Test endpoint answered 400: second' });
+      await expect(client().post(() => ({}), signal, { adapt })).rejects.toMatchObject({
+        retryable: false,
+        message: 'Test endpoint answered 400: second',
+      });
       expect(adapt).toHaveBeenCalledTimes(1);
 
       answerNext({ status: 422, body: 'no' });
@@ -160,6 +170,8 @@ describe('RetryingJsonClient', () => {
 describe('openAiCompatibleUrl', () => {
   it.each(['', '/', '/v1', '/v1/', '/v1/chat/completions'])('reaches the endpoint from the URL ending in %p', (suffix) => {
     expect(openAiCompatibleUrl(`https://llm.example${suffix}`, 'chat/completions')).toBe('https://llm.example/v1/chat/completions');
-    expect(openAiCompatibleUrl(`https://llm.example${suffix.replace('chat/completions', 'embeddings')}`, 'embeddings')).toBe('https://llm.example/v1/embeddings');
+    expect(openAiCompatibleUrl(`https://llm.example${suffix.replace('chat/completions', 'embeddings')}`, 'embeddings')).toBe(
+      'https://llm.example/v1/embeddings',
+    );
   });
 });

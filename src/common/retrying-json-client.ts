@@ -160,7 +160,9 @@ export class RetryingJsonClient {
       const { status } = response;
       const retryable = status === 429 || status >= 500;
       const error = new AppError(errorCode, `${serverName} answered ${status}: ${message}`, { retryable, details: { status } });
-      return retryable ? { retry: error, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) } : { refused: error, status, message };
+      return retryable
+        ? { retry: error, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) }
+        : { refused: error, status, message };
     } catch (error) {
       if (signal.aborted) throw this.canceled(signal);
       const reason = timeout.aborted ? `no answer within ${timeoutMs} ms` : networkReason(error);
@@ -178,9 +180,7 @@ export class RetryingJsonClient {
       const parsed = JSON.parse(text) as Record<string, unknown>;
       const error = parsed.error;
       const candidate =
-        (typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error) ??
-        parsed.message ??
-        parsed.detail;
+        (typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error) ?? parsed.message ?? parsed.detail;
       if (typeof candidate === 'string') message = candidate;
     } catch {
       // Not JSON: the raw text is the message.

@@ -329,7 +329,13 @@ function redirectHop(hop: Hop, status: number, location: URL, sensitiveHeaders: 
   return { url: location, method: toGet ? 'GET' : hop.method, headers, body: toGet ? undefined : hop.body };
 }
 
-async function readResponse(hop: Hop, response: ResponseData, maxBytes: number, signal: AbortSignal, onChunk?: (chunk: Buffer) => void): Promise<SafeResponse> {
+async function readResponse(
+  hop: Hop,
+  response: ResponseData,
+  maxBytes: number,
+  signal: AbortSignal,
+  onChunk?: (chunk: Buffer) => void,
+): Promise<SafeResponse> {
   const host = hop.url.host;
   if (hop.method !== 'HEAD' && Number(response.headers['content-length']) > maxBytes) {
     discard(response.body);
@@ -339,7 +345,13 @@ async function readResponse(hop: Hop, response: ResponseData, maxBytes: number, 
     status: response.statusCode,
     url: hop.url.href,
     headers: flattenHeaders(response.headers),
-    body: await readCapped(response.body, maxBytes, host, signal, response.statusCode >= 200 && response.statusCode < 300 ? onChunk : undefined),
+    body: await readCapped(
+      response.body,
+      maxBytes,
+      host,
+      signal,
+      response.statusCode >= 200 && response.statusCode < 300 ? onChunk : undefined,
+    ),
   };
 }
 
@@ -349,7 +361,13 @@ function discard(body: ResponseData['body']): void {
 }
 
 /** Stops reading (and drops the connection) at the first chunk past the cap. */
-async function readCapped(body: ResponseData['body'], maxBytes: number, host: string, signal: AbortSignal, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
+async function readCapped(
+  body: ResponseData['body'],
+  maxBytes: number,
+  host: string,
+  signal: AbortSignal,
+  onChunk?: (chunk: Buffer) => void,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {

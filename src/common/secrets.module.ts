@@ -10,7 +10,11 @@ import { SecretCipher } from './secret-cipher';
 @Module({
   providers: [
     { provide: SecretCipher, inject: [AppConfig], useFactory: (config: AppConfig) => SecretCipher.fromConfig(config) },
-    { provide: ApprovalLinks, inject: [SecretCipher, AppConfig], useFactory: (cipher: SecretCipher, config: AppConfig) => new ApprovalLinks(cipher, config.publicUrl) },
+    {
+      provide: ApprovalLinks,
+      inject: [SecretCipher, AppConfig],
+      useFactory: (cipher: SecretCipher, config: AppConfig) => new ApprovalLinks(cipher, config.publicUrl),
+    },
   ],
   exports: [SecretCipher, ApprovalLinks],
 })

@@ -23,7 +23,10 @@ describe('WorkerThreadPool', () => {
 
   it('fails the tasks of threads that cannot start, with their error, instead of leaving them queued', async () => {
     pool = new WorkerThreadPool({ filename: worker('broken.js', "throw new Error('cannot load');"), threads: 2 });
-    await expect(Promise.all([pool.run('a'), pool.run('b')])).rejects.toMatchObject({ name: 'WorkerThreadStopped', message: 'cannot load' });
+    await expect(Promise.all([pool.run('a'), pool.run('b')])).rejects.toMatchObject({
+      name: 'WorkerThreadStopped',
+      message: 'cannot load',
+    });
     // Later work starts a thread again, once, and fails the same way.
     await expect(pool.run('c')).rejects.toMatchObject({ name: 'WorkerThreadStopped', message: 'cannot load' });
   });

@@ -52,7 +52,8 @@ export class WorkerThreadPool {
   private destroyed = false;
 
   constructor(options: WorkerThreadPoolOptions) {
-    if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError('A worker pool needs a positive integer of threads');
+    if (!Number.isInteger(options.threads) || options.threads < 1)
+      throw new RangeError('A worker pool needs a positive integer of threads');
     this.threads = options.threads;
     this.piscina = new Piscina({
       filename: options.filename,

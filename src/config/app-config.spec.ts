@@ -14,7 +14,9 @@ describe('AppConfig: BOOTSTRAP_API_KEY', () => {
   it('refuses the placeholder docker-compose.yml once defaulted to, without echoing it', () => {
     const problems = problemsOf({ BOOTSTRAP_API_KEY: 'change-me-to-a-long-random-secret' });
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^BOOTSTRAP_API_KEY: is a placeholder, not a secret: set a long random secret, e\.g\. .*openssl rand -hex 32/);
+    expect(problems[0]).toMatch(
+      /^BOOTSTRAP_API_KEY: is a placeholder, not a secret: set a long random secret, e\.g\. .*openssl rand -hex 32/,
+    );
     expect(problems[0]).toContain('(got a value of 33 characters)');
     expect(problems[0]).not.toContain('change-me');
   });
@@ -32,12 +34,16 @@ describe('AppConfig: BOOTSTRAP_API_KEY', () => {
   });
 
   it('accepts a random secret, and no key at all', () => {
-    expect(loadConfig({ BOOTSTRAP_API_KEY: 'b1946ac92492d2347c6235b4d2611184' }).BOOTSTRAP_API_KEY).toBe('b1946ac92492d2347c6235b4d2611184');
+    expect(loadConfig({ BOOTSTRAP_API_KEY: 'b1946ac92492d2347c6235b4d2611184' }).BOOTSTRAP_API_KEY).toBe(
+      'b1946ac92492d2347c6235b4d2611184',
+    );
     expect(loadConfig({}).BOOTSTRAP_API_KEY).toBeUndefined();
   });
 
   it('still says a short key is too short, without echoing it', () => {
-    expect(problemsOf({ BOOTSTRAP_API_KEY: 'k3y-Zq9!' })).toEqual(['BOOTSTRAP_API_KEY: must be at least 16 characters (got a value of 8 characters)']);
+    expect(problemsOf({ BOOTSTRAP_API_KEY: 'k3y-Zq9!' })).toEqual([
+      'BOOTSTRAP_API_KEY: must be at least 16 characters (got a value of 8 characters)',
+    ]);
   });
 });
 
@@ -47,7 +53,10 @@ describe('AppConfig: metrics and the worker health port', () => {
   });
 
   it('reads them, 0 turning the worker health port off', () => {
-    expect(loadConfig({ METRICS_ENABLED: 'false', WORKER_HEALTH_PORT: '0' })).toMatchObject({ METRICS_ENABLED: false, WORKER_HEALTH_PORT: 0 });
+    expect(loadConfig({ METRICS_ENABLED: 'false', WORKER_HEALTH_PORT: '0' })).toMatchObject({
+      METRICS_ENABLED: false,
+      WORKER_HEALTH_PORT: 0,
+    });
   });
 
   it('names a bad value', () => {
@@ -62,7 +71,11 @@ describe('AppConfig: connection strings in errors', () => {
   it('masks the credentials of a bad URL instead of echoing them', () => {
     const problems = (() => {
       try {
-        loadConfig({ MONGODB_URI: 'mongdb://admin:S3cretPw@db:27017/x', REDIS_URL: 'redis//:hunter2@r:6379', ELASTICSEARCH_URL: 'ftp://u:p@es/x' });
+        loadConfig({
+          MONGODB_URI: 'mongdb://admin:S3cretPw@db:27017/x',
+          REDIS_URL: 'redis//:hunter2@r:6379',
+          ELASTICSEARCH_URL: 'ftp://u:p@es/x',
+        });
       } catch (error) {
         return (error as ConfigError).problems.join('\n');
       }

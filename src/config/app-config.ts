@@ -26,8 +26,7 @@ const list = ({ value }: { value: unknown }) =>
         .map((v) => v.trim())
         .filter(Boolean)
     : value;
-const int = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+const int = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 const bool = ({ value }: { value: unknown }) =>
   value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
@@ -66,113 +65,167 @@ const SECRET_VARIABLES = new Set(['BOOTSTRAP_API_KEY', 'SECRETS_KEY', 'ELASTICSE
  * `loadConfig`); everything else receives it by injection. Property names are the variable names.
  */
 export class AppConfig {
-  @Transform(int) @IsInt() @Min(0) @Max(65535)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT = 3000;
 
   @IsString()
   HOST = '0.0.0.0';
 
-  @IsString() @MinLength(1)
+  @IsString()
+  @MinLength(1)
   DATA_DIR = './data';
 
   @IsIn(['all', 'api', 'worker'])
   APP_ROLE: AppRole = 'all';
 
   /** The address people reach the service at (behind a proxy, its public https URL): approval links point there. */
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
   PUBLIC_URL?: string;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^mongodb(\+srv)?:\/\//, { message: 'must start with mongodb:// or mongodb+srv://' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^mongodb(\+srv)?:\/\//, { message: 'must start with mongodb:// or mongodb+srv://' })
   MONGODB_URI?: string;
 
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   ELASTICSEARCH_URL?: string;
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
   ELASTICSEARCH_API_KEY?: string;
 
-  @IsString() @MinLength(1)
+  @IsString()
+  @MinLength(1)
   ELASTICSEARCH_INDEX = 'service-passages';
 
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })
   REDIS_URL?: string;
 
   /** When the store has no user, an admin owning this key is created at boot. */
-  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'must be at least 16 characters' }) @NotWeakSecret()
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'must be at least 16 characters' })
+  @NotWeakSecret()
   BOOTSTRAP_API_KEY?: string;
 
   /** Largest accepted JSON request body, in bytes. */
-  @Transform(int) @IsInt() @Min(1024)
+  @Transform(int)
+  @IsInt()
+  @Min(1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
   /** Largest file accepted by download or upload, in bytes. */
-  @Transform(int) @IsInt() @Min(1)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
   MAX_FILE_BYTES = 100 * 1024 * 1024;
 
   /** Host names, IPs or CIDRs the outbound client may reach even though they are private. */
-  @Transform(list) @IsString({ each: true })
+  @Transform(list)
+  @IsString({ each: true })
   FETCH_ALLOWED_HOSTS: string[] = [];
 
-  @Transform(int) @IsInt() @Min(1)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
   FETCH_CONNECT_TIMEOUT_MS = 10_000;
 
-  @Transform(int) @IsInt() @Min(1)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
   FETCH_TIMEOUT_MS = 120_000;
 
   /** OpenAI-compatible embeddings endpoint; unset means the local sentence encoder. */
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   EMBEDDINGS_URL?: string;
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
   EMBEDDINGS_API_KEY?: string;
 
   @IsString()
   EMBEDDINGS_MODEL = 'text-embedding-3-small';
 
   /** Worker threads of the local embedder; default: one per core. */
-  @Transform(int) @IsInt() @Min(1) @Max(64)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  @Max(64)
   EMBEDDING_THREADS = Math.max(1, cpus().length);
 
   /** Jobs one process works on at once, per job name. */
-  @Transform(int) @IsInt() @Min(1) @Max(256)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  @Max(256)
   JOB_CONCURRENCY = 4;
 
   /** Large files (`file.ingest.large`) one process ingests at once, beside JOB_CONCURRENCY small ones; 0 leaves them to other worker processes. */
-  @Transform(int) @IsInt() @Min(0) @Max(64)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  @Max(64)
   INGEST_LARGE_CONCURRENCY = 1;
 
   /** A file of more bytes than this is ingested in the large-file lane. */
-  @Transform(int) @IsInt() @Min(1)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
   INGEST_LARGE_BYTES = 20 * 1024 * 1024;
 
   /** A PDF of more pages than this is ingested in the large-file lane. */
-  @Transform(int) @IsInt() @Min(1)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
   INGEST_LARGE_PAGES = 500;
 
   /** Redis key prefix of the Bull queues, so several deployments can share one Redis. */
-  @IsString() @Matches(/^[A-Za-z0-9:_-]{1,64}$/, { message: 'must be 1-64 letters, digits, colons, dashes or underscores' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9:_-]{1,64}$/, { message: 'must be 1-64 letters, digits, colons, dashes or underscores' })
   QUEUE_PREFIX = 'jobs';
 
   /** How long a worker holds a job before another may take it over (crashed worker recovery time). */
-  @Transform(int) @IsInt() @Min(1000)
+  @Transform(int)
+  @IsInt()
+  @Min(1000)
   JOB_LEASE_MS = 30_000;
 
   /** Extra folders scanned for node plugins, besides ./plugins. */
-  @Transform(list) @IsString({ each: true })
+  @Transform(list)
+  @IsString({ each: true })
   PLUGIN_PATHS: string[] = [];
 
   /** 32-byte key (base64 or 64 hex characters) for secret variables; generated into DATA_DIR if unset. */
-  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
   SECRETS_KEY?: string;
 
   /** Origins allowed to call the MCP endpoints from a browser; requests without Origin are allowed. */
-  @Transform(list) @IsString({ each: true })
+  @Transform(list)
+  @IsString({ each: true })
   MCP_ALLOWED_ORIGINS: string[] = [];
 
-  @Transform(int) @IsInt() @Min(1000)
+  @Transform(int)
+  @IsInt()
+  @Min(1000)
   MCP_SESSION_IDLE_MS = 30 * 60 * 1000;
 
   /**
@@ -180,62 +233,92 @@ export class AppConfig {
    * Below the 60 s after which MCP clients (the SDK's default) give up on a request themselves, so
    * the caller hears which run it started rather than a bare timeout.
    */
-  @Transform(int) @IsInt() @Min(1000) @Max(15 * 60 * 1000)
+  @Transform(int)
+  @IsInt()
+  @Min(1000)
+  @Max(15 * 60 * 1000)
   MCP_TOOL_TIMEOUT_MS = 50_000;
 
   /** Open MCP sessions per user; opening one more ends that user's least recently active session. */
-  @Transform(int) @IsInt() @Min(1)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
   MCP_MAX_SESSIONS_PER_USER = 100;
 
   /** OpenAI-compatible chat completions endpoint for the AI Decide parameter mode. */
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   LLM_URL?: string;
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
   LLM_API_KEY?: string;
 
   @IsString()
   LLM_MODEL = 'gpt-4o-mini';
 
-  @Transform(int) @IsInt() @Min(1)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
   EXPRESSION_TIMEOUT_MS = 1000;
 
-  @Transform(int) @IsInt() @Min(8)
+  @Transform(int)
+  @IsInt()
+  @Min(8)
   EXPRESSION_MEMORY_MB = 32;
 
-  @Transform(int) @IsInt() @Min(1) @Max(64)
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  @Max(64)
   EXPRESSION_POOL_SIZE = 2;
 
-  @Transform(int) @IsInt() @Min(1000)
+  @Transform(int)
+  @IsInt()
+  @Min(1000)
   RUN_TIMEOUT_MS = 15 * 60 * 1000;
 
   /** Finished runs older than this many days are deleted with their steps and sealed state; 0 keeps them. */
-  @Transform(int) @IsInt() @Min(0) @Max(36_500)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  @Max(36_500)
   RUNS_RETENTION_DAYS = 30;
 
   /** Each workflow keeps at most this many finished runs, newest first; 0 for no limit. */
-  @Transform(int) @IsInt() @Min(0)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
   RUNS_MAX_PER_WORKFLOW = 10_000;
 
   /**
    * Admission control: queued runs of all workflows together beyond which a caller's run (webhook,
    * REST, MCP tool) is refused with 503 and Retry-After instead of joining a backlog; 0 for no limit.
    */
-  @Transform(int) @IsInt() @Min(0)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
   RUNS_MAX_QUEUED = 5_000;
 
   /**
    * Queued runs of one workflow beyond which its callers get 429 and Retry-After; 0 for no limit.
    * A workflow's settings.maxQueuedRuns can lower it, never raise it.
    */
-  @Transform(int) @IsInt() @Min(0)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
   RUNS_MAX_QUEUED_PER_WORKFLOW = 1_000;
 
   /**
    * How long a caller's run waits for the queue to take its job: beyond it (Redis unreachable) the
    * run is withdrawn and the caller answered 503, so the webhook answers within 2 s.
    */
-  @Transform(int) @IsInt() @Min(100) @Max(60_000)
+  @Transform(int)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
   RUNS_ENQUEUE_TIMEOUT_MS = 1_500;
 
   /**
@@ -243,18 +326,26 @@ export class AppConfig {
    * a client that retries at once, ignoring Retry-After, would otherwise spend on refusals the CPU
    * the workers need to shorten the queue (see README, Backpressure). 0 answers at once.
    */
-  @Transform(int) @IsInt() @Min(0) @Max(10_000)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  @Max(10_000)
   RUNS_REFUSAL_DELAY_MS = 1_000;
 
-  @Transform(bool) @IsBoolean()
+  @Transform(bool)
+  @IsBoolean()
   SWAGGER_ENABLED = true;
 
   /** Serve Prometheus metrics: /metrics on the HTTP port, and on WORKER_HEALTH_PORT in a worker. */
-  @Transform(bool) @IsBoolean()
+  @Transform(bool)
+  @IsBoolean()
   METRICS_ENABLED = true;
 
   /** A worker process (APP_ROLE=worker) answers /health, /health/ready and /metrics here; 0 turns it off. */
-  @Transform(int) @IsInt() @Min(0) @Max(65535)
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   WORKER_HEALTH_PORT = 3001;
 
   get dataDir(): string {

@@ -30,7 +30,11 @@ describe('assertDataDirWritable', () => {
     writeFileSync(file, 'x');
     const error = captureError(() => assertDataDirWritable(loadConfig({ DATA_DIR: file })));
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toEqual([expect.stringMatching(new RegExp(`^DATA_DIR: ${file} is not writable by user \\d+ \\(group \\d+\\): EEXIST\\. .*chown -R \\d+:\\d+ ${file}`))]);
+    expect((error as ConfigError).problems).toEqual([
+      expect.stringMatching(
+        new RegExp(`^DATA_DIR: ${file} is not writable by user \\d+ \\(group \\d+\\): EEXIST\\. .*chown -R \\d+:\\d+ ${file}`),
+      ),
+    ]);
   });
 
   it("passes beside another process's probe, and many checks at once do not trip over each other", () => {

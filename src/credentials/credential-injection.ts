@@ -66,11 +66,18 @@ export class OAuth2Tokens {
       // Said below, without the body: it may echo what was sent.
     }
     if (response.status !== 200 || typeof body.access_token !== 'string' || !body.access_token) {
-      const said = typeof body.error === 'string' ? `: ${body.error}${typeof body.error_description === 'string' ? ` (${body.error_description.slice(0, 200)})` : ''}` : '';
-      throw new AppError(ErrorCode.UPSTREAM_FAILED, `The token endpoint of credential ${credential.id} answered ${response.status}${said}`, {
-        details: { credentialId: credential.id, status: response.status },
-        retryable: response.status >= 500 || response.status === 429,
-      });
+      const said =
+        typeof body.error === 'string'
+          ? `: ${body.error}${typeof body.error_description === 'string' ? ` (${body.error_description.slice(0, 200)})` : ''}`
+          : '';
+      throw new AppError(
+        ErrorCode.UPSTREAM_FAILED,
+        `The token endpoint of credential ${credential.id} answered ${response.status}${said}`,
+        {
+          details: { credentialId: credential.id, status: response.status },
+          retryable: response.status >= 500 || response.status === 429,
+        },
+      );
     }
     const ttl = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in * 1000 : DEFAULT_TOKEN_TTL_MS;
     return { accessToken: body.access_token, expiresAt: Date.now() + ttl };
@@ -94,17 +101,35 @@ export function resolvedCredential(credential: Credential, secrets: Record<strin
   switch (credential.type) {
     case 'bearer': {
       const forms = [secrets.token, `Bearer ${secrets.token}`];
-      return { id: credential.id, type: credential.type, secrets: forms, refused: () => undefined, apply: async (request) => withHeader(request, 'authorization', forms[1], forms) };
+      return {
+        id: credential.id,
+        type: credential.type,
+        secrets: forms,
+        refused: () => undefined,
+        apply: async (request) => withHeader(request, 'authorization', forms[1], forms),
+      };
     }
     case 'basic': {
       const header = basic(settings.username, secrets.password);
       const forms = [secrets.password, header, header.slice('Basic '.length)];
-      return { id: credential.id, type: credential.type, secrets: forms, refused: () => undefined, apply: async (request) => withHeader(request, 'authorization', header, forms) };
+      return {
+        id: credential.id,
+        type: credential.type,
+        secrets: forms,
+        refused: () => undefined,
+        apply: async (request) => withHeader(request, 'authorization', header, forms),
+      };
     }
     case 'header': {
       const name = settings.name.toLowerCase();
       const forms = [secrets.value];
-      return { id: credential.id, type: credential.type, secrets: forms, refused: () => undefined, apply: async (request) => withHeader(request, name, secrets.value, forms) };
+      return {
+        id: credential.id,
+        type: credential.type,
+        secrets: forms,
+        refused: () => undefined,
+        apply: async (request) => withHeader(request, name, secrets.value, forms),
+      };
     }
     case 'query': {
       const forms = [secrets.value];

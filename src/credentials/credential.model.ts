@@ -8,7 +8,10 @@ export const CREDENTIAL_TYPES = ['bearer', 'basic', 'header', 'query', 'oauth2-c
 export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
 
 /** The visible settings of each type, and which of its fields are secret. */
-export const CREDENTIAL_FIELDS: Record<CredentialType, { settings: readonly string[]; optionalSettings?: readonly string[]; secrets: readonly string[] }> = {
+export const CREDENTIAL_FIELDS: Record<
+  CredentialType,
+  { settings: readonly string[]; optionalSettings?: readonly string[]; secrets: readonly string[] }
+> = {
   bearer: { settings: [], secrets: ['token'] },
   basic: { settings: ['username'], secrets: ['password'] },
   header: { settings: ['name'], secrets: ['value'] },

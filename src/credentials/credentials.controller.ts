@@ -12,7 +12,10 @@ export class CredentialsController {
   constructor(private readonly credentials: CredentialsService) {}
 
   @Post()
-  @ApiCreatedResponse({ type: CredentialDto, description: 'The new credential, without its secrets (they are never returned); you are its owner' })
+  @ApiCreatedResponse({
+    type: CredentialDto,
+    description: 'The new credential, without its secrets (they are never returned); you are its owner',
+  })
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCredentialDto) {
     return this.credentials.create(principal, body);
   }

@@ -21,7 +21,8 @@ function IsStringRecord(): PropertyDecorator {
         !Array.isArray(value) &&
         Object.keys(value).length <= 16 &&
         Object.values(value).every((v) => typeof v === 'string' && v.length >= 1 && v.length <= MAX_FIELD_CHARS),
-      defaultMessage: (args) => `${args?.property} must be an object of at most 16 non-empty strings (${MAX_FIELD_CHARS} characters at most each)`,
+      defaultMessage: (args) =>
+        `${args?.property} must be an object of at most 16 non-empty strings (${MAX_FIELD_CHARS} characters at most each)`,
     },
   });
 }
@@ -46,7 +47,11 @@ export class CreateCredentialDto {
   @IsStringRecord()
   settings?: Record<string, string>;
 
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'The secret fields of the type: write-only, never returned' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'The secret fields of the type: write-only, never returned',
+  })
   @IsStringRecord()
   secrets: Record<string, string>;
 }
@@ -65,7 +70,11 @@ export class UpdateCredentialDto {
   @IsStringRecord()
   settings?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'New secret fields (rotation); write-only' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'New secret fields (rotation); write-only',
+  })
   @IsOptional()
   @IsStringRecord()
   secrets?: Record<string, string>;

@@ -13,10 +13,7 @@ import { CredentialsService } from './credentials.service';
 @Module({
   imports: [SecretsModule],
   controllers: [CredentialsController, membersController('credential', 'api/v1/credentials')],
-  providers: [
-    CredentialsService,
-    { provide: NodeCredentials, useExisting: CredentialsService },
-  ],
+  providers: [CredentialsService, { provide: NodeCredentials, useExisting: CredentialsService }],
   exports: [CredentialsService, NodeCredentials],
 })
 export class CredentialsModule {}

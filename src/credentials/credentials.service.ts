@@ -42,7 +42,16 @@ export class CredentialsService extends NodeCredentials {
     const settings = checkedFields(dto.type, dto.settings ?? {}, dto.secrets);
     const id = newId('crd');
     const now = new Date();
-    const credential: Credential = { id, name: dto.name, type: dto.type, ownerId: principal.userId, settings, sealed: this.seal(id, dto.secrets), createdAt: now, updatedAt: now };
+    const credential: Credential = {
+      id,
+      name: dto.name,
+      type: dto.type,
+      ownerId: principal.userId,
+      settings,
+      sealed: this.seal(id, dto.secrets),
+      createdAt: now,
+      updatedAt: now,
+    };
     await this.credentials.create(credential);
     return credentialView(credential, 'owner', Object.keys(dto.secrets));
   }
@@ -65,7 +74,12 @@ export class CredentialsService extends NodeCredentials {
     const secrets = dto.secrets ?? this.open(current);
     const settings = checkedFields(current.type, dto.settings ?? current.settings, secrets);
     const updatedAt = new Date();
-    const changes = { name: dto.name ?? current.name, settings, sealed: dto.secrets ? this.seal(id, dto.secrets) : current.sealed, updatedAt };
+    const changes = {
+      name: dto.name ?? current.name,
+      settings,
+      sealed: dto.secrets ? this.seal(id, dto.secrets) : current.sealed,
+      updatedAt,
+    };
     if (!(await this.credentials.update(id, changes))) throw AppError.notFound('credential', id);
     return credentialView({ ...current, ...changes }, role, Object.keys(secrets));
   }
@@ -101,12 +115,16 @@ export class CredentialsService extends NodeCredentials {
       await this.access.require({ userId }, 'credential', credentialId, 'viewer');
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      throw new NodeConfigurationError(`Credential ${credentialId} cannot be used: the run acts as user ${userId}, who holds no role on it (it may also be gone)`, {
-        details: { credentialId, code: error.code },
-      });
+      throw new NodeConfigurationError(
+        `Credential ${credentialId} cannot be used: the run acts as user ${userId}, who holds no role on it (it may also be gone)`,
+        {
+          details: { credentialId, code: error.code },
+        },
+      );
     }
     const credential = await this.credentials.get(credentialId);
-    if (!credential) throw new NodeConfigurationError(`Credential ${credentialId} is gone`, { details: { credentialId, code: ErrorCode.NOT_FOUND } });
+    if (!credential)
+      throw new NodeConfigurationError(`Credential ${credentialId} is gone`, { details: { credentialId, code: ErrorCode.NOT_FOUND } });
     return resolvedCredential(credential, this.open(credential), this.tokens);
   }
 
@@ -135,13 +153,27 @@ function checkedFields(type: CredentialType, settings: Record<string, string>, s
   const problems: FieldError[] = [];
   const known = [...fields.settings, ...(fields.optionalSettings ?? [])];
   for (const name of fields.settings) if (!settings[name]) problems.push({ field: `settings.${name}`, reason: 'is required' });
-  for (const name of Object.keys(settings)) if (!known.includes(name)) problems.push({ field: `settings.${name}`, reason: `is not a setting of a ${type} credential (settings: ${known.join(', ') || 'none'})` });
+  for (const name of Object.keys(settings))
+    if (!known.includes(name))
+      problems.push({
+        field: `settings.${name}`,
+        reason: `is not a setting of a ${type} credential (settings: ${known.join(', ') || 'none'})`,
+      });
   for (const name of fields.secrets) if (!secrets[name]) problems.push({ field: `secrets.${name}`, reason: 'is required' });
-  for (const name of Object.keys(secrets)) if (!fields.secrets.includes(name)) problems.push({ field: `secrets.${name}`, reason: `is not a secret of a ${type} credential (secrets: ${fields.secrets.join(', ')})` });
+  for (const name of Object.keys(secrets))
+    if (!fields.secrets.includes(name))
+      problems.push({
+        field: `secrets.${name}`,
+        reason: `is not a secret of a ${type} credential (secrets: ${fields.secrets.join(', ')})`,
+      });
   if (type === 'header' && settings.name && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/.test(settings.name)) {
     problems.push({ field: 'settings.name', reason: 'must be an HTTP header name' });
   }
-  if (type === 'header' && settings.name && ['host', 'content-length', 'transfer-encoding', 'connection'].includes(settings.name.toLowerCase())) {
+  if (
+    type === 'header' &&
+    settings.name &&
+    ['host', 'content-length', 'transfer-encoding', 'connection'].includes(settings.name.toLowerCase())
+  ) {
     problems.push({ field: 'settings.name', reason: 'must not be a header the HTTP client sets itself' });
   }
   if (type === 'oauth2-client-credentials' && settings.tokenUrl) {
@@ -151,7 +183,8 @@ function checkedFields(type: CredentialType, settings: Record<string, string>, s
     } catch {
       // reported below
     }
-    if (!url || !['http:', 'https:'].includes(url.protocol)) problems.push({ field: 'settings.tokenUrl', reason: 'must be an http(s) URL' });
+    if (!url || !['http:', 'https:'].includes(url.protocol))
+      problems.push({ field: 'settings.tokenUrl', reason: 'must be an http(s) URL' });
   }
   for (const [name, value] of Object.entries(secrets)) {
     if (/[\r\n]/.test(value)) problems.push({ field: `secrets.${name}`, reason: 'must not contain line breaks' });

@@ -8,10 +8,17 @@ const MAX_SESSION_KEY = 512;
  * `ctx.memory` of one node: conversations kept in the store under the workflow and node, so a
  * session key chosen by one workflow (a chat's session id, say) never reads another's.
  */
-export function nodeMemory(store: ConversationStore, workflowId: string, nodeId: string, now: () => Date = () => new Date()): ConversationMemory {
+export function nodeMemory(
+  store: ConversationStore,
+  workflowId: string,
+  nodeId: string,
+  now: () => Date = () => new Date(),
+): ConversationMemory {
   const keyOf = (sessionKey: string) => {
-    if (typeof sessionKey !== 'string' || !sessionKey) throw new NodeConfigurationError('A session key must be a non-empty text', { details: { parameter: 'sessionKey' } });
-    if (sessionKey.length > MAX_SESSION_KEY) throw new NodeConfigurationError(`A session key is at most ${MAX_SESSION_KEY} characters`, { details: { parameter: 'sessionKey' } });
+    if (typeof sessionKey !== 'string' || !sessionKey)
+      throw new NodeConfigurationError('A session key must be a non-empty text', { details: { parameter: 'sessionKey' } });
+    if (sessionKey.length > MAX_SESSION_KEY)
+      throw new NodeConfigurationError(`A session key is at most ${MAX_SESSION_KEY} characters`, { details: { parameter: 'sessionKey' } });
     return `${workflowId}/${nodeId}/${sessionKey}`;
   };
   return {

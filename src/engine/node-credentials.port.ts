@@ -37,6 +37,8 @@ export abstract class NodeCredentials {
 
 export class UnavailableCredentials extends NodeCredentials {
   resolve(_userId: string, credentialId: string): Promise<ResolvedCredential> {
-    return Promise.reject(new NodeConfigurationError(`Credentials are not available to workflow nodes in this deployment (credential ${credentialId})`));
+    return Promise.reject(
+      new NodeConfigurationError(`Credentials are not available to workflow nodes in this deployment (credential ${credentialId})`),
+    );
   }
 }

@@ -23,7 +23,8 @@ describe('nodeHttpClient', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const fetcher = (allowedHosts: string[]) => new SafeFetch({ allowedHosts, connectTimeoutMs: 2000, timeoutMs: 5000, maxBytes: 1024 * 1024 });
+  const fetcher = (allowedHosts: string[]) =>
+    new SafeFetch({ allowedHosts, connectTimeoutMs: 2000, timeoutMs: 5000, maxBytes: 1024 * 1024 });
 
   it('refuses a private address as a configuration error, never retried', async () => {
     const guarded = fetcher([]);
@@ -53,7 +54,9 @@ describe('nodeHttpClient', () => {
   it('reports its own time limit as a timeout, and the run signal by its reason', async () => {
     const open = fetcher(['127.0.0.1']);
     try {
-      await expect(nodeHttpClient(open, new AbortController().signal).fetch(`${base}/hang`, { timeoutMs: 30 })).rejects.toMatchObject({ kind: 'timeout' });
+      await expect(nodeHttpClient(open, new AbortController().signal).fetch(`${base}/hang`, { timeoutMs: 30 })).rejects.toMatchObject({
+        kind: 'timeout',
+      });
       const controller = new AbortController();
       const reason = new Error('run canceled');
       setTimeout(() => controller.abort(reason), 30);

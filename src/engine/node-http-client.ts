@@ -27,7 +27,12 @@ export interface NodeHttpRun {
  * as configuration, network failures as retryable upstream errors, and time limits as timeouts.
  */
 export function nodeHttpClient(fetcher: OutboundFetch, signal: AbortSignal, run: NodeHttpRun = {}): NodeHttpClient {
-  const send = async (url: string, request: NodeHttpRequest, headers: Record<string, string>, sensitiveHeaders: string[]): Promise<NodeHttpResponse> => {
+  const send = async (
+    url: string,
+    request: NodeHttpRequest,
+    headers: Record<string, string>,
+    sensitiveHeaders: string[],
+  ): Promise<NodeHttpResponse> => {
     const body = request.body instanceof Uint8Array && !Buffer.isBuffer(request.body) ? Buffer.from(request.body) : request.body;
     const signals = request.signal ? AbortSignal.any([signal, request.signal]) : signal;
     const options: SafeRequest = {
@@ -57,7 +62,8 @@ export function nodeHttpClient(fetcher: OutboundFetch, signal: AbortSignal, run:
       const secretHeaders = redactor?.active ? Object.keys(headers).filter((name) => redactor.string(headers[name]) !== headers[name]) : [];
       if (!request.credential) return send(url, request, headers, secretHeaders);
 
-      if (!run.credential) throw new NodeConfigurationError(`Credential ${request.credential} cannot be used here: credentials are not available to this run`);
+      if (!run.credential)
+        throw new NodeConfigurationError(`Credential ${request.credential} cannot be used here: credentials are not available to this run`);
       const credential = await run.credential(request.credential);
       const attempt = async () => {
         const applied = await credential.apply({ url, headers }, signal);

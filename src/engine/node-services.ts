@@ -7,7 +7,9 @@ import { ApprovalsFacade, CodeSandbox, ConversationMemory, LanguageModels, NodeC
 export const NO_LANGUAGE_MODEL: LanguageModels = {
   chat: () =>
     Promise.reject(
-      new NodeConfigurationError('No language model is configured: set LLM_URL (and LLM_API_KEY, LLM_MODEL) to an OpenAI-compatible chat completions endpoint'),
+      new NodeConfigurationError(
+        'No language model is configured: set LLM_URL (and LLM_API_KEY, LLM_MODEL) to an OpenAI-compatible chat completions endpoint',
+      ),
     ),
 };
 

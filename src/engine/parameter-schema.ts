@@ -48,7 +48,9 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
         // Tells a builder to offer a dropdown filled from GET .../parameters/<name>/options.
         ...(doc.loadOptions ? { 'x-dynamic-options': true } : {}),
         // Tells a builder to offer the user's credentials (GET /api/v1/credentials) of these types.
-        ...(doc.credential ? { format: 'credential', ...(doc.credential === true ? {} : { 'x-credential-types': [...doc.credential] }) } : {}),
+        ...(doc.credential
+          ? { format: 'credential', ...(doc.credential === true ? {} : { 'x-credential-types': [...doc.credential] }) }
+          : {}),
         // Tells a builder that each entry's `credential` is one of the user's credentials of these types.
         ...(doc.credentialItems ? { 'x-credential-items': doc.credentialItems === true ? true : [...doc.credentialItems] } : {}),
       },

@@ -68,7 +68,10 @@ describe('loadNodeRegistry', () => {
     });
     expect(registry.get('webhook-trigger')?.definition.trigger).toBe(true);
     expect(registry.get('list-files')?.templateParameters).toEqual(new Set(['instructions']));
-    expect(registry.get('list-files')?.schema).toMatchObject({ required: ['collectionId'], properties: { offset: { default: '0' }, instructions: { default: '', 'x-template': true } } });
+    expect(registry.get('list-files')?.schema).toMatchObject({
+      required: ['collectionId'],
+      properties: { offset: { default: '0' }, instructions: { default: '', 'x-template': true } },
+    });
     expect(registry.get('get-file-contents')?.definition.defaultRunMode).toBe('input');
     for (const type of ['list-files', 'get-file-contents', 'search-collection', 'add-file']) {
       const node = registry.get(type)!;
@@ -131,14 +134,20 @@ describe('loadNodeRegistry', () => {
   it('skips node_modules beside the plugins', () => {
     writePlugin(root, 'shout', validPlugin('shout'));
     writePlugin(root, 'node_modules/some-library', 'throw new Error("not a plugin")');
-    expect(loadNodeRegistry([root]).list().map((n) => n.definition.type)).toEqual(['shout']);
+    expect(
+      loadNodeRegistry([root])
+        .list()
+        .map((n) => n.definition.type),
+    ).toEqual(['shout']);
   });
 
-  it("loads a plugin package from its package.json main, and says to build it when that is missing", () => {
+  it('loads a plugin package from its package.json main, and says to build it when that is missing', () => {
     writePlugin(root, 'packaged', JSON.stringify({ name: 'packaged', private: true, main: 'dist/index.js' }), 'package.json');
     writePlugin(root, 'packaged', 'throw new Error("sources are not the entry")', 'index.js');
     const manifest = join(root, 'packaged', 'package.json');
-    expect(() => loadNodeRegistry([root])).toThrow(`Plugin ${manifest}: "main" names dist/index.js, which does not exist: build the plugin (npm run build in ${join(root, 'packaged')})`);
+    expect(() => loadNodeRegistry([root])).toThrow(
+      `Plugin ${manifest}: "main" names dist/index.js, which does not exist: build the plugin (npm run build in ${join(root, 'packaged')})`,
+    );
     writePlugin(root, 'packaged', validPlugin('packaged'), 'dist/index.js');
     expect(loadNodeRegistry([root]).get('packaged')?.source).toBe(join(root, 'packaged', 'dist', 'index.js'));
   });
@@ -146,7 +155,9 @@ describe('loadNodeRegistry', () => {
   it('refuses a package.json main outside the plugin folder', () => {
     writePlugin(root, 'escaping', JSON.stringify({ name: 'escaping', main: '../elsewhere.js' }), 'package.json');
     writePlugin(root, '.', validPlugin('elsewhere'), 'elsewhere.js');
-    expect(() => loadNodeRegistry([root])).toThrow(`Plugin ${join(root, 'escaping', 'package.json')}: "main" names ../elsewhere.js, outside the plugin's folder`);
+    expect(() => loadNodeRegistry([root])).toThrow(
+      `Plugin ${join(root, 'escaping', 'package.json')}: "main" names ../elsewhere.js, outside the plugin's folder`,
+    );
   });
 
   it('works with a plugin that carries its own copy of the SDK: docs, typed errors and routed outputs', async () => {
@@ -188,7 +199,7 @@ describe('loadNodeRegistry', () => {
    * In a plain Node process (jest resolves modules its own way): the plugin's node_modules holds an
    * SDK and a class-validator that refuse to load, so it loads only if it gets the service's.
    */
-  it('gives code under a plugin root the service\'s SDK and class-validator in a real Node process', () => {
+  it("gives code under a plugin root the service's SDK and class-validator in a real Node process", () => {
     const plugin = join(root, 'outside');
     writePlugin(root, 'outside', JSON.stringify({ name: 'outside', main: 'dist/index.js' }), 'package.json');
     writePlugin(
@@ -207,9 +218,19 @@ describe('loadNodeRegistry', () => {
     `,
       'dist/index.js',
     );
-    writePlugin(root, `outside/node_modules/${SERVICE_PACKAGE}`, JSON.stringify({ name: SERVICE_PACKAGE, exports: { './sdk': './sdk.js' } }), 'package.json');
+    writePlugin(
+      root,
+      `outside/node_modules/${SERVICE_PACKAGE}`,
+      JSON.stringify({ name: SERVICE_PACKAGE, exports: { './sdk': './sdk.js' } }),
+      'package.json',
+    );
     writePlugin(root, `outside/node_modules/${SERVICE_PACKAGE}`, 'throw new Error("the plugin got its own SDK")', 'sdk.js');
-    writePlugin(root, 'outside/node_modules/class-validator', JSON.stringify({ name: 'class-validator', main: 'index.js' }), 'package.json');
+    writePlugin(
+      root,
+      'outside/node_modules/class-validator',
+      JSON.stringify({ name: 'class-validator', main: 'index.js' }),
+      'package.json',
+    );
     writePlugin(root, 'outside/node_modules/class-validator', 'throw new Error("the plugin got its own class-validator")', 'index.js');
     const script = `
       const { loadNodeRegistry } = require(${JSON.stringify(join(repo, 'src', 'engine', 'plugin-loader.ts'))});
@@ -217,26 +238,45 @@ describe('loadNodeRegistry', () => {
       const sameSdk = require(${JSON.stringify(join(plugin, 'dist', 'index.js'))}).sdk === require(${JSON.stringify(join(repo, 'src', 'sdk', 'index.ts'))});
       process.stdout.write(JSON.stringify({ schema: node.schema, sameSdk }));
     `;
-    const child = spawnSync(process.execPath, ['-r', join(repo, 'scripts', 'swc-register.js'), '-e', script], { cwd: plugin, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '' } });
+    const child = spawnSync(process.execPath, ['-r', join(repo, 'scripts', 'swc-register.js'), '-e', script], {
+      cwd: plugin,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: process.env.PATH ?? '' },
+    });
     expect(child.stderr).toBe('');
     expect(JSON.parse(child.stdout)).toEqual({
       sameSdk: true,
-      schema: { type: 'object', properties: { word: { description: 'A short word', type: 'string', maxLength: 5 } }, required: ['word'], additionalProperties: false },
+      schema: {
+        type: 'object',
+        properties: { word: { description: 'A short word', type: 'string', maxLength: 5 } },
+        required: ['word'],
+        additionalProperties: false,
+      },
     });
   });
 
-  it('loads a plugin folder linked in from elsewhere, giving it the service\'s SDK like the others, in a real Node process', () => {
+  it("loads a plugin folder linked in from elsewhere, giving it the service's SDK like the others, in a real Node process", () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'wcs-linked-'));
     try {
       const plugin = join(elsewhere, 'linked');
-      writePlugin(elsewhere, 'linked', `
+      writePlugin(
+        elsewhere,
+        'linked',
+        `
         const sdk = require('${SERVICE_PACKAGE}/sdk');
         class Params {}
         module.exports = { sdk, default: sdk.defineNode({
           type: 'linked', version: 1, displayName: 'Linked', description: 'x', parameters: Params, defaultRunMode: 'input', execute: () => null,
         }) };
-      `);
-      writePlugin(elsewhere, `linked/node_modules/${SERVICE_PACKAGE}`, JSON.stringify({ name: SERVICE_PACKAGE, exports: { './sdk': './sdk.js' } }), 'package.json');
+      `,
+      );
+      writePlugin(
+        elsewhere,
+        `linked/node_modules/${SERVICE_PACKAGE}`,
+        JSON.stringify({ name: SERVICE_PACKAGE, exports: { './sdk': './sdk.js' } }),
+        'package.json',
+      );
       writePlugin(elsewhere, `linked/node_modules/${SERVICE_PACKAGE}`, 'throw new Error("the plugin got its own SDK")', 'sdk.js');
       symlinkSync(plugin, join(root, 'linked'), 'dir');
       symlinkSync(join(elsewhere, 'missing'), join(root, 'dangling'), 'dir');
@@ -248,9 +288,17 @@ describe('loadNodeRegistry', () => {
         const sameSdk = require(${JSON.stringify(join(plugin, 'index.js'))}).sdk === require(${JSON.stringify(join(repo, 'src', 'sdk', 'index.ts'))});
         process.stdout.write(JSON.stringify({ type: node.definition.type, sameSdk }));
       `;
-      const child = spawnSync(process.execPath, ['-r', join(repo, 'scripts', 'swc-register.js'), '-e', script], { cwd: plugin, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '' } });
+      const child = spawnSync(process.execPath, ['-r', join(repo, 'scripts', 'swc-register.js'), '-e', script], {
+        cwd: plugin,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { PATH: process.env.PATH ?? '' },
+      });
       expect(child.stderr).toBe('');
-      const [refused, loaded] = child.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      const [refused, loaded] = child.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(refused).toEqual({ dangling: `Plugin ${join(root, 'dangling')}: symbolic link to nothing` });
       expect(loaded).toEqual({ type: 'linked', sameSdk: true });
     } finally {

@@ -95,7 +95,8 @@ function entryFile(dir: string): string {
     if (!existsSync(candidate) || !statSync(candidate).isFile()) continue;
     // Outside its folder the entry would not get the service's SDK and class-validator (and is no part of this plugin).
     const inside = relative(realpathSync(dir), realpathSync(candidate));
-    if (inside.startsWith(`..${sep}`) || resolve(inside) === inside) throw new PluginLoadError(manifest, `"main" names ${main}, outside the plugin's folder`);
+    if (inside.startsWith(`..${sep}`) || resolve(inside) === inside)
+      throw new PluginLoadError(manifest, `"main" names ${main}, outside the plugin's folder`);
     return candidate;
   }
   throw new PluginLoadError(manifest, `"main" names ${main}, which does not exist: build the plugin (npm run build in ${dir})`);
@@ -141,7 +142,12 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
 }
 
 export function validOutputs(value: unknown): value is string[] {
-  return Array.isArray(value) && value.length > 0 && value.every((name) => typeof name === 'string' && OUTPUT_NAME.test(name)) && new Set(value).size === value.length;
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((name) => typeof name === 'string' && OUTPUT_NAME.test(name)) &&
+    new Set(value).size === value.length
+  );
 }
 
 function isTriggerOptions(value: unknown): boolean {

@@ -18,7 +18,12 @@ const SDK_ENTRIES: Readonly<Record<string, string>> = {
  */
 const SHARED_PACKAGES = ['class-validator', 'class-transformer', 'reflect-metadata'];
 
-type ResolveFilename = (request: string, parent: { filename?: string | null } | null | undefined, isMain: boolean, options?: unknown) => string;
+type ResolveFilename = (
+  request: string,
+  parent: { filename?: string | null } | null | undefined,
+  isMain: boolean,
+  options?: unknown,
+) => string;
 const loader = Module as unknown as { _resolveFilename: ResolveFilename };
 
 const pluginRoots = new Set<string>();

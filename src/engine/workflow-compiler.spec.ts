@@ -16,7 +16,11 @@ const registry = new NodeRegistry([
 ]);
 
 const trigger: WorkflowNodeSpec = { id: 'trigger', type: 'webhook-trigger', parameters: {} };
-const http = (id: string, parameters: Record<string, unknown> = { method: 'GET', url: 'https://example.com' }, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({
+const http = (
+  id: string,
+  parameters: Record<string, unknown> = { method: 'GET', url: 'https://example.com' },
+  extra: Partial<WorkflowNodeSpec> = {},
+): WorkflowNodeSpec => ({
   id,
   type: 'http-request',
   parameters,
@@ -56,7 +60,11 @@ describe('compileWorkflow', () => {
 
   it('validates fixed parameters once and skips expression ones until run time', () => {
     const plan = compileWorkflow(
-      { nodes: [trigger, http('a', { method: 'POST', url: 'input.url' }, { parameterMode: { url: 'expression' } })], edges: [{ from: 'trigger', to: 'a' }], variables: [] },
+      {
+        nodes: [trigger, http('a', { method: 'POST', url: 'input.url' }, { parameterMode: { url: 'expression' } })],
+        edges: [{ from: 'trigger', to: 'a' }],
+        variables: [],
+      },
       registry,
     );
     expect(plan.nodes[1].staticParams).toBeNull();
@@ -65,10 +73,20 @@ describe('compileWorkflow', () => {
   });
 
   it('reports an unknown node type and an unknown version with the node id', () => {
-    const problems = problemsOf({ nodes: [trigger, { id: 'x', type: 'no-such-node', parameters: {} }, http('y', undefined, { version: 9 })], edges: [{ from: 'trigger', to: 'x' }, { from: 'trigger', to: 'y' }] });
+    const problems = problemsOf({
+      nodes: [trigger, { id: 'x', type: 'no-such-node', parameters: {} }, http('y', undefined, { version: 9 })],
+      edges: [
+        { from: 'trigger', to: 'x' },
+        { from: 'trigger', to: 'y' },
+      ],
+    });
     expect(problems).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ field: 'nodes[1].type', nodeId: 'x', reason: expect.stringContaining('unknown node type "no-such-node"') }),
+        expect.objectContaining({
+          field: 'nodes[1].type',
+          nodeId: 'x',
+          reason: expect.stringContaining('unknown node type "no-such-node"'),
+        }),
         expect.objectContaining({ field: 'nodes[2].version', nodeId: 'y', reason: expect.stringContaining('no version 9') }),
       ]),
     );
@@ -84,7 +102,12 @@ describe('compileWorkflow', () => {
         { from: 'c', to: 'a' },
       ],
     });
-    expect(problems).toEqual([expect.objectContaining({ field: 'edges', reason: expect.stringMatching(/cycle: (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)/) })]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        field: 'edges',
+        reason: expect.stringMatching(/cycle: (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)/),
+      }),
+    ]);
   });
 
   it('reports dangling edges, self loops and duplicates', () => {
@@ -138,7 +161,14 @@ describe('compileWorkflow', () => {
   it('lets every parameter be an expression', () => {
     const plan = compileWorkflow(
       {
-        nodes: [trigger, http('a', { method: 'input.method', url: 'input.url', responseType: '"text"' }, { parameterMode: { method: 'expression', url: 'expression', responseType: 'expression' } })],
+        nodes: [
+          trigger,
+          http(
+            'a',
+            { method: 'input.method', url: 'input.url', responseType: '"text"' },
+            { parameterMode: { method: 'expression', url: 'expression', responseType: 'expression' } },
+          ),
+        ],
         edges: [{ from: 'trigger', to: 'a' }],
         variables: [],
       },
@@ -152,19 +182,29 @@ describe('compileWorkflow', () => {
   });
 
   it('renders a template parameter in fixed mode only when it has insertions', () => {
-    const list = (instructions: string): WorkflowNodeSpec => ({ id: 'list', type: 'list-files', parameters: { collectionId: 'col_1', instructions } });
-    const compile = (instructions: string) => compileWorkflow({ nodes: [trigger, list(instructions)], edges: [{ from: 'trigger', to: 'list' }], variables: [] }, registry).nodes[1];
+    const list = (instructions: string): WorkflowNodeSpec => ({
+      id: 'list',
+      type: 'list-files',
+      parameters: { collectionId: 'col_1', instructions },
+    });
+    const compile = (instructions: string) =>
+      compileWorkflow({ nodes: [trigger, list(instructions)], edges: [{ from: 'trigger', to: 'list' }], variables: [] }, registry).nodes[1];
     const plain = compile('Read the newest files first');
     expect(plain.expressions).toEqual([]);
     expect(plain.staticParams).toMatchObject({ instructions: 'Read the newest files first', offset: '0' });
     const template = compile('Read page ${item.page} of ${variables.total}');
-    expect(template.expressions).toEqual([{ name: 'instructions', source: 'Read page ${item.page} of ${variables.total}', type: 'string' }]);
+    expect(template.expressions).toEqual([
+      { name: 'instructions', source: 'Read page ${item.page} of ${variables.total}', type: 'string' },
+    ]);
     expect(template.fixed).toEqual({ collectionId: 'col_1' });
     expect(template.staticParams).toBeNull();
   });
 
   describe('AI Decide', () => {
-    const aiList = (parameters: Record<string, unknown>, parameterMode: Record<string, 'ai' | 'expression' | 'fixed'>): Partial<WorkflowDefinition> => ({
+    const aiList = (
+      parameters: Record<string, unknown>,
+      parameterMode: Record<string, 'ai' | 'expression' | 'fixed'>,
+    ): Partial<WorkflowDefinition> => ({
       nodes: [trigger, { id: 'list', type: 'list-files', parameters, parameterMode }],
       edges: [{ from: 'trigger', to: 'list' }],
     });
@@ -174,14 +214,28 @@ describe('compileWorkflow', () => {
         {
           field: 'nodes[1].parameterMode.offset',
           nodeId: 'list',
-          reason: expect.stringMatching(/^node "list" sets parameter "offset" to AI Decide, but no language model is configured: set LLM_URL/),
+          reason: expect.stringMatching(
+            /^node "list" sets parameter "offset" to AI Decide, but no language model is configured: set LLM_URL/,
+          ),
         },
       ]);
     });
 
     it('defers a required parameter to the model, with its schema and the hint', () => {
       const plan = compileWorkflow(
-        { nodes: [trigger, { id: 'list', type: 'list-files', parameters: { offset: 'the page after the last one read' }, parameterMode: { collectionId: 'ai', offset: 'ai' } }], edges: [{ from: 'trigger', to: 'list' }], variables: [] },
+        {
+          nodes: [
+            trigger,
+            {
+              id: 'list',
+              type: 'list-files',
+              parameters: { offset: 'the page after the last one read' },
+              parameterMode: { collectionId: 'ai', offset: 'ai' },
+            },
+          ],
+          edges: [{ from: 'trigger', to: 'list' }],
+          variables: [],
+        },
         registry,
         { aiDecide: true },
       );
@@ -189,8 +243,20 @@ describe('compileWorkflow', () => {
       expect(list.staticParams).toBeNull();
       expect(list.fixed).toEqual({});
       expect(list.aiParameters).toEqual([
-        { name: 'collectionId', hint: '', type: 'string', required: true, schema: expect.objectContaining({ type: 'string', minLength: 1 }) },
-        { name: 'offset', hint: 'the page after the last one read', type: 'string', required: false, schema: expect.objectContaining({ pattern: '^\\d{1,9}$', default: '0' }) },
+        {
+          name: 'collectionId',
+          hint: '',
+          type: 'string',
+          required: true,
+          schema: expect.objectContaining({ type: 'string', minLength: 1 }),
+        },
+        {
+          name: 'offset',
+          hint: 'the page after the last one read',
+          type: 'string',
+          required: false,
+          schema: expect.objectContaining({ pattern: '^\\d{1,9}$', default: '0' }),
+        },
       ]);
     });
 
@@ -215,15 +281,25 @@ describe('compileWorkflow', () => {
   });
 
   it('asks for fixed parameters on a trigger that starts runs by itself where a version is saved or published, not at run time', () => {
-    const tick = (parameters: Record<string, unknown>, extra: Partial<WorkflowNodeSpec> = {}) => ({ nodes: [{ id: 'tick', type: 'schedule-trigger', parameters, ...extra }], edges: [], variables: [] });
+    const tick = (parameters: Record<string, unknown>, extra: Partial<WorkflowNodeSpec> = {}) => ({
+      nodes: [{ id: 'tick', type: 'schedule-trigger', parameters, ...extra }],
+      edges: [],
+      variables: [],
+    });
     const dynamic = tick({ cron: 'variables.cron', timezone: 'UTC' }, { parameterMode: { cron: 'expression' } });
     expect(compileWorkflow(dynamic, registry).trigger.staticParams).toBeNull();
     expect(problemsOf(dynamic, { fixedTriggerParameters: true })).toEqual([
-      expect.objectContaining({ field: 'nodes[0].parameters.cron', nodeId: 'tick', reason: expect.stringContaining('starts runs on a schedule') }),
+      expect.objectContaining({
+        field: 'nodes[0].parameters.cron',
+        nodeId: 'tick',
+        reason: expect.stringContaining('starts runs on a schedule'),
+      }),
     ]);
-    expect(problemsOf(tick({ cron: '', timezone: 'UTC' }, { parameterMode: { cron: 'ai' } }), { aiDecide: true, fixedTriggerParameters: true })).toEqual([
-      expect.objectContaining({ field: 'nodes[0].parameterMode.cron', reason: expect.stringContaining('not AI Decide') }),
-    ]);
-    expect(compileWorkflow(tick({ cron: '*/5 * * * *', timezone: 'UTC' }), registry, { fixedTriggerParameters: true }).trigger.staticParams).toMatchObject({ cron: '*/5 * * * *' });
+    expect(
+      problemsOf(tick({ cron: '', timezone: 'UTC' }, { parameterMode: { cron: 'ai' } }), { aiDecide: true, fixedTriggerParameters: true }),
+    ).toEqual([expect.objectContaining({ field: 'nodes[0].parameterMode.cron', reason: expect.stringContaining('not AI Decide') })]);
+    expect(
+      compileWorkflow(tick({ cron: '*/5 * * * *', timezone: 'UTC' }), registry, { fixedTriggerParameters: true }).trigger.staticParams,
+    ).toMatchObject({ cron: '*/5 * * * *' });
   });
 });

@@ -5,7 +5,15 @@ import { checkEdges, checkTriggersAndConnections, executionOrder, loopStructure 
 import { prepareNode, resolveType } from './compiler/node-preparation';
 import { NodeRegistry } from './node-registry';
 
-export type { AiParameter, CompiledEdge, CompiledNode, CompiledWorkflow, CompileOptions, DefinitionProblem, ExpressionParameter } from './compiler/compiled-plan';
+export type {
+  AiParameter,
+  CompiledEdge,
+  CompiledNode,
+  CompiledWorkflow,
+  CompileOptions,
+  DefinitionProblem,
+  ExpressionParameter,
+} from './compiler/compiled-plan';
 
 /**
  * Checks everything the shape validation of the DTO cannot: node types and versions, parameters

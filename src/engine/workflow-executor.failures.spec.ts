@@ -74,9 +74,18 @@ const registry = new NodeRegistry([
   registerDefinition(respond, 'respond'),
 ]);
 
-const node = (id: string, type: string, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({ id, type, parameters: {}, ...extra });
+const node = (id: string, type: string, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({
+  id,
+  type,
+  parameters: {},
+  ...extra,
+});
 const edge = (from: string, to: string, output?: string): WorkflowEdge => ({ from, to, ...(output ? { output } : {}) });
-const workflow = (nodes: WorkflowNodeSpec[], edges: WorkflowEdge[]): WorkflowDefinition => ({ nodes: [node('trigger', 'webhook-trigger'), ...nodes], edges, variables: [] });
+const workflow = (nodes: WorkflowNodeSpec[], edges: WorkflowEdge[]): WorkflowDefinition => ({
+  nodes: [node('trigger', 'webhook-trigger'), ...nodes],
+  edges,
+  variables: [],
+});
 const RUN_TIMEOUT_MS = 30_000;
 
 let counter = 0;
@@ -92,7 +101,15 @@ async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest
   });
   const outcome = await executor.run(
     compileWorkflow(definition, registry),
-    { runId: `run_${++counter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { q: 'hi' }, variables: {}, redactor: Redactor.NONE, ...overrides },
+    {
+      runId: `run_${++counter}`,
+      workflowId: 'wfl_1',
+      actingUserId: 'usr_1',
+      input: { q: 'hi' },
+      variables: {},
+      redactor: Redactor.NONE,
+      ...overrides,
+    },
     { finished: (step) => void steps.push(step), started: async () => undefined },
   );
   return { ...outcome, byId: Object.fromEntries(steps.map((s) => [s.nodeId, s])) };
@@ -113,33 +130,66 @@ function scriptedFetcher(statuses: number[]): OutboundFetch & { calls: number } 
 describe('WorkflowExecutor node failures', () => {
   describe('retries', () => {
     it('tries again up to maxTries for a failure that may pass, counting the tries in attempts', async () => {
-      const recovered = await run(workflow([node('f', 'flaky', { parameters: { failTimes: 2 }, retryOnFail: true, maxTries: 3, waitBetweenTries: 1 })], [edge('trigger', 'f')]));
+      const recovered = await run(
+        workflow(
+          [node('f', 'flaky', { parameters: { failTimes: 2 }, retryOnFail: true, maxTries: 3, waitBetweenTries: 1 })],
+          [edge('trigger', 'f')],
+        ),
+      );
       expect(recovered.status).toBe('succeeded');
       expect(recovered.byId.f).toMatchObject({ status: 'succeeded', attempts: 3, output: { tries: 3 } });
 
-      const down = await run(workflow([node('f', 'flaky', { parameters: { failTimes: 9 }, retryOnFail: true, maxTries: 3, waitBetweenTries: 1 })], [edge('trigger', 'f')]));
+      const down = await run(
+        workflow(
+          [node('f', 'flaky', { parameters: { failTimes: 9 }, retryOnFail: true, maxTries: 3, waitBetweenTries: 1 })],
+          [edge('trigger', 'f')],
+        ),
+      );
       expect(down.byId.f).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'UPSTREAM_FAILED', message: 'busy (try 3)' } });
     });
 
     it('never tries a configuration error again, nor anything without retryOnFail', async () => {
-      const misconfigured = await run(workflow([node('f', 'flaky', { parameters: { failTimes: 1, kind: 'configuration' }, retryOnFail: true, waitBetweenTries: 0 })], [edge('trigger', 'f')]));
+      const misconfigured = await run(
+        workflow(
+          [node('f', 'flaky', { parameters: { failTimes: 1, kind: 'configuration' }, retryOnFail: true, waitBetweenTries: 0 })],
+          [edge('trigger', 'f')],
+        ),
+      );
       expect(misconfigured.byId.f).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'NODE_CONFIGURATION' } });
       const once = await run(workflow([node('f', 'flaky', { parameters: { failTimes: 1 }, maxTries: 5 })], [edge('trigger', 'f')]));
       expect(once.byId.f).toMatchObject({ status: 'failed', attempts: 1 });
     });
 
     it('tries each item on its own in run mode item; the step shows the most tries one took', async () => {
-      const result = await run(workflow([node('f', 'flaky', { runMode: 'item', parameters: { failTimes: 1 }, retryOnFail: true, maxTries: 2, waitBetweenTries: 0 })], [edge('trigger', 'f')]), {
-        input: [{ n: 1 }, { n: 2 }],
+      const result = await run(
+        workflow(
+          [node('f', 'flaky', { runMode: 'item', parameters: { failTimes: 1 }, retryOnFail: true, maxTries: 2, waitBetweenTries: 0 })],
+          [edge('trigger', 'f')],
+        ),
+        {
+          input: [{ n: 1 }, { n: 2 }],
+        },
+      );
+      expect(result.byId.f).toMatchObject({
+        status: 'succeeded',
+        attempts: 2,
+        output: [
+          { tries: 2, got: { n: 1 } },
+          { tries: 2, got: { n: 2 } },
+        ],
       });
-      expect(result.byId.f).toMatchObject({ status: 'succeeded', attempts: 2, output: [{ tries: 2, got: { n: 1 } }, { tries: 2, got: { n: 2 } }] });
     });
 
     it('waits waitBetweenTries before each try, the same each time or doubling with backoff exponential', async () => {
       const waits = async (backoff: 'fixed' | 'exponential') => {
         const spy = jest.spyOn(global, 'setTimeout');
         try {
-          await run(workflow([node('f', 'flaky', { parameters: { failTimes: 3 }, retryOnFail: true, maxTries: 4, waitBetweenTries: 5, backoff })], [edge('trigger', 'f')]));
+          await run(
+            workflow(
+              [node('f', 'flaky', { parameters: { failTimes: 3 }, retryOnFail: true, maxTries: 4, waitBetweenTries: 5, backoff })],
+              [edge('trigger', 'f')],
+            ),
+          );
           // The run's own time limit is the other timer the executor sets.
           return spy.mock.calls.map(([, ms]) => ms).filter((ms) => ms !== RUN_TIMEOUT_MS);
         } finally {
@@ -159,7 +209,10 @@ describe('WorkflowExecutor node failures', () => {
 
   describe('onError', () => {
     const failing = (extra: Partial<WorkflowNodeSpec>) =>
-      workflow([node('f', 'flaky', extra), node('next', 'seen'), node('handle', 'seen')], [edge('trigger', 'f'), edge('f', 'next'), edge('f', 'handle', 'error')]);
+      workflow(
+        [node('f', 'flaky', extra), node('next', 'seen'), node('handle', 'seen')],
+        [edge('trigger', 'f'), edge('f', 'next'), edge('f', 'handle', 'error')],
+      );
 
     it('errorOutput in run mode input sends the failed input, with its error, to the error output only', async () => {
       const result = await run(failing({ onError: 'errorOutput' }), { input: { id: 7, bad: true } });
@@ -176,16 +229,37 @@ describe('WorkflowExecutor node failures', () => {
     });
 
     it('errorOutput wraps a failed value that is not an object', async () => {
-      const result = await run(workflow([node('f', 'flaky', { parameters: { failTimes: 1 }, onError: 'errorOutput' }), node('handle', 'seen')], [edge('trigger', 'f'), edge('f', 'handle', 'error')]), { input: 'text' });
-      expect(result.byId.handle.output).toEqual({ saw: { input: 'text', error: expect.objectContaining({ code: 'UPSTREAM_FAILED', message: 'busy (try 1)' }) } });
+      const result = await run(
+        workflow(
+          [node('f', 'flaky', { parameters: { failTimes: 1 }, onError: 'errorOutput' }), node('handle', 'seen')],
+          [edge('trigger', 'f'), edge('f', 'handle', 'error')],
+        ),
+        { input: 'text' },
+      );
+      expect(result.byId.handle.output).toEqual({
+        saw: { input: 'text', error: expect.objectContaining({ code: 'UPSTREAM_FAILED', message: 'busy (try 1)' }) },
+      });
     });
 
     it('errorOutput in run mode item sends the items that succeeded on and the failed ones, each with its error, to the error output', async () => {
-      const result = await run(failing({ runMode: 'item', onError: 'errorOutput' }), { input: [{ id: 1 }, { id: 2, bad: true }, { id: 3 }] });
+      const result = await run(failing({ runMode: 'item', onError: 'errorOutput' }), {
+        input: [{ id: 1 }, { id: 2, bad: true }, { id: 3 }],
+      });
       expect(result.status).toBe('succeeded');
-      expect(result.byId.next.output).toEqual({ saw: [{ tries: 1, got: { id: 1 } }, { tries: 1, got: { id: 3 } }] });
+      expect(result.byId.next.output).toEqual({
+        saw: [
+          { tries: 1, got: { id: 1 } },
+          { tries: 1, got: { id: 3 } },
+        ],
+      });
       expect(result.byId.handle.output).toEqual({
-        saw: [{ id: 2, bad: true, error: { code: 'UPSTREAM_FAILED', message: 'the upstream refused it', details: { status: 422, itemIndex: 1 } } }],
+        saw: [
+          {
+            id: 2,
+            bad: true,
+            error: { code: 'UPSTREAM_FAILED', message: 'the upstream refused it', details: { status: 422, itemIndex: 1 } },
+          },
+        ],
       });
       expect(result.byId.f).toMatchObject({ status: 'failed', error: { details: { itemIndex: 1 } } });
 
@@ -195,47 +269,70 @@ describe('WorkflowExecutor node failures', () => {
     });
 
     it('continue puts the error where the result would have gone, in both run modes, as continueOnError does', async () => {
-      const definition = (extra: Partial<WorkflowNodeSpec>) => workflow([node('f', 'flaky', extra), node('next', 'seen')], [edge('trigger', 'f'), edge('f', 'next')]);
+      const definition = (extra: Partial<WorkflowNodeSpec>) =>
+        workflow([node('f', 'flaky', extra), node('next', 'seen')], [edge('trigger', 'f'), edge('f', 'next')]);
       for (const setting of [{ onError: 'continue' as const }, { continueOnError: true }]) {
         const input = await run(definition(setting), { input: { bad: true } });
         expect(input.status).toBe('succeeded');
         expect(input.byId.next.output).toEqual({ saw: { error: expect.objectContaining({ code: 'UPSTREAM_FAILED' }) } });
         const items = await run(definition({ ...setting, runMode: 'item' }), { input: [{ id: 1 }, { bad: true }] });
-        expect(items.byId.next.output).toEqual({ saw: [{ tries: 1, got: { id: 1 } }, { error: expect.objectContaining({ details: { status: 422, itemIndex: 1 } }) }] });
+        expect(items.byId.next.output).toEqual({
+          saw: [{ tries: 1, got: { id: 1 } }, { error: expect.objectContaining({ details: { status: 422, itemIndex: 1 } }) }],
+        });
       }
     });
 
     it('stop fails the step, skips what follows and fails the run', async () => {
-      const result = await run(workflow([node('f', 'flaky', { onError: 'stop' }), node('next', 'seen')], [edge('trigger', 'f'), edge('f', 'next')]), { input: { bad: true } });
+      const result = await run(
+        workflow([node('f', 'flaky', { onError: 'stop' }), node('next', 'seen')], [edge('trigger', 'f'), edge('f', 'next')]),
+        { input: { bad: true } },
+      );
       expect(result.status).toBe('failed');
       expect(result.byId.next.status).toBe('skipped');
     });
   });
 
   describe('http-request failOn', () => {
-    const call = (extra: Partial<WorkflowNodeSpec>) => node('call', 'http-request', { parameters: { method: 'GET', url: 'https://api.example.com/items', failOn: '5xx' }, ...extra });
+    const call = (extra: Partial<WorkflowNodeSpec>) =>
+      node('call', 'http-request', { parameters: { method: 'GET', url: 'https://api.example.com/items', failOn: '5xx' }, ...extra });
 
     it('retries a 5xx that failOn makes a failure, and succeeds on the third try', async () => {
       const fetcher = scriptedFetcher([500, 503, 200]);
-      const result = await run(workflow([call({ retryOnFail: true, maxTries: 3, waitBetweenTries: 0 })], [edge('trigger', 'call')]), {}, fetcher);
+      const result = await run(
+        workflow([call({ retryOnFail: true, maxTries: 3, waitBetweenTries: 0 })], [edge('trigger', 'call')]),
+        {},
+        fetcher,
+      );
       expect(result.status).toBe('succeeded');
       expect(result.byId.call).toMatchObject({ attempts: 3, output: { response: { status: 200 } } });
       expect(fetcher.calls).toBe(3);
     });
 
     it('routes a 500 to the error output with errorOutput, naming the status', async () => {
-      const result = await run(workflow([call({ onError: 'errorOutput' }), node('alert', 'seen')], [edge('trigger', 'call'), edge('call', 'alert', 'error')]), {}, scriptedFetcher([500]));
+      const result = await run(
+        workflow([call({ onError: 'errorOutput' }), node('alert', 'seen')], [edge('trigger', 'call'), edge('call', 'alert', 'error')]),
+        {},
+        scriptedFetcher([500]),
+      );
       expect(result.status).toBe('succeeded');
       expect(result.byId.alert.output).toEqual({
         saw: {
           q: 'hi',
-          error: { code: 'UPSTREAM_FAILED', message: 'GET to https://api.example.com answered HTTP 500 (failOn "5xx")', details: { status: 500, body: { status: 500 } } },
+          error: {
+            code: 'UPSTREAM_FAILED',
+            message: 'GET to https://api.example.com answered HTTP 500 (failOn "5xx")',
+            details: { status: 500, body: { status: 500 } },
+          },
         },
       });
     });
 
     it('keeps a 500 as data without failOn', async () => {
-      const result = await run(workflow([call({ parameters: { method: 'GET', url: 'https://api.example.com/items' } })], [edge('trigger', 'call')]), {}, scriptedFetcher([500]));
+      const result = await run(
+        workflow([call({ parameters: { method: 'GET', url: 'https://api.example.com/items' } })], [edge('trigger', 'call')]),
+        {},
+        scriptedFetcher([500]),
+      );
       expect(result.byId.call).toMatchObject({ status: 'succeeded', output: { response: { status: 500 } } });
     });
   });
@@ -250,32 +347,50 @@ describe("WorkflowExecutor run's output", () => {
   });
 
   it('counts only the ends that ran, and a node whose data went along no edge', async () => {
-    const branches = workflow([node('check', 'if', { runMode: 'input', parameters: { condition: false } }), node('yes', 'seen'), node('no', 'seen')], [
-      edge('trigger', 'check'),
-      edge('check', 'yes', 'true'),
-      edge('check', 'no', 'false'),
-    ]);
+    const branches = workflow(
+      [node('check', 'if', { runMode: 'input', parameters: { condition: false } }), node('yes', 'seen'), node('no', 'seen')],
+      [edge('trigger', 'check'), edge('check', 'yes', 'true'), edge('check', 'no', 'false')],
+    );
     expect((await run(branches)).output).toEqual({ saw: { q: 'hi' } });
-    const deadEnd = workflow([node('check', 'if', { runMode: 'input', parameters: { condition: false } }), node('yes', 'seen')], [edge('trigger', 'check'), edge('check', 'yes', 'true')]);
+    const deadEnd = workflow(
+      [node('check', 'if', { runMode: 'input', parameters: { condition: false } }), node('yes', 'seen')],
+      [edge('trigger', 'check'), edge('check', 'yes', 'true')],
+    );
     expect((await run(deadEnd)).output).toEqual({ false: { q: 'hi' } });
-    const handled = workflow([node('f', 'flaky', { onError: 'errorOutput' }), node('alert', 'seen')], [edge('trigger', 'f'), edge('f', 'alert', 'error')]);
+    const handled = workflow(
+      [node('f', 'flaky', { onError: 'errorOutput' }), node('alert', 'seen')],
+      [edge('trigger', 'f'), edge('f', 'alert', 'error')],
+    );
     expect((await run(handled)).output).toEqual({ main: { tries: 1, got: { q: 'hi' } } });
   });
 
   it("is a Respond node's output when one ran, whatever comes after it", async () => {
-    const result = await run(workflow([node('answer', 'respond'), node('after', 'seen'), node('side', 'seen')], [edge('trigger', 'answer'), edge('answer', 'after'), edge('trigger', 'side')]));
+    const result = await run(
+      workflow(
+        [node('answer', 'respond'), node('after', 'seen'), node('side', 'seen')],
+        [edge('trigger', 'answer'), edge('answer', 'after'), edge('trigger', 'side')],
+      ),
+    );
     expect(result.output).toEqual({ q: 'hi' });
   });
 
   it("is a loop's done output when nothing follows the loop", async () => {
-    const result = await run(workflow([node('each', 'loop', { parameters: { batchSize: 2 } }), node('work', 'seen')], [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')]), {
-      input: [1, 2, 3],
-    });
+    const result = await run(
+      workflow(
+        [node('each', 'loop', { parameters: { batchSize: 2 } }), node('work', 'seen')],
+        [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')],
+      ),
+      {
+        input: [1, 2, 3],
+      },
+    );
     expect(result.output).toEqual({ done: [{ saw: [1, 2] }, { saw: [3] }] });
   });
 
   it('is absent when the run failed', async () => {
-    const result = await run(workflow([node('a', 'seen'), node('f', 'flaky')], [edge('trigger', 'a'), edge('trigger', 'f')]), { input: { bad: true } });
+    const result = await run(workflow([node('a', 'seen'), node('f', 'flaky')], [edge('trigger', 'a'), edge('trigger', 'f')]), {
+      input: { bad: true },
+    });
     expect(result.status).toBe('failed');
     expect(result.output).toBeUndefined();
   });

@@ -60,7 +60,11 @@ const tag = defineNode({
   execute: (ctx) => {
     calls.push(ctx.nodeId);
     if (ctx.params.fail) throw new NodeConfigurationError(`${ctx.nodeId} was told to fail`);
-    return { tag: ctx.params.tag ?? ctx.nodeId, got: ctx.runMode === 'input' ? ctx.input : ctx.item, inputs: ctx.inputs.map((i) => `${i.from}.${i.output}:${i.live}`) };
+    return {
+      tag: ctx.params.tag ?? ctx.nodeId,
+      got: ctx.runMode === 'input' ? ctx.input : ctx.item,
+      inputs: ctx.inputs.map((i) => `${i.from}.${i.output}:${i.live}`),
+    };
   },
 });
 
@@ -90,7 +94,12 @@ const registry = new NodeRegistry([
   registerDefinition(approval, 'approval'),
 ]);
 
-const node = (id: string, type: string, parameters: Record<string, unknown> = {}, extra: Partial<WorkflowNodeSpec> = {}): WorkflowNodeSpec => ({ id, type, parameters, ...extra });
+const node = (
+  id: string,
+  type: string,
+  parameters: Record<string, unknown> = {},
+  extra: Partial<WorkflowNodeSpec> = {},
+): WorkflowNodeSpec => ({ id, type, parameters, ...extra });
 const edge = (from: string, to: string, output?: string): WorkflowEdge => ({ from, to, ...(output ? { output } : {}) });
 const workflow = (nodes: WorkflowNodeSpec[], edges: WorkflowEdge[]): WorkflowDefinition => ({
   nodes: [node('trigger', 'webhook-trigger'), ...nodes],
@@ -99,7 +108,10 @@ const workflow = (nodes: WorkflowNodeSpec[], edges: WorkflowEdge[]): WorkflowDef
 });
 
 /** Seals as JSON, as the worker does with encryption: what matters here is the round trip. */
-const sealer: StateSealer = { seal: (value) => `sealed:${JSON.stringify(value)}`, open: (sealed) => JSON.parse(sealed.slice('sealed:'.length)) };
+const sealer: StateSealer = {
+  seal: (value) => `sealed:${JSON.stringify(value)}`,
+  open: (sealed) => JSON.parse(sealed.slice('sealed:'.length)),
+};
 
 let expressions: ExpressionEngine;
 let counter = 0;
@@ -118,8 +130,20 @@ async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest
   });
   const outcome = await executor.run(
     compileWorkflow(definition, registry),
-    { runId: `run_${++counter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { n: 1 }, variables: {}, redactor: Redactor.NONE, sealer, ...overrides },
-    { finished: (step, kept) => void steps.push(kept ? { ...step, state: sealOutputs(sealer, kept) } : step), started: async (step) => void started.push(step) },
+    {
+      runId: `run_${++counter}`,
+      workflowId: 'wfl_1',
+      actingUserId: 'usr_1',
+      input: { n: 1 },
+      variables: {},
+      redactor: Redactor.NONE,
+      sealer,
+      ...overrides,
+    },
+    {
+      finished: (step, kept) => void steps.push(kept ? { ...step, state: sealOutputs(sealer, kept) } : step),
+      started: async (step) => void started.push(step),
+    },
   );
   // The last record of a node is the one that stands (a loop body's are rewritten each iteration).
   const byId = Object.fromEntries(steps.map((s) => [s.nodeId, s]));
@@ -134,8 +158,17 @@ beforeEach(() => (calls.length = 0));
 
 describe('WorkflowExecutor control flow', () => {
   it('has what finished before a node stored before the node starts: a lone write, or with the record of one that must not run twice', async () => {
-    const outcome = await new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 10_000 }).run(
-      compileWorkflow(workflow([node('a', 'tag'), node('b', 'effect'), node('c', 'tag')], [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')]), registry),
+    const outcome = await new WorkflowExecutor({
+      expressions,
+      fetcher: { fetch: () => Promise.reject(new Error('x')) },
+      collections: new UnavailableCollectionsProvider(),
+      logger: pino({ level: 'silent' }),
+      runTimeoutMs: 10_000,
+    }).run(
+      compileWorkflow(
+        workflow([node('a', 'tag'), node('b', 'effect'), node('c', 'tag')], [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')]),
+        registry,
+      ),
       { runId: 'run_order', workflowId: 'w', actingUserId: 'u', input: null, variables: {}, redactor: Redactor.NONE, sealer },
       {
         finished: (s) => void calls.push(`finished:${s.nodeId}`),
@@ -144,7 +177,19 @@ describe('WorkflowExecutor control flow', () => {
       },
     );
     expect(outcome.status).toBe('succeeded');
-    expect(calls).toEqual(['starting', 'finished:trigger', 'starting', 'a', 'finished:a', 'started:b', 'b', 'finished:b', 'starting', 'c', 'finished:c']);
+    expect(calls).toEqual([
+      'starting',
+      'finished:trigger',
+      'starting',
+      'a',
+      'finished:a',
+      'started:b',
+      'b',
+      'finished:b',
+      'starting',
+      'c',
+      'finished:c',
+    ]);
   });
 
   it('runs only the branch a router sent data to, and skips what is reachable only through the other', async () => {
@@ -166,7 +211,11 @@ describe('WorkflowExecutor control flow', () => {
   it('routes item by item in run mode item, each output getting its own list', async () => {
     const result = await run(
       workflow(
-        [node('split', 'route', { yes: 'item.v > 1' }, { runMode: 'item', parameterMode: { yes: 'expression' } }), node('big', 'tag'), node('small', 'tag')],
+        [
+          node('split', 'route', { yes: 'item.v > 1' }, { runMode: 'item', parameterMode: { yes: 'expression' } }),
+          node('big', 'tag'),
+          node('small', 'tag'),
+        ],
         [edge('trigger', 'split'), edge('split', 'big', 'yes'), edge('split', 'small', 'no')],
       ),
       { input: [{ v: 1 }, { v: 2 }, { v: 3 }] },
@@ -179,7 +228,15 @@ describe('WorkflowExecutor control flow', () => {
     const result = await run(
       workflow(
         [node('if', 'route', { yes: true }), node('a', 'tag'), node('b', 'tag'), node('c', 'tag'), node('join', 'tag')],
-        [edge('trigger', 'if'), edge('if', 'a', 'yes'), edge('if', 'b', 'no'), edge('trigger', 'c'), edge('a', 'join'), edge('b', 'join'), edge('c', 'join')],
+        [
+          edge('trigger', 'if'),
+          edge('if', 'a', 'yes'),
+          edge('if', 'b', 'no'),
+          edge('trigger', 'c'),
+          edge('a', 'join'),
+          edge('b', 'join'),
+          edge('c', 'join'),
+        ],
       ),
     );
     expect(calls.filter((c) => c === 'join')).toHaveLength(1);
@@ -205,7 +262,10 @@ describe('WorkflowExecutor control flow', () => {
 
   it('skips a join when one of its inputs failed', async () => {
     const result = await run(
-      workflow([node('bad', 'tag', { fail: true }), node('good', 'tag'), node('join', 'tag')], [edge('trigger', 'bad'), edge('trigger', 'good'), edge('bad', 'join'), edge('good', 'join')]),
+      workflow(
+        [node('bad', 'tag', { fail: true }), node('good', 'tag'), node('join', 'tag')],
+        [edge('trigger', 'bad'), edge('trigger', 'good'), edge('bad', 'join'), edge('good', 'join')],
+      ),
     );
     expect(result.byId.join.status).toBe('skipped');
   });
@@ -213,7 +273,11 @@ describe('WorkflowExecutor control flow', () => {
   it('loops over the input in batches and gives what the body sent back on done', async () => {
     const result = await run(
       workflow(
-        [node('each', 'loop', { batchSize: 2 }), node('work', 'tag', { tag: 'input.map((x) => x * 10)' }, { parameterMode: { tag: 'expression' } }), node('after', 'tag')],
+        [
+          node('each', 'loop', { batchSize: 2 }),
+          node('work', 'tag', { tag: 'input.map((x) => x * 10)' }, { parameterMode: { tag: 'expression' } }),
+          node('after', 'tag'),
+        ],
         [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each'), edge('each', 'after', 'done')],
       ),
       { input: [1, 2, 3, 4, 5] },
@@ -239,8 +303,20 @@ describe('WorkflowExecutor control flow', () => {
     });
     const local = new NodeRegistry([...registry.list(), registerDefinition(pager, 'pager')]);
     const steps: StepRecord[] = [];
-    const outcome = await new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 10_000 }).run(
-      compileWorkflow(workflow([node('pages', 'loop', { mode: 'repeat' }), node('page', 'pager'), node('all', 'tag')], [edge('trigger', 'pages'), edge('pages', 'page', 'loop'), edge('page', 'pages'), edge('pages', 'all', 'done')]), local),
+    const outcome = await new WorkflowExecutor({
+      expressions,
+      fetcher: { fetch: () => Promise.reject(new Error('x')) },
+      collections: new UnavailableCollectionsProvider(),
+      logger: pino({ level: 'silent' }),
+      runTimeoutMs: 10_000,
+    }).run(
+      compileWorkflow(
+        workflow(
+          [node('pages', 'loop', { mode: 'repeat' }), node('page', 'pager'), node('all', 'tag')],
+          [edge('trigger', 'pages'), edge('pages', 'page', 'loop'), edge('page', 'pages'), edge('pages', 'all', 'done')],
+        ),
+        local,
+      ),
       { runId: 'run_pages', workflowId: 'w', actingUserId: 'u', input: null, variables: {}, redactor: Redactor.NONE },
       { finished: (s) => void steps.push(s), started: async () => undefined },
     );
@@ -250,16 +326,25 @@ describe('WorkflowExecutor control flow', () => {
 
   it('fails a loop whose body failed, naming the iteration and the node', async () => {
     const result = await run(
-      workflow([node('each', 'loop'), node('work', 'tag', { fail: 'input[0] === 2' }, { parameterMode: { fail: 'expression' } })], [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')]),
+      workflow(
+        [node('each', 'loop'), node('work', 'tag', { fail: 'input[0] === 2' }, { parameterMode: { fail: 'expression' } })],
+        [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')],
+      ),
       { input: [1, 2, 3] },
     );
     expect(result.status).toBe('failed');
-    expect(result.byId.each).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('Iteration 1 failed at node "work"') } });
+    expect(result.byId.each).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringContaining('Iteration 1 failed at node "work"') },
+    });
     expect(result.error).toMatchObject({ nodeId: 'each' });
   });
 
-  it('stores each finished node\'s outputs sealed, and a resumed attempt continues after the last finished node', async () => {
-    const definition = workflow([node('a', 'tag'), node('b', 'tag'), node('c', 'tag')], [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')]);
+  it("stores each finished node's outputs sealed, and a resumed attempt continues after the last finished node", async () => {
+    const definition = workflow(
+      [node('a', 'tag'), node('b', 'tag'), node('c', 'tag')],
+      [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')],
+    );
     const first = await run(definition);
     expect(first.byId.a.state).toMatch(/^sealed:/);
     // The worker died after a and b: only their records survived.
@@ -297,9 +382,27 @@ describe('WorkflowExecutor control flow', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new RunInterrupt('shutdown', 'stopping')), 20);
     const steps: StepRecord[] = [];
-    const outcome = await new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 10_000 }).run(
-      compileWorkflow(workflow([node('send', 'slow-effect'), node('after', 'tag')], [edge('trigger', 'send'), edge('send', 'after')]), local),
-      { runId: 'run_stop', workflowId: 'w', actingUserId: 'u', input: null, variables: {}, redactor: Redactor.NONE, sealer, signal: controller.signal },
+    const outcome = await new WorkflowExecutor({
+      expressions,
+      fetcher: { fetch: () => Promise.reject(new Error('x')) },
+      collections: new UnavailableCollectionsProvider(),
+      logger: pino({ level: 'silent' }),
+      runTimeoutMs: 10_000,
+    }).run(
+      compileWorkflow(
+        workflow([node('send', 'slow-effect'), node('after', 'tag')], [edge('trigger', 'send'), edge('send', 'after')]),
+        local,
+      ),
+      {
+        runId: 'run_stop',
+        workflowId: 'w',
+        actingUserId: 'u',
+        input: null,
+        variables: {},
+        redactor: Redactor.NONE,
+        sealer,
+        signal: controller.signal,
+      },
       { finished: (s) => void steps.push(s), started: async () => undefined },
     );
     expect(outcome.status).toBe('interrupted');
@@ -310,7 +413,10 @@ describe('WorkflowExecutor control flow', () => {
   });
 
   it('pauses at a wait node with its output kept, and goes on from there once the time has come', async () => {
-    const definition = workflow([node('pause', 'wait', { amount: 10, unit: 'minutes' }), node('after', 'tag')], [edge('trigger', 'pause'), edge('pause', 'after')]);
+    const definition = workflow(
+      [node('pause', 'wait', { amount: 10, unit: 'minutes' }), node('after', 'tag')],
+      [edge('trigger', 'pause'), edge('pause', 'after')],
+    );
     const first = await run(definition);
     expect(first.status).toBe('waiting');
     expect(first.resumeAt!.getTime()).toBeGreaterThan(Date.now() + 9 * 60_000);
@@ -320,7 +426,10 @@ describe('WorkflowExecutor control flow', () => {
     const early = await run(definition, { previous: [first.byId.trigger, first.byId.pause] });
     expect(early.status).toBe('waiting');
 
-    const later = await run(definition, { previous: [first.byId.trigger, first.byId.pause], now: () => new Date(Date.now() + 11 * 60_000) });
+    const later = await run(definition, {
+      previous: [first.byId.trigger, first.byId.pause],
+      now: () => new Date(Date.now() + 11 * 60_000),
+    });
     expect(later.status).toBe('succeeded');
     expect(later.byId.pause.status).toBe('succeeded');
     expect(later.byId.after.output).toMatchObject({ got: { n: 1 } });
@@ -336,13 +445,19 @@ describe('WorkflowExecutor control flow', () => {
     expect(first.byId.ask).toMatchObject({ status: 'waiting', output: { status: 'pending', summary: 'ok?' } });
     expect(JSON.stringify(first.byId.ask)).not.toContain('/approvals/');
 
-    const timedOut = await run(definition, { previous: [first.byId.trigger, first.byId.ask], now: () => new Date(Date.now() + 11 * 60_000) });
+    const timedOut = await run(definition, {
+      previous: [first.byId.trigger, first.byId.ask],
+      now: () => new Date(Date.now() + 11 * 60_000),
+    });
     expect(timedOut.status).toBe('succeeded');
     expect(timedOut.byId.ask.output).toEqual({ timedOut: expect.objectContaining({ decision: 'timedOut', input: { n: 1 } }) });
     expect([timedOut.byId.late.status, timedOut.byId.yes.status]).toEqual(['succeeded', 'skipped']);
 
     // What ApprovalsService writes: the decision's output, due now.
-    const decided = { ...first.byId.ask, state: sealer.seal({ ports: [['approved', { decision: 'approved' }]], until: new Date().toISOString() }) };
+    const decided = {
+      ...first.byId.ask,
+      state: sealer.seal({ ports: [['approved', { decision: 'approved' }]], until: new Date().toISOString() }),
+    };
     const approved = await run(definition, { previous: [first.byId.trigger, decided] });
     expect(approved.byId.ask).toMatchObject({ status: 'succeeded', output: { approved: { decision: 'approved' } } });
     expect(approved.byId.yes.output).toMatchObject({ got: { decision: 'approved' } });
@@ -351,18 +466,27 @@ describe('WorkflowExecutor control flow', () => {
 
   it('fails an approval inside a loop body or a run that holds its waits: nothing could resume it there', async () => {
     const looped = await run(
-      workflow([node('each', 'loop', { batchSize: 1 }), node('ask', 'approval')], [edge('trigger', 'each'), edge('each', 'ask', 'loop'), edge('ask', 'each', 'approved')]),
+      workflow(
+        [node('each', 'loop', { batchSize: 1 }), node('ask', 'approval')],
+        [edge('trigger', 'each'), edge('each', 'ask', 'loop'), edge('ask', 'each', 'approved')],
+      ),
       { input: [1] },
     );
     expect(looped.status).toBe('failed');
-    expect(looped.error).toMatchObject({ code: 'NODE_CONFIGURATION', message: expect.stringContaining('"ask" waits for a person\'s decision') });
+    expect(looped.error).toMatchObject({
+      code: 'NODE_CONFIGURATION',
+      message: expect.stringContaining('"ask" waits for a person\'s decision'),
+    });
     const held = await run(workflow([node('ask', 'approval')], [edge('trigger', 'ask')]), { holdWaits: true });
     expect(held.status).toBe('failed');
     expect(held.error?.message).toContain('top level');
   });
 
   it('continues from stored outputs when retrying from the failed node', async () => {
-    const definition = workflow([node('a', 'tag'), node('b', 'tag', { fail: 'nodes.a.tag === "a"' }, { parameterMode: { fail: 'expression' } })], [edge('trigger', 'a'), edge('a', 'b')]);
+    const definition = workflow(
+      [node('a', 'tag'), node('b', 'tag', { fail: 'nodes.a.tag === "a"' }, { parameterMode: { fail: 'expression' } })],
+      [edge('trigger', 'a'), edge('a', 'b')],
+    );
     const failed = await run(definition);
     expect(failed.status).toBe('failed');
     calls.length = 0;
@@ -372,7 +496,10 @@ describe('WorkflowExecutor control flow', () => {
   });
 
   it("answers with a Respond node's output rather than the last node's", async () => {
-    const result = await run(workflow([node('answer', 'respond'), node('after', 'tag')], [edge('trigger', 'answer'), edge('answer', 'after')]), { input: { q: 'a' } });
+    const result = await run(
+      workflow([node('answer', 'respond'), node('after', 'tag')], [edge('trigger', 'answer'), edge('answer', 'after')]),
+      { input: { q: 'a' } },
+    );
     expect(result.output).toEqual({ q: 'a' });
     const plain = await run(workflow([node('after', 'tag')], [edge('trigger', 'after')]), { input: { q: 'a' } });
     expect(plain.output).toMatchObject({ tag: 'after' });
@@ -384,7 +511,14 @@ describe('WorkflowExecutor step inputs', () => {
     const result = await run(
       workflow(
         [node('if', 'route', { yes: true }), node('onYes', 'tag'), node('onNo', 'tag'), node('side', 'tag'), node('join', 'tag')],
-        [edge('trigger', 'if'), edge('if', 'onYes', 'yes'), edge('if', 'onNo', 'no'), edge('trigger', 'side'), edge('onYes', 'join'), edge('side', 'join')],
+        [
+          edge('trigger', 'if'),
+          edge('if', 'onYes', 'yes'),
+          edge('if', 'onNo', 'no'),
+          edge('trigger', 'side'),
+          edge('onYes', 'join'),
+          edge('side', 'join'),
+        ],
       ),
     );
     expect(result.status).toBe('succeeded');
@@ -409,7 +543,11 @@ describe('WorkflowExecutor step inputs', () => {
   it("records a loop body node's input per iteration that ran it, beside its output", async () => {
     const result = await run(
       workflow(
-        [node('each', 'loop', { batchSize: 1 }), node('pick', 'route', { yes: 'input[0] !== 2' }, { parameterMode: { yes: 'expression' } }), node('work', 'tag')],
+        [
+          node('each', 'loop', { batchSize: 1 }),
+          node('pick', 'route', { yes: 'input[0] !== 2' }, { parameterMode: { yes: 'expression' } }),
+          node('work', 'tag'),
+        ],
         [edge('trigger', 'each'), edge('each', 'pick', 'loop'), edge('pick', 'work', 'yes'), edge('work', 'each')],
       ),
       { input: [1, 2, 3] },
@@ -424,16 +562,28 @@ describe('WorkflowExecutor step inputs', () => {
   it('runs a node that must not run twice over many items without leaving listeners on the run signal', async () => {
     // Every abort listener added during the run and not removed: nothing aborts here, so none fired.
     const live = new Set<unknown>();
-    const add = jest.spyOn(EventTarget.prototype, 'addEventListener').mockImplementation(function (this: EventTarget, type, listener, options) {
+    const add = jest.spyOn(EventTarget.prototype, 'addEventListener').mockImplementation(function (
+      this: EventTarget,
+      type,
+      listener,
+      options,
+    ) {
       if (type === 'abort') live.add(listener);
       return original.add.call(this, type, listener, options);
     });
-    const remove = jest.spyOn(EventTarget.prototype, 'removeEventListener').mockImplementation(function (this: EventTarget, type, listener, options) {
+    const remove = jest.spyOn(EventTarget.prototype, 'removeEventListener').mockImplementation(function (
+      this: EventTarget,
+      type,
+      listener,
+      options,
+    ) {
       if (type === 'abort') live.delete(listener);
       return original.remove.call(this, type, listener, options);
     });
     try {
-      const result = await run(workflow([node('send', 'effect', {}, { runMode: 'item' })], [edge('trigger', 'send')]), { input: Array.from({ length: 25 }, (_, i) => i) });
+      const result = await run(workflow([node('send', 'effect', {}, { runMode: 'item' })], [edge('trigger', 'send')]), {
+        input: Array.from({ length: 25 }, (_, i) => i),
+      });
       expect(result.status).toBe('succeeded');
       expect(calls).toHaveLength(25);
     } finally {
@@ -452,10 +602,29 @@ describe('WorkflowExecutor step inputs', () => {
         chars += JSON.stringify(step).length;
         last[step.nodeId] = step;
       };
-      const executor = new WorkflowExecutor({ expressions, fetcher: { fetch: () => Promise.reject(new Error('x')) }, collections: new UnavailableCollectionsProvider(), logger: pino({ level: 'silent' }), runTimeoutMs: 60_000 });
+      const executor = new WorkflowExecutor({
+        expressions,
+        fetcher: { fetch: () => Promise.reject(new Error('x')) },
+        collections: new UnavailableCollectionsProvider(),
+        logger: pino({ level: 'silent' }),
+        runTimeoutMs: 60_000,
+      });
       const outcome = await executor.run(
-        compileWorkflow(workflow([node('each', 'loop', { batchSize: 1 }), node('work', 'tag'), node('send', 'effect')], [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'send'), edge('send', 'each')]), registry),
-        { runId: 'run_long', workflowId: 'w', actingUserId: 'u', input: Array.from({ length: iterations }, (_, i) => ({ i, text: 'some words of an item' })), variables: {}, redactor: Redactor.NONE },
+        compileWorkflow(
+          workflow(
+            [node('each', 'loop', { batchSize: 1 }), node('work', 'tag'), node('send', 'effect')],
+            [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'send'), edge('send', 'each')],
+          ),
+          registry,
+        ),
+        {
+          runId: 'run_long',
+          workflowId: 'w',
+          actingUserId: 'u',
+          input: Array.from({ length: iterations }, (_, i) => ({ i, text: 'some words of an item' })),
+          variables: {},
+          redactor: Redactor.NONE,
+        },
         { finished: count, started: async (step) => count(step) },
       );
       expect(outcome.status).toBe('succeeded');
@@ -467,7 +636,9 @@ describe('WorkflowExecutor step inputs', () => {
       const long = await recordedChars(1000);
       expect(long.work).toMatchObject({ status: 'succeeded', iterations: 1000 });
       expect(long.work.output).toHaveLength(1000);
-      expect((long.send.output as { sent: unknown }[])[999]).toEqual({ sent: { tag: 'work', got: [{ i: 999, text: 'some words of an item' }], inputs: ['each.loop:true'] } });
+      expect((long.send.output as { sent: unknown }[])[999]).toEqual({
+        sent: { tag: 'work', got: [{ i: 999, text: 'some words of an item' }], inputs: ['each.loop:true'] },
+      });
       // Four times the iterations: about four times the characters, where rewriting every record each iteration made it sixteen.
       expect(long.chars / short.chars).toBeLessThan(5);
     });
@@ -475,12 +646,18 @@ describe('WorkflowExecutor step inputs', () => {
     it("replaces a body node's outputs by a note once they pass the record limit, and still counts its iterations", async () => {
       const big = 'x'.repeat(300 * 1024);
       const result = await run(
-        workflow([node('each', 'loop', { batchSize: 1 }), node('work', 'tag', { tag: big })], [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')]),
+        workflow(
+          [node('each', 'loop', { batchSize: 1 }), node('work', 'tag', { tag: big })],
+          [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')],
+        ),
         { input: [1, 2, 3, 4, 5] },
       );
       expect(result.status).toBe('succeeded');
       expect(result.byId.work).toMatchObject({ iterations: 5, input: [[1], [2], [3], [4], [5]] });
-      expect(result.byId.work.output).toEqual({ notRecorded: true, reason: expect.stringMatching(/^output of \d+ characters exceeds the record limit of 1048576$/) });
+      expect(result.byId.work.output).toEqual({
+        notRecorded: true,
+        reason: expect.stringMatching(/^output of \d+ characters exceeds the record limit of 1048576$/),
+      });
       expect((result.output as { done: unknown[] }).done).toHaveLength(5);
     });
   });

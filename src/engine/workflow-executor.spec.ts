@@ -37,7 +37,11 @@ const echo = defineNode({
   description: 'Outputs what it got',
   parameters: EchoParams,
   defaultRunMode: 'input',
-  execute: (ctx) => ({ got: ctx.runMode === 'input' ? ctx.input : ctx.item, value: ctx.params.value ?? null, count: ctx.params.count ?? null }),
+  execute: (ctx) => ({
+    got: ctx.runMode === 'input' ? ctx.input : ctx.item,
+    value: ctx.params.value ?? null,
+    count: ctx.params.count ?? null,
+  }),
 });
 
 class FailParams {
@@ -155,7 +159,15 @@ async function run(definition: WorkflowDefinition, overrides: Partial<RunRequest
   const steps: StepRecord[] = [];
   const outcome = await executor(runTimeoutMs, decider).run(
     compileWorkflow(definition, registry, { aiDecide: decider !== undefined }),
-    { runId: `run_${++runCounter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { q: 'hi' }, variables: {}, redactor: Redactor.NONE, ...overrides },
+    {
+      runId: `run_${++runCounter}`,
+      workflowId: 'wfl_1',
+      actingUserId: 'usr_1',
+      input: { q: 'hi' },
+      variables: {},
+      redactor: Redactor.NONE,
+      ...overrides,
+    },
     { finished: (step) => void steps.push(step), started: async (step) => void steps.push(step) },
   );
   return { ...outcome, byId: Object.fromEntries(steps.map((s) => [s.nodeId, s])), listened: steps };
@@ -198,20 +210,36 @@ describe('WorkflowExecutor', () => {
   });
 
   it('serialises an object result for a string parameter', async () => {
-    const result = await run(chain({ id: 'a', type: 'echo', parameters: { value: '{"text": input.q, "top_k": "5"}' }, parameterMode: { value: 'expression' } }));
+    const result = await run(
+      chain({ id: 'a', type: 'echo', parameters: { value: '{"text": input.q, "top_k": "5"}' }, parameterMode: { value: 'expression' } }),
+    );
     expect(JSON.parse((result.byId.a.output as { value: string }).value)).toEqual({ text: 'hi', top_k: '5' });
   });
 
   it('runs a node once per item in run mode item, keeping the order', async () => {
     const result = await run(
-      chain({ id: 'each', type: 'echo', runMode: 'item', parameters: { value: 'item.name + "!"' }, parameterMode: { value: 'expression' } }),
+      chain({
+        id: 'each',
+        type: 'echo',
+        runMode: 'item',
+        parameters: { value: 'item.name + "!"' },
+        parameterMode: { value: 'expression' },
+      }),
       { input: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] },
     );
     expect((result.byId.each.output as { value: string }[]).map((o) => o.value)).toEqual(['a!', 'b!', 'c!']);
   });
 
   it('names the node, the parameter and the expression when an expression fails, and never retries it', async () => {
-    const result = await run(chain({ id: 'bad', type: 'echo', parameters: { value: 'input.missing.deeper' }, parameterMode: { value: 'expression' }, retry: { maxAttempts: 3, backoffMs: 1 } }));
+    const result = await run(
+      chain({
+        id: 'bad',
+        type: 'echo',
+        parameters: { value: 'input.missing.deeper' },
+        parameterMode: { value: 'expression' },
+        retry: { maxAttempts: 3, backoffMs: 1 },
+      }),
+    );
     expect(result.status).toBe('failed');
     expect(result.byId.bad.status).toBe('failed');
     expect(result.byId.bad.attempts).toBe(0);
@@ -224,29 +252,44 @@ describe('WorkflowExecutor', () => {
   });
 
   it('fails the run at the first failing node and skips the rest', async () => {
-    const result = await run(chain({ id: 'f', type: 'fail', parameters: { kind: 'configuration' } }, { id: 'after', type: 'echo', parameters: {} }));
+    const result = await run(
+      chain({ id: 'f', type: 'fail', parameters: { kind: 'configuration' } }, { id: 'after', type: 'echo', parameters: {} }),
+    );
     expect(result.status).toBe('failed');
     expect(result.byId.f).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'NODE_CONFIGURATION', message: 'bad setup' } });
     expect(result.byId.after).toMatchObject({ status: 'skipped', attempts: 0, startedAt: null });
   });
 
   it('with continueOnError puts the error in the output and runs the successors', async () => {
-    const result = await run(chain({ id: 'f', type: 'fail', continueOnError: true, parameters: { kind: 'upstream' } }, { id: 'after', type: 'echo', parameters: {} }));
+    const result = await run(
+      chain(
+        { id: 'f', type: 'fail', continueOnError: true, parameters: { kind: 'upstream' } },
+        { id: 'after', type: 'echo', parameters: {} },
+      ),
+    );
     expect(result.status).toBe('succeeded');
     expect(result.byId.f.status).toBe('failed');
     expect(result.byId.f.output).toEqual({ error: expect.objectContaining({ code: 'UPSTREAM_FAILED', details: { status: 503 } }) });
-    expect(result.byId.after.output).toEqual({ got: { error: expect.objectContaining({ code: 'UPSTREAM_FAILED' }) }, value: null, count: null });
+    expect(result.byId.after.output).toEqual({
+      got: { error: expect.objectContaining({ code: 'UPSTREAM_FAILED' }) },
+      value: null,
+      count: null,
+    });
   });
 
   it('retries retryable failures with backoff, but never configuration errors', async () => {
-    const flaky = await run(chain({ id: 'f', type: 'fail', retry: { maxAttempts: 3, backoffMs: 1 }, parameters: { kind: 'upstream-once' } }));
+    const flaky = await run(
+      chain({ id: 'f', type: 'fail', retry: { maxAttempts: 3, backoffMs: 1 }, parameters: { kind: 'upstream-once' } }),
+    );
     expect(flaky.status).toBe('succeeded');
     expect(flaky.byId.f).toMatchObject({ attempts: 2, output: { recoveredOnTry: 2 } });
 
     const down = await run(chain({ id: 'f', type: 'fail', retry: { maxAttempts: 3, backoffMs: 1 }, parameters: { kind: 'upstream' } }));
     expect(down.byId.f).toMatchObject({ status: 'failed', attempts: 3 });
 
-    const misconfigured = await run(chain({ id: 'f', type: 'fail', retry: { maxAttempts: 3, backoffMs: 1 }, parameters: { kind: 'configuration' } }));
+    const misconfigured = await run(
+      chain({ id: 'f', type: 'fail', retry: { maxAttempts: 3, backoffMs: 1 }, parameters: { kind: 'configuration' } }),
+    );
     expect(misconfigured.byId.f).toMatchObject({ status: 'failed', attempts: 1 });
   });
 
@@ -256,7 +299,11 @@ describe('WorkflowExecutor', () => {
   });
 
   it('fails the run at the run time limit', async () => {
-    const result = await run(chain({ id: 's', type: 'slow', parameters: { ms: 5_000 } }, { id: 'after', type: 'echo', parameters: {} }), {}, 30);
+    const result = await run(
+      chain({ id: 's', type: 'slow', parameters: { ms: 5_000 } }, { id: 'after', type: 'echo', parameters: {} }),
+      {},
+      30,
+    );
     expect(result.status).toBe('failed');
     expect(result.error).toMatchObject({ code: 'TIMEOUT', nodeId: 's' });
     expect(result.byId.after.status).toBe('skipped');
@@ -265,7 +312,9 @@ describe('WorkflowExecutor', () => {
   it('stops at cancel: the current step is canceled and the rest skipped', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new RunInterrupt('canceled', 'The run was canceled')), 20);
-    const result = await run(chain({ id: 's', type: 'slow', parameters: { ms: 5_000 } }, { id: 'after', type: 'echo', parameters: {} }), { signal: controller.signal });
+    const result = await run(chain({ id: 's', type: 'slow', parameters: { ms: 5_000 } }, { id: 'after', type: 'echo', parameters: {} }), {
+      signal: controller.signal,
+    });
     expect(result.status).toBe('canceled');
     expect(result.byId.s).toMatchObject({ status: 'canceled', error: { code: 'CANCELED' } });
     expect(result.byId.after.status).toBe('skipped');
@@ -274,7 +323,9 @@ describe('WorkflowExecutor', () => {
   it('reports a shutdown as interrupted without recording the remaining nodes', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new RunInterrupt('shutdown', 'stopping')), 20);
-    const result = await run(chain({ id: 's', type: 'slow', parameters: { ms: 5_000 } }, { id: 'after', type: 'echo', parameters: {} }), { signal: controller.signal });
+    const result = await run(chain({ id: 's', type: 'slow', parameters: { ms: 5_000 } }, { id: 'after', type: 'echo', parameters: {} }), {
+      signal: controller.signal,
+    });
     expect(result.status).toBe('interrupted');
     expect(result.listened.map((s) => s.nodeId)).toEqual(['trigger']);
   });
@@ -299,7 +350,10 @@ describe('WorkflowExecutor', () => {
       chain({ id: 'p', type: 'page', parameters, parameterMode: { page: 'ai' }, ...extra });
 
     it('renders a template parameter given as fixed text', async () => {
-      const result = await run(chain({ id: 'p', type: 'page', parameters: { page: 2, instructions: 'Read page ${item.n} of ${variables.total}' } }), { input: [{ n: 1 }, { n: 2 }], variables: { total: 9 } });
+      const result = await run(
+        chain({ id: 'p', type: 'page', parameters: { page: 2, instructions: 'Read page ${item.n} of ${variables.total}' } }),
+        { input: [{ n: 1 }, { n: 2 }], variables: { total: 9 } },
+      );
       expect(result.byId.p.output).toEqual([
         { instructions: 'Read page 1 of 9', page: 2 },
         { instructions: 'Read page 2 of 9', page: 2 },
@@ -308,7 +362,12 @@ describe('WorkflowExecutor', () => {
 
     it('asks the model once per item with the rendered instructions, the item and the schema, and validates the coerced answer', async () => {
       const decider = new ScriptedDecider([{ page: '3' }, { page: 7 }]);
-      const result = await run(pages({ instructions: 'The page after ${item.last}', page: 'one page further' }), { input: [{ last: 2 }, { last: 6 }] }, undefined, decider);
+      const result = await run(
+        pages({ instructions: 'The page after ${item.last}', page: 'one page further' }),
+        { input: [{ last: 2 }, { last: 6 }] },
+        undefined,
+        decider,
+      );
       expect(result.status).toBe('succeeded');
       expect(result.byId.p.output).toEqual([
         { instructions: 'The page after 2', page: 3 },
@@ -318,7 +377,9 @@ describe('WorkflowExecutor', () => {
         node: { id: 'p', type: 'page', displayName: 'Page', description: 'Outputs its parameters' },
         instructions: 'The page after 2',
         input: { last: 2 },
-        parameters: [{ name: 'page', hint: 'one page further', required: true, schema: { description: 'Page to read', type: 'integer', minimum: 0 } }],
+        parameters: [
+          { name: 'page', hint: 'one page further', required: true, schema: { description: 'Page to read', type: 'integer', minimum: 0 } },
+        ],
       });
       expect(decider.questions[1].input).toEqual({ last: 6 });
     });
@@ -327,24 +388,49 @@ describe('WorkflowExecutor', () => {
       const decider = new ScriptedDecider(['page three', { page: 3 }]);
       const result = await run(pages({}), { input: [{}] }, undefined, decider);
       expect(result.byId.p.output).toEqual([{ instructions: '', page: 3 }]);
-      expect(decider.questions[1].correction).toEqual({ answer: 'page three', problems: [{ field: '(answer)', reason: 'must be a JSON object of parameter values' }] });
+      expect(decider.questions[1].correction).toEqual({
+        answer: 'page three',
+        problems: [{ field: '(answer)', reason: 'must be a JSON object of parameter values' }],
+      });
     });
 
     it('fails the step, naming the parameter, when the corrected answer is still invalid', async () => {
       const decider = new ScriptedDecider([{ page: -1 }, { page: 'x' }, { page: 1 }]);
       const result = await run(pages({}, { retry: { maxAttempts: 3, backoffMs: 1 } }), { input: [{}] }, undefined, decider);
       expect(result.status).toBe('failed');
-      expect(result.byId.p.error).toMatchObject({ code: 'NODE_CONFIGURATION', message: expect.stringMatching(/^Parameters of node "p" are invalid after AI Decide chose page: page /), details: { nodeId: 'p', itemIndex: 0 } });
+      expect(result.byId.p.error).toMatchObject({
+        code: 'NODE_CONFIGURATION',
+        message: expect.stringMatching(/^Parameters of node "p" are invalid after AI Decide chose page: page /),
+        details: { nodeId: 'p', itemIndex: 0 },
+      });
       expect(decider.questions).toHaveLength(2);
-      expect(decider.questions[1].correction?.problems).toEqual([expect.objectContaining({ field: 'page', reason: expect.stringContaining('must not be less than 0') })]);
+      expect(decider.questions[1].correction?.problems).toEqual([
+        expect.objectContaining({ field: 'page', reason: expect.stringContaining('must not be less than 0') }),
+      ]);
     });
 
     it('fails as the model failed, or records the error with continueOnError', async () => {
-      const down = () => new AppError(ErrorCode.UPSTREAM_FAILED, 'Language model endpoint answered 503: busy (gave up after 4 attempts)', { retryable: true, details: { status: 503 } });
+      const down = () =>
+        new AppError(ErrorCode.UPSTREAM_FAILED, 'Language model endpoint answered 503: busy (gave up after 4 attempts)', {
+          retryable: true,
+          details: { status: 503 },
+        });
       const failed = await run(pages({}), { input: [{}] }, undefined, new ScriptedDecider([down()]));
-      expect(failed.byId.p.error).toMatchObject({ code: 'UPSTREAM_FAILED', message: 'AI Decide for node "p" failed: Language model endpoint answered 503: busy (gave up after 4 attempts)', details: { status: 503, parameters: ['page'] } });
+      expect(failed.byId.p.error).toMatchObject({
+        code: 'UPSTREAM_FAILED',
+        message: 'AI Decide for node "p" failed: Language model endpoint answered 503: busy (gave up after 4 attempts)',
+        details: { status: 503, parameters: ['page'] },
+      });
 
-      const carriedOn = await run(chain({ id: 'p', type: 'page', parameters: {}, parameterMode: { page: 'ai' }, continueOnError: true }, { id: 'after', type: 'echo', parameters: {} }), { input: [{}] }, undefined, new ScriptedDecider([down()]));
+      const carriedOn = await run(
+        chain(
+          { id: 'p', type: 'page', parameters: {}, parameterMode: { page: 'ai' }, continueOnError: true },
+          { id: 'after', type: 'echo', parameters: {} },
+        ),
+        { input: [{}] },
+        undefined,
+        new ScriptedDecider([down()]),
+      );
       expect(carriedOn.status).toBe('succeeded');
       expect(carriedOn.byId.p.output).toEqual([{ error: expect.objectContaining({ code: 'UPSTREAM_FAILED' }) }]);
       expect(carriedOn.byId.after.status).toBe('succeeded');
@@ -353,7 +439,12 @@ describe('WorkflowExecutor', () => {
     it('tells the model no secret', async () => {
       const secret = 'sk-very-secret-value';
       const decider = new ScriptedDecider([{ page: 1 }]);
-      await run(pages({ instructions: 'Use key ${variables.token}' }), { input: [{ key: secret }], variables: { token: secret }, redactor: new Redactor([secret]) }, undefined, decider);
+      await run(
+        pages({ instructions: 'Use key ${variables.token}' }),
+        { input: [{ key: secret }], variables: { token: secret }, redactor: new Redactor([secret]) },
+        undefined,
+        decider,
+      );
       expect(JSON.stringify(decider.questions)).not.toContain(secret);
       expect(decider.questions[0]).toMatchObject({ instructions: `Use key ${REDACTED}`, input: { key: REDACTED } });
     });

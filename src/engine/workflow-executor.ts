@@ -12,7 +12,15 @@ import { Redactor } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { childSignal } from './signals';
 
-export type { ExecutorDependencies, ExpressionEvaluator, KeptOutputs, RunOutcome, RunRequest, StateSealer, StepListener } from './executor/run-contract';
+export type {
+  ExecutorDependencies,
+  ExpressionEvaluator,
+  KeptOutputs,
+  RunOutcome,
+  RunRequest,
+  StateSealer,
+  StepListener,
+} from './executor/run-contract';
 export { MAX_RECORDED_OUTPUT_CHARS, MAX_STATE_CHARS, recordable, sealOutputs } from './executor/step-records';
 
 /**
@@ -42,7 +50,11 @@ export class WorkflowExecutor {
 
   async run(plan: CompiledWorkflow, request: RunRequest, listener: StepListener): Promise<RunOutcome> {
     const parent = request.signal ?? new AbortController().signal;
-    const runLimit = childSignal(parent, this.deps.runTimeoutMs, () => new RunInterrupt('timeout', `The run exceeded its time limit of ${this.deps.runTimeoutMs} ms`));
+    const runLimit = childSignal(
+      parent,
+      this.deps.runTimeoutMs,
+      () => new RunInterrupt('timeout', `The run exceeded its time limit of ${this.deps.runTimeoutMs} ms`),
+    );
     const run: Execution = {
       plan,
       request,
@@ -60,7 +72,11 @@ export class WorkflowExecutor {
     try {
       if (request.test) narrowToTest(run, plan, request.test);
       await restore(run);
-      await this.walker.runNodes(run, plan.nodes.filter((n) => n.loop === null), null);
+      await this.walker.runNodes(
+        run,
+        plan.nodes.filter((n) => n.loop === null),
+        null,
+      );
     } catch (error) {
       if (!(error instanceof Suspension)) throw error;
       return { status: 'waiting', error: null, steps: run.steps, resumeAt: error.resumeAt };
@@ -69,7 +85,8 @@ export class WorkflowExecutor {
     }
     if (run.stoppedBy?.reason === 'shutdown') return { status: 'interrupted', error: null, steps: run.steps };
     // A run that did not succeed has no answer: part of one would pass for the whole.
-    if (run.stoppedBy?.reason === 'canceled') return { status: 'canceled', error: { code: ErrorCode.CANCELED, message: 'The run was canceled' }, steps: run.steps };
+    if (run.stoppedBy?.reason === 'canceled')
+      return { status: 'canceled', error: { code: ErrorCode.CANCELED, message: 'The run was canceled' }, steps: run.steps };
     if (run.failure) return { status: 'failed', error: run.failure, steps: run.steps };
     // A test of one node alone answers with that node's output: what follows it was left out on purpose.
     const output = request.test && !request.test.andAfter ? run.values[request.test.nodeId] : runOutput(run);

@@ -74,8 +74,10 @@ export class WorkerHealthServer implements OnApplicationBootstrap, OnModuleDestr
         throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `${method} is not allowed on ${path}`, { details: { allow: ['GET', 'HEAD'] } });
       }
       if (path === '/health') return send(response, 200, 'application/json; charset=utf-8', JSON.stringify(this.health.live()));
-      if (path === '/health/ready') return send(response, 200, 'application/json; charset=utf-8', JSON.stringify(await this.health.ready()));
-      if (path === '/metrics' && this.config.METRICS_ENABLED) return send(response, 200, this.metrics.contentType, await this.metrics.render());
+      if (path === '/health/ready')
+        return send(response, 200, 'application/json; charset=utf-8', JSON.stringify(await this.health.ready()));
+      if (path === '/metrics' && this.config.METRICS_ENABLED)
+        return send(response, 200, this.metrics.contentType, await this.metrics.render());
       throw new AppError(ErrorCode.NOT_FOUND, `No route for ${method} ${path}`);
     } catch (exception) {
       const error = toAppError(exception, method, path);

@@ -52,9 +52,7 @@ function expectWellFormed(doc: ExtractedDocument, result: Chunks, passageChars =
   }
   for (const passage of passages) expect(windowText.get(passage.index)).toBe(squash(passage.content));
   // Passages, in order, are all of the text and nothing else.
-  expect(passages.map((p) => squash(p.content)).join('')).toBe(
-    doc.segments.map((s) => squash(normaliseWhitespace(s.text))).join(''),
-  );
+  expect(passages.map((p) => squash(p.content)).join('')).toBe(doc.segments.map((s) => squash(normaliseWhitespace(s.text))).join(''));
 }
 
 describe('chunk', () => {
@@ -79,7 +77,12 @@ describe('chunk', () => {
   });
 
   it('keeps a short page as one passage even when the next page would fit beside it', () => {
-    const doc: ExtractedDocument = { segments: [{ text: 'Alpha page.', page: 1 }, { text: 'Beta page.', page: 2 }] };
+    const doc: ExtractedDocument = {
+      segments: [
+        { text: 'Alpha page.', page: 1 },
+        { text: 'Beta page.', page: 2 },
+      ],
+    };
     expect(chunk(doc).passages).toEqual([
       { index: 0, content: 'Alpha page.', page: 1 },
       { index: 1, content: 'Beta page.', page: 2 },
@@ -179,7 +182,13 @@ describe('chunk', () => {
     });
 
     it('gives every passage at least one window', () => {
-      const doc: ExtractedDocument = { segments: [{ text: 'Tiny', page: 1 }, { text: 'Also tiny', page: 2 }, { text: 'x'.repeat(1200), page: 3 }] };
+      const doc: ExtractedDocument = {
+        segments: [
+          { text: 'Tiny', page: 1 },
+          { text: 'Also tiny', page: 2 },
+          { text: 'x'.repeat(1200), page: 3 },
+        ],
+      };
       const { passages, windows } = chunk(doc);
       for (const passage of passages) expect(windows.some((w) => w.passageIndex === passage.index)).toBe(true);
     });

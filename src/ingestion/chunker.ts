@@ -133,13 +133,7 @@ export function normaliseWhitespace(raw: string): string {
 }
 
 function isHardBreak(previous: string, next: string): boolean {
-  return (
-    previous.includes('\t') ||
-    next.includes('\t') ||
-    previous.startsWith('#') ||
-    next.startsWith('#') ||
-    LIST_ITEM.test(next)
-  );
+  return previous.includes('\t') || next.includes('\t') || previous.startsWith('#') || next.startsWith('#') || LIST_ITEM.test(next);
 }
 
 const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'vs', 'fig', 'no', 'approx', 'e.g', 'i.e', 'cf', 'al']);

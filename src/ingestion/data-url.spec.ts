@@ -33,7 +33,9 @@ describe('parseDataUrl', () => {
   });
 
   it('refuses data past the cap, before decoding a huge payload', () => {
-    expect(() => parseDataUrl(`data:;base64,${'A'.repeat(4000)}`, 100)).toThrow(expect.objectContaining({ code: ErrorCode.FILE_TOO_LARGE }));
+    expect(() => parseDataUrl(`data:;base64,${'A'.repeat(4000)}`, 100)).toThrow(
+      expect.objectContaining({ code: ErrorCode.FILE_TOO_LARGE }),
+    );
     expect(() => parseDataUrl(`data:,${'a'.repeat(101)}`, 100)).toThrow(expect.objectContaining({ code: ErrorCode.FILE_TOO_LARGE }));
     expect(parseDataUrl(`data:,${'a'.repeat(100)}`, 100).bytes).toHaveLength(100);
   });

@@ -76,7 +76,12 @@ describe('detectType', () => {
     ['a JPEG image', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46]), undefined, 'image/jpeg'],
     ['a gzip file', Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0]), 'data.csv', 'application/gzip'],
     ['an ELF executable', Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), Buffer.alloc(64)]), undefined, 'ELF'],
-    ['a Windows executable', Buffer.concat([text('MZ'), Buffer.alloc(64), text('This program cannot be run in DOS mode')]), 'setup.exe', 'binary data'],
+    [
+      'a Windows executable',
+      Buffer.concat([text('MZ'), Buffer.alloc(64), text('This program cannot be run in DOS mode')]),
+      'setup.exe',
+      'binary data',
+    ],
     ['a legacy Office file', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), 'old.doc', 'OLE2'],
     ['random bytes', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256)), undefined, 'binary data'],
     ['text with a NUL byte', text('hello\0world'), 'notes.txt', 'binary data'],

@@ -114,7 +114,11 @@ function sniffTextKind(bytes: Buffer): TextKind {
   if (/^(<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/i.test(head)) return 'html';
   const first = head[0];
   if (first === '{' || first === '[') {
-    const tail = bytes.subarray(Math.max(0, bytes.length - 64)).toString('latin1').replace(/\0/g, '').trimEnd();
+    const tail = bytes
+      .subarray(Math.max(0, bytes.length - 64))
+      .toString('latin1')
+      .replace(/\0/g, '')
+      .trimEnd();
     const last = tail[tail.length - 1];
     if ((first === '{' && last === '}') || (first === '[' && last === ']')) return 'json';
   }

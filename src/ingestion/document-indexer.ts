@@ -224,4 +224,3 @@ export class DocumentIndexer {
     this.options.onProgress({ stage: this.embeddingDone ? 'indexing' : 'embedding', done: this.partsDone, total: this.partsTotal });
   }
 }
-

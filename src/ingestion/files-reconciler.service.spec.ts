@@ -19,8 +19,7 @@ describe('FilesReconciler', () => {
   let collectionId: string;
   const longAgo = new Date(Date.now() - 10 * 60_000);
 
-  const reconciler = (batchSize = 100) =>
-    new FilesReconciler(files, queue, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize });
+  const reconciler = (batchSize = 100) => new FilesReconciler(files, queue, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize });
 
   const stored = async (at = longAgo, status: StoredFile['status'] = 'pending'): Promise<StoredFile> => {
     const file = { ...newPendingFile(collectionId, 'a.txt', { url: 'https://example.com/a.txt' }, 'text/plain', at), status };
@@ -35,7 +34,15 @@ describe('FilesReconciler', () => {
     queue = new RecordingQueue();
     collectionId = newId('col');
     const now = new Date();
-    await new SqliteCollectionStore(db).create({ id: collectionId, name: 'c', ownerId: 'usr_x', createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });
+    await new SqliteCollectionStore(db).create({
+      id: collectionId,
+      name: 'c',
+      ownerId: 'usr_x',
+      createdAt: now,
+      updatedAt: now,
+      embeddingModel: null,
+      embeddingDimension: null,
+    });
   });
 
   afterEach(() => {
@@ -68,7 +75,7 @@ describe('FilesReconciler', () => {
     expect(queue.enqueued[0].jobId).toMatch(new RegExp(`^${stuck.id}-`));
   });
 
-  it("queues a file again in its own lane, and leaves one whose job waits in the other lane", async () => {
+  it('queues a file again in its own lane, and leaves one whose job waits in the other lane', async () => {
     const large = await stored();
     await files.update(large.id, { lane: 'large', error: 'The disk holding /data/blobs is full' });
     await reconciler().reconcile();

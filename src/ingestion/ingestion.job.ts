@@ -30,7 +30,12 @@ export const laneForSize = (size: number, limits: LaneLimits): FileLane => (size
  * so queuing the same file twice while a job for it exists is a no-op. `jobId` overrides it when
  * a job that ended without finishing the file still holds that id.
  */
-export function enqueueIngestion(queue: JobQueue, job: FileIngestJob, lane: FileLane = 'standard', jobId: string = job.fileId): Promise<string> {
+export function enqueueIngestion(
+  queue: JobQueue,
+  job: FileIngestJob,
+  lane: FileLane = 'standard',
+  jobId: string = job.fileId,
+): Promise<string> {
   return queue.enqueue<FileIngestJob>(INGEST_JOB_OF_LANE[lane], job, { ...INGEST_OPTIONS, jobId });
 }
 

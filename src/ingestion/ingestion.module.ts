@@ -27,10 +27,17 @@ export class IngestionModule implements OnApplicationShutdown {
   static forRoot(config: AppConfig): DynamicModule {
     const workers = config.runsWorkers
       ? [
-          { provide: ExtractorPool, useFactory: () => new ExtractorPool({ threads: EXTRACTION_THREADS, timeoutMs: EXTRACTION_TIMEOUT_MS }) },
+          {
+            provide: ExtractorPool,
+            useFactory: () => new ExtractorPool({ threads: EXTRACTION_THREADS, timeoutMs: EXTRACTION_TIMEOUT_MS }),
+          },
           {
             provide: LARGE_LANE_EXTRACTOR,
-            useFactory: () => new ExtractorPool({ threads: Math.max(1, Math.min(EXTRACTION_THREADS, config.INGEST_LARGE_CONCURRENCY)), timeoutMs: LARGE_EXTRACTION_TIMEOUT_MS }),
+            useFactory: () =>
+              new ExtractorPool({
+                threads: Math.max(1, Math.min(EXTRACTION_THREADS, config.INGEST_LARGE_CONCURRENCY)),
+                timeoutMs: LARGE_EXTRACTION_TIMEOUT_MS,
+              }),
           },
           {
             provide: INGESTION_OPTIONS,
@@ -45,7 +52,10 @@ export class IngestionModule implements OnApplicationShutdown {
           FilesReconciler,
           {
             provide: FILES_RECONCILER_OPTIONS,
-            useValue: { ...DEFAULT_FILES_RECONCILER_OPTIONS, intervalMs: Math.min(DEFAULT_FILES_RECONCILER_OPTIONS.intervalMs, config.JOB_LEASE_MS) },
+            useValue: {
+              ...DEFAULT_FILES_RECONCILER_OPTIONS,
+              intervalMs: Math.min(DEFAULT_FILES_RECONCILER_OPTIONS.intervalMs, config.JOB_LEASE_MS),
+            },
           },
         ]
       : [];

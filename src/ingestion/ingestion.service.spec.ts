@@ -101,10 +101,28 @@ describe('IngestionService', () => {
   });
   beforeEach(async () => {
     embedder = new FakeEmbedder();
-    service = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics());
+    service = new IngestionService(
+      files,
+      blobs,
+      collections,
+      index,
+      embedder,
+      extractor,
+      fetcher,
+      pino({ level: 'silent' }),
+      new Metrics(),
+    );
     collectionId = newId('col');
     const now = new Date();
-    await collections.create({ id: collectionId, name: 'c', ownerId: 'usr_x', createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });
+    await collections.create({
+      id: collectionId,
+      name: 'c',
+      ownerId: 'usr_x',
+      createdAt: now,
+      updatedAt: now,
+      embeddingModel: null,
+      embeddingDimension: null,
+    });
   });
 
   async function storedFile(source: { bytes: Buffer; name?: string } | { url: string }): Promise<StoredFile> {
@@ -262,20 +280,47 @@ describe('IngestionService', () => {
     embedder.onCall = () => {
       throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     };
-    const diskFull = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics(), {
-      largeBytes: Number.POSITIVE_INFINITY,
-      largePages: Number.POSITIVE_INFINITY,
-      largeExtractionTimeoutMs: 60_000,
-      dataDir: '/var/lib/service',
-    });
+    const diskFull = new IngestionService(
+      files,
+      blobs,
+      collections,
+      index,
+      embedder,
+      extractor,
+      fetcher,
+      pino({ level: 'silent' }),
+      new Metrics(),
+      {
+        largeBytes: Number.POSITIVE_INFINITY,
+        largePages: Number.POSITIVE_INFINITY,
+        largeExtractionTimeoutMs: 60_000,
+        dataDir: '/var/lib/service',
+      },
+    );
     await diskFull.ingest(job(file, { attempt: 3 }));
-    expect(await reload(file)).toMatchObject({ status: 'pending', error: expect.stringMatching(/DATA_DIR \(\/var\/lib\/service\) is full/) });
+    expect(await reload(file)).toMatchObject({
+      status: 'pending',
+      error: expect.stringMatching(/DATA_DIR \(\/var\/lib\/service\) is full/),
+    });
   });
 
   it('moves a PDF of more pages than the standard lane takes to the large lane, which indexes it reporting progress', async () => {
     const queue = new RecordingQueue();
     const options = { largeBytes: 10_000_000, largePages: 5, largeExtractionTimeoutMs: 60_000 };
-    const laned = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics(), options, undefined, queue);
+    const laned = new IngestionService(
+      files,
+      blobs,
+      collections,
+      index,
+      embedder,
+      extractor,
+      fetcher,
+      pino({ level: 'silent' }),
+      new Metrics(),
+      options,
+      undefined,
+      queue,
+    );
     const file = await storedFile({ bytes: makeLargeTextPdf(8) });
     await laned.ingest(job(file));
     expect(await reload(file)).toMatchObject({ status: 'pending', lane: 'large', progress: { stage: 'queued' } });

@@ -39,7 +39,11 @@ export const INGESTION_OPTIONS = Symbol('INGESTION_OPTIONS');
 export const LARGE_LANE_EXTRACTOR = Symbol('LARGE_LANE_EXTRACTOR');
 
 /** Without options (the benchmarks' hand-wired pipeline) every file stays in the lane it was queued in. */
-const NO_LANES: IngestionOptions = { largeBytes: Number.POSITIVE_INFINITY, largePages: Number.POSITIVE_INFINITY, largeExtractionTimeoutMs: 60 * 60 * 1000 };
+const NO_LANES: IngestionOptions = {
+  largeBytes: Number.POSITIVE_INFINITY,
+  largePages: Number.POSITIVE_INFINITY,
+  largeExtractionTimeoutMs: 60 * 60 * 1000,
+};
 /** Progress within a stage is written at most this often; a change of stage at once. */
 const PROGRESS_EVERY_MS = 1000;
 
@@ -277,7 +281,10 @@ export class IngestionService {
     if (reason.retryable && job.attempt < job.maxAttempts) {
       await this.files.transition(file.id, ['processing'], 'pending');
       this.metrics.fileIngested('retrying');
-      this.logger.warn({ fileId: file.id, attempt: job.attempt, maxAttempts: job.maxAttempts, reason: reason.message }, 'file ingestion attempt failed; will retry');
+      this.logger.warn(
+        { fileId: file.id, attempt: job.attempt, maxAttempts: job.maxAttempts, reason: reason.message },
+        'file ingestion attempt failed; will retry',
+      );
       throw reason;
     }
     const recorded = await this.files.transition(file.id, ['processing'], 'error', { error: reason.message });
@@ -302,7 +309,10 @@ export class IngestionService {
         return false;
       });
     this.metrics.fileIngested('retrying');
-    this.logger.warn({ fileId: file.id, recorded: waiting, reason, err: error }, 'file ingestion failed for the service\'s own reasons; it will be tried again');
+    this.logger.warn(
+      { fileId: file.id, recorded: waiting, reason, err: error },
+      "file ingestion failed for the service's own reasons; it will be tried again",
+    );
   }
 
   private serviceFaultReason(error: unknown): string {

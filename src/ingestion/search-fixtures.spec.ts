@@ -31,7 +31,14 @@ function stems(text: string): Set<string> {
 }
 
 function stem(word: string): string {
-  for (const [suffix, replacement] of [['ies', 'y'], ['ing', ''], ['ed', ''], ['es', ''], ['s', ''], ['ly', '']] as const) {
+  for (const [suffix, replacement] of [
+    ['ies', 'y'],
+    ['ing', ''],
+    ['ed', ''],
+    ['es', ''],
+    ['s', ''],
+    ['ly', ''],
+  ] as const) {
     if (word.length - suffix.length >= 3 && word.endsWith(suffix)) return word.slice(0, -suffix.length) + replacement;
   }
   return word;

@@ -19,11 +19,7 @@ async function failure(promise: Promise<unknown>): Promise<AppError> {
 
 describe('zipEntryNames', () => {
   it('lists the central directory without inflating anything', () => {
-    expect(zipEntryNames(readFileSync(fixturePath('sourdough.docx')))).toEqual([
-      '[Content_Types].xml',
-      '_rels/.rels',
-      'word/document.xml',
-    ]);
+    expect(zipEntryNames(readFileSync(fixturePath('sourdough.docx')))).toEqual(['[Content_Types].xml', '_rels/.rels', 'word/document.xml']);
   });
 
   it('returns undefined for bytes that hold no zip directory', () => {

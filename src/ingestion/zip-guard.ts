@@ -116,10 +116,7 @@ function checkDeclaredSizes(entries: Entry[], limits: ZipLimits): void {
     if (declared > limits.maxDecompressedBytes) {
       throw bomb(`declared decompressed size exceeds ${formatBytes(limits.maxDecompressedBytes)}`);
     }
-    if (
-      entry.uncompressedSize > limits.ratioFloorBytes &&
-      entry.uncompressedSize > limits.maxRatio * Math.max(1, entry.compressedSize)
-    ) {
+    if (entry.uncompressedSize > limits.ratioFloorBytes && entry.uncompressedSize > limits.maxRatio * Math.max(1, entry.compressedSize)) {
       throw bomb(`entry ${entry.fileName} expands more than ${limits.maxRatio}:1`);
     }
   }
@@ -189,11 +186,7 @@ function bomb(reason: string): AppError {
 
 function corrupt(error: unknown, entryName?: string): AppError {
   const message = error instanceof Error ? error.message : String(error ?? 'unreadable');
-  return new AppError(
-    ErrorCode.EXTRACTION_FAILED,
-    `corrupt archive: ${entryName ? `${entryName}: ` : ''}${message}`,
-    { cause: error },
-  );
+  return new AppError(ErrorCode.EXTRACTION_FAILED, `corrupt archive: ${entryName ? `${entryName}: ` : ''}${message}`, { cause: error });
 }
 
 function formatBytes(bytes: number): string {

@@ -44,7 +44,8 @@ export class JobHandlerScan {
     const known = new Set(JOB_NAMES);
     const byName = new Map<string, DiscoveredJobHandler[]>();
     for (const handler of found) {
-      if (!known.has(handler.name)) problems.push(`${handler.where} handles job "${handler.name}", which is not a known job (known: ${JOB_NAMES.join(', ')})`);
+      if (!known.has(handler.name))
+        problems.push(`${handler.where} handles job "${handler.name}", which is not a known job (known: ${JOB_NAMES.join(', ')})`);
       byName.set(handler.name, [...(byName.get(handler.name) ?? []), handler]);
     }
     for (const [name, handlers] of byName) {
@@ -52,7 +53,10 @@ export class JobHandlerScan {
     }
     if (this.config.runsWorkers) {
       for (const name of JOB_NAMES) {
-        if (!byName.has(name)) problems.push(`job "${name}" has no handler: a provider method marked @OnJob('${name}') (src/jobs/on-job.decorator.ts) must be provided`);
+        if (!byName.has(name))
+          problems.push(
+            `job "${name}" has no handler: a provider method marked @OnJob('${name}') (src/jobs/on-job.decorator.ts) must be provided`,
+          );
       }
     } else if (found.length) {
       problems.push(`an api process runs no jobs, but provides ${found.map((h) => h.where).join(', ')}`);

@@ -59,7 +59,13 @@ describe('JobsModule', () => {
   async function boot(env: Record<string, string>, processors: Type<unknown>[]) {
     const config = loadConfig({ DATA_DIR: dataDir, ...env });
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(config), LoggerModule.forRoot(pino({ level: 'silent' })), MetricsModule.forRoot(config), StorageModule, JobsModule.forRoot(config)],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(pino({ level: 'silent' })),
+        MetricsModule.forRoot(config),
+        StorageModule,
+        JobsModule.forRoot(config),
+      ],
       providers: [Seen, ...processors],
     }).compile();
     try {
@@ -106,9 +112,9 @@ describe('JobsModule', () => {
     it('stops the boot when a handler names a job that does not exist, naming the handler', async () => {
       const settings = env();
       if (!settings) return;
-      await expect(
-        boot(settings, [...fileHandlers(), recordingHandler(RUN_JOB), recordingHandler('report.mail')]),
-      ).rejects.toThrow(/report\.mail/);
+      await expect(boot(settings, [...fileHandlers(), recordingHandler(RUN_JOB), recordingHandler('report.mail')])).rejects.toThrow(
+        /report\.mail/,
+      );
     });
   });
 

@@ -5,9 +5,29 @@ import { AppError, ErrorCode } from '../common/app-error';
 import type { CollectionsBackend } from './collections-backend.port';
 import { createMcpServer, ServiceMcpServer } from './mcp-server.factory';
 
-const collection = { id: 'col_1', name: 'Notes', createdAt: '2025-01-01T00:00:00.000Z', updatedAt: '2025-01-01T00:00:00.000Z', role: 'owner' };
-const file = { id: 'fle_1', name: 'a.pdf', type: 'application/pdf', size: 10, status: 'indexed' as const, createdAt: '2025-01-01T00:00:00.000Z' };
-const hit = (n: number) => ({ id: `psg_${n}`, content: `passage ${n}`, distance: n / 100, fileId: 'fle_1', fileName: 'a.pdf', chunkIndex: n });
+const collection = {
+  id: 'col_1',
+  name: 'Notes',
+  createdAt: '2025-01-01T00:00:00.000Z',
+  updatedAt: '2025-01-01T00:00:00.000Z',
+  role: 'owner',
+};
+const file = {
+  id: 'fle_1',
+  name: 'a.pdf',
+  type: 'application/pdf',
+  size: 10,
+  status: 'indexed' as const,
+  createdAt: '2025-01-01T00:00:00.000Z',
+};
+const hit = (n: number) => ({
+  id: `psg_${n}`,
+  content: `passage ${n}`,
+  distance: n / 100,
+  fileId: 'fle_1',
+  fileName: 'a.pdf',
+  chunkIndex: n,
+});
 
 function fakeBackend(overrides: Partial<CollectionsBackend> = {}): jest.Mocked<CollectionsBackend> {
   return {
@@ -47,7 +67,8 @@ describe('the MCP server built from the tool definitions', () => {
   });
   afterEach(() => client.close());
 
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
   const rejection = (name: string, args: Record<string, unknown>) =>
     client.callTool({ name, arguments: args }).then(
       () => undefined,
@@ -70,7 +91,12 @@ describe('the MCP server built from the tool definitions', () => {
       additionalProperties: false,
     });
     const list = tools.find((t) => t.name === 'service_list_collections')!;
-    expect(list.inputSchema).toEqual({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: {}, additionalProperties: false });
+    expect(list.inputSchema).toEqual({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: {},
+      additionalProperties: false,
+    });
     for (const tool of tools) {
       expect(tool.outputSchema).toMatchObject({ type: 'object', additionalProperties: false });
       expect(tool.title).toEqual(expect.any(String));
@@ -91,7 +117,9 @@ describe('the MCP server built from the tool definitions', () => {
     expect(backend.listFiles).toHaveBeenCalledWith('col_1', { offset: 100, limit: 100 });
     expect(first.structuredContent).toMatchObject({ total: 250, offset: 100, nextOffset: 200 });
     backend.listFiles.mockResolvedValueOnce({ items: [file], total: 201 });
-    expect((await call('service_list_collection_files', { collection_id: 'col_1', offset: 200 })).structuredContent).toMatchObject({ nextOffset: null });
+    expect((await call('service_list_collection_files', { collection_id: 'col_1', offset: 200 })).structuredContent).toMatchObject({
+      nextOffset: null,
+    });
   });
 
   it('searches for ten results from offset', async () => {
@@ -107,7 +135,10 @@ describe('the MCP server built from the tool definitions', () => {
     await call('service_search_collection', { collection_id: 'col_1', query: 'why' });
     expect(backend.search).toHaveBeenLastCalledWith('col_1', { text: 'why', topK: 10, offset: 0 });
     backend.listFiles.mockResolvedValueOnce({ items: [file], total: 1 });
-    expect((await call('service_list_collection_files', { collection_id: 'col_1' })).structuredContent).toMatchObject({ offset: 0, nextOffset: null });
+    expect((await call('service_list_collection_files', { collection_id: 'col_1' })).structuredContent).toMatchObject({
+      offset: 0,
+      nextOffset: null,
+    });
   });
 
   // MCP 2025-11-25, server/tools "Error Handling": input validation errors are Tool Execution Errors
@@ -120,7 +151,11 @@ describe('the MCP server built from the tool definitions', () => {
       ['service_create_collection', { name: 'x', extra: 1 }, /extra: property extra should not exist/],
       ['service_add_file_to_collection', { collection_id: 'col_1', name: 'a.pdf', url: 'nope' }, /url: url must be an absolute URL/],
       // The search body's field is `text`; the tool's argument is `query`, and the refusal says so.
-      ['service_search_collection', { collection_id: 'col_1', query: 'q'.repeat(8193) }, /\(query: query must be shorter than or equal to 8192 characters\)/],
+      [
+        'service_search_collection',
+        { collection_id: 'col_1', query: 'q'.repeat(8193) },
+        /\(query: query must be shorter than or equal to 8192 characters\)/,
+      ],
       ['service_search_collection', { collection_id: 'col_1', text: 'why' }, /query: is required; text: property text should not exist/],
     ];
     for (const [name, args, message] of cases) {
@@ -162,9 +197,9 @@ describe('the MCP server built from the tool definitions', () => {
     );
 
     backend.search.mockRejectedValueOnce(new AppError(ErrorCode.UNAVAILABLE, 'Index unreachable', { retryable: true }));
-    expect(((await call('service_search_collection', { collection_id: 'col_1', query: 'q', offset: 0 })).content[0] as { text: string }).text).toBe(
-      'UNAVAILABLE: Index unreachable. This is temporary: retry in a moment.',
-    );
+    expect(
+      ((await call('service_search_collection', { collection_id: 'col_1', query: 'q', offset: 0 })).content[0] as { text: string }).text,
+    ).toBe('UNAVAILABLE: Index unreachable. This is temporary: retry in a moment.');
     expect(unexpected).not.toHaveBeenCalled();
   });
 
@@ -232,10 +267,20 @@ describe('workflow tools in a session', () => {
     const result = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
     expect(result.structuredContent).toEqual({ runId: 'run_1', status: 'succeeded', output: { a: 1 }, error: null });
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
-    callWorkflowTool.mockResolvedValueOnce({ runId: 'run_2', status: 'failed', output: null, error: { code: 'NODE_FAILED', message: 'boom' } } as never);
+    callWorkflowTool.mockResolvedValueOnce({
+      runId: 'run_2',
+      status: 'failed',
+      output: null,
+      error: { code: 'NODE_FAILED', message: 'boom' },
+    } as never);
     const failed = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
     expect(failed.isError).toBe(true);
-    expect(failed.structuredContent).toEqual({ runId: 'run_2', status: 'failed', output: null, error: { code: 'NODE_FAILED', message: 'boom' } });
+    expect(failed.structuredContent).toEqual({
+      runId: 'run_2',
+      status: 'failed',
+      output: null,
+      error: { code: 'NODE_FAILED', message: 'boom' },
+    });
     expect(failed.content).toEqual([{ type: 'text', text: JSON.stringify(failed.structuredContent) }]);
     callWorkflowTool.mockRejectedValueOnce(AppError.notFound('workflow tool', 'late'));
     const error = await client.callTool({ name: 'late', arguments: { q: 'x' } }).catch((e: unknown) => e);

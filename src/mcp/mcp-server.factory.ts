@@ -1,6 +1,14 @@
 import { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { CallToolRequestSchema, CallToolResult, ErrorCode as RpcErrorCode, JSONRPCMessage, McpError, RequestId, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResult,
+  ErrorCode as RpcErrorCode,
+  JSONRPCMessage,
+  McpError,
+  RequestId,
+  ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { ErrorCode, isAppError } from '../common/app-error';
 import { LruCache } from '../common/lru-cache';
@@ -111,7 +119,9 @@ export class ServiceMcpServer {
       const run: ToolHandler = (args, context) => runCollectionTool(tool, args, context, options);
       this.tools.set(tool.name, this.mcp.registerTool(tool.name, config as never, run as never));
     }
-    this.mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(request.params.name, request.params.arguments ?? {}, extra));
+    this.mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.callTool(request.params.name, request.params.arguments ?? {}, extra),
+    );
   }
 
   /**
@@ -134,7 +144,9 @@ export class ServiceMcpServer {
    * when that adds, removes or changes one, and only then.
    */
   setWorkflowTools(listed: readonly WorkflowToolRecord[]): void {
-    const wanted = new Map(listed.filter((tool) => !COLLECTION_TOOL_CONFIGS.has(tool.name)).map((tool) => [tool.name, { tool, key: fingerprint(tool) }]));
+    const wanted = new Map(
+      listed.filter((tool) => !COLLECTION_TOOL_CONFIGS.has(tool.name)).map((tool) => [tool.name, { tool, key: fingerprint(tool) }]),
+    );
     for (const [name, current] of this.workflowTools) {
       if (wanted.get(name)?.key === current.key) {
         wanted.delete(name);
@@ -161,7 +173,12 @@ export class ServiceMcpServer {
     try {
       return { jsonrpc: '2.0', id, result: await this.callTool(name, args, context) };
     } catch (error) {
-      if (error instanceof McpError) return { jsonrpc: '2.0', id, error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) } };
+      if (error instanceof McpError)
+        return {
+          jsonrpc: '2.0',
+          id,
+          error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) },
+        };
       // The tools answer their failures as results: this is a bug, and says nothing internal.
       this.options.onUnexpectedError?.(error, name);
       return { jsonrpc: '2.0', id, error: { code: RpcErrorCode.InternalError, message: 'Internal error' } };
@@ -177,10 +194,16 @@ export class ServiceMcpServer {
   }
 }
 
-const unknownTool = (name: string) => new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}: tools/list names the tools of this server`);
+const unknownTool = (name: string) =>
+  new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}: tools/list names the tools of this server`);
 
 /** One collection tool call: arguments checked by the REST API's own DTOs, then the shared service. */
-async function runCollectionTool(tool: CollectionTool, args: Record<string, unknown>, context: ToolCallContext, options: McpServerOptions): Promise<CallToolResult> {
+async function runCollectionTool(
+  tool: CollectionTool,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  options: McpServerOptions,
+): Promise<CallToolResult> {
   let output: Record<string, unknown>;
   try {
     // The REST API's own input DTOs: the same bad input gets the same refusal at both doors.
@@ -198,7 +221,12 @@ async function runCollectionTool(tool: CollectionTool, args: Record<string, unkn
  * A workflow tool: the run's record (id, status, output, error), an isError result when it failed
  * or is still running (its record is at /api/v1/runs/<runId>).
  */
-async function callWorkflowTool(name: string, args: Record<string, unknown>, context: ToolCallContext, options: McpServerOptions): Promise<CallToolResult> {
+async function callWorkflowTool(
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  options: McpServerOptions,
+): Promise<CallToolResult> {
   let call;
   try {
     call = await options.backend(context).callWorkflowTool(name, args);

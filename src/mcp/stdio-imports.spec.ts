@@ -48,6 +48,7 @@ describe('the stdio program', () => {
     ]);
     expect([...ours].map((file) => relative(root, file))).not.toContain('src/mcp/in-process/services-backend.adapter.ts');
     expect([...packages]).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk/server/stdio.js', 'zod', 'class-validator']));
-    for (const name of packages) expect(name).toMatch(/^(@modelcontextprotocol\/sdk\/|zod(\/v4)?$|class-validator$|class-transformer$|node:)/);
+    for (const name of packages)
+      expect(name).toMatch(/^(@modelcontextprotocol\/sdk\/|zod(\/v4)?$|class-validator$|class-transformer$|node:)/);
   });
 });

@@ -27,7 +27,8 @@ async function main(): Promise<void> {
   const backend = new RestCollectionsBackend(config.serviceUrl, config.apiKey);
   const server = createMcpServer({
     backend: () => backend,
-    onUnexpectedError: (error, tool) => process.stderr.write(`service-mcp: ${tool} failed: ${error instanceof Error ? error.stack : String(error)}\n`),
+    onUnexpectedError: (error, tool) =>
+      process.stderr.write(`service-mcp: ${tool} failed: ${error instanceof Error ? error.stack : String(error)}\n`),
   });
   // The workflow tools are registered before the client can list them.
   await server.syncWorkflowTools({});

@@ -5,7 +5,8 @@ import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error
 const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
   [ErrorCode.NOT_FOUND]:
     'Check the id: service_list_collections lists the collections you can use and service_list_collection_files the files of one.',
-  [ErrorCode.FORBIDDEN]: 'Your role on this collection does not allow this; ask its owner for the editor role, or use a collection you own.',
+  [ErrorCode.FORBIDDEN]:
+    'Your role on this collection does not allow this; ask its owner for the editor role, or use a collection you own.',
   [ErrorCode.VALIDATION_FAILED]: 'Correct the arguments and call again.',
   [ErrorCode.UNAUTHENTICATED]: 'The API key of this MCP connection was refused; the user must configure a valid key.',
   [ErrorCode.FETCH_BLOCKED]: 'The URL must be a public http(s) address.',

@@ -111,12 +111,19 @@ export class RunAdmission {
     } catch (error) {
       if (policy === 'caller' && (await this.runs.discardQueued(run.id))) {
         this.refused(run, policy, 'queue-unavailable');
-        this.logger.warn({ runId: run.id, workflowId: run.workflowId, err: error }, 'the queue did not take the run\'s job in time: run withdrawn, caller answered 503');
-        throw new AppError(ErrorCode.UNAVAILABLE, `The run queue does not answer: no run was started; try again in ${QUEUE_DOWN_RETRY_AFTER_S} s`, {
-          details: { reason: 'queue-unavailable' satisfies RefusalReason, retryAfterSeconds: QUEUE_DOWN_RETRY_AFTER_S },
-          cause: error,
-          retryable: true,
-        });
+        this.logger.warn(
+          { runId: run.id, workflowId: run.workflowId, err: error },
+          "the queue did not take the run's job in time: run withdrawn, caller answered 503",
+        );
+        throw new AppError(
+          ErrorCode.UNAVAILABLE,
+          `The run queue does not answer: no run was started; try again in ${QUEUE_DOWN_RETRY_AFTER_S} s`,
+          {
+            details: { reason: 'queue-unavailable' satisfies RefusalReason, retryAfterSeconds: QUEUE_DOWN_RETRY_AFTER_S },
+            cause: error,
+            retryable: true,
+          },
+        );
       }
       // A worker claimed it meanwhile (the job did get through), or the service must keep it.
       this.logger.warn({ runId: run.id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
@@ -130,10 +137,19 @@ export class RunAdmission {
    * or activated it), never as the owner by default. The key makes every process that sees the same
    * event start one run.
    */
-  async startForService(workflow: Workflow, trigger: RunTrigger, input: unknown, idempotencyKey: string, now = new Date()): Promise<{ created: boolean; run: Run }> {
+  async startForService(
+    workflow: Workflow,
+    trigger: RunTrigger,
+    input: unknown,
+    idempotencyKey: string,
+    now = new Date(),
+  ): Promise<{ created: boolean; run: Run }> {
     const actingUserId = workflow.activatedBy ?? (await this.workflows.getVersionById(workflow.activeVersionId ?? ''))?.createdBy;
     if (!actingUserId) throw new Error(`workflow ${workflow.id} has no version in force`);
-    const run = newQueuedRun({ ...runOf(workflow, 'production'), input, trigger, startedBy: actingUserId, actingUserId, idempotencyKey }, now);
+    const run = newQueuedRun(
+      { ...runOf(workflow, 'production'), input, trigger, startedBy: actingUserId, actingUserId, idempotencyKey },
+      now,
+    );
     return this.accept(run, trigger === 'schedule' ? 'schedule' : 'service', workflow.settings);
   }
 
@@ -151,7 +167,10 @@ export class RunAdmission {
    * after that long, so a limit can be passed by the runs admitted in that instant: a bound on the
    * backlog, not an exact quota.
    */
-  private async limitRefusal(run: Run, settings: WorkflowSettings): Promise<{ reason: RefusalReason; retryAfterSeconds: number; error: AppError } | null> {
+  private async limitRefusal(
+    run: Run,
+    settings: WorkflowSettings,
+  ): Promise<{ reason: RefusalReason; retryAfterSeconds: number; error: AppError } | null> {
     const workflowLimit = this.workflowLimit(settings);
     const [mine, all] = await Promise.all([
       workflowLimit > 0 ? this.queued(run.workflowId, workflowLimit) : undefined,
@@ -170,10 +189,14 @@ export class RunAdmission {
     if (all && all.count >= this.maxQueued) {
       const retryAfterSeconds = retryAfter(all.oldestCreatedAt);
       const reason = 'global-queue-limit';
-      const error = new AppError(ErrorCode.UNAVAILABLE, `The service has ${this.maxQueued} runs queued, its limit (RUNS_MAX_QUEUED): no run was started; try again in ${retryAfterSeconds} s`, {
-        details: { reason, limit: this.maxQueued, queued: all.count, retryAfterSeconds },
-        retryable: true,
-      });
+      const error = new AppError(
+        ErrorCode.UNAVAILABLE,
+        `The service has ${this.maxQueued} runs queued, its limit (RUNS_MAX_QUEUED): no run was started; try again in ${retryAfterSeconds} s`,
+        {
+          details: { reason, limit: this.maxQueued, queued: all.count, retryAfterSeconds },
+          retryable: true,
+        },
+      );
       return { reason, retryAfterSeconds, error };
     }
     return null;

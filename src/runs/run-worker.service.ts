@@ -136,7 +136,9 @@ export class RunWorker {
     const onShutdown = () => controller.abort(new RunInterrupt('shutdown', 'The worker is stopping'));
     shutdown.addEventListener('abort', onShutdown, { once: true });
     const heartbeat = setInterval(() => {
-      this.runs.renewLease(run.id, this.workerId, this.leaseUntil()).then(onLease, (error: Error) => log.warn({ err: error }, 'lease renewal failed'));
+      this.runs
+        .renewLease(run.id, this.workerId, this.leaseUntil())
+        .then(onLease, (error: Error) => log.warn({ err: error }, 'lease renewal failed'));
     }, this.renewEveryMs);
     heartbeat.unref();
     if (run.cancelRequested) onLease({ held: true, cancelRequested: true });
@@ -177,7 +179,10 @@ export class RunWorker {
         if (child) {
           // Only the node that started it could go on with it, and that node was stopped: nothing
           // would ever continue it, so it ends here rather than wait in the queue.
-          const error: RunError = { code: ErrorCode.INTERRUPTED, message: 'The node that started this sub-workflow run stopped before the run finished' };
+          const error: RunError = {
+            code: ErrorCode.INTERRUPTED,
+            message: 'The node that started this sub-workflow run stopped before the run finished',
+          };
           await this.complete(run, await recorder.drain(true), 'failed', error, undefined);
           log.info({ status: 'failed', code: error.code }, 'run finished');
           return { status: 'failed', error, steps: outcome.steps };
@@ -245,7 +250,9 @@ export class RunWorker {
     return {
       execute: async (workflowId, input, { runType = 'production', signal }): Promise<WorkflowRunResult> => {
         if (parent.depth + 1 > MAX_SUB_WORKFLOW_DEPTH) {
-          throw new NodeConfigurationError(`Sub-workflows nest ${MAX_SUB_WORKFLOW_DEPTH} deep at the most: does a workflow run itself?`, { details: { workflowId } });
+          throw new NodeConfigurationError(`Sub-workflows nest ${MAX_SUB_WORKFLOW_DEPTH} deep at the most: does a workflow run itself?`, {
+            details: { workflowId },
+          });
         }
         const workflow = await this.childWorkflow(parent, workflowId, runType);
         const masked = redactor.value(input);
@@ -264,7 +271,8 @@ export class RunWorker {
         });
         await this.runs.create(child, new Date());
         const claimed = await this.runs.claim(child.id, this.workerId, this.leaseUntil(), new Date());
-        if (!claimed || claimed === AT_CONCURRENCY_LIMIT) throw new AppError(ErrorCode.INTERNAL, `Sub-workflow run ${child.id} could not be started`);
+        if (!claimed || claimed === AT_CONCURRENCY_LIMIT)
+          throw new AppError(ErrorCode.INTERNAL, `Sub-workflow run ${child.id} could not be started`);
         const controller = new AbortController();
         const follow = () => controller.abort(signal.reason);
         if (signal.aborted) follow();
@@ -274,7 +282,12 @@ export class RunWorker {
           if (!outcome || outcome.status === 'interrupted' || outcome.status === 'waiting') {
             throw new AppError(ErrorCode.UNAVAILABLE, `Sub-workflow run ${child.id} was interrupted`, { retryable: false });
           }
-          return { runId: child.id, status: outcome.status, output: outcome.output, ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message } } : {}) };
+          return {
+            runId: child.id,
+            status: outcome.status,
+            output: outcome.output,
+            ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message } } : {}),
+          };
         } finally {
           signal.removeEventListener('abort', follow);
         }
@@ -282,9 +295,12 @@ export class RunWorker {
       describeTool: async (workflowId): Promise<WorkflowToolInfo> => {
         const workflow = await this.childWorkflow(parent, workflowId, 'production');
         if (!workflow.tool) {
-          throw new NodeConfigurationError(`Workflow ${workflowId} offers no tool: its published version needs an mcp-trigger (whose input schema is the tool's)`, {
-            details: { workflowId },
-          });
+          throw new NodeConfigurationError(
+            `Workflow ${workflowId} offers no tool: its published version needs an mcp-trigger (whose input schema is the tool's)`,
+            {
+              details: { workflowId },
+            },
+          );
         }
         return {
           workflowId,
@@ -306,9 +322,12 @@ export class RunWorker {
       return workflow;
     } catch (error) {
       if (!isAppError(error)) throw error;
-      throw new NodeConfigurationError(`${error.message} (the run acts as user ${parent.actingUserId}, who needs the editor role on the workflow)`, {
-        details: { workflowId, code: error.code },
-      });
+      throw new NodeConfigurationError(
+        `${error.message} (the run acts as user ${parent.actingUserId}, who needs the editor role on the workflow)`,
+        {
+          details: { workflowId, code: error.code },
+        },
+      );
     }
   }
 
@@ -317,7 +336,11 @@ export class RunWorker {
     const jobId = `${run.id}.w${run.claims}`;
     if (!(await this.runs.suspend(run.id, this.workerId, steps, resumeAt, jobId))) return;
     try {
-      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, delayMs: Math.max(0, resumeAt.getTime() - Date.now()), ...RUN_JOB_OPTIONS });
+      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), {
+        jobId,
+        delayMs: Math.max(0, resumeAt.getTime() - Date.now()),
+        ...RUN_JOB_OPTIONS,
+      });
     } catch (error) {
       this.logger.warn({ runId: run.id, err: error }, 'waiting run has no job yet; the reconciler will enqueue it');
     }
@@ -327,7 +350,11 @@ export class RunWorker {
   private async park(data: RunJobData): Promise<void> {
     const jobId = `${data.runId}.p${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
     if (!(await this.runs.park(data.runId, jobId))) return;
-    await this.jobs.enqueue<RunJobData>(RUN_JOB, { runId: data.runId, workflowId: data.workflowId }, { jobId, delayMs: PARKED_RECHECK_MS, ...RUN_JOB_OPTIONS });
+    await this.jobs.enqueue<RunJobData>(
+      RUN_JOB,
+      { runId: data.runId, workflowId: data.workflowId },
+      { jobId, delayMs: PARKED_RECHECK_MS, ...RUN_JOB_OPTIONS },
+    );
   }
 
   /** A run of a limited workflow left `running`: its place goes to the oldest parked run, at once. */
@@ -384,7 +411,13 @@ export class RunWorker {
       }
       const input = {
         workflow: { id: run.workflowId, name: failing?.name ?? null },
-        run: { id: run.id, runType: run.runType, trigger: run.trigger, startedAt: run.startedAt?.toISOString() ?? null, finishedAt: finishedAt.toISOString() },
+        run: {
+          id: run.id,
+          runType: run.runType,
+          trigger: run.trigger,
+          startedAt: run.startedAt?.toISOString() ?? null,
+          finishedAt: finishedAt.toISOString(),
+        },
         error,
       };
       const started = await this.admission.startForService(workflow, 'error-workflow', input, `error-of:${run.id}`);
@@ -394,7 +427,13 @@ export class RunWorker {
     }
   }
 
-  private async complete(run: Run, steps: Parameters<RunStore['complete']>[2], status: 'succeeded' | 'failed' | 'canceled', error: RunError | null, output: unknown): Promise<void> {
+  private async complete(
+    run: Run,
+    steps: Parameters<RunStore['complete']>[2],
+    status: 'succeeded' | 'failed' | 'canceled',
+    error: RunError | null,
+    output: unknown,
+  ): Promise<void> {
     const finishedAt = new Date();
     const stepData = (await this.settingsOf(run.workflowId))?.stepData;
     const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';

@@ -17,7 +17,17 @@ export type RunType = (typeof RUN_TYPES)[number];
  * (`schedule`, `error-workflow`) acts as the user who put the version in force (published or
  * activated it); a `sub-workflow` run acts as its parent run.
  */
-export const RUN_TRIGGERS = ['webhook', 'console', 'mcp', 'schedule', 'retry', 'error-workflow', 'sub-workflow', 'node-test', 'chat'] as const;
+export const RUN_TRIGGERS = [
+  'webhook',
+  'console',
+  'mcp',
+  'schedule',
+  'retry',
+  'error-workflow',
+  'sub-workflow',
+  'node-test',
+  'chat',
+] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 /** Started by the service itself, not by a caller: the acting user must still hold the editor role when the run starts. */
 export const SERVICE_TRIGGERS: readonly RunTrigger[] = ['schedule', 'error-workflow'];
@@ -82,7 +92,11 @@ export interface Run {
 export const CANCELED_BEFORE_START: RunError = { code: ErrorCode.CANCELED, message: 'The run was canceled before it started' };
 
 /** The error of a run canceled while parked at a Wait node (whose step ends canceled too). */
-export const canceledWhileWaiting = (nodeId: string): RunError => ({ code: ErrorCode.CANCELED, message: `The run was canceled while waiting at node "${nodeId}"`, nodeId });
+export const canceledWhileWaiting = (nodeId: string): RunError => ({
+  code: ErrorCode.CANCELED,
+  message: `The run was canceled while waiting at node "${nodeId}"`,
+  nodeId,
+});
 
 /** What the caller decides about a run it accepts; everything else starts the same for every run. */
 export type NewRun = Pick<
@@ -120,7 +134,10 @@ export function newQueuedRun(fields: NewRun, now = new Date()): Run {
 }
 
 /** The part of a new run that depends on the workflow and the run type: what it executes. */
-export function runOf(workflow: Workflow, runType: RunType): Pick<NewRun, 'workflowId' | 'runType' | 'versionId' | 'version' | 'definition'> {
+export function runOf(
+  workflow: Workflow,
+  runType: RunType,
+): Pick<NewRun, 'workflowId' | 'runType' | 'versionId' | 'version' | 'definition'> {
   if (runType === 'production' && !workflow.activeVersionId) {
     throw AppError.conflict(`Workflow ${workflow.id} has no published version: publish it, or start a test run`);
   }

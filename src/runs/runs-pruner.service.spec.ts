@@ -28,7 +28,18 @@ describe('RunsPruner', () => {
   async function finished(count: number, daysAgo: number, workflowId = 'wfl_p'): Promise<void> {
     for (let i = 0; i < count; i++) {
       const run = newQueuedRun(
-        { workflowId, runType: 'test', versionId: null, version: null, definition: null, input: null, trigger: 'webhook', startedBy: 'u', actingUserId: 'u', idempotencyKey: null },
+        {
+          workflowId,
+          runType: 'test',
+          versionId: null,
+          version: null,
+          definition: null,
+          input: null,
+          trigger: 'webhook',
+          startedBy: 'u',
+          actingUserId: 'u',
+          idempotencyKey: null,
+        },
         new Date(Date.now() - daysAgo * day - i),
       );
       await runs.create(run, new Date(0));

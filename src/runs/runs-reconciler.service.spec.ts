@@ -46,7 +46,13 @@ describe('RunsReconciler', () => {
     db = openSqliteDatabase(dir);
     runs = new SqliteRunStore(db);
     queue = new RecordingQueue();
-    reconciler = new RunsReconciler(runs, queue, pino({ level: 'silent' }), { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 }, new Metrics());
+    reconciler = new RunsReconciler(
+      runs,
+      queue,
+      pino({ level: 'silent' }),
+      { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 },
+      new Metrics(),
+    );
   });
 
   afterEach(() => {
@@ -80,7 +86,13 @@ describe('RunsReconciler', () => {
   });
 
   it('pages through the queued runs over its passes, so runs whose jobs are fine do not hide a lost one behind them', async () => {
-    reconciler = new RunsReconciler(runs, queue, pino({ level: 'silent' }), { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 2 }, new Metrics());
+    reconciler = new RunsReconciler(
+      runs,
+      queue,
+      pino({ level: 'silent' }),
+      { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 2 },
+      new Metrics(),
+    );
     const parked = [];
     for (let i = 0; i < 4; i++) {
       const run = await queued({ createdAt: new Date(longAgo.getTime() + i) });

@@ -89,7 +89,11 @@ export class RunsReconciler extends PeriodicReconciler {
     // This loss included: the resumes of a run that waits are no losses.
     const losses = run.leaseLosses + 1;
     if (losses >= this.options.maxClaims) {
-      const abandoned = await this.runs.abandon(run.id, { code: ErrorCode.UNAVAILABLE, message: `The run lost its worker ${losses} times and was given up` }, now);
+      const abandoned = await this.runs.abandon(
+        run.id,
+        { code: ErrorCode.UNAVAILABLE, message: `The run lost its worker ${losses} times and was given up` },
+        now,
+      );
       if (abandoned) {
         this.metrics.runFinished('failed');
         this.logger.warn({ runId: run.id, leaseLosses: losses }, 'run failed: its workers kept stopping');

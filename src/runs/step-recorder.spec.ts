@@ -16,13 +16,31 @@ describe('StepRecorder', () => {
   const leases: LeaseState[] = [];
 
   const step = succeededStep;
-  const recorder = () => new StepRecorder(store, run.id, 'w1', (lease) => leases.push(lease), () => 'sealed');
+  const recorder = () =>
+    new StepRecorder(
+      store,
+      run.id,
+      'w1',
+      (lease) => leases.push(lease),
+      () => 'sealed',
+    );
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wcs-step-recorder-'));
     db = openSqliteDatabase(dir);
     store = new SqliteRunStore(db);
-    run = newQueuedRun({ workflowId: 'wfl_r', runType: 'test', versionId: null, version: null, definition: null, input: null, trigger: 'webhook', startedBy: 'u', actingUserId: 'u', idempotencyKey: null });
+    run = newQueuedRun({
+      workflowId: 'wfl_r',
+      runType: 'test',
+      versionId: null,
+      version: null,
+      definition: null,
+      input: null,
+      trigger: 'webhook',
+      startedBy: 'u',
+      actingUserId: 'u',
+      idempotencyKey: null,
+    });
     await store.create(run, new Date(0));
     await store.claim(run.id, 'w1', new Date(Date.now() + 60_000), new Date());
     leases.length = 0;

@@ -49,7 +49,13 @@ export class StepRecorder {
     if (!pending.length) return this.writing;
     this.writing = this.writing.then(async () => {
       try {
-        this.onLease(await this.store.recordSteps(this.runId, this.owner, pending.map((p) => this.sealed(p))));
+        this.onLease(
+          await this.store.recordSteps(
+            this.runId,
+            this.owner,
+            pending.map((p) => this.sealed(p)),
+          ),
+        );
       } catch {
         this.putBack(pending);
       }

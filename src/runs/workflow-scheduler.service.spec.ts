@@ -34,7 +34,12 @@ describe('WorkflowScheduler on a fake clock', () => {
   let queue: RecordingQueue;
   let clock: FakeClock;
   const silent = pino({ level: 'silent' });
-  const limits = { RUNS_MAX_QUEUED: 5000, RUNS_MAX_QUEUED_PER_WORKFLOW: 1000, RUNS_ENQUEUE_TIMEOUT_MS: 1500, RUNS_REFUSAL_DELAY_MS: 0 } as AppConfig;
+  const limits = {
+    RUNS_MAX_QUEUED: 5000,
+    RUNS_MAX_QUEUED_PER_WORKFLOW: 1000,
+    RUNS_ENQUEUE_TIMEOUT_MS: 1500,
+    RUNS_REFUSAL_DELAY_MS: 0,
+  } as AppConfig;
 
   /** One process: its own scheduler and run admission over the shared store and queue. */
   const process = () => {
@@ -46,7 +51,11 @@ describe('WorkflowScheduler on a fake clock', () => {
   async function scheduled(cron = '*/5 * * * *', timezone = 'Europe/Paris') {
     const now = clock.now();
     const id = newId('wfl');
-    const draft = { nodes: [{ id: 'tick', type: 'schedule-trigger', version: 1, parameters: { cron, timezone } }], edges: [], variables: [] };
+    const draft = {
+      nodes: [{ id: 'tick', type: 'schedule-trigger', version: 1, parameters: { cron, timezone } }],
+      edges: [],
+      variables: [],
+    };
     await workflows.create({
       id,
       name: 'cron',
@@ -63,7 +72,11 @@ describe('WorkflowScheduler on a fake clock', () => {
       updatedAt: now,
     });
     const versionId = newId('wfv');
-    await workflows.publish(id, { id: versionId, definition: draft, createdBy: 'usr_owner', createdAt: now }, { schedule: { cron, timezone, versionId }, tool: null });
+    await workflows.publish(
+      id,
+      { id: versionId, definition: draft, createdBy: 'usr_owner', createdAt: now },
+      { schedule: { cron, timezone, versionId }, tool: null },
+    );
     return { id, versionId, draft };
   }
 
@@ -131,17 +144,34 @@ describe('WorkflowScheduler on a fake clock', () => {
     const scheduler = process();
     await scheduler.tick();
     // Version 2 has no schedule; then version 1 is active again, its schedule with it.
-    await workflows.publish(id, { id: newId('wfv'), definition: draft, createdBy: 'usr_owner', createdAt: clock.now() }, { schedule: null, tool: null });
+    await workflows.publish(
+      id,
+      { id: newId('wfv'), definition: draft, createdBy: 'usr_owner', createdAt: clock.now() },
+      { schedule: null, tool: null },
+    );
     expect(await scheduler.tick(clock.set('2026-11-24T10:30:00Z'))).toBe(0);
-    await workflows.activate(id, 1, clock.set('2026-11-24T14:00:30Z'), { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null }, 'usr_owner');
+    await workflows.activate(
+      id,
+      1,
+      clock.set('2026-11-24T14:00:30Z'),
+      { schedule: { cron: '*/5 * * * *', timezone: 'UTC', versionId }, tool: null },
+      'usr_owner',
+    );
     expect(await scheduler.tick()).toBe(0);
     expect(await scheduler.tick(clock.set('2026-11-24T14:05:10Z'))).toBe(1);
   });
 
-  it('skips a tick beyond the queued-run limit and counts it, while an error workflow\'s run is always admitted', async () => {
+  it("skips a tick beyond the queued-run limit and counts it, while an error workflow's run is always admitted", async () => {
     const { id } = await scheduled();
     const metrics = new Metrics();
-    const admission = new RunAdmission(runs, workflows, queue, silent, { ...limits, RUNS_MAX_QUEUED_PER_WORKFLOW: 2 } as AppConfig, metrics);
+    const admission = new RunAdmission(
+      runs,
+      workflows,
+      queue,
+      silent,
+      { ...limits, RUNS_MAX_QUEUED_PER_WORKFLOW: 2 } as AppConfig,
+      metrics,
+    );
     const scheduler = new WorkflowScheduler(workflows, admission, clock, { refreshMs: 0, maxSleepMs: 1000, catchUpMs: 60_000 }, silent);
     expect(await scheduler.tick()).toBe(0);
     // Nothing works the queue here: two ticks fill it, the third is skipped, not kept for later.

@@ -97,7 +97,10 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
         });
         if (started?.created) {
           created++;
-          this.logger.info({ workflowId: scheduled.workflowId, runId: started.runId, scheduledAt: at.toISOString() }, 'scheduled run started');
+          this.logger.info(
+            { workflowId: scheduled.workflowId, runId: started.runId, scheduledAt: at.toISOString() },
+            'scheduled run started',
+          );
         }
       }
       this.handledUntil.set(key, now.getTime());
@@ -110,7 +113,12 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
    * force. The tick's time is the idempotency key, so every process that sees the tick may call
    * this and one run starts.
    */
-  private async startScheduled(workflowId: string, versionId: string, scheduledAt: Date, firedAt: Date): Promise<{ created: boolean; runId: string } | null> {
+  private async startScheduled(
+    workflowId: string,
+    versionId: string,
+    scheduledAt: Date,
+    firedAt: Date,
+  ): Promise<{ created: boolean; runId: string } | null> {
     const workflow = await this.workflows.get(workflowId);
     // Republished or deleted since the schedule was read: the new version's schedule decides.
     if (!workflow || workflow.activeVersionId !== versionId) return null;

@@ -43,7 +43,16 @@ export type {
   WorkflowToolInfo,
   WorkflowsFacade,
 } from './node-context';
-export { DURATION_UNITS, isRoutedOutput, isWaitRequest, MAX_PAUSE_MS, toOutput, toOutputs, waitForDecision, waitUntil } from './node-output';
+export {
+  DURATION_UNITS,
+  isRoutedOutput,
+  isWaitRequest,
+  MAX_PAUSE_MS,
+  toOutput,
+  toOutputs,
+  waitForDecision,
+  waitUntil,
+} from './node-output';
 export type { DurationUnit, RoutedOutput, WaitRequest } from './node-output';
 export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';

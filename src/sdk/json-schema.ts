@@ -57,6 +57,10 @@ export function schemaProblems(schema: object, value: unknown): SchemaProblem[] 
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => {
     const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
-    return { path: e.instancePath.replace(/^\//, '').replace(/\//g, '.'), ...(missing ? { missing } : {}), message: e.message ?? 'is invalid' };
+    return {
+      path: e.instancePath.replace(/^\//, '').replace(/\//g, '.'),
+      ...(missing ? { missing } : {}),
+      message: e.message ?? 'is invalid',
+    };
   });
 }

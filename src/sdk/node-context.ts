@@ -230,7 +230,11 @@ export interface WorkflowRunResult {
  * one, linked both ways in the run records, and resolves once it has finished.
  */
 export interface WorkflowsFacade {
-  execute(workflowId: string, input: unknown, options: { runType?: 'production' | 'test'; signal: AbortSignal }): Promise<WorkflowRunResult>;
+  execute(
+    workflowId: string,
+    input: unknown,
+    options: { runType?: 'production' | 'test'; signal: AbortSignal },
+  ): Promise<WorkflowRunResult>;
   /**
    * The MCP tool a published workflow offers (its `mcp-trigger`: name, description, input schema),
    * for a node that offers it to a model; the same rights as `execute`. A workflow without one

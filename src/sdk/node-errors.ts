@@ -86,8 +86,6 @@ export class NodeStopError extends NodeError {
 
 export function isNodeError(value: unknown): value is NodeError {
   return (
-    value instanceof Error &&
-    (value as Partial<NodeError>).isNodeError === true &&
-    typeof (value as Partial<NodeError>).kind === 'string'
+    value instanceof Error && (value as Partial<NodeError>).isNodeError === true && typeof (value as Partial<NodeError>).kind === 'string'
   );
 }

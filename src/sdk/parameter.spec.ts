@@ -41,7 +41,7 @@ describe('@Parameter docs', () => {
     expect(parameterDocs(Params).get('collectionId')).toEqual({ description: 'Where to look', displayName: 'Collection', loadOptions });
   });
 
-  it('keep a subclass\'s docs out of its parent, the nearest class winning', () => {
+  it("keep a subclass's docs out of its parent, the nearest class winning", () => {
     class Base {
       @Parameter({ description: 'base a' })
       a: string;
@@ -59,7 +59,9 @@ describe('@Parameter docs', () => {
   });
 
   it('refuses a loadOptions that is not a function, naming the property', () => {
-    expect(() => Parameter({ description: 'x', loadOptions: 'col_1' as never })({}, 'collectionId')).toThrow('@Parameter() of collectionId: loadOptions must be a function');
+    expect(() => Parameter({ description: 'x', loadOptions: 'col_1' as never })({}, 'collectionId')).toThrow(
+      '@Parameter() of collectionId: loadOptions must be a function',
+    );
   });
 });
 
@@ -72,7 +74,9 @@ describe('collectionOptions', () => {
   });
 
   it('lists every collection the user can see by name, paging through the facade', async () => {
-    const all = Array.from({ length: 230 }, (_, n) => summary(n, `Collection ${String(229 - n).padStart(3, '0')}`, n === 0 ? 'owner' : 'viewer'));
+    const all = Array.from({ length: 230 }, (_, n) =>
+      summary(n, `Collection ${String(229 - n).padStart(3, '0')}`, n === 0 ? 'owner' : 'viewer'),
+    );
     const { facade, pages } = collections(all);
     const options = await collectionOptions(context(facade));
     expect(pages).toEqual([

@@ -86,7 +86,8 @@ const DOCS = Symbol.for('workflow-collection-service.parameter-docs');
 type Documented = { [DOCS]?: Map<string, ParameterDoc> };
 
 /** For `@Transform(numeric)`: a number written as text (a form field's value) becomes the number; anything else stays as it is. */
-export const numeric = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
+export const numeric = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
 
 /** A credential's id, as a `credential` parameter holds it: `@Matches(CREDENTIAL_ID, { message: credentialIdMessage })`. */
 export const CREDENTIAL_ID = /^crd_[A-Za-z0-9]{1,64}$/;
@@ -96,7 +97,8 @@ export const credentialIdMessage = ({ property }: { property: string }): string 
 export function Parameter(doc: ParameterDoc): PropertyDecorator {
   return (prototype, property) => {
     if (typeof property !== 'string') throw new TypeError('@Parameter() needs a string property name');
-    if (doc.loadOptions !== undefined && typeof doc.loadOptions !== 'function') throw new TypeError(`@Parameter() of ${property}: loadOptions must be a function`);
+    if (doc.loadOptions !== undefined && typeof doc.loadOptions !== 'function')
+      throw new TypeError(`@Parameter() of ${property}: loadOptions must be a function`);
     ownDocs(prototype).set(property, doc);
   };
 }
@@ -135,7 +137,10 @@ const ROLE_RANK = { viewer: 0, editor: 1, owner: 2 } as const;
  *     @Parameter({ description: 'Collection to read', loadOptions: collectionOptions })
  *     @Parameter({ description: 'Collection to write', loadOptions: (ctx) => collectionOptions(ctx, { minRole: 'editor' }) })
  */
-export async function collectionOptions(ctx: LoadOptionsContext, filter: { minRole?: keyof typeof ROLE_RANK } = {}): Promise<ParameterOption[]> {
+export async function collectionOptions(
+  ctx: LoadOptionsContext,
+  filter: { minRole?: keyof typeof ROLE_RANK } = {},
+): Promise<ParameterOption[]> {
   const least = ROLE_RANK[filter.minRole ?? 'viewer'];
   const options: ParameterOption[] = [];
   for (let offset = 0; offset < MAX_COLLECTION_OPTIONS; offset += 100) {
@@ -146,5 +151,7 @@ export async function collectionOptions(ctx: LoadOptionsContext, filter: { minRo
     }
     if (page.items.length < 100 || offset + page.items.length >= page.total) break;
   }
-  return options.sort((a, b) => a.label.localeCompare(b.label, undefined, { sensitivity: 'base' }) || String(a.value).localeCompare(String(b.value)));
+  return options.sort(
+    (a, b) => a.label.localeCompare(b.label, undefined, { sensitivity: 'base' }) || String(a.value).localeCompare(String(b.value)),
+  );
 }

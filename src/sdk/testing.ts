@@ -53,7 +53,9 @@ function common() {
     sandbox: notStubbed<CodeSandbox>('sandbox'),
     workflows: notStubbed<WorkflowsFacade>('workflows'),
     // A link that names what it was made for, so a test can see it in the node's output.
-    approvals: { link: (expiresAt: Date) => `http://approvals.test/approvals/run_test.node.${expiresAt.toISOString()}` } satisfies ApprovalsFacade,
+    approvals: {
+      link: (expiresAt: Date) => `http://approvals.test/approvals/run_test.node.${expiresAt.toISOString()}`,
+    } satisfies ApprovalsFacade,
     http: notStubbed<NodeHttpClient>('http'),
     mcp: notStubbed<McpClients>('mcp'),
     progress: unobserved,

@@ -97,12 +97,24 @@ export function assertUsableVector(vector: Float32Array, what: string): void {
 }
 
 /** A collection embedded by another model than this service's: its vectors and ours cannot be compared. */
-export function modelMismatch(collectionId: string, theirs: { model: string; dimension: number | null }, ours: { model: string; dimension: number }): AppError {
+export function modelMismatch(
+  collectionId: string,
+  theirs: { model: string; dimension: number | null },
+  ours: { model: string; dimension: number },
+): AppError {
   return new AppError(
     ErrorCode.EMBEDDING_MISMATCH,
     `collection ${collectionId} holds vectors of ${theirs.model} (${theirs.dimension ?? '?'} dimensions); this service embeds with ` +
       `${ours.model} (${ours.dimension} dimensions), whose vectors cannot be compared or mixed with them`,
-    { details: { collectionId, collectionModel: theirs.model, collectionDimension: theirs.dimension, model: ours.model, dimension: ours.dimension } },
+    {
+      details: {
+        collectionId,
+        collectionModel: theirs.model,
+        collectionDimension: theirs.dimension,
+        model: ours.model,
+        dimension: ours.dimension,
+      },
+    },
   );
 }
 

@@ -16,14 +16,16 @@ import { StorageConnections, storeProvider } from './storage-connections';
 @Global()
 @Module({
   providers: [
-    storeProvider(FileStore, (db) => new SqliteFileStore(db), (c) => new MongoFileStore(c)),
+    storeProvider(
+      FileStore,
+      (db) => new SqliteFileStore(db),
+      (c) => new MongoFileStore(c),
+    ),
     {
       provide: BlobStore,
       inject: [StorageConnections, AppConfig],
       useFactory: (connections: StorageConnections, config: AppConfig): BlobStore =>
-        connections.usesMongo
-          ? new GridFsBlobStore(connections.mongo)
-          : new FilesystemBlobStore(join(config.dataDir, 'blobs')),
+        connections.usesMongo ? new GridFsBlobStore(connections.mongo) : new FilesystemBlobStore(join(config.dataDir, 'blobs')),
     },
   ],
   exports: [FileStore, BlobStore],

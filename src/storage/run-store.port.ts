@@ -89,7 +89,13 @@ export abstract class RunStore {
    * the parent that waits for it, and waiting for a place its parent holds (a workflow that runs
    * itself) would never end.
    */
-  abstract claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null>;
+  abstract claim(
+    id: string,
+    owner: string,
+    leaseUntil: Date,
+    now: Date,
+    maxRunning?: number,
+  ): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null>;
   /**
    * A queued (or due waiting) run refused a place under its workflow's concurrency limit waits,
    * parked, under `jobId` (a late safety-net job) for `unparkOldest` to hand it a place. False
@@ -120,7 +126,14 @@ export abstract class RunStore {
    * `jobId`. False when anything changed meanwhile: decided already, resumed, canceled. This
    * compare-and-set is what lets one decision through and refuses every later one.
    */
-  abstract decideWaitingStep(id: string, nodeId: string, expectedState: string, decided: { state: string; output: unknown }, jobId: string, now: Date): Promise<boolean>;
+  abstract decideWaitingStep(
+    id: string,
+    nodeId: string,
+    expectedState: string,
+    decided: { state: string; output: unknown },
+    jobId: string,
+    now: Date,
+  ): Promise<boolean>;
   /**
    * The waiting steps of type `type` of waiting runs (of workflows `visibleTo` holds a role on),
    * oldest run first, at most `limit`: each with its run (no steps) and the step without its state.

@@ -55,15 +55,10 @@ type StoreClass<T> = abstract new (...args: never[]) => T;
  * A provider for a store port that builds the SQLite or the MongoDB adapter, whichever the
  * configuration picks. Domain modules register their own stores with it.
  */
-export function storeProvider<T>(
-  port: StoreClass<T>,
-  sqlite: (db: SqliteDb) => T,
-  mongo: (connection: MongoConnection) => T,
-) {
+export function storeProvider<T>(port: StoreClass<T>, sqlite: (db: SqliteDb) => T, mongo: (connection: MongoConnection) => T) {
   return {
     provide: port,
     inject: [StorageConnections],
-    useFactory: (connections: StorageConnections): T =>
-      connections.usesMongo ? mongo(connections.mongo) : sqlite(connections.sqlite),
+    useFactory: (connections: StorageConnections): T => (connections.usesMongo ? mongo(connections.mongo) : sqlite(connections.sqlite)),
   };
 }

@@ -23,13 +23,41 @@ import { SqliteConversationStore } from './embedded/sqlite-conversation-store.ad
 import { MongoConversationStore } from './mongo/mongo-conversation-store.adapter';
 
 const stores = [
-  storeProvider(UserStore, (db) => new SqliteUserStore(db), (c) => new MongoUserStore(c)),
-  storeProvider(MembershipStore, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c)),
-  storeProvider(CollectionStore, (db) => new SqliteCollectionStore(db), (c) => new MongoCollectionStore(c)),
-  storeProvider(WorkflowStore, (db) => new SqliteWorkflowStore(db), (c) => new MongoWorkflowStore(c)),
-  storeProvider(RunStore, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c)),
-  storeProvider(CredentialStore, (db) => new SqliteCredentialStore(db), (c) => new MongoCredentialStore(c)),
-  storeProvider(ConversationStore, (db) => new SqliteConversationStore(db), (c) => new MongoConversationStore(c)),
+  storeProvider(
+    UserStore,
+    (db) => new SqliteUserStore(db),
+    (c) => new MongoUserStore(c),
+  ),
+  storeProvider(
+    MembershipStore,
+    (db) => new SqliteMembershipStore(db),
+    (c) => new MongoMembershipStore(c),
+  ),
+  storeProvider(
+    CollectionStore,
+    (db) => new SqliteCollectionStore(db),
+    (c) => new MongoCollectionStore(c),
+  ),
+  storeProvider(
+    WorkflowStore,
+    (db) => new SqliteWorkflowStore(db),
+    (c) => new MongoWorkflowStore(c),
+  ),
+  storeProvider(
+    RunStore,
+    (db) => new SqliteRunStore(db),
+    (c) => new MongoRunStore(c),
+  ),
+  storeProvider(
+    CredentialStore,
+    (db) => new SqliteCredentialStore(db),
+    (c) => new MongoCredentialStore(c),
+  ),
+  storeProvider(
+    ConversationStore,
+    (db) => new SqliteConversationStore(db),
+    (c) => new MongoConversationStore(c),
+  ),
 ];
 
 /** The document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */

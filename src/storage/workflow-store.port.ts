@@ -1,7 +1,15 @@
 import { Page, PageRequest } from '../common/pagination';
 import type { WorkflowDefinition } from '../engine/workflow-definition.model';
 import type { WorkflowSettings } from '../workflows/workflow.model';
-import type { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowSchedule, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../workflows/workflow.model';
+import type {
+  ActiveTriggers,
+  VisibleWorkflow,
+  Workflow,
+  WorkflowSchedule,
+  WorkflowTool,
+  WorkflowVersion,
+  WorkflowVersionSummary,
+} from '../workflows/workflow.model';
 
 export interface ToolWorkflow {
   workflowId: string;

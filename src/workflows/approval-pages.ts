@@ -66,13 +66,26 @@ export function setupApprovalPages(app: NestFastifyApplication, logger: Logger):
       const comment = form.comment?.trim() ? form.comment.trim() : undefined;
       const problems: FieldError[] = [];
       if (!DECISIONS.includes(decision)) problems.push({ field: 'decision', reason: 'must be approved or rejected' });
-      if (comment && comment.length > MAX_COMMENT_CHARS) problems.push({ field: 'comment', reason: `must be at most ${MAX_COMMENT_CHARS} characters` });
+      if (comment && comment.length > MAX_COMMENT_CHARS)
+        problems.push({ field: 'comment', reason: `must be at most ${MAX_COMMENT_CHARS} characters` });
       if (problems.length) return send(reply, 400, formPage(pending, form, problems));
       try {
-        const decided = await approvals.decideByLink(token, { decision, ...(pending.fields ? { fields: readFields(pending.fields, form) } : {}), ...(comment ? { comment } : {}) });
-        return send(reply, 200, page(decided.decision === 'approved' ? 'Approved' : 'Rejected', `<p>Your decision was recorded at ${esc(decided.decidedAt)}: the run goes on. This link cannot be used again.</p>`));
+        const decided = await approvals.decideByLink(token, {
+          decision,
+          ...(pending.fields ? { fields: readFields(pending.fields, form) } : {}),
+          ...(comment ? { comment } : {}),
+        });
+        return send(
+          reply,
+          200,
+          page(
+            decided.decision === 'approved' ? 'Approved' : 'Rejected',
+            `<p>Your decision was recorded at ${esc(decided.decidedAt)}: the run goes on. This link cannot be used again.</p>`,
+          ),
+        );
       } catch (error) {
-        if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) return send(reply, 400, formPage(pending, form, fieldErrors(error)));
+        if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED)
+          return send(reply, 400, formPage(pending, form, fieldErrors(error)));
         return send(reply, ...errorPage(error, request, log));
       }
     });
@@ -135,7 +148,8 @@ function properties(schema: Record<string, unknown>): [string, PropertySchema][]
   return typeof props === 'object' && props !== null ? (Object.entries(props) as [string, PropertySchema][]) : [];
 }
 
-const typeOf = (prop: PropertySchema): string => (Array.isArray(prop.type) ? (prop.type.find((t) => t !== 'null') ?? 'string') : (prop.type ?? 'string'));
+const typeOf = (prop: PropertySchema): string =>
+  Array.isArray(prop.type) ? (prop.type.find((t) => t !== 'null') ?? 'string') : (prop.type ?? 'string');
 
 function formPage(pending: PendingApproval, form: Record<string, string>, problems: FieldError[]): string {
   const required = new Set(Array.isArray(pending.fields?.required) ? (pending.fields.required as string[]) : []);
@@ -147,7 +161,9 @@ function formPage(pending: PendingApproval, form: Record<string, string>, proble
   const errors = problems.length
     ? `<div class="errors" role="alert"><p>Please correct:</p><ul>${problems.map((p) => `<li>${esc(p.field)}: ${esc(p.reason)}</li>`).join('')}</ul></div>`
     : '';
-  const workflow = pending.workflowName ? `Workflow <strong>${esc(pending.workflowName)}</strong>, run ${esc(pending.runId)}` : `Run ${esc(pending.runId)}`;
+  const workflow = pending.workflowName
+    ? `Workflow <strong>${esc(pending.workflowName)}</strong>, run ${esc(pending.runId)}`
+    : `Run ${esc(pending.runId)}`;
   return page(
     'Approval requested',
     `<p class="meta">${workflow}. Decide before ${esc(pending.expiresAt)}; this link works once.</p>
@@ -164,11 +180,17 @@ function fieldInput(id: string, name: string, prop: PropertySchema, required: bo
   const attrs = `id="${id}" name="f.${esc(name)}"${required ? ' required' : ''}`;
   const type = typeOf(prop);
   if (Array.isArray(prop.enum)) {
-    const options = prop.enum.map((option) => `<option value="${esc(String(option))}"${String(option) === value ? ' selected' : ''}>${esc(String(option))}</option>`).join('');
+    const options = prop.enum
+      .map(
+        (option) => `<option value="${esc(String(option))}"${String(option) === value ? ' selected' : ''}>${esc(String(option))}</option>`,
+      )
+      .join('');
     return `${label}<select ${attrs}>${required ? '' : '<option value=""></option>'}${options}</select>`;
   }
-  if (type === 'boolean') return `<label for="${id}"><input type="checkbox" id="${id}" name="f.${esc(name)}" value="true"${value === 'true' ? ' checked' : ''}> ${esc(prop.title ?? name)}</label>`;
-  if (type === 'number' || type === 'integer') return `${label}<input type="number" step="${type === 'integer' ? '1' : 'any'}" ${attrs} value="${esc(value ?? '')}">`;
+  if (type === 'boolean')
+    return `<label for="${id}"><input type="checkbox" id="${id}" name="f.${esc(name)}" value="true"${value === 'true' ? ' checked' : ''}> ${esc(prop.title ?? name)}</label>`;
+  if (type === 'number' || type === 'integer')
+    return `${label}<input type="number" step="${type === 'integer' ? '1' : 'any'}" ${attrs} value="${esc(value ?? '')}">`;
   if (type === 'object' || type === 'array') return `${label}<textarea ${attrs} placeholder="JSON">${esc(value ?? '')}</textarea>`;
   return `${label}<input type="text" ${attrs} value="${esc(value ?? '')}">`;
 }

@@ -25,7 +25,12 @@ export class ApprovalsController {
   @ApiResponse({ status: 403, description: 'Deciding needs the editor or owner role' })
   @ApiResponse({ status: 409, description: 'Already decided, or the run no longer waits there' })
   @ApiResponse({ status: 410, description: 'The approval timed out' })
-  decide(@CurrentPrincipal() principal: Principal, @Param('id') runId: string, @Param('nodeId') nodeId: string, @Body() body: DecideApprovalDto) {
+  decide(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') runId: string,
+    @Param('nodeId') nodeId: string,
+    @Body() body: DecideApprovalDto,
+  ) {
     return this.approvals.decideAsUser(principal, runId, nodeId, body);
   }
 }

@@ -7,16 +7,20 @@ export const MAX_COMMENT_CHARS = 4000;
 
 /** A decision on an approval node, by REST or the console's inbox. */
 export class DecideApprovalDto {
-  @ApiProperty({ enum: DECISIONS, description: 'The run goes on through the node\'s output of this name' })
+  @ApiProperty({ enum: DECISIONS, description: "The run goes on through the node's output of this name" })
   @IsIn(DECISIONS)
   decision: Decision;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "What the approver fills in, checked against the node's `fields` JSON Schema" })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: "What the approver fills in, checked against the node's `fields` JSON Schema",
+  })
   @IsOptional()
   @IsObject()
   fields?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ maxLength: MAX_COMMENT_CHARS, description: 'A note kept with the decision (in the node\'s output)' })
+  @ApiPropertyOptional({ maxLength: MAX_COMMENT_CHARS, description: "A note kept with the decision (in the node's output)" })
   @IsOptional()
   @IsString()
   @MaxLength(MAX_COMMENT_CHARS)
@@ -39,7 +43,12 @@ export class PendingApprovalDto {
   @ApiProperty({ description: 'What the approver is asked to decide' })
   summary: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'JSON Schema of the fields the approver fills in; null when none' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: 'JSON Schema of the fields the approver fills in; null when none',
+  })
   fields: Record<string, unknown> | null;
 
   @ApiProperty(timestamp('When the run started waiting', true))

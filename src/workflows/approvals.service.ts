@@ -98,10 +98,16 @@ export class ApprovalsService {
   async inbox(principal: Principal): Promise<PendingApproval[]> {
     const waiting = await this.runs.listWaitingSteps({ type: APPROVAL_TYPE, visibleTo: principal.userId }, MAX_INBOX);
     const workflowIds = [...new Set(waiting.map((w) => w.run.workflowId))];
-    const [roles, names] = await Promise.all([this.memberships.listForUser('workflow', principal.userId), this.workflows.names(workflowIds)]);
+    const [roles, names] = await Promise.all([
+      this.memberships.listForUser('workflow', principal.userId),
+      this.workflows.names(workflowIds),
+    ]);
     const now = Date.now();
     return waiting
-      .filter(({ run, step }) => roleAtLeast(roles.get(run.workflowId) ?? null, 'editor') && isPending(step) && (run.resumeAt?.getTime() ?? 0) > now)
+      .filter(
+        ({ run, step }) =>
+          roleAtLeast(roles.get(run.workflowId) ?? null, 'editor') && isPending(step) && (run.resumeAt?.getTime() ?? 0) > now,
+      )
       .map(({ run, step }) => pendingView(run, step, names.get(run.workflowId) ?? null, this.links));
   }
 
@@ -116,7 +122,12 @@ export class ApprovalsService {
       throw error;
     }
     const user = await this.users.getUser(principal.userId);
-    return this.decide(run, nodeId, request, { type: 'user', userId: principal.userId, name: user?.name ?? null, email: user?.email ?? null });
+    return this.decide(run, nodeId, request, {
+      type: 'user',
+      userId: principal.userId,
+      name: user?.name ?? null,
+      email: user?.email ?? null,
+    });
   }
 
   /** What the link's page shows; refuses a link that was used (409), expired (410) or never made here (404). */
@@ -146,14 +157,23 @@ export class ApprovalsService {
     if (!step || step.type !== APPROVAL_TYPE) throw AppError.notFound('approval', `${run.id}/${nodeId}`);
     const output = decisionOf(step);
     if (output && (output.decision === 'approved' || output.decision === 'rejected')) {
-      throw new AppError(ErrorCode.CONFLICT, `This approval was already decided: ${output.decision}${output.decidedBy ? ` by ${describe(output.decidedBy)}` : ''}`, {
-        details: { runId: run.id, nodeId, decision: output.decision },
-      });
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        `This approval was already decided: ${output.decision}${output.decidedBy ? ` by ${describe(output.decidedBy)}` : ''}`,
+        {
+          details: { runId: run.id, nodeId, decision: output.decision },
+        },
+      );
     }
     if (output && output.decision === 'timedOut') throw timedOut(run, nodeId);
-    if (run.status === 'canceled') throw AppError.conflict(`Run ${run.id} was canceled: nothing is left to decide`, { runId: run.id, nodeId });
+    if (run.status === 'canceled')
+      throw AppError.conflict(`Run ${run.id} was canceled: nothing is left to decide`, { runId: run.id, nodeId });
     if (step.status !== 'waiting' || run.status !== 'waiting' || !isPending(step) || !step.state) {
-      throw AppError.conflict(`The approval at node "${nodeId}" of run ${run.id} is not waiting for a decision`, { runId: run.id, nodeId, status: step.status });
+      throw AppError.conflict(`The approval at node "${nodeId}" of run ${run.id} is not waiting for a decision`, {
+        runId: run.id,
+        nodeId,
+        status: step.status,
+      });
     }
     // Its time is up, though the run has not gone on yet: the timeout decided.
     if (!run.resumeAt || run.resumeAt <= now) throw timedOut(run, nodeId);
@@ -171,7 +191,11 @@ export class ApprovalsService {
     const decision = { decision: request.decision, decidedBy, decidedAt: now.toISOString(), fields, comment: request.comment ?? null };
     const output = { ...onTimeout, ...decision };
     const state = sealOutputs(sealer, { ports: new Map([[request.decision, output]]), until: now });
-    if (state === null) throw new AppError(ErrorCode.PAYLOAD_TOO_LARGE, `The decision with the approval's input is too large to keep for the run to go on: send fewer or shorter fields`);
+    if (state === null)
+      throw new AppError(
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        `The decision with the approval's input is too large to keep for the run to go on: send fewer or shorter fields`,
+      );
     // The record: what it showed while pending (already masked) with the decision; the run records the whole output when it goes on.
     const recorded = { summary: pending.summary, expiresAt: pending.expiresAt, ...decision };
     const jobId = `${run.id}.a${now.getTime().toString(36)}${randomBytes(2).toString('hex')}`;
@@ -179,7 +203,10 @@ export class ApprovalsService {
       // Someone else decided (or the run moved on) since it was read: say which, as a fresh read sees it.
       const again = await this.runs.get(run.id);
       if (again) this.pendingStep(again, nodeId, now);
-      throw AppError.conflict(`The approval at node "${nodeId}" of run ${run.id} is no longer waiting for a decision`, { runId: run.id, nodeId });
+      throw AppError.conflict(`The approval at node "${nodeId}" of run ${run.id} is no longer waiting for a decision`, {
+        runId: run.id,
+        nodeId,
+      });
     }
     try {
       await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, ...RUN_JOB_OPTIONS });
@@ -187,14 +214,24 @@ export class ApprovalsService {
       // The run is due in the store: the reconciler enqueues it (accepted means kept).
       this.logger.warn({ runId: run.id, err: error }, 'decided run has no job yet; the reconciler will enqueue it');
     }
-    this.logger.info({ runId: run.id, workflowId: run.workflowId, nodeId, decision: request.decision, by: decidedBy.type === 'user' ? decidedBy.userId : 'link' }, 'approval decided');
+    this.logger.info(
+      {
+        runId: run.id,
+        workflowId: run.workflowId,
+        nodeId,
+        decision: request.decision,
+        by: decidedBy.type === 'user' ? decidedBy.userId : 'link',
+      },
+      'approval decided',
+    );
     return { runId: run.id, nodeId, ...decision };
   }
 
   /** The fields against the approval's schema (ajv); without a schema, none may be given. */
   private checkFields(schema: Record<string, unknown> | null, given: Record<string, unknown> | undefined): Record<string, unknown> | null {
     if (!schema) {
-      if (given !== undefined && Object.keys(given).length > 0) throw AppError.validation([{ field: 'fields', reason: 'this approval asks for no fields' }]);
+      if (given !== undefined && Object.keys(given).length > 0)
+        throw AppError.validation([{ field: 'fields', reason: 'this approval asks for no fields' }]);
       return null;
     }
     const fields = given ?? {};
@@ -205,8 +242,14 @@ export class ApprovalsService {
       throw AppError.conflict(`The approval's fields schema cannot be used: ${(error as Error).message}; fix the node's fields parameter`);
     }
     if (problems.length === 0) return fields;
-    const errors: FieldError[] = problems.map((p) => ({ field: ['fields', p.path, p.missing].filter(Boolean).join('.'), reason: p.message }));
-    throw AppError.validation(errors, `The fields do not match what the approval asks for: ${errors.map((e) => `${e.field} ${e.reason}`).join('; ')}`);
+    const errors: FieldError[] = problems.map((p) => ({
+      field: ['fields', p.path, p.missing].filter(Boolean).join('.'),
+      reason: p.message,
+    }));
+    throw AppError.validation(
+      errors,
+      `The fields do not match what the approval asks for: ${errors.map((e) => `${e.field} ${e.reason}`).join('; ')}`,
+    );
   }
 }
 
@@ -228,7 +271,9 @@ const isPending = (step: StepRecord): boolean => isObject(step.output) && step.o
 const describe = (by: DecidedBy): string => (by.type === 'link' ? 'the holder of the approval link' : (by.email ?? by.name ?? by.userId));
 
 const timedOut = (run: Run, nodeId: string) =>
-  new AppError(ErrorCode.GONE, `The approval at node "${nodeId}" of run ${run.id} timed out: the run went on without a decision`, { details: { runId: run.id, nodeId } });
+  new AppError(ErrorCode.GONE, `The approval at node "${nodeId}" of run ${run.id} timed out: the run went on without a decision`, {
+    details: { runId: run.id, nodeId },
+  });
 
 function pendingView(run: Run, step: StepRecord, workflowName: string | null, links: ApprovalLinks): PendingApproval {
   const pending = (isObject(step.output) ? step.output : {}) as Partial<PendingRecord>;

@@ -44,13 +44,23 @@ export class ChatController {
   @Post('workflows/:id/chat')
   @ApiBody({ type: ChatMessageDto })
   @ApiProduces('text/event-stream', 'application/json')
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeated within 24 hours, answers about the first run instead of starting another' })
-  @ApiOkResponse({ type: ChatAnswerDto, description: 'JSON mode: the answer once the run finished. Stream mode: text/event-stream whose last event, done, carries this' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Repeated within 24 hours, answers about the first run instead of starting another',
+  })
+  @ApiOkResponse({
+    type: ChatAnswerDto,
+    description: 'JSON mode: the answer once the run finished. Stream mode: text/event-stream whose last event, done, carries this',
+  })
   @ApiAcceptedResponse({ type: ChatAnswerDto, description: 'JSON mode: the run had not finished in 120 s; Location names it' })
   @ApiResponse({ status: 403, description: 'Chatting starts runs: it needs the editor or owner role' })
   @ApiResponse({ status: 404, description: 'No such workflow' })
   @ApiResponse({ status: 409, description: "Nothing is published, or the published version's trigger is not chat-trigger" })
-  @ApiResponse({ status: 429, description: "The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again" })
+  @ApiResponse({
+    status: 429,
+    description: "The workflow's rate limit (settings.rateLimit) is reached; Retry-After says when to try again",
+  })
   async send(
     @CurrentPrincipal() principal: Principal,
     @Param('id') workflowId: string,

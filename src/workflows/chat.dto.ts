@@ -14,7 +14,9 @@ export class ChatMessageDto {
     description: `The conversation the message belongs to (1-${MAX_SESSION_ID} visible ASCII characters); the trigger hands it on, so an agent can keep one memory per session`,
   })
   @IsString()
-  @Matches(new RegExp(`^[\\x21-\\x7e]{1,${MAX_SESSION_ID}}$`), { message: `sessionId must be 1 to ${MAX_SESSION_ID} visible ASCII characters (no spaces)` })
+  @Matches(new RegExp(`^[\\x21-\\x7e]{1,${MAX_SESSION_ID}}$`), {
+    message: `sessionId must be 1 to ${MAX_SESSION_ID} visible ASCII characters (no spaces)`,
+  })
   sessionId: string;
 
   @ApiProperty({ example: 'How tall is Etna?', description: `What the user says (1-${MAX_CHAT_MESSAGE} characters)` })
@@ -26,7 +28,8 @@ export class ChatMessageDto {
 export class ChatQueryDto {
   @ApiPropertyOptional({
     enum: ['true', 'false'],
-    description: '`false`: answer once, in JSON, when the run finished (as `Accept: application/json` without `text/event-stream` does); default: Server-Sent Events',
+    description:
+      '`false`: answer once, in JSON, when the run finished (as `Accept: application/json` without `text/event-stream` does); default: Server-Sent Events',
   })
   @IsOptional()
   @IsIn(['true', 'false'], { message: 'stream must be true or false' })
@@ -38,13 +41,18 @@ export class ChatAnswerDto {
   @ApiProperty()
   runId: string;
 
-  @ApiProperty({ enum: RUN_STATUSES, description: 'succeeded, failed or canceled; queued, running or waiting when the answer stopped waiting for it (read GET /api/v1/runs/{id} later)' })
+  @ApiProperty({
+    enum: RUN_STATUSES,
+    description:
+      'succeeded, failed or canceled; queued, running or waiting when the answer stopped waiting for it (read GET /api/v1/runs/{id} later)',
+  })
   status: RunStatus;
 
   @ApiProperty({
     type: 'string',
     nullable: true,
-    description: "The answer as text: the run's output when it is a string, else its `answer`, `text`, `output` or `content` field, the first that is a string (a one-element array counts as its element); null otherwise (see output)",
+    description:
+      "The answer as text: the run's output when it is a string, else its `answer`, `text`, `output` or `content` field, the first that is a string (a one-element array counts as its element); null otherwise (see output)",
   })
   answer: string | null;
 

@@ -58,7 +58,9 @@ function chatAnswer(run: Run): ChatAnswer {
     status: run.status,
     answer: run.status === 'succeeded' ? answerText(output) : null,
     output,
-    error: run.error ? { code: run.error.code, message: run.error.message, ...(run.error.nodeId ? { nodeId: run.error.nodeId } : {}) } : null,
+    error: run.error
+      ? { code: run.error.code, message: run.error.message, ...(run.error.nodeId ? { nodeId: run.error.nodeId } : {}) }
+      : null,
   };
 }
 
@@ -92,14 +94,21 @@ export class ChatService {
    * @throws AppError CONFLICT when the workflow has no published version (as the webhook answers) or when the
    * published version's trigger is not chat-trigger
    */
-  async start(principal: Principal, workflowId: string, message: { sessionId: string; message: string }, idempotencyKey?: string): Promise<AcceptedRun> {
+  async start(
+    principal: Principal,
+    workflowId: string,
+    message: { sessionId: string; message: string },
+    idempotencyKey?: string,
+  ): Promise<AcceptedRun> {
     // Before anything about the workflow is told: a caller without a role hears "not found".
     await this.access.require(principal, 'workflow', workflowId, 'editor');
     const workflow = await this.workflows.get(workflowId);
     if (!workflow) throw AppError.notFound('workflow', workflowId);
     const version = workflow.activeVersionId ? await this.workflows.getVersionById(workflow.activeVersionId) : null;
     if (!version) {
-      throw AppError.conflict(`Workflow ${workflowId} has no published version to chat with: give it a ${CHAT_TRIGGER} node and publish it`);
+      throw AppError.conflict(
+        `Workflow ${workflowId} has no published version to chat with: give it a ${CHAT_TRIGGER} node and publish it`,
+      );
     }
     const trigger = version.definition.nodes.find((node) => this.registry.get(node.type, node.version)?.definition.trigger);
     if (trigger?.type !== CHAT_TRIGGER) {
@@ -108,7 +117,13 @@ export class ChatService {
         { trigger: trigger?.type ?? null, version: version.version },
       );
     }
-    return this.runsService.startChat(principal, workflowId, version.id, { sessionId: message.sessionId, message: message.message }, idempotencyKey);
+    return this.runsService.startChat(
+      principal,
+      workflowId,
+      version.id,
+      { sessionId: message.sessionId, message: message.message },
+      idempotencyKey,
+    );
   }
 
   /** The answer once the run finished, or where it stands after CHAT_WAIT_MS (or when the service begins to stop). */

@@ -28,11 +28,22 @@ describe('NodeOptionsService', () => {
       })
       late: string;
     }
-    const node = defineNode({ type: 'slow', version: 1, displayName: 'Slow', description: 'x', parameters: Params, defaultRunMode: 'input', execute: () => null });
+    const node = defineNode({
+      type: 'slow',
+      version: 1,
+      displayName: 'Slow',
+      description: 'x',
+      parameters: Params,
+      defaultRunMode: 'input',
+      execute: () => null,
+    });
     const service = new NodeOptionsService(new NodeRegistry([registerDefinition(node, 'slow')]), pino({ level: 'silent' }), undefined, 20);
 
     await expect(service.options(principal, 'slow', '1', 'slow')).rejects.toMatchObject({ code: ErrorCode.TIMEOUT, httpStatus: 504 });
     expect(seen?.aborted).toBe(true);
-    await expect(service.options(principal, 'slow', '1', 'late')).rejects.toMatchObject({ code: ErrorCode.TIMEOUT, message: 'the catalogue did not answer' });
+    await expect(service.options(principal, 'slow', '1', 'late')).rejects.toMatchObject({
+      code: ErrorCode.TIMEOUT,
+      message: 'the catalogue did not answer',
+    });
   });
 });

@@ -39,7 +39,13 @@ export class NodeOptionsService {
   }
 
   /** `parameters`: the node's other parameters as the builder holds them, as JSON text (checked to be an object). */
-  async options(principal: Principal, type: string, version: string, parameter: string, parameters?: string): Promise<{ items: ParameterOption[] }> {
+  async options(
+    principal: Principal,
+    type: string,
+    version: string,
+    parameter: string,
+    parameters?: string,
+  ): Promise<{ items: ParameterOption[] }> {
     const others = parameters === undefined ? {} : JSON.parse(parameters);
     if (typeof others !== 'object' || others === null || Array.isArray(others)) {
       throw AppError.validation([{ field: 'parameters', reason: 'must be a JSON object' }]);
@@ -49,7 +55,10 @@ export class NodeOptionsService {
     if (!node.parameterNames.has(parameter)) throw AppError.notFound(`parameter of ${type}@${version}`, parameter);
     const loadOptions = node.optionLoaders.get(parameter);
     if (!loadOptions) {
-      throw new AppError(ErrorCode.NOT_FOUND, `Parameter ${parameter} of ${type}@${version} has no dynamic options: its @Parameter() declares no loadOptions`);
+      throw new AppError(
+        ErrorCode.NOT_FOUND,
+        `Parameter ${parameter} of ${type}@${version} has no dynamic options: its @Parameter() declares no loadOptions`,
+      );
     }
 
     const about = { type, version: node.definition.version, parameter, userId: principal.userId };
@@ -59,10 +68,19 @@ export class NodeOptionsService {
     try {
       listed = await Promise.race([
         Promise.resolve().then(() =>
-          loadOptions({ collections: this.collections.forUser(principal.userId), parameters: Object.freeze({ ...others }), mcp: this.mcpFor(principal, controller.signal), signal: controller.signal }),
+          loadOptions({
+            collections: this.collections.forUser(principal.userId),
+            parameters: Object.freeze({ ...others }),
+            mcp: this.mcpFor(principal, controller.signal),
+            signal: controller.signal,
+          }),
         ),
         new Promise<never>((_, reject) =>
-          controller.signal.addEventListener('abort', () => reject(new AppError(ErrorCode.TIMEOUT, `Listing the options of ${parameter} took longer than ${this.timeoutMs} ms`)), { once: true }),
+          controller.signal.addEventListener(
+            'abort',
+            () => reject(new AppError(ErrorCode.TIMEOUT, `Listing the options of ${parameter} took longer than ${this.timeoutMs} ms`)),
+            { once: true },
+          ),
         ),
       ]);
     } catch (error) {
@@ -76,14 +94,22 @@ export class NodeOptionsService {
       this.logger.error({ ...about, source: node.source, problem }, 'loadOptions returned something that is not a list of options');
       throw new AppError(ErrorCode.INTERNAL, 'loadOptions returned malformed options');
     }
-    return { items: (listed as ParameterOption[]).map(({ value, label, description }) => ({ value, label, ...(description !== undefined ? { description } : {}) })) };
+    return {
+      items: (listed as ParameterOption[]).map(({ value, label, description }) => ({
+        value,
+        label,
+        ...(description !== undefined ? { description } : {}),
+      })),
+    };
   }
 
   /** Outside MCP servers as the user asking reaches them: the outbound guard, and only the credentials they may use. */
   private mcpFor(principal: Principal, signal: AbortSignal) {
     const credentials = this.credentials ?? new UnavailableCredentials();
     let masks = Redactor.NONE;
-    const fetcher = this.fetcher ?? { fetch: () => Promise.reject(new AppError(ErrorCode.UNAVAILABLE, 'Outbound HTTP is not available here')) };
+    const fetcher = this.fetcher ?? {
+      fetch: () => Promise.reject(new AppError(ErrorCode.UNAVAILABLE, 'Outbound HTTP is not available here')),
+    };
     const http = nodeHttpClient(fetcher, signal, {
       credential: (id) => credentials.resolve(principal.userId, id),
       reveal: (secrets) => (masks = masks.with(secrets)),

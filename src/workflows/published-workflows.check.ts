@@ -68,7 +68,9 @@ export class PublishedWorkflowsCheck implements OnModuleInit, OnApplicationBoots
         compileWorkflow(version.definition, this.registry, options);
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== ErrorCode.VALIDATION_FAILED) throw error;
-        const problems = ((error.details as { fields?: FieldError[] } | undefined)?.fields ?? [{ field: 'definition', reason: error.message }]).slice(0, MAX_PROBLEMS);
+        const problems = (
+          (error.details as { fields?: FieldError[] } | undefined)?.fields ?? [{ field: 'definition', reason: error.message }]
+        ).slice(0, MAX_PROBLEMS);
         broken.push({ workflowId, name, versionId, problems });
         this.logger.warn(
           { workflowId, versionId, version: version.version, problems },

@@ -7,7 +7,8 @@ import { RunsService } from './runs.service';
 import { NodeTestDto, parseNodeTest, parseStartRun, RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './workflows.dto';
 
 /** Admission control's refusals (README, Backpressure): no run is started, Retry-After says when to try again. */
-const QUEUE_LIMIT_429 = "The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again";
+const QUEUE_LIMIT_429 =
+  "The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again";
 const QUEUE_FULL_503 =
   'The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again';
 
@@ -25,14 +26,19 @@ export class RunsController {
   @HttpCode(202)
   @ApiBody({ type: StartRunDto, required: false })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeated within 24 hours, returns the first run' })
-  @ApiHeader({ name: 'x-run-source', required: false, description: '`console` when the web console starts the run (shown as its trigger); anything else is a webhook call' })
+  @ApiHeader({
+    name: 'x-run-source',
+    required: false,
+    description: '`console` when the web console starts the run (shown as its trigger); anything else is a webhook call',
+  })
   @ApiAcceptedResponse({ type: RunAcceptedDto, description: 'Queued; Location names the run' })
   @ApiOkResponse({ type: RunRecordDto, description: 'With ?wait=: the run record, once it finished in time' })
   @ApiResponse({ status: 403, description: 'Starting runs needs the editor or owner role' })
   @ApiResponse({ status: 409, description: 'runType production, and nothing is published' })
   @ApiResponse({
     status: 429,
-    description: "The workflow's rate limit (settings.rateLimit) or queued-run limit (details.reason workflow-queue-limit) is reached; no run was started; Retry-After says when to try again",
+    description:
+      "The workflow's rate limit (settings.rateLimit) or queued-run limit (details.reason workflow-queue-limit) is reached; no run was started; Retry-After says when to try again",
   })
   @ApiResponse({ status: 503, description: QUEUE_FULL_503 })
   async start(
@@ -46,7 +52,11 @@ export class RunsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const trigger = source === 'console' ? 'console' : 'webhook';
-    const accepted = await this.runs.start(principal, workflowId, parseStartRun(body), { idempotencyKey, waitSeconds: query.wait, trigger });
+    const accepted = await this.runs.start(principal, workflowId, parseStartRun(body), {
+      idempotencyKey,
+      waitSeconds: query.wait,
+      trigger,
+    });
     void reply.header('location', `/api/v1/runs/${accepted.body.runId}`);
     if (!accepted.created) void reply.header('idempotent-replayed', 'true');
     if (accepted.finished) {

@@ -94,7 +94,13 @@ export class RunsService {
    * the webhook. The same Idempotency-Key within 24 hours returns the first run.
    * @throws AppError CONFLICT when the active version is no longer `versionId`
    */
-  async startChat(principal: Principal, workflowId: string, versionId: string, input: { sessionId: string; message: string }, idempotencyKey?: string): Promise<AcceptedRun> {
+  async startChat(
+    principal: Principal,
+    workflowId: string,
+    versionId: string,
+    input: { sessionId: string; message: string },
+    idempotencyKey?: string,
+  ): Promise<AcceptedRun> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
     }
@@ -123,7 +129,14 @@ export class RunsService {
       );
     }
     await this.admit(workflow);
-    const run = newQueuedRun({ ...runOf(workflow, runType), input, trigger, startedBy: principal.userId, actingUserId: principal.userId, idempotencyKey });
+    const run = newQueuedRun({
+      ...runOf(workflow, runType),
+      input,
+      trigger,
+      startedBy: principal.userId,
+      actingUserId: principal.userId,
+      idempotencyKey,
+    });
     return { ...(await this.accept(run, workflow)), workflowName: workflow.name };
   }
 
@@ -143,7 +156,10 @@ export class RunsService {
     const workflow = await this.workflows.get(workflowId);
     if (!workflow) throw AppError.notFound('workflow', workflowId);
     const node = workflow.draft.nodes.find((n) => n.id === test.nodeId);
-    if (!node) throw AppError.validation([{ field: 'nodeId', reason: `names no node of the draft (nodes: ${workflow.draft.nodes.map((n) => n.id).join(', ')})` }]);
+    if (!node)
+      throw AppError.validation([
+        { field: 'nodeId', reason: `names no node of the draft (nodes: ${workflow.draft.nodes.map((n) => n.id).join(', ')})` },
+      ]);
     if (this.insideLoop(workflow.draft, test.nodeId)) {
       throw AppError.validation([{ field: 'nodeId', reason: 'is inside a loop body: test the loop node, whose body runs with it' }]);
     }
@@ -164,18 +180,33 @@ export class RunsService {
     return finished ? { ...accepted, finished: runView(finished, workflow.name) } : accepted;
   }
 
-  private async testInput(principal: Principal, workflow: Workflow, test: { nodeId: string; input?: unknown; hasInput: boolean; fromRunId?: string }): Promise<unknown> {
+  private async testInput(
+    principal: Principal,
+    workflow: Workflow,
+    test: { nodeId: string; input?: unknown; hasInput: boolean; fromRunId?: string },
+  ): Promise<unknown> {
     if (test.hasInput) return test.input;
     const pinned = workflow.draft.pinnedData;
     if (pinned && Object.prototype.hasOwnProperty.call(pinned, test.nodeId)) return pinned[test.nodeId];
     if (!test.fromRunId) {
-      throw AppError.validation([{ field: 'input', reason: `is required: give the node's input, pin data on node "${test.nodeId}", or name a run (fromRunId) whose record holds its input` }]);
+      throw AppError.validation([
+        {
+          field: 'input',
+          reason: `is required: give the node's input, pin data on node "${test.nodeId}", or name a run (fromRunId) whose record holds its input`,
+        },
+      ]);
     }
     const earlier = await this.readable(principal, test.fromRunId, 'viewer');
-    if (earlier.workflowId !== workflow.id) throw AppError.validation([{ field: 'fromRunId', reason: `is a run of another workflow (${earlier.workflowId})` }]);
+    if (earlier.workflowId !== workflow.id)
+      throw AppError.validation([{ field: 'fromRunId', reason: `is a run of another workflow (${earlier.workflowId})` }]);
     const step = earlier.steps.find((s) => s.nodeId === test.nodeId);
     if (!step || step.input === undefined) {
-      throw AppError.validation([{ field: 'fromRunId', reason: `run ${earlier.id} holds no input of node "${test.nodeId}" (it did not run there, or its workflow keeps no step data)` }]);
+      throw AppError.validation([
+        {
+          field: 'fromRunId',
+          reason: `run ${earlier.id} holds no input of node "${test.nodeId}" (it did not run there, or its workflow keeps no step data)`,
+        },
+      ]);
     }
     // What the record shows: masked where it held a secret, as the caller sees it.
     return step.input;
@@ -204,10 +235,20 @@ export class RunsService {
     }
     const workflow = await this.workflows.get(original.workflowId);
     if (!workflow) throw AppError.notFound('workflow', original.workflowId);
-    const reused = from === 'failed' ? original.steps.filter((step) => step.status === 'succeeded' && step.state).map((step) => ({ ...step, reused: true })) : [];
-    if (from === 'failed' && reused.length === 0 && original.steps.some((step) => step.status === 'succeeded') && workflow.settings.stepData?.failed === 'none') {
+    const reused =
+      from === 'failed'
+        ? original.steps.filter((step) => step.status === 'succeeded' && step.state).map((step) => ({ ...step, reused: true }))
+        : [];
+    if (
+      from === 'failed' &&
+      reused.length === 0 &&
+      original.steps.some((step) => step.status === 'succeeded') &&
+      workflow.settings.stepData?.failed === 'none'
+    ) {
       // Nothing a node produced was kept: "from the failed node" would quietly run everything again.
-      throw AppError.conflict(`Run ${runId} kept no step data (settings.stepData.failed is "none"): nothing can be reused; retry from "start"`);
+      throw AppError.conflict(
+        `Run ${runId} kept no step data (settings.stepData.failed is "none"): nothing can be reused; retry from "start"`,
+      );
     }
     await this.admit(workflow);
     return this.accept(
@@ -234,10 +275,17 @@ export class RunsService {
     const run = await this.readable(principal, runId, 'viewer');
     const children = await this.runs.list({ parentRunId: run.id }, { offset: 0, limit: 100 });
     const names = await this.workflows.names([run.workflowId, ...children.items.map((child) => child.workflowId)]);
-    return { ...runView(run, names.get(run.workflowId) ?? null), children: children.items.map((child) => runSummaryView(child, names.get(child.workflowId) ?? null)) };
+    return {
+      ...runView(run, names.get(run.workflowId) ?? null),
+      children: children.items.map((child) => runSummaryView(child, names.get(child.workflowId) ?? null)),
+    };
   }
 
-  async list(principal: Principal, filter: Omit<RunFilter, 'visibleTo'>, page: PageRequest): Promise<Page<ReturnType<typeof runSummaryView>>> {
+  async list(
+    principal: Principal,
+    filter: Omit<RunFilter, 'visibleTo'>,
+    page: PageRequest,
+  ): Promise<Page<ReturnType<typeof runSummaryView>>> {
     // One workflow: the role check has settled visibility. All of them: the store keeps the user's own.
     if (filter.workflowId) await this.access.require(principal, 'workflow', filter.workflowId, 'viewer');
     const result = await this.runs.list({ ...filter, visibleTo: filter.workflowId ? undefined : principal.userId }, page);
@@ -284,13 +332,21 @@ export class RunsService {
     if (!limit) return;
     // The limit is part of the key: a changed limit counts afresh instead of inheriting the window
     // (up to a day long) of the old one.
-    const decision = await this.limiter.take(`webhook:${workflow.id}:${limit.requests}/${limit.perSeconds}`, limit.requests, limit.perSeconds * 1000);
+    const decision = await this.limiter.take(
+      `webhook:${workflow.id}:${limit.requests}/${limit.perSeconds}`,
+      limit.requests,
+      limit.perSeconds * 1000,
+    );
     if (!decision.allowed) {
       const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-      throw new AppError(ErrorCode.RATE_LIMITED, `Workflow ${workflow.id} accepts ${limit.requests} run(s) per ${limit.perSeconds} s: try again in ${retryAfterSeconds} s`, {
-        details: { retryAfterSeconds, limit },
-        retryable: true,
-      });
+      throw new AppError(
+        ErrorCode.RATE_LIMITED,
+        `Workflow ${workflow.id} accepts ${limit.requests} run(s) per ${limit.perSeconds} s: try again in ${retryAfterSeconds} s`,
+        {
+          details: { retryAfterSeconds, limit },
+          retryable: true,
+        },
+      );
     }
   }
 

@@ -36,7 +36,11 @@ export class DefinitionViewDto {
   @ApiProperty({ type: [VariableViewDto] })
   variables: VariableViewDto[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Inputs pinned on nodes of the draft, by node id (never on a published version)' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Inputs pinned on nodes of the draft, by node id (never on a published version)',
+  })
   pinnedData?: Record<string, unknown>;
 }
 
@@ -58,13 +62,18 @@ export class WorkflowSummaryDto {
   @ApiProperty({ enum: ROLES, description: 'Your role on the workflow' })
   role: Role;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'The published version production runs execute; null before the first publish' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'The published version production runs execute; null before the first publish',
+  })
   activeVersion: number | null;
 
   @ApiProperty({
     type: 'string',
     nullable: true,
-    description: 'Who put the active version in force (published or activated it): runs the service starts by itself (schedule, error workflow) act as this user',
+    description:
+      'Who put the active version in force (published or activated it): runs the service starts by itself (schedule, error workflow) act as this user',
   })
   activatedBy: string | null;
 
@@ -234,7 +243,10 @@ export class StepDto {
   @ApiPropertyOptional({ description: 'Copied from the run this one retries: the node did not run again' })
   reused?: boolean;
 
-  @ApiPropertyOptional({ type: [SubStepDto], description: "What the node did inside itself, in order: an AI agent's model calls and tool calls" })
+  @ApiPropertyOptional({
+    type: [SubStepDto],
+    description: "What the node did inside itself, in order: an AI agent's model calls and tool calls",
+  })
   subSteps?: SubStepDto[];
 }
 
@@ -251,7 +263,10 @@ export class RunSummaryDto {
   @ApiProperty({ enum: RUN_TYPES })
   runType: RunType;
 
-  @ApiProperty({ enum: RUN_TRIGGERS, description: 'How the run started, which says whose rights it acts with (README: Whose rights a run uses)' })
+  @ApiProperty({
+    enum: RUN_TRIGGERS,
+    description: 'How the run started, which says whose rights it acts with (README: Whose rights a run uses)',
+  })
   trigger: RunTrigger;
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'The published version a production run executes; null for a test run' })
@@ -260,7 +275,9 @@ export class RunSummaryDto {
   @ApiProperty({ enum: RUN_STATUSES })
   status: RunStatus;
 
-  @ApiProperty({ description: 'The user whose API key started the run; for a run the service started, the user who put the version in force' })
+  @ApiProperty({
+    description: 'The user whose API key started the run; for a run the service started, the user who put the version in force',
+  })
   startedBy: string;
 
   @ApiProperty({ description: 'The user the run acts as' })
@@ -316,7 +333,11 @@ export class RunRecordDto extends RunSummaryDto {
   @ApiProperty(anyJson("The webhook body's input; null when it had none"))
   input: unknown;
 
-  @ApiProperty(anyJson("The run's output, masked: its respond node's if one ran, else its end node's (a node that passed nothing on), or with several ends an object of their outputs keyed by node id; null until it succeeded, and for a failed or canceled run"))
+  @ApiProperty(
+    anyJson(
+      "The run's output, masked: its respond node's if one ran, else its end node's (a node that passed nothing on), or with several ends an object of their outputs keyed by node id; null until it succeeded, and for a failed or canceled run",
+    ),
+  )
   output: unknown;
 
   @ApiProperty({ type: 'integer', description: 'Times a worker claimed the run' })
@@ -395,6 +416,11 @@ export class NodeTypeListDto {
   @ApiProperty({ type: [NodeTypeDto] })
   items: NodeTypeDto[];
 
-  @ApiProperty({ type: 'string', isArray: true, enum: ['fixed', 'expression', 'ai'], description: 'The parameter modes on offer; ai only where a language model is configured' })
+  @ApiProperty({
+    type: 'string',
+    isArray: true,
+    enum: ['fixed', 'expression', 'ai'],
+    description: 'The parameter modes on offer; ai only where a language model is configured',
+  })
   parameterModes: string[];
 }

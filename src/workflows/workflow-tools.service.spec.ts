@@ -13,14 +13,26 @@ const published: ToolWorkflow[] = ['wfl_a', 'wfl_b'].map((workflowId, i) => ({
   name: `Lookup ${i}`,
   tool: {
     versionId: `wfv_${i}`,
-    inputSchema: { $id: 'https://example.com/order.json', type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+    inputSchema: {
+      $id: 'https://example.com/order.json',
+      type: 'object',
+      properties: { orderId: { type: 'string' } },
+      required: ['orderId'],
+    },
   },
 }));
 
 function service(toolWorkflows: ToolWorkflow[] = published) {
   let reads = 0;
-  const workflows = { listTools: async () => (reads++, toolWorkflows.map((t) => ({ ...t, tool: { ...t.tool, inputSchema: structuredClone(t.tool.inputSchema) } }))) };
-  const memberships = { listForUser: async () => new Map<string, Role>(toolWorkflows.map((t, i) => [t.workflowId, i === 0 ? 'viewer' : 'owner'])) };
+  const workflows = {
+    listTools: async () => (
+      reads++,
+      toolWorkflows.map((t) => ({ ...t, tool: { ...t.tool, inputSchema: structuredClone(t.tool.inputSchema) } }))
+    ),
+  };
+  const memberships = {
+    listForUser: async () => new Map<string, Role>(toolWorkflows.map((t, i) => [t.workflowId, i === 0 ? 'viewer' : 'owner'])),
+  };
   const started: string[] = [];
   const runs = {
     startAsViewer: async (_p: unknown, workflowId: string) => (started.push(workflowId), { runId: `run_${started.length}` }),
@@ -28,7 +40,13 @@ function service(toolWorkflows: ToolWorkflow[] = published) {
   };
   const events = new WorkflowToolEvents();
   const config: AppConfig = loadConfig({});
-  const tools = new WorkflowToolsService(workflows as unknown as WorkflowStore, memberships as unknown as MembershipStore, runs as unknown as RunsService, events, config);
+  const tools = new WorkflowToolsService(
+    workflows as unknown as WorkflowStore,
+    memberships as unknown as MembershipStore,
+    runs as unknown as RunsService,
+    events,
+    config,
+  );
   return { tools, events, started, reads: () => reads };
 }
 
@@ -59,7 +77,11 @@ describe('WorkflowToolsService', () => {
 
   it("gives a name two workflows want to neither, so a workflow shared with the caller cannot take over the caller's own tool", async () => {
     const schema = { type: 'object' };
-    const tool = (workflowId: string, name: string, toolName?: string): ToolWorkflow => ({ workflowId, name, tool: { versionId: `v_${workflowId}`, inputSchema: schema, ...(toolName ? { name: toolName } : {}) } });
+    const tool = (workflowId: string, name: string, toolName?: string): ToolWorkflow => ({
+      workflowId,
+      name,
+      tool: { versionId: `v_${workflowId}`, inputSchema: schema, ...(toolName ? { name: toolName } : {}) },
+    });
     const own = tool('wfl_own000000000000000000001', 'Orders', 'lookup_order');
     // Shared by someone else, named to sort first and to collide, twice over: with the plain name and with the suffixed one.
     const shared = tool('wfl_other00000000000000000002', 'AAA', 'lookup_order');

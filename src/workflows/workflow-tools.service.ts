@@ -106,7 +106,12 @@ export class WorkflowToolsService {
     }
     const run = await this.runs.waitFor(accepted.runId, this.timeoutMs);
     if (!run) return { runId: accepted.runId, status: 'running' };
-    return { runId: run.id, status: run.status, output: run.output ?? null, error: run.error ? { code: run.error.code, message: run.error.message } : null };
+    return {
+      runId: run.id,
+      status: run.status,
+      output: run.output ?? null,
+      error: run.error ? { code: run.error.code, message: run.error.message } : null,
+    };
   }
 
   /**
@@ -132,7 +137,9 @@ export class WorkflowToolsService {
     try {
       problems = schemaProblems(tool.inputSchema, args);
     } catch (error) {
-      throw AppError.conflict(`The input schema of ${tool.name} cannot be used: ${(error as Error).message}; fix the workflow's MCP trigger`);
+      throw AppError.conflict(
+        `The input schema of ${tool.name} cannot be used: ${(error as Error).message}; fix the workflow's MCP trigger`,
+      );
     }
     return problems.map((p) => ({ field: p.path || '(arguments)', reason: p.message }));
   }

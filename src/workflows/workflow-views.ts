@@ -99,4 +99,10 @@ export const runView = (run: Run, workflowName: string | null = null) => ({
 });
 
 /** The webhook's 202 body. */
-export const acceptedView = (run: Run) => ({ id: run.id, runId: run.id, workflowId: run.workflowId, runType: run.runType, status: run.status });
+export const acceptedView = (run: Run) => ({
+  id: run.id,
+  runId: run.id,
+  workflowId: run.workflowId,
+  runType: run.runType,
+  status: run.status,
+});

@@ -22,7 +22,16 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../common/pagination';
-import { Backoff, BACKOFFS, ON_ERROR, OnError, PARAMETER_MODES, ParameterMode, VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
+import {
+  Backoff,
+  BACKOFFS,
+  ON_ERROR,
+  OnError,
+  PARAMETER_MODES,
+  ParameterMode,
+  VARIABLE_TYPES,
+  VariableType,
+} from '../engine/workflow-definition.model';
 import type { RunMode } from '../sdk';
 import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../runs/run.model';
 import { STEP_DATA_POLICIES, StepDataPolicy } from './workflow.model';
@@ -52,7 +61,10 @@ function IsRecordOf(allowed: readonly string[]): PropertyDecorator {
     name: 'isRecordOf',
     validator: {
       validate: (value: unknown) =>
-        typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => allowed.includes(v as string)),
+        typeof value === 'object' &&
+        value !== null &&
+        !Array.isArray(value) &&
+        Object.values(value).every((v) => allowed.includes(v as string)),
       defaultMessage: (args) => `${args?.property} must map parameter names to one of: ${allowed.join(', ')}`,
     },
   });
@@ -106,7 +118,12 @@ export class NodeSpecDto {
   @Min(1)
   version?: number;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, default: {}, description: 'Parameter values; expressions as strings; in ai mode an optional hint for the model' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    default: {},
+    description: 'Parameter values; expressions as strings; in ai mode an optional hint for the model',
+  })
   @IsOptional()
   @IsObject()
   parameters?: Record<string, unknown>;
@@ -115,7 +132,8 @@ export class NodeSpecDto {
     type: 'object',
     additionalProperties: { type: 'string', enum: [...PARAMETER_MODES] },
     example: { url: 'expression', offset: 'ai' },
-    description: 'Mode of each parameter: fixed (the default), expression, or ai (AI Decide: the configured language model chooses the value)',
+    description:
+      'Mode of each parameter: fixed (the default), expression, or ai (AI Decide: the configured language model chooses the value)',
   })
   @IsOptional()
   @IsRecordOf(PARAMETER_MODES)
@@ -136,39 +154,60 @@ export class NodeSpecDto {
   @IsIn(ON_ERROR)
   onError?: OnError;
 
-  @ApiPropertyOptional({ description: 'The older spelling of onError: true is "continue", false is "stop"; given with onError, they must agree' })
+  @ApiPropertyOptional({
+    description: 'The older spelling of onError: true is "continue", false is "stop"; given with onError, they must agree',
+  })
   @IsOptional()
   @IsBoolean()
   continueOnError?: boolean;
 
   @ApiPropertyOptional({
     default: false,
-    description: 'Try the node again after a failure that may pass (no answer, a timeout, an upstream 408, 425, 429 or 5xx, an unexpected error); a configuration error is never tried again',
+    description:
+      'Try the node again after a failure that may pass (no answer, a timeout, an upstream 408, 425, 429 or 5xx, an unexpected error); a configuration error is never tried again',
   })
   @IsOptional()
   @IsBoolean()
   retryOnFail?: boolean;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_TRIES, default: 3, description: 'Tries in all, the first included, when retryOnFail is on' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_TRIES,
+    default: 3,
+    description: 'Tries in all, the first included, when retryOnFail is on',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(MAX_TRIES)
   maxTries?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: MAX_WAIT_BETWEEN_TRIES_MS, default: 1000, description: 'Wait before the second try, in ms, when retryOnFail is on' })
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: MAX_WAIT_BETWEEN_TRIES_MS,
+    default: 1000,
+    description: 'Wait before the second try, in ms, when retryOnFail is on',
+  })
   @IsOptional()
   @IsInt()
   @Min(0)
   @Max(MAX_WAIT_BETWEEN_TRIES_MS)
   waitBetweenTries?: number;
 
-  @ApiPropertyOptional({ enum: [...BACKOFFS], default: 'fixed', description: 'fixed: the same wait before every try; exponential: the wait doubles for each further try (5 minutes at most)' })
+  @ApiPropertyOptional({
+    enum: [...BACKOFFS],
+    default: 'fixed',
+    description: 'fixed: the same wait before every try; exponential: the wait doubles for each further try (5 minutes at most)',
+  })
   @IsOptional()
   @IsIn(BACKOFFS)
   backoff?: Backoff;
 
-  @ApiPropertyOptional({ type: RetryDto, description: 'The older spelling of retryOnFail with maxTries, waitBetweenTries and exponential backoff; given with them, they must agree' })
+  @ApiPropertyOptional({
+    type: RetryDto,
+    description:
+      'The older spelling of retryOnFail with maxTries, waitBetweenTries and exponential backoff; given with them, they must agree',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => RetryDto)
@@ -197,7 +236,11 @@ export class EdgeDto {
   @IsString()
   to: string;
 
-  @ApiPropertyOptional({ example: 'true', description: "Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done, `error` for a node with onError errorOutput); default its first" })
+  @ApiPropertyOptional({
+    example: 'true',
+    description:
+      "Which output of `from` (an IF's true/false, a Switch's cases, a Loop's loop/done, `error` for a node with onError errorOutput); default its first",
+  })
   @IsOptional()
   @IsString()
   @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'output must be an output name of the node (letters, digits, _ or -)' })
@@ -219,19 +262,31 @@ export class RateLimitDto {
 }
 
 export class StepDataDto {
-  @ApiPropertyOptional({ enum: STEP_DATA_POLICIES, default: 'all', description: 'Succeeded runs: keep what each node received and produced (all), or only statuses, timings and errors (none)' })
+  @ApiPropertyOptional({
+    enum: STEP_DATA_POLICIES,
+    default: 'all',
+    description: 'Succeeded runs: keep what each node received and produced (all), or only statuses, timings and errors (none)',
+  })
   @IsOptional()
   @IsIn(STEP_DATA_POLICIES)
   succeeded?: StepDataPolicy;
 
-  @ApiPropertyOptional({ enum: STEP_DATA_POLICIES, default: 'all', description: 'Failed and canceled runs: the same choice; with none, a retry can only start from the start' })
+  @ApiPropertyOptional({
+    enum: STEP_DATA_POLICIES,
+    default: 'all',
+    description: 'Failed and canceled runs: the same choice; with none, a retry can only start from the start',
+  })
   @IsOptional()
   @IsIn(STEP_DATA_POLICIES)
   failed?: StepDataPolicy;
 }
 
 export class WorkflowSettingsDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 10_000, description: 'Runs of this workflow executing at once across all workers; more wait in the queue' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 10_000,
+    description: 'Runs of this workflow executing at once across all workers; more wait in the queue',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -241,7 +296,8 @@ export class WorkflowSettingsDto {
   @ApiPropertyOptional({
     minimum: 1,
     maximum: 1_000_000,
-    description: 'Queued runs of this workflow beyond which callers get 429 with Retry-After and no run; lowers the service limit (RUNS_MAX_QUEUED_PER_WORKFLOW), never raises it',
+    description:
+      'Queued runs of this workflow beyond which callers get 429 with Retry-After and no run; lowers the service limit (RUNS_MAX_QUEUED_PER_WORKFLOW), never raises it',
   })
   @IsOptional()
   @IsInt()
@@ -255,13 +311,19 @@ export class WorkflowSettingsDto {
   @Type(() => RateLimitDto)
   rateLimit?: RateLimitDto;
 
-  @ApiPropertyOptional({ description: 'A workflow (you hold the editor role on) whose published version runs when a production run of this one fails; its input names the workflow, the run and the error' })
+  @ApiPropertyOptional({
+    description:
+      'A workflow (you hold the editor role on) whose published version runs when a production run of this one fails; its input names the workflow, the run and the error',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 64)
   errorWorkflowId?: string;
 
-  @ApiPropertyOptional({ type: StepDataDto, description: 'What finished runs keep of their steps; statuses, timings and errors always stay' })
+  @ApiPropertyOptional({
+    type: StepDataDto,
+    description: 'What finished runs keep of their steps; statuses, timings and errors always stay',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => StepDataDto)
@@ -286,7 +348,9 @@ export class VariableDto {
   @Allow()
   value?: unknown;
 
-  @ApiPropertyOptional({ description: 'What GET shows of a secret (it is set); ignored on the way in, so a definition read can be sent back as it is' })
+  @ApiPropertyOptional({
+    description: 'What GET shows of a secret (it is set); ignored on the way in, so a definition read can be sent back as it is',
+  })
   @IsOptional()
   @IsBoolean()
   set?: boolean;
@@ -319,7 +383,8 @@ export class DefinitionDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'Inputs pinned on nodes of the draft, by node id, for POST .../node-tests; kept with the draft only (publishing leaves them out)',
+    description:
+      'Inputs pinned on nodes of the draft, by node id, for POST .../node-tests; kept with the draft only (publishing leaves them out)',
   })
   @IsOptional()
   @IsObject()
@@ -383,7 +448,11 @@ export class RunsQueryDto extends PageQueryDto {
 export const MAX_WAIT_SECONDS = 30;
 
 export class StartRunQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_WAIT_SECONDS, description: 'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_WAIT_SECONDS,
+    description: 'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out',
+  })
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))
   @IsInt({ message: 'wait must be a whole number of seconds' })
@@ -393,7 +462,11 @@ export class StartRunQueryDto {
 }
 
 export class RetryRunDto {
-  @ApiPropertyOptional({ enum: ['start', 'failed'], default: 'start', description: '`failed`: reuse the outputs of the nodes that had finished and start at the failed one' })
+  @ApiPropertyOptional({
+    enum: ['start', 'failed'],
+    default: 'start',
+    description: '`failed`: reuse the outputs of the nodes that had finished and start at the failed one',
+  })
   @IsOptional()
   @IsIn(['start', 'failed'])
   from: 'start' | 'failed' = 'start';
@@ -430,11 +503,13 @@ export class NodeTestDto {
   @Matches(NODE_ID, { message: 'nodeId must be a node id' })
   nodeId: string;
 
-  @Field({ description: "The node's input: any JSON value. Left out: the data pinned on the node in the draft, else its input in run fromRunId" })
+  @Field({
+    description: "The node's input: any JSON value. Left out: the data pinned on the node in the draft, else its input in run fromRunId",
+  })
   @IsOptional()
   input?: unknown;
 
-  @Field({ description: 'A run of this workflow whose record holds the node\'s input, used when no input is given or pinned' })
+  @Field({ description: "A run of this workflow whose record holds the node's input, used when no input is given or pinned" })
   @IsOptional()
   @IsString()
   @Length(1, 64)
@@ -447,9 +522,22 @@ export class NodeTestDto {
 }
 
 /** @throws AppError VALIDATION_FAILED */
-export function parseNodeTest(body: unknown): { nodeId: string; input?: unknown; hasInput: boolean; fromRunId?: string; andAfter: boolean } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
+export function parseNodeTest(body: unknown): {
+  nodeId: string;
+  input?: unknown;
+  hasInput: boolean;
+  fromRunId?: string;
+  andAfter: boolean;
+} {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
   const { input, ...rest } = body as Record<string, unknown>;
   const checked = validateInput(NodeTestDto, rest);
-  return { nodeId: checked.nodeId, andAfter: checked.andAfter, ...(checked.fromRunId ? { fromRunId: checked.fromRunId } : {}), hasInput: 'input' in body, input };
+  return {
+    nodeId: checked.nodeId,
+    andAfter: checked.andAfter,
+    ...(checked.fromRunId ? { fromRunId: checked.fromRunId } : {}),
+    hasInput: 'input' in body,
+    input,
+  };
 }

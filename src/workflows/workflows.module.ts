@@ -34,8 +34,25 @@ export class WorkflowsModule {
       module = {
         module: WorkflowsModule,
         imports: [EngineModule.forRoot(config), RunsModule.forRoot(config), SecretsModule, RateLimitModule],
-        controllers: [WorkflowsController, membersController('workflow', 'api/v1/workflows'), RunsController, NodeTypesController, WorkflowToolsController, ChatController, ApprovalsController],
-        providers: [WorkflowsService, RunsService, ChatService, ApprovalsService, NodeOptionsService, WorkflowToolEvents, WorkflowToolsService, PublishedWorkflowsCheck],
+        controllers: [
+          WorkflowsController,
+          membersController('workflow', 'api/v1/workflows'),
+          RunsController,
+          NodeTypesController,
+          WorkflowToolsController,
+          ChatController,
+          ApprovalsController,
+        ],
+        providers: [
+          WorkflowsService,
+          RunsService,
+          ChatService,
+          ApprovalsService,
+          NodeOptionsService,
+          WorkflowToolEvents,
+          WorkflowToolsService,
+          PublishedWorkflowsCheck,
+        ],
         exports: [WorkflowToolsService, WorkflowToolEvents],
       };
       built.set(config, module);

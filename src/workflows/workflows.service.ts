@@ -43,7 +43,12 @@ export class WorkflowsService {
     this.compileOptions = { aiDecide: Boolean(config.LLM_URL), fixedTriggerParameters: true };
   }
 
-  async create(principal: Principal, name: string, definition: DefinitionDto = STARTER, settings?: WorkflowSettingsDto): Promise<WorkflowView> {
+  async create(
+    principal: Principal,
+    name: string,
+    definition: DefinitionDto = STARTER,
+    settings?: WorkflowSettingsDto,
+  ): Promise<WorkflowView> {
     const id = newId('wfl');
     const now = new Date();
     const workflow: Workflow = {
@@ -76,13 +81,20 @@ export class WorkflowsService {
   }
 
   /** Replaces the draft (and the name and settings, when given). Published versions are untouched. */
-  async update(principal: Principal, id: string, name: string | undefined, definition: DefinitionDto, settings?: WorkflowSettingsDto): Promise<WorkflowView> {
+  async update(
+    principal: Principal,
+    id: string,
+    name: string | undefined,
+    definition: DefinitionDto,
+    settings?: WorkflowSettingsDto,
+  ): Promise<WorkflowView> {
     const role = await this.access.require(principal, 'workflow', id, 'editor');
     const current = await this.load(id);
     const draft = await this.normalize(principal, definition, current.draft.variables, id);
     const updatedAt = new Date();
     const newSettings = settings ? await this.settingsOf(principal, id, settings, current.settings) : undefined;
-    if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt, newSettings))) throw AppError.notFound('workflow', id);
+    if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt, newSettings)))
+      throw AppError.notFound('workflow', id);
     return workflowView({ ...current, name: name ?? current.name, draft, updatedAt, settings: newSettings ?? current.settings }, role);
   }
 
@@ -106,7 +118,11 @@ export class WorkflowsService {
     const triggers = triggersOf(compileWorkflow(workflow.draft, this.registry, this.compileOptions), versionId);
     // Pinned data is for testing the draft: the version runs on what comes in, never on it.
     const { pinnedData: _pinned, ...published } = workflow.draft;
-    const version = await this.workflows.publish(id, { id: versionId, definition: published, createdBy: principal.userId, createdAt: new Date() }, triggers);
+    const version = await this.workflows.publish(
+      id,
+      { id: versionId, definition: published, createdBy: principal.userId, createdAt: new Date() },
+      triggers,
+    );
     if (!version) throw AppError.notFound('workflow', id);
     this.toolEvents.changed();
     return versionView(version, version.version);
@@ -143,11 +159,17 @@ export class WorkflowsService {
    * naming it makes the service start it, acting as whoever put its version in force. One that
    * was already set stays without a check, so an editor saving other settings is not refused.
    */
-  private async settingsOf(principal: Principal, id: string, dto: WorkflowSettingsDto | undefined, current?: WorkflowSettings): Promise<WorkflowSettings> {
+  private async settingsOf(
+    principal: Principal,
+    id: string,
+    dto: WorkflowSettingsDto | undefined,
+    current?: WorkflowSettings,
+  ): Promise<WorkflowSettings> {
     const errorWorkflowId = dto?.errorWorkflowId;
     if (errorWorkflowId !== undefined && errorWorkflowId !== current?.errorWorkflowId) {
       const field = 'settings.errorWorkflowId';
-      if (errorWorkflowId === id) throw AppError.validation([{ field, reason: 'must name another workflow: a workflow cannot handle its own failures' }]);
+      if (errorWorkflowId === id)
+        throw AppError.validation([{ field, reason: 'must name another workflow: a workflow cannot handle its own failures' }]);
       try {
         await this.access.require(principal, 'workflow', errorWorkflowId, 'editor');
       } catch (error) {
@@ -175,11 +197,20 @@ export class WorkflowsService {
    * (so a newer plugin never changes a saved workflow), secrets sealed. Every problem, of the graph,
    * the parameters or the variables, comes back in one 400.
    */
-  private async normalize(principal: Principal, input: DefinitionDto, previousVariables: WorkflowVariable[], workflowId: string): Promise<WorkflowDefinition> {
+  private async normalize(
+    principal: Principal,
+    input: DefinitionDto,
+    previousVariables: WorkflowVariable[],
+    workflowId: string,
+  ): Promise<WorkflowDefinition> {
     const { variables, problems } = sealVariables(input.variables ?? [], previousVariables, workflowId, this.cipher);
     const definition: WorkflowDefinition = {
       nodes: input.nodes.map((node) => this.nodeSpec(node)),
-      edges: (input.edges ?? []).map((edge) => ({ from: edge.from, to: edge.to, ...(edge.output !== undefined ? { output: edge.output } : {}) })),
+      edges: (input.edges ?? []).map((edge) => ({
+        from: edge.from,
+        to: edge.to,
+        ...(edge.output !== undefined ? { output: edge.output } : {}),
+      })),
       variables,
       ...(input.pinnedData && Object.keys(input.pinnedData).length ? { pinnedData: { ...input.pinnedData } } : {}),
     };
@@ -213,8 +244,18 @@ export class WorkflowsService {
         for (const { id, at } of namedCredentials(node.parameters[name])) {
           const field = `nodes[${index}].parameters.${name}${at}`;
           const type = await this.credentials.typeFor(principal.userId, id);
-          if (type === null) problems.push({ field, nodeId: node.id, reason: `credential ${id} does not exist or you hold no role on it: you may only choose a credential you can use` });
-          else if (types && !types.includes(type)) problems.push({ field, nodeId: node.id, reason: `credential ${id} is a ${type} credential; this parameter takes ${types.join(', ')}` });
+          if (type === null)
+            problems.push({
+              field,
+              nodeId: node.id,
+              reason: `credential ${id} does not exist or you hold no role on it: you may only choose a credential you can use`,
+            });
+          else if (types && !types.includes(type))
+            problems.push({
+              field,
+              nodeId: node.id,
+              reason: `credential ${id} is a ${type} credential; this parameter takes ${types.join(', ')}`,
+            });
         }
       }
     }
@@ -237,7 +278,14 @@ export class WorkflowsService {
       ...(node.maxTries !== undefined ? { maxTries: node.maxTries } : {}),
       ...(node.waitBetweenTries !== undefined ? { waitBetweenTries: node.waitBetweenTries } : {}),
       ...(node.backoff !== undefined ? { backoff: node.backoff } : {}),
-      ...(node.retry ? { retry: { maxAttempts: node.retry.maxAttempts, ...(node.retry.backoffMs !== undefined ? { backoffMs: node.retry.backoffMs } : {}) } } : {}),
+      ...(node.retry
+        ? {
+            retry: {
+              maxAttempts: node.retry.maxAttempts,
+              ...(node.retry.backoffMs !== undefined ? { backoffMs: node.retry.backoffMs } : {}),
+            },
+          }
+        : {}),
       ...(node.timeoutMs !== undefined ? { timeoutMs: node.timeoutMs } : {}),
       ...(node.position ? { position: { x: node.position.x, y: node.position.y } } : {}),
     };

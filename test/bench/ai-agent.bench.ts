@@ -25,7 +25,11 @@ const CONCURRENT = 100;
 const agentDefinition = (mcpUrl: string) => ({
   nodes: [
     { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-    { id: 'agent', type: 'ai-agent', parameters: { message: '${input.question}', mcpServers: [{ url: mcpUrl, tools: ['echo'] }], maxIterations: 50 } },
+    {
+      id: 'agent',
+      type: 'ai-agent',
+      parameters: { message: '${input.question}', mcpServers: [{ url: mcpUrl, tools: ['echo'] }], maxIterations: 50 },
+    },
   ],
   edges: [{ from: 'trigger', to: 'agent' }],
 });
@@ -55,13 +59,19 @@ async function main(): Promise<void> {
   llm.script = (request, turn) => {
     const question = request.body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
     const calls = Number(/calls (\d+)/.exec(question)?.[1] ?? 1);
-    return turn < calls ? { toolCalls: [{ name: 'echo', arguments: { text: `round ${turn}` } }] } : { content: `done after ${calls} calls` };
+    return turn < calls
+      ? { toolCalls: [{ name: 'echo', arguments: { text: `round ${turn}` } }] }
+      : { content: `done after ${calls} calls` };
   };
   const app = await startApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1', LLM_URL: `${llm.url}/v1`, LLM_MODEL: 'scripted', JOB_CONCURRENCY: '16' });
   try {
     const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: 'agent bench', definition: agentDefinition(mcp.url) });
     await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
-    const runOnce = async (calls: number) => waitFor(app.url, (await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input: { question: `calls ${calls}` } })).runId);
+    const runOnce = async (calls: number) =>
+      waitFor(
+        app.url,
+        (await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input: { question: `calls ${calls}` } })).runId,
+      );
 
     for (let i = 0; i < 5; i++) await runOnce(LONG); // warm-up: plans, isolates, connections
     const short: number[] = [];
@@ -76,8 +86,24 @@ async function main(): Promise<void> {
     short.sort((x, y) => x - y);
     long.sort((x, y) => x - y);
     const perCall = (percentile(long, 50) - percentile(short, 50)) / (LONG - SHORT);
-    report({ bench: 'ai-agent', metric: 'agent overhead per tool call, model and tool time excluded (p50)', value: perCall, unit: 'ms', baseline: percentile(short, 50), ratio: null, target: '<= 2 ms' });
-    report({ bench: 'ai-agent', metric: `agent own time per run with ${LONG} tool calls (p50; p99 ${percentile(long, 99).toFixed(1)} ms)`, value: percentile(long, 50), unit: 'ms', baseline: percentile(short, 50), ratio: percentile(long, 50) / Math.max(percentile(short, 50), 0.001), target: 'informational' });
+    report({
+      bench: 'ai-agent',
+      metric: 'agent overhead per tool call, model and tool time excluded (p50)',
+      value: perCall,
+      unit: 'ms',
+      baseline: percentile(short, 50),
+      ratio: null,
+      target: '<= 2 ms',
+    });
+    report({
+      bench: 'ai-agent',
+      metric: `agent own time per run with ${LONG} tool calls (p50; p99 ${percentile(long, 99).toFixed(1)} ms)`,
+      value: percentile(long, 50),
+      unit: 'ms',
+      baseline: percentile(short, 50),
+      ratio: percentile(long, 50) / Math.max(percentile(short, 50), 0.001),
+      target: 'informational',
+    });
 
     const started = performance.now();
     const accepted = await Promise.all(
@@ -98,7 +124,15 @@ async function main(): Promise<void> {
     const finished = await Promise.all(accepted.map((runId) => waitFor(app.url, runId)));
     const seconds = (performance.now() - started) / 1000;
     const succeeded = finished.filter((run) => run.status === 'succeeded' && run.output?.answer === 'done after 1 calls').length;
-    report({ bench: 'ai-agent', metric: `concurrent agent runs succeeded of ${CONCURRENT} (errors ${CONCURRENT - succeeded}, all done in ${seconds.toFixed(2)} s)`, value: succeeded, unit: 'runs', baseline: CONCURRENT, ratio: succeeded / CONCURRENT, target: `${CONCURRENT} succeeded, 0 errors` });
+    report({
+      bench: 'ai-agent',
+      metric: `concurrent agent runs succeeded of ${CONCURRENT} (errors ${CONCURRENT - succeeded}, all done in ${seconds.toFixed(2)} s)`,
+      value: succeeded,
+      unit: 'runs',
+      baseline: CONCURRENT,
+      ratio: succeeded / CONCURRENT,
+      target: `${CONCURRENT} succeeded, 0 errors`,
+    });
   } finally {
     await app.stop();
     await llm.close();

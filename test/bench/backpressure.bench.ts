@@ -29,7 +29,8 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCIES ?? '2,4,8,16').split(',').map(Number);
 const QUEUES = (process.env.BENCH_QUEUES ?? 'embedded,bull').split(',');
 /** BENCH_REFUSAL_DELAY_MS=0 shows what the hold before a refusal buys (the service default otherwise). */
-const REFUSAL_DELAY: Record<string, string> = process.env.BENCH_REFUSAL_DELAY_MS === undefined ? {} : { RUNS_REFUSAL_DELAY_MS: process.env.BENCH_REFUSAL_DELAY_MS };
+const REFUSAL_DELAY: Record<string, string> =
+  process.env.BENCH_REFUSAL_DELAY_MS === undefined ? {} : { RUNS_REFUSAL_DELAY_MS: process.env.BENCH_REFUSAL_DELAY_MS };
 
 const workflowDefinition = (upstreamUrl: string) => ({
   nodes: [
@@ -52,7 +53,9 @@ async function succeeded(appUrl: string): Promise<number> {
 }
 
 async function runQueue(appUrl: string): Promise<{ queued: number; oldestAgeSeconds: number }> {
-  const ready = (await (await fetch(`${appUrl}/health/ready`)).json()) as { details?: { runs?: { queued: number; oldestAgeSeconds: number } } };
+  const ready = (await (await fetch(`${appUrl}/health/ready`)).json()) as {
+    details?: { runs?: { queued: number; oldestAgeSeconds: number } };
+  };
   const runs = ready.details?.runs;
   if (!runs) throw new Error(`/health/ready shows no run queue: ${JSON.stringify(ready)}`);
   return runs;
@@ -93,7 +96,12 @@ async function waitUntilDrained(appUrl: string, label: string, skip = 0): Promis
 async function measure(label: string, upstreamUrl: string, env: Record<string, string>): Promise<Measured> {
   const shared = { DATA_DIR: tempDataDir(), FETCH_ALLOWED_HOSTS: '127.0.0.1', SWAGGER_ENABLED: 'false', ...REFUSAL_DELAY, ...env };
   // Its own limits hold the whole backlog; the measured process has the defaults.
-  const acceptor = await startApp({ ...shared, APP_ROLE: 'api', RUNS_MAX_QUEUED: String(BACKLOG), RUNS_MAX_QUEUED_PER_WORKFLOW: String(BACKLOG) });
+  const acceptor = await startApp({
+    ...shared,
+    APP_ROLE: 'api',
+    RUNS_MAX_QUEUED: String(BACKLOG),
+    RUNS_MAX_QUEUED_PER_WORKFLOW: String(BACKLOG),
+  });
   let workflowId: string;
   const body = JSON.stringify({ input: { query: 'what is a vector' } });
   try {
@@ -150,7 +158,8 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
 
     const statuses = accepted.statuses;
     const unexpected = Object.keys(statuses).filter((s) => !['202', '429', '503'].includes(s));
-    if (unexpected.length || accepted.errors) throw new Error(`${label}: unexpected answers ${JSON.stringify(statuses)}, ${accepted.errors} errors`);
+    if (unexpected.length || accepted.errors)
+      throw new Error(`${label}: unexpected answers ${JSON.stringify(statuses)}, ${accepted.errors} errors`);
     const result: Measured = {
       underLoad: (atLoadEnd - before) / loadSeconds,
       drain: drain.runs / drain.seconds,
@@ -198,7 +207,9 @@ function medianOf(samples: Measured[]): Measured & { ratio: number } {
 
 /** A throwaway redis-server on 127.0.0.1:`port`, for the unreachable-queue figure. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const deadline = Date.now() + 30_000;
@@ -223,9 +234,17 @@ const stopped = (child: ChildProcess) =>
 async function measureQueueDown(): Promise<{ p50Ms: number; maxMs: number; statuses: Record<number, number>; runs: number }> {
   const port = benchPort();
   let redis = await startRedis(port);
-  const app = await startApp({ APP_ROLE: 'all', REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_PREFIX: 'bench-down', SWAGGER_ENABLED: 'false' });
+  const app = await startApp({
+    APP_ROLE: 'all',
+    REDIS_URL: `redis://127.0.0.1:${port}`,
+    QUEUE_PREFIX: 'bench-down',
+    SWAGGER_ENABLED: 'false',
+  });
   try {
-    const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: 'down', definition: { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }], edges: [] } });
+    const workflow = await call(app.url, 'POST', '/api/v1/workflows', {
+      name: 'down',
+      definition: { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }], edges: [] },
+    });
     await stopped(redis);
     const latencies: number[] = [];
     const statuses: Record<number, number> = {};
@@ -267,22 +286,68 @@ async function main() {
       for (const concurrency of CONCURRENCIES) {
         const samples: Measured[] = [];
         for (let i = 0; i < REPEAT; i++) {
-          const env = { JOB_CONCURRENCY: String(concurrency), ...(queue === 'bull' ? { REDIS_URL: redis!.url, QUEUE_PREFIX: `${redis!.prefix}-c${concurrency}-${i}` } : {}) };
+          const env = {
+            JOB_CONCURRENCY: String(concurrency),
+            ...(queue === 'bull' ? { REDIS_URL: redis!.url, QUEUE_PREFIX: `${redis!.prefix}-c${concurrency}-${i}` } : {}),
+          };
           samples.push(await measure(`${queue} queue, JOB_CONCURRENCY=${concurrency}`, upstream.url, env));
         }
         const m = medianOf(samples);
         const name = `${queue}_c${concurrency}`;
-        report({ bench: 'backpressure', metric: `completed_runs_per_s_under_load_${name}`, value: m.underLoad, unit: 'runs/s', baseline: m.drain, ratio: m.ratio, target: 'ratio >= 0.7 (baseline: drain rate, no accept load; medians of BENCH_REPEAT runs)' });
-        report({ bench: 'backpressure', metric: `refused_429_${name}`, value: m.refused429, unit: 'answers', baseline: m.accepted, ratio: m.accepted ? m.refused429 / m.accepted : null, target: 'informational (baseline: 202 answers)' });
-        report({ bench: 'backpressure', metric: `refused_503_${name}`, value: m.refused503, unit: 'answers', baseline: m.accepted, ratio: m.accepted ? m.refused503 / m.accepted : null, target: 'informational (baseline: 202 answers)' });
-        report({ bench: 'backpressure', metric: `max_queue_age_${name}`, value: m.maxQueueAgeSeconds, unit: 's', baseline: null, ratio: null, target: 'informational (bounded by the queued-run limits)' });
+        report({
+          bench: 'backpressure',
+          metric: `completed_runs_per_s_under_load_${name}`,
+          value: m.underLoad,
+          unit: 'runs/s',
+          baseline: m.drain,
+          ratio: m.ratio,
+          target: 'ratio >= 0.7 (baseline: drain rate, no accept load; medians of BENCH_REPEAT runs)',
+        });
+        report({
+          bench: 'backpressure',
+          metric: `refused_429_${name}`,
+          value: m.refused429,
+          unit: 'answers',
+          baseline: m.accepted,
+          ratio: m.accepted ? m.refused429 / m.accepted : null,
+          target: 'informational (baseline: 202 answers)',
+        });
+        report({
+          bench: 'backpressure',
+          metric: `refused_503_${name}`,
+          value: m.refused503,
+          unit: 'answers',
+          baseline: m.accepted,
+          ratio: m.accepted ? m.refused503 / m.accepted : null,
+          target: 'informational (baseline: 202 answers)',
+        });
+        report({
+          bench: 'backpressure',
+          metric: `max_queue_age_${name}`,
+          value: m.maxQueueAgeSeconds,
+          unit: 's',
+          baseline: null,
+          ratio: null,
+          target: 'informational (bounded by the queued-run limits)',
+        });
       }
     }
     if (redis && spawnSync('redis-server', ['--version']).status === 0) {
       const down = await measureQueueDown();
-      console.log(`webhook while Redis is down: answers ${JSON.stringify(down.statuses)}, p50 ${down.p50Ms.toFixed(0)} ms, max ${down.maxMs.toFixed(0)} ms; ${down.runs} runs stored`);
-      if (down.runs !== 0 || Object.keys(down.statuses).some((status) => status !== '503')) throw new Error('a webhook answered other than 503, or left a run, while Redis was down');
-      report({ bench: 'backpressure', metric: 'queue_unreachable_answer_max', value: down.maxMs, unit: 'ms', baseline: 2000, ratio: down.maxMs / 2000, target: '503 within 2000 ms (ratio <= 1), no run stored' });
+      console.log(
+        `webhook while Redis is down: answers ${JSON.stringify(down.statuses)}, p50 ${down.p50Ms.toFixed(0)} ms, max ${down.maxMs.toFixed(0)} ms; ${down.runs} runs stored`,
+      );
+      if (down.runs !== 0 || Object.keys(down.statuses).some((status) => status !== '503'))
+        throw new Error('a webhook answered other than 503, or left a run, while Redis was down');
+      report({
+        bench: 'backpressure',
+        metric: 'queue_unreachable_answer_max',
+        value: down.maxMs,
+        unit: 'ms',
+        baseline: 2000,
+        ratio: down.maxMs / 2000,
+        target: '503 within 2000 ms (ratio <= 1), no run stored',
+      });
     }
   } finally {
     await upstream.stop();

@@ -22,7 +22,12 @@ const trigger = { id: 'trigger', type: 'webhook-trigger', parameters: {} };
 const search = {
   id: 'search',
   type: 'http-request',
-  parameters: { method: 'POST', url: '${variables.baseUrl}/hello', headers: '{"x-api-key": variables.apiKey}', body: '{"text": input.query, "top_k": "5"}' },
+  parameters: {
+    method: 'POST',
+    url: '${variables.baseUrl}/hello',
+    headers: '{"x-api-key": variables.apiKey}',
+    body: '{"text": input.query, "top_k": "5"}',
+  },
   parameterMode: { url: 'expression', headers: 'expression', body: 'expression' },
 };
 const variables = (upstreamUrl: string) => [
@@ -42,7 +47,10 @@ async function collectionOfNotes(appUrl: string): Promise<string> {
   const collection = await call(appUrl, 'POST', '/api/v1/collections', { name: 'bench notes' });
   for (let i = 0; i < FILES; i++) {
     const text = `Bench note ${i}: a short paragraph about rivers, herons and otters.`;
-    await call(appUrl, 'POST', `/api/v1/collections/${collection.id}/files`, { name: `note-${i}.txt`, url: `data:text/plain;base64,${Buffer.from(text).toString('base64')}` });
+    await call(appUrl, 'POST', `/api/v1/collections/${collection.id}/files`, {
+      name: `note-${i}.txt`,
+      url: `data:text/plain;base64,${Buffer.from(text).toString('base64')}`,
+    });
   }
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -56,7 +64,13 @@ async function collectionOfNotes(appUrl: string): Promise<string> {
 async function main() {
   const upstream = await startHelloServer();
   const embeddings = await FakeEmbeddingsServer.start();
-  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', JOB_CONCURRENCY: '64', SWAGGER_ENABLED: 'false', EMBEDDINGS_URL: embeddings.url });
+  const app = await startApp({
+    APP_ROLE: 'all',
+    FETCH_ALLOWED_HOSTS: '127.0.0.1',
+    JOB_CONCURRENCY: '64',
+    SWAGGER_ENABLED: 'false',
+    EMBEDDINGS_URL: embeddings.url,
+  });
   try {
     const collectionId = await collectionOfNotes(app.url);
     const two = await measure(app.url, 'webhook-trigger -> http-request', {
@@ -81,8 +95,24 @@ async function main() {
       ratio: three.runsPerSecond / two.runsPerSecond,
       target: '>= 300 runs/s',
     });
-    report({ bench: 'collection-nodes', metric: 'completed_runs_per_s_http', value: two.runsPerSecond, unit: 'runs/s', baseline: null, ratio: null, target: 'informational (baseline of the figure above)' });
-    report({ bench: 'collection-nodes', metric: 'accept_to_finish_p50_http_list_files', value: three.p50Ms, unit: 'ms', baseline: two.p50Ms, ratio: three.p50Ms / two.p50Ms, target: 'informational' });
+    report({
+      bench: 'collection-nodes',
+      metric: 'completed_runs_per_s_http',
+      value: two.runsPerSecond,
+      unit: 'runs/s',
+      baseline: null,
+      ratio: null,
+      target: 'informational (baseline of the figure above)',
+    });
+    report({
+      bench: 'collection-nodes',
+      metric: 'accept_to_finish_p50_http_list_files',
+      value: three.p50Ms,
+      unit: 'ms',
+      baseline: two.p50Ms,
+      ratio: three.p50Ms / two.p50Ms,
+      target: 'informational',
+    });
   } finally {
     await app.stop();
     await embeddings.close();

@@ -32,8 +32,19 @@ const twoNodes = (upstreamUrl: string) => ({
 const branching = (upstreamUrl: string) => ({
   nodes: [
     { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-    { id: 'check', type: 'if', runMode: 'input', parameters: { condition: 'input.query.length > 3' }, parameterMode: { condition: 'expression' } },
-    { id: 'shape', type: 'set', runMode: 'input', parameters: { fields: { source: 'bench', 'meta.kind': 'question' }, remove: ['collection'] } },
+    {
+      id: 'check',
+      type: 'if',
+      runMode: 'input',
+      parameters: { condition: 'input.query.length > 3' },
+      parameterMode: { condition: 'expression' },
+    },
+    {
+      id: 'shape',
+      type: 'set',
+      runMode: 'input',
+      parameters: { fields: { source: 'bench', 'meta.kind': 'question' }, remove: ['collection'] },
+    },
     post(upstreamUrl),
     { id: 'short', type: 'stop-and-error', parameters: { message: 'query too short' } },
   ],
@@ -54,7 +65,15 @@ async function runsPerSecond(): Promise<void> {
     const two = await measureRuns(app.url, 'webhook -> http-request', twoNodes(upstream.url), input, options);
     const four = await measureRuns(app.url, 'webhook -> if -> set -> http-request', branching(upstream.url), input, options);
     if (two.failed || four.failed) throw new Error(`runs failed: two-node ${two.failed}, branching ${four.failed}`);
-    report({ bench: BENCH, metric: 'branching_runs_per_s', value: four.runsPerSecond, unit: 'runs/s', baseline: two.runsPerSecond, ratio: four.runsPerSecond / two.runsPerSecond, target: '>= 0.7 of the two-node workflow' });
+    report({
+      bench: BENCH,
+      metric: 'branching_runs_per_s',
+      value: four.runsPerSecond,
+      unit: 'runs/s',
+      baseline: two.runsPerSecond,
+      ratio: four.runsPerSecond / two.runsPerSecond,
+      target: '>= 0.7 of the two-node workflow',
+    });
   } finally {
     await app.stop();
     await upstream.stop();
@@ -66,7 +85,8 @@ async function codeVersusExpression(): Promise<void> {
   const sandbox = new IsolateCodeSandbox(engine);
   const signal = new AbortController().signal;
   const rows = Array.from({ length: 20 }, (_, i) => ({ id: `ord_${i}`, total: i * 13, customer: { name: `C${i}` } }));
-  const code = 'const big = input.filter((row) => row.total > 100);\nreturn { count: big.length, ids: big.map((row) => row.id), sum: big.reduce((a, row) => a + row.total, 0) };';
+  const code =
+    'const big = input.filter((row) => row.total > 100);\nreturn { count: big.length, ids: big.map((row) => row.id), sum: big.reduce((a, row) => a + row.total, 0) };';
   const expression = 'input.filter((row) => row.total > 100).length';
   const time = async (run: () => Promise<unknown>) => {
     const samples: number[] = [];
@@ -75,7 +95,10 @@ async function codeVersusExpression(): Promise<void> {
       await run();
       if (i >= WARMUP) samples.push(Number(process.hrtime.bigint() - start) / 1000);
     }
-    return percentile(samples.sort((a, b) => a - b), 50);
+    return percentile(
+      samples.sort((a, b) => a - b),
+      50,
+    );
   };
   try {
     // The scope of a run's node: a fresh input each time, as items differ.
@@ -83,9 +106,27 @@ async function codeVersusExpression(): Promise<void> {
     const codeP50 = await time(() => sandbox.run(code, { input: rows.map((r) => ({ ...r })), variables: {}, nodes: {} }, signal));
     // A condition without a call, which runs in the service's process (bounded-expression.ts).
     const boundedP50 = await time(() => engine.evaluate('input[3].total > 100', { input: rows.map((r) => ({ ...r })) }));
-    console.log(`expression p50 ${expressionP50.toFixed(1)} us; code node p50 ${codeP50.toFixed(1)} us; bounded expression p50 ${boundedP50.toFixed(1)} us`);
-    report({ bench: BENCH, metric: 'bounded_expression_p50', value: boundedP50, unit: 'us', baseline: null, ratio: null, target: 'informational' });
-    report({ bench: BENCH, metric: 'code_node_p50', value: codeP50, unit: 'us', baseline: expressionP50, ratio: codeP50 / expressionP50, target: '<= 3x an expression evaluation' });
+    console.log(
+      `expression p50 ${expressionP50.toFixed(1)} us; code node p50 ${codeP50.toFixed(1)} us; bounded expression p50 ${boundedP50.toFixed(1)} us`,
+    );
+    report({
+      bench: BENCH,
+      metric: 'bounded_expression_p50',
+      value: boundedP50,
+      unit: 'us',
+      baseline: null,
+      ratio: null,
+      target: 'informational',
+    });
+    report({
+      bench: BENCH,
+      metric: 'code_node_p50',
+      value: codeP50,
+      unit: 'us',
+      baseline: expressionP50,
+      ratio: codeP50 / expressionP50,
+      target: '<= 3x an expression evaluation',
+    });
   } finally {
     await engine.close();
   }

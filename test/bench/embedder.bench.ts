@@ -45,11 +45,11 @@ const SENTENCES = [
   'Bring a list of your current medication and any recent test results to the appointment.',
   'The library lends up to ten books at a time for a period of three weeks.',
   'Overdue books can be renewed online unless another reader has reserved them.',
-  'Solar panels on the roof cover about forty percent of the building\'s electricity use.',
+  "Solar panels on the roof cover about forty percent of the building's electricity use.",
   'In winter the heat pump draws more power, so the share of solar energy drops.',
   'Volunteers meet at the community garden every Saturday morning at nine.',
   'Gloves and tools are provided, but bring water and sun protection.',
-  'The contract may be terminated by either party with three months\' written notice.',
+  "The contract may be terminated by either party with three months' written notice.",
   'Confidentiality obligations survive the termination of this agreement for five years.',
   'Ferries to the island leave every hour in summer and every two hours in winter.',
   'Tickets can be bought at the harbour office or on board, cash only.',
@@ -63,7 +63,7 @@ const SENTENCES = [
 /** Deterministic "sentence windows" of one to three sentences, as ingestion embeds them. */
 function windows(count: number): string[] {
   let seed = 42;
-  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
   return Array.from({ length: count }, () => {
     const size = 1 + Math.floor(random() * 3);
     const start = Math.floor(random() * SENTENCES.length);

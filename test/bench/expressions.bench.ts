@@ -12,7 +12,8 @@ const BENCH = 'expressions';
 const TARGET_MEDIAN_US = 25;
 const SOURCE = 'input.a + input.b';
 /** Costly once (input.slow), which keeps it on the engine's asynchronous path for good. */
-const LONG_RUNNING_SOURCE = 'input.slow ? (() => { const end = Date.now() + 20; while (Date.now() < end); return 0; })() : input.a + input.b';
+const LONG_RUNNING_SOURCE =
+  'input.slow ? (() => { const end = Date.now() + 20; while (Date.now() < end); return 0; })() : input.a + input.b';
 /** The same sum with a call in it, which a sandbox process runs. */
 const CALLING_SOURCE = '[input.a].map((a) => a + input.b)[0]';
 const WARMUP = 3_000;
@@ -30,8 +31,20 @@ interface Figure {
 
 function report(figure: Figure, label: string): void {
   const ratio = figure.baseline ? round(figure.value / figure.baseline) : null;
-  console.log(`${label}: ${round(figure.value)} ${figure.unit}${ratio === null ? '' : ` (${ratio}x baseline ${round(figure.baseline!)} ${figure.unit})`}`);
-  console.log(JSON.stringify({ bench: BENCH, metric: figure.metric, value: round(figure.value), unit: figure.unit, baseline: figure.baseline === null ? null : round(figure.baseline), ratio, target: figure.target }));
+  console.log(
+    `${label}: ${round(figure.value)} ${figure.unit}${ratio === null ? '' : ` (${ratio}x baseline ${round(figure.baseline!)} ${figure.unit})`}`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: BENCH,
+      metric: figure.metric,
+      value: round(figure.value),
+      unit: figure.unit,
+      baseline: figure.baseline === null ? null : round(figure.baseline),
+      ratio,
+      target: figure.target,
+    }),
+  );
 }
 
 function round(value: number): number {
@@ -95,7 +108,10 @@ async function main(): Promise<void> {
   try {
     let start = process.hrtime.bigint();
     await engine.evaluate(SOURCE, { input: { a: 1, b: 2 } });
-    report({ metric: 'first_evaluation_us', value: microsSince(start), unit: 'us', baseline: null, target: null }, 'first evaluation (isolate + compile)');
+    report(
+      { metric: 'first_evaluation_us', value: microsSince(start), unit: 'us', baseline: null, target: null },
+      'first evaluation (isolate + compile)',
+    );
 
     const compileMicros: number[] = [];
     for (let i = 0; i < 200; i++) {
@@ -120,14 +136,38 @@ async function main(): Promise<void> {
     const plainMedian = percentile(plain, 0.5);
     const plainP99 = percentile(plain, 0.99);
 
-    report({ metric: 'evaluate_median_us', value: percentile(evaluateMicros, 0.5), unit: 'us', baseline: plainMedian, target: TARGET_MEDIAN_US }, `evaluate "${SOURCE}" median`);
-    report({ metric: 'evaluate_p99_us', value: percentile(evaluateMicros, 0.99), unit: 'us', baseline: plainP99, target: null }, `evaluate "${SOURCE}" p99`);
-    report({ metric: 'evaluate_concurrent_us_per_op', value: concurrentMicros, unit: 'us', baseline: plainMedian, target: null }, `evaluate with ${IN_FLIGHT} in flight, per evaluation`);
-    report({ metric: 'async_path_median_us', value: percentile(asyncPathMicros, 0.5), unit: 'us', baseline: plainMedian, target: null }, 'program kept on the async path (costly once), median');
-    report({ metric: 'async_path_p99_us', value: percentile(asyncPathMicros, 0.99), unit: 'us', baseline: plainP99, target: null }, 'program kept on the async path, p99');
-    report({ metric: 'process_path_median_us', value: percentile(callingMicros, 0.5), unit: 'us', baseline: plainMedian, target: null }, `evaluate "${CALLING_SOURCE}" (sandbox process path) median`);
-    report({ metric: 'process_path_p99_us', value: percentile(callingMicros, 0.99), unit: 'us', baseline: plainP99, target: null }, `evaluate "${CALLING_SOURCE}" (sandbox process path) p99`);
-    report({ metric: 'compile_and_evaluate_median_us', value: percentile(compileMicros, 0.5), unit: 'us', baseline: plainMedian, target: null }, 'new source (parse + compile + evaluate) median');
+    report(
+      { metric: 'evaluate_median_us', value: percentile(evaluateMicros, 0.5), unit: 'us', baseline: plainMedian, target: TARGET_MEDIAN_US },
+      `evaluate "${SOURCE}" median`,
+    );
+    report(
+      { metric: 'evaluate_p99_us', value: percentile(evaluateMicros, 0.99), unit: 'us', baseline: plainP99, target: null },
+      `evaluate "${SOURCE}" p99`,
+    );
+    report(
+      { metric: 'evaluate_concurrent_us_per_op', value: concurrentMicros, unit: 'us', baseline: plainMedian, target: null },
+      `evaluate with ${IN_FLIGHT} in flight, per evaluation`,
+    );
+    report(
+      { metric: 'async_path_median_us', value: percentile(asyncPathMicros, 0.5), unit: 'us', baseline: plainMedian, target: null },
+      'program kept on the async path (costly once), median',
+    );
+    report(
+      { metric: 'async_path_p99_us', value: percentile(asyncPathMicros, 0.99), unit: 'us', baseline: plainP99, target: null },
+      'program kept on the async path, p99',
+    );
+    report(
+      { metric: 'process_path_median_us', value: percentile(callingMicros, 0.5), unit: 'us', baseline: plainMedian, target: null },
+      `evaluate "${CALLING_SOURCE}" (sandbox process path) median`,
+    );
+    report(
+      { metric: 'process_path_p99_us', value: percentile(callingMicros, 0.99), unit: 'us', baseline: plainP99, target: null },
+      `evaluate "${CALLING_SOURCE}" (sandbox process path) p99`,
+    );
+    report(
+      { metric: 'compile_and_evaluate_median_us', value: percentile(compileMicros, 0.5), unit: 'us', baseline: plainMedian, target: null },
+      'new source (parse + compile + evaluate) median',
+    );
     report({ metric: 'plain_call_median_us', value: plainMedian, unit: 'us', baseline: null, target: null }, 'plain function call median');
   } finally {
     await engine.close();

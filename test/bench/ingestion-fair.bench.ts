@@ -109,7 +109,10 @@ async function smallFileLatencies(app: ServerProcess, tag: string): Promise<numb
     4,
     async (i) => {
       const started = performance.now();
-      const file = await call(app.url, 'POST', `/api/v1/collections/${collectionId}/files`, { name: `${tag}-${i}.txt`, url: dataUrl(paragraph(5000 + i)) });
+      const file = await call(app.url, 'POST', `/api/v1/collections/${collectionId}/files`, {
+        name: `${tag}-${i}.txt`,
+        url: dataUrl(paragraph(5000 + i)),
+      });
       addedAt.set(file.id, started);
     },
   );
@@ -138,7 +141,11 @@ async function smallFileLatencies(app: ServerProcess, tag: string): Promise<numb
 async function upload(app: ServerProcess, collectionId: string, name: string, bytes: Buffer, type: string): Promise<{ id: string }> {
   const form = new FormData();
   form.append('file', new Blob([bytes], { type }), name);
-  const res = await fetch(`${app.url}/api/v1/collections/${collectionId}/files/upload`, { method: 'POST', headers: { 'x-api-key': BENCH_KEY }, body: form });
+  const res = await fetch(`${app.url}/api/v1/collections/${collectionId}/files/upload`, {
+    method: 'POST',
+    headers: { 'x-api-key': BENCH_KEY },
+    body: form,
+  });
   if (res.status !== 201) throw new Error(`upload ${name}: ${res.status} ${await res.text()}`);
   return (await res.json()) as { id: string };
 }
@@ -151,7 +158,9 @@ async function main(): Promise<void> {
   const threads = loadConfig().EMBEDDING_THREADS;
   const texts = Array.from({ length: FILES }, (_, i) => paragraph(i));
   const windows = texts.flatMap((text) => chunk({ segments: [{ text }] }).windows.map((w) => w.text));
-  console.log(`${FILES} one-paragraph files (${(texts.reduce((n, t) => n + t.length, 0) / FILES).toFixed(0)} characters on average), ${windows.length} embedded windows; EMBEDDING_THREADS=${threads}`);
+  console.log(
+    `${FILES} one-paragraph files (${(texts.reduce((n, t) => n + t.length, 0) / FILES).toFixed(0)} characters on average), ${windows.length} embedded windows; EMBEDDING_THREADS=${threads}`,
+  );
 
   const floorBefore = await embedderFloor(threads, windows);
   const app = await startApp({ LOG_LEVEL: 'error' });
@@ -195,17 +204,21 @@ async function main(): Promise<void> {
     const deadline = performance.now() + DEADLINE_MS;
     let largeState = await fileOf(app, fair, large.id);
     while (!(largeState.lane === 'large' && largeState.status === 'processing')) {
-      if (largeState.status === 'error' || performance.now() > deadline) throw new Error(`the large PDF did not start in the large lane: ${JSON.stringify(largeState)}`);
+      if (largeState.status === 'error' || performance.now() > deadline)
+        throw new Error(`the large PDF did not start in the large lane: ${JSON.stringify(largeState)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
       largeState = await fileOf(app, fair, large.id);
     }
-    console.log(`${LARGE_PDF_PAGES}-page PDF (${(pdf.length / 1e6).toFixed(1)} MB) processing in the large lane: ${JSON.stringify(largeState.progress)}`);
+    console.log(
+      `${LARGE_PDF_PAGES}-page PDF (${(pdf.length / 1e6).toFixed(1)} MB) processing in the large lane: ${JSON.stringify(largeState.progress)}`,
+    );
     const beside = await smallFileLatencies(app, 'beside');
     const bombStarted = performance.now();
     const bomb = await upload(app, fair, 'bomb.docx', readFileSync(fixturePath(REJECTED_FIXTURES.zipBombDocx)), 'application/octet-stream');
     let bombState = await fileOf(app, fair, bomb.id);
     while (bombState.status !== 'error') {
-      if (bombState.status === 'indexed' || performance.now() > deadline) throw new Error(`the zip bomb was not refused: ${JSON.stringify(bombState)}`);
+      if (bombState.status === 'indexed' || performance.now() > deadline)
+        throw new Error(`the zip bomb was not refused: ${JSON.stringify(bombState)}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
       bombState = await fileOf(app, fair, bomb.id);
     }
@@ -224,8 +237,10 @@ async function main(): Promise<void> {
     const embedding = await upload(app, fair, 'long.pdf', makeLargeTextPdf(EMBEDDING_PDF_PAGES), 'application/pdf');
     let embeddingState = await fileOf(app, fair, embedding.id);
     while (!(embeddingState.lane === 'large' && embeddingState.progress?.stage === 'embedding')) {
-      if (embeddingState.status !== 'pending' && embeddingState.status !== 'processing') throw new Error(`the ${EMBEDDING_PDF_PAGES}-page PDF ended before being measured beside: ${JSON.stringify(embeddingState)}`);
-      if (performance.now() > deadline) throw new Error(`the ${EMBEDDING_PDF_PAGES}-page PDF did not reach embedding in time: ${JSON.stringify(embeddingState)}`);
+      if (embeddingState.status !== 'pending' && embeddingState.status !== 'processing')
+        throw new Error(`the ${EMBEDDING_PDF_PAGES}-page PDF ended before being measured beside: ${JSON.stringify(embeddingState)}`);
+      if (performance.now() > deadline)
+        throw new Error(`the ${EMBEDDING_PDF_PAGES}-page PDF did not reach embedding in time: ${JSON.stringify(embeddingState)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
       embeddingState = await fileOf(app, fair, embedding.id);
     }

@@ -44,7 +44,17 @@ export async function openPipeline(env: Record<string, string> = {}) {
   const embedder = new LocalEmbedder({ threads: config.EMBEDDING_THREADS });
   const extractor = new ExtractorPool({ threads: Math.max(1, Math.floor(cpus().length / 2)), timeoutMs: 10 * 60 * 1000 });
   const fetcher = SafeFetch.fromConfig(config);
-  const ingestion = new IngestionService(files, blobs, collections, index, embedder, extractor, fetcher, pino({ level: 'silent' }), new Metrics());
+  const ingestion = new IngestionService(
+    files,
+    blobs,
+    collections,
+    index,
+    embedder,
+    extractor,
+    fetcher,
+    pino({ level: 'silent' }),
+    new Metrics(),
+  );
   const search = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder, new Metrics());
   return {
     config,
@@ -60,7 +70,15 @@ export async function openPipeline(env: Record<string, string> = {}) {
     async createCollection(): Promise<string> {
       const id = newId('col');
       const now = new Date();
-      await collections.create({ id, name: 'bench', ownerId: OWNER.userId, createdAt: now, updatedAt: now, embeddingModel: null, embeddingDimension: null });
+      await collections.create({
+        id,
+        name: 'bench',
+        ownerId: OWNER.userId,
+        createdAt: now,
+        updatedAt: now,
+        embeddingModel: null,
+        embeddingDimension: null,
+      });
       return id;
     },
     /** A pending file whose bytes are already in the blob store (an upload), or to download from `url`. */

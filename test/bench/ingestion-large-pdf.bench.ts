@@ -43,7 +43,9 @@ async function main(): Promise<void> {
     await p.ingest(await p.addFile(await p.createCollection(), 'warm-up.pdf', { bytes: makeLargeTextPdf(2) }));
     collectGarbage();
     const before = process.memoryUsage.rss();
-    console.log(`${(size / 1e6).toFixed(1)} MB PDF of ${PAGES} pages; RSS before ingestion ${mb(before).toFixed(0)} MB (embedding models loaded)`);
+    console.log(
+      `${(size / 1e6).toFixed(1)} MB PDF of ${PAGES} pages; RSS before ingestion ${mb(before).toFixed(0)} MB (embedding models loaded)`,
+    );
 
     const collectionId = await p.createCollection();
     const file = await p.addFile(collectionId, 'large.pdf', { url });

@@ -66,7 +66,9 @@ async function main(): Promise<void> {
     await p.embedder.warmUp();
 
     const pdf = makeLargeTextPdf(60);
-    const seedTexts = chunk(await p.extractor.extract(Buffer.from(pdf), detectType(pdf))).windows.map((w) => w.text).slice(0, SEED_TEXTS);
+    const seedTexts = chunk(await p.extractor.extract(Buffer.from(pdf), detectType(pdf)))
+      .windows.map((w) => w.text)
+      .slice(0, SEED_TEXTS);
     const seeds = await p.embedder.embed(seedTexts);
     await p.collections.claimEmbedding(collectionId, p.embedder.model, p.embedder.dimension);
 

@@ -59,7 +59,9 @@ async function main(): Promise<void> {
       const seconds = (performance.now() - started) / 1000;
       const units = await p.index.countUnits(collectionId);
       if (units !== texts.length || result.chunkCount !== passages.length) {
-        throw new Error(`ingestion indexed ${units} windows / ${result.chunkCount} passages; expected ${texts.length} / ${passages.length}`);
+        throw new Error(
+          `ingestion indexed ${units} windows / ${result.chunkCount} passages; expected ${texts.length} / ${passages.length}`,
+        );
       }
       const rate = units / seconds;
       console.log(

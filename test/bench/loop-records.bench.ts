@@ -38,7 +38,12 @@ const definition = {
     { id: 'trigger', type: 'webhook-trigger', parameters: {} },
     { id: 'each', type: 'loop', parameters: { batchSize: 1 } },
     { id: 'shape', type: 'set', runMode: 'item' as const, parameters: { fields: { source: 'bench' } } },
-    { id: 'send', type: 'http-request', parameters: { method: 'POST', url: 'http://upstream.test/items', body: 'input' }, parameterMode: { body: 'expression' as const } },
+    {
+      id: 'send',
+      type: 'http-request',
+      parameters: { method: 'POST', url: 'http://upstream.test/items', body: 'input' },
+      parameterMode: { body: 'expression' as const },
+    },
   ],
   edges: [
     { from: 'trigger', to: 'each' },
@@ -70,7 +75,9 @@ async function main() {
   const expressions = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 64, timeoutMs: 1000 });
   const executor = new WorkflowExecutor({
     expressions,
-    fetcher: { fetch: async (url) => ({ status: 200, url, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"ok":true}') }) },
+    fetcher: {
+      fetch: async (url) => ({ status: 200, url, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"ok":true}') }),
+    },
     collections: new UnavailableCollectionsProvider(),
     logger: pino({ level: 'silent' }),
     runTimeoutMs: 10 * 60_000,
@@ -79,8 +86,24 @@ async function main() {
     await measure(executor, 100);
     const small = await measure(executor, ITERATIONS / 4);
     const large = await measure(executor, ITERATIONS);
-    report({ bench: BENCH, metric: 'recorded_chars', value: large.chars, unit: 'chars', baseline: small.chars, ratio: large.chars / small.chars, target: '<= 5 for 4x the iterations (linear)' });
-    report({ bench: BENCH, metric: 'run_ms', value: large.ms, unit: 'ms', baseline: small.ms, ratio: large.ms / small.ms, target: '<= 5 for 4x the iterations (linear)' });
+    report({
+      bench: BENCH,
+      metric: 'recorded_chars',
+      value: large.chars,
+      unit: 'chars',
+      baseline: small.chars,
+      ratio: large.chars / small.chars,
+      target: '<= 5 for 4x the iterations (linear)',
+    });
+    report({
+      bench: BENCH,
+      metric: 'run_ms',
+      value: large.ms,
+      unit: 'ms',
+      baseline: small.ms,
+      ratio: large.ms / small.ms,
+      target: '<= 5 for 4x the iterations (linear)',
+    });
   } finally {
     await expressions.close();
   }

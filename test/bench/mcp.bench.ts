@@ -59,7 +59,12 @@ async function openSession(pool: Pool, headers = MCP_HEADERS): Promise<string> {
   const body = await res.body.text();
   const sessionId = res.headers['mcp-session-id'];
   if (res.statusCode !== 200 || typeof sessionId !== 'string') throw new Error(`initialize: ${res.statusCode} ${body}`);
-  const initialized = await pool.request({ path: '/mcp', method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: INITIALIZED });
+  const initialized = await pool.request({
+    path: '/mcp',
+    method: 'POST',
+    headers: { ...headers, 'mcp-session-id': sessionId },
+    body: INITIALIZED,
+  });
   await initialized.body.dump();
   if (initialized.statusCode !== 202) throw new Error(`initialized: ${initialized.statusCode}`);
   return sessionId;
@@ -83,11 +88,17 @@ async function toolLoader(url: string, collectionId: string) {
     const worker = async (sessionId: string) => {
       const headers = { ...MCP_HEADERS, 'mcp-session-id': sessionId };
       while (performance.now() < deadline) {
-        const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: collectionId } } });
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: nextId++,
+          method: 'tools/call',
+          params: { name: 'service_get_collection', arguments: { collection_id: collectionId } },
+        });
         const start = performance.now();
         const res = await pool.request({ path: '/mcp', method: 'POST', headers, body });
         const text = await res.body.text();
-        if (res.statusCode === 200 && text.includes('"structuredContent"') && !text.includes('"isError":true')) latencies.push(performance.now() - start);
+        if (res.statusCode === 200 && text.includes('"structuredContent"') && !text.includes('"isError":true'))
+          latencies.push(performance.now() - start);
         else failures++;
       }
     };
@@ -95,7 +106,13 @@ async function toolLoader(url: string, collectionId: string) {
     await Promise.all(sessions.map(worker));
     const elapsed = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
-    return { requests: latencies.length, failures, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+    return {
+      requests: latencies.length,
+      failures,
+      rps: latencies.length / elapsed,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+    };
   };
   const close = async () => {
     await Promise.all(sessions.map((id) => closeSession(pool, id)));
@@ -139,7 +156,13 @@ async function throughput(): Promise<void> {
   try {
     const { id } = await call(app.url, 'POST', '/api/v1/collections', { name: 'bench' });
     const restRound = (durationMs: number) =>
-      load({ url: app.url, path: `/api/v1/collections/${id}`, headers: { authorization: `Bearer ${KEY}` }, connections: CONNECTIONS, durationMs });
+      load({
+        url: app.url,
+        path: `/api/v1/collections/${id}`,
+        headers: { authorization: `Bearer ${KEY}` },
+        connections: CONNECTIONS,
+        durationMs,
+      });
     const tools = await toolLoader(app.url, id);
     await restRound(WARMUP_MS);
     await tools.run(WARMUP_MS);
@@ -165,14 +188,38 @@ async function throughput(): Promise<void> {
     console.log(`GET /api/v1/collections/:id: ${rest.rps.toFixed(0)} req/s (median p99 ${rest.p99Ms.toFixed(2)} ms)`);
     console.log(`service_get_collection over Streamable HTTP: ${mcp.rps.toFixed(0)} calls/s (median p99 ${mcp.p99Ms.toFixed(2)} ms)`);
     console.log(`per round, MCP/REST: ${toolRounds.map((t, i) => (t.rps / restRounds[i].rps).toFixed(2)).join(' ')}`);
-    report({ bench: 'mcp', metric: 'get_collection_tool_calls', value: mcp.rps, unit: 'calls/s', baseline: rest.rps, ratio: mcp.rps / rest.rps, target: 'ratio >= 0.5' });
+    report({
+      bench: 'mcp',
+      metric: 'get_collection_tool_calls',
+      value: mcp.rps,
+      unit: 'calls/s',
+      baseline: rest.rps,
+      ratio: mcp.rps / rest.rps,
+      target: 'ratio >= 0.5',
+    });
     // The server's own CPU time per request: steadier than requests/s, which depends on how the two
     // cores are shared with the load generator.
     const cpuPerRest = serverCpu.rest / restRounds.reduce((sum, r) => sum + r.requests, 0);
     const cpuPerCall = serverCpu.mcp / toolRounds.reduce((sum, r) => sum + r.requests, 0);
     console.log(`server CPU per request: REST ${cpuPerRest.toFixed(1)} us, MCP tool call ${cpuPerCall.toFixed(1)} us`);
-    report({ bench: 'mcp', metric: 'get_collection_tool_server_cpu', value: cpuPerCall, unit: 'us/call', baseline: cpuPerRest, ratio: cpuPerCall / cpuPerRest, target: 'informational' });
-    report({ bench: 'mcp', metric: 'get_collection_tool_p99', value: mcp.p99Ms, unit: 'ms', baseline: rest.p99Ms, ratio: mcp.p99Ms / rest.p99Ms, target: 'informational' });
+    report({
+      bench: 'mcp',
+      metric: 'get_collection_tool_server_cpu',
+      value: cpuPerCall,
+      unit: 'us/call',
+      baseline: cpuPerRest,
+      ratio: cpuPerCall / cpuPerRest,
+      target: 'informational',
+    });
+    report({
+      bench: 'mcp',
+      metric: 'get_collection_tool_p99',
+      value: mcp.p99Ms,
+      unit: 'ms',
+      baseline: rest.p99Ms,
+      ratio: mcp.p99Ms / rest.p99Ms,
+      target: 'informational',
+    });
   } finally {
     await app.stop();
   }
@@ -223,7 +270,15 @@ async function sessionMemory(): Promise<void> {
       `${CYCLED_SESSIONS} sessions opened and closed in ${seconds.toFixed(1)} s (${(CYCLED_SESSIONS / seconds).toFixed(0)}/s): ` +
         `RSS ${mb(before).toFixed(1)} MB before, ${mb(peak).toFixed(1)} MB peak, ${mb(justAfter).toFixed(1)} MB just after, ${mb(after).toFixed(1)} MB after (both after a full GC)`,
     );
-    report({ bench: 'mcp', metric: 'rss_after_10000_sessions', value: mb(after), unit: 'MB', baseline: mb(before), ratio: after / before, target: 'ratio <= 1.10 (back within 10% of where it started; lower is fine)' });
+    report({
+      bench: 'mcp',
+      metric: 'rss_after_10000_sessions',
+      value: mb(after),
+      unit: 'MB',
+      baseline: mb(before),
+      ratio: after / before,
+      target: 'ratio <= 1.10 (back within 10% of where it started; lower is fine)',
+    });
   } finally {
     await app.stop();
   }
@@ -246,13 +301,25 @@ async function heapPerSession(): Promise<void> {
     const heap = () => (gc(), gc(), process.memoryUsage().heapUsed);
     const idle = heap();
     const held: string[] = [];
-    while (held.length < HELD_SESSIONS) held.push(...(await Promise.all(Array.from({ length: CYCLE_CONCURRENCY }, () => openSession(pool, headers)))));
+    while (held.length < HELD_SESSIONS)
+      held.push(...(await Promise.all(Array.from({ length: CYCLE_CONCURRENCY }, () => openSession(pool, headers)))));
     const holding = heap();
-    for (let i = 0; i < held.length; i += CYCLE_CONCURRENCY) await Promise.all(held.slice(i, i + CYCLE_CONCURRENCY).map((s) => closeSession(pool, s, headers)));
+    for (let i = 0; i < held.length; i += CYCLE_CONCURRENCY)
+      await Promise.all(held.slice(i, i + CYCLE_CONCURRENCY).map((s) => closeSession(pool, s, headers)));
     const released = heap();
     const perSession = (holding - idle) / held.length;
-    console.log(`${held.length} idle sessions held: heap ${mb(idle).toFixed(1)} -> ${mb(holding).toFixed(1)} MB (~${(perSession / 1024).toFixed(1)} KB each), ${mb(released).toFixed(1)} MB once closed`);
-    report({ bench: 'mcp', metric: 'heap_per_open_session', value: perSession / 1024, unit: 'KB', baseline: null, ratio: null, target: 'informational' });
+    console.log(
+      `${held.length} idle sessions held: heap ${mb(idle).toFixed(1)} -> ${mb(holding).toFixed(1)} MB (~${(perSession / 1024).toFixed(1)} KB each), ${mb(released).toFixed(1)} MB once closed`,
+    );
+    report({
+      bench: 'mcp',
+      metric: 'heap_per_open_session',
+      value: perSession / 1024,
+      unit: 'KB',
+      baseline: null,
+      ratio: null,
+      target: 'informational',
+    });
   } finally {
     await pool.close();
     await t.close();

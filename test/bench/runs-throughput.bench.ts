@@ -21,7 +21,12 @@ const searchWorkflow = (upstreamUrl: string) => ({
     {
       id: 'search',
       type: 'http-request',
-      parameters: { method: 'POST', url: '${variables.baseUrl}/hello', headers: '{"x-api-key": variables.apiKey}', body: '{"text": input.query, "top_k": "5"}' },
+      parameters: {
+        method: 'POST',
+        url: '${variables.baseUrl}/hello',
+        headers: '{"x-api-key": variables.apiKey}',
+        body: '{"text": input.query, "top_k": "5"}',
+      },
       parameterMode: { url: 'expression', headers: 'expression', body: 'expression' },
     },
   ],
@@ -33,9 +38,21 @@ const searchWorkflow = (upstreamUrl: string) => ({
 });
 
 async function measure(label: string, upstreamUrl: string, env: Record<string, string>) {
-  const app = await startApp({ APP_ROLE: 'all', FETCH_ALLOWED_HOSTS: '127.0.0.1', JOB_CONCURRENCY: '64', SWAGGER_ENABLED: 'false', ...env });
+  const app = await startApp({
+    APP_ROLE: 'all',
+    FETCH_ALLOWED_HOSTS: '127.0.0.1',
+    JOB_CONCURRENCY: '64',
+    SWAGGER_ENABLED: 'false',
+    ...env,
+  });
   try {
-    return await measureRuns(app.url, label, searchWorkflow(upstreamUrl), { query: 'what is a vector', collection: 'col_1' }, { runs: RUNS, connections: CONNECTIONS });
+    return await measureRuns(
+      app.url,
+      label,
+      searchWorkflow(upstreamUrl),
+      { query: 'what is a vector', collection: 'col_1' },
+      { runs: RUNS, connections: CONNECTIONS },
+    );
   } finally {
     await app.stop();
   }
@@ -47,16 +64,44 @@ async function main() {
   if (!redis) throw new Error('this bench needs Redis on 127.0.0.1:6379 (or TEST_REDIS_URL)');
   try {
     const body = JSON.stringify({ text: 'what is a vector', top_k: '5' });
-    const baseline = await load({ url: upstream.url, path: '/hello', method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, durationMs: 5000, warmupMs: 1000 });
+    const baseline = await load({
+      url: upstream.url,
+      path: '/hello',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      connections: CONNECTIONS,
+      durationMs: 5000,
+      warmupMs: 1000,
+    });
     console.log(`bare fastify POST: ${baseline.rps.toFixed(0)} req/s`);
 
     const embedded = await measure('embedded queue', upstream.url, {});
     const bull = await measure('Bull on Redis', upstream.url, { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
 
-    for (const [name, m] of [['embedded', embedded], ['bull', bull]] as const) {
+    for (const [name, m] of [
+      ['embedded', embedded],
+      ['bull', bull],
+    ] as const) {
       if (m.failed) throw new Error(`${name}: ${m.failed} runs failed`);
-      report({ bench: 'runs-throughput', metric: `completed_runs_per_s_${name}`, value: m.runsPerSecond, unit: 'runs/s', baseline: baseline.rps, ratio: m.runsPerSecond / baseline.rps, target: '>= 500 runs/s' });
-      report({ bench: 'runs-throughput', metric: `accept_to_finish_p50_${name}`, value: m.p50Ms, unit: 'ms', baseline: null, ratio: null, target: 'informational (n8n 2.8.4 here: p50 570 ms)' });
+      report({
+        bench: 'runs-throughput',
+        metric: `completed_runs_per_s_${name}`,
+        value: m.runsPerSecond,
+        unit: 'runs/s',
+        baseline: baseline.rps,
+        ratio: m.runsPerSecond / baseline.rps,
+        target: '>= 500 runs/s',
+      });
+      report({
+        bench: 'runs-throughput',
+        metric: `accept_to_finish_p50_${name}`,
+        value: m.p50Ms,
+        unit: 'ms',
+        baseline: null,
+        ratio: null,
+        target: 'informational (n8n 2.8.4 here: p50 570 ms)',
+      });
     }
   } finally {
     await redis.cleanup();

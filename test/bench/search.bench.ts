@@ -154,7 +154,9 @@ async function measureQueryEmbedding(): Promise<Latency | null> {
     const questions = Array.from({ length: EMBED_QUERIES }, (_, i) => `${QUESTIONS[i % QUESTIONS.length]} ${i}`);
     return await latency('local embedder, embedQuery', questions, (question) => embedder!.embedQuery(question));
   } catch (error) {
-    console.log(`local embedder unavailable (${(error as Error).message.split('\n')[0]}): index figures are judged against ${BUDGET_MS} ms alone`);
+    console.log(
+      `local embedder unavailable (${(error as Error).message.split('\n')[0]}): index figures are judged against ${BUDGET_MS} ms alone`,
+    );
     return null;
   } finally {
     await embedder?.close();
@@ -177,7 +179,9 @@ function exactTop10(vectors: Float32Array[], ids: string[], query: Float32Array)
 
 /** The KNN scan sqlite-vec offers out of the box: its cosine metric on the raw vectors. */
 async function cosineMetricBaseline(db: SqliteDb, vectors: Float32Array[], queries: Float32Array[]) {
-  db.exec(`CREATE VIRTUAL TABLE bench_cosine USING vec0(collection_id TEXT PARTITION KEY, embedding FLOAT[${DIMENSION}] distance_metric=cosine)`);
+  db.exec(
+    `CREATE VIRTUAL TABLE bench_cosine USING vec0(collection_id TEXT PARTITION KEY, embedding FLOAT[${DIMENSION}] distance_metric=cosine)`,
+  );
   const insert = db.prepare('INSERT INTO bench_cosine (rowid, collection_id, embedding) VALUES (?, ?, ?)');
   const buildMs = await elapsedMs(() => {
     for (let start = 0; start < vectors.length; start += BATCH) {
@@ -199,7 +203,11 @@ async function main(): Promise<void> {
   try {
     await index.init();
     console.log(`${UNITS} units of dimension ${DIMENSION} in one collection, ${TOPICS} topics; SQLite file in ${dir}`);
-    console.log(`load average ${loadavg().map((n) => n.toFixed(1)).join(' ')} on ${cpus().length} cores: wall times include waiting for a core`);
+    console.log(
+      `load average ${loadavg()
+        .map((n) => n.toFixed(1))
+        .join(' ')} on ${cpus().length} cores: wall times include waiting for a core`,
+    );
 
     const vectors: Float32Array[] = [];
     const ids: string[] = [];
@@ -212,12 +220,21 @@ async function main(): Promise<void> {
         const id = `unt_${i}`;
         vectors.push(vector);
         ids.push(id);
-        batch.push({ id, collectionId: COLLECTION, fileId: `fle_${Math.floor(i / 200)}`, passageId: `psg_${Math.floor(i / 4)}`, text: sampleText(topic), vector });
+        batch.push({
+          id,
+          collectionId: COLLECTION,
+          fileId: `fle_${Math.floor(i / 200)}`,
+          passageId: `psg_${Math.floor(i / 4)}`,
+          text: sampleText(topic),
+          vector,
+        });
       }
       buildMs += await elapsedMs(() => index.upsert(batch));
     }
     const upsertsPerSecond = UNITS / (buildMs / 1000);
-    console.log(`upsert: ${upsertsPerSecond.toFixed(0)} units/s (${(buildMs / 1000).toFixed(1)} s for ${UNITS}, vectors + FTS5 + unit rows)`);
+    console.log(
+      `upsert: ${upsertsPerSecond.toFixed(0)} units/s (${(buildMs / 1000).toFixed(1)} s for ${UNITS}, vectors + FTS5 + unit rows)`,
+    );
 
     const queries = Array.from({ length: VECTOR_QUERIES }, () => sampleVector(Math.floor(random() * TOPICS)));
     const vector = await latency(`searchVector k=${K}`, queries, (query) => index.searchVector(COLLECTION, query, K));
@@ -237,7 +254,9 @@ async function main(): Promise<void> {
       nearest += hits[0].distance;
     }
     const recall = found / (RECALL_QUERIES * 10);
-    console.log(`recall@10 against exact brute force: ${recall.toFixed(3)} (${RECALL_QUERIES} queries; mean nearest distance ${(nearest / RECALL_QUERIES).toFixed(3)})`);
+    console.log(
+      `recall@10 against exact brute force: ${recall.toFixed(3)} (${RECALL_QUERIES} queries; mean nearest distance ${(nearest / RECALL_QUERIES).toFixed(3)})`,
+    );
 
     const textQueries = Array.from({ length: TEXT_QUERIES }, () => {
       const topic = Math.floor(random() * TOPICS);
@@ -251,7 +270,9 @@ async function main(): Promise<void> {
     const embedding = await measureQueryEmbedding();
 
     const deleteMs = await elapsedMs(() => index.deleteByCollection(COLLECTION));
-    console.log(`deleteByCollection of ${UNITS} units: ${(deleteMs / 1000).toFixed(1)} s (batches of ${DELETE_BATCH}, event loop free between them)`);
+    console.log(
+      `deleteByCollection of ${UNITS} units: ${(deleteMs / 1000).toFixed(1)} s (batches of ${DELETE_BATCH}, event loop free between them)`,
+    );
 
     const figure = (metric: string, value: number, unit: string, baseline: number | null, target: string) =>
       report({ bench: BENCH, metric, value, unit, baseline, ratio: baseline ? value / baseline : null, target });
@@ -263,8 +284,20 @@ async function main(): Promise<void> {
     figure('search_vector_p99', vector.wall.p99, 'ms', embedding?.wall.p99 ?? null, budget('wall time'));
     figure('search_vector_cpu_p50', vector.cpu.p50, 'ms', embedding?.cpu.p50 ?? null, budget('CPU time'));
     figure('search_vector_mmap_p50', mapped.wall.p50, 'ms', embedding?.wall.p50 ?? null, `${budget('wall time')}; file memory-mapped`);
-    figure('search_vector_mmap_cpu_p50', mapped.cpu.p50, 'ms', vector.cpu.p50, 'ratio < 1 (baseline: the same queries without mmap, CPU time)');
-    figure('search_vector_cpu_vs_cosine_metric_p50', mapped.cpu.p50, 'ms', cosine.search.cpu.p50, 'ratio < 1 (baseline: raw vec0 scan with the cosine metric, mmap, CPU time)');
+    figure(
+      'search_vector_mmap_cpu_p50',
+      mapped.cpu.p50,
+      'ms',
+      vector.cpu.p50,
+      'ratio < 1 (baseline: the same queries without mmap, CPU time)',
+    );
+    figure(
+      'search_vector_cpu_vs_cosine_metric_p50',
+      mapped.cpu.p50,
+      'ms',
+      cosine.search.cpu.p50,
+      'ratio < 1 (baseline: raw vec0 scan with the cosine metric, mmap, CPU time)',
+    );
     figure('recall_at_10', recall, 'fraction', 1, 'value >= 0.95 (baseline: exact brute force)');
     figure('upsert_throughput', upsertsPerSecond, 'units/s', cosine.insertsPerSecond, 'value >= 5000 units/s (baseline: raw vec0 inserts)');
     figure('search_text_p50', text.wall.p50, 'ms', null, `value <= ${BUDGET_MS} ms`);

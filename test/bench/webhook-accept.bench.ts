@@ -19,7 +19,16 @@ async function main() {
 
   const body = JSON.stringify({ input: { query: 'what is a vector', collection: 'col_1' } });
   const hello = await startHelloServer();
-  const baseline = await load({ url: hello.url, path: '/hello', method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: WARMUP_MS });
+  const baseline = await load({
+    url: hello.url,
+    path: '/hello',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections: CONNECTIONS,
+    durationMs: DURATION_MS,
+    warmupMs: WARMUP_MS,
+  });
   await hello.stop();
 
   const app = await startApp({ APP_ROLE: 'api', REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, SWAGGER_ENABLED: 'false' });
@@ -31,7 +40,12 @@ async function main() {
       definition: {
         nodes: [
           { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-          { id: 'call', type: 'http-request', parameters: { method: 'POST', url: 'https://example.com/${input.collection}', body: '{"text": input.query}' }, parameterMode: { url: 'expression', body: 'expression' } },
+          {
+            id: 'call',
+            type: 'http-request',
+            parameters: { method: 'POST', url: 'https://example.com/${input.collection}', body: '{"text": input.query}' },
+            parameterMode: { url: 'expression', body: 'expression' },
+          },
         ],
         edges: [{ from: 'trigger', to: 'call' }],
       },
@@ -54,10 +68,30 @@ async function main() {
   }
 
   if (measured.statuses[202] !== measured.requests) throw new Error(`unexpected statuses ${JSON.stringify(measured.statuses)}`);
-  console.log(`bare fastify POST: ${baseline.rps.toFixed(0)} req/s (p50 ${baseline.p50Ms.toFixed(2)} ms, p99 ${baseline.p99Ms.toFixed(2)} ms)`);
-  console.log(`webhook accept (Bull): ${measured.rps.toFixed(0)} req/s (p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(2)} ms); ${queued} jobs waiting in Bull at the end`);
-  report({ bench: 'webhook-accept', metric: 'accept_rps_bull_50c', value: measured.rps, unit: 'req/s', baseline: baseline.rps, ratio: measured.rps / baseline.rps, target: 'ratio >= 0.25' });
-  report({ bench: 'webhook-accept', metric: 'accept_p99_bull_50c', value: measured.p99Ms, unit: 'ms', baseline: baseline.p99Ms, ratio: measured.p99Ms / baseline.p99Ms, target: '<= 50 ms' });
+  console.log(
+    `bare fastify POST: ${baseline.rps.toFixed(0)} req/s (p50 ${baseline.p50Ms.toFixed(2)} ms, p99 ${baseline.p99Ms.toFixed(2)} ms)`,
+  );
+  console.log(
+    `webhook accept (Bull): ${measured.rps.toFixed(0)} req/s (p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(2)} ms); ${queued} jobs waiting in Bull at the end`,
+  );
+  report({
+    bench: 'webhook-accept',
+    metric: 'accept_rps_bull_50c',
+    value: measured.rps,
+    unit: 'req/s',
+    baseline: baseline.rps,
+    ratio: measured.rps / baseline.rps,
+    target: 'ratio >= 0.25',
+  });
+  report({
+    bench: 'webhook-accept',
+    metric: 'accept_p99_bull_50c',
+    value: measured.p99Ms,
+    unit: 'ms',
+    baseline: baseline.p99Ms,
+    ratio: measured.p99Ms / baseline.p99Ms,
+    target: '<= 50 ms',
+  });
 }
 
 main().catch((error) => {

@@ -16,7 +16,11 @@ describe.each(storeBackends)('conversation store on $name', (backend) => {
   beforeAll(async () => {
     const handles = await backend.open();
     close = handles.close;
-    store = pick(handles, (db) => new SqliteConversationStore(db), (c) => new MongoConversationStore(c));
+    store = pick(
+      handles,
+      (db) => new SqliteConversationStore(db),
+      (c) => new MongoConversationStore(c),
+    );
   });
   afterAll(() => close());
 
@@ -48,7 +52,11 @@ describe.each(storeBackends)('conversation store on $name', (backend) => {
   });
 
   it('keeps concurrent appends to one key, none lost', async () => {
-    await Promise.all(Array.from({ length: 10 }, (_, n) => store.append('wfl_d/agent/s', [{ role: 'user', content: `m${n}` }], { window: 50, expiresAt: at(100), now: at(0) })));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, n) =>
+        store.append('wfl_d/agent/s', [{ role: 'user', content: `m${n}` }], { window: 50, expiresAt: at(100), now: at(0) }),
+      ),
+    );
     const kept = await store.messages('wfl_d/agent/s', at(1));
     expect(kept.map((m) => m.content).sort()).toEqual(Array.from({ length: 10 }, (_, n) => `m${n}`).sort());
   });

@@ -10,7 +10,16 @@ import { pick, storeBackends } from '../utils/store-backends';
 
 const credential = (ownerId: string, name = 'api'): Credential => {
   const now = new Date();
-  return { id: newId('crd'), name, type: 'header', ownerId, settings: { name: 'X-Api-Key' }, sealed: 'v1.sealed', createdAt: now, updatedAt: now };
+  return {
+    id: newId('crd'),
+    name,
+    type: 'header',
+    ownerId,
+    settings: { name: 'X-Api-Key' },
+    sealed: 'v1.sealed',
+    createdAt: now,
+    updatedAt: now,
+  };
 };
 
 describe.each(storeBackends)('credential store on $name', (backend) => {
@@ -21,8 +30,16 @@ describe.each(storeBackends)('credential store on $name', (backend) => {
   beforeAll(async () => {
     const handles = await backend.open();
     close = handles.close;
-    credentials = pick(handles, (db) => new SqliteCredentialStore(db), (c) => new MongoCredentialStore(c));
-    memberships = pick(handles, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c));
+    credentials = pick(
+      handles,
+      (db) => new SqliteCredentialStore(db),
+      (c) => new MongoCredentialStore(c),
+    );
+    memberships = pick(
+      handles,
+      (db) => new SqliteMembershipStore(db),
+      (c) => new MongoMembershipStore(c),
+    );
   });
   afterAll(() => close());
 

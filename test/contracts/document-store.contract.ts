@@ -31,9 +31,21 @@ describe.each(storeBackends)('document store contract: $name', (backend) => {
 
   beforeAll(async () => {
     handles = await backend.open();
-    users = pick<UserStore>(handles, (db) => new SqliteUserStore(db), (c) => new MongoUserStore(c));
-    memberships = pick<MembershipStore>(handles, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c));
-    collections = pick<CollectionStore>(handles, (db) => new SqliteCollectionStore(db), (c) => new MongoCollectionStore(c));
+    users = pick<UserStore>(
+      handles,
+      (db) => new SqliteUserStore(db),
+      (c) => new MongoUserStore(c),
+    );
+    memberships = pick<MembershipStore>(
+      handles,
+      (db) => new SqliteMembershipStore(db),
+      (c) => new MongoMembershipStore(c),
+    );
+    collections = pick<CollectionStore>(
+      handles,
+      (db) => new SqliteCollectionStore(db),
+      (c) => new MongoCollectionStore(c),
+    );
   });
   afterAll(() => handles.close());
 
@@ -118,8 +130,20 @@ describe.each(storeBackends)('document store contract: $name', (backend) => {
       const base = Date.now();
       const made = [0, 1, 2].map((i) => collection(owner.id, `c${i}`, new Date(base + i * 1000)));
       for (const c of made) await collections.create(c);
-      await memberships.setRole({ resourceType: 'collection', resourceId: made[0].id, userId: viewer.id, role: 'viewer', createdAt: new Date() });
-      await memberships.setRole({ resourceType: 'collection', resourceId: made[2].id, userId: viewer.id, role: 'editor', createdAt: new Date() });
+      await memberships.setRole({
+        resourceType: 'collection',
+        resourceId: made[0].id,
+        userId: viewer.id,
+        role: 'viewer',
+        createdAt: new Date(),
+      });
+      await memberships.setRole({
+        resourceType: 'collection',
+        resourceId: made[2].id,
+        userId: viewer.id,
+        role: 'editor',
+        createdAt: new Date(),
+      });
       const page = await collections.listVisible(viewer.id, { offset: 0, limit: 10 });
       expect(page.total).toBe(2);
       expect(page.items.map((c) => [c.name, c.role])).toEqual([

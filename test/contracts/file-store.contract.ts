@@ -45,7 +45,11 @@ describe.each(storeBackends)('FileStore contract: $name', (backend) => {
 
   beforeAll(async () => {
     handles = await backend.open();
-    store = pick<FileStore>(handles, (db) => new SqliteFileStore(db), (c) => new MongoFileStore(c));
+    store = pick<FileStore>(
+      handles,
+      (db) => new SqliteFileStore(db),
+      (c) => new MongoFileStore(c),
+    );
     await handles.mongo?.syncIndexes();
   });
   afterAll(() => handles.close());
@@ -83,7 +87,8 @@ describe.each(storeBackends)('FileStore contract: $name', (backend) => {
   it('lists only the files in the given statuses, with their total', async () => {
     const base = Date.parse('2024-01-01T00:00:00Z');
     const statuses = ['indexed', 'pending', 'error', 'indexed'] as const;
-    for (const [n, status] of statuses.entries()) await store.create(file(collectionId, { name: `s${n}`, status, createdAt: new Date(base + n * 1000) }));
+    for (const [n, status] of statuses.entries())
+      await store.create(file(collectionId, { name: `s${n}`, status, createdAt: new Date(base + n * 1000) }));
     const indexed = await store.list(collectionId, { offset: 0, limit: 10 }, ['indexed']);
     expect(indexed).toMatchObject({ total: 2, items: [{ name: 's0' }, { name: 's3' }] });
     const unfinished = await store.list(collectionId, { offset: 1, limit: 1 }, ['pending', 'error']);
@@ -97,9 +102,9 @@ describe.each(storeBackends)('FileStore contract: $name', (backend) => {
     await expect(store.transition(f.id, ['pending'], 'processing', { mime: 'application/pdf', size: 10 })).resolves.toBe(true);
     // A second worker trying to claim the same file loses.
     await expect(store.transition(f.id, ['pending'], 'processing')).resolves.toBe(false);
-    await expect(
-      store.transition(f.id, ['processing'], 'indexed', { chunkCount: 3, characterCount: 120, error: null }),
-    ).resolves.toBe(true);
+    await expect(store.transition(f.id, ['processing'], 'indexed', { chunkCount: 3, characterCount: 120, error: null })).resolves.toBe(
+      true,
+    );
     const read = await store.get(collectionId, f.id);
     expect(read).toMatchObject({ status: 'indexed', mime: 'application/pdf', size: 10, chunkCount: 3, characterCount: 120 });
     expect(read!.updatedAt.getTime()).toBeGreaterThanOrEqual(f.updatedAt.getTime());
@@ -110,7 +115,9 @@ describe.each(storeBackends)('FileStore contract: $name', (backend) => {
     const f = file(collectionId, { lane: 'large', progress: null });
     await store.create(f);
     expect(await store.get(collectionId, f.id)).toMatchObject({ lane: 'large', progress: null });
-    await expect(store.transition(f.id, ['pending'], 'processing', { progress: { stage: 'fetching', done: 0, total: 2048 } })).resolves.toBe(true);
+    await expect(
+      store.transition(f.id, ['pending'], 'processing', { progress: { stage: 'fetching', done: 0, total: 2048 } }),
+    ).resolves.toBe(true);
     expect((await store.get(collectionId, f.id))!.progress).toEqual({ stage: 'fetching', done: 0, total: 2048 });
     await expect(store.update(f.id, { progress: { stage: 'embedding', done: 7, total: 10 }, lane: 'standard' })).resolves.toBe(true);
     expect(await store.get(collectionId, f.id)).toMatchObject({ lane: 'standard', progress: { stage: 'embedding', done: 7, total: 10 } });

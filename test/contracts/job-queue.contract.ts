@@ -291,9 +291,13 @@ describe.each(backends)('JobQueue contract: $name', (backend) => {
     expect(second).toBe('run_same');
     expect(await queue.state(otherName, 'run_same')).toBe('waiting');
     const seen: unknown[] = [];
-    queue.process<{ v: unknown }>(name, async (job) => {
-      seen.push(job.data.v);
-    }, { concurrency: 1 });
+    queue.process<{ v: unknown }>(
+      name,
+      async (job) => {
+        seen.push(job.data.v);
+      },
+      { concurrency: 1 },
+    );
     await waitFor('the marker job', () => seen.includes('marker'));
     expect(seen).toEqual([1, 'marker']);
   });
@@ -343,11 +347,15 @@ describe.each(backends)('JobQueue contract: $name', (backend) => {
 
     const { gate, release } = opening();
     const ran: string[] = [];
-    queue.process<{ kind: string }>(name, async (job) => {
-      ran.push(job.data.kind);
-      if (job.data.kind === 'gated') await gate;
-      if (job.data.kind === 'due') throw new AppError(ErrorCode.NODE_CONFIGURATION, 'refused');
-    }, { concurrency: 1 });
+    queue.process<{ kind: string }>(
+      name,
+      async (job) => {
+        ran.push(job.data.kind);
+        if (job.data.kind === 'gated') await gate;
+        if (job.data.kind === 'due') throw new AppError(ErrorCode.NODE_CONFIGURATION, 'refused');
+      },
+      { concurrency: 1 },
+    );
     await waitFor('the gated job to hold the only slot', async () => (await queue.depth(name)).active === 1);
     expect(await queue.depth(name)).toEqual({ waiting: 1, delayed: 1, active: 1, failed: 0 });
 

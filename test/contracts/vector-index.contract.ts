@@ -305,7 +305,10 @@ describe.each(backends)('VectorIndex contract: %s', (_name, backend) => {
       const second = unit({ vector: vec(0, 1, 0, 0) });
       await index.upsert([first, second]);
 
-      await index.upsert([{ ...first, vector: vec(1, 0) }, { ...second, vector: vec(0, 1) }]);
+      await index.upsert([
+        { ...first, vector: vec(1, 0) },
+        { ...second, vector: vec(0, 1) },
+      ]);
 
       expect((await index.searchVector(collection, vec(0, 1), 5)).map((h) => h.unitId)).toEqual([second.id, first.id]);
       await expectAppError(index.searchVector(collection, vec(0, 1, 0, 0), 5), ErrorCode.EMBEDDING_MISMATCH);

@@ -69,9 +69,21 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
   beforeAll(async () => {
     const handles = await backend.open();
     close = handles.close;
-    workflows = pick(handles, (db) => new SqliteWorkflowStore(db), (c) => new MongoWorkflowStore(c));
-    runs = pick(handles, (db) => new SqliteRunStore(db), (c) => new MongoRunStore(c));
-    memberships = pick(handles, (db) => new SqliteMembershipStore(db), (c) => new MongoMembershipStore(c));
+    workflows = pick(
+      handles,
+      (db) => new SqliteWorkflowStore(db),
+      (c) => new MongoWorkflowStore(c),
+    );
+    runs = pick(
+      handles,
+      (db) => new SqliteRunStore(db),
+      (c) => new MongoRunStore(c),
+    );
+    memberships = pick(
+      handles,
+      (db) => new SqliteMembershipStore(db),
+      (c) => new MongoMembershipStore(c),
+    );
     await handles.mongo?.syncIndexes();
   });
 
@@ -104,11 +116,22 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(v2).toMatchObject({ workflowId: w.id, createdBy: 'usr_editor', definition: definition('second') });
       expect((await workflows.getVersion(w.id, 1))?.definition).toEqual(definition('draft'));
       expect((await workflows.getVersionById(v2!.id))?.definition).toEqual(definition('second'));
-      expect(await workflows.get(w.id)).toMatchObject({ name: 'renamed', activeVersion: 2, activeVersionId: v2!.id, latestVersion: 2, activatedBy: 'usr_editor' });
+      expect(await workflows.get(w.id)).toMatchObject({
+        name: 'renamed',
+        activeVersion: 2,
+        activeVersionId: v2!.id,
+        latestVersion: 2,
+        activatedBy: 'usr_editor',
+      });
       expect((await workflows.listVersions(w.id)).map((v) => v.version)).toEqual([2, 1]);
 
       expect(await workflows.activate(w.id, 1, new Date(), NO_TRIGGERS, 'usr_other_editor')).toBe(true);
-      expect(await workflows.get(w.id)).toMatchObject({ activeVersion: 1, activeVersionId: v1!.id, latestVersion: 2, activatedBy: 'usr_other_editor' });
+      expect(await workflows.get(w.id)).toMatchObject({
+        activeVersion: 1,
+        activeVersionId: v1!.id,
+        latestVersion: 2,
+        activatedBy: 'usr_other_editor',
+      });
       expect(await workflows.activate(w.id, 7, new Date(), NO_TRIGGERS, 'usr_owner')).toBe(false);
       expect((await publishDraft(w.id))?.version).toBe(3);
     });
@@ -119,7 +142,13 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       const ids = [1, 2, 3, 4].map(() => newId('wfv'));
       const tool = (versionId: string) => ({ inputSchema: { type: 'object' }, versionId });
       const versions = await Promise.all(
-        ids.map((id) => workflows.publish(w.id, { id, definition: definition('draft'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule: null, tool: tool(id) })),
+        ids.map((id) =>
+          workflows.publish(
+            w.id,
+            { id, definition: definition('draft'), createdBy: 'usr_owner', createdAt: new Date() },
+            { schedule: null, tool: tool(id) },
+          ),
+        ),
       );
       expect(versions.map((v) => v!.version).sort()).toEqual([1, 2, 3, 4]);
       const stored = await workflows.get(w.id);
@@ -137,13 +166,25 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
 
       const v1 = newId('wfv');
       const schedule = { cron: '*/5 * * * *', timezone: 'Europe/Paris', versionId: v1 };
-      await workflows.publish(w.id, { id: v1, definition: definition('x'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule, tool: null });
+      await workflows.publish(
+        w.id,
+        { id: v1, definition: definition('x'), createdBy: 'usr_owner', createdAt: new Date() },
+        { schedule, tool: null },
+      );
       expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v1, schedule, tool: null });
       expect(await workflows.listScheduled()).toContainEqual({ workflowId: w.id, schedule });
 
       const v2 = newId('wfv');
-      const tool = { description: 'Looks things up', inputSchema: { type: 'object', properties: { $q: { type: 'string' } } }, versionId: v2 };
-      await workflows.publish(w.id, { id: v2, definition: definition('y'), createdBy: 'usr_owner', createdAt: new Date() }, { schedule: null, tool });
+      const tool = {
+        description: 'Looks things up',
+        inputSchema: { type: 'object', properties: { $q: { type: 'string' } } },
+        versionId: v2,
+      };
+      await workflows.publish(
+        w.id,
+        { id: v2, definition: definition('y'), createdBy: 'usr_owner', createdAt: new Date() },
+        { schedule: null, tool },
+      );
       expect(await workflows.get(w.id)).toMatchObject({ activeVersionId: v2, schedule: null, tool });
       expect((await workflows.listScheduled()).map((s) => s.workflowId)).not.toContain(w.id);
       expect(await workflows.listTools()).toContainEqual({ workflowId: w.id, name: w.name, tool });
@@ -159,7 +200,12 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       await workflows.create(a);
       await workflows.create(b);
       const names = await workflows.names([a.id, b.id, a.id, 'wfl_missing']);
-      expect([...names].sort()).toEqual([[a.id, 'alpha'], [b.id, 'beta']].sort());
+      expect([...names].sort()).toEqual(
+        [
+          [a.id, 'alpha'],
+          [b.id, 'beta'],
+        ].sort(),
+      );
       expect((await workflows.names([])).size).toBe(0);
     });
 
@@ -167,8 +213,14 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       const needle = JSON.stringify(newId('crd'));
       const draftOnly = workflow('usr_owner', 'draft only');
       const activeOnly = workflow('usr_owner', 'active only');
-      await workflows.create({ ...draftOnly, draft: { ...definition('x'), nodes: [{ id: 'n', type: 'http-request', parameters: { credential: JSON.parse(needle) } }] } });
-      await workflows.create({ ...activeOnly, draft: { ...definition('y'), nodes: [{ id: 'n', type: 'http-request', parameters: { credential: JSON.parse(needle) } }] } });
+      await workflows.create({
+        ...draftOnly,
+        draft: { ...definition('x'), nodes: [{ id: 'n', type: 'http-request', parameters: { credential: JSON.parse(needle) } }] },
+      });
+      await workflows.create({
+        ...activeOnly,
+        draft: { ...definition('y'), nodes: [{ id: 'n', type: 'http-request', parameters: { credential: JSON.parse(needle) } }] },
+      });
       await publishDraft(activeOnly.id);
       await workflows.updateDraft(activeOnly.id, activeOnly.name, definition('z'), new Date());
       const found = await workflows.referencing(needle);
@@ -187,7 +239,13 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await workflows.get(w.id)).toBeNull();
       expect(await workflows.getVersionById(v!.id)).toBeNull();
       expect(await memberships.getRole('workflow', w.id, 'usr_owner')).toBeNull();
-      expect(await workflows.publish(w.id, { id: newId('wfv'), definition: definition('gone'), createdBy: 'usr_owner', createdAt: new Date() }, NO_TRIGGERS)).toBeNull();
+      expect(
+        await workflows.publish(
+          w.id,
+          { id: newId('wfv'), definition: definition('gone'), createdBy: 'usr_owner', createdAt: new Date() },
+          NO_TRIGGERS,
+        ),
+      ).toBeNull();
     });
   });
 
@@ -264,24 +322,40 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       const run = queuedRun('wfl_complete');
       await runs.create(run, new Date(0));
       await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
-      const completion = { status: 'failed' as const, error: { code: 'UPSTREAM_FAILED', message: 'no', nodeId: 'a' }, finishedAt: new Date() };
+      const completion = {
+        status: 'failed' as const,
+        error: { code: 'UPSTREAM_FAILED', message: 'no', nodeId: 'a' },
+        finishedAt: new Date(),
+      };
       expect(await runs.complete(run.id, 'w2', [step('a', 0)], completion)).toBe(false);
       expect(await runs.status(run.id)).toBe('running');
       expect(await runs.complete(run.id, 'w1', [step('a', 0)], completion)).toBe(true);
       expect(await runs.status(run.id)).toBe('failed');
       expect(await runs.status('run_missing')).toBeNull();
       expect(await runs.complete(run.id, 'w1', [], completion)).toBe(false);
-      expect(await runs.get(run.id)).toMatchObject({ status: 'failed', error: completion.error, leaseOwner: null, steps: [{ nodeId: 'a' }] });
+      expect(await runs.get(run.id)).toMatchObject({
+        status: 'failed',
+        error: completion.error,
+        leaseOwner: null,
+        steps: [{ nodeId: 'a' }],
+      });
       expect(await runs.claim(run.id, 'w3', inFuture(30_000), new Date())).toBeNull();
     });
 
-    it('keeps how a run started, and drops its steps\' data when it finishes without keeping it', async () => {
+    it("keeps how a run started, and drops its steps' data when it finishes without keeping it", async () => {
       const run = queuedRun('wfl_stepdata', { trigger: 'schedule' });
       await runs.create(run, new Date(0));
       await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
       await runs.recordSteps(run.id, 'w1', [{ ...step('a', 0), input: { secret: 'in' }, output: { secret: 'out' }, state: 'sealed' }]);
-      const completion = { status: 'failed' as const, error: { code: 'UPSTREAM_FAILED', message: 'no', nodeId: 'b' }, finishedAt: new Date(), keepStepData: false };
-      expect(await runs.complete(run.id, 'w1', [{ ...step('b', 1), status: 'failed', input: { x: 1 }, error: completion.error }], completion)).toBe(true);
+      const completion = {
+        status: 'failed' as const,
+        error: { code: 'UPSTREAM_FAILED', message: 'no', nodeId: 'b' },
+        finishedAt: new Date(),
+        keepStepData: false,
+      };
+      expect(
+        await runs.complete(run.id, 'w1', [{ ...step('b', 1), status: 'failed', input: { x: 1 }, error: completion.error }], completion),
+      ).toBe(true);
       const stored = await runs.get(run.id);
       expect(stored?.trigger).toBe('schedule');
       expect(stored?.steps.map((s) => [s.nodeId, s.status, s.input, s.output, s.state ?? null])).toEqual([
@@ -317,7 +391,7 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.prune({ keepPerWorkflow: 2, finishedBefore: at(50), limit: 100 })).toBe(0);
       const left = (await runs.list({ workflowId: w.id }, { offset: 0, limit: 10 })).items.map((r) => r.id);
       expect(left.sort()).toEqual([finished[2].id, finished[3].id, waitingOld.id].sort());
-      expect((await runs.get(finished[0].id))).toBeNull();
+      expect(await runs.get(finished[0].id)).toBeNull();
     });
 
     it('renews a lease only for its holder, and reports cancel requests', async () => {
@@ -357,8 +431,16 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
       const resumeAt = inFuture(60_000);
       expect(await runs.suspend(run.id, 'w2', [], resumeAt, `${run.id}.w1`)).toBe(false);
-      expect(await runs.suspend(run.id, 'w1', [{ ...step('pause', 0), status: 'waiting', state: 'v1.kept' }], resumeAt, `${run.id}.w1`)).toBe(true);
-      expect(await runs.get(run.id)).toMatchObject({ status: 'waiting', resumeAt, jobId: `${run.id}.w1`, leaseOwner: null, steps: [{ nodeId: 'pause', status: 'waiting' }] });
+      expect(
+        await runs.suspend(run.id, 'w1', [{ ...step('pause', 0), status: 'waiting', state: 'v1.kept' }], resumeAt, `${run.id}.w1`),
+      ).toBe(true);
+      expect(await runs.get(run.id)).toMatchObject({
+        status: 'waiting',
+        resumeAt,
+        jobId: `${run.id}.w1`,
+        leaseOwner: null,
+        steps: [{ nodeId: 'pause', status: 'waiting' }],
+      });
       expect(await runs.claim(run.id, 'w2', inFuture(30_000), new Date())).toBeNull();
       expect((await runs.listDueWaiting(inFuture(120_000), 100)).map((r) => r.id)).toContain(run.id);
       expect((await runs.listDueWaiting(new Date(), 100)).map((r) => r.id)).not.toContain(run.id);
@@ -380,7 +462,13 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
         const run = queuedRun(w.id, { createdAt: new Date((created += 1000)) });
         await runs.create(run, new Date(0));
         await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
-        await runs.suspend(run.id, 'w1', [{ ...step('ask', 0), type, status: 'waiting', output: { summary: 'ok?' }, state: 'v1.pending' }], inFuture(3_600_000), `${run.id}.w1`);
+        await runs.suspend(
+          run.id,
+          'w1',
+          [{ ...step('ask', 0), type, status: 'waiting', output: { summary: 'ok?' }, state: 'v1.pending' }],
+          inFuture(3_600_000),
+          `${run.id}.w1`,
+        );
         return run;
       };
       const first = await waitAt('approval');
@@ -400,9 +488,19 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.decideWaitingStep(first.id, 'nobody', 'v1.pending', decided, `${first.id}.a1`, now)).toBe(false);
       expect(await runs.decideWaitingStep(first.id, 'ask', 'v1.pending', decided, `${first.id}.a1`, now)).toBe(true);
       // The same link again, or a second decider who read the step before: refused.
-      expect(await runs.decideWaitingStep(first.id, 'ask', 'v1.pending', { ...decided, state: 'v1.rejected' }, `${first.id}.a2`, now)).toBe(false);
-      expect(await runs.get(first.id)).toMatchObject({ status: 'waiting', resumeAt: now, jobId: `${first.id}.a1`, steps: [{ nodeId: 'ask', status: 'waiting', state: 'v1.approved', output: { decision: 'approved' } }] });
-      expect(await runs.claim(first.id, 'w2', inFuture(30_000), new Date(now.getTime() + 1))).toMatchObject({ status: 'running', steps: [{ state: 'v1.approved' }] });
+      expect(await runs.decideWaitingStep(first.id, 'ask', 'v1.pending', { ...decided, state: 'v1.rejected' }, `${first.id}.a2`, now)).toBe(
+        false,
+      );
+      expect(await runs.get(first.id)).toMatchObject({
+        status: 'waiting',
+        resumeAt: now,
+        jobId: `${first.id}.a1`,
+        steps: [{ nodeId: 'ask', status: 'waiting', state: 'v1.approved', output: { decision: 'approved' } }],
+      });
+      expect(await runs.claim(first.id, 'w2', inFuture(30_000), new Date(now.getTime() + 1))).toMatchObject({
+        status: 'running',
+        steps: [{ state: 'v1.approved' }],
+      });
 
       await runs.requestCancel(second.id, new Date());
       expect(await runs.decideWaitingStep(second.id, 'ask', 'v1.pending', decided, `${second.id}.a1`, now)).toBe(false);
@@ -456,7 +554,7 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.unparkOldest('wfl_park', '.u3')).toBeNull();
     });
 
-    it('counts no sub-workflow run against its workflow\'s concurrency limit', async () => {
+    it("counts no sub-workflow run against its workflow's concurrency limit", async () => {
       const parent = queuedRun('wfl_nested');
       await runs.create(parent, new Date(0));
       await runs.claim(parent.id, 'w1', inFuture(30_000), new Date(), 2);
@@ -472,7 +570,11 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
     it('lists queued and due waiting runs a page at a time, after a cursor', async () => {
       const at = (ms: number) => new Date(Date.UTC(2001, 0, 1) + ms);
       // Two share a creation time: the id orders them.
-      const queued = [queuedRun('wfl_pages', { createdAt: at(0) }), queuedRun('wfl_pages', { createdAt: at(5) }), queuedRun('wfl_pages', { createdAt: at(5) })];
+      const queued = [
+        queuedRun('wfl_pages', { createdAt: at(0) }),
+        queuedRun('wfl_pages', { createdAt: at(5) }),
+        queuedRun('wfl_pages', { createdAt: at(5) }),
+      ];
       for (const run of queued) await runs.create(run, new Date(0));
       const order = [queued[0], ...queued.slice(1).sort((x, y) => (x.id < y.id ? -1 : 1))].map((r) => r.id);
       const first = await runs.listQueued(at(1000), 2);
@@ -492,11 +594,15 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect((await runs.listDueWaiting(at(1000), 1, { at: due[0].resumeAt!, id: due[0].id })).map((r) => r.id)).toEqual([waiting[1].id]);
     });
 
-    it('counts queued runs of a workflow and of all, up to a bound, with the oldest one\'s creation', async () => {
+    it("counts queued runs of a workflow and of all, up to a bound, with the oldest one's creation", async () => {
       const workflowId = newId('wfl');
       expect(await runs.queued({ workflowId }, 10)).toEqual({ count: 0, oldestCreatedAt: null });
       const at = (ms: number) => new Date(Date.UTC(2000, 0, 1) + ms);
-      const queued = [queuedRun(workflowId, { createdAt: at(20) }), queuedRun(workflowId, { createdAt: at(10) }), queuedRun(workflowId, { createdAt: at(30) })];
+      const queued = [
+        queuedRun(workflowId, { createdAt: at(20) }),
+        queuedRun(workflowId, { createdAt: at(10) }),
+        queuedRun(workflowId, { createdAt: at(30) }),
+      ];
       for (const run of queued) await runs.create(run, new Date(0));
       expect(await runs.queued({ workflowId }, 10)).toEqual({ count: 3, oldestCreatedAt: at(10) });
       expect((await runs.queued({ workflowId }, 2)).count).toBe(2);
@@ -561,7 +667,9 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(listed.map((r) => [r.id, r.sealedInput])).toEqual([[child.id, null]]);
       expect(await runs.claim(child.id, 'w1', inFuture(30_000), new Date())).toMatchObject({ sealedInput: 'v1.input' });
       await runs.recordSteps(child.id, 'w1', [{ ...step('b', 1), state: 'v1.b', iterations: 3 }]);
-      expect(await runs.complete(child.id, 'w1', [], { status: 'succeeded', error: null, finishedAt: new Date(), output: { answer: 42 } })).toBe(true);
+      expect(
+        await runs.complete(child.id, 'w1', [], { status: 'succeeded', error: null, finishedAt: new Date(), output: { answer: 42 } }),
+      ).toBe(true);
       const done = await runs.get(child.id);
       expect(done).toMatchObject({ output: { answer: 42 } });
       expect(done?.steps.map((s) => [s.nodeId, s.state ?? null, s.iterations ?? null])).toEqual([
@@ -606,7 +714,9 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(all.items.map((r) => r.id)).toEqual([newer.id, older.id]);
       expect(all.total).toBe(2);
       expect(all.items[0].definition).toBeNull();
-      expect((await runs.list({ workflowId: w.id, status: 'queued' }, { offset: 0, limit: 10 })).items.map((r) => r.id)).toEqual([older.id]);
+      expect((await runs.list({ workflowId: w.id, status: 'queued' }, { offset: 0, limit: 10 })).items.map((r) => r.id)).toEqual([
+        older.id,
+      ]);
       expect((await runs.list({ visibleTo: 'usr_lister' }, { offset: 0, limit: 1 })).total).toBe(2);
       expect((await runs.list({ visibleTo: 'usr_stranger', workflowId: w.id }, { offset: 0, limit: 10 })).total).toBe(0);
       await runs.deleteForWorkflow(w.id);

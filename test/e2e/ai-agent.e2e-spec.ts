@@ -32,7 +32,13 @@ describe('ai-agent node against a scripted model', () => {
     llm = await ScriptedAgentLlm.start({ apiKey: LLM_KEY });
     mcp = await TestMcpServer.start({ token: MCP_TOKEN });
     embeddings = await FakeEmbeddingsServer.start();
-    t = await startTestApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1', EMBEDDINGS_URL: embeddings.url, LLM_URL: `${llm.url}/v1`, LLM_API_KEY: LLM_KEY, LLM_MODEL: 'scripted-mini' });
+    t = await startTestApp({
+      FETCH_ALLOWED_HOSTS: '127.0.0.1',
+      EMBEDDINGS_URL: embeddings.url,
+      LLM_URL: `${llm.url}/v1`,
+      LLM_API_KEY: LLM_KEY,
+      LLM_MODEL: 'scripted-mini',
+    });
     const events = t.app.get(RunEvents, { strict: false });
     const emit = events.progress.bind(events);
     events.progress = (runId, event) => {
@@ -41,7 +47,9 @@ describe('ai-agent node against a scripted model', () => {
     };
     notes = await createCollection(t, 'River notes');
     for (const id of (await addNotes(t, notes, 3)).keys()) expect((await waitForFile(t, notes, id, ['indexed'])).status).toBe('indexed');
-    const created = await t.request('POST', '/api/v1/credentials', { body: { name: 'outside MCP', type: 'bearer', secrets: { token: MCP_TOKEN } } });
+    const created = await t.request('POST', '/api/v1/credentials', {
+      body: { name: 'outside MCP', type: 'bearer', secrets: { token: MCP_TOKEN } },
+    });
     expect(created.status).toBe(201);
     credentialId = created.body.id;
     const tool = await t.request('POST', '/api/v1/workflows', {
@@ -52,7 +60,11 @@ describe('ai-agent node against a scripted model', () => {
             {
               id: 'ask',
               type: 'mcp-trigger',
-              parameters: { toolName: 'lookup_order', description: 'Finds an order by id', inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
+              parameters: {
+                toolName: 'lookup_order',
+                description: 'Finds an order by id',
+                inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+              },
             },
             { id: 'found', type: 'set', parameters: { fields: { status: 'shipped' } } },
           ],
@@ -76,7 +88,12 @@ describe('ai-agent node against a scripted model', () => {
     const definition = {
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'agent', type: 'ai-agent', parameters: { message: '${input.question}', systemPrompt: 'You answer from the notes and cite them.', ...parameters }, parameterMode },
+        {
+          id: 'agent',
+          type: 'ai-agent',
+          parameters: { message: '${input.question}', systemPrompt: 'You answer from the notes and cite them.', ...parameters },
+          parameterMode,
+        },
       ],
       edges: [{ from: 'trigger', to: 'agent' }],
     };
@@ -89,7 +106,8 @@ describe('ai-agent node against a scripted model', () => {
     expect(started.status).toBe(202);
     return waitForRun(t.request, started.body.runId, { timeoutMs: 60_000 });
   };
-  const runAgent = async (parameters: Record<string, unknown>, input: unknown = { question: 'Where did the heron cross?' }) => start(await agentWorkflow(parameters), input);
+  const runAgent = async (parameters: Record<string, unknown>, input: unknown = { question: 'Where did the heron cross?' }) =>
+    start(await agentWorkflow(parameters), input);
   const agentStep = (record: any) => record.steps.find((s: any) => s.nodeId === 'agent');
 
   it('searches the collection, then answers citing the files; the record shows each call as a sub-step', async () => {
@@ -102,15 +120,26 @@ describe('ai-agent node against a scripted model', () => {
     expect(record.status).toBe('succeeded');
     searchRunId = record.id;
     const step = agentStep(record);
-    expect(step.output).toMatchObject({ answer: expect.stringMatching(/^The heron crossed the river \[note-0\d\.txt\] \(2 passages\)$/), model: 'scripted-mini', iterations: 2, toolCalls: 1 });
+    expect(step.output).toMatchObject({
+      answer: expect.stringMatching(/^The heron crossed the river \[note-0\d\.txt\] \(2 passages\)$/),
+      model: 'scripted-mini',
+      iterations: 2,
+      toolCalls: 1,
+    });
     expect(step.subSteps.map((s: any) => [s.kind, s.name])).toEqual([
       ['model', 'scripted-mini'],
       ['tool', 'search_collections'],
       ['model', 'scripted-mini'],
     ]);
     const [first, search] = step.subSteps;
-    expect(first).toMatchObject({ tokens: { prompt: expect.any(Number), completion: expect.any(Number) }, durationMs: expect.any(Number), startedAt: expect.any(String) });
-    expect(first.result.toolCalls).toEqual([{ name: 'search_collections', arguments: JSON.stringify({ query: 'Where did the heron cross?' }) }]);
+    expect(first).toMatchObject({
+      tokens: { prompt: expect.any(Number), completion: expect.any(Number) },
+      durationMs: expect.any(Number),
+      startedAt: expect.any(String),
+    });
+    expect(first.result.toolCalls).toEqual([
+      { name: 'search_collections', arguments: JSON.stringify({ query: 'Where did the heron cross?' }) },
+    ]);
     expect(search.arguments).toEqual({ query: 'Where did the heron cross?' });
     expect(search.result).toHaveLength(2);
     for (const hit of search.result) expect(Object.keys(hit).sort()).toEqual(['collectionId', 'distance', 'fileId', 'fileName', 'passage']);
@@ -119,7 +148,12 @@ describe('ai-agent node against a scripted model', () => {
     expect(asked[0].headers.authorization).toBe(`Bearer ${LLM_KEY}`);
     expect(asked[0].body).toMatchObject({ stream: true, tools: [{ type: 'function', function: { name: 'search_collections' } }] });
     const mine = progress.filter((p) => p.runId === record.id);
-    expect(mine.filter((p) => p.event.type === 'token').map((p) => (p.event as { text: string }).text).join('')).toBe(step.output.answer);
+    expect(
+      mine
+        .filter((p) => p.event.type === 'token')
+        .map((p) => (p.event as { text: string }).text)
+        .join(''),
+    ).toBe(step.output.answer);
     expect(mine.filter((p) => p.event.type === 'substep').map((p) => (p.event as any).subStep.kind)).toEqual(['model', 'tool', 'model']);
   });
 
@@ -157,22 +191,43 @@ describe('ai-agent node against a scripted model', () => {
     const step = agentStep(record);
     // The workflow's output, as its run record has it (its set node ran once per item).
     expect(step.output.answer).toBe('Order A-17: [{"orderId":"A-17","status":"shipped"}]');
-    expect(step.subSteps[1]).toMatchObject({ kind: 'tool', name: 'lookup_order', arguments: { orderId: 'A-17' }, result: [{ orderId: 'A-17', status: 'shipped' }] });
-    expect(record.children).toEqual([expect.objectContaining({ parentNodeId: 'agent', workflowId: toolWorkflowId, trigger: 'sub-workflow', status: 'succeeded' })]);
+    expect(step.subSteps[1]).toMatchObject({
+      kind: 'tool',
+      name: 'lookup_order',
+      arguments: { orderId: 'A-17' },
+      result: [{ orderId: 'A-17', status: 'shipped' }],
+    });
+    expect(record.children).toEqual([
+      expect.objectContaining({ parentNodeId: 'agent', workflowId: toolWorkflowId, trigger: 'sub-workflow', status: 'succeeded' }),
+    ]);
   });
 
   it("calls an outside MCP server's tools in parallel with the credential, masked in the record", async () => {
     llm.script = (request, turn) => {
-      if (turn === 0) return { toolCalls: [{ name: 'add', arguments: { a: 2, b: 40 } }, { name: 'whoami', arguments: {} }] };
+      if (turn === 0)
+        return {
+          toolCalls: [
+            { name: 'add', arguments: { a: 2, b: 40 } },
+            { name: 'whoami', arguments: {} },
+          ],
+        };
       const [sum, who] = toolResults(request) as [{ sum: number }, string];
       return { content: `sum ${sum.sum}; ${who}` };
     };
-    const record = await runAgent({ mcpServers: [{ url: mcp.url, credential: credentialId, tools: ['add', 'whoami'] }] }, { question: 'Add 2 and 40' });
+    const record = await runAgent(
+      { mcpServers: [{ url: mcp.url, credential: credentialId, tools: ['add', 'whoami'] }] },
+      { question: 'Add 2 and 40' },
+    );
     expect(record.status).toBe('succeeded');
     const step = agentStep(record);
     const toolsOffered = llm.requests.filter((r) => lastUserText(r) === 'Add 2 and 40')[0].body.tools?.map((tool) => tool.function.name);
     expect(toolsOffered).toEqual(['add', 'whoami']);
-    expect(step.subSteps.filter((s: any) => s.kind === 'tool').map((s: any) => s.name).sort()).toEqual(['add', 'whoami']);
+    expect(
+      step.subSteps
+        .filter((s: any) => s.kind === 'tool')
+        .map((s: any) => s.name)
+        .sort(),
+    ).toEqual(['add', 'whoami']);
     expect(step.subSteps.find((s: any) => s.name === 'add').result).toEqual({ sum: 42 });
     expect(mcp.requests.filter((r) => r.method === 'POST').every((r) => r.headers.authorization === `Bearer ${MCP_TOKEN}`)).toBe(true);
     expect(step.output.answer).toMatch(/^sum 42; authorization: .*\[REDACTED\]$/);
@@ -181,7 +236,10 @@ describe('ai-agent node against a scripted model', () => {
   });
 
   it("hands a tool's failure back to the model as the tool result: the run goes on", async () => {
-    llm.script = (request, turn) => (turn === 0 ? { toolCalls: [{ name: 'fail', arguments: { why: 'no stock' } }] } : { content: `I could not: ${JSON.stringify(toolResults(request)[0])}` });
+    llm.script = (request, turn) =>
+      turn === 0
+        ? { toolCalls: [{ name: 'fail', arguments: { why: 'no stock' } }] }
+        : { content: `I could not: ${JSON.stringify(toolResults(request)[0])}` };
     const record = await runAgent({ mcpServers: [{ url: mcp.url, credential: credentialId }] }, { question: 'Order more' });
     expect(record.status).toBe('succeeded');
     const step = agentStep(record);
@@ -191,7 +249,10 @@ describe('ai-agent node against a scripted model', () => {
 
   it('stops at maxIterations with a clear node error, the calls so far in the record', async () => {
     llm.script = (_request, turn) => ({ toolCalls: [{ name: 'echo', arguments: { text: `round ${turn}` } }] });
-    const record = await runAgent({ mcpServers: [{ url: mcp.url, credential: credentialId }], maxIterations: 3 }, { question: 'Loop forever' });
+    const record = await runAgent(
+      { mcpServers: [{ url: mcp.url, credential: credentialId }], maxIterations: 3 },
+      { question: 'Loop forever' },
+    );
     expect(record.status).toBe('failed');
     const step = agentStep(record);
     expect(step.error.message).toBe('The agent made its 3 model calls (maxIterations) without a final answer');
@@ -201,24 +262,44 @@ describe('ai-agent node against a scripted model', () => {
   it("refuses an MCP server's credential its saver may not use, and servers given by an expression", async () => {
     const mallory = await t.createUser('mallory');
     const definition = (agent: Record<string, unknown>) => ({
-      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'agent', type: 'ai-agent', ...agent }],
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'agent', type: 'ai-agent', ...agent },
+      ],
       edges: [{ from: 'trigger', to: 'agent' }],
     });
     const borrowed = await t.request('POST', '/api/v1/workflows', {
       key: mallory.key,
-      body: { name: 'borrow', definition: definition({ parameters: { message: 'hi', mcpServers: [{ url: 'https://evil.example/mcp', credential: credentialId }] } }) },
+      body: {
+        name: 'borrow',
+        definition: definition({
+          parameters: { message: 'hi', mcpServers: [{ url: 'https://evil.example/mcp', credential: credentialId }] },
+        }),
+      },
     });
     expect(borrowed.status).toBe(400);
-    expect(borrowed.body.details.fields).toContainEqual(expect.objectContaining({ field: 'nodes[1].parameters.mcpServers[0].credential', reason: expect.stringContaining('you may only choose a credential you can use') }));
+    expect(borrowed.body.details.fields).toContainEqual(
+      expect.objectContaining({
+        field: 'nodes[1].parameters.mcpServers[0].credential',
+        reason: expect.stringContaining('you may only choose a credential you can use'),
+      }),
+    );
     const computed = await t.request('POST', '/api/v1/workflows', {
-      body: { name: 'computed', definition: definition({ parameters: { message: 'hi', mcpServers: 'input.servers' }, parameterMode: { mcpServers: 'expression' } }) },
+      body: {
+        name: 'computed',
+        definition: definition({ parameters: { message: 'hi', mcpServers: 'input.servers' }, parameterMode: { mcpServers: 'expression' } }),
+      },
     });
     expect(computed.status).toBe(400);
-    expect(computed.body.details.fields).toContainEqual(expect.objectContaining({ field: 'nodes[1].parameterMode.mcpServers', reason: expect.stringContaining('must be a fixed value') }));
+    expect(computed.body.details.fields).toContainEqual(
+      expect.objectContaining({ field: 'nodes[1].parameterMode.mcpServers', reason: expect.stringContaining('must be a fixed value') }),
+    );
   });
 
   it('remembers the conversation across two runs with the same sessionKey', async () => {
-    llm.script = (request) => ({ content: `Answer to "${lastUserText(request)}" after ${request.body.messages.length - 2} earlier messages` });
+    llm.script = (request) => ({
+      content: `Answer to "${lastUserText(request)}" after ${request.body.messages.length - 2} earlier messages`,
+    });
     const parameters = { sessionKey: 'input.sessionId', memoryWindow: 10 };
     const workflowId = await agentWorkflow(parameters, { sessionKey: 'expression' });
     const first = await start(workflowId, { question: 'My name is Ada.', sessionId: 'chat-1' });
@@ -235,7 +316,10 @@ describe('ai-agent node against a scripted model', () => {
     // Another session of the workflow starts afresh, and so does another workflow with the same key.
     const otherSession = await start(workflowId, { question: 'Who am I?', sessionId: 'chat-2' });
     expect(agentStep(otherSession).output.answer).toBe('Answer to "Who am I?" after 0 earlier messages');
-    const otherWorkflow = await start(await agentWorkflow(parameters, { sessionKey: 'expression' }), { question: 'Who am I?', sessionId: 'chat-1' });
+    const otherWorkflow = await start(await agentWorkflow(parameters, { sessionKey: 'expression' }), {
+      question: 'Who am I?',
+      sessionId: 'chat-1',
+    });
     expect(agentStep(otherWorkflow).output.answer).toBe('Answer to "Who am I?" after 0 earlier messages');
   });
 });
@@ -255,7 +339,9 @@ const realEndpoint = process.env.LLM_TEST_URL;
     notes = await createCollection(t, 'River notes');
     for (const id of (await addNotes(t, notes, 3)).keys()) await waitForFile(t, notes, id, ['indexed']);
     if (process.env.LLM_TEST_KEY) {
-      const created = await t.request('POST', '/api/v1/credentials', { body: { name: 'model', type: 'bearer', secrets: { token: process.env.LLM_TEST_KEY } } });
+      const created = await t.request('POST', '/api/v1/credentials', {
+        body: { name: 'model', type: 'bearer', secrets: { token: process.env.LLM_TEST_KEY } },
+      });
       credential = created.body.id;
     }
   }, 120_000);
@@ -273,7 +359,14 @@ const realEndpoint = process.env.LLM_TEST_URL;
         {
           id: 'agent',
           type: 'ai-agent',
-          parameters: { message: '${input.question}', endpoint: realEndpoint, model: process.env.LLM_TEST_MODEL ?? 'gpt-4o-mini', ...(credential ? { credential } : {}), temperature: 0, ...parameters },
+          parameters: {
+            message: '${input.question}',
+            endpoint: realEndpoint,
+            model: process.env.LLM_TEST_MODEL ?? 'gpt-4o-mini',
+            ...(credential ? { credential } : {}),
+            temperature: 0,
+            ...parameters,
+          },
         },
       ],
       edges: [{ from: 'trigger', to: 'agent' }],
@@ -285,7 +378,11 @@ const realEndpoint = process.env.LLM_TEST_URL;
 
   it('answers with the collection and an outside MCP server as tools (shape only)', async () => {
     const record = await runAgent(
-      { collections: [notes], mcpServers: [{ url: mcp.url, tools: ['add'] }], systemPrompt: 'Use the tools: search the notes, and add numbers with the add tool.' },
+      {
+        collections: [notes],
+        mcpServers: [{ url: mcp.url, tools: ['add'] }],
+        systemPrompt: 'Use the tools: search the notes, and add numbers with the add tool.',
+      },
       { question: 'Where did the heron cross the river? Also, what is 2 + 40?' },
     );
     expect(record.status).toBe('succeeded');

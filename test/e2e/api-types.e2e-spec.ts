@@ -42,7 +42,10 @@ describe('console API types generated from the OpenAPI document', () => {
   it('refuses a file that drifted from the server, naming the command that fixes it', async () => {
     const stale = join(dir, 'stale.ts');
     // A response field the server does not have.
-    writeFileSync(stale, readFileSync(GENERATED, 'utf8').replace('cancelRequested: boolean;', 'cancelRequested: boolean;\n            invented: string;'));
+    writeFileSync(
+      stale,
+      readFileSync(GENERATED, 'utf8').replace('cancelRequested: boolean;', 'cancelRequested: boolean;\n            invented: string;'),
+    );
     const answer = await apiTypes('--check', '--file', stale);
     expect(answer.code).toBe(1);
     expect(answer.stderr).toContain('stale.ts differs from what the server');

@@ -32,7 +32,11 @@ describe('approvals in a browser', () => {
             summary,
             timeout: 1,
             timeoutUnit: 'hours',
-            fields: { type: 'object', properties: { reason: { type: 'string', title: 'Reason', minLength: 3 }, urgent: { type: 'boolean', title: 'Urgent' } }, required: ['reason'] },
+            fields: {
+              type: 'object',
+              properties: { reason: { type: 'string', title: 'Reason', minLength: 3 }, urgent: { type: 'boolean', title: 'Urgent' } },
+              required: ['reason'],
+            },
           },
         },
         { id: 'done', type: 'set', parameters: { fields: { ok: true } } },
@@ -44,7 +48,9 @@ describe('approvals in a browser', () => {
     };
     const created = await t.request('POST', '/api/v1/workflows', { body: { name: 'needs approval', definition } });
     expect(created.status).toBe(201);
-    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input: { order: 1 } } });
+    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, {
+      body: { runType: 'test', input: { order: 1 } },
+    });
     expect(started.status).toBe(202);
     await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 60_000 });
     const pending = (await t.request('GET', '/api/v1/approvals')).body.items.find((i: any) => i.runId === started.body.runId);
@@ -74,7 +80,9 @@ describe('approvals in a browser', () => {
     await shot('approvals-inbox');
     // A phone's width: no sideways scrolling, still no serious violation.
     await page.setViewportSize({ width: 390, height: 844 });
-    const wide = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+    const wide = (await page.evaluate(
+      '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+    )) as { scroll: number; client: number };
     expect(wide.scroll).toBeLessThanOrEqual(wide.client);
     await axe('approvals inbox at 390 px');
     await shot('approvals-inbox-390');
@@ -87,7 +95,10 @@ describe('approvals in a browser', () => {
     await card.getByLabel(/Reason/).fill('checked the address');
     await card.getByLabel(/Urgent/).check();
     await card.getByRole('button', { name: 'Approve' }).click();
-    await page.getByRole('status').filter({ hasText: `Run ${runId}: approved.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Run ${runId}: approved.` })
+      .waitFor();
     await card.waitFor({ state: 'detached' });
 
     const record = await waitForRun(t.request, runId, { timeoutMs: 60_000 });
@@ -110,6 +121,10 @@ describe('approvals in a browser', () => {
     await page.getByRole('button', { name: 'Reject' }).click();
     await page.getByRole('heading', { name: 'Rejected' }).waitFor();
     const record = await waitForRun(t.request, runId, { timeoutMs: 60_000 });
-    expect(record.steps.find((s: any) => s.nodeId === 'ask').output.rejected).toMatchObject({ decision: 'rejected', decidedBy: { type: 'link' }, fields: { reason: 'reviewed', urgent: false } });
+    expect(record.steps.find((s: any) => s.nodeId === 'ask').output.rejected).toMatchObject({
+      decision: 'rejected',
+      decidedBy: { type: 'link' },
+      fields: { reason: 'reviewed', urgent: false },
+    });
   });
 });

@@ -17,7 +17,8 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
   let editor: TestUser;
   let viewer: TestUser;
 
-  const boot = () => startTestApp({ ...queueEnv, DATA_DIR: dataDir, FETCH_ALLOWED_HOSTS: '127.0.0.1', PUBLIC_URL: 'https://approvals.example.com/' });
+  const boot = () =>
+    startTestApp({ ...queueEnv, DATA_DIR: dataDir, FETCH_ALLOWED_HOSTS: '127.0.0.1', PUBLIC_URL: 'https://approvals.example.com/' });
 
   beforeAll(async () => {
     queueEnv = await queue.env();
@@ -46,7 +47,12 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     const definition = {
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'ask', type: 'approval', parameters: { summary: 'Send the refund?', timeout: 1, timeoutUnit: 'hours', ...ask }, parameterMode },
+        {
+          id: 'ask',
+          type: 'approval',
+          parameters: { summary: 'Send the refund?', timeout: 1, timeoutUnit: 'hours', ...ask },
+          parameterMode,
+        },
         echo('onApproved'),
         echo('onRejected'),
         echo('onTimedOut'),
@@ -61,8 +67,12 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     const created = await t.request('POST', '/api/v1/workflows', { body: { name: `approval ${Date.now()}`, definition } });
     expect(created.status).toBe(201);
     expect((await t.request('POST', `/api/v1/workflows/${created.body.id}/publish`)).status).toBe(201);
-    expect((await t.request('PUT', `/api/v1/workflows/${created.body.id}/members/${editor.id}`, { body: { role: 'editor' } })).status).toBe(200);
-    expect((await t.request('PUT', `/api/v1/workflows/${created.body.id}/members/${viewer.id}`, { body: { role: 'viewer' } })).status).toBe(200);
+    expect((await t.request('PUT', `/api/v1/workflows/${created.body.id}/members/${editor.id}`, { body: { role: 'editor' } })).status).toBe(
+      200,
+    );
+    expect((await t.request('PUT', `/api/v1/workflows/${created.body.id}/members/${viewer.id}`, { body: { role: 'viewer' } })).status).toBe(
+      200,
+    );
     return created.body.id as string;
   };
 
@@ -72,10 +82,17 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     expect(started.status).toBe(202);
     const run = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 60_000 });
     const step = run.steps.find((s: any) => s.nodeId === 'ask');
-    expect(step).toMatchObject({ status: 'waiting', output: { status: 'pending', summary: expect.any(String), expiresAt: expect.any(String) } });
+    expect(step).toMatchObject({
+      status: 'waiting',
+      output: { status: 'pending', summary: expect.any(String), expiresAt: expect.any(String) },
+    });
     // The link is a capability: viewers read the run record, so it is never there; editors find it in their inbox.
-    expect(JSON.stringify((await t.request('GET', `/api/v1/runs/${started.body.runId}`, { key: viewer.key })).body)).not.toContain('/approvals/');
-    const pending = (await t.request('GET', '/api/v1/approvals', { key: editor.key })).body.items.find((i: any) => i.runId === started.body.runId);
+    expect(JSON.stringify((await t.request('GET', `/api/v1/runs/${started.body.runId}`, { key: viewer.key })).body)).not.toContain(
+      '/approvals/',
+    );
+    const pending = (await t.request('GET', '/api/v1/approvals', { key: editor.key })).body.items.find(
+      (i: any) => i.runId === started.body.runId,
+    );
     const url = new URL(pending.approvalUrl);
     expect(url.origin).toBe('https://approvals.example.com');
     return { runId: started.body.runId as string, run, link: url.pathname, step };
@@ -100,7 +117,12 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
   };
 
   const page = async (path: string, form?: Record<string, string>) => {
-    const response = await fetch(t.url + path, form ? { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() } : {});
+    const response = await fetch(
+      t.url + path,
+      form
+        ? { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() }
+        : {},
+    );
     return { status: response.status, headers: response.headers, html: await response.text() };
   };
 
@@ -128,7 +150,16 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     expect(record.status).toBe('succeeded');
     expect(stepOf(record, 'ask')).toMatchObject({
       status: 'succeeded',
-      output: { approved: { decision: 'approved', decidedBy: { type: 'link' }, comment: 'fine', fields: null, summary: 'Refund 30 EUR?', input: { amount: 30 } } },
+      output: {
+        approved: {
+          decision: 'approved',
+          decidedBy: { type: 'link' },
+          comment: 'fine',
+          fields: null,
+          summary: 'Refund 30 EUR?',
+          input: { amount: 30 },
+        },
+      },
     });
     expect(stepOf(record, 'onApproved').status).toBe('succeeded');
     expect(stepOf(record, 'onRejected').status).toBe('skipped');
@@ -163,7 +194,9 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     const { runId } = await startNotifying(workflowId, { order: 9 });
     const record = await waitForRun(t.request, runId, { timeoutMs: 60_000 });
     expect(record.status).toBe('succeeded');
-    expect(stepOf(record, 'ask').output).toEqual({ timedOut: expect.objectContaining({ decision: 'timedOut', decidedBy: null, input: { order: 9 } }) });
+    expect(stepOf(record, 'ask').output).toEqual({
+      timedOut: expect.objectContaining({ decision: 'timedOut', decidedBy: null, input: { order: 9 } }),
+    });
     expect(stepOf(record, 'onTimedOut').status).toBe('succeeded');
     expect(stepOf(record, 'onApproved').status).toBe('skipped');
     // Too late by REST as well.
@@ -172,42 +205,71 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
   });
 
   it('decides by REST for editors only, lists it in the inbox, and refuses bad fields naming them', async () => {
-    const fields = { type: 'object', properties: { reason: { type: 'string', minLength: 3 }, amount: { type: 'number' } }, required: ['reason'] };
+    const fields = {
+      type: 'object',
+      properties: { reason: { type: 'string', minLength: 3 }, amount: { type: 'number' } },
+      required: ['reason'],
+    };
     const workflowId = await approvalWorkflow({ fields });
     const { runId } = await startWaiting(workflowId);
 
     const inbox = await t.request('GET', '/api/v1/approvals', { key: editor.key });
     expect(inbox.status).toBe(200);
-    expect(inbox.body.items).toContainEqual(expect.objectContaining({ runId, nodeId: 'ask', summary: 'Send the refund?', fields, workflowId, expiresAt: expect.any(String) }));
+    expect(inbox.body.items).toContainEqual(
+      expect.objectContaining({ runId, nodeId: 'ask', summary: 'Send the refund?', fields, workflowId, expiresAt: expect.any(String) }),
+    );
     // A viewer may not decide, so nothing waits in their inbox.
     expect((await t.request('GET', '/api/v1/approvals', { key: viewer.key })).body.items.map((i: any) => i.runId)).not.toContain(runId);
 
-    const byViewer = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, { key: viewer.key, body: { decision: 'approved', fields: { reason: 'ok ok' } } });
+    const byViewer = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, {
+      key: viewer.key,
+      body: { decision: 'approved', fields: { reason: 'ok ok' } },
+    });
     expect(byViewer.status).toBe(403);
 
     const badDecision = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, { key: editor.key, body: { decision: 'maybe' } });
     expect(badDecision.status).toBe(400);
     expect(JSON.stringify(badDecision.body.details)).toContain('decision');
 
-    const badFields = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, { key: editor.key, body: { decision: 'rejected', fields: { amount: 'lots' } } });
+    const badFields = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, {
+      key: editor.key,
+      body: { decision: 'rejected', fields: { amount: 'lots' } },
+    });
     expect(badFields.status).toBe(400);
     const named = badFields.body.details.fields.map((f: any) => f.field);
     expect(named).toEqual(expect.arrayContaining(['fields.reason', 'fields.amount']));
 
-    const notApproval = await t.request('POST', `/api/v1/runs/${runId}/approvals/trigger`, { key: editor.key, body: { decision: 'approved' } });
+    const notApproval = await t.request('POST', `/api/v1/runs/${runId}/approvals/trigger`, {
+      key: editor.key,
+      body: { decision: 'approved' },
+    });
     expect(notApproval.status).toBe(404);
 
-    const decided = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, { key: editor.key, body: { decision: 'rejected', fields: { reason: 'too much', amount: 5 } } });
+    const decided = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, {
+      key: editor.key,
+      body: { decision: 'rejected', fields: { reason: 'too much', amount: 5 } },
+    });
     expect(decided.status).toBe(200);
-    expect(decided.body).toMatchObject({ decision: 'rejected', decidedBy: { type: 'user', userId: editor.id }, fields: { reason: 'too much', amount: 5 } });
-    const twice = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, { key: editor.key, body: { decision: 'approved', fields: { reason: 'changed my mind' } } });
+    expect(decided.body).toMatchObject({
+      decision: 'rejected',
+      decidedBy: { type: 'user', userId: editor.id },
+      fields: { reason: 'too much', amount: 5 },
+    });
+    const twice = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, {
+      key: editor.key,
+      body: { decision: 'approved', fields: { reason: 'changed my mind' } },
+    });
     expect(twice.status).toBe(409);
 
     const record = await waitForRun(t.request, runId, { timeoutMs: 60_000 });
     expect(record.status).toBe('succeeded');
     expect(stepOf(record, 'onRejected').status).toBe('succeeded');
     expect(stepOf(record, 'onApproved').status).toBe('skipped');
-    expect(stepOf(record, 'ask').output.rejected).toMatchObject({ decision: 'rejected', fields: { reason: 'too much', amount: 5 }, decidedBy: { type: 'user', userId: editor.id } });
+    expect(stepOf(record, 'ask').output.rejected).toMatchObject({
+      decision: 'rejected',
+      fields: { reason: 'too much', amount: 5 },
+      decidedBy: { type: 'user', userId: editor.id },
+    });
     expect((await t.request('GET', '/api/v1/approvals', { key: editor.key })).body.items.map((i: any) => i.runId)).not.toContain(runId);
   });
 
@@ -225,7 +287,7 @@ describe.each(bothQueues('approval'))('human approval on $name', (queue) => {
     expect(stepOf(record, 'ask').output.approved.fields).toEqual({ reason: 'looks right' });
   });
 
-  it('lets exactly one of two decisions made at once through, and refuses a canceled run\'s link', async () => {
+  it("lets exactly one of two decisions made at once through, and refuses a canceled run's link", async () => {
     const workflowId = await approvalWorkflow();
     const { runId, link } = await startWaiting(workflowId);
     const [byLink, byRest] = await Promise.all([

@@ -43,7 +43,9 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
   });
 
   const workflow = async (settings?: Record<string, unknown>): Promise<string> => {
-    const created = await t.request('POST', '/api/v1/workflows', { body: { name: 'busy', definition: WEBHOOK_ONLY, ...(settings ? { settings } : {}) } });
+    const created = await t.request('POST', '/api/v1/workflows', {
+      body: { name: 'busy', definition: WEBHOOK_ONLY, ...(settings ? { settings } : {}) },
+    });
     expect(created.status).toBe(201);
     return created.body.id;
   };
@@ -51,7 +53,7 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
     t.request('POST', `/api/v1/workflows/${workflowId}/runs`, { body: { runType: 'test', input: { n: 1 } }, headers });
   const runsOf = async (workflowId: string) => (await t.request('GET', `/api/v1/runs?workflowId=${workflowId}&limit=100`)).body;
 
-  it('answers 429 with Retry-After beyond the workflow\'s queued-run limit, which its settings may only lower, and starts no run', async () => {
+  it("answers 429 with Retry-After beyond the workflow's queued-run limit, which its settings may only lower, and starts no run", async () => {
     const lowered = await workflow({ maxQueuedRuns: 2 });
     const keyed = await post(lowered, { 'idempotency-key': 'accepted-before' });
     expect(keyed.status).toBe(202);
@@ -71,7 +73,9 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
     expect((await runsOf(lowered)).total).toBe(2);
 
     // A setting above the service's limit (3 here) does not raise it.
-    const raised = await t.request('PUT', `/api/v1/workflows/${lowered}`, { body: { definition: WEBHOOK_ONLY, settings: { maxQueuedRuns: 100 } } });
+    const raised = await t.request('PUT', `/api/v1/workflows/${lowered}`, {
+      body: { definition: WEBHOOK_ONLY, settings: { maxQueuedRuns: 100 } },
+    });
     expect(raised.status).toBe(200);
     expect(raised.body.settings).toMatchObject({ maxQueuedRuns: 100 });
     expect((await post(lowered)).status).toBe(202);
@@ -80,12 +84,14 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
   });
 
   it('refuses a setting that is no positive whole number, naming the field', async () => {
-    const res = await t.request('POST', '/api/v1/workflows', { body: { name: 'bad', definition: WEBHOOK_ONLY, settings: { maxQueuedRuns: 0 } } });
+    const res = await t.request('POST', '/api/v1/workflows', {
+      body: { name: 'bad', definition: WEBHOOK_ONLY, settings: { maxQueuedRuns: 0 } },
+    });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.details)).toContain('maxQueuedRuns');
   });
 
-  it('answers 503 with Retry-After beyond the service\'s queued-run limit, and starts no run', async () => {
+  it("answers 503 with Retry-After beyond the service's queued-run limit, and starts no run", async () => {
     // 3 runs are queued by the test before; 2 more reach RUNS_MAX_QUEUED (5).
     const other = await workflow();
     expect((await post(other)).status).toBe(202);
@@ -93,14 +99,22 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
     const refused = await post(await workflow());
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(refused.body).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('RUNS_MAX_QUEUED'), details: { reason: 'global-queue-limit', limit: 5, queued: 5 } });
+    expect(refused.body).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringContaining('RUNS_MAX_QUEUED'),
+      details: { reason: 'global-queue-limit', limit: 5, queued: 5 },
+    });
     const all = await t.request('GET', '/api/v1/runs?status=queued&limit=100');
     expect(all.body.total).toBe(5);
     expect((await post(other)).status).toBe(503);
   });
 
   it('shows the queued runs and the age of the oldest in /metrics and /health/ready', async () => {
-    const metrics = await until('the queue gauges', async () => (await fetch(`${t.url}/metrics`)).text(), (text) => sample(text, 'workflow_runs_queued') === 5);
+    const metrics = await until(
+      'the queue gauges',
+      async () => (await fetch(`${t.url}/metrics`)).text(),
+      (text) => sample(text, 'workflow_runs_queued') === 5,
+    );
     expect(sample(metrics, 'workflow_run_queue_age_seconds')).toBeGreaterThan(0);
     expect(sample(metrics, 'workflow_runs_refused_total{reason="workflow-queue-limit",trigger="webhook"}')).toBe(2);
     expect(sample(metrics, 'workflow_runs_refused_total{reason="global-queue-limit",trigger="webhook"}')).toBe(2);
@@ -113,7 +127,11 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
   it('refuses a workflow tool call over MCP the same way, with a result the model can read, and starts no run', async () => {
     const definition = {
       nodes: [
-        { id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'busy_tool', description: 'A tool of a busy service.', inputSchema: { type: 'object', properties: {} } } },
+        {
+          id: 'ask',
+          type: 'mcp-trigger',
+          parameters: { toolName: 'busy_tool', description: 'A tool of a busy service.', inputSchema: { type: 'object', properties: {} } },
+        },
         { id: 'answer', type: 'respond', parameters: {} },
       ],
       edges: [{ from: 'ask', to: 'answer' }],
@@ -121,7 +139,9 @@ describe.each(bothQueues('backpressure'))('admission control on $name', (queue) 
     const id = (await t.request('POST', '/api/v1/workflows', { body: { name: 'busy tool', definition } })).body.id as string;
     expect((await t.request('POST', `/api/v1/workflows/${id}/publish`)).status).toBe(201);
     const client = new Client({ name: 'backpressure-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${t.admin.key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${t.admin.key}` } } }),
+    );
     try {
       const result = (await client.callTool({ name: 'busy_tool', arguments: {} })) as CallToolResult;
       expect(result.isError).toBe(true);
@@ -147,7 +167,9 @@ function freePort(): Promise<number> {
 
 /** A throwaway redis-server on 127.0.0.1 that the test can kill and bring back on the same port. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -179,7 +201,8 @@ describe('a webhook while the queue backend is unreachable (Bull)', () => {
 
   beforeAll(async () => {
     // The same prerequisite as the other Bull suites: redis-server installed where Redis runs.
-    if (!(await testRedis('backpressure-probe'))) throw new Error('Redis is not reachable on 127.0.0.1:6379: start it (see README, "Test it") to run this suite on Bull');
+    if (!(await testRedis('backpressure-probe')))
+      throw new Error('Redis is not reachable on 127.0.0.1:6379: start it (see README, "Test it") to run this suite on Bull');
     port = await freePort();
     redis = await startRedis(port);
     t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_PREFIX: 'backpressure' });
@@ -195,7 +218,11 @@ describe('a webhook while the queue backend is unreachable (Bull)', () => {
     const app = t!;
     const created = await app.request('POST', '/api/v1/workflows', { body: { name: 'down', definition: WEBHOOK_ONLY } });
     const id = created.body.id as string;
-    const post = () => app.request('POST', `/api/v1/workflows/${id}/runs`, { body: { runType: 'test', input: { n: 1 } }, headers: { 'idempotency-key': 'order-42' } });
+    const post = () =>
+      app.request('POST', `/api/v1/workflows/${id}/runs`, {
+        body: { runType: 'test', input: { n: 1 } },
+        headers: { 'idempotency-key': 'order-42' },
+      });
 
     await killed(redis!);
     const refused = await post();
@@ -205,7 +232,11 @@ describe('a webhook while the queue backend is unreachable (Bull)', () => {
     expect((await app.request('GET', `/api/v1/runs?workflowId=${id}`)).body.total).toBe(0);
 
     redis = await startRedis(port);
-    await until('readiness with Redis back', () => app.request('GET', '/health/ready', { key: null }), (res) => res.status === 200);
+    await until(
+      'readiness with Redis back',
+      () => app.request('GET', '/health/ready', { key: null }),
+      (res) => res.status === 200,
+    );
     const started = await post();
     expect(started.status).toBe(202);
     const again = await post();

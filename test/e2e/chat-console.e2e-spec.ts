@@ -51,7 +51,11 @@ describe('chat panel in a browser', () => {
     gatedId = await publish('Volcano chat', {
       nodes: [
         { id: 'chat', type: 'chat-trigger', parameters: {} },
-        { id: 'agent', type: 'http-request', parameters: { method: 'GET', url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/think` } },
+        {
+          id: 'agent',
+          type: 'http-request',
+          parameters: { method: 'GET', url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/think` },
+        },
         { id: 'reply', type: 'code', parameters: { code: 'return { text: "Etna is 3,357 m tall." };' } },
       ],
       edges: [
@@ -97,7 +101,9 @@ describe('chat panel in a browser', () => {
     await axe('chat panel with answers');
     // On a phone: no sideways scrolling, long ids and all.
     await page.setViewportSize({ width: 390, height: 844 });
-    const wide = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+    const wide = (await page.evaluate(
+      '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+    )) as { scroll: number; client: number };
     expect(wide.scroll).toBe(wide.client);
     await page.screenshot({ path: join(SCREENSHOTS, 'narrow-chat-panel.png'), fullPage: true });
     await axe('chat panel at 390 px');
@@ -115,7 +121,11 @@ describe('chat panel in a browser', () => {
     while (!held.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(held.length).toBe(1);
     const events = t.app.get(RunEvents, { strict: false });
-    events.progress(runId, { nodeId: 'agent', type: 'substep', subStep: { kind: 'model', name: 'test-model', startedAt: new Date().toISOString(), durationMs: 5 } });
+    events.progress(runId, {
+      nodeId: 'agent',
+      type: 'substep',
+      subStep: { kind: 'model', name: 'test-model', startedAt: new Date().toISOString(), durationMs: 5 },
+    });
     events.progress(runId, { nodeId: 'agent', type: 'token', text: 'Etna is ' });
     events.progress(runId, { nodeId: 'agent', type: 'token', text: 'thinking' });
     await conversation().getByText('Etna is thinking').waitFor();
@@ -123,7 +133,9 @@ describe('chat panel in a browser', () => {
     await axe('chat panel while streaming');
     held.splice(0).forEach((res) => res.end('{}'));
     await conversation().getByText('Etna is 3,357 m tall.').waitFor();
-    await conversation().getByText(/^What it did/).click();
+    await conversation()
+      .getByText(/^What it did/)
+      .click();
     await conversation().getByText('agent: model test-model').waitFor();
     await conversation().getByText('reply: succeeded').waitFor();
     expect((await waitForRun(t.request, runId)).status).toBe('succeeded');

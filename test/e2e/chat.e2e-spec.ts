@@ -92,7 +92,11 @@ async function startGate() {
   };
 }
 
-const echoNode = { id: 'reply', type: 'code', parameters: { code: 'return { answer: `You said: ${input.message} (${input.sessionId})` };' } };
+const echoNode = {
+  id: 'reply',
+  type: 'code',
+  parameters: { code: 'return { answer: `You said: ${input.message} (${input.sessionId})` };' },
+};
 
 describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on $name', (queue) => {
   let t: TestApp;
@@ -107,7 +111,11 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
     return created.body.id;
   }
 
-  function chat(workflowId: string, body: unknown, options: { key?: string; query?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+  function chat(
+    workflowId: string,
+    body: unknown,
+    options: { key?: string; query?: string; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ) {
     return fetch(`${t.url}/api/v1/workflows/${workflowId}/chat${options.query ?? ''}`, {
       method: 'POST',
       headers: { 'x-api-key': options.key ?? t.admin.key, 'content-type': 'application/json', ...options.headers },
@@ -119,7 +127,10 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
   beforeAll(async () => {
     gate = await startGate();
     t = await startTestApp({ ...(await queue.env()), FETCH_ALLOWED_HOSTS: '127.0.0.1' });
-    echoId = await createWorkflow('Echo chat', { nodes: [{ id: 'chat', type: 'chat-trigger', parameters: {} }, echoNode], edges: [{ from: 'chat', to: 'reply' }] });
+    echoId = await createWorkflow('Echo chat', {
+      nodes: [{ id: 'chat', type: 'chat-trigger', parameters: {} }, echoNode],
+      edges: [{ from: 'chat', to: 'reply' }],
+    });
     gatedId = await createWorkflow('Gated chat', {
       nodes: [
         { id: 'chat', type: 'chat-trigger', parameters: {} },
@@ -155,11 +166,22 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
     const done = events[events.length - 1];
     expect(done).toEqual({
       event: 'done',
-      data: { runId: run.data.runId, status: 'succeeded', answer: 'You said: hello (session-1)', output: { answer: 'You said: hello (session-1)' }, error: null },
+      data: {
+        runId: run.data.runId,
+        status: 'succeeded',
+        answer: 'You said: hello (session-1)',
+        output: { answer: 'You said: hello (session-1)' },
+        error: null,
+      },
     });
     // The trigger handed on the message and its session; the run is the caller's, started by chat.
     const record = await t.request('GET', `/api/v1/runs/${run.data.runId}`);
-    expect(record.body).toMatchObject({ trigger: 'chat', runType: 'production', actingUserId: t.admin.id, input: { sessionId: 'session-1', message: 'hello' } });
+    expect(record.body).toMatchObject({
+      trigger: 'chat',
+      runType: 'production',
+      actingUserId: t.admin.id,
+      input: { sessionId: 'session-1', message: 'hello' },
+    });
     expect(record.body.steps[0].output).toEqual({ sessionId: 'session-1', message: 'hello' });
   }, 60_000);
 
@@ -169,7 +191,13 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
       const body = (await response.json()) as any;
-      expect(body).toEqual({ runId: expect.stringMatching(/^run_/), status: 'succeeded', answer: 'You said: plain (s2)', output: { answer: 'You said: plain (s2)' }, error: null });
+      expect(body).toEqual({
+        runId: expect.stringMatching(/^run_/),
+        status: 'succeeded',
+        answer: 'You said: plain (s2)',
+        output: { answer: 'You said: plain (s2)' },
+        error: null,
+      });
     }
   }, 60_000);
 
@@ -181,7 +209,13 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
     expect(await sse.until('step')).toMatchObject({ data: { nodeId: 'chat', status: 'succeeded' } });
     // What a node running in this process reports (an AI agent's model calls and tokens).
     const events = t.app.get(RunEvents, { strict: false });
-    const subStep = { kind: 'model' as const, name: 'test-model', startedAt: new Date().toISOString(), durationMs: 12, tokens: { prompt: 5, completion: 2 } };
+    const subStep = {
+      kind: 'model' as const,
+      name: 'test-model',
+      startedAt: new Date().toISOString(),
+      durationMs: 12,
+      tokens: { prompt: 5, completion: 2 },
+    };
     events.progress(runId, { nodeId: 'lookup', type: 'substep', subStep });
     events.progress(runId, { nodeId: 'lookup', type: 'token', text: 'Et' });
     events.progress(runId, { nodeId: 'lookup', type: 'token', text: 'na' });
@@ -191,7 +225,10 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
     gate.release();
     const rest = await sse.rest();
     expect(rest.filter((e) => e.event === 'step').map((e) => e.data.nodeId)).toEqual(['lookup', 'reply']);
-    expect(rest[rest.length - 1]).toMatchObject({ event: 'done', data: { runId, status: 'succeeded', answer: 'Looked it up: Etna', output: 'Looked it up: Etna' } });
+    expect(rest[rest.length - 1]).toMatchObject({
+      event: 'done',
+      data: { runId, status: 'succeeded', answer: 'Looked it up: Etna', output: 'Looked it up: Etna' },
+    });
   }, 60_000);
 
   it('keeps the run going when the client leaves mid-stream: it completes and stays readable', async () => {
@@ -232,7 +269,11 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
   });
 
   it('answers 409 for a workflow with nothing published (as the webhook does) and when its trigger is not chat-trigger', async () => {
-    const draftOnly = await createWorkflow('Unpublished chat', { nodes: [{ id: 'chat', type: 'chat-trigger', parameters: {} }, echoNode], edges: [{ from: 'chat', to: 'reply' }] }, false);
+    const draftOnly = await createWorkflow(
+      'Unpublished chat',
+      { nodes: [{ id: 'chat', type: 'chat-trigger', parameters: {} }, echoNode], edges: [{ from: 'chat', to: 'reply' }] },
+      false,
+    );
     const unpublished = await chat(draftOnly, { sessionId: 's', message: 'hi' });
     expect(unpublished.status).toBe(409);
     expect(((await unpublished.json()) as any).message).toMatch(/no published version to chat with/);
@@ -263,7 +304,7 @@ describe.each(bothQueues('chat'))('chat with a published workflow over HTTP, on 
 
   it('answers about the first run for a repeated Idempotency-Key', async () => {
     const headers = { 'idempotency-key': `chat-${queue.name.length}-once` };
-    const first = (await (await chat(echoId, { sessionId: "s", message: "once" }, { query: "?stream=false", headers })).json()) as any;
+    const first = (await (await chat(echoId, { sessionId: 's', message: 'once' }, { query: '?stream=false', headers })).json()) as any;
     const again = await chat(echoId, { sessionId: 's', message: 'once' }, { query: '?stream=false', headers });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(((await again.json()) as any).runId).toBe(first.runId);

@@ -21,8 +21,11 @@ describe('CLI', () => {
   const cli = (...args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       const env = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-      execFile(process.execPath, ['-r', join(root, 'scripts', 'swc-register.js'), join(root, 'src', 'cli.ts'), ...args], { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        ['-r', join(root, 'scripts', 'swc-register.js'), join(root, 'src', 'cli.ts'), ...args],
+        { cwd: root, env, timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
   const json = async (...args: string[]) => {
@@ -43,10 +46,12 @@ describe('CLI', () => {
     const listed = await cli('keys:list', '--user', created.user.id);
     expect(listed.stdout).not.toContain(created.apiKey.key);
     const keys = JSON.parse(listed.stdout).items as { id: string; revokedAt: string | null }[];
-    expect(keys.map((k) => [k.id, k.revokedAt !== null]).sort()).toEqual([
-      [created.apiKey.id, false],
-      [second.id, true],
-    ].sort());
+    expect(keys.map((k) => [k.id, k.revokedAt !== null]).sort()).toEqual(
+      [
+        [created.apiKey.id, false],
+        [second.id, true],
+      ].sort(),
+    );
     expect((await json('users:list')).items.map((u: { name: string }) => u.name)).toContain('ann');
 
     let app: TestApp | undefined;

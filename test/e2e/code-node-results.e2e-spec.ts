@@ -38,10 +38,18 @@ describe('Code node results and errors through the webhook', () => {
     ['Infinity', 'return input.map((row) => ({ id: row.id, ratio: row.a / 0 }));', 'result[0].ratio is Infinity', 0],
     ['undefined in an array', 'return input.map((row) => row.missing);', 'result[0] is undefined', 0],
     ['a function', 'return input.map((row) => ({ ...row, total() { return 1; } }));', 'result[0].total is a function', 0],
-    ['a cycle', 'const all = input.map((row) => ({ ...row })); all[1].all = all; return all;', 'result[1].all is result again (a cycle)', 1],
+    [
+      'a cycle',
+      'const all = input.map((row) => ({ ...row })); all[1].all = all; return all;',
+      'result[1].all is result again (a cycle)',
+      1,
+    ],
     ['a BigInt', 'return input.map((row) => ({ id: BigInt(row.a) }));', 'result[0].id is a BigInt', 0],
   ])('fails the node on %s, naming the item and the path', async (_, code, where, item) => {
-    const { record, step } = await run(code, [{ id: 1, a: 1, b: 2 }, { id: 2, a: 0, b: 0 }]);
+    const { record, step } = await run(code, [
+      { id: 1, a: 1, b: 2 },
+      { id: 2, a: 0, b: 0 },
+    ]);
     expect(record.status).toBe('failed');
     expect(step.error).toMatchObject({
       code: 'CODE_ERROR',
@@ -56,8 +64,10 @@ describe('Code node results and errors through the webhook', () => {
     expect(record.output).toEqual({ kept: 1, when: '1970-01-01T00:00:00.000Z' });
   });
 
-  it('reports an exception as the user\'s error, at its line and column in the code as written', async () => {
-    const { record, step } = await run('const rows = input.rows;\nconst first = rows[0];\n  return first.name.toUpperCase();', { rows: [{}] });
+  it("reports an exception as the user's error, at its line and column in the code as written", async () => {
+    const { record, step } = await run('const rows = input.rows;\nconst first = rows[0];\n  return first.name.toUpperCase();', {
+      rows: [{}],
+    });
     expect(record.status).toBe('failed');
     expect(step.attempts).toBe(1);
     expect(step.error).toMatchObject({
@@ -68,13 +78,25 @@ describe('Code node results and errors through the webhook', () => {
   });
 
   it('reports an error thrown on purpose in run mode item, with the item it failed on', async () => {
-    const { record, step } = await run('if (item.bad) throw new Error("bad item " + itemIndex);\nreturn item;', [{ ok: 1 }, { bad: true }], 'item');
+    const { record, step } = await run(
+      'if (item.bad) throw new Error("bad item " + itemIndex);\nreturn item;',
+      [{ ok: 1 }, { bad: true }],
+      'item',
+    );
     expect(record.status).toBe('failed');
-    expect(step.error).toMatchObject({ code: 'CODE_ERROR', message: 'The code of node "shape" failed: Error: bad item 1 (line 1, column 21)', details: { line: 1, column: 21, itemIndex: 1 } });
+    expect(step.error).toMatchObject({
+      code: 'CODE_ERROR',
+      message: 'The code of node "shape" failed: Error: bad item 1 (line 1, column 21)',
+      details: { line: 1, column: 21, itemIndex: 1 },
+    });
   });
 
   it('reports a strict-mode syntax error the editor let through, at its place', async () => {
     const { step } = await run('const n = 1;\nwith (input) { return n; }', {});
-    expect(step.error).toMatchObject({ code: 'CODE_ERROR', details: { line: 2, column: 1 }, message: expect.stringMatching(/SyntaxError: Strict mode code may not include a with statement \(line 2, column 1\)/) });
+    expect(step.error).toMatchObject({
+      code: 'CODE_ERROR',
+      details: { line: 2, column: 1 },
+      message: expect.stringMatching(/SyntaxError: Strict mode code may not include a with statement \(line 2, column 1\)/),
+    });
   });
 });

@@ -37,7 +37,9 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
     t = await startTestApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1', EMBEDDINGS_URL: embeddings.url, JOB_CONCURRENCY: '8' });
     handbook = await createCollection(t, 'Handbook');
     for (const fixture of SEARCH_FIXTURES) {
-      const res = await t.request('POST', `/api/v1/collections/${handbook}/files`, { body: { name: fixture.file, url: `${fixtures.url}/${fixture.file}` } });
+      const res = await t.request('POST', `/api/v1/collections/${handbook}/files`, {
+        body: { name: fixture.file, url: `${fixtures.url}/${fixture.file}` },
+      });
       expect(res.status).toBe(201);
       fixtureIds.set(fixture.file, res.body.id);
     }
@@ -66,8 +68,19 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
   const readAll = (continueOnError = false) => ({
     nodes: [
       { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-      { id: 'list', type: 'list-files', parameters: { collectionId: 'item.collectionId' }, parameterMode: { collectionId: 'expression' }, continueOnError },
-      { id: 'read', type: 'get-file-contents', parameters: { collectionId: 'nodes.trigger.collectionId' }, parameterMode: { collectionId: 'expression' } },
+      {
+        id: 'list',
+        type: 'list-files',
+        parameters: { collectionId: 'item.collectionId' },
+        parameterMode: { collectionId: 'expression' },
+        continueOnError,
+      },
+      {
+        id: 'read',
+        type: 'get-file-contents',
+        parameters: { collectionId: 'nodes.trigger.collectionId' },
+        parameterMode: { collectionId: 'expression' },
+      },
     ],
     edges: [
       { from: 'trigger', to: 'list' },
@@ -100,11 +113,16 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
     const contents = run.steps[2].output;
     expect(contents).toHaveLength(SEARCH_FIXTURES.length);
     SEARCH_FIXTURES.forEach((fixture, i) => {
-      expect(contents[i]).toEqual({ id: fixtureIds.get(fixture.file), name: fixture.file, type: fixture.mime, content: expect.stringContaining(fixture.expectedSnippet) });
+      expect(contents[i]).toEqual({
+        id: fixtureIds.get(fixture.file),
+        name: fixture.file,
+        type: fixture.mime,
+        content: expect.stringContaining(fixture.expectedSnippet),
+      });
     });
   });
 
-  it("reads the files List Files gave it from their own collection when Get File Contents names none", async () => {
+  it('reads the files List Files gave it from their own collection when Get File Contents names none', async () => {
     const workflowId = await createWorkflow({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
@@ -154,7 +172,9 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
         ['list', 'failed'],
         ['read', 'succeeded'],
       ]);
-      expect(run.steps[1].output).toEqual([{ error: expect.objectContaining({ code: 'NODE_CONFIGURATION', details: expect.objectContaining({ code: 'NOT_FOUND' }) }) }]);
+      expect(run.steps[1].output).toEqual([
+        { error: expect.objectContaining({ code: 'NODE_CONFIGURATION', details: expect.objectContaining({ code: 'NOT_FOUND' }) }) },
+      ]);
       expect(run.steps[2].output).toEqual([]);
     });
 
@@ -172,7 +192,11 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
         {
           nodes: [
             { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-            { id: 'add', type: 'add-file', parameters: { collectionId: handbook, name: 'more.txt', url: `${fixtures.url}/${SEARCH_FIXTURES[0].file}` } },
+            {
+              id: 'add',
+              type: 'add-file',
+              parameters: { collectionId: handbook, name: 'more.txt', url: `${fixtures.url}/${SEARCH_FIXTURES[0].file}` },
+            },
           ],
           edges: [{ from: 'trigger', to: 'add' }],
         },
@@ -182,7 +206,9 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
       expect(run.status).toBe('failed');
       expect(run.steps[1].error).toMatchObject({
         code: 'NODE_CONFIGURATION',
-        message: expect.stringContaining(`(the run acts as user ${bob.id}, who started it; adding a file to a collection needs at least the editor role)`),
+        message: expect.stringContaining(
+          `(the run acts as user ${bob.id}, who started it; adding a file to a collection needs at least the editor role)`,
+        ),
         details: { code: 'FORBIDDEN', collectionId: handbook },
       });
       const files = await t.request('GET', `/api/v1/collections/${handbook}/files`);
@@ -211,7 +237,13 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(res.body.details.fields).toEqual([
-      { field: 'nodes[1].parameterMode.offset', nodeId: 'list', reason: expect.stringContaining('node "list" sets parameter "offset" to AI Decide, but no language model is configured: set LLM_URL') },
+      {
+        field: 'nodes[1].parameterMode.offset',
+        nodeId: 'list',
+        reason: expect.stringContaining(
+          'node "list" sets parameter "offset" to AI Decide, but no language model is configured: set LLM_URL',
+        ),
+      },
     ]);
     expect((await t.request('GET', '/api/v1/node-types')).body.parameterModes).toEqual(['fixed', 'expression']);
   });
@@ -225,7 +257,12 @@ describe('AI Decide against a local chat completions server', () => {
   beforeAll(async () => {
     embeddings = await FakeEmbeddingsServer.start();
     llm = await FakeChatServer.start({ apiKey: 'sk-llm-e2e-key' });
-    t = await startTestApp({ EMBEDDINGS_URL: embeddings.url, LLM_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-llm-e2e-key', LLM_MODEL: 'fake-mini' });
+    t = await startTestApp({
+      EMBEDDINGS_URL: embeddings.url,
+      LLM_URL: `${llm.url}/v1`,
+      LLM_API_KEY: 'sk-llm-e2e-key',
+      LLM_MODEL: 'fake-mini',
+    });
   });
 
   afterAll(async () => {
@@ -246,7 +283,11 @@ describe('AI Decide against a local chat completions server', () => {
         {
           id: 'list',
           type: 'list-files',
-          parameters: { collectionId: notes, offset: 'page index times 20', instructions: 'Read page ${item.page} of the collection; pages hold 20 files.' },
+          parameters: {
+            collectionId: notes,
+            offset: 'page index times 20',
+            instructions: 'Read page ${item.page} of the collection; pages hold 20 files.',
+          },
           parameterMode: { offset: 'ai' },
         },
       ],
@@ -254,7 +295,9 @@ describe('AI Decide against a local chat completions server', () => {
     };
     const created = await t.request('POST', '/api/v1/workflows', { body: { name: 'ai pages', definition } });
     expect(created.status).toBe(201);
-    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input: [{ page: 1 }] } });
+    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, {
+      body: { runType: 'test', input: [{ page: 1 }] },
+    });
     const run = await waitForRun(t.request, started.body.runId);
 
     expect(run.status).toBe('succeeded');

@@ -15,8 +15,7 @@ describe('collections: bad input to files', () => {
   let server: FixtureServer;
   let collectionId: string;
 
-  const addFile = (name: string, url: unknown) =>
-    t.request('POST', `/api/v1/collections/${collectionId}/files`, { body: { name, url } });
+  const addFile = (name: string, url: unknown) => t.request('POST', `/api/v1/collections/${collectionId}/files`, { body: { name, url } });
 
   /** Adds by URL and waits for the outcome, which must be `error`. */
   async function failedFile(name: string, url: string): Promise<{ error: string; status: string }> {
@@ -154,7 +153,9 @@ describe('collections: bad input to files', () => {
       });
       expect(res.status).toBe(413);
       expect(((await res.json()) as { code: string }).code).toBe('FILE_TOO_LARGE');
-      const names = (await t.request('GET', `/api/v1/collections/${collectionId}/files?limit=100`)).body.items.map((f: { name: string }) => f.name);
+      const names = (await t.request('GET', `/api/v1/collections/${collectionId}/files?limit=100`)).body.items.map(
+        (f: { name: string }) => f.name,
+      );
       expect(names).not.toContain('huge-upload.txt');
     });
 
@@ -192,7 +193,13 @@ describe('collections: bad input to files', () => {
           body,
         });
       const before = (await t.request('GET', `/api/v1/collections/${collectionId}/files?limit=100`)).body.total;
-      const cut = ['--xyz', 'Content-Disposition: form-data; name="file"; filename="cut.txt"', 'Content-Type: text/plain', '', 'half of it'].join('\r\n');
+      const cut = [
+        '--xyz',
+        'Content-Disposition: form-data; name="file"; filename="cut.txt"',
+        'Content-Type: text/plain',
+        '',
+        'half of it',
+      ].join('\r\n');
       for (const [body, contentType] of [
         ['x', 'multipart/form-data'], // no boundary
         [cut, 'multipart/form-data; boundary=xyz'], // ends before its closing boundary
@@ -200,7 +207,9 @@ describe('collections: bad input to files', () => {
         const res = await upload(body, contentType);
         expect(res.status).toBe(400);
         const answer = (await res.json()) as { details: { fields: unknown[] } };
-        expect(answer.details.fields).toEqual([{ field: 'body', reason: expect.stringContaining('is not a well-formed multipart/form-data body') }]);
+        expect(answer.details.fields).toEqual([
+          { field: 'body', reason: expect.stringContaining('is not a well-formed multipart/form-data body') },
+        ]);
       }
       const twice = new FormData();
       twice.append('name', 'first');
@@ -208,12 +217,16 @@ describe('collections: bad input to files', () => {
       twice.append('file', new Blob(['hello']), 'twice.txt');
       const res = await upload(twice);
       expect(res.status).toBe(400);
-      expect(((await res.json()) as { details: { fields: unknown[] } }).details.fields).toEqual([{ field: 'name', reason: 'is given more than once' }]);
+      expect(((await res.json()) as { details: { fields: unknown[] } }).details.fields).toEqual([
+        { field: 'name', reason: 'is given more than once' },
+      ]);
       expect((await t.request('GET', `/api/v1/collections/${collectionId}/files?limit=100`)).body.total).toBe(before);
     });
 
     it('an unknown collection or file -> 404', async () => {
-      expect((await t.request('POST', '/api/v1/collections/col_missing/files', { body: { name: 'a', url: 'https://example.com/' } })).status).toBe(404);
+      expect(
+        (await t.request('POST', '/api/v1/collections/col_missing/files', { body: { name: 'a', url: 'https://example.com/' } })).status,
+      ).toBe(404);
       expect((await t.request('GET', `/api/v1/collections/${collectionId}/files/fle_missing`)).status).toBe(404);
       expect((await t.request('GET', `/api/v1/collections/${collectionId}/files/fle_missing/content`)).status).toBe(404);
     });

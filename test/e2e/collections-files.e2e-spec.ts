@@ -19,8 +19,7 @@ describe.each(bothQueues('collections'))('collections: files and semantic search
   let collectionId: string;
   const fileIds = new Map<string, string>();
 
-  const search = (body: unknown, key?: string) =>
-    t.request('POST', `/api/v1/collections/${collectionId}/search`, { body, key });
+  const search = (body: unknown, key?: string) => t.request('POST', `/api/v1/collections/${collectionId}/search`, { body, key });
 
   beforeAll(async () => {
     server = await startFixtureServer();
@@ -114,7 +113,17 @@ describe.each(bothQueues('collections'))('collections: files and semantic search
   });
 
   it('refuses bad search input with 400 naming the field', async () => {
-    for (const body of [{ text: '' }, { text: 'x', top_k: 0 }, { text: 'x', top_k: 101 }, { text: 'x', top_k: 'ten' }, { text: 'x', top_k: '2.5' }, { text: 'x', offset: -1 }, { text: 'x', mode: 'fuzzy' }, { query: 'x' }, { text: 42 }]) {
+    for (const body of [
+      { text: '' },
+      { text: 'x', top_k: 0 },
+      { text: 'x', top_k: 101 },
+      { text: 'x', top_k: 'ten' },
+      { text: 'x', top_k: '2.5' },
+      { text: 'x', offset: -1 },
+      { text: 'x', mode: 'fuzzy' },
+      { query: 'x' },
+      { text: 42 },
+    ]) {
       const res = await search(body);
       expect({ body, status: res.status, code: res.body.code }).toEqual({ body, status: 400, code: 'VALIDATION_FAILED' });
     }
@@ -159,7 +168,10 @@ describe.each(bothQueues('collections'))('collections: files and semantic search
     expect(added.status).toBe(201);
     expect(added.body).toMatchObject({ type: 'text/plain', size: Buffer.byteLength(text) });
 
-    expect(await waitForFile(t, collectionId, uploaded.id)).toMatchObject({ status: 'indexed', size: statSync(fixturePath('volcanoes.pdf')).size });
+    expect(await waitForFile(t, collectionId, uploaded.id)).toMatchObject({
+      status: 'indexed',
+      size: statSync(fixturePath('volcanoes.pdf')).size,
+    });
     expect(await waitForFile(t, collectionId, added.body.id)).toMatchObject({ status: 'indexed', type: 'text/plain' });
     const found = await search({ text: 'Who tended the beacon on the coast after dark?', top_k: 1 });
     expect(found.body.result[0]).toMatchObject({ fileId: added.body.id, content: text });

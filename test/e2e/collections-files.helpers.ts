@@ -94,9 +94,19 @@ export async function addNotes(t: TestApp, collectionId: string, count: number):
 }
 
 /** Uploads `bytes` as multipart, as a browser or curl -F does. */
-export async function upload(t: TestApp, collectionId: string, name: string, bytes: Buffer, type = 'application/octet-stream'): Promise<{ status: number; body: any }> {
+export async function upload(
+  t: TestApp,
+  collectionId: string,
+  name: string,
+  bytes: Buffer,
+  type = 'application/octet-stream',
+): Promise<{ status: number; body: any }> {
   const form = new FormData();
   form.append('file', new Blob([bytes], { type }), name);
-  const res = await fetch(`${t.url}/api/v1/collections/${collectionId}/files/upload`, { method: 'POST', headers: { 'x-api-key': t.admin.key }, body: form });
+  const res = await fetch(`${t.url}/api/v1/collections/${collectionId}/files/upload`, {
+    method: 'POST',
+    headers: { 'x-api-key': t.admin.key },
+    body: form,
+  });
   return { status: res.status, body: (await res.json()) as any };
 }

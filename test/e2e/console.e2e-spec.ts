@@ -88,7 +88,7 @@ describe('web console in a browser', () => {
     expect(await row.textContent()).toContain('application/pdf');
   });
 
-  it('adds a file by URL, showing a refused field by name and a failed download as the file\'s error', async () => {
+  it("adds a file by URL, showing a refused field by name and a failed download as the file's error", async () => {
     await page.getByLabel('File name').fill('   ');
     await page.getByLabel('File URL').fill('http://127.0.0.1:9/report.pdf');
     await page.getByRole('button', { name: 'Add by URL' }).click();
@@ -186,7 +186,11 @@ describe('web console in a browser', () => {
       await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'parameters.topK must be at most 1' }).waitFor();
       await page.getByRole('button', { name: 'Save draft' }).click();
       await page.getByRole('status').filter({ hasText: 'Draft saved.' }).waitFor();
-      expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition.nodes[1].parameters).toEqual({ collectionId, query: 'volcanoes', topK: 2 });
+      expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition.nodes[1].parameters).toEqual({
+        collectionId,
+        query: 'volcanoes',
+        topK: 2,
+      });
     } finally {
       await page.unroute('**/api/v1/node-types');
     }
@@ -198,7 +202,12 @@ describe('web console in a browser', () => {
     await fillJson({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'search', type: 'search-collection', parameters: { query: 'input.question', topK: 3 }, parameterMode: { query: 'expression' } },
+        {
+          id: 'search',
+          type: 'search-collection',
+          parameters: { query: 'input.question', topK: 3 },
+          parameterMode: { query: 'expression' },
+        },
       ],
       edges: [{ from: 'trigger', to: 'search' }],
     });

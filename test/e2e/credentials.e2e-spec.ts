@@ -36,7 +36,13 @@ describe('credentials API', () => {
     for (const body of bodies) {
       const created = await create(body);
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ id: expect.stringMatching(/^crd_/), name: body.name, type: body.type, role: 'owner', secretFields: Object.keys(body.secrets) });
+      expect(created.body).toMatchObject({
+        id: expect.stringMatching(/^crd_/),
+        name: body.name,
+        type: body.type,
+        role: 'owner',
+        secretFields: Object.keys(body.secrets),
+      });
       answers.push(JSON.stringify(created.body), JSON.stringify((await t.request('GET', `/api/v1/credentials/${created.body.id}`)).body));
     }
     answers.push(JSON.stringify((await t.request('GET', '/api/v1/credentials?limit=100')).body));
@@ -46,8 +52,18 @@ describe('credentials API', () => {
   it('refuses a credential that lacks or adds fields for its type, naming each', async () => {
     const refused = await create({ name: 'bad', type: 'basic', settings: { user: 'x' }, secrets: { token: 'y' } });
     expect(refused.status).toBe(400);
-    expect(refused.body.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['secrets.password', 'secrets.token', 'settings.user', 'settings.username']);
-    const badUrl = await create({ name: 'bad', type: 'oauth2-client-credentials', settings: { tokenUrl: 'ftp://x', clientId: 'c' }, secrets: { clientSecret: 's' } });
+    expect(refused.body.details.fields.map((f: { field: string }) => f.field).sort()).toEqual([
+      'secrets.password',
+      'secrets.token',
+      'settings.user',
+      'settings.username',
+    ]);
+    const badUrl = await create({
+      name: 'bad',
+      type: 'oauth2-client-credentials',
+      settings: { tokenUrl: 'ftp://x', clientId: 'c' },
+      secrets: { clientSecret: 's' },
+    });
     expect(badUrl.body.details.fields).toEqual([{ field: 'settings.tokenUrl', reason: 'must be an http(s) URL' }]);
     const unknownType = await create({ name: 'bad', type: 'ssh-key', secrets: { key: 'x' } });
     expect(unknownType.status).toBe(400);
@@ -60,16 +76,27 @@ describe('credentials API', () => {
     // No role: it does not exist for them.
     expect((await t.request('GET', `/api/v1/credentials/${id}`, { key: user.key })).status).toBe(404);
     expect((await t.request('PUT', `/api/v1/credentials/${id}/members/${user.id}`, { body: { role: 'viewer' } })).status).toBe(200);
-    expect((await t.request('GET', `/api/v1/credentials/${id}`, { key: user.key })).body).toMatchObject({ role: 'viewer', settings: { name: 'X-Api-Key' } });
-    const asViewer = await t.request('PATCH', `/api/v1/credentials/${id}`, { key: user.key, body: { secrets: { value: 'rotated-by-viewer' } } });
+    expect((await t.request('GET', `/api/v1/credentials/${id}`, { key: user.key })).body).toMatchObject({
+      role: 'viewer',
+      settings: { name: 'X-Api-Key' },
+    });
+    const asViewer = await t.request('PATCH', `/api/v1/credentials/${id}`, {
+      key: user.key,
+      body: { secrets: { value: 'rotated-by-viewer' } },
+    });
     expect(asViewer.status).toBe(403);
     expect((await t.request('PUT', `/api/v1/credentials/${id}/members/${user.id}`, { body: { role: 'editor' } })).status).toBe(200);
-    const rotated = await t.request('PATCH', `/api/v1/credentials/${id}`, { key: user.key, body: { name: 'rotated', secrets: { value: 'new-secret-value' } } });
+    const rotated = await t.request('PATCH', `/api/v1/credentials/${id}`, {
+      key: user.key,
+      body: { name: 'rotated', secrets: { value: 'new-secret-value' } },
+    });
     expect(rotated.status).toBe(200);
     expect(rotated.body).toMatchObject({ name: 'rotated', role: 'editor' });
     expect(JSON.stringify(rotated.body)).not.toContain('new-secret-value');
     expect((await t.request('DELETE', `/api/v1/credentials/${id}`, { key: user.key })).status).toBe(403);
-    expect((await t.request('PUT', `/api/v1/credentials/${id}/members/${t.admin.id}`, { key: user.key, body: { role: 'viewer' } })).status).toBe(403);
+    expect(
+      (await t.request('PUT', `/api/v1/credentials/${id}/members/${t.admin.id}`, { key: user.key, body: { role: 'viewer' } })).status,
+    ).toBe(403);
     expect((await t.request('DELETE', `/api/v1/credentials/${id}`)).status).toBe(204);
     expect((await t.request('GET', `/api/v1/credentials/${id}`)).status).toBe(404);
   });
@@ -79,7 +106,10 @@ describe('credentials API', () => {
     const id = created.body.id as string;
     await t.request('PUT', `/api/v1/credentials/${id}/members/${user.id}`, { body: { role: 'viewer' } });
     const node = { id: 'call', type: 'http-request', parameters: { method: 'GET', url: 'https://example.com/', credential: id } };
-    const definition = { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, node], edges: [{ from: 'trigger', to: 'call' }] };
+    const definition = {
+      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, node],
+      edges: [{ from: 'trigger', to: 'call' }],
+    };
     const mine = await t.request('POST', '/api/v1/workflows', { body: { name: 'mine', definition } });
     expect(mine.status).toBe(201);
     const theirs = await t.request('POST', '/api/v1/workflows', { key: user.key, body: { name: 'theirs', definition } });

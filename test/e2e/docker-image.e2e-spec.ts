@@ -39,7 +39,12 @@ describe('Dockerfile: the runtime stage', () => {
 
   it('builds from what the build needs, and .dockerignore keeps local state and secrets out', () => {
     const build = stages[1];
-    for (const needed of ['COPY package.json package-lock.json .npmrc ./', 'COPY src ./src', 'COPY plugins ./plugins', 'RUN npm run build']) {
+    for (const needed of [
+      'COPY package.json package-lock.json .npmrc ./',
+      'COPY src ./src',
+      'COPY plugins ./plugins',
+      'RUN npm run build',
+    ]) {
       expect(build).toContain(needed);
     }
     expect(build).toMatch(/^COPY tsconfig\.json tsconfig\.build\.json/m);
@@ -62,7 +67,13 @@ describe('docker-compose.yml', () => {
     try {
       const spawned = spawnCollecting(process.execPath, ['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')], {
         cwd: root,
-        env: { PATH: process.env.PATH, DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', BOOTSTRAP_API_KEY: 'change-me-to-a-long-random-secret' },
+        env: {
+          PATH: process.env.PATH,
+          DATA_DIR: dataDir,
+          PORT: String(await freePort()),
+          HOST: '127.0.0.1',
+          BOOTSTRAP_API_KEY: 'change-me-to-a-long-random-secret',
+        },
       });
       expect(await spawned.exited(60_000)).toEqual({ code: 1, signal: null });
       expect(spawned.output()).toContain('BOOTSTRAP_API_KEY: is a placeholder, not a secret: set a long random secret');
@@ -123,7 +134,8 @@ describeAsNode(`the image's entry as the node user (uid ${NODE_UID}) on a fresh 
   });
 
   afterEach(() => {
-    for (const spawned of started.splice(0)) if (spawned.child.exitCode === null && spawned.child.signalCode === null) spawned.child.kill('SIGKILL');
+    for (const spawned of started.splice(0))
+      if (spawned.child.exitCode === null && spawned.child.signalCode === null) spawned.child.kill('SIGKILL');
     rmSync(layout, { recursive: true, force: true });
   });
 

@@ -71,9 +71,7 @@ describe.each(bothQueues('foundation'))('foundation over real HTTP, on $name', (
     let stranger: TestUser;
 
     beforeAll(async () => {
-      [owner, editor, viewer, stranger] = await Promise.all(
-        ['owner', 'editor', 'viewer', 'stranger'].map((n) => t.createUser(n)),
-      );
+      [owner, editor, viewer, stranger] = await Promise.all(['owner', 'editor', 'viewer', 'stranger'].map((n) => t.createUser(n)));
     });
 
     async function sharedCollection(): Promise<string> {

@@ -19,7 +19,9 @@ function mountSmallDisk(dir: string, bytes: number): boolean {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { stdio: 'pipe' });
     return true;
   } catch (error) {
-    console.warn(`ingestion-disk-full: skipped, a small disk cannot be mounted here (needs root): ${(error as Error).message.split('\n')[0]}`);
+    console.warn(
+      `ingestion-disk-full: skipped, a small disk cannot be mounted here (needs root): ${(error as Error).message.split('\n')[0]}`,
+    );
     return false;
   }
 }
@@ -84,7 +86,10 @@ describe.each(bothQueues('ingestion-disk-full'))('a full disk on $name', (setup)
     expect(waiting.retryReason).toContain(blobDir);
     // A bad file is not the service's fault: it fails for good.
     const corrupt = await upload(t, collectionId, 'corrupt.pdf', readFileSync(fixturePath(REJECTED_FIXTURES.corruptPdf)));
-    expect(await waitForFile(t, collectionId, corrupt.body.id)).toMatchObject({ status: 'error', error: expect.stringMatching(/^corrupt PDF/) });
+    expect(await waitForFile(t, collectionId, corrupt.body.id)).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(/^corrupt PDF/),
+    });
 
     expect((await t.request('DELETE', `/api/v1/collections/${collectionId}/files/${filler.body.id}`)).status).toBe(204);
     const indexed = await waitForFile(t, collectionId, report.body.id, ['indexed', 'error'], 120_000);

@@ -8,7 +8,14 @@ import { startTestApp, TestApp } from '../utils/test-app';
 import { addNotes, createCollection, upload, waitForFile } from './collections-files.helpers';
 
 /** Polls the file until `accept` holds for it; fails with the last record seen. */
-async function waitUntil(t: TestApp, collectionId: string, fileId: string, what: string, accept: (file: any) => boolean, timeoutMs = 90_000) {
+async function waitUntil(
+  t: TestApp,
+  collectionId: string,
+  fileId: string,
+  what: string,
+  accept: (file: any) => boolean,
+  timeoutMs = 90_000,
+) {
   const deadline = Date.now() + timeoutMs;
   let last: any;
   while (Date.now() < deadline) {
@@ -60,12 +67,18 @@ describe.each(bothQueues('ingestion-lanes'))('ingestion lanes on $name', (setup)
       expect(note).toMatchObject({ status: 'indexed', lane: 'standard' });
       expect(note.progress).toBeUndefined();
     }
-    expect(await waitForFile(t, collectionId, bomb.body.id)).toMatchObject({ status: 'error', error: expect.stringMatching(/^zip bomb: /) });
+    expect(await waitForFile(t, collectionId, bomb.body.id)).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(/^zip bomb: /),
+    });
     const moved = await waitUntil(t, collectionId, longPdf.body.id, 'moved to the large lane', (file) => file.lane === 'large');
     expect(moved).toMatchObject({ status: 'pending', progress: { stage: 'queued' }, type: 'application/pdf' });
     // Nothing runs the large lane here: both wait, whatever else has finished.
     for (const id of [longPdf.body.id, big.body.id]) {
-      expect((await t.request('GET', `/api/v1/collections/${collectionId}/files/${id}`)).body).toMatchObject({ status: 'pending', lane: 'large' });
+      expect((await t.request('GET', `/api/v1/collections/${collectionId}/files/${id}`)).body).toMatchObject({
+        status: 'pending',
+        lane: 'large',
+      });
     }
     const listed = await t.request('GET', `/api/v1/collections/${collectionId}/files?status=pending`);
     expect(listed.body.items.map((file: any) => file.id).sort()).toEqual([longPdf.body.id, big.body.id].sort());
@@ -86,7 +99,9 @@ describe.each(bothQueues('ingestion-lanes'))('ingestion lanes on $name', (setup)
       expect(file.progress).toBeUndefined();
     }
     expect([...stages].every((stage) => ['queued', 'fetching', 'extracting', 'embedding', 'indexing'].includes(stage))).toBe(true);
-    const found = await t.request('POST', `/api/v1/collections/${collectionId}/search`, { body: { text: 'big files apart in large lanes', top_k: 1 } });
+    const found = await t.request('POST', `/api/v1/collections/${collectionId}/search`, {
+      body: { text: 'big files apart in large lanes', top_k: 1 },
+    });
     expect(found.body.result[0]).toMatchObject({ fileId: big.body.id });
     const content = await t.request('GET', `/api/v1/collections/${collectionId}/files/${longPdf.body.id}/content`);
     expect(content.body.content).toMatch(/Section 6/);

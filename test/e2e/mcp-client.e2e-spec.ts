@@ -16,7 +16,9 @@ describe('mcp-client node', () => {
   beforeAll(async () => {
     server = await TestMcpServer.start({ token: TOKEN });
     t = await startTestApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1' });
-    const created = await t.request('POST', '/api/v1/credentials', { body: { name: 'outside MCP', type: 'bearer', secrets: { token: TOKEN } } });
+    const created = await t.request('POST', '/api/v1/credentials', {
+      body: { name: 'outside MCP', type: 'bearer', secrets: { token: TOKEN } },
+    });
     expect(created.status).toBe(201);
     credentialId = created.body.id;
   });
@@ -28,12 +30,18 @@ describe('mcp-client node', () => {
 
   const run = async (node: Record<string, unknown>, extra: { nodes?: unknown[]; edges?: unknown[] } = {}) => {
     const definition = {
-      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'call', type: 'mcp-client', ...node }, ...(extra.nodes ?? [])],
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'call', type: 'mcp-client', ...node },
+        ...(extra.nodes ?? []),
+      ],
       edges: [{ from: 'trigger', to: 'call' }, ...(extra.edges ?? [])],
     };
     const created = await t.request('POST', '/api/v1/workflows', { body: { name: 'call an outside tool', definition } });
     expect(created.status).toBe(201);
-    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input: { a: 2, b: 3 } } });
+    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, {
+      body: { runType: 'test', input: { a: 2, b: 3 } },
+    });
     expect(started.status).toBe(202);
     return waitForRun(t.request, started.body.runId, { timeoutMs: 60_000 });
   };
@@ -60,7 +68,10 @@ describe('mcp-client node', () => {
   });
 
   it('calls the tool with arguments from an expression and outputs its structured content', async () => {
-    const record = await run({ parameters: { url: server.url, credential: credentialId, tool: 'add', arguments: '{a: input.a, b: input.b}' }, parameterMode: { arguments: 'expression' } });
+    const record = await run({
+      parameters: { url: server.url, credential: credentialId, tool: 'add', arguments: '{a: input.a, b: input.b}' },
+      parameterMode: { arguments: 'expression' },
+    });
     expect(record.status).toBe('succeeded');
     expect(step(record, 'call').output).toEqual({ sum: 5 });
     expect(server.calls).toContainEqual({ name: 'add', args: { a: 2, b: 3 } });
@@ -77,17 +88,26 @@ describe('mcp-client node', () => {
     const before = server.calls.length;
     const record = await run({ parameters: { url: server.url, credential: credentialId, tool: 'add', arguments: { a: 'two', b: 3 } } });
     expect(record.status).toBe('failed');
-    expect(step(record, 'call').error).toMatchObject({ code: 'NODE_CONFIGURATION', message: expect.stringContaining('Arguments of tool add: a must be number') });
+    expect(step(record, 'call').error).toMatchObject({
+      code: 'NODE_CONFIGURATION',
+      message: expect.stringContaining('Arguments of tool add: a must be number'),
+    });
     expect(server.calls.length).toBe(before);
   });
 
-  it("fails the node on an isError answer, and the error output takes it", async () => {
+  it('fails the node on an isError answer, and the error output takes it', async () => {
     const record = await run(
       { onError: 'errorOutput', parameters: { url: server.url, credential: credentialId, tool: 'fail', arguments: { why: 'no stock' } } },
-      { nodes: [{ id: 'handled', type: 'set', parameters: { fields: { handled: true } } }], edges: [{ from: 'call', to: 'handled', output: 'error' }] },
+      {
+        nodes: [{ id: 'handled', type: 'set', parameters: { fields: { handled: true } } }],
+        edges: [{ from: 'call', to: 'handled', output: 'error' }],
+      },
     );
     expect(record.status).toBe('succeeded');
-    expect(step(record, 'call')).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('Tool fail failed: failed on purpose: no stock') } });
+    expect(step(record, 'call')).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringContaining('Tool fail failed: failed on purpose: no stock') },
+    });
     expect(step(record, 'handled').status).toBe('succeeded');
   });
 

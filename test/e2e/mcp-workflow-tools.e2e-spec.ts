@@ -18,7 +18,12 @@ const toolWorkflow = (toolName?: string) => ({
       parameters: {
         ...(toolName ? { toolName } : {}),
         description: 'Echoes the question back, tagged: a stand-in for a real lookup.',
-        inputSchema: { type: 'object', properties: { question: { type: 'string', minLength: 1 } }, required: ['question'], additionalProperties: false },
+        inputSchema: {
+          type: 'object',
+          properties: { question: { type: 'string', minLength: 1 } },
+          required: ['question'],
+          additionalProperties: false,
+        },
       },
     },
     { id: 'answer', type: 'respond', parameters: {} },
@@ -41,7 +46,12 @@ describe('workflows as MCP tools', () => {
         ? new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers } })
         : kind === 'SSE'
           ? new SSEClientTransport(new URL('/sse', t.url), { requestInit: { headers } })
-          : new StdioClientTransport({ command: process.execPath, args: [STDIO_ENTRY], env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: key }, stderr: 'pipe' });
+          : new StdioClientTransport({
+              command: process.execPath,
+              args: [STDIO_ENTRY],
+              env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: key },
+              stderr: 'pipe',
+            });
     const client = new Client({ name: 'workflow-tools-e2e', version: '1.0.0' });
     await client.connect(transport);
     clients.push(client);
@@ -60,7 +70,10 @@ describe('workflows as MCP tools', () => {
     t = await startTestApp({ MCP_TOOL_TIMEOUT_MS: '20000' });
     [owner, viewer, stranger] = await Promise.all([t.createUser('tool-owner'), t.createUser('tool-viewer'), t.createUser('tool-stranger')]);
     workflowId = await publish(owner.key, 'Answer a Question', toolWorkflow());
-    const shared = await t.request('PUT', `/api/v1/workflows/${workflowId}/members/${viewer.id}`, { key: owner.key, body: { role: 'viewer' } });
+    const shared = await t.request('PUT', `/api/v1/workflows/${workflowId}/members/${viewer.id}`, {
+      key: owner.key,
+      body: { role: 'viewer' },
+    });
     expect(shared.status).toBeLessThan(300);
   }, 180_000);
 
@@ -146,7 +159,11 @@ describe('workflows as MCP tools', () => {
     expect((await theirs.listTools()).tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['stranger_own']));
     expect((await theirs.listTools()).tools.map((tool) => tool.name)).not.toContain('owner_only');
     expect(changes.theirs).toBe(1);
-    for (const [key, id] of [[owner.key, ownersTool], [stranger.key, strangersTool]]) await t.request('DELETE', `/api/v1/workflows/${id}`, { key });
+    for (const [key, id] of [
+      [owner.key, ownersTool],
+      [stranger.key, strangersTool],
+    ])
+      await t.request('DELETE', `/api/v1/workflows/${id}`, { key });
   });
 
   it('answers a failed run as an isError result naming the run and its error', async () => {
@@ -160,7 +177,11 @@ describe('workflows as MCP tools', () => {
     const client = await connect('Streamable HTTP', owner.key);
     const result = (await client.callTool({ name: 'always_fails', arguments: {} })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ runId: expect.stringMatching(/^run_/), status: 'failed', error: { code: expect.any(String), message: expect.any(String) } });
+    expect(result.structuredContent).toMatchObject({
+      runId: expect.stringMatching(/^run_/),
+      status: 'failed',
+      error: { code: expect.any(String), message: expect.any(String) },
+    });
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
     await t.request('DELETE', `/api/v1/workflows/${failing}`, { key: owner.key });
   });
@@ -178,7 +199,10 @@ describe('workflows as MCP tools', () => {
       expect((await t.request('PUT', `/api/v1/workflows/${id}`, { key: owner.key, body: { definition: webhookOnly } })).status).toBe(200);
       expect((await t.request('POST', `/api/v1/workflows/${id}/publish`, { key: owner.key })).status).toBe(201);
 
-      const call = await other.request('POST', '/api/v1/workflow-tools/soon_no_tool/calls', { key: owner.key, body: { question: 'still there?' } });
+      const call = await other.request('POST', '/api/v1/workflow-tools/soon_no_tool/calls', {
+        key: owner.key,
+        body: { question: 'still there?' },
+      });
       expect(call.status).toBe(409);
       expect(call.body.message).toContain('list the tools again');
       expect((await t.request('GET', `/api/v1/runs?workflowId=${id}`, { key: owner.key })).body.total).toBe(0);

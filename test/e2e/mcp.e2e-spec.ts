@@ -28,7 +28,10 @@ const TOOL_INPUTS: Record<string, { properties: Record<string, 'string' | 'numbe
     properties: { collection_id: 'string', name: 'string', url: 'string' },
     required: ['collection_id', 'name', 'url'],
   },
-  service_delete_file_from_collection: { properties: { collection_id: 'string', file_id: 'string' }, required: ['collection_id', 'file_id'] },
+  service_delete_file_from_collection: {
+    properties: { collection_id: 'string', file_id: 'string' },
+    required: ['collection_id', 'file_id'],
+  },
   service_search_collection: {
     properties: { collection_id: 'string', query: 'string', offset: 'number' },
     required: ['collection_id', 'query'],
@@ -116,7 +119,12 @@ describe('MCP server', () => {
       expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(TOOL_INPUTS).sort());
       for (const tool of tools) {
         const expected = TOOL_INPUTS[tool.name];
-        const schema = tool.inputSchema as { type: string; properties: Record<string, { type: string }>; required?: string[]; additionalProperties: unknown };
+        const schema = tool.inputSchema as {
+          type: string;
+          properties: Record<string, { type: string }>;
+          required?: string[];
+          additionalProperties: unknown;
+        };
         expect(schema.type).toBe('object');
         expect(schema.additionalProperties).toBe(false);
         expect(Object.fromEntries(Object.entries(schema.properties).map(([name, p]) => [name, p.type]))).toEqual(expected.properties);
@@ -134,8 +142,16 @@ describe('MCP server', () => {
       }
       const byName = new Map(tools.map((tool) => [tool.name, tool.annotations!]));
       expect(byName.get('service_search_collection')).toMatchObject({ readOnlyHint: true, destructiveHint: false });
-      expect(byName.get('service_delete_file_from_collection')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
-      expect(byName.get('service_add_file_to_collection')).toMatchObject({ readOnlyHint: false, idempotentHint: false, openWorldHint: true });
+      expect(byName.get('service_delete_file_from_collection')).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+      });
+      expect(byName.get('service_add_file_to_collection')).toMatchObject({
+        readOnlyHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      });
       expect(byName.get('service_create_collection')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     });
 
@@ -154,7 +170,11 @@ describe('MCP server', () => {
       expect(listed.collections).toContainEqual(collection);
       expect(listed.total).toBe(listed.collections.length);
 
-      const pdf = await call(client, 'service_add_file_to_collection', { collection_id, name: 'volcanoes.pdf', url: `${fixtures.url}/volcanoes.pdf` });
+      const pdf = await call(client, 'service_add_file_to_collection', {
+        collection_id,
+        name: 'volcanoes.pdf',
+        url: `${fixtures.url}/volcanoes.pdf`,
+      });
       expect(pdf).toMatchObject({ id: expect.stringMatching(/^fle_/), name: 'volcanoes.pdf', status: 'pending' });
       const note = await call(client, 'service_add_file_to_collection', {
         collection_id,
@@ -179,13 +199,23 @@ describe('MCP server', () => {
 
       const second = await call(client, 'service_list_collection_files', { collection_id, offset: 1 });
       expect(second).toEqual({ files: [files.files[1]], total: 2, offset: 1, nextOffset: null });
-      expect(await call(client, 'service_list_collection_files', { collection_id, offset: 5 })).toEqual({ files: [], total: 2, offset: 5, nextOffset: null });
+      expect(await call(client, 'service_list_collection_files', { collection_id, offset: 5 })).toEqual({
+        files: [],
+        total: 2,
+        offset: 5,
+        nextOffset: null,
+      });
 
       const found = await call(client, 'service_search_collection', { collection_id, query: volcanoes.question, offset: 0 });
       expect(found.offset).toBe(0);
       expect(found.result.length).toBeGreaterThan(0);
       expect(found.result.length).toBeLessThanOrEqual(10);
-      expect(found.result[0]).toMatchObject({ id: expect.any(String), distance: expect.any(Number), fileId: pdf.id, fileName: 'volcanoes.pdf' });
+      expect(found.result[0]).toMatchObject({
+        id: expect.any(String),
+        distance: expect.any(Number),
+        fileId: pdf.id,
+        fileName: 'volcanoes.pdf',
+      });
       expect(found.result[0].content).toContain(volcanoes.expectedSnippet);
       const later = await call(client, 'service_search_collection', { collection_id, query: volcanoes.question, offset: 1 });
       expect(later.result[0]).toEqual(found.result[1]);
@@ -201,7 +231,9 @@ describe('MCP server', () => {
       });
       const after = await call(client, 'service_list_collection_files', { collection_id, offset: 0 });
       expect(after.files.map((f: { id: string }) => f.id)).toEqual([pdf.id]);
-      expect(await failureText(client, 'service_delete_file_from_collection', { collection_id, file_id: note.id })).toMatch(/^NOT_FOUND: .*service_list_collection_files/);
+      expect(await failureText(client, 'service_delete_file_from_collection', { collection_id, file_id: note.id })).toMatch(
+        /^NOT_FOUND: .*service_list_collection_files/,
+      );
     }, 180_000);
 
     it("answers another user's collection as not found, with a next step for the model", async () => {
@@ -242,7 +274,11 @@ describe('MCP server', () => {
 
       const { collections } = await call(client, 'service_list_collections');
       const mine = collections[0].id;
-      const blocked = await failureText(client, 'service_add_file_to_collection', { collection_id: mine, name: 'x.pdf', url: 'ftp://example.com/x.pdf' });
+      const blocked = await failureText(client, 'service_add_file_to_collection', {
+        collection_id: mine,
+        name: 'x.pdf',
+        url: 'ftp://example.com/x.pdf',
+      });
       expect(blocked).toMatch(/^(VALIDATION_FAILED|FETCH_BLOCKED): /);
     });
   });
@@ -251,7 +287,10 @@ describe('MCP server', () => {
     const initialize = (headers: Record<string, string>) => rawMcp(t.url, 'POST', headers, rawMcp.initializeBody);
 
     it('answers 401 with WWW-Authenticate on every remote endpoint without a valid key', async () => {
-      for (const headers of [{}, { authorization: 'Bearer wcs_not_a_key' }, { authorization: `Basic ${owner.key}` }] as Record<string, string>[]) {
+      for (const headers of [{}, { authorization: 'Bearer wcs_not_a_key' }, { authorization: `Basic ${owner.key}` }] as Record<
+        string,
+        string
+      >[]) {
         const post = await initialize(headers);
         expect(post.status).toBe(401);
         expect(post.headers.get('www-authenticate')).toMatch(/^Bearer realm="service"/);
@@ -262,13 +301,19 @@ describe('MCP server', () => {
           ['GET', '/sse'],
           ['POST', '/messages?sessionId=x'],
         ] as const) {
-          const res = await fetch(t.url + path, { method, headers: { ...headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+          const res = await fetch(t.url + path, {
+            method,
+            headers: { ...headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+            body: method === 'POST' ? '{}' : undefined,
+          });
           expect(res.status).toBe(401);
           expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
           await res.body?.cancel();
         }
       }
-      expect((await initialize({ authorization: 'Bearer wcs_not_a_key' })).headers.get('www-authenticate')).toContain('error="invalid_token"');
+      expect((await initialize({ authorization: 'Bearer wcs_not_a_key' })).headers.get('www-authenticate')).toContain(
+        'error="invalid_token"',
+      );
     });
 
     it('accepts the key as Authorization: Bearer or x-api-key', async () => {
@@ -282,7 +327,10 @@ describe('MCP server', () => {
     });
 
     it('stdio: a missing SERVICE_API_KEY is a clear message on stderr and exit code 1, with nothing on stdout', async () => {
-      const child = spawn(process.execPath, [STDIO_ENTRY], { env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [STDIO_ENTRY], {
+        env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -301,16 +349,25 @@ describe('MCP server', () => {
     });
 
     it('stdio: writes nothing but JSON-RPC messages to stdout', async () => {
-      const child = spawn(process.execPath, [STDIO_ENTRY], { env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: owner.key }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [STDIO_ENTRY], {
+        env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: owner.key },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
       const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
       send(JSON.parse(rawMcp.initializeBody));
       send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'service_list_collections', arguments: {} } });
-      send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: 'col_missing' } } });
+      send({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'service_get_collection', arguments: { collection_id: 'col_missing' } },
+      });
       const deadline = Date.now() + 20_000;
-      while (stdout.split('\n').filter(Boolean).length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (stdout.split('\n').filter(Boolean).length < 3 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       child.stdin.end();
       await new Promise((resolve) => child.on('exit', resolve));
       const lines = stdout.split('\n').filter(Boolean);
@@ -413,7 +470,12 @@ describe('MCP server', () => {
       const batch = await post(
         session,
         JSON.stringify([
-          { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'service_get_collection', arguments: { collection_id: strangersCollection } } },
+          {
+            jsonrpc: '2.0',
+            id: 'b',
+            method: 'tools/call',
+            params: { name: 'service_get_collection', arguments: { collection_id: strangersCollection } },
+          },
           { jsonrpc: '2.0', method: 'notifications/initialized' },
           { jsonrpc: '2.0', id: 'a', method: 'ping' },
         ]),
@@ -465,20 +527,37 @@ describe('MCP server', () => {
     it('refuses another media type (415), a body over the limit (413) and a __proto__ key (parse error), in JSON-RPC', async () => {
       const notJson = await post({ ...bearer(owner), 'content-type': 'text/plain' }, rawMcp.initializeBody);
       expect(notJson.status).toBe(415);
-      expect(notJson.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('application/json') }, id: null });
-      const huge = await post(bearer(owner), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(1024 * 1024) } }));
+      expect(notJson.body).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringContaining('application/json') },
+        id: null,
+      });
+      const huge = await post(
+        bearer(owner),
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(1024 * 1024) } }),
+      );
       expect(huge.status).toBe(413);
       expect(huge.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('Payload Too Large') } });
       const poisoned = await post(bearer(owner), '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"__proto__":{"admin":true}}}');
       expect(poisoned.status).toBe(400);
       expect(poisoned.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 }, id: null });
-      const deep = await post(bearer(owner), `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":${'['.repeat(2000)}${']'.repeat(2000)}}}`);
+      const deep = await post(
+        bearer(owner),
+        `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":${'['.repeat(2000)}${']'.repeat(2000)}}}`,
+      );
       expect(deep.status).toBe(400);
-      expect(deep.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('nests deeper than 128 levels') }, id: null });
+      expect(deep.body).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: expect.stringContaining('nests deeper than 128 levels') },
+        id: null,
+      });
     });
 
     it('accepts JSON with a charset, and names every answer with x-request-id (an incoming one is kept)', async () => {
-      const opened = await post({ ...bearer(owner), 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'trace-42' }, rawMcp.initializeBody);
+      const opened = await post(
+        { ...bearer(owner), 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'trace-42' },
+        rawMcp.initializeBody,
+      );
       expect(opened.status).toBe(200);
       expect(opened.headers.get('x-request-id')).toBe('trace-42');
       const refused = await post({}, rawMcp.initializeBody);
@@ -521,7 +600,11 @@ describe('MCP server', () => {
       expect(res.headers.get('access-control-expose-headers')).toContain('Mcp-Session-Id');
       const preflight = await fetch(`${t.url}/mcp`, {
         method: 'OPTIONS',
-        headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, mcp-session-id' },
+        headers: {
+          origin: ALLOWED_ORIGIN,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, mcp-session-id',
+        },
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization.*Mcp-Session-Id/);
@@ -554,7 +637,9 @@ describe('MCP session lifetime', () => {
     const key = { authorization: `Bearer ${user.key}` };
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await rawMcp(t.url, 'POST', key, rawMcp.initializeBody)).headers.get('mcp-session-id')!);
-    const statuses = await Promise.all(ids.map(async (id) => (await rawMcp(t.url, 'POST', { ...key, 'mcp-session-id': id }, toolsList)).status));
+    const statuses = await Promise.all(
+      ids.map(async (id) => (await rawMcp(t.url, 'POST', { ...key, 'mcp-session-id': id }, toolsList)).status),
+    );
     expect(statuses).toEqual([404, 200, 200, 200]);
   });
 
@@ -609,10 +694,20 @@ describe('MCP sessions end with their API key', () => {
     expect((await t.request('DELETE', `/api/v1/api-keys/${second.id}`, { key: user.key })).status).toBeLessThan(300);
     await Promise.all([sse.ended, stream.ended]);
     // The session is gone, even for another key of the same user.
-    const after = await rawMcp(t.url, 'POST', { authorization: `Bearer ${user.key}`, 'mcp-session-id': sessionId }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+    const after = await rawMcp(
+      t.url,
+      'POST',
+      { authorization: `Bearer ${user.key}`, 'mcp-session-id': sessionId },
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    );
     expect(after.status).toBe(404);
     // The user's other key keeps its own.
-    const alive = await rawMcp(t.url, 'POST', { authorization: `Bearer ${user.key}`, 'mcp-session-id': untouched.sessionId }, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }));
+    const alive = await rawMcp(
+      t.url,
+      'POST',
+      { authorization: `Bearer ${user.key}`, 'mcp-session-id': untouched.sessionId },
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    );
     expect(alive.status).toBe(200);
     untouched.sse.close();
     untouched.stream.close();
@@ -622,8 +717,11 @@ describe('MCP sessions end with their API key', () => {
     const second = await issueKey();
     const { sse, stream } = await openStreams(second.key);
     const revoked = await new Promise<{ code: number; stderr: string }>((resolve) =>
-      execFile(process.execPath, [join(__dirname, '..', '..', 'dist', 'src', 'cli.js'), 'key:revoke', '--key', second.id], { env: { PATH: process.env.PATH ?? '', DATA_DIR: t.dataDir, LOG_LEVEL: 'silent' } }, (error, _out, stderr) =>
-        resolve({ code: error ? 1 : 0, stderr }),
+      execFile(
+        process.execPath,
+        [join(__dirname, '..', '..', 'dist', 'src', 'cli.js'), 'key:revoke', '--key', second.id],
+        { env: { PATH: process.env.PATH ?? '', DATA_DIR: t.dataDir, LOG_LEVEL: 'silent' } },
+        (error, _out, stderr) => resolve({ code: error ? 1 : 0, stderr }),
       ),
     );
     expect(revoked).toEqual({ code: 0, stderr: '' });
@@ -640,7 +738,8 @@ describe('MCP on a loopback HOST', () => {
   }, 180_000);
   afterAll(() => Promise.all([loopback?.close(), everywhere?.close()]));
 
-  const initializeFrom = (app: TestApp, origin: string) => rawMcp(app.url, 'POST', { authorization: `Bearer ${BOOTSTRAP_KEY}`, origin }, rawMcp.initializeBody);
+  const initializeFrom = (app: TestApp, origin: string) =>
+    rawMcp(app.url, 'POST', { authorization: `Bearer ${BOOTSTRAP_KEY}`, origin }, rawMcp.initializeBody);
 
   it('accepts the pages of this machine (http://localhost:*, 127.0.0.1, [::1]) without MCP_ALLOWED_ORIGINS', async () => {
     for (const origin of ['http://localhost:5173', 'http://127.0.0.1:8080', 'http://[::1]:3000']) {
@@ -657,4 +756,3 @@ describe('MCP on a loopback HOST', () => {
     expect(res.body).toMatchObject({ error: { message: expect.stringContaining('MCP_ALLOWED_ORIGINS') } });
   });
 });
-

@@ -27,7 +27,10 @@ export function ensureStdioBuild(): void {
   const sources = newestSource(join(root, 'src'));
   if (existsSync(STDIO_ENTRY) && statSync(STDIO_ENTRY).mtimeMs >= sources) return;
   try {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'pipe' });
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
+      cwd: root,
+      stdio: 'pipe',
+    });
   } catch {
     // reported below if nothing was emitted
   }
@@ -61,7 +64,12 @@ export interface RawResponse {
 }
 
 /** One raw Streamable HTTP request to /mcp, for what the SDK client will not send. */
-export async function rawMcp(baseUrl: string, method: 'POST' | 'GET' | 'DELETE', headers: Record<string, string>, body?: string): Promise<RawResponse> {
+export async function rawMcp(
+  baseUrl: string,
+  method: 'POST' | 'GET' | 'DELETE',
+  headers: Record<string, string>,
+  body?: string,
+): Promise<RawResponse> {
   const res = await fetch(`${baseUrl}/mcp`, {
     method,
     headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
@@ -116,7 +124,15 @@ export async function readSseEvents(url: string, headers: Record<string, string>
           buffer = buffer.slice(end + 2);
           const lines = block.split('\n');
           const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart());
-          if (data.length) events.push({ event: lines.find((l) => l.startsWith('event:'))?.slice(6).trim() ?? 'message', data: data.join('\n') });
+          if (data.length)
+            events.push({
+              event:
+                lines
+                  .find((l) => l.startsWith('event:'))
+                  ?.slice(6)
+                  .trim() ?? 'message',
+              data: data.join('\n'),
+            });
         }
         wake();
       }

@@ -48,7 +48,9 @@ describe('GET /api/v1/node-types/:type/:version/parameters/:name/options', () =>
     ids.annNotes = await createCollection(t, 'Ann notes', ann.key);
     ids.bobSecrets = await createCollection(t, 'Bob secrets', bob.key);
     ids.team = await createCollection(t, 'team handbook', bob.key);
-    expect((await t.request('PUT', `/api/v1/collections/${ids.team}/members/${ann.id}`, { body: { role: 'viewer' }, key: bob.key })).status).toBe(200);
+    expect(
+      (await t.request('PUT', `/api/v1/collections/${ids.team}/members/${ann.id}`, { body: { role: 'viewer' }, key: bob.key })).status,
+    ).toBe(200);
   });
 
   afterAll(async () => {
@@ -60,7 +62,9 @@ describe('GET /api/v1/node-types/:type/:version/parameters/:name/options', () =>
 
   it('marks the parameters that have dynamic options in the node types', async () => {
     const types = await t.request('GET', '/api/v1/node-types', { key: ann.key });
-    const byType = new Map<string, { parameters: { properties: Record<string, Record<string, unknown>> } }>(types.body.items.map((n: { type: string }) => [n.type, n]));
+    const byType = new Map<string, { parameters: { properties: Record<string, Record<string, unknown>> } }>(
+      types.body.items.map((n: { type: string }) => [n.type, n]),
+    );
     for (const type of ['list-files', 'get-file-contents', 'search-collection', 'add-file']) {
       expect([type, byType.get(type)?.parameters.properties.collectionId['x-dynamic-options']]).toEqual([type, true]);
     }
@@ -98,7 +102,12 @@ describe('GET /api/v1/node-types/:type/:version/parameters/:name/options', () =>
   });
 
   it('answers 404 for an unknown type, version or parameter, and for a parameter without loadOptions', async () => {
-    for (const path of ['no-such-node/1/parameters/collectionId', 'list-files/2/parameters/collectionId', 'list-files/one/parameters/collectionId', 'list-files/1/parameters/nope']) {
+    for (const path of [
+      'no-such-node/1/parameters/collectionId',
+      'list-files/2/parameters/collectionId',
+      'list-files/one/parameters/collectionId',
+      'list-files/1/parameters/nope',
+    ]) {
       const res = await options(path, ann.key);
       expect([path, res.status, res.body.code]).toEqual([path, 404, 'NOT_FOUND']);
     }
@@ -109,14 +118,20 @@ describe('GET /api/v1/node-types/:type/:version/parameters/:name/options', () =>
 
   it('answers 400 when the plugin says it is set up wrongly, and 422 when it refuses on purpose, with its message', async () => {
     const unset = await options('options-probe/1/parameters/unset', ann.key);
-    expect(unset).toMatchObject({ status: 400, body: { code: 'NODE_CONFIGURATION', message: 'Set CATALOGUE_URL to list the catalogue', details: { setting: 'CATALOGUE_URL' } } });
+    expect(unset).toMatchObject({
+      status: 400,
+      body: { code: 'NODE_CONFIGURATION', message: 'Set CATALOGUE_URL to list the catalogue', details: { setting: 'CATALOGUE_URL' } },
+    });
     const closed = await options('options-probe/1/parameters/closed', ann.key);
     expect(closed).toMatchObject({ status: 422, body: { code: 'WORKFLOW_STOPPED', message: 'The catalogue is closed today' } });
   });
 
   it('answers 502 when the plugin says an upstream failed, and 500 without internals for anything else', async () => {
     const upstream = await options('options-probe/1/parameters/catalogue', ann.key);
-    expect(upstream).toMatchObject({ status: 502, body: { code: 'UPSTREAM_FAILED', message: 'The catalogue answered 503', details: { status: 503 } } });
+    expect(upstream).toMatchObject({
+      status: 502,
+      body: { code: 'UPSTREAM_FAILED', message: 'The catalogue answered 503', details: { status: 503 } },
+    });
     for (const name of ['broken', 'malformed']) {
       const res = await options(`options-probe/1/parameters/${name}`, ann.key);
       expect([name, res.status, res.body.code, res.body.message]).toEqual([name, 500, 'INTERNAL', 'Internal server error']);
@@ -136,6 +151,9 @@ describe('GET /api/v1/node-types/:type/:version/parameters/:name/options', () =>
     const schema = doc.body.components.schemas[ref.split('/').pop()!];
     expect(schema).toMatchObject({ required: ['items'], properties: { items: { type: 'array' } } });
     const item = doc.body.components.schemas[schema.properties.items.items.$ref.split('/').pop()];
-    expect(item).toMatchObject({ required: ['value', 'label'], properties: { value: { oneOf: expect.any(Array) }, label: { type: 'string' }, description: { type: 'string' } } });
+    expect(item).toMatchObject({
+      required: ['value', 'label'],
+      properties: { value: { oneOf: expect.any(Array) }, label: { type: 'string' }, description: { type: 'string' } },
+    });
   });
 });

@@ -17,7 +17,12 @@ describe('node tests', () => {
           nodes: [
             { id: 'trigger', type: 'webhook-trigger', parameters: {} },
             { id: 'shape', type: 'set', parameters: { fields: { shaped: true } } },
-            { id: 'send', type: 'http-request', parameters: { method: 'POST', url: `${upstream.url}/echo/sent`, body: 'input' }, parameterMode: { body: 'expression' } },
+            {
+              id: 'send',
+              type: 'http-request',
+              parameters: { method: 'POST', url: `${upstream.url}/echo/sent`, body: 'input' },
+              parameterMode: { body: 'expression' },
+            },
             { id: 'side', type: 'set', parameters: { fields: { side: true } } },
           ],
           edges: [
@@ -41,7 +46,13 @@ describe('node tests', () => {
   it('runs one node alone on the input given, recording only it', async () => {
     const answered = await test({ nodeId: 'shape', input: { order: 7 } });
     expect(answered.status).toBe(200);
-    expect(answered.body).toMatchObject({ status: 'succeeded', trigger: 'node-test', runType: 'test', nodeTest: { nodeId: 'shape', andAfter: false }, output: [{ order: 7, shaped: true }] });
+    expect(answered.body).toMatchObject({
+      status: 'succeeded',
+      trigger: 'node-test',
+      runType: 'test',
+      nodeTest: { nodeId: 'shape', andAfter: false },
+      output: [{ order: 7, shaped: true }],
+    });
     expect(ranNodes(answered.body)).toEqual([['shape', 'succeeded']]);
     expect(upstream.received).toHaveLength(0);
   });
@@ -57,7 +68,9 @@ describe('node tests', () => {
 
   it('takes the data pinned on the node in the draft, which publishing leaves out', async () => {
     const current = await t.request('GET', `/api/v1/workflows/${workflowId}`);
-    const pinned = await t.request('PUT', `/api/v1/workflows/${workflowId}`, { body: { definition: { ...current.body.definition, pinnedData: { shape: { pinned: 'yes' } } } } });
+    const pinned = await t.request('PUT', `/api/v1/workflows/${workflowId}`, {
+      body: { definition: { ...current.body.definition, pinnedData: { shape: { pinned: 'yes' } } } },
+    });
     expect(pinned.status).toBe(200);
     expect(pinned.body.definition.pinnedData).toEqual({ shape: { pinned: 'yes' } });
     expect((await test({ nodeId: 'shape' })).body.output).toEqual([{ pinned: 'yes', shaped: true }]);
@@ -72,7 +85,9 @@ describe('node tests', () => {
   it("takes the node's input from an earlier run when none is given or pinned", async () => {
     const current = await t.request('GET', `/api/v1/workflows/${workflowId}`);
     await t.request('PUT', `/api/v1/workflows/${workflowId}`, { body: { definition: { ...current.body.definition, pinnedData: {} } } });
-    const earlier = await t.request('POST', `/api/v1/workflows/${workflowId}/runs`, { body: { runType: 'test', input: { from: 'earlier' } } });
+    const earlier = await t.request('POST', `/api/v1/workflows/${workflowId}/runs`, {
+      body: { runType: 'test', input: { from: 'earlier' } },
+    });
     await waitForRun(t.request, earlier.body.id);
     const answered = await test({ nodeId: 'side', fromRunId: earlier.body.id });
     expect(answered.body.output).toEqual([{ from: 'earlier', side: true }]);
@@ -84,11 +99,16 @@ describe('node tests', () => {
     expect(none.body.details.fields).toEqual([{ field: 'input', reason: expect.stringContaining('pin data on node "shape"') }]);
     expect((await test({ nodeId: 'ghost', input: 1 })).body.details.fields[0]).toMatchObject({ field: 'nodeId' });
     const pin = await t.request('GET', `/api/v1/workflows/${workflowId}`);
-    const bad = await t.request('PUT', `/api/v1/workflows/${workflowId}`, { body: { definition: { ...pin.body.definition, pinnedData: { ghost: 1 } } } });
+    const bad = await t.request('PUT', `/api/v1/workflows/${workflowId}`, {
+      body: { definition: { ...pin.body.definition, pinnedData: { ghost: 1 } } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.details.fields).toEqual([{ field: 'pinnedData.ghost', reason: 'names no node of the workflow' }]);
     const viewer = await t.createUser('viewer');
     await t.request('PUT', `/api/v1/workflows/${workflowId}/members/${viewer.id}`, { body: { role: 'viewer' } });
-    expect((await t.request('POST', `/api/v1/workflows/${workflowId}/node-tests`, { key: viewer.key, body: { nodeId: 'shape', input: 1 } })).status).toBe(403);
+    expect(
+      (await t.request('POST', `/api/v1/workflows/${workflowId}/node-tests`, { key: viewer.key, body: { nodeId: 'shape', input: 1 } }))
+        .status,
+    ).toBe(403);
   });
 });

@@ -29,7 +29,10 @@ describe('OpenAPI response schemas', () => {
 
   const operations = () =>
     Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
-      METHODS.filter((method) => item[method]).map((method) => ({ name: `${method.toUpperCase()} ${path}`, operation: item[method] as Json })),
+      METHODS.filter((method) => item[method]).map((method) => ({
+        name: `${method.toUpperCase()} ${path}`,
+        operation: item[method] as Json,
+      })),
     );
 
   /** The schema of a response as ajv reads it: the document's components, made strict. */
@@ -96,13 +99,18 @@ describe('OpenAPI response schemas', () => {
     const file = await waitForFile(t, collectionId, fileId);
     expect(file.status).toBe('indexed');
     expectValid(validatorOf('/api/v1/collections/{id}/files/{fileId}', 'get', '200'), file);
-    expectValid(validatorOf('/api/v1/collections/{id}/files', 'get', '200'), (await t.request('GET', `/api/v1/collections/${collectionId}/files`)).body);
+    expectValid(
+      validatorOf('/api/v1/collections/{id}/files', 'get', '200'),
+      (await t.request('GET', `/api/v1/collections/${collectionId}/files`)).body,
+    );
     const content = await t.request('GET', `/api/v1/collections/${collectionId}/files/${fileId}/content`);
     expectValid(validatorOf('/api/v1/collections/{id}/files/{fileId}/content', 'get', '200'), content.body);
     const stats = await t.request('GET', `/api/v1/collections/${collectionId}/stats`);
     expectValid(validatorOf('/api/v1/collections/{id}/stats', 'get', '200'), stats.body);
 
-    const search = await t.request('POST', `/api/v1/collections/${collectionId}/search`, { body: { text: 'which animal crossed the river?', top_k: '5' } });
+    const search = await t.request('POST', `/api/v1/collections/${collectionId}/search`, {
+      body: { text: 'which animal crossed the river?', top_k: '5' },
+    });
     expect(search.status).toBe(200);
     expect(search.body.result.length).toBeGreaterThan(0);
     expectValid(validatorOf('/api/v1/collections/{id}/search', 'post', '200'), search.body);
@@ -124,14 +132,19 @@ describe('OpenAPI response schemas', () => {
         { name: 'token', type: 'secret', value: 'sk-openapi-e2e' },
       ],
     };
-    const created = await t.request('POST', '/api/v1/workflows', { body: { name: 'schemas', definition, settings: { maxConcurrentRuns: 2 } } });
+    const created = await t.request('POST', '/api/v1/workflows', {
+      body: { name: 'schemas', definition, settings: { maxConcurrentRuns: 2 } },
+    });
     expect(created.status).toBe(201);
     expectValid(validatorOf('/api/v1/workflows', 'post', '201'), created.body);
     const id = created.body.id;
     const published = await t.request('POST', `/api/v1/workflows/${id}/publish`);
     expect(published.status).toBe(201);
     expectValid(validatorOf('/api/v1/workflows/{id}/publish', 'post', '201'), published.body);
-    expectValid(validatorOf('/api/v1/workflows/{id}/versions', 'get', '200'), (await t.request('GET', `/api/v1/workflows/${id}/versions`)).body);
+    expectValid(
+      validatorOf('/api/v1/workflows/{id}/versions', 'get', '200'),
+      (await t.request('GET', `/api/v1/workflows/${id}/versions`)).body,
+    );
     expectValid(validatorOf('/api/v1/workflows', 'get', '200'), (await t.request('GET', '/api/v1/workflows')).body);
 
     const accepted = await t.request('POST', `/api/v1/workflows/${id}/runs`, { body: { input: [{ amount: 150 }, { amount: 5 }] } });
@@ -160,7 +173,8 @@ function strictSchema(schema: unknown): unknown {
   const out: Json = {};
   for (const [key, value] of Object.entries(rest)) {
     if (key === '$ref') out.$ref = `api${value}`;
-    else if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as Json).map(([name, p]) => [name, strictSchema(p)]));
+    else if (key === 'properties')
+      out.properties = Object.fromEntries(Object.entries(value as Json).map(([name, p]) => [name, strictSchema(p)]));
     else out[key] = strictSchema(value);
   }
   if (out.properties && out.additionalProperties === undefined) out.additionalProperties = false;

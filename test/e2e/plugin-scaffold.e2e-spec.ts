@@ -1,5 +1,16 @@
 import { ChildProcess, spawn, spawnSync, SpawnSyncReturns } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadNodeRegistry } from '../../src/engine/plugin-loader';
@@ -59,7 +70,11 @@ const applyReadmeEdit = (folder: string, sdk: string) => {
 };
 
 /** A plain environment: what a user's shell has, without the variables of the npm running this test. */
-const plainEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...extra });
+const plainEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? tmpdir(),
+  ...extra,
+});
 
 /**
  * Someone new writes a node inside the repository: `npm run plugin:new -- word-count` in a copy of
@@ -70,17 +85,34 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
   let copy: string;
   let plugins: string;
 
-  const scaffold = (...args: string[]) => spawnSync(process.execPath, [join(copy, 'scripts', 'plugin-new.js'), ...args], { cwd: copy, encoding: 'utf8' });
+  const scaffold = (...args: string[]) =>
+    spawnSync(process.execPath, [join(copy, 'scripts', 'plugin-new.js'), ...args], { cwd: copy, encoding: 'utf8' });
 
   const jest = () => {
     const base = require(join(repo, 'jest.config.js'));
     const [pattern, [, swcOptions]] = Object.entries(base.transform)[0] as [string, [string, object]];
-    const config = { rootDir: plugins, testEnvironment: 'node', testMatch: ['<rootDir>/**/*.spec.ts'], transform: { [pattern]: [require.resolve('@swc/jest'), swcOptions] } };
-    return spawnSync(process.execPath, ['--no-node-snapshot', join(repo, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', JSON.stringify(config), '--ci', '--watchman=false'], {
-      cwd: copy,
-      encoding: 'utf8',
-      env: { ...process.env, FORCE_COLOR: '0' },
-    });
+    const config = {
+      rootDir: plugins,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/**/*.spec.ts'],
+      transform: { [pattern]: [require.resolve('@swc/jest'), swcOptions] },
+    };
+    return spawnSync(
+      process.execPath,
+      [
+        '--no-node-snapshot',
+        join(repo, 'node_modules', 'jest', 'bin', 'jest.js'),
+        '--config',
+        JSON.stringify(config),
+        '--ci',
+        '--watchman=false',
+      ],
+      {
+        cwd: copy,
+        encoding: 'utf8',
+        env: { ...process.env, FORCE_COLOR: '0' },
+      },
+    );
   };
 
   beforeAll(() => {
@@ -100,7 +132,8 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('Created plugins/word-count/');
-    for (const file of ['index.ts', 'word-count.parameters.ts', 'word-count.spec.ts']) expect(existsSync(join(plugins, 'word-count', file))).toBe(true);
+    for (const file of ['index.ts', 'word-count.parameters.ts', 'word-count.spec.ts'])
+      expect(existsSync(join(plugins, 'word-count', file))).toBe(true);
     const index = readFileSync(join(plugins, 'word-count', 'index.ts'), 'utf8');
     expect(index).toContain("from '../../src/sdk'");
     expect(index).toContain('parameters: WordCountParameters');
@@ -125,7 +158,18 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     const registry = loadNodeRegistry([plugins]);
     expect(registry.get('word-count')).toMatchObject({
       definition: { type: 'word-count', version: 1, displayName: 'Word Count', defaultRunMode: 'item' },
-      schema: { properties: { message: { type: 'string', minLength: 1, maxLength: 1000, default: 'Hello', title: 'Message', description: expect.stringContaining('Text put in each output') } } },
+      schema: {
+        properties: {
+          message: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 1000,
+            default: 'Hello',
+            title: 'Message',
+            description: expect.stringContaining('Text put in each output'),
+          },
+        },
+      },
     });
   });
 
@@ -145,7 +189,9 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
         },
       });
       expect(created.status).toBe(201);
-      const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input: [{ name: 'Ada' }, { name: 'Grace' }] } });
+      const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, {
+        body: { runType: 'test', input: [{ name: 'Ada' }, { name: 'Grace' }] },
+      });
       const run = await waitForRun(t.request, started.body.runId);
       expect(run.steps[1]).toMatchObject({
         type: 'word-count',
@@ -171,7 +217,10 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     expect(edited.status).toBe(0);
 
     // The spec is no rubber stamp: a required parameter with neither default nor example fails it.
-    writeFileSync(join(plugins, 'word-count', 'word-count.parameters.ts'), readmeEdit('../../src/sdk')['word-count.parameters.ts'].replace("    schema: { examples: ['The quick brown fox'] },\n", ''));
+    writeFileSync(
+      join(plugins, 'word-count', 'word-count.parameters.ts'),
+      readmeEdit('../../src/sdk')['word-count.parameters.ts'].replace("    schema: { examples: ['The quick brown fox'] },\n", ''),
+    );
     const broken = jest();
     expect(broken.stderr).toMatch(/Tests:\s+2 failed, 2 passed, 4 total/);
     expect(broken.status).toBe(1);
@@ -196,7 +245,12 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
 
   /** npm with the registry out of reach: anything that wanted a download would fail. */
   const npm = (cwd: string, ...args: string[]): SpawnSyncReturns<string> =>
-    spawnSync('npm', args, { cwd, encoding: 'utf8', timeout: 180_000, env: plainEnv({ npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/', npm_config_update_notifier: 'false' }) });
+    spawnSync('npm', args, {
+      cwd,
+      encoding: 'utf8',
+      timeout: 180_000,
+      env: plainEnv({ npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/', npm_config_update_notifier: 'false' }),
+    });
 
   const passes = (result: SpawnSyncReturns<string>) => {
     expect([result.status, result.stdout.match(/^# (pass|fail) \d+$/gm)]).toEqual([0, ['# pass 4', '# fail 0']]);
@@ -204,7 +258,11 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
 
   beforeAll(() => {
     // The plugin compiles against the service's built SDK, as a user's would after `npm run build`.
-    const build = spawnSync(process.execPath, [join(repo, 'scripts', 'build-if-needed.js')], { cwd: repo, encoding: 'utf8', timeout: 300_000 });
+    const build = spawnSync(process.execPath, [join(repo, 'scripts', 'build-if-needed.js')], {
+      cwd: repo,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     if (build.status !== 0) throw new Error(`building the service failed: ${build.stderr}`);
     dir = mkdtempSync(join(tmpdir(), 'wcs-outside-plugins-'));
     deployed = mkdtempSync(join(tmpdir(), 'wcs-outside-deployed-'));
@@ -235,7 +293,8 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
       scripts: { build: expect.any(String), test: expect.any(String) },
       devDependencies: { 'workflow-collection-service': expect.stringMatching(/^file:\.\.\//) },
     });
-    for (const file of ['tsconfig.json', 'src/index.ts', 'src/word-count.parameters.ts', 'src/word-count.spec.ts']) expect([file, existsSync(join(plugin, file))]).toEqual([file, true]);
+    for (const file of ['tsconfig.json', 'src/index.ts', 'src/word-count.parameters.ts', 'src/word-count.spec.ts'])
+      expect([file, existsSync(join(plugin, file))]).toEqual([file, true]);
     expect(readFileSync(join(plugin, 'src', 'index.ts'), 'utf8')).toContain("from 'workflow-collection-service/sdk'");
     // Links, not copies: nothing was downloaded, and the service's SDK is the one built above.
     expect(lstatSync(join(plugin, 'node_modules', 'workflow-collection-service')).isSymbolicLink()).toBe(true);
@@ -264,7 +323,15 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
 
     const child = spawn(process.execPath, ['--no-node-snapshot', join(repo, 'dist', 'src', 'main.js')], {
       cwd: repo,
-      env: plainEnv({ DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, PLUGIN_PATHS: deployed, EMBEDDING_THREADS: '1', LOG_LEVEL: 'info' }),
+      env: plainEnv({
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        BOOTSTRAP_API_KEY: BOOTSTRAP_KEY,
+        PLUGIN_PATHS: deployed,
+        EMBEDDING_THREADS: '1',
+        LOG_LEVEL: 'info',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     server = child;
@@ -306,9 +373,20 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
       parameters: {
         type: 'object',
         properties: {
-          text: { title: 'Text', description: 'Text to count, e.g. the expression `item.content`.', type: 'string', examples: ['The quick brown fox'] },
+          text: {
+            title: 'Text',
+            description: 'Text to count, e.g. the expression `item.content`.',
+            type: 'string',
+            examples: ['The quick brown fox'],
+          },
           unit: { description: 'What to count.', enum: ['words', 'characters'], type: 'string', default: 'words' },
-          cap: { description: 'Counts above this are reported as this.', type: 'integer', minimum: 1, maximum: 1_000_000, default: 100_000 },
+          cap: {
+            description: 'Counts above this are reported as this.',
+            type: 'integer',
+            minimum: 1,
+            maximum: 1_000_000,
+            default: 100_000,
+          },
         },
         required: ['text'],
         additionalProperties: false,
@@ -329,8 +407,14 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
 
     const created = await call('POST', '/api/v1/workflows', { name: 'count', definition: definition('words') });
     expect(created.status).toBe(201);
-    const run = await call('POST', `/api/v1/workflows/${created.body.id}/runs?wait=30`, { runType: 'test', input: [{ text: 'one two three' }, { text: 'four' }] });
+    const run = await call('POST', `/api/v1/workflows/${created.body.id}/runs?wait=30`, {
+      runType: 'test',
+      input: [{ text: 'one two three' }, { text: 'four' }],
+    });
     expect(run.status).toBe(200);
-    expect(run.body).toMatchObject({ status: 'succeeded', steps: [{ nodeId: 'trigger' }, { nodeId: 'count', type: 'word-count', status: 'succeeded', output: [{ count: 3 }, { count: 1 }] }] });
+    expect(run.body).toMatchObject({
+      status: 'succeeded',
+      steps: [{ nodeId: 'trigger' }, { nodeId: 'count', type: 'word-count', status: 'succeeded', output: [{ count: 3 }, { count: 1 }] }],
+    });
   }, 180_000);
 });

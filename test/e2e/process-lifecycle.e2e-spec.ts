@@ -35,7 +35,16 @@ describe('npm start: a signal to npm stops the service', () => {
     dataDirs.push(dataDir);
     const spawned = spawnCollecting('npm', ['start'], {
       cwd: root,
-      env: { ...process.env, HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', EMBEDDING_THREADS: '1', BOOTSTRAP_API_KEY: KEY, REDIS_URL: '', ...env },
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+        EMBEDDING_THREADS: '1',
+        BOOTSTRAP_API_KEY: KEY,
+        REDIS_URL: '',
+        ...env,
+      },
     });
     started.push(spawned);
     return spawned;
@@ -59,17 +68,21 @@ describe('npm start: a signal to npm stops the service', () => {
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'shutdown complete', signal, ms: expect.any(Number) }));
   };
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('API and workers in one process (APP_ROLE=all): %s', async (signal) => {
-    const port = await freePort();
-    const spawned = npmStart({ APP_ROLE: 'all', PORT: String(port) });
-    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned);
-    const pid = servicePid(spawned, 'listening');
-    expect(pid).not.toBe(spawned.child.pid);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'API and workers in one process (APP_ROLE=all): %s',
+    async (signal) => {
+      const port = await freePort();
+      const spawned = npmStart({ APP_ROLE: 'all', PORT: String(port) });
+      await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned);
+      const pid = servicePid(spawned, 'listening');
+      expect(pid).not.toBe(spawned.child.pid);
 
-    spawned.child.kill(signal);
+      spawned.child.kill(signal);
 
-    await expectStoppedCleanly(spawned, pid, port, signal);
-  }, 150_000);
+      await expectStoppedCleanly(spawned, pid, port, signal);
+    },
+    150_000,
+  );
 
   it('while it stops: new requests get 503, a ?wait= call answers at once, a node that must not run twice finishes', async () => {
     const upstream = await startUpstream();
@@ -80,7 +93,11 @@ describe('npm start: a signal to npm stops the service', () => {
       await waitForHttp(`${url}/health/ready`, spawned);
       const pid = servicePid(spawned, 'listening');
       const call = (path: string, body?: unknown) =>
-        fetch(url + path, { method: 'POST', headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+        fetch(url + path, {
+          method: 'POST',
+          headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
       const created = (await (
         await call('/api/v1/workflows', {
           name: 'slow post',
@@ -134,7 +151,10 @@ describe('npm start: a signal to npm stops the service', () => {
 
     const ready = await fetch(`${health}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ok', info: { store: { status: 'up' }, queue: { status: 'up' }, index: { status: 'up' } } });
+    expect(await ready.json()).toMatchObject({
+      status: 'ok',
+      info: { store: { status: 'up' }, queue: { status: 'up' }, index: { status: 'up' } },
+    });
     const metrics = await fetch(`${health}/metrics`);
     expect(metrics.status).toBe(200);
     expect(metrics.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -143,7 +163,11 @@ describe('npm start: a signal to npm stops the service', () => {
     expect(text).toContain('# TYPE process_resident_memory_bytes gauge');
     const missing = await fetch(`${health}/api/v1/collections`);
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ code: 'NOT_FOUND', message: 'No route for GET /api/v1/collections', requestId: missing.headers.get('x-request-id') });
+    expect(await missing.json()).toEqual({
+      code: 'NOT_FOUND',
+      message: 'No route for GET /api/v1/collections',
+      requestId: missing.headers.get('x-request-id'),
+    });
 
     spawned.child.kill('SIGTERM');
 

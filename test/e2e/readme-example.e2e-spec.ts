@@ -29,9 +29,16 @@ describe("README's worked example", () => {
     llm = await ScriptedAgentLlm.start({ apiKey: 'sk-readme-example' });
     embeddings = await FakeEmbeddingsServer.start();
     upstream = await startUpstream();
-    t = await startTestApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1', EMBEDDINGS_URL: embeddings.url, LLM_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-readme-example', LLM_MODEL: 'scripted-mini' });
+    t = await startTestApp({
+      FETCH_ALLOWED_HOSTS: '127.0.0.1',
+      EMBEDDINGS_URL: embeddings.url,
+      LLM_URL: `${llm.url}/v1`,
+      LLM_API_KEY: 'sk-readme-example',
+      LLM_MODEL: 'scripted-mini',
+    });
     collectionId = await createCollection(t, 'River notes');
-    for (const id of (await addNotes(t, collectionId, 3)).keys()) expect((await waitForFile(t, collectionId, id, ['indexed'])).status).toBe('indexed');
+    for (const id of (await addNotes(t, collectionId, 3)).keys())
+      expect((await waitForFile(t, collectionId, id, ['indexed'])).status).toBe('indexed');
   }, 180_000);
 
   afterAll(async () => {
@@ -67,17 +74,31 @@ describe("README's worked example", () => {
     const review = waiting.steps.find((step: any) => step.nodeId === 'review');
     expect(review.output.summary).toBe('Send this answer to ada@example.com?\n\nThe heron crossed at mile 3 [note-01.txt].');
     const agent = waiting.steps.find((step: any) => step.nodeId === 'answer');
-    expect(agent.subSteps.map((sub: any) => `${sub.kind}:${sub.name}`)).toEqual(['model:scripted-mini', 'tool:search_collections', 'model:scripted-mini']);
+    expect(agent.subSteps.map((sub: any) => `${sub.kind}:${sub.name}`)).toEqual([
+      'model:scripted-mini',
+      'tool:search_collections',
+      'model:scripted-mini',
+    ]);
     const notified = upstream.received.find((request) => request.path === '/echo/notify' && JSON.parse(request.body).runId === runId);
-    expect(JSON.parse(notified!.body)).toMatchObject({ summary: review.output.summary, approvalUrl: expect.stringContaining('/approvals/') });
+    expect(JSON.parse(notified!.body)).toMatchObject({
+      summary: review.output.summary,
+      approvalUrl: expect.stringContaining('/approvals/'),
+    });
     expect(upstream.received.some((request) => request.path === '/echo/send')).toBe(false);
 
-    const decided = await t.request('POST', `/api/v1/runs/${runId}/approvals/review`, { body: { decision: 'approved', fields: { note: 'checked' } } });
+    const decided = await t.request('POST', `/api/v1/runs/${runId}/approvals/review`, {
+      body: { decision: 'approved', fields: { note: 'checked' } },
+    });
     expect(decided.status).toBe(200);
     const finished = await waitForRun(t.request, runId, { statuses: ['succeeded', 'failed'], timeoutMs: 90_000 });
     expect(finished.status).toBe('succeeded');
     const sent = upstream.received.filter((request) => request.path === '/echo/send');
     expect(sent).toHaveLength(1);
-    expect(JSON.parse(sent[0].body)).toMatchObject({ to: 'ada@example.com', text: 'The heron crossed at mile 3 [note-01.txt].', note: 'checked', approvedBy: { type: 'user' } });
+    expect(JSON.parse(sent[0].body)).toMatchObject({
+      to: 'ada@example.com',
+      text: 'The heron crossed at mile 3 [note-01.txt].',
+      note: 'checked',
+      approvedBy: { type: 'user' },
+    });
   }, 240_000);
 });

@@ -24,7 +24,11 @@ describe('whose rights a run uses', () => {
     privateCollection = await createCollection(t, 'Private');
     const form = new FormData();
     form.append('file', new Blob([SECRET_TEXT], { type: 'text/plain' }), 'codes.txt');
-    const upload = await fetch(`${t.url}/api/v1/collections/${privateCollection}/files/upload`, { method: 'POST', headers: { 'x-api-key': t.admin.key }, body: form });
+    const upload = await fetch(`${t.url}/api/v1/collections/${privateCollection}/files/upload`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.admin.key },
+      body: form,
+    });
     expect(upload.status).toBe(201);
     expect((await waitForFile(t, privateCollection, ((await upload.json()) as { id: string }).id)).status).toBe('indexed');
   });
@@ -38,7 +42,9 @@ describe('whose rights a run uses', () => {
   const sharedWorkflow = async (name: string) => {
     const created = await t.request('POST', '/api/v1/workflows', { body: { name } });
     expect(created.status).toBe(201);
-    expect((await t.request('PUT', `/api/v1/workflows/${created.body.id}/members/${editor.id}`, { body: { role: 'editor' } })).status).toBe(200);
+    expect((await t.request('PUT', `/api/v1/workflows/${created.body.id}/members/${editor.id}`, { body: { role: 'editor' } })).status).toBe(
+      200,
+    );
     return created.body.id as string;
   };
 
@@ -62,19 +68,29 @@ describe('whose rights a run uses', () => {
     return scheduler.tick(new Date(iso));
   };
 
-  const scheduledRuns = async (workflowId: string) => (await t.request('GET', `/api/v1/runs?workflowId=${workflowId}`)).body.items as Array<{ id: string; trigger: string }>;
+  const scheduledRuns = async (workflowId: string) =>
+    (await t.request('GET', `/api/v1/runs?workflowId=${workflowId}`)).body.items as Array<{ id: string; trigger: string }>;
 
   it("refuses the escalation: an editor's scheduled version reads nothing the editor may not read", async () => {
     const workflowId = await sharedWorkflow('nightly report');
     // The editor replaces the definition and publishes it.
-    expect((await t.request('PUT', `/api/v1/workflows/${workflowId}`, { key: editor.key, body: { definition: readPrivateOnSchedule() } })).status).toBe(200);
+    expect(
+      (await t.request('PUT', `/api/v1/workflows/${workflowId}`, { key: editor.key, body: { definition: readPrivateOnSchedule() } }))
+        .status,
+    ).toBe(200);
     expect((await t.request('POST', `/api/v1/workflows/${workflowId}/publish`, { key: editor.key })).status).toBe(201);
     expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body).toMatchObject({ role: 'owner', activatedBy: editor.id });
 
     expect(await tickAt('2032-01-01T00:05:00Z')).toBe(1);
     const [started] = await scheduledRuns(workflowId);
     const record = await waitForRun(t.request, started.id);
-    expect(record).toMatchObject({ trigger: 'schedule', startedBy: editor.id, actingUserId: editor.id, status: 'failed', error: { nodeId: 'list' } });
+    expect(record).toMatchObject({
+      trigger: 'schedule',
+      startedBy: editor.id,
+      actingUserId: editor.id,
+      status: 'failed',
+      error: { nodeId: 'list' },
+    });
     expect(JSON.stringify(record)).not.toContain('launch codes');
     expect(record.steps.find((s: { nodeId: string }) => s.nodeId === 'read').status).toBe('skipped');
   });
@@ -106,7 +122,9 @@ describe('whose rights a run uses', () => {
       ],
       edges: [{ from: 'tick', to: 'shape' }],
     };
-    expect((await t.request('PUT', `/api/v1/workflows/${workflowId}`, { key: editor.key, body: { definition: harmless } })).status).toBe(200);
+    expect((await t.request('PUT', `/api/v1/workflows/${workflowId}`, { key: editor.key, body: { definition: harmless } })).status).toBe(
+      200,
+    );
     expect((await t.request('POST', `/api/v1/workflows/${workflowId}/publish`, { key: editor.key })).status).toBe(201);
     expect((await t.request('DELETE', `/api/v1/workflows/${workflowId}/members/${editor.id}`)).status).toBe(204);
     expect(await tickAt('2032-03-01T00:05:00Z')).toBeGreaterThanOrEqual(1);
@@ -143,7 +161,11 @@ describe('whose rights a run uses', () => {
     const started = await t.request('POST', `/api/v1/workflows/${failing.body.id}/runs`, { key: editor.key, body: {} });
     expect((await waitForRun(t.request, started.body.id, { key: editor.key })).status).toBe('failed');
     let errorRuns: Array<{ id: string; trigger: string }> = [];
-    for (const deadline = Date.now() + 30_000; errorRuns.length === 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    for (
+      const deadline = Date.now() + 30_000;
+      errorRuns.length === 0 && Date.now() < deadline;
+      await new Promise((r) => setTimeout(r, 100))
+    ) {
       errorRuns = (await t.request('GET', `/api/v1/runs?workflowId=${handler.body.id}`, { key: editor.key })).body.items;
     }
     expect(errorRuns).toHaveLength(1);
@@ -170,7 +192,10 @@ describe('whose rights a run uses', () => {
     });
     expect(refused.status).toBe(400);
     expect(refused.body.details.fields).toEqual([{ field: 'settings.errorWorkflowId', reason: expect.stringContaining('editor role') }]);
-    const itself = await t.request('PUT', `/api/v1/workflows/${mine.body.id}`, { key: editor.key, body: { definition: mine.body.definition, settings: { errorWorkflowId: mine.body.id } } });
+    const itself = await t.request('PUT', `/api/v1/workflows/${mine.body.id}`, {
+      key: editor.key,
+      body: { definition: mine.body.definition, settings: { errorWorkflowId: mine.body.id } },
+    });
     expect(itself.status).toBe(400);
     expect(itself.body.details.fields[0].field).toBe('settings.errorWorkflowId');
   });
@@ -193,7 +218,9 @@ describe('whose rights a run uses', () => {
     expect(created.status).toBe(201);
     expect(created.body.settings.stepData).toEqual({ succeeded: 'none', failed: 'all' });
     await t.request('PUT', `/api/v1/workflows/${created.body.id}/members/${viewer.id}`, { body: { role: 'viewer' } });
-    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input: { private: 'input' } } });
+    const started = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, {
+      body: { runType: 'test', input: { private: 'input' } },
+    });
     const record = await waitForRun(t.request, started.body.id, { key: viewer.key });
     expect(record.status).toBe('succeeded');
     expect(record.steps.map((s: Record<string, unknown>) => [s.nodeId, s.status, 'input' in s, 'output' in s])).toEqual([
@@ -231,7 +258,10 @@ describe('whose rights a run uses', () => {
 
   it('says how each run started and which workflow it belongs to, and answers the webhook with the run id', async () => {
     const created = await t.request('POST', '/api/v1/workflows', { body: { name: 'labelled' } });
-    const fromConsole = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test' }, headers: { 'x-run-source': 'console' } });
+    const fromConsole = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, {
+      body: { runType: 'test' },
+      headers: { 'x-run-source': 'console' },
+    });
     expect(fromConsole.status).toBe(202);
     expect(fromConsole.body).toMatchObject({ id: fromConsole.body.runId, status: 'queued' });
     const plain = await t.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test' } });

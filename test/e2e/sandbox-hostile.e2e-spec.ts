@@ -13,18 +13,68 @@ const MEMORY_MB = 16;
 /** Each Code node payload, and what its run now answers: the step's error code and message. */
 const CODE_CORPUS: Array<[name: string, code: string, errorCode: string, message: RegExp]> = [
   // V8 ends the isolate's process, unless the CPU limit stops the garbage collector's last attempts first.
-  ['a huge array', 'return new Array(1e9).fill(0).length;', 'MEMORY_LIMIT|TIMEOUT', /used more than its 16 MB of memory \(its sandbox process died and was replaced\)|used more than its 300 ms of CPU time/],
-  ['arrays until the heap is full', 'const a = []; for (;;) a.push(new Array(1e6).fill(7));', 'MEMORY_LIMIT', /used more than its 16 MB of memory/],
-  ['a huge typed array', 'return new Float64Array(2 ** 28).length;', 'CODE_ERROR', /RangeError: Array buffer allocation failed \(line 1, column 8\)/],
-  ['typed arrays until the heap is full', 'const all = []; for (;;) all.push(new Uint8Array(1e7));', 'CODE_ERROR', /RangeError: Array buffer allocation failed/],
+  [
+    'a huge array',
+    'return new Array(1e9).fill(0).length;',
+    'MEMORY_LIMIT|TIMEOUT',
+    /used more than its 16 MB of memory \(its sandbox process died and was replaced\)|used more than its 300 ms of CPU time/,
+  ],
+  [
+    'arrays until the heap is full',
+    'const a = []; for (;;) a.push(new Array(1e6).fill(7));',
+    'MEMORY_LIMIT',
+    /used more than its 16 MB of memory/,
+  ],
+  [
+    'a huge typed array',
+    'return new Float64Array(2 ** 28).length;',
+    'CODE_ERROR',
+    /RangeError: Array buffer allocation failed \(line 1, column 8\)/,
+  ],
+  [
+    'typed arrays until the heap is full',
+    'const all = []; for (;;) all.push(new Uint8Array(1e7));',
+    'CODE_ERROR',
+    /RangeError: Array buffer allocation failed/,
+  ],
   ["'x'.repeat(2**29)", 'return "x".repeat(2 ** 29);', 'CODE_ERROR', /RangeError: Invalid string length \(line 1, column 12\)/],
-  ['a string doubled past the limit', 'let s = "x"; for (let i = 0; i < 40; i++) s = s + s; return s.length;', 'CODE_ERROR', /RangeError: Invalid string length/],
-  ['deep recursion', 'const f = (n) => f(n + 1) + 1;\nreturn f(0);', 'CODE_ERROR', /RangeError: Maximum call stack size exceeded \(line 1, column \d+\)/],
-  ['JSON.parse of a huge string', 'return JSON.parse("[" + "1,".repeat(2 ** 24) + "1]").length;', 'TIMEOUT|MEMORY_LIMIT', /CPU time|memory/],
-  ['WebAssembly.Memory growth', 'const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 });\nfor (;;) m.grow(100);', 'CODE_ERROR', /ReferenceError: WebAssembly is not defined \(line 1, column 11\)/],
-  ['an endless promise chain', 'const loop = () => Promise.resolve().then(loop);\nloop();\nreturn 1;', 'TIMEOUT|MEMORY_LIMIT', /CPU time|memory/],
+  [
+    'a string doubled past the limit',
+    'let s = "x"; for (let i = 0; i < 40; i++) s = s + s; return s.length;',
+    'CODE_ERROR',
+    /RangeError: Invalid string length/,
+  ],
+  [
+    'deep recursion',
+    'const f = (n) => f(n + 1) + 1;\nreturn f(0);',
+    'CODE_ERROR',
+    /RangeError: Maximum call stack size exceeded \(line 1, column \d+\)/,
+  ],
+  [
+    'JSON.parse of a huge string',
+    'return JSON.parse("[" + "1,".repeat(2 ** 24) + "1]").length;',
+    'TIMEOUT|MEMORY_LIMIT',
+    /CPU time|memory/,
+  ],
+  [
+    'WebAssembly.Memory growth',
+    'const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 });\nfor (;;) m.grow(100);',
+    'CODE_ERROR',
+    /ReferenceError: WebAssembly is not defined \(line 1, column 11\)/,
+  ],
+  [
+    'an endless promise chain',
+    'const loop = () => Promise.resolve().then(loop);\nloop();\nreturn 1;',
+    'TIMEOUT|MEMORY_LIMIT',
+    /CPU time|memory/,
+  ],
   ['an endless await loop', '(async () => { for (;;) await null; })();\nreturn 1;', 'TIMEOUT', /used more than its 300 ms of CPU time/],
-  ['Atomics.wait', 'return Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1e9);', 'CODE_ERROR', /ReferenceError: (SharedArrayBuffer|Atomics) is not defined/],
+  [
+    'Atomics.wait',
+    'return Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1e9);',
+    'CODE_ERROR',
+    /ReferenceError: (SharedArrayBuffer|Atomics) is not defined/,
+  ],
   ['an endless loop', 'while (true) {}', 'TIMEOUT', /used more than its 300 ms of CPU time/],
   [
     'CVE-2025-68613 (this of a sloppy function is the global object)',
@@ -49,16 +99,32 @@ const CODE_CORPUS: Array<[name: string, code: string, errorCode: string, message
 
 /** Expression payloads, in an IF node's condition: the step fails as EXPRESSION_FAILED, its reason says which limit. */
 const EXPRESSION_CORPUS: Array<[name: string, expression: string, reason: RegExp]> = [
-  ['a huge array', '(() => new Array(1e9).fill(0).length)()', /^(MEMORY_LIMIT: used more than its 16 MB of memory|TIMEOUT: used more than its 300 ms of CPU time)/],
+  [
+    'a huge array',
+    '(() => new Array(1e9).fill(0).length)()',
+    /^(MEMORY_LIMIT: used more than its 16 MB of memory|TIMEOUT: used more than its 300 ms of CPU time)/,
+  ],
   ['an endless loop', '(() => { while (true) {} })()', /^TIMEOUT: used more than its 300 ms of CPU time/],
-  ['a builtin join over a billion elements, without a call in the source', '({ __proto__: Array.prototype, length: 1e9 }) + ""', /^TIMEOUT: used more than its 300 ms of CPU time/],
-  ['CVE-2025-68613, as published', "(function(){ return this.process.mainModule.require('child_process').execSync('id').toString() })()", /^TypeError: Cannot read properties of undefined \(reading 'process'\)/],
+  [
+    'a builtin join over a billion elements, without a call in the source',
+    '({ __proto__: Array.prototype, length: 1e9 }) + ""',
+    /^TIMEOUT: used more than its 300 ms of CPU time/,
+  ],
+  [
+    'CVE-2025-68613, as published',
+    "(function(){ return this.process.mainModule.require('child_process').execSync('id').toString() })()",
+    /^TypeError: Cannot read properties of undefined \(reading 'process'\)/,
+  ],
   [
     'CVE-2026-1470, as published',
     "(function(){ var constructor = 123; with(function(){}){ return constructor(\"return process.mainModule.require('child_process').execSync('env').toString().trim()\")() } })()",
     /^SyntaxError: Strict mode code may not include a with statement/,
   ],
-  ['CVE-2026-1470 through the constructor of a template value', '`${variables.constructor.constructor("return process")()}`', /^ReferenceError: process is not defined/],
+  [
+    'CVE-2026-1470 through the constructor of a template value',
+    '`${variables.constructor.constructor("return process")()}`',
+    /^ReferenceError: process is not defined/,
+  ],
 ];
 
 /**
@@ -121,7 +187,13 @@ describe.each(bothQueues('sandbox-hostile'))('hostile code in workflows, on $nam
   /** Creates the workflow, starts it through its webhook and returns the finished run. */
   const run = async (node: Record<string, unknown>, input: unknown = { n: 1 }) => {
     const created = await request('POST', '/api/v1/workflows', {
-      body: { name: `hostile ${node.type}`, definition: { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, node], edges: [{ from: 'trigger', to: node.id }] } },
+      body: {
+        name: `hostile ${node.type}`,
+        definition: {
+          nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, node],
+          edges: [{ from: 'trigger', to: node.id }],
+        },
+      },
     });
     expect(created.status).toBe(201);
     const started = await request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input } });
@@ -133,39 +205,55 @@ describe.each(bothQueues('sandbox-hostile'))('hostile code in workflows, on $nam
   /** What must hold after every payload. */
   const expectServiceUnharmed = async () => {
     expect((await request('GET', '/health')).status).toBe(200);
-    const ordinary = await run({ id: 'ordinary', type: 'code', parameters: { code: 'return { next: input.n + 1, items: [1, 2].map((x) => x * input.n) };' } }, { n: 2 });
+    const ordinary = await run(
+      { id: 'ordinary', type: 'code', parameters: { code: 'return { next: input.n + 1, items: [1, 2].map((x) => x * input.n) };' } },
+      { n: 2 },
+    );
     expect(ordinary.status).toBe('succeeded');
     expect(ordinary.output).toEqual({ next: 3, items: [2, 4] });
     expect(service.child.exitCode).toBeNull();
     expect(service.child.pid).toBe(pid);
   };
 
-  it.each(CODE_CORPUS)('Code node: %s', async (_, code, errorCode, message) => {
-    const record = await run({ id: 'hostile', type: 'code', parameters: { code } });
-    if (errorCode === '') {
-      // Not an error at all: the sandbox's global object has nothing of the host.
-      expect(record.status).toBe('succeeded');
-      expect(record.output).toBe('undefinedundefined');
-    } else {
+  it.each(CODE_CORPUS)(
+    'Code node: %s',
+    async (_, code, errorCode, message) => {
+      const record = await run({ id: 'hostile', type: 'code', parameters: { code } });
+      if (errorCode === '') {
+        // Not an error at all: the sandbox's global object has nothing of the host.
+        expect(record.status).toBe('succeeded');
+        expect(record.output).toBe('undefinedundefined');
+      } else {
+        expect(record.status).toBe('failed');
+        const step = stepOf(record);
+        expect(step.status).toBe('failed');
+        expect(step.attempts).toBe(1);
+        expect(step.error.code).toMatch(new RegExp(`^(${errorCode})$`));
+        expect(step.error.message).toMatch(/^The code of node "hostile" failed: /);
+        expect(step.error.message).toMatch(message);
+        expect(step.error.details).toMatchObject({ nodeId: 'hostile' });
+      }
+      await expectServiceUnharmed();
+    },
+    120_000,
+  );
+
+  it.each(EXPRESSION_CORPUS)(
+    'expression: %s',
+    async (_, expression, reason) => {
+      const record = await run({
+        id: 'hostile',
+        type: 'if',
+        parameters: { condition: expression },
+        parameterMode: { condition: 'expression' },
+      });
       expect(record.status).toBe('failed');
       const step = stepOf(record);
-      expect(step.status).toBe('failed');
-      expect(step.attempts).toBe(1);
-      expect(step.error.code).toMatch(new RegExp(`^(${errorCode})$`));
-      expect(step.error.message).toMatch(/^The code of node "hostile" failed: /);
-      expect(step.error.message).toMatch(message);
-      expect(step.error.details).toMatchObject({ nodeId: 'hostile' });
-    }
-    await expectServiceUnharmed();
-  }, 120_000);
-
-  it.each(EXPRESSION_CORPUS)('expression: %s', async (_, expression, reason) => {
-    const record = await run({ id: 'hostile', type: 'if', parameters: { condition: expression }, parameterMode: { condition: 'expression' } });
-    expect(record.status).toBe('failed');
-    const step = stepOf(record);
-    expect(step.error.code).toBe('EXPRESSION_FAILED');
-    expect(step.error.message).toMatch(/^Expression of parameter "condition" in node "hostile" failed: /);
-    expect(step.error.details.reason).toMatch(reason);
-    await expectServiceUnharmed();
-  }, 120_000);
+      expect(step.error.code).toBe('EXPRESSION_FAILED');
+      expect(step.error.message).toMatch(/^Expression of parameter "condition" in node "hostile" failed: /);
+      expect(step.error.details.reason).toMatch(reason);
+      await expectServiceUnharmed();
+    },
+    120_000,
+  );
 });

@@ -28,7 +28,9 @@ describe('validation at both doors', () => {
     t = await startTestApp();
     collectionId = (await t.request('POST', '/api/v1/collections', { body: { name: 'Validation' } })).body.id;
     const remote = new Client({ name: 'e2e', version: '1.0.0' });
-    await remote.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${t.admin.key}` } } }));
+    await remote.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${t.admin.key}` } } }),
+    );
     const local = new Client({ name: 'e2e', version: '1.0.0' });
     await local.connect(
       new StdioClientTransport({
@@ -72,10 +74,15 @@ describe('validation at both doors', () => {
   };
 
   /** A REST field error as the tool reports it: under the argument's name, in the reason too. */
-  const asArgument = (renames: Record<string, string>) => (error: FieldError): FieldError => {
-    const argument = renames[error.field] ?? error.field;
-    return { field: argument, reason: error.reason.startsWith(`${error.field} `) ? `${argument}${error.reason.slice(error.field.length)}` : error.reason };
-  };
+  const asArgument =
+    (renames: Record<string, string>) =>
+    (error: FieldError): FieldError => {
+      const argument = renames[error.field] ?? error.field;
+      return {
+        field: argument,
+        reason: error.reason.startsWith(`${error.field} `) ? `${argument}${error.reason.slice(error.field.length)}` : error.reason,
+      };
+    };
 
   const search = (body: unknown) => t.request('POST', `/api/v1/collections/${collectionId}/search`, { body });
   const addFile = (body: unknown) => t.request('POST', `/api/v1/collections/${collectionId}/files`, { body });
@@ -84,16 +91,79 @@ describe('validation at both doors', () => {
     const long = 'q'.repeat(8193);
 
     it.each([
-      ['a too-long query', () => search({ text: long }), 'service_search_collection', () => ({ collection_id: collectionId, query: long }), [{ field: 'text', reason: 'text must be shorter than or equal to 8192 characters' }]],
-      ['an offset over the max', () => search({ text: 'x', offset: 1001 }), 'service_search_collection', () => ({ collection_id: collectionId, query: 'x', offset: 1001 }), [{ field: 'offset', reason: 'offset must not be greater than 1000' }]],
-      ['an unknown field', () => search({ text: 'x', extra: 1 }), 'service_search_collection', () => ({ collection_id: collectionId, query: 'x', extra: 1 }), [{ field: 'extra', reason: 'property extra should not exist' }]],
-      ['a missing query', () => search({ offset: 2 }), 'service_search_collection', () => ({ collection_id: collectionId, offset: 2 }), [{ field: 'text', reason: 'is required' }]],
-      ['a missing name', () => addFile({ url: 'https://example.com/a.pdf' }), 'service_add_file_to_collection', () => ({ collection_id: collectionId, url: 'https://example.com/a.pdf' }), [{ field: 'name', reason: 'is required' }]],
-      ['a missing name and url', () => addFile({}), 'service_add_file_to_collection', () => ({ collection_id: collectionId }), [{ field: 'name', reason: 'is required' }, { field: 'url', reason: 'is required' }]],
-      ['a url that is not one', () => addFile({ name: 'a.pdf', url: 'not a url' }), 'service_add_file_to_collection', () => ({ collection_id: collectionId, name: 'a.pdf', url: 'not a url' }), [{ field: 'url', reason: 'url must be an absolute URL, e.g. https://example.com/report.pdf' }]],
-      ['a name too long', () => addFile({ name: 'n'.repeat(256), url: 'https://example.com/a.pdf' }), 'service_add_file_to_collection', () => ({ collection_id: collectionId, name: 'n'.repeat(256), url: 'https://example.com/a.pdf' }), [{ field: 'name', reason: 'name must be shorter than or equal to 255 characters' }]],
-      ['a negative offset', () => t.request('GET', `/api/v1/collections/${collectionId}/files?offset=-1`), 'service_list_collection_files', () => ({ collection_id: collectionId, offset: -1 }), [{ field: 'offset', reason: 'offset must not be less than 0' }]],
-      ['a blank collection name', () => t.request('POST', '/api/v1/collections', { body: { name: '   ' } }), 'service_create_collection', () => ({ name: '   ' }), [{ field: 'name', reason: 'name must be longer than or equal to 1 characters' }]],
+      [
+        'a too-long query',
+        () => search({ text: long }),
+        'service_search_collection',
+        () => ({ collection_id: collectionId, query: long }),
+        [{ field: 'text', reason: 'text must be shorter than or equal to 8192 characters' }],
+      ],
+      [
+        'an offset over the max',
+        () => search({ text: 'x', offset: 1001 }),
+        'service_search_collection',
+        () => ({ collection_id: collectionId, query: 'x', offset: 1001 }),
+        [{ field: 'offset', reason: 'offset must not be greater than 1000' }],
+      ],
+      [
+        'an unknown field',
+        () => search({ text: 'x', extra: 1 }),
+        'service_search_collection',
+        () => ({ collection_id: collectionId, query: 'x', extra: 1 }),
+        [{ field: 'extra', reason: 'property extra should not exist' }],
+      ],
+      [
+        'a missing query',
+        () => search({ offset: 2 }),
+        'service_search_collection',
+        () => ({ collection_id: collectionId, offset: 2 }),
+        [{ field: 'text', reason: 'is required' }],
+      ],
+      [
+        'a missing name',
+        () => addFile({ url: 'https://example.com/a.pdf' }),
+        'service_add_file_to_collection',
+        () => ({ collection_id: collectionId, url: 'https://example.com/a.pdf' }),
+        [{ field: 'name', reason: 'is required' }],
+      ],
+      [
+        'a missing name and url',
+        () => addFile({}),
+        'service_add_file_to_collection',
+        () => ({ collection_id: collectionId }),
+        [
+          { field: 'name', reason: 'is required' },
+          { field: 'url', reason: 'is required' },
+        ],
+      ],
+      [
+        'a url that is not one',
+        () => addFile({ name: 'a.pdf', url: 'not a url' }),
+        'service_add_file_to_collection',
+        () => ({ collection_id: collectionId, name: 'a.pdf', url: 'not a url' }),
+        [{ field: 'url', reason: 'url must be an absolute URL, e.g. https://example.com/report.pdf' }],
+      ],
+      [
+        'a name too long',
+        () => addFile({ name: 'n'.repeat(256), url: 'https://example.com/a.pdf' }),
+        'service_add_file_to_collection',
+        () => ({ collection_id: collectionId, name: 'n'.repeat(256), url: 'https://example.com/a.pdf' }),
+        [{ field: 'name', reason: 'name must be shorter than or equal to 255 characters' }],
+      ],
+      [
+        'a negative offset',
+        () => t.request('GET', `/api/v1/collections/${collectionId}/files?offset=-1`),
+        'service_list_collection_files',
+        () => ({ collection_id: collectionId, offset: -1 }),
+        [{ field: 'offset', reason: 'offset must not be less than 0' }],
+      ],
+      [
+        'a blank collection name',
+        () => t.request('POST', '/api/v1/collections', { body: { name: '   ' } }),
+        'service_create_collection',
+        () => ({ name: '   ' }),
+        [{ field: 'name', reason: 'name must be longer than or equal to 1 characters' }],
+      ],
     ] as const)('refuses %s alike', async (_case, rest, tool, args, expected) => {
       const overRest = refusedOverRest(await rest());
       expect(overRest).toEqual(expected);
@@ -102,9 +172,14 @@ describe('validation at both doors', () => {
     });
 
     it('refuses top_k over its max at the REST door; the tool has no top_k (it returns ten) and says so', async () => {
-      expect(refusedOverRest(await search({ text: 'x', top_k: 101 }))).toEqual([{ field: 'top_k', reason: 'top_k must not be greater than 100' }]);
+      expect(refusedOverRest(await search({ text: 'x', top_k: 101 }))).toEqual([
+        { field: 'top_k', reason: 'top_k must not be greater than 100' },
+      ]);
       // A count may come as a numeric string (the interface's own example sends one), but only a whole one.
-      expect(refusedOverRest(await search({ text: 'x', top_k: '7.5' }))).toContainEqual({ field: 'top_k', reason: 'top_k must be an integer number' });
+      expect(refusedOverRest(await search({ text: 'x', top_k: '7.5' }))).toContainEqual({
+        field: 'top_k',
+        reason: 'top_k must be an integer number',
+      });
       expect((await search({ text: 'x', top_k: '7' })).status).toBe(200);
       expect(await refusedOverMcp(mcp[kind], 'service_search_collection', { collection_id: collectionId, query: 'x', top_k: 5 })).toEqual([
         { field: 'top_k', reason: 'property top_k should not exist' },
@@ -122,9 +197,15 @@ describe('validation at both doors', () => {
     it('publishes the limits of the DTOs in tools/list', async () => {
       const { tools } = await mcp[kind].listTools();
       const searchTool = tools.find((tool) => tool.name === 'service_search_collection')!;
-      expect(searchTool.inputSchema.properties).toMatchObject({ query: { type: 'string', minLength: 1, maxLength: 8192 }, offset: { type: 'number', maximum: 1000 } });
+      expect(searchTool.inputSchema.properties).toMatchObject({
+        query: { type: 'string', minLength: 1, maxLength: 8192 },
+        offset: { type: 'number', maximum: 1000 },
+      });
       const addTool = tools.find((tool) => tool.name === 'service_add_file_to_collection')!;
-      expect(addTool.inputSchema.properties).toMatchObject({ name: { minLength: 1, maxLength: 255 }, url: { type: 'string', format: 'uri' } });
+      expect(addTool.inputSchema.properties).toMatchObject({
+        name: { minLength: 1, maxLength: 255 },
+        url: { type: 'string', format: 'uri' },
+      });
     });
   });
 
@@ -155,9 +236,15 @@ describe('validation at both doors', () => {
     it('checks the webhook body with its DTO: runType among test and production, input as sent', async () => {
       const workflow = (await t.request('POST', '/api/v1/workflows', { body: { name: 'webhook' } })).body;
       const start = (body: unknown) => t.request('POST', `/api/v1/workflows/${workflow.id}/runs`, { body });
-      expect(refusedOverRest(await start({ runType: 'staging' }))).toEqual([{ field: 'runType', reason: 'runType must be one of the following values: test, production' }]);
-      expect(refusedOverRest(await start({ runType: null }))).toEqual([{ field: 'runType', reason: 'runType must be one of the following values: test, production' }]);
-      expect(refusedOverRest(await start({ input: 1, extra: true }))).toEqual([{ field: 'extra', reason: 'property extra should not exist' }]);
+      expect(refusedOverRest(await start({ runType: 'staging' }))).toEqual([
+        { field: 'runType', reason: 'runType must be one of the following values: test, production' },
+      ]);
+      expect(refusedOverRest(await start({ runType: null }))).toEqual([
+        { field: 'runType', reason: 'runType must be one of the following values: test, production' },
+      ]);
+      expect(refusedOverRest(await start({ input: 1, extra: true }))).toEqual([
+        { field: 'extra', reason: 'property extra should not exist' },
+      ]);
       expect(refusedOverRest(await start([1, 2]))).toEqual([{ field: 'body', reason: 'must be a JSON object' }]);
       expect(refusedOverRest(await start('production'))).toEqual([{ field: 'body', reason: 'must be a JSON object' }]);
       // Keys that look like class-transformer's business, nested arrays and nulls arrive untouched.
@@ -186,7 +273,9 @@ describe('validation at both doors', () => {
       await t.request('POST', `/api/v1/workflows/${workflow.id}/publish`);
       const start = (input: unknown) => t.request('POST', `/api/v1/workflows/${workflow.id}/runs`, { body: { runType: 'test', input } });
       // The body is one level: {input: ...}.
-      expect(refusedOverRest(await start(nested(128)))).toEqual([{ field: 'body', reason: 'nests deeper than 128 levels of arrays and objects' }]);
+      expect(refusedOverRest(await start(nested(128)))).toEqual([
+        { field: 'body', reason: 'nests deeper than 128 levels of arrays and objects' },
+      ]);
       const accepted = await start(nested(127));
       expect(accepted.status).toBe(202);
       const run = await waitForRun(t.request, accepted.body.runId);
@@ -204,12 +293,20 @@ describe('validation at both doors', () => {
       ]) {
         const res = await t.request('POST', '/api/v1/collections', { rawBody: body, headers: { 'content-type': type } });
         expect(res.status).toBe(415);
-        expect(res.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('Content-Type: application/json'), details: { expected: 'application/json' } });
+        expect(res.body).toMatchObject({
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: expect.stringContaining('Content-Type: application/json'),
+          details: { expected: 'application/json' },
+        });
         expect(res.body.message).toContain(type);
       }
       const form = new FormData();
       form.append('name', 'x');
-      const multipart = await fetch(`${t.url}/api/v1/collections/${collectionId}/search`, { method: 'POST', headers: { 'x-api-key': t.admin.key }, body: form });
+      const multipart = await fetch(`${t.url}/api/v1/collections/${collectionId}/search`, {
+        method: 'POST',
+        headers: { 'x-api-key': t.admin.key },
+        body: form,
+      });
       expect(multipart.status).toBe(415);
       expect(((await multipart.json()) as { code: string }).code).toBe('UNSUPPORTED_MEDIA_TYPE');
     });
@@ -222,19 +319,31 @@ describe('validation at both doors', () => {
 
     it('takes the webhook body only as JSON (curl -d sends a form), and JSON with a charset', async () => {
       const workflow = (await t.request('POST', '/api/v1/workflows', { body: { name: 'media' } })).body;
-      const form = await t.request('POST', `/api/v1/workflows/${workflow.id}/runs`, { rawBody: 'runType=test', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const form = await t.request('POST', `/api/v1/workflows/${workflow.id}/runs`, {
+        rawBody: 'runType=test',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(form.status).toBe(415);
-      const json = await t.request('POST', `/api/v1/workflows/${workflow.id}/runs`, { rawBody: '{"runType":"test"}', headers: { 'content-type': 'application/json; charset=utf-8' } });
+      const json = await t.request('POST', `/api/v1/workflows/${workflow.id}/runs`, {
+        rawBody: '{"runType":"test"}',
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      });
       expect(json.status).toBe(202);
     });
 
     it('lets a POST without a body go without a Content-Type (publish, cancel), and keeps a 404 a 404', async () => {
       const workflow = (await t.request('POST', '/api/v1/workflows', { body: { name: 'bodiless' } })).body;
-      const publish = await fetch(`${t.url}/api/v1/workflows/${workflow.id}/publish`, { method: 'POST', headers: { 'x-api-key': t.admin.key } });
+      const publish = await fetch(`${t.url}/api/v1/workflows/${workflow.id}/publish`, {
+        method: 'POST',
+        headers: { 'x-api-key': t.admin.key },
+      });
       expect(publish.status).toBe(201);
       const started = await t.request('POST', `/api/v1/workflows/${workflow.id}/runs`);
       expect(started.status).toBe(202);
-      const cancel = await fetch(`${t.url}/api/v1/runs/${started.body.runId}/cancel`, { method: 'POST', headers: { 'x-api-key': t.admin.key } });
+      const cancel = await fetch(`${t.url}/api/v1/runs/${started.body.runId}/cancel`, {
+        method: 'POST',
+        headers: { 'x-api-key': t.admin.key },
+      });
       expect([200, 409]).toContain(cancel.status);
       expect(((await cancel.json()) as { code?: string }).code).not.toBe('UNSUPPORTED_MEDIA_TYPE');
       const nowhere = await t.request('POST', '/api/v1/nowhere', { rawBody: 'x', headers: { 'content-type': 'text/plain' } });

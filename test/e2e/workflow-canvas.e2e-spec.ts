@@ -31,7 +31,10 @@ describe('workflow canvas in a browser', () => {
 
   beforeAll(async () => {
     // Copy and Paste use the system clipboard, as they would for a person.
-    ({ browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1400, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] }));
+    ({ browser, page, pageErrors } = await openConsoleBrowser({
+      viewport: { width: 1400, height: 1000 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    }));
     t = await startTestApp();
     await page.goto(`${t.url}/console`);
     await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
@@ -98,7 +101,10 @@ describe('workflow canvas in a browser', () => {
       { from: 'set', to: 'merge' },
       { from: 'set_2', to: 'merge' },
     ]);
-    expect(saved.nodes.find((n: { id: string }) => n.id === 'if')).toMatchObject({ parameters: { condition: 'item.total > 100' }, parameterMode: { condition: 'expression' } });
+    expect(saved.nodes.find((n: { id: string }) => n.id === 'if')).toMatchObject({
+      parameters: { condition: 'item.total > 100' },
+      parameterMode: { condition: 'expression' },
+    });
     expect(saved.nodes.find((n: { id: string }) => n.id === 'set_2').parameters).toEqual({ fields: { route: 'approved' } });
     // Where the user put the nodes is kept: set above set_2, the merge right of both.
     const at = Object.fromEntries(saved.nodes.map((n: { id: string; position: { x: number; y: number } }) => [n.id, n.position]));
@@ -131,11 +137,14 @@ describe('workflow canvas in a browser', () => {
     // A node opens its step: input, output, attempts.
     await node('set').click();
     const details = page.getByRole('region', { name: 'Step details of set' });
-    expect(JSON.parse((await details.getByLabel('Output of set (canvas)').textContent()) ?? 'null')).toEqual([{ total: 150, route: 'manual review' }]);
+    expect(JSON.parse((await details.getByLabel('Output of set (canvas)').textContent()) ?? 'null')).toEqual([
+      { total: 150, route: 'manual review' },
+    ]);
     expect(await details.textContent()).toContain('Attempts1');
     await shot('canvas-run');
     // The README's picture of a run on the canvas: `DOCS_SCREENSHOTS=1` writes it again after a change to the look.
-    if (process.env.DOCS_SCREENSHOTS === '1') copyFileSync(join(SCREENSHOTS, 'canvas-run.png'), join(__dirname, '..', '..', 'docs', 'workflow-canvas-run.png'));
+    if (process.env.DOCS_SCREENSHOTS === '1')
+      copyFileSync(join(SCREENSHOTS, 'canvas-run.png'), join(__dirname, '..', '..', 'docs', 'workflow-canvas-run.png'));
 
     // The runs list: the workflow's name and the duration.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
@@ -250,7 +259,9 @@ describe('workflow canvas in a browser', () => {
     await page.keyboard.press('ArrowUp');
     await page.getByRole('tab', { name: 'JSON' }).click();
     const edited = JSON.parse(await page.getByLabel('Definition (JSON)').inputValue());
-    expect(edited.nodes.map((n: { position: unknown }) => ({ ...n, position: undefined }))).toEqual(stored.nodes.map((n: { position: unknown }) => ({ ...n, position: undefined })));
+    expect(edited.nodes.map((n: { position: unknown }) => ({ ...n, position: undefined }))).toEqual(
+      stored.nodes.map((n: { position: unknown }) => ({ ...n, position: undefined })),
+    );
     expect(edited.edges).toEqual(stored.edges);
     await page.getByRole('tab', { name: 'Canvas' }).click();
     await page.getByRole('button', { name: 'Undo' }).click();
@@ -262,7 +273,10 @@ describe('workflow canvas in a browser', () => {
     // A collection whose file row carries long names and an error, the widest table there is.
     const collection = await t.request('POST', '/api/v1/collections', { body: { name: 'Quarterly reports of the northern region' } });
     await t.request('POST', `/api/v1/collections/${collection.body.id}/files`, {
-      body: { name: 'a-rather-long-file-name-for-the-quarterly-report-2026.pdf', url: 'http://127.0.0.1:9/a-rather-long-file-name-for-the-quarterly-report-2026.pdf' },
+      body: {
+        name: 'a-rather-long-file-name-for-the-quarterly-report-2026.pdf',
+        url: 'http://127.0.0.1:9/a-rather-long-file-name-for-the-quarterly-report-2026.pdf',
+      },
     });
     const pages: [string, string, string][] = [
       ['collections', '/console/collections', 'Your collections'],
@@ -279,7 +293,9 @@ describe('workflow canvas in a browser', () => {
         await page.getByRole('region', { name: section }).first().waitFor();
         await page.waitForLoadState('networkidle');
         if (width === 390) {
-          const wide = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+          const wide = (await page.evaluate(
+            '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+          )) as { scroll: number; client: number };
           expect({ page: name, ...wide }).toEqual({ page: name, scroll: wide.client, client: wide.client });
           await page.screenshot({ path: join(SCREENSHOTS, `narrow-${name}.png`), fullPage: true });
         }

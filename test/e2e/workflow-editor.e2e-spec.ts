@@ -153,7 +153,13 @@ describe('workflow editor in a browser: node tests, node settings, credentials',
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByRole('status').filter({ hasText: 'Draft saved.' }).waitFor();
     const saved = await definition();
-    expect(saved.nodes.find((n: { id: string }) => n.id === 'tag')).toMatchObject({ onError: 'errorOutput', retryOnFail: true, maxTries: 4, waitBetweenTries: 500, backoff: 'exponential' });
+    expect(saved.nodes.find((n: { id: string }) => n.id === 'tag')).toMatchObject({
+      onError: 'errorOutput',
+      retryOnFail: true,
+      maxTries: 4,
+      waitBetweenTries: 500,
+      backoff: 'exponential',
+    });
     expect(saved.edges).toContainEqual({ from: 'tag', output: 'error', to: 'set' });
     await shot('editor-node-settings');
   });
@@ -230,13 +236,17 @@ describe('workflow editor in a browser: node tests, node settings, credentials',
     await page.goto(`${t.url}/console/credentials?open=${credentialId}`);
     await page.getByRole('region', { name: 'Credential Search API' }).waitFor();
     await page.waitForLoadState('networkidle');
-    const wide = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+    const wide = (await page.evaluate(
+      '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+    )) as { scroll: number; client: number };
     expect(wide.scroll).toBe(wide.client);
     await axe('credentials at 390 px');
     await page.goto(`${t.url}/console/workflows/${workflowId}`);
     await node('shape').click();
     await page.getByRole('group', { name: 'Test shape' }).waitFor();
-    const editor = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+    const editor = (await page.evaluate(
+      '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+    )) as { scroll: number; client: number };
     expect(editor.scroll).toBe(editor.client);
     await axe('workflow inspector at 390 px');
     await page.setViewportSize({ width: 1400, height: 1000 });

@@ -17,7 +17,10 @@ describe('what the workflows API answers', () => {
 
   it('calls every trigger a trigger in node-types, the ones that also schedule or offer a tool too', async () => {
     const types = (await t.request('GET', '/api/v1/node-types')).body.items as Array<{ type: string; trigger: boolean }>;
-    const triggers = types.filter((n) => n.trigger).map((n) => n.type).sort();
+    const triggers = types
+      .filter((n) => n.trigger)
+      .map((n) => n.type)
+      .sort();
     expect(triggers).toEqual(expect.arrayContaining(['error-trigger', 'mcp-trigger', 'schedule-trigger', 'webhook-trigger']));
     expect(types.find((n) => n.type === 'http-request')?.trigger).toBe(false);
   });
@@ -29,7 +32,13 @@ describe('what the workflows API answers', () => {
         definition: {
           nodes: [
             { id: 'trigger', type: 'webhook-trigger', parameters: {}, position: { x: 10, y: 20 } },
-            { id: 'call', type: 'http-request', parameters: { method: 'GET', url: '${variables.base}/x', headers: '{}' }, parameterMode: { url: 'expression' }, retry: { maxAttempts: 2 } },
+            {
+              id: 'call',
+              type: 'http-request',
+              parameters: { method: 'GET', url: '${variables.base}/x', headers: '{}' },
+              parameterMode: { url: 'expression' },
+              retry: { maxAttempts: 2 },
+            },
           ],
           edges: [{ from: 'trigger', to: 'call' }],
           variables: [
@@ -71,7 +80,10 @@ describe('what the workflows API answers', () => {
     await waitForRun(t.request, started.body.id, { statuses: ['waiting'] });
     const canceled = await t.request('POST', `/api/v1/runs/${started.body.id}/cancel`);
     expect(canceled.status).toBe(200);
-    expect(canceled.body).toMatchObject({ status: 'canceled', error: { code: 'CANCELED', message: 'The run was canceled while waiting at node "pause"', nodeId: 'pause' } });
+    expect(canceled.body).toMatchObject({
+      status: 'canceled',
+      error: { code: 'CANCELED', message: 'The run was canceled while waiting at node "pause"', nodeId: 'pause' },
+    });
     const record = await t.request('GET', `/api/v1/runs/${started.body.id}`);
     expect(record.body.steps.map((s: { nodeId: string; status: string }) => [s.nodeId, s.status])).toEqual([
       ['trigger', 'succeeded'],
@@ -94,21 +106,36 @@ describe('what the workflows API answers', () => {
     try {
       app = await startTestApp({ DATA_DIR: dataDir, PLUGIN_PATHS: plugins });
       const created = await app.request('POST', '/api/v1/workflows', {
-        body: { name: 'loud', definition: { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'say', type: 'shout', parameters: {} }], edges: [{ from: 'trigger', to: 'say' }] } },
+        body: {
+          name: 'loud',
+          definition: {
+            nodes: [
+              { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+              { id: 'say', type: 'shout', parameters: {} },
+            ],
+            edges: [{ from: 'trigger', to: 'say' }],
+          },
+        },
       });
       expect((await app.request('POST', `/api/v1/workflows/${created.body.id}/publish`)).status).toBe(201);
       await app.close();
       // The plugin is gone at the next start.
       app = await startTestApp({ DATA_DIR: dataDir });
       let ready = await app.request('GET', '/health/ready', { key: null });
-      for (const deadline = Date.now() + 20_000; ready.body?.info?.workflows?.checking && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      for (
+        const deadline = Date.now() + 20_000;
+        ready.body?.info?.workflows?.checking && Date.now() < deadline;
+        await new Promise((r) => setTimeout(r, 50))
+      ) {
         ready = await app.request('GET', '/health/ready', { key: null });
       }
       expect(ready.status).toBe(200);
       expect(ready.body.info.workflows).toMatchObject({
         status: 'up',
         published: 1,
-        broken: [{ workflowId: created.body.id, name: 'loud', problems: [expect.objectContaining({ reason: expect.stringContaining('shout') })] }],
+        broken: [
+          { workflowId: created.body.id, name: 'loud', problems: [expect.objectContaining({ reason: expect.stringContaining('shout') })] },
+        ],
       });
     } finally {
       await app?.close();

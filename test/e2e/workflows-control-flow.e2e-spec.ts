@@ -72,7 +72,13 @@ describe('workflow control flow through the webhook', () => {
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
         { id: 'pages', type: 'loop', parameters: { mode: 'repeat', maxIterations: 50 } },
-        { id: 'list', type: 'list-files', runMode: 'input', parameters: { collectionId, offset: '${input.iteration * 20}' }, parameterMode: { offset: 'expression' } },
+        {
+          id: 'list',
+          type: 'list-files',
+          runMode: 'input',
+          parameters: { collectionId, offset: '${input.iteration * 20}' },
+          parameterMode: { offset: 'expression' },
+        },
         { id: 'read', type: 'get-file-contents', parameters: { collectionId } },
       ],
       edges: [
@@ -104,14 +110,21 @@ describe('workflow control flow through the webhook', () => {
     const parent = await create({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child, input: '({ asked: input.q })' }, parameterMode: { input: 'expression' } },
+        {
+          id: 'sub',
+          type: 'execute-workflow',
+          parameters: { workflowId: child, input: '({ asked: input.q })' },
+          parameterMode: { input: 'expression' },
+        },
       ],
       edges: [{ from: 'trigger', to: 'sub' }],
     });
     const record = await run(parent, { q: 'depth' });
     expect(record.status).toBe('succeeded');
     expect(record.output).toMatchObject({ response: { status: 200, body: { path: '/echo/child', body: { asked: 'depth' } } } });
-    expect(record.children).toEqual([expect.objectContaining({ workflowId: child, status: 'succeeded', parentRunId: record.id, parentNodeId: 'sub' })]);
+    expect(record.children).toEqual([
+      expect.objectContaining({ workflowId: child, status: 'succeeded', parentRunId: record.id, parentNodeId: 'sub' }),
+    ]);
     const childRun = (await t.request('GET', `/api/v1/runs/${record.children[0].id}`)).body;
     expect(childRun).toMatchObject({ parentRunId: record.id, parentNodeId: 'sub', runType: 'production', status: 'succeeded' });
   });
@@ -125,7 +138,12 @@ describe('workflow control flow through the webhook', () => {
     const parent = await create({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child, runType: 'test', input: '({ token: variables.apiKey, q: input.q })' }, parameterMode: { input: 'expression' } },
+        {
+          id: 'sub',
+          type: 'execute-workflow',
+          parameters: { workflowId: child, runType: 'test', input: '({ token: variables.apiKey, q: input.q })' },
+          parameterMode: { input: 'expression' },
+        },
       ],
       edges: [{ from: 'trigger', to: 'sub' }],
       variables: [{ name: 'apiKey', type: 'secret', value: secret }],
@@ -159,7 +177,12 @@ describe('workflow control flow through the webhook', () => {
     const child = await create({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'leak', type: 'set', parameters: { fields: '({ key: variables.childKey, note: "kept" })' }, parameterMode: { fields: 'expression' } },
+        {
+          id: 'leak',
+          type: 'set',
+          parameters: { fields: '({ key: variables.childKey, note: "kept" })' },
+          parameterMode: { fields: 'expression' },
+        },
       ],
       edges: [{ from: 'trigger', to: 'leak' }],
       variables: [{ name: 'childKey', type: 'secret', value: secret }],
@@ -186,7 +209,11 @@ describe('workflow control flow through the webhook', () => {
           { from: 'pause', to: 'after' },
         ],
       });
-    for (const parameters of [{ amount: 0, unit: 'seconds' }, { amount: 0, unit: 'seconds', until: '2020-01-01T00:00:00Z' }, { amount: 0.005, unit: 'seconds' }]) {
+    for (const parameters of [
+      { amount: 0, unit: 'seconds' },
+      { amount: 0, unit: 'seconds', until: '2020-01-01T00:00:00Z' },
+      { amount: 0.005, unit: 'seconds' },
+    ]) {
       const workflowId = await waiting(parameters);
       const answers = await Promise.all([1, 2, 3].map((i) => start(workflowId, { i }, '?wait=10')));
       for (const answer of answers) {
@@ -196,7 +223,7 @@ describe('workflow control flow through the webhook', () => {
     }
   });
 
-  it('fails the parent with the child\'s error when the sub-workflow fails', async () => {
+  it("fails the parent with the child's error when the sub-workflow fails", async () => {
     const child = await create({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
@@ -258,7 +285,12 @@ describe('workflow control flow through the webhook', () => {
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
         // Fails while nothing listens, and lets the run go on with its error as output.
         { id: 'flaky', type: 'http-request', parameters: { method: 'GET', url: `http://127.0.0.1:${port}/flaky` }, continueOnError: true },
-        { id: 'shape', type: 'set', parameters: { fields: '({ sawError: item.error !== undefined })' }, parameterMode: { fields: 'expression' } },
+        {
+          id: 'shape',
+          type: 'set',
+          parameters: { fields: '({ sawError: item.error !== undefined })' },
+          parameterMode: { fields: 'expression' },
+        },
         { id: 'last', type: 'http-request', parameters: { method: 'GET', url: `http://127.0.0.1:${port}/last` } },
       ],
       edges: [
@@ -286,7 +318,11 @@ describe('workflow control flow through the webhook', () => {
 
   it('pauses a run at a Wait node without holding a worker, then finishes it', async () => {
     const workflowId = await create({
-      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'pause', type: 'wait', parameters: { amount: 1, unit: 'seconds' } }, echo('after', 'after-wait')],
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'pause', type: 'wait', parameters: { amount: 1, unit: 'seconds' } },
+        echo('after', 'after-wait'),
+      ],
       edges: [
         { from: 'trigger', to: 'pause' },
         { from: 'pause', to: 'after' },
@@ -302,13 +338,19 @@ describe('workflow control flow through the webhook', () => {
   });
 
   it('answers with the run record when ?wait= sees it finish, and 202 when time runs out', async () => {
-    const quick = await create({ nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, echo('call', 'quick')], edges: [{ from: 'trigger', to: 'call' }] });
+    const quick = await create({
+      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, echo('call', 'quick')],
+      edges: [{ from: 'trigger', to: 'call' }],
+    });
     const done = await start(quick, { fast: true }, '?wait=10');
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ status: 'succeeded', output: { response: { body: { body: { fast: true } } } } });
 
     const slow = await create({
-      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=3000` } }],
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=3000` } },
+      ],
       edges: [{ from: 'trigger', to: 'call' }],
     });
     const pending = await start(slow, {}, '?wait=1');
@@ -317,7 +359,7 @@ describe('workflow control flow through the webhook', () => {
     for (const wait of ['0', '31', 'soon']) expect((await start(quick, {}, `?wait=${wait}`)).status).toBe(400);
   });
 
-  it('answers 429 with Retry-After beyond the workflow\'s rate limit', async () => {
+  it("answers 429 with Retry-After beyond the workflow's rate limit", async () => {
     const workflowId = await create(
       { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }], edges: [] },
       { settings: { rateLimit: { requests: 2, perSeconds: 60 } } },
@@ -328,11 +370,15 @@ describe('workflow control flow through the webhook', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ code: 'RATE_LIMITED', details: { limit: { requests: 2, perSeconds: 60 } } });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.settings).toEqual({ rateLimit: { requests: 2, perSeconds: 60 } });
+    expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.settings).toEqual({
+      rateLimit: { requests: 2, perSeconds: 60 },
+    });
 
     // A changed limit counts afresh: the old window (here a minute) does not hold the new one.
     const { definition } = (await t.request('GET', `/api/v1/workflows/${workflowId}`)).body;
-    const updated = await t.request('PUT', `/api/v1/workflows/${workflowId}`, { body: { definition, settings: { rateLimit: { requests: 3, perSeconds: 1 } } } });
+    const updated = await t.request('PUT', `/api/v1/workflows/${workflowId}`, {
+      body: { definition, settings: { rateLimit: { requests: 3, perSeconds: 1 } } },
+    });
     expect(updated.status).toBe(200);
     expect((await start(workflowId, {})).status).toBe(202);
   });
@@ -340,7 +386,10 @@ describe('workflow control flow through the webhook', () => {
   it('runs at most maxConcurrentRuns runs of a workflow at once; the others wait their turn', async () => {
     const workflowId = await create(
       {
-        nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=400` } }],
+        nodes: [
+          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+          { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=400` } },
+        ],
         edges: [{ from: 'trigger', to: 'call' }],
       },
       { settings: { maxConcurrentRuns: 1 } },
@@ -362,7 +411,10 @@ describe('workflow control flow through the webhook', () => {
   it('gives a place freed under maxConcurrentRuns to the run that has waited longest', async () => {
     const workflowId = await create(
       {
-        nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=700` } }],
+        nodes: [
+          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+          { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=700` } },
+        ],
         edges: [{ from: 'trigger', to: 'call' }],
       },
       { settings: { maxConcurrentRuns: 1 } },
@@ -385,21 +437,45 @@ describe('workflow control flow through the webhook', () => {
     const scheduled = await t.request('POST', '/api/v1/workflows', {
       body: {
         name: 'tick',
-        definition: { nodes: [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: 'variables.cron', timezone: 'UTC' }, parameterMode: { cron: 'expression' } }] },
+        definition: {
+          nodes: [
+            {
+              id: 'tick',
+              type: 'schedule-trigger',
+              parameters: { cron: 'variables.cron', timezone: 'UTC' },
+              parameterMode: { cron: 'expression' },
+            },
+          ],
+        },
       },
     });
     expect(scheduled.status).toBe(400);
     expect(scheduled.body.details.fields).toEqual([
-      expect.objectContaining({ field: 'nodes[0].parameters.cron', nodeId: 'tick', reason: expect.stringMatching(/schedule.*must be fixed values, not an expression or template/) }),
+      expect.objectContaining({
+        field: 'nodes[0].parameters.cron',
+        nodeId: 'tick',
+        reason: expect.stringMatching(/schedule.*must be fixed values, not an expression or template/),
+      }),
     ]);
     const tool = await t.request('POST', '/api/v1/workflows', {
       body: {
         name: 'tool',
-        definition: { nodes: [{ id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'ask', inputSchema: '({ type: "object" })' }, parameterMode: { inputSchema: 'expression' } }] },
+        definition: {
+          nodes: [
+            {
+              id: 'ask',
+              type: 'mcp-trigger',
+              parameters: { toolName: 'ask', inputSchema: '({ type: "object" })' },
+              parameterMode: { inputSchema: 'expression' },
+            },
+          ],
+        },
       },
     });
     expect(tool.status).toBe(400);
-    expect(tool.body.details.fields).toEqual([expect.objectContaining({ field: 'nodes[0].parameters.inputSchema', nodeId: 'ask', reason: expect.stringMatching(/MCP tool/) })]);
+    expect(tool.body.details.fields).toEqual([
+      expect.objectContaining({ field: 'nodes[0].parameters.inputSchema', nodeId: 'ask', reason: expect.stringMatching(/MCP tool/) }),
+    ]);
     // Fixed, they are read when the version is published.
     const fixed = await create({ nodes: [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: '*/5 * * * *', timezone: 'UTC' } }] });
     expect((await t.request('POST', `/api/v1/workflows/${fixed}/publish`)).status).toBe(201);
@@ -413,8 +489,18 @@ describe('workflow control flow through the webhook', () => {
         definition: {
           nodes: [
             { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-            { id: 'call', type: 'http-request', parameters: { method: 'POST', url: `${upstream.url}/echo/x`, body: '{"a": input.a +}' }, parameterMode: { body: 'expression' } },
-            { id: 'tpl', type: 'http-request', parameters: { method: 'GET', url: '${upstream.url}/${input.path' + ' +}' }, parameterMode: { url: 'expression' } },
+            {
+              id: 'call',
+              type: 'http-request',
+              parameters: { method: 'POST', url: `${upstream.url}/echo/x`, body: '{"a": input.a +}' },
+              parameterMode: { body: 'expression' },
+            },
+            {
+              id: 'tpl',
+              type: 'http-request',
+              parameters: { method: 'GET', url: '${upstream.url}/${input.path' + ' +}' },
+              parameterMode: { url: 'expression' },
+            },
           ],
           edges: [
             { from: 'trigger', to: 'call' },
@@ -426,7 +512,13 @@ describe('workflow control flow through the webhook', () => {
     expect(res.status).toBe(400);
     expect(res.body.details.fields).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ field: 'nodes[1].parameters.body', nodeId: 'call', line: 1, column: 16, reason: expect.stringMatching(/syntax error at line 1, column 16/) }),
+        expect.objectContaining({
+          field: 'nodes[1].parameters.body',
+          nodeId: 'call',
+          line: 1,
+          column: 16,
+          reason: expect.stringMatching(/syntax error at line 1, column 16/),
+        }),
         expect.objectContaining({ field: 'nodes[2].parameters.url', nodeId: 'tpl' }),
       ]),
     );

@@ -41,7 +41,11 @@ describe('durable workflow runs', () => {
   it('finishes a run that was waiting when the service stopped, once it is back', async () => {
     t = await boot();
     const workflowId = await publish(t, {
-      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'pause', type: 'wait', parameters: { amount: 2, unit: 'seconds' } }, echo('after')],
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'pause', type: 'wait', parameters: { amount: 2, unit: 'seconds' } },
+        echo('after'),
+      ],
       edges: [
         { from: 'trigger', to: 'pause' },
         { from: 'pause', to: 'after' },
@@ -74,7 +78,12 @@ describe('durable workflow runs', () => {
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
         // A POST must not run twice: begun, it finishes even when the process stops.
-        { id: 'slow', type: 'http-request', parameters: { method: 'POST', url: `${upstream.url}/slow?ms=1500`, body: 'input' }, parameterMode: { body: 'expression' } },
+        {
+          id: 'slow',
+          type: 'http-request',
+          parameters: { method: 'POST', url: `${upstream.url}/slow?ms=1500`, body: 'input' },
+          parameterMode: { body: 'expression' },
+        },
         echo('child-after'),
       ],
       edges: [
@@ -83,7 +92,11 @@ describe('durable workflow runs', () => {
       ],
     });
     const parent = await publish(t, {
-      nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child } }, echo('parent-after')],
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'sub', type: 'execute-workflow', parameters: { workflowId: child } },
+        echo('parent-after'),
+      ],
       edges: [
         { from: 'trigger', to: 'sub' },
         { from: 'sub', to: 'parent-after' },

@@ -54,7 +54,13 @@ describe('workflow node failures through the webhook', () => {
     const workflowId = await create({
       nodes: [
         trigger,
-        { id: 'call', type: 'http-request', runMode: 'input', onError: 'errorOutput', parameters: { method: 'GET', url: `${upstream.url}/status/500`, failOn: '5xx' } },
+        {
+          id: 'call',
+          type: 'http-request',
+          runMode: 'input',
+          onError: 'errorOutput',
+          parameters: { method: 'GET', url: `${upstream.url}/status/500`, failOn: '5xx' },
+        },
         { id: 'ok', type: 'set', parameters: { fields: { route: 'ok' } } },
         { id: 'note', type: 'set', parameters: { fields: { route: 'failed' } } },
       ],
@@ -66,7 +72,11 @@ describe('workflow node failures through the webhook', () => {
     });
     const record = await finished(workflowId, { order: 'o1' });
     expect(record.status).toBe('succeeded');
-    const error = { code: 'UPSTREAM_FAILED', message: `GET to ${upstream.url} answered HTTP 500 (failOn "5xx")`, details: expect.objectContaining({ status: 500 }) };
+    const error = {
+      code: 'UPSTREAM_FAILED',
+      message: `GET to ${upstream.url} answered HTTP 500 (failOn "5xx")`,
+      details: expect.objectContaining({ status: 500 }),
+    };
     expect(step(record, 'call')).toMatchObject({ status: 'failed', attempts: 1, error, output: { error: { order: 'o1', error } } });
     expect(step(record, 'ok').status).toBe('skipped');
     expect(step(record, 'note').status).toBe('succeeded');
@@ -95,14 +105,22 @@ describe('workflow node failures through the webhook', () => {
     flaky.answerNext({ status: 500, body: { busy: true } }, { status: 503, body: { busy: true } });
     const record = await finished(workflowId);
     expect(record.status).toBe('succeeded');
-    expect(step(record, 'call')).toMatchObject({ status: 'succeeded', attempts: 3, output: { response: { status: 200, body: { ok: true } } } });
+    expect(step(record, 'call')).toMatchObject({
+      status: 'succeeded',
+      attempts: 3,
+      output: { response: { status: 200, body: { ok: true } } },
+    });
     expect(flaky.requests.length - before).toBe(3);
     expect(record.output).toMatchObject({ response: { status: 200 } });
   });
 
   it('answers with the output of each end node keyed by id when a run has two', async () => {
     const workflowId = await create({
-      nodes: [trigger, { id: 'left', type: 'set', runMode: 'input', parameters: { fields: { side: 'left' } } }, { id: 'right', type: 'set', runMode: 'input', parameters: { fields: { side: 'right' } } }],
+      nodes: [
+        trigger,
+        { id: 'left', type: 'set', runMode: 'input', parameters: { fields: { side: 'left' } } },
+        { id: 'right', type: 'set', runMode: 'input', parameters: { fields: { side: 'right' } } },
+      ],
       edges: [
         { from: 'trigger', to: 'left' },
         { from: 'trigger', to: 'right' },
@@ -140,19 +158,39 @@ describe('workflow node failures through the webhook', () => {
   it('refuses contradictory or out-of-range failure settings when the workflow is saved, naming node and field', async () => {
     const save = (node: Record<string, unknown>) =>
       t.request('POST', '/api/v1/workflows', {
-        body: { name: 'bad', definition: { nodes: [trigger, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/x` }, ...node }], edges: [{ from: 'trigger', to: 'call' }] } },
+        body: {
+          name: 'bad',
+          definition: {
+            nodes: [trigger, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/x` }, ...node }],
+            edges: [{ from: 'trigger', to: 'call' }],
+          },
+        },
       });
     const contradictory = await save({ continueOnError: true, onError: 'stop' });
     expect(contradictory.status).toBe(400);
-    expect(contradictory.body.details.fields).toEqual([expect.objectContaining({ field: 'nodes[1].onError', nodeId: 'call', reason: expect.stringContaining('contradicts continueOnError') })]);
+    expect(contradictory.body.details.fields).toEqual([
+      expect.objectContaining({
+        field: 'nodes[1].onError',
+        nodeId: 'call',
+        reason: expect.stringContaining('contradicts continueOnError'),
+      }),
+    ]);
     const tooMany = await save({ retryOnFail: true, maxTries: 6, backoff: 'linear', onError: 'ignore' });
     expect(tooMany.status).toBe(400);
-    expect(tooMany.body.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['definition.nodes[1].backoff', 'definition.nodes[1].maxTries', 'definition.nodes[1].onError']);
+    expect(tooMany.body.details.fields.map((f: { field: string }) => f.field).sort()).toEqual([
+      'definition.nodes[1].backoff',
+      'definition.nodes[1].maxTries',
+      'definition.nodes[1].onError',
+    ]);
     const unknownPort = await t.request('POST', '/api/v1/workflows', {
       body: {
         name: 'bad',
         definition: {
-          nodes: [trigger, { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/x` } }, { id: 'note', type: 'set', parameters: {} }],
+          nodes: [
+            trigger,
+            { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/x` } },
+            { id: 'note', type: 'set', parameters: {} },
+          ],
           edges: [
             { from: 'trigger', to: 'call' },
             { from: 'call', to: 'note', output: 'error' },
@@ -161,13 +199,30 @@ describe('workflow node failures through the webhook', () => {
       },
     });
     expect(unknownPort.status).toBe(400);
-    expect(unknownPort.body.details.fields).toContainEqual(expect.objectContaining({ field: 'edges[1].output', reason: expect.stringContaining('onError "errorOutput"') }));
+    expect(unknownPort.body.details.fields).toContainEqual(
+      expect.objectContaining({ field: 'edges[1].output', reason: expect.stringContaining('onError "errorOutput"') }),
+    );
   });
 
   it('keeps the settings as saved, in the stored definition', async () => {
-    const node = { id: 'call', type: 'http-request', onError: 'errorOutput', retryOnFail: true, maxTries: 2, waitBetweenTries: 0, backoff: 'fixed', parameters: { method: 'GET', url: `${upstream.url}/x` } };
+    const node = {
+      id: 'call',
+      type: 'http-request',
+      onError: 'errorOutput',
+      retryOnFail: true,
+      maxTries: 2,
+      waitBetweenTries: 0,
+      backoff: 'fixed',
+      parameters: { method: 'GET', url: `${upstream.url}/x` },
+    };
     const workflowId = await create({ nodes: [trigger, node], edges: [{ from: 'trigger', to: 'call' }] });
     const saved = await t.request('GET', `/api/v1/workflows/${workflowId}`);
-    expect(saved.body.definition.nodes[1]).toMatchObject({ onError: 'errorOutput', retryOnFail: true, maxTries: 2, waitBetweenTries: 0, backoff: 'fixed' });
+    expect(saved.body.definition.nodes[1]).toMatchObject({
+      onError: 'errorOutput',
+      retryOnFail: true,
+      maxTries: 2,
+      waitBetweenTries: 0,
+      backoff: 'fixed',
+    });
   });
 });

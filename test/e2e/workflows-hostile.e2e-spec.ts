@@ -58,7 +58,10 @@ describe('hostile expressions in a workflow', () => {
     const run = await runBody(expression);
     expect(run.status).toBe('failed');
     const step = run.steps.find((s: any) => s.nodeId === 'call');
-    expect(step).toMatchObject({ status: 'failed', error: { code: 'EXPRESSION_FAILED', details: { nodeId: 'call', parameter: 'body', expression } } });
+    expect(step).toMatchObject({
+      status: 'failed',
+      error: { code: 'EXPRESSION_FAILED', details: { nodeId: 'call', parameter: 'body', expression } },
+    });
     expect(step.error.message).toMatch(/parameter "body" in node "call"/);
     expect(upstream.received.length).toBe(arrived);
     expect((await app.request('GET', '/health')).status).toBe(200);

@@ -215,7 +215,15 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
   const killMode = (round: number): KillMode => {
     // Every kind of instant in turn, each with its own random delay: the POST's request and the
     // GET after it (the instants of the report) come up every seventh kill.
-    const kinds: Array<KillMode['at'] | `${'receive' | 'answered'}:${NodeId}`> = ['receive:n3', 'receive:n4', 'answered:n3', 'timer', 'receive:n2', 'answered:n2', 'answered:n4'];
+    const kinds: Array<KillMode['at'] | `${'receive' | 'answered'}:${NodeId}`> = [
+      'receive:n3',
+      'receive:n4',
+      'answered:n3',
+      'timer',
+      'receive:n2',
+      'answered:n2',
+      'answered:n4',
+    ];
     const kind = kinds[round % kinds.length];
     if (kind === 'timer') return { at: 'timer', delayMs: Math.floor(rand() * 600) };
     const [at, node] = kind.split(':') as ['receive' | 'answered', NodeId];
@@ -270,7 +278,13 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
       });
       let timer: NodeJS.Timeout | undefined;
       const stuck = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`kill ${round} (${JSON.stringify(mode)}) never came: its runs did not get there in 120 s\n${victim.output()}`)), 120_000);
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(`kill ${round} (${JSON.stringify(mode)}) never came: its runs did not get there in 120 s\n${victim.output()}`),
+            ),
+          120_000,
+        );
       });
       const tag = await Promise.race([killed, stuck]).finally(() => clearTimeout(timer));
       expect(await victim.exited(60_000)).toEqual({ code: null, signal: 'SIGKILL' });
@@ -288,7 +302,10 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
       const seen = counting.byTag.get(tag) ?? [];
       const count = (n: NodeId) => seen.filter((r) => r.node === n).length;
       const step = (n: string) => run.steps.find((s) => s.nodeId === n);
-      const say = (what: string) => problems.push(`run ${run.id} (${tag}): ${what}; requests ${seen.map((r) => r.node).join(',')}; status ${run.status} ${JSON.stringify(run.error)}; steps ${JSON.stringify(run.steps.map((s) => [s.nodeId, s.status, s.error?.code]))}`);
+      const say = (what: string) =>
+        problems.push(
+          `run ${run.id} (${tag}): ${what}; requests ${seen.map((r) => r.node).join(',')}; status ${run.status} ${JSON.stringify(run.error)}; steps ${JSON.stringify(run.steps.map((s) => [s.nodeId, s.status, s.error?.code]))}`,
+        );
       if (count('n3') > 1) say('the POST was sent twice');
       // A node's request after its successor's means it ran again after the successor started, i.e. after it was stored as finished.
       const order = seen.map((r) => NODES.indexOf(r.node));
@@ -314,10 +331,17 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
       const run = records.get(tag)!;
       const seen = (counting.byTag.get(tag) ?? []).map((r) => r.node);
       if (mode.node === 'n3' && !(run.status === 'failed' && run.error?.nodeId === 'n3' && seen.filter((n) => n === 'n2').length === 1)) {
-        problems.push(`killed as run ${run.id} sent its POST: expected n2 kept and the POST failed INTERRUPTED, got ${run.status} ${JSON.stringify(run.error)} after ${seen.join(',')}`);
+        problems.push(
+          `killed as run ${run.id} sent its POST: expected n2 kept and the POST failed INTERRUPTED, got ${run.status} ${JSON.stringify(run.error)} after ${seen.join(',')}`,
+        );
       }
-      if (mode.node === 'n4' && !(run.status === 'succeeded' && seen.filter((n) => n === 'n3').length === 1 && seen.filter((n) => n === 'n2').length === 1)) {
-        problems.push(`killed as run ${run.id} sent its last GET: expected n2 and the POST kept and the run succeeded, got ${run.status} ${JSON.stringify(run.error)} after ${seen.join(',')}`);
+      if (
+        mode.node === 'n4' &&
+        !(run.status === 'succeeded' && seen.filter((n) => n === 'n3').length === 1 && seen.filter((n) => n === 'n2').length === 1)
+      ) {
+        problems.push(
+          `killed as run ${run.id} sent its last GET: expected n2 and the POST kept and the run succeeded, got ${run.status} ${JSON.stringify(run.error)} after ${seen.join(',')}`,
+        );
       }
     }
     const byMode = kills.reduce<Record<string, number>>((acc, { mode }) => {

@@ -46,19 +46,32 @@ describe('the node catalogue through the webhook', () => {
   };
   const step = (record: any, nodeId: string) => record.steps.find((s: any) => s.nodeId === nodeId);
   const trigger = { id: 'trigger', type: 'webhook-trigger', parameters: {} };
-  const post = (id: string, path: string) => ({ id, type: 'http-request', parameters: { method: 'POST', url: `${upstream.url}/echo/${path}`, body: 'input' }, parameterMode: { body: 'expression' } });
+  const post = (id: string, path: string) => ({
+    id,
+    type: 'http-request',
+    parameters: { method: 'POST', url: `${upstream.url}/echo/${path}`, body: 'input' },
+    parameterMode: { body: 'expression' },
+  });
   const calls = (path: string) => upstream.received.filter((r) => r.path === `/echo/${path}`).map((r) => JSON.parse(r.body));
 
   it('routes two inputs differently through an IF', async () => {
     const definition = {
-      nodes: [trigger, { id: 'big', type: 'if', parameters: { condition: 'item.amount > 100' }, parameterMode: { condition: 'expression' } }, post('large', 'if-large'), post('small', 'if-small')],
+      nodes: [
+        trigger,
+        { id: 'big', type: 'if', parameters: { condition: 'item.amount > 100' }, parameterMode: { condition: 'expression' } },
+        post('large', 'if-large'),
+        post('small', 'if-small'),
+      ],
       edges: [
         { from: 'trigger', to: 'big' },
         { from: 'big', to: 'large', output: 'true' },
         { from: 'big', to: 'small', output: 'false' },
       ],
     };
-    const both = await run(definition, [{ id: 1, amount: 500 }, { id: 2, amount: 20 }]);
+    const both = await run(definition, [
+      { id: 1, amount: 500 },
+      { id: 2, amount: 20 },
+    ]);
     expect(both.status).toBe('succeeded');
     expect(calls('if-large')).toEqual([[{ id: 1, amount: 500 }]]);
     expect(calls('if-small')).toEqual([[{ id: 2, amount: 20 }]]);
@@ -74,7 +87,12 @@ describe('the node catalogue through the webhook', () => {
       {
         nodes: [
           trigger,
-          { id: 'route', type: 'switch', parameters: { cases: ['new', 'closed'], value: 'item.status' }, parameterMode: { value: 'expression' } },
+          {
+            id: 'route',
+            type: 'switch',
+            parameters: { cases: ['new', 'closed'], value: 'item.status' },
+            parameterMode: { value: 'expression' },
+          },
           post('fresh', 'switch-new'),
           post('done', 'switch-closed'),
           post('other', 'switch-other'),
@@ -92,7 +110,11 @@ describe('the node catalogue through the webhook', () => {
     expect(calls('switch-new')).toEqual([[{ status: 'new' }, { status: 'new' }]]);
     expect(calls('switch-closed')).toEqual([[{ status: 'closed' }]]);
     expect(calls('switch-other')).toEqual([[{ status: 'weird' }]]);
-    expect(step(record, 'route').output).toEqual({ new: [{ status: 'new' }, { status: 'new' }], fallback: [{ status: 'weird' }], closed: [{ status: 'closed' }] });
+    expect(step(record, 'route').output).toEqual({
+      new: [{ status: 'new' }, { status: 'new' }],
+      fallback: [{ status: 'weird' }],
+      closed: [{ status: 'closed' }],
+    });
   });
 
   it('merges two branches by key, then edits the fields of each merged item', async () => {
@@ -103,7 +125,12 @@ describe('the node catalogue through the webhook', () => {
           { id: 'customers', type: 'code', parameters: { code: 'return input.customers;' } },
           { id: 'orders', type: 'code', parameters: { code: 'return input.orders;' } },
           { id: 'join', type: 'merge', parameters: { mode: 'byKey', key: 'customerId', join: 'inner' } },
-          { id: 'shape', type: 'set', parameters: { fields: '({ label: item.name + " owes " + item.total })', remove: ['customerId'] }, parameterMode: { fields: 'expression' } },
+          {
+            id: 'shape',
+            type: 'set',
+            parameters: { fields: '({ label: item.name + " owes " + item.total })', remove: ['customerId'] },
+            parameterMode: { fields: 'expression' },
+          },
         ],
         edges: [
           { from: 'trigger', to: 'customers' },
@@ -114,8 +141,15 @@ describe('the node catalogue through the webhook', () => {
         ],
       },
       {
-        customers: [{ customerId: 'c1', name: 'Ada' }, { customerId: 'c2', name: 'Bob' }],
-        orders: [{ customerId: 'c2', total: 20 }, { customerId: 'c1', total: 10 }, { customerId: 'c9', total: 90 }],
+        customers: [
+          { customerId: 'c1', name: 'Ada' },
+          { customerId: 'c2', name: 'Bob' },
+        ],
+        orders: [
+          { customerId: 'c2', total: 20 },
+          { customerId: 'c1', total: 10 },
+          { customerId: 'c9', total: 90 },
+        ],
       },
     );
     expect(record.status).toBe('succeeded');
@@ -127,17 +161,50 @@ describe('the node catalogue through the webhook', () => {
 
   it('runs a Code node in the sandbox, and a hostile one fails its step only', async () => {
     const good = await run(
-      { nodes: [trigger, { id: 'sum', type: 'code', parameters: { code: 'const total = input.reduce((a, b) => a + b.n, 0);\nreturn { total, count: input.length, tag: variables.tag };' } }], edges: [{ from: 'trigger', to: 'sum' }], variables: [{ name: 'tag', type: 'string', value: 'v' }] },
+      {
+        nodes: [
+          trigger,
+          {
+            id: 'sum',
+            type: 'code',
+            parameters: {
+              code: 'const total = input.reduce((a, b) => a + b.n, 0);\nreturn { total, count: input.length, tag: variables.tag };',
+            },
+          },
+        ],
+        edges: [{ from: 'trigger', to: 'sum' }],
+        variables: [{ name: 'tag', type: 'string', value: 'v' }],
+      },
       [{ n: 2 }, { n: 5 }],
     );
     expect(good.output).toEqual({ total: 7, count: 2, tag: 'v' });
 
-    const hostile = await run({ nodes: [trigger, { id: 'escape', type: 'code', parameters: { code: 'return this.constructor.constructor("return process")().env;' } }], edges: [{ from: 'trigger', to: 'escape' }] }, {});
+    const hostile = await run(
+      {
+        nodes: [
+          trigger,
+          { id: 'escape', type: 'code', parameters: { code: 'return this.constructor.constructor("return process")().env;' } },
+        ],
+        edges: [{ from: 'trigger', to: 'escape' }],
+      },
+      {},
+    );
     expect(hostile.status).toBe('failed');
-    expect(step(hostile, 'escape').error).toMatchObject({ code: 'CODE_ERROR', message: expect.stringMatching(/^The code of node "escape" failed: /) });
+    expect(step(hostile, 'escape').error).toMatchObject({
+      code: 'CODE_ERROR',
+      message: expect.stringMatching(/^The code of node "escape" failed: /),
+    });
     expect((await t.request('GET', '/health')).status).toBe(200);
 
-    const broken = await t.request('POST', '/api/v1/workflows', { body: { name: 'broken code', definition: { nodes: [trigger, { id: 'c', type: 'code', parameters: { code: 'return input +;' } }], edges: [{ from: 'trigger', to: 'c' }] } } });
+    const broken = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'broken code',
+        definition: {
+          nodes: [trigger, { id: 'c', type: 'code', parameters: { code: 'return input +;' } }],
+          edges: [{ from: 'trigger', to: 'c' }],
+        },
+      },
+    });
     expect(broken.status).toBe(400);
     expect(broken.body.details.fields).toEqual([expect.objectContaining({ field: 'nodes[1].parameters.code', nodeId: 'c', line: 1 })]);
   });
@@ -147,7 +214,12 @@ describe('the node catalogue through the webhook', () => {
       {
         nodes: [
           trigger,
-          { id: 'valid', type: 'filter', parameters: { condition: 'typeof item.email === "string"' }, parameterMode: { condition: 'expression' } },
+          {
+            id: 'valid',
+            type: 'filter',
+            parameters: { condition: 'typeof item.email === "string"' },
+            parameterMode: { condition: 'expression' },
+          },
           post('send', 'filter-kept'),
           { id: 'stop', type: 'stop-and-error', parameters: { message: '${input.length} item(s) had no email' } },
         ],
@@ -167,15 +239,23 @@ describe('the node catalogue through the webhook', () => {
   it('feeds search results to a chat completion on an OpenAI-compatible server', async () => {
     const collectionId = await createCollection(t, 'Answers');
     const fixture = SEARCH_FIXTURES[0];
-    const added = await t.request('POST', `/api/v1/collections/${collectionId}/files`, { body: { name: fixture.file, url: `${fixtures.url}/${fixture.file}` } });
+    const added = await t.request('POST', `/api/v1/collections/${collectionId}/files`, {
+      body: { name: fixture.file, url: `${fixtures.url}/${fixture.file}` },
+    });
     expect((await waitForFile(t, collectionId, added.body.id)).status).toBe('indexed');
-    chat.reply = (request) => JSON.stringify({ answer: `found ${request.body?.messages?.at(-1)?.content.includes(fixture.file) ? 'the file' : 'nothing'}` });
+    chat.reply = (request) =>
+      JSON.stringify({ answer: `found ${request.body?.messages?.at(-1)?.content.includes(fixture.file) ? 'the file' : 'nothing'}` });
 
     const record = await run(
       {
         nodes: [
           trigger,
-          { id: 'search', type: 'search-collection', parameters: { collectionId, query: 'input.question', topK: 3, mode: 'hybrid' }, parameterMode: { query: 'expression' } },
+          {
+            id: 'search',
+            type: 'search-collection',
+            parameters: { collectionId, query: 'input.question', topK: 3, mode: 'hybrid' },
+            parameterMode: { query: 'expression' },
+          },
           {
             id: 'answer',
             type: 'chat-completion',
@@ -207,7 +287,18 @@ describe('the node catalogue through the webhook', () => {
     const collectionId = await createCollection(t, 'Fed by a workflow');
     const fixture = SEARCH_FIXTURES[1];
     const record = await run(
-      { nodes: [trigger, { id: 'add', type: 'add-file', parameters: { collectionId, name: 'item.name', url: 'item.url' }, parameterMode: { name: 'expression', url: 'expression' } }], edges: [{ from: 'trigger', to: 'add' }] },
+      {
+        nodes: [
+          trigger,
+          {
+            id: 'add',
+            type: 'add-file',
+            parameters: { collectionId, name: 'item.name', url: 'item.url' },
+            parameterMode: { name: 'expression', url: 'expression' },
+          },
+        ],
+        edges: [{ from: 'trigger', to: 'add' }],
+      },
       [{ name: fixture.file, url: `${fixtures.url}/${fixture.file}` }],
     );
     expect(record.status).toBe('succeeded');

@@ -85,7 +85,9 @@ describe.each([
   it('runs in a worker process and no secret reaches its logs, even at trace level', async () => {
     if (!redis) return;
     const worker = await startWorker();
-    const workflow = await app.request('POST', '/api/v1/workflows', { body: { name: 'logs', definition: searchWorkflow(upstream.url, SECRET) } });
+    const workflow = await app.request('POST', '/api/v1/workflows', {
+      body: { name: 'logs', definition: searchWorkflow(upstream.url, SECRET) },
+    });
     const started = await app.request('POST', `/api/v1/workflows/${workflow.body.id}/runs`, {
       body: { runType: 'test', input: { query: 'q', collection: 'c' } },
     });

@@ -46,7 +46,13 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     const input = { query: 'what is a vector', collection: 'col_42' };
     const production = await start(workflow.id, { input });
     expect(production.status).toBe(202);
-    expect(production.body).toEqual({ id: production.body.runId, runId: expect.stringMatching(/^run_/), workflowId: workflow.id, runType: 'production', status: 'queued' });
+    expect(production.body).toEqual({
+      id: production.body.runId,
+      runId: expect.stringMatching(/^run_/),
+      workflowId: workflow.id,
+      runType: 'production',
+      status: 'queued',
+    });
     expect(production.headers.get('location')).toBe(`/api/v1/runs/${production.body.runId}`);
 
     const test = await start(workflow.id, { runType: 'test', input: { ...input, query: 'draft query' } });
@@ -54,7 +60,15 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     expect(test.body.runType).toBe('test');
 
     const run = await waitForRun(app.request, production.body.runId);
-    expect(run).toMatchObject({ status: 'succeeded', runType: 'production', version: 1, startedBy: app.admin.id, actingUserId: app.admin.id, input, error: null });
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      runType: 'production',
+      version: 1,
+      startedBy: app.admin.id,
+      actingUserId: app.admin.id,
+      input,
+      error: null,
+    });
     expect(run.steps.map((s: any) => [s.nodeId, s.status, s.attempts])).toEqual([
       ['trigger', 'succeeded', 1],
       ['search', 'succeeded', 1],
@@ -64,8 +78,13 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     expect(response.status).toBe(200);
     expect(response.headers['x-upstream']).toBe('yes');
     expect(response.body).toMatchObject({ method: 'POST', path: '/echo/col_42', body: { text: 'what is a vector', top_k: '5' } });
-    expect(response.body.headers).toMatchObject({ 'x-api-key': '[REDACTED]', 'x-flavour': 'published', 'content-type': 'application/json' });
-    for (const timing of [run.createdAt, run.startedAt, run.finishedAt, run.steps[1].startedAt, run.steps[1].finishedAt]) expect(Date.parse(timing)).not.toBeNaN();
+    expect(response.body.headers).toMatchObject({
+      'x-api-key': '[REDACTED]',
+      'x-flavour': 'published',
+      'content-type': 'application/json',
+    });
+    for (const timing of [run.createdAt, run.startedAt, run.finishedAt, run.steps[1].startedAt, run.steps[1].finishedAt])
+      expect(Date.parse(timing)).not.toBeNaN();
 
     const testRun = await waitForRun(app.request, test.body.runId);
     expect(testRun).toMatchObject({ status: 'succeeded', runType: 'test', version: null });
@@ -102,7 +121,10 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     expect(badType.body.details.fields).toEqual([expect.objectContaining({ field: 'runType' })]);
     expect((await start(workflow.id, { input: 1, extra: true })).status).toBe(400);
     expect((await start(workflow.id, [1, 2])).status).toBe(400);
-    const malformed = await app.request('POST', `/api/v1/workflows/${workflow.id}/runs`, { rawBody: '{"input": ', headers: { 'content-type': 'application/json' } });
+    const malformed = await app.request('POST', `/api/v1/workflows/${workflow.id}/runs`, {
+      rawBody: '{"input": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     const notPublished = await start(workflow.id, { input: {} });
     expect(notPublished.status).toBe(409);
@@ -159,7 +181,9 @@ describe.each(queues)('workflow runs on $name', (queue) => {
         expect.objectContaining({ field: 'variables[0].value', reason: expect.stringContaining('number') }),
       ]),
     );
-    const shape = await app.request('POST', '/api/v1/workflows', { body: { name: 'x', definition: { nodes: [{ id: '1 bad', type: 'x' }] } } });
+    const shape = await app.request('POST', '/api/v1/workflows', {
+      body: { name: 'x', definition: { nodes: [{ id: '1 bad', type: 'x' }] } },
+    });
     expect(shape.status).toBe(400);
     expect(shape.body.details.fields).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'definition.nodes[0].id' })]));
   });
@@ -187,7 +211,9 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     const editor = await app.createUser('editor');
     const stranger = await app.createUser('stranger');
     const workflow = await createWorkflow(undefined);
-    expect((await app.request('PUT', `/api/v1/workflows/${workflow.id}/members/${viewer.id}`, { body: { role: 'viewer' } })).status).toBe(200);
+    expect((await app.request('PUT', `/api/v1/workflows/${workflow.id}/members/${viewer.id}`, { body: { role: 'viewer' } })).status).toBe(
+      200,
+    );
     await app.request('PUT', `/api/v1/workflows/${workflow.id}/members/${editor.id}`, { body: { role: 'editor' } });
     expect((await app.request('GET', `/api/v1/workflows/${workflow.id}`, { key: viewer.key })).body.role).toBe('viewer');
     expect((await start(workflow.id, { runType: 'test' }, {}, viewer.key)).status).toBe(403);
@@ -234,9 +260,16 @@ describe.each(queues)('workflow runs on $name', (queue) => {
     const http = res.body.items.find((n: any) => n.type === 'http-request');
     expect(http).toMatchObject({ version: 1, trigger: false, parameters: { required: ['method', 'url'] } });
     // A status is data unless failOn says otherwise: the parameter and its choices are documented where the builder reads them.
-    expect(http.parameters.properties.failOn).toMatchObject({ type: 'string', enum: ['never', '5xx', 'non-2xx'], default: 'never', description: expect.stringContaining('a 500 goes on') });
+    expect(http.parameters.properties.failOn).toMatchObject({
+      type: 'string',
+      enum: ['never', '5xx', 'non-2xx'],
+      default: 'never',
+      description: expect.stringContaining('a 500 goes on'),
+    });
     expect(res.body.items.find((n: any) => n.type === 'webhook-trigger')).toMatchObject({ trigger: true });
-    expect(res.body.items.map((n: any) => n.type)).toEqual(expect.arrayContaining(['get-file-contents', 'http-request', 'list-files', 'loop', 'wait', 'webhook-trigger']));
+    expect(res.body.items.map((n: any) => n.type)).toEqual(
+      expect.arrayContaining(['get-file-contents', 'http-request', 'list-files', 'loop', 'wait', 'webhook-trigger']),
+    );
     // Every parameter takes every mode; AI Decide only where a language model is configured.
     expect(res.body.parameterModes).toEqual(['fixed', 'expression']);
   });

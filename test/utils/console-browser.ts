@@ -21,14 +21,23 @@ export interface ConsoleBrowser {
  */
 export async function openConsoleBrowser(context: BrowserContextOptions): Promise<ConsoleBrowser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does) to run the browser tests`);
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does) to run the browser tests`,
+    );
   }
   mkdirSync(SCREENSHOTS, { recursive: true });
   await buildConsole();
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
   const page = await (await browser.newContext(context)).newPage();
   page.setDefaultTimeout(20_000);
@@ -55,7 +64,9 @@ interface AxeViolation {
  */
 export async function seriousAxeViolations(page: Page, where: string): Promise<string[]> {
   await page.evaluate(axeSource);
-  const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[];
+  const violations = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)",
+  )) as AxeViolation[];
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
@@ -96,7 +107,10 @@ export function canvasHands(page: () => Page) {
     const canvas = (await page().locator('.canvas').boundingBox())!;
     await page().mouse.click(canvas.x + 8, canvas.y + 8);
     await page().getByRole('button', { name: 'Add node' }).click();
-    await page().getByRole('region', { name: /^Add a node/ }).getByRole('button', { name: label }).click();
+    await page()
+      .getByRole('region', { name: /^Add a node/ })
+      .getByRole('button', { name: label })
+      .click();
     await node(id).waitFor();
     await dragMouse(await middle(`[data-node-id="${id}"] .node-title`), { x: canvas.x + to.x, y: canvas.y + to.y });
   };

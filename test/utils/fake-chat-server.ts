@@ -33,13 +33,14 @@ export class FakeChatServer extends ScriptedJsonServer<ChatBody, ScriptedChatAns
   }
 
   protected answer(request: ChatRequest): ScriptedChatAnswer {
-    if (request.method !== 'POST' || request.path !== '/v1/chat/completions') return { status: 404, body: { error: { message: `no route ${request.path}` } } };
+    if (request.method !== 'POST' || request.path !== '/v1/chat/completions')
+      return { status: 404, body: { error: { message: `no route ${request.path}` } } };
     if (this.options.apiKey && request.headers.authorization !== `Bearer ${this.options.apiKey}`) {
       return { status: 401, body: { error: { message: `Incorrect API key provided: ${request.headers.authorization ?? 'none'}` } } };
     }
     if (!Array.isArray(request.body?.messages)) return { status: 400, body: { error: { message: 'messages is required' } } };
     if (this.options.refuseResponseFormat && request.body?.response_format) {
-      return { status: 400, body: { error: { message: "Unrecognized request argument supplied: response_format (json_schema)" } } };
+      return { status: 400, body: { error: { message: 'Unrecognized request argument supplied: response_format (json_schema)' } } };
     }
     return { content: this.reply(request) };
   }

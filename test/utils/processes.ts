@@ -77,7 +77,9 @@ export async function waitForHttp(url: string, spawned: Spawned, timeoutMs = 90_
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (spawned.child.exitCode !== null || spawned.child.signalCode !== null) {
-      throw new Error(`process exited (${spawned.child.exitCode ?? spawned.child.signalCode}) before ${url} answered:\n${spawned.output()}`);
+      throw new Error(
+        `process exited (${spawned.child.exitCode ?? spawned.child.signalCode}) before ${url} answered:\n${spawned.output()}`,
+      );
     }
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });

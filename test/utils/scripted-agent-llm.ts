@@ -11,7 +11,12 @@ export interface WireMessage {
 
 export interface AgentLlmRequest {
   headers: IncomingHttpHeaders;
-  body: { model?: string; messages: WireMessage[]; tools?: { type: string; function: { name: string; description?: string; parameters: unknown } }[]; stream?: boolean };
+  body: {
+    model?: string;
+    messages: WireMessage[];
+    tools?: { type: string; function: { name: string; description?: string; parameters: unknown } }[];
+    stream?: boolean;
+  };
 }
 
 /** What the scripted model says: text, or tool calls (with their arguments as objects). */
@@ -36,8 +41,10 @@ export class ScriptedAgentLlm {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return json(res, 404, { error: { message: `no route ${req.url}` } });
-      if (this.apiKey && req.headers.authorization !== `Bearer ${this.apiKey}`) return json(res, 401, { error: { message: 'Incorrect API key provided' } });
+      if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions'))
+        return json(res, 404, { error: { message: `no route ${req.url}` } });
+      if (this.apiKey && req.headers.authorization !== `Bearer ${this.apiKey}`)
+        return json(res, 401, { error: { message: 'Incorrect API key provided' } });
       let body: AgentLlmRequest['body'];
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -53,23 +60,51 @@ export class ScriptedAgentLlm {
       if ('status' in answer) return json(res, answer.status, { error: { message: answer.error } });
       const model = body.model ?? 'scripted-model';
       const usage = { prompt_tokens: 10 * body.messages.length, completion_tokens: 'content' in answer ? answer.content.length : 5 };
-      const calls = 'toolCalls' in answer ? answer.toolCalls.map((call, index) => ({ id: `call_${turn}_${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } })) : [];
+      const calls =
+        'toolCalls' in answer
+          ? answer.toolCalls.map((call, index) => ({
+              id: `call_${turn}_${index}`,
+              type: 'function',
+              function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+            }))
+          : [];
       if (!body.stream) {
-        const message = 'content' in answer ? { role: 'assistant', content: answer.content } : { role: 'assistant', content: null, tool_calls: calls };
-        return json(res, 200, { id: 'chatcmpl-scripted', object: 'chat.completion', model, choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } });
+        const message =
+          'content' in answer ? { role: 'assistant', content: answer.content } : { role: 'assistant', content: null, tool_calls: calls };
+        return json(res, 200, {
+          id: 'chatcmpl-scripted',
+          object: 'chat.completion',
+          model,
+          choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }],
+          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+        });
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const send = (delta: object, extra: object = {}) => res.write(`data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta }], ...extra })}\n\n`);
+      const send = (delta: object, extra: object = {}) =>
+        res.write(
+          `data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta }], ...extra })}\n\n`,
+        );
       send({ role: 'assistant', content: '' });
       if ('content' in answer) {
         for (const piece of answer.content.match(/.{1,4}/gs) ?? []) send({ content: piece });
       }
       calls.forEach((call, index) => {
         const half = Math.ceil(call.function.arguments.length / 2);
-        send({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) } }] });
+        send({
+          tool_calls: [
+            {
+              index,
+              id: call.id,
+              type: 'function',
+              function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) },
+            },
+          ],
+        });
         send({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] });
       });
-      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`,
+      );
       res.end('data: [DONE]\n\n');
     });
   });

@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 
 /** An answer as written: a status and body, a dropped socket, or silence. */
-export type WrittenAnswer = { status: number; headers?: Record<string, string>; body?: unknown } | { dropConnection: true } | { hang: true };
+export type WrittenAnswer =
+  { status: number; headers?: Record<string, string>; body?: unknown } | { dropConnection: true } | { hang: true };
 
 export interface ReceivedJsonRequest<Body> {
   method: string;

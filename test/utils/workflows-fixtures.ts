@@ -31,7 +31,12 @@ export async function startUpstream(): Promise<Upstream> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url!, 'http://upstream');
-      const request = { method: req.method!, path: url.pathname + url.search, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request = {
+        method: req.method!,
+        path: url.pathname + url.search,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       received.push(request);
       for (const waiter of waiters.filter((w) => w.n === received.length)) waiter.resolve(request);
       const reply = () => {
@@ -63,12 +68,20 @@ export async function startUpstream(): Promise<Upstream> {
   };
 }
 
-type Requester = (method: string, path: string, options?: { key?: string | null; body?: unknown }) => Promise<{ status: number; body: any }>;
+type Requester = (
+  method: string,
+  path: string,
+  options?: { key?: string | null; body?: unknown },
+) => Promise<{ status: number; body: any }>;
 
 export const TERMINAL = ['succeeded', 'failed', 'canceled'];
 
 /** Polls GET /api/v1/runs/:id until the run reaches one of `statuses` (default: any terminal one). */
-export async function waitForRun(request: Requester, runId: string, options: { statuses?: string[]; timeoutMs?: number; key?: string } = {}): Promise<any> {
+export async function waitForRun(
+  request: Requester,
+  runId: string,
+  options: { statuses?: string[]; timeoutMs?: number; key?: string } = {},
+): Promise<any> {
   const statuses = options.statuses ?? TERMINAL;
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let last: any;

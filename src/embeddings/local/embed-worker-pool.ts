@@ -97,19 +97,22 @@ export class EmbedWorkerPool {
       if (job.nextBatch === job.batches.length) this.queue.splice(pick, 1);
       const task = { job };
       this.running.add(task);
-      void this.threads.run<EmbedResponse>({ texts: job.batches[batch] } satisfies EmbedRequest).then(
-        (response) => {
-          if ('vectors' in response) this.complete(job, batch, response.vectors);
-          else this.fail(job, new AppError(ErrorCode.EMBEDDING_FAILED, `Local embedding failed: ${response.error}`));
-        },
-        (error: unknown) => {
-          const reason = messageOf(error);
-          this.fail(job, new AppError(ErrorCode.EMBEDDING_FAILED, `Embedding worker stopped: ${reason}`, { retryable: true }));
-        },
-      ).finally(() => {
-        this.running.delete(task);
-        this.dispatch();
-      });
+      void this.threads
+        .run<EmbedResponse>({ texts: job.batches[batch] } satisfies EmbedRequest)
+        .then(
+          (response) => {
+            if ('vectors' in response) this.complete(job, batch, response.vectors);
+            else this.fail(job, new AppError(ErrorCode.EMBEDDING_FAILED, `Local embedding failed: ${response.error}`));
+          },
+          (error: unknown) => {
+            const reason = messageOf(error);
+            this.fail(job, new AppError(ErrorCode.EMBEDDING_FAILED, `Embedding worker stopped: ${reason}`, { retryable: true }));
+          },
+        )
+        .finally(() => {
+          this.running.delete(task);
+          this.dispatch();
+        });
     }
   }
 

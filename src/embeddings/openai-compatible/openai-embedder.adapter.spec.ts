@@ -110,7 +110,9 @@ describe('OpenAiCompatibleEmbedder', () => {
 
     it('retries 5xx with exponential backoff and jitter, then fails retryable after 5 attempts', async () => {
       server.answerNext(...Array(5).fill({ status: 500, body: { error: { message: 'upstream exploded' } } }));
-      const error = await client().embed(['hello']).catch((e: unknown) => e);
+      const error = await client()
+        .embed(['hello'])
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AppError);
       expect(error).toMatchObject({ code: ErrorCode.EMBEDDING_FAILED, retryable: true });
       expect((error as Error).message).toMatch(/500: upstream exploded.*5 attempts/);
@@ -159,7 +161,9 @@ describe('OpenAiCompatibleEmbedder', () => {
 
     it('never repeats the API key an upstream message echoes', async () => {
       server.answerNext({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-secret-123' } } });
-      const error = (await client({ apiKey: 'sk-secret-123' }).embed(['hello']).catch((e: unknown) => e)) as Error;
+      const error = (await client({ apiKey: 'sk-secret-123' })
+        .embed(['hello'])
+        .catch((e: unknown) => e)) as Error;
       expect(error.message).toContain('Incorrect API key provided');
       expect(error.message).not.toContain('sk-secret-123');
     });
@@ -183,7 +187,15 @@ describe('OpenAiCompatibleEmbedder', () => {
 
     it('rejects repeated indexes and non-numeric embeddings', async () => {
       server.answerNext(
-        { status: 200, body: { data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [1] }] } },
+        {
+          status: 200,
+          body: {
+            data: [
+              { index: 0, embedding: [1] },
+              { index: 0, embedding: [1] },
+            ],
+          },
+        },
         { status: 200, body: { data: [{ index: 0, embedding: ['1'] }] } },
       );
       await expect(client().embed(['a', 'b'])).rejects.toMatchObject({ message: expect.stringContaining('repeated index 0') });

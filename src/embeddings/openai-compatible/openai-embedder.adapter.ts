@@ -131,8 +131,7 @@ export class OpenAiCompatibleEmbedder extends Embedder {
   }
 
   private vectorsOf(body: unknown, expected: number): Float32Array[] {
-    const malformed = (why: string) =>
-      new AppError(ErrorCode.EMBEDDING_FAILED, `Embeddings endpoint answered an unexpected body: ${why}`);
+    const malformed = (why: string) => new AppError(ErrorCode.EMBEDDING_FAILED, `Embeddings endpoint answered an unexpected body: ${why}`);
     const data = (body as { data?: unknown } | null)?.data;
     if (!Array.isArray(data)) throw malformed('no data array');
     if (data.length !== expected) throw malformed(`${data.length} embeddings for ${expected} inputs`);

@@ -26,20 +26,34 @@ type Problem = (field: string, reason: string) => void;
 export function onErrorOf(spec: WorkflowNodeSpec, problem: Problem): OnError {
   const alias: OnError | undefined = spec.continueOnError === undefined ? undefined : spec.continueOnError ? 'continue' : 'stop';
   if (spec.onError !== undefined && alias !== undefined && spec.onError !== alias) {
-    problem('onError', `"${spec.onError}" contradicts continueOnError: ${spec.continueOnError}, the older spelling of onError "${alias}": give one of them`);
+    problem(
+      'onError',
+      `"${spec.onError}" contradicts continueOnError: ${spec.continueOnError}, the older spelling of onError "${alias}": give one of them`,
+    );
   }
   return spec.onError ?? alias ?? 'stop';
 }
 
 export function tryPolicyOf(spec: WorkflowNodeSpec, problem: Problem): TryPolicy {
   const newer: TryPolicy = spec.retryOnFail
-    ? { maxTries: spec.maxTries ?? DEFAULT_MAX_TRIES, waitMs: spec.waitBetweenTries ?? DEFAULT_WAIT_BETWEEN_TRIES_MS, backoff: spec.backoff ?? 'fixed' }
+    ? {
+        maxTries: spec.maxTries ?? DEFAULT_MAX_TRIES,
+        waitMs: spec.waitBetweenTries ?? DEFAULT_WAIT_BETWEEN_TRIES_MS,
+        backoff: spec.backoff ?? 'fixed',
+      }
     : ONCE;
   if (!spec.retry) return newer;
-  const older: TryPolicy = { maxTries: spec.retry.maxAttempts, waitMs: spec.retry.backoffMs ?? DEFAULT_WAIT_BETWEEN_TRIES_MS, backoff: 'exponential' };
+  const older: TryPolicy = {
+    maxTries: spec.retry.maxAttempts,
+    waitMs: spec.retry.backoffMs ?? DEFAULT_WAIT_BETWEEN_TRIES_MS,
+    backoff: 'exponential',
+  };
   if (!NEWER_RETRY_FIELDS.some((field) => spec[field] !== undefined)) return older;
   const clash = (field: string, given: unknown, olderValue: string) =>
-    problem(field, `${JSON.stringify(given)} contradicts ${olderValue}: retry is the older spelling of retryOnFail with maxTries, waitBetweenTries and backoff "exponential"; give one of them`);
+    problem(
+      field,
+      `${JSON.stringify(given)} contradicts ${olderValue}: retry is the older spelling of retryOnFail with maxTries, waitBetweenTries and backoff "exponential"; give one of them`,
+    );
   if (newer.maxTries !== older.maxTries) {
     if (spec.retryOnFail) clash('maxTries', newer.maxTries, `retry.maxAttempts ${older.maxTries}`);
     else clash('retryOnFail', spec.retryOnFail ?? false, `retry.maxAttempts ${older.maxTries}`);
@@ -55,7 +69,10 @@ export function tryPolicyOf(spec: WorkflowNodeSpec, problem: Problem): TryPolicy
 export function withErrorOutput(outputs: readonly string[], onError: OnError, type: string, problem: Problem): readonly string[] | null {
   if (onError !== 'errorOutput') return outputs;
   if (outputs.includes(ERROR_OUTPUT)) {
-    problem('onError', `${type} has an output named "${ERROR_OUTPUT}" of its own, so its failures cannot be sent to one: use onError "continue" or "stop"`);
+    problem(
+      'onError',
+      `${type} has an output named "${ERROR_OUTPUT}" of its own, so its failures cannot be sent to one: use onError "continue" or "stop"`,
+    );
     return null;
   }
   return [...outputs, ERROR_OUTPUT];

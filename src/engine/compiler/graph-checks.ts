@@ -107,7 +107,11 @@ export function loopStructure(loops: string[], edges: Edge[], specs: WorkflowNod
       const overlap = [...bodyA].some((id) => bodyB.has(id));
       const nested = (aInB && !bInA && isSubset(bodyA, bodyB)) || (bInA && !aInB && isSubset(bodyB, bodyA));
       if ((overlap || aInB || bInA) && !nested) {
-        problems.push({ field: 'edges', reason: `loops "${a}" and "${b}" overlap: one loop's body must hold the other loop whole, or they must be apart`, nodeId: a });
+        problems.push({
+          field: 'edges',
+          reason: `loops "${a}" and "${b}" overlap: one loop's body must hold the other loop whole, or they must be apart`,
+          nodeId: a,
+        });
       }
     }
   }
@@ -160,10 +164,18 @@ export function checkTriggersAndConnections(
       problems.push({ field: `nodes[${i}]`, reason: 'a trigger node cannot have incoming edges', nodeId: spec.id });
     }
     if (isTrigger && structure.innermost.has(spec.id)) {
-      problems.push({ field: `nodes[${i}]`, reason: `a trigger node cannot be inside loop "${structure.innermost.get(spec.id)}"`, nodeId: spec.id });
+      problems.push({
+        field: `nodes[${i}]`,
+        reason: `a trigger node cannot be inside loop "${structure.innermost.get(spec.id)}"`,
+        nodeId: spec.id,
+      });
     }
     if (!isTrigger && incoming === 0 && registered[i]) {
-      problems.push({ field: `nodes[${i}]`, reason: 'not connected: every node except the trigger needs an incoming edge', nodeId: spec.id });
+      problems.push({
+        field: `nodes[${i}]`,
+        reason: 'not connected: every node except the trigger needs an incoming edge',
+        nodeId: spec.id,
+      });
     }
     if (isTrigger && spec.runMode === 'item') {
       problems.push({ field: `nodes[${i}].runMode`, reason: 'a trigger runs once per run: run mode must be "input"', nodeId: spec.id });
@@ -176,7 +188,12 @@ export function checkTriggersAndConnections(
  * the order is stable. A node outside a loop that feeds a node of its body must come before the
  * loop node, since the body runs when the loop node's turn comes.
  */
-export function executionOrder(specs: WorkflowNodeSpec[], edges: Edge[], structure: LoopStructure, problems: DefinitionProblem[]): string[] {
+export function executionOrder(
+  specs: WorkflowNodeSpec[],
+  edges: Edge[],
+  structure: LoopStructure,
+  problems: DefinitionProblem[],
+): string[] {
   const dependencies = new Map<string, Set<string>>(specs.map((s) => [s.id, new Set<string>()]));
   for (const edge of edges) {
     if (structure.backEdges.has(edge)) continue;

@@ -14,13 +14,22 @@ import { validOutputs } from '../plugin-loader';
 import { AiParameter, CompiledNode, CompileOptions, DefinitionProblem, ExpressionParameter, PreparedNode } from './compiled-plan';
 import { onErrorOf, tryPolicyOf, withErrorOutput } from './failure-settings';
 
-export function resolveType(spec: WorkflowNodeSpec, i: number, registry: NodeRegistry, problems: DefinitionProblem[]): RegisteredNode | null {
+export function resolveType(
+  spec: WorkflowNodeSpec,
+  i: number,
+  registry: NodeRegistry,
+  problems: DefinitionProblem[],
+): RegisteredNode | null {
   const node = registry.get(spec.type, spec.version);
   if (node) return node;
   const known = registry.versionsOf(spec.type);
   problems.push(
     known.length
-      ? { field: `nodes[${i}].version`, reason: `node type ${spec.type} has no version ${spec.version}; loaded: ${known.join(', ')}`, nodeId: spec.id }
+      ? {
+          field: `nodes[${i}].version`,
+          reason: `node type ${spec.type} has no version ${spec.version}; loaded: ${known.join(', ')}`,
+          nodeId: spec.id,
+        }
       : { field: `nodes[${i}].type`, reason: `unknown node type "${spec.type}"`, nodeId: spec.id },
   );
   return null;
@@ -43,7 +52,8 @@ export function prepareNode(
   const problem = (field: string, reason: string, where?: SyntaxProblem) =>
     problems.push({ field: `nodes[${i}].${field}`, reason, nodeId: spec.id, ...(where ? { line: where.line, column: where.column } : {}) });
   const syntax = (name: string, found: SyntaxProblem | null, what: string) => {
-    if (found) problem(`parameters.${name}`, `${what} has a syntax error at line ${found.line}, column ${found.column}: ${found.message}`, found);
+    if (found)
+      problem(`parameters.${name}`, `${what} has a syntax error at line ${found.line}, column ${found.column}: ${found.message}`, found);
   };
 
   for (const [name, mode] of Object.entries(modes)) {
@@ -92,7 +102,10 @@ export function prepareNode(
   }
   for (const name of node.credentialParameters.keys()) {
     if ((modes[name] ?? 'fixed') !== 'fixed') {
-      problem(`parameterMode.${name}`, `is a credential: it must be a fixed value (a credential's id), chosen when the workflow is saved, never an expression or AI Decide`);
+      problem(
+        `parameterMode.${name}`,
+        `is a credential: it must be a fixed value (a credential's id), chosen when the workflow is saved, never an expression or AI Decide`,
+      );
     }
   }
   const trigger = node.definition.trigger;

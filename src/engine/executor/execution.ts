@@ -1,4 +1,13 @@
-import type { ApprovalsFacade, ConversationMemory, LoopState, NodeContext, NodeInput, NodeLogger, NodeProgress, WorkflowsFacade } from '../../sdk';
+import type {
+  ApprovalsFacade,
+  ConversationMemory,
+  LoopState,
+  NodeContext,
+  NodeInput,
+  NodeLogger,
+  NodeProgress,
+  WorkflowsFacade,
+} from '../../sdk';
 import type { RunError, StepError, StepRecord, SubStep } from '../step.model';
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';

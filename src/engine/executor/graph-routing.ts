@@ -8,7 +8,13 @@ import { StepFailure } from './step-failure';
 // node receives, and the run's answer. The states of the nodes are kept here and nowhere else.
 
 /** A node's outcome in this run; its value is what `nodes.<id>` reads when the node ran (or failed without blocking). */
-export function settle(run: Execution, node: CompiledNode, ports: Map<string, unknown>, status: NodeState['status'], blocking: boolean): void {
+export function settle(
+  run: Execution,
+  node: CompiledNode,
+  ports: Map<string, unknown>,
+  status: NodeState['status'],
+  blocking: boolean,
+): void {
   const value = node.outputs.length === 1 ? (ports.get(node.outputs[0]) ?? null) : Object.fromEntries(ports);
   run.states.set(node.id, { status, ports, value, blocking });
   if (status === 'succeeded' || (status === 'failed' && !blocking)) run.values[node.id] = value;
@@ -21,7 +27,8 @@ export function unsettle(run: Execution, node: CompiledNode): void {
 }
 
 /** Succeeded, or failed and let the run go on (onError continue or errorOutput): its outputs are live. */
-const ran = (state: NodeState | undefined): state is NodeState => state !== undefined && (state.status === 'succeeded' || (state.status === 'failed' && !state.blocking));
+const ran = (state: NodeState | undefined): state is NodeState =>
+  state !== undefined && (state.status === 'succeeded' || (state.status === 'failed' && !state.blocking));
 
 export function isLive(run: Execution, from: string, output: string): boolean {
   const state = run.states.get(from);
@@ -45,7 +52,9 @@ export function incomingOf(run: Execution, node: CompiledNode): { inputs: NodeIn
 export function routeInput(node: CompiledNode, output: unknown): Pick<NodeResult, 'ports' | 'waitUntil' | 'decision'> {
   if (isWaitRequest(output)) {
     // What the wait ends with may itself be routed (an approval's timedOut output).
-    const { ports } = isRoutedOutput(output.output) ? routeInput(node, output.output) : { ports: new Map([[node.outputs[0], output.output]]) };
+    const { ports } = isRoutedOutput(output.output)
+      ? routeInput(node, output.output)
+      : { ports: new Map([[node.outputs[0], output.output]]) };
     return { ports, waitUntil: output.until, ...(output.decision ? { decision: { pending: output.decision.pending } } : {}) };
   }
   if (!isRoutedOutput(output)) return { ports: new Map([[node.outputs[0], output]]) };
@@ -63,7 +72,15 @@ export function routeItems(node: CompiledNode, outputs: unknown[]): Pick<NodeRes
   };
   for (const output of outputs) {
     if (isWaitRequest(output)) {
-      if (output.decision) throw new StepFailure({ code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" waits for a decision, which it takes once for its whole input: set its run mode to input`, details: { nodeId: node.id } }, 1);
+      if (output.decision)
+        throw new StepFailure(
+          {
+            code: ErrorCode.NODE_CONFIGURATION,
+            message: `Node "${node.id}" waits for a decision, which it takes once for its whole input: set its run mode to input`,
+            details: { nodeId: node.id },
+          },
+          1,
+        );
       if (!waitUntil || output.until > waitUntil) waitUntil = output.until;
       send(node.outputs[0], output.output);
     } else if (isRoutedOutput(output)) {
@@ -80,7 +97,11 @@ export function routeItems(node: CompiledNode, outputs: unknown[]): Pick<NodeRes
 function checkOutput(node: CompiledNode, name: string): string {
   if (node.outputs.includes(name)) return name;
   throw new StepFailure(
-    { code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" sent a result to output "${name}", which it does not have (outputs: ${node.outputs.join(', ')})`, details: { nodeId: node.id } },
+    {
+      code: ErrorCode.NODE_CONFIGURATION,
+      message: `Node "${node.id}" sent a result to output "${name}", which it does not have (outputs: ${node.outputs.join(', ')})`,
+      details: { nodeId: node.id },
+    },
     1,
   );
 }

@@ -46,7 +46,13 @@ export class GraphWalker implements BodyRunner {
   }
 
   /** One node's execution with its record; a failure is recorded, not thrown (unless the run stops). */
-  private async runStep(run: Execution, node: CompiledNode, input: unknown, inputs: readonly NodeInput[], loop: CompiledNode | null): Promise<void> {
+  private async runStep(
+    run: Execution,
+    node: CompiledNode,
+    input: unknown,
+    inputs: readonly NodeInput[],
+    loop: CompiledNode | null,
+  ): Promise<void> {
     const startedAt = new Date();
     const recordedInput = recordedValue(run, input);
     try {
@@ -54,13 +60,24 @@ export class GraphWalker implements BodyRunner {
       // A wait already due (zero, or a time past) does not wait: no pause, no job to resume it.
       if (result.decision && (loop !== null || run.request.holdWaits)) {
         // Nothing could resume it: a decision resumes a run parked in the store, and these hold their worker.
-        throw new StepFailure({ code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" waits for a person's decision, which works at a run's top level only: not inside a loop's body or in a sub-workflow run`, details: { nodeId: node.id } }, 1);
+        throw new StepFailure(
+          {
+            code: ErrorCode.NODE_CONFIGURATION,
+            message: `Node "${node.id}" waits for a person's decision, which works at a run's top level only: not inside a loop's body or in a sub-workflow run`,
+            details: { nodeId: node.id },
+          },
+          1,
+        );
       }
       if (result.waitUntil && result.waitUntil.getTime() > Date.now()) {
         if (loop === null && !run.request.holdWaits) {
           settle(run, node, result.ports, 'succeeded', false);
           const pending = result.decision ? { output: recordedValue(run, result.decision.pending) } : {};
-          await emit(run, { ...finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting', ...pending }, { ports: result.ports, until: result.waitUntil });
+          await emit(
+            run,
+            { ...finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting', ...pending },
+            { ports: result.ports, until: result.waitUntil },
+          );
           throw new Suspension(result.waitUntil);
         }
         // Inside a loop the whole loop is one unit of progress (and a sub-workflow's parent waits): the wait holds the worker.
@@ -83,7 +100,15 @@ export class GraphWalker implements BodyRunner {
       }
       const stepFailure = error instanceof StepFailure ? error : new StepFailure(classify(error).error, 1);
       const stepError = redactError(stepFailure.error, run.request.redactor);
-      await emit(run, { ...baseStep(node), status: 'failed', attempts: stepFailure.attempts, startedAt, finishedAt: new Date(), input: recordedInput, error: stepError });
+      await emit(run, {
+        ...baseStep(node),
+        status: 'failed',
+        attempts: stepFailure.attempts,
+        startedAt,
+        finishedAt: new Date(),
+        input: recordedInput,
+        error: stepError,
+      });
       settle(run, node, new Map(), 'failed', true);
       run.failure ??= { ...stepError, message: `Node "${node.id}" failed: ${stepError.message}`, nodeId: node.id };
     }

@@ -21,7 +21,12 @@ class RecordedList {
   }
 
   recorded(): unknown {
-    return this.items ?? { notRecorded: true, reason: `output of ${this.chars} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
+    return (
+      this.items ?? {
+        notRecorded: true,
+        reason: `output of ${this.chars} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}`,
+      }
+    );
   }
 }
 
@@ -53,7 +58,11 @@ export class LoopRecords {
 
   /** One record per node that the body reached. */
   records(): StepRecord[] {
-    return [...this.byNode.values()].map(({ step, inputs, outputs }) => ({ ...step, input: inputs.recorded(), output: outputs.recorded() }));
+    return [...this.byNode.values()].map(({ step, inputs, outputs }) => ({
+      ...step,
+      input: inputs.recorded(),
+      output: outputs.recorded(),
+    }));
   }
 
   /** The node's record so far, with this step: its worst status, its first start, its last finish. */

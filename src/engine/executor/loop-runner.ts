@@ -61,7 +61,11 @@ export class LoopRunner {
     let attempts = 0;
     for (let iteration = 0; ; iteration++) {
       if (iteration >= MAX_LOOP_ITERATIONS) {
-        const error: StepError = { code: ErrorCode.NODE_CONFIGURATION, message: `Loop "${loop.id}" did not finish within ${MAX_LOOP_ITERATIONS} iterations`, details: { nodeId: loop.id } };
+        const error: StepError = {
+          code: ErrorCode.NODE_CONFIGURATION,
+          message: `Loop "${loop.id}" did not finish within ${MAX_LOOP_ITERATIONS} iterations`,
+          details: { nodeId: loop.id },
+        };
         return () => loopFailed(run, loop, startedAt, iteration, error, recordedInput);
       }
       let result: NodeResult;
@@ -106,7 +110,13 @@ export class LoopRunner {
   }
 }
 
-async function loopInterrupted(run: Execution, loop: CompiledNode, startedAt: Date, interrupt: RunInterrupt, input: unknown): Promise<void> {
+async function loopInterrupted(
+  run: Execution,
+  loop: CompiledNode,
+  startedAt: Date,
+  interrupt: RunInterrupt,
+  input: unknown,
+): Promise<void> {
   unsettle(run, loop);
   run.stoppedBy = interrupt;
   if (interrupt.reason === 'shutdown') return;
@@ -115,7 +125,14 @@ async function loopInterrupted(run: Execution, loop: CompiledNode, startedAt: Da
   if (interrupt.reason === 'timeout') run.failure ??= { code: ErrorCode.TIMEOUT, message: interrupt.message, nodeId: loop.id };
 }
 
-async function loopFailed(run: Execution, loop: CompiledNode, startedAt: Date, iterations: number, error: StepError, input: unknown): Promise<void> {
+async function loopFailed(
+  run: Execution,
+  loop: CompiledNode,
+  startedAt: Date,
+  iterations: number,
+  error: StepError,
+  input: unknown,
+): Promise<void> {
   unsettle(run, loop);
   await emit(run, { ...baseStep(loop), status: 'failed', attempts: 1, startedAt, finishedAt: new Date(), input, error, iterations });
   settle(run, loop, new Map(), 'failed', true);
@@ -127,5 +144,11 @@ function readOnlyView<T>(array: T[]): readonly T[] {
   const refuse = (): never => {
     throw new TypeError('loop.results is read-only');
   };
-  return new Proxy(array, { set: refuse, deleteProperty: refuse, defineProperty: refuse, setPrototypeOf: refuse, preventExtensions: refuse });
+  return new Proxy(array, {
+    set: refuse,
+    deleteProperty: refuse,
+    defineProperty: refuse,
+    setPrototypeOf: refuse,
+    preventExtensions: refuse,
+  });
 }

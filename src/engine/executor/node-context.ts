@@ -24,7 +24,9 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
     collections: deps.collections.forUser(request.actingUserId),
     logger: new ScopedNodeLogger(deps.logger, request, node.id),
     workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
-    approvals: deps.approvalLinks ? { link: (expiresAt) => deps.approvalLinks!.url({ runId: request.runId, nodeId: node.id, expiresAt }) } : NO_APPROVALS,
+    approvals: deps.approvalLinks
+      ? { link: (expiresAt) => deps.approvalLinks!.url({ runId: request.runId, nodeId: node.id, expiresAt }) }
+      : NO_APPROVALS,
     progress: progressOf(run, node.id),
     memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id) : NO_MEMORY,
   };
@@ -85,7 +87,9 @@ function httpRunOf(deps: ExecutorDependencies, run: Execution): NodeHttpRun {
     credential: (id) => {
       let resolved = run.credentials.get(id);
       if (!resolved) {
-        resolved = deps.credentials ? deps.credentials.resolve(request.actingUserId, id) : new UnavailableCredentials().resolve(request.actingUserId, id);
+        resolved = deps.credentials
+          ? deps.credentials.resolve(request.actingUserId, id)
+          : new UnavailableCredentials().resolve(request.actingUserId, id);
         // A refusal is not cached: the user may be given the role while the run goes on.
         resolved.catch(() => run.credentials.delete(id));
         run.credentials.set(id, resolved);

@@ -26,7 +26,14 @@ export class NodeRunner implements ItemRunner {
     private readonly parameters: ParameterResolver,
   ) {}
 
-  async run(run: Execution, node: CompiledNode, input: unknown, inputs: readonly NodeInput[], startedAt: Date, loopState?: LoopState): Promise<NodeResult> {
+  async run(
+    run: Execution,
+    node: CompiledNode,
+    input: unknown,
+    inputs: readonly NodeInput[],
+    startedAt: Date,
+    loopState?: LoopState,
+  ): Promise<NodeResult> {
     // Shared by every item and try of this node.
     const shared = sharedFor(this.deps, run, node, inputs);
     const guard: NodeGuard = { node, run, startedAt, marked: false };
@@ -56,7 +63,11 @@ export class NodeRunner implements ItemRunner {
     // A node that must not run twice finishes what it started when the process stops: its record is then true.
     const signal = idempotent ? runSignal : (guard.shielded ??= unlessShutdown(runSignal)).signal;
     for (let attempt = 1; ; attempt++) {
-      const limit = childSignal(signal, node.timeoutMs, () => new NodeTimeoutError(`Node "${node.id}" timed out after ${node.timeoutMs} ms`));
+      const limit = childSignal(
+        signal,
+        node.timeoutMs,
+        () => new NodeTimeoutError(`Node "${node.id}" timed out after ${node.timeoutMs} ms`),
+      );
       try {
         const ctx = contextFor(this.deps, run, node, binding, params, shared, limit.signal);
         const output = await raceSignal(invoke(node, ctx), limit.signal);

@@ -10,7 +10,8 @@ export function narrowToTest(run: Execution, plan: CompiledWorkflow, test: { nod
   const kept = new Set([test.nodeId]);
   if (test.andAfter) {
     // Plan order is a topological order: one pass finds every node reachable from the tested one.
-    for (const node of plan.nodes) if (node.predecessors.some((id) => kept.has(id)) || (node.loop !== null && kept.has(node.loop))) kept.add(node.id);
+    for (const node of plan.nodes)
+      if (node.predecessors.some((id) => kept.has(id)) || (node.loop !== null && kept.has(node.loop))) kept.add(node.id);
   }
   for (const node of plan.nodes) {
     if (!kept.has(node.id)) run.states.set(node.id, { status: 'skipped', ports: new Map(), value: null, blocking: false });

@@ -63,7 +63,11 @@ export class ParameterResolver {
     const decider = this.deps.decider;
     if (!decider) {
       throw new StepFailure(
-        { code: ErrorCode.NODE_CONFIGURATION, message: `Node "${node.id}" uses AI Decide for ${names.join(', ')}, but no language model is configured (LLM_URL)`, details: { nodeId: node.id, parameters: names } },
+        {
+          code: ErrorCode.NODE_CONFIGURATION,
+          message: `Node "${node.id}" uses AI Decide for ${names.join(', ')}, but no language model is configured (LLM_URL)`,
+          details: { nodeId: node.id, parameters: names },
+        },
         0,
       );
     }
@@ -83,7 +87,14 @@ export class ParameterResolver {
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const { error: cause } = classify(error);
-        throw new StepFailure({ ...cause, message: `AI Decide for node "${node.id}" failed: ${cause.message}`, details: { ...(asObject(cause.details) ?? {}), nodeId: node.id, parameters: names } }, 0);
+        throw new StepFailure(
+          {
+            ...cause,
+            message: `AI Decide for node "${node.id}" failed: ${cause.message}`,
+            details: { ...(asObject(cause.details) ?? {}), nodeId: node.id, parameters: names },
+          },
+          0,
+        );
       }
       const chosen = asObject(answer);
       const decided = { ...values };
@@ -91,11 +102,15 @@ export class ParameterResolver {
       const { instance, problems } = buildParams(node.node, decided);
       const refused: FieldError[] = chosen ? problems : [{ field: '(answer)', reason: 'must be a JSON object of parameter values' }];
       if (!refused.length) {
-        this.deps.logger.debug({ runId: request.runId, nodeId: node.id, chosen: request.redactor.value(pick(chosen!, names)) }, 'AI Decide chose parameters');
+        this.deps.logger.debug(
+          { runId: request.runId, nodeId: node.id, chosen: request.redactor.value(pick(chosen!, names)) },
+          'AI Decide chose parameters',
+        );
         return instance;
       }
       const aiOnly = refused.every((p) => p.field === '(answer)' || names.includes(p.field.split(/[.[]/)[0]));
-      if (!aiOnly || round >= AI_DECIDE_ROUNDS) throw invalidParams(node, refused, request.redactor, `after AI Decide chose ${names.join(', ')}`);
+      if (!aiOnly || round >= AI_DECIDE_ROUNDS)
+        throw invalidParams(node, refused, request.redactor, `after AI Decide chose ${names.join(', ')}`);
       correction = { answer: request.redactor.value(answer), problems: refused };
     }
   }

@@ -19,17 +19,29 @@ export interface ItemRunner {
  * `errorOutput` sends the failed input or items to the `error` output (see failedEntry) and the
  * rest to the node's outputs as usual.
  */
-export async function runByMode(runner: ItemRunner, guard: NodeGuard, input: unknown, shared: NodeShared, loopState?: LoopState): Promise<NodeResult> {
+export async function runByMode(
+  runner: ItemRunner,
+  guard: NodeGuard,
+  input: unknown,
+  shared: NodeShared,
+  loopState?: LoopState,
+): Promise<NodeResult> {
   const { node, run } = guard;
   const { request } = run;
   if (node.runMode === 'input' || node.node.definition.loop) {
     try {
-      const { output, attempts } = await runner.runItem(guard, { runMode: 'input', input, ...(loopState ? { loop: loopState } : {}) }, shared);
+      const { output, attempts } = await runner.runItem(
+        guard,
+        { runMode: 'input', input, ...(loopState ? { loop: loopState } : {}) },
+        shared,
+      );
       return { ...routeInput(node, output), attempts, error: null };
     } catch (error) {
       if (!(error instanceof StepFailure) || node.onError === 'stop') throw error;
       const stepError = redactError(error.error, request.redactor);
-      const ports = new Map([node.onError === 'continue' ? [node.outputs[0], { error: stepError }] : [ERROR_OUTPUT, failedEntry(input, stepError, 'input')]]);
+      const ports = new Map([
+        node.onError === 'continue' ? [node.outputs[0], { error: stepError }] : [ERROR_OUTPUT, failedEntry(input, stepError, 'input')],
+      ]);
       return { ports, attempts: error.attempts, error: stepError };
     }
   }

@@ -15,7 +15,9 @@ export async function restore(run: Execution): Promise<void> {
   const now = request.now?.() ?? new Date();
   const unfinishedLoops = new Set<string>();
   // In plan order, so a node's predecessors are taken back (or not) before it.
-  const previous = [...(request.previous ?? [])].sort((a, b) => (plan.byId.get(a.nodeId)?.position ?? 0) - (plan.byId.get(b.nodeId)?.position ?? 0));
+  const previous = [...(request.previous ?? [])].sort(
+    (a, b) => (plan.byId.get(a.nodeId)?.position ?? 0) - (plan.byId.get(b.nodeId)?.position ?? 0),
+  );
   for (const step of previous) {
     const node = plan.byId.get(step.nodeId);
     if (!node) continue;
@@ -40,12 +42,20 @@ export async function restore(run: Execution): Promise<void> {
       }
       settle(run, node, kept.ports, 'succeeded', false);
       // The record shows what the node ends with: an approval's record showed what it waited for.
-      await emit(run, { ...step, status: 'succeeded', finishedAt: now, output: recordedValue(run, run.values[node.id] ?? null) }, { ports: kept.ports });
+      await emit(
+        run,
+        { ...step, status: 'succeeded', finishedAt: now, output: recordedValue(run, run.values[node.id] ?? null) },
+        { ports: kept.ports },
+      );
     } else if (step.status === 'failed' && node.onError === 'stop') {
       // Its failure stands: a node that failed is not tried again by a resumed attempt.
       settle(run, node, new Map(), 'failed', true);
       run.steps.push(step);
-      run.failure ??= { ...(step.error ?? { code: ErrorCode.INTERNAL, message: 'failed' }), message: `Node "${node.id}" failed: ${step.error?.message ?? 'see its step'}`, nodeId: node.id };
+      run.failure ??= {
+        ...(step.error ?? { code: ErrorCode.INTERNAL, message: 'failed' }),
+        message: `Node "${node.id}" failed: ${step.error?.message ?? 'see its step'}`,
+        nodeId: node.id,
+      };
     } else if (step.status === 'running' || ((step.status === 'succeeded' || step.status === 'waiting') && !node.alwaysIdempotent)) {
       // It started (or finished, but its output was not kept) and must not run twice.
       await failInterrupted(run, node, step.startedAt);

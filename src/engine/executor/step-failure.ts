@@ -19,7 +19,10 @@ export function classify(error: unknown): { error: StepError; retryable: boolean
   if (error instanceof StepFailure) return { error: error.error, retryable: false };
   const failure = nodeFailure(error);
   if (failure) {
-    return { error: { code: failure.code, message: failure.message, ...(failure.details !== undefined ? { details: failure.details } : {}) }, retryable: failure.retryable };
+    return {
+      error: { code: failure.code, message: failure.message, ...(failure.details !== undefined ? { details: failure.details } : {}) },
+      retryable: failure.retryable,
+    };
   }
   // A bug or an unexpected failure inside the node: trying again is cheap and sometimes helps.
   const message = error instanceof Error ? error.message : String(error);
@@ -28,7 +31,11 @@ export function classify(error: unknown): { error: StepError; retryable: boolean
 
 export function redactError(error: StepError, redactor: Redactor): StepError {
   if (!redactor.active) return error;
-  return { ...error, message: redactor.string(error.message), ...(error.details !== undefined ? { details: redactor.value(error.details) } : {}) };
+  return {
+    ...error,
+    message: redactor.string(error.message),
+    ...(error.details !== undefined ? { details: redactor.value(error.details) } : {}),
+  };
 }
 
 export function interruptOf(signal: AbortSignal): RunInterrupt | null {

@@ -83,7 +83,8 @@ export function recordable(output: unknown): unknown {
     return { notRecorded: true, reason: `output is not JSON-serialisable: ${(error as Error).message}` };
   }
   if (json === undefined) return null;
-  if (json.length > MAX_RECORDED_OUTPUT_CHARS) return { notRecorded: true, reason: `output of ${json.length} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
+  if (json.length > MAX_RECORDED_OUTPUT_CHARS)
+    return { notRecorded: true, reason: `output of ${json.length} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
   return output;
 }
 
@@ -96,7 +97,9 @@ export function recordedSubStep(run: Execution, step: NodeSubStep): SubStep {
   const capped = (value: unknown): unknown => {
     const json = JSON.stringify(value);
     if (json === undefined) return undefined;
-    return json.length > MAX_RECORDED_SUBSTEP_CHARS ? { notRecorded: true, reason: `${json.length} characters exceed the sub-step limit of ${MAX_RECORDED_SUBSTEP_CHARS}` } : value;
+    return json.length > MAX_RECORDED_SUBSTEP_CHARS
+      ? { notRecorded: true, reason: `${json.length} characters exceed the sub-step limit of ${MAX_RECORDED_SUBSTEP_CHARS}` }
+      : value;
   };
   return {
     kind: masked.kind,

@@ -26,7 +26,10 @@ async function reasonOf(promise: Promise<unknown>, source: string): Promise<stri
 }
 
 /** An engine with one sandbox process, started; `use` gets its id. */
-async function withOneProcess(options: Partial<ExpressionEngineOptions>, use: (engine: ExpressionEngine, pid: number) => Promise<void>): Promise<void> {
+async function withOneProcess(
+  options: Partial<ExpressionEngineOptions>,
+  use: (engine: ExpressionEngine, pid: number) => Promise<void>,
+): Promise<void> {
   const single = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 32, timeoutMs: TIMEOUT_MS, ...options });
   try {
     await expect(single.evaluate('[1].map((x) => x + 1)', {})).resolves.toEqual([2]);
@@ -85,7 +88,15 @@ describe('ExpressionEngine', () => {
     });
 
     it('maps, filters and reduces arrays', async () => {
-      const scope = { item: { files: [{ id: 'a', size: 3 }, { id: 'b', size: 12 }, { id: 'c', size: 40 }] } };
+      const scope = {
+        item: {
+          files: [
+            { id: 'a', size: 3 },
+            { id: 'b', size: 12 },
+            { id: 'c', size: 40 },
+          ],
+        },
+      };
       await expect(evaluate('item.files.filter(f => f.size > 10).map(f => f.id)', scope)).resolves.toEqual(['b', 'c']);
       await expect(evaluate('item.files.reduce((sum, f) => sum + f.size, 0)', scope)).resolves.toBe(55);
     });
@@ -168,9 +179,9 @@ describe('ExpressionEngine', () => {
   describe('templates', () => {
     it('renders insertions into text', async () => {
       await expect(evaluate('Hello ${input.name}!', { input: { name: 'Ann' } })).resolves.toBe('Hello Ann!');
-      await expect(evaluate('https://api.example.com/items/${input.id}?page=${input.page + 1}', { input: { id: 'x1', page: 0 } })).resolves.toBe(
-        'https://api.example.com/items/x1?page=1',
-      );
+      await expect(
+        evaluate('https://api.example.com/items/${input.id}?page=${input.page + 1}', { input: { id: 'x1', page: 0 } }),
+      ).resolves.toBe('https://api.example.com/items/x1?page=1');
     });
 
     it('renders objects as JSON, Dates as text, null and undefined as nothing', async () => {
@@ -211,7 +222,9 @@ describe('ExpressionEngine', () => {
     });
 
     it('reports an exception', async () => {
-      expect(await reason('nodes.n1.response.status', { nodes: {} })).toBe("TypeError: Cannot read properties of undefined (reading 'response')");
+      expect(await reason('nodes.n1.response.status', { nodes: {} })).toBe(
+        "TypeError: Cannot read properties of undefined (reading 'response')",
+      );
       expect(await reason('(() => { throw "boom" })()')).toBe('Uncaught boom');
       expect(await reason('missing + 1')).toBe('ReferenceError: missing is not defined');
     });
@@ -232,7 +245,9 @@ describe('ExpressionEngine', () => {
     });
 
     it('refuses a circular result', async () => {
-      expect(await reason('(() => { const a = {}; a.self = a; return a })()')).toMatch(/^result is not serialisable: TypeError: Converting circular structure/);
+      expect(await reason('(() => { const a = {}; a.self = a; return a })()')).toMatch(
+        /^result is not serialisable: TypeError: Converting circular structure/,
+      );
     });
 
     it('refuses a function inserted into a template', async () => {
@@ -261,7 +276,8 @@ describe('ExpressionEngine', () => {
     });
 
     it('gives a cheap program that turns slow its full timeout', async () => {
-      const source = 'input.busyMs === 0 ? 0 : (() => { const end = Date.now() + input.busyMs; while (Date.now() < end); return input.busyMs })()';
+      const source =
+        'input.busyMs === 0 ? 0 : (() => { const end = Date.now() + input.busyMs; while (Date.now() < end); return input.busyMs })()';
       await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
       await expect(evaluate(source, { input: { busyMs: 0 } })).resolves.toBe(0);
       await expect(evaluate(source, { input: { busyMs: 30 } })).resolves.toBe(30);
@@ -285,7 +301,9 @@ describe('ExpressionEngine', () => {
     it('survives code whose isolate V8 ends with a fatal out-of-memory error: its process is replaced', async () => {
       await withOneProcess({ timeoutMs: 10_000 }, async (single, pid) => {
         const bomb = '(() => new Array(1e9).fill(0).length)()';
-        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe('MEMORY_LIMIT: used more than its 32 MB of memory (its sandbox process died and was replaced)');
+        expect(await reasonOf(single.evaluate(bomb, {}), bomb)).toBe(
+          'MEMORY_LIMIT: used more than its 32 MB of memory (its sandbox process died and was replaced)',
+        );
         await expect(single.evaluate('[1].map((x) => x + 2)', {})).resolves.toEqual([3]);
         expect(single.sandboxProcessIds).toHaveLength(1);
         expect(single.sandboxProcessIds[0]).not.toBe(pid);
@@ -345,7 +363,9 @@ describe('ExpressionEngine', () => {
       );
       expect(await reason('({}).constructor.constructor("return process")()')).toBe('ReferenceError: process is not defined');
       await expect(
-        evaluate('(() => { const g = ({}).constructor.constructor("return this")(); return [typeof g.process, typeof g.require, typeof g.global] })()'),
+        evaluate(
+          '(() => { const g = ({}).constructor.constructor("return this")(); return [typeof g.process, typeof g.require, typeof g.global] })()',
+        ),
       ).resolves.toEqual(['undefined', 'undefined', 'undefined']);
     });
 

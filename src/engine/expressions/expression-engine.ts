@@ -191,7 +191,12 @@ export class ExpressionEngine {
     this.bodies.clear();
   }
 
-  private async evaluateParsed(parsed: ParsedSource, source: string, scope: ExpressionScope, signal: AbortSignal | undefined): Promise<unknown> {
+  private async evaluateParsed(
+    parsed: ParsedSource,
+    source: string,
+    scope: ExpressionScope,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
     try {
       return await this.run(parsed, scope, signal);
     } catch (error) {
@@ -305,7 +310,10 @@ function hostError(error: SandboxError, signal: AbortSignal | undefined): AppErr
 }
 
 function expressionError(error: SandboxError, source: string, signal: AbortSignal | undefined): AppError {
-  return hostError(error, signal) ?? expressionFailed(source, error.failure === 'CODE_ERROR' ? error.reason : `${error.failure}: ${error.reason}`, error.failure);
+  return (
+    hostError(error, signal) ??
+    expressionFailed(source, error.failure === 'CODE_ERROR' ? error.reason : `${error.failure}: ${error.reason}`, error.failure)
+  );
 }
 
 function expressionFailed(source: string, reason: string, failure: SandboxFailure = 'CODE_ERROR'): AppError {

@@ -18,8 +18,21 @@ describe('IsolateCodeSandbox', () => {
   afterAll(() => engine.close());
 
   it('runs a function body with the scope as variables and returns its JSON result', async () => {
-    const code = 'const big = input.filter((row) => row.total > 100);\nreturn { ids: big.map((row) => row.id), count: big.length, v: variables.tag };';
-    expect(await sandbox.run(code, { input: [{ id: 1, total: 50 }, { id: 2, total: 150 }], variables: { tag: 't' } }, signal)).toEqual({ ids: [2], count: 1, v: 't' });
+    const code =
+      'const big = input.filter((row) => row.total > 100);\nreturn { ids: big.map((row) => row.id), count: big.length, v: variables.tag };';
+    expect(
+      await sandbox.run(
+        code,
+        {
+          input: [
+            { id: 1, total: 50 },
+            { id: 2, total: 150 },
+          ],
+          variables: { tag: 't' },
+        },
+        signal,
+      ),
+    ).toEqual({ ids: [2], count: 1, v: 't' });
     expect(await sandbox.run('let n = 0; for (const x of item) n += x; return n;', { item: [1, 2, 3] }, signal)).toBe(6);
     expect(await sandbox.run('// nothing returned', {}, signal)).toBeNull();
   });
@@ -34,11 +47,21 @@ describe('IsolateCodeSandbox', () => {
     ['a thrown non-error', 'throw { toString() { throw 1; } }', 'CODE_ERROR', /Uncaught/],
     ['require', 'return require("child_process").execSync("id").toString();', 'CODE_ERROR', /require is not defined \(line 1, column 1\)/],
     ['process', 'return process.env;', 'CODE_ERROR', /process is not defined/],
-    ['a constructor escape', 'return this.constructor.constructor("return process")().env;', 'CODE_ERROR', /TypeError|process is not defined|Cannot read/],
+    [
+      'a constructor escape',
+      'return this.constructor.constructor("return process")().env;',
+      'CODE_ERROR',
+      /TypeError|process is not defined|Cannot read/,
+    ],
     ['a Function-constructor escape', 'return (function(){}).constructor("return process")();', 'CODE_ERROR', /process is not defined/],
     ['dynamic import', 'return import("node:fs");', 'CODE_ERROR', /import|not JSON|Promise/i],
     ['timers', 'setTimeout(() => 1, 1); return 1;', 'CODE_ERROR', /setTimeout is not defined/],
-    ['Atomics.wait', 'return Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10000);', 'CODE_ERROR', /Atomics is not defined|SharedArrayBuffer is not defined/],
+    [
+      'Atomics.wait',
+      'return Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10000);',
+      'CODE_ERROR',
+      /Atomics is not defined|SharedArrayBuffer is not defined/,
+    ],
     ['a function result', 'return () => 1;', 'CODE_ERROR', /result is a function/],
     ['a symbol result', 'return Symbol("s");', 'CODE_ERROR', /result is a symbol/],
     ['a BigInt result', 'return 10n;', 'CODE_ERROR', /result is a BigInt/],
@@ -46,8 +69,18 @@ describe('IsolateCodeSandbox', () => {
     ['a getter that throws', 'return { get boom() { throw new Error("getter"); } };', 'CODE_ERROR', /getter/],
     ['a huge string', 'return "x".repeat(2 ** 29);', 'CODE_ERROR', /Invalid string length/],
     // Which limit a million nested objects meet first depends on the machine.
-    ['a deep object', 'let o = {}; for (let i = 0; i < 1e6; i++) o = { o }; return o;', 'CODE_ERROR|TIMEOUT|MEMORY_LIMIT', /call stack|memory|CPU time/],
-    ['NaN in an item', 'return [{ price: 1 }, { price: 0 / 0 }];', 'CODE_ERROR', /result is not JSON: result\[1\]\.price is NaN \(item 1\)/],
+    [
+      'a deep object',
+      'let o = {}; for (let i = 0; i < 1e6; i++) o = { o }; return o;',
+      'CODE_ERROR|TIMEOUT|MEMORY_LIMIT',
+      /call stack|memory|CPU time/,
+    ],
+    [
+      'NaN in an item',
+      'return [{ price: 1 }, { price: 0 / 0 }];',
+      'CODE_ERROR',
+      /result is not JSON: result\[1\]\.price is NaN \(item 1\)/,
+    ],
     ['Infinity', 'return { total: 1 / 0 };', 'CODE_ERROR', /result\.total is Infinity/],
     ['undefined in an array', 'return [1, undefined];', 'CODE_ERROR', /result\[1\] is undefined/],
     ['a function in an item', 'return [{ f() {} }];', 'CODE_ERROR', /result\[0\]\.f is a function/],
@@ -66,17 +99,25 @@ describe('IsolateCodeSandbox', () => {
   });
 
   it('keeps JSON values, dropping undefined object properties as JSON does', async () => {
-    expect(await sandbox.run('return [{ a: 1, gone: undefined, when: new Date(0) }, null, "s", true];', {}, signal)).toEqual([{ a: 1, when: '1970-01-01T00:00:00.000Z' }, null, 's', true]);
+    expect(await sandbox.run('return [{ a: 1, gone: undefined, when: new Date(0) }, null, "s", true];', {}, signal)).toEqual([
+      { a: 1, when: '1970-01-01T00:00:00.000Z' },
+      null,
+      's',
+      true,
+    ]);
     expect(await sandbox.run('return eval("typeof process");', {}, signal)).toBe('undefined');
   });
 
   it('keeps one run from changing what the next one sees', async () => {
     await sandbox.run('Object.prototype.polluted = "yes"; Array.prototype.map = null; return 1;', {}, signal).catch(() => undefined);
-    expect(await sandbox.run('return { polluted: ({}).polluted ?? null, mapped: [1, 2].map((x) => x * 2) };', {}, signal)).toEqual({ polluted: null, mapped: [2, 4] });
+    expect(await sandbox.run('return { polluted: ({}).polluted ?? null, mapped: [1, 2].map((x) => x * 2) };', {}, signal)).toEqual({
+      polluted: null,
+      mapped: [2, 4],
+    });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('gives the run\'s reason when the run is canceled', async () => {
+  it("gives the run's reason when the run is canceled", async () => {
     const controller = new AbortController();
     const reason = new Error('canceled');
     setTimeout(() => controller.abort(reason), 20);

@@ -3,7 +3,13 @@ import { CodeSandbox } from '../../sdk';
 import { ExpressionEngine } from './expression-engine';
 
 /** Failures of the code itself or of its limits: the workflow's to fix, never retried. */
-const CODE_FAILURES = new Set<ErrorCode>([ErrorCode.CODE_ERROR, ErrorCode.TIMEOUT, ErrorCode.MEMORY_LIMIT, ErrorCode.SANDBOX_UNRESPONSIVE, ErrorCode.SANDBOX_CRASHED]);
+const CODE_FAILURES = new Set<ErrorCode>([
+  ErrorCode.CODE_ERROR,
+  ErrorCode.TIMEOUT,
+  ErrorCode.MEMORY_LIMIT,
+  ErrorCode.SANDBOX_UNRESPONSIVE,
+  ErrorCode.SANDBOX_CRASHED,
+]);
 
 /**
  * `ctx.sandbox` of nodes (the Code node): JavaScript function bodies in the expression engine's

@@ -30,7 +30,8 @@ const ANSWER_GRACE_MS = 2000;
  * What V8 and Node print when they end a process for want of memory: an isolate's heap
  * (`is_heap_oom = 1` after CALL_AND_RETRY_LAST, with no other message) or the process's own.
  */
-const OUT_OF_MEMORY = /is_heap_oom = 1|CALL_AND_RETRY_LAST|out of memory|heap limit|allocation failed|invalid (?:array|table|string) length|invalid size error/i;
+const OUT_OF_MEMORY =
+  /is_heap_oom = 1|CALL_AND_RETRY_LAST|out of memory|heap limit|allocation failed|invalid (?:array|table|string) length|invalid size error/i;
 
 /** Kept of a process's stderr to tell why it died. */
 const STDERR_TAIL_CHARS = 4096;
@@ -104,7 +105,10 @@ class SandboxProcess {
       if (call !== undefined) this.finish(() => call.reject(failure));
       // Killed here, or ended by itself after saying so: nothing to report.
       if (!this.killed && code !== 0) {
-        this.options.logger?.warn({ code, signal, stderr: this.stderrTail.slice(-1000) }, `sandbox process ${this.child.pid} ended: ${failure.reason}`);
+        this.options.logger?.warn(
+          { code, signal, stderr: this.stderrTail.slice(-1000) },
+          `sandbox process ${this.child.pid} ended: ${failure.reason}`,
+        );
       }
     });
   }
@@ -130,7 +134,14 @@ class SandboxProcess {
         }
         call.backstop = setTimeout(() => {
           this.kill();
-          this.finish(() => reject(new SandboxError('SANDBOX_UNRESPONSIVE', `did not answer within ${this.options.wallLimitMs} ms of wall-clock time; its sandbox process was stopped and replaced`)));
+          this.finish(() =>
+            reject(
+              new SandboxError(
+                'SANDBOX_UNRESPONSIVE',
+                `did not answer within ${this.options.wallLimitMs} ms of wall-clock time; its sandbox process was stopped and replaced`,
+              ),
+            ),
+          );
         }, this.options.wallLimitMs + ANSWER_GRACE_MS);
         this.pipe.write(encodeFrame(request, argsJson));
       };
@@ -166,7 +177,9 @@ class SandboxProcess {
     const call = this.call;
     if (call === undefined || call.id !== reply.id) return;
     if (reply.retiring) this.retired = true;
-    this.finish(() => (reply.ok ? call.resolve(payload) : call.reject(new SandboxError(reply.failure ?? 'SANDBOX_CRASHED', payload, reply.facts ?? {}))));
+    this.finish(() =>
+      reply.ok ? call.resolve(payload) : call.reject(new SandboxError(reply.failure ?? 'SANDBOX_CRASHED', payload, reply.facts ?? {})),
+    );
   }
 
   private finish(settle: () => void): void {
@@ -177,9 +190,15 @@ class SandboxProcess {
 
   private deathFailure(code: number | null, signal: NodeJS.Signals | null): SandboxError {
     if (this.outOfMemory) {
-      return new SandboxError('MEMORY_LIMIT', `used more than its ${this.options.memoryLimitMb} MB of memory (its sandbox process died and was replaced)`);
+      return new SandboxError(
+        'MEMORY_LIMIT',
+        `used more than its ${this.options.memoryLimitMb} MB of memory (its sandbox process died and was replaced)`,
+      );
     }
-    return new SandboxError('SANDBOX_CRASHED', `its sandbox process ended unexpectedly (${signal ?? `exit code ${code}`}) and was replaced`);
+    return new SandboxError(
+      'SANDBOX_CRASHED',
+      `its sandbox process ended unexpectedly (${signal ?? `exit code ${code}`}) and was replaced`,
+    );
   }
 }
 

@@ -27,13 +27,7 @@ describe('splitTemplate', () => {
   });
 
   it('skips braces inside object literals, strings, template literals and comments', () => {
-    const codes = [
-      '{ a: { b: 1 } }.a.b',
-      '"}" + \'}\' + "\\"}"',
-      '`x${ {k: "}"}.k }y`',
-      'a /* } */ + b',
-      'a // }\n + b',
-    ];
+    const codes = ['{ a: { b: 1 } }.a.b', '"}" + \'}\' + "\\"}"', '`x${ {k: "}"}.k }y`', 'a /* } */ + b', 'a // }\n + b'];
     const template = codes.map((code) => `[\${${code}}]`).join('');
     expect(splitTemplate(template).codes).toEqual(codes);
   });

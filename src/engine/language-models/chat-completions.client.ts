@@ -90,10 +90,20 @@ export class ChatCompletionsClient {
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       ...(responseSchema && this.structuredOutput
-        ? { response_format: { type: 'json_schema', json_schema: { name: responseSchema.name, strict: responseSchema.strict, schema: responseSchema.schema } } }
+        ? {
+            response_format: {
+              type: 'json_schema',
+              json_schema: { name: responseSchema.name, strict: responseSchema.strict, schema: responseSchema.schema },
+            },
+          }
         : {}),
       ...(request.tools?.length
-        ? { tools: request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters } })) }
+        ? {
+            tools: request.tools.map((tool) => ({
+              type: 'function',
+              function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters },
+            })),
+          }
         : {}),
       ...(request.onToken ? { stream: true, ...(this.streamUsage ? { stream_options: { include_usage: true } } : {}) } : {}),
     });
@@ -139,7 +149,8 @@ export class ChatCompletionsClient {
   }
 
   private answerOf(text: string, asked: string): ChatAnswer {
-    const malformed = (why: string) => new AppError(ErrorCode.UPSTREAM_FAILED, `Language model endpoint answered an unexpected body: ${why}`);
+    const malformed = (why: string) =>
+      new AppError(ErrorCode.UPSTREAM_FAILED, `Language model endpoint answered an unexpected body: ${why}`);
     let body: {
       model?: unknown;
       choices?: Array<{ message?: { content?: unknown; refusal?: unknown; tool_calls?: unknown } }>;
@@ -156,7 +167,8 @@ export class ChatCompletionsClient {
       throw new AppError(ErrorCode.UPSTREAM_FAILED, `The language model refused: ${this.client.clip(message.refusal)}`);
     }
     const toolCalls = toolCallsOf(message.tool_calls);
-    if (typeof message.content !== 'string' && !(toolCalls.length && message.content == null)) throw malformed('choices[0].message.content is not text');
+    if (typeof message.content !== 'string' && !(toolCalls.length && message.content == null))
+      throw malformed('choices[0].message.content is not text');
     const usage = body.usage;
     return {
       content: typeof message.content === 'string' ? message.content : '',
@@ -177,7 +189,11 @@ function toolCallsOf(value: unknown): ToolCallAnswer[] {
     const fn = (call as { function?: { name?: unknown; arguments?: unknown } })?.function;
     if (typeof fn?.name !== 'string') continue;
     const id = (call as { id?: unknown }).id;
-    calls.push({ id: typeof id === 'string' && id ? id : `call_${index}`, name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) });
+    calls.push({
+      id: typeof id === 'string' && id ? id : `call_${index}`,
+      name: fn.name,
+      arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}),
+    });
   }
   return calls;
 }
@@ -217,11 +233,19 @@ class StreamedAnswer {
     for (const line of lines) this.line(line);
   }
 
-  end(): { content: string; refusal: string; model?: string; usage?: { promptTokens: number; completionTokens: number }; toolCalls: ToolCallAnswer[] } {
+  end(): {
+    content: string;
+    refusal: string;
+    model?: string;
+    usage?: { promptTokens: number; completionTokens: number };
+    toolCalls: ToolCallAnswer[];
+  } {
     this.rest += this.decoder.decode();
     if (this.rest) this.line(this.rest);
     this.rest = '';
-    const toolCalls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
+    const toolCalls = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
     return { content: this.content, refusal: this.refusal, model: this.model, usage: this.usage, toolCalls };
   }
 
@@ -230,7 +254,11 @@ class StreamedAnswer {
     if (!line.startsWith('data:')) return;
     const data = line.slice(5).trim();
     if (!data || data === '[DONE]') return;
-    let event: { model?: unknown; choices?: Array<{ delta?: StreamedDelta }>; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } };
+    let event: {
+      model?: unknown;
+      choices?: Array<{ delta?: StreamedDelta }>;
+      usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+    };
     try {
       event = JSON.parse(data);
     } catch {

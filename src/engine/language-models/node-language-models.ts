@@ -26,7 +26,10 @@ export function nodeLanguageModels(configured: LanguageModels, http: NodeHttpCli
           });
           // A web Response refuses a body on these statuses, and any status outside 200-599.
           const bodiless = [204, 205, 304].includes(answer.status);
-          return new Response(bodiless ? null : answer.body, { status: Math.min(599, Math.max(200, answer.status)), headers: answer.headers });
+          return new Response(bodiless ? null : answer.body, {
+            status: Math.min(599, Math.max(200, answer.status)),
+            headers: answer.headers,
+          });
         },
       });
       return models.chat(request, signal);

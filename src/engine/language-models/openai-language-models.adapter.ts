@@ -32,7 +32,10 @@ export class OpenAiLanguageModels implements LanguageModels {
       if (!request.responseSchema) return answer;
       const json = parseAnswer(answer.content);
       if (json === answer.content) {
-        throw new NodeUpstreamError('The language model was asked for JSON but answered text that is not JSON', { retryable: true, details: { content: answer.content.slice(0, 500) } });
+        throw new NodeUpstreamError('The language model was asked for JSON but answered text that is not JSON', {
+          retryable: true,
+          details: { content: answer.content.slice(0, 500) },
+        });
       }
       return { ...answer, json };
     } catch (error) {
@@ -53,7 +56,11 @@ function wireMessage(message: ChatMessage): WireMessage {
     return {
       role: 'assistant',
       content: message.content || null,
-      tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+      tool_calls: message.toolCalls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      })),
     };
   }
   return { role: message.role, content: message.content };
@@ -65,5 +72,9 @@ function nodeError(error: unknown): Error {
   if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
     return new NodeConfigurationError(error.message, { cause: error, details: { status } });
   }
-  return new NodeUpstreamError(error.message, { cause: error, ...(status !== undefined ? { status } : {}), retryable: (error as AppError).retryable || status === undefined });
+  return new NodeUpstreamError(error.message, {
+    cause: error,
+    ...(status !== undefined ? { status } : {}),
+    retryable: (error as AppError).retryable || status === undefined,
+  });
 }

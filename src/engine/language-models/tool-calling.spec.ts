@@ -15,7 +15,15 @@ describe('tool calling and streamed answers (ctx.models)', () => {
   afterEach(() => server.close());
 
   it.each([false, true])('offers tools and reads the tool calls the model asks for (streamed: %s)', async (stream) => {
-    server.script = (_request, turn) => (turn === 0 ? { toolCalls: [{ name: 'add', arguments: { a: 1 } }, { name: 'add', arguments: { a: 2 } }] } : { content: 'three' });
+    server.script = (_request, turn) =>
+      turn === 0
+        ? {
+            toolCalls: [
+              { name: 'add', arguments: { a: 1 } },
+              { name: 'add', arguments: { a: 2 } },
+            ],
+          }
+        : { content: 'three' };
     const models = new OpenAiLanguageModels({ url: server.url, apiKey: 'sk-test', model: 'house' });
     const tokens: string[] = [];
     const onToken = stream ? (text: string) => tokens.push(text) : undefined;
@@ -25,7 +33,10 @@ describe('tool calling and streamed answers (ctx.models)', () => {
       { id: 'call_0_1', name: 'add', arguments: '{"a":2}' },
     ]);
     expect(first.usage).toEqual({ promptTokens: 10, completionTokens: 5 });
-    expect(server.requests[0].body).toMatchObject({ tools: [{ type: 'function', function: { name: 'add', parameters: tools[0].parameters } }], ...(stream ? { stream: true } : {}) });
+    expect(server.requests[0].body).toMatchObject({
+      tools: [{ type: 'function', function: { name: 'add', parameters: tools[0].parameters } }],
+      ...(stream ? { stream: true } : {}),
+    });
     const second = await models.chat(
       {
         messages: [
@@ -41,7 +52,11 @@ describe('tool calling and streamed answers (ctx.models)', () => {
     );
     expect(second.content).toBe('three');
     expect(server.requests[1].body.messages.slice(1)).toEqual([
-      { role: 'assistant', content: null, tool_calls: first.toolCalls!.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: first.toolCalls!.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      },
       { role: 'tool', tool_call_id: 'call_0_0', content: '1' },
       { role: 'tool', tool_call_id: 'call_0_1', content: '2' },
     ]);
@@ -56,7 +71,10 @@ describe('tool calling and streamed answers (ctx.models)', () => {
     try {
       const models = nodeLanguageModels({ chat: () => Promise.reject(new Error('not this one')) }, nodeHttpClient(fetcher, signal));
       const tokens: string[] = [];
-      const answer = await models.chat({ model: 'm', endpoint: { url: open.url }, messages: [{ role: 'user', content: 'q' }], onToken: (text) => tokens.push(text) }, signal);
+      const answer = await models.chat(
+        { model: 'm', endpoint: { url: open.url }, messages: [{ role: 'user', content: 'q' }], onToken: (text) => tokens.push(text) },
+        signal,
+      );
       expect(answer.content).toBe('a long answer in pieces');
       expect(tokens.join('')).toBe('a long answer in pieces');
       expect(tokens.length).toBeGreaterThan(1);

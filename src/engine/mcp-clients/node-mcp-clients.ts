@@ -1,6 +1,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { isNodeError, McpClients, McpServerRef, McpSession, McpToolInfo, McpToolResult, NodeConfigurationError, NodeHttpClient, NodeUpstreamError } from '../../sdk';
+import {
+  isNodeError,
+  McpClients,
+  McpServerRef,
+  McpSession,
+  McpToolInfo,
+  McpToolResult,
+  NodeConfigurationError,
+  NodeHttpClient,
+  NodeUpstreamError,
+} from '../../sdk';
 
 /** What the service calls itself to the servers it connects to. */
 const CLIENT_INFO = { name: 'workflow-collection-service', version: '1' };
@@ -39,11 +49,17 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
           const tools: McpToolInfo[] = [];
           let cursor: string | undefined;
           for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-            const listed = await scoped(signal, (callSignal) => client.listTools(cursor ? { cursor } : undefined, { signal: callSignal })).catch((error: unknown) => {
+            const listed = await scoped(signal, (callSignal) =>
+              client.listTools(cursor ? { cursor } : undefined, { signal: callSignal }),
+            ).catch((error: unknown) => {
               throw asNodeError(error, `Listing the tools of the MCP server at ${url.origin} failed`, signal);
             });
             for (const tool of listed.tools) {
-              tools.push({ name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: tool.inputSchema as Record<string, unknown> });
+              tools.push({
+                name: tool.name,
+                ...(tool.description ? { description: tool.description } : {}),
+                inputSchema: tool.inputSchema as Record<string, unknown>,
+              });
             }
             cursor = listed.nextCursor;
             if (!cursor) break;
@@ -51,7 +67,9 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
           return tools;
         },
         async callTool(name: string, args: Record<string, unknown>): Promise<McpToolResult> {
-          const answer = await scoped(signal, (callSignal) => client.callTool({ name, arguments: args }, undefined, { signal: callSignal })).catch((error: unknown) => {
+          const answer = await scoped(signal, (callSignal) =>
+            client.callTool({ name, arguments: args }, undefined, { signal: callSignal }),
+          ).catch((error: unknown) => {
             throw asNodeError(error, `Calling tool ${name} of the MCP server at ${url.origin} failed`, signal);
           });
           const content = Array.isArray(answer.content) ? (answer.content as McpToolResult['content']) : [];
@@ -60,7 +78,12 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
             .filter((block) => block.type === 'text' && typeof block.text === 'string')
             .map((block) => block.text)
             .join('\n');
-          return { content, text, ...(structured !== undefined ? { structuredContent: structured } : {}), isError: answer.isError === true };
+          return {
+            content,
+            text,
+            ...(structured !== undefined ? { structuredContent: structured } : {}),
+            isError: answer.isError === true,
+          };
         },
         close: () => client.close().catch(() => undefined),
       };
@@ -87,7 +110,10 @@ function guardedFetch(http: NodeHttpClient, credential: string | undefined, sign
       followRedirects: !(init.redirect === 'manual' || init.redirect === 'error'),
     });
     const bodiless = [101, 204, 205, 304].includes(answer.status) || method === 'DELETE';
-    return new Response(bodiless ? null : new Uint8Array(answer.body), { status: Math.min(599, Math.max(200, answer.status)), headers: answer.headers });
+    return new Response(bodiless ? null : new Uint8Array(answer.body), {
+      status: Math.min(599, Math.max(200, answer.status)),
+      headers: answer.headers,
+    });
   };
 }
 

@@ -23,7 +23,10 @@ describe('extractDocx', () => {
   });
 
   it('refuses the zip-bomb fixture before mammoth inflates it', async () => {
-    const error = await expectFailure(extractDocx(readFileSync(fixturePath(REJECTED_FIXTURES.zipBombDocx)), {}), ErrorCode.EXTRACTION_FAILED);
+    const error = await expectFailure(
+      extractDocx(readFileSync(fixturePath(REJECTED_FIXTURES.zipBombDocx)), {}),
+      ErrorCode.EXTRACTION_FAILED,
+    );
     expect(error.message).toMatch(/^zip bomb: /);
   });
 
@@ -36,7 +39,10 @@ describe('extractDocx', () => {
   });
 
   it('reports a package without its main document as corrupt', async () => {
-    const broken = writeZip([{ name: '[Content_Types].xml', data: '<Types/>' }, { name: 'word/document.xml', data: '<w:document' }]);
+    const broken = writeZip([
+      { name: '[Content_Types].xml', data: '<Types/>' },
+      { name: 'word/document.xml', data: '<w:document' },
+    ]);
     const error = await expectFailure(extractDocx(broken, {}), ErrorCode.EXTRACTION_FAILED);
     expect(error.message).toMatch(/^corrupt DOCX: /);
   });

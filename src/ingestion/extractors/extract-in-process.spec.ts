@@ -30,18 +30,28 @@ describe('extractInProcess', () => {
     ['an empty file', Buffer.alloc(0), { kind: 'txt', mime: 'text/plain' }],
     ['whitespace only', Buffer.from(' \r\n\t '), { kind: 'txt', mime: 'text/plain' }],
     ['an HTML page with only a script', Buffer.from('<script>alert(1)</script>'), { kind: 'html', mime: 'text/html' }],
-    ['the empty DOCX fixture', readFileSync(fixturePath(REJECTED_FIXTURES.emptyDocx)), detectType(readFileSync(fixturePath(REJECTED_FIXTURES.emptyDocx)))],
+    [
+      'the empty DOCX fixture',
+      readFileSync(fixturePath(REJECTED_FIXTURES.emptyDocx)),
+      detectType(readFileSync(fixturePath(REJECTED_FIXTURES.emptyDocx))),
+    ],
   ])('reports that %s has no text', async (_, bytes, type) => {
     const error = await expectFailure(extractInProcess(bytes, type as DetectedType), ErrorCode.EXTRACTION_FAILED);
     expect(error.message).toBe('document has no text');
   });
 
   it('wraps an unexpected parser failure with the format and reason', async () => {
-    const error = await expectFailure(extractInProcess(Buffer.from([0, 1, 2, 3]), { kind: 'txt', mime: 'text/plain' }), ErrorCode.EXTRACTION_FAILED);
+    const error = await expectFailure(
+      extractInProcess(Buffer.from([0, 1, 2, 3]), { kind: 'txt', mime: 'text/plain' }),
+      ErrorCode.EXTRACTION_FAILED,
+    );
     expect(error.message).toBe('TXT extraction failed: not text');
   });
 
   it('refuses a kind it does not know', async () => {
-    await expectFailure(extractInProcess(Buffer.from('x'), { kind: 'rtf', mime: 'application/rtf' } as unknown as DetectedType), ErrorCode.UNSUPPORTED_TYPE);
+    await expectFailure(
+      extractInProcess(Buffer.from('x'), { kind: 'rtf', mime: 'application/rtf' } as unknown as DetectedType),
+      ErrorCode.UNSUPPORTED_TYPE,
+    );
   });
 });

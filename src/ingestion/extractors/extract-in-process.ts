@@ -11,13 +11,8 @@ import { ExtractedDocument, ExtractOptions } from './extracted-document';
  * PDF support loads pdf.js as an ES module, which plain Node does but jest's CommonJS sandbox
  * cannot: under jest, PDF goes through the pool.
  */
-export async function extractInProcess(
-  bytes: Buffer,
-  type: DetectedType,
-  opts: ExtractOptions = {},
-): Promise<ExtractedDocument> {
-  const limits: Partial<ZipLimits> =
-    opts.maxDecompressedBytes === undefined ? {} : { maxDecompressedBytes: opts.maxDecompressedBytes };
+export async function extractInProcess(bytes: Buffer, type: DetectedType, opts: ExtractOptions = {}): Promise<ExtractedDocument> {
+  const limits: Partial<ZipLimits> = opts.maxDecompressedBytes === undefined ? {} : { maxDecompressedBytes: opts.maxDecompressedBytes };
   let document: ExtractedDocument;
   try {
     document = await extractByKind(bytes, type, limits, opts);
@@ -37,7 +32,12 @@ export async function extractInProcess(
  * Each format's parser is loaded on first use: a fresh worker (one replaces every worker that
  * timed out) then pays only for the libraries its job needs; exceljs alone takes a quarter second.
  */
-async function extractByKind(bytes: Buffer, type: DetectedType, limits: Partial<ZipLimits>, opts: ExtractOptions): Promise<ExtractedDocument> {
+async function extractByKind(
+  bytes: Buffer,
+  type: DetectedType,
+  limits: Partial<ZipLimits>,
+  opts: ExtractOptions,
+): Promise<ExtractedDocument> {
   switch (type.kind) {
     case 'pdf':
       return (await import('./pdf.extractor')).extractPdf(bytes, { maxPages: opts.maxPages, onPages: opts.onPages });

@@ -62,9 +62,15 @@ describe('ExtractorPool', () => {
 
   it('passes extraction errors through with their code and reason', async () => {
     pool = new ExtractorPool({ threads: 1, timeoutMs: 30_000 });
-    const bomb = await expectFailure(pool.extract(readFileSync(fixturePath(REJECTED_FIXTURES.zipBombDocx)), DOCX), ErrorCode.EXTRACTION_FAILED);
+    const bomb = await expectFailure(
+      pool.extract(readFileSync(fixturePath(REJECTED_FIXTURES.zipBombDocx)), DOCX),
+      ErrorCode.EXTRACTION_FAILED,
+    );
     expect(bomb.message).toMatch(/^zip bomb: /);
-    const corrupt = await expectFailure(pool.extract(readFileSync(fixturePath(REJECTED_FIXTURES.corruptPdf)), PDF), ErrorCode.EXTRACTION_FAILED);
+    const corrupt = await expectFailure(
+      pool.extract(readFileSync(fixturePath(REJECTED_FIXTURES.corruptPdf)), PDF),
+      ErrorCode.EXTRACTION_FAILED,
+    );
     expect(corrupt.message).toMatch(/^corrupt PDF: /);
   });
 

@@ -26,8 +26,7 @@ export interface ExtractRequest {
 }
 
 export type ExtractResponse =
-  | { ok: true; document: ExtractedDocument }
-  | { ok: false; error: { code: ErrorCode; message: string; details?: unknown } };
+  { ok: true; document: ExtractedDocument } | { ok: false; error: { code: ErrorCode; message: string; details?: unknown } };
 
 export interface ExtractJobOptions {
   /** This job's limit instead of the pool's `timeoutMs` (e.g. scaled to the file's size). */
@@ -123,7 +122,10 @@ export class ExtractorPool {
     const stop = new AbortController();
     job.stop = stop;
     this.running.add(job);
-    job.timer = setTimeout(() => this.end(job, new AppError(ErrorCode.TIMEOUT, `extraction timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
+    job.timer = setTimeout(
+      () => this.end(job, new AppError(ErrorCode.TIMEOUT, `extraction timed out after ${job.timeoutMs} ms`)),
+      job.timeoutMs,
+    );
     const channel = job.onPages ? new MessageChannel() : undefined;
     if (channel) {
       const onPages = job.onPages!;
@@ -139,9 +141,7 @@ export class ExtractorPool {
       pages: channel?.port2,
     };
     const transferList = channel ? [job.bytes, channel.port2] : [job.bytes];
-    this.threads
-      .run<ExtractResponse>(request, { transferList, signal: stop.signal })
-      .then(
+    this.threads.run<ExtractResponse>(request, { transferList, signal: stop.signal }).then(
       (response) => {
         if (!this.settle(job)) return;
         if (response.ok) job.resolve(response.document);

@@ -42,7 +42,9 @@ describe('extractHtml', () => {
   });
 
   it('skips upper-case scripts, comments and a leading XML declaration', () => {
-    expect(html('<?xml version="1.0"?><!DOCTYPE html><BODY><SCRIPT>var x = "<p>no</p>";</SCRIPT><!-- hidden -->Shown</BODY>')).toBe('Shown');
+    expect(html('<?xml version="1.0"?><!DOCTYPE html><BODY><SCRIPT>var x = "<p>no</p>";</SCRIPT><!-- hidden -->Shown</BODY>')).toBe(
+      'Shown',
+    );
   });
 
   it('survives very deep nesting without recursion', () => {

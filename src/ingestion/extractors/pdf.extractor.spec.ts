@@ -51,7 +51,10 @@ describe('extractPdf (in the extraction worker)', () => {
   });
 
   it('reports a file that only starts like a PDF as corrupt', async () => {
-    const error = await expectFailure(pool.extract(readFileSync(fixturePath(REJECTED_FIXTURES.corruptPdf)), PDF), ErrorCode.EXTRACTION_FAILED);
+    const error = await expectFailure(
+      pool.extract(readFileSync(fixturePath(REJECTED_FIXTURES.corruptPdf)), PDF),
+      ErrorCode.EXTRACTION_FAILED,
+    );
     expect(error.message).toMatch(/^corrupt PDF: /);
   });
 

@@ -49,9 +49,7 @@ function slideOrder(parts: Map<string, Buffer>): string[] {
     }
     if (ordered.length) return ordered;
   }
-  return [...parts.keys()]
-    .filter((name) => SLIDE.test(name))
-    .sort((a, b) => slideNumber(a) - slideNumber(b));
+  return [...parts.keys()].filter((name) => SLIDE.test(name)).sort((a, b) => slideNumber(a) - slideNumber(b));
 }
 
 function slideNumber(name: string): number {
@@ -97,7 +95,10 @@ export function slideText(xml: string): string {
       tags.lastIndex = end;
     }
   }
-  return out.join('').replace(/\n{3,}/g, '\n\n').trim();
+  return out
+    .join('')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** The prefix bound to the DrawingML namespace; "a" in every file PowerPoint writes. */

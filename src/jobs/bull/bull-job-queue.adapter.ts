@@ -202,7 +202,9 @@ export class BullJobQueue extends JobQueue {
     if (queue) return queue;
     queue = this.queueFor(name);
     queue.on('error', (error: Error) => this.logger.error({ job: name, err: error }, 'queue error'));
-    queue.on('stalled', (job: Bull.Job) => this.logger.warn({ job: name, jobId: job.id }, 'its worker stopped renewing the lock; re-queued'));
+    queue.on('stalled', (job: Bull.Job) =>
+      this.logger.warn({ job: name, jobId: job.id }, 'its worker stopped renewing the lock; re-queued'),
+    );
     this.queues.set(name, queue);
     return queue;
   }

@@ -280,7 +280,11 @@ export class EmbeddedJobQueue extends JobQueue {
     }
   }
 
-  private async recordFailure({ job, key, token, controller }: RunningJob, error: unknown, fields: { job: string; jobId: string }): Promise<void> {
+  private async recordFailure(
+    { job, key, token, controller }: RunningJob,
+    error: unknown,
+    fields: { job: string; jobId: string },
+  ): Promise<void> {
     const now = new Date();
     const message = errorMessage(error);
     if (this.stopping && controller.signal.aborted) {
@@ -296,7 +300,10 @@ export class EmbeddedJobQueue extends JobQueue {
     const retryInMs = backoffDelay(job.backoffMs, job.attempts);
     const runAt = now.getTime() + retryInMs;
     if (await this.store.retry(key, token, new Date(runAt), message, now)) this.wakeUpAt(runAt);
-    this.logger.warn({ ...fields, attempt: job.attempts, maxAttempts: job.maxAttempts, retryInMs, error: message }, 'job attempt failed; retrying');
+    this.logger.warn(
+      { ...fields, attempt: job.attempts, maxAttempts: job.maxAttempts, retryInMs, error: message },
+      'job attempt failed; retrying',
+    );
   }
 
   private async renewLeases(): Promise<void> {

@@ -16,7 +16,11 @@ export class EmbeddedJobsModule {
     return {
       module: EmbeddedJobsModule,
       providers: [
-        storeProvider(JobStore, (db) => new SqliteJobStore(db), (connection) => new MongoJobStore(connection)),
+        storeProvider(
+          JobStore,
+          (db) => new SqliteJobStore(db),
+          (connection) => new MongoJobStore(connection),
+        ),
         {
           provide: JobQueue,
           inject: [AppConfig, JobStore, ROOT_LOGGER],

@@ -36,7 +36,6 @@ const toJob = (row: JobRow): StoredJob => ({
   updatedAt: new Date(row.updated_at),
 });
 
-
 /**
  * Inserts and the writes that end or extend a claim go through the connection's group commit
  * (group-commit.ts), with the run writes of the same turn. A claim does not: the claim loop takes

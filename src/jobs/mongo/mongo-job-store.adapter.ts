@@ -46,7 +46,6 @@ const toJob = (doc: JobDoc): StoredJob => ({
   updatedAt: doc.updatedAt,
 });
 
-
 export class MongoJobStore extends JobStore {
   private readonly jobs: Model<JobDoc>;
   private indexesReady?: Promise<unknown>;
@@ -143,10 +142,7 @@ export class MongoJobStore extends JobStore {
   async nextDueAt(name: string): Promise<Date | null> {
     const [waiting, leased] = await Promise.all([
       this.jobs.findOne({ name, state: 'waiting' }, { runAt: 1 }).sort({ runAt: 1 }).lean<Pick<JobDoc, 'runAt'>>(),
-      this.jobs
-        .findOne({ name, state: 'active' }, { leaseUntil: 1 })
-        .sort({ leaseUntil: 1 })
-        .lean<Pick<JobDoc, 'leaseUntil'>>(),
+      this.jobs.findOne({ name, state: 'active' }, { leaseUntil: 1 }).sort({ leaseUntil: 1 }).lean<Pick<JobDoc, 'leaseUntil'>>(),
     ]);
     const times = [waiting?.runAt, leased?.leaseUntil].filter((t): t is Date => t instanceof Date);
     return times.length ? new Date(Math.min(...times.map((t) => t.getTime()))) : null;

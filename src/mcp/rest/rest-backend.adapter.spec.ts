@@ -49,18 +49,29 @@ describe('RestCollectionsBackend', () => {
     answer = () => ({ status: 204 });
     await backend.deleteFile('col_1', 'fle_2');
     expect(seen).toEqual([
-      { method: 'POST', url: '/service/api/v1/collections/col_1%2F../search', authorization: 'Bearer wcs_key', body: '{"text":"why","top_k":10,"offset":20}' },
+      {
+        method: 'POST',
+        url: '/service/api/v1/collections/col_1%2F../search',
+        authorization: 'Bearer wcs_key',
+        body: '{"text":"why","top_k":10,"offset":20}',
+      },
       { method: 'DELETE', url: '/service/api/v1/collections/col_1/files/fle_2', authorization: 'Bearer wcs_key', body: '' },
     ]);
   });
 
   it("rebuilds the service's error from its error body", async () => {
-    answer = () => ({ status: 404, body: JSON.stringify({ code: 'NOT_FOUND', message: 'collection col_9 not found', requestId: 'req_1' }) });
+    answer = () => ({
+      status: 404,
+      body: JSON.stringify({ code: 'NOT_FOUND', message: 'collection col_9 not found', requestId: 'req_1' }),
+    });
     const error = await failure(new RestCollectionsBackend(baseUrl, 'k').getCollection('col_9'));
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: ErrorCode.NOT_FOUND, message: 'collection col_9 not found', retryable: false });
 
-    answer = () => ({ status: 400, body: JSON.stringify({ code: 'VALIDATION_FAILED', message: 'bad', details: { fields: [{ field: 'url', reason: 'must be http' }] } }) });
+    answer = () => ({
+      status: 400,
+      body: JSON.stringify({ code: 'VALIDATION_FAILED', message: 'bad', details: { fields: [{ field: 'url', reason: 'must be http' }] } }),
+    });
     expect(await failure(new RestCollectionsBackend(baseUrl, 'k').addFile('col_1', { name: 'a', url: 'ftp://x' }))).toMatchObject({
       code: ErrorCode.VALIDATION_FAILED,
       details: { fields: [{ field: 'url', reason: 'must be http' }] },
@@ -76,7 +87,10 @@ describe('RestCollectionsBackend', () => {
 
   it('treats a non-service answer and an unreachable service as temporary, naming SERVICE_URL', async () => {
     answer = () => ({ status: 502, body: '<html>Bad gateway</html>' });
-    expect(await failure(new RestCollectionsBackend(baseUrl, 'k').getCollection('c'))).toMatchObject({ code: ErrorCode.UNAVAILABLE, retryable: true });
+    expect(await failure(new RestCollectionsBackend(baseUrl, 'k').getCollection('c'))).toMatchObject({
+      code: ErrorCode.UNAVAILABLE,
+      retryable: true,
+    });
 
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

@@ -94,10 +94,14 @@ export class RestCollectionsBackend implements CollectionsBackend {
       });
     } catch (cause) {
       const reason = cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
-      throw new AppError(ErrorCode.UNAVAILABLE, `Cannot reach the service at ${this.baseUrl} (${reason}); check SERVICE_URL and that the service is running`, {
-        cause,
-        retryable: true,
-      });
+      throw new AppError(
+        ErrorCode.UNAVAILABLE,
+        `Cannot reach the service at ${this.baseUrl} (${reason}); check SERVICE_URL and that the service is running`,
+        {
+          cause,
+          retryable: true,
+        },
+      );
     }
     const text = await response.text();
     const parsed = parseJson(text);
@@ -118,7 +122,11 @@ function parseJson(text: string): unknown {
 }
 
 function errorFromResponse(status: number, body: unknown): AppError {
-  const { code, message, details } = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };
+  const { code, message, details } = (typeof body === 'object' && body !== null ? body : {}) as {
+    code?: unknown;
+    message?: unknown;
+    details?: unknown;
+  };
   const known = typeof code === 'string' && KNOWN_CODES.has(code) ? (code as ErrorCode) : undefined;
   const fallback = CODE_BY_STATUS[status] ?? (status >= 500 ? ErrorCode.UNAVAILABLE : ErrorCode.VALIDATION_FAILED);
   const resolved = known ?? fallback;

@@ -14,7 +14,12 @@ export const listCollectionFilesTool = defineTool({
     'with total and nextOffset (null when there are no more; otherwise call again with offset = nextOffset). ' +
     'Each file has its id, name, MIME type, size, status and createdAt. Status pending or processing: still being ingested; ' +
     'indexed: searchable with service_search_collection; error: ingestion failed, the error field says why.',
-  input: toolArguments({ ref: CollectionRef, input: ListFilesQueryDto, names: { offset: 'offset' }, descriptions: { offset: offsetDescription('files') } }),
+  input: toolArguments({
+    ref: CollectionRef,
+    input: ListFilesQueryDto,
+    names: { offset: 'offset' },
+    descriptions: { offset: offsetDescription('files') },
+  }),
   output: z.object({
     files: z.array(fileRecord),
     total: z.number().describe('Number of files in the collection'),

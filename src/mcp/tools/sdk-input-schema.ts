@@ -19,6 +19,7 @@ const JSON_SCHEMA_DIALECT = 'http://json-schema.org/draft-07/schema#';
 export function sdkInputSchema(jsonSchema: ToolInputJsonSchema) {
   const carrier = z.looseObject({});
   // A copy each time: the generator adds to what it is handed.
-  carrier._zod.toJSONSchema = () => ({ $schema: JSON_SCHEMA_DIALECT, ...jsonSchema }) as ReturnType<NonNullable<typeof carrier._zod.toJSONSchema>>;
+  carrier._zod.toJSONSchema = () =>
+    ({ $schema: JSON_SCHEMA_DIALECT, ...jsonSchema }) as ReturnType<NonNullable<typeof carrier._zod.toJSONSchema>>;
   return carrier;
 }

@@ -33,7 +33,12 @@ const refusal = (run: () => unknown) => {
 };
 
 describe('tool arguments over a shared DTO', () => {
-  const args = toolArguments({ ref: CollectionRef, input: Body, names: { query: 'text', offset: 'offset' }, descriptions: { query: 'What a model is told' } });
+  const args = toolArguments({
+    ref: CollectionRef,
+    input: Body,
+    names: { query: 'text', offset: 'offset' },
+    descriptions: { query: 'What a model is told' },
+  });
 
   it('publishes the interface names with the rules of the DTO fields they map to', () => {
     expect(args.schema).toEqual({

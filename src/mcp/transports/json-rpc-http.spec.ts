@@ -22,7 +22,9 @@ describe('readJsonBody', () => {
   it('counts the bytes as they stream in and refuses the body once it passes the limit', async () => {
     const chunk = Buffer.from('x'.repeat(400));
     await expect(refusal(readJsonBody(requestOf([chunk, chunk, chunk]), 1000))).resolves.toEqual({ status: 413, code: -32000 });
-    await expect(refusal(readJsonBody(requestOf([chunk], { 'content-type': 'application/json', 'content-length': '1001' }), 1000))).resolves.toEqual({
+    await expect(
+      refusal(readJsonBody(requestOf([chunk], { 'content-type': 'application/json', 'content-length': '1001' }), 1000)),
+    ).resolves.toEqual({
       status: 413,
       code: -32000,
     });
@@ -31,8 +33,14 @@ describe('readJsonBody', () => {
   it('gives undefined for an empty body and refuses other media types or invalid JSON', async () => {
     await expect(readJsonBody(requestOf([]), 1000)).resolves.toBeUndefined();
     await expect(refusal(readJsonBody(requestOf([Buffer.from('{}')], {}), 1000))).resolves.toEqual({ status: 415, code: -32000 });
-    await expect(refusal(readJsonBody(requestOf([Buffer.from('{}')], { 'content-type': 'application/jsonx' }), 1000))).resolves.toEqual({ status: 415, code: -32000 });
+    await expect(refusal(readJsonBody(requestOf([Buffer.from('{}')], { 'content-type': 'application/jsonx' }), 1000))).resolves.toEqual({
+      status: 415,
+      code: -32000,
+    });
     await expect(refusal(readJsonBody(requestOf([Buffer.from('{"a":')]), 1000))).resolves.toEqual({ status: 400, code: -32700 });
-    await expect(refusal(readJsonBody(requestOf([Buffer.from('{"constructor":{"prototype":{"x":1}}}')]), 1000))).resolves.toEqual({ status: 400, code: -32700 });
+    await expect(refusal(readJsonBody(requestOf([Buffer.from('{"constructor":{"prototype":{"x":1}}}')]), 1000))).resolves.toEqual({
+      status: 400,
+      code: -32700,
+    });
   });
 });

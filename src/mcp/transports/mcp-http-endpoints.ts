@@ -5,7 +5,12 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ErrorCode as RpcErrorCode, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode as RpcErrorCode,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,7 +23,16 @@ import { AppConfig } from '../../config/app-config';
 import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import { createMcpServer, McpServerOptions, ServiceMcpServer, ToolCallContext } from '../mcp-server.factory';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
-import { readJsonBody, RPC_INTERNAL_ERROR, RPC_PARSE_ERROR, RPC_SERVER_ERROR, RPC_SESSION_NOT_FOUND, RpcHttpError, writeJson, writeRpcError } from './json-rpc-http';
+import {
+  readJsonBody,
+  RPC_INTERNAL_ERROR,
+  RPC_PARSE_ERROR,
+  RPC_SERVER_ERROR,
+  RPC_SESSION_NOT_FOUND,
+  RpcHttpError,
+  writeJson,
+  writeRpcError,
+} from './json-rpc-http';
 import { McpSession, McpSessionRegistry, SseSession, StreamableSession } from './mcp-sessions';
 import { OriginPolicy } from './origin-policy';
 
@@ -35,7 +49,12 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
-const authInfoOf = (principal: Principal): AuthInfo => ({ token: principal.keyId ?? '', clientId: principal.userId, scopes: [], extra: { principal } });
+const authInfoOf = (principal: Principal): AuthInfo => ({
+  token: principal.keyId ?? '',
+  clientId: principal.userId,
+  scopes: [],
+  extra: { principal },
+});
 
 /** Workflow tools published in another API process, or newly shared with a user, are announced within this. */
 const TOOLS_WATCH_MS = 10_000;
@@ -62,7 +81,8 @@ function toolCallOf(body: unknown): ToolCall | undefined {
   if (!isRecord(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !isRecord(body.params)) return undefined;
   const { id, params } = body;
   if (!(typeof id === 'string' || Number.isSafeInteger(id)) || typeof params.name !== 'string') return undefined;
-  if ((params.arguments !== undefined && !isRecord(params.arguments)) || params._meta !== undefined || params.task !== undefined) return undefined;
+  if ((params.arguments !== undefined && !isRecord(params.arguments)) || params._meta !== undefined || params.task !== undefined)
+    return undefined;
   return body as ToolCall;
 }
 
@@ -70,7 +90,11 @@ function toolCallOf(body: unknown): ToolCall | undefined {
 function onFastPath(request: FastifyRequest): boolean {
   const accept = header(request, 'accept') ?? '';
   const version = header(request, 'mcp-protocol-version');
-  return accept.includes('application/json') && accept.includes('text/event-stream') && (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version));
+  return (
+    accept.includes('application/json') &&
+    accept.includes('text/event-stream') &&
+    (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+  );
 }
 
 /**
@@ -207,7 +231,8 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     route('DELETE', MCP_PATH, (request, response) => this.streamableSessionRequest(request, response));
     route('GET', SSE_PATH, (request, response) => this.sseOpen(request, response));
     route('POST', SSE_MESSAGES_PATH, (request, response) => this.sseMessage(request, response));
-    for (const url of [MCP_PATH, SSE_PATH, SSE_MESSAGES_PATH]) route('OPTIONS', url, (request, response) => this.preflight(request, response));
+    for (const url of [MCP_PATH, SSE_PATH, SSE_MESSAGES_PATH])
+      route('OPTIONS', url, (request, response) => this.preflight(request, response));
   }
 
   /** Before the HTTP server closes, which would otherwise wait forever on the open streams. */
@@ -260,7 +285,8 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   /** The caller's session named by Mcp-Session-Id, or the refusal to answer. */
   private streamableSession(request: FastifyRequest, principal: Principal): StreamableSession {
     const sessionId = header(request, 'mcp-session-id');
-    if (sessionId === undefined) throw new RpcHttpError(400, RPC_SERVER_ERROR, 'Bad Request: no Mcp-Session-Id header; start with an initialize request');
+    if (sessionId === undefined)
+      throw new RpcHttpError(400, RPC_SERVER_ERROR, 'Bad Request: no Mcp-Session-Id header; start with an initialize request');
     const session = this.sessions.find(sessionId, principal.userId, 'streamable-http');
     if (!session) throw sessionNotFound();
     usedBy(session, principal);
@@ -275,7 +301,17 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       sessionIdGenerator: newSessionId,
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
-        session = { kind: 'streamable-http', id, userId: principal.userId, principal, keyIds: keysOf(principal), server, transport, lastActive: Date.now(), openStreams: 0 };
+        session = {
+          kind: 'streamable-http',
+          id,
+          userId: principal.userId,
+          principal,
+          keyIds: keysOf(principal),
+          server,
+          transport,
+          lastActive: Date.now(),
+          openStreams: 0,
+        };
         this.sessions.add(session);
       },
     });
@@ -317,7 +353,8 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   private async sseMessage(request: FastifyRequest, response: ServerResponse): Promise<void> {
     const principal = await this.admit(request, response);
     const sessionId = (request.query as { sessionId?: unknown }).sessionId;
-    if (typeof sessionId !== 'string') throw new RpcHttpError(400, RPC_SERVER_ERROR, 'Bad Request: the sessionId query parameter is required');
+    if (typeof sessionId !== 'string')
+      throw new RpcHttpError(400, RPC_SERVER_ERROR, 'Bad Request: the sessionId query parameter is required');
     const body = await readJsonBody(request.raw, this.bodyLimit);
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
     const session = this.sessions.find(sessionId, principal.userId, 'sse');
@@ -383,10 +420,14 @@ function answerCancelledRequests(transport: StreamableHTTPServerTransport): void
  * session's memory, and the time of each of its requests, would grow with every call.
  */
 function releaseAnsweredPosts(transport: StreamableHTTPServerTransport): void {
-  const inner = (transport as unknown as { _webStandardTransport: { _streamMapping: Map<string, { resolveJson?: unknown }>; _requestToStreamMapping: Map<unknown, string> } })
-    ._webStandardTransport;
+  const inner = (
+    transport as unknown as {
+      _webStandardTransport: { _streamMapping: Map<string, { resolveJson?: unknown }>; _requestToStreamMapping: Map<unknown, string> };
+    }
+  )._webStandardTransport;
   const awaited = new Set(inner._requestToStreamMapping.values());
-  for (const [streamId, stream] of inner._streamMapping) if (stream.resolveJson && !awaited.has(streamId)) inner._streamMapping.delete(streamId);
+  for (const [streamId, stream] of inner._streamMapping)
+    if (stream.resolveJson && !awaited.has(streamId)) inner._streamMapping.delete(streamId);
 }
 
 const keysOf = (principal: Principal): Set<string> => new Set(principal.keyId ? [principal.keyId] : []);
@@ -403,6 +444,8 @@ function principalOf(context: ToolCallContext): Principal {
 }
 
 /** Unknown, expired, closed and other users' sessions all answer the same (MCP spec: 404). */
-const sessionNotFound = () => new RpcHttpError(404, RPC_SESSION_NOT_FOUND, 'Session not found: start a new session with an initialize request');
+const sessionNotFound = () =>
+  new RpcHttpError(404, RPC_SESSION_NOT_FOUND, 'Session not found: start a new session with an initialize request');
 
-const forbiddenOrigin = (origin: string | undefined) => new RpcHttpError(403, RPC_SERVER_ERROR, `Forbidden: Origin ${origin} is not allowed (MCP_ALLOWED_ORIGINS)`);
+const forbiddenOrigin = (origin: string | undefined) =>
+  new RpcHttpError(403, RPC_SERVER_ERROR, `Forbidden: Origin ${origin} is not allowed (MCP_ALLOWED_ORIGINS)`);

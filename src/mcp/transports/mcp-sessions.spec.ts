@@ -31,7 +31,7 @@ describe('McpSessionRegistry', () => {
     registry = new McpSessionRegistry({ idleMs: IDLE_MS, maxPerUser: MAX_PER_USER }, () => now);
   });
 
-  it("finds a session for its owner only, and only on its own transport", () => {
+  it('finds a session for its owner only, and only on its own transport', () => {
     registry.add(session('s1', 'usr_a', now));
     expect(registry.find('s1', 'usr_a', 'streamable-http')?.id).toBe('s1');
     expect(registry.find('s1', 'usr_b', 'streamable-http')).toBeUndefined();
@@ -68,7 +68,12 @@ describe('McpSessionRegistry', () => {
   });
 
   it("ends a user's least recently active session when they open one too many, sparing ones with an open stream and other users", () => {
-    const [a1, a2, a3, b1] = [session('a1', 'usr_a', now), session('a2', 'usr_a', now + 1), session('a3', 'usr_a', now + 2), session('b1', 'usr_b', now)];
+    const [a1, a2, a3, b1] = [
+      session('a1', 'usr_a', now),
+      session('a2', 'usr_a', now + 1),
+      session('a3', 'usr_a', now + 2),
+      session('b1', 'usr_b', now),
+    ];
     [a1, a2, a3, b1].forEach((s) => registry.add(s));
     registry.holdOpen(a1, new EventEmitter() as unknown as ServerResponse);
     now += 10;

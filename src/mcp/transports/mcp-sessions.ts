@@ -181,7 +181,7 @@ function leastRecentlyActive(sessions: Iterable<McpSession>, newcomer: McpSessio
 }
 
 const endsBefore = (a: McpSession, b: McpSession): boolean =>
-  a.openStreams === 0 !== (b.openStreams === 0) ? a.openStreams === 0 : a.lastActive < b.lastActive;
+  (a.openStreams === 0) !== (b.openStreams === 0) ? a.openStreams === 0 : a.lastActive < b.lastActive;
 
 /** A comment line keeps proxies from timing an idle stream out and turns a dead peer into a write error. */
 function keepAlive(stream: ServerResponse): void {

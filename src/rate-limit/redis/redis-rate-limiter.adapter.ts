@@ -37,10 +37,14 @@ export class RedisRateLimiter extends RateLimiter {
         windowMs,
       );
     } catch (error) {
-      throw new AppError(ErrorCode.UNAVAILABLE, 'The rate limit of this workflow cannot be counted right now (Redis does not answer); try again shortly', {
-        cause: error,
-        retryable: true,
-      });
+      throw new AppError(
+        ErrorCode.UNAVAILABLE,
+        'The rate limit of this workflow cannot be counted right now (Redis does not answer); try again shortly',
+        {
+          cause: error,
+          retryable: true,
+        },
+      );
     }
     return count <= limit ? { allowed: true, retryAfterMs: 0 } : { allowed: false, retryAfterMs: Math.max(1, ttl) };
   }

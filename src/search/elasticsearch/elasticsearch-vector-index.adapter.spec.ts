@@ -26,7 +26,9 @@ function setup(options: { dimension?: number; collectionDimension?: number; inde
       return answer(params);
     });
 
-  on('HEAD', `/${INDEX}`, () => (options.indexExists ? {} : new errors.ResponseError({ body: {}, statusCode: 404, headers: {}, warnings: [], meta: {} as never })));
+  on('HEAD', `/${INDEX}`, () =>
+    options.indexExists ? {} : new errors.ResponseError({ body: {}, statusCode: 404, headers: {}, warnings: [], meta: {} as never }),
+  );
   on('PUT', `/${INDEX}`, () => ({ acknowledged: true }));
   on('GET', `/${INDEX}/_mapping`, () => ({ [INDEX]: { mappings: { properties: { vector_16: { type: 'dense_vector' } } } } }));
   on('PUT', `/${INDEX}/_mapping`, () => ({ acknowledged: true }));
@@ -55,7 +57,12 @@ function setup(options: { dimension?: number; collectionDimension?: number; inde
 }
 
 function hits(list: unknown[]) {
-  return { took: 1, timed_out: false, _shards: { total: 1, successful: 1, skipped: 0, failed: 0 }, hits: { total: { value: list.length, relation: 'eq' }, hits: list } };
+  return {
+    took: 1,
+    timed_out: false,
+    _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+    hits: { total: { value: list.length, relation: 'eq' }, hits: list },
+  };
 }
 
 const unit = (id: string, vector: number[], collectionId = 'col_1'): IndexUnit => ({
@@ -68,7 +75,10 @@ const unit = (id: string, vector: number[], collectionId = 'col_1'): IndexUnit =
 });
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppError);
   return error as AppError;
 }
@@ -93,7 +103,11 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
       },
     });
     expect(sent('PUT', `/${INDEX}/_mapping`).map((r) => r.body)).toEqual([
-      { properties: { vector_512: { type: 'dense_vector', dims: 512, index: true, similarity: 'cosine', index_options: { type: 'int8_hnsw' } } } },
+      {
+        properties: {
+          vector_512: { type: 'dense_vector', dims: 512, index: true, similarity: 'cosine', index_options: { type: 'int8_hnsw' } },
+        },
+      },
     ]);
   });
 
@@ -169,7 +183,10 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     const withUnits = setup({ collectionDimension: 2 });
     await withUnits.index.init();
     await withUnits.index.searchVector('col_1', Float32Array.from([1, 0]), 3);
-    const knn = withUnits.sent('POST', `/${INDEX}/_search`).map((r) => (r.body as { knn?: { num_candidates: number } }).knn).find(Boolean);
+    const knn = withUnits
+      .sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { knn?: { num_candidates: number } }).knn)
+      .find(Boolean);
     expect(knn!.num_candidates).toBe(100);
 
     const empty = setup();
@@ -214,10 +231,25 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     const { index, mock, on } = setup();
     await index.init();
     mock.clear({ method: 'POST', path: `/${INDEX}/_count` });
-    on('POST', `/${INDEX}/_count`, () => new errors.ResponseError({ body: { error: { type: 'es_rejected_execution_exception' } }, statusCode: 429, headers: {}, warnings: [], meta: {} as never }));
+    on(
+      'POST',
+      `/${INDEX}/_count`,
+      () =>
+        new errors.ResponseError({
+          body: { error: { type: 'es_rejected_execution_exception' } },
+          statusCode: 429,
+          headers: {},
+          warnings: [],
+          meta: {} as never,
+        }),
+    );
 
     const error = await rejection(index.countUnits('col_1'));
-    expect(error).toMatchObject({ code: ErrorCode.UNAVAILABLE, retryable: true, details: { status: 429, type: 'es_rejected_execution_exception' } });
+    expect(error).toMatchObject({
+      code: ErrorCode.UNAVAILABLE,
+      retryable: true,
+      details: { status: 429, type: 'es_rejected_execution_exception' },
+    });
   });
 
   it('fails an upsert whose bulk items were rejected (mock)', async () => {
@@ -231,7 +263,11 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     }));
 
     const error = await rejection(index.upsert([unit('unt_a', [1, 0])]));
-    expect(error).toMatchObject({ code: ErrorCode.INTERNAL, retryable: false, details: { status: 400, type: 'document_parsing_exception' } });
+    expect(error).toMatchObject({
+      code: ErrorCode.INTERNAL,
+      retryable: false,
+      details: { status: 400, type: 'document_parsing_exception' },
+    });
   });
 
   it('reports an unreachable cluster as UNAVAILABLE from ping (mock)', async () => {

@@ -292,11 +292,7 @@ function toAppError(error: unknown, action: string): AppError {
       retryable,
     });
   }
-  if (
-    error instanceof errors.ConnectionError ||
-    error instanceof errors.TimeoutError ||
-    error instanceof errors.NoLivingConnectionsError
-  ) {
+  if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError) {
     return new AppError(ErrorCode.UNAVAILABLE, `Elasticsearch is unreachable: could not ${action}`, { cause: error, retryable: true });
   }
   return new AppError(ErrorCode.INTERNAL, `Elasticsearch could not ${action}`, { cause: error });

@@ -45,7 +45,32 @@ describe('toFts5Query', () => {
   it('never yields a query FTS5 refuses, whatever the characters', () => {
     let seed = 1;
     const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-    const alphabet = ['"', "'", '*', '^', ':', '(', ')', '{', '}', '-', '+', ' ', 'a', 'Z', '9', 'é', '\u0301', '\u0000', '🦓', 'ß', '中', 'OR', 'NOT', 'NEAR'];
+    const alphabet = [
+      '"',
+      "'",
+      '*',
+      '^',
+      ':',
+      '(',
+      ')',
+      '{',
+      '}',
+      '-',
+      '+',
+      ' ',
+      'a',
+      'Z',
+      '9',
+      'é',
+      '\u0301',
+      '\u0000',
+      '🦓',
+      'ß',
+      '中',
+      'OR',
+      'NOT',
+      'NEAR',
+    ];
     for (let i = 0; i < 2000; i++) {
       const text = Array.from({ length: 1 + Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
       const query = toFts5Query(text);

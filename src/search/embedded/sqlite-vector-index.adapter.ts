@@ -161,9 +161,7 @@ export class SqliteVectorIndex extends VectorIndex {
     const db = this.db;
     return {
       findById: db.prepare('SELECT seq, dimension FROM search_units WHERE id = ?'),
-      insertUnit: db.prepare(
-        'INSERT INTO search_units (id, collection_id, file_id, passage_id, dimension) VALUES (?, ?, ?, ?, ?)',
-      ),
+      insertUnit: db.prepare('INSERT INTO search_units (id, collection_id, file_id, passage_id, dimension) VALUES (?, ?, ?, ?, ?)'),
       insertText: db.prepare('INSERT INTO search_units_fts (rowid, text) VALUES (?, ?)'),
       deleteText: db.prepare('DELETE FROM search_units_fts WHERE rowid = ?'),
       deleteUnit: db.prepare('DELETE FROM search_units WHERE seq = ?'),

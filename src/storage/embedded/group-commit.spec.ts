@@ -69,7 +69,13 @@ describe('GroupCommit', () => {
 
   it('a write that makes SQLite roll back the whole batch fails alone: the others are stored once, each hears its own outcome', async () => {
     db.exec(`CREATE TRIGGER abort_on_13 BEFORE INSERT ON t WHEN NEW.v = 13 BEGIN SELECT RAISE(ROLLBACK, 'thirteen'); END`);
-    const outcomes = await Promise.allSettled([group.run(insert(11)), group.run(insert(12)), group.run(insert(13)), group.run(insert(14)), group.run(insert(15))]);
+    const outcomes = await Promise.allSettled([
+      group.run(insert(11)),
+      group.run(insert(12)),
+      group.run(insert(13)),
+      group.run(insert(14)),
+      group.run(insert(15)),
+    ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect((outcomes[2] as PromiseRejectedResult).reason.message).toBe('thirteen');
     expect(committed()).toEqual([11, 12, 14, 15]);

@@ -41,7 +41,9 @@ export class SqliteCredentialStore extends CredentialStore {
          VALUES (@id, @name, @type, @owner_id, @settings, @sealed, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM credentials WHERE id = ?'),
-      update: db.prepare('UPDATE credentials SET name = @name, settings = @settings, sealed = @sealed, updated_at = @updated_at WHERE id = @id'),
+      update: db.prepare(
+        'UPDATE credentials SET name = @name, settings = @settings, sealed = @sealed, updated_at = @updated_at WHERE id = @id',
+      ),
       delete: db.prepare('DELETE FROM credentials WHERE id = ?'),
     };
     this.createTx = db.transaction((c: Credential) => {
@@ -77,7 +79,13 @@ export class SqliteCredentialStore extends CredentialStore {
   }
 
   async update(id: string, changes: Pick<Credential, 'name' | 'settings' | 'sealed' | 'updatedAt'>): Promise<boolean> {
-    const params = { id, name: changes.name, settings: JSON.stringify(changes.settings), sealed: changes.sealed, updated_at: toSqlDate(changes.updatedAt) };
+    const params = {
+      id,
+      name: changes.name,
+      settings: JSON.stringify(changes.settings),
+      sealed: changes.sealed,
+      updated_at: toSqlDate(changes.updatedAt),
+    };
     return this.statements.update.run(params).changes > 0;
   }
 

@@ -29,12 +29,7 @@ export function openSqliteDatabase(dataDir: string, fileName = 'service.db'): Sq
 export function migrate(db: SqliteDb, migrations: Migration[]): void {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-  const applied = new Set(
-    db
-      .prepare('SELECT version FROM schema_migrations')
-      .pluck()
-      .all() as number[],
-  );
+  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const ordered = [...migrations].sort((a, b) => a.version - b.version);
   for (const migration of ordered) {
     if (applied.has(migration.version)) continue;

@@ -91,9 +91,7 @@ export class SqliteFileStore extends FileStore {
                 COALESCE(SUM(chunk_count), 0) AS chunks, COALESCE(SUM(character_count), 0) AS characters
          FROM files WHERE collection_id = ? GROUP BY status`,
       ),
-      insertPassage: db.prepare(
-        'INSERT INTO passages (id, collection_id, file_id, idx, content, page) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
+      insertPassage: db.prepare('INSERT INTO passages (id, collection_id, file_id, idx, content, page) VALUES (?, ?, ?, ?, ?, ?)'),
       deletePassages: db.prepare('DELETE FROM passages WHERE file_id = ?'),
       deletePassagesByCollection: db.prepare('DELETE FROM passages WHERE collection_id = ?'),
       listPassages: db.prepare('SELECT * FROM passages WHERE file_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
@@ -135,8 +133,13 @@ export class SqliteFileStore extends FileStore {
       return { items: rows.map(toFile), total: this.statements.count.get(collectionId) as number };
     }
     const where = `FROM files WHERE collection_id = ? AND status IN (${statuses.map(() => '?').join(', ')})`;
-    const rows = this.db.prepare(`SELECT * ${where} ORDER BY created_at, id LIMIT ? OFFSET ?`).all(collectionId, ...statuses, page.limit, page.offset) as FileRow[];
-    const total = this.db.prepare(`SELECT COUNT(*) ${where}`).pluck().get(collectionId, ...statuses) as number;
+    const rows = this.db
+      .prepare(`SELECT * ${where} ORDER BY created_at, id LIMIT ? OFFSET ?`)
+      .all(collectionId, ...statuses, page.limit, page.offset) as FileRow[];
+    const total = this.db
+      .prepare(`SELECT COUNT(*) ${where}`)
+      .pluck()
+      .get(collectionId, ...statuses) as number;
     return { items: rows.map(toFile), total };
   }
 

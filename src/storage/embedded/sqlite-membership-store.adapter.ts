@@ -17,18 +17,14 @@ export class SqliteMembershipStore extends MembershipStore {
   constructor(db: SqliteDb) {
     super();
     this.statements = {
-      getRole: db
-        .prepare('SELECT role FROM memberships WHERE resource_type = ? AND resource_id = ? AND user_id = ?')
-        .pluck(),
+      getRole: db.prepare('SELECT role FROM memberships WHERE resource_type = ? AND resource_id = ? AND user_id = ?').pluck(),
       upsert: db.prepare(
         `INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at)
          VALUES (@resource_type, @resource_id, @user_id, @role, @created_at)
          ON CONFLICT (resource_type, resource_id, user_id) DO UPDATE SET role = excluded.role`,
       ),
       remove: db.prepare('DELETE FROM memberships WHERE resource_type = ? AND resource_id = ? AND user_id = ?'),
-      list: db.prepare(
-        'SELECT * FROM memberships WHERE resource_type = ? AND resource_id = ? ORDER BY created_at, user_id',
-      ),
+      list: db.prepare('SELECT * FROM memberships WHERE resource_type = ? AND resource_id = ? ORDER BY created_at, user_id'),
       forUser: db.prepare('SELECT resource_id, role FROM memberships WHERE resource_type = ? AND user_id = ?'),
     };
   }
@@ -78,7 +74,9 @@ export class SqliteMembershipScope<Row> {
   constructor(db: SqliteDb, resourceType: ResourceType, table: string) {
     const visible = `FROM ${table} r JOIN memberships m ON m.resource_type = '${resourceType}' AND m.resource_id = r.id AND m.user_id = ?`;
     this.statements = {
-      insertOwner: db.prepare(`INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at) VALUES ('${resourceType}', ?, ?, 'owner', ?)`),
+      insertOwner: db.prepare(
+        `INSERT INTO memberships (resource_type, resource_id, user_id, role, created_at) VALUES ('${resourceType}', ?, ?, 'owner', ?)`,
+      ),
       listVisible: db.prepare(`SELECT r.*, m.role ${visible} ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?`),
       countVisible: db.prepare(`SELECT COUNT(*) ${visible}`).pluck(),
       deleteMembers: db.prepare(`DELETE FROM memberships WHERE resource_type = '${resourceType}' AND resource_id = ?`),

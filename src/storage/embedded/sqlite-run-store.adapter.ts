@@ -3,7 +3,16 @@
 // table's queries would be scattered over files that each need the same statements and rows.
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
-import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, QueuedRuns, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
+import {
+  AT_CONCURRENCY_LIMIT,
+  claimMayHaveSteps,
+  LeaseState,
+  QueuedRuns,
+  RunCompletion,
+  RunCursor,
+  RunFilter,
+  RunStore,
+} from '../run-store.port';
 import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, RunTrigger, RunType } from '../../runs/run.model';
 import { RunError, StepRecord, StepStatus } from '../../engine/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
@@ -211,7 +220,9 @@ export class SqliteRunStore extends RunStore {
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
       ),
       dropStates: db.prepare('UPDATE workflow_run_steps SET state = NULL WHERE run_id = ? AND state IS NOT NULL'),
-      dropStepData: db.prepare('UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL, sub_steps = NULL WHERE run_id = ?'),
+      dropStepData: db.prepare(
+        'UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL, sub_steps = NULL WHERE run_id = ?',
+      ),
       suspend: db.prepare(
         `UPDATE workflow_runs SET status = 'waiting', resume_at = @resume_at, job_id = @job_id, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
@@ -225,8 +236,12 @@ export class SqliteRunStore extends RunStore {
          WHERE id = ? AND status IN ('queued', 'waiting')`,
       ),
       cancelRunning: db.prepare(`UPDATE workflow_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`),
-      waitingAt: db.prepare(`SELECT node_id FROM workflow_run_steps WHERE run_id = ? AND status = 'waiting' ORDER BY position LIMIT 1`).pluck(),
-      cancelWaitingStep: db.prepare(`UPDATE workflow_run_steps SET status = 'canceled', finished_at = ? WHERE run_id = ? AND status = 'waiting'`),
+      waitingAt: db
+        .prepare(`SELECT node_id FROM workflow_run_steps WHERE run_id = ? AND status = 'waiting' ORDER BY position LIMIT 1`)
+        .pluck(),
+      cancelWaitingStep: db.prepare(
+        `UPDATE workflow_run_steps SET status = 'canceled', finished_at = ? WHERE run_id = ? AND status = 'waiting'`,
+      ),
       decideStep: db.prepare(
         `UPDATE workflow_run_steps SET state = @state, output = @output
          WHERE run_id = @id AND node_id = @node_id AND status = 'waiting' AND state = @expected
@@ -248,9 +263,13 @@ export class SqliteRunStore extends RunStore {
       // Bounded counts over the partial indexes of queued runs (migration 210 for one workflow's).
       queuedCount: db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' LIMIT ?)`).pluck(),
       queuedOldest: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued'`).pluck(),
-      queuedCountOf: db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' AND workflow_id = ? LIMIT ?)`).pluck(),
+      queuedCountOf: db
+        .prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' AND workflow_id = ? LIMIT ?)`)
+        .pluck(),
       queuedOldestOf: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued' AND workflow_id = ?`).pluck(),
-      discardSteps: db.prepare(`DELETE FROM workflow_run_steps WHERE run_id = ? AND EXISTS (SELECT 1 FROM workflow_runs WHERE id = ? AND status = 'queued' AND claims = 0)`),
+      discardSteps: db.prepare(
+        `DELETE FROM workflow_run_steps WHERE run_id = ? AND EXISTS (SELECT 1 FROM workflow_runs WHERE id = ? AND status = 'queued' AND claims = 0)`,
+      ),
       discard: db.prepare(`DELETE FROM workflow_runs WHERE id = ? AND status = 'queued' AND claims = 0`),
       listDueWaiting: db.prepare(
         `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'waiting' AND resume_at < @before AND (resume_at, id) > (@at, @id)
@@ -274,7 +293,9 @@ export class SqliteRunStore extends RunStore {
       ),
       deleteRunsOfWorkflow: db.prepare('DELETE FROM workflow_runs WHERE workflow_id = ?'),
       finishedBefore: db.prepare(`SELECT id FROM workflow_runs WHERE status IN ${FINISHED} AND finished_at < ? LIMIT ?`).pluck(),
-      crowded: db.prepare(`SELECT workflow_id FROM workflow_runs WHERE status IN ${FINISHED} GROUP BY workflow_id HAVING COUNT(*) > ?`).pluck(),
+      crowded: db
+        .prepare(`SELECT workflow_id FROM workflow_runs WHERE status IN ${FINISHED} GROUP BY workflow_id HAVING COUNT(*) > ?`)
+        .pluck(),
       nthNewest: db.prepare(
         `SELECT created_at, id FROM workflow_runs WHERE workflow_id = ? AND status IN ${FINISHED} ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`,
       ),
@@ -368,15 +389,24 @@ export class SqliteRunStore extends RunStore {
       return true;
     };
 
-    this.decideTx = db.transaction((id: string, nodeId: string, expected: string, decided: { state: string; output: unknown }, jobId: string, now: Date): boolean => {
-      const { changes } = this.statements.decideStep.run({ id, node_id: nodeId, expected, state: decided.state, output: json(decided.output) });
-      if (changes === 0) return false;
-      this.statements.dueNow.run({ id, now: toSqlDate(now), job_id: jobId });
-      return true;
-    });
+    this.decideTx = db.transaction(
+      (id: string, nodeId: string, expected: string, decided: { state: string; output: unknown }, jobId: string, now: Date): boolean => {
+        const { changes } = this.statements.decideStep.run({
+          id,
+          node_id: nodeId,
+          expected,
+          state: decided.state,
+          output: json(decided.output),
+        });
+        if (changes === 0) return false;
+        this.statements.dueNow.run({ id, now: toSqlDate(now), job_id: jobId });
+        return true;
+      },
+    );
 
     this.cancelTx = db.transaction((id: string, now: Date): Run | null => {
-      const waitingAt = this.statements.status.get(id) === 'waiting' ? (this.statements.waitingAt.get(id) as string | undefined) : undefined;
+      const waitingAt =
+        this.statements.status.get(id) === 'waiting' ? (this.statements.waitingAt.get(id) as string | undefined) : undefined;
       const error = waitingAt ? canceledWhileWaiting(waitingAt) : CANCELED_BEFORE_START;
       if (this.statements.cancelQueued.run(toSqlDate(now), JSON.stringify(error), id).changes === 0) {
         this.statements.cancelRunning.run(id);
@@ -445,7 +475,13 @@ export class SqliteRunStore extends RunStore {
     return listing;
   }
 
-  async claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
+  async claim(
+    id: string,
+    owner: string,
+    leaseUntil: Date,
+    now: Date,
+    maxRunning?: number,
+  ): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
     return this.group.run(() => this.claimRun(id, owner, leaseUntil, now, maxRunning));
   }
 
@@ -466,7 +502,14 @@ export class SqliteRunStore extends RunStore {
     return this.group.run(() => this.suspendRun(id, owner, steps, resumeAt, jobId));
   }
 
-  async decideWaitingStep(id: string, nodeId: string, expectedState: string, decided: { state: string; output: unknown }, jobId: string, now: Date): Promise<boolean> {
+  async decideWaitingStep(
+    id: string,
+    nodeId: string,
+    expectedState: string,
+    decided: { state: string; output: unknown },
+    jobId: string,
+    now: Date,
+  ): Promise<boolean> {
     return this.group.run(() => this.decideTx(id, nodeId, expectedState, decided, jobId, now));
   }
 
@@ -485,7 +528,8 @@ export class SqliteRunStore extends RunStore {
       );
       this.waitingSteps.set(visible, statement);
     }
-    const rows = statement.all({ type: filter.type, limit, ...(visible ? { user: filter.visibleTo } : {}) }) as (RunRow & Record<string, unknown>)[];
+    const rows = statement.all({ type: filter.type, limit, ...(visible ? { user: filter.visibleTo } : {}) }) as (RunRow &
+      Record<string, unknown>)[];
     return rows.map((row) => ({
       run: toRun(row),
       step: toStep({
@@ -526,11 +570,15 @@ export class SqliteRunStore extends RunStore {
   }
 
   async listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
-    return (this.statements.listQueued.all({ before: toSqlDate(createdBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) => toRun(row));
+    return (this.statements.listQueued.all({ before: toSqlDate(createdBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) =>
+      toRun(row),
+    );
   }
 
   async listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
-    return (this.statements.listDueWaiting.all({ before: toSqlDate(dueBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) => toRun(row));
+    return (this.statements.listDueWaiting.all({ before: toSqlDate(dueBefore), limit, ...pageAfter(after) }) as RunRow[]).map((row) =>
+      toRun(row),
+    );
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {
@@ -571,14 +619,23 @@ export class SqliteRunStore extends RunStore {
     })();
   }
 
-  async prune({ finishedBefore, keepPerWorkflow, limit }: { finishedBefore?: Date; keepPerWorkflow?: number; limit: number }): Promise<number> {
+  async prune({
+    finishedBefore,
+    keepPerWorkflow,
+    limit,
+  }: {
+    finishedBefore?: Date;
+    keepPerWorkflow?: number;
+    limit: number;
+  }): Promise<number> {
     return this.db.transaction(() => {
       const ids = new Set<string>(finishedBefore ? (this.statements.finishedBefore.all(toSqlDate(finishedBefore), limit) as string[]) : []);
       if (keepPerWorkflow) {
         for (const workflowId of this.statements.crowded.all(keepPerWorkflow) as string[]) {
           if (ids.size >= limit) break;
           const cutoff = this.statements.nthNewest.get(workflowId, keepPerWorkflow - 1) as { created_at: string; id: string };
-          for (const id of this.statements.olderFinished.all(workflowId, cutoff.created_at, cutoff.id, limit - ids.size) as string[]) ids.add(id);
+          for (const id of this.statements.olderFinished.all(workflowId, cutoff.created_at, cutoff.id, limit - ids.size) as string[])
+            ids.add(id);
         }
       }
       if (ids.size === 0) return 0;

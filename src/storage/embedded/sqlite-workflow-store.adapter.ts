@@ -1,7 +1,15 @@
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
 import type { WorkflowSettings } from '../../workflows/workflow.model';
-import { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowSchedule, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../../workflows/workflow.model';
+import {
+  ActiveTriggers,
+  VisibleWorkflow,
+  Workflow,
+  WorkflowSchedule,
+  WorkflowTool,
+  WorkflowVersion,
+  WorkflowVersionSummary,
+} from '../../workflows/workflow.model';
 import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../workflow-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
@@ -78,7 +86,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
       updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ?, settings = COALESCE(?, settings) WHERE id = ?'),
       listScheduled: db.prepare('SELECT id, schedule FROM workflows WHERE schedule IS NOT NULL'),
-      names: db.prepare("SELECT id, name FROM workflows WHERE id IN (SELECT value FROM json_each(?))"),
+      names: db.prepare('SELECT id, name FROM workflows WHERE id IN (SELECT value FROM json_each(?))'),
       referencing: db.prepare(
         `SELECT w.id, w.name, instr(w.draft, @text) > 0 AS in_draft, COALESCE(instr(v.definition, @text) > 0, 0) AS in_active
          FROM workflows w LEFT JOIN workflow_versions v ON v.id = w.active_version_id
@@ -152,7 +160,13 @@ export class SqliteWorkflowStore extends WorkflowStore {
   }
 
   async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date, settings?: WorkflowSettings): Promise<boolean> {
-    const changes = this.statements.updateDraft.run(name, JSON.stringify(draft), toSqlDate(updatedAt), settings ? JSON.stringify(settings) : null, id).changes;
+    const changes = this.statements.updateDraft.run(
+      name,
+      JSON.stringify(draft),
+      toSqlDate(updatedAt),
+      settings ? JSON.stringify(settings) : null,
+      id,
+    ).changes;
     return changes > 0;
   }
 
@@ -184,9 +198,24 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return this.setActive(workflowId, row.id, row.version, now, triggers, activatedBy);
   }
 
-  private setActive(workflowId: string, versionId: string, version: number, now: Date, { schedule, tool }: ActiveTriggers, activatedBy: string): boolean {
+  private setActive(
+    workflowId: string,
+    versionId: string,
+    version: number,
+    now: Date,
+    { schedule, tool }: ActiveTriggers,
+    activatedBy: string,
+  ): boolean {
     const json = (value: unknown) => (value ? JSON.stringify(value) : null);
-    const params = { id: workflowId, version_id: versionId, version, activated_by: activatedBy, updated_at: toSqlDate(now), schedule: json(schedule), tool: json(tool) };
+    const params = {
+      id: workflowId,
+      version_id: versionId,
+      version,
+      activated_by: activatedBy,
+      updated_at: toSqlDate(now),
+      schedule: json(schedule),
+      tool: json(tool),
+    };
     return this.statements.setActive.run(params).changes > 0;
   }
 

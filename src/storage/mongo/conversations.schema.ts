@@ -9,7 +9,10 @@ export interface ConversationDoc {
   expiresAt: Date;
 }
 
-const messageSchema = new Schema<ConversationMessage>({ role: { type: String, required: true }, content: { type: String, default: '' } }, { _id: false, versionKey: false });
+const messageSchema = new Schema<ConversationMessage>(
+  { role: { type: String, required: true }, content: { type: String, default: '' } },
+  { _id: false, versionKey: false },
+);
 
 const conversationSchema = new Schema<ConversationDoc>(
   {
@@ -25,6 +28,8 @@ conversationSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
 export function conversationModels(connection: Connection) {
   return {
-    conversations: connection.models.AgentConversation ?? connection.model<ConversationDoc>('AgentConversation', conversationSchema, 'agent_conversations'),
+    conversations:
+      connection.models.AgentConversation ??
+      connection.model<ConversationDoc>('AgentConversation', conversationSchema, 'agent_conversations'),
   };
 }

@@ -95,9 +95,7 @@ export function foundationModels(connection: Connection) {
   return {
     users: connection.models.User ?? connection.model<UserDoc>('User', userSchema, 'users'),
     apiKeys: connection.models.ApiKey ?? connection.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys'),
-    collections:
-      connection.models.Collection ?? connection.model<CollectionDoc>('Collection', collectionSchema, 'collections'),
-    memberships:
-      connection.models.Membership ?? connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
+    collections: connection.models.Collection ?? connection.model<CollectionDoc>('Collection', collectionSchema, 'collections'),
+    memberships: connection.models.Membership ?? connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
   };
 }

@@ -28,7 +28,12 @@ export class MongoCredentialStore extends CredentialStore {
 
   async create(c: Credential): Promise<void> {
     const { id, settings, ...fields } = c;
-    await this.members.createOwned(this.credentials, { _id: id, ...fields, settingsJson: JSON.stringify(settings) }, c.ownerId, c.createdAt);
+    await this.members.createOwned(
+      this.credentials,
+      { _id: id, ...fields, settingsJson: JSON.stringify(settings) },
+      c.ownerId,
+      c.createdAt,
+    );
   }
 
   async get(id: string): Promise<Credential | null> {
@@ -43,7 +48,9 @@ export class MongoCredentialStore extends CredentialStore {
   async update(id: string, changes: Pick<Credential, 'name' | 'settings' | 'sealed' | 'updatedAt'>): Promise<boolean> {
     const result = await this.credentials.updateOne(
       { _id: id },
-      { $set: { name: changes.name, settingsJson: JSON.stringify(changes.settings), sealed: changes.sealed, updatedAt: changes.updatedAt } },
+      {
+        $set: { name: changes.name, settingsJson: JSON.stringify(changes.settings), sealed: changes.sealed, updatedAt: changes.updatedAt },
+      },
     );
     return result.matchedCount > 0;
   }

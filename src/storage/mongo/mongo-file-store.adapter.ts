@@ -60,12 +60,7 @@ export class MongoFileStore extends FileStore {
   async list(collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<StoredFile>> {
     const query = statuses.length ? { collectionId, status: { $in: [...statuses] } } : { collectionId };
     const [docs, total] = await Promise.all([
-      this.files
-        .find(query)
-        .sort({ createdAt: 1, _id: 1 })
-        .skip(page.offset)
-        .limit(page.limit)
-        .lean<FileDoc[]>(),
+      this.files.find(query).sort({ createdAt: 1, _id: 1 }).skip(page.offset).limit(page.limit).lean<FileDoc[]>(),
       this.files.countDocuments(query),
     ]);
     return { items: docs.map(toFile), total };
@@ -77,10 +72,7 @@ export class MongoFileStore extends FileStore {
   }
 
   async transition(fileId: string, from: readonly FileStatus[], to: FileStatus, update: FileUpdate = {}): Promise<boolean> {
-    const result = await this.files.updateOne(
-      { _id: fileId, status: { $in: from } },
-      { $set: { ...withTimestamp(update), status: to } },
-    );
+    const result = await this.files.updateOne({ _id: fileId, status: { $in: from } }, { $set: { ...withTimestamp(update), status: to } });
     return result.modifiedCount > 0;
   }
 

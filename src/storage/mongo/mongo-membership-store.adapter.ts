@@ -31,10 +31,7 @@ export class MongoMembershipStore extends MembershipStore {
   }
 
   async list(resourceType: ResourceType, resourceId: string): Promise<Membership[]> {
-    const docs = await this.memberships
-      .find({ resourceType, resourceId })
-      .sort({ createdAt: 1, userId: 1 })
-      .lean<MembershipDoc[]>();
+    const docs = await this.memberships.find({ resourceType, resourceId }).sort({ createdAt: 1, userId: 1 }).lean<MembershipDoc[]>();
     return docs.map((doc) => ({
       resourceType: doc.resourceType as ResourceType,
       resourceId: doc.resourceId,
@@ -73,7 +70,13 @@ export class MongoMembershipScope {
   async createOwned<Doc extends { _id: string }>(resources: Model<Doc>, resource: Doc, ownerId: string, createdAt: Date): Promise<void> {
     await resources.create(resource);
     try {
-      await this.memberships.create({ resourceType: this.resourceType, resourceId: resource._id, userId: ownerId, role: 'owner', createdAt });
+      await this.memberships.create({
+        resourceType: this.resourceType,
+        resourceId: resource._id,
+        userId: ownerId,
+        role: 'owner',
+        createdAt,
+      });
     } catch (error) {
       await resources.deleteOne({ _id: resource._id });
       throw error;
@@ -86,11 +89,21 @@ export class MongoMembershipScope {
   }
 
   /** The page of `resources` the user holds a role on, newest first, each with that role. */
-  async visible<Doc extends { _id: string }, T>(userId: string, page: PageRequest, resources: Model<Doc>, toRecord: (doc: Doc) => T): Promise<Page<T & { role: Role }>> {
+  async visible<Doc extends { _id: string }, T>(
+    userId: string,
+    page: PageRequest,
+    resources: Model<Doc>,
+    toRecord: (doc: Doc) => T,
+  ): Promise<Page<T & { role: Role }>> {
     const roleById = await this.roles(userId);
     const ids = [...roleById.keys()];
     const [docs, total] = await Promise.all([
-      resources.find({ _id: { $in: ids } }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<Doc[]>(),
+      resources
+        .find({ _id: { $in: ids } })
+        .sort({ createdAt: -1, _id: -1 })
+        .skip(page.offset)
+        .limit(page.limit)
+        .lean<Doc[]>(),
       resources.countDocuments({ _id: { $in: ids } }),
     ]);
     return { items: docs.map((doc) => ({ ...toRecord(doc), role: roleById.get(doc._id)! })), total };

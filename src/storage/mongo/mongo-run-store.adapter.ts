@@ -4,7 +4,16 @@ import type { Collection } from 'mongodb';
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
-import { AT_CONCURRENCY_LIMIT, claimMayHaveSteps, LeaseState, QueuedRuns, RunCompletion, RunCursor, RunFilter, RunStore } from '../run-store.port';
+import {
+  AT_CONCURRENCY_LIMIT,
+  claimMayHaveSteps,
+  LeaseState,
+  QueuedRuns,
+  RunCompletion,
+  RunCursor,
+  RunFilter,
+  RunStore,
+} from '../run-store.port';
 import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, TERMINAL_RUN_STATUSES } from '../../runs/run.model';
 import { RunError, StepRecord } from '../../engine/step.model';
 import { isDuplicateKey } from './mongo-connection';
@@ -151,13 +160,24 @@ export class MongoRunStore extends RunStore {
     if (filter.status) query.status = filter.status;
     if (filter.parentRunId) query.parentRunId = filter.parentRunId;
     const [docs, total] = await Promise.all([
-      this.runs.find(query, { definitionJson: 0, outputJson: 0, sealedInput: 0 }).sort({ createdAt: -1, _id: -1 }).skip(page.offset).limit(page.limit).lean<RunDoc[]>(),
+      this.runs
+        .find(query, { definitionJson: 0, outputJson: 0, sealedInput: 0 })
+        .sort({ createdAt: -1, _id: -1 })
+        .skip(page.offset)
+        .limit(page.limit)
+        .lean<RunDoc[]>(),
       this.runs.countDocuments(query),
     ]);
     return { items: docs.map((doc) => toRun(doc)), total };
   }
 
-  async claim(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
+  async claim(
+    id: string,
+    owner: string,
+    leaseUntil: Date,
+    now: Date,
+    maxRunning?: number,
+  ): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
     let slotHeld = false;
     if (maxRunning !== undefined) {
       const candidate = await this.runs.findOne(claimable(id, owner, now), { workflowId: 1 }).lean<Pick<RunDoc, 'workflowId'>>();
@@ -187,7 +207,12 @@ export class MongoRunStore extends RunStore {
       .lean<RunDoc>();
     if (!doc) {
       // Taken by another worker between the two steps: give the place back.
-      if (slotHeld) await this.freeSlot({ _id: id, workflowId: (await this.runs.findById(id, { workflowId: 1 }).lean<RunDoc>())?.workflowId ?? '', slotHeld: true });
+      if (slotHeld)
+        await this.freeSlot({
+          _id: id,
+          workflowId: (await this.runs.findById(id, { workflowId: 1 }).lean<RunDoc>())?.workflowId ?? '',
+          slotHeld: true,
+        });
       return null;
     }
     const run = toRun(doc);
@@ -197,7 +222,11 @@ export class MongoRunStore extends RunStore {
 
   async renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState> {
     const doc = await this.runs
-      .findOneAndUpdate({ _id: id, leaseOwner: owner, status: 'running' }, { $set: { leaseExpiresAt: leaseUntil } }, { projection: { cancelRequested: 1, slotHeld: 1, workflowId: 1 } })
+      .findOneAndUpdate(
+        { _id: id, leaseOwner: owner, status: 'running' },
+        { $set: { leaseExpiresAt: leaseUntil } },
+        { projection: { cancelRequested: 1, slotHeld: 1, workflowId: 1 } },
+      )
       .lean<Pick<RunDoc, 'cancelRequested' | 'slotHeld' | 'workflowId'>>();
     if (!doc) return { held: false, cancelRequested: false };
     if (doc.slotHeld) await this.slots.updateOne({ _id: doc.workflowId, 'holders.runId': id }, { $set: { 'holders.$.until': leaseUntil } });
@@ -219,8 +248,10 @@ export class MongoRunStore extends RunStore {
       outputJson: completion.output === undefined ? null : JSON.stringify(completion.output),
       finishedAt: completion.finishedAt,
     });
-    if (ended && completion.keepStepData === false) await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null, subStepsJson: null } });
-    else if (ended && completion.status === 'succeeded') await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
+    if (ended && completion.keepStepData === false)
+      await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null, subStepsJson: null } });
+    else if (ended && completion.status === 'succeeded')
+      await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
     return ended;
   }
 
@@ -235,7 +266,14 @@ export class MongoRunStore extends RunStore {
    * due. A process lost between the two leaves the decision on the step, taken when the run's
    * timeout comes (the run resumes then and reads it).
    */
-  async decideWaitingStep(id: string, nodeId: string, expectedState: string, decided: { state: string; output: unknown }, jobId: string, now: Date): Promise<boolean> {
+  async decideWaitingStep(
+    id: string,
+    nodeId: string,
+    expectedState: string,
+    decided: { state: string; output: unknown },
+    jobId: string,
+    now: Date,
+  ): Promise<boolean> {
     const waiting = await this.runs.exists({ _id: id, status: 'waiting' });
     if (!waiting) return false;
     const step = await this.steps.updateOne(
@@ -252,7 +290,10 @@ export class MongoRunStore extends RunStore {
     if (steps.length === 0) return [];
     const query: Record<string, unknown> = { _id: { $in: [...new Set(steps.map((s) => s.runId))] }, status: 'waiting' };
     if (filter.visibleTo) query.workflowId = { $in: [...(await this.workflowMembers.roles(filter.visibleTo)).keys()] };
-    const runs = await this.runs.find(query, { definitionJson: 0, outputJson: 0, sealedInput: 0 }).sort({ createdAt: 1, _id: 1 }).lean<RunDoc[]>();
+    const runs = await this.runs
+      .find(query, { definitionJson: 0, outputJson: 0, sealedInput: 0 })
+      .sort({ createdAt: 1, _id: 1 })
+      .lean<RunDoc[]>();
     const byRun = new Map<string, RunStepDoc[]>();
     for (const step of steps.sort((a, b) => a.position - b.position)) byRun.set(step.runId, [...(byRun.get(step.runId) ?? []), step]);
     return runs.flatMap((doc) => (byRun.get(doc._id) ?? []).map((step) => ({ run: toRun(doc), step: toStep(step) }))).slice(0, limit);
@@ -265,7 +306,10 @@ export class MongoRunStore extends RunStore {
   async requestCancel(id: string, now: Date): Promise<Run | null> {
     const current = await this.runs.findById(id, { status: 1 }).lean<Pick<RunDoc, 'status'>>();
     const waitingAt =
-      current?.status === 'waiting' ? (await this.steps.findOne({ runId: id, status: 'waiting' }, { nodeId: 1 }).sort({ position: 1 }).lean<{ nodeId: string }>())?.nodeId : undefined;
+      current?.status === 'waiting'
+        ? (await this.steps.findOne({ runId: id, status: 'waiting' }, { nodeId: 1 }).sort({ position: 1 }).lean<{ nodeId: string }>())
+            ?.nodeId
+        : undefined;
     const error = waitingAt ? canceledWhileWaiting(waitingAt) : CANCELED_BEFORE_START;
     // Conditional on the status read above: a run that moved on meanwhile is canceled as what it is now.
     const status = current?.status === 'waiting' ? ['waiting'] : ['queued'];
@@ -273,11 +317,13 @@ export class MongoRunStore extends RunStore {
       { _id: id, status: { $in: status } },
       { $set: { status: 'canceled', cancelRequested: true, finishedAt: now, resumeAt: null, errorJson: JSON.stringify(error) } },
     );
-    if (queued.modifiedCount > 0 && waitingAt) await this.steps.updateMany({ runId: id, status: 'waiting' }, { $set: { status: 'canceled', finishedAt: now } });
+    if (queued.modifiedCount > 0 && waitingAt)
+      await this.steps.updateMany({ runId: id, status: 'waiting' }, { $set: { status: 'canceled', finishedAt: now } });
     if (queued.modifiedCount === 0) {
       const running = await this.runs.updateOne({ _id: id, status: 'running' }, { $set: { cancelRequested: true } });
       // It left the status read above another way (a queued run claimed, a waiting one resumed): try once more as it is now.
-      if (running.matchedCount === 0 && current && (current.status === 'queued' || current.status === 'waiting')) return this.requestCancel(id, now);
+      if (running.matchedCount === 0 && current && (current.status === 'queued' || current.status === 'waiting'))
+        return this.requestCancel(id, now);
     }
     return this.get(id);
   }
@@ -300,7 +346,10 @@ export class MongoRunStore extends RunStore {
 
   async listQueued(createdBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
     const docs = await this.runs
-      .find({ status: 'queued', createdAt: { $lt: createdBefore }, ...pageAfter('createdAt', after) }, { definitionJson: 0, sealedInput: 0 })
+      .find(
+        { status: 'queued', createdAt: { $lt: createdBefore }, ...pageAfter('createdAt', after) },
+        { definitionJson: 0, sealedInput: 0 },
+      )
       .sort({ createdAt: 1, _id: 1 })
       .limit(limit)
       .lean<RunDoc[]>();
@@ -309,7 +358,10 @@ export class MongoRunStore extends RunStore {
 
   async listDueWaiting(dueBefore: Date, limit: number, after?: RunCursor): Promise<Run[]> {
     const docs = await this.runs
-      .find({ status: 'waiting', resumeAt: { $lt: dueBefore }, ...pageAfter('resumeAt', after) }, { definitionJson: 0, outputJson: 0, sealedInput: 0 })
+      .find(
+        { status: 'waiting', resumeAt: { $lt: dueBefore }, ...pageAfter('resumeAt', after) },
+        { definitionJson: 0, outputJson: 0, sealedInput: 0 },
+      )
       .sort({ resumeAt: 1, _id: 1 })
       .limit(limit)
       .lean<RunDoc[]>();
@@ -317,7 +369,11 @@ export class MongoRunStore extends RunStore {
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<Run[]> {
-    const docs = await this.runs.find({ status: 'running', leaseExpiresAt: { $lt: now } }, { definitionJson: 0, sealedInput: 0 }).sort({ createdAt: 1 }).limit(limit).lean<RunDoc[]>();
+    const docs = await this.runs
+      .find({ status: 'running', leaseExpiresAt: { $lt: now } }, { definitionJson: 0, sealedInput: 0 })
+      .sort({ createdAt: 1 })
+      .limit(limit)
+      .lean<RunDoc[]>();
     return docs.map((doc) => toRun(doc));
   }
 
@@ -356,7 +412,17 @@ export class MongoRunStore extends RunStore {
     const doc = await this.runs
       .findOneAndUpdate(
         { _id: id, status: { $in: ['queued', 'running', 'waiting'] } },
-        { $set: { status: 'failed', errorJson: JSON.stringify(error), finishedAt: now, leaseOwner: null, leaseExpiresAt: null, resumeAt: null, slotHeld: false } },
+        {
+          $set: {
+            status: 'failed',
+            errorJson: JSON.stringify(error),
+            finishedAt: now,
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            resumeAt: null,
+            slotHeld: false,
+          },
+        },
         { projection: { workflowId: 1, slotHeld: 1 } },
       )
       .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
@@ -371,11 +437,22 @@ export class MongoRunStore extends RunStore {
   }
 
   /** Ends this owner's hold on a running run with `update`, giving back its concurrency place. */
-  async prune({ finishedBefore, keepPerWorkflow, limit }: { finishedBefore?: Date; keepPerWorkflow?: number; limit: number }): Promise<number> {
+  async prune({
+    finishedBefore,
+    keepPerWorkflow,
+    limit,
+  }: {
+    finishedBefore?: Date;
+    keepPerWorkflow?: number;
+    limit: number;
+  }): Promise<number> {
     const finished = { $in: TERMINAL_RUN_STATUSES as string[] };
     const ids = new Set<string>();
     if (finishedBefore) {
-      const expired = await this.runs.find({ status: finished, finishedAt: { $lt: finishedBefore } }, { _id: 1 }).limit(limit).lean<{ _id: string }[]>();
+      const expired = await this.runs
+        .find({ status: finished, finishedAt: { $lt: finishedBefore } }, { _id: 1 })
+        .limit(limit)
+        .lean<{ _id: string }[]>();
       for (const doc of expired) ids.add(doc._id);
     }
     if (keepPerWorkflow) {
@@ -395,7 +472,11 @@ export class MongoRunStore extends RunStore {
         if (!cutoff) continue;
         const older = await this.runs
           .find(
-            { workflowId, status: finished, $or: [{ createdAt: { $lt: cutoff.createdAt } }, { createdAt: cutoff.createdAt, _id: { $lt: cutoff._id } }] },
+            {
+              workflowId,
+              status: finished,
+              $or: [{ createdAt: { $lt: cutoff.createdAt } }, { createdAt: cutoff.createdAt, _id: { $lt: cutoff._id } }],
+            },
             { _id: 1 },
           )
           .limit(limit - ids.size)
@@ -426,12 +507,20 @@ export class MongoRunStore extends RunStore {
    * then this run is added if fewer than `maxRunning` remain.
    */
   private async takeSlot(workflowId: string, runId: string, until: Date, now: Date, maxRunning: number): Promise<boolean> {
-    const live = { $filter: { input: { $ifNull: ['$holders', []] }, cond: { $and: [{ $gt: ['$$this.until', now] }, { $ne: ['$$this.runId', runId] }] } } };
+    const live = {
+      $filter: { input: { $ifNull: ['$holders', []] }, cond: { $and: [{ $gt: ['$$this.until', now] }, { $ne: ['$$this.runId', runId] }] } },
+    };
     const doc = await this.slots.findOneAndUpdate(
       { _id: workflowId },
       [
         { $set: { holders: live } },
-        { $set: { holders: { $cond: [{ $lt: [{ $size: '$holders' }, maxRunning] }, { $concatArrays: ['$holders', [{ runId, until }]] }, '$holders'] } } },
+        {
+          $set: {
+            holders: {
+              $cond: [{ $lt: [{ $size: '$holders' }, maxRunning] }, { $concatArrays: ['$holders', [{ runId, until }]] }, '$holders'],
+            },
+          },
+        },
       ],
       { upsert: true, returnDocument: 'after' },
     );
@@ -443,7 +532,9 @@ export class MongoRunStore extends RunStore {
   }
 
   private async leaseOf(id: string, owner: string): Promise<LeaseState> {
-    const doc = await this.runs.findById(id, { leaseOwner: 1, status: 1, cancelRequested: 1 }).lean<Pick<RunDoc, 'leaseOwner' | 'status' | 'cancelRequested'>>();
+    const doc = await this.runs
+      .findById(id, { leaseOwner: 1, status: 1, cancelRequested: 1 })
+      .lean<Pick<RunDoc, 'leaseOwner' | 'status' | 'cancelRequested'>>();
     return { held: doc?.status === 'running' && doc.leaseOwner === owner, cancelRequested: doc?.cancelRequested === true };
   }
 

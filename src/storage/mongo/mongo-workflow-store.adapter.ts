@@ -2,7 +2,14 @@ import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/pagination';
 import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
 import type { WorkflowSettings } from '../../workflows/workflow.model';
-import { ActiveTriggers, VisibleWorkflow, Workflow, WorkflowTool, WorkflowVersion, WorkflowVersionSummary } from '../../workflows/workflow.model';
+import {
+  ActiveTriggers,
+  VisibleWorkflow,
+  Workflow,
+  WorkflowTool,
+  WorkflowVersion,
+  WorkflowVersionSummary,
+} from '../../workflows/workflow.model';
 import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../workflow-store.port';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
@@ -112,7 +119,15 @@ export class MongoWorkflowStore extends WorkflowStore {
     // A concurrent, later publish may have activated a higher number already: keep that one, with its triggers.
     await this.workflows.updateOne(
       { _id: workflowId, $or: [{ activeVersion: null }, { activeVersion: { $lt: version.version } }] },
-      { $set: { activeVersionId: created.id, activeVersion: version.version, activatedBy: created.createdBy, updatedAt: created.createdAt, ...triggerFields(triggers) } },
+      {
+        $set: {
+          activeVersionId: created.id,
+          activeVersion: version.version,
+          activatedBy: created.createdBy,
+          updatedAt: created.createdAt,
+          ...triggerFields(triggers),
+        },
+      },
     );
     return toVersion(version);
   }
@@ -168,17 +183,24 @@ export class MongoWorkflowStore extends WorkflowStore {
   }
 
   async listActive(): Promise<{ workflowId: string; name: string; versionId: string }[]> {
-    const docs = await this.workflows.find({ activeVersionId: { $type: 'string' } }, { name: 1, activeVersionId: 1 }).sort({ _id: 1 }).lean<Pick<WorkflowDoc, '_id' | 'name' | 'activeVersionId'>[]>();
+    const docs = await this.workflows
+      .find({ activeVersionId: { $type: 'string' } }, { name: 1, activeVersionId: 1 })
+      .sort({ _id: 1 })
+      .lean<Pick<WorkflowDoc, '_id' | 'name' | 'activeVersionId'>[]>();
     return docs.map((doc) => ({ workflowId: doc._id, name: doc.name, versionId: doc.activeVersionId! }));
   }
 
   async listTools(): Promise<ToolWorkflow[]> {
-    const docs = await this.workflows.find({ toolJson: { $type: 'string' } }, { name: 1, toolJson: 1 }).lean<Pick<WorkflowDoc, '_id' | 'name' | 'toolJson'>[]>();
+    const docs = await this.workflows
+      .find({ toolJson: { $type: 'string' } }, { name: 1, toolJson: 1 })
+      .lean<Pick<WorkflowDoc, '_id' | 'name' | 'toolJson'>[]>();
     return docs.map((doc) => ({ workflowId: doc._id, name: doc.name, tool: JSON.parse(doc.toolJson!) as WorkflowTool }));
   }
 
   async listScheduled(): Promise<ScheduledWorkflow[]> {
-    const docs = await this.workflows.find({ schedule: { $type: 'object' } }, { schedule: 1 }).lean<Pick<WorkflowDoc, '_id' | 'schedule'>[]>();
+    const docs = await this.workflows
+      .find({ schedule: { $type: 'object' } }, { schedule: 1 })
+      .lean<Pick<WorkflowDoc, '_id' | 'schedule'>[]>();
     return docs.map((doc) => ({ workflowId: doc._id, schedule: doc.schedule! }));
   }
 }

@@ -9,7 +9,12 @@ import type { Workflow, WorkflowVersion } from '../../workflows/workflow.model';
  */
 /** The port's records keyed by our id as `_id`, with their user-shaped fields as JSON text. */
 /** A tool's input schema is user JSON: kept as text like definitions. */
-export type WorkflowDoc = Omit<Workflow, 'id' | 'draft' | 'settings' | 'tool'> & { _id: string; draftJson: string; settingsJson?: string | null; toolJson?: string | null };
+export type WorkflowDoc = Omit<Workflow, 'id' | 'draft' | 'settings' | 'tool'> & {
+  _id: string;
+  draftJson: string;
+  settingsJson?: string | null;
+  toolJson?: string | null;
+};
 export type WorkflowVersionDoc = Omit<WorkflowVersion, 'id' | 'definition'> & { _id: string; definitionJson: string };
 export type RunDoc = Omit<Run, 'id' | 'definition' | 'input' | 'error' | 'steps' | 'output'> & {
   _id: string;
@@ -121,10 +126,7 @@ runSchema.index({ status: 1, createdAt: 1, _id: 1 });
 // Admission control counts one workflow's queued runs on every webhook call.
 runSchema.index({ workflowId: 1, createdAt: 1 }, { partialFilterExpression: { status: 'queued' } });
 runSchema.index({ status: 1, resumeAt: 1, _id: 1 });
-runSchema.index(
-  { workflowId: 1, idempotencyKey: 1 },
-  { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } },
-);
+runSchema.index({ workflowId: 1, idempotencyKey: 1 }, { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } });
 
 const stepSchema = new Schema<RunStepDoc>(
   {
@@ -156,8 +158,7 @@ export function workflowModels(connection: Connection) {
   return {
     workflows: connection.models.Workflow ?? connection.model<WorkflowDoc>('Workflow', workflowSchema, 'workflows'),
     versions:
-      connection.models.WorkflowVersion ??
-      connection.model<WorkflowVersionDoc>('WorkflowVersion', versionSchema, 'workflow_versions'),
+      connection.models.WorkflowVersion ?? connection.model<WorkflowVersionDoc>('WorkflowVersion', versionSchema, 'workflow_versions'),
     runs: connection.models.WorkflowRun ?? connection.model<RunDoc>('WorkflowRun', runSchema, 'workflow_runs'),
     steps: connection.models.WorkflowRunStep ?? connection.model<RunStepDoc>('WorkflowRunStep', stepSchema, 'workflow_run_steps'),
   };

@@ -28,7 +28,9 @@ export interface Figure {
 /** One JSON line per figure, so runs can be compared by a machine. */
 export function report(figure: Figure): void {
   const round = (n: number | null) => (n === null ? null : Math.round(n * 1000) / 1000);
-  process.stdout.write(`${JSON.stringify({ ...figure, value: round(figure.value), baseline: round(figure.baseline), ratio: round(figure.ratio) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ...figure, value: round(figure.value), baseline: round(figure.baseline), ratio: round(figure.ratio) })}\n`,
+  );
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -73,7 +75,13 @@ export async function load(options: {
         sent++;
         const start = performance.now();
         try {
-          const res = await pool.request({ origin: options.url, path: options.path, method: options.method ?? 'GET', headers: options.headers, body: options.body });
+          const res = await pool.request({
+            origin: options.url,
+            path: options.path,
+            method: options.method ?? 'GET',
+            headers: options.headers,
+            body: options.body,
+          });
           await res.body.dump();
           statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
           if (record) latencies.push(performance.now() - start);
@@ -86,7 +94,14 @@ export async function load(options: {
     await Promise.all(Array.from({ length: options.connections }, worker));
     const elapsed = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
-    return { requests: latencies.length, errors, rps: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), statuses };
+    return {
+      requests: latencies.length,
+      errors,
+      rps: latencies.length / elapsed,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      statuses,
+    };
   };
   if (options.warmupMs) await run(options.warmupMs, false);
   const result = await run(options.durationMs, true);
@@ -101,8 +116,16 @@ export interface ServerProcess {
 }
 
 /** Starts a server in its own process and waits until `readyPath` answers. */
-export async function startServer(args: string[], env: Record<string, string>, port: number, readyPath = '/health'): Promise<ServerProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+export async function startServer(
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath = '/health',
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -177,7 +200,8 @@ export async function measureRuns(
   const { runs, connections } = options;
   const workflow = await call(appUrl, 'POST', '/api/v1/workflows', { name: label, definition });
   await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
-  const count = async (status: string) => (await call(appUrl, 'GET', `/api/v1/runs?workflowId=${workflow.id}&status=${status}&limit=1`)).total as number;
+  const count = async (status: string) =>
+    (await call(appUrl, 'GET', `/api/v1/runs?workflowId=${workflow.id}&status=${status}&limit=1`)).total as number;
 
   await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input });
   while ((await count('succeeded')) + (await count('failed')) < 1) await new Promise((r) => setTimeout(r, 20));
@@ -194,7 +218,8 @@ export async function measureRuns(
     maxRequests: runs,
   });
   const acceptSeconds = (performance.now() - started) / 1000;
-  if (accepted.statuses[202] !== runs) throw new Error(`${label}: accepted ${JSON.stringify(accepted.statuses)}, errors ${accepted.errors}`);
+  if (accepted.statuses[202] !== runs)
+    throw new Error(`${label}: accepted ${JSON.stringify(accepted.statuses)}, errors ${accepted.errors}`);
   let done = 0;
   const deadline = Date.now() + 180_000;
   while ((done = (await count('succeeded')) + (await count('failed'))) < runs + 1) {
@@ -210,7 +235,13 @@ export async function measureRuns(
     for (const run of page.items) if (run.finishedAt) latencies.push(Date.parse(run.finishedAt) - Date.parse(run.createdAt));
   }
   latencies.sort((a, b) => a - b);
-  const result = { runsPerSecond: runs / seconds, acceptRps: runs / acceptSeconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), failed };
+  const result = {
+    runsPerSecond: runs / seconds,
+    acceptRps: runs / acceptSeconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    failed,
+  };
   console.log(
     `${label}: ${runs} runs in ${seconds.toFixed(2)} s = ${result.runsPerSecond.toFixed(0)} completed runs/s (accepted at ${result.acceptRps.toFixed(0)}/s; ` +
       `accept-to-finish p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms; ${failed} failed)`,

@@ -8,7 +8,12 @@ const question: DecisionRequest = {
   instructions: 'Read the third page',
   input: { pages: 5, note: 'é' },
   parameters: [
-    { name: 'offset', schema: { type: 'string', pattern: '^\\d{1,9}$', default: '0', description: 'How many files to skip' }, hint: 'a multiple of 20', required: false },
+    {
+      name: 'offset',
+      schema: { type: 'string', pattern: '^\\d{1,9}$', default: '0', description: 'How many files to skip' },
+      hint: 'a multiple of 20',
+      required: false,
+    },
     { name: 'collectionId', schema: { type: 'string', minLength: 1 }, hint: '', required: true },
   ],
 };
@@ -19,7 +24,13 @@ describe('ChatCompletionsDecider', () => {
   const signal = new AbortController().signal;
 
   const decider = (options: Partial<ChatCompletionsDeciderOptions> = {}) =>
-    new ChatCompletionsDecider({ url: server.url, model: 'fake-model', backoff: { initialMs: 10, maxMs: 40 }, sleep: async (ms) => void sleeps.push(ms), ...options });
+    new ChatCompletionsDecider({
+      url: server.url,
+      model: 'fake-model',
+      backoff: { initialMs: 10, maxMs: 40 },
+      sleep: async (ms) => void sleeps.push(ms),
+      ...options,
+    });
 
   beforeEach(async () => {
     server = await FakeChatServer.start({ apiKey: 'sk-test-key' });
@@ -35,7 +46,14 @@ describe('ChatCompletionsDecider', () => {
     expect(request.body).toMatchObject({ model: 'fake-model', temperature: 0 });
     expect(request.body?.messages?.map((m) => m.role)).toEqual(['system', 'user']);
     const prompt = promptText(request);
-    for (const part of ['List Files (node type list-files, id "list")', 'Lists one page of a collection', 'Instructions: Read the third page', '- offset (optional), JSON Schema {"type":"string"', 'Hint: a multiple of 20', '- collectionId (required)']) {
+    for (const part of [
+      'List Files (node type list-files, id "list")',
+      'Lists one page of a collection',
+      'Instructions: Read the third page',
+      '- offset (optional), JSON Schema {"type":"string"',
+      'Hint: a multiple of 20',
+      '- collectionId (required)',
+    ]) {
       expect(prompt).toContain(part);
     }
     expect(promptInput(request)).toEqual({ pages: 5, note: 'é' });
@@ -55,7 +73,10 @@ describe('ChatCompletionsDecider', () => {
   });
 
   it('sends the refused answer back with its problems when correcting', async () => {
-    await decider({ apiKey: 'sk-test-key' }).decide({ ...question, correction: { answer: { offset: 'forty' }, problems: [{ field: 'offset', reason: 'must be a whole number' }] } }, signal);
+    await decider({ apiKey: 'sk-test-key' }).decide(
+      { ...question, correction: { answer: { offset: 'forty' }, problems: [{ field: 'offset', reason: 'must be a whole number' }] } },
+      signal,
+    );
     const messages = server.requests[0].body?.messages ?? [];
     expect(messages.slice(2)).toEqual([
       { role: 'assistant', content: '{"offset":"forty"}' },
@@ -77,8 +98,15 @@ describe('ChatCompletionsDecider', () => {
     });
 
     it('retries 5xx and dropped connections with backoff, then fails retryable', async () => {
-      server.answerNext({ status: 500, body: { error: { message: 'overloaded' } } }, { dropConnection: true }, { status: 503, body: 'busy' }, { status: 502 });
-      const error = (await decider({ apiKey: 'sk-test-key' }).decide(question, signal).catch((e: unknown) => e)) as AppError;
+      server.answerNext(
+        { status: 500, body: { error: { message: 'overloaded' } } },
+        { dropConnection: true },
+        { status: 503, body: 'busy' },
+        { status: 502 },
+      );
+      const error = (await decider({ apiKey: 'sk-test-key' })
+        .decide(question, signal)
+        .catch((e: unknown) => e)) as AppError;
       expect(error).toBeInstanceOf(AppError);
       expect(error).toMatchObject({ code: ErrorCode.UPSTREAM_FAILED, retryable: true, details: { status: 502 } });
       expect(error.message).toMatch(/answered 502.*gave up after 4 attempts/);
@@ -96,12 +124,17 @@ describe('ChatCompletionsDecider', () => {
 
     it('gives up at once, retryable, when Retry-After is beyond what it will wait', async () => {
       server.answerNext({ status: 429, headers: { 'retry-after': '3600' } });
-      await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({ retryable: true, details: { retryAfterMs: 3_600_000 } });
+      await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({
+        retryable: true,
+        details: { retryAfterMs: 3_600_000 },
+      });
       expect(server.requests).toHaveLength(1);
     });
 
     it('does not retry a 401, and never repeats the API key', async () => {
-      const error = (await decider({ apiKey: 'sk-wrong-key' }).decide(question, signal).catch((e: unknown) => e)) as AppError;
+      const error = (await decider({ apiKey: 'sk-wrong-key' })
+        .decide(question, signal)
+        .catch((e: unknown) => e)) as AppError;
       expect(error).toMatchObject({ code: ErrorCode.UPSTREAM_FAILED, retryable: false, details: { status: 401 } });
       expect(error.message).toContain('Incorrect API key provided');
       expect(error.message).not.toContain('sk-wrong-key');
@@ -133,8 +166,13 @@ describe('ChatCompletionsDecider', () => {
       { status: 200, body: { choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that' } }] } },
       { status: 200, body: { choices: [] } },
     );
-    await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({ retryable: false, message: expect.stringContaining('refused: I cannot help with that') });
-    await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({ message: expect.stringContaining('no choices[0].message') });
+    await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({
+      retryable: false,
+      message: expect.stringContaining('refused: I cannot help with that'),
+    });
+    await expect(decider({ apiKey: 'sk-test-key' }).decide(question, signal)).rejects.toMatchObject({
+      message: expect.stringContaining('no choices[0].message'),
+    });
   });
 
   it('reads JSON out of fences and prose, and hands back text that holds none', () => {
@@ -145,7 +183,10 @@ describe('ChatCompletionsDecider', () => {
 
   it('turns strict mode off for a parameter of no declared type, and types an enum of strings', () => {
     const typed = answerSchema([{ name: 'method', schema: { enum: ['GET', 'POST'] }, hint: '', required: true }]);
-    expect(typed).toEqual({ strict: true, schema: expect.objectContaining({ properties: { method: { type: 'string', enum: ['GET', 'POST'] } } }) });
+    expect(typed).toEqual({
+      strict: true,
+      schema: expect.objectContaining({ properties: { method: { type: 'string', enum: ['GET', 'POST'] } } }),
+    });
     const untyped = answerSchema([{ name: 'files', schema: { type: 'array' }, hint: '', required: false }]);
     expect(untyped.strict).toBe(false);
     expect(untyped.schema.properties).toEqual({ files: { type: ['array', 'null'], items: {} } });

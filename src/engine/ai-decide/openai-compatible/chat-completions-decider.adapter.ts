@@ -9,7 +9,7 @@ export interface ChatCompletionsDeciderOptions extends ChatCompletionsOptions {
 
 const SYSTEM_PROMPT =
   'You fill in parameters of one step of an automated workflow. Reply with one JSON object and nothing else: ' +
-  'its keys are exactly the parameter names asked for, and each value is valid against that parameter\'s JSON Schema. ' +
+  "its keys are exactly the parameter names asked for, and each value is valid against that parameter's JSON Schema. " +
   'Use null for an optional parameter you choose to leave out.';
 
 /**
@@ -55,7 +55,8 @@ export class ChatCompletionsDecider extends ParameterDecider {
       '',
       'Parameters to choose:',
       ...request.parameters.map(
-        (p) => `- ${p.name} (${p.required ? 'required' : 'optional'}), JSON Schema ${JSON.stringify(p.schema)}${p.hint.trim() ? `\n  Hint: ${p.hint.trim()}` : ''}`,
+        (p) =>
+          `- ${p.name} (${p.required ? 'required' : 'optional'}), JSON Schema ${JSON.stringify(p.schema)}${p.hint.trim() ? `\n  Hint: ${p.hint.trim()}` : ''}`,
       ),
       '',
       'Input of this step (JSON):',
@@ -111,7 +112,8 @@ function modelSchema(source: JsonSchema): { schema: JsonSchema; exact: boolean }
   if (type) schema.type = type;
   let exact = type !== undefined && type !== 'object';
   if (type === 'array') {
-    const items = typeof source.items === 'object' && source.items !== null ? modelSchema(source.items as JsonSchema) : { schema: {}, exact: false };
+    const items =
+      typeof source.items === 'object' && source.items !== null ? modelSchema(source.items as JsonSchema) : { schema: {}, exact: false };
     schema.items = items.schema;
     exact &&= items.exact;
   }

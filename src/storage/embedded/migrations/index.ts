@@ -6,4 +6,11 @@ import { CREDENTIAL_MIGRATIONS } from './credentials';
 import { AGENT_MIGRATIONS } from './agents';
 import type { Migration } from './migration';
 
-export const MIGRATIONS: Migration[] = [...FOUNDATION_MIGRATIONS, ...CONTENT_MIGRATIONS, ...WORKFLOW_MIGRATIONS, ...JOBS_MIGRATIONS, ...CREDENTIAL_MIGRATIONS, ...AGENT_MIGRATIONS];
+export const MIGRATIONS: Migration[] = [
+  ...FOUNDATION_MIGRATIONS,
+  ...CONTENT_MIGRATIONS,
+  ...WORKFLOW_MIGRATIONS,
+  ...JOBS_MIGRATIONS,
+  ...CREDENTIAL_MIGRATIONS,
+  ...AGENT_MIGRATIONS,
+];
