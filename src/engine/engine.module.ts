@@ -100,16 +100,14 @@ export class EngineModule implements OnApplicationShutdown {
           const loaded = loadNodeRegistry([BUILT_IN_PLUGINS, ...config.PLUGIN_PATHS]);
           const nodes = loaded.list();
           const outside = nodes.filter((node) => !node.source.startsWith(BUILT_IN_PLUGINS));
-          logger
-            .child({ component: 'plugins' })
-            .info(
-              {
-                count: nodes.length,
-                types: nodes.map((node) => `${node.definition.type}@${node.definition.version}`),
-                fromPluginPaths: outside.map((node) => node.source),
-              },
-              'node types loaded',
-            );
+          logger.child({ component: 'plugins' }).info(
+            {
+              count: nodes.length,
+              types: nodes.map((node) => `${node.definition.type}@${node.definition.version}`),
+              fromPluginPaths: outside.map((node) => node.source),
+            },
+            'node types loaded',
+          );
           return loaded;
         },
       };
