@@ -2,6 +2,7 @@ import { AppConfig, loadConfig } from '../config/app-config';
 import { MembershipStore } from '../storage/membership-store.port';
 import { Role } from '../auth/membership.model';
 import { ToolWorkflow, WorkflowStore } from '../storage/workflow-store.port';
+import { ApprovalsService } from './approvals.service';
 import { RunsService } from './runs.service';
 import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
 
@@ -44,6 +45,7 @@ function service(toolWorkflows: ToolWorkflow[] = published) {
     workflows as unknown as WorkflowStore,
     memberships as unknown as MembershipStore,
     runs as unknown as RunsService,
+    {} as ApprovalsService,
     events,
     config,
   );
