@@ -16,30 +16,83 @@ export interface WorkflowToolRecord {
   workflowId: string;
 }
 
-/** A workflow tool call: the run's answer once it finished, or `running` when the time limit came first. */
-export interface WorkflowToolCallRecord {
+/** The approval a tool run waits at, as the caller sees it: the link only for a caller who may decide. */
+export interface ToolRunApproval {
+  nodeId: string;
+  summary: string;
+  fields: Record<string, unknown> | null;
+  expiresAt: string;
+  mayDecide: boolean;
+  approvalUrl?: string;
+}
+
+/** A run the caller started through a workflow tool, as the caller follows it (an MCP task, a call's progress). */
+export interface ToolRunRecord {
   runId: string;
-  status: string;
-  output?: unknown;
-  error?: { code: string; message: string } | null;
+  workflowId: string;
+  status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'canceled';
+  /** A cancel was asked for: a running run stops at its next step. */
+  cancelRequested: boolean;
+  createdAt: string;
+  updatedAt: string;
+  output: unknown;
+  error: { code: string; message: string } | null;
+  progress: { done: number; node: string | null };
+  approval: ToolRunApproval | null;
+  /** How long the run is kept once it ended; null when for good: an MCP task's TTL. */
+  keptForMs: number | null;
+}
+
+/** One passage of a file, as a search hit names it. */
+export interface PassageRecord {
+  id: string;
+  fileId: string;
+  fileName: string;
+  index: number;
+  page: number | null;
+  content: string;
+}
+
+export interface ApprovalDecision {
+  decision: 'approved' | 'rejected';
+  fields?: Record<string, unknown>;
+  comment?: string;
 }
 
 /**
- * What the MCP tools need from the service, acting as one caller: the eight collection tools, and
- * the workflows the caller may call as tools. Two implementations: the services themselves inside
- * the app (remote transports) and the REST API (the stdio program), so both doors serve the same
- * tools. Failures are AppErrors.
+ * What the MCP server needs from the service, acting as one caller: the eight collection tools,
+ * the collections, files and passages as resources, and the workflows the caller may call as tools
+ * with the runs they start. Two implementations: the services themselves inside the app (remote
+ * transports) and the REST API (the stdio program), so both doors serve the same server. Failures
+ * are AppErrors.
  */
-export interface CollectionsBackend {
+export interface McpBackend {
   listCollections(page: { offset: number; limit: number }): Promise<{ items: CollectionRecord[]; total: number }>;
   getCollection(collectionId: string): Promise<CollectionRecord>;
   getCollectionStats(collectionId: string): Promise<CollectionStatsRecord>;
   createCollection(name: string): Promise<CollectionRecord>;
-  listFiles(collectionId: string, page: { offset: number; limit: number }): Promise<{ items: FileRecord[]; total: number }>;
+  listFiles(
+    collectionId: string,
+    page: { offset: number; limit: number; status?: 'indexed' },
+  ): Promise<{ items: FileRecord[]; total: number }>;
+  getFile(collectionId: string, fileId: string): Promise<FileRecord>;
+  /** The extracted text of an indexed file. @throws AppError CONFLICT while it is not indexed */
+  fileText(collectionId: string, fileId: string): Promise<{ name: string; type: string; content: string }>;
+  getPassage(collectionId: string, fileId: string, passageId: string): Promise<PassageRecord>;
   addFile(collectionId: string, file: { name: string; url: string }): Promise<FileRecord>;
   deleteFile(collectionId: string, fileId: string): Promise<void>;
   search(collectionId: string, query: { text: string; topK: number; offset: number }): Promise<{ result: SearchHit[] }>;
   listWorkflowTools(): Promise<WorkflowToolRecord[]>;
-  /** @throws AppError NOT_FOUND (no such tool for this caller), VALIDATION_FAILED (arguments refused by its schema) */
-  callWorkflowTool(name: string, args: Record<string, unknown>): Promise<WorkflowToolCallRecord>;
+  /**
+   * Checks the arguments against the tool's schema and starts its run, answering at once.
+   * @throws AppError NOT_FOUND (no such tool for this caller), VALIDATION_FAILED (arguments refused, each named)
+   */
+  startWorkflowTool(name: string, args: Record<string, unknown>): Promise<ToolRunRecord>;
+  /** A run the caller started through a workflow tool. @throws AppError NOT_FOUND for any other run */
+  toolRun(runId: string): Promise<ToolRunRecord>;
+  /** The run once it ended or waits, or after `ms`, whichever is first. */
+  waitForToolRun(runId: string, ms: number): Promise<ToolRunRecord>;
+  cancelToolRun(runId: string): Promise<ToolRunRecord>;
+  /** Decides the approval the caller's run waits at, as the caller (editor role). */
+  decideApproval(runId: string, nodeId: string, decision: ApprovalDecision): Promise<void>;
 }

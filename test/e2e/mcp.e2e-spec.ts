@@ -68,11 +68,16 @@ describe('MCP server', () => {
     return client;
   };
 
-  /** Calls a tool that must succeed; returns its structured content after checking the text copy. */
+  /**
+   * Calls a tool that must succeed; returns its structured content after checking the text copy
+   * (the first block) and that every other block links a resource this server serves.
+   */
   const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> => {
     const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
     if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    const [text, ...links] = result.content;
+    expect(text).toEqual({ type: 'text', text: JSON.stringify(result.structuredContent) });
+    for (const link of links) expect(link).toMatchObject({ type: 'resource_link', uri: expect.stringMatching(/^collections:\/\//) });
     return result.structuredContent;
   };
 
@@ -464,7 +469,7 @@ describe('MCP server', () => {
       expect((await post({ ...bearer(owner), 'mcp-session-id': sessionId }, toolsList)).status).toBe(404);
     });
 
-    it('answers a batch in request order, a notification with 202, and refuses an unknown protocol version', async () => {
+    it('answers every request of a batch, a notification with 202, and refuses an unknown protocol version', async () => {
       const opened = await post(bearer(owner), rawMcp.initializeBody);
       const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
       const batch = await post(
@@ -481,29 +486,37 @@ describe('MCP server', () => {
         ]),
       );
       expect(batch.status).toBe(200);
-      expect(batch.body.map((m: { id: string }) => m.id)).toEqual(['b', 'a']);
-      expect(batch.body[0].result).toMatchObject({ isError: true });
+      // On the batch's event stream, each answer as soon as it is ready.
+      expect(batch.body.map((m: { id: string }) => m.id).sort()).toEqual(['a', 'b']);
+      expect(batch.body.find((m: { id: string }) => m.id === 'b').result).toMatchObject({ isError: true });
       const notified = await post(session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
       expect(notified.status).toBe(202);
       expect((await post({ ...session, 'mcp-protocol-version': '1999-01-01' }, toolsList)).status).toBe(400);
     });
 
-    it('answers a request the client cancels instead of leaving its POST open (the SDK server sends nothing for it)', async () => {
+    it('answers the other requests of a POST on its stream while leaving a cancelled one unanswered, as the specification asks', async () => {
       const opened = await post(bearer(owner), rawMcp.initializeBody);
-      const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
-      const res = await post(
-        session,
-        JSON.stringify([
+      const session = {
+        ...bearer(owner),
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-session-id': opened.headers.get('mcp-session-id')!,
+      };
+      const stream = await readSseEvents(`${t.url}/mcp`, session, {
+        method: 'POST',
+        body: JSON.stringify([
           { jsonrpc: '2.0', id: 'p', method: 'ping' },
           { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'p', reason: 'changed my mind' } },
           { jsonrpc: '2.0', id: 'q', method: 'ping' },
         ]),
-      );
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual([
-        { jsonrpc: '2.0', id: 'p', error: { code: -32000, message: 'Request cancelled by the client' } },
-        { jsonrpc: '2.0', id: 'q', result: {} },
-      ]);
+      });
+      try {
+        const answers: { id: string }[] = [];
+        while (!answers.some((a) => a.id === 'q')) answers.push(JSON.parse(await stream.next('message')));
+        expect(answers).toEqual([{ jsonrpc: '2.0', id: 'q', result: {} }]);
+      } finally {
+        stream.close();
+      }
     });
 
     it('gives an initialize that still carries an expired session id a new session', async () => {

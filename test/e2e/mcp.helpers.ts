@@ -75,11 +75,12 @@ export async function rawMcp(
     headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
     body,
   });
-  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
-    await res.body?.cancel();
-    return { status: res.status, headers: res.headers, body: undefined };
-  }
   const text = await res.text();
+  // A 2025 session answers a request on an event stream that ends with the last answer: the JSON-RPC messages in it.
+  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    const messages = sseMessages(text);
+    return { status: res.status, headers: res.headers, body: messages.length === 1 ? messages[0] : messages };
+  }
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;
@@ -87,6 +88,21 @@ export async function rawMcp(
     // not JSON
   }
   return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** The JSON of each `data:` event of an event-stream body. */
+export function sseMessages(text: string): any[] {
+  return text
+    .split('\n\n')
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n'),
+    )
+    .filter((data) => data.length > 0)
+    .map((data) => JSON.parse(data));
 }
 
 rawMcp.initializeBody = JSON.stringify({
@@ -104,10 +120,14 @@ export interface SseReader {
   close(): void;
 }
 
-/** Opens an event stream with fetch and parses its events. */
-export async function readSseEvents(url: string, headers: Record<string, string>): Promise<SseReader> {
+/** Opens an event stream with fetch (a GET, or the POST `init` says) and parses its events. */
+export async function readSseEvents(
+  url: string,
+  headers: Record<string, string>,
+  init: { method?: string; body?: string } = {},
+): Promise<SseReader> {
   const controller = new AbortController();
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const res = await fetch(url, { ...init, headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
   if (res.status !== 200 || !res.body) throw new Error(`event stream ${url}: HTTP ${res.status}`);
   const events: { event: string; data: string }[] = [];
   const waiters: (() => void)[] = [];

@@ -1,28 +1,35 @@
-// Over 400 lines on purpose: both MCP HTTP doors (Streamable HTTP and legacy SSE) share session
-// bookkeeping, authentication and revocation here; the SDK's transports do the protocol.
+// Over 400 lines on purpose: the MCP HTTP doors (2026-07-28 requests and 2025 sessions on /mcp,
+// legacy SSE on /sse) share authentication, the Origin and Host rules, the body reader and the
+// sessions' bookkeeping here; the SDK's entry and transports do the protocol.
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { localhostHostValidation, hostHeaderValidation } from '@modelcontextprotocol/fastify';
+import { NodeMcpRequestHandler, NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import {
-  ErrorCode as RpcErrorCode,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type JSONRPCMessage,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
+  AuthInfo,
+  classifyInboundRequest,
+  createMcpHandler,
+  createRequestStateCodec,
+  localhostAllowedHostnames,
+  McpHttpHandler,
+  RequestId,
+} from '@modelcontextprotocol/server';
+import { SSEServerTransport } from '@modelcontextprotocol/server-legacy/sse';
+import type { FastifyInstance, FastifyRequest, HTTPMethods, onRequestHookHandler } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiKeyService, presentedKey } from '../../auth/api-key.service';
+import { ApiKeyService } from '../../auth/api-key.service';
 import { Principal } from '../../auth/principal';
-import { AppError, ErrorCode, isAppError } from '../../common/app-error';
 import { ROOT_LOGGER } from '../../common/logger';
+import { SecretCipher } from '../../common/secret-cipher';
 import { AppConfig } from '../../config/app-config';
 import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workflow-tools.service';
-import { createMcpServer, McpServerOptions, ServiceMcpServer, ToolCallContext } from '../mcp-server.factory';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
+import { McpEra } from '../mcp-call';
+import { answerCollectionToolCall, createMcpServer, McpServerOptions, ServiceMcpServer } from '../mcp-server.factory';
+import { workflowToolFingerprint } from '../tools/tool-listing';
+import { FollowState } from '../workflow-calls';
 import {
   readJsonBody,
   RPC_INTERNAL_ERROR,
@@ -33,6 +40,8 @@ import {
   writeJson,
   writeRpcError,
 } from './json-rpc-http';
+import { UserScopedEventBus } from './listen-bus';
+import { authInfoOf, McpAuthentication, McpCaller, principalOf } from './mcp-auth';
 import { McpSession, McpSessionRegistry, SseSession, StreamableSession } from './mcp-sessions';
 import { OriginPolicy } from './origin-policy';
 
@@ -49,13 +58,6 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
-const authInfoOf = (principal: Principal): AuthInfo => ({
-  token: principal.keyId ?? '',
-  clientId: principal.userId,
-  scopes: [],
-  extra: { principal },
-});
-
 /** Workflow tools published in another API process, or newly shared with a user, are announced within this. */
 const TOOLS_WATCH_MS = 10_000;
 
@@ -66,51 +68,68 @@ const TOOLS_WATCH_MS = 10_000;
  */
 const KEYS_CHECK_MS = 1000;
 
+/** A workflow call's state between rounds (an approval asked, a form to fill) lasts a day. */
+const REQUEST_STATE_TTL_SECONDS = 24 * 60 * 60;
+const MODERN_REVISION = '2026-07-28';
+
 /** 256 bits from the CSPRNG, in the visible ASCII the specification asks for. */
 const newSessionId = () => randomBytes(32).toString('base64url');
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-/** Shape only (the transport validates the message): the SDK's guards are zod parses that build errors when they fail, on every POST. */
-const isInitializeMessage = (message: unknown): boolean => isRecord(message) && message.method === 'initialize' && message.id !== undefined;
-const isInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.some(isInitializeMessage) : isInitializeMessage(body));
 
-type ToolCall = { id: RequestId; params: { name: string; arguments?: Record<string, unknown> } };
+type ToolCall = { id: RequestId; params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> } };
 
-/** A POST holding one plain tools/call (no batch, no `_meta` or task to honour), or undefined. */
+/** One plain tools/call (no batch, no task, no retried round), or undefined. */
 function toolCallOf(body: unknown): ToolCall | undefined {
   if (!isRecord(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !isRecord(body.params)) return undefined;
   const { id, params } = body;
   if (!(typeof id === 'string' || Number.isSafeInteger(id)) || typeof params.name !== 'string') return undefined;
-  if ((params.arguments !== undefined && !isRecord(params.arguments)) || params._meta !== undefined || params.task !== undefined)
-    return undefined;
+  if (params.arguments !== undefined && !isRecord(params.arguments)) return undefined;
+  for (const key of Object.keys(params)) if (key !== 'name' && key !== 'arguments' && key !== '_meta') return undefined;
   return body as ToolCall;
 }
 
-/** Headers the transport would accept without a word; anything else goes to it to be refused. */
-function onFastPath(request: FastifyRequest): boolean {
-  const accept = header(request, 'accept') ?? '';
-  const version = header(request, 'mcp-protocol-version');
-  return (
-    accept.includes('application/json') &&
-    accept.includes('text/event-stream') &&
-    (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version))
-  );
+/** The 2026-07-28 `_meta` of a plain call: exactly the envelope, well formed, and nothing to honour beside it (no progress token). */
+function plainEnvelope(meta: Record<string, unknown> | undefined): boolean {
+  if (!meta) return false;
+  for (const [key, value] of Object.entries(meta)) {
+    if (key === 'io.modelcontextprotocol/protocolVersion') {
+      if (value !== MODERN_REVISION) return false;
+    } else if (key === 'io.modelcontextprotocol/clientCapabilities') {
+      if (!isRecord(value)) return false;
+    } else if (key === 'io.modelcontextprotocol/clientInfo') {
+      if (!isRecord(value) || typeof value.name !== 'string' || typeof value.version !== 'string') return false;
+    } else return false;
+  }
+  return meta['io.modelcontextprotocol/protocolVersion'] === MODERN_REVISION;
 }
 
+/** Accept names both answers a client must take (the transports refuse anything less with 406). */
+const acceptsBoth = (request: FastifyRequest): boolean => {
+  const accept = header(request, 'accept') ?? '';
+  return accept.includes('application/json') && accept.includes('text/event-stream');
+};
+
 /**
- * The remote MCP endpoints: the SDK's transports (StreamableHTTPServerTransport in JSON response
- * mode, and the legacy SSEServerTransport), one ServiceMcpServer per session, mounted straight on
- * Fastify rather than as Nest controllers and answered from each route's onRequest hook on the raw
- * Node response (`reply.hijack()`): the transports write raw responses, errors must stay JSON-RPC
- * shaped, and a tool call should not pay for the Nest pipeline nor fastify's body parser on top of
- * the MCP one. Fastify still routes, names and logs the request.
+ * The remote MCP endpoints, mounted straight on Fastify rather than as Nest controllers and answered
+ * from each route's onRequest hook on the raw Node response (`reply.hijack()`): the SDK writes raw
+ * responses, errors must stay JSON-RPC shaped, and a tool call should not pay for the Nest pipeline
+ * nor fastify's body parser on top of the MCP one. Fastify still routes, names and logs the request.
  *
- * What the transports leave to their host is here: the API key on every request (the ApiKeyService
- * the REST guard uses; the caller reaches the tools as `authInfo.extra.principal`), the Origin
- * policy, the JSON body (size limit, poisoned keys, depth), and the sessions: bound to the user who
- * opened them, capped per user, expired when idle (McpSessionRegistry).
+ * `/mcp` serves both protocol eras, told apart by the SDK's own classification of each request:
+ * - 2026-07-28 requests (the `_meta` envelope, no session): the SDK's `createMcpHandler`, a fresh
+ *   server instance per request; `subscriptions/listen` streams carry `list_changed` per user.
+ * - 2025-11-25 / 2025-06-18 clients (`initialize`, then `Mcp-Session-Id`): sessions on the SDK's
+ *   Streamable HTTP transport, one server instance per session.
+ * `/sse` (GET) and `/messages` (POST) serve the deprecated HTTP+SSE transport (the SDK's frozen copy).
+ * A plain call of a collection tool skips the SDK's per-request machinery in both eras (see
+ * `toolCallOf`): it answers what the SDK would, from the same code, at the cost of a REST call.
  *
- * Streamable HTTP: POST/GET/DELETE /mcp. Legacy SSE: GET /sse, then POST /messages?sessionId=.
+ * What the SDK leaves to its host is here: authentication on every request (McpAuthentication, the
+ * caller reaching the handlers as `authInfo`), the Origin policy, the Host rule on a loopback
+ * listener (against DNS rebinding), the JSON body (size limit, poisoned keys, depth), and the 2025
+ * sessions: bound to the user who opened them, capped per user, expired when idle, ended with the
+ * key they were used with (McpSessionRegistry).
  */
 @Injectable()
 export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown {
@@ -118,22 +137,26 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   private readonly sessions: McpSessionRegistry;
   private readonly origins: OriginPolicy;
   private readonly bodyLimit: number;
-  private readonly tools: McpServerOptions = {
-    backend: (context) => this.backends.forPrincipal(principalOf(context)),
-    onUnexpectedError: (error, tool) => this.logger.error({ err: error, tool }, 'MCP tool failed'),
-  };
+  private readonly hostRule?: onRequestHookHandler;
+  readonly serverOptions: McpServerOptions;
+  private readonly listenBus: UserScopedEventBus;
+  private readonly modern: McpHttpHandler;
+  private readonly modernNode: NodeMcpRequestHandler;
+  /** What each user with an open 2026-07-28 listen stream last heard their workflow tools were. */
+  private readonly listenedTools = new Map<string, string>();
   private toolsWatch?: NodeJS.Timeout;
-  private toolsStamp?: string;
   private keysWatch?: NodeJS.Timeout;
   private checkingKeys = false;
   private readonly unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
+    private readonly auth: McpAuthentication,
     private readonly apiKeys: ApiKeyService,
     private readonly backends: ServicesBackendFactory,
     private readonly workflowTools: WorkflowToolsService,
     private readonly toolEvents: WorkflowToolEvents,
+    cipher: SecretCipher,
     config: AppConfig,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
@@ -141,9 +164,34 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     this.bodyLimit = config.BODY_LIMIT_BYTES;
     this.sessions = new McpSessionRegistry({ idleMs: config.MCP_SESSION_IDLE_MS, maxPerUser: config.MCP_MAX_SESSIONS_PER_USER });
     this.origins = new OriginPolicy(config.MCP_ALLOWED_ORIGINS, config.HOST);
+    if (this.origins.loopback) {
+      // On a loopback listener a DNS-rebinding page shows its own host name: only this machine's, and the public URL's, pass.
+      const publicHost = config.PUBLIC_URL ? new URL(config.PUBLIC_URL).hostname : undefined;
+      this.hostRule = (
+        publicHost ? hostHeaderValidation([...localhostAllowedHostnames(), publicHost]) : localhostHostValidation()
+      ) as onRequestHookHandler;
+    }
+    this.serverOptions = {
+      backend: (authInfo) => this.backends.forPrincipal(principalOf(authInfo)),
+      onUnexpectedError: (error, where) => this.logger.error({ err: error, where }, 'MCP request failed'),
+      requestState: createRequestStateCodec<FollowState>({
+        key: cipher.deriveKey('mcp-request-state'),
+        ttlSeconds: REQUEST_STATE_TTL_SECONDS,
+      }),
+      toolTimeoutMs: config.MCP_TOOL_TIMEOUT_MS,
+    };
+    this.listenBus = new UserScopedEventBus((principal) => void this.rememberListenedTools(principal));
+    this.modern = createMcpHandler(() => this.newServer('modern').server, {
+      // 2025 clients are served by the sessions below; this handler serves the 2026-07-28 requests only.
+      legacy: 'reject',
+      bus: this.listenBus,
+      maxRequestBodySize: this.bodyLimit,
+      onerror: (error) => this.logger.debug({ err: error }, 'MCP request refused'),
+    });
+    this.modernNode = toNodeHandler(this.modern, { maxRequestBodySize: this.bodyLimit });
   }
 
-  /** Live sessions of this process. */
+  /** Live 2025 sessions of this process. */
   get sessionCount(): number {
     return this.sessions.size;
   }
@@ -154,12 +202,20 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (!fastify) return;
     void fastify.register(async (scope) => this.registerRoutes(scope));
     this.sessions.startSweeping();
-    this.unsubscribe.push(this.toolEvents.onChange(() => void this.syncWorkflowTools()));
-    this.toolsWatch = setInterval(() => void this.checkToolsStamp(), TOOLS_WATCH_MS);
+    this.unsubscribe.push(this.toolEvents.onChange(() => void this.announceWorkflowTools()));
+    this.toolsWatch = setInterval(() => void this.announceWorkflowTools(true), TOOLS_WATCH_MS);
     this.toolsWatch.unref();
     this.unsubscribe.push(this.apiKeys.onRevoked((keyId) => void this.sessions.closeUsingKey(keyId)));
     this.keysWatch = setInterval(() => void this.checkKeys(), KEYS_CHECK_MS);
     this.keysWatch.unref();
+  }
+
+  /** Before the HTTP server closes, which would otherwise wait forever on the open streams. */
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.toolsWatch);
+    clearInterval(this.keysWatch);
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    await Promise.all([this.sessions.closeAll(), this.modern.close()]);
   }
 
   /**
@@ -184,31 +240,49 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   }
 
   /**
-   * Lists each user's workflow tools once and registers them in each of that user's sessions;
-   * McpServer tells a session's client `notifications/tools/list_changed` only when its list changed,
-   * so a session whose user cannot see a changed tool hears nothing of it.
+   * Lists each connected user's workflow tools once and tells that user's clients when the list
+   * changed: 2025 sessions by `notifications/tools/list_changed` (ServiceMcpServer sends it only when
+   * the session's own list changed), 2026-07-28 clients on their `subscriptions/listen` streams.
+   * A user who cannot see a changed tool hears nothing of it. `afresh` reads the store (what
+   * another process published); a change here has already cleared the cache.
    */
-  private async syncWorkflowTools(): Promise<void> {
-    this.toolsStamp = await this.workflowTools.stamp().catch(() => this.toolsStamp);
-    const users = [...this.sessions.byUserId().values()].map((sessions) => [...sessions]);
-    await Promise.allSettled(
-      users.map(async (sessions) => {
+  private async announceWorkflowTools(afresh = false): Promise<void> {
+    const sessionUsers = [...this.sessions.byUserId().values()].map((sessions) => [...sessions]);
+    const listeners = this.listenBus.listeningUsers();
+    if (sessionUsers.length === 0 && listeners.length === 0) return;
+    try {
+      // Roles change without changing the stamp: every look lists each user's tools again.
+      if (afresh) await this.workflowTools.stamp();
+    } catch (error) {
+      return void this.logger.warn({ err: error }, 'checking the workflow tools failed');
+    }
+    await Promise.allSettled([
+      ...sessionUsers.map(async (sessions) => {
         const listed = await this.backends.forPrincipal(sessions[0].principal).listWorkflowTools();
-        for (const session of sessions) session.server.setWorkflowTools(listed);
+        for (const session of sessions) session.server.workflowToolsChanged(listed);
       }),
-    );
+      ...listeners.map(async (principal) => {
+        const before = this.listenedTools.get(principal.userId);
+        const now = await this.listedTools(principal);
+        this.listenedTools.set(principal.userId, now);
+        if (before !== undefined && before !== now) this.listenBus.publishTo(principal.userId, { kind: 'tools_list_changed' });
+      }),
+    ]);
+    for (const userId of this.listenedTools.keys())
+      if (!listeners.some((principal) => principal.userId === userId)) this.listenedTools.delete(userId);
   }
 
-  /** A stamp read afresh: what another process published shows here within TOOLS_WATCH_MS. */
-  private async checkToolsStamp(): Promise<void> {
-    if (this.sessions.size === 0) return;
+  private async listedTools(principal: Principal): Promise<string> {
+    return (await this.backends.forPrincipal(principal).listWorkflowTools()).map(workflowToolFingerprint).join('\n');
+  }
+
+  /** A user opened a listen stream: what their list is now, to tell them when it changes. */
+  private async rememberListenedTools(principal: Principal): Promise<void> {
+    if (this.listenedTools.has(principal.userId)) return;
     try {
-      const stamp = await this.workflowTools.stamp();
-      // Roles change without changing the stamp: every look lists each user's tools again.
-      this.toolsStamp = stamp;
-      await this.syncWorkflowTools();
+      this.listenedTools.set(principal.userId, await this.listedTools(principal));
     } catch (error) {
-      this.logger.warn({ err: error }, 'checking the workflow tools failed');
+      this.logger.warn({ err: error }, 'listing the workflow tools of a listening MCP client failed');
     }
   }
 
@@ -218,29 +292,24 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
         method,
         url,
         exposeHeadRoute: false,
-        onRequest: (request, reply, done) => {
-          reply.hijack();
-          this.serve(handle, request, reply.raw);
-          done();
-        },
+        onRequest: [
+          ...(this.hostRule ? [this.hostRule] : []),
+          (request, reply, done) => {
+            reply.hijack();
+            this.serve(handle, request, reply.raw);
+            done();
+          },
+        ],
         // Never reached: the onRequest hook above has answered.
         handler: () => undefined,
       });
-    route('POST', MCP_PATH, (request, response) => this.streamablePost(request, response));
+    route('POST', MCP_PATH, (request, response) => this.post(request, response));
     route('GET', MCP_PATH, (request, response) => this.streamableSessionRequest(request, response));
     route('DELETE', MCP_PATH, (request, response) => this.streamableSessionRequest(request, response));
     route('GET', SSE_PATH, (request, response) => this.sseOpen(request, response));
     route('POST', SSE_MESSAGES_PATH, (request, response) => this.sseMessage(request, response));
     for (const url of [MCP_PATH, SSE_PATH, SSE_MESSAGES_PATH])
       route('OPTIONS', url, (request, response) => this.preflight(request, response));
-  }
-
-  /** Before the HTTP server closes, which would otherwise wait forever on the open streams. */
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.toolsWatch);
-    clearInterval(this.keysWatch);
-    for (const unsubscribe of this.unsubscribe) unsubscribe();
-    await this.sessions.closeAll();
   }
 
   /** Runs one route's handler; a refusal it throws is answered in JSON-RPC, anything else is a 500. */
@@ -256,30 +325,81 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     });
   }
 
-  private async streamablePost(request: FastifyRequest, response: ServerResponse): Promise<void> {
-    const principal = await this.admit(request, response);
+  /** POST /mcp: a 2026-07-28 request, or a message of a 2025 session (or the `initialize` opening one). */
+  private async post(request: FastifyRequest, response: ServerResponse): Promise<void> {
+    const caller = await this.admit(request, response);
     const body = await readJsonBody(request.raw, this.bodyLimit);
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
-    const caller = request.raw as Caller;
-    caller.auth = authInfoOf(principal);
-    // A stale Mcp-Session-Id on an initialize is a client recovering from an expired session: it gets a new one.
-    if (isInitialize(body)) return this.openStreamableSession(principal, caller, response, body);
-    const session = this.streamableSession(request, principal);
-    const call = toolCallOf(body);
-    if (call && onFastPath(request)) {
-      const answer = await session.server.answerToolCall(call.id, call.params.name, call.params.arguments ?? {}, { authInfo: caller.auth });
-      return writeJson(response, 200, JSON.stringify(answer), session.id);
+    const raw = request.raw as Caller;
+    raw.auth = authInfoOf(caller);
+    const outcome = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: header(request, 'mcp-protocol-version'),
+      mcpMethodHeader: header(request, 'mcp-method'),
+      mcpNameHeader: header(request, 'mcp-name'),
+      body,
+    });
+    if (outcome.kind === 'legacy') return this.sessionPost(request, response, body, caller);
+    const call = outcome.kind === 'modern' ? toolCallOf(body) : undefined;
+    if (call && plainEnvelope(call.params._meta) && this.plainModernHeaders(request, call)) {
+      const answer = await answerCollectionToolCall(
+        'modern',
+        call.id,
+        call.params.name,
+        call.params.arguments ?? {},
+        this.backends.forPrincipal(caller.principal),
+        this.serverOptions,
+      );
+      if (answer) return writeJson(response, 200, JSON.stringify(answer));
     }
-    await session.transport.handleRequest(caller, response, body);
-    releaseAnsweredPosts(session.transport);
+    // Everything else of the era, and its refusals, are the SDK's to answer.
+    await this.listenBus.as(caller.principal, () => this.modernNode(raw, response, body));
+  }
+
+  /** The standard headers of a plain 2026-07-28 tools/call, as they must be for the SDK to serve it without a word. */
+  private plainModernHeaders(request: FastifyRequest, call: ToolCall): boolean {
+    return (
+      acceptsBoth(request) &&
+      header(request, 'mcp-protocol-version') === MODERN_REVISION &&
+      header(request, 'mcp-method') === 'tools/call' &&
+      header(request, 'mcp-name') === call.params.name
+    );
+  }
+
+  /** A message of a 2025 session, or the `initialize` that opens one. */
+  private async sessionPost(request: FastifyRequest, response: ServerResponse, body: unknown, caller: McpCaller): Promise<void> {
+    const raw = request.raw as Caller;
+    // A stale Mcp-Session-Id on an initialize is a client recovering from an expired session: it gets a new one.
+    if (isInitialize(body)) return this.openStreamableSession(caller, raw, response, body);
+    const session = this.streamableSession(request, caller.principal);
+    const call = toolCallOf(body);
+    if (call && call.params._meta === undefined && acceptsBoth(request) && this.supportedVersion(request)) {
+      const answer = await answerCollectionToolCall(
+        'legacy',
+        call.id,
+        call.params.name,
+        call.params.arguments ?? {},
+        this.backends.forPrincipal(caller.principal),
+        this.serverOptions,
+      );
+      if (answer) return writeJson(response, 200, JSON.stringify(answer), session.id);
+    }
+    await session.transport.handleRequest(raw, response, body);
+  }
+
+  /** The 2025 versions a session transport would take without a word (anything else goes to it to be refused). */
+  private supportedVersion(request: FastifyRequest): boolean {
+    const version = header(request, 'mcp-protocol-version');
+    return version === undefined || version === '2025-11-25' || version === '2025-06-18' || version === '2025-03-26';
   }
 
   /** GET opens the session's stream of server-initiated messages; DELETE ends the session. */
   private async streamableSessionRequest(request: FastifyRequest, response: ServerResponse): Promise<void> {
-    const principal = await this.admit(request, response);
-    const session = this.streamableSession(request, principal);
+    const caller = await this.admit(request, response);
+    const session = this.streamableSession(request, caller.principal);
     if (request.method === 'GET') this.sessions.holdOpen(session, response);
-    await session.transport.handleRequest(request.raw, response);
+    (request.raw as Caller).auth = authInfoOf(caller);
+    await session.transport.handleRequest(request.raw as Caller, response);
   }
 
   /** The caller's session named by Mcp-Session-Id, or the refusal to answer. */
@@ -294,12 +414,12 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   }
 
   /** A session exists once its initialize succeeded; a refused one leaves nothing behind. */
-  private async openStreamableSession(principal: Principal, caller: Caller, response: ServerResponse, body: unknown): Promise<void> {
-    const server = await this.newServer(principal);
+  private async openStreamableSession(caller: McpCaller, raw: Caller, response: ServerResponse, body: unknown): Promise<void> {
+    const { principal } = caller;
+    const server = await this.newSessionServer(caller);
     let session: StreamableSession | undefined;
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: newSessionId,
-      enableJsonResponse: true,
       onsessioninitialized: (id) => {
         session = {
           kind: 'streamable-http',
@@ -315,16 +435,16 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
         this.sessions.add(session);
       },
     });
-    answerCancelledRequests(transport);
-    server.mcp.server.onclose = () => session && this.sessions.remove(session.id);
-    await server.mcp.connect(transport);
-    await transport.handleRequest(caller, response, body);
-    if (!server.mcp.server.getClientVersion()) await (session ? this.sessions.close(session) : server.mcp.close());
+    server.server.onclose = () => session && this.sessions.remove(session.id);
+    await server.server.connect(transport);
+    await transport.handleRequest(raw, response, body);
+    if (!server.server.getClientVersion()) await (session ? this.sessions.close(session) : server.server.close());
   }
 
   private async sseOpen(request: FastifyRequest, response: ServerResponse): Promise<void> {
-    const principal = await this.admit(request, response);
-    const server = await this.newServer(principal);
+    const caller = await this.admit(request, response);
+    const { principal } = caller;
+    const server = await this.newSessionServer(caller);
     const transport = new SSEServerTransport(SSE_MESSAGES_PATH, response);
     const session: SseSession = {
       kind: 'sse',
@@ -340,9 +460,9 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     };
     this.sessions.add(session);
     this.sessions.holdOpen(session, response);
-    server.mcp.server.onclose = () => this.sessions.remove(session.id);
+    server.server.onclose = () => this.sessions.remove(session.id);
     try {
-      await server.mcp.connect(transport);
+      await server.server.connect(transport);
     } catch (error) {
       request.log.error({ err: error }, 'MCP SSE stream failed to start');
       await this.sessions.close(session);
@@ -351,17 +471,17 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   }
 
   private async sseMessage(request: FastifyRequest, response: ServerResponse): Promise<void> {
-    const principal = await this.admit(request, response);
+    const caller = await this.admit(request, response);
     const sessionId = (request.query as { sessionId?: unknown }).sessionId;
     if (typeof sessionId !== 'string')
       throw new RpcHttpError(400, RPC_SERVER_ERROR, 'Bad Request: the sessionId query parameter is required');
     const body = await readJsonBody(request.raw, this.bodyLimit);
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
-    const session = this.sessions.find(sessionId, principal.userId, 'sse');
+    const session = this.sessions.find(sessionId, caller.principal.userId, 'sse');
     if (!session) throw sessionNotFound();
-    usedBy(session, principal);
-    // The SDK's transport answers on the raw response; the tool handlers find the caller on the request.
-    (request.raw as Caller).auth = authInfoOf(principal);
+    usedBy(session, caller.principal);
+    // The SDK's transport answers on the raw response; the handlers find the caller on the request.
+    (request.raw as Caller).auth = authInfoOf(caller);
     await session.transport.handlePostMessage(request.raw, response, body);
   }
 
@@ -372,75 +492,40 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     response.writeHead(204).end();
   }
 
-  /** Origin first (a browser on a foreign page learns nothing more), then the API key. */
-  private async admit(request: FastifyRequest, response: ServerResponse): Promise<Principal> {
+  /** Origin first (a browser on a foreign page learns nothing more), then the caller's credential. */
+  private async admit(request: FastifyRequest, response: ServerResponse): Promise<McpCaller> {
     const origin = header(request, 'origin');
     if (!this.origins.allows(origin)) throw forbiddenOrigin(origin);
     this.origins.applyCors(origin, response);
-    const secret = presentedKey(request.headers);
-    try {
-      return await this.apiKeys.authenticate(secret);
-    } catch (error) {
-      if (!isAppError(error) || error.code !== ErrorCode.UNAUTHENTICATED) throw error;
-      response.setHeader('www-authenticate', secret ? 'Bearer realm="service", error="invalid_token"' : 'Bearer realm="service"');
-      throw new RpcHttpError(401, RPC_SERVER_ERROR, `Unauthorized: ${error.message}`, { code: error.code, requestId: String(request.id) });
-    }
+    return this.auth.authenticate(request, response);
   }
 
-  /** A session's server, with the caller's workflow tools registered before its client can list them. */
-  private async newServer(principal: Principal): Promise<ServiceMcpServer> {
-    const server = createMcpServer(this.tools);
-    await server.syncWorkflowTools({ authInfo: authInfoOf(principal) });
+  /** A server instance of `era`, sharing this door's options with every other. */
+  private newServer(era: McpEra): ServiceMcpServer {
+    return createMcpServer(this.serverOptions, era);
+  }
+
+  /** A 2025 session's server, knowing the caller's workflow tools before its client can list them. */
+  private async newSessionServer(caller: McpCaller): Promise<ServiceMcpServer> {
+    const server = this.newServer('legacy');
+    try {
+      server.workflowToolsChanged(await this.backends.forPrincipal(caller.principal).listWorkflowTools());
+    } catch (error) {
+      this.logger.warn({ err: error }, 'listing the workflow tools of a new MCP session failed');
+    }
     return server;
   }
 }
 
-/**
- * The SDK Server never answers a request the client cancelled (as the specification allows), and
- * the transport in JSON response mode holds the POST carrying it open until every request in it is
- * answered: it would never end. The cancelled request is answered at once with an error the
- * client, which gave up on it, ignores; the server's late answer, if any, finds no POST and is dropped.
- * The transport calls this before handing each message to the server (Protocol.connect keeps it).
- */
-function answerCancelledRequests(transport: StreamableHTTPServerTransport): void {
-  transport.onmessage = (message: JSONRPCMessage) => {
-    if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
-    const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
-    if (requestId === undefined) return;
-    transport
-      .send({ jsonrpc: '2.0', id: requestId, error: { code: RpcErrorCode.ConnectionClosed, message: 'Request cancelled by the client' } })
-      // Already answered: nothing awaits it any more.
-      .catch(() => undefined);
-  };
-}
-
-/**
- * SDK 1.32's transport in JSON response mode keeps an entry for every POST it answered until the
- * session closes (modelcontextprotocol/typescript-sdk#2559, fixed on its main branch only): a
- * session's memory, and the time of each of its requests, would grow with every call.
- */
-function releaseAnsweredPosts(transport: StreamableHTTPServerTransport): void {
-  const inner = (
-    transport as unknown as {
-      _webStandardTransport: { _streamMapping: Map<string, { resolveJson?: unknown }>; _requestToStreamMapping: Map<unknown, string> };
-    }
-  )._webStandardTransport;
-  const awaited = new Set(inner._requestToStreamMapping.values());
-  for (const [streamId, stream] of inner._streamMapping)
-    if (stream.resolveJson && !awaited.has(streamId)) inner._streamMapping.delete(streamId);
-}
+/** Shape only (the transport validates the message): the SDK's guards are zod parses that build errors when they fail. */
+const isInitializeMessage = (message: unknown): boolean => isRecord(message) && message.method === 'initialize' && message.id !== undefined;
+const isInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.some(isInitializeMessage) : isInitializeMessage(body));
 
 const keysOf = (principal: Principal): Set<string> => new Set(principal.keyId ? [principal.keyId] : []);
 
 function usedBy(session: McpSession, principal: Principal): void {
   session.principal = principal;
   if (principal.keyId) session.keyIds.add(principal.keyId);
-}
-
-function principalOf(context: ToolCallContext): Principal {
-  const principal = context.authInfo?.extra?.principal as Principal | undefined;
-  if (!principal) throw new AppError(ErrorCode.UNAUTHENTICATED, 'No authenticated caller on this MCP request');
-  return principal;
 }
 
 /** Unknown, expired, closed and other users' sessions all answer the same (MCP spec: 404). */

@@ -30,7 +30,8 @@ function isLoopbackOrigin(origin: string): boolean {
  */
 export class OriginPolicy {
   private readonly allowed: ReadonlySet<string>;
-  private readonly loopback: boolean;
+  /** The service listens on loopback only. */
+  readonly loopback: boolean;
 
   constructor(origins: readonly string[], listenHost?: string) {
     this.allowed = new Set(origins.map(normalize));
