@@ -149,8 +149,8 @@ export class ServiceMcpServer {
     if (era === 'legacy') {
       server.setRequestHandler('tasks/result', { params: TASK_ID_PARAMS }, async ({ taskId }, ctx) => taskResult(taskId, this.callOf(ctx)));
     } else {
-      server.setRequestHandler('tasks/update', { params: TASK_UPDATE_PARAMS }, async ({ taskId, inputResponses }, ctx) =>
-        updateTask(taskId, inputResponses, this.callOf(ctx)),
+      server.setRequestHandler('tasks/update', { params: TASK_UPDATE_PARAMS }, async ({ taskId }, ctx) =>
+        updateTask(taskId, this.callOf(ctx)),
       );
     }
   }

@@ -2,6 +2,7 @@ import {
   CallToolResult,
   InputRequest,
   inputRequired,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   RELATED_TASK_META_KEY,
@@ -88,8 +89,14 @@ function approvalRequest(approval: ToolRunApproval, call: McpCall): InputRequest
   });
 }
 
-/** The caller's tool run behind a task id; an unknown id (or anyone else's) is InvalidParams, as the specification asks. */
+/**
+ * The caller's tool run behind a task id; an unknown id (or anyone else's) is InvalidParams, as the
+ * specification asks. A 2026-07-28 request that did not declare the tasks extension is refused with
+ * the missing capability (-32021), whatever the id.
+ */
 async function taskRun(call: McpCall, taskId: string): Promise<ToolRunRecord> {
+  if (call.era === 'modern' && !wantsTasks(call))
+    throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
   try {
     return await call.backend.toolRun(taskId);
   } catch (error) {
@@ -222,8 +229,9 @@ async function cancelRun(call: McpCall, taskId: string, record: ToolRunRecord): 
  * run waits at decides it; answers to keys that are not outstanding are ignored, as the extension
  * asks. Fields the approval refuses are an InvalidParams error naming them, the key still open.
  */
-export async function updateTask(taskId: string, inputResponses: Record<string, unknown>, call: McpCall): Promise<Result> {
+export async function updateTask(taskId: string, call: McpCall): Promise<Result> {
   const record = await taskRun(call, taskId);
+  const inputResponses = call.inputResponses ?? {};
   const approval = askable(record, call);
   if (!approval) return {};
   const reply = inputResponses[approvalKey(approval)];
@@ -242,4 +250,5 @@ export async function updateTask(taskId: string, inputResponses: Record<string, 
 
 /** The params of the task methods, as the SDK checks them before a handler runs. */
 export const TASK_ID_PARAMS = z.object({ taskId: z.string().min(1).max(200) });
-export const TASK_UPDATE_PARAMS = TASK_ID_PARAMS.extend({ inputResponses: z.record(z.string(), z.unknown()) });
+// The SDK lifts `inputResponses` out of the params of every request (ctx.mcpReq.inputResponses).
+export const TASK_UPDATE_PARAMS = TASK_ID_PARAMS;
