@@ -19,7 +19,7 @@ import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToo
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../storage/run-store.port';
 import type { WorkflowSettings } from '../workflows/workflow.model';
 import { RunAdmission } from './run-admission.service';
-import { newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from './run.model';
+import { canceledWhileWaiting, newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from './run.model';
 import { RunError } from '../engine/step.model';
 import { WorkflowStore } from '../storage/workflow-store.port';
 import { ActiveRuns } from './active-runs';
@@ -334,7 +334,11 @@ export class RunWorker {
   /** Parked until `resumeAt` under a delayed job: no worker is held while the run waits. */
   private async pause(run: Run, steps: Parameters<RunStore['suspend']>[2], resumeAt: Date): Promise<void> {
     const jobId = `${run.id}.w${run.claims}`;
-    if (!(await this.runs.suspend(run.id, this.workerId, steps, resumeAt, jobId))) return;
+    if (!(await this.runs.suspend(run.id, this.workerId, steps, resumeAt, jobId))) {
+      // Still ours, so refused because a cancel came while the run was on its way to the wait: it ends here.
+      if ((await this.runs.renewLease(run.id, this.workerId, this.leaseUntil())).cancelRequested) await this.cancelAtWait(run, steps);
+      return;
+    }
     try {
       await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), {
         jobId,
@@ -344,6 +348,15 @@ export class RunWorker {
     } catch (error) {
       this.logger.warn({ runId: run.id, err: error }, 'waiting run has no job yet; the reconciler will enqueue it');
     }
+  }
+
+  /** A run canceled as it reached a wait: the step that would have waited ends canceled, and so does the run. */
+  private async cancelAtWait(run: Run, steps: Parameters<RunStore['suspend']>[2]): Promise<void> {
+    const now = new Date();
+    const waiting = steps.find((step) => step.status === 'waiting');
+    const ended = steps.map((step) => (step.status === 'waiting' ? { ...step, status: 'canceled' as const, finishedAt: now } : step));
+    await this.complete(run, ended, 'canceled', canceledWhileWaiting(waiting?.nodeId ?? '?'), undefined);
+    this.logger.info({ runId: run.id }, 'run canceled as it reached a wait');
   }
 
   /** The workflow is at its concurrency limit: the run waits, parked, for a place (see wakeNext), under a late safety-net job. */
