@@ -177,3 +177,48 @@ export async function readSseEvents(
     },
   };
 }
+
+export const MODERN_REVISION = '2026-07-28';
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/**
+ * One 2026-07-28 request to /mcp, at the wire: the `_meta` envelope and the standard headers a
+ * client of that revision sends (as the official conformance suite does). For what the SDK's v2
+ * client cannot send: it has no runtime for the tasks extension.
+ */
+export async function modernRpc(
+  baseUrl: string,
+  key: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: { capabilities?: Record<string, unknown>; id?: string | number } = {},
+): Promise<{ status: number; message: any; messages: any[] }> {
+  const name = typeof params.name === 'string' ? params.name : typeof params.taskId === 'string' ? params.taskId : undefined;
+  const res = await fetch(`${baseUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': MODERN_REVISION,
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: options.id ?? 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
+          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
+          'io.modelcontextprotocol/clientInfo': { name: 'wire', version: '1.0.0' },
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  const messages = res.headers.get('content-type')?.startsWith('text/event-stream') ? sseMessages(text) : text ? [JSON.parse(text)] : [];
+  return { status: res.status, message: messages.find((m) => m.id !== undefined), messages };
+}
