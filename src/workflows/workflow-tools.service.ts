@@ -260,7 +260,8 @@ export class WorkflowToolsService {
         `The input schema of ${tool.name} cannot be used: ${(error as Error).message}; fix the workflow's MCP trigger`,
       );
     }
-    return problems.map((p) => ({ field: p.path || '(arguments)', reason: p.message }));
+    // A missing argument is named itself, not the object that lacks it.
+    return problems.map((p) => ({ field: [p.path, p.missing].filter(Boolean).join('.') || '(arguments)', reason: p.message }));
   }
 }
 
