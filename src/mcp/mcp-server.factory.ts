@@ -3,7 +3,6 @@ import {
   CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   ClientCapabilities,
-  JSONRPCMessage,
   RequestId,
   RequestStateCodec,
   SERVER_INFO_META_KEY,
@@ -33,6 +32,7 @@ import {
 } from './tasks';
 import { toolFailure } from './tool-errors';
 import { CollectionTool } from './tools';
+import type { ResourceLinkBlock } from './tools/tool-definition';
 import { collectionTool, COLLECTION_TOOL_LISTING, ListedTool, workflowToolFingerprint, workflowToolListing } from './tools/tool-listing';
 import { callWorkflowTool, FollowState, WorkflowCallOptions } from './workflow-calls';
 
@@ -216,33 +216,48 @@ export class ServiceMcpServer {
   }
 }
 
+/** What a collection tool call produced: its output (and its JSON, the text block), the links that follow it, or its failure. */
+type CollectionToolOutcome = { output: Record<string, unknown>; json: string; links: ResourceLinkBlock[] } | { failure: CallToolResult };
+
 /** One collection tool call: arguments checked by the REST API's own DTOs, then the shared service. */
+async function collectionToolOutcome(
+  tool: CollectionTool,
+  args: Record<string, unknown>,
+  backend: McpBackend,
+  options: Pick<McpServerOptions, 'onUnexpectedError'>,
+): Promise<CollectionToolOutcome> {
+  try {
+    // The REST API's own input DTOs: the same bad input gets the same refusal at both doors.
+    const parsed = tool.input.parse(args);
+    // Parsing projects the result onto the declared fields, so structuredContent always matches outputSchema.
+    const output = tool.output.parse(await tool.run(backend, parsed));
+    return { output, json: JSON.stringify(output), links: tool.links?.(output, parsed) ?? [] };
+  } catch (error) {
+    if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, tool.name);
+    return { failure: toolFailure(error) };
+  }
+}
+
+/** A collection tool's result: the text block is the JSON of structuredContent, and the links to what it names follow it. */
 export async function runCollectionTool(
   tool: CollectionTool,
   args: Record<string, unknown>,
   backend: McpBackend,
   options: Pick<McpServerOptions, 'onUnexpectedError'>,
 ): Promise<CallToolResult> {
-  let output: Record<string, unknown>;
-  let parsed: unknown;
-  try {
-    // The REST API's own input DTOs: the same bad input gets the same refusal at both doors.
-    parsed = tool.input.parse(args);
-    // Parsing projects the result onto the declared fields, so structuredContent always matches outputSchema.
-    output = tool.output.parse(await tool.run(backend, parsed));
-  } catch (error) {
-    if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, tool.name);
-    return toolFailure(error);
-  }
-  // The text block is the JSON of structuredContent; links to what the result names follow it.
-  return { content: [{ type: 'text', text: JSON.stringify(output) }, ...(tool.links?.(output, parsed) ?? [])], structuredContent: output };
+  const outcome = await collectionToolOutcome(tool, args, backend, options);
+  if ('failure' in outcome) return outcome.failure;
+  return { content: [{ type: 'text', text: outcome.json }, ...outcome.links], structuredContent: outcome.output };
 }
 
+const MODERN_RESULT_TAIL = `,"resultType":"complete","_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: SERVER_INFO })}`;
+
 /**
- * The JSON-RPC response to a plain `tools/call` of a collection tool, for the HTTP door's fast path
- * (see McpHttpEndpoints): what the SDK's server would answer in `era`, less its per-request schema
- * checks of a request already checked for shape and of a result built here. Undefined for any other
- * tool, which the SDK serves.
+ * The JSON-RPC response (its JSON) to a plain `tools/call` of a collection tool, for the HTTP door's
+ * fast path (see McpHttpEndpoints): what the SDK's server would answer in `era`, less its
+ * per-request schema checks of a request already checked for shape and of a result built here, and
+ * written in one pass (the output's JSON is both the text block and structuredContent). Undefined
+ * for any other tool, which the SDK serves.
  */
 export async function answerCollectionToolCall(
   era: McpEra,
@@ -251,15 +266,18 @@ export async function answerCollectionToolCall(
   args: Record<string, unknown>,
   backend: McpBackend,
   options: Pick<McpServerOptions, 'onUnexpectedError'>,
-): Promise<JSONRPCMessage | undefined> {
+): Promise<string | undefined> {
   const tool = collectionTool(name);
   if (!tool) return undefined;
-  const result = await runCollectionTool(tool, args, backend, options);
-  return {
-    jsonrpc: '2.0',
-    id,
-    result: era === 'modern' ? { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } : result,
-  };
+  const outcome = await collectionToolOutcome(tool, args, backend, options);
+  const tail = era === 'modern' ? MODERN_RESULT_TAIL : '';
+  let result: string;
+  if ('failure' in outcome) result = `${JSON.stringify(outcome.failure).slice(0, -1)}${tail}}`;
+  else {
+    const links = outcome.links.map((link) => `,${JSON.stringify(link)}`).join('');
+    result = `{"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}${links}],"structuredContent":${outcome.json}${tail}}`;
+  }
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
 }
 
 /** A server instance for one era, from the options its door shares between instances. */

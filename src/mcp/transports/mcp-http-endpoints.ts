@@ -332,6 +332,17 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
     const raw = request.raw as Caller;
     raw.auth = authInfoOf(caller);
+    // A plain call of a collection tool is told apart by what the SDK's classification reads (the
+    // envelope claim, the version headers), without paying for the whole ladder on every call.
+    const call = toolCallOf(body);
+    if (call && acceptsBoth(request)) {
+      if (call.params._meta === undefined && this.legacyVersion(request)) {
+        if (await this.sessionToolCall(request, response, call, caller)) return;
+      } else if (plainEnvelope(call.params._meta) && this.plainModernHeaders(request, call)) {
+        const answer = await this.collectionToolCall('modern', call, caller);
+        if (answer) return writeJson(response, 200, answer);
+      }
+    }
     const outcome = classifyInboundRequest({
       httpMethod: 'POST',
       protocolVersionHeader: header(request, 'mcp-protocol-version'),
@@ -340,30 +351,49 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       body,
     });
     if (outcome.kind === 'legacy') return this.sessionPost(request, response, body, caller);
-    const call = outcome.kind === 'modern' ? toolCallOf(body) : undefined;
-    if (call && plainEnvelope(call.params._meta) && this.plainModernHeaders(request, call)) {
-      const answer = await answerCollectionToolCall(
-        'modern',
-        call.id,
-        call.params.name,
-        call.params.arguments ?? {},
-        this.backends.forPrincipal(caller.principal),
-        this.serverOptions,
-      );
-      if (answer) return writeJson(response, 200, JSON.stringify(answer));
-    }
-    // Everything else of the era, and its refusals, are the SDK's to answer.
+    // Everything else of the 2026-07-28 era, and its refusals, are the SDK's to answer.
     await this.listenBus.as(caller.principal, () => this.modernNode(raw, response, body));
   }
 
   /** The standard headers of a plain 2026-07-28 tools/call, as they must be for the SDK to serve it without a word. */
   private plainModernHeaders(request: FastifyRequest, call: ToolCall): boolean {
     return (
-      acceptsBoth(request) &&
       header(request, 'mcp-protocol-version') === MODERN_REVISION &&
       header(request, 'mcp-method') === 'tools/call' &&
       header(request, 'mcp-name') === call.params.name
     );
+  }
+
+  /** No version header (2025-03-26 clients), or one a 2025 session takes without a word (anything else goes to the SDK). */
+  private legacyVersion(request: FastifyRequest): boolean {
+    const version = header(request, 'mcp-protocol-version');
+    return version === undefined || version === '2025-11-25' || version === '2025-06-18' || version === '2025-03-26';
+  }
+
+  /** The JSON of the answer to a plain call of a collection tool (see answerCollectionToolCall); undefined for any other tool. */
+  private collectionToolCall(era: McpEra, call: ToolCall, caller: McpCaller): Promise<string | undefined> {
+    const { id, params } = call;
+    return answerCollectionToolCall(
+      era,
+      id,
+      params.name,
+      params.arguments ?? {},
+      this.backends.forPrincipal(caller.principal),
+      this.serverOptions,
+    );
+  }
+
+  /**
+   * A plain 2025 call of a collection tool in the caller's session, answered as the session's
+   * server would; false for a workflow tool, which the session's server serves.
+   * @throws RpcHttpError for a missing or unknown session, as the session's transport answers
+   */
+  private async sessionToolCall(request: FastifyRequest, response: ServerResponse, call: ToolCall, caller: McpCaller): Promise<boolean> {
+    const session = this.streamableSession(request, caller.principal);
+    const answer = await this.collectionToolCall('legacy', call, caller);
+    if (answer === undefined) return false;
+    writeJson(response, 200, answer, session.id);
+    return true;
   }
 
   /** A message of a 2025 session, or the `initialize` that opens one. */
@@ -371,26 +401,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     const raw = request.raw as Caller;
     // A stale Mcp-Session-Id on an initialize is a client recovering from an expired session: it gets a new one.
     if (isInitialize(body)) return this.openStreamableSession(caller, raw, response, body);
-    const session = this.streamableSession(request, caller.principal);
-    const call = toolCallOf(body);
-    if (call && call.params._meta === undefined && acceptsBoth(request) && this.supportedVersion(request)) {
-      const answer = await answerCollectionToolCall(
-        'legacy',
-        call.id,
-        call.params.name,
-        call.params.arguments ?? {},
-        this.backends.forPrincipal(caller.principal),
-        this.serverOptions,
-      );
-      if (answer) return writeJson(response, 200, JSON.stringify(answer), session.id);
-    }
-    await session.transport.handleRequest(raw, response, body);
-  }
-
-  /** The 2025 versions a session transport would take without a word (anything else goes to it to be refused). */
-  private supportedVersion(request: FastifyRequest): boolean {
-    const version = header(request, 'mcp-protocol-version');
-    return version === undefined || version === '2025-11-25' || version === '2025-06-18' || version === '2025-03-26';
+    await this.streamableSession(request, caller.principal).transport.handleRequest(raw, response, body);
   }
 
   /** GET opens the session's stream of server-initiated messages; DELETE ends the session. */
