@@ -1,7 +1,7 @@
 /**
  * `npm run mcp:conformance`: the official MCP conformance suite against this service, both protocol
  * eras, on a fresh instance (temporary DATA_DIR, 127.0.0.1). Prints each revision's score and the
- * checks that failed; exits 1 when an applicable one did.
+ * checks that failed; exits 1 when an applicable one did, or when one listed as not applicable passed.
  */
 import { BOOTSTRAP_KEY, startTestApp } from '../utils/test-app';
 import { startAuthProxy } from './auth-proxy';
@@ -22,7 +22,8 @@ async function main(): Promise<number> {
       for (const failure of result.failures) console.log(`  FAILED ${failure.scenario} / ${failure.check}: ${failure.message}`);
       for (const warning of result.warnings) console.log(`  warning ${warning.scenario} / ${warning.check}: ${warning.message}`);
       for (const stale of result.stale) console.log(`  listed as not applicable, but passed: ${stale}`);
-      failed ||= result.failures.length > 0;
+      // A scenario listed as not applicable that passes means the list is out of date: as wrong as a failure.
+      failed ||= result.failures.length > 0 || result.stale.length > 0;
     }
     if (process.argv.includes('--why'))
       for (const [scenario, why] of Object.entries(NOT_APPLICABLE)) console.log(`  n/a ${scenario}: ${why}`);
