@@ -1,3 +1,6 @@
+import type { PassageView as PassageRecord } from '../collections/files.service';
+import type { DecisionRequest as ApprovalDecision, WaitingApproval as ToolRunApproval } from '../workflows/approvals.service';
+import type { ToolRunView as ToolRunRecord } from '../workflows/workflow-tools.service';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from './tools/records';
 
 /** Largest page of files one tool call returns (INTERFACE.md 8). */
@@ -16,48 +19,11 @@ export interface WorkflowToolRecord {
   workflowId: string;
 }
 
-/** The approval a tool run waits at, as the caller sees it: the link only for a caller who may decide. */
-export interface ToolRunApproval {
-  nodeId: string;
-  summary: string;
-  fields: Record<string, unknown> | null;
-  expiresAt: string;
-  mayDecide: boolean;
-  approvalUrl?: string;
-}
-
-/** A run the caller started through a workflow tool, as the caller follows it (an MCP task, a call's progress). */
-export interface ToolRunRecord {
-  runId: string;
-  workflowId: string;
-  status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'canceled';
-  /** A cancel was asked for: a running run stops at its next step. */
-  cancelRequested: boolean;
-  createdAt: string;
-  updatedAt: string;
-  output: unknown;
-  error: { code: string; message: string } | null;
-  progress: { done: number; node: string | null };
-  approval: ToolRunApproval | null;
-  /** How long the run is kept once it ended; null when for good: an MCP task's TTL. */
-  keptForMs: number | null;
-}
-
-/** One passage of a file, as a search hit names it. */
-export interface PassageRecord {
-  id: string;
-  fileId: string;
-  fileName: string;
-  index: number;
-  page: number | null;
-  content: string;
-}
-
-export interface ApprovalDecision {
-  decision: 'approved' | 'rejected';
-  fields?: Record<string, unknown>;
-  comment?: string;
-}
+/**
+ * The records the MCP server reads are the services' own views, as they are over REST too (the
+ * stdio program's backend): types only, so the program imports nothing of the services.
+ */
+export type { ToolRunRecord, ToolRunApproval, PassageRecord, ApprovalDecision };
 
 /**
  * What the MCP server needs from the service, acting as one caller: the eight collection tools,

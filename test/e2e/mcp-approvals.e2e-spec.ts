@@ -9,7 +9,7 @@ import {
   ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
-import { modernRpc, TASKS_EXTENSION } from './mcp.helpers';
+import { modernRpc, TASKS_EXTENSION, until } from './mcp.helpers';
 
 /**
  * An approval node in a run started by an MCP client asks the client's user, when that user may
@@ -21,17 +21,6 @@ import { modernRpc, TASKS_EXTENSION } from './mcp.helpers';
  */
 
 type Elicit = ElicitRequest['params'] & { requestedSchema?: { properties: Record<string, unknown>; required?: string[] } };
-
-/** Polls `read` until `done` says so; generous, for a busy machine. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still not done after ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 describe('approvals through the MCP client', () => {
   let t: TestApp;

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SEARCH_FIXTURES } from '../fixtures/fixtures';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
-import { FixtureFiles, serveFixtures } from './mcp.helpers';
+import { FixtureFiles, serveFixtures, until } from './mcp.helpers';
 
 /**
  * Results a client can follow, through the real service and the SDK's clients: search hits link
@@ -15,15 +15,14 @@ import { FixtureFiles, serveFixtures } from './mcp.helpers';
 
 const volcanoes = SEARCH_FIXTURES.find((f) => f.file === 'volcanoes.pdf')!;
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still not done after ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+/** A workflow tool that answers with its arguments. */
+const echoing = (toolName: string) => ({
+  nodes: [
+    { id: 'ask', type: 'mcp-trigger', parameters: { toolName, inputSchema: { type: 'object' } } },
+    { id: 'answer', type: 'respond', parameters: {} },
+  ],
+  edges: [{ from: 'ask', to: 'answer' }],
+});
 
 describe('MCP results a client can follow', () => {
   let t: TestApp;
@@ -182,13 +181,7 @@ describe('MCP results a client can follow', () => {
       () => void legacyHeard++,
     );
 
-    await publish('Brand new', {
-      nodes: [
-        { id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'brand_new', inputSchema: { type: 'object' } } },
-        { id: 'answer', type: 'respond', parameters: {} },
-      ],
-      edges: [{ from: 'ask', to: 'answer' }],
-    });
+    await publish('Brand new', echoing('brand_new'));
     await until(
       async () => [modernHeard, legacyHeard],
       ([m, l]) => m > 0 && l > 0,
@@ -200,13 +193,7 @@ describe('MCP results a client can follow', () => {
     strangers.setNotificationHandler('notifications/tools/list_changed', async () => void strangerHeard++);
     const theirs = await strangers.listen({ toolsListChanged: true });
     closers.push(() => theirs.close());
-    await publish('Another', {
-      nodes: [
-        { id: 'ask', type: 'mcp-trigger', parameters: { toolName: 'another_one', inputSchema: { type: 'object' } } },
-        { id: 'answer', type: 'respond', parameters: {} },
-      ],
-      edges: [{ from: 'ask', to: 'answer' }],
-    });
+    await publish('Another', echoing('another_one'));
     await until(
       async () => modernHeard,
       (heard) => heard > 1,

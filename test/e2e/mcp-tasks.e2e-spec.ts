@@ -1,10 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { rmSync } from 'node:fs';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
 import { tempDir } from '../utils/processes';
-import { modernRpc, TASKS_EXTENSION } from './mcp.helpers';
+import { ensureStdioBuild, modernRpc, STDIO_ENTRY, TASKS_EXTENSION, until } from './mcp.helpers';
 
 /**
  * Workflow tool calls as MCP tasks, through the real service: the 2025-11-25 experimental tasks
@@ -26,17 +27,6 @@ const pausing = (toolName: string, seconds: number) => ({
 });
 
 const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } };
-
-/** Polls `read` until `done` says so; generous, for a busy machine. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still not done after ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 async function publish(t: TestApp, key: string, name: string, definition: unknown): Promise<string> {
   const created = await t.request('POST', '/api/v1/workflows', { key, body: { name, definition } });
@@ -63,6 +53,7 @@ describe('workflow tool calls as MCP tasks', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
+    ensureStdioBuild();
     t = await startTestApp();
     [owner, stranger] = await Promise.all([t.createUser('tasks-owner'), t.createUser('tasks-stranger')]);
     await publish(t, owner.key, 'Pause briefly', pausing('pause_briefly', 2));
@@ -128,6 +119,27 @@ describe('workflow tool calls as MCP tasks', () => {
       const again = await client.experimental.tasks.cancelTask(task.taskId).catch((error: unknown) => error);
       expect(again).toBeInstanceOf(McpError);
       expect((again as McpError).code).toBe(RpcErrorCode.InvalidParams);
+    });
+
+    it('runs a task through the STDIO program too, which follows the run through the REST API', async () => {
+      const client = new Client({ name: 'tasks-e2e-stdio', version: '1.0.0' });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [STDIO_ENTRY],
+          env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: owner.key },
+          stderr: 'pipe',
+        }),
+      );
+      clients.push(client);
+      const { task } = await startTask(client, 'pause_briefly');
+      expect(task).toMatchObject({ status: 'working', ttl: 30 * 86_400_000 });
+      await until(
+        () => client.experimental.tasks.getTask(task.taskId),
+        (current) => current.status === 'completed',
+      );
+      const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded', output: { note: 'hi' } });
     });
 
     it("keeps a caller's tasks to that caller: anyone else's task id is unknown", async () => {

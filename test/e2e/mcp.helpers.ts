@@ -222,3 +222,14 @@ export async function modernRpc(
   const messages = res.headers.get('content-type')?.startsWith('text/event-stream') ? sseMessages(text) : text ? [JSON.parse(text)] : [];
   return { status: res.status, message: messages.find((m) => m.id !== undefined), messages };
 }
+
+/** Polls `read` until `done` says so, with a generous deadline for a busy machine. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`still not done after ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
