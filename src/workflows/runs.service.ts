@@ -336,17 +336,10 @@ export class RunsService {
    * The run once it reached a terminal state, or null when `ms` passed first or the process
    * began to stop. Callers bound `ms` (the webhook's `?wait=` at MAX_WAIT_SECONDS seconds, MCP tool calls at
    * MCP_TOOL_TIMEOUT_MS). Looks at the status alone until it is terminal, then reads the run once.
+   * With `from` it also ends once the status is no longer `from` (a tool call followed while it
+   * runs stops at `waiting`, at an approval; one followed while it waits stops when it goes on).
    */
-  async waitFor(runId: string, ms: number): Promise<Run | null> {
-    return this.waitForChange(runId, ms);
-  }
-
-  /**
-   * Like `waitFor`, but with `from` it also ends once the run's status is no longer `from` (a run
-   * followed while it runs stops at `waiting`, at an approval; one followed while it waits stops
-   * when it goes on).
-   */
-  async waitForChange(runId: string, ms: number, from?: RunStatus): Promise<Run | null> {
+  async waitFor(runId: string, ms: number, from?: RunStatus): Promise<Run | null> {
     const deadline = Date.now() + ms;
     for (;;) {
       const status = await this.runs.status(runId);

@@ -187,7 +187,7 @@ export class WorkflowToolsService {
   async waitForRun(principal: Principal, runId: string, ms: number): Promise<ToolRunView> {
     const before = await this.runs.ownToolRun(principal, runId);
     if (ms <= 0 || TERMINAL_RUN_STATUSES.includes(before.status)) return this.view(principal, before);
-    const run = (await this.runs.waitForChange(runId, ms, before.status)) ?? (await this.runs.ownToolRun(principal, runId));
+    const run = (await this.runs.waitFor(runId, ms, before.status)) ?? (await this.runs.ownToolRun(principal, runId));
     return this.view(principal, run);
   }
 
