@@ -13,6 +13,9 @@ const DRIVERS = [
   'sqlite-vec',
   'isolated-vm',
 ];
+/** The service's package name (package.json), under which plugins import the SDK. */
+const PACKAGE = require('./package.json').name;
+const SDK_PACKAGE = `${PACKAGE}/sdk`;
 /** Where the floors, the rooms and these rules are explained, in the repository. */
 const DOC = 'docs/architecture.md';
 const driverMessage = `Only adapters talk to database, queue and sandbox drivers (${DOC}, dependency rules).`;
@@ -212,8 +215,12 @@ module.exports = tseslint.config(
           paths: DRIVERS.map((name) => ({ name, message: driverMessage })),
           patterns: [
             {
-              group: ['**/src/**', '!**/src/sdk', '!**/src/sdk/**'],
-              message: `Plugins import only src/sdk (${DOC}, dependency rules).`,
+              group: ['**/src/**', '**/dist/**'],
+              message: `Plugins import only the SDK, by the package's name as outside plugins do: ${SDK_PACKAGE} (${DOC}, dependency rules).`,
+            },
+            {
+              group: [`${PACKAGE}/*`, `!${SDK_PACKAGE}`, `${SDK_PACKAGE}/*`, `!${SDK_PACKAGE}/testing`],
+              message: `Of the service's package, plugins import only its SDK: ${SDK_PACKAGE} and ${SDK_PACKAGE}/testing (${DOC}, dependency rules).`,
             },
             { group: ['@nestjs/*'], message: 'Plugins never see Nest.' },
           ],

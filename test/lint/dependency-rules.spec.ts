@@ -16,16 +16,24 @@ describe('dependency rules (eslint)', () => {
     return result.messages.filter((m) => m.ruleId === rule).map((m) => m.message);
   }
 
-  it('lets a plugin import src/sdk only', async () => {
-    expect(
-      await violations("import { defineNode } from '../../src/sdk';\nexport default defineNode;\n", 'plugins/example/index.ts'),
-    ).toEqual([]);
-    expect(
-      await violations("import { AppError } from '../../src/common/app-error';\nexport default AppError;\n", 'plugins/example/index.ts'),
-    ).toHaveLength(1);
-    expect(
-      await violations("import { Injectable } from '@nestjs/common';\nexport default Injectable;\n", 'plugins/example/index.ts'),
-    ).toHaveLength(1);
+  it('lets a plugin import the SDK by its package name only', async () => {
+    const lint = (code: string) => violations(code, 'plugins/example/index.ts');
+    expect(await lint("import { defineNode } from 'workflow-collection-service/sdk';\nexport default defineNode;\n")).toEqual([]);
+    expect(await lint("import { inputContext } from 'workflow-collection-service/sdk/testing';\nexport default inputContext;\n")).toEqual(
+      [],
+    );
+    // Not by a path into the repository, whatever it reaches.
+    expect(await lint("import { defineNode } from '../../src/sdk';\nexport default defineNode;\n")).toEqual([
+      expect.stringContaining('workflow-collection-service/sdk'),
+    ]);
+    expect(await lint("import { inputContext } from '../../src/sdk/testing';\nexport default inputContext;\n")).toHaveLength(1);
+    expect(await lint("import { defineNode } from '../../dist/src/sdk';\nexport default defineNode;\n")).toHaveLength(1);
+    expect(await lint("import { AppError } from '../../src/common/app-error';\nexport default AppError;\n")).toHaveLength(1);
+    // Nor the rest of the package, Nest or a driver.
+    expect(await lint("import { x } from 'workflow-collection-service/dist/src/common/app-error';\nexport default x;\n")).not.toEqual([]);
+    expect(await lint("import { x } from 'workflow-collection-service/sdk/node-context';\nexport default x;\n")).toHaveLength(1);
+    expect(await lint("import { Injectable } from '@nestjs/common';\nexport default Injectable;\n")).toHaveLength(1);
+    expect(await lint("import mongoose from 'mongoose';\nexport default mongoose;\n")).toHaveLength(1);
   });
 
   it('keeps database drivers inside adapters', async () => {
