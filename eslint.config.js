@@ -60,8 +60,23 @@ const noDoors = (who) =>
     `${who} never import a door`,
   );
 const noFeatures = (who) => layer(rooms(FEATURES), `${who} sit beneath the features: they import no feature`);
-const noAdapters = (who) =>
-  layer(rooms(ADAPTER_AREAS), `${who} sit beneath the adapters: they import the domain's ports, never an adapter area`);
+/**
+ * The rules of a floor's rooms: `patterns` in every file, and the drivers too in files that are no
+ * adapter (the options of a later block replace an earlier one's for the same rule, so the second
+ * block carries the first's patterns).
+ */
+const floor = (roomNames, patterns) => [
+  {
+    files: roomNames.map((room) => `src/${room}/**/*.ts`),
+    ignores: ['**/*.spec.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns }] },
+  },
+  {
+    files: roomNames.map((room) => `src/${room}/**/*.ts`),
+    ignores: [...ADAPTERS, '**/*.spec.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals, ...patterns] }] },
+  },
+];
 
 module.exports = tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'test/fixtures/**/*.js'] },
@@ -99,31 +114,8 @@ module.exports = tseslint.config(
       ],
     },
   },
-  {
-    files: FEATURES.map((room) => `src/${room}/**/*.ts`),
-    ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noDoors('Features')] }] },
-  },
-  {
-    files: FEATURES.map((room) => `src/${room}/**/*.ts`),
-    ignores: [...ADAPTERS, '**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: driverPaths, patterns: [nestBullInternals, noDoors('Features')] }] },
-  },
-  {
-    files: ADAPTER_AREAS.map((area) => `src/${area}/**/*.ts`),
-    ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noFeatures('Adapter areas'), noDoors('Adapter areas')] }] },
-  },
-  {
-    files: ADAPTER_AREAS.map((area) => `src/${area}/**/*.ts`),
-    ignores: [...ADAPTERS, '**/*.spec.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { paths: driverPaths, patterns: [nestBullInternals, noFeatures('Adapter areas'), noDoors('Adapter areas')] },
-      ],
-    },
-  },
+  ...floor(FEATURES, [noDoors('Features')]),
+  ...floor(ADAPTER_AREAS, [noFeatures('Adapter areas'), noDoors('Adapter areas')]),
   {
     files: ['src/domain/**/*.ts'],
     ignores: ['**/*.spec.ts'],
