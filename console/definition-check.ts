@@ -1,7 +1,7 @@
 import type { FieldProblem, NodeType, ParameterMode } from './api-types';
 import { isObject, validateSchema } from './json-schema';
 
-/** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
+/** The server's rule (NODE_ID in src/domain/workflow-definition.model.ts): ids are read in expressions as nodes.<id>. */
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 const OUTPUT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

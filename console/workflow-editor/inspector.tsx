@@ -12,7 +12,7 @@ import { ErrorBox, JsonBlock, StatusBadge } from '../ui';
 /** Fields the node form's Settings show beside themselves. */
 const SETTINGS_FIELDS = new Set(['onError', 'continueOnError', 'retryOnFail', 'retry', 'maxTries', 'waitBetweenTries', 'backoff']);
 
-/** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
+/** The server's rule (NODE_ID in src/domain/workflow-definition.model.ts): ids are read in expressions as nodes.<id>. */
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
 /** The node test as the page keeps it: its run (drawn on the canvas), and how to start or clear one. */

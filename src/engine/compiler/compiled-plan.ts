@@ -1,7 +1,7 @@
 import type { FieldError } from '../../common/app-error';
 import type { RunMode } from '../../sdk';
-import type { OnError } from '../workflow-definition.model';
-import type { DecidedParameter } from '../ai-decide/parameter-decider.port';
+import type { OnError } from '../../domain/workflow-definition.model';
+import type { DecidedParameter } from '../../domain/parameter-decider.port';
 import type { RegisteredNode } from '../node-registry';
 import type { ParameterType } from '../parameter-schema';
 import type { TryPolicy } from './failure-settings';

@@ -5,7 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { FieldError } from '../../common/app-error';
 import { fieldErrors } from '../../common/input-validation';
-import { WorkflowNodeSpec } from '../workflow-definition.model';
+import { WorkflowNodeSpec } from '../../domain/workflow-definition.model';
 import { codeSyntaxProblem, expressionSyntaxProblem, SyntaxProblem } from '../expressions/expression-syntax';
 import { isTemplate } from '../expressions/template';
 import { NodeRegistry, RegisteredNode } from '../node-registry';
