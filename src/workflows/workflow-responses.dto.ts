@@ -4,7 +4,7 @@ import { ROLES, Role } from '../auth/membership.model';
 import { RUN_STATUSES, RUN_TRIGGERS, RUN_TYPES, RunStatus, RunTrigger, RunType } from '../runs/run.model';
 import { STEP_STATUSES, StepStatus } from '../engine/step.model';
 import { VARIABLE_TYPES, VariableType } from '../engine/workflow-definition.model';
-import { EdgeDto, NodeSpecDto, WorkflowSettingsDto } from './workflows.dto';
+import { EdgeDto, NodeSpecDto, StickyNoteDto, WorkflowSettingsDto } from './workflows.dto';
 
 /** What the workflow, run and workflow-tool endpoints answer, for OpenAPI. */
 
@@ -42,6 +42,9 @@ export class DefinitionViewDto {
     description: 'Inputs pinned on nodes of the draft, by node id (never on a published version)',
   })
   pinnedData?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: [StickyNoteDto], description: 'Sticky notes on the canvas, when there are any' })
+  notes?: StickyNoteDto[];
 }
 
 export class ScheduleDto {
