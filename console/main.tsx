@@ -64,7 +64,7 @@ function App() {
     session.signOut();
     setMe(null);
     setError(reason ? new Error(reason) : null);
-    navigate('/', { replace: true });
+    navigate('/', { replace: true, force: true });
   };
 
   if (checking) return <p class="muted loading">Loading…</p>;

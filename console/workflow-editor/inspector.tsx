@@ -1,8 +1,10 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Definition, NodeSpec, NodeTest, NodeType, NodeTypes, Run } from '../api-types';
 import type { CanvasEdge } from '../canvas/canvas';
+import { withDisabled, withName } from '../canvas/graph-edits';
 import { edgeOutput, outputsOf, outputValue, removeEdge, renameNode, withPinned } from '../canvas/workflow-graph';
 import type { ShownProblem } from '../definition-check';
+import type { Placed } from './problems';
 import { ExpressionScopeContext } from '../expressions/expression-editor';
 import type { ExpressionScope } from '../expressions/expression-help';
 import { NodeForm } from '../node-form';
@@ -15,12 +17,12 @@ const SETTINGS_FIELDS = new Set(['onError', 'continueOnError', 'retryOnFail', 'r
 /** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-/** The node test as the page keeps it: its run (drawn on the canvas), and how to start or clear one. */
+/** The node test as the editor keeps it: its run (drawn on the canvas), and how to start (the draft saved first) or clear one. */
 export interface TestState {
   run: Run | null;
   busy: boolean;
   error: unknown;
-  start: (body: NodeTest, saveFirst: () => Promise<void>) => void;
+  start: (body: NodeTest) => void;
   clear: () => void;
 }
 
@@ -33,15 +35,20 @@ interface InspectorProps {
   selectedEdge: number | null;
   canvasEdges: readonly CanvasEdge[];
   canvasEditable: boolean;
-  problemsOfSelected: ShownProblem[];
-  lastRun: Run | null;
+  problems: readonly Placed[];
+  /** The latest run that reached the selected node. */
+  run: Run | null;
+  /** The workflow's newest run. */
+  latestRunId: string | null;
   test: TestState;
   write: (next: Definition, group?: string) => void;
   select: (ids: string[]) => void;
-  saveDraft: () => Promise<void>;
   onConnect: (from: string, output: string, to: string) => void;
   /** Deletes the selected edge (or nodes). */
   onRemove: () => void;
+  /** Opens the node view: input, parameters and output side by side. */
+  onOpen: (id: string) => void;
+  onAddAfter: (from: string, output: string) => void;
 }
 
 /** Beside the canvas: the selected node's id, form, connections and test, or the selected edge, or how to use the canvas. */
@@ -55,23 +62,44 @@ export function Inspector(props: InspectorProps) {
     selectedEdge,
     canvasEdges,
     canvasEditable,
-    problemsOfSelected,
-    lastRun,
+    problems,
+    run,
+    latestRunId,
     test,
     write,
     select,
-    saveDraft,
     onConnect,
     onRemove,
   } = props;
   const scope = useMemo(
-    () => (selectedNode && selectedType && definition ? expressionScope(selectedNode, selectedType, definition, lastRun) : null),
-    [selectedNode, selectedType, definition, lastRun],
+    () => (selectedNode && selectedType && definition ? expressionScope(selectedNode, selectedType, definition, run) : null),
+    [selectedNode, selectedType, definition, run],
   );
+  const problemsOfSelected: ShownProblem[] = problems
+    .filter((p) => selectedNode && p.nodeId === selectedNode.id)
+    .map((p) => ({ field: p.field, reason: p.reason, nodeId: p.nodeId, advisory: p.advisory }));
   return (
     <aside class="inspector" aria-label="Inspector">
       {selectedNode && selectedType && definition ? (
         <>
+          <div class="actions">
+            <button type="button" onClick={() => props.onOpen(selectedNode.id)}>
+              Open with its data
+            </button>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={selectedNode.disabled === true}
+                disabled={selectedType.trigger || !canvasEditable}
+                onChange={(e) => write(withDisabled(definition, new Set([selectedNode.id]), e.currentTarget.checked))}
+              />
+              Disabled (passes its input on)
+            </label>
+          </div>
+          <NodeNameField
+            node={selectedNode}
+            onName={(name) => write(withName(definition, selectedNode.id, name), `name:${selectedNode.id}`)}
+          />
           <NodeIdField
             node={selectedNode}
             taken={definition.nodes.map((n) => n.id)}
@@ -93,17 +121,18 @@ export function Inspector(props: InspectorProps) {
             definition={definition}
             onConnect={onConnect}
             onRemove={(i) => write(removeEdge(definition, i))}
+            onAddAfter={props.onAddAfter}
           />
           <NodeTestPanel
             key={selectedNode.id}
             node={selectedNode}
             trigger={selectedType.trigger}
             pinned={definition.pinnedData?.[selectedNode.id]}
-            lastInput={lastRun ? lastInputOf(selectedNode, definition, lastRun) : undefined}
-            lastRunId={lastRun?.id ?? null}
+            lastInput={run ? lastInputOf(selectedNode, definition, run) : undefined}
+            lastRunId={run?.id ?? latestRunId}
             test={test}
             onPin={(value) => write(withPinned(definition, selectedNode.id, value))}
-            onTest={(body) => test.start(body, saveDraft)}
+            onTest={test.start}
           />
           {problemsOfSelected
             .filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode') && !SETTINGS_FIELDS.has(p.field))
@@ -132,9 +161,13 @@ export function Inspector(props: InspectorProps) {
             Select a node to edit its parameters ({selected.size > 1 ? `${selected.size} selected` : 'click or Tab to it, then Enter'}).
           </p>
           <p>
-            Drag an output port (right edge of a node) onto another node to connect them. Drag the background to pan, the wheel to zoom.
-            Keys on the canvas: arrows pan (on a node: move it), + / - zoom, 0 fits, Delete removes, Ctrl+Z / Ctrl+Y undo and redo, Ctrl+C /
-            Ctrl+V copy and paste as JSON, Ctrl+D duplicates, Ctrl+A selects all.
+            Drag an output port (right edge of a node) onto another node to connect them, or onto empty space to add a node there; the +
+            beside each output and on a connection adds one too. Double-click a node to open it with its data. Drag the background to pan,
+            Shift+drag to select a rectangle, the wheel to zoom, right-click for a menu.
+          </p>
+          <p>
+            Keys on the canvas: arrows pan (on a node: move it), + / - zoom, 0 fits, N adds a node, D disables, F2 renames, Delete removes,
+            Ctrl+Z / Ctrl+Y undo and redo, Ctrl+C / Ctrl+V copy and paste as JSON, Ctrl+D duplicates, Ctrl+A selects all.
           </p>
         </div>
       )}
@@ -313,6 +346,18 @@ export function NodeTestPanel({ node, trigger, pinned, lastInput, lastRunId, tes
   );
 }
 
+/** The name shown on the canvas; the id (what expressions read) stays as it is. */
+export function NodeNameField({ node, onName }: { node: NodeSpec; onName: (name: string) => void }) {
+  return (
+    <div class="node-id">
+      <label>
+        Name
+        <input value={node.name ?? ''} placeholder={node.id} maxLength={200} onInput={(e) => onName(e.currentTarget.value)} />
+      </label>
+    </div>
+  );
+}
+
 export function NodeIdField({ node, taken, onRename }: { node: NodeSpec; taken: string[]; onRename: (id: string) => void }) {
   const [value, setValue] = useState(node.id);
   useEffect(() => setValue(node.id), [node.id]);
@@ -356,11 +401,13 @@ export function Connections({
   definition,
   onConnect,
   onRemove,
+  onAddAfter,
 }: {
   node: NodeSpec;
   definition: Definition;
   onConnect: (from: string, output: string, to: string) => void;
   onRemove: (index: number) => void;
+  onAddAfter: (from: string, output: string) => void;
 }) {
   const edges = definition.edges ?? [];
   const outputs = outputsOf(node, edges);
@@ -423,6 +470,9 @@ export function Connections({
             </select>
             <button type="button" class="secondary" disabled={!targets[output]} onClick={() => onConnect(node.id, output, targets[output])}>
               Connect
+            </button>
+            <button type="button" class="secondary" onClick={() => onAddAfter(node.id, output)} aria-label={`Add a node after ${output}`}>
+              + New node
             </button>
           </div>
         </div>

@@ -123,7 +123,15 @@ export class GraphWalker implements BodyRunner {
 async function passThrough(run: Execution, node: CompiledNode, input: unknown): Promise<void> {
   settle(run, node, new Map([[node.outputs[0], input]]), 'succeeded', false);
   const recorded = recordedValue(run, input);
-  await emit(run, { ...baseStep(node), status: 'skipped', attempts: 0, startedAt: null, finishedAt: null, input: recorded, output: recorded });
+  await emit(run, {
+    ...baseStep(node),
+    status: 'skipped',
+    attempts: 0,
+    startedAt: null,
+    finishedAt: null,
+    input: recorded,
+    output: recorded,
+  });
 }
 
 async function skip(run: Execution, node: CompiledNode): Promise<void> {
