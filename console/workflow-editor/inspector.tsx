@@ -471,7 +471,7 @@ export function Connections({
             <button type="button" class="secondary" disabled={!targets[output]} onClick={() => onConnect(node.id, output, targets[output])}>
               Connect
             </button>
-            <button type="button" class="secondary" onClick={() => onAddAfter(node.id, output)} aria-label={`Add a node after ${output}`}>
+            <button type="button" class="secondary" onClick={() => onAddAfter(node.id, output)} aria-label={`+ New node after ${output}`}>
               + New node
             </button>
           </div>

@@ -235,7 +235,7 @@ describe('workflow canvas in a browser', () => {
     await page.getByRole('button', { name: 'Paste', exact: true }).click();
     await node('set').waitFor();
     await node('set_2').waitFor();
-    await page.getByRole('button', { name: 'Duplicate' }).click();
+    await page.getByRole('button', { name: 'Duplicate', exact: true }).click();
     await node('set_3').waitFor();
     // Not saved: the pasted nodes wait for their connections (the server refuses unconnected nodes).
     await page.getByRole('tab', { name: 'JSON' }).click();
