@@ -448,7 +448,8 @@ export function Canvas(props: CanvasProps) {
         onKeyDown={onKeyDown}
         onContextMenu={onContextMenu}
         onDblClick={(event) => {
-          const target = event.target as Element;
+          // The pointer was captured by the canvas: what was double-clicked is found by position.
+          const target = document.elementFromPoint(event.clientX, event.clientY) ?? (event.target as Element);
           const id = target.closest<HTMLElement>('[data-node-id]')?.dataset.nodeId;
           const note = target.closest<HTMLElement>('[data-note-id]')?.dataset.noteId;
           if (id) props.onOpen?.(id);

@@ -169,7 +169,6 @@ export class World extends Component<WorldProps> {
                 )}
                 {editable && (
                   <g class="edge-add" data-edge-insert={edge.index} transform={`translate(${middle.x},${middle.y})`}>
-                    <title>Insert a node here</title>
                     <circle r="10" />
                     <path d="M-5,0 H5 M0,-5 V5" />
                   </g>

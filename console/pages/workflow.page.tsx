@@ -6,6 +6,7 @@ import { Link } from '../router';
 import { Members } from '../members';
 import { ErrorBox, useLoad } from '../ui';
 import { Editor, type Kept } from '../workflow-editor/editor';
+import { useRunData } from '../workflow-editor/run-data';
 
 export function WorkflowPage({ id }: { id: string }) {
   const base = `/api/v1/workflows/${encode(id)}`;
@@ -14,7 +15,8 @@ export function WorkflowPage({ id }: { id: string }) {
   const versions = useLoad(() => api<{ items: Version[] }>('GET', `${base}/versions`), [id]);
   // Kept here: the editor starts afresh from what the server stored after each save.
   const [notice, setNotice] = useState('');
-  const kept = useRef<Kept>({ selected: [], shownRun: null });
+  const kept = useRef<Kept>({ selected: [] });
+  const runs = useRunData(id);
   const reload = () => {
     void workflow.reload();
     void versions.reload();
@@ -43,6 +45,7 @@ export function WorkflowPage({ id }: { id: string }) {
           notice={notice}
           setNotice={setNotice}
           kept={kept}
+          runs={runs}
           onSaved={reload}
         />
       )}

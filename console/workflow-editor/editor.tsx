@@ -16,7 +16,7 @@ import { CanvasBar } from './editor-toolbar';
 import { Inspector, JsonEditor } from './inspector';
 import { NodeView } from './node-view';
 import { placeProblems, type Refusal } from './problems';
-import { liveDrawing, useRunData } from './run-data';
+import { liveDrawing, type RunData } from './run-data';
 import { menuFor, NodeToolbar } from './canvas-menus';
 import { ProblemList, RunSection } from './sections';
 import { SettingsSection } from './settings-form';
@@ -34,7 +34,6 @@ function editable(definition: DefinitionView): string {
 /** What outlives the editor when a save starts it afresh. */
 export interface Kept {
   selected: string[];
-  shownRun: string | null;
 }
 
 interface EditorProps {
@@ -46,12 +45,14 @@ interface EditorProps {
   notice: string;
   setNotice: (notice: string) => void;
   kept: { current: Kept };
+  /** The workflow's runs: the one drawn on the canvas, and each node's latest data. */
+  runs: RunData;
   onSaved: () => void;
 }
 
 const TEXT_FIELD = 'input, textarea, select, [contenteditable="true"]';
 
-export function Editor({ base, workflow, types, versions, versionsError, notice, setNotice, kept, onSaved }: EditorProps) {
+export function Editor({ base, workflow, types, versions, versionsError, notice, setNotice, kept, runs, onSaved }: EditorProps) {
   const [name, setName] = useState(workflow.name);
   const history = useHistory(editable(workflow.definition));
   const text = history.value;
@@ -83,10 +84,7 @@ export function Editor({ base, workflow, types, versions, versionsError, notice,
   const positions = useMemo(() => (definition ? positionsOf(definition) : new Map()), [definition]);
   const selected = selection.nodes;
   const only = selected.size === 1 ? [...selected][0] : null;
-  const runs = useRunData(workflow.id, nodeView ?? only);
-  useEffect(() => {
-    if (kept.current.shownRun) runs.show(kept.current.shownRun);
-  }, []);
+  useEffect(() => runs.want(nodeView ?? only), [nodeView ?? only]);
   const shown = runs.shown;
 
   const write = (next: Definition, group?: string) => history.set(JSON.stringify(next, null, 2), group);
@@ -99,10 +97,7 @@ export function Editor({ base, workflow, types, versions, versionsError, notice,
     selectionRef.current = { nodes: new Set(), edge: null, note: null, ...change };
     setSelection(selectionRef.current);
   };
-  const showRun = (id: string | null) => {
-    kept.current.shownRun = id;
-    runs.show(id);
-  };
+  const showRun = runs.show;
   const actions = editorActions({
     definition,
     positions,

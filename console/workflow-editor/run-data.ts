@@ -26,14 +26,18 @@ export interface RunData {
   latestId: string | null;
   /** The newest run that reached `nodeId` (the shown one first): its data is what the node view and expressions show. */
   runFor(nodeId: string | null): Run | null;
+  /** The node whose data is wanted next (the one selected or open): runs are looked through for it. */
+  want(nodeId: string | null): void;
 }
 
 /**
  * The runs of the workflow as the editor uses them: the one drawn live on the canvas, and for each
  * node the latest run that reached it (a node test of another node does not hide the data of this
  * one). Run details are fetched one at a time, only until a node's run is found, and kept once ended.
+ * Held by the page, not the editor, so that a save (which starts the editor afresh) keeps the run drawn.
  */
-export function useRunData(workflowId: string, wanted: string | null): RunData {
+export function useRunData(workflowId: string): RunData {
+  const [wanted, setWanted] = useState<string | null>(null);
   const [shownId, setShownId] = useState<string | null>(null);
   const shown = useLoad(() => (shownId ? api<Run>('GET', `/api/v1/runs/${encode(shownId)}`) : Promise.resolve(null)), [shownId]);
   const running = Boolean(shown.data && !TERMINAL.includes(shown.data.status));
@@ -72,6 +76,7 @@ export function useRunData(workflowId: string, wanted: string | null): RunData {
     shown: shown.data ?? null,
     shownError: shown.error,
     show: setShownId,
+    want: setWanted,
     recent: items,
     latestId: items[0]?.id ?? null,
     runFor(nodeId) {

@@ -127,7 +127,7 @@ export function Versions({ base, versions, error, draft, onRestore, onChanged }:
                       type="button"
                       class="link"
                       onClick={() => void load.run(v.version, 'diff')}
-                      aria-label={`Compare version ${v.version} with the draft`}
+                      aria-label={`Compare with draft: version ${v.version}`}
                     >
                       Compare with draft
                     </button>

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
+import { TestMcpServer } from '../utils/test-mcp-server';
 
 jest.setTimeout(300_000);
 
@@ -23,10 +24,11 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
   let page: Page;
   let pageErrors: string[];
   let workflowId: string;
+  let mcp: TestMcpServer;
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
   const definition = async () => (await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition;
-  const { node, middle, dragMouse } = canvasHands(() => page);
+  const { node, dragMouse } = canvasHands(() => page);
   const axe = async (where: string) => expect(await seriousAxeViolations(page, where)).toEqual([]);
   const jsonTab = async () => {
     await page.getByRole('tab', { name: 'JSON' }).click();
@@ -53,7 +55,9 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
       viewport: { width: 1280, height: 800 },
       permissions: ['clipboard-read', 'clipboard-write'],
     }));
-    t = await startTestApp();
+    mcp = await TestMcpServer.start();
+    // The MCP server of the tool dropdown's test listens on 127.0.0.1, which the operator allows here.
+    t = await startTestApp({ FETCH_ALLOWED_HOSTS: '127.0.0.1' });
     const created = await t.request('POST', '/api/v1/workflows', {
       body: {
         name: 'Orders',
@@ -81,6 +85,7 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await mcp?.close();
   });
   afterEach(() => {
     expect(pageErrors).toEqual([]);
@@ -186,5 +191,275 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
     const clip = (await page.evaluate('navigator.clipboard.readText()')) as string;
     expect(JSON.parse(clip).nodes.map((n: { id: string }) => n.id)).toEqual(['set_2']);
     await name.fill('');
+  });
+
+  it('disables a node from its hover toolbar: drawn as disabled, and a run passes its input on without running it', async () => {
+    await node('set').hover();
+    await page.getByRole('button', { name: 'Disable set', exact: true }).click();
+    await node('set').and(page.locator('.disabled')).waitFor();
+    expect(await node('set').textContent()).toContain('disabled');
+    await axe('editor with a disabled node');
+    await page.getByLabel('Run input (JSON)').fill(JSON.stringify([{ total: 150 }]));
+    await page.getByRole('button', { name: 'Test workflow' }).click();
+    await page.getByRole('status', { name: 'Run on the canvas' }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+    expect((await definition()).nodes.find((n: { id: string }) => n.id === 'set').disabled).toBe(true);
+    await node('set').and(page.locator('.status-skipped')).waitFor();
+    const runId = (await page.getByRole('status', { name: 'Run on the canvas' }).locator('code').textContent())!;
+    const run = (await t.request('GET', `/api/v1/runs/${runId}`)).body;
+    const step = run.steps.find((s: { nodeId: string }) => s.nodeId === 'set');
+    expect(step).toMatchObject({ status: 'skipped', attempts: 0, output: [{ total: 150 }] });
+    await node('set').hover();
+    await page.getByRole('button', { name: 'Enable set', exact: true }).click();
+    await node('set').and(page.locator(':not(.disabled)')).waitFor();
+  });
+
+  it('opens a node with its data beside its parameters, and a field dragged from the input becomes an expression', async () => {
+    await node('set').dblclick();
+    const view = page.getByRole('dialog', { name: 'Node set' });
+    await view.waitFor();
+    const input = view.getByRole('region', { name: 'Input of set' });
+    await input.getByRole('table', { name: 'Input of set (table)' }).waitFor();
+    await input.getByRole('button', { name: 'Schema' }).click();
+    await input.getByRole('list', { name: 'Input of set (schema)' }).getByText('total').waitFor();
+    await input.getByRole('button', { name: 'JSON' }).click();
+    expect(JSON.parse((await input.getByLabel('Input of set (JSON)').textContent()) ?? 'null')).toEqual([{ total: 150 }]);
+    await input.getByRole('button', { name: 'Table' }).click();
+    await view.getByRole('region', { name: 'Output of set' }).getByRole('table').waitFor();
+    await axe('node view');
+    await shot('node-view');
+    if (process.env.DOCS_SCREENSHOTS === '1') copyFileSync(join(SCREENSHOTS, 'node-view.png'), join(DOCS, 'node-view-1280x800.png'));
+
+    // The column total, dragged onto the IF's condition, is read as item.total.
+    await page.keyboard.press('Escape');
+    await node('check').dblclick();
+    const check = page.getByRole('dialog', { name: 'Node check' });
+    await check.getByRole('table', { name: 'Input of check (table)' }).waitFor();
+    await check.getByRole('group', { name: 'Parameters of check' }).getByLabel('Condition mode').selectOption('fixed');
+    await check.locator('.data-key', { hasText: 'total' }).dragTo(check.locator('[data-parameter="condition"]'));
+    const condition = check.getByRole('group', { name: 'Parameters of check' }).getByLabel('Condition', { exact: true });
+    expect(await condition.inputValue()).toBe('item.total');
+    expect(await check.getByRole('group', { name: 'Parameters of check' }).getByLabel('Condition mode').inputValue()).toBe('expression');
+    await check.getByRole('button', { name: 'Close' }).click();
+    await check.waitFor({ state: 'detached' });
+  });
+
+  it('adds a sticky note, writes it, moves it, and selects nodes with a rubber band; the right-click menu acts on what it was opened on', async () => {
+    const canvas = (await page.locator('.canvas').boundingBox())!;
+    await page.mouse.click(canvas.x + canvas.width / 2, canvas.y + 30, { button: 'right' });
+    const menu = page.getByRole('menu', { name: 'Canvas' });
+    await axe('canvas menu');
+    await menu.getByRole('menuitem', { name: 'Add a sticky note here' }).click();
+    const text = page.getByRole('dialog', { name: 'Sticky note text' }).getByRole('textbox');
+    await text.fill('Orders over 100 go to review');
+    await page.getByRole('dialog', { name: 'Sticky note text' }).getByRole('button', { name: 'Done' }).click();
+    const note = page.getByRole('note', { name: /Orders over 100/ });
+    await note.waitFor();
+    const before = (await note.boundingBox())!;
+    await dragMouse({ x: before.x + 30, y: before.y + 20 }, { x: before.x + 90, y: before.y + 40 });
+    const moved = (await jsonTab()).notes[0];
+    expect(moved).toMatchObject({ text: 'Orders over 100 go to review', width: 240, height: 120 });
+
+    // Shift+drag around the IF and the two nodes after it.
+    const boxes = await Promise.all(['check', 'set', 'set_2'].map(boxOf));
+    const left = Math.min(...boxes.map((b) => b.x)) - 10;
+    const top = Math.min(...boxes.map((b) => b.y)) - 10;
+    const right = Math.max(...boxes.map((b) => b.x + b.width)) + 10;
+    const bottom = Math.max(...boxes.map((b) => b.y + b.height)) + 10;
+    await page.keyboard.down('Shift');
+    await dragMouse({ x: left, y: top }, { x: right, y: bottom });
+    await page.keyboard.up('Shift');
+    for (const id of ['check', 'set', 'set_2']) expect(await node(id).getAttribute('aria-pressed')).toBe('true');
+    expect(await node('orders').getAttribute('aria-pressed')).toBe('false');
+
+    await node('set_2').click({ button: 'right' });
+    await page.getByRole('menu', { name: 'Node set_2' }).getByRole('menuitem', { name: 'Disable' }).click();
+    await node('set_2').and(page.locator('.disabled')).waitFor();
+    await node('set_2').click({ button: 'right' });
+    await page.getByRole('menu', { name: 'Node set_2' }).getByRole('menuitem', { name: 'Enable' }).click();
+    await save();
+    expect((await definition()).notes).toEqual([moved]);
+    await shot('canvas-note');
+  });
+
+  it('draws a run live as its steps land: the waiting node first, then the rest', async () => {
+    const live = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'Slow',
+        definition: {
+          nodes: [
+            { id: 'start', type: 'webhook-trigger', parameters: {}, position: { x: 40, y: 100 } },
+            { id: 'first', type: 'set', parameters: { fields: { a: 1 } }, position: { x: 300, y: 100 } },
+            { id: 'pause', type: 'wait', parameters: { amount: 3, unit: 'seconds' }, position: { x: 560, y: 100 } },
+            { id: 'last', type: 'set', parameters: { fields: { b: 2 } }, position: { x: 820, y: 100 } },
+          ],
+          edges: [
+            { from: 'start', to: 'first' },
+            { from: 'first', to: 'pause' },
+            { from: 'pause', to: 'last' },
+          ],
+        },
+      },
+    });
+    expect(live.status).toBe(201);
+    await page.goto(`${t.url}/console/workflows/${live.body.id}`);
+    await node('last').waitFor();
+    await page.getByRole('button', { name: 'Test workflow' }).click();
+    // While the wait holds the run, the nodes before it are drawn done and the last not yet.
+    await node('first').and(page.locator('.status-succeeded')).waitFor({ timeout: 60_000 });
+    expect(await node('last').getAttribute('class')).not.toContain('status-succeeded');
+    await node('last').and(page.locator('.status-succeeded')).waitFor({ timeout: 60_000 });
+    expect(await page.locator('.canvas-edges g[data-edge-index="2"]').textContent()).toBe('1 item');
+    await page.getByRole('status', { name: 'Run on the canvas' }).locator('.badge', { hasText: 'succeeded' }).waitFor();
+    await axe('a run drawn live');
+  });
+
+  it('clears the red marks once the refused field is typed back, and never runs a draft the server refused', async () => {
+    await page.goto(`${t.url}/console/workflows/${workflowId}`);
+    await node('check').click();
+    const condition = page.getByRole('complementary', { name: 'Inspector' }).getByLabel('Condition', { exact: true });
+    const saved = await condition.inputValue();
+    await condition.fill('item.total >');
+    const runs = (await t.request('GET', `/api/v1/runs?workflowId=${workflowId}&limit=100`)).body.total;
+    // A test run saves first: refused, it does not start.
+    await page.getByRole('button', { name: 'Test workflow' }).click();
+    await page.getByRole('alert', { name: 'Refused by the server' }).waitFor();
+    await node('check').and(page.locator('.has-errors')).waitFor();
+    expect((await t.request('GET', `/api/v1/runs?workflowId=${workflowId}&limit=100`)).body.total).toBe(runs);
+    // One message, in plain words, not a second amber copy of it.
+    expect(await page.getByRole('region', { name: 'Possible problems' }).count()).toBe(0);
+    expect(await page.getByRole('alert', { name: 'Refused by the server' }).textContent()).toContain(
+      'Parameter "condition": the expression has a syntax error',
+    );
+    await axe('a refusal');
+    await condition.fill(saved);
+    await page.getByRole('alert', { name: 'Refused by the server' }).waitFor({ state: 'detached' });
+    expect(await node('check').getAttribute('class')).not.toContain('has-errors');
+  });
+
+  it('asks before leaving with unsaved changes, by a link or by Back', async () => {
+    await node('check').click();
+    await page.getByRole('complementary', { name: 'Inspector' }).getByLabel('Name', { exact: true }).fill('Big orders');
+    const questions: string[] = [];
+    const answer = (accept: boolean) =>
+      page.once('dialog', (dialog) => {
+        questions.push(dialog.message());
+        void (accept ? dialog.accept() : dialog.dismiss());
+      });
+    answer(false);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+    await page.waitForFunction(() => true);
+    expect(questions).toEqual(['This workflow has unsaved changes: leave and lose them?']);
+    expect(new URL(page.url()).pathname).toBe(`/console/workflows/${workflowId}`);
+    await node('check').locator('.node-title', { hasText: 'Big orders' }).waitFor();
+    await save();
+    answer(true);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+    await page.waitForURL(/\/console\/runs$/);
+    expect(questions).toHaveLength(1);
+    await page.goBack();
+    await node('check').waitFor();
+  });
+
+  it('compares the draft with a version (nodes added, removed, parameters changed) and restores the version into the draft', async () => {
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Published as version 1' }).waitFor();
+    await node('set_2').click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await node('check').click();
+    const condition = page.getByRole('complementary', { name: 'Inspector' }).getByLabel('Condition', { exact: true });
+    await condition.fill('item.total > 500');
+    await node('set').click();
+    await page.locator('[data-add-after="set"][data-output="main"]').click();
+    await pick('Add Merge (merge)');
+    await node('merge').waitFor();
+    await page.getByRole('button', { name: 'Compare with draft: version 1' }).click();
+    const diff = page.getByRole('region', { name: 'Draft compared with version 1' });
+    await diff.waitFor();
+    const text = (await diff.textContent()) ?? '';
+    expect(text).toContain('Nodes added: merge');
+    expect(text).toContain('Nodes removed: set_2');
+    expect(text).toContain('parameters.condition: "item.total > 100" → "item.total > 500"');
+    await axe('versions compared');
+    await shot('versions-diff');
+    await page.getByRole('button', { name: 'Restore version 1 into the draft' }).click();
+    await node('set_2').waitFor();
+    await node('merge').waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Compare with draft: version 1' }).click();
+    await page.getByRole('button', { name: 'Compare with draft: version 1' }).click();
+    await diff.getByText('No difference').waitFor();
+    await save();
+  });
+
+  it('previews an expression against the latest run that reached the node, even when a node test of another node came after', async () => {
+    await node('set').click();
+    await page.getByRole('group', { name: 'Test set' }).getByLabel('Test input (JSON)').fill('[{"total": 7}]');
+    await page.getByRole('group', { name: 'Test set' }).getByRole('button', { name: 'Test this node' }).click();
+    await page.getByRole('region', { name: 'Test result' }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+    await page.reload();
+    await node('check').click();
+    const preview = page.getByRole('complementary', { name: 'Inspector' }).getByLabel('Preview of Condition');
+    await preview.filter({ hasText: 'true' }).waitFor();
+    expect(await preview.textContent()).not.toContain('Cannot read properties');
+  });
+
+  it("lists an MCP server's tools in the mcp-client node's dropdown: the node's other parameters go with the question", async () => {
+    const created = await t.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'Tools',
+        definition: {
+          nodes: [
+            { id: 'start', type: 'webhook-trigger', parameters: {}, position: { x: 40, y: 100 } },
+            { id: 'call', type: 'mcp-client', parameters: { url: mcp.url, tool: 'echo' }, position: { x: 300, y: 100 } },
+          ],
+          edges: [{ from: 'start', to: 'call' }],
+        },
+      },
+    });
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/parameters/tool/options')) asked.push(request.url());
+    });
+    await page.goto(`${t.url}/console/workflows/${created.body.id}`);
+    await node('call').click();
+    const tool = page.getByRole('group', { name: 'Parameters of call' }).getByLabel('Tool', { exact: true });
+    await tool.locator('option', { hasText: 'add' }).waitFor({ state: 'attached' });
+    expect(await tool.locator('option').allTextContents()).toEqual(expect.arrayContaining(['add', 'echo', 'fail', 'whoami']));
+    expect(decodeURIComponent(asked[0])).toContain(`"url":"${mcp.url}"`);
+  });
+
+  it('zoomed far out, a large workflow fits and every node shows its name or stays a coloured summary, never a blank box', async () => {
+    const nodes = [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }];
+    const edges: { from: string; to: string }[] = [];
+    for (let i = 1; i < 150; i++) {
+      nodes.push({ id: `n${i}`, type: 'set', parameters: {} } as (typeof nodes)[number]);
+      edges.push({ from: i === 1 ? 'trigger' : `n${Math.floor(i / 2) || 1}`, to: `n${i}` });
+    }
+    const big = await t.request('POST', '/api/v1/workflows', {
+      body: { name: 'Big', definition: { nodes, edges: edges.filter((e) => e.from !== e.to) } },
+    });
+    await page.goto(`${t.url}/console/workflows/${big.body.id}`);
+    await node('n149').waitFor();
+    await page.locator('.canvas.far').waitFor();
+    // Fitted: every node inside the canvas.
+    const canvas = (await page.locator('.canvas').boundingBox())!;
+    for (const id of ['trigger', 'n1', 'n75', 'n149']) {
+      const box = await boxOf(id);
+      expect(box.x).toBeGreaterThanOrEqual(canvas.x - 1);
+      expect(box.y + box.height).toBeLessThanOrEqual(canvas.y + canvas.height + 1);
+    }
+    // Names at a readable size (12 px on screen) where they fit, and none covering another.
+    const labels = (await page.evaluate(`[...document.querySelectorAll('.canvas-node > .node-far')]
+      .filter((l) => getComputedStyle(l).display !== 'none')
+      .map((l) => { const r = l.getBoundingClientRect(); return { text: l.textContent, height: r.height, x: r.x, y: r.y, w: r.width }; })`)) as {
+      text: string;
+      height: number;
+      x: number;
+      y: number;
+      w: number;
+    }[];
+    expect(labels.length).toBeGreaterThan(20);
+    for (const label of labels) expect(label.height).toBeGreaterThanOrEqual(14);
+    await axe('a large workflow fitted');
+    await shot('canvas-far');
   });
 });
