@@ -7,6 +7,7 @@ import { curve, outputPort, World, type CanvasEdge, type CanvasNode, type Canvas
 import { NODE_HEIGHT, NODE_WIDTH } from './workflow-graph';
 
 export { outputPort, type CanvasEdge, type CanvasNode, type CanvasNote, type View } from './world';
+export { ZoomButtons } from './zoom-buttons';
 
 /** What the page can ask of the canvas: where its middle is, fit, zoom, bring a place into view. */
 export interface CanvasControl {
@@ -491,22 +492,5 @@ export function Canvas(props: CanvasProps) {
         onCenter={(p) => setView((v) => ({ ...v, x: size().width / 2 - p.x * v.k, y: size().height / 2 - p.y * v.k }))}
       />
     </div>
-  );
-}
-
-/** The zoom buttons, beside the canvas rather than over its nodes. */
-export function ZoomButtons({ control }: { control: { current: CanvasControl | null } }) {
-  return (
-    <span class="zoom-buttons" role="group" aria-label="Zoom">
-      <button type="button" class="secondary" onClick={() => control.current?.zoomBy(1.2)} aria-label="Zoom in" title="Zoom in (+)">
-        +
-      </button>
-      <button type="button" class="secondary" onClick={() => control.current?.zoomBy(1 / 1.2)} aria-label="Zoom out" title="Zoom out (-)">
-        −
-      </button>
-      <button type="button" class="secondary" onClick={() => control.current?.fit()} aria-label="Fit the workflow in view" title="Fit (0)">
-        Fit
-      </button>
-    </span>
   );
 }

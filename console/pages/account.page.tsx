@@ -48,7 +48,7 @@ export function AccountPage({ me }: { me: Me }) {
       <Section title="Your API keys">
         <ErrorBox error={keys.error ?? revoke.error} />
         {keys.data && (
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="API keys, scrollable">
             <table aria-label="API keys">
               <thead>
                 <tr>
@@ -104,7 +104,7 @@ export function IssuedKey({ issued }: { issued: Pick<IssuedApiKey, 'key' | 'name
       <p>
         The key <strong>{issued.name}</strong>: copy it now, it is not shown again.
       </p>
-      <code class="secret" aria-label="New API key">
+      <code class="secret" aria-label="The key, shown once">
         {issued.key}
       </code>
     </div>

@@ -15,7 +15,7 @@ export function CollectionsPage() {
         <ErrorBox error={list.error} />
         {list.data && list.data.items.length === 0 && <p class="muted">No collection yet: create one above.</p>}
         {list.data && list.data.items.length > 0 && (
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Collections, scrollable">
             <table aria-label="Collections">
               <thead>
                 <tr>

@@ -57,7 +57,7 @@ export function UsersPage() {
       <Section title="All users">
         <ErrorBox error={list.error} />
         {page && (
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Users, scrollable">
             <table aria-label="Users">
               <thead>
                 <tr>

@@ -1,3 +1,4 @@
+import { useEffect } from 'preact/hooks';
 import type { Definition, NodeType, Position } from '../api-types';
 import type { CanvasControl } from '../canvas/canvas';
 import {
@@ -200,3 +201,47 @@ export function editorActions(c: ActionContext) {
 }
 
 export type EditorActions = ReturnType<typeof editorActions>;
+
+const TEXT_FIELD = 'input, textarea, select, [contenteditable="true"]';
+
+/**
+ * Ctrl+C / Ctrl+V on the canvas copy and paste nodes as JSON (the system clipboard: any workflow,
+ * in any tab, takes them); in a text field, or with text selected, they are the browser's own.
+ */
+export function useCanvasClipboard(
+  area: { current: HTMLElement | null },
+  actions: EditorActions,
+  selectedCount: () => number,
+  say: (note: string) => void,
+): void {
+  useEffect(() => {
+    const onCanvas = () => {
+      const active = document.activeElement;
+      if (!active || !area.current?.contains(active) || active.closest(TEXT_FIELD)) return false;
+      return !String(window.getSelection() ?? '');
+    };
+    const onCopy = (event: ClipboardEvent) => {
+      if (!onCanvas()) return;
+      const clip = actions.copyText();
+      if (clip && event.clipboardData) {
+        event.clipboardData.setData('text/plain', clip);
+        event.preventDefault();
+        say(`Copied ${selectedCount()} node(s) as JSON.`);
+      }
+    };
+    const onPaste = (event: ClipboardEvent) => {
+      if (!onCanvas()) return;
+      const clip = event.clipboardData?.getData('text/plain');
+      if (clip) {
+        event.preventDefault();
+        actions.pasteText(clip);
+      }
+    };
+    document.addEventListener('copy', onCopy);
+    document.addEventListener('paste', onPaste);
+    return () => {
+      document.removeEventListener('copy', onCopy);
+      document.removeEventListener('paste', onPaste);
+    };
+  });
+}

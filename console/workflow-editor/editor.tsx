@@ -11,7 +11,7 @@ import { useLeaveGuard } from '../router';
 import { startRun } from '../runs';
 import { ErrorBox, useAction } from '../ui';
 import { CanvasField, ContextMenu } from './canvas-overlays';
-import { editorActions, type AddTarget, type Selection } from './editor-actions';
+import { editorActions, useCanvasClipboard, type AddTarget, type Selection } from './editor-actions';
 import { CanvasBar } from './editor-toolbar';
 import { Inspector, JsonEditor } from './inspector';
 import { NodeView } from './node-view';
@@ -49,8 +49,6 @@ interface EditorProps {
   runs: RunData;
   onSaved: () => void;
 }
-
-const TEXT_FIELD = 'input, textarea, select, [contenteditable="true"]';
 
 export function Editor({ base, workflow, types, versions, versionsError, notice, setNotice, kept, runs, onSaved }: EditorProps) {
   const [name, setName] = useState(workflow.name);
@@ -145,37 +143,7 @@ export function Editor({ base, workflow, types, versions, versionsError, notice,
   const viewedType = viewed ? nodeTypeOf(types.items, viewed.type, viewed.version) : undefined;
   const hasTrigger = definition?.nodes.some((n) => nodeTypeOf(types.items, n.type)?.trigger) ?? false;
 
-  // Ctrl+C / Ctrl+V on the canvas copy and paste nodes as JSON; in a text field they are the field's own.
-  useEffect(() => {
-    const onCanvas = () => {
-      const active = document.activeElement;
-      if (!active || !canvasBox.current?.contains(active) || active.closest(TEXT_FIELD)) return false;
-      return !String(window.getSelection() ?? '');
-    };
-    const onCopy = (event: ClipboardEvent) => {
-      if (!onCanvas()) return;
-      const clip = actions.copyText();
-      if (clip && event.clipboardData) {
-        event.clipboardData.setData('text/plain', clip);
-        event.preventDefault();
-        setCanvasNote(`Copied ${selectionRef.current.nodes.size} node(s) as JSON.`);
-      }
-    };
-    const onPaste = (event: ClipboardEvent) => {
-      if (!onCanvas()) return;
-      const clip = event.clipboardData?.getData('text/plain');
-      if (clip) {
-        event.preventDefault();
-        actions.pasteText(clip);
-      }
-    };
-    document.addEventListener('copy', onCopy);
-    document.addEventListener('paste', onPaste);
-    return () => {
-      document.removeEventListener('copy', onCopy);
-      document.removeEventListener('paste', onPaste);
-    };
-  });
+  useCanvasClipboard(canvasBox, actions, () => selectionRef.current.nodes.size, setCanvasNote);
 
   const onShortcut = (event: KeyboardEvent): boolean => {
     const key = event.key.toLowerCase();
@@ -512,7 +480,7 @@ export function Editor({ base, workflow, types, versions, versionsError, notice,
         start={(runType) => void run.run(runType)}
         shown={shown}
       />
-      <SettingsSection base={base} workflow={workflow} definition={definition} write={write} onSaved={onSaved} />
+      <SettingsSection base={base} workflow={workflow} definition={definition} write={write} setNotice={setNotice} onSaved={onSaved} />
       <Versions
         base={base}
         versions={versions}

@@ -12,14 +12,16 @@ interface SettingsProps {
   /** The draft: its variables are edited here, saved with it. */
   definition: Definition | null;
   write: (next: Definition, group?: string) => void;
+  /** Says what happened where the editor says it (it outlives the reload a save brings). */
+  setNotice: (notice: string) => void;
   onSaved: () => void;
 }
 
 /** The workflow's settings (saved at once, not versioned) and its variables (part of the draft), as forms. */
-export function SettingsSection({ base, workflow, definition, write, onSaved }: SettingsProps) {
+export function SettingsSection({ base, workflow, definition, write, setNotice, onSaved }: SettingsProps) {
   return (
     <Section title="Settings and variables">
-      <SettingsForm base={base} workflow={workflow} onSaved={onSaved} />
+      <SettingsForm base={base} workflow={workflow} setNotice={setNotice} onSaved={onSaved} />
       {definition && <VariablesForm definition={definition} write={write} />}
     </Section>
   );
@@ -27,7 +29,17 @@ export function SettingsSection({ base, workflow, definition, write, onSaved }: 
 
 const numberOrUndefined = (text: string) => (text.trim() === '' ? undefined : Number(text));
 
-function SettingsForm({ base, workflow, onSaved }: { base: string; workflow: Workflow; onSaved: () => void }) {
+function SettingsForm({
+  base,
+  workflow,
+  setNotice,
+  onSaved,
+}: {
+  base: string;
+  workflow: Workflow;
+  setNotice: (notice: string) => void;
+  onSaved: () => void;
+}) {
   const initial = workflow.settings ?? {};
   const [form, setForm] = useState({
     maxConcurrentRuns: initial.maxConcurrentRuns?.toString() ?? '',
@@ -38,10 +50,8 @@ function SettingsForm({ base, workflow, onSaved }: { base: string; workflow: Wor
     succeeded: initial.stepData?.succeeded ?? 'all',
     failed: initial.stepData?.failed ?? 'all',
   });
-  const [saved, setSaved] = useState('');
   const set = (change: Partial<typeof form>) => setForm({ ...form, ...change });
   const save = useAction(async () => {
-    setSaved('');
     const requests = numberOrUndefined(form.requests);
     const perSeconds = numberOrUndefined(form.perSeconds);
     const settings: WorkflowSettings = {
@@ -63,7 +73,7 @@ function SettingsForm({ base, workflow, onSaved }: { base: string; workflow: Wor
       ...(stored.notes?.length ? { notes: stored.notes } : {}),
     };
     await api('PUT', base, { body: { definition, settings } });
-    setSaved('Settings saved: they apply to every run from now on.');
+    setNotice('Settings saved: they apply to every run from now on.');
     onSaved();
   });
   const input = (label: string, key: keyof typeof form, hint: string, extra: Record<string, unknown> = {}) => (
@@ -118,11 +128,6 @@ function SettingsForm({ base, workflow, onSaved }: { base: string; workflow: Wor
         <button type="submit" disabled={save.busy}>
           Save settings
         </button>
-        {saved && (
-          <span class="notice" role="status">
-            {saved}
-          </span>
-        )}
       </div>
       <ErrorBox error={save.error} />
     </form>
