@@ -3,6 +3,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Position } from '../api-types';
 import { labelCulling } from './far-labels';
 import { Minimap } from './minimap';
+import { clamp, FAR_ZOOM, KEY_STEP, MINIMAP, transformOf, type Gesture } from './canvas-view';
+import { QuickHandles } from './quick-handles';
 import { curve, outputPort, World, type CanvasEdge, type CanvasNode, type CanvasNote, type View } from './world';
 import { NODE_HEIGHT, NODE_WIDTH } from './workflow-graph';
 
@@ -64,28 +66,6 @@ interface CanvasProps {
   children?: ComponentChildren;
 }
 
-/** Far enough to fit 200 nodes in a phone's view. */
-const MIN_ZOOM = 0.02;
-/**
- * Below this zoom a node's own text is a few pixels high: nodes are drawn as coloured boxes with
- * their name and status in a label of constant size, and ports and edge labels are left out
- * (which also keeps a pan over 200 nodes cheap: test/bench/canvas-pan.bench.ts).
- */
-const FAR_ZOOM = 0.5;
-const MAX_ZOOM = 2;
-const KEY_STEP = 10;
-/** The corner the minimap covers: a fitted view keeps its nodes clear of it. */
-const MINIMAP = { width: 190, height: 130 };
-const transformOf = (v: View) => `translate(${v.x}px, ${v.y}px) scale(${v.k})`;
-const clamp = (k: number) => Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, k));
-
-type Gesture =
-  | { kind: 'pan'; startX: number; startY: number; view: View; moved: boolean }
-  | { kind: 'drag'; startX: number; startY: number; ids: string[]; moved: boolean }
-  | { kind: 'note'; startX: number; startY: number; id: string; resize: boolean; moved: boolean }
-  | { kind: 'band'; start: Position; additive: boolean }
-  | { kind: 'connect'; from: string; output: string; start: Position };
-
 /**
  * The workflow drawn as notes, nodes and edges: HTML nodes and SVG edges in one layer moved by a
  * CSS transform, so panning and zooming re-render nothing but that transform (and the minimap's
@@ -104,6 +84,7 @@ export function Canvas(props: CanvasProps) {
   const [wire, setWire] = useState<{ from: Position; to: Position } | null>(null);
   const [band, setBand] = useState<{ a: Position; b: Position } | null>(null);
   const [hovered, setHovered] = useState<string | null>(null);
+  const [hoveredEdge, setHoveredEdge] = useState<number | null>(null);
   const gesture = useRef<Gesture | null>(null);
   // A pan in progress moves the view without rendering: the one transform and the minimap's frame
   // are set on the elements, and the state catches up when the gesture ends.
@@ -281,8 +262,14 @@ export function Canvas(props: CanvasProps) {
   const onPointerMove = (event: PointerEvent) => {
     const g = gesture.current;
     if (!g) {
-      const over = (event.target as Element).closest<HTMLElement>('[data-node-id]')?.dataset.nodeId ?? null;
-      if (over !== null && over !== hovered) setHovered(over);
+      // What the pointer is over decides the quick actions drawn: a node's toolbar and +, an edge's +.
+      const target = event.target as Element;
+      if (target.closest('[data-canvas-overlay], [data-edge-insert], [data-add-after]')) return;
+      const node = target.closest<HTMLElement>('[data-node-id]')?.dataset.nodeId ?? null;
+      const edge = target.closest<SVGElement>('[data-edge-index]')?.dataset.edgeIndex;
+      if (node !== null && node !== hovered) setHovered(node);
+      const overEdge = edge === undefined || node !== null ? null : Number(edge);
+      if (overEdge !== hoveredEdge) setHoveredEdge(overEdge);
       return;
     }
     if (g.kind === 'pan') {
@@ -376,9 +363,13 @@ export function Canvas(props: CanvasProps) {
       const [dx, dy] = arrows[event.key];
       if (onNode && editable) moveSelected(dx * step, dy * step);
       else setView((v) => ({ ...v, x: v.x - dx * step * 4, y: v.y - dy * step * 4 }));
-    } else if (onNode && (event.key === 'Enter' || event.key === ' ')) {
+    } else if (onNode && event.key === ' ') {
+      // Space selects (Shift+Space adds to the selection), Enter opens.
       const id = (onNode as HTMLElement).dataset.nodeId!;
-      props.onSelect([id], event.shiftKey);
+      props.onSelect(event.shiftKey ? [...new Set([...selected, id])] : [id], false);
+    } else if (onNode && event.key === 'Enter') {
+      const id = (onNode as HTMLElement).dataset.nodeId!;
+      props.onSelect([id], false);
       props.onOpen?.(id);
     } else if (onNode && event.key === 'F2' && editable) {
       props.onRename?.((onNode as HTMLElement).dataset.nodeId!);
@@ -419,6 +410,10 @@ export function Canvas(props: CanvasProps) {
 
   const toolbarFor = hovered && positions.has(hovered) ? hovered : selected.size === 1 ? [...selected][0] : null;
   const toolbarAt = toolbarFor && positions.has(toolbarFor) ? place(toolbarFor) : null;
+  const quick =
+    editable && !far && !drag ? (
+      <QuickHandles nodes={nodes} edges={edges} positions={positions} place={place} nodeId={toolbarFor} edgeIndex={hoveredEdge} />
+    ) : null;
   const world = {
     nodes,
     edges,
@@ -473,6 +468,7 @@ export function Canvas(props: CanvasProps) {
               )}
             </svg>
           )}
+          {quick}
           {editable && toolbarAt && !far && !drag && props.nodeToolbar && (
             <div class="node-toolbar" data-canvas-overlay style={{ left: `${toolbarAt.x}px`, top: `${toolbarAt.y - 34}px` }}>
               {props.nodeToolbar(toolbarFor!)}

@@ -1,4 +1,4 @@
-import { Component } from 'preact';
+import { Component, Fragment } from 'preact';
 import type { Position } from '../api-types';
 import { glyphOf } from './node-icons';
 import { NODE_HEIGHT, NODE_WIDTH, type Kind } from './workflow-graph';
@@ -54,7 +54,7 @@ export interface View {
 export function outputPort(position: Position, index: number, count: number): Position {
   return { x: position.x + NODE_WIDTH, y: position.y + (NODE_HEIGHT * (index + 1)) / (count + 1) };
 }
-const inputPort = (position: Position): Position => ({ x: position.x, y: position.y + NODE_HEIGHT / 2 });
+export const inputPort = (position: Position): Position => ({ x: position.x, y: position.y + NODE_HEIGHT / 2 });
 export const curve = (a: Position, b: Position) => {
   const bend = Math.max(40, Math.abs(b.x - a.x) / 2);
   return `M${a.x},${a.y} C${a.x + bend},${a.y} ${b.x - bend},${b.y} ${b.x},${b.y}`;
@@ -125,7 +125,6 @@ export class World extends Component<WorldProps> {
 
   render({ nodes, edges, notes, place, placeNote, selected, selectedEdge, selectedNote, editable }: WorldProps) {
     const byId = new Map(nodes.map((n) => [n.id, n]));
-    const linked = new Set(edges.map((e) => `${e.from}|${e.output}`));
     return (
       <>
         {notes.map((original) => {
@@ -151,7 +150,7 @@ export class World extends Component<WorldProps> {
             const a = outputPort(place(edge.from), Math.max(0, from.outputs.indexOf(edge.output)), from.outputs.length);
             const b = inputPort(place(edge.to));
             const d = curve(a, b);
-            const { middle, beside } = edgeMiddle(a, b);
+            const { beside } = edgeMiddle(a, b);
             const classes = [
               'edge',
               edge.status ? `edge-${edge.status}` : '',
@@ -166,12 +165,6 @@ export class World extends Component<WorldProps> {
                   <text class="edge-label" x={beside.x} y={beside.y} text-anchor="middle">
                     {edge.label}
                   </text>
-                )}
-                {editable && (
-                  <g class="edge-add" data-edge-insert={edge.index} transform={`translate(${middle.x},${middle.y})`}>
-                    <circle r="10" />
-                    <path d="M-5,0 H5 M0,-5 V5" />
-                  </g>
                 )}
               </g>
             );
@@ -247,7 +240,7 @@ export class World extends Component<WorldProps> {
               {node.outputs.map((output, i) => {
                 const top = `${((i + 1) * 100) / (node.outputs.length + 1)}%`;
                 return (
-                  <span key={output}>
+                  <Fragment key={output}>
                     {node.outputs.length > 1 && (
                       <span class="port-name" style={{ top }} aria-hidden="true">
                         {output}
@@ -260,19 +253,7 @@ export class World extends Component<WorldProps> {
                       data-node={node.id}
                       title={editable ? `Drag to connect ${node.id} (${output}), or drop on empty space to add a node` : output}
                     />
-                    {editable && (
-                      <span
-                        class={`port-add${linked.has(`${node.id}|${output}`) ? '' : ' unconnected'}`}
-                        style={{ top }}
-                        data-add-after={node.id}
-                        data-output={output}
-                        title={`Add a node after ${node.title}${node.outputs.length > 1 ? ` (${output})` : ''}`}
-                        aria-hidden="true"
-                      >
-                        +
-                      </span>
-                    )}
-                  </span>
+                  </Fragment>
                 );
               })}
             </div>

@@ -65,7 +65,7 @@ export function CanvasBar(p: BarProps) {
       </button>
       <ZoomButtons control={p.control} />
       <label class="compact run-picker">
-        Run on the canvas
+        Show a run
         <select value={p.shownRunId ?? ''} onChange={(e) => p.onShowRun(e.currentTarget.value || null)}>
           <option value="">none</option>
           {p.shownRunId && !p.recent.some((r) => r.id === p.shownRunId) && <option value={p.shownRunId}>{p.shownRunId}</option>}

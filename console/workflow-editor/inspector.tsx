@@ -157,7 +157,8 @@ export function Inspector(props: InspectorProps) {
       ) : (
         <div class="muted small">
           <p>
-            Select a node to edit its parameters ({selected.size > 1 ? `${selected.size} selected` : 'click or Tab to it, then Enter'}).
+            Select a node to edit its parameters (
+            {selected.size > 1 ? `${selected.size} selected` : 'click it, or Tab to it and press Space; Enter opens it with its data'}).
           </p>
           <p>
             Drag an output port (right edge of a node) onto another node to connect them, or onto empty space to add a node there; the +

@@ -1,7 +1,7 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations } from '../utils/console-browser';
+import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations, signIn } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 
 jest.setTimeout(240_000);
@@ -42,10 +42,7 @@ describe('the console does what the API does', () => {
     await t.request('POST', `/api/v1/collections/${collectionId}/files`, {
       body: { name: 'unreachable.pdf', url: 'http://127.0.0.1:9/unreachable.pdf' },
     });
-    await page.goto(`${t.url}/console`);
-    await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await signIn(page, t.url, BOOTSTRAP_KEY);
   });
   afterAll(async () => {
     await browser?.close();
@@ -102,6 +99,8 @@ describe('the console does what the API does', () => {
       expect.objectContaining({ userId: otherUser, role: 'viewer' }),
     );
 
+    await page.getByRole('region', { name: 'Search playground' }).getByLabel('Search text').fill('onboarding');
+    await shot('collection', 'console.png');
     await nav('Collections').click();
     const row = page.getByRole('table', { name: 'Collections' }).getByRole('row').filter({ hasText: 'Handbooks' });
     // One file, not indexed (its URL does not answer).
@@ -223,5 +222,16 @@ describe('the console does what the API does', () => {
       await wide(path);
       await axe(`${path} at 390`);
     }
+  });
+
+  it('tells a new user at sign-in where a first key comes from', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${t.url}/console`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const text = (await page.getByRole('main').textContent()) ?? '';
+    expect(text).toContain('BOOTSTRAP_API_KEY');
+    expect(text).toContain('npm run cli -- user:create --name');
+    expect(text).not.toContain('--user <id>');
+    await axe('sign-in');
   });
 });

@@ -1,4 +1,3 @@
-import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations } from '../utils/console-browser';
@@ -147,9 +146,6 @@ describe('workflow canvas in a browser', () => {
     ]);
     expect(await details.textContent()).toContain('Attempts1');
     await shot('canvas-run');
-    // The README's picture of a run on the canvas: `DOCS_SCREENSHOTS=1` writes it again after a change to the look.
-    if (process.env.DOCS_SCREENSHOTS === '1')
-      copyFileSync(join(SCREENSHOTS, 'canvas-run.png'), join(__dirname, '..', '..', 'docs', 'workflow-canvas-run.png'));
 
     // The runs list: the workflow's name and the duration.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();

@@ -1,7 +1,7 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations } from '../utils/console-browser';
+import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations, signIn } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 import { TestMcpServer } from '../utils/test-mcp-server';
 
@@ -77,10 +77,7 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
       },
     });
     workflowId = created.body.id;
-    await page.goto(`${t.url}/console`);
-    await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await signIn(page, t.url, BOOTSTRAP_KEY);
   });
   afterAll(async () => {
     await browser?.close();
@@ -110,9 +107,11 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
 
   it('adds a node on each IF output with its +, placed beside that output and clear of the others, the view following', async () => {
     await node('check').click();
+    await node('check').hover();
     await page.locator('[data-add-after="check"][data-output="true"]').click();
     await pick('Add Edit Fields (Set) (set)');
     await node('set').waitFor();
+    await node('check').hover();
     await page.locator('[data-add-after="check"][data-output="false"]').click();
     await pick('Add Edit Fields (Set) (set)');
     await node('set_2').waitFor();
@@ -135,9 +134,10 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
 
   it('inserts a node on an edge, renames a node on the canvas (the id stays), and never lets pasted or duplicated nodes overlap', async () => {
     // The + at the middle of the edge orders -> check.
-    const plus = (await page.locator('.canvas-edges g[data-edge-index="0"] [data-edge-insert] circle').boundingBox())!;
-    await page.mouse.move(plus.x + plus.width / 2, plus.y + plus.height / 2);
-    await page.mouse.click(plus.x + plus.width / 2, plus.y + plus.height / 2);
+    // The edge orders -> check runs level between the two: the pointer on its middle shows its +.
+    const [from, to] = [await boxOf('orders'), await boxOf('check')];
+    await page.mouse.move((from.x + from.width + to.x) / 2, from.y + from.height / 2);
+    await page.locator('[data-edge-insert="0"]').click();
     await pick('Add Edit Fields (Set) (set)');
     await node('set_3').waitFor();
     const edges = (await jsonTab()).edges;
@@ -181,8 +181,9 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
     expect(await name.inputValue()).toBe('routeroute');
     expect(await page.getByText('The clipboard holds no nodes').count()).toBe(0);
     await name.fill('');
-    // On the canvas the same keys copy the node selected in the same frame.
-    await node('set_2').click();
+    // On the canvas the same keys copy the node selected in the same frame (Space, then Ctrl+C at once).
+    await node('set_2').focus();
+    await page.keyboard.press('Space');
     await page.keyboard.press('Control+c');
     const clip = (await page.evaluate('navigator.clipboard.readText()')) as string;
     expect(JSON.parse(clip).nodes.map((n: { id: string }) => n.id)).toEqual(['set_2']);
@@ -199,6 +200,15 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
     await page.getByRole('status', { name: 'Run on the canvas' }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
     expect((await definition()).nodes.find((n: { id: string }) => n.id === 'set').disabled).toBe(true);
     await node('set').and(page.locator('.status-skipped')).waitFor();
+    await node('set_2').and(page.locator('.status-skipped')).waitFor();
+    // The item count reads beside its edge, clear of the IF's port names.
+    const trueEdge = (await jsonTab()).edges.findIndex((e: { from: string; output?: string }) => e.from === 'check' && e.output === 'true');
+    const label = (await page.locator(`.canvas-edges g[data-edge-index="${trueEdge}"] .edge-label`).boundingBox())!;
+    for (const port of await node('check').locator('.port-name').all()) expect(overlap(label, (await port.boundingBox())!)).toBe(false);
+    // The README's picture of a run on the canvas: `DOCS_SCREENSHOTS=1` writes it again after a change to the look.
+    await page.mouse.move(5, 5);
+    await shot('canvas-run');
+    if (process.env.DOCS_SCREENSHOTS === '1') copyFileSync(join(SCREENSHOTS, 'canvas-run.png'), join(DOCS, 'workflow-canvas-run.png'));
     const runId = (await page.getByRole('status', { name: 'Run on the canvas' }).locator('code').textContent())!;
     const run = (await t.request('GET', `/api/v1/runs/${runId}`)).body;
     const step = run.steps.find((s: { nodeId: string }) => s.nodeId === 'set');
@@ -364,6 +374,7 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
     const condition = page.getByRole('complementary', { name: 'Inspector' }).getByLabel('Condition', { exact: true });
     await condition.fill('item.total > 500');
     await node('set').click();
+    await node('set').hover();
     await page.locator('[data-add-after="set"][data-output="main"]').click();
     await pick('Add Merge (merge)');
     await node('merge').waitFor();
@@ -450,6 +461,10 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
       expect(box.x).toBeGreaterThanOrEqual(canvas.x - 1);
       expect(box.y + box.height).toBeLessThanOrEqual(canvas.y + canvas.height + 1);
     }
+    // The minimap's corner is kept clear of the fitted nodes; the zoom buttons are beside the canvas, not on it.
+    const minimap = (await page.locator('.minimap').boundingBox())!;
+    for (const id of ['trigger', 'n1', 'n75', 'n149']) expect(overlap(await boxOf(id), minimap)).toBe(false);
+    expect((await page.getByRole('button', { name: 'Zoom in' }).boundingBox())!.y).toBeLessThan(canvas.y);
     // Names at a readable size (12 px on screen) where they fit, and none covering another.
     const labels = (await page.evaluate(`[...document.querySelectorAll('.canvas-node > .node-far')]
       .filter((l) => getComputedStyle(l).display !== 'none')
@@ -464,5 +479,50 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
     for (const label of labels) expect(label.height).toBeGreaterThanOrEqual(14);
     await axe('a large workflow fitted');
     await shot('canvas-far');
+  });
+
+  it('adds a node where a dragged connection is dropped on empty space, tests a step from the hover toolbar, loads an earlier run onto the canvas, and goes full screen', async () => {
+    await page.goto(`${t.url}/console/workflows/${workflowId}`);
+    await node('set').waitFor();
+    const port = (await node('set').locator('[data-output-port="main"]').boundingBox())!;
+    const canvas = (await page.locator('.canvas').boundingBox())!;
+    const drop = { x: Math.min(port.x + 160, canvas.x + canvas.width - 40), y: port.y + 90 };
+    await dragMouse({ x: port.x + port.width / 2, y: port.y + port.height / 2 }, drop);
+    await page.getByRole('region', { name: 'Add a node after set' }).waitFor();
+    await pick('Add Merge (merge)');
+    await node('merge').waitFor();
+    expect((await jsonTab()).edges).toContainEqual({ from: 'set', to: 'merge' });
+    const merge = await boxOf('merge');
+    expect(Math.abs(merge.x - drop.x)).toBeLessThan(60);
+
+    await node('set').hover();
+    await page.getByRole('button', { name: 'Test this step set', exact: true }).click();
+    const onCanvas = page.getByRole('status', { name: 'Run on the canvas' });
+    await onCanvas.filter({ hasText: 'node test of set' }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+    await node('set').and(page.locator('.status-succeeded')).waitFor();
+
+    // Debug in editor: an earlier run, loaded from the list, is drawn instead.
+    const picker = page.getByLabel('Show a run');
+    const earlier = await picker
+      .locator('option')
+      .filter({ hasText: 'test ·' })
+      .filter({ hasNotText: 'node test' })
+      .first()
+      .getAttribute('value');
+    await picker.selectOption(earlier!);
+    await onCanvas.filter({ hasText: earlier! }).waitFor();
+    await node('check').and(page.locator('.status-succeeded')).waitFor();
+    await picker.selectOption('');
+    await onCanvas.waitFor({ state: 'detached' });
+    expect(await node('check').getAttribute('class')).not.toContain('status-');
+
+    const before = (await page.locator('.canvas').boundingBox())!;
+    await page.getByRole('button', { name: 'Full screen' }).click();
+    const after = (await page.locator('.canvas').boundingBox())!;
+    expect(after.height).toBeGreaterThan(before.height);
+    expect(after.y).toBeLessThan(before.y);
+    await axe('full screen');
+    await page.getByRole('button', { name: 'Exit full screen' }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
   });
 });
