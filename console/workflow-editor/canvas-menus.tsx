@@ -99,10 +99,10 @@ export function NodeToolbar({ id, definition, actions, test, onOpen, onRename }:
   return (
     <>
       {button('Test this step', '▶', () => test.start(testBody(definition, id, test)), test.busy)}
-      {button(node.disabled ? 'Enable' : 'Disable', '⏻', () => actions.setDisabled(only, !node.disabled))}
+      {button(node.disabled ? 'Enable' : 'Disable', '⊘', () => actions.setDisabled(only, !node.disabled))}
       {button('Rename', '✎', () => onRename(id))}
       {button('Open', '⤢', () => onOpen(id))}
-      {button('Duplicate', '⧉', () => actions.duplicate(only))}
+      {button('Duplicate', '❏', () => actions.duplicate(only))}
       {button('Delete', '✕', () => {
         actions.selectOnly(id);
         actions.remove();
