@@ -357,12 +357,26 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
     expect(new URL(page.url()).pathname).toBe(`/console/workflows/${workflowId}`);
     await node('check').locator('.node-title', { hasText: 'Big orders' }).waitFor();
     await save();
-    answer(true);
+    // Saved: nothing to lose, nothing asked.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
     await page.waitForURL(/\/console\/runs$/);
     expect(questions).toHaveLength(1);
-    await page.goBack();
-    await node('check').waitFor();
+    // Back, within the console: refused, the address stays the editor's; accepted, it goes back.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('link', { name: 'Orders' }).click();
+    await node('check').click();
+    await page.getByRole('complementary', { name: 'Inspector' }).getByLabel('Name', { exact: true }).fill('Huge orders');
+    answer(false);
+    await page.evaluate('history.back()');
+    for (const until = Date.now() + 20_000; questions.length < 2 && Date.now() < until;) await page.waitForTimeout(50);
+    expect(questions).toHaveLength(2);
+    expect(new URL(page.url()).pathname).toBe(`/console/workflows/${workflowId}`);
+    await node('check').locator('.node-title', { hasText: 'Huge orders' }).waitFor();
+    answer(true);
+    await page.evaluate('history.back()');
+    await page.waitForURL(/\/console\/workflows$/);
+    await page.getByRole('link', { name: 'Orders' }).click();
+    await node('check').locator('.node-title', { hasText: 'Big orders' }).waitFor();
   });
 
   it('compares the draft with a version (nodes added, removed, parameters changed) and restores the version into the draft', async () => {
