@@ -60,6 +60,12 @@ export interface WorkflowNodeSpec {
   retry?: RetryPolicy;
   /** Limit of one try of the node (of one item, in run mode `item`). */
   timeoutMs?: number;
+  /**
+   * Turned off without being removed (n8n's "deactivate"): it does not run, and what it receives
+   * goes on unchanged from its first output; its step is recorded as skipped. A trigger or a loop
+   * cannot be disabled.
+   */
+  disabled?: boolean;
   position?: { x: number; y: number };
 }
 
@@ -89,4 +95,15 @@ export interface WorkflowDefinition {
    * Kept with the draft only: publishing leaves them out, and no run but a node test reads them.
    */
   pinnedData?: Record<string, unknown>;
+  /** Sticky notes on the canvas: text for the people who read the workflow; they never run. */
+  notes?: StickyNote[];
+}
+
+/** A note drawn on the canvas beside the nodes. */
+export interface StickyNote {
+  id: string;
+  text: string;
+  position: { x: number; y: number };
+  width: number;
+  height: number;
 }

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { anyJson, listOf, pageOf, timestamp } from '../common/response-schemas';
 import { ROLES, Role } from '../domain/membership.model';
 import { VARIABLE_TYPES, VariableType } from '../domain/workflow-definition.model';
-import { EdgeDto, NodeSpecDto, WorkflowSettingsDto } from './workflows.dto';
+import { EdgeDto, NodeSpecDto, StickyNoteDto, WorkflowSettingsDto } from './workflows.dto';
 import { RunErrorDto } from '../runs/run-responses.dto';
 
 /** What the workflow, node-type and workflow-tool endpoints answer, for OpenAPI (the runs' answers: runs/run-responses.dto.ts). */
@@ -41,6 +41,9 @@ export class DefinitionViewDto {
     description: 'Inputs pinned on nodes of the draft, by node id (never on a published version)',
   })
   pinnedData?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: [StickyNoteDto], description: 'Sticky notes on the canvas, when there are any' })
+  notes?: StickyNoteDto[];
 }
 
 export class ScheduleDto {

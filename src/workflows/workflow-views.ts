@@ -8,6 +8,7 @@ export const definitionView = (definition: WorkflowDefinition) => ({
   edges: definition.edges,
   variables: definition.variables.map(variableView),
   ...(definition.pinnedData ? { pinnedData: definition.pinnedData } : {}),
+  ...(definition.notes?.length ? { notes: definition.notes } : {}),
 });
 
 export const workflowView = (workflow: Workflow, role: Role) => ({

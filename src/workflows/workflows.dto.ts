@@ -42,6 +42,8 @@ const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? val
 export const MAX_NODES = 200;
 export const MAX_EDGES = 1000;
 export const MAX_VARIABLES = 100;
+export const MAX_NOTES = 100;
+export const MAX_NOTE_CHARS = 10_000;
 export const MAX_RETRY_ATTEMPTS = 10;
 export const MAX_BACKOFF_MS = 5 * 60 * 1000;
 /** n8n's limits for its node settings of the same names. */
@@ -214,11 +216,50 @@ export class NodeSpecDto {
   @Max(MAX_NODE_TIMEOUT_MS)
   timeoutMs?: number;
 
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'Turned off without being removed: the node does not run and its input goes on unchanged from its first output (its step is recorded as skipped); a trigger or a loop cannot be disabled',
+  })
+  @IsOptional()
+  @IsBoolean()
+  disabled?: boolean;
+
   @ApiPropertyOptional({ type: PositionDto })
   @IsOptional()
   @ValidateNested()
   @Type(() => PositionDto)
   position?: PositionDto;
+}
+
+export class StickyNoteDto {
+  @ApiProperty({ pattern: NODE_ID.source, description: 'Unique among the notes' })
+  @IsString()
+  @Matches(NODE_ID, { message: 'id must start with a letter or _ and hold at most 64 letters, digits, _ or -' })
+  id: string;
+
+  @ApiProperty({ maxLength: MAX_NOTE_CHARS, description: 'What the note says (plain text)' })
+  @IsString()
+  @Length(0, MAX_NOTE_CHARS)
+  text: string;
+
+  @ApiProperty({ type: PositionDto, description: 'Its top left corner on the canvas' })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => PositionDto)
+  position: PositionDto;
+
+  @ApiProperty({ minimum: 80, maximum: 2000, description: 'Width on the canvas' })
+  @IsInt()
+  @Min(80)
+  @Max(2000)
+  width: number;
+
+  @ApiProperty({ minimum: 40, maximum: 2000, description: 'Height on the canvas' })
+  @IsInt()
+  @Min(40)
+  @Max(2000)
+  height: number;
 }
 
 export class EdgeDto {
@@ -383,6 +424,14 @@ export class DefinitionDto {
   @IsOptional()
   @IsObject()
   pinnedData?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: [StickyNoteDto], default: [], description: 'Sticky notes on the canvas: they never run' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_NOTES)
+  @ValidateNested({ each: true })
+  @Type(() => StickyNoteDto)
+  notes?: StickyNoteDto[];
 }
 
 export class CreateWorkflowDto {

@@ -73,6 +73,8 @@ export interface CompiledNode {
   readonly aiParameters: readonly AiParameter[];
   /** Validated and frozen once when every parameter is fixed, shared by every run. */
   readonly staticParams: object | null;
+  /** Turned off: it does not run, and its input goes on unchanged from its first output. */
+  readonly disabled: boolean;
   /** Whether running the node twice is harmless, given its resolved parameters. */
   readonly idempotent: (params: object) => boolean;
   /** True when that holds whatever the parameters (decidable before running it). */
