@@ -1,5 +1,5 @@
 import type { PassageView as PassageRecord } from '../collections/files.service';
-import type { DecisionRequest as ApprovalDecision, WaitingApproval as ToolRunApproval } from '../workflows/approvals.service';
+import type { DecisionRequest as ApprovalDecision, WaitingApproval as ToolRunApproval } from '../runs/approvals.service';
 import type { ToolRunView as ToolRunRecord } from '../workflows/workflow-tools.service';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from './tools/records';
 

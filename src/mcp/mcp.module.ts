@@ -1,8 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { CollectionsModule } from '../collections/collections.module';
 import { SecretsModule } from '../common/secrets.module';
 import { AppConfig } from '../config/app-config';
-import { SearchModule } from '../search/search.module';
+import { oncePerConfig } from '../config/once-per-config';
 import { WorkflowsModule } from '../workflows/workflows.module';
 import { ServicesBackendFactory } from './in-process/services-backend.adapter';
 import { McpAuthentication } from './transports/mcp-auth';
@@ -12,11 +13,11 @@ import { McpHttpEndpoints } from './transports/mcp-http-endpoints';
 @Module({})
 export class McpModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return {
+    return oncePerConfig(config, McpModule, () => ({
       module: McpModule,
-      imports: [CollectionsModule, SearchModule, SecretsModule, WorkflowsModule.forRoot(config)],
+      imports: [AuthModule, CollectionsModule.forRoot(config), SecretsModule, WorkflowsModule.forRoot(config)],
       providers: [ServicesBackendFactory, McpAuthentication, McpHttpEndpoints],
       exports: [McpHttpEndpoints],
-    };
+    }));
   }
 }

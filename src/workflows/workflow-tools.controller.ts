@@ -2,8 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiBody, ApiOkResponse, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
-import { ToolRunDto } from './tool-run-responses.dto';
-import { WorkflowToolCallDto, WorkflowToolListDto } from './workflow-responses.dto';
+import { ToolRunDto, WorkflowToolCallDto, WorkflowToolListDto } from './workflow-responses.dto';
 import { WorkflowToolsService } from './workflow-tools.service';
 
 /** The longest `?wait=` a follower may hold a tool run's request open for, in seconds. */

@@ -3,11 +3,11 @@ import { EventEmitter } from 'node:events';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
-import { Run, RunStatus, TERMINAL_RUN_STATUSES } from '../runs/run.model';
-import { MembershipStore } from '../storage/membership-store.port';
-import { ToolWorkflow, WorkflowStore } from '../storage/workflow-store.port';
-import { ApprovalsService, Decision, DecisionView, WaitingApproval } from './approvals.service';
-import { RunsService } from './runs.service';
+import { Run, RunStatus, TERMINAL_RUN_STATUSES } from '../domain/run.model';
+import { MembershipStore } from '../domain/membership-store.port';
+import { ToolWorkflow, WorkflowStore } from '../domain/workflow-store.port';
+import { ApprovalsService, Decision, DecisionView, WaitingApproval } from '../runs/approvals.service';
+import { RunsService } from '../runs/runs.service';
 import { SchemaProblem, schemaProblems } from '../sdk';
 
 /** A workflow offered as an MCP tool, as one caller sees it. */
