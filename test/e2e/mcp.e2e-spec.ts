@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResult, ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { execFile, spawn } from 'node:child_process';
+import { request } from 'undici';
 import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import { McpHttpEndpoints } from '../../src/mcp/transports/mcp-http-endpoints';
@@ -804,6 +805,36 @@ describe('MCP on a loopback HOST', () => {
       expect(res.headers.get('access-control-allow-origin')).toBe(origin);
     }
     expect((await initializeFrom(loopback, 'http://evil.example.com')).status).toBe(403);
+  });
+
+  it('refuses a request whose Host is not this machine (a DNS-rebinding page), on every door, however often it comes', async () => {
+    const port = new URL(loopback.url).port;
+    const asHost = async (host: string, path = '/mcp', method: 'POST' | 'GET' | 'OPTIONS' = 'POST') => {
+      const res = await request(`${loopback.url}${path}`, {
+        method,
+        headers: {
+          host,
+          authorization: `Bearer ${BOOTSTRAP_KEY}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+        },
+        body: method === 'POST' ? rawMcp.initializeBody : undefined,
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, text };
+    };
+    for (let i = 0; i < 2; i++) {
+      const refused = await asHost(`rebound.example:${port}`);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.text)).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringContaining('rebound.example') },
+      });
+      expect((await asHost(`localhost:${port}`)).status).toBe(200);
+    }
+    expect((await asHost('rebound.example', '/sse', 'GET')).status).toBe(403);
+    expect((await asHost('rebound.example', '/mcp', 'OPTIONS')).status).toBe(403);
+    expect((await asHost(`127.0.0.1:${port}`)).status).toBe(200);
   });
 
   it('refuses them on any other HOST', async () => {

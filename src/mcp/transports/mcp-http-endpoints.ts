@@ -1,6 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { localhostHostValidation, hostHeaderValidation } from '@modelcontextprotocol/fastify';
 import {
   AuthInfo,
   classifyInboundRequest,
@@ -8,7 +7,7 @@ import {
   localhostAllowedHostnames,
   RequestId,
 } from '@modelcontextprotocol/server';
-import type { FastifyInstance, FastifyRequest, HTTPMethods, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiKeyService } from '../../auth/api-key.service';
@@ -33,7 +32,7 @@ import {
 } from './json-rpc-http';
 import { authInfoOf, McpAuthentication, McpCaller, principalOf } from './mcp-auth';
 import { ModernDoor } from './modern-door';
-import { OriginPolicy } from './origin-policy';
+import { HostRule, OriginPolicy } from './origin-policy';
 import { SessionDoor } from './session-door';
 
 export const MCP_PATH = '/mcp';
@@ -110,7 +109,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   private readonly logger: Logger;
   private readonly origins: OriginPolicy;
   private readonly bodyLimit: number;
-  private readonly hostRule?: onRequestHookHandler;
+  private readonly hostRule?: HostRule;
   readonly serverOptions: McpServerOptions;
   private readonly sessions: SessionDoor;
   private readonly modern: ModernDoor;
@@ -134,9 +133,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (this.origins.loopback) {
       // On a loopback listener a DNS-rebinding page shows its own host name: only this machine's, and the public URL's, pass.
       const publicHost = config.PUBLIC_URL ? new URL(config.PUBLIC_URL).hostname : undefined;
-      this.hostRule = (
-        publicHost ? hostHeaderValidation([...localhostAllowedHostnames(), publicHost]) : localhostHostValidation()
-      ) as onRequestHookHandler;
+      this.hostRule = new HostRule([...localhostAllowedHostnames(), ...(publicHost ? [publicHost] : [])]);
     }
     this.serverOptions = {
       backend: (authInfo) => this.backends.forPrincipal(principalOf(authInfo)),
@@ -203,14 +200,11 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
         method,
         url,
         exposeHeadRoute: false,
-        onRequest: [
-          ...(this.hostRule ? [this.hostRule] : []),
-          (request, reply, done) => {
-            reply.hijack();
-            this.serve(handle, request, reply.raw);
-            done();
-          },
-        ],
+        onRequest: (request, reply, done) => {
+          reply.hijack();
+          this.serve(handle, request, reply.raw);
+          done();
+        },
         // Never reached: the onRequest hook above has answered.
         handler: () => undefined,
       });
@@ -251,7 +245,9 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   private serve(handle: RawHandler, request: FastifyRequest, response: ServerResponse): void {
     // The onSend hook that names the request everywhere else does not run on a hijacked reply.
     response.setHeader('x-request-id', String(request.id));
-    handle(request, response).catch((error: unknown) => {
+    const refusal = this.hostRule?.refusal(request.headers.host);
+    const handled = refusal === undefined ? handle(request, response) : Promise.reject(new RpcHttpError(403, RPC_SERVER_ERROR, refusal));
+    handled.catch((error: unknown) => {
       const refusal = error instanceof RpcHttpError;
       if (!refusal) request.log.error({ err: error }, 'MCP request failed');
       // Too late for a status: the client sees the connection end instead.
