@@ -18,9 +18,9 @@ import { Pool, WebSocket } from 'undici';
 import { BENCH_KEY, benchPort, call, percentile, report, startApp } from './lib/bench-kit';
 
 const CONNECTIONS = 32;
-const DURATION_MS = 9000;
-const ROUNDS = 6;
-const WARMUP_MS = 1000;
+const DURATION_MS = 10_000;
+const ROUNDS = 8;
+const WARMUP_MS = 2000;
 const WARMUP_SESSIONS = 10_000;
 const CYCLED_SESSIONS = 10_000;
 const CYCLE_CONCURRENCY = 50;
