@@ -16,7 +16,7 @@ import {
   ValidateBy,
   ValidateIf,
 } from 'class-validator';
-import { collectionOptions, CREDENTIAL_ID, credentialIdMessage, numeric, Parameter } from '../../src/sdk';
+import { collectionOptions, CREDENTIAL_ID, credentialIdMessage, jsonSchemaRule, numeric, Parameter } from '../../src/sdk';
 
 /** An outside MCP server whose tools the agent may call. */
 export interface AgentMcpServer {
@@ -206,6 +206,7 @@ export class AiAgentParameters {
   })
   @IsOptional()
   @IsObject()
+  @ValidateBy(jsonSchemaRule('outputSchema'))
   outputSchema?: Record<string, unknown>;
 
   @Parameter({
