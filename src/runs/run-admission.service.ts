@@ -58,6 +58,12 @@ type RefusalReason = 'workflow-queue-limit' | 'global-queue-limit' | 'queue-unav
  * the same answer), then the run is written as queued and only then its job enqueued, so no job
  * ever names a run the store lacks.
  */
+/**
+ * Starts the keys of the runs the service starts itself: callers' keys are visible ASCII only
+ * (no space), so none can be one of these.
+ */
+const SERVICE_KEY_PREFIX = 'service ';
+
 @Injectable()
 export class RunAdmission {
   private readonly logger: Logger;
@@ -135,7 +141,8 @@ export class RunAdmission {
    * A run the service starts on its own (a schedule's tick, an error workflow) of the workflow's
    * published version. Nobody calls: it acts as the user who put that version in force (published
    * or activated it), never as the owner by default. The key makes every process that sees the same
-   * event start one run.
+   * event start one run; it is kept in a namespace of its own (SERVICE_KEY_PREFIX), so no caller's
+   * `Idempotency-Key` can take a tick's or a failure's run in advance.
    */
   async startForService(
     workflow: Workflow,
@@ -147,7 +154,14 @@ export class RunAdmission {
     const actingUserId = workflow.activatedBy ?? (await this.workflows.getVersionById(workflow.activeVersionId ?? ''))?.createdBy;
     if (!actingUserId) throw new Error(`workflow ${workflow.id} has no version in force`);
     const run = newQueuedRun(
-      { ...runOf(workflow, 'production'), input, trigger, startedBy: actingUserId, actingUserId, idempotencyKey },
+      {
+        ...runOf(workflow, 'production'),
+        input,
+        trigger,
+        startedBy: actingUserId,
+        actingUserId,
+        idempotencyKey: SERVICE_KEY_PREFIX + idempotencyKey,
+      },
       now,
     );
     return this.accept(run, trigger === 'schedule' ? 'schedule' : 'service', workflow.settings);

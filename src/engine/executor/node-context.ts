@@ -28,7 +28,7 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
       ? { link: (expiresAt) => deps.approvalLinks!.url({ runId: request.runId, nodeId: node.id, expiresAt }) }
       : NO_APPROVALS,
     progress: progressOf(run, node.id),
-    memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id) : NO_MEMORY,
+    memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id, request.actingUserId) : NO_MEMORY,
   };
 }
 
