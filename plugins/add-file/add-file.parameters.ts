@@ -8,6 +8,7 @@ export class AddFileParameters {
     schema: { examples: ['col_0123456789abcdef'] },
     // Only where the builder may add files; the run still checks the rights of whoever starts it.
     loadOptions: (ctx) => collectionOptions(ctx, { minRole: 'editor' }),
+    collection: 'editor',
   })
   @IsString()
   @IsNotEmpty()

@@ -106,6 +106,7 @@ export class AiAgentParameters {
     description:
       'Collections the agent may search (tool `search_collections`), with the rights of the user the run acts as; hits carry fileId, fileName, passage and distance so the answer can cite them.',
     loadOptions: collectionOptions,
+    collection: 'viewer',
   })
   @IsArray()
   @ArrayMaxSize(20)

@@ -9,6 +9,7 @@ export class GetFileContentsParameters {
       "Id of the collection the files belong to (`col_...`). Leave it out to read each file from the collection its file object names (List Files' output does). The run's user needs at least the viewer role on it.",
     schema: { examples: ['col_0123456789abcdef'] },
     loadOptions: collectionOptions,
+    collection: 'viewer',
   })
   @IsOptional()
   @IsString()

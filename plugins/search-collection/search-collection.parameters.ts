@@ -10,6 +10,7 @@ export class SearchCollectionParameters {
     description: 'Id of the collection to search (`col_...`). The user who started the run needs at least the viewer role on it.',
     schema: { examples: ['col_0123456789abcdef'] },
     loadOptions: collectionOptions,
+    collection: 'viewer',
   })
   @IsString()
   @IsNotEmpty()

@@ -9,6 +9,7 @@ import { Metrics } from '../metrics/metrics.service';
 import { QueuedRuns, RunStore } from '../storage/run-store.port';
 import { WorkflowStore } from '../storage/workflow-store.port';
 import type { Workflow, WorkflowSettings } from '../workflows/workflow.model';
+import { userInForce } from './run-actors';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
 import { newQueuedRun, Run, runOf, RunTrigger } from './run.model';
 
@@ -151,7 +152,7 @@ export class RunAdmission {
     idempotencyKey: string,
     now = new Date(),
   ): Promise<{ created: boolean; run: Run }> {
-    const actingUserId = workflow.activatedBy ?? (await this.workflows.getVersionById(workflow.activeVersionId ?? ''))?.createdBy;
+    const actingUserId = await userInForce(this.workflows, workflow, 'production');
     if (!actingUserId) throw new Error(`workflow ${workflow.id} has no version in force`);
     const run = newQueuedRun(
       {

@@ -3,6 +3,7 @@ import { SecretsModule } from '../common/secrets.module';
 import { AppConfig } from '../config/app-config';
 import { EngineModule } from '../engine/engine.module';
 import { ActiveRuns } from './active-runs';
+import { RunActors } from './run-actors';
 import { RunAdmission } from './run-admission.service';
 import { RunEvents } from './run-events';
 import { RunPlans } from './run-plans';
@@ -15,6 +16,7 @@ import { Clock, DEFAULT_SCHEDULER_OPTIONS, SCHEDULER_OPTIONS, SystemClock, Workf
 function workerProviders(config: AppConfig): Provider[] {
   return [
     RunPlans,
+    RunActors,
     RunWorker,
     RunsReconciler,
     {
