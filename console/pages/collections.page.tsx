@@ -1,7 +1,7 @@
 import type { Collection } from '../api-types';
 import { CreateByName, usePagedList } from '../listing';
 import { Link } from '../router';
-import { ErrorBox, Section, Time } from '../ui';
+import { ErrorBox, Section, Time, UserText } from '../ui';
 
 export function CollectionsPage() {
   const { list, pager } = usePagedList<Collection>('/api/v1/collections');
@@ -28,7 +28,9 @@ export function CollectionsPage() {
                 {list.data.items.map((c) => (
                   <tr key={c.id}>
                     <td>
-                      <Link href={`/collections/${c.id}`}>{c.name}</Link>
+                      <Link href={`/collections/${c.id}`}>
+                        <UserText text={c.name} />
+                      </Link>
                     </td>
                     <td>{c.role}</td>
                     <td>

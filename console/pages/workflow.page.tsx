@@ -3,7 +3,7 @@ import { api, encode } from '../api-client';
 import { TERMINAL, type Accepted, type NodeTest, type Page, type Run, type RunSummary, type Version, type Workflow } from '../api-types';
 import { loadNodeTypes } from '../node-types';
 import { Link } from '../router';
-import { ErrorBox, useAction, useLoad, usePolling } from '../ui';
+import { ErrorBox, useAction, useLoad, usePolling, UserText } from '../ui';
 import { Editor, type Kept } from '../workflow-editor/editor';
 import { Versions } from '../workflow-editor/sections';
 
@@ -34,7 +34,7 @@ export function WorkflowPage({ id }: { id: string }) {
   return (
     <main class="wide">
       <ErrorBox error={workflow.error ?? types.error} />
-      <h1>{workflow.data?.name ?? 'Workflow'}</h1>
+      <h1>{workflow.data ? <UserText text={workflow.data.name} /> : 'Workflow'}</h1>
       {workflow.data && (
         <p class="muted">
           <code>{id}</code> · your role: {workflow.data.role} · active version:{' '}

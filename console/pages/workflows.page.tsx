@@ -1,7 +1,7 @@
 import type { WorkflowSummary } from '../api-types';
 import { CreateByName, usePagedList } from '../listing';
 import { Link } from '../router';
-import { ErrorBox, Section, Time } from '../ui';
+import { ErrorBox, Section, Time, UserText } from '../ui';
 
 export function WorkflowsPage() {
   const { list, pager } = usePagedList<WorkflowSummary>('/api/v1/workflows');
@@ -33,7 +33,9 @@ export function WorkflowsPage() {
                 {list.data.items.map((w) => (
                   <tr key={w.id}>
                     <td>
-                      <Link href={`/workflows/${w.id}`}>{w.name}</Link>
+                      <Link href={`/workflows/${w.id}`}>
+                        <UserText text={w.name} />
+                      </Link>
                       <div class="muted small">
                         <code>{w.id}</code>
                       </div>
