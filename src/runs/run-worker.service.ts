@@ -156,6 +156,7 @@ export class RunWorker {
       const request: RunRequest = {
         runId: run.id,
         workflowId: run.workflowId,
+        runType: run.runType,
         actingUserId: run.actingUserId,
         input: prepared.input,
         variables: prepared.variables,

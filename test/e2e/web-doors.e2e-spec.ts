@@ -36,7 +36,7 @@ describe('web doors', () => {
       `${selector} *`,
       (elements, rlo) =>
         elements
-          .filter((e) => [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && (n.textContent ?? '').includes(rlo)))
+          .filter((e) => [...e.childNodes].some((n) => n.nodeType === 3 && (n.textContent ?? '').includes(rlo)))
           .map((e) => ({ isolated: e.closest('bdi') !== null, text: e.closest('bdi')?.textContent ?? e.textContent })),
       RLO,
     );

@@ -98,7 +98,15 @@ export class MongoWorkflowStore extends WorkflowStore {
   ): Promise<boolean> {
     const result = await this.workflows.updateOne(
       { _id: id },
-      { $set: { name, draftJson: JSON.stringify(draft), draftSavedBy: savedBy, updatedAt, ...(settings ? { settingsJson: JSON.stringify(settings) } : {}) } },
+      {
+        $set: {
+          name,
+          draftJson: JSON.stringify(draft),
+          draftSavedBy: savedBy,
+          updatedAt,
+          ...(settings ? { settingsJson: JSON.stringify(settings) } : {}),
+        },
+      },
     );
     return result.matchedCount > 0;
   }
