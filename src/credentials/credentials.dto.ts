@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, Matches, ValidateBy } from 'class-validator';
@@ -40,6 +41,16 @@ const ALLOWED_HOSTS_HELP =
   'The hosts (host or host:port, as in a URL) its values may be sent to; a request to any other host is refused before it is sent. ' +
   "Left empty, the owner's first use adopts that use's host. Allowing another host needs the secrets again.";
 
+/** `allowedHosts` as create and update take it. */
+const AllowedHostsProperty = () =>
+  applyDecorators(
+    ApiPropertyOptional({ type: [String], description: ALLOWED_HOSTS_HELP, example: ['api.example.com'] }),
+    IsOptional(),
+    IsArray(),
+    ArrayMaxSize(MAX_ALLOWED_HOSTS),
+    Matches(HOST_PATTERN, { each: true, message: HOST_MESSAGE }),
+  );
+
 export class CreateCredentialDto {
   @ApiProperty({ description: `1 to ${MAX_CREDENTIAL_NAME_CHARS} characters after trimming` })
   @Transform(trimmed)
@@ -64,11 +75,7 @@ export class CreateCredentialDto {
   @IsStringRecord()
   secrets: Record<string, string>;
 
-  @ApiPropertyOptional({ type: [String], description: ALLOWED_HOSTS_HELP, example: ['api.example.com'] })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ALLOWED_HOSTS)
-  @Matches(HOST_PATTERN, { each: true, message: HOST_MESSAGE })
+  @AllowedHostsProperty()
   allowedHosts?: string[];
 }
 
@@ -95,11 +102,7 @@ export class UpdateCredentialDto {
   @IsStringRecord()
   secrets?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: [String], description: ALLOWED_HOSTS_HELP, example: ['api.example.com'] })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ALLOWED_HOSTS)
-  @Matches(HOST_PATTERN, { each: true, message: HOST_MESSAGE })
+  @AllowedHostsProperty()
   allowedHosts?: string[];
 }
 

@@ -24,6 +24,8 @@ describe('schemaProblems', () => {
     expect(problems).toHaveLength(1);
     expect(problems[0].path).toBe('');
     expect(problems[0].message).toContain('1000000 characters is too long to check against the pattern "^[ab]*a[ab]{20}$"');
+    // Any allowed pattern checks a 1,000-character value.
+    expect(schemaProblems(stringWithPattern('^[a-z]{0,40}[0-9]*$'), { a: 'a'.repeat(40) + '1'.repeat(960) })).toEqual([]);
   });
 });
 
@@ -33,6 +35,7 @@ describe('schemaDefinitionProblem', () => {
     [stringWithPattern('(?=a)b'), 'no lookahead'],
     [{ type: 'object', patternProperties: { '(a)\\1': { type: 'string' } } }, 'no lookahead, lookbehind or backreferences'],
     [stringWithPattern('a'.repeat(1001)), 'more than the 1000 allowed'],
+    [stringWithPattern('^[a-z]{0,500}$'), 'compiles to 1004 instructions, more than the 100 allowed'],
     [{ type: 'object', properties: { a: { $ref: '#/nowhere' } } }, "can't resolve reference"],
     [{ type: 'objec' }, 'schema is invalid'],
     ['{}', 'must be a JSON Schema (an object)'],
