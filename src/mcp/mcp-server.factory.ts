@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, isAppError } from '../common/app-error';
 import { LruCache } from '../common/lru-cache';
-import { linearJsonSchemaValidator } from '../sdk';
+import { linearJsonSchemaValidator } from '../sdk/json-schema';
 import type { CollectionsBackend, WorkflowToolRecord } from './collections-backend.port';
 import { toolFailure } from './tool-errors';
 import { COLLECTION_TOOLS, CollectionTool } from './tools';
