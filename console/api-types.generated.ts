@@ -1786,6 +1786,8 @@ export interface components {
             createdAt: string;
             /** @description The draft: what test runs execute and the next publish snapshots */
             definition: components["schemas"]["DefinitionViewDto"];
+            /** @description Who saved the draft last: a test run of the draft as another workflow's sub-workflow acts as this user (null: saved before this was kept) */
+            draftSavedBy: string | null;
             /** @example wfl_0123456789abcdefghijklmno */
             id: string;
             /** @description The newest published version */
@@ -1820,6 +1822,8 @@ export interface components {
              * @description ISO 8601 timestamp, UTC
              */
             createdAt: string;
+            /** @description Who saved the draft last: a test run of the draft as another workflow's sub-workflow acts as this user (null: saved before this was kept) */
+            draftSavedBy: string | null;
             /** @example wfl_0123456789abcdefghijklmno */
             id: string;
             /** @description The newest published version */

@@ -137,8 +137,10 @@ describe('no borrowed rights', () => {
     const asEditor = await t.request('POST', `/api/v1/workflows/${parent}/runs`, { body: {} });
     await expectChildActedAsEditor(asEditor.body.runId);
 
+    expect((await t.request('GET', `/api/v1/workflows/${draftChild}`)).body.draftSavedBy).toBe(editor.id);
     // The owner saves the same draft: now the owner vouches for it, and it reads as the owner.
-    expect((await t.request('PUT', `/api/v1/workflows/${draftChild}`, { body: { definition: readTheVault() } })).status).toBe(200);
+    const saved = await t.request('PUT', `/api/v1/workflows/${draftChild}`, { body: { definition: readTheVault() } });
+    expect(saved.body.draftSavedBy).toBe(t.admin.id);
     const asOwner = await t.request('POST', `/api/v1/workflows/${parent}/runs`, { body: {} });
     const record = await waitForRun(t.request, asOwner.body.runId, { timeoutMs: 60_000 });
     expect(record.status).toBe('succeeded');
