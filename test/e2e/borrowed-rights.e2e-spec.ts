@@ -6,7 +6,7 @@ import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { ScriptedAgentLlm } from '../utils/scripted-agent-llm';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
 import { TERMINAL, waitForRun } from '../utils/workflows-fixtures';
-import { createCollection, waitForFile } from './collections-files.helpers';
+import { createCollection, upload, waitForFile } from './collections-files.helpers';
 
 /**
  * No borrowed rights, through the real doors. The owner's parent workflows call a child workflow
@@ -38,15 +38,9 @@ describe('no borrowed rights', () => {
     });
     editor = await t.createUser('editor');
     privateCollection = await createCollection(t, 'Vault');
-    const form = new FormData();
-    form.append('file', new Blob([SECRET_TEXT], { type: 'text/plain' }), 'vault.txt');
-    const upload = await fetch(`${t.url}/api/v1/collections/${privateCollection}/files/upload`, {
-      method: 'POST',
-      headers: { 'x-api-key': t.admin.key },
-      body: form,
-    });
-    expect(upload.status).toBe(201);
-    expect((await waitForFile(t, privateCollection, ((await upload.json()) as { id: string }).id)).status).toBe('indexed');
+    const uploaded = await upload(t, privateCollection, 'vault.txt', Buffer.from(SECRET_TEXT), 'text/plain');
+    expect(uploaded.status).toBe(201);
+    expect((await waitForFile(t, privateCollection, uploaded.body.id)).status).toBe('indexed');
 
     // The owner's child, a tool workflow shared with the editor, who makes it read the vault (by an
     // expression: a fixed collection they cannot read is refused at save) and publishes it.

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { openConsoleBrowser } from '../utils/console-browser';
 import { BOOTSTRAP_KEY, startTestApp, TestApp } from '../utils/test-app';
 import { waitForRun } from '../utils/workflows-fixtures';
-import { createCollection, waitForFile } from './collections-files.helpers';
+import { createCollection, upload, waitForFile } from './collections-files.helpers';
 
 /**
  * The web doors as found from outside: a right-to-left override (U+202E) in a workflow name, a
@@ -88,14 +88,8 @@ describe('web doors', () => {
     const started = await t.request('POST', `/api/v1/workflows/${workflow.body.id}/runs`, { body: { runType: 'test' } });
     expect((await waitForRun(t.request, started.body.runId)).status).toBe('failed');
     const collection = await createCollection(t, `Files ${RLO}sdrawkcab`);
-    const form = new FormData();
-    form.append('file', new Blob(['plain words'], { type: 'text/plain' }), `report${RLO}txt.exe`);
-    const upload = await fetch(`${t.url}/api/v1/collections/${collection}/files/upload`, {
-      method: 'POST',
-      headers: { 'x-api-key': BOOTSTRAP_KEY },
-      body: form,
-    });
-    await waitForFile(t, collection, ((await upload.json()) as { id: string }).id, ['indexed', 'error']);
+    const uploaded = await upload(t, collection, `report${RLO}txt.exe`, Buffer.from('plain words'), 'text/plain');
+    await waitForFile(t, collection, uploaded.body.id, ['indexed', 'error']);
 
     await page.goto(`${t.url}/console/workflows`);
     await page.getByLabel('API key').fill(BOOTSTRAP_KEY);
