@@ -12,7 +12,15 @@ import {
   MinLength,
   ValidateBy,
 } from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter, jsonSchemaRule } from '../../src/sdk';
+import {
+  CREDENTIAL_ID,
+  credentialIdMessage,
+  DURATION_UNITS,
+  DurationUnit,
+  jsonSchemaRule,
+  MAX_PAUSE_MS,
+  Parameter,
+} from 'workflow-collection-service/sdk';
 
 export class ApprovalParameters {
   @Parameter({

@@ -1,5 +1,5 @@
 import { IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
-import { Parameter, jsonSchemaRule } from '../../src/sdk';
+import { jsonSchemaRule, Parameter } from 'workflow-collection-service/sdk';
 
 export class McpTriggerParameters {
   @Parameter({

@@ -2,10 +2,17 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, Matches, ValidateBy } from 'class-validator';
-import { ROLES, Role } from '../auth/membership.model';
+import { ROLES, Role } from '../domain/membership.model';
 import { trimmed } from '../common/input-validation';
 import { pageOf, timestamp } from '../common/response-schemas';
-import { Credential, CREDENTIAL_TYPES, CREDENTIAL_USE_KINDS, CredentialType, CredentialUse, CredentialUseKind } from './credential.model';
+import {
+  Credential,
+  CREDENTIAL_TYPES,
+  CREDENTIAL_USE_KINDS,
+  CredentialType,
+  CredentialUse,
+  CredentialUseKind,
+} from '../domain/credential.model';
 
 export const MAX_CREDENTIAL_NAME_CHARS = 200;
 /** A secret longer than this is no API key or password: a body pasted by mistake. */

@@ -1,18 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
-import type { Role } from '../auth/membership.model';
+import type { Role } from '../domain/membership.model';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { newId } from '../common/ids';
-import { Page, PageRequest } from '../common/pagination';
+import { Page, PageRequest } from '../common/page';
 import { SafeFetch } from '../common/safe-fetch';
 import { SecretCipher } from '../common/secret-cipher';
 import { CredentialUseContext, NodeCredentials, ResolvedCredential } from '../engine/node-credentials.port';
 import { NodeConfigurationError } from '../sdk';
-import { CredentialStore } from '../storage/credential-store.port';
-import { MembershipStore } from '../storage/membership-store.port';
-import { WorkflowStore } from '../storage/workflow-store.port';
-import { Credential, CREDENTIAL_FIELDS, CredentialType, SECRET_DESTINATIONS } from './credential.model';
+import { CredentialStore } from '../domain/credential-store.port';
+import { MembershipStore } from '../domain/membership-store.port';
+import { WorkflowStore } from '../domain/workflow-store.port';
+import { Credential, CREDENTIAL_FIELDS, CredentialType, SECRET_DESTINATIONS } from '../domain/credential.model';
 import { OAuth2Tokens, resolvedCredential } from './credential-injection';
 import { CreateCredentialDto, credentialUseView, credentialView, UpdateCredentialDto } from './credentials.dto';
 

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
-import type { Role } from '../auth/membership.model';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
-import { UserStore } from '../storage/user-store.port';
-import { WorkflowStore } from '../storage/workflow-store.port';
-import type { Workflow } from '../workflows/workflow.model';
-import type { Run, RunType } from './run.model';
+import type { Role } from '../domain/membership.model';
+import type { Run, RunType } from '../domain/run.model';
+import { UserStore } from '../domain/user-store.port';
+import { WorkflowStore } from '../domain/workflow-store.port';
+import type { Workflow } from '../domain/workflow.model';
 
 /**
  * Who vouched for what a run of `workflow` executes, i.e. whose rights it may act with when nobody

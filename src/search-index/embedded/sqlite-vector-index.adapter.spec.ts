@@ -1,0 +1,97 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as sqliteVec from 'sqlite-vec';
+import { ErrorCode } from '../../common/app-error';
+import { IndexUnit } from '../../domain/vector-index.port';
+import { DELETE_BATCH, SqliteVectorIndex } from './sqlite-vector-index.adapter';
+
+/** What the contract suite cannot see: the tables behind the port. */
+describe('SqliteVectorIndex storage', () => {
+  let dir: string;
+  let db: Database.Database;
+  let index: SqliteVectorIndex;
+
+  const open = () => {
+    const connection = new Database(join(dir, 'index.db'));
+    connection.pragma('journal_mode = WAL');
+    sqliteVec.load(connection);
+    return connection;
+  };
+  const rows = (sql: string) => db.prepare(sql).pluck().get() as number;
+  const unit = (i: number, fields: Partial<IndexUnit> = {}): IndexUnit => ({
+    id: `unt_${i}`,
+    collectionId: 'col_a',
+    fileId: `fle_${i % 3}`,
+    passageId: `psg_${i}`,
+    text: `lantern number ${i}`,
+    vector: Float32Array.from([1, i % 7, i % 5, 1]),
+    ...fields,
+  });
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'wcs-sqlite-index-'));
+    db = open();
+    index = new SqliteVectorIndex(db);
+    await index.init();
+  });
+
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('deletes a collection larger than one batch without leaving vector or FTS rows behind', async () => {
+    const count = DELETE_BATCH * 2 + 37;
+    await index.upsert(Array.from({ length: count }, (_, i) => unit(i)));
+    await index.upsert([unit(count, { collectionId: 'col_b' })]);
+    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(count + 1);
+
+    await index.deleteByCollection('col_a');
+
+    expect(rows('SELECT count(*) FROM search_units')).toBe(1);
+    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(1);
+    expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(1);
+  });
+
+  it('replaces a unit in place: one row in each table', async () => {
+    await index.upsert([unit(1)]);
+    await index.upsert([unit(1, { text: 'lighthouse' })]);
+    expect(rows('SELECT count(*) FROM search_units')).toBe(1);
+    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(1);
+    expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(0);
+  });
+
+  it('rolls back a refused batch entirely, including the units it would have replaced', async () => {
+    await index.upsert([unit(1), unit(2), unit(3, { collectionId: 'col_b', vector: Float32Array.from([1, 0, 0]) })]);
+    // The replacement of unit 1 is valid; the unit for col_b is not, and is checked after it.
+    const refused = [unit(1, { text: 'changed' }), unit(4, { collectionId: 'col_b', vector: Float32Array.from([1, 0]) })];
+
+    await expect(index.upsert(refused)).rejects.toMatchObject({ code: ErrorCode.EMBEDDING_MISMATCH });
+
+    expect(rows('SELECT count(*) FROM search_units')).toBe(3);
+    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(2);
+    expect(await index.searchText('col_a', 'changed', 10)).toEqual([]);
+    expect((await index.searchText('col_a', 'lantern', 10)).map((h) => h.unitId).sort()).toEqual(['unt_1', 'unt_2']);
+  });
+
+  it('keeps its data across connections, and a vector table created by another connection is reused', async () => {
+    await index.upsert([unit(1), unit(2, { vector: Float32Array.from([0, 1, 0, 0]) })]);
+    db.close();
+
+    db = open();
+    index = new SqliteVectorIndex(db);
+    await index.init();
+    const [nearest] = await index.searchVector('col_a', Float32Array.from([0, 2, 0, 0]), 1);
+    expect(nearest).toMatchObject({ unitId: 'unt_2', distance: expect.closeTo(0, 5) });
+    await index.upsert([unit(3)]);
+    expect(await index.countUnits('col_a')).toBe(3);
+  });
+
+  it('reports itself unavailable once its database is closed', async () => {
+    db.close();
+    await expect(index.ping()).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
+    db = open();
+  });
+});
