@@ -9,9 +9,9 @@ import {
   ServerCapabilities,
   ServerContext,
 } from '@modelcontextprotocol/server';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { z } from 'zod';
 import { ErrorCode, isAppError } from '../common/app-error';
+import { linearJsonSchemaValidator } from '../sdk/json-schema';
 import type { McpBackend, WorkflowToolRecord } from './mcp-backend.port';
 import { McpCall, McpEra } from './mcp-call';
 import { decodeCursor, pageOf } from './paging';
@@ -61,9 +61,10 @@ export interface McpServerOptions {
   toolTimeoutMs: number;
 }
 
-// The server builds its own JSON Schema validator unless given one (for the forms it asks clients to
-// fill in): one per process serves every session and request.
-const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+// The server builds its own JSON Schema validator unless given one (for the answers to the forms it
+// asks clients to fill in, whose schemas users write): the service's one JSON Schema check, with
+// linear-time patterns, serves every session and request.
+const SCHEMA_VALIDATOR = linearJsonSchemaValidator;
 
 function capabilitiesFor(era: McpEra): ServerCapabilities {
   const common: ServerCapabilities = { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} };
