@@ -88,6 +88,7 @@ export class SqliteVectorIndex extends VectorIndex {
         dimension INTEGER NOT NULL
       );
       CREATE INDEX IF NOT EXISTS search_units_collection_file ON search_units (collection_id, file_id);
+      CREATE INDEX IF NOT EXISTS search_units_collection_seq ON search_units (collection_id, seq);
       CREATE VIRTUAL TABLE IF NOT EXISTS search_units_fts USING fts5(
         text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
       );

@@ -16,10 +16,15 @@ export class NearestThread {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
-  /** Bumped each time a thread starts. */
-  generation = 0;
+  private started = 0;
 
   constructor(private readonly workerPath = workerFile(__dirname, 'nearest.worker')) {}
+
+  /** Which thread is (now) running: a new value means a new thread that holds nothing yet. */
+  get generation(): number {
+    this.thread();
+    return this.started;
+  }
 
   post(message: Exclude<NearestRequest, { id: number }>, transfer: ArrayBuffer[] = []): void {
     this.thread().postMessage(message, transfer);
@@ -87,7 +92,7 @@ export class NearestThread {
     worker.on('error', (error) => lost(error.message));
     worker.on('exit', (code) => lost(`exit code ${code}`));
     this.worker = worker;
-    this.generation++;
+    this.started++;
     return worker;
   }
 
