@@ -192,18 +192,29 @@ async function main(): Promise<void> {
     const deleteStarted = performance.now();
     await index.deleteByCollection(COLLECTION);
     const deleteMs = performance.now() - deleteStarted;
-    console.log(`deleteByFile (${set.files > 0 ? Math.round(UNITS / set.files) : 0} units): ${deleteFileMs.toFixed(0)} ms; deleteByCollection: ${(deleteMs / 1000).toFixed(1)} s`);
+    console.log(
+      `deleteByFile (${set.files > 0 ? Math.round(UNITS / set.files) : 0} units): ${deleteFileMs.toFixed(0)} ms; deleteByCollection: ${(deleteMs / 1000).toFixed(1)} s`,
+    );
 
     const where = AT_1M ? 'measured here' : 'target at 1,000,000 units: run with BENCH_UNITS=1000000';
     const figure = (metric: string, value: number, unit: string, baseline: number | null, target: string) =>
-      report({ bench: BENCH, metric, value, unit, baseline, ratio: baseline ? value / baseline : null, target: `${target} (${scale}; ${where})` });
+      report({
+        bench: BENCH,
+        metric,
+        value,
+        unit,
+        baseline,
+        ratio: baseline ? value / baseline : null,
+        target: `${target} (${scale}; ${where})`,
+      });
     figure('build_from_store', builds, 'vectors/s', upserts, 'value >= 20000 vectors/s (baseline: upsert into the store)');
     figure('search_p50', plain.p50, 'ms', plain.exact.p50, 'informational (baseline: exact float scan)');
     figure('search_p95', plain.p95, 'ms', plain.exact.p95, 'value <= 30 ms (baseline: exact float scan)');
     figure('recall_at_10', plain.recall, 'fraction', 1, 'value >= 0.95 (baseline: exact float scan)');
     figure('filtered_1pct_p95', filtered.p95, 'ms', filtered.exact.p95, 'value <= 50 ms (baseline: exact float scan of the filter)');
     figure('filtered_1pct_recall_at_10', filtered.recall, 'fraction', 1, 'value >= 0.90 (baseline: exact float scan of the filter)');
-    if (embedding) figure('query_embedding_p95', embedding.p95, 'ms', plain.p95, 'reported beside search, not included (baseline: search p95)');
+    if (embedding)
+      figure('query_embedding_p95', embedding.p95, 'ms', plain.p95, 'reported beside search, not included (baseline: search p95)');
     figure('index_memory', indexMiB, 'MiB', null, 'service RSS <= 2.5 GB is judged in search-service.bench.ts; this is the index alone');
     figure('delete_collection', deleteMs, 'ms', null, 'seconds, not minutes');
   } finally {
