@@ -122,46 +122,25 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
       };
     },
   },
-  'usearch-i8-rerank': {
+  'usearch-codes (chosen)': {
     needs: 'usearch',
     make: async (set) => {
-      const { Index, MetricKind, ScalarKind, exactSearch } = require('usearch');
+      // The service's own structure (src/search/embedded/nearest): per-vector-scaled int8 codes,
+      // an HNSW graph over them, graph candidates re-ranked exactly, filters scanned exactly.
+      const { CollectionVectors } = require('../../src/search/embedded/nearest/collection-vectors');
       const rows = set.vectors.length / set.dimension;
-      const d = set.dimension;
-      // Our own int8 codes, each row scaled to its largest component: cosine is scale-free, so the
-      // codes keep ~7 bits per component where a fixed scale keeps 2-3 on unit vectors.
-      const codes = new Int8Array(rows * d);
-      for (let r = 0; r < rows; r++) quantise(set.row(r), codes, r * d);
-      const index = new Index({
-        dimensions: d,
-        metric: MetricKind.Cos,
-        quantization: ScalarKind.I8,
-        connectivity: 16,
-        expansion_add: 96,
-        expansion_search: 64,
-      });
-      const keys = new BigUint64Array(rows);
-      for (let r = 0; r < rows; r++) keys[r] = BigInt(r);
-      index.add(keys, codes, cpus().length);
-      const rerank = (q8: Int8Array, candidates: number[], k: number) => {
-        const gathered = new Int8Array(candidates.length * d);
-        candidates.forEach((r, i) => gathered.set(codes.subarray(r * d, (r + 1) * d), i * d));
-        const found = exactSearch(gathered, q8, d, Math.min(k, candidates.length), MetricKind.Cos, 1);
-        return Array.from(found.keys as BigUint64Array, (i) => candidates[Number(i)]);
-      };
+      const vectors = new CollectionVectors(set.dimension);
+      vectors.add(
+        Float64Array.from({ length: rows }, (_, r) => r),
+        Array.from(set.fileOf, (f) => `f${f}`),
+        set.vectors,
+      );
+      while (vectors.buildStep(cpus().length));
+      const seqs = (hits: { seq: number }[]) => hits.map((h) => h.seq);
       return {
-        search: (q, k) => {
-          const q8 = quantise(q, new Int8Array(d), 0);
-          return rerank(q8, Array.from(index.search(q8, Math.max(200, k * 4), 1).keys as BigUint64Array, Number), k);
-        },
-        searchAllowed: (q, k, files) => {
-          const q8 = quantise(q, new Int8Array(d), 0);
-          const allowed: number[] = [];
-          for (let r = 0; r < rows; r++) if (files.has(set.fileOf[r])) allowed.push(r);
-          return rerank(q8, allowed, k);
-        },
-        notes:
-          'HNSW (M=16, ef_add=96) over per-row-scaled int8 codes, 200 candidates re-ranked exactly on the codes; a filter scans its rows exactly (native SIMD)',
+        search: (q, k) => seqs(vectors.search(q, k)),
+        searchAllowed: (q, k, files) => seqs(vectors.search(q, k, [...files].map((f) => `f${f}`))),
+        notes: 'usearch HNSW over per-vector-scaled int8 codes, graph candidates re-ranked exactly on the codes, a filter of few rows scanned exactly (native SIMD); in a search thread',
       };
     },
   },
@@ -224,14 +203,6 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
     },
   },
 };
-
-function quantise(v: Float32Array, out: Int8Array, offset: number): Int8Array {
-  let max = 0;
-  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]));
-  const scale = 127 / (max || 1);
-  for (let i = 0; i < v.length; i++) out[offset + i] = Math.round(v[i] * scale);
-  return out;
-}
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
