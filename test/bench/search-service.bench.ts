@@ -26,7 +26,20 @@ const UPLOADS_IN_FLIGHT = 4;
 const SEARCH_SECONDS = Number(process.env.BENCH_SEARCH_SECONDS ?? 15);
 const CLIENTS = 8;
 const HEALTH_EVERY_MS = 25;
-const WORDS = ['harbour', 'lantern', 'ledger', 'invoice', 'glacier', 'sourdough', 'volcano', 'refund', 'contract', 'orbit', 'pollen', 'tariff'];
+const WORDS = [
+  'harbour',
+  'lantern',
+  'ledger',
+  'invoice',
+  'glacier',
+  'sourdough',
+  'volcano',
+  'refund',
+  'contract',
+  'orbit',
+  'pollen',
+  'tariff',
+];
 const load = () =>
   loadavg()
     .map((n) => n.toFixed(1))
@@ -167,7 +180,7 @@ async function main(): Promise<void> {
     // The graph is built in the background after ingestion; searches meanwhile scan. Settled when
     // five searches in a row answer within 25 ms, or after ten minutes.
     const settleStarted = performance.now();
-    for (let fast = 0; fast < 5 && performance.now() - settleStarted < 600_000; ) fast = (await searchOnce()) < 25 ? fast + 1 : 0;
+    for (let fast = 0; fast < 5 && performance.now() - settleStarted < 600_000;) fast = (await searchOnce()) < 25 ? fast + 1 : 0;
     console.log(`index settled ${((performance.now() - settleStarted) / 1000).toFixed(1)} s after ingestion`);
 
     const clients = async (n: number) => {
@@ -202,7 +215,15 @@ async function main(): Promise<void> {
     const scale = `${PASSAGES.toLocaleString('en')} passages`;
     const where = PASSAGES >= 1_000_000 ? 'measured here' : 'target at 1,000,000 passages: run with BENCH_PASSAGES=1000000';
     const figure = (metric: string, value: number, unit: string, baseline: number | null, target: string) =>
-      report({ bench: BENCH, metric, value, unit, baseline, ratio: baseline ? value / baseline : null, target: `${target} (${scale}; ${where})` });
+      report({
+        bench: BENCH,
+        metric,
+        value,
+        unit,
+        baseline,
+        ratio: baseline ? value / baseline : null,
+        target: `${target} (${scale}; ${where})`,
+      });
     figure('ingest_rate', ingestRate, 'passages/s', endpointPassages, 'value >= 5000 passages/s (baseline: the embeddings endpoint alone)');
     figure('health_p99_ingesting', healthIngesting.p99, 'ms', healthAtRest.p99, 'value < 100 ms (baseline: /health p99 at rest)');
     figure('search_8_clients_throughput', many.rps, 'searches/s', one.rps, 'ratio >= 1.7 (baseline: one client)');

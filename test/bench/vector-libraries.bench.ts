@@ -139,8 +139,16 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
       const seqs = (hits: { seq: number }[]) => hits.map((h) => h.seq);
       return {
         search: (q, k) => seqs(vectors.search(q, k)),
-        searchAllowed: (q, k, files) => seqs(vectors.search(q, k, [...files].map((f) => `f${f}`))),
-        notes: 'usearch HNSW over per-vector-scaled int8 codes, graph candidates re-ranked exactly on the codes, a filter of few rows scanned exactly (native SIMD); in a search thread',
+        searchAllowed: (q, k, files) =>
+          seqs(
+            vectors.search(
+              q,
+              k,
+              [...files].map((f) => `f${f}`),
+            ),
+          ),
+        notes:
+          'usearch HNSW over per-vector-scaled int8 codes, graph candidates re-ranked exactly on the codes, a filter of few rows scanned exactly (native SIMD); in a search thread',
       };
     },
   },
