@@ -17,7 +17,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_KEY, call, percentile, report, startApp } from './lib/bench-kit';
+import { BENCH_KEY, call, figures, percentile, startApp } from './lib/bench-kit';
 
 const BENCH = 'search-service';
 const PASSAGES = Number(process.env.BENCH_PASSAGES ?? 20_000);
@@ -214,16 +214,7 @@ async function main(): Promise<void> {
 
     const scale = `${PASSAGES.toLocaleString('en')} passages`;
     const where = PASSAGES >= 1_000_000 ? 'measured here' : 'target at 1,000,000 passages: run with BENCH_PASSAGES=1000000';
-    const figure = (metric: string, value: number, unit: string, baseline: number | null, target: string) =>
-      report({
-        bench: BENCH,
-        metric,
-        value,
-        unit,
-        baseline,
-        ratio: baseline ? value / baseline : null,
-        target: `${target} (${scale}; ${where})`,
-      });
+    const figure = figures(BENCH, `${scale}; ${where}`);
     figure('ingest_rate', ingestRate, 'passages/s', endpointPassages, 'value >= 5000 passages/s (baseline: the embeddings endpoint alone)');
     figure('health_p99_ingesting', healthIngesting.p99, 'ms', healthAtRest.p99, 'value < 100 ms (baseline: /health p99 at rest)');
     figure('search_8_clients_throughput', many.rps, 'searches/s', one.rps, 'ratio >= 1.7 (baseline: one client)');

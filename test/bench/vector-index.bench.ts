@@ -27,7 +27,7 @@ import { quantise } from '../../src/search/embedded/nearest/int8-codes';
 import { SqliteVectorIndex } from '../../src/search/embedded/sqlite-vector-index.adapter';
 import { IndexUnit } from '../../src/search/vector-index.port';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
-import { percentile, report } from './lib/bench-kit';
+import { figures, percentile } from './lib/bench-kit';
 import { clusteredVectors, exactTopK, prng } from './lib/clustered-vectors';
 
 const BENCH = 'vector-index';
@@ -202,16 +202,7 @@ async function main(): Promise<void> {
     );
 
     const where = AT_1M ? 'measured here' : 'target at 1,000,000 units: run with BENCH_UNITS=1000000';
-    const figure = (metric: string, value: number, unit: string, baseline: number | null, target: string) =>
-      report({
-        bench: BENCH,
-        metric,
-        value,
-        unit,
-        baseline,
-        ratio: baseline ? value / baseline : null,
-        target: `${target} (${scale}; ${where})`,
-      });
+    const figure = figures(BENCH, `${scale}; ${where}`);
     figure('build_from_store', builds, 'vectors/s', upserts, 'value >= 20000 vectors/s (baseline: upsert into the store)');
     figure(
       'build_from_store_per_cpu_second',

@@ -78,50 +78,8 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
       notes: 'exact scan in JavaScript over float32 rows',
     }),
   },
-  'usearch-i8': {
-    needs: 'usearch',
-    make: async (set) => {
-      const { Index, MetricKind, ScalarKind } = require('usearch');
-      const index = new Index({
-        dimensions: set.dimension,
-        metric: MetricKind.Cos,
-        quantization: ScalarKind.I8,
-        connectivity: 16,
-        expansion_add: 96,
-        expansion_search: 96,
-      });
-      const rows = set.vectors.length / set.dimension;
-      const keys = new BigUint64Array(rows);
-      for (let r = 0; r < rows; r++) keys[r] = BigInt(r);
-      index.add(keys, set.vectors, cpus().length);
-      return {
-        search: (q, k) => Array.from(index.search(q, k, 1).keys as BigUint64Array, Number),
-        notes: 'HNSW (M=16, ef_add=96, ef_search=96), int8; no filtered search in the Node binding; synchronous',
-      };
-    },
-  },
-  'usearch-f16': {
-    needs: 'usearch',
-    make: async (set) => {
-      const { Index, MetricKind, ScalarKind } = require('usearch');
-      const index = new Index({
-        dimensions: set.dimension,
-        metric: MetricKind.Cos,
-        quantization: ScalarKind.F16,
-        connectivity: 16,
-        expansion_add: 96,
-        expansion_search: 96,
-      });
-      const rows = set.vectors.length / set.dimension;
-      const keys = new BigUint64Array(rows);
-      for (let r = 0; r < rows; r++) keys[r] = BigInt(r);
-      index.add(keys, set.vectors, cpus().length);
-      return {
-        search: (q, k) => Array.from(index.search(q, k, 1).keys as BigUint64Array, Number),
-        notes: 'HNSW (M=16, ef_add=96, ef_search=96), float16; no filtered search in the Node binding; synchronous',
-      };
-    },
-  },
+  'usearch-i8': { needs: 'usearch', make: (set) => usearchLibrary(set, 'i8') },
+  'usearch-f16': { needs: 'usearch', make: (set) => usearchLibrary(set, 'f16') },
   'usearch-codes (chosen)': {
     needs: 'usearch',
     make: async (set) => {
@@ -211,6 +169,30 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
     },
   },
 };
+
+/** usearch as its README uses it: float vectors in, its own quantisation. */
+async function usearchLibrary(set: ClusteredSet, quantization: 'i8' | 'f16'): Promise<Searcher> {
+  const { Index, MetricKind } = require('usearch');
+  const index = new Index({
+    dimensions: set.dimension,
+    metric: MetricKind.Cos,
+    quantization,
+    connectivity: 16,
+    expansion_add: 96,
+    expansion_search: 96,
+    multi: false,
+  });
+  const rows = set.vectors.length / set.dimension;
+  index.add(
+    BigUint64Array.from({ length: rows }, (_, r) => BigInt(r)),
+    set.vectors,
+    cpus().length,
+  );
+  return {
+    search: (q, k) => Array.from(index.search(q, k, 1).keys as BigUint64Array, Number),
+    notes: `HNSW (M=16, ef_add=96, ef_search=96), ${quantization}; no filtered search in the Node binding; synchronous`,
+  };
+}
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
-import { freePort, spawnCollecting, Spawned, tempDir, waitForHttp } from '../utils/processes';
+import { bootService, freePort, Spawned, tempDir } from '../utils/processes';
 
 const root = join(__dirname, '..', '..');
 const KEY = 'wcs_test_search_index_kill_key_0123456789';
@@ -46,24 +46,8 @@ describe('vector index: SIGKILL while indexing, then a restart', () => {
   });
 
   const url = () => `http://127.0.0.1:${port}`;
-  const boot = async (): Promise<Spawned> => {
-    const spawned = spawnCollecting(process.execPath, ['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-        BOOTSTRAP_API_KEY: KEY,
-        EMBEDDINGS_URL: embeddings.url,
-        REDIS_URL: '',
-        JOB_LEASE_MS: '3000',
-      },
-    });
-    await waitForHttp(`${url()}/health/ready`, spawned, 120_000);
-    return spawned;
-  };
+  const boot = () =>
+    bootService(port, { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: KEY, EMBEDDINGS_URL: embeddings.url, REDIS_URL: '', JOB_LEASE_MS: '3000' });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(url() + path, {
       method,

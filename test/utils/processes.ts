@@ -106,4 +106,19 @@ export function logLines(output: string): Array<Record<string, unknown>> {
     });
 }
 
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * The built service (dist/) in a process of its own on 127.0.0.1:`port`, ready once /health/ready
+ * answers: for tests that kill it. `env` adds to or overrides the defaults (warn-level logs).
+ */
+export async function bootService(port: number, env: Record<string, string>): Promise<Spawned> {
+  const spawned = spawnCollecting(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'src', 'main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+  });
+  await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned, 120_000);
+  return spawned;
+}
+
 export const tempDir = (label: string): string => mkdtempSync(join(tmpdir(), `wcs-${label}-`));
