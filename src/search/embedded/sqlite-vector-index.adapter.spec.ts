@@ -50,10 +50,31 @@ describe('SqliteVectorIndex storage', () => {
     expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(count + 1);
 
     await index.deleteByCollection('col_a');
+    // Gone for every read at once; the rows themselves are purged in the background.
+    expect(await index.countUnits('col_a')).toBe(0);
+    expect(await index.searchText('col_a', 'lantern', 10)).toEqual([]);
+    await index.upsert([unit(count + 1)]);
+    await index.whenPurged();
 
-    expect(rows('SELECT count(*) FROM search_units')).toBe(1);
-    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(1);
-    expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(1);
+    expect(rows('SELECT count(*) FROM search_units')).toBe(2);
+    expect(await index.countUnits('col_a')).toBe(1);
+    expect(rows('SELECT count(*) FROM search_deleted_collections')).toBe(0);
+    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(2);
+    expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(2);
+  });
+
+  it('resumes the purge of a deleted collection at the next start', async () => {
+    await index.upsert(Array.from({ length: DELETE_BATCH + 5 }, (_, i) => unit(i)));
+    await index.close();
+    // What a process killed right after marking the collection deleted leaves behind.
+    db.prepare('INSERT INTO search_deleted_collections (collection_id, up_to_seq) VALUES (?, ?)').run('col_a', DELETE_BATCH + 5);
+
+    index = new SqliteVectorIndex(db);
+    await index.init();
+    expect(await index.countUnits('col_a')).toBe(0);
+    await index.whenPurged();
+    expect(rows('SELECT count(*) FROM search_units')).toBe(0);
+    expect(rows('SELECT count(*) FROM search_deleted_collections')).toBe(0);
   });
 
   it('replaces a unit in place: one row in each table', async () => {

@@ -65,6 +65,9 @@ export class SqliteVectorIndex extends VectorIndex {
   /** Collections loaded (or loading) into the current search thread. */
   private readonly loaded = new Map<string, Promise<void>>();
   private loadedGeneration = -1;
+  /** Background purges of deleted collections, one after another. */
+  private purges = Promise.resolve();
+  private closing = false;
 
   /**
    * @param db an open database; the caller owns it and closes it.
@@ -93,9 +96,12 @@ export class SqliteVectorIndex extends VectorIndex {
         text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
       );
       CREATE TABLE IF NOT EXISTS search_unit_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+      CREATE TABLE IF NOT EXISTS search_deleted_collections (collection_id TEXT PRIMARY KEY, up_to_seq INTEGER NOT NULL);
     `);
     this.moveVec0Tables();
     this.statements = this.prepareUnitStatements();
+    // Purges an earlier process did not finish.
+    for (const collectionId of this.prepared().buried.all() as string[]) this.purgeLater(collectionId);
   }
 
   /**
@@ -203,8 +209,11 @@ export class SqliteVectorIndex extends VectorIndex {
     const query = toFts5Query(text);
     if (query === null || filter?.fileIds.length === 0) return [];
     const s = this.prepared();
+    const after = this.deletedUpTo(collectionId);
     const rows = (
-      filter ? s.searchTextInFiles.all(query, collectionId, JSON.stringify(filter.fileIds), k) : s.searchText.all(query, collectionId, k)
+      filter
+        ? s.searchTextInFiles.all(query, collectionId, after, JSON.stringify(filter.fileIds), k)
+        : s.searchText.all(query, collectionId, after, k)
     ) as (Omit<TextHit, 'score'> & { bm25: number })[];
     // FTS5's bm25() is negated so that ascending order is best first; the port's score is not.
     return rows.map(({ unitId, passageId, fileId, bm25 }) => ({ unitId, passageId, fileId, score: -bm25 }));
@@ -215,16 +224,48 @@ export class SqliteVectorIndex extends VectorIndex {
     await this.deleteInBatches(collectionId, () => select.all(collectionId, fileId, DELETE_BATCH) as UnitRow[]);
   }
 
+  /**
+   * Immediate for any size: the collection's units up to its highest seq are marked deleted (every
+   * read skips them from this statement on, while units upserted later, with higher seqs, count),
+   * the search thread drops it, and the rows are purged in the background in seq order, resumed by
+   * the next start if this process stops first. The highest seq goes last, with the mark, so SQLite
+   * never hands a marked seq to a new unit.
+   */
   async deleteByCollection(collectionId: string): Promise<void> {
-    // The thread forgets the collection first: searches of it find nothing from here on.
     if (this.isLoaded(collectionId)) this.nearest.post({ type: 'drop', collectionId });
     this.loaded.delete(collectionId);
-    const select = this.prepared().selectCollectionBatch;
-    await this.deleteInBatches(null, () => select.all(collectionId, DELETE_BATCH) as UnitRow[]);
+    const s = this.prepared();
+    const upTo = s.maxSeq.get(collectionId) as number | null;
+    if (upTo === null || upTo <= this.deletedUpTo(collectionId)) return;
+    s.markDeleted.run(collectionId, upTo);
+    this.purgeLater(collectionId);
   }
 
   async countUnits(collectionId: string): Promise<number> {
-    return this.prepared().count.get(collectionId) as number;
+    return this.prepared().count.get(collectionId, this.deletedUpTo(collectionId)) as number;
+  }
+
+  /** Resolves once every purge started so far has finished (tests and benches wait for it). */
+  whenPurged(): Promise<void> {
+    return this.purges;
+  }
+
+  private purgeLater(collectionId: string): void {
+    const s = this.prepared();
+    const purgeBatch = () => {
+      if (this.closing) return [];
+      const rows = s.deletedBatch.all(collectionId, collectionId, DELETE_BATCH) as UnitRow[];
+      if (rows.length < DELETE_BATCH)
+        s.unmarkDeleted.run(collectionId, rows.length ? rows[rows.length - 1].seq : this.deletedUpTo(collectionId));
+      return rows;
+    };
+    // A failed purge is resumed by the next start.
+    this.purges = this.purges.then(() => this.deleteInBatches(null, purgeBatch)).catch(() => undefined);
+  }
+
+  /** Units of the collection with this seq or lower are deleted (-1: none). */
+  private deletedUpTo(collectionId: string): number {
+    return (this.prepared().deletedUpTo.get(collectionId) as number | undefined) ?? -1;
   }
 
   async ping(): Promise<void> {
@@ -235,8 +276,13 @@ export class SqliteVectorIndex extends VectorIndex {
     }
   }
 
-  /** The search thread stops; the database belongs to the storage module, which closes it on shutdown. */
+  /**
+   * The search thread stops and purges stop after their current batch (the next start resumes
+   * them); the database belongs to the storage module, which closes it on shutdown.
+   */
   async close(): Promise<void> {
+    this.closing = true;
+    await this.purges;
     await this.nearest.close();
   }
 
@@ -273,7 +319,7 @@ export class SqliteVectorIndex extends VectorIndex {
 
   private async load(collectionId: string): Promise<void> {
     const select = this.prepared().vectorBatch;
-    let after = -1;
+    let after = this.deletedUpTo(collectionId);
     for (;;) {
       const rows = select.all(collectionId, after, LOAD_BATCH) as VectorRow[];
       if (rows.length === 0) return;
@@ -302,6 +348,15 @@ export class SqliteVectorIndex extends VectorIndex {
     const db = this.db;
     return {
       findById: db.prepare('SELECT seq, dimension, collection_id AS collectionId FROM search_units WHERE id = ?'),
+      markDeleted: db.prepare('INSERT OR REPLACE INTO search_deleted_collections (collection_id, up_to_seq) VALUES (?, ?)'),
+      unmarkDeleted: db.prepare('DELETE FROM search_deleted_collections WHERE collection_id = ? AND up_to_seq <= ?'),
+      deletedUpTo: db.prepare('SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?').pluck(),
+      buried: db.prepare('SELECT collection_id FROM search_deleted_collections').pluck(),
+      maxSeq: db.prepare('SELECT max(seq) FROM search_units WHERE collection_id = ?').pluck(),
+      deletedBatch: db.prepare(`
+        SELECT seq, dimension FROM search_units
+        WHERE collection_id = ? AND seq <= (SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?)
+        ORDER BY seq LIMIT ?`),
       insertVector: db.prepare('INSERT INTO search_unit_vectors (seq, vector) VALUES (?, ?)'),
       deleteVector: db.prepare('DELETE FROM search_unit_vectors WHERE seq = ?'),
       unitsBySeq: db.prepare(`
@@ -315,21 +370,20 @@ export class SqliteVectorIndex extends VectorIndex {
       insertText: db.prepare('INSERT INTO search_units_fts (rowid, text) VALUES (?, ?)'),
       deleteText: db.prepare('DELETE FROM search_units_fts WHERE rowid = ?'),
       deleteUnit: db.prepare('DELETE FROM search_units WHERE seq = ?'),
-      dimension: db.prepare('SELECT dimension FROM search_units WHERE collection_id = ? LIMIT 1').pluck(),
-      count: db.prepare('SELECT count(*) FROM search_units WHERE collection_id = ?').pluck(),
+      dimension: db.prepare('SELECT dimension FROM search_units WHERE collection_id = ? AND seq > ? LIMIT 1').pluck(),
+      count: db.prepare('SELECT count(*) FROM search_units WHERE collection_id = ? AND seq > ?').pluck(),
       selectFileBatch: db.prepare('SELECT seq, dimension FROM search_units WHERE collection_id = ? AND file_id = ? LIMIT ?'),
-      selectCollectionBatch: db.prepare('SELECT seq, dimension FROM search_units WHERE collection_id = ? LIMIT ?'),
       // MATCH drives the plan; the collection filter is a primary-key join per matching row.
       searchText: db.prepare(`
         SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, bm25(search_units_fts) AS bm25
         FROM search_units_fts JOIN search_units u ON u.seq = search_units_fts.rowid
-        WHERE search_units_fts MATCH ? AND u.collection_id = ?
+        WHERE search_units_fts MATCH ? AND u.collection_id = ? AND u.seq > ?
         ORDER BY bm25, u.id
         LIMIT ?`),
       searchTextInFiles: db.prepare(`
         SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, bm25(search_units_fts) AS bm25
         FROM search_units_fts JOIN search_units u ON u.seq = search_units_fts.rowid
-        WHERE search_units_fts MATCH ? AND u.collection_id = ? AND u.file_id IN (SELECT value FROM json_each(?))
+        WHERE search_units_fts MATCH ? AND u.collection_id = ? AND u.seq > ? AND u.file_id IN (SELECT value FROM json_each(?))
         ORDER BY bm25, u.id
         LIMIT ?`),
       ping: db.prepare('SELECT 1 FROM search_units LIMIT 1'),
@@ -342,7 +396,7 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 
   private collectionDimension(collectionId: string): number | undefined {
-    return this.prepared().dimension.get(collectionId) as number | undefined;
+    return this.prepared().dimension.get(collectionId, this.deletedUpTo(collectionId)) as number | undefined;
   }
 
   /** Call inside a transaction. */
