@@ -11,6 +11,11 @@ module.exports = {
     '<rootDir>/test/lint/**/*.spec.ts',
   ],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // Plugins import the SDK by the package's name, as outside plugins do: from sources it is src/sdk.
+  moduleNameMapper: {
+    '^workflow-collection-service/sdk$': '<rootDir>/src/sdk/index.ts',
+    '^workflow-collection-service/sdk/testing$': '<rootDir>/src/sdk/testing.ts',
+  },
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',

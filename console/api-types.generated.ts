@@ -933,6 +933,11 @@ export interface components {
             /** @default [] */
             edges?: components["schemas"]["EdgeDto"][];
             nodes: components["schemas"]["NodeSpecDto"][];
+            /**
+             * @description Sticky notes on the canvas: they never run
+             * @default []
+             */
+            notes?: components["schemas"]["StickyNoteDto"][];
             /** @description Inputs pinned on nodes of the draft, by node id, for POST .../node-tests; kept with the draft only (publishing leaves them out) */
             pinnedData?: {
                 [key: string]: unknown;
@@ -943,6 +948,8 @@ export interface components {
         DefinitionViewDto: {
             edges: components["schemas"]["EdgeDto"][];
             nodes: components["schemas"]["NodeSpecDto"][];
+            /** @description Sticky notes on the canvas, when there are any */
+            notes?: components["schemas"]["StickyNoteDto"][];
             /** @description Inputs pinned on nodes of the draft, by node id (never on a published version) */
             pinnedData?: {
                 [key: string]: unknown;
@@ -1120,6 +1127,11 @@ export interface components {
             backoff?: "fixed" | "exponential";
             /** @description The older spelling of onError: true is "continue", false is "stop"; given with onError, they must agree */
             continueOnError?: boolean;
+            /**
+             * @description Turned off without being removed: the node does not run and its input goes on unchanged from its first output (its step is recorded as skipped); a trigger or a loop cannot be disabled
+             * @default false
+             */
+            disabled?: boolean;
             /** @description Unique in the workflow; expressions read its output as nodes.<id> */
             id: string;
             /**
@@ -1623,6 +1635,18 @@ export interface components {
             type: string;
             /** @description Node type version */
             version: number;
+        };
+        StickyNoteDto: {
+            /** @description Height on the canvas */
+            height: number;
+            /** @description Unique among the notes */
+            id: string;
+            /** @description Its top left corner on the canvas */
+            position: components["schemas"]["PositionDto"];
+            /** @description What the note says (plain text) */
+            text: string;
+            /** @description Width on the canvas */
+            width: number;
         };
         SubStepDto: {
             /** @description The call's arguments (a model call: the messages it was sent), secrets masked */

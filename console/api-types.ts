@@ -42,7 +42,10 @@ export interface Definition {
   variables?: Schemas['VariableDto'][];
   /** Inputs pinned on nodes for node tests, by node id: saved with the draft only, never published. */
   pinnedData?: Record<string, unknown>;
+  /** Sticky notes on the canvas: they never run. */
+  notes?: StickyNote[];
 }
+export type StickyNote = Schemas['StickyNoteDto'];
 export type DefinitionView = Schemas['DefinitionViewDto'];
 export type Workflow = Schemas['WorkflowDto'];
 export type WorkflowSummary = Schemas['WorkflowListItemDto'];
@@ -92,5 +95,11 @@ export type CredentialType = Credential['type'];
 export const CREDENTIAL_TYPES: readonly CredentialType[] = ['bearer', 'basic', 'header', 'query', 'oauth2-client-credentials'];
 export type CredentialUsage = Schemas['CredentialUsageDto'];
 export type Member = Schemas['MemberDto'];
+export type WorkflowSettings = NonNullable<Schemas['WorkflowDto']['settings']>;
+export type Variable = Schemas['VariableDto'];
+export type ApiKey = Schemas['ApiKeyDto'];
+export type IssuedApiKey = Schemas['IssuedApiKeyDto'];
+export type User = Schemas['UserDto'];
+export type CreatedUser = Schemas['CreatedUserDto'];
 export type OnError = NonNullable<NodeSpec['onError']>;
 export type Backoff = NonNullable<NodeSpec['backoff']>;

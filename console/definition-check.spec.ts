@@ -132,7 +132,13 @@ describe('checkDefinition', () => {
     expect(array.problems).toEqual([{ field: '(json)', reason: 'the definition must be a JSON object with "nodes" and "edges"' }]);
     expect(array.value).toEqual([]);
     expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], extra: 1 }).problems).toEqual([
-      { field: 'extra', reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' },
+      { field: 'extra', reason: 'is not part of a definition (nodes, edges, variables, pinnedData, notes)' },
+    ]);
+    // Sticky notes and disabled nodes are part of it; a disabled trigger is not.
+    const note = { id: 'note', text: 'why', position: { x: 0, y: 0 }, width: 240, height: 120 };
+    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], notes: [note] }).problems).toEqual([]);
+    expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger', disabled: true }] }).problems).toEqual([
+      { field: 'nodes[0].disabled', reason: 'a trigger cannot be disabled: it is how every run starts', nodeId: 'trigger' },
     ]);
     // Pinned data belongs to the draft; pinned on no node, the server refuses it.
     expect(check({ nodes: [{ id: 'trigger', type: 'webhook-trigger' }], pinnedData: { trigger: [1] } }).problems).toEqual([]);

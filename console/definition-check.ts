@@ -1,7 +1,7 @@
 import type { FieldProblem, NodeType, ParameterMode } from './api-types';
 import { isObject, validateSchema } from './json-schema';
 
-/** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
+/** The server's rule (NODE_ID in src/domain/workflow-definition.model.ts): ids are read in expressions as nodes.<id>. */
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 const OUTPUT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -41,9 +41,11 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
     problems.push({ field: 'variables', reason: 'must be an array of variables' });
   if (parsed.pinnedData !== undefined && !isObject(parsed.pinnedData))
     problems.push({ field: 'pinnedData', reason: 'must be an object of inputs by node id' });
+  if (parsed.notes !== undefined && !Array.isArray(parsed.notes))
+    problems.push({ field: 'notes', reason: 'must be an array of sticky notes' });
   for (const key of Object.keys(parsed)) {
-    if (!['nodes', 'edges', 'variables', 'pinnedData'].includes(key))
-      problems.push({ field: key, reason: 'is not part of a definition (nodes, edges, variables, pinnedData)' });
+    if (!['nodes', 'edges', 'variables', 'pinnedData', 'notes'].includes(key))
+      problems.push({ field: key, reason: 'is not part of a definition (nodes, edges, variables, pinnedData, notes)' });
   }
   if (isObject(parsed.pinnedData) && Array.isArray(parsed.nodes)) {
     const known = new Set(parsed.nodes.map((n) => (isObject(n) ? n.id : undefined)));
@@ -88,6 +90,8 @@ export function checkDefinition(text: string, nodeTypes: readonly NodeType[], mo
     if (node.runMode !== undefined && node.runMode !== 'input' && node.runMode !== 'item') problem('runMode', 'must be "input" or "item"');
     if (node.continueOnError !== undefined && typeof node.continueOnError !== 'boolean')
       problem('continueOnError', 'must be true or false');
+    if (node.disabled !== undefined && typeof node.disabled !== 'boolean') problem('disabled', 'must be true or false');
+    if (node.disabled === true && nodeType.trigger) problem('disabled', 'a trigger cannot be disabled: it is how every run starts');
     if (node.parameters !== undefined && !isObject(node.parameters)) {
       problem('parameters', 'must be an object of parameter values');
       return;

@@ -2,6 +2,7 @@ import { render, type JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, onUnauthenticated } from './api-client';
 import type { Me } from './api-types';
+import { AccountPage } from './pages/account.page';
 import { ChatPage } from './pages/chat.page';
 import { ApprovalsPage } from './pages/approvals.page';
 import { CollectionPage } from './pages/collection.page';
@@ -10,6 +11,7 @@ import { CredentialsPage } from './pages/credentials.page';
 import { RunPage } from './pages/run.page';
 import { RunsPage } from './pages/runs.page';
 import { SignInPage } from './pages/sign-in.page';
+import { UsersPage } from './pages/users.page';
 import { WorkflowPage } from './pages/workflow.page';
 import { WorkflowsPage } from './pages/workflows.page';
 import { Link, navigate, useLocation } from './router';
@@ -33,7 +35,7 @@ const byId =
     return id === null ? null : page(id);
   };
 
-const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX.Element | null }[] = [
+const ROUTES: { pattern: RegExp; section: string; page: (match: string[], me: Me) => JSX.Element | null }[] = [
   { pattern: /^\/(?:collections\/?)?$/, section: 'collections', page: () => <CollectionsPage /> },
   { pattern: /^\/collections\/([^/]+)$/, section: 'collections', page: byId((id) => <CollectionPage key={id} id={id} />) },
   { pattern: /^\/workflows\/?$/, section: 'workflows', page: () => <WorkflowsPage /> },
@@ -43,6 +45,8 @@ const ROUTES: { pattern: RegExp; section: string; page: (match: string[]) => JSX
   { pattern: /^\/runs\/([^/]+)$/, section: 'runs', page: byId((id) => <RunPage key={id} id={id} />) },
   { pattern: /^\/approvals\/?$/, section: 'approvals', page: () => <ApprovalsPage /> },
   { pattern: /^\/credentials\/?$/, section: 'credentials', page: () => <CredentialsPage /> },
+  { pattern: /^\/account\/?$/, section: 'account', page: (_, me) => <AccountPage me={me} /> },
+  { pattern: /^\/users\/?$/, section: 'users', page: () => <UsersPage /> },
 ];
 
 function App() {
@@ -64,7 +68,7 @@ function App() {
     session.signOut();
     setMe(null);
     setError(reason ? new Error(reason) : null);
-    navigate('/', { replace: true });
+    navigate('/', { replace: true, force: true });
   };
 
   if (checking) return <p class="muted loading">Loading…</p>;
@@ -87,20 +91,26 @@ function App() {
   }
 
   const route = ROUTES.map((r) => ({ r, match: r.pattern.exec(path) })).find((x) => x.match);
-  const page = route ? route.r.page(route.match!.slice(1)) : null;
+  const page = route ? route.r.page(route.match!.slice(1), me) : null;
+  const [menuOpen, setMenuOpen] = useState(false);
   return (
     <>
       <header class="top">
         <Link href="/" class="brand">
           Service console
         </Link>
-        <nav aria-label="Main">
+        {/* On a phone the sections fold behind one button, so the header stays one line. */}
+        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <nav aria-label="Main" id="main-nav" class={menuOpen ? 'open' : ''} onClick={() => setMenuOpen(false)}>
           {[
             ['collections', '/collections', 'Collections'],
             ['workflows', '/workflows', 'Workflows'],
             ['runs', '/runs', 'Runs'],
             ['approvals', '/approvals', 'Approvals'],
             ['credentials', '/credentials', 'Credentials'],
+            ...(me.isAdmin ? [['users', '/users', 'Users']] : []),
           ].map(([section, href, label]) => (
             <Link key={section} href={href} aria-current={route?.r.section === section ? 'page' : undefined}>
               {label}
@@ -108,7 +118,9 @@ function App() {
           ))}
         </nav>
         <span class="who">
-          {me.name}
+          <Link href="/account" aria-current={route?.r.section === 'account' ? 'page' : undefined} title="Your account and API keys">
+            {me.name}
+          </Link>
           <button type="button" class="link" onClick={() => signOut()}>
             Sign out
           </button>

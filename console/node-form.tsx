@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Backoff, Credential, JsonSchema, NodeSpec, NodeType, OnError, OptionItem, ParameterMode } from './api-types';
+import type { JsonSchema, NodeSpec, NodeType, ParameterMode } from './api-types';
 import type { ShownProblem } from './definition-check';
 import { ExpressionEditor } from './expressions/expression-editor';
 import { isObject } from './json-schema';
-import { loadCredentials, loadOptions } from './node-types';
-import { failureSettings, withFailureSettings } from './node-settings';
-import { Link } from './router';
-import { ErrorBox } from './ui';
+import { CredentialSelect, DynamicSelect } from './node-form-selects';
+import { NodeSettings } from './node-settings-form';
+
+/** The drag's payload type the data views set: an expression reading the dragged field. */
+export const EXPRESSION_DRAG = 'application/x-workflow-expression';
 
 const MODE_LABELS: Record<ParameterMode, string> = { fixed: 'Fixed', expression: 'Expression', ai: 'AI Decide' };
 
@@ -42,6 +43,9 @@ export function NodeForm({ node, nodeType, modes, problems, onChange }: NodeForm
     else next[name] = mode;
     onChange({ ...node, ...(Object.keys(next).length ? { parameterMode: next } : { parameterMode: undefined }) });
   };
+  /** A field dragged from the node's input: the parameter reads it as an expression. */
+  const setExpression = (name: string, expression: string) =>
+    onChange({ ...node, parameters: { ...parameters, [name]: expression }, parameterMode: { ...parameterMode, [name]: 'expression' } });
   const problemsOf = (field: string) =>
     problems.filter((p) => p.field === field || p.field.startsWith(`${field}.`) || p.field.startsWith(`${field}[`));
 
@@ -68,6 +72,8 @@ export function NodeForm({ node, nodeType, modes, problems, onChange }: NodeForm
           problems={[...problemsOf(`parameters.${name}`), ...problemsOf(`parameterMode.${name}`)]}
           onValue={(value) => setValue(name, value)}
           onMode={(mode) => setMode(name, mode)}
+          onExpression={(expression) => setExpression(name, expression)}
+          siblings={parameters}
         />
       ))}
       <div class="columns">
@@ -90,111 +96,6 @@ export function NodeForm({ node, nodeType, modes, problems, onChange }: NodeForm
   );
 }
 
-/** The server's limits (workflows.dto.ts MAX_TRIES, MAX_WAIT_BETWEEN_TRIES_MS). */
-const MAX_TRIES = 5;
-const MAX_WAIT_MS = 5 * 60 * 1000;
-
-const ON_ERROR_LABELS: Record<OnError, string> = {
-  stop: 'stop: skip what follows, the run fails',
-  continue: 'continue: the error becomes its output',
-  errorOutput: 'error output: failed items go to an "error" port',
-};
-
-/** Retries and what happens on failure, as n8n's node settings; the server's refusal is shown beside the field it names. */
-function NodeSettings({
-  node,
-  problems,
-  onChange,
-}: {
-  node: NodeSpec;
-  problems: readonly ShownProblem[];
-  onChange: (node: NodeSpec) => void;
-}) {
-  const settings = failureSettings(node);
-  const set = (change: Partial<typeof settings>) => onChange(withFailureSettings(node, { ...settings, ...change }));
-  const number = (text: string) => (text === '' ? undefined : Number(text));
-  const problemOf = (field: string) =>
-    problems
-      .filter((p) => p.field === field)
-      .map((p, i) => (
-        <div key={i} class={p.advisory ? 'warning-text' : 'error-text'} role={p.advisory ? undefined : 'alert'}>
-          {p.reason}
-        </div>
-      ));
-  return (
-    <fieldset class="node-form node-settings" aria-label={`Settings of ${node.id}`}>
-      <legend>Settings</legend>
-      <label>
-        On error
-        <select aria-label="On error" value={settings.onError} onChange={(e) => set({ onError: e.currentTarget.value as OnError })}>
-          {(Object.keys(ON_ERROR_LABELS) as OnError[]).map((value) => (
-            <option key={value} value={value}>
-              {ON_ERROR_LABELS[value]}
-            </option>
-          ))}
-        </select>
-      </label>
-      {problemOf('onError')}
-      {problemOf('continueOnError')}
-      <label class="check">
-        <input type="checkbox" checked={settings.retryOnFail} onChange={(e) => set({ retryOnFail: e.currentTarget.checked })} />
-        Retry on fail
-      </label>
-      {problemOf('retryOnFail')}
-      {problemOf('retry')}
-      {settings.retryOnFail && (
-        <div class="columns">
-          <label>
-            Max tries
-            <input
-              type="number"
-              aria-label="Max tries"
-              min={1}
-              max={MAX_TRIES}
-              step={1}
-              placeholder="default: 3"
-              value={settings.maxTries ?? ''}
-              onInput={(e) => set({ maxTries: number(e.currentTarget.value) })}
-            />
-            {problemOf('maxTries')}
-          </label>
-          <label>
-            Wait between tries (ms)
-            <input
-              type="number"
-              aria-label="Wait between tries (ms)"
-              min={0}
-              max={MAX_WAIT_MS}
-              step={100}
-              placeholder="default: 1000"
-              value={settings.waitBetweenTries ?? ''}
-              onInput={(e) => set({ waitBetweenTries: number(e.currentTarget.value) })}
-            />
-            {problemOf('waitBetweenTries')}
-          </label>
-          <label>
-            Backoff
-            <select
-              aria-label="Backoff"
-              value={settings.backoff ?? 'fixed'}
-              onChange={(e) => set({ backoff: e.currentTarget.value as Backoff })}
-            >
-              <option value="fixed">fixed: the same wait each time</option>
-              <option value="exponential">exponential: the wait doubles</option>
-            </select>
-            {problemOf('backoff')}
-          </label>
-        </div>
-      )}
-      <div class="hint">
-        Retries apply to failures that may pass (no answer, a timeout, HTTP 408, 425, 429 or 5xx), never to a configuration error; at most{' '}
-        {MAX_TRIES} tries.
-        {settings.onError === 'errorOutput' ? ' Connect the node\'s "error" port to handle what failed.' : ''}
-      </div>
-    </fieldset>
-  );
-}
-
 interface ParameterFieldProps {
   name: string;
   schema: JsonSchema;
@@ -206,15 +107,37 @@ interface ParameterFieldProps {
   problems: readonly ShownProblem[];
   onValue: (value: unknown) => void;
   onMode: (mode: ParameterMode) => void;
+  onExpression: (expression: string) => void;
+  /** The node's parameters, which a dropdown's choices may depend on (an MCP server's tools). */
+  siblings: Record<string, unknown>;
 }
 
-function ParameterField({ name, schema, required, value, mode, modes, nodeType, problems, onValue, onMode }: ParameterFieldProps) {
+function ParameterField(props: ParameterFieldProps) {
+  const { name, schema, required, value, mode, modes, nodeType, problems, onValue, onMode, onExpression, siblings } = props;
+  const [dropping, setDropping] = useState(false);
+  const accepts = (e: DragEvent) => Boolean(e.dataTransfer?.types.includes(EXPRESSION_DRAG)) && schema.format !== 'credential';
   const title = (schema.title as string | undefined) ?? name;
   // A credential is named by a fixed id: never an expression (the server refuses one).
   const allowed = schema.format === 'credential' ? modes.filter((m) => m === 'fixed') : modes;
   const offered = allowed.includes(mode) ? allowed : [...allowed, mode];
   return (
-    <div class={`parameter${problems.some((p) => !p.advisory) ? ' invalid' : problems.length ? ' doubtful' : ''}`}>
+    <div
+      class={`parameter${problems.some((p) => !p.advisory) ? ' invalid' : problems.length ? ' doubtful' : ''}${dropping ? ' dropping' : ''}`}
+      data-parameter={name}
+      onDragOver={(e) => {
+        if (!accepts(e)) return;
+        e.preventDefault();
+        setDropping(true);
+      }}
+      onDragLeave={() => setDropping(false)}
+      onDrop={(e) => {
+        setDropping(false);
+        const expression = e.dataTransfer?.getData(EXPRESSION_DRAG);
+        if (!expression || !accepts(e)) return;
+        e.preventDefault();
+        onExpression(expression);
+      }}
+    >
       <div class="parameter-head">
         <span class="parameter-name">
           {title}
@@ -231,7 +154,16 @@ function ParameterField({ name, schema, required, value, mode, modes, nodeType, 
         )}
       </div>
       {mode === 'fixed' ? (
-        <FixedInput label={title} schema={schema} required={required} value={value} nodeType={nodeType} name={name} onValue={onValue} />
+        <FixedInput
+          label={title}
+          schema={schema}
+          required={required}
+          value={value}
+          nodeType={nodeType}
+          name={name}
+          siblings={siblings}
+          onValue={onValue}
+        />
       ) : mode === 'expression' ? (
         <ExpressionEditor
           label={title}
@@ -271,10 +203,11 @@ interface FixedInputProps {
   required: boolean;
   value: unknown;
   nodeType: NodeType;
+  siblings: Record<string, unknown>;
   onValue: (value: unknown) => void;
 }
 
-function FixedInput({ label, name, schema, required, value, nodeType, onValue }: FixedInputProps) {
+function FixedInput({ label, name, schema, required, value, nodeType, siblings, onValue }: FixedInputProps) {
   const placeholder =
     schema.default === undefined ? '' : `default: ${typeof schema.default === 'string' ? schema.default : JSON.stringify(schema.default)}`;
   if (schema.format === 'credential') {
@@ -282,7 +215,17 @@ function FixedInput({ label, name, schema, required, value, nodeType, onValue }:
     return <CredentialSelect label={label} types={types} value={value} required={required} onValue={onValue} />;
   }
   if (schema['x-dynamic-options'] === true) {
-    return <DynamicSelect label={label} nodeType={nodeType} name={name} value={value} required={required} onValue={onValue} />;
+    return (
+      <DynamicSelect
+        label={label}
+        nodeType={nodeType}
+        name={name}
+        value={value}
+        required={required}
+        siblings={siblings}
+        onValue={onValue}
+      />
+    );
   }
   if (Array.isArray(schema.enum)) {
     const options = schema.enum as unknown[];
@@ -397,123 +340,6 @@ function JsonInput({
         }}
       />
       {invalid && <div class="error-text">Not valid JSON yet: the definition keeps the last valid value.</div>}
-    </>
-  );
-}
-
-function DynamicSelect({
-  label,
-  nodeType,
-  name,
-  value,
-  required,
-  onValue,
-}: {
-  label: string;
-  nodeType: NodeType;
-  name: string;
-  value: unknown;
-  required: boolean;
-  onValue: (value: unknown) => void;
-}) {
-  const [items, setItems] = useState<OptionItem[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    let live = true;
-    setItems(null);
-    setError(null);
-    loadOptions(nodeType.type, nodeType.version, name).then(
-      (found) => live && setItems(found),
-      (failure) => live && setError(failure),
-    );
-    return () => {
-      live = false;
-    };
-  }, [nodeType.type, nodeType.version, name]);
-  const current = typeof value === 'string' ? value : '';
-  if (error) {
-    return (
-      <>
-        <input aria-label={label} value={current} onInput={(e) => onValue(e.currentTarget.value || undefined)} />
-        <ErrorBox error={new Error(`The choices could not be loaded (${(error as Error).message}); type the value instead.`)} />
-      </>
-    );
-  }
-  const known = items?.some((item) => item.value === current) ?? false;
-  const chosen = items?.find((item) => item.value === current);
-  return (
-    <>
-      <select aria-label={label} value={current} disabled={items === null} onChange={(e) => onValue(e.currentTarget.value || undefined)}>
-        <option value="">{items === null ? 'Loading choices…' : required ? '(choose)' : '(not set)'}</option>
-        {current && !known && items !== null && <option value={current}>{current} (not among your choices)</option>}
-        {(items ?? []).map((item) => (
-          <option key={String(item.value)} value={String(item.value)}>
-            {item.label}
-          </option>
-        ))}
-      </select>
-      {chosen?.description && <div class="hint">{chosen.description}</div>}
-    </>
-  );
-}
-
-/**
- * The credentials the signed-in user may use (any role on them lets a node name them), of the
- * types the parameter takes; each is named with its type, never with a value (none is ever sent).
- */
-function CredentialSelect({
-  label,
-  types,
-  value,
-  required,
-  onValue,
-}: {
-  label: string;
-  types: readonly string[] | null;
-  value: unknown;
-  required: boolean;
-  onValue: (value: unknown) => void;
-}) {
-  const [items, setItems] = useState<Credential[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    let live = true;
-    loadCredentials().then(
-      (found) => live && setItems(found),
-      (failure) => live && setError(failure),
-    );
-    return () => {
-      live = false;
-    };
-  }, []);
-  const usable = (items ?? []).filter((c) => types === null || types.includes(c.type));
-  const current = typeof value === 'string' ? value : '';
-  const known = usable.some((c) => c.id === current);
-  return (
-    <>
-      <select
-        aria-label={label}
-        value={current}
-        disabled={items === null && !error}
-        onChange={(e) => onValue(e.currentTarget.value || undefined)}
-      >
-        <option value="">{items === null && !error ? 'Loading credentials…' : required ? '(choose)' : '(none)'}</option>
-        {current && !known && (items !== null || error) && (
-          <option value={current}>{current} (not among the credentials you may use)</option>
-        )}
-        {usable.map((c) => (
-          <option key={c.id} value={c.id}>
-            {c.name} ({c.type})
-          </option>
-        ))}
-      </select>
-      {error ? <ErrorBox error={new Error(`Your credentials could not be loaded (${(error as Error).message}).`)} /> : null}
-      {items !== null && usable.length === 0 && (
-        <div class="hint">
-          You have no credential{types ? ` of type ${types.join(', ')}` : ''} yet: create one on the{' '}
-          <Link href="/credentials">Credentials</Link> page.
-        </div>
-      )}
     </>
   );
 }

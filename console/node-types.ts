@@ -21,10 +21,17 @@ export function nodeTypeOf(types: readonly NodeType[], type: string, version?: n
 
 /**
  * A parameter whose schema carries `x-dynamic-options` has its choices computed by the server for
- * the caller (the collections they can see, ...): they are not cached across sign-ins.
+ * the caller (the collections they can see, ...): they are not cached across sign-ins. The node's
+ * other parameters go along (`?parameters=`), for choices that depend on them (an MCP server's tools).
  */
-export function loadOptions(type: string, version: number, parameter: string): Promise<OptionItem[]> {
-  const path = `/api/v1/node-types/${encodeURIComponent(type)}/${version}/parameters/${encodeURIComponent(parameter)}/options`;
+export function loadOptions(
+  type: string,
+  version: number,
+  parameter: string,
+  parameters: Record<string, unknown> = {},
+): Promise<OptionItem[]> {
+  const others = Object.keys(parameters).length ? `?parameters=${encodeURIComponent(JSON.stringify(parameters))}` : '';
+  const path = `/api/v1/node-types/${encodeURIComponent(type)}/${version}/parameters/${encodeURIComponent(parameter)}/options${others}`;
   return api<{ items: OptionItem[] }>('GET', path).then((answer) => answer.items);
 }
 

@@ -1,14 +1,52 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 export const BASE = '/console';
 
 const listeners = new Set<() => void>();
-const notify = () => listeners.forEach((listener) => listener());
-window.addEventListener('popstate', notify);
+/** The address the app shows: where Back is taken back to when the user stays. */
+let shownUrl = location.pathname + location.search;
+const notify = () => {
+  shownUrl = location.pathname + location.search;
+  listeners.forEach((listener) => listener());
+};
+
+/** What a page with unsaved work asks before the user leaves it (null: nothing to lose). */
+let leaveQuestion: (() => string | null) | null = null;
+const mayLeave = () => {
+  const question = leaveQuestion?.();
+  return !question || window.confirm(question);
+};
+
+window.addEventListener('popstate', () => {
+  // Back and Forward have already moved the address: put it back when the user stays.
+  if (!mayLeave()) history.pushState(null, '', shownUrl);
+  else notify();
+});
+window.addEventListener('beforeunload', (event) => {
+  // A reload or closing the tab: the browser asks in its own words.
+  if (leaveQuestion?.()) event.preventDefault();
+});
+
+/**
+ * While `question` says something, leaving the page (a link, Back, a reload, closing the tab)
+ * asks first. One page at a time holds the question.
+ */
+export function useLeaveGuard(question: () => string | null): void {
+  const latest = useRef(question);
+  latest.current = question;
+  useEffect(() => {
+    const ask = () => latest.current();
+    leaveQuestion = ask;
+    return () => {
+      if (leaveQuestion === ask) leaveQuestion = null;
+    };
+  }, []);
+}
 
 /** Client-side routes are real paths under /console: the server answers each with the app. */
-export function navigate(path: string, options: { replace?: boolean } = {}): void {
+export function navigate(path: string, options: { replace?: boolean; force?: boolean } = {}): void {
+  if (!options.force && !mayLeave()) return;
   const url = BASE + path;
   if (options.replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);

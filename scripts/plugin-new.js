@@ -25,8 +25,9 @@ const LINKED_PACKAGES = ['class-validator', 'class-transformer', 'typescript', '
 
 function main(argv) {
   const { type, dir } = parseArgs(argv);
-  // Built-in nodes compile with the service and import the SDK by path: a package has no place there.
-  if (dir && resolve(dir) === join(root, 'plugins')) fail('plugins/ holds the nodes built with the service: leave out --dir to write one there');
+  // Built-in nodes compile with the service (importing the SDK by the same package name): a package of their own has no place there.
+  if (dir && resolve(dir) === join(root, 'plugins'))
+    fail('plugins/ holds the nodes built with the service: leave out --dir to write one there');
   const folder = join(dir ? resolve(dir) : join(root, 'plugins'), type);
   if (existsSync(folder)) fail(`${folder} already exists; pick another type or remove it`);
   // The loader refuses a second node of the same type@version at boot: say so now.
@@ -40,8 +41,10 @@ function main(argv) {
     parametersClass: `${pascal}Parameters`,
     camel: pascal[0].toLowerCase() + pascal.slice(1),
     outside: Boolean(dir),
-    sdk: dir ? `${service.name}/sdk` : importPath(folder, join(root, 'src', 'sdk')),
-    testing: dir ? `${service.name}/sdk/testing` : importPath(folder, join(root, 'src', 'sdk', 'testing')),
+    // Inside the repository and outside alike: tsconfig's paths, jest's moduleNameMapper and the
+    // package's "exports" resolve the name to this service's SDK.
+    sdk: `${service.name}/sdk`,
+    testing: `${service.name}/sdk/testing`,
   };
   const sources = {
     'index.ts': definition(names),
@@ -68,7 +71,9 @@ function main(argv) {
     [
       `Created ${shown && !shown.startsWith('..') ? shown : folder}/`,
       ...Object.keys(files).map((name) => `  ${name}`),
-      ...(dir ? [`  node_modules/  links to this service (${root}) and its copies of ${LINKED_PACKAGES.join(', ')}: nothing to install`] : []),
+      ...(dir
+        ? [`  node_modules/  links to this service (${root}) and its copies of ${LINKED_PACKAGES.join(', ')}: nothing to install`]
+        : []),
       '',
       'Next:',
       ...(dir
@@ -101,12 +106,6 @@ function parseArgs(argv) {
   const [type] = args;
   if (!TYPE_PATTERN.test(type)) fail(`"${type}" is not a node type: use kebab-case, e.g. word-count`);
   return { type, dir };
-}
-
-/** A relative module path from `from` to `to`, with forward slashes, as an import needs. */
-function importPath(from, to) {
-  const path = relative(from, to).split(sep).join('/');
-  return path.startsWith('.') ? path : `./${path}`;
 }
 
 /** The version range the service itself uses, so the plugin builds against the same API. */

@@ -15,8 +15,8 @@ import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
 import { ShutdownSignal } from './common/shutdown-signal';
-import { setupWebConsole } from './common/web-console';
-import { setupApprovalPages, withoutApprovalToken } from './workflows/approval-pages';
+import { setupWebConsole } from './web-console/web-console';
+import { setupApprovalPages, withoutApprovalToken } from './runs/approval-pages';
 import { Metrics } from './metrics/metrics.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

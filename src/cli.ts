@@ -12,7 +12,7 @@ import { LoggerModule } from './common/logger.module';
 import { ConfigError, loadConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { StorageModule } from './storage/storage.module';
-import { UserStore } from './storage/user-store.port';
+import { UserStore } from './domain/user-store.port';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 

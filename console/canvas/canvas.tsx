@@ -1,69 +1,90 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Position } from '../api-types';
+import { labelCulling } from './far-labels';
 import { Minimap } from './minimap';
-import { curve, outputPort, World, type CanvasEdge, type CanvasNode, type View } from './world';
+import { clamp, FAR_ZOOM, KEY_STEP, MINIMAP, transformOf, type Gesture } from './canvas-view';
+import { QuickHandles } from './quick-handles';
+import { curve, outputPort, World, type CanvasEdge, type CanvasNode, type CanvasNote, type View } from './world';
 import { NODE_HEIGHT, NODE_WIDTH } from './workflow-graph';
 
-export { outputPort, type CanvasEdge, type CanvasNode, type View } from './world';
+export { outputPort, type CanvasEdge, type CanvasNode, type CanvasNote, type View } from './world';
+export { ZoomButtons } from './zoom-buttons';
 
-/** What the page can ask of the canvas: where its middle is (new nodes go there), fit, zoom. */
+/** What the page can ask of the canvas: where its middle is, fit, zoom, bring a place into view. */
 export interface CanvasControl {
   center(): Position;
   fit(): void;
   zoomBy(factor: number): void;
+  /** Pans (never zooms) so that a node-sized box at `at` is in view, with a margin. */
+  reveal(at: Position): void;
+  /** The world place under a point of the page. */
+  worldAt(clientX: number, clientY: number): Position;
+}
+
+/** What was right-clicked: a node, a note or the background, and where. */
+export interface CanvasContext {
+  nodeId?: string;
+  noteId?: string;
+  at: Position;
+  client: { x: number; y: number };
 }
 
 interface CanvasProps {
   label: string;
   nodes: readonly CanvasNode[];
   edges: readonly CanvasEdge[];
+  notes?: readonly CanvasNote[];
   positions: ReadonlyMap<string, Position>;
   selected: ReadonlySet<string>;
   selectedEdge?: number | null;
+  selectedNote?: string | null;
   editable: boolean;
   control?: { current: CanvasControl | null };
   onSelect(ids: string[], additive: boolean): void;
   onSelectEdge?(index: number | null): void;
+  onSelectNote?(id: string | null): void;
   /** The new places of moved nodes, once per drag or key press. */
   onMove?(moved: Map<string, Position>): void;
+  onMoveNote?(id: string, at: Position, size?: { width: number; height: number }): void;
+  onEditNote?(id: string): void;
   onConnect?(from: string, output: string, to: string): void;
+  /** A connection dropped on empty space, or the `+` of an output clicked: add a node there. */
+  onAddAfter?(from: string, output: string, at: Position | null): void;
+  onInsertOnEdge?(index: number): void;
+  onContextMenu?(context: CanvasContext): void;
   onDelete?(): void;
   /** Shortcuts the page handles (undo, copy, ...): true when it did. */
   onShortcut?(event: KeyboardEvent): boolean;
   /** Opens a node (double click, Enter): the page shows its details. */
   onOpen?(id: string): void;
+  /** Renames a node (F2). */
+  onRename?(id: string): void;
+  /** Drawn above the node the pointer is on (or the one selected): its quick actions. */
+  nodeToolbar?(id: string): ComponentChildren;
+  /** Drawn over the canvas (a menu, a note being written), in page coordinates of the canvas. */
+  children?: ComponentChildren;
 }
 
-const MIN_ZOOM = 0.1;
 /**
- * Below this zoom a node's text is a few pixels high: nodes are drawn as boxes (their subtitle and
- * ports left out, the title kept for assistive technology), which halves what a frame of a pan
- * over 200 nodes costs chromium (test/bench/canvas-pan.bench.ts).
- */
-const FAR_ZOOM = 0.35;
-const MAX_ZOOM = 2;
-const KEY_STEP = 10;
-const transformOf = (v: View) => `translate(${v.x}px, ${v.y}px) scale(${v.k})`;
-const clamp = (k: number) => Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, k));
-
-type Gesture =
-  | { kind: 'pan'; startX: number; startY: number; view: View; moved: boolean }
-  | { kind: 'drag'; startX: number; startY: number; ids: string[]; moved: boolean }
-  | { kind: 'connect'; from: string; output: string; start: Position };
-
-/**
- * The workflow drawn as nodes and edges: HTML nodes and SVG edges in one layer moved by a CSS
- * transform, so panning and zooming re-render nothing but that transform (and the minimap's
- * frame). Drag the background to pan, the wheel to zoom, a node to move it, an output port onto
- * a node to connect them. Every action also has a key: Tab to a node, arrows move it, Delete
- * removes it; on the background arrows pan, + and - zoom, 0 fits.
+ * The workflow drawn as notes, nodes and edges: HTML nodes and SVG edges in one layer moved by a
+ * CSS transform, so panning and zooming re-render nothing but that transform (and the minimap's
+ * frame). Drag the background to pan (Shift+drag selects the nodes in a rectangle), the wheel to
+ * zoom, a node to move it, an output port onto a node to connect them (onto empty space to add
+ * one). Every action also has a key: Tab to a node, arrows move it, Delete removes it, F2 renames
+ * it; on the background arrows pan, + and - zoom, 0 fits.
  */
 export function Canvas(props: CanvasProps) {
   const { nodes, edges, positions, selected, editable } = props;
+  const notes = props.notes ?? [];
   const viewport = useRef<HTMLDivElement>(null);
   const [view, setView] = useState<View>({ x: 0, y: 0, k: 1 });
   const [drag, setDrag] = useState<{ dx: number; dy: number; ids: ReadonlySet<string> } | null>(null);
+  const [noteDrag, setNoteDrag] = useState<{ id: string; dx: number; dy: number; resize: boolean } | null>(null);
   const [wire, setWire] = useState<{ from: Position; to: Position } | null>(null);
+  const [band, setBand] = useState<{ a: Position; b: Position } | null>(null);
+  const [hovered, setHovered] = useState<string | null>(null);
+  const [hoveredEdge, setHoveredEdge] = useState<number | null>(null);
   const gesture = useRef<Gesture | null>(null);
   // A pan in progress moves the view without rendering: the one transform and the minimap's frame
   // are set on the elements, and the state catches up when the gesture ends.
@@ -73,21 +94,33 @@ export function Canvas(props: CanvasProps) {
   viewRef.current = shown;
   const worldElement = useRef<HTMLDivElement>(null);
   const minimapFrame = useRef<SVGRectElement>(null);
+  const far = shown.k < FAR_ZOOM;
 
   const place = (id: string): Position => {
     const p = positions.get(id) ?? { x: 0, y: 0 };
     return drag?.ids.has(id) ? { x: p.x + drag.dx, y: p.y + drag.dy } : p;
   };
+  const placeNote = (note: CanvasNote): CanvasNote => {
+    if (noteDrag?.id !== note.id) return note;
+    return noteDrag.resize
+      ? { ...note, width: Math.max(80, note.width + noteDrag.dx), height: Math.max(40, note.height + noteDrag.dy) }
+      : { ...note, position: { x: note.position.x + noteDrag.dx, y: note.position.y + noteDrag.dy } };
+  };
 
   const size = () => ({ width: viewport.current?.clientWidth ?? 800, height: viewport.current?.clientHeight ?? 500 });
+  /** The part of the view nodes are fitted into: beside the minimap when there is room for both. */
+  const fitBox = () => {
+    const { width, height } = size();
+    return width > 600 ? { width: width - MINIMAP.width, height } : { width, height };
+  };
   const fit = () => {
-    if (!positions.size) return;
-    const all = [...positions.values()];
+    const all = [...positions.values(), ...notes.map((n) => n.position)];
+    if (!all.length) return;
     const minX = Math.min(...all.map((p) => p.x)) - 40;
     const minY = Math.min(...all.map((p) => p.y)) - 40;
-    const maxX = Math.max(...all.map((p) => p.x + NODE_WIDTH)) + 40;
-    const maxY = Math.max(...all.map((p) => p.y + NODE_HEIGHT)) + 40;
-    const { width, height } = size();
+    const maxX = Math.max(...[...positions.values()].map((p) => p.x + NODE_WIDTH), ...notes.map((n) => n.position.x + n.width)) + 40;
+    const maxY = Math.max(...[...positions.values()].map((p) => p.y + NODE_HEIGHT), ...notes.map((n) => n.position.y + n.height)) + 40;
+    const { width, height } = fitBox();
     const k = clamp(Math.min(width / (maxX - minX), height / (maxY - minY), 1));
     setView({ k, x: (width - (maxX - minX) * k) / 2 - minX * k, y: (height - (maxY - minY) * k) / 2 - minY * k });
   };
@@ -118,7 +151,7 @@ export function Canvas(props: CanvasProps) {
   if (props.control) {
     props.control.current = {
       center: () => {
-        const { width, height } = size();
+        const { width, height } = fitBox();
         const v = viewRef.current;
         return { x: (width / 2 - v.x) / v.k - NODE_WIDTH / 2, y: (height / 2 - v.y) / v.k - NODE_HEIGHT / 2 };
       },
@@ -127,6 +160,20 @@ export function Canvas(props: CanvasProps) {
         const { width, height } = size();
         zoomAt(factor, width / 2, height / 2);
       },
+      reveal: (at) => {
+        const { width, height } = fitBox();
+        const margin = 40;
+        setView((v) => {
+          const left = at.x * v.k + v.x;
+          const top = at.y * v.k + v.y;
+          const right = (at.x + NODE_WIDTH) * v.k + v.x;
+          const bottom = (at.y + NODE_HEIGHT) * v.k + v.y;
+          const dx = left < margin ? margin - left : right > width - margin ? width - margin - right : 0;
+          const dy = top < margin ? margin - top : bottom > height - margin ? height - margin - bottom : 0;
+          return dx || dy ? { ...v, x: v.x + dx, y: v.y + dy } : v;
+        });
+      },
+      worldAt: toWorld,
     };
   }
 
@@ -138,6 +185,11 @@ export function Canvas(props: CanvasProps) {
       fit();
     }
   }, [positions.size]);
+
+  // Far out, labels that would cover each other are left out (recomputed when the zoom or the nodes change, not on a pan).
+  useLayoutEffect(() => {
+    if (worldElement.current) labelCulling(worldElement.current, far ? shown.k : null);
+  }, [far ? shown.k : 0, nodes, positions, drag]);
 
   // A listener that may cancel: the page must not scroll while the wheel zooms the canvas.
   useEffect(() => {
@@ -154,9 +206,24 @@ export function Canvas(props: CanvasProps) {
   const onPointerDown = (event: PointerEvent) => {
     if (event.button !== 0) return;
     const target = event.target as Element;
+    if (target.closest('[data-canvas-overlay]')) return;
+    const add = target.closest<HTMLElement>('[data-add-after]');
+    const insert = target.closest<SVGElement>('[data-edge-insert]');
     const port = target.closest<HTMLElement>('[data-output-port]');
+    const resize = target.closest<HTMLElement>('[data-note-resize]');
+    const noteElement = target.closest<HTMLElement>('[data-note-id]');
     const nodeElement = target.closest<HTMLElement>('[data-node-id]');
     const edgeElement = target.closest<SVGElement>('[data-edge-index]');
+    if (add && editable) {
+      event.preventDefault();
+      props.onAddAfter?.(add.dataset.addAfter!, add.dataset.output!, null);
+      return;
+    }
+    if (insert && editable) {
+      event.preventDefault();
+      props.onInsertOnEdge?.(Number(insert.dataset.edgeInsert));
+      return;
+    }
     try {
       viewport.current!.setPointerCapture(event.pointerId);
     } catch {
@@ -176,8 +243,17 @@ export function Canvas(props: CanvasProps) {
       const ids = selected.has(id) && !additive ? [...selected] : additive ? [...new Set([...selected, id])] : [id];
       if (!selected.has(id) || additive) props.onSelect(ids, false);
       if (editable) gesture.current = { kind: 'drag', startX: event.clientX, startY: event.clientY, ids, moved: false };
+    } else if (noteElement) {
+      const id = noteElement.dataset.noteId!;
+      props.onSelectNote?.(id);
+      if (editable)
+        gesture.current = { kind: 'note', startX: event.clientX, startY: event.clientY, id, resize: Boolean(resize), moved: false };
     } else if (edgeElement) {
       props.onSelectEdge?.(Number(edgeElement.dataset.edgeIndex));
+    } else if (event.shiftKey) {
+      const start = toWorld(event.clientX, event.clientY);
+      gesture.current = { kind: 'band', start, additive: event.ctrlKey || event.metaKey };
+      setBand({ a: start, b: start });
     } else {
       gesture.current = { kind: 'pan', startX: event.clientX, startY: event.clientY, view: viewRef.current, moved: false };
     }
@@ -185,18 +261,31 @@ export function Canvas(props: CanvasProps) {
 
   const onPointerMove = (event: PointerEvent) => {
     const g = gesture.current;
-    if (!g) return;
+    if (!g) {
+      // What the pointer is over decides the quick actions drawn: a node's toolbar and +, an edge's +.
+      const target = event.target as Element;
+      if (target.closest('[data-canvas-overlay], [data-edge-insert], [data-add-after]')) return;
+      const node = target.closest<HTMLElement>('[data-node-id]')?.dataset.nodeId ?? null;
+      const edge = target.closest<SVGElement>('[data-edge-index]')?.dataset.edgeIndex;
+      if (node !== null && node !== hovered) setHovered(node);
+      const overEdge = edge === undefined || node !== null ? null : Number(edge);
+      if (overEdge !== hoveredEdge) setHoveredEdge(overEdge);
+      return;
+    }
     if (g.kind === 'pan') {
       const dx = event.clientX - g.startX;
       const dy = event.clientY - g.startY;
       g.moved ||= Math.abs(dx) + Math.abs(dy) > 3;
       panTo({ ...g.view, x: g.view.x + dx, y: g.view.y + dy });
-    } else if (g.kind === 'drag') {
+    } else if (g.kind === 'drag' || g.kind === 'note') {
       const k = viewRef.current.k;
       const dx = (event.clientX - g.startX) / k;
       const dy = (event.clientY - g.startY) / k;
       g.moved ||= Math.abs(dx) + Math.abs(dy) > 2;
-      if (g.moved) setDrag({ dx, dy, ids: new Set(g.ids) });
+      if (g.moved && g.kind === 'drag') setDrag({ dx, dy, ids: new Set(g.ids) });
+      if (g.moved && g.kind === 'note') setNoteDrag({ id: g.id, dx, dy, resize: g.resize });
+    } else if (g.kind === 'band') {
+      setBand({ a: g.start, b: toWorld(event.clientX, event.clientY) });
     } else {
       setWire({ from: g.start, to: toWorld(event.clientX, event.clientY) });
     }
@@ -210,7 +299,10 @@ export function Canvas(props: CanvasProps) {
       setView(live.current);
       live.current = null;
     }
-    if (g.kind === 'pan' && !g.moved) props.onSelect([], false);
+    if (g.kind === 'pan' && !g.moved) {
+      props.onSelect([], false);
+      props.onSelectNote?.(null);
+    }
     if (g.kind === 'drag' && g.moved && drag) {
       const moved = new Map(g.ids.map((id) => [id, place(id)]));
       setDrag(null);
@@ -218,11 +310,38 @@ export function Canvas(props: CanvasProps) {
     } else if (g.kind === 'drag') {
       setDrag(null);
     }
+    if (g.kind === 'note') {
+      const note = notes.find((n) => n.id === g.id);
+      if (note && g.moved && noteDrag) {
+        const next = placeNote(note);
+        props.onMoveNote?.(g.id, next.position, g.resize ? { width: Math.round(next.width), height: Math.round(next.height) } : undefined);
+      }
+      setNoteDrag(null);
+    }
+    if (g.kind === 'band') {
+      const end = toWorld(event.clientX, event.clientY);
+      const [x1, x2] = [Math.min(g.start.x, end.x), Math.max(g.start.x, end.x)];
+      const [y1, y2] = [Math.min(g.start.y, end.y), Math.max(g.start.y, end.y)];
+      const inside = nodes
+        .filter((n) => {
+          const p = place(n.id);
+          return p.x < x2 && p.x + NODE_WIDTH > x1 && p.y < y2 && p.y + NODE_HEIGHT > y1;
+        })
+        .map((n) => n.id);
+      setBand(null);
+      props.onSelect(g.additive ? [...new Set([...selected, ...inside])] : inside, false);
+    }
     if (g.kind === 'connect') {
       setWire(null);
       // The pointer is captured: what is under it is found by position.
-      const under = document.elementFromPoint(event.clientX, event.clientY)?.closest<HTMLElement>('[data-node-id]');
-      if (under && under.dataset.nodeId !== g.from) props.onConnect?.(g.from, g.output, under.dataset.nodeId!);
+      const under = document.elementFromPoint(event.clientX, event.clientY);
+      const node = under?.closest<HTMLElement>('[data-node-id]');
+      if (node && node.dataset.nodeId !== g.from) props.onConnect?.(g.from, g.output, node.dataset.nodeId!);
+      else if (!node && under && viewport.current?.contains(under)) {
+        const at = toWorld(event.clientX, event.clientY);
+        if (Math.hypot(at.x - g.start.x, at.y - g.start.y) > 30)
+          props.onAddAfter?.(g.from, g.output, { x: at.x, y: at.y - NODE_HEIGHT / 2 });
+      }
     }
   };
 
@@ -232,6 +351,7 @@ export function Canvas(props: CanvasProps) {
   };
 
   const onKeyDown = (event: KeyboardEvent) => {
+    if ((event.target as Element).closest('[data-canvas-overlay]')) return;
     if (props.onShortcut?.(event)) {
       event.preventDefault();
       return;
@@ -243,10 +363,16 @@ export function Canvas(props: CanvasProps) {
       const [dx, dy] = arrows[event.key];
       if (onNode && editable) moveSelected(dx * step, dy * step);
       else setView((v) => ({ ...v, x: v.x - dx * step * 4, y: v.y - dy * step * 4 }));
-    } else if (onNode && (event.key === 'Enter' || event.key === ' ')) {
+    } else if (onNode && event.key === ' ') {
+      // Space selects (Shift+Space adds to the selection), Enter opens.
       const id = (onNode as HTMLElement).dataset.nodeId!;
-      props.onSelect([id], event.shiftKey);
+      props.onSelect(event.shiftKey ? [...new Set([...selected, id])] : [id], false);
+    } else if (onNode && event.key === 'Enter') {
+      const id = (onNode as HTMLElement).dataset.nodeId!;
+      props.onSelect([id], false);
       props.onOpen?.(id);
+    } else if (onNode && event.key === 'F2' && editable) {
+      props.onRename?.((onNode as HTMLElement).dataset.nodeId!);
     } else if (editable && (event.key === 'Delete' || event.key === 'Backspace') && (selected.size || props.selectedEdge != null)) {
       props.onDelete?.();
       // The focused node is gone: the canvas keeps the focus, so the next key (Ctrl+Z) still reaches it.
@@ -266,21 +392,46 @@ export function Canvas(props: CanvasProps) {
     event.preventDefault();
   };
 
+  const onContextMenu = (event: MouseEvent) => {
+    if (!props.onContextMenu || (event.target as Element).closest('[data-canvas-overlay]')) return;
+    event.preventDefault();
+    const target = event.target as Element;
+    const nodeId = target.closest<HTMLElement>('[data-node-id]')?.dataset.nodeId;
+    const noteId = target.closest<HTMLElement>('[data-note-id]')?.dataset.noteId;
+    if (nodeId && !selected.has(nodeId)) props.onSelect([nodeId], false);
+    const rect = viewport.current!.getBoundingClientRect();
+    props.onContextMenu({
+      nodeId,
+      noteId,
+      at: toWorld(event.clientX, event.clientY),
+      client: { x: event.clientX - rect.left, y: event.clientY - rect.top },
+    });
+  };
+
+  const toolbarFor = hovered && positions.has(hovered) ? hovered : selected.size === 1 ? [...selected][0] : null;
+  const toolbarAt = toolbarFor && positions.has(toolbarFor) ? place(toolbarFor) : null;
+  const quick =
+    editable && !far && !drag ? (
+      <QuickHandles nodes={nodes} edges={edges} positions={positions} place={place} nodeId={toolbarFor} edgeIndex={hoveredEdge} />
+    ) : null;
   const world = {
     nodes,
     edges,
+    notes,
     place,
+    placeNote,
     selected,
     selectedEdge: props.selectedEdge ?? null,
+    selectedNote: props.selectedNote ?? null,
     editable,
-    dragKey: drag ? `${drag.dx},${drag.dy}` : '',
+    dragKey: drag ? `${drag.dx},${drag.dy}` : noteDrag ? `note:${noteDrag.dx},${noteDrag.dy}` : '',
     positions,
   };
   return (
     <div class="canvas-frame">
       <div
         ref={viewport}
-        class={`canvas${gesture.current?.kind === 'pan' ? ' panning' : ''}${shown.k < FAR_ZOOM ? ' far' : ''}`}
+        class={`canvas${gesture.current?.kind === 'pan' ? ' panning' : ''}${far ? ' far' : ''}`}
         tabIndex={0}
         role="group"
         aria-roledescription="canvas"
@@ -289,20 +440,42 @@ export function Canvas(props: CanvasProps) {
         onPointerMove={onPointerMove}
         onPointerUp={onPointerUp}
         onPointerCancel={onPointerUp}
+        onPointerLeave={() => hovered !== null && setHovered(null)}
         onKeyDown={onKeyDown}
+        onContextMenu={onContextMenu}
         onDblClick={(event) => {
-          const id = (event.target as Element).closest<HTMLElement>('[data-node-id]')?.dataset.nodeId;
+          // The pointer was captured by the canvas: what was double-clicked is found by position.
+          const target = document.elementFromPoint(event.clientX, event.clientY) ?? (event.target as Element);
+          const id = target.closest<HTMLElement>('[data-node-id]')?.dataset.nodeId;
+          const note = target.closest<HTMLElement>('[data-note-id]')?.dataset.noteId;
           if (id) props.onOpen?.(id);
+          else if (note && editable) props.onEditNote?.(note);
         }}
       >
-        <div class="canvas-world" ref={worldElement} style={{ transform: transformOf(shown) }}>
+        <div class="canvas-world" ref={worldElement} style={{ transform: transformOf(shown), '--k': String(shown.k) }}>
           <World {...world} />
-          {wire && (
+          {(wire || band) && (
             <svg class="canvas-edges" aria-hidden="true">
-              <path class="edge edge-wire" d={curve(wire.from, wire.to)} />
+              {wire && <path class="edge edge-wire" d={curve(wire.from, wire.to)} />}
+              {band && (
+                <rect
+                  class="rubber-band"
+                  x={Math.min(band.a.x, band.b.x)}
+                  y={Math.min(band.a.y, band.b.y)}
+                  width={Math.abs(band.b.x - band.a.x)}
+                  height={Math.abs(band.b.y - band.a.y)}
+                />
+              )}
             </svg>
           )}
+          {quick}
+          {editable && toolbarAt && !far && !drag && props.nodeToolbar && (
+            <div class="node-toolbar" data-canvas-overlay style={{ left: `${toolbarAt.x}px`, top: `${toolbarAt.y - 34}px` }}>
+              {props.nodeToolbar(toolbarFor!)}
+            </div>
+          )}
         </div>
+        {props.children}
       </div>
       <Minimap
         nodes={nodes}
@@ -314,17 +487,6 @@ export function Canvas(props: CanvasProps) {
         size={size}
         onCenter={(p) => setView((v) => ({ ...v, x: size().width / 2 - p.x * v.k, y: size().height / 2 - p.y * v.k }))}
       />
-      <div class="canvas-zoom">
-        <button type="button" onClick={() => props.control?.current?.zoomBy(1.2)} aria-label="Zoom in" title="Zoom in (+)">
-          +
-        </button>
-        <button type="button" onClick={() => props.control?.current?.zoomBy(1 / 1.2)} aria-label="Zoom out" title="Zoom out (-)">
-          −
-        </button>
-        <button type="button" onClick={fit} aria-label="Fit the workflow in view" title="Fit (0)">
-          Fit
-        </button>
-      </div>
     </div>
   );
 }

@@ -16,6 +16,11 @@ interface MinimapProps {
   onCenter(p: Position): void;
 }
 
+/** The minimap's width in px (see .minimap) and the bounds of its height. */
+const WIDTH = 180;
+const MIN_HEIGHT = 70;
+const MAX_HEIGHT = 200;
+
 /** The whole workflow small, with the part in view framed; click or drag on it to look elsewhere. */
 export function Minimap({ nodes, positions, dragKey, place, view, frameRef, size, onCenter }: MinimapProps): ComponentChildren {
   const svg = useRef<SVGSVGElement>(null);
@@ -41,6 +46,8 @@ export function Minimap({ nodes, positions, dragKey, place, view, frameRef, size
       class="minimap"
       aria-hidden="true"
       viewBox={`${minX} ${minY} ${width} ${height}`}
+      // As tall as the workflow's shape asks (within bounds): a tall tree is not a sliver in a wide box.
+      style={{ height: `${Math.round(Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, (WIDTH * height) / width)))}px` }}
       onPointerDown={(e) => {
         dragging.current = true;
         svg.current!.setPointerCapture(e.pointerId);

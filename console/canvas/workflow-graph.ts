@@ -340,11 +340,11 @@ export function outputValue(output: unknown, port: string, outputs: readonly str
   return output;
 }
 
-/** Each node as the canvas draws it: its id, its type's name and its outputs. */
+/** Each node as the canvas draws it: its name (else its id), its type's name, icon and outputs, and whether it is disabled. */
 export function drawNodes(
   definition: Definition,
   types: readonly NodeType[],
-): { id: string; title: string; subtitle: string; outputs: string[]; trigger: boolean }[] {
+): { id: string; title: string; subtitle: string; type: string; kind: Kind; outputs: string[]; trigger: boolean; disabled: boolean }[] {
   const edges = definition.edges ?? [];
   return definition.nodes.map((node) => {
     const type =
@@ -352,10 +352,13 @@ export function drawNodes(
       types.find((t) => t.type === node.type);
     return {
       id: node.id,
-      title: node.name ? `${node.name}` : node.id,
+      title: node.name || node.id,
       subtitle: type ? `${type.displayName}${node.name ? ` · ${node.id}` : ''}` : `${node.type} (unknown type)`,
+      type: node.type,
+      kind: type ? kindOf(type) : 'Plugins',
       outputs: outputsOf(node, edges),
       trigger: type?.trigger ?? false,
+      disabled: node.disabled === true,
     };
   });
 }

@@ -1,15 +1,21 @@
-import { Component } from 'preact';
+import { Component, Fragment } from 'preact';
 import type { Position } from '../api-types';
-import { NODE_HEIGHT, NODE_WIDTH } from './workflow-graph';
+import { glyphOf } from './node-icons';
+import { NODE_HEIGHT, NODE_WIDTH, type Kind } from './workflow-graph';
 
 export interface CanvasNode {
   id: string;
   title: string;
   subtitle: string;
+  /** The node's type, for its icon. */
+  type: string;
+  kind: Kind;
   outputs: string[];
   trigger: boolean;
   /** A run's step status (succeeded, failed, skipped, waiting, reused, ...), drawn as the node's colour. */
   status?: string;
+  /** Turned off in the definition: drawn greyed, it passes its input on. */
+  disabled?: boolean;
   /** Problems the server found (red) or the console's check suspects (amber). */
   errors?: number;
   warnings?: number;
@@ -24,9 +30,18 @@ export interface CanvasEdge {
   to: string;
   /** Drawn on the edge: an item count in a run. */
   label?: string;
-  /** `skipped` draws the edge grey and dashed: nothing went along it. */
-  status?: 'skipped' | 'live';
+  /** `skipped` draws the edge grey and dashed: nothing went along it; `flowing` animates it (a run in progress). */
+  status?: 'skipped' | 'live' | 'flowing';
   invalid?: boolean;
+}
+
+/** A sticky note as the canvas draws it. */
+export interface CanvasNote {
+  id: string;
+  text: string;
+  position: Position;
+  width: number;
+  height: number;
 }
 
 export interface View {
@@ -39,26 +54,58 @@ export interface View {
 export function outputPort(position: Position, index: number, count: number): Position {
   return { x: position.x + NODE_WIDTH, y: position.y + (NODE_HEIGHT * (index + 1)) / (count + 1) };
 }
-const inputPort = (position: Position): Position => ({ x: position.x, y: position.y + NODE_HEIGHT / 2 });
+export const inputPort = (position: Position): Position => ({ x: position.x, y: position.y + NODE_HEIGHT / 2 });
 export const curve = (a: Position, b: Position) => {
   const bend = Math.max(40, Math.abs(b.x - a.x) / 2);
   return `M${a.x},${a.y} C${a.x + bend},${a.y} ${b.x - bend},${b.y} ${b.x},${b.y}`;
 };
 
+/**
+ * The middle of an edge's curve, and a point beside it (on the upper side): a label there reads
+ * beside the line instead of across it.
+ */
+export function edgeMiddle(a: Position, b: Position, offset = 12): { middle: Position; beside: Position } {
+  const bend = Math.max(40, Math.abs(b.x - a.x) / 2);
+  const p1 = { x: a.x + bend, y: a.y };
+  const p2 = { x: b.x - bend, y: b.y };
+  const middle = { x: (a.x + 3 * p1.x + 3 * p2.x + b.x) / 8, y: (a.y + 3 * p1.y + 3 * p2.y + b.y) / 8 };
+  const tx = b.x + p2.x - p1.x - a.x;
+  const ty = b.y + p2.y - p1.y - a.y;
+  const length = Math.hypot(tx, ty) || 1;
+  let nx = -ty / length;
+  let ny = tx / length;
+  if (ny > 0) [nx, ny] = [-nx, -ny];
+  return { middle, beside: { x: middle.x + nx * offset, y: middle.y + ny * offset + 4 } };
+}
+
+const STATUS_MARK: Record<string, string> = {
+  succeeded: '✓',
+  failed: '✗',
+  skipped: '–',
+  'not-run': '–',
+  running: '…',
+  waiting: '…',
+  reused: '↺',
+  canceled: '■',
+};
+
 interface WorldProps {
   nodes: readonly CanvasNode[];
   edges: readonly CanvasEdge[];
+  notes: readonly CanvasNote[];
   positions: ReadonlyMap<string, Position>;
   place: (id: string) => Position;
+  placeNote: (note: CanvasNote) => CanvasNote;
   selected: ReadonlySet<string>;
   selectedEdge: number | null;
+  selectedNote: string | null;
   editable: boolean;
   dragKey: string;
 }
 
 /**
- * The nodes and edges, re-rendered only when they change, not when the view moves: 200 nodes
- * then pan at the cost of one transform.
+ * The notes, nodes and edges, re-rendered only when they change, not when the view moves: 200
+ * nodes then pan at the cost of one transform.
  */
 export class World extends Component<WorldProps> {
   shouldComponentUpdate(next: WorldProps): boolean {
@@ -66,18 +113,36 @@ export class World extends Component<WorldProps> {
     return (
       next.nodes !== p.nodes ||
       next.edges !== p.edges ||
+      next.notes !== p.notes ||
       next.positions !== p.positions ||
       next.selected !== p.selected ||
       next.selectedEdge !== p.selectedEdge ||
+      next.selectedNote !== p.selectedNote ||
       next.dragKey !== p.dragKey ||
       next.editable !== p.editable
     );
   }
 
-  render({ nodes, edges, place, selected, selectedEdge, editable }: WorldProps) {
+  render({ nodes, edges, notes, place, placeNote, selected, selectedEdge, selectedNote, editable }: WorldProps) {
     const byId = new Map(nodes.map((n) => [n.id, n]));
     return (
       <>
+        {notes.map((original) => {
+          const note = placeNote(original);
+          return (
+            <div
+              key={note.id}
+              class={`canvas-note${selectedNote === note.id ? ' selected' : ''}`}
+              style={{ left: `${note.position.x}px`, top: `${note.position.y}px`, width: `${note.width}px`, height: `${note.height}px` }}
+              data-note-id={note.id}
+              role="note"
+              aria-label={`Sticky note: ${note.text.slice(0, 80) || 'empty'}`}
+            >
+              <div class="note-text">{note.text || (editable ? 'Double-click to write' : '')}</div>
+              {editable && <span class="note-resize" data-note-resize={note.id} aria-hidden="true" />}
+            </div>
+          );
+        })}
         <svg class="canvas-edges" aria-hidden="true">
           {edges.map((edge) => {
             const from = byId.get(edge.from);
@@ -85,6 +150,7 @@ export class World extends Component<WorldProps> {
             const a = outputPort(place(edge.from), Math.max(0, from.outputs.indexOf(edge.output)), from.outputs.length);
             const b = inputPort(place(edge.to));
             const d = curve(a, b);
+            const { beside } = edgeMiddle(a, b);
             const classes = [
               'edge',
               edge.status ? `edge-${edge.status}` : '',
@@ -92,11 +158,11 @@ export class World extends Component<WorldProps> {
               selectedEdge === edge.index ? 'edge-selected' : '',
             ].join(' ');
             return (
-              <g key={`${edge.index}:${edge.from}:${edge.output}:${edge.to}`} data-edge-index={edge.index}>
+              <g key={`${edge.index}:${edge.from}:${edge.output}:${edge.to}`} class="edge-group" data-edge-index={edge.index}>
                 <path class="edge-hit" d={d} />
                 <path class={classes} d={d} />
                 {edge.label !== undefined && (
-                  <text class="edge-label" x={(a.x + b.x) / 2} y={(a.y + b.y) / 2 - 6} text-anchor="middle">
+                  <text class="edge-label" x={beside.x} y={beside.y} text-anchor="middle">
                     {edge.label}
                   </text>
                 )}
@@ -108,12 +174,15 @@ export class World extends Component<WorldProps> {
           const p = place(node.id);
           const classes = [
             'canvas-node',
+            `kind-${node.kind.toLowerCase()}`,
             node.trigger ? 'trigger' : '',
+            node.disabled ? 'disabled' : '',
             node.status ? `status-${node.status}` : '',
             selected.has(node.id) ? 'selected' : '',
             node.errors ? 'has-errors' : node.warnings ? 'has-warnings' : '',
           ].join(' ');
           const state = [
+            node.disabled ? 'disabled' : '',
             node.status,
             node.pinned ? 'data pinned' : '',
             node.errors ? `${node.errors} problem(s) refused by the server` : '',
@@ -130,14 +199,30 @@ export class World extends Component<WorldProps> {
               tabIndex={0}
               role="button"
               aria-pressed={selected.has(node.id)}
+              title={`${node.title} (${node.subtitle})`}
             >
               {/* Named by what it shows (title, type, status), plus what only colour says. */}
               <span class="visually-hidden">Node </span>
               {!node.trigger && <span class="port port-in" data-input-port={node.id} />}
-              <span class="node-title">{node.title}</span>
-              <span class="node-sub">{node.subtitle}</span>
-              {Boolean(node.status || node.errors || node.warnings || node.pinned) && (
+              <span class="node-icon" aria-hidden="true">
+                {glyphOf(node.type)}
+              </span>
+              <span class="node-text">
+                <span class="node-title">{node.title}</span>
+                <span class="node-sub">{node.subtitle}</span>
+              </span>
+              {/* Far out, the name and status drawn at a readable size whatever the zoom (see .canvas.far). */}
+              <span class="node-far" aria-hidden="true">
+                {node.status ? `${STATUS_MARK[node.status] ?? ''} ` : ''}
+                {node.title}
+              </span>
+              {Boolean(node.status || node.errors || node.warnings || node.pinned || node.disabled) && (
                 <span class="node-flags">
+                  {node.disabled && (
+                    <span class="node-disabled" aria-hidden="true">
+                      disabled
+                    </span>
+                  )}
                   {node.pinned && (
                     <span class="node-pinned" title="Data pinned: a node test takes it as input" aria-hidden="true">
                       pinned
@@ -152,18 +237,25 @@ export class World extends Component<WorldProps> {
                 </span>
               )}
               {state && <span class="visually-hidden">, {state}</span>}
-              {node.outputs.map((output, i) => (
-                <span
-                  key={output}
-                  class={`port port-out${editable ? ' live' : ''}`}
-                  style={{ top: `${((i + 1) * 100) / (node.outputs.length + 1)}%` }}
-                  data-output-port={output}
-                  data-node={node.id}
-                  title={editable ? `Drag to connect ${node.id} (${output})` : output}
-                >
-                  {node.outputs.length > 1 && <span class="port-name">{output}</span>}
-                </span>
-              ))}
+              {node.outputs.map((output, i) => {
+                const top = `${((i + 1) * 100) / (node.outputs.length + 1)}%`;
+                return (
+                  <Fragment key={output}>
+                    {node.outputs.length > 1 && (
+                      <span class="port-name" style={{ top }} aria-hidden="true">
+                        {output}
+                      </span>
+                    )}
+                    <span
+                      class={`port port-out${editable ? ' live' : ''}`}
+                      style={{ top }}
+                      data-output-port={output}
+                      data-node={node.id}
+                      title={editable ? `Drag to connect ${node.id} (${output}), or drop on empty space to add a node` : output}
+                    />
+                  </Fragment>
+                );
+              })}
             </div>
           );
         })}

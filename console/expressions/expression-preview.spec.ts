@@ -50,6 +50,24 @@ describe('expression editor helpers', () => {
     expect(pathAtCaret('va')).toEqual({ path: [], prefix: 'va' });
   });
 
+  it('refuses, before allocating, values larger than the preview allows, instead of taking the tab down', () => {
+    const refused = (source: string) => {
+      const result = previewExpression(source, scope);
+      expect(result).toEqual({ ok: false, reason: expect.stringMatching(/^not previewed: it builds values of more than/) });
+    };
+    refused("({ n: 'x'.repeat(2**28).split('').length })");
+    refused("'x'.padStart(1e9)");
+    refused("[1, 2, 3].map(() => 'y'.repeat(2000000))");
+    refused("[...'abcdefghijklmnopqrstuvwxyz1234'].reduce((s) => s + s, 'ab')");
+    // An array-like is not allocated whole.
+    expect(previewExpression('Array.from({ length: 2 ** 30 }).length', scope)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('not previewed'),
+    });
+    // Ordinary work stays within the budget.
+    expect(previewExpression("'ab'.repeat(3)", scope)).toEqual({ ok: true, value: 'ababab' });
+  });
+
   it('completes scope names, node ids, variables and keys of the sample data', () => {
     const s = { runMode: 'item' as const, nodeIds: ['orders', 'other'], variables: ['rate'], sample: { runId: 'run_1', values: scope } };
     expect(completions(s, [], 'i').map((c) => c.label)).toEqual(['item']);

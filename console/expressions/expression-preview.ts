@@ -16,6 +16,13 @@ export type Preview = { ok: true; value: unknown } | { ok: false; reason: string
 
 /** Steps one preview may take: a preview of a huge loop stops instead of freezing the page. */
 const STEP_LIMIT = 200_000;
+/**
+ * Characters (of strings) and elements (of arrays) one preview may build, all values together: a
+ * preview of `'x'.repeat(2**28).split('')` stops before it allocates, instead of taking the tab's
+ * memory. Operations whose result size is known beforehand (repeat, padStart, padEnd, +) are
+ * refused before they run.
+ */
+const SIZE_BUDGET = 4_000_000;
 const FORBIDDEN = new Set([
   '__proto__',
   'prototype',
@@ -113,7 +120,14 @@ const GLOBALS: Record<string, unknown> = {
     fromEntries: Object.fromEntries,
     assign: (...a: object[]) => Object.assign({}, ...a),
   },
-  Array: { isArray: Array.isArray, from: (v: Iterable<unknown>) => Array.from(v) },
+  // From an array or a string only: an array-like `{ length: 2 ** 30 }` would be allocated whole.
+  Array: {
+    isArray: Array.isArray,
+    from: (v: unknown) => {
+      if (Array.isArray(v) || typeof v === 'string') return Array.from(v);
+      throw new NotPreviewed('Array.from of anything but an array or a string');
+    },
+  },
   Number,
   String,
   Boolean,
@@ -169,7 +183,16 @@ type Env = Map<string, unknown>;
 
 class Evaluator {
   private steps = 0;
+  private built = 0;
   constructor(private readonly scope: Record<string, unknown>) {}
+
+  /** Counts what a value holds against the size budget; refuses once past it. */
+  private charge<T>(value: T, size = sizeOf(value)): T {
+    this.built += size;
+    if (this.built > SIZE_BUDGET)
+      throw new NotPreviewed(`it builds values of more than ${SIZE_BUDGET.toLocaleString('en')} characters or items`);
+    return value;
+  }
 
   run(node: AstNode): unknown {
     return this.eval(node, new Map());
@@ -187,9 +210,11 @@ class Evaluator {
         if (Object.prototype.hasOwnProperty.call(GLOBALS, node.name)) return GLOBALS[node.name];
         throw new Error(`${node.name} is not defined`);
       case 'TemplateLiteral':
-        return node.quasis
-          .map((q: any, i: number) => q.value.cooked + (i < node.expressions.length ? String(this.eval(node.expressions[i], env)) : ''))
-          .join('');
+        return this.charge(
+          node.quasis
+            .map((q: any, i: number) => q.value.cooked + (i < node.expressions.length ? String(this.eval(node.expressions[i], env)) : ''))
+            .join(''),
+        );
       case 'ChainExpression':
         return this.chain(node.expression, env).value;
       case 'MemberExpression':
@@ -221,8 +246,12 @@ class Evaluator {
             throw new NotPreviewed(`the ${node.operator} operator`);
         }
       }
-      case 'BinaryExpression':
-        return binary(node.operator, this.eval(node.left, env), this.eval(node.right, env));
+      case 'BinaryExpression': {
+        const [left, right] = [this.eval(node.left, env), this.eval(node.right, env)];
+        if (node.operator === '+' && (typeof left === 'string' || typeof right === 'string'))
+          this.charge(null, String(left).length + String(right).length);
+        return binary(node.operator, left, right);
+      }
       case 'LogicalExpression': {
         const left = this.eval(node.left, env);
         if (node.operator === '&&') return left ? this.eval(node.right, env) : left;
@@ -238,7 +267,7 @@ class Evaluator {
           else if (element.type === 'SpreadElement') out.push(...(this.eval(element.argument, env) as unknown[]));
           else out.push(this.eval(element, env));
         }
-        return out;
+        return this.charge(out);
       }
       case 'ObjectExpression': {
         const out: Record<string, unknown> = {};
@@ -283,14 +312,16 @@ class Evaluator {
         const name = node.callee.computed ? this.eval(node.callee.property, env) : node.callee.property.name;
         const fn = method(object.value, String(name));
         if (node.optional && fn == null) return { value: undefined, short: true };
-        return { value: (fn as (...a: unknown[]) => unknown).apply(object.value, args()) };
+        const values = args();
+        this.charge(null, resultSize(object.value, String(name), values));
+        return { value: this.charge((fn as (...a: unknown[]) => unknown).apply(object.value, values)) };
       }
       const callee = this.chain(node.callee, env);
       if (callee.short) return callee;
       if (node.optional && callee.value == null) return { value: undefined, short: true };
       if (typeof callee.value !== 'function' || !isCallable(callee.value))
         throw new Error(`${describeCallee(node.callee)} is not a function`);
-      return { value: (callee.value as (...a: unknown[]) => unknown)(...args()) };
+      return { value: this.charge((callee.value as (...a: unknown[]) => unknown)(...args())) };
     }
     return { value: this.eval(node, env) };
   }
@@ -308,6 +339,18 @@ class Evaluator {
     ARROWS.add(fn);
     return fn;
   }
+}
+
+/** What a value holds, as the size budget counts it: a string's characters, an array's elements. */
+const sizeOf = (value: unknown) => (typeof value === 'string' ? value.length : Array.isArray(value) ? value.length : 0);
+
+/** The size a method's result will have, when it can be known before it runs (0 otherwise: it is counted once built). */
+function resultSize(object: unknown, name: string, args: unknown[]): number {
+  if (typeof object !== 'string') return 0;
+  const count = Number(args[0]);
+  if (name === 'repeat') return Number.isFinite(count) ? Math.max(0, count) * object.length : 0;
+  if (name === 'padStart' || name === 'padEnd') return Number.isFinite(count) ? Math.max(0, count) : 0;
+  return 0;
 }
 
 /** Functions the preview may call: those of GLOBALS and the arrows the expression wrote itself. */

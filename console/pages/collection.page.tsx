@@ -3,6 +3,7 @@ import { api, encode, query } from '../api-client';
 import { Collection, FILE_STATUSES, FileItem, Page, Passage } from '../api-types';
 import { bytes } from '../format';
 import { setQuery, useLocation } from '../router';
+import { Members } from '../members';
 import { ErrorBox, Pager, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
 
 const LIMIT = 20;
@@ -35,6 +36,16 @@ export function CollectionPage({ id }: { id: string }) {
       </p>
       <Files base={base} onChange={() => void stats.reload()} />
       <SearchPlayground base={base} />
+      {collection.data && (
+        <Members
+          base={base}
+          noun="collection"
+          name={collection.data.name}
+          role={collection.data.role}
+          after="/collections"
+          consequence="Its files and their passages go with it."
+        />
+      )}
     </main>
   );
 }
@@ -239,7 +250,7 @@ function SearchPlayground({ base }: { base: string }) {
   return (
     <Section title="Search playground">
       <form
-        class="inline"
+        class="inline search-form"
         onSubmit={(e) => {
           e.preventDefault();
           void search.run(0);

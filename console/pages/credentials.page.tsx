@@ -1,14 +1,7 @@
+import { Members, roleHelp } from '../members';
 import { useState } from 'preact/hooks';
 import { api, encode, query } from '../api-client';
-import {
-  CREDENTIAL_TYPES,
-  type Credential,
-  type CredentialType,
-  type CredentialUsage,
-  type Member,
-  type Page,
-  type Role,
-} from '../api-types';
+import { CREDENTIAL_TYPES, type Credential, type CredentialType, type CredentialUsage, type Page } from '../api-types';
 import { Link, setQuery, useLocation } from '../router';
 import { ErrorBox, Pager, Section, Time, useAction, useLoad } from '../ui';
 
@@ -249,24 +242,15 @@ function CreateCredential({ onCreated }: { onCreated: (credential: Credential) =
   );
 }
 
-const ROLE_HELP: Record<Role, string> = {
-  viewer: 'use it in a node',
-  editor: 'use, rename, change and rotate it',
-  owner: 'also share and delete it',
-};
-
 function CredentialDetails({ credential, onChanged, onDeleted }: { credential: Credential; onChanged: () => void; onDeleted: () => void }) {
   const base = `/api/v1/credentials/${encode(credential.id)}`;
   const fields = FIELDS[credential.type];
   const mayEdit = credential.role === 'editor' || credential.role === 'owner';
-  const isOwner = credential.role === 'owner';
   const [name, setName] = useState(credential.name);
   const [settings, setSettings] = useState<Record<string, string>>({ ...credential.settings });
   const [secrets, setSecrets] = useState<Record<string, string>>({});
   const [notice, setNotice] = useState('');
   const usage = useLoad(() => api<CredentialUsage>('GET', `${base}/usage`), [base]);
-  const members = useLoad(() => api<{ items: Member[] }>('GET', `${base}/members`), [base]);
-  const [share, setShare] = useState<{ userId: string; role: Role }>({ userId: '', role: 'viewer' });
 
   const save = useAction(async () => {
     await api('PATCH', base, { body: { name, settings: filled(settings) } });
@@ -279,26 +263,12 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
     setNotice('Rotated: nodes that use it send the new secret from their next request.');
     onChanged();
   });
-  const remove = useAction(async () => {
-    if (!window.confirm(`Delete the credential "${credential.name}"? Nodes that name it fail until given another.`)) return;
-    await api('DELETE', base);
-    onDeleted();
-  });
-  const addMember = useAction(async () => {
-    await api('PUT', `${base}/members/${encode(share.userId.trim())}`, { body: { role: share.role } });
-    setShare({ userId: '', role: 'viewer' });
-    await members.reload();
-  });
-  const removeMember = useAction(async (userId: string) => {
-    await api('DELETE', `${base}/members/${encode(userId)}`);
-    await members.reload();
-  });
 
   return (
     <Section title={`Credential ${credential.name}`}>
       <p class="muted small">
-        <code>{credential.id}</code> · {credential.type} · your role: {credential.role} ({ROLE_HELP[credential.role]}) · created{' '}
-        <Time iso={credential.createdAt} />
+        <code>{credential.id}</code> · {credential.type} · your role: {credential.role} ({roleHelp('credential', credential.role)}) ·
+        created <Time iso={credential.createdAt} />
       </p>
       {notice && (
         <p class="notice" role="status">
@@ -370,89 +340,15 @@ function CredentialDetails({ credential, onChanged, onDeleted }: { credential: C
         </ul>
       )}
 
-      <h3>Shared with</h3>
-      <ErrorBox error={members.error ?? removeMember.error} />
-      {members.data && (
-        <div class="table-scroll">
-          <table aria-label="Members">
-            <thead>
-              <tr>
-                <th>User</th>
-                <th>Role</th>
-                <th>
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.items.map((m) => (
-                <tr key={m.userId}>
-                  <td>
-                    <code>{m.userId}</code>
-                  </td>
-                  <td>{m.role}</td>
-                  <td class="row-actions">
-                    {isOwner && (
-                      <button
-                        type="button"
-                        class="link danger"
-                        disabled={removeMember.busy}
-                        onClick={() => void removeMember.run(m.userId)}
-                        aria-label={`Remove ${m.userId}`}
-                      >
-                        Remove
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {isOwner && (
-        <form
-          class="inline"
-          aria-label="Share"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void addMember.run();
-          }}
-        >
-          <label class="compact">
-            User id
-            <input
-              value={share.userId}
-              required
-              placeholder="usr_…"
-              onInput={(e) => setShare({ ...share, userId: e.currentTarget.value })}
-            />
-          </label>
-          <label class="compact">
-            Role
-            <select value={share.role} onChange={(e) => setShare({ ...share, role: e.currentTarget.value as Role })}>
-              {(['viewer', 'editor', 'owner'] as Role[]).map((r) => (
-                <option key={r} value={r}>
-                  {r}: {ROLE_HELP[r]}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit" disabled={addMember.busy}>
-            Share
-          </button>
-        </form>
-      )}
-      <ErrorBox error={addMember.error} />
-
-      {isOwner && (
-        <div class="actions">
-          <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run()}>
-            Delete credential
-          </button>
-        </div>
-      )}
-      <ErrorBox error={remove.error} />
+      <Members
+        base={base}
+        noun="credential"
+        name={credential.name}
+        role={credential.role}
+        after="/credentials"
+        consequence="Nodes that name it fail until given another."
+        onDeleted={onDeleted}
+      />
     </Section>
   );
 }

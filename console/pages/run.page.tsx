@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState } from 'preact/hooks';
 import { api, encode } from '../api-client';
 import { Accepted, Definition, NodeTypes, Run, Step, TERMINAL, Version, Workflow } from '../api-types';
-import { Canvas, type CanvasControl, type CanvasEdge, type CanvasNode } from '../canvas/canvas';
+import { Canvas, ZoomButtons, type CanvasControl, type CanvasEdge, type CanvasNode } from '../canvas/canvas';
 import { runEdges, stepStatus } from '../canvas/run-drawing';
 import { drawNodes, positionsOf } from '../canvas/workflow-graph';
 import { duration } from '../format';
@@ -230,6 +230,9 @@ function RunCanvas({ run, definition, draft, types }: { run: Run; definition: De
   return (
     <Section title="Run on the workflow">
       {draft && <p class="muted small">A test run: drawn on the draft as it is now, which may have changed since.</p>}
+      <div class="toolbar">
+        <ZoomButtons control={control} />
+      </div>
       <div class="canvas-layout">
         <Canvas
           label={`Run ${run.id} on its workflow`}

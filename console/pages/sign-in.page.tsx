@@ -27,8 +27,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (key: string, me: Me) =
     <main class="sign-in">
       <h1>Sign in</h1>
       <p class="muted">
-        Paste an API key (create one with <code>npm run cli -- key:create --user &lt;id&gt;</code>). It is kept in this tab's session
-        storage until you sign out or close the tab.
+        Paste an API key. The first one is the service's <code>BOOTSTRAP_API_KEY</code>; or create a user with their first key on the server
+        with <code>npm run cli -- user:create --name &lt;your name&gt;</code>. Once signed in, your account page creates more keys, and an
+        admin creates users. The key is kept in this tab's session storage until you sign out or close the tab.
       </p>
       <form onSubmit={submit}>
         <label>

@@ -1,10 +1,16 @@
+import { api, encode } from '../api-client';
 import type { WorkflowSummary } from '../api-types';
 import { CreateByName, usePagedList } from '../listing';
 import { Link } from '../router';
-import { ErrorBox, Section, Time } from '../ui';
+import { ErrorBox, Section, Time, useAction } from '../ui';
 
 export function WorkflowsPage() {
   const { list, pager } = usePagedList<WorkflowSummary>('/api/v1/workflows');
+  const remove = useAction(async (w: WorkflowSummary) => {
+    if (!window.confirm(`Delete the workflow "${w.name}"? Its versions and runs go with it. This cannot be undone.`)) return;
+    await api('DELETE', `/api/v1/workflows/${encode(w.id)}`);
+    await list.reload();
+  });
 
   return (
     <main>
@@ -12,11 +18,11 @@ export function WorkflowsPage() {
       {/* Created with the server's default definition (a lone webhook trigger), then edited in the editor. */}
       <CreateByName noun="workflow" path="/api/v1/workflows" open={(id) => `/workflows/${id}`} />
       <Section title="Your workflows">
-        <ErrorBox error={list.error} />
+        <ErrorBox error={list.error ?? remove.error} />
         {list.data && list.data.items.length === 0 && <p class="muted">No workflow yet: create one above.</p>}
         {list.data && list.data.items.length > 0 && (
           <div class="table-scroll">
-            <table>
+            <table aria-label="Workflows">
               <thead>
                 <tr>
                   <th>Name</th>
@@ -44,8 +50,19 @@ export function WorkflowsPage() {
                     <td>
                       <Time iso={w.updatedAt} />
                     </td>
-                    <td>
+                    <td class="row-actions">
                       <Link href={`/runs?workflowId=${encodeURIComponent(w.id)}`}>Runs</Link>
+                      {w.role === 'owner' && (
+                        <button
+                          type="button"
+                          class="link danger"
+                          disabled={remove.busy}
+                          onClick={() => void remove.run(w)}
+                          aria-label={`Delete ${w.name}`}
+                        >
+                          Delete
+                        </button>
+                      )}
                     </td>
                   </tr>
                 ))}

@@ -1,26 +1,27 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Definition, NodeSpec, NodeTest, NodeType, NodeTypes, Run } from '../api-types';
 import type { CanvasEdge } from '../canvas/canvas';
+import { withDisabled, withName } from '../canvas/graph-edits';
 import { edgeOutput, outputsOf, outputValue, removeEdge, renameNode, withPinned } from '../canvas/workflow-graph';
 import type { ShownProblem } from '../definition-check';
+import type { Placed } from './problems';
 import { ExpressionScopeContext } from '../expressions/expression-editor';
 import type { ExpressionScope } from '../expressions/expression-help';
 import { NodeForm } from '../node-form';
-import { Link } from '../router';
-import { ErrorBox, JsonBlock, StatusBadge } from '../ui';
+import { NodeTestPanel } from './node-test-panel';
 
 /** Fields the node form's Settings show beside themselves. */
 const SETTINGS_FIELDS = new Set(['onError', 'continueOnError', 'retryOnFail', 'retry', 'maxTries', 'waitBetweenTries', 'backoff']);
 
-/** The server's rule (NODE_ID in workflows.dto.ts): ids are read in expressions as nodes.<id>. */
+/** The server's rule (NODE_ID in src/domain/workflow-definition.model.ts): ids are read in expressions as nodes.<id>. */
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-/** The node test as the page keeps it: its run (drawn on the canvas), and how to start or clear one. */
+/** The node test as the editor keeps it: its run (drawn on the canvas), and how to start (the draft saved first) or clear one. */
 export interface TestState {
   run: Run | null;
   busy: boolean;
   error: unknown;
-  start: (body: NodeTest, saveFirst: () => Promise<void>) => void;
+  start: (body: NodeTest) => void;
   clear: () => void;
 }
 
@@ -33,15 +34,20 @@ interface InspectorProps {
   selectedEdge: number | null;
   canvasEdges: readonly CanvasEdge[];
   canvasEditable: boolean;
-  problemsOfSelected: ShownProblem[];
-  lastRun: Run | null;
+  problems: readonly Placed[];
+  /** The latest run that reached the selected node. */
+  run: Run | null;
+  /** The workflow's newest run. */
+  latestRunId: string | null;
   test: TestState;
   write: (next: Definition, group?: string) => void;
   select: (ids: string[]) => void;
-  saveDraft: () => Promise<void>;
   onConnect: (from: string, output: string, to: string) => void;
   /** Deletes the selected edge (or nodes). */
   onRemove: () => void;
+  /** Opens the node view: input, parameters and output side by side. */
+  onOpen: (id: string) => void;
+  onAddAfter: (from: string, output: string) => void;
 }
 
 /** Beside the canvas: the selected node's id, form, connections and test, or the selected edge, or how to use the canvas. */
@@ -55,23 +61,44 @@ export function Inspector(props: InspectorProps) {
     selectedEdge,
     canvasEdges,
     canvasEditable,
-    problemsOfSelected,
-    lastRun,
+    problems,
+    run,
+    latestRunId,
     test,
     write,
     select,
-    saveDraft,
     onConnect,
     onRemove,
   } = props;
   const scope = useMemo(
-    () => (selectedNode && selectedType && definition ? expressionScope(selectedNode, selectedType, definition, lastRun) : null),
-    [selectedNode, selectedType, definition, lastRun],
+    () => (selectedNode && selectedType && definition ? expressionScope(selectedNode, selectedType, definition, run) : null),
+    [selectedNode, selectedType, definition, run],
   );
+  const problemsOfSelected: ShownProblem[] = problems
+    .filter((p) => selectedNode && p.nodeId === selectedNode.id)
+    .map((p) => ({ field: p.field, reason: p.reason, nodeId: p.nodeId, advisory: p.advisory }));
   return (
     <aside class="inspector" aria-label="Inspector">
       {selectedNode && selectedType && definition ? (
         <>
+          <div class="actions">
+            <button type="button" onClick={() => props.onOpen(selectedNode.id)}>
+              Open with its data
+            </button>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={selectedNode.disabled === true}
+                disabled={selectedType.trigger || !canvasEditable}
+                onChange={(e) => write(withDisabled(definition, new Set([selectedNode.id]), e.currentTarget.checked))}
+              />
+              Disabled (passes its input on)
+            </label>
+          </div>
+          <NodeNameField
+            node={selectedNode}
+            onName={(name) => write(withName(definition, selectedNode.id, name), `name:${selectedNode.id}`)}
+          />
           <NodeIdField
             node={selectedNode}
             taken={definition.nodes.map((n) => n.id)}
@@ -93,17 +120,18 @@ export function Inspector(props: InspectorProps) {
             definition={definition}
             onConnect={onConnect}
             onRemove={(i) => write(removeEdge(definition, i))}
+            onAddAfter={props.onAddAfter}
           />
           <NodeTestPanel
             key={selectedNode.id}
             node={selectedNode}
             trigger={selectedType.trigger}
             pinned={definition.pinnedData?.[selectedNode.id]}
-            lastInput={lastRun ? lastInputOf(selectedNode, definition, lastRun) : undefined}
-            lastRunId={lastRun?.id ?? null}
+            lastInput={run ? lastInputOf(selectedNode, definition, run) : undefined}
+            lastRunId={run?.id ?? latestRunId}
             test={test}
             onPin={(value) => write(withPinned(definition, selectedNode.id, value))}
-            onTest={(body) => test.start(body, saveDraft)}
+            onTest={test.start}
           />
           {problemsOfSelected
             .filter((p) => !p.field.startsWith('parameters') && !p.field.startsWith('parameterMode') && !SETTINGS_FIELDS.has(p.field))
@@ -129,12 +157,17 @@ export function Inspector(props: InspectorProps) {
       ) : (
         <div class="muted small">
           <p>
-            Select a node to edit its parameters ({selected.size > 1 ? `${selected.size} selected` : 'click or Tab to it, then Enter'}).
+            Select a node to edit its parameters (
+            {selected.size > 1 ? `${selected.size} selected` : 'click it, or Tab to it and press Space; Enter opens it with its data'}).
           </p>
           <p>
-            Drag an output port (right edge of a node) onto another node to connect them. Drag the background to pan, the wheel to zoom.
-            Keys on the canvas: arrows pan (on a node: move it), + / - zoom, 0 fits, Delete removes, Ctrl+Z / Ctrl+Y undo and redo, Ctrl+C /
-            Ctrl+V copy and paste as JSON, Ctrl+D duplicates, Ctrl+A selects all.
+            Drag an output port (right edge of a node) onto another node to connect them, or onto empty space to add a node there; the +
+            beside each output and on a connection adds one too. Double-click a node to open it with its data. Drag the background to pan,
+            Shift+drag to select a rectangle, the wheel to zoom, right-click for a menu.
+          </p>
+          <p>
+            Keys on the canvas: arrows pan (on a node: move it), + / - zoom, 0 fits, N adds a node, D disables, F2 renames, Delete removes,
+            Ctrl+Z / Ctrl+Y undo and redo, Ctrl+C / Ctrl+V copy and paste as JSON, Ctrl+D duplicates, Ctrl+A selects all.
           </p>
         </div>
       )}
@@ -168,148 +201,15 @@ export function lastInputOf(node: NodeSpec, definition: Definition, run: Run): u
     : undefined;
 }
 
-interface NodeTestPanelProps {
-  node: NodeSpec;
-  trigger: boolean;
-  pinned: unknown;
-  /** The node's input in the latest run of the workflow, when it has one. */
-  lastInput: unknown;
-  lastRunId: string | null;
-  test: TestState;
-  onPin: (value: unknown) => void;
-  onTest: (body: NodeTest) => void;
-}
-
-/**
- * Runs the selected node of the draft alone (or with what follows) on an input of one's choice,
- * as n8n's partial execution: typed here, else the data pinned on the node, else its input in the
- * latest run. Pinned data is saved with the draft only; the test saves the draft first.
- */
-export function NodeTestPanel({ node, trigger, pinned, lastInput, lastRunId, test, onPin, onTest }: NodeTestPanelProps) {
-  const [typed, setTyped] = useState('');
-  const [andAfter, setAndAfter] = useState(false);
-  const [problem, setProblem] = useState('');
-  const parsed = (): { ok: true; value: unknown } | { ok: false } => {
-    try {
-      return { ok: true, value: JSON.parse(typed) };
-    } catch (error) {
-      setProblem(`The input is not valid JSON: ${(error as Error).message}`);
-      return { ok: false };
-    }
-  };
-  const pinTyped = () => {
-    setProblem('');
-    const value = parsed();
-    if (value.ok) {
-      onPin(value.value);
-      setTyped('');
-    }
-  };
-  const start = () => {
-    setProblem('');
-    const body: NodeTest = { nodeId: node.id, andAfter };
-    if (typed.trim()) {
-      const value = parsed();
-      if (!value.ok) return;
-      body.input = value.value as NodeTest['input'];
-    } else if (pinned === undefined) {
-      if (!lastRunId) {
-        setProblem('Nothing to test on yet: type an input, pin data on the node, or run the workflow once.');
-        return;
-      }
-      body.fromRunId = lastRunId;
-    }
-    onTest(body);
-  };
-  const run = test.run;
-  const step = run?.steps.find((s) => s.nodeId === node.id);
-  const source = typed.trim()
-    ? 'the input typed above'
-    : pinned !== undefined
-      ? 'the pinned data'
-      : lastRunId
-        ? `its input in the latest run (${lastRunId})`
-        : null;
-  if (trigger) {
-    return (
-      <fieldset class="node-form test-panel" aria-label={`Test ${node.id}`}>
-        <legend>Test</legend>
-        <p class="muted small">A trigger's output is the run's input: start a test run below, or test the node after it.</p>
-      </fieldset>
-    );
-  }
+/** The name shown on the canvas; the id (what expressions read) stays as it is. */
+export function NodeNameField({ node, onName }: { node: NodeSpec; onName: (name: string) => void }) {
   return (
-    <fieldset class="node-form test-panel" aria-label={`Test ${node.id}`}>
-      <legend>Test this node</legend>
-      {pinned !== undefined ? (
-        <>
-          <div>
-            <strong>Pinned data</strong> <span class="muted small">(saved with the draft only, never published)</span>
-          </div>
-          <JsonBlock label={`Pinned data of ${node.id}`} value={pinned} />
-          <button type="button" class="link danger" onClick={() => onPin(undefined)}>
-            Unpin
-          </button>
-        </>
-      ) : (
-        <p class="muted small">No data pinned: pin an input to test this node on the same data each time.</p>
-      )}
+    <div class="node-id">
       <label>
-        Test input (JSON)
-        <textarea
-          class="code"
-          rows={3}
-          value={typed}
-          placeholder={pinned !== undefined ? 'empty: the pinned data' : 'e.g. [{"total": 150}]'}
-          onInput={(e) => setTyped(e.currentTarget.value)}
-        />
+        Name
+        <input value={node.name ?? ''} placeholder={node.id} maxLength={200} onInput={(e) => onName(e.currentTarget.value)} />
       </label>
-      <div class="actions">
-        <button type="button" class="secondary" disabled={!typed.trim()} onClick={pinTyped}>
-          Pin this input
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={lastInput === undefined}
-          onClick={() => onPin(lastInput)}
-          title={lastInput === undefined ? 'The latest run holds no input for this node' : undefined}
-        >
-          Pin the last run's input
-        </button>
-      </div>
-      <label class="check">
-        <input type="checkbox" checked={andAfter} onChange={(e) => setAndAfter(e.currentTarget.checked)} />
-        and what follows
-      </label>
-      <div class="actions">
-        <button type="button" disabled={test.busy || !source} onClick={start}>
-          Test this node
-        </button>
-        <span class="muted small">{source ? `On ${source}; the draft is saved first.` : 'Type an input or pin data first.'}</span>
-      </div>
-      {problem && <p class="error-text">{problem}</p>}
-      <ErrorBox error={test.error} />
-      {run && (
-        <div class="test-result" role="region" aria-label="Test result">
-          <div>
-            Test of <code>{run.nodeTest?.nodeId ?? node.id}</code>
-            {run.nodeTest?.andAfter ? ' and what follows' : ''}: <StatusBadge status={run.status} />{' '}
-            <Link href={`/runs/${run.id}`}>open the run</Link>{' '}
-            <button type="button" class="link" onClick={test.clear}>
-              Clear
-            </button>
-          </div>
-          {run.error && <div class="error-text">{run.error.message}</div>}
-          {step && step.error && (
-            <div class="error-text">
-              {step.error.message} <span class="muted">({step.error.code})</span>
-            </div>
-          )}
-          {step && step.output !== undefined && <JsonBlock label={`Test output of ${node.id}`} value={step.output} />}
-        </div>
-      )}
-    </fieldset>
+    </div>
   );
 }
 
@@ -356,11 +256,13 @@ export function Connections({
   definition,
   onConnect,
   onRemove,
+  onAddAfter,
 }: {
   node: NodeSpec;
   definition: Definition;
   onConnect: (from: string, output: string, to: string) => void;
   onRemove: (index: number) => void;
+  onAddAfter: (from: string, output: string) => void;
 }) {
   const edges = definition.edges ?? [];
   const outputs = outputsOf(node, edges);
@@ -423,6 +325,9 @@ export function Connections({
             </select>
             <button type="button" class="secondary" disabled={!targets[output]} onClick={() => onConnect(node.id, output, targets[output])}>
               Connect
+            </button>
+            <button type="button" class="secondary" onClick={() => onAddAfter(node.id, output)} aria-label={`+ New node after ${output}`}>
+              + New node
             </button>
           </div>
         </div>

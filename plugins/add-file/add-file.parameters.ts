@@ -1,16 +1,12 @@
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
-import { collectionOptions, Parameter } from '../../src/sdk';
+import { CollectionParameter, Parameter } from 'workflow-collection-service/sdk';
 
 export class AddFileParameters {
-  @Parameter({
-    displayName: 'Collection',
+  @CollectionParameter({
     description: 'Id of the collection to add the file to (`col_...`). The user who started the run needs the editor role on it.',
-    schema: { examples: ['col_0123456789abcdef'] },
     // Only where the builder may add files; the run still checks the rights of whoever starts it.
-    loadOptions: (ctx) => collectionOptions(ctx, { minRole: 'editor' }),
+    minRole: 'editor',
   })
-  @IsString()
-  @IsNotEmpty()
   collectionId: string;
 
   @Parameter({

@@ -1,5 +1,5 @@
-import { CollectionsFacade } from '../../src/sdk';
-import { itemContext } from '../../src/sdk/testing';
+import { CollectionsFacade } from 'workflow-collection-service/sdk';
+import { itemContext } from 'workflow-collection-service/sdk/testing';
 import addFile, { AddFileParameters } from './index';
 
 describe('add-file node', () => {

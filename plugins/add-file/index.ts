@@ -1,4 +1,4 @@
-import { CollectionFile, defineNode } from '../../src/sdk';
+import { CollectionFile, defineNode } from 'workflow-collection-service/sdk';
 import { AddFileParameters } from './add-file.parameters';
 
 export { AddFileParameters };

@@ -1,4 +1,4 @@
-import { ChatTool, McpSession, NodeContext, schemaProblems } from '../../src/sdk';
+import { ChatTool, McpSession, NodeContext, schemaProblems } from 'workflow-collection-service/sdk';
 import type { AiAgentParameters } from './ai-agent.parameters';
 
 /** A tool as the loop calls it: the model's view of it, and what runs when the model asks. */

@@ -3,20 +3,25 @@ import {
   ArrayMaxSize,
   IsArray,
   IsInt,
-  IsNumber,
   IsObject,
   IsOptional,
   IsString,
-  IsUrl,
   Matches,
   Max,
   MaxLength,
   Min,
   MinLength,
   ValidateBy,
-  ValidateIf,
 } from 'class-validator';
-import { collectionOptions, CREDENTIAL_ID, credentialIdMessage, numeric, Parameter } from '../../src/sdk';
+import {
+  collectionOptions,
+  CREDENTIAL_ID,
+  EndpointCredentialParameter,
+  EndpointParameter,
+  numeric,
+  Parameter,
+  TemperatureParameter,
+} from 'workflow-collection-service/sdk';
 
 /** An outside MCP server whose tools the agent may call. */
 export interface AgentMcpServer {
@@ -51,33 +56,17 @@ export class AiAgentParameters {
   @MaxLength(200)
   model?: string;
 
-  @Parameter({
-    displayName: 'Endpoint',
+  @EndpointParameter({
     description:
       "Another OpenAI-compatible server with tool calling than the service's (LLM_URL): its base URL, e.g. https://api.openai.com. Reached through the outbound guard; `model` is then required, and `credential` usually is.",
-    schema: { examples: ['https://api.openai.com'] },
+    examples: ['https://api.openai.com'],
   })
-  @IsOptional()
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { message: 'endpoint must be an http(s) URL' })
   endpoint?: string;
 
-  @Parameter({
-    displayName: 'Credential',
-    description:
-      'The credential (`crd_...`) that authenticates to `endpoint`, usually a bearer token: injected at send time, never visible to the run.',
-    credential: ['bearer', 'header', 'query', 'oauth2-client-credentials'],
-  })
-  @ValidateIf((params: AiAgentParameters) => params.credential !== undefined)
-  @IsString()
-  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
+  @EndpointCredentialParameter()
   credential?: string;
 
-  @Parameter({ displayName: 'Temperature', description: 'Sampling temperature, 0 (most deterministic) to 2.' })
-  @IsOptional()
-  @Transform(numeric)
-  @IsNumber()
-  @Min(0)
-  @Max(2)
+  @TemperatureParameter()
   temperature?: number;
 
   @Parameter({

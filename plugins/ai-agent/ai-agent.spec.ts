@@ -1,7 +1,15 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { ChatMessage, ChatRequest, ChatResponse, CollectionsFacade, ConversationMemory, LanguageModels, NodeSubStep } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  CollectionsFacade,
+  ConversationMemory,
+  LanguageModels,
+  NodeSubStep,
+} from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import agent, { AiAgentParameters } from './index';
 
 type Script = (request: ChatRequest, turn: number) => ChatResponse;

@@ -8,7 +8,7 @@ import {
   NodeContext,
   NodeTimeoutError,
   NodeUpstreamError,
-} from '../../src/sdk';
+} from 'workflow-collection-service/sdk';
 import { AiAgentParameters } from './ai-agent.parameters';
 import { AgentTool, agentTools, argumentsProblem, ToolFailure } from './agent-tools';
 

@@ -14,7 +14,7 @@ import {
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from '../../src/sdk';
+import { CREDENTIAL_ID, credentialIdMessage, DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from 'workflow-collection-service/sdk';
 
 /** The approver fills in an object: its schema says `type: "object"`. */
 @ValidatorConstraint({ name: 'isObjectSchema' })

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { isRoutedOutput, isWaitRequest, NodeConfigurationError, NodeHttpClient, NodeUpstreamError } from '../../src/sdk';
-import { inputContext, itemContext } from '../../src/sdk/testing';
+import { isRoutedOutput, isWaitRequest, NodeConfigurationError, NodeHttpClient, NodeUpstreamError } from 'workflow-collection-service/sdk';
+import { inputContext, itemContext } from 'workflow-collection-service/sdk/testing';
 import approval, { ApprovalParameters } from './index';
 
 const params = (values: Partial<ApprovalParameters> = {}) => Object.assign(new ApprovalParameters(), values);

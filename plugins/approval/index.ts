@@ -6,7 +6,7 @@ import {
   NodeUpstreamError,
   toOutput,
   waitForDecision,
-} from '../../src/sdk';
+} from 'workflow-collection-service/sdk';
 import { ApprovalParameters } from './approval.parameters';
 
 export { ApprovalParameters };

@@ -1,19 +1,6 @@
 import { Transform } from 'class-transformer';
-import {
-  IsInt,
-  IsNumber,
-  IsObject,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-  ValidateIf,
-} from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, numeric, Parameter } from '../../src/sdk';
+import { IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { EndpointCredentialParameter, EndpointParameter, numeric, Parameter, TemperatureParameter } from 'workflow-collection-service/sdk';
 
 export class ChatCompletionParameters {
   @Parameter({ displayName: 'Model', description: "Model name; left out, the service's LLM_MODEL.", schema: { examples: ['gpt-4o-mini'] } })
@@ -47,12 +34,7 @@ export class ChatCompletionParameters {
   @IsObject()
   responseSchema?: Record<string, unknown>;
 
-  @Parameter({ displayName: 'Temperature', description: 'Sampling temperature, 0 (most deterministic) to 2.' })
-  @IsOptional()
-  @Transform(numeric)
-  @IsNumber()
-  @Min(0)
-  @Max(2)
+  @TemperatureParameter()
   temperature?: number;
 
   @Parameter({ displayName: 'Max tokens', description: 'Longest answer, in tokens.' })
@@ -63,24 +45,13 @@ export class ChatCompletionParameters {
   @Max(200_000)
   maxTokens?: number;
 
-  @Parameter({
-    displayName: 'Endpoint',
+  @EndpointParameter({
     description:
       "Another OpenAI-compatible server than the service's (LLM_URL): its base URL (with or without /v1), e.g. https://api.openai.com. Reached through the outbound guard; `model` is then required, and `credential` usually is.",
-    schema: { examples: ['https://api.openai.com', 'http://ollama.internal:11434'] },
+    examples: ['https://api.openai.com', 'http://ollama.internal:11434'],
   })
-  @IsOptional()
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { message: 'endpoint must be an http(s) URL' })
   endpoint?: string;
 
-  @Parameter({
-    displayName: 'Credential',
-    description:
-      'The credential (`crd_...`) that authenticates to `endpoint`, usually a bearer token: injected at send time, never visible to the run.',
-    credential: ['bearer', 'header', 'query', 'oauth2-client-credentials'],
-  })
-  @ValidateIf((params: ChatCompletionParameters) => params.credential !== undefined)
-  @IsString()
-  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
+  @EndpointCredentialParameter()
   credential?: string;
 }

@@ -1,5 +1,5 @@
-import { ChatRequest, LanguageModels } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import { ChatRequest, LanguageModels } from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import chat, { ChatCompletionParameters } from './index';
 
 describe('chat-completion node', () => {

@@ -1,4 +1,4 @@
-import { ChatMessage, ChatResponse, defineNode, NodeConfigurationError } from '../../src/sdk';
+import { ChatMessage, ChatResponse, defineNode, NodeConfigurationError } from 'workflow-collection-service/sdk';
 import { ChatCompletionParameters } from './chat-completion.parameters';
 
 export { ChatCompletionParameters };

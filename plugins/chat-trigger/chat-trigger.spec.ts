@@ -1,4 +1,4 @@
-import { inputContext } from '../../src/sdk/testing';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import chatTrigger, { ChatTriggerParameters } from './index';
 
 describe('chat-trigger node', () => {

@@ -1,4 +1,4 @@
-import { defineNode } from '../../src/sdk';
+import { defineNode } from 'workflow-collection-service/sdk';
 
 /** Configured by adding it to a workflow: the chat endpoint is the workflow's own. */
 export class ChatTriggerParameters {}

@@ -1,5 +1,5 @@
 import { IsString, MaxLength, MinLength } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export const MAX_CODE_CHARS = 100_000;
 

@@ -1,5 +1,5 @@
-import { CodeSandbox } from '../../src/sdk';
-import { inputContext, itemContext } from '../../src/sdk/testing';
+import { CodeSandbox } from 'workflow-collection-service/sdk';
+import { inputContext, itemContext } from 'workflow-collection-service/sdk/testing';
 import code, { CodeParameters } from './index';
 
 /** Records what the node hands the sandbox; the sandbox itself is tested with the engine. */

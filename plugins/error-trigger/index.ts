@@ -1,4 +1,4 @@
-import { defineNode } from '../../src/sdk';
+import { defineNode } from 'workflow-collection-service/sdk';
 
 /** Configured by naming its workflow in another workflow's settings.errorWorkflowId. */
 export class ErrorTriggerParameters {}

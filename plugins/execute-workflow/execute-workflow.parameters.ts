@@ -1,5 +1,5 @@
 import { Allow, IsIn, IsOptional, IsString, Matches } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export class ExecuteWorkflowParameters {
   @Parameter({

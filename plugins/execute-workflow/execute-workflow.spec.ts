@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { NodeUpstreamError, WorkflowRunResult, WorkflowsFacade } from '../../src/sdk';
-import { inputContext, itemContext } from '../../src/sdk/testing';
+import { NodeUpstreamError, WorkflowRunResult, WorkflowsFacade } from 'workflow-collection-service/sdk';
+import { inputContext, itemContext } from 'workflow-collection-service/sdk/testing';
 import executeWorkflow, { ExecuteWorkflowParameters } from './index';
 
 const params = (values: Partial<ExecuteWorkflowParameters>) => Object.assign(new ExecuteWorkflowParameters(), values);

@@ -1,4 +1,4 @@
-import { defineNode, NodeUpstreamError } from '../../src/sdk';
+import { defineNode, NodeUpstreamError } from 'workflow-collection-service/sdk';
 import { ExecuteWorkflowParameters } from './execute-workflow.parameters';
 
 export { ExecuteWorkflowParameters };

@@ -1,5 +1,5 @@
-import { isRoutedOutput } from '../../src/sdk';
-import { itemContext } from '../../src/sdk/testing';
+import { isRoutedOutput } from 'workflow-collection-service/sdk';
+import { itemContext } from 'workflow-collection-service/sdk/testing';
 import filter, { FilterParameters } from './index';
 
 describe('filter node', () => {

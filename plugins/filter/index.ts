@@ -1,4 +1,4 @@
-import { defineNode, toOutput } from '../../src/sdk';
+import { defineNode, toOutput } from 'workflow-collection-service/sdk';
 import { FilterParameters } from './filter.parameters';
 
 export { FilterParameters };

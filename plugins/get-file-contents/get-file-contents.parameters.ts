@@ -1,18 +1,13 @@
 import { Transform } from 'class-transformer';
-import { IsArray, IsBoolean, IsNotEmpty, IsOptional, IsString } from 'class-validator';
-import { collectionOptions, Parameter } from '../../src/sdk';
+import { IsArray, IsBoolean, IsOptional } from 'class-validator';
+import { CollectionParameter, Parameter } from 'workflow-collection-service/sdk';
 
 export class GetFileContentsParameters {
-  @Parameter({
-    displayName: 'Collection',
+  @CollectionParameter({
     description:
       "Id of the collection the files belong to (`col_...`). Leave it out to read each file from the collection its file object names (List Files' output does). The run's user needs at least the viewer role on it.",
-    schema: { examples: ['col_0123456789abcdef'] },
-    loadOptions: collectionOptions,
+    optional: true,
   })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
   collectionId?: string;
 
   @Parameter({

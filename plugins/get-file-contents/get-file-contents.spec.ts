@@ -1,5 +1,5 @@
-import { CollectionFileContent, CollectionsFacade, NodeConfigurationError } from '../../src/sdk';
-import { inputContext, itemContext } from '../../src/sdk/testing';
+import { CollectionFileContent, CollectionsFacade, NodeConfigurationError } from 'workflow-collection-service/sdk';
+import { inputContext, itemContext } from 'workflow-collection-service/sdk/testing';
 import getFileContents, { fileRefsIn, GetFileContentsParameters } from './index';
 
 const stored: Record<string, { status: string; text?: string }> = {

@@ -1,4 +1,4 @@
-import { CollectionFileContent, defineNode, isNodeError, NodeConfigurationError } from '../../src/sdk';
+import { CollectionFileContent, defineNode, isNodeError, NodeConfigurationError } from 'workflow-collection-service/sdk';
 import { GetFileContentsParameters } from './get-file-contents.parameters';
 
 export { GetFileContentsParameters };

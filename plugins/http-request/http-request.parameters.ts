@@ -1,5 +1,5 @@
 import { IsIn, IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, Parameter } from '../../src/sdk';
+import { CREDENTIAL_ID, credentialIdMessage, Parameter } from 'workflow-collection-service/sdk';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 export type HttpRequestMethod = (typeof HTTP_METHODS)[number];

@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { isNodeError, NodeConfigurationError, NodeHttpClient, NodeUpstreamError } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import { isNodeError, NodeConfigurationError, NodeHttpClient, NodeUpstreamError } from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import httpRequest, { HttpRequestOutput, HttpRequestParameters } from './index';
 
 interface Seen {

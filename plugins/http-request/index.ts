@@ -1,4 +1,4 @@
-import { defineNode, NodeConfigurationError, NodeUpstreamError } from '../../src/sdk';
+import { defineNode, NodeConfigurationError, NodeUpstreamError } from 'workflow-collection-service/sdk';
 import { FailOn, HttpRequestParameters } from './http-request.parameters';
 
 export { HttpRequestParameters };

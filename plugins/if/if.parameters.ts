@@ -1,5 +1,5 @@
 import { IsBoolean } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export class IfParameters {
   @Parameter({

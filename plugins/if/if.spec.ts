@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { isRoutedOutput } from '../../src/sdk';
-import { inputContext, itemContext } from '../../src/sdk/testing';
+import { isRoutedOutput } from 'workflow-collection-service/sdk';
+import { inputContext, itemContext } from 'workflow-collection-service/sdk/testing';
 import ifNode, { IfParameters } from './index';
 
 const params = (condition: boolean) => Object.assign(new IfParameters(), { condition });

@@ -1,18 +1,13 @@
 import { Transform } from 'class-transformer';
-import { IsArray, IsIn, IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
-import { collectionOptions, Parameter } from '../../src/sdk';
+import { IsArray, IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { CollectionParameter, Parameter } from 'workflow-collection-service/sdk';
 
 export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'];
 
 export class ListFilesParameters {
-  @Parameter({
-    displayName: 'Collection',
+  @CollectionParameter({
     description: 'Id of the collection to list (`col_...`). The user who started the run needs at least the viewer role on it.',
-    schema: { examples: ['col_0123456789abcdef'] },
-    loadOptions: collectionOptions,
   })
-  @IsString()
-  @IsNotEmpty()
   collectionId: string;
 
   @Parameter({

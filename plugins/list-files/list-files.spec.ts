@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { CollectionFile, CollectionsFacade, NodeConfigurationError } from '../../src/sdk';
-import { itemContext } from '../../src/sdk/testing';
+import { CollectionFile, CollectionsFacade, NodeConfigurationError } from 'workflow-collection-service/sdk';
+import { itemContext } from 'workflow-collection-service/sdk/testing';
 import listFiles, { ListFilesParameters, PAGE_SIZE } from './index';
 
 const files: CollectionFile[] = Array.from({ length: 45 }, (_, i) => ({

@@ -1,5 +1,5 @@
 import { IsBoolean, IsIn, IsInt, Max, Min } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export const LOOP_MODES = ['items', 'repeat'] as const;
 export const MAX_BATCH_SIZE = 10_000;

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { isRoutedOutput } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import { isRoutedOutput } from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import loop, { collected, LoopParameters } from './index';
 
 const params = (values: Partial<LoopParameters> = {}) => Object.assign(new LoopParameters(), values);

@@ -1,4 +1,4 @@
-import { defineNode, NodeConfigurationError, NodeUpstreamError, SchemaProblem, schemaProblems } from '../../src/sdk';
+import { defineNode, NodeConfigurationError, NodeUpstreamError, SchemaProblem, schemaProblems } from 'workflow-collection-service/sdk';
 import { McpClientParameters } from './mcp-client.parameters';
 
 export { McpClientParameters };

@@ -1,5 +1,5 @@
-import { IsObject, IsOptional, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, LoadOptionsContext, Parameter, ParameterOption } from '../../src/sdk';
+import { IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { CredentialParameter, HttpUrlParameter, LoadOptionsContext, Parameter, ParameterOption } from 'workflow-collection-service/sdk';
 
 /** The dropdown of `tool`: the tools the server at the node's `url` lists, asked as the user building the workflow. */
 export async function mcpToolOptions(ctx: LoadOptionsContext): Promise<ParameterOption[]> {
@@ -19,23 +19,18 @@ export async function mcpToolOptions(ctx: LoadOptionsContext): Promise<Parameter
 }
 
 export class McpClientParameters {
-  @Parameter({
+  @HttpUrlParameter({
     displayName: 'Server URL',
     description: "The MCP server's Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp. Reached through the outbound guard.",
     schema: { examples: ['https://mcp.example.com/mcp'] },
   })
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { message: 'url must be an http(s) URL' })
   url: string;
 
-  @Parameter({
-    displayName: 'Credential',
+  @CredentialParameter({
     description:
       'The credential (`crd_...`) sent with every request to the server (usually a bearer token): injected at send time, never visible to the run.',
-    credential: ['bearer', 'header', 'query', 'basic', 'oauth2-client-credentials'],
+    types: ['bearer', 'header', 'query', 'basic', 'oauth2-client-credentials'],
   })
-  @ValidateIf((params: McpClientParameters) => params.credential !== undefined)
-  @IsString()
-  @Matches(CREDENTIAL_ID, { message: credentialIdMessage })
   credential?: string;
 
   @Parameter({

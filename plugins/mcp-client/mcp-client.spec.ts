@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { McpClients, McpToolResult, NodeConfigurationError, NodeUpstreamError } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import { McpClients, McpToolResult, NodeConfigurationError, NodeUpstreamError } from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import mcpClient, { McpClientParameters } from './index';
 import { mcpToolOptions } from './mcp-client.parameters';
 

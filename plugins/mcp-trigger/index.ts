@@ -1,4 +1,4 @@
-import { defineNode } from '../../src/sdk';
+import { defineNode } from 'workflow-collection-service/sdk';
 import { McpTriggerParameters } from './mcp-trigger.parameters';
 
 export { McpTriggerParameters };

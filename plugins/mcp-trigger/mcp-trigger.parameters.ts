@@ -8,7 +8,7 @@ import {
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 /** MCP clients expect a tool's input to be a JSON object: its schema says `type: "object"`. */
 @ValidatorConstraint({ name: 'isObjectSchema' })

@@ -1,4 +1,4 @@
-import { defineNode, NodeConfigurationError, NodeInput } from '../../src/sdk';
+import { defineNode, NodeConfigurationError, NodeInput } from 'workflow-collection-service/sdk';
 import { KEY_JOINS, MergeParameters, POSITION_JOINS } from './merge.parameters';
 
 export { MergeParameters };

@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export const MERGE_MODES = ['append', 'byKey', 'byPosition'] as const;
 export const KEY_JOINS = ['inner', 'left', 'outer'] as const;

@@ -1,5 +1,5 @@
-import { NodeConfigurationError, NodeInput } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import { NodeConfigurationError, NodeInput } from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import merge, { MergeParameters } from './index';
 
 const edge = (from: string, data: unknown, live = true): NodeInput => ({ from, output: 'main', live, data: live ? data : undefined });

@@ -1,4 +1,4 @@
-import { defineNode } from '../../src/sdk';
+import { defineNode } from 'workflow-collection-service/sdk';
 
 /** Nothing to set: what reaches the node is the answer. */
 export class RespondParameters {}

@@ -1,4 +1,4 @@
-import { inputContext, itemContext } from '../../src/sdk/testing';
+import { inputContext, itemContext } from 'workflow-collection-service/sdk/testing';
 import respond, { RespondParameters } from './index';
 
 describe('respond node', () => {

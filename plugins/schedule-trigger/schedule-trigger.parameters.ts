@@ -1,6 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { IsString, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 @ValidatorConstraint({ name: 'isCron' })
 class IsCron implements ValidatorConstraintInterface {

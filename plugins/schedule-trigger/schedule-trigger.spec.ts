@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { inputContext } from '../../src/sdk/testing';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import scheduleTrigger, { ScheduleTriggerParameters } from './index';
 
 const errorsOf = (values: object) => validateSync(plainToInstance(ScheduleTriggerParameters, values)).map((e) => e.property);

@@ -1,4 +1,4 @@
-import { CollectionPassage, defineNode } from '../../src/sdk';
+import { CollectionPassage, defineNode } from 'workflow-collection-service/sdk';
 import { SearchCollectionParameters } from './search-collection.parameters';
 
 export { SearchCollectionParameters };

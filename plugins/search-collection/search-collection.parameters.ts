@@ -1,18 +1,13 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min } from 'class-validator';
-import { collectionOptions, Parameter } from '../../src/sdk';
+import { CollectionParameter, Parameter } from 'workflow-collection-service/sdk';
 
 const wholeNumber = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value);
 
 export class SearchCollectionParameters {
-  @Parameter({
-    displayName: 'Collection',
+  @CollectionParameter({
     description: 'Id of the collection to search (`col_...`). The user who started the run needs at least the viewer role on it.',
-    schema: { examples: ['col_0123456789abcdef'] },
-    loadOptions: collectionOptions,
   })
-  @IsString()
-  @IsNotEmpty()
   collectionId: string;
 
   @Parameter({

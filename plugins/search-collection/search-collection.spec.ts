@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { CollectionsFacade } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import { CollectionsFacade } from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import search, { SearchCollectionParameters } from './index';
 
 describe('search-collection node', () => {

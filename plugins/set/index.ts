@@ -1,4 +1,4 @@
-import { defineNode, NodeConfigurationError } from '../../src/sdk';
+import { defineNode, NodeConfigurationError } from 'workflow-collection-service/sdk';
 import { SetParameters } from './set.parameters';
 
 export { SetParameters };

@@ -1,5 +1,5 @@
 import { IsArray, IsBoolean, IsObject, IsString } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export class SetParameters {
   @Parameter({

@@ -1,4 +1,4 @@
-import { itemContext } from '../../src/sdk/testing';
+import { itemContext } from 'workflow-collection-service/sdk/testing';
 import set, { editFields, SetParameters } from './index';
 
 const params = (values: Partial<SetParameters>) => Object.assign(new SetParameters(), values);

@@ -1,4 +1,4 @@
-import { defineNode, NodeStopError } from '../../src/sdk';
+import { defineNode, NodeStopError } from 'workflow-collection-service/sdk';
 import { StopAndErrorParameters } from './stop-and-error.parameters';
 
 export { StopAndErrorParameters };

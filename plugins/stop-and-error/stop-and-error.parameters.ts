@@ -1,5 +1,5 @@
 import { IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export class StopAndErrorParameters {
   @Parameter({

@@ -1,5 +1,5 @@
-import { isNodeError } from '../../src/sdk';
-import { inputContext } from '../../src/sdk/testing';
+import { isNodeError } from 'workflow-collection-service/sdk';
+import { inputContext } from 'workflow-collection-service/sdk/testing';
 import stop, { StopAndErrorParameters } from './index';
 
 describe('stop-and-error node', () => {

@@ -1,5 +1,5 @@
 import { Allow, ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, Matches } from 'class-validator';
-import { Parameter } from '../../src/sdk';
+import { Parameter } from 'workflow-collection-service/sdk';
 
 export const MAX_CASES = 20;
 

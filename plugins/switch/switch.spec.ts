@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { isRoutedOutput } from '../../src/sdk';
-import { itemContext } from '../../src/sdk/testing';
+import { isRoutedOutput } from 'workflow-collection-service/sdk';
+import { itemContext } from 'workflow-collection-service/sdk/testing';
 import switchNode, { caseOf, SwitchParameters } from './index';
 
 const cases = ['new', 'open', 'closed'];

@@ -1,4 +1,4 @@
-import { defineNode, DURATION_UNITS, MAX_PAUSE_MS, NodeConfigurationError, waitUntil } from '../../src/sdk';
+import { defineNode, DURATION_UNITS, MAX_PAUSE_MS, NodeConfigurationError, waitUntil } from 'workflow-collection-service/sdk';
 import { WaitParameters } from './wait.parameters';
 
 export { WaitParameters };

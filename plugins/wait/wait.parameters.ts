@@ -1,5 +1,5 @@
 import { IsIn, IsISO8601, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import { DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from '../../src/sdk';
+import { DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from 'workflow-collection-service/sdk';
 
 export class WaitParameters {
   @Parameter({ displayName: 'Amount', description: 'How long to wait, in `unit`s (ignored when `until` is given).' })

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { isWaitRequest, NodeConfigurationError } from '../../src/sdk';
-import { inputContext, itemContext } from '../../src/sdk/testing';
+import { isWaitRequest, NodeConfigurationError } from 'workflow-collection-service/sdk';
+import { inputContext, itemContext } from 'workflow-collection-service/sdk/testing';
 import wait, { WaitParameters } from './index';
 
 const params = (values: Partial<WaitParameters> = {}) => Object.assign(new WaitParameters(), values);

@@ -1,4 +1,4 @@
-import { InputModeContext } from '../../src/sdk';
+import { InputModeContext } from 'workflow-collection-service/sdk';
 import webhookTrigger, { WebhookTriggerParameters } from './index';
 
 describe('webhook-trigger node', () => {

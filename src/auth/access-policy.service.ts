@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import { MembershipStore } from '../storage/membership-store.port';
-import { ResourceType, Role, ROLES } from './membership.model';
+import { MembershipStore } from '../domain/membership-store.port';
+import { ResourceType, Role, ROLES } from '../domain/membership.model';
 import { Principal } from './principal';
 
 const rank = (role: Role): number => ROLES.indexOf(role);

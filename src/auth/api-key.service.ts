@@ -3,8 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
-import { ApiKey } from './user.model';
-import { UserStore } from '../storage/user-store.port';
+import { ApiKey } from '../domain/api-key.model';
+import { UserStore } from '../domain/user-store.port';
 import { Principal } from './principal';
 
 const KEY_PREFIX = 'wcs_';

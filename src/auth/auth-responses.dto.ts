@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { listOf, pageOf, timestamp } from '../common/response-schemas';
-import { ROLES, Role } from './membership.model';
+import { ROLES, Role } from '../domain/membership.model';
 
 /** What the user, key and member endpoints answer, for OpenAPI. */
 

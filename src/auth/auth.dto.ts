@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsEmail, IsIn, IsOptional, IsString, Length } from 'class-validator';
-import { ApiKey, User } from './user.model';
+import { User } from '../domain/user.model';
+import { ApiKey } from '../domain/api-key.model';
 import type { IssuedKey } from './api-key.service';
-import { Membership, ROLES, Role } from './membership.model';
+import { Membership, ROLES, Role } from '../domain/membership.model';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 

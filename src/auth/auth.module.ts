@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AccessPolicy } from './access-policy.service';
 import { ApiKeyGuard } from './api-key.guard';
@@ -6,9 +6,10 @@ import { ApiKeyService } from './api-key.service';
 import { AuthController } from './auth.controller';
 import { MembersService } from './members.service';
 import { UsersService } from './users.service';
+import { StorageModule } from '../storage/storage.module';
 
-@Global()
 @Module({
+  imports: [StorageModule],
   controllers: [AuthController],
   providers: [ApiKeyService, UsersService, AccessPolicy, MembersService, { provide: APP_GUARD, useClass: ApiKeyGuard }],
   exports: [ApiKeyService, UsersService, AccessPolicy, MembersService],

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Type } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ResourceType } from './membership.model';
+import { ResourceType } from '../domain/membership.model';
 import { MemberDto, MemberListDto } from './auth-responses.dto';
 import { memberView, SetMemberRoleDto } from './auth.dto';
 import { MembersService } from './members.service';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import { Membership, ResourceType, Role } from './membership.model';
-import { MembershipStore } from '../storage/membership-store.port';
-import { UserStore } from '../storage/user-store.port';
+import { Membership, ResourceType, Role } from '../domain/membership.model';
+import { MembershipStore } from '../domain/membership-store.port';
+import { UserStore } from '../domain/user-store.port';
 import { AccessPolicy } from './access-policy.service';
 import { Principal } from './principal';
 

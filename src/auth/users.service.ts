@@ -4,9 +4,9 @@ import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { AppError } from '../common/app-error';
 import { newId } from '../common/ids';
-import { Page, PageRequest } from '../common/pagination';
-import { User } from './user.model';
-import { UserStore } from '../storage/user-store.port';
+import { Page, PageRequest } from '../common/page';
+import { User } from '../domain/user.model';
+import { UserStore } from '../domain/user-store.port';
 import { ApiKeyService, IssuedKey } from './api-key.service';
 
 export interface NewUser {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { pageOf, timestamp } from '../common/response-schemas';
-import { FILE_LANES, FILE_STATUSES, FileLane, FileProgress, FileStatus, PROGRESS_STAGES, ProgressStage } from './file.model';
-import { ROLES, Role } from '../auth/membership.model';
+import { FILE_LANES, FILE_STATUSES, FileLane, FileProgress, FileStatus, PROGRESS_STAGES, ProgressStage } from '../domain/file.model';
+import { ROLES, Role } from '../domain/membership.model';
 import type { CollectionStats } from './collections.service';
 import type { CollectionView } from './collections.dto';
 import type { FileContent, FileView } from './files.service';

@@ -1,8 +1,8 @@
 import { Transform } from 'class-transformer';
 import { IsString, Length } from 'class-validator';
 import { Field, trimmed } from '../common/input-validation';
-import type { Collection } from './collection.model';
-import type { Role } from '../auth/membership.model';
+import type { Collection } from '../domain/collection.model';
+import type { Role } from '../domain/membership.model';
 
 export const MAX_COLLECTION_NAME_CHARS = 200;
 

@@ -1,7 +1,13 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { membersController } from '../auth/members.controller';
+import { AppConfig } from '../config/app-config';
+import { oncePerConfig } from '../config/once-per-config';
 import { EmbeddingsModule } from '../embeddings/embeddings.module';
-import { SearchModule } from '../search/search.module';
+import { MetricsModule } from '../metrics/metrics.module';
+import { SearchIndexModule } from '../search-index/search-index.module';
+import { ContentStorageModule } from '../storage/content-storage.module';
+import { StorageModule } from '../storage/storage.module';
 import { CollectionsController } from './collections.controller';
 import { CollectionsService } from './collections.service';
 import { FilesModule } from './files.module';
@@ -9,10 +15,23 @@ import { SearchController } from './search.controller';
 import { SearchService } from './search.service';
 
 /** Collections, their members, files and semantic search over them (on the VectorIndex and Embedder ports). */
-@Module({
-  imports: [FilesModule, SearchModule, EmbeddingsModule],
-  controllers: [CollectionsController, membersController('collection', 'api/v1/collections'), SearchController],
-  providers: [CollectionsService, SearchService],
-  exports: [CollectionsService, SearchService, FilesModule],
-})
-export class CollectionsModule {}
+@Module({})
+export class CollectionsModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return oncePerConfig(config, CollectionsModule, () => ({
+      module: CollectionsModule,
+      imports: [
+        AuthModule,
+        StorageModule,
+        ContentStorageModule,
+        FilesModule.forRoot(config),
+        SearchIndexModule,
+        EmbeddingsModule,
+        MetricsModule.forRoot(config),
+      ],
+      controllers: [CollectionsController, membersController('collection', 'api/v1/collections'), SearchController],
+      providers: [CollectionsService, SearchService],
+      exports: [CollectionsService, SearchService, FilesModule.forRoot(config)],
+    }));
+  }
+}

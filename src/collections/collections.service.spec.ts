@@ -1,7 +1,7 @@
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
-import { Collection } from './collection.model';
-import { CollectionStore } from '../storage/collection-store.port';
+import { Collection } from '../domain/collection.model';
+import { CollectionStore } from '../domain/collection-store.port';
 import { CollectionsService } from './collections.service';
 
 describe('CollectionsService.create', () => {

@@ -4,13 +4,14 @@ import { Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
 import { newId } from '../common/ids';
 import { validateInput } from '../common/input-validation';
-import { Page, PageRequest, validPage } from '../common/pagination';
-import { VectorIndex } from '../search/vector-index.port';
-import { BlobStore } from '../storage/blob-store.port';
-import { Collection } from './collection.model';
-import { CollectionStore } from '../storage/collection-store.port';
-import { collectionBlobFolder, FileStore } from '../storage/file-store.port';
-import { FileContentStats } from './file.model';
+import { Page, PageRequest } from '../common/page';
+import { validPage } from '../common/pagination';
+import { VectorIndex } from '../domain/vector-index.port';
+import { BlobStore } from '../domain/blob-store.port';
+import { Collection } from '../domain/collection.model';
+import { CollectionStore } from '../domain/collection-store.port';
+import { collectionBlobFolder, FileStore } from '../domain/file-store.port';
+import { FileContentStats } from '../domain/file.model';
 import { collectionView, CollectionView, CreateCollectionDto } from './collections.dto';
 
 export interface CollectionStats extends FileContentStats {

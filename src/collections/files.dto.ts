@@ -3,7 +3,7 @@ import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { IsAbsoluteUrl } from '../common/class-schema';
 import { Field, trimmed } from '../common/input-validation';
 import { PageQueryDto } from '../common/pagination';
-import { FILE_STATUSES, FileStatus } from './file.model';
+import { FILE_STATUSES, FileStatus } from '../domain/file.model';
 
 /**
  * The file inputs of both doors: the REST API and the MCP tools validate with these classes (see

@@ -3,16 +3,17 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { insufficientStorage, isDiskFull, mongoStorageFull } from '../common/resource-faults';
-import { Page, PageRequest, validPage } from '../common/pagination';
+import { Page, PageRequest } from '../common/page';
+import { validPage } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { parseDataUrl } from '../ingestion/data-url';
 import { MAX_FILE_NAME_CHARS, MAX_URL_CHARS } from './files.dto';
 import { enqueueIngestion, laneForSize } from '../ingestion/ingestion.job';
-import { JobQueue } from '../jobs/job-queue.port';
-import { VectorIndex } from '../search/vector-index.port';
-import { BlobStore } from '../storage/blob-store.port';
-import { FILE_STATUSES, FileLane, FileProgress, FileStatus, newPendingFile, StoredFile } from './file.model';
-import { FileStore, originalBlobKey } from '../storage/file-store.port';
+import { JobQueue } from '../domain/job-queue.port';
+import { VectorIndex } from '../domain/vector-index.port';
+import { BlobStore } from '../domain/blob-store.port';
+import { FILE_STATUSES, FileLane, FileProgress, FileStatus, newPendingFile, StoredFile } from '../domain/file.model';
+import { FileStore, originalBlobKey } from '../domain/file-store.port';
 
 export interface FileView {
   id: string;

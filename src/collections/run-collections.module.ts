@@ -1,19 +1,22 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { oncePerConfig } from '../config/once-per-config';
 import { NodeCollectionsProvider } from '../engine/node-collections.port';
-import { SearchModule } from '../search/search.module';
 import { CollectionsModule } from './collections.module';
 import { RunCollectionsProvider } from './run-collections.provider';
 
 /**
- * Registers the real collections of workflow nodes. Global, so the workflow runtime receives it
- * through its port without depending on this module (and keeps working, refusing collection
- * calls, in a build without it). It uses the services of CollectionsModule, so it is imported
- * beside that module rather than by it.
+ * The collections of workflow nodes (the engine's NodeCollectionsProvider port), over the services
+ * of CollectionsModule: the run-time and the node options of the workflows API import it.
  */
-@Global()
-@Module({
-  imports: [CollectionsModule, SearchModule],
-  providers: [{ provide: NodeCollectionsProvider, useClass: RunCollectionsProvider }],
-  exports: [NodeCollectionsProvider],
-})
-export class RunCollectionsModule {}
+@Module({})
+export class RunCollectionsModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return oncePerConfig(config, RunCollectionsModule, () => ({
+      module: RunCollectionsModule,
+      imports: [CollectionsModule.forRoot(config)],
+      providers: [{ provide: NodeCollectionsProvider, useClass: RunCollectionsProvider }],
+      exports: [NodeCollectionsProvider],
+    }));
+  }
+}

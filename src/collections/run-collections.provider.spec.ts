@@ -2,7 +2,7 @@ import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { isNodeError, NodeConfigurationError, NodeUpstreamError } from '../sdk';
 import { SearchService } from './search.service';
-import { CollectionStore } from '../storage/collection-store.port';
+import { CollectionStore } from '../domain/collection-store.port';
 import { CollectionsService } from './collections.service';
 import { FilesService } from './files.service';
 import { RunCollectionsProvider } from './run-collections.provider';

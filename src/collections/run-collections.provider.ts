@@ -4,8 +4,8 @@ import { ErrorCode, FieldError, isAppError } from '../common/app-error';
 import { NodeCollectionsProvider } from '../engine/node-collections.port';
 import { CollectionFile, CollectionsFacade, NodeConfigurationError, NodeUpstreamError } from '../sdk';
 import { SearchService } from './search.service';
-import { FileStatus } from './file.model';
-import type { Role } from '../auth/membership.model';
+import { FileStatus } from '../domain/file.model';
+import type { Role } from '../domain/membership.model';
 import { CollectionsService } from './collections.service';
 import { FilesService } from './files.service';
 

@@ -5,14 +5,14 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
-import { Embedder } from '../embeddings/embedder.port';
+import { Embedder } from '../domain/embedder.port';
 import { Metrics } from '../metrics/metrics.service';
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteFileStore } from '../storage/embedded/sqlite-file-store.adapter';
 import { SqliteMembershipStore } from '../storage/embedded/sqlite-membership-store.adapter';
-import { FileStatus } from './file.model';
-import { SqliteVectorIndex } from '../search/embedded/sqlite-vector-index.adapter';
+import { FileStatus } from '../domain/file.model';
+import { SqliteVectorIndex } from '../search-index/embedded/sqlite-vector-index.adapter';
 import { SearchService } from './search.service';
 
 /** Maps known texts to chosen vectors; anything else embeds as the direction (0, 0, 0, 1). */

@@ -4,14 +4,14 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
 import { validateInput } from '../common/input-validation';
-import { Embedder } from '../embeddings/embedder.port';
+import { Embedder } from '../domain/embedder.port';
 import { cosineDistance } from '../embeddings/vectors';
 import { Metrics } from '../metrics/metrics.service';
-import { CollectionStore } from '../storage/collection-store.port';
-import { FileStore } from '../storage/file-store.port';
-import { Passage } from './file.model';
+import { CollectionStore } from '../domain/collection-store.port';
+import { FileStore } from '../domain/file-store.port';
+import { Passage } from '../domain/file.model';
 import { DEFAULT_TOP_K, SearchDto, SearchMode } from './search.dto';
-import { MAX_SEARCH_K, modelMismatch, VectorIndex } from '../search/vector-index.port';
+import { MAX_SEARCH_K, modelMismatch, VectorIndex } from '../domain/vector-index.port';
 
 export type { SearchMode };
 

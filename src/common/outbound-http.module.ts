@@ -1,4 +1,4 @@
-import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SafeFetch } from './safe-fetch';
 
@@ -6,7 +6,6 @@ import { SafeFetch } from './safe-fetch';
  * The one outbound HTTP client of the process (downloads of files, HTTP nodes, model endpoints):
  * one connection pool, one set of guards, closed once at shutdown after the work that used it.
  */
-@Global()
 @Module({
   providers: [{ provide: SafeFetch, inject: [AppConfig], useFactory: (config: AppConfig) => SafeFetch.fromConfig(config) }],
   exports: [SafeFetch],

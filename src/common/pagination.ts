@@ -1,16 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { Field, validateInput, wholeNumberFromString } from './input-validation';
-
-export interface PageRequest {
-  offset: number;
-  limit: number;
-}
-
-export interface Page<T> {
-  items: T[];
-  total: number;
-}
+import type { PageRequest } from './page';
 
 export const MAX_PAGE_SIZE = 100;
 

@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '../common/app-error';
 import type { SafeFetch } from '../common/safe-fetch';
 import type { AppliedCredential, OutgoingRequest, ResolvedCredential } from '../engine/node-credentials.port';
-import type { Credential } from './credential.model';
+import type { Credential } from '../domain/credential.model';
 
 /** A fetched token is used until this long before it expires. */
 const TOKEN_MARGIN_MS = 60_000;

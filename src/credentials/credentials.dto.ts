@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, ValidateBy } from 'class-validator';
-import { ROLES, Role } from '../auth/membership.model';
+import { ROLES, Role } from '../domain/membership.model';
 import { trimmed } from '../common/input-validation';
 import { pageOf, timestamp } from '../common/response-schemas';
-import { Credential, CREDENTIAL_TYPES, CredentialType } from './credential.model';
+import { Credential, CREDENTIAL_TYPES, CredentialType } from '../domain/credential.model';
 
 export const MAX_CREDENTIAL_NAME_CHARS = 200;
 /** A secret longer than this is no API key or password: a body pasted by mistake. */

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AppConfig, loadConfig } from '../config/app-config';
-import { Embedder } from './embedder.port';
+import { Embedder } from '../domain/embedder.port';
 import { EmbeddingsModule } from './embeddings.module';
 import { LocalEmbedder } from './local/local-embedder.adapter';
 import { OpenAiCompatibleEmbedder } from './openai-compatible/openai-embedder.adapter';

@@ -1,6 +1,6 @@
 import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { Embedder } from './embedder.port';
+import { Embedder } from '../domain/embedder.port';
 import { LocalEmbedder } from './local/local-embedder.adapter';
 import { OpenAiCompatibleEmbedder } from './openai-compatible/openai-embedder.adapter';
 

@@ -1,6 +1,6 @@
 import type { ChatMessage, ConversationMemory } from '../sdk';
 import { NodeConfigurationError } from '../sdk';
-import type { ConversationStore } from '../storage/conversation-store.port';
+import type { ConversationStore } from '../domain/conversation-store.port';
 
 const MAX_SESSION_KEY = 512;
 

@@ -6,7 +6,7 @@ import { AppError } from '../common/app-error';
 import { NodeRegistry } from './node-registry';
 import { registerDefinition } from './plugin-loader';
 import { CompileOptions, compileWorkflow, DefinitionProblem } from './workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition.model';
+import { WorkflowDefinition, WorkflowNodeSpec } from '../domain/workflow-definition.model';
 
 const registry = new NodeRegistry([
   registerDefinition(webhookTrigger, 'webhook-trigger'),

@@ -1,5 +1,5 @@
 import { AppError } from '../common/app-error';
-import { WorkflowDefinition } from './workflow-definition.model';
+import { WorkflowDefinition } from '../domain/workflow-definition.model';
 import { CompiledNode, CompiledWorkflow, CompileOptions, DefinitionProblem, PreparedNode } from './compiler/compiled-plan';
 import { checkEdges, checkTriggersAndConnections, executionOrder, loopStructure } from './compiler/graph-checks';
 import { prepareNode, resolveType } from './compiler/node-preparation';

@@ -6,8 +6,8 @@ import respond from '../../plugins/respond';
 import wait from '../../plugins/wait';
 import webhookTrigger from '../../plugins/webhook-trigger';
 import { defineNode, NodeConfigurationError, Parameter, toOutput } from '../sdk';
-import type { StepRecord } from './step.model';
-import { WorkflowDefinition, WorkflowEdge, WorkflowNodeSpec } from './workflow-definition.model';
+import type { StepRecord } from '../domain/step.model';
+import { WorkflowDefinition, WorkflowEdge, WorkflowNodeSpec } from '../domain/workflow-definition.model';
 import { UnavailableCollectionsProvider } from './node-collections.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { NodeRegistry } from './node-registry';
@@ -190,6 +190,56 @@ describe('WorkflowExecutor control flow', () => {
       'c',
       'finished:c',
     ]);
+  });
+
+  it("passes a disabled node's input on unchanged from its first output, records it as skipped, and runs what follows", async () => {
+    const result = await run(
+      workflow(
+        [node('a', 'tag'), node('off', 'tag', { fail: true }, { disabled: true }), node('c', 'tag')],
+        [edge('trigger', 'a'), edge('a', 'off'), edge('off', 'c')],
+      ),
+    );
+    expect(result.status).toBe('succeeded');
+    // It did not run (it would have failed); c received what a sent it.
+    expect(calls).toEqual(['a', 'c']);
+    const fromA = result.byId.a.output;
+    expect(result.byId.off).toMatchObject({ status: 'skipped', attempts: 0, input: fromA, output: fromA });
+    expect((result.byId.c.output as { got: unknown }).got).toEqual(fromA);
+  });
+
+  it("sends a disabled router's input to its first output only", async () => {
+    const result = await run(
+      workflow(
+        [node('if', 'route', { yes: false }, { disabled: true }), node('onYes', 'tag'), node('onNo', 'tag')],
+        [edge('trigger', 'if'), edge('if', 'onYes', 'yes'), edge('if', 'onNo', 'no')],
+      ),
+    );
+    expect(calls).toEqual(['onYes']);
+    expect(result.byId.onNo.status).toBe('skipped');
+    expect((result.byId.onYes.output as { got: unknown }).got).toEqual({ n: 1 });
+  });
+
+  it('refuses to disable the trigger or a loop, naming the field', () => {
+    const definition = workflow([node('a', 'tag')], [edge('trigger', 'a')]);
+    definition.nodes[0].disabled = true;
+    expect(() => compileWorkflow(definition, registry)).toThrow(
+      expect.objectContaining({
+        details: {
+          fields: [expect.objectContaining({ field: 'nodes[0].disabled', reason: expect.stringContaining('trigger cannot be disabled') })],
+        },
+      }),
+    );
+    const looped = workflow(
+      [node('each', 'loop', {}, { disabled: true }), node('body', 'tag')],
+      [edge('trigger', 'each'), edge('each', 'body', 'loop'), edge('body', 'each')],
+    );
+    expect(() => compileWorkflow(looped, registry)).toThrow(
+      expect.objectContaining({
+        details: {
+          fields: [expect.objectContaining({ field: 'nodes[1].disabled', reason: expect.stringContaining('loop cannot be disabled') })],
+        },
+      }),
+    );
   });
 
   it('runs only the branch a router sent data to, and skips what is reachable only through the other', async () => {

@@ -3,8 +3,8 @@ import pino from 'pino';
 import webhookTrigger from '../../plugins/webhook-trigger';
 import { defineNode, NodeConfigurationError, NodeUpstreamError, Parameter } from '../sdk';
 import { AppError, ErrorCode } from '../common/app-error';
-import type { StepRecord } from './step.model';
-import { DecisionRequest, ParameterDecider } from './ai-decide/parameter-decider.port';
+import type { StepRecord } from '../domain/step.model';
+import { DecisionRequest, ParameterDecider } from '../domain/parameter-decider.port';
 import { UnavailableCollectionsProvider } from './node-collections.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { NodeRegistry } from './node-registry';
@@ -12,7 +12,7 @@ import { registerDefinition } from './plugin-loader';
 import { Redactor, REDACTED } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { compileWorkflow } from './workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec } from './workflow-definition.model';
+import { WorkflowDefinition, WorkflowNodeSpec } from '../domain/workflow-definition.model';
 import { RunRequest, WorkflowExecutor } from './workflow-executor';
 
 class EchoParams {

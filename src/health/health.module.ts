@@ -1,10 +1,15 @@
-import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Module, OnModuleInit } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { JobQueue } from '../jobs/job-queue.port';
-import { SearchModule } from '../search/search.module';
-import { VectorIndex } from '../search/vector-index.port';
-import { RunStore, runQueueOf } from '../storage/run-store.port';
+import { AppConfig } from '../config/app-config';
+import { oncePerConfig } from '../config/once-per-config';
+import { JobQueue } from '../domain/job-queue.port';
+import { RunStore, runQueueOf } from '../domain/run-store.port';
+import { VectorIndex } from '../domain/vector-index.port';
+import { JobsModule } from '../jobs/jobs.module';
+import { MetricsModule } from '../metrics/metrics.module';
+import { SearchIndexModule } from '../search-index/search-index.module';
 import { StorageConnections } from '../storage/storage-connections';
+import { StorageModule } from '../storage/storage.module';
 import { HealthController } from './health.controller';
 import { HealthService } from './health.service';
 import { ReadinessRegistry } from './readiness.registry';
@@ -15,14 +20,18 @@ import { WorkerHealthServer } from './worker-health.service';
  * the store, the queue and the index each answer a ping(); other features may register checks of
  * their own in the ReadinessRegistry.
  */
-@Global()
-@Module({
-  imports: [TerminusModule, SearchModule],
-  controllers: [HealthController],
-  providers: [ReadinessRegistry, HealthService, WorkerHealthServer],
-  exports: [ReadinessRegistry, HealthService],
-})
+@Module({})
 export class HealthModule implements OnModuleInit {
+  static forRoot(config: AppConfig): DynamicModule {
+    return oncePerConfig(config, HealthModule, () => ({
+      module: HealthModule,
+      imports: [TerminusModule, StorageModule, SearchIndexModule, JobsModule.forRoot(config), MetricsModule.forRoot(config)],
+      controllers: [HealthController],
+      providers: [ReadinessRegistry, HealthService, WorkerHealthServer],
+      exports: [ReadinessRegistry, HealthService],
+    }));
+  }
+
   constructor(
     private readonly readiness: ReadinessRegistry,
     private readonly connections: StorageConnections,

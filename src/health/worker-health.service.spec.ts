@@ -22,7 +22,7 @@ describe('WorkerHealthServer', () => {
   });
 
   afterAll(async () => {
-    await server?.onModuleDestroy();
+    await server?.onApplicationShutdown();
   });
 
   it('refuses another method with 405, the Allow header and the one error body', async () => {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -20,7 +20,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
  * the API's bodies and error shape. Anything else is a 404.
  */
 @Injectable()
-export class WorkerHealthServer implements OnApplicationBootstrap, OnModuleDestroy {
+export class WorkerHealthServer implements OnApplicationBootstrap, OnApplicationShutdown {
   private server?: Server;
   private readonly logger: Logger;
 
@@ -54,7 +54,8 @@ export class WorkerHealthServer implements OnApplicationBootstrap, OnModuleDestr
     this.logger.info({ host: this.config.HOST, port: this.port }, 'worker health listening');
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the queue stopped (JobsModule, onModuleDestroy): a draining worker still answers its probes. */
+  async onApplicationShutdown(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../common/app-error';
-import { Embedder } from '../embeddings/embedder.port';
+import { Embedder } from '../domain/embedder.port';
 import { CoalescingEmbedder } from './coalescing-embedder';
 
 /** Vectors that spell their text's length; each call waits until released. */

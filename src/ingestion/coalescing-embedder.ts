@@ -1,4 +1,4 @@
-import { Embedder, EmbedOptions } from '../embeddings/embedder.port';
+import { Embedder, EmbedOptions } from '../domain/embedder.port';
 import { abortError } from '../embeddings/vectors';
 
 export interface CoalescingEmbedderOptions {

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { newId } from '../common/ids';
-import { Embedder } from '../embeddings/embedder.port';
-import { IndexUnit, VectorIndex } from '../search/vector-index.port';
-import { FileStore } from '../storage/file-store.port';
-import { Passage } from '../collections/file.model';
+import { Embedder } from '../domain/embedder.port';
+import { IndexUnit, VectorIndex } from '../domain/vector-index.port';
+import { FileStore } from '../domain/file-store.port';
+import { Passage } from '../domain/file.model';
 import { chunk, ChunkOptions, pageGroups } from './chunker';
 import { ExtractedDocument, ExtractedSegment } from './extractors/extracted-document';
 

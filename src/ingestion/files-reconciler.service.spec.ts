@@ -7,7 +7,7 @@ import { newId } from '../common/ids';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
 import { SqliteFileStore } from '../storage/embedded/sqlite-file-store.adapter';
-import { newPendingFile, StoredFile } from '../collections/file.model';
+import { newPendingFile, StoredFile } from '../domain/file.model';
 import { FilesReconciler } from './files-reconciler.service';
 import { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB } from './ingestion.job';
 

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../common/logger';
-import { JobQueue } from '../jobs/job-queue.port';
+import { JobQueue } from '../domain/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
-import { FileStore } from '../storage/file-store.port';
-import { StoredFile } from '../collections/file.model';
+import { FileStore } from '../domain/file-store.port';
+import { StoredFile } from '../domain/file.model';
 import { ensureIngestion } from './ingestion.job';
 
 export interface FilesReconcilerOptions {

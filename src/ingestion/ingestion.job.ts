@@ -1,6 +1,6 @@
-import { EnqueueOptions, JobQueue, JobState } from '../jobs/job-queue.port';
-import { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB } from '../jobs/job-names';
-import { FILE_LANES, FileLane, StoredFile } from '../collections/file.model';
+import { EnqueueOptions, JobQueue, JobState } from '../domain/job-queue.port';
+import { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB } from '../domain/job-names';
+import { FILE_LANES, FileLane, StoredFile } from '../domain/file.model';
 
 export { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB };
 

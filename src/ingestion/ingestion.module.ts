@@ -1,8 +1,14 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { cpus } from 'node:os';
+import { OutboundHttpModule } from '../common/outbound-http.module';
 import { AppConfig } from '../config/app-config';
+import { oncePerConfig } from '../config/once-per-config';
+import { JobsModule } from '../jobs/jobs.module';
+import { MetricsModule } from '../metrics/metrics.module';
+import { ContentStorageModule } from '../storage/content-storage.module';
+import { StorageModule } from '../storage/storage.module';
 import { EmbeddingsModule } from '../embeddings/embeddings.module';
-import { SearchModule } from '../search/search.module';
+import { SearchIndexModule } from '../search-index/search-index.module';
 import { ExtractorPool } from './extractors/extractor-pool';
 import { DEFAULT_FILES_RECONCILER_OPTIONS, FILES_RECONCILER_OPTIONS, FilesReconciler } from './files-reconciler.service';
 import { INGESTION_OPTIONS, IngestionOptions, IngestionService, LARGE_LANE_EXTRACTOR } from './ingestion.service';
@@ -25,6 +31,10 @@ const LARGE_EXTRACTION_TIMEOUT_MS = 60 * 60 * 1000;
 @Module({})
 export class IngestionModule implements OnApplicationShutdown {
   static forRoot(config: AppConfig): DynamicModule {
+    return oncePerConfig(config, IngestionModule, () => IngestionModule.build(config));
+  }
+
+  private static build(config: AppConfig): DynamicModule {
     const workers = config.runsWorkers
       ? [
           {
@@ -61,7 +71,15 @@ export class IngestionModule implements OnApplicationShutdown {
       : [];
     return {
       module: IngestionModule,
-      imports: [EmbeddingsModule, SearchModule],
+      imports: [
+        StorageModule,
+        ContentStorageModule,
+        SearchIndexModule,
+        EmbeddingsModule,
+        OutboundHttpModule,
+        JobsModule.forRoot(config),
+        MetricsModule.forRoot(config),
+      ],
       providers: workers,
     };
   }

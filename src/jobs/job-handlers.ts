@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
-import { JobContext, JobHandler } from './job-queue.port';
-import { JOB_NAMES } from './job-names';
+import { JobContext, JobHandler } from '../domain/job-queue.port';
+import { JOB_NAMES } from '../domain/job-names';
 import { ON_JOB_METADATA, OnJobOptions } from './on-job.decorator';
 
 /** An `@OnJob` method, as found at boot. */
@@ -18,7 +18,7 @@ export interface DiscoveredJobHandler {
 /** A job without a handler, a handler without a job, or two handlers for one job: the boot stops. */
 export class JobHandlerError extends Error {
   constructor(problems: string[]) {
-    super(`Job handlers do not match the job names (src/jobs/job-names.ts):\n  ${problems.join('\n  ')}`);
+    super(`Job handlers do not match the job names (src/domain/job-names.ts):\n  ${problems.join('\n  ')}`);
     this.name = 'JobHandlerError';
   }
 }

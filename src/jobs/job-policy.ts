@@ -1,6 +1,6 @@
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
-import { EnqueueOptions } from './job-queue.port';
+import { EnqueueOptions } from '../domain/job-queue.port';
 
 /**
  * What every JobQueue adapter must agree on, so a job behaves the same on SQLite, MongoDB or

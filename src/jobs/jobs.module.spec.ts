@@ -12,9 +12,9 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { StorageModule } from '../storage/storage.module';
 import { BullJobQueue } from './bull/bull-job-queue.adapter';
 import { EmbeddedJobQueue } from './embedded/embedded-job-queue.adapter';
-import { JobContext, JobQueue } from './job-queue.port';
+import { JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob, OnJobOptions } from './on-job.decorator';
-import { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB, RUN_JOB } from './job-names';
+import { FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB, RUN_JOB } from '../domain/job-names';
 import { JobsModule } from './jobs.module';
 
 /** What the test handlers saw, by job name. */

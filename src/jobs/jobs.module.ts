@@ -1,10 +1,11 @@
-import { DynamicModule, Global, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
+import { oncePerConfig } from '../config/once-per-config';
 import { BullJobsModule } from './bull/bull-jobs.module';
 import { EmbeddedJobsModule } from './embedded/embedded-jobs.module';
 import { DiscoveredJobHandler, JobHandlerScan } from './job-handlers';
-import { JobQueue } from './job-queue.port';
+import { JobQueue } from '../domain/job-queue.port';
 
 /**
  * Provides the one JobQueue: Bull on Redis when REDIS_URL is set, else the embedded queue on the
@@ -12,19 +13,15 @@ import { JobQueue } from './job-queue.port';
  * provide; they are checked against the job names at init (a mismatch stops the boot) and bound to
  * the queue once the whole application has bootstrapped.
  */
-@Global()
 @Module({})
 export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private handlers: DiscoveredJobHandler[] = [];
 
   static forRoot(config: AppConfig): DynamicModule {
-    const adapter = config.REDIS_URL ? BullJobsModule.forRoot() : EmbeddedJobsModule.forRoot();
-    return {
-      module: JobsModule,
-      imports: [DiscoveryModule, adapter],
-      providers: [JobHandlerScan],
-      exports: [adapter],
-    };
+    return oncePerConfig(config, JobsModule, () => {
+      const adapter = config.REDIS_URL ? BullJobsModule.forRoot() : EmbeddedJobsModule.forRoot();
+      return { module: JobsModule, imports: [DiscoveryModule, adapter], providers: [JobHandlerScan], exports: [adapter] };
+    });
   }
 
   constructor(
@@ -45,9 +42,10 @@ export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModul
   }
 
   /**
-   * Global modules are destroyed after the others, so handlers may already have lost services
-   * that free their resources in onModuleDestroy; those should use onApplicationShutdown. The
-   * store closes in onApplicationShutdown, after this: handing jobs back still reaches it.
+   * A module is destroyed after the modules that import it, so the services whose handlers this
+   * stops may already have run their onModuleDestroy; what a handler needs until it stops is freed
+   * in onApplicationShutdown, which runs after every onModuleDestroy. The store closes there too,
+   * after this: handing jobs back still reaches it.
    */
   async onModuleDestroy(): Promise<void> {
     await this.queue.close();

@@ -12,7 +12,7 @@ export interface OnJobOptions {
 }
 
 /**
- * Marks the service method that handles the jobs of `name` (src/jobs/job-names.ts). Found at boot
+ * Marks the service method that handles the jobs of `name` (src/domain/job-names.ts). Found at boot
  * by JobHandlerScan and bound to the queue, which calls it with a JobContext: queue -> method, one hop.
  */
 export function OnJob(name: string, options: OnJobOptions = {}): MethodDecorator {

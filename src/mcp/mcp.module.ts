@@ -1,7 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { CollectionsModule } from '../collections/collections.module';
 import { AppConfig } from '../config/app-config';
-import { SearchModule } from '../search/search.module';
+import { oncePerConfig } from '../config/once-per-config';
 import { WorkflowsModule } from '../workflows/workflows.module';
 import { ServicesBackendFactory } from './in-process/services-backend.adapter';
 import { McpHttpEndpoints } from './transports/mcp-http-endpoints';
@@ -10,11 +11,11 @@ import { McpHttpEndpoints } from './transports/mcp-http-endpoints';
 @Module({})
 export class McpModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return {
+    return oncePerConfig(config, McpModule, () => ({
       module: McpModule,
-      imports: [CollectionsModule, SearchModule, WorkflowsModule.forRoot(config)],
+      imports: [AuthModule, CollectionsModule.forRoot(config), WorkflowsModule.forRoot(config)],
       providers: [ServicesBackendFactory, McpHttpEndpoints],
       exports: [McpHttpEndpoints],
-    };
+    }));
   }
 }

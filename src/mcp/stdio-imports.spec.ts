@@ -35,7 +35,6 @@ describe('the stdio program', () => {
     // The tools validate their arguments with the REST API's own DTOs, which therefore stay free of Nest.
     expect(outsideMcp.sort()).toEqual([
       'src/collections/collections.dto.ts',
-      'src/collections/file.model.ts',
       'src/collections/files.dto.ts',
       'src/collections/search.dto.ts',
       'src/common/app-error.ts',
@@ -45,6 +44,7 @@ describe('the stdio program', () => {
       'src/common/lru-cache.ts',
       'src/common/pagination.ts',
       'src/config/stdio-config.ts',
+      'src/domain/file.model.ts',
     ]);
     expect([...ours].map((file) => relative(root, file))).not.toContain('src/mcp/in-process/services-backend.adapter.ts');
     expect([...packages]).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk/server/stdio.js', 'zod', 'class-validator']));

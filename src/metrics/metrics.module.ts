@@ -1,8 +1,11 @@
-import { DynamicModule, Global, Module, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Module, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { JobQueue } from '../jobs/job-queue.port';
-import { JOB_NAMES } from '../jobs/job-names';
-import { RunStore, runQueueOf } from '../storage/run-store.port';
+import { oncePerConfig } from '../config/once-per-config';
+import { JobsModule } from '../jobs/jobs.module';
+import { StorageModule } from '../storage/storage.module';
+import { JobQueue } from '../domain/job-queue.port';
+import { JOB_NAMES } from '../domain/job-names';
+import { RunStore, runQueueOf } from '../domain/run-store.port';
 import { MetricsController } from './metrics.controller';
 import { Metrics } from './metrics.service';
 
@@ -11,7 +14,6 @@ import { Metrics } from './metrics.service';
  * METRICS_ENABLED decides whether anything is exposed: the /metrics route here, the worker's
  * health port (health/), and the process metrics. Queue depths are read from the JobQueue port, the run queue (queued runs, the oldest one's age) from the RunStore port.
  */
-@Global()
 @Module({})
 export class MetricsModule implements OnModuleInit {
   constructor(
@@ -29,11 +31,12 @@ export class MetricsModule implements OnModuleInit {
   }
 
   static forRoot(config: AppConfig): DynamicModule {
-    return {
+    return oncePerConfig(config, MetricsModule, () => ({
       module: MetricsModule,
+      imports: [JobsModule.forRoot(config), StorageModule],
       controllers: config.METRICS_ENABLED ? [MetricsController] : [],
       providers: [{ provide: Metrics, useFactory: () => new Metrics({ processMetrics: config.METRICS_ENABLED }) }],
       exports: [Metrics],
-    };
+    }));
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { MemoryRateLimiter } from './embedded/memory-rate-limiter.adapter';
-import { RateLimiter } from './rate-limiter.port';
+import { RateLimiter } from '../domain/rate-limiter.port';
 import { RedisRateLimiter } from './redis/redis-rate-limiter.adapter';
 
 /** Limits count in Redis when there is one (several API processes share them), else in this process. */

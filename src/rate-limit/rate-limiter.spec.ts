@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { AppError, ErrorCode } from '../common/app-error';
 import { testRedis } from '../../test/utils/workflows-fixtures';
 import { MemoryRateLimiter } from './embedded/memory-rate-limiter.adapter';
-import { RateLimiter } from './rate-limiter.port';
+import { RateLimiter } from '../domain/rate-limiter.port';
 import { RedisRateLimiter } from './redis/redis-rate-limiter.adapter';
 
 const adapters: [string, () => Promise<RateLimiter | null>][] = [

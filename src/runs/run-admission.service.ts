@@ -3,14 +3,14 @@ import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
-import { JobQueue } from '../jobs/job-queue.port';
+import { JobQueue } from '../domain/job-queue.port';
 import { queueUnavailable } from '../jobs/job-policy';
 import { Metrics } from '../metrics/metrics.service';
-import { QueuedRuns, RunStore } from '../storage/run-store.port';
-import { WorkflowStore } from '../storage/workflow-store.port';
-import type { Workflow, WorkflowSettings } from '../workflows/workflow.model';
+import { QueuedRuns, RunStore } from '../domain/run-store.port';
+import { WorkflowStore } from '../domain/workflow-store.port';
+import type { Workflow, WorkflowSettings } from '../domain/workflow.model';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
-import { newQueuedRun, Run, runOf, RunTrigger } from './run.model';
+import { newQueuedRun, Run, runOf, RunTrigger } from '../domain/run.model';
 
 /** How long an Idempotency-Key (or a schedule tick's key) keeps naming the run it started. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;

@@ -5,12 +5,12 @@ import { LruCache } from '../common/lru-cache';
 import { NodeRegistry } from '../engine/node-registry';
 import { Redactor } from '../engine/redactor';
 import { CompileOptions, compileWorkflow, CompiledWorkflow } from '../engine/workflow-compiler';
-import { WorkflowDefinition } from '../engine/workflow-definition.model';
+import { WorkflowDefinition } from '../domain/workflow-definition.model';
 import type { VariableValue } from '../sdk';
-import { Run } from './run.model';
-import { WorkflowStore } from '../storage/workflow-store.port';
+import { Run } from '../domain/run.model';
+import { WorkflowStore } from '../domain/workflow-store.port';
 import { SecretCipher } from '../common/secret-cipher';
-import { revealVariables } from '../workflows/workflow-variables';
+import type { WorkflowVariable } from '../domain/workflow-definition.model';
 
 /** What a worker needs to execute a run, prepared once per published version. */
 export interface RunPlan {
@@ -57,4 +57,27 @@ export class RunPlans {
     const { values, secrets } = revealVariables(definition.variables, workflowId, this.cipher);
     return { plan, variables: values, redactor: new Redactor(secrets) };
   }
+}
+
+/**
+ * Values as nodes and expressions read them, and the plaintext secrets to mask in records and logs:
+ * the reverse of sealVariables (workflows/workflow-variables.ts), which encrypted each secret under its workflow's id.
+ */
+function revealVariables(
+  variables: readonly WorkflowVariable[],
+  workflowId: string,
+  cipher: SecretCipher,
+): { values: Record<string, VariableValue>; secrets: string[] } {
+  const values: Record<string, VariableValue> = {};
+  const secrets: string[] = [];
+  for (const variable of variables) {
+    if (variable.type === 'secret') {
+      const plaintext = cipher.decrypt(String(variable.value), workflowId);
+      values[variable.name] = plaintext;
+      secrets.push(plaintext);
+    } else {
+      values[variable.name] = variable.value;
+    }
+  }
+  return { values: Object.freeze(values), secrets };
 }

@@ -1,5 +1,5 @@
-import { RUN_JOB } from '../jobs/job-names';
-import type { Run } from './run.model';
+import { RUN_JOB } from '../domain/job-names';
+import type { Run } from '../domain/run.model';
 
 export { RUN_JOB };
 

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { loadConfig } from '../config/app-config';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
-import { newQueuedRun } from './run.model';
+import { newQueuedRun } from '../domain/run.model';
 import { RunsPruner } from './runs-pruner.service';
 
 describe('RunsPruner', () => {

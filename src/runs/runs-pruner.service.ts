@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
-import { RunStore } from '../storage/run-store.port';
+import { RunStore } from '../domain/run-store.port';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Runs deleted per store call: one short write at a time, so runs being recorded never wait long. */

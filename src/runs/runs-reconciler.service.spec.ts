@@ -6,9 +6,9 @@ import { RecordingQueue } from '../../test/utils/recording-queue';
 import { Metrics } from '../metrics/metrics.service';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
-import { newQueuedRun, Run } from './run.model';
+import { newQueuedRun, Run } from '../domain/run.model';
 import { RunsReconciler } from './runs-reconciler.service';
-import { RUN_JOB } from '../jobs/job-names';
+import { RUN_JOB } from '../domain/job-names';
 
 describe('RunsReconciler', () => {
   let dir: string;

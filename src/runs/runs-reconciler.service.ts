@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
-import { JobQueue } from '../jobs/job-queue.port';
+import { JobQueue } from '../domain/job-queue.port';
 import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { Metrics } from '../metrics/metrics.service';
-import { Run } from './run.model';
-import { RunCursor, RunStore } from '../storage/run-store.port';
+import { Run } from '../domain/run.model';
+import { RunCursor, RunStore } from '../domain/run-store.port';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
 
 export interface ReconcilerOptions {

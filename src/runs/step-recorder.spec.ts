@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { succeededStep } from '../../test/utils/steps';
-import { LeaseState } from '../storage/run-store.port';
-import { newQueuedRun, Run } from './run.model';
+import { LeaseState } from '../domain/run-store.port';
+import { newQueuedRun, Run } from '../domain/run.model';
 import { StepRecorder } from './step-recorder';
 
 describe('StepRecorder', () => {

@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '../common/app-error';
 import type { KeptOutputs } from '../engine/workflow-executor';
-import type { LeaseState, RunStore } from '../storage/run-store.port';
-import type { StepRecord } from '../engine/step.model';
+import type { LeaseState, RunStore } from '../domain/run-store.port';
+import type { StepRecord } from '../domain/step.model';
 
 interface PendingStep {
   step: StepRecord;

@@ -3,7 +3,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { Logger } from 'pino';
 import { AppError } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
-import { ScheduledWorkflow, WorkflowStore } from '../storage/workflow-store.port';
+import { ScheduledWorkflow, WorkflowStore } from '../domain/workflow-store.port';
 import { RunAdmission } from './run-admission.service';
 
 /** What the scheduler reads the time from: the system clock, or a test's. */

@@ -1,6 +1,7 @@
 /**
  * The node contract: the only module a plugin imports. It depends on nothing of the service and
- * nothing of Nest, the store or the queue (class-validator decorators are the plugin's own import).
+ * nothing of Nest, the store or the queue. class-validator and class-transformer, whose decorators
+ * a plugin uses too, it loads only when a shared parameter (shared-parameters.ts) is declared.
  */
 export { defineNode } from './node-definition';
 export type { NodeDefinition, ParametersClass, TriggerOptions } from './node-definition';
@@ -60,3 +61,12 @@ export { schemaProblems } from './json-schema';
 export type { SchemaProblem } from './json-schema';
 export { collectionOptions, CREDENTIAL_ID, credentialIdMessage, numeric, Parameter, parameterDocs } from './parameter';
 export type { LoadOptions, LoadOptionsContext, ParameterDoc, ParameterOption } from './parameter';
+export {
+  CollectionParameter,
+  CredentialParameter,
+  ENDPOINT_CREDENTIAL_TYPES,
+  EndpointCredentialParameter,
+  EndpointParameter,
+  HttpUrlParameter,
+  TemperatureParameter,
+} from './shared-parameters';

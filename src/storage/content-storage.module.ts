@@ -1,20 +1,21 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { join } from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { FilesystemBlobStore } from './embedded/filesystem-blob-store.adapter';
 import { SqliteFileStore } from './embedded/sqlite-file-store.adapter';
 import { GridFsBlobStore } from './mongo/gridfs-blob-store.adapter';
 import { MongoFileStore } from './mongo/mongo-file-store.adapter';
-import { BlobStore } from './blob-store.port';
-import { FileStore } from './file-store.port';
+import { BlobStore } from '../domain/blob-store.port';
+import { FileStore } from '../domain/file-store.port';
 import { StorageConnections, storeProvider } from './storage-connections';
+import { StorageModule } from './storage.module';
 
 /**
- * Stores of collection content: file records with their passages, and the original bytes. Global
- * like the foundation stores, since files, ingestion, search and collections all reach them.
+ * Stores of collection content: file records with their passages, and the original bytes, on the
+ * connections StorageModule opens.
  */
-@Global()
 @Module({
+  imports: [StorageModule],
   providers: [
     storeProvider(
       FileStore,

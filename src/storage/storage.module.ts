@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { SqliteCollectionStore } from './embedded/sqlite-collection-store.adapter';
 import { SqliteMembershipStore } from './embedded/sqlite-membership-store.adapter';
 import { SqliteUserStore } from './embedded/sqlite-user-store.adapter';
@@ -9,16 +9,16 @@ import { SqliteRunStore } from './embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from './embedded/sqlite-workflow-store.adapter';
 import { MongoRunStore } from './mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from './mongo/mongo-workflow-store.adapter';
-import { CollectionStore } from './collection-store.port';
-import { CredentialStore } from './credential-store.port';
+import { CollectionStore } from '../domain/collection-store.port';
+import { CredentialStore } from '../domain/credential-store.port';
 import { SqliteCredentialStore } from './embedded/sqlite-credential-store.adapter';
 import { MongoCredentialStore } from './mongo/mongo-credential-store.adapter';
-import { MembershipStore } from './membership-store.port';
-import { RunStore } from './run-store.port';
-import { UserStore } from './user-store.port';
-import { WorkflowStore } from './workflow-store.port';
+import { MembershipStore } from '../domain/membership-store.port';
+import { RunStore } from '../domain/run-store.port';
+import { UserStore } from '../domain/user-store.port';
+import { WorkflowStore } from '../domain/workflow-store.port';
 import { StorageConnections, storeProvider } from './storage-connections';
-import { ConversationStore } from './conversation-store.port';
+import { ConversationStore } from '../domain/conversation-store.port';
 import { SqliteConversationStore } from './embedded/sqlite-conversation-store.adapter';
 import { MongoConversationStore } from './mongo/mongo-conversation-store.adapter';
 
@@ -61,7 +61,6 @@ const stores = [
 ];
 
 /** The document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */
-@Global()
 @Module({
   providers: [StorageConnections, ...stores],
   exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore, ConversationStore],

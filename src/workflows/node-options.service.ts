@@ -8,7 +8,7 @@ import { NodeRegistry } from '../engine/node-registry';
 import { SafeFetch } from '../common/safe-fetch';
 import { NodeCredentials, UnavailableCredentials } from '../engine/node-credentials.port';
 import { nodeHttpClient } from '../engine/node-http-client';
-import { nodeMcpClients } from '../engine/mcp-clients/node-mcp-clients';
+import { nodeMcpClients } from '../model-and-tool-servers/mcp-clients/node-mcp-clients';
 import { Redactor } from '../engine/redactor';
 import { nodeFailure } from '../engine/node-failure';
 import { ParameterOption } from '../sdk';

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagge
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppConfig } from '../config/app-config';
 import { NodeRegistry, RegisteredNode } from '../engine/node-registry';
-import { PARAMETER_MODES, ParameterMode } from '../engine/workflow-definition.model';
+import { PARAMETER_MODES, ParameterMode } from '../domain/workflow-definition.model';
 import { NodeOptionsService } from './node-options.service';
 import { ParameterOptionsDto, ParameterOptionsQueryDto } from './node-parameter-options.dto';
 import { NodeTypeListDto } from './workflow-responses.dto';

@@ -6,7 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { NodeRegistry } from '../engine/node-registry';
 import { compileWorkflow } from '../engine/workflow-compiler';
 import { ReadinessRegistry } from '../health/readiness.registry';
-import { WorkflowStore } from '../storage/workflow-store.port';
+import { WorkflowStore } from '../domain/workflow-store.port';
 
 /** Problems shown per workflow in /health/ready: enough to act on, not a dump. */
 const MAX_PROBLEMS = 5;

@@ -1,8 +1,8 @@
 import { AppConfig, loadConfig } from '../config/app-config';
-import { MembershipStore } from '../storage/membership-store.port';
-import { Role } from '../auth/membership.model';
-import { ToolWorkflow, WorkflowStore } from '../storage/workflow-store.port';
-import { RunsService } from './runs.service';
+import { MembershipStore } from '../domain/membership-store.port';
+import { Role } from '../domain/membership.model';
+import { ToolWorkflow, WorkflowStore } from '../domain/workflow-store.port';
+import { RunsService } from '../runs/runs.service';
 import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
 
 const principal = { userId: 'usr_1', keyId: null, isAdmin: false };

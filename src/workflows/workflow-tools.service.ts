@@ -3,9 +3,9 @@ import { EventEmitter } from 'node:events';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
-import { MembershipStore } from '../storage/membership-store.port';
-import { ToolWorkflow, WorkflowStore } from '../storage/workflow-store.port';
-import { RunsService } from './runs.service';
+import { MembershipStore } from '../domain/membership-store.port';
+import { ToolWorkflow, WorkflowStore } from '../domain/workflow-store.port';
+import { RunsService } from '../runs/runs.service';
 import { SchemaProblem, schemaProblems } from '../sdk';
 
 /** A workflow offered as an MCP tool, as one caller sees it. */

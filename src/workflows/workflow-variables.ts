@@ -1,6 +1,5 @@
 import type { DefinitionProblem } from '../engine/workflow-compiler';
-import type { WorkflowVariable } from '../engine/workflow-definition.model';
-import type { VariableValue } from '../sdk';
+import type { WorkflowVariable } from '../domain/workflow-definition.model';
 import { SecretCipher } from '../common/secret-cipher';
 import type { VariableDto } from './workflows.dto';
 
@@ -9,7 +8,8 @@ const MAX_STRING_LENGTH = 64 * 1024;
 /**
  * Turns the variables of a request into stored ones: values checked against their type, secrets
  * encrypted. A secret sent without a value keeps the value stored under its name, so a client can
- * send back what it read (secrets read as null) without erasing them.
+ * send back what it read (secrets read as null) without erasing them. A run reveals them again
+ * (RunPlans, in runs/run-plans.ts).
  */
 export function sealVariables(
   input: readonly VariableDto[],
@@ -53,26 +53,6 @@ export function sealVariables(
     }
   });
   return { variables, problems };
-}
-
-/** Values as nodes and expressions read them, and the plaintext secrets to mask in records and logs. */
-export function revealVariables(
-  variables: readonly WorkflowVariable[],
-  workflowId: string,
-  cipher: SecretCipher,
-): { values: Record<string, VariableValue>; secrets: string[] } {
-  const values: Record<string, VariableValue> = {};
-  const secrets: string[] = [];
-  for (const variable of variables) {
-    if (variable.type === 'secret') {
-      const plaintext = cipher.decrypt(String(variable.value), workflowId);
-      values[variable.name] = plaintext;
-      secrets.push(plaintext);
-    } else {
-      values[variable.name] = variable.value;
-    }
-  }
-  return { values: Object.freeze(values), secrets };
 }
 
 /** Secrets are write-only: every API shows that one is set, never its value. */

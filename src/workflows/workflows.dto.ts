@@ -1,5 +1,6 @@
 // Over 400 lines on purpose: the request bodies of the workflows API in one place, each class the
 // OpenAPI schema and the validation rule of one body (split by route, they would import each other).
+// The bodies of the runs API are in runs/runs.dto.ts.
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
@@ -21,7 +22,6 @@ import {
   ValidateBy,
   ValidateNested,
 } from 'class-validator';
-import { PageQueryDto } from '../common/pagination';
 import {
   Backoff,
   BACKOFFS,
@@ -29,31 +29,27 @@ import {
   OnError,
   PARAMETER_MODES,
   ParameterMode,
+  NODE_ID,
+  VARIABLE_NAME,
   VARIABLE_TYPES,
   VariableType,
-} from '../engine/workflow-definition.model';
+} from '../domain/workflow-definition.model';
 import type { RunMode } from '../sdk';
-import { RUN_STATUSES, RUN_TYPES, RunStatus, RunType } from '../runs/run.model';
-import { STEP_DATA_POLICIES, StepDataPolicy } from './workflow.model';
-import { AppError } from '../common/app-error';
-import { Field, validateInput } from '../common/input-validation';
+import { STEP_DATA_POLICIES, StepDataPolicy } from '../domain/workflow.model';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 export const MAX_NODES = 200;
 export const MAX_EDGES = 1000;
 export const MAX_VARIABLES = 100;
+export const MAX_NOTES = 100;
+export const MAX_NOTE_CHARS = 10_000;
 export const MAX_RETRY_ATTEMPTS = 10;
 export const MAX_BACKOFF_MS = 5 * 60 * 1000;
 /** n8n's limits for its node settings of the same names. */
 export const MAX_TRIES = 5;
 export const MAX_WAIT_BETWEEN_TRIES_MS = 5 * 60 * 1000;
 export const MAX_NODE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
-
-/** Node ids appear in expressions as `nodes.<id>` and in URLs of the builder: keep them plain. */
-export const NODE_ID = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
-/** Variables are read as `variables.<name>`, so a name is a JavaScript identifier. */
-export const VARIABLE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
 
 /** Every value of the object is one of `allowed`. */
 function IsRecordOf(allowed: readonly string[]): PropertyDecorator {
@@ -220,11 +216,50 @@ export class NodeSpecDto {
   @Max(MAX_NODE_TIMEOUT_MS)
   timeoutMs?: number;
 
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'Turned off without being removed: the node does not run and its input goes on unchanged from its first output (its step is recorded as skipped); a trigger or a loop cannot be disabled',
+  })
+  @IsOptional()
+  @IsBoolean()
+  disabled?: boolean;
+
   @ApiPropertyOptional({ type: PositionDto })
   @IsOptional()
   @ValidateNested()
   @Type(() => PositionDto)
   position?: PositionDto;
+}
+
+export class StickyNoteDto {
+  @ApiProperty({ pattern: NODE_ID.source, description: 'Unique among the notes' })
+  @IsString()
+  @Matches(NODE_ID, { message: 'id must start with a letter or _ and hold at most 64 letters, digits, _ or -' })
+  id: string;
+
+  @ApiProperty({ maxLength: MAX_NOTE_CHARS, description: 'What the note says (plain text)' })
+  @IsString()
+  @Length(0, MAX_NOTE_CHARS)
+  text: string;
+
+  @ApiProperty({ type: PositionDto, description: 'Its top left corner on the canvas' })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => PositionDto)
+  position: PositionDto;
+
+  @ApiProperty({ minimum: 80, maximum: 2000, description: 'Width on the canvas' })
+  @IsInt()
+  @Min(80)
+  @Max(2000)
+  width: number;
+
+  @ApiProperty({ minimum: 40, maximum: 2000, description: 'Height on the canvas' })
+  @IsInt()
+  @Min(40)
+  @Max(2000)
+  height: number;
 }
 
 export class EdgeDto {
@@ -389,6 +424,14 @@ export class DefinitionDto {
   @IsOptional()
   @IsObject()
   pinnedData?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: [StickyNoteDto], default: [], description: 'Sticky notes on the canvas: they never run' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_NOTES)
+  @ValidateNested({ each: true })
+  @Type(() => StickyNoteDto)
+  notes?: StickyNoteDto[];
 }
 
 export class CreateWorkflowDto {
@@ -430,114 +473,4 @@ export class UpdateWorkflowDto {
   @ValidateNested()
   @Type(() => WorkflowSettingsDto)
   settings?: WorkflowSettingsDto;
-}
-
-export class RunsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ description: 'Only runs of this workflow' })
-  @IsOptional()
-  @IsString()
-  workflowId?: string;
-
-  @ApiPropertyOptional({ enum: RUN_STATUSES })
-  @IsOptional()
-  @IsIn(RUN_STATUSES)
-  status?: RunStatus;
-}
-
-/** `?wait=` holds the webhook call this long at the most. */
-export const MAX_WAIT_SECONDS = 30;
-
-export class StartRunQueryDto {
-  @ApiPropertyOptional({
-    minimum: 1,
-    maximum: MAX_WAIT_SECONDS,
-    description: 'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out',
-  })
-  @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))
-  @IsInt({ message: 'wait must be a whole number of seconds' })
-  @Min(1)
-  @Max(MAX_WAIT_SECONDS)
-  wait?: number;
-}
-
-export class RetryRunDto {
-  @ApiPropertyOptional({
-    enum: ['start', 'failed'],
-    default: 'start',
-    description: '`failed`: reuse the outputs of the nodes that had finished and start at the failed one',
-  })
-  @IsOptional()
-  @IsIn(['start', 'failed'])
-  from: 'start' | 'failed' = 'start';
-}
-
-/** The webhook body, validated by `parseStartRun` (not by the pipe: see there). */
-export class StartRunDto {
-  @Field({ description: '`production` runs the active published version; `test` runs the draft' })
-  @IsIn(RUN_TYPES)
-  runType: RunType = 'production';
-
-  @Field({ description: 'Any JSON value; the webhook trigger outputs it unchanged' })
-  @IsOptional()
-  input?: unknown;
-}
-
-/**
- * The webhook body checked by StartRunDto, with `input` handed on exactly as it was sent: the
- * validation pipe would delete keys such as `constructor` inside it and class-transformer rebuild
- * it, so only the rest of the body goes through them. No body at all is an empty one.
- * @throws AppError VALIDATION_FAILED
- */
-export function parseStartRun(body: unknown): { runType: RunType; input: unknown } {
-  if (body === undefined || body === null) return { runType: 'production', input: undefined };
-  if (typeof body !== 'object' || Array.isArray(body)) throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
-  const { input, ...rest } = body as Record<string, unknown>;
-  return { runType: validateInput(StartRunDto, rest).runType, input };
-}
-
-/** A test of one node, validated by `parseNodeTest` (as the webhook's body: `input` is handed on untouched). */
-export class NodeTestDto {
-  @Field({ description: 'The node to run, an id of the draft (not inside a loop body: test the loop)' })
-  @IsString()
-  @Matches(NODE_ID, { message: 'nodeId must be a node id' })
-  nodeId: string;
-
-  @Field({
-    description: "The node's input: any JSON value. Left out: the data pinned on the node in the draft, else its input in run fromRunId",
-  })
-  @IsOptional()
-  input?: unknown;
-
-  @Field({ description: "A run of this workflow whose record holds the node's input, used when no input is given or pinned" })
-  @IsOptional()
-  @IsString()
-  @Length(1, 64)
-  fromRunId?: string;
-
-  @Field({ description: 'Run what follows the node too (default: the node alone)' })
-  @IsOptional()
-  @IsBoolean()
-  andAfter: boolean = false;
-}
-
-/** @throws AppError VALIDATION_FAILED */
-export function parseNodeTest(body: unknown): {
-  nodeId: string;
-  input?: unknown;
-  hasInput: boolean;
-  fromRunId?: string;
-  andAfter: boolean;
-} {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw AppError.validation([{ field: 'body', reason: 'must be a JSON object' }]);
-  const { input, ...rest } = body as Record<string, unknown>;
-  const checked = validateInput(NodeTestDto, rest);
-  return {
-    nodeId: checked.nodeId,
-    andAfter: checked.andAfter,
-    ...(checked.fromRunId ? { fromRunId: checked.fromRunId } : {}),
-    hasInput: 'input' in body,
-    input,
-  };
 }

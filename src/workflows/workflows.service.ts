@@ -4,20 +4,20 @@ import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
 import { AppConfig } from '../config/app-config';
-import { Page, PageRequest } from '../common/pagination';
+import { Page, PageRequest } from '../common/page';
 import { NodeRegistry } from '../engine/node-registry';
 import { CompiledWorkflow, CompileOptions, compileWorkflow, DefinitionProblem } from '../engine/workflow-compiler';
-import { WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../engine/workflow-definition.model';
-import { WorkflowSettings } from './workflow.model';
-import { RunStore } from '../storage/run-store.port';
-import { ActiveTriggers, Workflow } from './workflow.model';
-import { WorkflowStore } from '../storage/workflow-store.port';
+import { StickyNote, WorkflowDefinition, WorkflowNodeSpec, WorkflowVariable } from '../domain/workflow-definition.model';
+import { WorkflowSettings } from '../domain/workflow.model';
+import { RunStore } from '../domain/run-store.port';
+import { ActiveTriggers, Workflow } from '../domain/workflow.model';
+import { WorkflowStore } from '../domain/workflow-store.port';
 import { SecretCipher } from '../common/secret-cipher';
 import { CredentialsService } from '../credentials/credentials.service';
 import { WorkflowToolEvents } from './workflow-tools.service';
 import { sealVariables } from './workflow-variables';
 import { versionSummaryView, versionView, workflowSummaryView, workflowView } from './workflow-views';
-import { DefinitionDto, NodeSpecDto, WorkflowSettingsDto } from './workflows.dto';
+import { DefinitionDto, NodeSpecDto, StickyNoteDto, WorkflowSettingsDto } from './workflows.dto';
 
 export type WorkflowView = ReturnType<typeof workflowView>;
 
@@ -213,7 +213,13 @@ export class WorkflowsService {
       })),
       variables,
       ...(input.pinnedData && Object.keys(input.pinnedData).length ? { pinnedData: { ...input.pinnedData } } : {}),
+      ...(input.notes?.length ? { notes: input.notes.map(stickyNote) } : {}),
     };
+    const noteIds = new Set<string>();
+    (definition.notes ?? []).forEach((note, i) => {
+      if (noteIds.has(note.id)) problems.push({ field: `notes[${i}].id`, reason: `duplicate note id "${note.id}"` });
+      noteIds.add(note.id);
+    });
     const nodeIds = new Set(definition.nodes.map((node) => node.id));
     for (const key of Object.keys(definition.pinnedData ?? {})) {
       if (!nodeIds.has(key)) problems.push({ field: `pinnedData.${key}`, reason: 'names no node of the workflow' });
@@ -287,6 +293,7 @@ export class WorkflowsService {
           }
         : {}),
       ...(node.timeoutMs !== undefined ? { timeoutMs: node.timeoutMs } : {}),
+      ...(node.disabled ? { disabled: true } : {}),
       ...(node.position ? { position: { x: node.position.x, y: node.position.y } } : {}),
     };
   }
@@ -317,3 +324,12 @@ function namedCredentials(value: unknown): { id: string; at: string }[] {
     return typeof id === 'string' && id ? [{ id, at: `[${index}].credential` }] : [];
   });
 }
+
+/** A sticky note with only its known fields. */
+const stickyNote = (note: StickyNoteDto): StickyNote => ({
+  id: note.id,
+  text: note.text,
+  position: { x: note.position.x, y: note.position.y },
+  width: note.width,
+  height: note.height,
+});

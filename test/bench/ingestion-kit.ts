@@ -15,15 +15,15 @@ import { LocalEmbedder } from '../../src/embeddings/local/local-embedder.adapter
 import { ExtractorPool } from '../../src/ingestion/extractors/extractor-pool';
 import { IngestionService } from '../../src/ingestion/ingestion.service';
 import { Metrics } from '../../src/metrics/metrics.service';
-import { SqliteVectorIndex } from '../../src/search/embedded/sqlite-vector-index.adapter';
+import { SqliteVectorIndex } from '../../src/search-index/embedded/sqlite-vector-index.adapter';
 import { SearchService } from '../../src/collections/search.service';
 import { FilesystemBlobStore } from '../../src/storage/embedded/filesystem-blob-store.adapter';
 import { SqliteCollectionStore } from '../../src/storage/embedded/sqlite-collection-store.adapter';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteFileStore } from '../../src/storage/embedded/sqlite-file-store.adapter';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
-import { newPendingFile, StoredFile } from '../../src/collections/file.model';
-import { originalBlobKey } from '../../src/storage/file-store.port';
+import { newPendingFile, StoredFile } from '../../src/domain/file.model';
+import { originalBlobKey } from '../../src/domain/file-store.port';
 import pino from 'pino';
 
 export const OWNER = { userId: 'usr_bench', keyId: null, isAdmin: false };

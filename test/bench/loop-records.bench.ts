@@ -19,7 +19,7 @@ import { registerDefinition } from '../../src/engine/plugin-loader';
 import { Redactor } from '../../src/engine/redactor';
 import { compileWorkflow } from '../../src/engine/workflow-compiler';
 import { WorkflowExecutor } from '../../src/engine/workflow-executor';
-import type { StepRecord } from '../../src/engine/step.model';
+import type { StepRecord } from '../../src/domain/step.model';
 import { report } from './lib/bench-kit';
 
 const BENCH = 'loop-records';

@@ -20,8 +20,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalEmbedder } from '../../src/embeddings/local/local-embedder.adapter';
-import { DELETE_BATCH, SqliteVectorIndex } from '../../src/search/embedded/sqlite-vector-index.adapter';
-import { IndexUnit } from '../../src/search/vector-index.port';
+import { DELETE_BATCH, SqliteVectorIndex } from '../../src/search-index/embedded/sqlite-vector-index.adapter';
+import { IndexUnit } from '../../src/domain/vector-index.port';
 import { openSqliteDatabase, SqliteDb } from '../../src/storage/embedded/sqlite-database';
 import { percentile, report } from './lib/bench-kit';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FilesystemBlobStore } from '../../src/storage/embedded/filesystem-blob-store.adapter';
 import { GridFsBlobStore } from '../../src/storage/mongo/gridfs-blob-store.adapter';
-import { BlobStore } from '../../src/storage/blob-store.port';
+import { BlobStore } from '../../src/domain/blob-store.port';
 import { storeBackends } from '../utils/store-backends';
 
 /**

@@ -1,4 +1,4 @@
-import type { ConversationStore } from '../../src/storage/conversation-store.port';
+import type { ConversationStore } from '../../src/domain/conversation-store.port';
 import { SqliteConversationStore } from '../../src/storage/embedded/sqlite-conversation-store.adapter';
 import { MongoConversationStore } from '../../src/storage/mongo/mongo-conversation-store.adapter';
 import { pick, storeBackends } from '../utils/store-backends';

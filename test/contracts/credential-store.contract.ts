@@ -1,9 +1,9 @@
 import { newId } from '../../src/common/ids';
-import type { Credential } from '../../src/credentials/credential.model';
-import type { CredentialStore } from '../../src/storage/credential-store.port';
+import type { Credential } from '../../src/domain/credential.model';
+import type { CredentialStore } from '../../src/domain/credential-store.port';
 import { SqliteCredentialStore } from '../../src/storage/embedded/sqlite-credential-store.adapter';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
-import type { MembershipStore } from '../../src/storage/membership-store.port';
+import type { MembershipStore } from '../../src/domain/membership-store.port';
 import { MongoCredentialStore } from '../../src/storage/mongo/mongo-credential-store.adapter';
 import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-store.adapter';
 import { pick, storeBackends } from '../utils/store-backends';

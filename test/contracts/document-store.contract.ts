@@ -5,11 +5,12 @@ import { SqliteUserStore } from '../../src/storage/embedded/sqlite-user-store.ad
 import { MongoCollectionStore } from '../../src/storage/mongo/mongo-collection-store.adapter';
 import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-store.adapter';
 import { MongoUserStore } from '../../src/storage/mongo/mongo-user-store.adapter';
-import { Collection } from '../../src/collections/collection.model';
-import { CollectionStore } from '../../src/storage/collection-store.port';
-import { MembershipStore } from '../../src/storage/membership-store.port';
-import { ApiKey, User } from '../../src/auth/user.model';
-import { UserStore } from '../../src/storage/user-store.port';
+import { Collection } from '../../src/domain/collection.model';
+import { CollectionStore } from '../../src/domain/collection-store.port';
+import { MembershipStore } from '../../src/domain/membership-store.port';
+import { User } from '../../src/domain/user.model';
+import { ApiKey } from '../../src/domain/api-key.model';
+import { UserStore } from '../../src/domain/user-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
 const user = (name: string, at = new Date()): User => ({ id: newId('usr'), name, email: null, isAdmin: false, createdAt: at });

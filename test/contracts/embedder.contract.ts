@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../../src/common/app-error';
-import { Embedder } from '../../src/embeddings/embedder.port';
+import { Embedder } from '../../src/domain/embedder.port';
 import { LocalEmbedder } from '../../src/embeddings/local/local-embedder.adapter';
 import { OpenAiCompatibleEmbedder } from '../../src/embeddings/openai-compatible/openai-embedder.adapter';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';

@@ -1,8 +1,8 @@
 import { newId } from '../../src/common/ids';
 import { SqliteFileStore } from '../../src/storage/embedded/sqlite-file-store.adapter';
 import { MongoFileStore } from '../../src/storage/mongo/mongo-file-store.adapter';
-import { FileStatus, Passage, StoredFile } from '../../src/collections/file.model';
-import { FileStore } from '../../src/storage/file-store.port';
+import { FileStatus, Passage, StoredFile } from '../../src/domain/file.model';
+import { FileStore } from '../../src/domain/file-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
 function file(collectionId: string, overrides: Partial<StoredFile> = {}): StoredFile {

@@ -8,8 +8,8 @@ import { BullJobQueue, bullQueueOptions } from '../../src/jobs/bull/bull-job-que
 import { EmbeddedJobQueue } from '../../src/jobs/embedded/embedded-job-queue.adapter';
 import { MongoJobStore } from '../../src/jobs/mongo/mongo-job-store.adapter';
 import { SqliteJobStore } from '../../src/jobs/embedded/sqlite-job-store.adapter';
-import { JobContext, JobQueue } from '../../src/jobs/job-queue.port';
-import { JobStore } from '../../src/jobs/job-store.port';
+import { JobContext, JobQueue } from '../../src/domain/job-queue.port';
+import { JobStore } from '../../src/domain/job-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
 /**

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { AppError, ErrorCode } from '../../src/common/app-error';
 import { newId } from '../../src/common/ids';
 import { cosineDistance } from '../../src/embeddings/vectors';
-import { ElasticsearchVectorIndex } from '../../src/search/elasticsearch/elasticsearch-vector-index.adapter';
-import { SqliteVectorIndex } from '../../src/search/embedded/sqlite-vector-index.adapter';
-import { IndexUnit, VectorIndex } from '../../src/search/vector-index.port';
+import { ElasticsearchVectorIndex } from '../../src/search-index/elasticsearch/elasticsearch-vector-index.adapter';
+import { SqliteVectorIndex } from '../../src/search-index/embedded/sqlite-vector-index.adapter';
+import { IndexUnit, VectorIndex } from '../../src/domain/vector-index.port';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 
 /**

@@ -1,17 +1,17 @@
 import { succeededStep } from '../utils/steps';
 import { newId } from '../../src/common/ids';
-import type { WorkflowDefinition } from '../../src/engine/workflow-definition.model';
+import type { WorkflowDefinition } from '../../src/domain/workflow-definition.model';
 import { SqliteMembershipStore } from '../../src/storage/embedded/sqlite-membership-store.adapter';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
 import { SqliteWorkflowStore } from '../../src/storage/embedded/sqlite-workflow-store.adapter';
 import { MongoMembershipStore } from '../../src/storage/mongo/mongo-membership-store.adapter';
 import { MongoRunStore } from '../../src/storage/mongo/mongo-run-store.adapter';
 import { MongoWorkflowStore } from '../../src/storage/mongo/mongo-workflow-store.adapter';
-import { MembershipStore } from '../../src/storage/membership-store.port';
-import { AT_CONCURRENCY_LIMIT, RunStore } from '../../src/storage/run-store.port';
-import { newQueuedRun, Run } from '../../src/runs/run.model';
-import { Workflow } from '../../src/workflows/workflow.model';
-import { WorkflowStore } from '../../src/storage/workflow-store.port';
+import { MembershipStore } from '../../src/domain/membership-store.port';
+import { AT_CONCURRENCY_LIMIT, RunStore } from '../../src/domain/run-store.port';
+import { newQueuedRun, Run } from '../../src/domain/run.model';
+import { Workflow } from '../../src/domain/workflow.model';
+import { WorkflowStore } from '../../src/domain/workflow-store.port';
 import { pick, storeBackends } from '../utils/store-backends';
 
 const definition = (label: string): WorkflowDefinition => ({

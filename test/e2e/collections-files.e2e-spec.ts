@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILE_INGEST_JOB } from '../../src/ingestion/ingestion.job';
-import { JobQueue } from '../../src/jobs/job-queue.port';
-import { VectorIndex } from '../../src/search/vector-index.port';
+import { JobQueue } from '../../src/domain/job-queue.port';
+import { VectorIndex } from '../../src/domain/vector-index.port';
 import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
 import { bothQueues } from '../utils/queues';
 import { startTestApp, TestApp } from '../utils/test-app';

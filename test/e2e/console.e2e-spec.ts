@@ -149,8 +149,8 @@ describe('web console in a browser', () => {
     await advice.waitFor();
     const listed = (await advice.textContent()) ?? '';
     expect(listed).toContain('Node search');
-    expect(listed).toContain('parameters.topK must be at least 1');
-    expect(listed).toContain('parameters.colour is not a parameter of this node');
+    expect(listed).toContain('Parameter "topK": must be at least 1');
+    expect(listed).toContain('Parameter "colour": is not a parameter of this node');
     // The form beside the JSON marks the same parameter.
     expect(await page.getByRole('group', { name: 'Parameters of search' }).textContent()).toContain('must be at least 1');
 
@@ -159,8 +159,8 @@ describe('web console in a browser', () => {
     await refused.waitFor();
     const answered = (await refused.textContent()) ?? '';
     expect(answered).toContain('Node search');
-    expect(answered).toContain('parameters.topK');
-    expect(answered).toContain('parameters.colour');
+    expect(answered).toContain('Parameter "topK"');
+    expect(answered).toContain('Parameter "colour"');
     expect(await page.getByRole('group', { name: 'Parameters of search' }).locator('.error-text').count()).toBeGreaterThan(0);
     expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition).toEqual(created);
     await shot('workflow-refused');
@@ -183,7 +183,7 @@ describe('web console in a browser', () => {
         ],
         edges: [{ from: 'trigger', to: 'search' }],
       });
-      await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'parameters.topK must be at most 1' }).waitFor();
+      await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'Parameter "topK": must be at most 1' }).waitFor();
       await page.getByRole('button', { name: 'Save draft' }).click();
       await page.getByRole('status').filter({ hasText: 'Draft saved.' }).waitFor();
       expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body.definition.nodes[1].parameters).toEqual({
@@ -213,7 +213,7 @@ describe('web console in a browser', () => {
     });
     await openNode('search');
     const form = page.getByRole('group', { name: 'Parameters of search' });
-    await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'parameters.collectionId is required' }).waitFor();
+    await page.getByRole('region', { name: 'Possible problems' }).filter({ hasText: 'Parameter "collectionId": is required' }).waitFor();
 
     // collectionId carries x-dynamic-options: its choices come from the options endpoint, for this user.
     const collections = form.getByLabel('Collection', { exact: true });
@@ -256,6 +256,8 @@ describe('web console in a browser', () => {
   it("starts a test run and reads the search step's output and input on the run's timeline", async () => {
     await page.getByLabel('Run input (JSON)').fill(JSON.stringify({ question: VOLCANOES.question }));
     await page.getByRole('button', { name: 'Start test run' }).click();
+    // The run is drawn on the canvas as it happens; its page is one link away.
+    await page.getByRole('status', { name: 'Run on the canvas' }).getByRole('link', { name: 'open the run page' }).click();
     await page.waitForURL(/\/console\/runs\/run_/);
     runId = pathOf().split('/').pop()!;
     await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });

@@ -1,5 +1,5 @@
-import { JobQueue } from '../../src/jobs/job-queue.port';
-import { JOB_NAMES } from '../../src/jobs/job-names';
+import { JobQueue } from '../../src/domain/job-queue.port';
+import { JOB_NAMES } from '../../src/domain/job-names';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { startTestApp, TestApp } from '../utils/test-app';
 import { waitForRun } from '../utils/workflows-fixtures';

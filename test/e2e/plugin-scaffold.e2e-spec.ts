@@ -22,7 +22,7 @@ const repo = join(__dirname, '..', '..');
 /**
  * "Writing a node" in README.md turns the scaffold into a word counter by replacing these two
  * files; the spec the scaffold wrote must keep passing. `sdk` is where the plugin imports the SDK
- * from: the package export outside, a relative path inside the repository.
+ * from: the package's export, inside the repository and outside.
  */
 const readmeEdit = (sdk: string): Record<string, string> => ({
   'word-count.parameters.ts': `import { IsIn, IsInt, IsString, Max, Min } from 'class-validator';
@@ -96,6 +96,10 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
       testEnvironment: 'node',
       testMatch: ['<rootDir>/**/*.spec.ts'],
       transform: { [pattern]: [require.resolve('@swc/jest'), swcOptions] },
+      // The repository's own mapping of the SDK's package name onto its sources.
+      moduleNameMapper: Object.fromEntries(
+        Object.entries(base.moduleNameMapper as Record<string, string>).map(([name, path]) => [name, path.replace('<rootDir>', copy)]),
+      ),
     };
     return spawnSync(
       process.execPath,
@@ -135,7 +139,7 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     for (const file of ['index.ts', 'word-count.parameters.ts', 'word-count.spec.ts'])
       expect(existsSync(join(plugins, 'word-count', file))).toBe(true);
     const index = readFileSync(join(plugins, 'word-count', 'index.ts'), 'utf8');
-    expect(index).toContain("from '../../src/sdk'");
+    expect(index).toContain("from 'workflow-collection-service/sdk'");
     expect(index).toContain('parameters: WordCountParameters');
     expect(existsSync(join(plugins, 'word-count', 'package.json'))).toBe(false);
   });
@@ -211,7 +215,7 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     expect(generated.stderr).toMatch(/Tests:\s+4 passed, 4 total/);
     expect(generated.status).toBe(0);
 
-    applyReadmeEdit(join(plugins, 'word-count'), '../../src/sdk');
+    applyReadmeEdit(join(plugins, 'word-count'), 'workflow-collection-service/sdk');
     const edited = jest();
     expect(edited.stderr).toMatch(/Tests:\s+4 passed, 4 total/);
     expect(edited.status).toBe(0);
@@ -219,7 +223,10 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     // The spec is no rubber stamp: a required parameter with neither default nor example fails it.
     writeFileSync(
       join(plugins, 'word-count', 'word-count.parameters.ts'),
-      readmeEdit('../../src/sdk')['word-count.parameters.ts'].replace("    schema: { examples: ['The quick brown fox'] },\n", ''),
+      readmeEdit('workflow-collection-service/sdk')['word-count.parameters.ts'].replace(
+        "    schema: { examples: ['The quick brown fox'] },\n",
+        '',
+      ),
     );
     const broken = jest();
     expect(broken.stderr).toMatch(/Tests:\s+2 failed, 2 passed, 4 total/);
@@ -298,7 +305,12 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
     expect(readFileSync(join(plugin, 'src', 'index.ts'), 'utf8')).toContain("from 'workflow-collection-service/sdk'");
     // Links, not copies: nothing was downloaded, and the service's SDK is the one built above.
     expect(lstatSync(join(plugin, 'node_modules', 'workflow-collection-service')).isSymbolicLink()).toBe(true);
-    expect(require.resolve('workflow-collection-service/sdk', { paths: [plugin] })).toBe(join(repo, 'dist', 'src', 'sdk', 'index.js'));
+    // Asked of Node itself: jest maps the name onto the repository's sources.
+    const resolved = spawnSync(process.execPath, ['-p', "require.resolve('workflow-collection-service/sdk')"], {
+      cwd: plugin,
+      encoding: 'utf8',
+    });
+    expect(resolved.stdout.trim()).toBe(join(repo, 'dist', 'src', 'sdk', 'index.js'));
   });
 
   it('builds with its own command and passes its own spec, offline', () => {

@@ -1,4 +1,3 @@
-import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { canvasHands, openConsoleBrowser, SCREENSHOTS, seriousAxeViolations } from '../utils/console-browser';
@@ -119,6 +118,11 @@ describe('workflow canvas in a browser', () => {
     });
     await page.getByLabel('Run input (JSON)').fill(JSON.stringify([{ total: 150 }]));
     await page.getByRole('button', { name: 'Run published version' }).click();
+    // Drawn on the canvas as it happens; its page is one link away.
+    const onCanvas = page.getByRole('status', { name: 'Run on the canvas' });
+    await onCanvas.locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+    await node('set_2').and(page.locator('.status-skipped')).waitFor();
+    await onCanvas.getByRole('link', { name: 'open the run page' }).click();
     await page.waitForURL(/\/console\/runs\/run_/);
     runId = new URL(page.url()).pathname.split('/').pop()!;
     await page.getByRole('heading', { level: 1 }).locator('.badge', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
@@ -142,9 +146,6 @@ describe('workflow canvas in a browser', () => {
     ]);
     expect(await details.textContent()).toContain('Attempts1');
     await shot('canvas-run');
-    // The README's picture of a run on the canvas: `DOCS_SCREENSHOTS=1` writes it again after a change to the look.
-    if (process.env.DOCS_SCREENSHOTS === '1')
-      copyFileSync(join(SCREENSHOTS, 'canvas-run.png'), join(__dirname, '..', '..', 'docs', 'workflow-canvas-run.png'));
 
     // The runs list: the workflow's name and the duration.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
@@ -190,8 +191,11 @@ describe('workflow canvas in a browser', () => {
     // Tab into the canvas and on to the merge node; Enter opens it.
     const merge = node('merge');
     await merge.focus();
+    // Enter opens the node with its data; Escape brings the focus back to it on the canvas.
     await page.keyboard.press('Enter');
-    await page.getByRole('group', { name: 'Parameters of merge' }).waitFor();
+    await page.getByRole('dialog', { name: 'Node merge' }).getByRole('group', { name: 'Parameters of merge' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'Node merge' }).waitFor({ state: 'detached' });
     const before = (await definition()).nodes.find((n: { id: string }) => n.id === 'merge').position;
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
@@ -210,6 +214,9 @@ describe('workflow canvas in a browser', () => {
     // Connect without a mouse: the side panel lists each output with the nodes it may lead to.
     await node('set_2').focus();
     await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Node set_2' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'Node set_2' }).waitFor({ state: 'detached' });
     const connections = page.getByRole('group', { name: 'Connections of set_2' });
     await connections.getByLabel('Connect main to').selectOption('set');
     await connections.getByRole('button', { name: 'Connect', exact: true }).press('Enter');
@@ -235,7 +242,7 @@ describe('workflow canvas in a browser', () => {
     await page.getByRole('button', { name: 'Paste', exact: true }).click();
     await node('set').waitFor();
     await node('set_2').waitFor();
-    await page.getByRole('button', { name: 'Duplicate' }).click();
+    await page.getByRole('button', { name: 'Duplicate', exact: true }).click();
     await node('set_3').waitFor();
     // Not saved: the pasted nodes wait for their connections (the server refuses unconnected nodes).
     await page.getByRole('tab', { name: 'JSON' }).click();

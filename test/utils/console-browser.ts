@@ -116,3 +116,11 @@ export function canvasHands(page: () => Page) {
   };
   return { node, middle, dragMouse, connect, addNode };
 }
+
+/** Signs in on the console at `url` with `key`, as a person would, and waits for the main navigation. */
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(`${url}/console`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}

@@ -1,4 +1,4 @@
-import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../../src/jobs/job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../../src/domain/job-queue.port';
 
 /** A JobQueue that runs nothing: records what is enqueued; `states` says what state() answers per job id (default: missing). */
 export class RecordingQueue extends JobQueue {

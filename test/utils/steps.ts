@@ -1,4 +1,4 @@
-import type { StepRecord } from '../../src/engine/step.model';
+import type { StepRecord } from '../../src/domain/step.model';
 
 /** The record of a node that succeeded just now, as the executor hands it to the store. */
 export const succeededStep = (nodeId: string, position: number, output: unknown = { ok: nodeId }): StepRecord => ({

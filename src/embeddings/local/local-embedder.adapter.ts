@@ -1,5 +1,5 @@
 import { workerFile } from '../../common/worker-path';
-import { Embedder, type EmbedOptions } from '../embedder.port';
+import { Embedder, type EmbedOptions } from '../../domain/embedder.port';
 import { embeddableText } from '../vectors';
 import { EmbedWorkerPool } from './embed-worker-pool';
 

@@ -1,6 +1,6 @@
 import { AppError, ErrorCode } from '../../common/app-error';
 import { openAiCompatibleUrl, RetryingJsonClient, type RetryBackoff } from '../../common/retrying-json-client';
-import { Embedder, type EmbedOptions } from '../embedder.port';
+import { Embedder, type EmbedOptions } from '../../domain/embedder.port';
 import { abortError, embeddableText, l2Normalize } from '../vectors';
 
 export type { RetryBackoff };

@@ -1,7 +1,7 @@
 import type { FieldError } from '../../common/app-error';
 import type { RunMode } from '../../sdk';
-import type { OnError } from '../workflow-definition.model';
-import type { DecidedParameter } from '../ai-decide/parameter-decider.port';
+import type { OnError } from '../../domain/workflow-definition.model';
+import type { DecidedParameter } from '../../domain/parameter-decider.port';
 import type { RegisteredNode } from '../node-registry';
 import type { ParameterType } from '../parameter-schema';
 import type { TryPolicy } from './failure-settings';
@@ -73,6 +73,8 @@ export interface CompiledNode {
   readonly aiParameters: readonly AiParameter[];
   /** Validated and frozen once when every parameter is fixed, shared by every run. */
   readonly staticParams: object | null;
+  /** Turned off: it does not run, and its input goes on unchanged from its first output. */
+  readonly disabled: boolean;
   /** Whether running the node twice is harmless, given its resolved parameters. */
   readonly idempotent: (params: object) => boolean;
   /** True when that holds whatever the parameters (decidable before running it). */

@@ -3,7 +3,7 @@ import ifNode from '../../../plugins/if';
 import webhookTrigger from '../../../plugins/webhook-trigger';
 import { AppError } from '../../common/app-error';
 import { defineNode } from '../../sdk';
-import { WorkflowEdge, WorkflowNodeSpec } from '../workflow-definition.model';
+import { WorkflowEdge, WorkflowNodeSpec } from '../../domain/workflow-definition.model';
 import { NodeRegistry } from '../node-registry';
 import { registerDefinition } from '../plugin-loader';
 import { compileWorkflow, DefinitionProblem } from '../workflow-compiler';

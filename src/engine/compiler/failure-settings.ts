@@ -1,7 +1,7 @@
 // What a node's failure does, compiled from its settings: how often it is tried (retryOnFail,
 // maxTries, waitBetweenTries, backoff, or the older `retry`) and what happens once it has failed
 // (onError, or the older continueOnError). Both spellings are accepted; given together they must agree.
-import type { Backoff, OnError, WorkflowNodeSpec } from '../workflow-definition.model';
+import type { Backoff, OnError, WorkflowNodeSpec } from '../../domain/workflow-definition.model';
 
 /** How often a node is tried, and how long it waits before each try after the first. */
 export interface TryPolicy {

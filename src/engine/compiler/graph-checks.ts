@@ -1,7 +1,7 @@
 // The graph's half of compiling a definition: edges that name real nodes and outputs, loop bodies,
 // one trigger, every node connected, and the execution order. Problems are collected, not thrown.
 import type { RegisteredNode } from '../node-registry';
-import type { WorkflowDefinition, WorkflowNodeSpec } from '../workflow-definition.model';
+import type { WorkflowDefinition, WorkflowNodeSpec } from '../../domain/workflow-definition.model';
 import type { DefinitionProblem, PreparedNode } from './compiled-plan';
 import { ERROR_OUTPUT } from './failure-settings';
 

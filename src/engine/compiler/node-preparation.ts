@@ -5,7 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { FieldError } from '../../common/app-error';
 import { fieldErrors } from '../../common/input-validation';
-import { WorkflowNodeSpec } from '../workflow-definition.model';
+import { WorkflowNodeSpec } from '../../domain/workflow-definition.model';
 import { codeSyntaxProblem, expressionSyntaxProblem, SyntaxProblem } from '../expressions/expression-syntax';
 import { isTemplate } from '../expressions/template';
 import { NodeRegistry, RegisteredNode } from '../node-registry';
@@ -115,6 +115,9 @@ export function prepareNode(
     for (const { name } of expressions) problem(`parameters.${name}`, `${reason}, not an expression or template`);
     for (const { name } of aiParameters) problem(`parameterMode.${name}`, `${reason}, not AI Decide`);
   }
+  if (spec.disabled && node.definition.trigger) problem('disabled', 'a trigger cannot be disabled: it is how every run starts');
+  if (spec.disabled && node.definition.loop)
+    problem('disabled', 'a loop cannot be disabled: its body would run once on the whole input; disable the nodes of its body instead');
   const onError = onErrorOf(spec, problem);
   const tries = tryPolicyOf(spec, problem);
   // Values produced at run time are validated then; a missing fixed value is not a problem for them.
@@ -143,6 +146,7 @@ export function prepareNode(
     expressions,
     aiParameters,
     staticParams: dynamic ? null : built.instance,
+    disabled: spec.disabled === true,
     idempotent,
     alwaysIdempotent,
   };

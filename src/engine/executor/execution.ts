@@ -8,7 +8,7 @@ import type {
   NodeProgress,
   WorkflowsFacade,
 } from '../../sdk';
-import type { RunError, StepError, StepRecord, SubStep } from '../step.model';
+import type { RunError, StepError, StepRecord, SubStep } from '../../domain/step.model';
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
 import type { ResolvedCredential } from '../node-credentials.port';

@@ -40,7 +40,8 @@ export class GraphWalker implements BodyRunner {
         continue;
       }
       const input = starts ? run.request.input : incoming.input;
-      if (node.node.definition.loop) await this.loops.run(run, node, input, incoming.inputs);
+      if (node.disabled) await passThrough(run, node, input);
+      else if (node.node.definition.loop) await this.loops.run(run, node, input, incoming.inputs);
       else await this.runStep(run, node, input, incoming.inputs, loop);
     }
   }
@@ -113,6 +114,24 @@ export class GraphWalker implements BodyRunner {
       run.failure ??= { ...stepError, message: `Node "${node.id}" failed: ${stepError.message}`, nodeId: node.id };
     }
   }
+}
+
+/**
+ * A disabled node, as n8n does it: it does not run, what it received goes on unchanged from its
+ * first output (nodes after it read it as its output), and its step says skipped, with that data.
+ */
+async function passThrough(run: Execution, node: CompiledNode, input: unknown): Promise<void> {
+  settle(run, node, new Map([[node.outputs[0], input]]), 'succeeded', false);
+  const recorded = recordedValue(run, input);
+  await emit(run, {
+    ...baseStep(node),
+    status: 'skipped',
+    attempts: 0,
+    startedAt: null,
+    finishedAt: null,
+    input: recorded,
+    output: recorded,
+  });
 }
 
 async function skip(run: Execution, node: CompiledNode): Promise<void> {

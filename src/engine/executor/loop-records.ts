@@ -1,4 +1,4 @@
-import type { StepRecord } from '../step.model';
+import type { StepRecord } from '../../domain/step.model';
 import type { StepListener } from './run-contract';
 import { MAX_RECORDED_OUTPUT_CHARS } from './step-records';
 

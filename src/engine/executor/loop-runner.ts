@@ -1,6 +1,6 @@
 import { ErrorCode } from '../../common/app-error';
 import type { LoopState, NodeInput } from '../../sdk';
-import type { StepError } from '../step.model';
+import type { StepError } from '../../domain/step.model';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import { isRunInterrupt, RunInterrupt } from '../run-interrupt';
 import type { Execution, NodeResult } from './execution';

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { NodeContext, NodeInput, NodeLogger, NodeProgress, NodeSubStep } from '../../sdk';
-import type { SubStep } from '../step.model';
-import { nodeMcpClients } from '../mcp-clients/node-mcp-clients';
+import type { SubStep } from '../../domain/step.model';
+import { nodeMcpClients } from '../../model-and-tool-servers/mcp-clients/node-mcp-clients';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import { UnavailableCredentials } from '../node-credentials.port';
 import { nodeHttpClient, NodeHttpRun } from '../node-http-client';
-import { nodeLanguageModels } from '../language-models/node-language-models';
+import { nodeLanguageModels } from '../../model-and-tool-servers/openai-compatible/node-language-models';
 import { NO_APPROVALS, NO_LANGUAGE_MODEL, NO_MEMORY, NO_SANDBOX, NO_WORKFLOWS } from '../node-services';
 import { nodeMemory } from '../conversation-memory';
 import type { Binding, Execution, NodeShared } from './execution';

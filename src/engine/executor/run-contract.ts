@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { CodeSandbox, LanguageModels, VariableValue, WorkflowsFacade } from '../../sdk';
-import type { RunError, StepRecord, SubStep } from '../step.model';
-import type { ParameterDecider } from '../ai-decide/parameter-decider.port';
+import type { RunError, StepRecord, SubStep } from '../../domain/step.model';
+import type { ParameterDecider } from '../../domain/parameter-decider.port';
 import type { NodeCollectionsProvider } from '../node-collections.port';
 import type { OutboundFetch } from '../node-http-client';
 import type { NodeCredentials } from '../node-credentials.port';
 import type { Redactor } from '../redactor';
-import type { ConversationStore } from '../../storage/conversation-store.port';
+import type { ConversationStore } from '../../domain/conversation-store.port';
 
 /** The expression engine as the executor uses it (src/engine/expressions implements it). */
 export interface ExpressionEvaluator {

@@ -1,5 +1,5 @@
 import type { LoopState } from '../../sdk';
-import type { StepError } from '../step.model';
+import type { StepError } from '../../domain/step.model';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import { ERROR_OUTPUT } from '../compiler/failure-settings';
 import type { Binding, NodeGuard, NodeResult, NodeShared } from './execution';

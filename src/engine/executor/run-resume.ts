@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../common/app-error';
-import type { StepError } from '../step.model';
+import type { StepError } from '../../domain/step.model';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import { Execution, Suspension } from './execution';
 import { isInside, outermostLoop, settle } from './graph-routing';

@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../common/app-error';
-import type { StepError } from '../step.model';
+import type { StepError } from '../../domain/step.model';
 import { nodeFailure } from '../node-failure';
 import type { Redactor } from '../redactor';
 import { isRunInterrupt, RunInterrupt } from '../run-interrupt';

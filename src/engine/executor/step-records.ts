@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../common/app-error';
-import type { StepRecord, SubStep } from '../step.model';
+import type { StepRecord, SubStep } from '../../domain/step.model';
 import type { NodeSubStep } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';

@@ -1,6 +1,6 @@
 import Bull from 'bull';
 import type { Logger } from 'pino';
-import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../../domain/job-queue.port';
 import {
   assertJobName,
   backoffDelay,

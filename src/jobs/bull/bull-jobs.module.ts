@@ -4,8 +4,8 @@ import type Bull from 'bull';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../../common/logger';
 import { AppConfig } from '../../config/app-config';
-import { JobQueue } from '../job-queue.port';
-import { JOB_NAMES } from '../job-names';
+import { JobQueue } from '../../domain/job-queue.port';
+import { JOB_NAMES } from '../../domain/job-names';
 import { BullJobQueue, bullQueueOptions } from './bull-job-queue.adapter';
 
 /**
@@ -39,7 +39,7 @@ export class BullJobsModule {
             const queues = new Map(JOB_NAMES.map((name, i) => [name, registered[i]]));
             const queueFor = (name: string): Bull.Queue => {
               const queue = queues.get(name);
-              if (!queue) throw new Error(`no queue is registered for job ${name} (src/jobs/job-names.ts)`);
+              if (!queue) throw new Error(`no queue is registered for job ${name} (src/domain/job-names.ts)`);
               return queue;
             };
             return new BullJobQueue(queueFor, { concurrency: config.JOB_CONCURRENCY, logger, names: JOB_NAMES });

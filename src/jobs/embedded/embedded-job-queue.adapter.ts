@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../../domain/job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -13,7 +13,7 @@ import {
   settledWithin,
   shutdownReason,
 } from '../job-policy';
-import { JobKey, JobStore, StoredJob } from '../job-store.port';
+import { JobKey, JobStore, StoredJob } from '../../domain/job-store.port';
 
 export interface EmbeddedJobQueueOptions {
   /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */

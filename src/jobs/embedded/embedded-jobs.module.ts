@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../../common/logger';
 import { AppConfig } from '../../config/app-config';
 import { storeProvider } from '../../storage/storage-connections';
-import { JobQueue } from '../job-queue.port';
-import { JobStore } from '../job-store.port';
+import { StorageModule } from '../../storage/storage.module';
+import { JobQueue } from '../../domain/job-queue.port';
+import { JobStore } from '../../domain/job-store.port';
 import { EmbeddedJobQueue } from './embedded-job-queue.adapter';
 import { MongoJobStore } from '../mongo/mongo-job-store.adapter';
 import { SqliteJobStore } from './sqlite-job-store.adapter';
@@ -15,6 +16,7 @@ export class EmbeddedJobsModule {
   static forRoot(): DynamicModule {
     return {
       module: EmbeddedJobsModule,
+      imports: [StorageModule],
       providers: [
         storeProvider(
           JobStore,

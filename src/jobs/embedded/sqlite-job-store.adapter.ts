@@ -1,8 +1,8 @@
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
 import { clipError } from '../job-policy';
-import { QueueDepth } from '../job-queue.port';
-import { JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../job-store.port';
+import { QueueDepth } from '../../domain/job-queue.port';
+import { JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../../domain/job-store.port';
 
 interface JobRow {
   name: string;

@@ -1,8 +1,8 @@
 import { Connection, Model, Schema } from 'mongoose';
 import { isDuplicateKey } from '../../storage/mongo/mongo-connection';
 import { clipError } from '../job-policy';
-import { QueueDepth } from '../job-queue.port';
-import { JobKey, JobStore, NewJob, StoredJob } from '../job-store.port';
+import { QueueDepth } from '../../domain/job-queue.port';
+import { JobKey, JobStore, NewJob, StoredJob } from '../../domain/job-store.port';
 
 /** The stored job, with its id as `jobId`: `_id` stays Mongo's, since ids are unique per job name only. */
 type JobDoc = Omit<StoredJob, 'id'> & { jobId: string };

@@ -1,4 +1,4 @@
-import { RateDecision, RateLimiter } from '../rate-limiter.port';
+import { RateDecision, RateLimiter } from '../../domain/rate-limiter.port';
 
 /** Windows that ended are dropped once this many keys are tracked. */
 const SWEEP_ABOVE = 10_000;

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { RateDecision, RateLimiter } from '../rate-limiter.port';
+import { RateDecision, RateLimiter } from '../../domain/rate-limiter.port';
 
 /** Counts and starts the window in one step, so concurrent API processes never lose a count. */
 const TAKE = `

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { insufficientStorage, isDiskFull } from '../../common/resource-faults';
-import { assertBlobKey, BlobStore } from '../blob-store.port';
+import { assertBlobKey, BlobStore } from '../../domain/blob-store.port';
 
 /** Blobs as files under one root folder (`DATA_DIR/blobs`), the key being the relative path. */
 export class FilesystemBlobStore extends BlobStore {

@@ -1,6 +1,6 @@
-import { Page, PageRequest } from '../../common/pagination';
-import { Collection, VisibleCollection } from '../../collections/collection.model';
-import { CollectionStore } from '../collection-store.port';
+import { Page, PageRequest } from '../../common/page';
+import { Collection, VisibleCollection } from '../../domain/collection.model';
+import { CollectionStore } from '../../domain/collection-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 

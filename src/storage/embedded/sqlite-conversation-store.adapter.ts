@@ -1,4 +1,5 @@
-import { AppendOptions, ConversationMessage, ConversationStore } from '../conversation-store.port';
+import { AppendOptions, ConversationStore } from '../../domain/conversation-store.port';
+import { ConversationMessage } from '../../domain/conversation.model';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 
 interface ConversationRow {

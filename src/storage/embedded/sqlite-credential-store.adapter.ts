@@ -1,6 +1,6 @@
-import { Page, PageRequest } from '../../common/pagination';
-import type { Credential, CredentialType, VisibleCredential } from '../../credentials/credential.model';
-import { CredentialStore } from '../credential-store.port';
+import { Page, PageRequest } from '../../common/page';
+import type { Credential, CredentialType, VisibleCredential } from '../../domain/credential.model';
+import { CredentialStore } from '../../domain/credential-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 

@@ -1,6 +1,6 @@
-import { Page, PageRequest } from '../../common/pagination';
-import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../file-store.port';
-import { FileContentStats, FileLane, FileProgress, FileStatus, Passage, StoredFile } from '../../collections/file.model';
+import { Page, PageRequest } from '../../common/page';
+import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../../domain/file-store.port';
+import { FileContentStats, FileLane, FileProgress, FileStatus, Passage, StoredFile } from '../../domain/file.model';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 
 interface FileRow {

@@ -1,6 +1,6 @@
-import { Page, PageRequest } from '../../common/pagination';
-import { Membership, ResourceType, Role } from '../../auth/membership.model';
-import { MembershipStore } from '../membership-store.port';
+import { Page, PageRequest } from '../../common/page';
+import { Membership, ResourceType, Role } from '../../domain/membership.model';
+import { MembershipStore } from '../../domain/membership-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 
 interface MembershipRow {

@@ -1,8 +1,8 @@
 // Not split, though over 500 lines: one adapter of one port (RunStore) over two tables (runs and
 // their steps), its SQL statements prepared once beside the row mapping they share. Split, one
 // table's queries would be scattered over files that each need the same statements and rows.
-import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
+import { Page, PageRequest } from '../../common/page';
+import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
 import {
   AT_CONCURRENCY_LIMIT,
   claimMayHaveSteps,
@@ -12,9 +12,9 @@ import {
   RunCursor,
   RunFilter,
   RunStore,
-} from '../run-store.port';
-import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, RunTrigger, RunType } from '../../runs/run.model';
-import { RunError, StepRecord, StepStatus } from '../../engine/step.model';
+} from '../../domain/run-store.port';
+import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, RunTrigger, RunType } from '../../domain/run.model';
+import { RunError, StepRecord, StepStatus } from '../../domain/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
 

@@ -1,6 +1,7 @@
-import { Page, PageRequest } from '../../common/pagination';
-import { ApiKey, User } from '../../auth/user.model';
-import { UserStore } from '../user-store.port';
+import { Page, PageRequest } from '../../common/page';
+import { User } from '../../domain/user.model';
+import { ApiKey } from '../../domain/api-key.model';
+import { UserStore } from '../../domain/user-store.port';
 import { fromSqlDate, SqliteDb, toSqlDate } from './sqlite-database';
 
 interface UserRow {

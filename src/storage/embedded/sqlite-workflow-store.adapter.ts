@@ -1,6 +1,6 @@
-import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
-import type { WorkflowSettings } from '../../workflows/workflow.model';
+import { Page, PageRequest } from '../../common/page';
+import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
+import type { WorkflowSettings } from '../../domain/workflow.model';
 import {
   ActiveTriggers,
   VisibleWorkflow,
@@ -9,8 +9,8 @@ import {
   WorkflowTool,
   WorkflowVersion,
   WorkflowVersionSummary,
-} from '../../workflows/workflow.model';
-import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../workflow-store.port';
+} from '../../domain/workflow.model';
+import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../../domain/workflow-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
 

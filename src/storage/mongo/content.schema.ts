@@ -1,5 +1,5 @@
 import { Connection, Schema } from 'mongoose';
-import { FILE_LANES, FILE_STATUSES, Passage, PROGRESS_STAGES, StoredFile } from '../../collections/file.model';
+import { FILE_LANES, FILE_STATUSES, Passage, PROGRESS_STAGES, StoredFile } from '../../domain/file.model';
 
 /** The port's records, keyed by our id as `_id`. */
 export type FileDoc = Omit<StoredFile, 'id'> & { _id: string };

@@ -1,5 +1,5 @@
 import { Connection, Schema } from 'mongoose';
-import type { ConversationMessage } from '../conversation-store.port';
+import type { ConversationMessage } from '../../domain/conversation.model';
 
 /** A remembered conversation, keyed by its key as `_id`; MongoDB deletes it once `expiresAt` passed (TTL index). */
 export interface ConversationDoc {

@@ -1,5 +1,5 @@
 import { Connection, Schema } from 'mongoose';
-import { Credential, CREDENTIAL_TYPES } from '../../credentials/credential.model';
+import { Credential, CREDENTIAL_TYPES } from '../../domain/credential.model';
 
 /** The port's record, keyed by our id as `_id`; settings kept as JSON text (user-chosen keys are not field names). */
 export type CredentialDoc = Omit<Credential, 'id' | 'settings'> & { _id: string; settingsJson: string };

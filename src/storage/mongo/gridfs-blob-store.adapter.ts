@@ -1,7 +1,7 @@
 import { Connection, mongo } from 'mongoose';
 import { finished } from 'node:stream/promises';
 import { isDiskFull, mongoStorageFull } from '../../common/resource-faults';
-import { assertBlobKey, BlobStore } from '../blob-store.port';
+import { assertBlobKey, BlobStore } from '../../domain/blob-store.port';
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -1,7 +1,7 @@
 import { Connection, Model } from 'mongoose';
-import { Page, PageRequest } from '../../common/pagination';
-import { Collection, VisibleCollection } from '../../collections/collection.model';
-import { CollectionStore } from '../collection-store.port';
+import { Page, PageRequest } from '../../common/page';
+import { Collection, VisibleCollection } from '../../domain/collection.model';
+import { CollectionStore } from '../../domain/collection-store.port';
 import { CollectionDoc, foundationModels } from './foundation.schema';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 

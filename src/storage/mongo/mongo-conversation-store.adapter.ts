@@ -1,5 +1,6 @@
 import { Connection, Model } from 'mongoose';
-import { AppendOptions, ConversationMessage, ConversationStore } from '../conversation-store.port';
+import { AppendOptions, ConversationStore } from '../../domain/conversation-store.port';
+import { ConversationMessage } from '../../domain/conversation.model';
 import { ConversationDoc, conversationModels } from './conversations.schema';
 
 export class MongoConversationStore extends ConversationStore {

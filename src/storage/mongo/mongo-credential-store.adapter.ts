@@ -1,7 +1,7 @@
 import { Connection, Model } from 'mongoose';
-import { Page, PageRequest } from '../../common/pagination';
-import type { Credential, VisibleCredential } from '../../credentials/credential.model';
-import { CredentialStore } from '../credential-store.port';
+import { Page, PageRequest } from '../../common/page';
+import type { Credential, VisibleCredential } from '../../domain/credential.model';
+import { CredentialStore } from '../../domain/credential-store.port';
 import { CredentialDoc, credentialModels } from './credentials.schema';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 

@@ -1,7 +1,7 @@
 import { Connection, Model } from 'mongoose';
-import { Page, PageRequest } from '../../common/pagination';
-import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../file-store.port';
-import { FileContentStats, FileStatus, Passage, StoredFile } from '../../collections/file.model';
+import { Page, PageRequest } from '../../common/page';
+import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../../domain/file-store.port';
+import { FileContentStats, FileStatus, Passage, StoredFile } from '../../domain/file.model';
 import { contentModels, FileDoc, PassageDoc } from './content.schema';
 
 const toFile = (doc: FileDoc): StoredFile => ({

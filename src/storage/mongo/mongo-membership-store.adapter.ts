@@ -1,7 +1,7 @@
 import { Connection, Model } from 'mongoose';
-import { Page, PageRequest } from '../../common/pagination';
-import { Membership, ResourceType, Role } from '../../auth/membership.model';
-import { MembershipStore } from '../membership-store.port';
+import { Page, PageRequest } from '../../common/page';
+import { Membership, ResourceType, Role } from '../../domain/membership.model';
+import { MembershipStore } from '../../domain/membership-store.port';
 import { foundationModels, MembershipDoc } from './foundation.schema';
 
 export class MongoMembershipStore extends MembershipStore {

@@ -2,8 +2,8 @@
 // sqlite-run-store.adapter.ts, kept method for method in the same order so the two read side by side.
 import type { Collection } from 'mongodb';
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
-import { Page, PageRequest } from '../../common/pagination';
-import type { WorkflowDefinition } from '../../engine/workflow-definition.model';
+import { Page, PageRequest } from '../../common/page';
+import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
 import {
   AT_CONCURRENCY_LIMIT,
   claimMayHaveSteps,
@@ -13,9 +13,9 @@ import {
   RunCursor,
   RunFilter,
   RunStore,
-} from '../run-store.port';
-import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, TERMINAL_RUN_STATUSES } from '../../runs/run.model';
-import { RunError, StepRecord } from '../../engine/step.model';
+} from '../../domain/run-store.port';
+import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, TERMINAL_RUN_STATUSES } from '../../domain/run.model';
+import { RunError, StepRecord } from '../../domain/step.model';
 import { isDuplicateKey } from './mongo-connection';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { RunDoc, RunSlotsDoc, RunStepDoc, workflowModels } from './workflows.schema';

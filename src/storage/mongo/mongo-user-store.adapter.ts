@@ -1,7 +1,8 @@
 import { Connection, Model } from 'mongoose';
-import { Page, PageRequest } from '../../common/pagination';
-import { ApiKey, User } from '../../auth/user.model';
-import { UserStore } from '../user-store.port';
+import { Page, PageRequest } from '../../common/page';
+import { User } from '../../domain/user.model';
+import { ApiKey } from '../../domain/api-key.model';
+import { UserStore } from '../../domain/user-store.port';
 import { ApiKeyDoc, foundationModels, UserDoc } from './foundation.schema';
 
 const toUser = (doc: UserDoc): User => ({

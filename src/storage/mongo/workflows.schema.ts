@@ -1,7 +1,7 @@
 import { Connection, Schema } from 'mongoose';
-import { Run, RUN_STATUSES, RUN_TRIGGERS, RUN_TYPES } from '../../runs/run.model';
-import { StepRecord } from '../../engine/step.model';
-import type { Workflow, WorkflowVersion } from '../../workflows/workflow.model';
+import { Run, RUN_STATUSES, RUN_TRIGGERS, RUN_TYPES } from '../../domain/run.model';
+import { StepRecord } from '../../domain/step.model';
+import type { Workflow, WorkflowVersion } from '../../domain/workflow.model';
 
 /**
  * User-shaped data (definitions, inputs, outputs, errors) is kept as JSON text: its keys come from

@@ -1,0 +1,82 @@
+import type { Role } from './membership.model';
+import type { WorkflowDefinition } from './workflow-definition.model';
+
+export interface Workflow {
+  id: string;
+  name: string;
+  ownerId: string;
+  /** What test runs execute and PUT replaces; secret variables hold ciphertext. */
+  draft: WorkflowDefinition;
+  /** What production runs execute: null until something is published. */
+  activeVersionId: string | null;
+  activeVersion: number | null;
+  /**
+   * Who put the active version in force: published it, or activated it again. A run the service
+   * starts on its own (schedule, error workflow) acts as this user; null until something is published.
+   */
+  activatedBy: string | null;
+  /** Highest version number published so far (0 before the first). */
+  latestVersion: number;
+  settings: WorkflowSettings;
+  /** The schedule of the active version's trigger, when it starts runs by itself. */
+  schedule: WorkflowSchedule | null;
+  /** The MCP tool the active version's trigger offers, when it does. */
+  tool: WorkflowTool | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What the active version's trigger asks of the service besides its webhook. */
+export interface ActiveTriggers {
+  schedule: WorkflowSchedule | null;
+  tool: WorkflowTool | null;
+}
+
+export interface WorkflowTool {
+  /** The tool's name when the trigger sets one; otherwise it is made from the workflow's name. */
+  name?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  versionId: string;
+}
+
+export interface WorkflowSchedule {
+  cron: string;
+  timezone: string;
+  /** The version it was read from: it is dropped when another version becomes active. */
+  versionId: string;
+}
+
+export type VisibleWorkflow = Workflow & { role: Role };
+
+/** An immutable, numbered snapshot of a draft. */
+export interface WorkflowVersion {
+  id: string;
+  workflowId: string;
+  version: number;
+  definition: WorkflowDefinition;
+  createdBy: string;
+  createdAt: Date;
+}
+
+export type WorkflowVersionSummary = Omit<WorkflowVersion, 'definition'>;
+
+/** Workflow-level settings: not versioned, they apply to test and production runs from the moment they are saved. */
+export interface WorkflowSettings {
+  /** Runs of the workflow executing at once across all workers; more wait in the queue. */
+  maxConcurrentRuns?: number;
+  /**
+   * Queued runs of the workflow beyond which callers are answered 429 with Retry-After; lowers the
+   * service's RUNS_MAX_QUEUED_PER_WORKFLOW, never raises it.
+   */
+  maxQueuedRuns?: number;
+  /** Webhook calls accepted per window; more are answered 429 with Retry-After. */
+  rateLimit?: { requests: number; perSeconds: number };
+  /** A workflow whose published version runs when a production run of this one fails. */
+  errorWorkflowId?: string;
+  /** What finished runs keep of their steps' inputs and outputs (statuses, timings and errors always stay). Default: all. */
+  stepData?: { succeeded: StepDataPolicy; failed: StepDataPolicy };
+}
+
+export const STEP_DATA_POLICIES = ['all', 'none'] as const;
+export type StepDataPolicy = (typeof STEP_DATA_POLICIES)[number];

@@ -1,0 +1,172 @@
+import { Injectable } from '@nestjs/common';
+import { Principal } from '../auth/principal';
+import { AccessPolicy } from '../auth/access-policy.service';
+import { AppError } from '../common/app-error';
+import { ShutdownSignal } from '../common/shutdown-signal';
+import type { StepRecord, StepStatus } from '../domain/step.model';
+import { NodeRegistry } from '../engine/node-registry';
+import { RunEvents } from './run-events';
+import { Run, RunStatus, TERMINAL_RUN_STATUSES } from '../domain/run.model';
+import { RunStore } from '../domain/run-store.port';
+import { WorkflowStore } from '../domain/workflow-store.port';
+import { AcceptedRun, RunsService } from './runs.service';
+
+const CHAT_TRIGGER = 'chat-trigger';
+/** How often a stream looks at the run's step records (which also covers runs another process executes). */
+const STEP_POLL_MS = 250;
+/** A stream watches a run at most this long (one parked at a Wait node may take hours): then it says where the run stands and ends. */
+const CHAT_STREAM_MAX_MS = 10 * 60 * 1000;
+/** The JSON mode waits at most this long for the answer; then it says where the run stands (202). */
+const CHAT_WAIT_MS = 120 * 1000;
+/** Step statuses a stream reports: a node that finished, or parked the run. */
+const REPORTED_STEP_STATUSES: readonly StepStatus[] = ['succeeded', 'failed', 'skipped', 'canceled', 'waiting'];
+/** Fields of an object output that hold the answer's text, in the order they are looked at. */
+const ANSWER_FIELDS = ['answer', 'text', 'output', 'content'] as const;
+
+export interface ChatAnswer {
+  runId: string;
+  status: RunStatus;
+  answer: string | null;
+  output: unknown;
+  error: { code: string; message: string; nodeId?: string } | null;
+}
+
+/** What a stream sends: the event's name and its JSON data. */
+type ChatEmit = (event: 'run' | 'step' | 'substep' | 'token' | 'done', data: unknown) => void;
+
+/**
+ * The text of a chat answer, from a run's output: the output itself when it is a string, else
+ * its `answer`, `text`, `output` or `content` field, the first that is a string; a one-element
+ * array counts as its element (a node in run mode `item`). Null when none is.
+ */
+export function answerText(output: unknown): string | null {
+  const value = Array.isArray(output) && output.length === 1 ? (output[0] as unknown) : output;
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    for (const field of ANSWER_FIELDS) {
+      const text = (value as Record<string, unknown>)[field];
+      if (typeof text === 'string') return text;
+    }
+  }
+  return null;
+}
+
+function chatAnswer(run: Run): ChatAnswer {
+  const output = run.output ?? null;
+  return {
+    runId: run.id,
+    status: run.status,
+    answer: run.status === 'succeeded' ? answerText(output) : null,
+    output,
+    error: run.error
+      ? { code: run.error.code, message: run.error.message, ...(run.error.nodeId ? { nodeId: run.error.nodeId } : {}) }
+      : null,
+  };
+}
+
+const stepEvent = (step: StepRecord) => ({
+  nodeId: step.nodeId,
+  type: step.type,
+  status: step.status,
+  attempts: step.attempts,
+  durationMs: step.startedAt && step.finishedAt ? step.finishedAt.getTime() - step.startedAt.getTime() : null,
+  error: step.error ?? null,
+});
+
+/**
+ * Chat with a published workflow whose trigger is `chat-trigger`: each message starts a run of
+ * the active version as the caller (who needs the editor role, as for the webhook) with
+ * `{sessionId, message}` as input; the answer is streamed while the run goes, or waited for.
+ */
+@Injectable()
+export class ChatService {
+  constructor(
+    private readonly runsService: RunsService,
+    private readonly runs: RunStore,
+    private readonly workflows: WorkflowStore,
+    private readonly access: AccessPolicy,
+    private readonly registry: NodeRegistry,
+    private readonly events: RunEvents,
+    private readonly shutdown: ShutdownSignal,
+  ) {}
+
+  /**
+   * @throws AppError CONFLICT when the workflow has no published version (as the webhook answers) or when the
+   * published version's trigger is not chat-trigger
+   */
+  async start(
+    principal: Principal,
+    workflowId: string,
+    message: { sessionId: string; message: string },
+    idempotencyKey?: string,
+  ): Promise<AcceptedRun> {
+    // Before anything about the workflow is told: a caller without a role hears "not found".
+    await this.access.require(principal, 'workflow', workflowId, 'editor');
+    const workflow = await this.workflows.get(workflowId);
+    if (!workflow) throw AppError.notFound('workflow', workflowId);
+    const version = workflow.activeVersionId ? await this.workflows.getVersionById(workflow.activeVersionId) : null;
+    if (!version) {
+      throw AppError.conflict(
+        `Workflow ${workflowId} has no published version to chat with: give it a ${CHAT_TRIGGER} node and publish it`,
+      );
+    }
+    const trigger = version.definition.nodes.find((node) => this.registry.get(node.type, node.version)?.definition.trigger);
+    if (trigger?.type !== CHAT_TRIGGER) {
+      throw AppError.conflict(
+        `Workflow ${workflowId} cannot chat: its published version ${version.version} starts with ${trigger ? trigger.type : 'no known trigger'}, not ${CHAT_TRIGGER}; make ${CHAT_TRIGGER} its trigger and publish it`,
+        { trigger: trigger?.type ?? null, version: version.version },
+      );
+    }
+    return this.runsService.startChat(
+      principal,
+      workflowId,
+      version.id,
+      { sessionId: message.sessionId, message: message.message },
+      idempotencyKey,
+    );
+  }
+
+  /** The answer once the run finished, or where it stands after CHAT_WAIT_MS (or when the service begins to stop). */
+  async wait(runId: string): Promise<ChatAnswer> {
+    const run = (await this.runsService.waitFor(runId, CHAT_WAIT_MS)) ?? (await this.runs.get(runId));
+    if (!run) throw AppError.notFound('run', runId);
+    return chatAnswer(run);
+  }
+
+  /**
+   * Streams what the run does until it ends: its nodes' progress in this process as it comes
+   * (`substep`, `token`), each step as its record says it finished (`step`, read every
+   * STEP_POLL_MS, so runs of another process are followed too), then `done` with the answer.
+   * Stops early, without `done`, when `gone` aborts (the client left: the run goes on); after
+   * CHAT_STREAM_MAX_MS or when the service begins to stop, `done` says where the run stands.
+   */
+  async stream(runId: string, emit: ChatEmit, gone: AbortSignal): Promise<void> {
+    const unsubscribe = this.events.onProgress(runId, (event) => {
+      if (event.type === 'token') emit('token', { nodeId: event.nodeId, text: event.text });
+      else emit('substep', { nodeId: event.nodeId, subStep: event.subStep });
+    });
+    const reported = new Map<string, StepStatus>();
+    const deadline = Date.now() + CHAT_STREAM_MAX_MS;
+    const wake = AbortSignal.any([gone, this.shutdown.signal]);
+    try {
+      for (;;) {
+        if (gone.aborted) return;
+        const run = await this.runs.get(runId);
+        if (!run) throw AppError.notFound('run', runId);
+        for (const step of run.steps) {
+          if (REPORTED_STEP_STATUSES.includes(step.status) && reported.get(step.nodeId) !== step.status) {
+            reported.set(step.nodeId, step.status);
+            emit('step', stepEvent(step));
+          }
+        }
+        if (TERMINAL_RUN_STATUSES.includes(run.status) || Date.now() >= deadline || this.shutdown.stopping) {
+          if (!gone.aborted) emit('done', chatAnswer(run));
+          return;
+        }
+        await this.events.nextFinish(runId, STEP_POLL_MS, wake);
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+}

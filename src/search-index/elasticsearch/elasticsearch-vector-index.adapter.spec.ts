@@ -1,0 +1,343 @@
+import { Client, errors } from '@elastic/elasticsearch';
+import Mock, { MockPattern } from '@elastic/elasticsearch-mock';
+import { AppError, ErrorCode } from '../../common/app-error';
+import { IndexUnit } from '../../domain/vector-index.port';
+import { ElasticsearchVectorIndex } from './elasticsearch-vector-index.adapter';
+
+/**
+ * Request and response shapes against a mocked Elasticsearch: what the adapter sends and how it
+ * reads answers. Behaviour against a real cluster is the contract suite's job (ELASTICSEARCH_URL).
+ */
+const INDEX = 'units-test';
+
+interface Recorded {
+  method: string;
+  path: string;
+  querystring: Record<string, string>;
+  body: unknown;
+}
+
+function setup(
+  options: {
+    dimension?: number;
+    collectionDimension?: number;
+    indexExists?: boolean;
+    vectorIndexType?: 'hnsw' | 'int8_hnsw' | 'bbq_hnsw';
+  } = {},
+) {
+  const mock = new Mock();
+  const requests: Recorded[] = [];
+  const on = (method: string, path: string, answer: (params: MockPattern) => Record<string, unknown> | errors.ResponseError) =>
+    mock.add({ method, path }, (params) => {
+      requests.push({ method, path: params.path as string, querystring: params.querystring ?? {}, body: params.body });
+      return answer(params);
+    });
+
+  on('HEAD', `/${INDEX}`, () =>
+    options.indexExists ? {} : new errors.ResponseError({ body: {}, statusCode: 404, headers: {}, warnings: [], meta: {} as never }),
+  );
+  on('PUT', `/${INDEX}`, () => ({ acknowledged: true }));
+  on('GET', `/${INDEX}/_mapping`, () => ({ [INDEX]: { mappings: { properties: { vector_16: { type: 'dense_vector' } } } } }));
+  on('PUT', `/${INDEX}/_mapping`, () => ({ acknowledged: true }));
+  on('POST', `/${INDEX}/_search`, (params) => {
+    const body = params.body as { knn?: unknown; query?: { bool?: { must?: unknown } } };
+    if (body.knn) {
+      return hits([
+        { _id: 'unt_near', _score: 0.95, _source: { passage_id: 'psg_1', file_id: 'fle_1' } },
+        { _id: 'unt_far', _score: 0.5, _source: { passage_id: 'psg_2', file_id: 'fle_2' } },
+      ]);
+    }
+    if (body.query?.bool?.must) {
+      return hits([{ _id: 'unt_text', _score: 3.25, _source: { passage_id: 'psg_3', file_id: 'fle_3' } }]);
+    }
+    // The collection-dimension probe.
+    return hits(options.collectionDimension ? [{ _id: 'unt_any', _score: 0, _source: { dimension: options.collectionDimension } }] : []);
+  });
+  on('POST', '/_bulk', () => ({ took: 1, errors: false, items: [] }));
+  on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 2 }));
+  on('POST', `/${INDEX}/_count`, () => ({ count: 7 }));
+
+  const client = new Client({ node: 'http://localhost:9200', Connection: mock.getConnection() });
+  const index = new ElasticsearchVectorIndex(client, {
+    index: INDEX,
+    dimension: options.dimension,
+    vectorIndexType: options.vectorIndexType,
+  });
+  const sent = (method: string, path: string) => requests.filter((r) => r.method === method && r.path === path);
+  return { mock, index, requests, sent, on };
+}
+
+function hits(list: unknown[]) {
+  return {
+    took: 1,
+    timed_out: false,
+    _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+    hits: { total: { value: list.length, relation: 'eq' }, hits: list },
+  };
+}
+
+const unit = (id: string, vector: number[], collectionId = 'col_1'): IndexUnit => ({
+  id,
+  collectionId,
+  fileId: 'fle_1',
+  passageId: 'psg_1',
+  text: 'the unit text',
+  vector: Float32Array.from(vector),
+});
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
+  it('init creates the index with an explicit strict mapping and maps the configured dimension (mock)', async () => {
+    const { index, sent } = setup({ dimension: 512 });
+    await index.init();
+
+    const [create] = sent('PUT', `/${INDEX}`);
+    expect(create.body).toEqual({
+      mappings: {
+        dynamic: 'strict',
+        _source: { excludes: ['vector_*'] },
+        properties: {
+          collection_id: { type: 'keyword' },
+          file_id: { type: 'keyword' },
+          passage_id: { type: 'keyword' },
+          dimension: { type: 'integer' },
+          text: { type: 'text', analyzer: 'english' },
+        },
+      },
+    });
+    expect(sent('PUT', `/${INDEX}/_mapping`).map((r) => r.body)).toEqual([
+      {
+        properties: {
+          vector_512: {
+            type: 'dense_vector',
+            dims: 512,
+            index: true,
+            similarity: 'cosine',
+            index_options: { type: 'int8_hnsw', m: 16, ef_construction: 100 },
+          },
+        },
+      },
+    ]);
+  });
+
+  it('init leaves an existing index alone and remembers its vector fields (mock)', async () => {
+    const { index, sent } = setup({ indexExists: true, dimension: 16 });
+    await index.init();
+    expect(sent('PUT', `/${INDEX}`)).toHaveLength(0);
+    expect(sent('PUT', `/${INDEX}/_mapping`)).toHaveLength(0);
+  });
+
+  it('upsert maps a new dimension, then bulk-indexes units by id with refresh=wait_for (mock)', async () => {
+    const { index, sent } = setup();
+    await index.init();
+    await index.upsert([unit('unt_a', [0.5, 0.25, 0, 1]), unit('unt_b', [1, 0, 0, 0])]);
+
+    expect(sent('PUT', `/${INDEX}/_mapping`)[0].body).toMatchObject({ properties: { vector_4: { dims: 4 } } });
+    const [bulk] = sent('POST', '/_bulk');
+    expect(bulk.querystring).toEqual({ refresh: 'wait_for' });
+    expect(bulk.body).toEqual([
+      { index: { _index: INDEX, _id: 'unt_a' } },
+      { collection_id: 'col_1', file_id: 'fle_1', passage_id: 'psg_1', dimension: 4, text: 'the unit text', vector_4: [0.5, 0.25, 0, 1] },
+      { index: { _index: INDEX, _id: 'unt_b' } },
+      { collection_id: 'col_1', file_id: 'fle_1', passage_id: 'psg_1', dimension: 4, text: 'the unit text', vector_4: [1, 0, 0, 0] },
+    ]);
+  });
+
+  it('upsert probes the collection dimension without the units it replaces (mock)', async () => {
+    const { index, sent } = setup();
+    await index.init();
+    await index.upsert([unit('unt_a', [1, 0])]);
+
+    const [probe] = sent('POST', `/${INDEX}/_search`);
+    expect(probe.body).toEqual({
+      size: 1,
+      query: { bool: { filter: { term: { collection_id: 'col_1' } }, must_not: { ids: { values: ['unt_a'] } } } },
+      _source: ['dimension'],
+    });
+  });
+
+  it('upsert refuses another dimension than the collection has, sending no bulk (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 8 });
+    await index.init();
+    const error = await rejection(index.upsert([unit('unt_a', [1, 0, 0, 0])]));
+    expect(error.code).toBe(ErrorCode.EMBEDDING_MISMATCH);
+    expect(sent('POST', '/_bulk')).toHaveLength(0);
+  });
+
+  it('searchVector sends a filtered kNN query and turns cosine scores into distances (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 3 });
+    await index.init();
+    const result = await index.searchVector('col_1', Float32Array.from([0, 1, 0]), 50);
+
+    const knnRequest = sent('POST', `/${INDEX}/_search`).find((r) => (r.body as { knn?: unknown }).knn);
+    expect(knnRequest!.body).toEqual({
+      knn: {
+        field: 'vector_3',
+        query_vector: [0, 1, 0],
+        k: 50,
+        num_candidates: 500,
+        filter: { term: { collection_id: 'col_1' } },
+        rescore_vector: { oversample: 2 },
+      },
+      size: 50,
+      _source: ['passage_id', 'file_id'],
+    });
+    expect(result).toEqual([
+      { unitId: 'unt_near', passageId: 'psg_1', fileId: 'fle_1', distance: expect.closeTo(0.1, 6) },
+      { unitId: 'unt_far', passageId: 'psg_2', fileId: 'fle_2', distance: expect.closeTo(1, 6) },
+    ]);
+  });
+
+  it('searchVector restricts the kNN to the filter files through knn.filter, and an empty filter asks nothing (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 2 });
+    await index.init();
+    await index.searchVector('col_1', Float32Array.from([1, 0]), 10, { fileIds: ['fle_1', 'fle_9'] });
+    const knn = sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { knn?: { filter: unknown; num_candidates: number } }).knn)
+      .find(Boolean);
+    expect(knn!.filter).toEqual([{ term: { collection_id: 'col_1' } }, { terms: { file_id: ['fle_1', 'fle_9'] } }]);
+    expect(knn!.num_candidates).toBe(100);
+
+    const before = sent('POST', `/${INDEX}/_search`).length;
+    expect(await index.searchVector('col_1', Float32Array.from([1, 0]), 10, { fileIds: [] })).toEqual([]);
+    expect(await index.searchText('col_1', 'zebra', 10, { fileIds: [] })).toEqual([]);
+    expect(sent('POST', `/${INDEX}/_search`)).toHaveLength(before);
+  });
+
+  it('searchText applies the same filter beside the collection (mock)', async () => {
+    const { index, sent } = setup();
+    await index.init();
+    await index.searchText('col_1', 'zebra', 5, { fileIds: ['fle_3'] });
+    const body = sent('POST', `/${INDEX}/_search`)[0].body as { query: { bool: { filter: unknown } } };
+    expect(body.query.bool.filter).toEqual([{ term: { collection_id: 'col_1' } }, { terms: { file_id: ['fle_3'] } }]);
+  });
+
+  it('refuses a filter naming more files than a terms query takes, before asking the cluster (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 2 });
+    await index.init();
+    const fileIds = Array.from({ length: 65_537 }, (_, i) => `fle_${i}`);
+    const error = await rejection(index.searchVector('col_1', Float32Array.from([1, 0]), 10, { fileIds }));
+    expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
+    expect(error.details).toEqual({ fields: [{ field: 'filter', reason: expect.stringContaining('65536') }] });
+    expect(sent('POST', `/${INDEX}/_search`).filter((r) => (r.body as { knn?: unknown }).knn)).toHaveLength(0);
+  });
+
+  it('maps bbq_hnsw when chosen and re-scores its 1-bit candidates three times over (mock)', async () => {
+    const { index, sent } = setup({ dimension: 512, collectionDimension: 512, vectorIndexType: 'bbq_hnsw' });
+    await index.init();
+    const [mapping] = sent('PUT', `/${INDEX}/_mapping`).map((r) => r.body as { properties: Record<string, { index_options: unknown }> });
+    expect(mapping.properties.vector_512.index_options).toEqual({ type: 'bbq_hnsw', m: 16, ef_construction: 100 });
+    await index.searchVector('col_1', new Float32Array(512).fill(1), 10);
+    const knn = sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { knn?: { rescore_vector?: unknown } }).knn)
+      .find(Boolean);
+    expect(knn!.rescore_vector).toEqual({ oversample: 3 });
+  });
+
+  it('searchVector asks for at least 100 candidates, and answers [] for an empty collection without a kNN query (mock)', async () => {
+    const withUnits = setup({ collectionDimension: 2 });
+    await withUnits.index.init();
+    await withUnits.index.searchVector('col_1', Float32Array.from([1, 0]), 3);
+    const knn = withUnits
+      .sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { knn?: { num_candidates: number } }).knn)
+      .find(Boolean);
+    expect(knn!.num_candidates).toBe(100);
+
+    const empty = setup();
+    await empty.index.init();
+    expect(await empty.index.searchVector('col_1', Float32Array.from([1, 0]), 3)).toEqual([]);
+    expect(empty.sent('POST', `/${INDEX}/_search`)).toHaveLength(1);
+  });
+
+  it('searchText sends the user text as a match query filtered by collection (mock)', async () => {
+    const { index, sent } = setup();
+    await index.init();
+    const result = await index.searchText('col_1', 'zebra AND "quantum', 5);
+
+    expect(sent('POST', `/${INDEX}/_search`)[0].body).toEqual({
+      size: 5,
+      query: { bool: { must: { match: { text: { query: 'zebra AND "quantum' } } }, filter: { term: { collection_id: 'col_1' } } } },
+      _source: ['passage_id', 'file_id'],
+    });
+    expect(result).toEqual([{ unitId: 'unt_text', passageId: 'psg_3', fileId: 'fle_3', score: 3.25 }]);
+  });
+
+  it('deletes by query with refresh, and counts by collection (mock)', async () => {
+    const { index, sent } = setup();
+    await index.init();
+    await index.deleteByFile('col_1', 'fle_9');
+    await index.deleteByCollection('col_2');
+    expect(await index.countUnits('col_1')).toBe(7);
+
+    const deletes = sent('POST', `/${INDEX}/_delete_by_query`);
+    expect(deletes.map((r) => r.querystring)).toEqual([
+      { refresh: 'true', conflicts: 'proceed' },
+      { refresh: 'true', conflicts: 'proceed' },
+    ]);
+    expect(deletes.map((r) => r.body)).toEqual([
+      { query: { bool: { filter: [{ term: { collection_id: 'col_1' } }, { term: { file_id: 'fle_9' } }] } } },
+      { query: { bool: { filter: [{ term: { collection_id: 'col_2' } }] } } },
+    ]);
+    expect(sent('POST', `/${INDEX}/_count`)[0].body).toEqual({ query: { term: { collection_id: 'col_1' } } });
+  });
+
+  it('reports an overloaded cluster as a retryable UNAVAILABLE (mock)', async () => {
+    const { index, mock, on } = setup();
+    await index.init();
+    mock.clear({ method: 'POST', path: `/${INDEX}/_count` });
+    on(
+      'POST',
+      `/${INDEX}/_count`,
+      () =>
+        new errors.ResponseError({
+          body: { error: { type: 'es_rejected_execution_exception' } },
+          statusCode: 429,
+          headers: {},
+          warnings: [],
+          meta: {} as never,
+        }),
+    );
+
+    const error = await rejection(index.countUnits('col_1'));
+    expect(error).toMatchObject({
+      code: ErrorCode.UNAVAILABLE,
+      retryable: true,
+      details: { status: 429, type: 'es_rejected_execution_exception' },
+    });
+  });
+
+  it('fails an upsert whose bulk items were rejected (mock)', async () => {
+    const { index, mock, on } = setup();
+    await index.init();
+    mock.clear({ method: 'POST', path: '/_bulk' });
+    on('POST', '/_bulk', () => ({
+      took: 1,
+      errors: true,
+      items: [{ index: { _id: 'unt_a', status: 400, error: { type: 'document_parsing_exception', reason: 'bad vector' } } }],
+    }));
+
+    const error = await rejection(index.upsert([unit('unt_a', [1, 0])]));
+    expect(error).toMatchObject({
+      code: ErrorCode.INTERNAL,
+      retryable: false,
+      details: { status: 400, type: 'document_parsing_exception' },
+    });
+  });
+
+  it('reports an unreachable cluster as UNAVAILABLE from ping (mock)', async () => {
+    const mock = new Mock();
+    mock.add({ method: 'HEAD', path: '/' }, () => new errors.ConnectionError('connect ECONNREFUSED'));
+    const client = new Client({ node: 'http://localhost:9200', Connection: mock.getConnection(), maxRetries: 0 });
+    const index = new ElasticsearchVectorIndex(client, { index: INDEX });
+    expect(await rejection(index.ping())).toMatchObject({ code: ErrorCode.UNAVAILABLE, retryable: true });
+  });
+});

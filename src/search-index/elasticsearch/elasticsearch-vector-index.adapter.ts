@@ -1,0 +1,323 @@
+import { Client, errors, estypes } from '@elastic/elasticsearch';
+import { AppError, ErrorCode, isAppError } from '../../common/app-error';
+import type { AppConfig } from '../../config/app-config';
+import {
+  assertSearchK,
+  assertUnitFilter,
+  assertUsableVector,
+  dimensionsByCollection,
+  embeddingMismatch,
+  IndexUnit,
+  TextHit,
+  UnitFilter,
+  VectorHit,
+  VectorIndex,
+} from '../../domain/vector-index.port';
+
+export type VectorIndexType = 'hnsw' | 'int8_hnsw' | 'bbq_hnsw';
+
+export interface ElasticsearchVectorIndexOptions {
+  /** Index name; one index holds every collection. */
+  index: string;
+  /** Vector dimension to map at init; any other is mapped on the first upsert that uses it. */
+  dimension?: number;
+  /**
+   * Refresh policy of upserts. `wait_for` (the default) resolves once the units are searchable, so
+   * an ingested file is findable when its job ends, at the price of waiting for the next refresh.
+   */
+  refresh?: estypes.Refresh;
+  /**
+   * HNSW graph over float vectors, over int8-quantised ones (a quarter of the memory), or over
+   * 1-bit BBQ ones (a 32nd). Quantised candidates are re-scored with the float vectors, so
+   * distances stay exact. Default `int8_hnsw`: it keeps the recall of float HNSW (0.95-0.99 at
+   * 1M x 512 with the candidates below) where BBQ needs more oversampling to get there on 512-d
+   * sentence vectors; BBQ is the choice when the vectors' memory, not latency, is the limit.
+   */
+  vectorIndexType?: VectorIndexType;
+}
+
+/** Elasticsearch refuses more kNN candidates per shard than this. */
+const MAX_NUM_CANDIDATES = 10_000;
+/** Candidates examined per result: HNSW recall on the collection-filtered graph, at little cost. */
+const CANDIDATES_PER_RESULT = 10;
+const MIN_NUM_CANDIDATES = 100;
+/** Quantised candidates per result re-scored with float vectors: BBQ's 1-bit ranking needs more. */
+const RESCORE_OVERSAMPLE: Record<VectorIndexType, number | null> = { hnsw: null, int8_hnsw: 2, bbq_hnsw: 3 };
+/** Graph links per node and candidates while linking: Elasticsearch's defaults, written down. */
+const HNSW_M = 16;
+const HNSW_EF_CONSTRUCTION = 100;
+
+const vectorField = (dimension: number) => `vector_${dimension}`;
+
+interface UnitSource {
+  collection_id: string;
+  file_id: string;
+  passage_id: string;
+  dimension: number;
+  text: string;
+}
+
+const STATIC_MAPPING: estypes.MappingTypeMapping = {
+  // Only the fields below and the vector fields this adapter adds: a stray field is a bug.
+  dynamic: 'strict',
+  // Vectors live in the kNN index (floats kept there for re-scoring) and are never read back.
+  _source: { excludes: ['vector_*'] },
+  properties: {
+    collection_id: { type: 'keyword' },
+    file_id: { type: 'keyword' },
+    passage_id: { type: 'keyword' },
+    dimension: { type: 'integer' },
+    text: { type: 'text', analyzer: 'english' },
+  },
+};
+
+/**
+ * The scale-out index: one Elasticsearch index of units, `dense_vector` kNN (cosine) for vectors
+ * and BM25 on `text`. Each dimension has its own vector field (`vector_<dim>`), so collections
+ * embedded by different models share the index, as they share the embedded adapter's file.
+ * Unit ids are document ids, which makes an upsert of the same unit a replacement.
+ */
+export class ElasticsearchVectorIndex extends VectorIndex {
+  private readonly index: string;
+  private readonly refresh: estypes.Refresh;
+  private readonly vectorIndexType: VectorIndexType;
+  private readonly mappedDimensions = new Set<number>();
+
+  /** @param client owned by the adapter from now on: `close()` closes it. */
+  constructor(
+    private readonly client: Client,
+    private readonly options: ElasticsearchVectorIndexOptions,
+  ) {
+    super();
+    this.index = options.index;
+    this.refresh = options.refresh ?? 'wait_for';
+    this.vectorIndexType = options.vectorIndexType ?? 'int8_hnsw';
+  }
+
+  static fromConfig(config: AppConfig, options: Omit<ElasticsearchVectorIndexOptions, 'index'> = {}): ElasticsearchVectorIndex {
+    if (!config.ELASTICSEARCH_URL) throw new AppError(ErrorCode.INTERNAL, 'ELASTICSEARCH_URL is not set');
+    const client = new Client({
+      node: config.ELASTICSEARCH_URL,
+      ...(config.ELASTICSEARCH_API_KEY ? { auth: { apiKey: config.ELASTICSEARCH_API_KEY } } : {}),
+    });
+    return new ElasticsearchVectorIndex(client, {
+      index: config.ELASTICSEARCH_INDEX,
+      vectorIndexType: config.ELASTICSEARCH_VECTOR_INDEX,
+      ...options,
+    });
+  }
+
+  async init(): Promise<void> {
+    await this.call('create the index', async () => {
+      if (!(await this.client.indices.exists({ index: this.index }))) {
+        try {
+          await this.client.indices.create({ index: this.index, mappings: STATIC_MAPPING });
+        } catch (error) {
+          // Another process created it between our check and our create.
+          if (!(error instanceof errors.ResponseError && error.body?.error?.type === 'resource_already_exists_exception')) throw error;
+        }
+      }
+      const mapping = await this.client.indices.getMapping({ index: this.index });
+      for (const name of Object.keys(mapping[this.index]?.mappings.properties ?? {})) {
+        const match = /^vector_(\d+)$/.exec(name);
+        if (match) this.mappedDimensions.add(Number(match[1]));
+      }
+    });
+    if (this.options.dimension !== undefined) await this.mapVectorField(this.options.dimension);
+  }
+
+  async upsert(units: IndexUnit[]): Promise<void> {
+    if (units.length === 0) return;
+    const dimensions = dimensionsByCollection(units);
+    for (const dimension of new Set(dimensions.values())) await this.mapVectorField(dimension);
+    for (const [collectionId, dimension] of dimensions) {
+      // Units this batch replaces do not count as the collection's existing vectors.
+      const replaced = units.filter((unit) => unit.collectionId === collectionId).map((unit) => unit.id);
+      const existing = await this.collectionDimension(collectionId, replaced);
+      if (existing !== undefined && existing !== dimension) throw embeddingMismatch(collectionId, existing, dimension);
+    }
+
+    const operations = units.flatMap((unit) => [
+      { index: { _index: this.index, _id: unit.id } },
+      {
+        collection_id: unit.collectionId,
+        file_id: unit.fileId,
+        passage_id: unit.passageId,
+        dimension: unit.vector.length,
+        text: unit.text,
+        [vectorField(unit.vector.length)]: Array.from(unit.vector),
+      },
+    ]);
+    const response = await this.call('index units', () => this.client.bulk({ operations, refresh: this.refresh }));
+    if (response.errors) {
+      const failed = response.items.map((item) => item.index).filter((item) => item?.error);
+      const status = failed[0]?.status ?? 500;
+      const retryable = status === 429 || status >= 500;
+      throw new AppError(
+        retryable ? ErrorCode.UNAVAILABLE : ErrorCode.INTERNAL,
+        `Elasticsearch rejected ${failed.length} of ${units.length} units`,
+        { details: { status, type: failed[0]?.error?.type, reason: failed[0]?.error?.reason }, retryable },
+      );
+    }
+  }
+
+  async searchVector(collectionId: string, vector: Float32Array, k: number, filter?: UnitFilter): Promise<VectorHit[]> {
+    assertSearchK(k);
+    assertUsableVector(vector, 'Query vector');
+    assertUnitFilter(filter);
+    if (filter?.fileIds.length === 0) return [];
+    const dimension = await this.collectionDimension(collectionId);
+    if (dimension === undefined) return [];
+    if (dimension !== vector.length) throw embeddingMismatch(collectionId, dimension, vector.length);
+
+    // The filter applies while the graph is walked (not after), and Elasticsearch scans the
+    // matching documents exactly when they are fewer than num_candidates: k hits at any selectivity.
+    const oversample = RESCORE_OVERSAMPLE[this.vectorIndexType];
+    const knn: estypes.KnnSearch = {
+      field: vectorField(dimension),
+      query_vector: Array.from(vector),
+      k,
+      num_candidates: Math.min(MAX_NUM_CANDIDATES, Math.max(MIN_NUM_CANDIDATES, k * CANDIDATES_PER_RESULT)),
+      filter: scope(collectionId, filter),
+      ...(oversample ? { rescore_vector: { oversample } } : {}),
+    };
+    const response = await this.call('search vectors', () =>
+      this.client.search<UnitSource>({ index: this.index, knn, size: k, _source: ['passage_id', 'file_id'] }),
+    );
+    return response.hits.hits.map((hit) => ({
+      unitId: hit._id!,
+      passageId: hit._source!.passage_id,
+      fileId: hit._source!.file_id,
+      // Cosine similarity scores as (1 + cos) / 2, so 1 - cos = 2 - 2 * score.
+      distance: Math.min(2, Math.max(0, 2 - 2 * (hit._score ?? 0))),
+    }));
+  }
+
+  async searchText(collectionId: string, text: string, k: number, filter?: UnitFilter): Promise<TextHit[]> {
+    assertSearchK(k);
+    assertUnitFilter(filter);
+    if (text.trim() === '' || filter?.fileIds.length === 0) return [];
+    // A match query analyses the text as words: user input is never parsed as query syntax.
+    const response = await this.call('search text', () =>
+      this.client.search<UnitSource>({
+        index: this.index,
+        size: k,
+        query: { bool: { must: { match: { text: { query: text } } }, filter: scope(collectionId, filter) } },
+        _source: ['passage_id', 'file_id'],
+      }),
+    );
+    return response.hits.hits.map((hit) => ({
+      unitId: hit._id!,
+      passageId: hit._source!.passage_id,
+      fileId: hit._source!.file_id,
+      score: hit._score ?? 0,
+    }));
+  }
+
+  async deleteByFile(collectionId: string, fileId: string): Promise<void> {
+    await this.deleteWhere([{ term: { collection_id: collectionId } }, { term: { file_id: fileId } }]);
+  }
+
+  async deleteByCollection(collectionId: string): Promise<void> {
+    await this.deleteWhere([{ term: { collection_id: collectionId } }]);
+  }
+
+  async countUnits(collectionId: string): Promise<number> {
+    const response = await this.call('count units', () =>
+      this.client.count({ index: this.index, query: { term: { collection_id: collectionId } } }),
+    );
+    return response.count;
+  }
+
+  async ping(): Promise<void> {
+    const alive = await this.call('ping', () => this.client.ping());
+    if (!alive) throw new AppError(ErrorCode.UNAVAILABLE, 'Elasticsearch did not answer the ping', { retryable: true });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  private async deleteWhere(filter: estypes.QueryDslQueryContainer[]): Promise<void> {
+    await this.call('delete units', () =>
+      this.client.deleteByQuery({
+        index: this.index,
+        query: { bool: { filter } },
+        // Deleted units must not turn up in the next search or count.
+        refresh: true,
+        // A unit re-indexed meanwhile is the newer truth; deleting it anyway is what was asked.
+        conflicts: 'proceed',
+      }),
+    );
+  }
+
+  /** The dimension of the collection's vectors, ignoring units `except`; undefined when it has none. */
+  private async collectionDimension(collectionId: string, except: string[] = []): Promise<number | undefined> {
+    const response = await this.call('read the collection dimension', () =>
+      this.client.search<Pick<UnitSource, 'dimension'>>({
+        index: this.index,
+        size: 1,
+        query: {
+          bool: {
+            filter: { term: { collection_id: collectionId } },
+            ...(except.length ? { must_not: { ids: { values: except } } } : {}),
+          },
+        },
+        _source: ['dimension'],
+      }),
+    );
+    return response.hits.hits[0]?._source?.dimension;
+  }
+
+  private async mapVectorField(dimension: number): Promise<void> {
+    if (this.mappedDimensions.has(dimension)) return;
+    // Idempotent: putting the same field definition again is a no-op, also across processes.
+    await this.call('map the vector field', () =>
+      this.client.indices.putMapping({
+        index: this.index,
+        properties: {
+          [vectorField(dimension)]: {
+            type: 'dense_vector',
+            dims: dimension,
+            index: true,
+            similarity: 'cosine',
+            index_options: { type: this.vectorIndexType, m: HNSW_M, ef_construction: HNSW_EF_CONSTRUCTION },
+          },
+        },
+      }),
+    );
+    this.mappedDimensions.add(dimension);
+  }
+
+  private async call<T>(action: string, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      throw toAppError(error, action);
+    }
+  }
+}
+
+/** The collection, and the filter's files when there is one. */
+function scope(collectionId: string, filter?: UnitFilter): estypes.QueryDslQueryContainer | estypes.QueryDslQueryContainer[] {
+  const collection = { term: { collection_id: collectionId } };
+  return filter ? [collection, { terms: { file_id: [...filter.fileIds] } }] : collection;
+}
+
+function toAppError(error: unknown, action: string): AppError {
+  if (isAppError(error)) return error;
+  if (error instanceof errors.ResponseError) {
+    const status = error.statusCode ?? 500;
+    const retryable = status === 429 || status >= 500;
+    const type: unknown = error.body?.error?.type;
+    return new AppError(retryable ? ErrorCode.UNAVAILABLE : ErrorCode.INTERNAL, `Elasticsearch could not ${action} (${status})`, {
+      cause: error,
+      details: { status, type },
+      retryable,
+    });
+  }
+  if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError) {
+    return new AppError(ErrorCode.UNAVAILABLE, `Elasticsearch is unreachable: could not ${action}`, { cause: error, retryable: true });
+  }
+  return new AppError(ErrorCode.INTERNAL, `Elasticsearch could not ${action}`, { cause: error });
+}

@@ -1,0 +1,31 @@
+import { Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { StorageConnections } from '../storage/storage-connections';
+import { StorageModule } from '../storage/storage.module';
+import { ElasticsearchVectorIndex } from './elasticsearch/elasticsearch-vector-index.adapter';
+import { SqliteVectorIndex } from './embedded/sqlite-vector-index.adapter';
+import { VectorIndex } from '../domain/vector-index.port';
+
+/** Elasticsearch when ELASTICSEARCH_URL is set, else sqlite-vec + FTS5 in the service's SQLite file. */
+export function createVectorIndex(config: AppConfig, connections: StorageConnections): VectorIndex {
+  return config.ELASTICSEARCH_URL ? ElasticsearchVectorIndex.fromConfig(config) : new SqliteVectorIndex(connections.sqlite);
+}
+
+/** The VectorIndex port and its adapter; collection search (collections/) and ingestion use it. */
+@Module({
+  imports: [StorageModule],
+  providers: [{ provide: VectorIndex, inject: [AppConfig, StorageConnections], useFactory: createVectorIndex }],
+  exports: [VectorIndex],
+})
+export class SearchIndexModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(private readonly index: VectorIndex) {}
+
+  /** The index exists (tables, or the mapping) before anything writes to or searches it. */
+  async onModuleInit(): Promise<void> {
+    await this.index.init();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.index.close();
+  }
+}
