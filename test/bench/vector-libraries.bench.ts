@@ -83,9 +83,9 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
   'usearch-codes (chosen)': {
     needs: 'usearch',
     make: async (set) => {
-      // The service's own structure (src/search/embedded/nearest): per-vector-scaled int8 codes,
+      // The service's own structure (src/search-index/embedded/nearest): per-vector-scaled int8 codes,
       // an HNSW graph over them, graph candidates re-ranked exactly, filters scanned exactly.
-      const { CollectionVectors } = require('../../src/search/embedded/nearest/collection-vectors');
+      const { CollectionVectors } = require('../../src/search-index/embedded/nearest/collection-vectors');
       const rows = set.vectors.length / set.dimension;
       const vectors = new CollectionVectors(set.dimension);
       vectors.add(
