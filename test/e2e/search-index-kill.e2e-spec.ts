@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
-import { bootService, freePort, Spawned, tempDir } from '../utils/processes';
+import { bootService, freePort, Spawned, stopService, tempDir } from '../utils/processes';
 
 const root = join(__dirname, '..', '..');
 const KEY = 'wcs_test_search_index_kill_key_0123456789';
@@ -37,10 +37,7 @@ describe('vector index: SIGKILL while indexing, then a restart', () => {
   }, 240_000);
 
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null) {
-      service.child.kill('SIGTERM');
-      await service.exited(60_000).catch(() => service?.child.kill('SIGKILL'));
-    }
+    await stopService(service);
     await embeddings?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });

@@ -5,7 +5,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { bothQueues } from '../utils/queues';
-import { bootService, freePort, Spawned, tempDir } from '../utils/processes';
+import { bootService, freePort, Spawned, stopService, tempDir } from '../utils/processes';
 
 const root = join(__dirname, '..', '..');
 const KEY = 'wcs_kill_bootstrap_key_0123456789abcdef';
@@ -165,10 +165,7 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
   }, 240_000);
 
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null) {
-      service.child.kill('SIGTERM');
-      await service.exited(60_000).catch(() => service?.child.kill('SIGKILL'));
-    }
+    await stopService(service);
     await counting?.close();
     await queue.cleanup();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

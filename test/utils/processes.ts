@@ -121,4 +121,11 @@ export async function bootService(port: number, env: Record<string, string>): Pr
   return spawned;
 }
 
+/** Stops a service still running: SIGTERM, and SIGKILL if it has not exited within a minute. */
+export async function stopService(service: Spawned | undefined): Promise<void> {
+  if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
+  service.child.kill('SIGTERM');
+  await service.exited(60_000).catch(() => service.child.kill('SIGKILL'));
+}
+
 export const tempDir = (label: string): string => mkdtempSync(join(tmpdir(), `wcs-${label}-`));
