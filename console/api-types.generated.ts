@@ -291,6 +291,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/credentials/{id}/uses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["CredentialsController_uses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -807,6 +823,13 @@ export interface components {
             name: string;
         };
         CreateCredentialDto: {
+            /**
+             * @description The hosts (host or host:port, as in a URL) its values may be sent to; a request to any other host is refused before it is sent. Left empty, the owner's first use adopts that use's host. Allowing another host needs the secrets again.
+             * @example [
+             *       "api.example.com"
+             *     ]
+             */
+            allowedHosts?: string[];
             /** @description 1 to 200 characters after trimming */
             name: string;
             /** @description The secret fields of the type: write-only, never returned */
@@ -856,6 +879,8 @@ export interface components {
             settings?: components["schemas"]["WorkflowSettingsDto"];
         };
         CredentialDto: {
+            /** @description The hosts its values may be sent to (empty: none yet, see allowedHosts on create) */
+            allowedHosts: string[];
             /**
              * Format: date-time
              * @description ISO 8601 timestamp, UTC
@@ -905,6 +930,35 @@ export interface components {
             inDraft: boolean;
             name: string;
             workflowId: string;
+        };
+        CredentialUsePageDto: {
+            items: components["schemas"]["CredentialUseRecordDto"][];
+            /** @description The page size asked for */
+            limit: number;
+            /** @description The offset of this page */
+            offset: number;
+            /** @description Number of items in all pages */
+            total: number;
+        };
+        CredentialUseRecordDto: {
+            /** @description Sent; false: refused before sending, its host not allowed */
+            allowed: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            at: string;
+            /** @description Where the request went (host or host:port): refused, the host the use proposed */
+            host: string;
+            /**
+             * @description A production run, a test run or node test, or a dropdown filled while building
+             * @enum {string}
+             */
+            kind: "run" | "test" | "dropdown";
+            /** @description The run, for run and test uses */
+            runId: string | null;
+            /** @description The user the use acted as */
+            userId: string;
         };
         DecideApprovalDto: {
             /** @description A note kept with the decision (in the node's output) */
@@ -986,7 +1040,7 @@ export interface components {
          * @description Stable error code
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INSUFFICIENT_STORAGE" | "INTERNAL";
+        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "FETCH_BLOCKED" | "FETCH_FAILED" | "FILE_TOO_LARGE" | "UNSUPPORTED_TYPE" | "EXTRACTION_FAILED" | "EMBEDDING_FAILED" | "EMBEDDING_MISMATCH" | "EXPRESSION_FAILED" | "CODE_ERROR" | "MEMORY_LIMIT" | "RESULT_TOO_LARGE" | "SANDBOX_UNRESPONSIVE" | "SANDBOX_CRASHED" | "NODE_CONFIGURATION" | "UPSTREAM_FAILED" | "TIMEOUT" | "CANCELED" | "WORKFLOW_STOPPED" | "INTERRUPTED" | "UNAVAILABLE" | "INSUFFICIENT_STORAGE" | "INTERNAL";
         FieldErrorDto: {
             /**
              * @description The bad field: a dotted path with [index] for array items, e.g. definition.nodes[0].id
@@ -1672,8 +1726,15 @@ export interface components {
             prompt: number;
         };
         UpdateCredentialDto: {
+            /**
+             * @description The hosts (host or host:port, as in a URL) its values may be sent to; a request to any other host is refused before it is sent. Left empty, the owner's first use adopts that use's host. Allowing another host needs the secrets again.
+             * @example [
+             *       "api.example.com"
+             *     ]
+             */
+            allowedHosts?: string[];
             name?: string;
-            /** @description New secret fields (rotation); write-only */
+            /** @description New secret fields (rotation); write-only. Needed too to change where a secret goes: `tokenUrl`, or another allowed host */
             secrets?: {
                 [key: string]: string;
             };
@@ -1749,6 +1810,8 @@ export interface components {
             createdAt: string;
             /** @description The draft: what test runs execute and the next publish snapshots */
             definition: components["schemas"]["DefinitionViewDto"];
+            /** @description Who saved the draft last: a test run of the draft as another workflow's sub-workflow acts as this user (null: saved before this was kept) */
+            draftSavedBy: string | null;
             /** @example wfl_0123456789abcdefghijklmno */
             id: string;
             /** @description The newest published version */
@@ -1783,6 +1846,8 @@ export interface components {
              * @description ISO 8601 timestamp, UTC
              */
             createdAt: string;
+            /** @description Who saved the draft last: a test run of the draft as another workflow's sub-workflow acts as this user (null: saved before this was kept) */
+            draftSavedBy: string | null;
             /** @example wfl_0123456789abcdefghijklmno */
             id: string;
             /** @description The newest published version */
@@ -3393,6 +3458,69 @@ export interface operations {
             };
             /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    CredentialsController_uses: {
+        parameters: {
+            query?: {
+                /** @description Number of items to return */
+                limit?: number;
+                /** @description Number of items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every use, newest first: who (the user a run or dropdown acted as), when, which host, what for, sent or refused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialUsePageDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Only an owner reads the uses of a credential */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,13 +9,10 @@ describe('validateSchema', () => {
     expect(validateSchema({ type: 'string' }, 3)).toEqual([{ path: '', reason: 'must be a string, got number 3' }]);
   });
 
-  it('checks strings by length in characters and by pattern', () => {
+  it('checks strings by length in characters, and leaves patterns to the server', () => {
     expect(validateSchema({ type: 'string', maxLength: 2 }, '😀😀')).toEqual([]);
-    expect(validateSchema({ type: 'string', pattern: '^[a-z]+$' }, 'Abc')).toEqual([{ path: '', reason: 'must match ^[a-z]+$' }]);
-    // Read with Unicode on, as JSON Schema validators read patterns: \p{Lu} is a class, not the letters p{Lu}.
-    expect(validateSchema({ type: 'string', pattern: '^\\p{Lu}$' }, 'É')).toEqual([]);
-    // A pattern JavaScript cannot compile is left to the server.
-    expect(validateSchema({ type: 'string', pattern: '(?<' }, 'x')).toEqual([]);
+    // A catastrophic pattern would hang the tab with the browser's engine: the server checks it in linear time.
+    expect(validateSchema({ type: 'string', pattern: '^(a+)+$' }, 'a'.repeat(40) + '!')).toEqual([]);
   });
 
   it('walks objects and arrays, naming the path of each problem', () => {
@@ -40,9 +37,9 @@ describe('validateSchema', () => {
   });
 
   it('wants one match for oneOf and at least one for anyOf', () => {
-    const oneOf = { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\d+$' }] };
+    const oneOf = { oneOf: [{ type: 'integer' }, { type: 'string', maxLength: 3 }] };
     expect(validateSchema(oneOf, '12')).toEqual([]);
-    expect(validateSchema(oneOf, 'x')).toEqual([{ path: '', reason: 'does not match any of the allowed forms' }]);
+    expect(validateSchema(oneOf, 'xxxx')).toEqual([{ path: '', reason: 'does not match any of the allowed forms' }]);
     expect(validateSchema({ oneOf: [{ type: 'number' }, { type: 'integer' }] }, 1)).toEqual([
       { path: '', reason: 'matches more than one of the allowed forms' },
     ]);

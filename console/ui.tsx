@@ -3,6 +3,15 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, FieldProblem } from './api-client';
 import { json, localTime } from './format';
 
+/**
+ * Text a user wrote (a name, a file name, an error that quotes one), isolated from the text around
+ * it: a right-to-left override (U+202E) in it cannot reverse the console's own text after it.
+ * Every such string on a page goes through here.
+ */
+export function UserText({ text }: { text: string | null | undefined }) {
+  return <bdi>{text ?? ''}</bdi>;
+}
+
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status}</span>;
 }
@@ -37,7 +46,9 @@ export function ErrorBox({ error }: { error: unknown }) {
   const message = error instanceof Error ? error.message : String(error);
   return (
     <div class="error" role="alert">
-      <strong>{message}</strong>
+      <strong>
+        <UserText text={message} />
+      </strong>
       {apiError && apiError.status > 0 && (
         <span class="muted">
           {' '}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, encode } from '../api-client';
 import type { ApiKey, IssuedApiKey, Me } from '../api-types';
-import { ErrorBox, Section, Time, useAction, useLoad } from '../ui';
+import { ErrorBox, Section, Time, useAction, useLoad, UserText } from '../ui';
 
 /** Your API keys: create one (its secret shown this once), list them, revoke one. */
 export function AccountPage({ me }: { me: Me }) {
@@ -23,7 +23,7 @@ export function AccountPage({ me }: { me: Me }) {
     <main>
       <h1>Your account</h1>
       <p class="muted">
-        {me.name} · <code>{me.id}</code>
+        <UserText text={me.name} /> · <code>{me.id}</code>
         {me.isAdmin ? ' · admin' : ''}
       </p>
       <Section title="New API key">
@@ -66,7 +66,7 @@ export function AccountPage({ me }: { me: Me }) {
                 {keys.data.items.map((k) => (
                   <tr key={k.id}>
                     <td>
-                      {k.name}
+                      <UserText text={k.name} />
                       {k.id === me.keyId && <span class="muted small"> (this session)</span>}
                     </td>
                     <td>
@@ -102,7 +102,11 @@ export function IssuedKey({ issued }: { issued: Pick<IssuedApiKey, 'key' | 'name
   return (
     <div class="notice issued-key" role="status">
       <p>
-        The key <strong>{issued.name}</strong>: copy it now, it is not shown again.
+        The key{' '}
+        <strong>
+          <UserText text={issued.name} />
+        </strong>
+        : copy it now, it is not shown again.
       </p>
       <code class="secret" aria-label="The key, shown once">
         {issued.key}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api-client';
 import type { ApprovalDecision, JsonSchema, PendingApproval } from '../api-types';
 import { Link } from '../router';
-import { ErrorBox, Section, Time, useAction, useLoad, usePolling } from '../ui';
+import { ErrorBox, Section, Time, useAction, useLoad, usePolling, UserText } from '../ui';
 
 /** The approvals waiting for a decision the signed-in user may take (editor role), oldest first. */
 export function ApprovalsPage() {
@@ -52,9 +52,11 @@ function ApprovalCard({ item, onDecided }: { item: PendingApproval; onDecided: (
   const required = new Set<string>(Array.isArray(item.fields?.required) ? item.fields.required : []);
   return (
     <article class="approval" aria-label={`Approval ${item.nodeId} of run ${item.runId}`}>
-      <p class="approval-summary">{item.summary}</p>
+      <p class="approval-summary">
+        <UserText text={item.summary} />
+      </p>
       <p class="muted small">
-        {item.workflowName ?? item.workflowId} · run <Link href={`/runs/${item.runId}`}>{item.runId}</Link> · node{' '}
+        <UserText text={item.workflowName ?? item.workflowId} /> · run <Link href={`/runs/${item.runId}`}>{item.runId}</Link> · node{' '}
         <code>{item.nodeId}</code> · waiting since <Time iso={item.createdAt} /> · expires <Time iso={item.expiresAt} />
       </p>
       <form class="stack" onSubmit={(e) => e.preventDefault()}>

@@ -4,7 +4,7 @@ import { Collection, FILE_STATUSES, FileItem, Page, Passage } from '../api-types
 import { bytes } from '../format';
 import { setQuery, useLocation } from '../router';
 import { Members } from '../members';
-import { ErrorBox, Pager, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
+import { ErrorBox, Pager, Section, StatusBadge, Time, useAction, useLoad, usePolling, UserText } from '../ui';
 
 const LIMIT = 20;
 const UNFINISHED = new Set(['pending', 'processing']);
@@ -23,7 +23,7 @@ export function CollectionPage({ id }: { id: string }) {
   return (
     <main>
       <ErrorBox error={collection.error} />
-      <h1>{collection.data?.name ?? 'Collection'}</h1>
+      <h1>{collection.data ? <UserText text={collection.data.name} /> : 'Collection'}</h1>
       <p class="muted">
         <code>{id}</code>
         {collection.data && <> · your role: {collection.data.role}</>}
@@ -120,14 +120,18 @@ function Files({ base, onChange }: { base: string; onChange: () => void }) {
                 {list.data.items.map((f) => (
                   <tr key={f.id} data-file-id={f.id}>
                     <td>
-                      {f.name}
+                      <UserText text={f.name} />
                       <div class="muted small">
                         <code>{f.id}</code>
                       </div>
                     </td>
                     <td>
                       <StatusBadge status={f.status} />
-                      {f.error && <div class="error-text">{f.error}</div>}
+                      {f.error && (
+                        <div class="error-text">
+                          <UserText text={f.error} />
+                        </div>
+                      )}
                     </td>
                     <td class="small">{f.type}</td>
                     <td class="nowrap">{bytes(f.size)}</td>
@@ -293,7 +297,9 @@ function SearchPlayground({ base }: { base: string }) {
                 <span>
                   distance <strong>{p.distance.toFixed(4)}</strong>
                 </span>
-                <span>{p.fileName}</span>
+                <span>
+                  <UserText text={p.fileName} />
+                </span>
                 {p.page !== undefined && <span>page {p.page}</span>}
                 <span class="muted">passage {p.chunkIndex}</span>
               </div>

@@ -2,7 +2,7 @@ import { api, encode } from '../api-client';
 import type { Collection, CollectionStats } from '../api-types';
 import { CreateByName, usePagedList } from '../listing';
 import { Link } from '../router';
-import { ErrorBox, Section, Time, useAction, useLoad } from '../ui';
+import { ErrorBox, Section, Time, useAction, useLoad, UserText } from '../ui';
 
 export function CollectionsPage() {
   const { list, pager } = usePagedList<Collection>('/api/v1/collections');
@@ -55,7 +55,9 @@ function CollectionRow({ collection: c, onDeleted }: { collection: Collection; o
   return (
     <tr>
       <td>
-        <Link href={`/collections/${c.id}`}>{c.name}</Link>
+        <Link href={`/collections/${c.id}`}>
+          <UserText text={c.name} />
+        </Link>
         <div class="muted small">
           <code>{c.id}</code>
         </div>

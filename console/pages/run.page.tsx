@@ -9,7 +9,7 @@ import { loadNodeTypes } from '../node-types';
 import { runDuration, triggerLabel } from '../runs';
 import { subStepsOf } from '../sub-steps';
 import { Link, navigate } from '../router';
-import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad, usePolling } from '../ui';
+import { ErrorBox, JsonBlock, Section, StatusBadge, Time, useAction, useLoad, usePolling, UserText } from '../ui';
 
 export function RunPage({ id }: { id: string }) {
   const base = `/api/v1/runs/${encode(id)}`;
@@ -51,7 +51,13 @@ export function RunPage({ id }: { id: string }) {
           <dl class="facts">
             <dt>Workflow</dt>
             <dd>
-              <Link href={`/workflows/${r.workflowId}`}>{r.workflowName ?? drawn.data?.name ?? <code>{r.workflowId}</code>}</Link>
+              <Link href={`/workflows/${r.workflowId}`}>
+                {(r.workflowName ?? drawn.data?.name) ? (
+                  <UserText text={r.workflowName ?? drawn.data?.name} />
+                ) : (
+                  <code>{r.workflowId}</code>
+                )}
+              </Link>
             </dd>
             <dt>Type</dt>
             <dd>{r.runType === 'test' ? 'test (the draft)' : `production, version ${r.version}`}</dd>
@@ -103,7 +109,10 @@ export function RunPage({ id }: { id: string }) {
           </dl>
           {r.error && (
             <div class="error" role="alert">
-              <strong>{r.error.message}</strong> <span class="muted">({r.error.code})</span>
+              <strong>
+                <UserText text={r.error.message} />
+              </strong>{' '}
+              <span class="muted">({r.error.code})</span>
             </div>
           )}
           <div class="actions">
@@ -184,7 +193,10 @@ function StepItem({ step, start, span }: { step: Step; start: number; span: numb
       </div>
       {step.error && (
         <div class="error" role="alert">
-          <strong>{step.error.message}</strong> <span class="muted">({step.error.code})</span>
+          <strong>
+            <UserText text={step.error.message} />
+          </strong>{' '}
+          <span class="muted">({step.error.code})</span>
           {step.error.details !== undefined && <JsonBlock label={`Error details of ${step.nodeId}`} value={step.error.details} />}
         </div>
       )}
@@ -290,7 +302,10 @@ function StepDetails({ step }: { step: Step }) {
       </dl>
       {step.error && (
         <div class="error" role="alert">
-          <strong>{step.error.message}</strong> <span class="muted">({step.error.code})</span>
+          <strong>
+            <UserText text={step.error.message} />
+          </strong>{' '}
+          <span class="muted">({step.error.code})</span>
         </div>
       )}
       <SubSteps step={step} where="canvas" />
@@ -326,7 +341,11 @@ function SubSteps({ step, where }: { step: Step; where?: string }) {
                 </span>
               )}
             </div>
-            {sub.error && <div class="error-text">{sub.error}</div>}
+            {sub.error && (
+              <div class="error-text">
+                <UserText text={sub.error} />
+              </div>
+            )}
             {sub.arguments !== undefined && (
               <details>
                 <summary>Arguments</summary>

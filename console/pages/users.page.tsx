@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api-client';
 import type { CreatedUser, Page, User } from '../api-types';
 import { usePagedList } from '../listing';
-import { ErrorBox, Section, Time, useAction } from '../ui';
+import { ErrorBox, Section, Time, useAction, UserText } from '../ui';
 import { IssuedKey } from './account.page';
 
 /** For admins: the users, and a new user with their first API key. */
@@ -48,7 +48,11 @@ export function UsersPage() {
         {created && (
           <>
             <p>
-              Created <strong>{created.name}</strong> (<code>{created.id}</code>): hand them their first key.
+              Created{' '}
+              <strong>
+                <UserText text={created.name} />
+              </strong>{' '}
+              (<code>{created.id}</code>): hand them their first key.
             </p>
             <IssuedKey issued={created.apiKey} />
           </>
@@ -71,7 +75,9 @@ export function UsersPage() {
               <tbody>
                 {page.items.map((u) => (
                   <tr key={u.id}>
-                    <td>{u.name}</td>
+                    <td>
+                      <UserText text={u.name} />
+                    </td>
                     <td>
                       <code>{u.id}</code>
                     </td>

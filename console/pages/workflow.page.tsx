@@ -4,7 +4,7 @@ import type { Version, Workflow } from '../api-types';
 import { loadNodeTypes } from '../node-types';
 import { Link } from '../router';
 import { Members } from '../members';
-import { ErrorBox, useLoad } from '../ui';
+import { ErrorBox, useLoad, UserText } from '../ui';
 import { Editor, type Kept } from '../workflow-editor/editor';
 import { useRunData } from '../workflow-editor/run-data';
 
@@ -25,7 +25,7 @@ export function WorkflowPage({ id }: { id: string }) {
   return (
     <main class="wide workflow-page">
       <ErrorBox error={workflow.error ?? types.error} />
-      <h1>{workflow.data?.name ?? 'Workflow'}</h1>
+      <h1>{workflow.data ? <UserText text={workflow.data.name} /> : 'Workflow'}</h1>
       {workflow.data && (
         <p class="muted small workflow-meta">
           <code>{id}</code> · your role: {workflow.data.role} · active version:{' '}

@@ -2,7 +2,7 @@ import { api, encode } from '../api-client';
 import type { WorkflowSummary } from '../api-types';
 import { CreateByName, usePagedList } from '../listing';
 import { Link } from '../router';
-import { ErrorBox, Section, Time, useAction } from '../ui';
+import { ErrorBox, Section, Time, useAction, UserText } from '../ui';
 
 export function WorkflowsPage() {
   const { list, pager } = usePagedList<WorkflowSummary>('/api/v1/workflows');
@@ -39,7 +39,9 @@ export function WorkflowsPage() {
                 {list.data.items.map((w) => (
                   <tr key={w.id}>
                     <td>
-                      <Link href={`/workflows/${w.id}`}>{w.name}</Link>
+                      <Link href={`/workflows/${w.id}`}>
+                        <UserText text={w.name} />
+                      </Link>
                       <div class="muted small">
                         <code>{w.id}</code>
                       </div>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { NodeSpec, NodeTest } from '../api-types';
 import { Link } from '../router';
-import { ErrorBox, JsonBlock, StatusBadge } from '../ui';
+import { ErrorBox, JsonBlock, StatusBadge, UserText } from '../ui';
 import type { TestState } from './inspector';
 
 interface NodeTestPanelProps {
@@ -136,10 +136,14 @@ export function NodeTestPanel({ node, trigger, pinned, lastInput, lastRunId, tes
               Clear
             </button>
           </div>
-          {run.error && <div class="error-text">{run.error.message}</div>}
+          {run.error && (
+            <div class="error-text">
+              <UserText text={run.error.message} />
+            </div>
+          )}
           {step && step.error && (
             <div class="error-text">
-              {step.error.message} <span class="muted">({step.error.code})</span>
+              <UserText text={step.error.message} /> <span class="muted">({step.error.code})</span>
             </div>
           )}
           {step && step.output !== undefined && <JsonBlock label={`Test output of ${node.id}`} value={step.output} />}

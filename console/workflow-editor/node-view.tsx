@@ -4,6 +4,7 @@ import type { ShownProblem } from '../definition-check';
 import { ExpressionScopeContext } from '../expressions/expression-editor';
 import { NodeForm } from '../node-form';
 import { glyphOf } from '../canvas/node-icons';
+import { UserText } from '../ui';
 import { DataView } from './data-view';
 import { expressionScope, lastInputOf } from './inspector';
 
@@ -59,7 +60,7 @@ export function NodeView({ node, nodeType, types, definition, run, problems, onC
             <span class="node-icon" aria-hidden="true">
               {glyphOf(node.type)}
             </span>{' '}
-            {title} <span class="muted small">{nodeType.displayName}</span>
+            <UserText text={title} /> <span class="muted small">{nodeType.displayName}</span>
           </h2>
           <span class="muted small">
             {source ? `Data from ${source}` : 'No run has reached this node yet: test it or run the workflow.'}
@@ -83,7 +84,7 @@ export function NodeView({ node, nodeType, types, definition, run, problems, onC
             <h3>Output</h3>
             {step?.error && (
               <p class="error-text">
-                {step.error.message} <span class="muted">({step.error.code})</span>
+                <UserText text={step.error.message} /> <span class="muted">({step.error.code})</span>
               </p>
             )}
             {step?.status === 'skipped' && node.disabled && <p class="muted small">Disabled: its input went on unchanged.</p>}

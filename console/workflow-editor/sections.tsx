@@ -1,6 +1,6 @@
 import type { Run, Workflow } from '../api-types';
 import { Link } from '../router';
-import { Section, StatusBadge } from '../ui';
+import { Section, StatusBadge, UserText } from '../ui';
 import { plainReason, type Placed } from './problems';
 
 interface RunSectionProps {
@@ -50,7 +50,12 @@ export function RunSection({ workflow, dirty, input, setInput, busy, start, show
           <p class="run-shown" role="status" aria-label="Run on the canvas">
             Run <code>{shown.id}</code> ({shown.runType}
             {shown.nodeTest ? `, node test of ${shown.nodeTest.nodeId}` : ''}): <StatusBadge status={shown.status} />{' '}
-            {shown.error && <span class="error-text">{shown.error.message}</span>} <Link href={`/runs/${shown.id}`}>open the run page</Link>
+            {shown.error && (
+              <span class="error-text">
+                <UserText text={shown.error.message} />
+              </span>
+            )}{' '}
+            <Link href={`/runs/${shown.id}`}>open the run page</Link>
           </p>
         )}
       </form>

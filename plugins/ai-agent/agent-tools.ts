@@ -61,24 +61,33 @@ export async function agentTools(
           additionalProperties: false,
         },
       },
+      // One collection the run's user may not read (or that fails) leaves the others searched:
+      // the model is told which were refused and why, and only when none answers is it an error.
       run: async (args) => {
         const targets = typeof args.collectionId === 'string' ? [args.collectionId] : collections;
-        const found = await Promise.all(
+        const found = await Promise.allSettled(
           targets.map((id) => ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'vector' })),
         );
-        return found
-          .flatMap((page, index) =>
-            page.items.map((hit) => ({
-              collectionId: targets[index],
-              fileId: hit.fileId,
-              fileName: hit.fileName,
-              passage: hit.content,
-              distance: hit.distance,
-              ...(hit.page !== null ? { page: hit.page } : {}),
-            })),
+        const refused = found.flatMap((outcome, index) =>
+          outcome.status === 'rejected' ? [{ collectionId: targets[index], reason: (outcome.reason as Error).message }] : [],
+        );
+        if (refused.length === targets.length) throw (found[0] as PromiseRejectedResult).reason;
+        const passages = found
+          .flatMap((outcome, index) =>
+            outcome.status === 'fulfilled'
+              ? outcome.value.items.map((hit) => ({
+                  collectionId: targets[index],
+                  fileId: hit.fileId,
+                  fileName: hit.fileName,
+                  passage: hit.content,
+                  distance: hit.distance,
+                  ...(hit.page !== null ? { page: hit.page } : {}),
+                }))
+              : [],
           )
           .sort((a, b) => a.distance - b.distance)
           .slice(0, searchTopK);
+        return refused.length === 0 ? passages : { passages, refused };
       },
     });
   }

@@ -18,6 +18,7 @@ import {
   CREDENTIAL_ID,
   EndpointCredentialParameter,
   EndpointParameter,
+  jsonSchemaRule,
   numeric,
   Parameter,
   TemperatureParameter,
@@ -95,6 +96,7 @@ export class AiAgentParameters {
     description:
       'Collections the agent may search (tool `search_collections`), with the rights of the user the run acts as; hits carry fileId, fileName, passage and distance so the answer can cite them.',
     loadOptions: collectionOptions,
+    collection: 'viewer',
   })
   @IsArray()
   @ArrayMaxSize(20)
@@ -195,6 +197,7 @@ export class AiAgentParameters {
   })
   @IsOptional()
   @IsObject()
+  @ValidateBy(jsonSchemaRule('outputSchema'))
   outputSchema?: Record<string, unknown>;
 
   @Parameter({

@@ -104,7 +104,9 @@ export async function runAgent(ctx: NodeContext<AiAgentParameters>): Promise<Age
         const results = await Promise.all(calls.map((call) => toolCall(ctx, tools, call, signal)));
         signal.throwIfAborted();
         toolCalls += calls.length;
-        calls.forEach((call, index) => messages.push({ role: 'tool', toolCallId: call.id, content: results[index] }));
+        // A tool may echo a credential it was sent with (an MCP server's whoami): the model, often
+        // a third party, gets the result masked as the run record shows it.
+        calls.forEach((call, index) => messages.push({ role: 'tool', toolCallId: call.id, content: ctx.mask(results[index]) }));
         continue;
       }
       let json: unknown;

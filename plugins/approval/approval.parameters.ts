@@ -10,22 +10,17 @@ import {
   MaxLength,
   Min,
   MinLength,
-  Validate,
-  ValidatorConstraint,
-  ValidatorConstraintInterface,
+  ValidateBy,
 } from 'class-validator';
-import { CREDENTIAL_ID, credentialIdMessage, DURATION_UNITS, DurationUnit, MAX_PAUSE_MS, Parameter } from 'workflow-collection-service/sdk';
-
-/** The approver fills in an object: its schema says `type: "object"`. */
-@ValidatorConstraint({ name: 'isObjectSchema' })
-class IsObjectSchema implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type === 'object';
-  }
-  defaultMessage(): string {
-    return 'fields must be a JSON Schema of an object: {"type": "object", "properties": {...}}';
-  }
-}
+import {
+  CREDENTIAL_ID,
+  credentialIdMessage,
+  DURATION_UNITS,
+  DurationUnit,
+  jsonSchemaRule,
+  MAX_PAUSE_MS,
+  Parameter,
+} from 'workflow-collection-service/sdk';
 
 export class ApprovalParameters {
   @Parameter({
@@ -47,7 +42,7 @@ export class ApprovalParameters {
   })
   @IsOptional()
   @IsObject()
-  @Validate(IsObjectSchema)
+  @ValidateBy(jsonSchemaRule('fields', { object: true }))
   fields?: Record<string, unknown>;
 
   @Parameter({

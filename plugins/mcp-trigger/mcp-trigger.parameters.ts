@@ -1,25 +1,5 @@
-import {
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  Validate,
-  ValidatorConstraint,
-  ValidatorConstraintInterface,
-} from 'class-validator';
-import { Parameter } from 'workflow-collection-service/sdk';
-
-/** MCP clients expect a tool's input to be a JSON object: its schema says `type: "object"`. */
-@ValidatorConstraint({ name: 'isObjectSchema' })
-class IsObjectSchema implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type === 'object';
-  }
-  defaultMessage(): string {
-    return 'inputSchema must be a JSON Schema of an object: {"type": "object", "properties": {...}}';
-  }
-}
+import { IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
+import { jsonSchemaRule, Parameter } from 'workflow-collection-service/sdk';
 
 export class McpTriggerParameters {
   @Parameter({
@@ -48,6 +28,6 @@ export class McpTriggerParameters {
     schema: { examples: [{ type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }] },
   })
   @IsObject()
-  @Validate(IsObjectSchema)
+  @ValidateBy(jsonSchemaRule('inputSchema', { object: true }))
   inputSchema: Record<string, unknown> = { type: 'object', properties: {} };
 }

@@ -29,14 +29,42 @@ const ASSETS: Record<string, string> = {
 };
 
 /**
+ * What the API explorer may load and who may frame it: people type their API key into it, so no
+ * other site may frame it (clickjacking) and it runs only its own scripts. Swagger UI sets inline
+ * styles, hence `'unsafe-inline'` for styles alone.
+ */
+const DOCS_SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+/**
  * OpenAPI JSON at /docs/json and the Swagger UI at /docs. The UI's few assets are served from
- * swagger-ui-dist directly, which spares a static-file plugin for five files.
+ * swagger-ui-dist directly, which spares a static-file plugin for five files. Every answer under
+ * /docs carries DOCS_SECURITY_HEADERS.
  */
 export function setupApiDocs(app: NestFastifyApplication): void {
   const document = createApiDocument(app);
   SwaggerModule.setup('docs', app, document, { ui: false, raw: ['json'], jsonDocumentUrl: 'docs/json' });
 
   const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    const path = request.url.split('?')[0];
+    if (path === '/docs' || path.startsWith('/docs/')) reply.headers(DOCS_SECURITY_HEADERS);
+    return payload;
+  });
   const assetsDir = dirname(require.resolve('swagger-ui-dist/package.json'));
   fastify.get('/docs', (_, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
   fastify.get('/docs/swagger-ui-init.js', (_, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));

@@ -29,6 +29,8 @@ export enum ErrorCode {
   CODE_ERROR = 'CODE_ERROR',
   /** User code used more memory than its sandbox allows. */
   MEMORY_LIMIT = 'MEMORY_LIMIT',
+  /** User code's result is larger than a sandbox may hand the service. */
+  RESULT_TOO_LARGE = 'RESULT_TOO_LARGE',
   /** A sandbox gave no answer within its wall-clock backstop (CPU limit or not) and was replaced. */
   SANDBOX_UNRESPONSIVE = 'SANDBOX_UNRESPONSIVE',
   /** A sandbox process died for a reason other than memory and was replaced. */
@@ -69,6 +71,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.EXPRESSION_FAILED]: 400,
   [ErrorCode.CODE_ERROR]: 422,
   [ErrorCode.MEMORY_LIMIT]: 422,
+  [ErrorCode.RESULT_TOO_LARGE]: 422,
   [ErrorCode.SANDBOX_UNRESPONSIVE]: 503,
   [ErrorCode.SANDBOX_CRASHED]: 500,
   [ErrorCode.NODE_CONFIGURATION]: 400,

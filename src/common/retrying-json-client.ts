@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { AppError, type ErrorCode } from './app-error';
+import { AppError, ErrorCode, isAppError } from './app-error';
 
 export interface RetryBackoff {
   /** Delay before the second attempt; each later one doubles it, up to `maxMs`, then jitter takes up to half off. */
@@ -165,6 +165,15 @@ export class RetryingJsonClient {
         : { refused: error, status, message };
     } catch (error) {
       if (signal.aborted) throw this.canceled(signal);
+      // The outbound guard's refusal is the same on every attempt: said once, with the host and
+      // what the operator can do about it.
+      const refusal = guardRefusal(error);
+      if (refusal)
+        throw new AppError(errorCode, `${serverName} not reached: ${refusal.message}`, {
+          retryable: false,
+          cause: refusal,
+          details: refusal.details,
+        });
       const reason = timeout.aborted ? `no answer within ${timeoutMs} ms` : networkReason(error);
       return {
         retry: new AppError(errorCode, `${serverName} unreachable: ${reason}`, { retryable: true, cause: error }),
@@ -222,4 +231,12 @@ async function streamingFetch(url: string, init: OutgoingPost): Promise<Response
 function networkReason(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
+
+/** The outbound guard's refusal (FETCH_BLOCKED) in `error` or its causes, as fetch wraps it. */
+function guardRefusal(error: unknown): AppError | null {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (isAppError(cause) && cause.code === ErrorCode.FETCH_BLOCKED) return cause;
+  }
+  return null;
 }

@@ -2,6 +2,7 @@ import { AppError, ErrorCode } from '../common/app-error';
 import type { SafeFetch } from '../common/safe-fetch';
 import type { AppliedCredential, OutgoingRequest, ResolvedCredential } from '../engine/node-credentials.port';
 import type { Credential } from '../domain/credential.model';
+import { Redactor } from '../engine/redactor';
 
 /** A fetched token is used until this long before it expires. */
 const TOKEN_MARGIN_MS = 60_000;
@@ -66,9 +67,13 @@ export class OAuth2Tokens {
       // Said below, without the body: it may echo what was sent.
     }
     if (response.status !== 200 || typeof body.access_token !== 'string' || !body.access_token) {
+      // The endpoint's own words may echo what it was sent: the client secret, in any of its forms.
+      const masked = new Redactor(wireForms(secrets.clientSecret));
       const said =
         typeof body.error === 'string'
-          ? `: ${body.error}${typeof body.error_description === 'string' ? ` (${body.error_description.slice(0, 200)})` : ''}`
+          ? masked.string(
+              `: ${body.error}${typeof body.error_description === 'string' ? ` (${body.error_description.slice(0, 200)})` : ''}`,
+            )
           : '';
       throw new AppError(
         ErrorCode.UPSTREAM_FAILED,
@@ -87,10 +92,27 @@ export class OAuth2Tokens {
 const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
 
 /**
+ * Every form a value takes where the service itself puts it or echoes it: as it is, URL-encoded
+ * (a query value: `~` stays, a space is `%20`), and form-encoded (URLSearchParams: `~` is `%7E`, a
+ * space `+`); what is masked in records is each of these.
+ */
+export function wireForms(...values: string[]): string[] {
+  const forms = values.flatMap((value) => [value, encodeURIComponent(value), new URLSearchParams({ v: value }).toString().slice(2)]);
+  return [...new Set(forms.filter((form) => form.length > 0))];
+}
+
+/**
  * A stored credential, opened, as a node injects it: the values go into the request at send time
  * and nowhere else; `secrets` lists every form they take on the wire, for the run's masks.
+ * `guard` sees each request's URL before anything is applied, and refuses a host the credential
+ * may not be sent to.
  */
-export function resolvedCredential(credential: Credential, secrets: Record<string, string>, tokens: OAuth2Tokens): ResolvedCredential {
+export function resolvedCredential(
+  credential: Credential,
+  secrets: Record<string, string>,
+  tokens: OAuth2Tokens,
+  guard: (url: string) => Promise<void> = async () => undefined,
+): ResolvedCredential {
   const { settings } = credential;
   const withHeader = (request: OutgoingRequest, name: string, value: string, carried: string[]): AppliedCredential => ({
     url: request.url,
@@ -100,45 +122,55 @@ export function resolvedCredential(credential: Credential, secrets: Record<strin
   });
   switch (credential.type) {
     case 'bearer': {
-      const forms = [secrets.token, `Bearer ${secrets.token}`];
-      return {
-        id: credential.id,
-        type: credential.type,
-        secrets: forms,
-        refused: () => undefined,
-        apply: async (request) => withHeader(request, 'authorization', forms[1], forms),
-      };
-    }
-    case 'basic': {
-      const header = basic(settings.username, secrets.password);
-      const forms = [secrets.password, header, header.slice('Basic '.length)];
-      return {
-        id: credential.id,
-        type: credential.type,
-        secrets: forms,
-        refused: () => undefined,
-        apply: async (request) => withHeader(request, 'authorization', header, forms),
-      };
-    }
-    case 'header': {
-      const name = settings.name.toLowerCase();
-      const forms = [secrets.value];
-      return {
-        id: credential.id,
-        type: credential.type,
-        secrets: forms,
-        refused: () => undefined,
-        apply: async (request) => withHeader(request, name, secrets.value, forms),
-      };
-    }
-    case 'query': {
-      const forms = [secrets.value];
+      const forms = wireForms(secrets.token, `Bearer ${secrets.token}`);
       return {
         id: credential.id,
         type: credential.type,
         secrets: forms,
         refused: () => undefined,
         apply: async (request) => {
+          await guard(request.url);
+          return withHeader(request, 'authorization', `Bearer ${secrets.token}`, forms);
+        },
+      };
+    }
+    case 'basic': {
+      const header = basic(settings.username, secrets.password);
+      const forms = wireForms(secrets.password, header, header.slice('Basic '.length));
+      return {
+        id: credential.id,
+        type: credential.type,
+        secrets: forms,
+        refused: () => undefined,
+        apply: async (request) => {
+          await guard(request.url);
+          return withHeader(request, 'authorization', header, forms);
+        },
+      };
+    }
+    case 'header': {
+      const name = settings.name.toLowerCase();
+      const forms = wireForms(secrets.value);
+      return {
+        id: credential.id,
+        type: credential.type,
+        secrets: forms,
+        refused: () => undefined,
+        apply: async (request) => {
+          await guard(request.url);
+          return withHeader(request, name, secrets.value, forms);
+        },
+      };
+    }
+    case 'query': {
+      const forms = wireForms(secrets.value);
+      return {
+        id: credential.id,
+        type: credential.type,
+        secrets: forms,
+        refused: () => undefined,
+        apply: async (request) => {
+          await guard(request.url);
           const url = new URL(request.url);
           url.searchParams.set(settings.name, secrets.value);
           return { url: url.href, headers: { ...request.headers }, sensitiveHeaders: [], secrets: forms };
@@ -149,11 +181,12 @@ export function resolvedCredential(credential: Credential, secrets: Record<strin
       return {
         id: credential.id,
         type: credential.type,
-        secrets: [secrets.clientSecret],
+        secrets: wireForms(secrets.clientSecret),
         refused: () => tokens.forget(credential),
         apply: async (request, signal) => {
+          await guard(request.url);
           const token = await tokens.token(credential, secrets, signal);
-          return withHeader(request, 'authorization', `Bearer ${token}`, [secrets.clientSecret, token, `Bearer ${token}`]);
+          return withHeader(request, 'authorization', `Bearer ${token}`, wireForms(secrets.clientSecret, token, `Bearer ${token}`));
         },
       };
   }

@@ -2,7 +2,14 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { PageQueryDto } from '../common/pagination';
-import { CreateCredentialDto, CredentialDto, CredentialPageDto, CredentialUsageDto, UpdateCredentialDto } from './credentials.dto';
+import {
+  CreateCredentialDto,
+  CredentialDto,
+  CredentialPageDto,
+  CredentialUsageDto,
+  CredentialUsePageDto,
+  UpdateCredentialDto,
+} from './credentials.dto';
 import { CredentialsService } from './credentials.service';
 
 @ApiTags('credentials')
@@ -52,5 +59,16 @@ export class CredentialsController {
   @ApiOkResponse({ type: CredentialUsageDto, description: 'The workflows that name it' })
   usage(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return this.credentials.usage(principal, id);
+  }
+
+  @Get(':id/uses')
+  @ApiOkResponse({
+    type: CredentialUsePageDto,
+    description: 'Every use, newest first: who (the user a run or dropdown acted as), when, which host, what for, sent or refused',
+  })
+  @ApiResponse({ status: 403, description: 'Only an owner reads the uses of a credential' })
+  async uses(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() page: PageQueryDto) {
+    const result = await this.credentials.uses(principal, id, page);
+    return { ...result, offset: page.offset, limit: page.limit };
   }
 }

@@ -1,19 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
+import type { Role } from '../domain/membership.model';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { newId } from '../common/ids';
 import { Page, PageRequest } from '../common/page';
 import { SafeFetch } from '../common/safe-fetch';
 import { SecretCipher } from '../common/secret-cipher';
-import { NodeCredentials, ResolvedCredential } from '../engine/node-credentials.port';
+import { CredentialUseContext, NodeCredentials, ResolvedCredential } from '../engine/node-credentials.port';
 import { NodeConfigurationError } from '../sdk';
 import { CredentialStore } from '../domain/credential-store.port';
 import { MembershipStore } from '../domain/membership-store.port';
 import { WorkflowStore } from '../domain/workflow-store.port';
-import { Credential, CREDENTIAL_FIELDS, CredentialType } from '../domain/credential.model';
+import { Credential, CREDENTIAL_FIELDS, CredentialType, SECRET_DESTINATIONS } from '../domain/credential.model';
 import { OAuth2Tokens, resolvedCredential } from './credential-injection';
-import { CreateCredentialDto, credentialView, UpdateCredentialDto } from './credentials.dto';
+import { CreateCredentialDto, credentialUseView, credentialView, UpdateCredentialDto } from './credentials.dto';
 
 export type CredentialView = ReturnType<typeof credentialView>;
 
@@ -48,6 +49,7 @@ export class CredentialsService extends NodeCredentials {
       type: dto.type,
       ownerId: principal.userId,
       settings,
+      allowedHosts: [...new Set(dto.allowedHosts ?? [])],
       sealed: this.seal(id, dto.secrets),
       createdAt: now,
       updatedAt: now,
@@ -67,16 +69,34 @@ export class CredentialsService extends NodeCredentials {
     return credentialView(credential, role, this.secretFields(credential));
   }
 
-  /** Rename, change its settings, or rotate it (new secrets replace the old ones as a set). */
+  /**
+   * Rename, change its settings or allowed hosts, or rotate it (new secrets replace the old ones as
+   * a set). A change of where a secret goes (a setting of SECRET_DESTINATIONS, a host allowed that
+   * was not) needs the secrets in the same request: an editor who may not read the secret must not
+   * be able to send it somewhere they read.
+   */
   async update(principal: Principal, id: string, dto: UpdateCredentialDto): Promise<CredentialView> {
     const role = await this.access.require(principal, 'credential', id, 'editor');
     const current = await this.load(id);
     const secrets = dto.secrets ?? this.open(current);
     const settings = checkedFields(current.type, dto.settings ?? current.settings, secrets);
+    const allowedHosts = dto.allowedHosts ? [...new Set(dto.allowedHosts)] : current.allowedHosts;
+    if (!dto.secrets) {
+      const problems: FieldError[] = [
+        ...(SECRET_DESTINATIONS[current.type] ?? [])
+          .filter((name) => settings[name] !== current.settings[name])
+          .map((name) => ({ field: `secrets`, reason: `are needed again to change settings.${name}: it decides where a secret is sent` })),
+        ...allowedHosts
+          .filter((host) => !current.allowedHosts.includes(host))
+          .map((host) => ({ field: 'secrets', reason: `are needed again to allow the host ${host}: its values would be sent there` })),
+      ];
+      if (problems.length) throw AppError.validation(problems, 'Changing where a secret goes needs the secrets again');
+    }
     const updatedAt = new Date();
     const changes = {
       name: dto.name ?? current.name,
       settings,
+      allowedHosts,
       sealed: dto.secrets ? this.seal(id, dto.secrets) : current.sealed,
       updatedAt,
     };
@@ -109,10 +129,21 @@ export class CredentialsService extends NodeCredentials {
     return (await this.credentials.get(credentialId))?.type ?? null;
   }
 
-  /** For a run: the credential as `userId` may use it (viewer at least), opened, ready to inject. */
-  async resolve(userId: string, credentialId: string): Promise<ResolvedCredential> {
+  /** Its uses, newest first: for its owner only (who, when, which host, what for). */
+  async uses(principal: Principal, id: string, page: PageRequest) {
+    await this.access.require(principal, 'credential', id, 'owner');
+    const result = await this.credentials.listUses(id, page);
+    return { items: result.items.map(credentialUseView), total: result.total };
+  }
+
+  /**
+   * For a run or a dropdown: the credential as `userId` may use it (viewer at least), opened, ready
+   * to inject into requests to its allowed hosts only (see hostGuard).
+   */
+  async resolve(userId: string, credentialId: string, use: CredentialUseContext): Promise<ResolvedCredential> {
+    let role: Role;
     try {
-      await this.access.require({ userId }, 'credential', credentialId, 'viewer');
+      role = await this.access.require({ userId }, 'credential', credentialId, 'viewer');
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       throw new NodeConfigurationError(
@@ -125,7 +156,51 @@ export class CredentialsService extends NodeCredentials {
     const credential = await this.credentials.get(credentialId);
     if (!credential)
       throw new NodeConfigurationError(`Credential ${credentialId} is gone`, { details: { credentialId, code: ErrorCode.NOT_FOUND } });
-    return resolvedCredential(credential, this.open(credential), this.tokens);
+    return resolvedCredential(credential, this.open(credential), this.tokens, this.hostGuard(credential, userId, role, use));
+  }
+
+  /**
+   * Checks each request's host against the credential's allowed hosts before anything is applied,
+   * and records the use (once per host for one resolution, i.e. one run or dropdown). A credential
+   * that allows no host yet adopts the host of its owner's first use; anyone else's use is refused
+   * and recorded, so the owner sees the host it proposed.
+   */
+  private hostGuard(credential: Credential, userId: string, role: Role, use: CredentialUseContext): (url: string) => Promise<void> {
+    const recorded = new Set<string>();
+    let allowedHosts = credential.allowedHosts;
+    return async (url) => {
+      const host = new URL(url).host.toLowerCase();
+      if (allowedHosts.length === 0 && role === 'owner') allowedHosts = await this.adoptHost(credential.id, host);
+      const allowed = allowedHosts.includes(host);
+      if (!recorded.has(`${allowed}/${host}`)) {
+        recorded.add(`${allowed}/${host}`);
+        await this.credentials.recordUse({
+          credentialId: credential.id,
+          userId,
+          at: new Date(),
+          host,
+          kind: use.kind,
+          runId: use.runId,
+          allowed,
+        });
+      }
+      if (!allowed) {
+        throw new NodeConfigurationError(
+          `Credential ${credential.id} may be sent to ${allowedHosts.join(', ') || 'no host yet'}, not to ${host}: ` +
+            `its editors can allow ${host} (allowedHosts, given with its secrets)`,
+          { details: { credentialId: credential.id, host, allowedHosts } },
+        );
+      }
+    };
+  }
+
+  /** The owner's first use of a credential that allows no host yet: that host becomes its only one (unless another use came first). */
+  private async adoptHost(id: string, host: string): Promise<string[]> {
+    const current = await this.load(id);
+    if (current.allowedHosts.length > 0) return current.allowedHosts;
+    const { name, settings, sealed, updatedAt } = current;
+    await this.credentials.update(id, { name, settings, sealed, updatedAt, allowedHosts: [host] });
+    return [host];
   }
 
   private async load(id: string): Promise<Credential> {

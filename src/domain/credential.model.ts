@@ -26,6 +26,12 @@ export interface Credential {
   ownerId: string;
   /** Visible to whoever may use it: the header's name, the user name, the token URL... */
   settings: Record<string, string>;
+  /**
+   * The hosts (`host` or `host:port`, lower case) its values may be sent to; a request to any other
+   * host is refused before it is sent. Empty until set, or until its owner's first use adopts that
+   * use's host.
+   */
+  allowedHosts: string[];
   /** The secret fields as JSON, encrypted (AES-256-GCM, bound to the credential's id). */
   sealed: string;
   createdAt: Date;
@@ -33,3 +39,27 @@ export interface Credential {
 }
 
 export type VisibleCredential = Credential & { role: Role };
+
+/**
+ * Settings that decide where a secret itself goes (the client secret is posted to `tokenUrl`):
+ * changing one needs the secrets again, as does allowing another host.
+ */
+export const SECRET_DESTINATIONS: Partial<Record<CredentialType, readonly string[]>> = {
+  'oauth2-client-credentials': ['tokenUrl'],
+};
+
+/** How a credential was used: by a production run, a test run (or node test), or to fill a dropdown while building. */
+export const CREDENTIAL_USE_KINDS = ['run', 'test', 'dropdown'] as const;
+export type CredentialUseKind = (typeof CREDENTIAL_USE_KINDS)[number];
+
+/** One use of a credential, kept for its owner: who, when, to which host, and whether it was sent. */
+export interface CredentialUse {
+  credentialId: string;
+  userId: string;
+  at: Date;
+  host: string;
+  kind: CredentialUseKind;
+  runId: string | null;
+  /** False: refused before sending, the host not allowed (the host is then what the use proposed). */
+  allowed: boolean;
+}

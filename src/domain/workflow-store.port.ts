@@ -38,8 +38,15 @@ export abstract class WorkflowStore {
   abstract names(ids: readonly string[]): Promise<Map<string, string>>;
   /** Workflows the user holds a role on, newest first. */
   abstract listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>>;
-  /** Replaces name and draft, and the settings when given; false when the workflow does not exist. */
-  abstract updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date, settings?: WorkflowSettings): Promise<boolean>;
+  /** Replaces name and draft, saved by `savedBy`, and the settings when given; false when the workflow does not exist. */
+  abstract updateDraft(
+    id: string,
+    name: string,
+    draft: WorkflowDefinition,
+    updatedAt: Date,
+    savedBy: string,
+    settings?: WorkflowSettings,
+  ): Promise<boolean>;
   /** Removes the workflow, its versions and memberships (runs are the RunStore's). */
   abstract delete(id: string): Promise<boolean>;
   /**

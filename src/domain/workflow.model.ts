@@ -15,6 +15,12 @@ export interface Workflow {
    * starts on its own (schedule, error workflow) acts as this user; null until something is published.
    */
   activatedBy: string | null;
+  /**
+   * Who saved the draft last (created the workflow, or replaced the draft): whoever vouched for the
+   * draft as it stands. A test run of the draft as another workflow's sub-workflow acts as them;
+   * null for drafts saved before this was kept.
+   */
+  draftSavedBy: string | null;
   /** Highest version number published so far (0 before the first). */
   latestVersion: number;
   settings: WorkflowSettings;

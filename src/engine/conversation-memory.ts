@@ -5,13 +5,15 @@ import type { ConversationStore } from '../domain/conversation-store.port';
 const MAX_SESSION_KEY = 512;
 
 /**
- * `ctx.memory` of one node: conversations kept in the store under the workflow and node, so a
- * session key chosen by one workflow (a chat's session id, say) never reads another's.
+ * `ctx.memory` of one node: conversations kept in the store under the workflow, the node and the
+ * user the run acts as, so a session key chosen by one workflow (a chat's session id, say) never
+ * reads another's, and one user sending another's session id reads nothing of theirs.
  */
 export function nodeMemory(
   store: ConversationStore,
   workflowId: string,
   nodeId: string,
+  actingUserId: string,
   now: () => Date = () => new Date(),
 ): ConversationMemory {
   const keyOf = (sessionKey: string) => {
@@ -19,7 +21,7 @@ export function nodeMemory(
       throw new NodeConfigurationError('A session key must be a non-empty text', { details: { parameter: 'sessionKey' } });
     if (sessionKey.length > MAX_SESSION_KEY)
       throw new NodeConfigurationError(`A session key is at most ${MAX_SESSION_KEY} characters`, { details: { parameter: 'sessionKey' } });
-    return `${workflowId}/${nodeId}/${sessionKey}`;
+    return `${workflowId}/${nodeId}/${actingUserId}/${sessionKey}`;
   };
   return {
     async load(sessionKey: string): Promise<ChatMessage[]> {

@@ -25,18 +25,25 @@ export interface ResolvedCredential {
   refused(): void;
 }
 
+/** What a use is for, as the credential's record of uses says: a run (production or test) or a dropdown. */
+export interface CredentialUseContext {
+  kind: 'run' | 'test' | 'dropdown';
+  runId: string | null;
+}
+
 /**
  * Resolves a credential for the user a run acts as: they need the viewer role ("use") on it. The
  * credentials side registers the real one globally; without it (engine unit tests) nodes are
- * told credentials are unavailable.
+ * told credentials are unavailable. Every request it is applied to is checked against the
+ * credential's allowed hosts and recorded as a use of `use`'s kind.
  */
 export abstract class NodeCredentials {
   /** @throws NodeConfigurationError naming the credential when it is missing or not usable by `userId`. */
-  abstract resolve(userId: string, credentialId: string): Promise<ResolvedCredential>;
+  abstract resolve(userId: string, credentialId: string, use: CredentialUseContext): Promise<ResolvedCredential>;
 }
 
 export class UnavailableCredentials extends NodeCredentials {
-  resolve(_userId: string, credentialId: string): Promise<ResolvedCredential> {
+  resolve(_userId: string, credentialId: string, _use?: CredentialUseContext): Promise<ResolvedCredential> {
     return Promise.reject(
       new NodeConfigurationError(`Credentials are not available to workflow nodes in this deployment (credential ${credentialId})`),
     );

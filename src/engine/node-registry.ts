@@ -17,6 +17,8 @@ export interface RegisteredNode {
   readonly optionLoaders: ReadonlyMap<string, LoadOptions>;
   /** Credential parameters (`@Parameter({ credential })`), with the types they accept (null: any). */
   readonly credentialParameters: ReadonlyMap<string, readonly string[] | null>;
+  /** Parameters that name collections (`@Parameter({ collection })`), with the role their saver needs. */
+  readonly collectionParameters: ReadonlyMap<string, 'viewer' | 'editor'>;
 }
 
 export const nodeKey = (type: string, version: number): string => `${type}@${version}`;

@@ -18,6 +18,8 @@ export interface ParametersSchema {
   optionLoaders: Map<string, LoadOptions>;
   /** Properties documented as credentials, with the types they accept (null: any). */
   credentials: Map<string, readonly string[] | null>;
+  /** Properties that name collections (`@Parameter({ collection })`), with the role each needs. */
+  collections: Map<string, 'viewer' | 'editor'>;
 }
 
 /**
@@ -30,7 +32,9 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
   const codes = new Set<string>();
   const optionLoaders = new Map<string, LoadOptions>();
   const credentials = new Map<string, readonly string[] | null>();
+  const collections = new Map<string, 'viewer' | 'editor'>();
   for (const [name, doc] of parameterDocs(parameters)) {
+    if (doc.collection) collections.set(name, doc.collection);
     if (doc.credential) credentials.set(name, doc.credential === true ? null : [...doc.credential]);
     if (doc.credentialItems) credentials.set(name, doc.credentialItems === true ? null : [...doc.credentialItems]);
     if (doc.template) templates.add(name);
@@ -57,5 +61,5 @@ export function parametersSchema(parameters: ParametersClass<object>): Parameter
     });
   }
   const { schema, types } = classSchema(parameters, docs);
-  return { schema, types, templates, codes, optionLoaders, credentials };
+  return { schema, types, templates, codes, optionLoaders, credentials, collections };
 }

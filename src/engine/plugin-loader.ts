@@ -138,6 +138,7 @@ export function registerDefinition(value: unknown, source: string): RegisteredNo
     codeParameters: derived.codes,
     optionLoaders: derived.optionLoaders,
     credentialParameters: derived.credentials,
+    collectionParameters: derived.collections,
   };
 }
 

@@ -9,9 +9,9 @@ import {
   RequestId,
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { ErrorCode, isAppError } from '../common/app-error';
 import { LruCache } from '../common/lru-cache';
+import { linearJsonSchemaValidator } from '../sdk/json-schema';
 import type { CollectionsBackend, WorkflowToolRecord } from './collections-backend.port';
 import { toolFailure } from './tool-errors';
 import { COLLECTION_TOOLS, CollectionTool } from './tools';
@@ -65,8 +65,9 @@ const COLLECTION_TOOL_CONFIGS = new Map<string, { tool: CollectionTool; config: 
 );
 
 // A Server builds its own Ajv instance unless given one: the largest part of a session's memory,
-// for elicitation schemas this server never sends. One per process serves every session.
-const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+// for elicitation schemas this server never sends. The service's one JSON Schema check (linear-time
+// patterns) serves every session.
+const SCHEMA_VALIDATOR = linearJsonSchemaValidator;
 
 /** A workflow tool runs a workflow: it may do anything the workflow does, so it claims no safety. */
 const WORKFLOW_TOOL_HINTS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };

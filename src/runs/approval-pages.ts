@@ -121,7 +121,7 @@ function errorPage(error: unknown, request: FastifyRequest, log: Logger): [numbe
     log.error({ err: error, requestId: request.id }, 'approval page failed');
     return [500, page('Something went wrong', `<p>The decision could not be taken. Try again later (request ${esc(request.id)}).</p>`)];
   }
-  return [error.httpStatus, page(TITLES[error.code] ?? 'This link cannot be used', `<p>${esc(error.message)}</p>`)];
+  return [error.httpStatus, page(TITLES[error.code] ?? 'This link cannot be used', `<p>${userText(error.message)}</p>`)];
 }
 
 function fieldErrors(error: AppError): FieldError[] {
@@ -159,15 +159,15 @@ function formPage(pending: PendingApproval, form: Record<string, string>, proble
         .join('')
     : '';
   const errors = problems.length
-    ? `<div class="errors" role="alert"><p>Please correct:</p><ul>${problems.map((p) => `<li>${esc(p.field)}: ${esc(p.reason)}</li>`).join('')}</ul></div>`
+    ? `<div class="errors" role="alert"><p>Please correct:</p><ul>${problems.map((p) => `<li>${userText(p.field)}: ${userText(p.reason)}</li>`).join('')}</ul></div>`
     : '';
   const workflow = pending.workflowName
-    ? `Workflow <strong>${esc(pending.workflowName)}</strong>, run ${esc(pending.runId)}`
+    ? `Workflow <strong>${userText(pending.workflowName)}</strong>, run ${esc(pending.runId)}`
     : `Run ${esc(pending.runId)}`;
   return page(
     'Approval requested',
     `<p class="meta">${workflow}. Decide before ${esc(pending.expiresAt)}; this link works once.</p>
-<div class="summary">${esc(pending.summary)}</div>${errors}
+<div class="summary">${userText(pending.summary)}</div>${errors}
 <form method="post">${inputs}
 <label for="comment">Comment <span class="hint">(optional)</span></label><textarea id="comment" name="comment" maxlength="${MAX_COMMENT_CHARS}">${esc(form.comment ?? '')}</textarea>
 <div class="actions"><button class="approve" type="submit" name="decision" value="approved">Approve</button><button class="reject" type="submit" name="decision" value="rejected">Reject</button></div>
@@ -176,19 +176,21 @@ function formPage(pending: PendingApproval, form: Record<string, string>, proble
 }
 
 function fieldInput(id: string, name: string, prop: PropertySchema, required: boolean, value: string | undefined): string {
-  const label = `<label for="${id}">${esc(prop.title ?? name)}${required ? '' : ' <span class="hint">(optional)</span>'}${prop.description ? ` <span class="hint">${esc(prop.description)}</span>` : ''}</label>`;
+  const label = `<label for="${id}">${userText(prop.title ?? name)}${required ? '' : ' <span class="hint">(optional)</span>'}${prop.description ? ` <span class="hint">${userText(prop.description)}</span>` : ''}</label>`;
   const attrs = `id="${id}" name="f.${esc(name)}"${required ? ' required' : ''}`;
   const type = typeOf(prop);
   if (Array.isArray(prop.enum)) {
     const options = prop.enum
       .map(
-        (option) => `<option value="${esc(String(option))}"${String(option) === value ? ' selected' : ''}>${esc(String(option))}</option>`,
+        // An option holds text only: isolated with FSI ... PDI rather than <bdi>.
+        (option) =>
+          `<option value="${esc(String(option))}"${String(option) === value ? ' selected' : ''}>${esc(`\u2068${String(option)}\u2069`)}</option>`,
       )
       .join('');
     return `${label}<select ${attrs}>${required ? '' : '<option value=""></option>'}${options}</select>`;
   }
   if (type === 'boolean')
-    return `<label for="${id}"><input type="checkbox" id="${id}" name="f.${esc(name)}" value="true"${value === 'true' ? ' checked' : ''}> ${esc(prop.title ?? name)}</label>`;
+    return `<label for="${id}"><input type="checkbox" id="${id}" name="f.${esc(name)}" value="true"${value === 'true' ? ' checked' : ''}> ${userText(prop.title ?? name)}</label>`;
   if (type === 'number' || type === 'integer')
     return `${label}<input type="number" step="${type === 'integer' ? '1' : 'any'}" ${attrs} value="${esc(value ?? '')}">`;
   if (type === 'object' || type === 'array') return `${label}<textarea ${attrs} placeholder="JSON">${esc(value ?? '')}</textarea>`;
@@ -226,6 +228,15 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/**
+ * Text a user wrote (a workflow's name, a summary, a field's title, a message that quotes them),
+ * escaped and isolated: a right-to-left override (U+202E) in it cannot reverse the page's own text
+ * after it. Anything that is not text (a schema's `title: 5`) is shown as its text.
+ */
+function userText(value: unknown): string {
+  return `<bdi>${esc(String(value))}</bdi>`;
 }
 
 function esc(text: string): string {

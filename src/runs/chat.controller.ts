@@ -98,7 +98,7 @@ export class ChatController {
       .header('x-accel-buffering', 'no')
       .send(stream);
     void this.chat
-      .stream(runId, emit, gone.signal)
+      .stream(runId, emit, gone.signal, principal.keyId)
       .catch((error: unknown) => {
         this.logger.error({ err: error, runId }, 'chat stream failed');
         emit('error', { code: 'INTERNAL', message: `Following run ${runId} failed: read it with GET /api/v1/runs/${runId}` });

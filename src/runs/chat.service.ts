@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Principal } from '../auth/principal';
 import { AccessPolicy } from '../auth/access-policy.service';
+import { ApiKeyService } from '../auth/api-key.service';
 import { AppError } from '../common/app-error';
 import { ShutdownSignal } from '../common/shutdown-signal';
 import type { StepRecord, StepStatus } from '../domain/step.model';
@@ -14,6 +15,8 @@ import { AcceptedRun, RunsService } from './runs.service';
 const CHAT_TRIGGER = 'chat-trigger';
 /** How often a stream looks at the run's step records (which also covers runs another process executes). */
 const STEP_POLL_MS = 250;
+/** How often a stream reads its key again from the store (another process may have revoked it). */
+const KEY_CHECK_MS = 1000;
 /** A stream watches a run at most this long (one parked at a Wait node may take hours): then it says where the run stands and ends. */
 const CHAT_STREAM_MAX_MS = 10 * 60 * 1000;
 /** The JSON mode waits at most this long for the answer; then it says where the run stands (202). */
@@ -32,7 +35,7 @@ export interface ChatAnswer {
 }
 
 /** What a stream sends: the event's name and its JSON data. */
-type ChatEmit = (event: 'run' | 'step' | 'substep' | 'token' | 'done', data: unknown) => void;
+type ChatEmit = (event: 'run' | 'step' | 'substep' | 'token' | 'done' | 'error', data: unknown) => void;
 
 /**
  * The text of a chat answer, from a run's output: the output itself when it is a string, else
@@ -88,6 +91,7 @@ export class ChatService {
     private readonly registry: NodeRegistry,
     private readonly events: RunEvents,
     private readonly shutdown: ShutdownSignal,
+    private readonly apiKeys: ApiKeyService,
   ) {}
 
   /**
@@ -138,19 +142,34 @@ export class ChatService {
    * (`substep`, `token`), each step as its record says it finished (`step`, read every
    * STEP_POLL_MS, so runs of another process are followed too), then `done` with the answer.
    * Stops early, without `done`, when `gone` aborts (the client left: the run goes on); after
-   * CHAT_STREAM_MAX_MS or when the service begins to stop, `done` says where the run stands.
+   * CHAT_STREAM_MAX_MS or when the service begins to stop, `done` says where the run stands. The
+   * key the stream was opened with (`keyId`) is followed as MCP streams follow theirs: revoked in
+   * this process, or found revoked in the store (read every KEY_CHECK_MS), the stream ends with an
+   * `error` event and no more of the run is told.
    */
-  async stream(runId: string, emit: ChatEmit, gone: AbortSignal): Promise<void> {
+  async stream(runId: string, emit: ChatEmit, gone: AbortSignal, keyId: string | null = null): Promise<void> {
+    const revoked = new AbortController();
     const unsubscribe = this.events.onProgress(runId, (event) => {
+      if (revoked.signal.aborted) return;
       if (event.type === 'token') emit('token', { nodeId: event.nodeId, text: event.text });
       else emit('substep', { nodeId: event.nodeId, subStep: event.subStep });
     });
+    const stopFollowingKey = keyId ? this.apiKeys.onRevoked((id) => id === keyId && revoked.abort()) : () => undefined;
+    let keyCheckedAt = Date.now();
     const reported = new Map<string, StepStatus>();
     const deadline = Date.now() + CHAT_STREAM_MAX_MS;
-    const wake = AbortSignal.any([gone, this.shutdown.signal]);
+    const wake = AbortSignal.any([gone, this.shutdown.signal, revoked.signal]);
     try {
       for (;;) {
         if (gone.aborted) return;
+        if (keyId && !revoked.signal.aborted && Date.now() - keyCheckedAt >= KEY_CHECK_MS) {
+          keyCheckedAt = Date.now();
+          if (!(await this.apiKeys.isStillValid(keyId))) revoked.abort();
+        }
+        if (revoked.signal.aborted) {
+          emit('error', { code: 'UNAUTHENTICATED', message: `The API key of this stream was revoked: read run ${runId} with a valid key` });
+          return;
+        }
         const run = await this.runs.get(runId);
         if (!run) throw AppError.notFound('run', runId);
         for (const step of run.steps) {
@@ -167,6 +186,7 @@ export class ChatService {
       }
     } finally {
       unsubscribe();
+      stopFollowingKey();
     }
   }
 }

@@ -9,6 +9,7 @@ import { Metrics } from '../metrics/metrics.service';
 import { QueuedRuns, RunStore } from '../domain/run-store.port';
 import { WorkflowStore } from '../domain/workflow-store.port';
 import type { Workflow, WorkflowSettings } from '../domain/workflow.model';
+import { userInForce } from './run-actors';
 import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
 import { newQueuedRun, Run, runOf, RunTrigger } from '../domain/run.model';
 
@@ -58,6 +59,12 @@ type RefusalReason = 'workflow-queue-limit' | 'global-queue-limit' | 'queue-unav
  * the same answer), then the run is written as queued and only then its job enqueued, so no job
  * ever names a run the store lacks.
  */
+/**
+ * Starts the keys of the runs the service starts itself: callers' keys are visible ASCII only
+ * (no space), so none can be one of these.
+ */
+const SERVICE_KEY_PREFIX = 'service ';
+
 @Injectable()
 export class RunAdmission {
   private readonly logger: Logger;
@@ -135,7 +142,8 @@ export class RunAdmission {
    * A run the service starts on its own (a schedule's tick, an error workflow) of the workflow's
    * published version. Nobody calls: it acts as the user who put that version in force (published
    * or activated it), never as the owner by default. The key makes every process that sees the same
-   * event start one run.
+   * event start one run; it is kept in a namespace of its own (SERVICE_KEY_PREFIX), so no caller's
+   * `Idempotency-Key` can take a tick's or a failure's run in advance.
    */
   async startForService(
     workflow: Workflow,
@@ -144,10 +152,17 @@ export class RunAdmission {
     idempotencyKey: string,
     now = new Date(),
   ): Promise<{ created: boolean; run: Run }> {
-    const actingUserId = workflow.activatedBy ?? (await this.workflows.getVersionById(workflow.activeVersionId ?? ''))?.createdBy;
+    const actingUserId = await userInForce(this.workflows, workflow, 'production');
     if (!actingUserId) throw new Error(`workflow ${workflow.id} has no version in force`);
     const run = newQueuedRun(
-      { ...runOf(workflow, 'production'), input, trigger, startedBy: actingUserId, actingUserId, idempotencyKey },
+      {
+        ...runOf(workflow, 'production'),
+        input,
+        trigger,
+        startedBy: actingUserId,
+        actingUserId,
+        idempotencyKey: SERVICE_KEY_PREFIX + idempotencyKey,
+      },
       now,
     );
     return this.accept(run, trigger === 'schedule' ? 'schedule' : 'service', workflow.settings);

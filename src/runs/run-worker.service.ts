@@ -18,6 +18,7 @@ import { OnJob } from '../jobs/on-job.decorator';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToolInfo } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../domain/run-store.port';
 import type { WorkflowSettings } from '../domain/workflow.model';
+import { RunActors, roleToAct, userInForce } from './run-actors';
 import { RunAdmission } from './run-admission.service';
 import { newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from '../domain/run.model';
 import { RunError } from '../domain/step.model';
@@ -73,6 +74,7 @@ export class RunWorker {
     private readonly jobs: JobQueue,
     private readonly cipher: SecretCipher,
     private readonly access: AccessPolicy,
+    private readonly actors: RunActors,
     private readonly events: RunEvents,
     private readonly admission: RunAdmission,
     @Inject(ROOT_LOGGER) logger: Logger,
@@ -154,6 +156,7 @@ export class RunWorker {
       const request: RunRequest = {
         runId: run.id,
         workflowId: run.workflowId,
+        runType: run.runType,
         actingUserId: run.actingUserId,
         input: prepared.input,
         variables: prepared.variables,
@@ -225,7 +228,7 @@ export class RunWorker {
    * sub-workflow run whose input held its parent's secrets, those too (sealed with the input).
    */
   private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
-    if (SERVICE_TRIGGERS.includes(run.trigger)) await this.assertStillInForce(run);
+    await this.assertActorMayAct(run);
     const prepared = await this.plans.forRun(run);
     if (!run.sealedInput) return { ...prepared, input: run.input };
     const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
@@ -254,7 +257,7 @@ export class RunWorker {
             details: { workflowId },
           });
         }
-        const workflow = await this.childWorkflow(parent, workflowId, runType);
+        const { workflow, actingUserId } = await this.childWorkflow(parent, workflowId, runType);
         const masked = redactor.value(input);
         const holdsSecrets = redactor.active && JSON.stringify(masked) !== JSON.stringify(input);
         const child = newQueuedRun({
@@ -263,7 +266,7 @@ export class RunWorker {
           sealedInput: holdsSecrets ? stateSealer(this.cipher, workflow.id).seal({ input, secrets: redactor.secrets }) : null,
           trigger: 'sub-workflow',
           startedBy: parent.startedBy,
-          actingUserId: parent.actingUserId,
+          actingUserId,
           idempotencyKey: null,
           parentRunId: parent.id,
           parentNodeId: nodeId,
@@ -293,7 +296,7 @@ export class RunWorker {
         }
       },
       describeTool: async (workflowId): Promise<WorkflowToolInfo> => {
-        const workflow = await this.childWorkflow(parent, workflowId, 'production');
+        const { workflow } = await this.childWorkflow(parent, workflowId, 'production');
         if (!workflow.tool) {
           throw new NodeConfigurationError(
             `Workflow ${workflowId} offers no tool: its published version needs an mcp-trigger (whose input schema is the tool's)`,
@@ -312,14 +315,19 @@ export class RunWorker {
     };
   }
 
-  /** The child's workflow, if the parent's acting user may run it (editor, as for the webhook). */
+  /**
+   * The child's workflow, if the parent's acting user may run it (editor, as for the webhook), and
+   * the user the child acts as: whoever vouched for what it executes (see userInForce), who must
+   * still be able to act on it. A child never borrows its parent's rights: an editor of the child
+   * alone decides what it does, so it acts with that editor's rights, never the caller's.
+   */
   private async childWorkflow(parent: Run, workflowId: string, runType: 'production' | 'test') {
+    let workflow;
     try {
       await this.access.require({ userId: parent.actingUserId }, 'workflow', workflowId, 'editor');
-      const workflow = await this.workflows.get(workflowId);
+      workflow = await this.workflows.get(workflowId);
       if (!workflow) throw AppError.notFound('workflow', workflowId);
       runOf(workflow, runType);
-      return workflow;
     } catch (error) {
       if (!isAppError(error)) throw error;
       throw new NodeConfigurationError(
@@ -329,6 +337,21 @@ export class RunWorker {
         },
       );
     }
+    const actingUserId = await userInForce(this.workflows, workflow, runType);
+    if (actingUserId === null) {
+      throw new NodeConfigurationError(
+        `Workflow ${workflowId}'s draft was saved before its author was kept, so nobody vouches for it: an editor must save it again`,
+        { details: { workflowId } },
+      );
+    }
+    const what = runType === 'test' ? 'saved its draft' : 'put its version in force';
+    try {
+      await this.actors.assertMayAct(actingUserId, workflowId, 'editor', `A sub-workflow run of workflow ${workflowId}`, ` (who ${what})`);
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      throw new NodeConfigurationError(error.message, { details: { workflowId, code: error.code } });
+    }
+    return { workflow, actingUserId };
   }
 
   /** Parked until `resumeAt` under a delayed job: no worker is held while the run waits. */
@@ -377,20 +400,23 @@ export class RunWorker {
   }
 
   /**
-   * A run the service started acts as whoever put its version in force; it starts only while that
-   * user may still run the workflow (editor): otherwise a user removed from the workflow would go
-   * on acting through its schedule.
+   * Rights are checked again while a run lives. A run the service started acts as whoever put its
+   * version in force, and starts only while that user may still act (editor, a key not revoked):
+   * otherwise a user removed from the workflow would go on acting through its schedule. A run that
+   * goes on after a wait, an approval or a lost worker does so only while its acting user still
+   * holds the role its start needed.
    */
-  private async assertStillInForce(run: Run): Promise<void> {
-    try {
-      await this.access.require({ userId: run.actingUserId }, 'workflow', run.workflowId, 'editor');
-    } catch (error) {
-      if (!isAppError(error)) throw error;
-      throw new AppError(
-        ErrorCode.FORBIDDEN,
-        `This ${run.trigger} run acts as user ${run.actingUserId}, who put the version in force and no longer holds the editor role on the workflow: an editor must publish or activate a version again`,
-        { details: { actingUserId: run.actingUserId } },
+  private async assertActorMayAct(run: Run): Promise<void> {
+    if (SERVICE_TRIGGERS.includes(run.trigger)) {
+      await this.actors.assertMayAct(
+        run.actingUserId,
+        run.workflowId,
+        'editor',
+        `This ${run.trigger} run`,
+        ': an editor must publish or activate a version again',
       );
+    } else if (run.steps.length > 0) {
+      await this.actors.assertMayAct(run.actingUserId, run.workflowId, roleToAct(run), `This ${run.trigger} run, going on after a pause,`);
     }
   }
 

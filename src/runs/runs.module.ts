@@ -30,6 +30,7 @@ import { ApprovalsController } from './approvals.controller';
 import { ApprovalsService } from './approvals.service';
 import { ChatController } from './chat.controller';
 import { ChatService } from './chat.service';
+import { RunActors } from './run-actors';
 import { RunAdmission } from './run-admission.service';
 import { RunEvents } from './run-events';
 import { RunPlans } from './run-plans';
@@ -87,6 +88,7 @@ function workerProviders(config: AppConfig): Provider[] {
   return [
     executor,
     RunPlans,
+    RunActors,
     RunWorker,
     RunsReconciler,
     {

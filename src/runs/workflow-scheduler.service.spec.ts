@@ -60,6 +60,7 @@ describe('WorkflowScheduler on a fake clock', () => {
       id,
       name: 'cron',
       ownerId: 'usr_owner',
+      draftSavedBy: 'usr_owner',
       draft,
       activeVersionId: null,
       activeVersion: null,

@@ -57,7 +57,7 @@ export {
 export type { DurationUnit, RoutedOutput, WaitRequest } from './node-output';
 export { isNodeError, NodeConfigurationError, NodeError, NodeStopError, NodeTimeoutError, NodeUpstreamError } from './node-errors';
 export type { NodeErrorKind, NodeErrorOptions, NodeUpstreamErrorOptions } from './node-errors';
-export { schemaProblems } from './json-schema';
+export { linearJsonSchemaValidator, jsonSchemaRule, schemaDefinitionProblem, schemaParameterProblem, schemaProblems } from './json-schema';
 export type { SchemaProblem } from './json-schema';
 export { collectionOptions, CREDENTIAL_ID, credentialIdMessage, numeric, Parameter, parameterDocs } from './parameter';
 export type { LoadOptions, LoadOptionsContext, ParameterDoc, ParameterOption } from './parameter';

@@ -1,4 +1,5 @@
 import type { default as AjvClass, ValidateFunction } from 'ajv';
+import { linearRegExp, PatternBudgetExceeded, PatternRefused, withPatternBudget } from './linear-regexp';
 
 /** One thing a JSON Schema refuses in a value. */
 export interface SchemaProblem {
@@ -23,7 +24,9 @@ let instance: AjvClass | undefined;
 function ajv(): AjvClass {
   if (!instance) {
     const Ajv = (require('ajv') as typeof import('ajv')).default;
-    instance = new Ajv({ allErrors: true, strict: false, addUsedSchema: false });
+    // Patterns run on RE2 (linear-regexp.ts), never on V8's backtracking engine.
+    const regExp = Object.assign((pattern: string) => linearRegExp(pattern), { code: 'linearRegExp' });
+    instance = new Ajv({ allErrors: true, strict: false, addUsedSchema: false, code: { regExp } });
   }
   return instance;
 }
@@ -49,12 +52,21 @@ function validatorOf(schema: object): ValidateFunction {
 /**
  * What `schema` refuses in `value`, every problem (empty when it matches); compiled validators are
  * kept for the next call with the same schema. The one JSON Schema check of the service and its
- * plugins, each caller wording the problems its own way.
- * @throws Error when `schema` is no usable JSON Schema
+ * plugins, each caller wording the problems its own way. Its patterns run in linear time within
+ * one budget for the whole check: a value too long to check against them is one problem at the
+ * top (`path` ''), whose message says which pattern and how long.
+ * @throws Error when `schema` is no usable JSON Schema (see schemaDefinitionProblem)
  */
 export function schemaProblems(schema: object, value: unknown): SchemaProblem[] {
   const validate = validatorOf(schema);
-  if (validate(value)) return [];
+  let valid: boolean;
+  try {
+    valid = withPatternBudget(() => validate(value) as boolean);
+  } catch (error) {
+    if (error instanceof PatternBudgetExceeded) return [{ path: '', message: error.message }];
+    throw error;
+  }
+  if (valid) return [];
   return (validate.errors ?? []).map((e) => {
     const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
     return {
@@ -63,4 +75,69 @@ export function schemaProblems(schema: object, value: unknown): SchemaProblem[] 
       message: e.message ?? 'is invalid',
     };
   });
+}
+
+/**
+ * Why `schema` cannot be used as a JSON Schema, or null when it can: what breaks the meta-schema
+ * (a `title` that is no string, a `type` that is no type name), a pattern that is not linear
+ * (lookaround, backreferences) or longer than 1,000 characters, a `$ref` to nowhere. For save time, so that a
+ * bad schema is refused where it is written, never where it is used.
+ */
+export function schemaDefinitionProblem(schema: unknown): string | null {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'must be a JSON Schema (an object)';
+  try {
+    validatorOf(schema);
+    return null;
+  } catch (error) {
+    const message = (error as Error).message;
+    return error instanceof PatternRefused ? message : message.replace(/^schema is invalid: data/, 'schema is invalid: ');
+  }
+}
+
+/**
+ * `schemaProblems` as the MCP SDK's `jsonSchemaValidator` (what its client checks an outside
+ * server's tool results with, and its server elicitation answers), so that no schema anyone sends
+ * reaches a backtracking engine.
+ */
+export const linearJsonSchemaValidator = {
+  getValidator<T>(schema: object) {
+    type Result = { valid: true; data: T; errorMessage: undefined } | { valid: false; data: undefined; errorMessage: string };
+    // A schema that cannot be used refuses every value, rather than failing whatever listed it.
+    const unusable = schemaDefinitionProblem(schema);
+    return (input: unknown): Result => {
+      if (unusable !== null) return { valid: false, data: undefined, errorMessage: `the schema cannot be used: ${unusable}` };
+      const problems = schemaProblems(schema, input);
+      return problems.length === 0
+        ? { valid: true, data: input as T, errorMessage: undefined }
+        : { valid: false, data: undefined, errorMessage: problems.map((p) => `${p.path || 'value'} ${p.message}`).join('; ') };
+    };
+  },
+};
+
+/**
+ * Why `value` is no usable JSON Schema for the parameter `name` (with `object`, of an object:
+ * `type: "object"`), or null: the save-time check of a parameter that holds a schema (approval
+ * fields, a tool's input, an agent's output).
+ */
+export function schemaParameterProblem(value: unknown, name: string, options: { object?: boolean } = {}): string | null {
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (options.object && !(isObject && (value as { type?: unknown }).type === 'object')) {
+    return `${name} must be a JSON Schema of an object: {"type": "object", "properties": {...}}`;
+  }
+  const problem = schemaDefinitionProblem(value);
+  return problem && `${name} cannot be used: ${problem}`;
+}
+
+/**
+ * `schemaParameterProblem` as a class-validator rule, for
+ * `@ValidateBy(jsonSchemaRule('fields', { object: true }))` (plain data: the SDK imports no package).
+ */
+export function jsonSchemaRule(name: string, options: { object?: boolean } = {}) {
+  return {
+    name: 'isJsonSchema',
+    validator: {
+      validate: (value: unknown) => schemaParameterProblem(value, name, options) === null,
+      defaultMessage: (args?: { value: unknown }) => schemaParameterProblem(args?.value, name, options) ?? '',
+    },
+  };
 }

@@ -379,6 +379,12 @@ interface CommonContext<P> {
   readonly memory: ConversationMemory;
   /** Scoped to the run and node; secret values are masked before anything is written. */
   readonly logger: NodeLogger;
+  /**
+   * `value` with the run's masks applied as they stand (the values credentials injected so far,
+   * secret variables), as the run record would show it: for what a node itself sends on, e.g. an
+   * agent's tool results on their way to its model.
+   */
+  mask<T>(value: T): T;
   /** Aborted on the node's timeout, the run's timeout or a cancel: pass it to anything that waits. */
   readonly signal: AbortSignal;
   readonly runId: string;

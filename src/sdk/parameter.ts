@@ -42,6 +42,13 @@ export interface ParameterDoc {
    * The JSON Schema carries `"x-credential-items"` with the types.
    */
   credentialItems?: readonly string[] | true;
+  /**
+   * The value names a collection (`col_...`), or is a list of them, which the node reads (`viewer`)
+   * or adds to (`editor`) with the rights of the run's user. As a fixed value it is checked when the
+   * workflow is saved: whoever saves it must hold that role on each collection named (refused with
+   * a 400 naming the node and field); what an expression names is checked when the run reads it.
+   */
+  collection?: 'viewer' | 'editor';
 }
 
 /** One entry of a parameter's dropdown. */

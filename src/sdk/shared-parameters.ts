@@ -26,25 +26,28 @@ const HTTP_URL = { require_tld: false, protocols: ['http', 'https'], require_pro
 
 /**
  * The collection a node works on: a dropdown of the collections the user building the workflow can
- * see with at least `minRole` (default viewer; the run still checks the rights of whoever starts it),
- * and a non-empty id (`col_...`). `optional`: the node may go without one.
+ * see with at least `minRole` (default viewer: the node reads it; editor: it adds files), and a
+ * non-empty id (`col_...`). A fixed id is checked when the workflow is saved (its saver must hold
+ * `minRole` on it), and the run still checks the rights of whoever it acts as. `optional`: the node
+ * may go without one.
  *
  *     @CollectionParameter({ description: 'Id of the collection to list (`col_...`). ...' })
  *     collectionId: string;
  */
 export function CollectionParameter(options: {
   description: string;
-  minRole?: 'viewer' | 'editor' | 'owner';
+  minRole?: 'viewer' | 'editor';
   optional?: boolean;
 }): PropertyDecorator {
   const v = validators();
-  const { minRole } = options;
+  const minRole = options.minRole ?? 'viewer';
   return all(
     Parameter({
       displayName: 'Collection',
       description: options.description,
       schema: { examples: ['col_0123456789abcdef'] },
-      loadOptions: minRole && minRole !== 'viewer' ? (ctx) => collectionOptions(ctx, { minRole }) : collectionOptions,
+      loadOptions: minRole === 'viewer' ? collectionOptions : (ctx) => collectionOptions(ctx, { minRole }),
+      collection: minRole,
     }),
     ...(options.optional ? [v.IsOptional()] : []),
     v.IsString(),

@@ -61,6 +61,7 @@ function common() {
     progress: unobserved,
     memory: notStubbed<ConversationMemory>('memory'),
     logger: silent,
+    mask: <T>(value: T) => value,
     signal: new AbortController().signal,
     runId: 'run_test',
     workflowId: 'wfl_test',

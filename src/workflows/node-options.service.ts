@@ -111,7 +111,7 @@ export class NodeOptionsService {
       fetch: () => Promise.reject(new AppError(ErrorCode.UNAVAILABLE, 'Outbound HTTP is not available here')),
     };
     const http = nodeHttpClient(fetcher, signal, {
-      credential: (id) => credentials.resolve(principal.userId, id),
+      credential: (id) => credentials.resolve(principal.userId, id, { kind: 'dropdown', runId: null }),
       reveal: (secrets) => (masks = masks.with(secrets)),
       redactor: () => masks,
     });

@@ -79,6 +79,14 @@ export class WorkflowSummaryDto {
   })
   activatedBy: string | null;
 
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description:
+      "Who saved the draft last: a test run of the draft as another workflow's sub-workflow acts as this user (null: saved before this was kept)",
+  })
+  draftSavedBy: string | null;
+
   @ApiProperty({ type: 'integer', nullable: true, description: 'The newest published version' })
   latestVersion: number | null;
 

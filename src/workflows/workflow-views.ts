@@ -17,6 +17,7 @@ export const workflowView = (workflow: Workflow, role: Role) => ({
   role,
   activeVersion: workflow.activeVersion,
   activatedBy: workflow.activatedBy,
+  draftSavedBy: workflow.draftSavedBy,
   latestVersion: workflow.latestVersion,
   webhookPath: `/api/v1/workflows/${workflow.id}/runs`,
   settings: workflow.settings,

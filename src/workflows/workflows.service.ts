@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError, ErrorCode } from '../common/app-error';
+import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { newId } from '../common/ids';
 import { AppConfig } from '../config/app-config';
 import { Page, PageRequest } from '../common/page';
@@ -59,6 +59,7 @@ export class WorkflowsService {
       activeVersionId: null,
       activeVersion: null,
       activatedBy: null,
+      draftSavedBy: principal.userId,
       latestVersion: 0,
       settings: await this.settingsOf(principal, id, settings),
       schedule: null,
@@ -93,9 +94,10 @@ export class WorkflowsService {
     const draft = await this.normalize(principal, definition, current.draft.variables, id);
     const updatedAt = new Date();
     const newSettings = settings ? await this.settingsOf(principal, id, settings, current.settings) : undefined;
-    if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt, newSettings)))
+    if (!(await this.workflows.updateDraft(id, name ?? current.name, draft, updatedAt, principal.userId, newSettings)))
       throw AppError.notFound('workflow', id);
-    return workflowView({ ...current, name: name ?? current.name, draft, updatedAt, settings: newSettings ?? current.settings }, role);
+    const saved = { ...current, name: name ?? current.name, draft, draftSavedBy: principal.userId, updatedAt };
+    return workflowView({ ...saved, settings: newSettings ?? current.settings }, role);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -231,7 +233,12 @@ export class WorkflowsService {
       if (!(error instanceof AppError) || error.code !== ErrorCode.VALIDATION_FAILED) throw error;
       graphProblems = (error.details as { fields: DefinitionProblem[] }).fields;
     }
-    const all = [...graphProblems, ...problems, ...(await this.credentialProblems(principal, definition))];
+    const all = [
+      ...graphProblems,
+      ...problems,
+      ...(await this.credentialProblems(principal, definition)),
+      ...(await this.collectionProblems(principal, definition)),
+    ];
     if (all.length) {
       throw new AppError(ErrorCode.VALIDATION_FAILED, `The workflow definition has ${all.length} problem(s)`, { details: { fields: all } });
     }
@@ -262,6 +269,41 @@ export class WorkflowsService {
               nodeId: node.id,
               reason: `credential ${id} is a ${type} credential; this parameter takes ${types.join(', ')}`,
             });
+        }
+      }
+    }
+    return problems;
+  }
+
+  /**
+   * A collection a node names as a fixed value is one its saver holds the role on that the node
+   * needs (viewer to read, editor to add), as for credentials: nobody puts into a workflow a
+   * collection they could not use themselves. What an expression names is checked at run time.
+   */
+  private async collectionProblems(principal: Principal, definition: WorkflowDefinition): Promise<DefinitionProblem[]> {
+    const problems: DefinitionProblem[] = [];
+    for (const [index, node] of definition.nodes.entries()) {
+      const registered = this.registry.get(node.type, node.version);
+      for (const [name, role] of registered?.collectionParameters ?? []) {
+        if ((node.parameterMode?.[name] ?? 'fixed') !== 'fixed') continue;
+        const value = node.parameters[name];
+        const named =
+          typeof value === 'string' ? [{ id: value, at: '' }] : Array.isArray(value) ? value.map((id, i) => ({ id, at: `[${i}]` })) : [];
+        for (const { id, at } of named) {
+          if (typeof id !== 'string' || !id) continue;
+          try {
+            await this.access.require(principal, 'collection', id, role);
+          } catch (error) {
+            if (!isAppError(error)) throw error;
+            problems.push({
+              field: `nodes[${index}].parameters.${name}${at}`,
+              nodeId: node.id,
+              reason:
+                error.code === ErrorCode.NOT_FOUND
+                  ? `collection ${id} does not exist or you hold no role on it: you may only name a collection you can ${role === 'editor' ? 'add files to' : 'read'}`
+                  : `collection ${id} needs the ${role} role, which you do not hold on it`,
+            });
+          }
         }
       }
     }

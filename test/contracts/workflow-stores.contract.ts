@@ -30,6 +30,7 @@ const workflow = (ownerId: string, name = 'wf'): Workflow => {
     activeVersionId: null,
     activeVersion: null,
     activatedBy: null,
+    draftSavedBy: ownerId,
     latestVersion: 0,
     settings: { maxConcurrentRuns: 2 },
     schedule: null,
@@ -110,7 +111,8 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       const w = workflow('usr_owner');
       await workflows.create(w);
       const v1 = await publishDraft(w.id);
-      await workflows.updateDraft(w.id, 'renamed', definition('second'), new Date());
+      await workflows.updateDraft(w.id, 'renamed', definition('second'), new Date(), 'usr_editor');
+      expect((await workflows.get(w.id))?.draftSavedBy).toBe('usr_editor');
       const v2 = await publishDraft(w.id, 'usr_editor');
       expect([v1?.version, v2?.version]).toEqual([1, 2]);
       expect(v2).toMatchObject({ workflowId: w.id, createdBy: 'usr_editor', definition: definition('second') });
@@ -159,9 +161,9 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
     it('keeps settings unless replaced, and sets the schedule and tool of the version it publishes or activates', async () => {
       const w = workflow('usr_owner');
       await workflows.create(w);
-      await workflows.updateDraft(w.id, w.name, definition('x'), new Date());
+      await workflows.updateDraft(w.id, w.name, definition('x'), new Date(), 'usr_owner');
       expect((await workflows.get(w.id))?.settings).toEqual({ maxConcurrentRuns: 2 });
-      await workflows.updateDraft(w.id, w.name, definition('x'), new Date(), { rateLimit: { requests: 5, perSeconds: 60 } });
+      await workflows.updateDraft(w.id, w.name, definition('x'), new Date(), 'usr_owner', { rateLimit: { requests: 5, perSeconds: 60 } });
       expect((await workflows.get(w.id))?.settings).toEqual({ rateLimit: { requests: 5, perSeconds: 60 } });
 
       const v1 = newId('wfv');
@@ -222,7 +224,7 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
         draft: { ...definition('y'), nodes: [{ id: 'n', type: 'http-request', parameters: { credential: JSON.parse(needle) } }] },
       });
       await publishDraft(activeOnly.id);
-      await workflows.updateDraft(activeOnly.id, activeOnly.name, definition('z'), new Date());
+      await workflows.updateDraft(activeOnly.id, activeOnly.name, definition('z'), new Date(), 'usr_owner');
       const found = await workflows.referencing(needle);
       expect(found.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
         { workflowId: activeOnly.id, name: 'active only', inDraft: false, inActiveVersion: true },

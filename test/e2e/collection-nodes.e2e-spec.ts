@@ -187,22 +187,32 @@ describe('collection nodes: List Files and Get File Contents in workflows', () =
       expect(run.steps[2].output).toHaveLength(SEARCH_FIXTURES.length);
     });
 
-    it('is refused adding a file as a viewer, told that adding needs the editor role', async () => {
-      const workflowId = await createWorkflow(
+    it('is refused adding a file as a viewer, told that adding needs the editor role, at save and at run time', async () => {
+      const adding = (collectionId: string, parameterMode?: Record<string, string>) => ({
+        nodes: [
+          { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+          {
+            id: 'add',
+            type: 'add-file',
+            parameters: { collectionId, name: 'more.txt', url: `${fixtures.url}/${SEARCH_FIXTURES[0].file}` },
+            ...(parameterMode ? { parameterMode } : {}),
+          },
+        ],
+        edges: [{ from: 'trigger', to: 'add' }],
+      });
+      // Named as a fixed value, the collection is checked when the workflow is saved.
+      const refused = await t.request('POST', '/api/v1/workflows', { body: { name: 'add', definition: adding(handbook) }, key: bob.key });
+      expect(refused.status).toBe(400);
+      expect(refused.body.details.fields).toEqual([
         {
-          nodes: [
-            { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-            {
-              id: 'add',
-              type: 'add-file',
-              parameters: { collectionId: handbook, name: 'more.txt', url: `${fixtures.url}/${SEARCH_FIXTURES[0].file}` },
-            },
-          ],
-          edges: [{ from: 'trigger', to: 'add' }],
+          field: 'nodes[1].parameters.collectionId',
+          nodeId: 'add',
+          reason: `collection ${handbook} needs the editor role, which you do not hold on it`,
         },
-        bob.key,
-      );
-      const run = await runTest(workflowId, {}, bob.key);
+      ]);
+      // Named by an expression, it is checked when the run adds the file.
+      const workflowId = await createWorkflow(adding('item.collectionId', { collectionId: 'expression' }), bob.key);
+      const run = await runTest(workflowId, { collectionId: handbook }, bob.key);
       expect(run.status).toBe('failed');
       expect(run.steps[1].error).toMatchObject({
         code: 'NODE_CONFIGURATION',

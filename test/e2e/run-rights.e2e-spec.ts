@@ -48,12 +48,22 @@ describe('whose rights a run uses', () => {
     return created.body.id as string;
   };
 
-  /** schedule-trigger -> list-files(the owner's collection) -> get-file-contents. */
-  const readPrivateOnSchedule = () => ({
+  /**
+   * schedule-trigger -> list-files(the owner's collection) -> get-file-contents; `viaExpression`
+   * names the collection with an expression, which only the run can check.
+   */
+  const readPrivateOnSchedule = (viaExpression = false) => ({
     nodes: [
       { id: 'tick', type: 'schedule-trigger', parameters: { cron: '*/5 * * * *', timezone: 'UTC' } },
-      { id: 'list', type: 'list-files', parameters: { collectionId: privateCollection, offset: '0' } },
-      { id: 'read', type: 'get-file-contents', parameters: { collectionId: privateCollection } },
+      viaExpression
+        ? {
+            id: 'list',
+            type: 'list-files',
+            parameters: { collectionId: `'${privateCollection}'`, offset: '0' },
+            parameterMode: { collectionId: 'expression' },
+          }
+        : { id: 'list', type: 'list-files', parameters: { collectionId: privateCollection, offset: '0' } },
+      { id: 'read', type: 'get-file-contents', parameters: {} },
     ],
     edges: [
       { from: 'tick', to: 'list' },
@@ -73,10 +83,27 @@ describe('whose rights a run uses', () => {
 
   it("refuses the escalation: an editor's scheduled version reads nothing the editor may not read", async () => {
     const workflowId = await sharedWorkflow('nightly report');
-    // The editor replaces the definition and publishes it.
+    // Named as it is, the collection the editor may not read is refused when the definition is saved.
+    const refused = await t.request('PUT', `/api/v1/workflows/${workflowId}`, {
+      key: editor.key,
+      body: { definition: readPrivateOnSchedule() },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.details.fields).toContainEqual(
+      expect.objectContaining({
+        field: 'nodes[1].parameters.collectionId',
+        nodeId: 'list',
+        reason: expect.stringContaining(privateCollection),
+      }),
+    );
+    // Named by an expression, the editor replaces the definition and publishes it.
     expect(
-      (await t.request('PUT', `/api/v1/workflows/${workflowId}`, { key: editor.key, body: { definition: readPrivateOnSchedule() } }))
-        .status,
+      (
+        await t.request('PUT', `/api/v1/workflows/${workflowId}`, {
+          key: editor.key,
+          body: { definition: readPrivateOnSchedule(true) },
+        })
+      ).status,
     ).toBe(200);
     expect((await t.request('POST', `/api/v1/workflows/${workflowId}/publish`, { key: editor.key })).status).toBe(201);
     expect((await t.request('GET', `/api/v1/workflows/${workflowId}`)).body).toMatchObject({ role: 'owner', activatedBy: editor.id });

@@ -7,7 +7,8 @@ import { z } from 'zod';
 /**
  * An outside MCP server on 127.0.0.1 for tests (Streamable HTTP, stateless: a server and transport
  * per request, as the SDK shows). Tools: `add` ({a, b} -> structured {sum}), `echo` ({text} -> the
- * text), `fail` (an isError result), `whoami` (the Authorization header it received, as text).
+ * text), `fail` (an isError result), `whoami` (the Authorization header it received, as text);
+ * with `patternTool`, also `spell` ({word} matching the catastrophic pattern `^(a+)+$`).
  * It records every request's headers, and refuses requests without `token` when one is set.
  */
 export class TestMcpServer {
@@ -40,10 +41,11 @@ export class TestMcpServer {
   private constructor(
     private readonly token: string | undefined,
     private readonly json: boolean,
+    private readonly patternTool: boolean,
   ) {}
 
-  static async start(options: { token?: string; json?: boolean } = {}): Promise<TestMcpServer> {
-    const server = new TestMcpServer(options.token, options.json ?? false);
+  static async start(options: { token?: string; json?: boolean; patternTool?: boolean } = {}): Promise<TestMcpServer> {
+    const server = new TestMcpServer(options.token, options.json ?? false, options.patternTool ?? false);
     await new Promise<void>((resolve) => server.server.listen(0, '127.0.0.1', resolve));
     return server;
   }
@@ -81,6 +83,12 @@ export class TestMcpServer {
       this.calls.push({ name: 'whoami', args: {} });
       return { content: [{ type: 'text', text: `authorization: ${headers.authorization ?? 'none'}` }] };
     });
+    if (this.patternTool) {
+      register('spell', { description: 'Spells a word of a', inputSchema: { word: z.string().regex(/^(a+)+$/) } }, async ({ word }) => {
+        this.calls.push({ name: 'spell', args: { word } });
+        return { content: [{ type: 'text', text: word }] };
+      });
+    }
     return mcp;
   }
 }

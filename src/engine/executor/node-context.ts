@@ -28,7 +28,7 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
       ? { link: (expiresAt) => deps.approvalLinks!.url({ runId: request.runId, nodeId: node.id, expiresAt }) }
       : NO_APPROVALS,
     progress: progressOf(run, node.id),
-    memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id) : NO_MEMORY,
+    memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id, request.actingUserId) : NO_MEMORY,
   };
 }
 
@@ -73,6 +73,7 @@ export function contextFor(
     sandbox: deps.sandbox ?? NO_SANDBOX,
     http,
     mcp: nodeMcpClients(http),
+    mask: <T>(value: T) => run.request.redactor.value(value) as T,
     signal,
     runId: run.request.runId,
     workflowId: run.request.workflowId,
@@ -87,9 +88,10 @@ function httpRunOf(deps: ExecutorDependencies, run: Execution): NodeHttpRun {
     credential: (id) => {
       let resolved = run.credentials.get(id);
       if (!resolved) {
+        const use = { kind: request.test || request.runType === 'test' ? ('test' as const) : ('run' as const), runId: request.runId };
         resolved = deps.credentials
-          ? deps.credentials.resolve(request.actingUserId, id)
-          : new UnavailableCredentials().resolve(request.actingUserId, id);
+          ? deps.credentials.resolve(request.actingUserId, id, use)
+          : new UnavailableCredentials().resolve(request.actingUserId, id, use);
         // A refusal is not cached: the user may be given the role while the run goes on.
         resolved.catch(() => run.credentials.delete(id));
         run.credentials.set(id, resolved);

@@ -47,6 +47,8 @@ export interface StateSealer {
 export interface RunRequest {
   runId: string;
   workflowId: string;
+  /** A test run executes the draft: its credential uses are recorded as tests. */
+  runType?: 'production' | 'test';
   /** Whose rights `ctx.collections` acts with. */
   actingUserId: string;
   input: unknown;

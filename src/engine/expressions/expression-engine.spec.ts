@@ -210,6 +210,28 @@ describe('ExpressionEngine', () => {
     });
   });
 
+  describe('results larger than a sandbox may hand back (a quarter of its memory: 8,388,608 characters for 32 MB)', () => {
+    it('refuses a template before its text is put together, naming the insertion', async () => {
+      const source = 'http://h/${"x".repeat(2 ** 28)}';
+      expect(await reason(source)).toBe(
+        'RESULT_TOO_LARGE: its result would be 268435465 characters long, more than the 8388608 a result may have',
+      );
+      const second = 'a ${"x".repeat(2 ** 22)} b ${"y".repeat(2 ** 22)}';
+      expect(await reason(second)).toMatch(/^RESULT_TOO_LARGE: .* \(in \$\{…\} #2\)$/);
+    });
+
+    it('refuses an expression whose result is too long, and takes one just under the limit', async () => {
+      expect(await reason('"x".repeat(2 ** 28)')).toMatch(/^RESULT_TOO_LARGE: its result would be 268435458 characters long/);
+      await expect(evaluate('"x".repeat(2 ** 20).length')).resolves.toBe(2 ** 20);
+    });
+
+    it("fails a Code node's result that is too long with RESULT_TOO_LARGE", async () => {
+      const error = await failureOf(engine.runCode('return "x".repeat(2 ** 28);', {}));
+      expect(error.code).toBe(ErrorCode.RESULT_TOO_LARGE);
+      expect(error.message).toContain('more than the 8388608 a result may have');
+    });
+  });
+
   describe('failures', () => {
     it('reports a syntax error', async () => {
       expect(await reason('input.a +', { input: {} })).toMatch(/^SyntaxError: /);

@@ -81,7 +81,7 @@ interface ParsedSource {
  * A failing expression or template is an `AppError(EXPRESSION_FAILED)` whose details are
  * `{ expression, reason, failure }`, its reason starting with the failure's code unless that is
  * CODE_ERROR (`TIMEOUT: used more than its 1000 ms of CPU time`); a failing function body is an
- * AppError whose code is the failure's (CODE_ERROR, TIMEOUT, MEMORY_LIMIT, SANDBOX_UNRESPONSIVE,
+ * AppError whose code is the failure's (CODE_ERROR, TIMEOUT, MEMORY_LIMIT, RESULT_TOO_LARGE, SANDBOX_UNRESPONSIVE,
  * SANDBOX_CRASHED) with details `{ reason, line, column, path }`. An aborted evaluation is
  * CANCELED, or the signal's reason when that is an AppError; any call after `close()` is
  * UNAVAILABLE.
@@ -325,6 +325,7 @@ const CODE_FAILURES: Record<Exclude<SandboxFailure, 'aborted' | 'closed'>, Error
   CODE_ERROR: ErrorCode.CODE_ERROR,
   TIMEOUT: ErrorCode.TIMEOUT,
   MEMORY_LIMIT: ErrorCode.MEMORY_LIMIT,
+  RESULT_TOO_LARGE: ErrorCode.RESULT_TOO_LARGE,
   SANDBOX_UNRESPONSIVE: ErrorCode.SANDBOX_UNRESPONSIVE,
   SANDBOX_CRASHED: ErrorCode.SANDBOX_CRASHED,
 };

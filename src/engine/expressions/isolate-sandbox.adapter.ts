@@ -1,6 +1,6 @@
 import ivm from 'isolated-vm';
 import { LruCache } from '../../common/lru-cache';
-import { Program, SandboxError } from './sandbox-protocol';
+import { Program, resultLimitChars, SandboxError } from './sandbox-protocol';
 import { MAX_REASON_LENGTH, Outcome, SANDBOX_SOURCE } from './sandbox-source';
 
 export interface IsolateSandboxOptions {
@@ -68,8 +68,12 @@ export class IsolateSandbox {
   private readonly callMode = new WeakMap<Program, 'sync' | 'async'>();
   /** A disposed isolate's call that had not returned within DISPOSE_GRACE_MS. */
   private stuckCall = false;
+  /** Longest result a call hands back (see resultLimitChars). */
+  private readonly maxChars: number;
 
-  constructor(private readonly options: IsolateSandboxOptions) {}
+  constructor(private readonly options: IsolateSandboxOptions) {
+    this.maxChars = resultLimitChars(options.memoryLimitMb);
+  }
 
   /** Whether a call outlived its isolate: the process should end rather than run more. */
   get stuck(): boolean {
@@ -84,7 +88,7 @@ export class IsolateSandbox {
    */
   async run(program: Program, argsJson: string, limits: RunLimits): Promise<string> {
     const sandbox = this.current();
-    const args = [this.compiled(sandbox, program, limits.wallLimitMs), argsJson];
+    const args = [this.compiled(sandbox, program, limits.wallLimitMs), argsJson, this.maxChars];
     if (this.callMode.get(program) === 'sync') {
       let output: string | undefined;
       try {
@@ -118,7 +122,7 @@ export class IsolateSandbox {
     const id = this.compiled(sandbox, program, wallLimitMs);
     let output: string;
     try {
-      output = sandbox.run.applySync(undefined, [id, argsJson], { timeout: wallLimitMs }) as string;
+      output = sandbox.run.applySync(undefined, [id, argsJson, this.maxChars], { timeout: wallLimitMs }) as string;
     } catch (error) {
       throw this.explain(error, sandbox, wallLimitMs);
     }
@@ -264,6 +268,8 @@ function decode(output: string): string {
       const { message, line, column } = JSON.parse(output.slice(1)) as { message: string; line: number | null; column: number | null };
       throw new SandboxError('CODE_ERROR', message, { line, column });
     }
+    case Outcome.TOO_LARGE:
+      throw new SandboxError('RESULT_TOO_LARGE', output.slice(1));
     case Outcome.CODE_NOT_JSON: {
       const { reason, path } = JSON.parse(output.slice(1)) as { reason: string; path: string | null };
       throw new SandboxError('CODE_ERROR', `result is not JSON: ${reason}`, { path });

@@ -4,7 +4,7 @@ import { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { LruCache } from '../../common/lru-cache';
-import { encodeFrame, FrameReader, Program, RunReply, RunRequest, SandboxError } from './sandbox-protocol';
+import { encodeFrame, FrameReader, FrameTooLarge, Program, resultLimitChars, RunReply, RunRequest, SandboxError } from './sandbox-protocol';
 
 export interface SandboxProcessesOptions {
   /** Processes, i.e. evaluations that can run at the same time. */
@@ -32,6 +32,11 @@ const ANSWER_GRACE_MS = 2000;
  */
 const OUT_OF_MEMORY =
   /is_heap_oom = 1|CALL_AND_RETRY_LAST|out of memory|heap limit|allocation failed|invalid (?:array|table|string) length|invalid size error/i;
+
+/** Largest answer read from a sandbox process: a result of resultLimitChars in UTF-8, and its header. */
+function maxAnswerBytes(memoryLimitMb: number): number {
+  return resultLimitChars(memoryLimitMb) * 3 + 64 * 1024;
+}
 
 /** Kept of a process's stderr to tell why it died. */
 const STDERR_TAIL_CHARS = 4096;
@@ -75,15 +80,28 @@ class SandboxProcess {
     // Settled in the normal course; a caller that gave up waiting must not leave it unhandled.
     this.ready.catch(() => undefined);
     let started = false;
-    const reader = new FrameReader((header: RunReply | { ready: true }, payload: string) => {
-      if ('ready' in header) {
-        started = true;
-        markReady();
-        return;
+    const reader = new FrameReader(
+      (header: RunReply | { ready: true }, payload: string) => {
+        if ('ready' in header) {
+          started = true;
+          markReady();
+          return;
+        }
+        this.answered(header, payload);
+      },
+      // The isolate refuses a longer result itself (RESULT_TOO_LARGE); a process that sends more
+      // anyway is not gathered into the service's memory.
+      maxAnswerBytes(options.memoryLimitMb),
+    );
+    this.pipe.on('data', (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch (error) {
+        if (!(error instanceof FrameTooLarge)) throw error;
+        this.abort(new SandboxError('SANDBOX_CRASHED', `its sandbox process sent ${error.message} and was replaced`));
+        this.kill();
       }
-      this.answered(header, payload);
     });
-    this.pipe.on('data', (chunk: Buffer) => reader.push(chunk));
     this.pipe.on('error', () => undefined);
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (text: string) => {

@@ -22,12 +22,24 @@ export interface Program {
  * - CODE_ERROR: the code's own fault (syntax, an exception, a result that is not JSON);
  * - TIMEOUT: it used its CPU time;
  * - MEMORY_LIMIT: it used its memory (the isolate's limit, or V8 gave up and the process died);
+ * - RESULT_TOO_LARGE: its result (a template's text, an expression's or a body's JSON) is longer
+ *   than resultLimitChars, found in the isolate before the text is put together or copied out;
  * - SANDBOX_UNRESPONSIVE: no answer within the wall-clock backstop, CPU limit or not (a stalled
  *   machine or a builtin that ignores termination); its process was killed;
  * - SANDBOX_CRASHED: its process died for another reason.
  * `aborted`: the caller's signal fired. `closed`: the engine was closed.
  */
-export type SandboxFailure = 'CODE_ERROR' | 'TIMEOUT' | 'MEMORY_LIMIT' | 'SANDBOX_UNRESPONSIVE' | 'SANDBOX_CRASHED' | 'aborted' | 'closed';
+export type SandboxFailure =
+  'CODE_ERROR' | 'TIMEOUT' | 'MEMORY_LIMIT' | 'RESULT_TOO_LARGE' | 'SANDBOX_UNRESPONSIVE' | 'SANDBOX_CRASHED' | 'aborted' | 'closed';
+
+/**
+ * Longest result, in characters, an isolate of `memoryLimitMb` hands back: a quarter of its memory
+ * (8 M characters for 32 MB). A string can be far longer than its isolate's memory (a rope built
+ * by `repeat`, flattened only when copied out), so the isolate checks its result's length itself.
+ */
+export function resultLimitChars(memoryLimitMb: number): number {
+  return (memoryLimitMb * 1024 * 1024) / 4;
+}
 
 /** Where in a function body (the Code node) an exception was thrown or a syntax error found. */
 export interface CodePosition {
@@ -89,13 +101,25 @@ export function encodeFrame(header: object, payload = ''): Buffer {
   return frame;
 }
 
-/** Cuts a byte stream into frames; joins the chunks of a frame once it has all arrived. */
+/** A frame declared longer than its reader takes: the stream cannot be trusted any further. */
+export class FrameTooLarge extends Error {
+  override readonly name = 'FrameTooLarge';
+}
+
+/**
+ * Cuts a byte stream into frames; joins the chunks of a frame once it has all arrived. A frame
+ * that declares more than `maxFrameBytes` throws FrameTooLarge from `push` before any of it is
+ * gathered.
+ */
 export class FrameReader {
   private chunks: Buffer[] = [];
   private size = 0;
   private needed = HEADER_BYTES;
 
-  constructor(private readonly onFrame: (header: any, payload: string) => void) {}
+  constructor(
+    private readonly onFrame: (header: any, payload: string) => void,
+    private readonly maxFrameBytes = Infinity,
+  ) {}
 
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
@@ -104,6 +128,11 @@ export class FrameReader {
       const buffer = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size);
       this.chunks = [buffer];
       const total = HEADER_BYTES + buffer.readUInt32LE(0) + buffer.readUInt32LE(4);
+      if (total > this.maxFrameBytes) {
+        this.chunks = [];
+        this.size = 0;
+        throw new FrameTooLarge(`a message of ${total} bytes, more than the ${this.maxFrameBytes} expected`);
+      }
       if (buffer.length < total) {
         this.needed = total;
         return;

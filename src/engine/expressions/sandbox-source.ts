@@ -13,9 +13,10 @@
  *   its own: code cannot close the wrapper and declare anything at script level, where it would
  *   outlive the evaluation. `literalsJson` is '' for an expression, BODY for a function body
  *   (the Code node: statements ending in `return`), or a template's literal text.
- * - `run(id, argsJson)` returns one string whose first character says what follows: the result
- *   (JSON for an expression, text for a template), the message of an exception, or why the result
- *   is not JSON. Nothing the user code throws reaches the host as an exception, so the only ones
+ * - `run(id, argsJson, maxChars)` returns one string whose first character says what follows: the
+ *   result (JSON for an expression, text for a template), the message of an exception, why the
+ *   result is not JSON, or that it would be longer than `maxChars` (TOO_LARGE, checked before a
+ *   template's text is put together, so that no string longer than that ever leaves the isolate). Nothing the user code throws reaches the host as an exception, so the only ones
  *   the host sees are the sandbox's (timeout, disposal) and a promise the code left rejected.
  *   A function body (the Code node) answers its failures as JSON, so the host can say where:
  *   CODE_THREW `{ message, line, column }` (of the code as written), CODE_NOT_JSON
@@ -32,6 +33,7 @@ export const Outcome = {
   NOT_JSON: '?',
   CODE_THREW: '#',
   CODE_NOT_JSON: '%',
+  TOO_LARGE: '>',
 } as const;
 
 /**
@@ -140,6 +142,7 @@ export const SANDBOX_SOURCE = String.raw`
   const NOT_JSON = '${Outcome.NOT_JSON}';
   const CODE_THREW = '${Outcome.CODE_THREW}';
   const CODE_NOT_JSON = '${Outcome.CODE_NOT_JSON}';
+  const TOO_LARGE = '${Outcome.TOO_LARGE}';
   const BODY_LINE_OFFSET = ${BODY_LINE_OFFSET};
   const { isFinite: numberIsFinite } = Number;
   const { isArray } = Array;
@@ -265,18 +268,27 @@ export const SANDBOX_SOURCE = String.raw`
     return CODE_THREW + stringify({ message, line, column });
   };
 
-  const bodyProgram = (fn) => (argsJson) => {
+  const tooLarge = (chars, maxChars) =>
+    TOO_LARGE + 'its result would be ' + chars + ' characters long, more than the ' + maxChars + ' a result may have';
+
+  // A string's length is known before it is copied (a rope from repeat() costs no memory until then).
+  const outcome = (json, maxChars) => (json.length > maxChars ? tooLarge(json.length, maxChars) : VALUE + json);
+
+  const bodyProgram = (fn) => (argsJson, maxChars) => {
     let value;
     try {
       value = apply(fn, undefined, parse(argsJson));
     } catch (error) {
       return codeThrew(error);
     }
+    if (typeof value === 'string' && value.length > maxChars) return tooLarge(value.length + 2, maxChars);
+    let json;
     try {
-      return VALUE + (value === undefined ? 'null' : stringify(value, refuseNonJsonStrictly));
+      json = value === undefined ? 'null' : stringify(value, refuseNonJsonStrictly);
     } catch (error) {
       return codeNotJson(value, error);
     }
+    return outcome(json, maxChars);
   };
 
   const toJson = (value) => {
@@ -309,23 +321,26 @@ export const SANDBOX_SOURCE = String.raw`
     return json.charCodeAt(0) === 34 ? parse(json) : json;
   };
 
-  const expressionProgram = (fn) => (argsJson) => {
+  const expressionProgram = (fn) => (argsJson, maxChars) => {
     let value;
     try {
       value = apply(fn, undefined, parse(argsJson));
     } catch (error) {
       return THREW + describe(error);
     }
+    if (typeof value === 'string' && value.length > maxChars) return tooLarge(value.length + 2, maxChars);
+    let json;
     try {
-      return VALUE + toJson(value);
+      json = toJson(value);
     } catch (error) {
       return NOT_JSON + notJsonReason(error);
     }
+    return outcome(json, maxChars);
   };
 
   const insertion = (index, count) => (count > 1 ? ' (in \${…} #' + (index + 1) + ')' : '');
 
-  const templateProgram = (fns, literals) => (argsJson) => {
+  const templateProgram = (fns, literals) => (argsJson, maxChars) => {
     const args = parse(argsJson);
     let text = literals[0];
     for (let i = 0; i < fns.length; i++) {
@@ -335,11 +350,15 @@ export const SANDBOX_SOURCE = String.raw`
       } catch (error) {
         return THREW + describe(error) + insertion(i, fns.length);
       }
+      let piece;
       try {
-        text += toText(value) + literals[i + 1];
+        piece = toText(value);
       } catch (error) {
         return NOT_JSON + notJsonReason(error) + insertion(i, fns.length);
       }
+      const chars = text.length + piece.length + literals[i + 1].length;
+      if (chars > maxChars) return tooLarge(chars, maxChars) + insertion(i, fns.length);
+      text += piece + literals[i + 1];
     }
     return VALUE + text;
   };
@@ -384,7 +403,7 @@ export const SANDBOX_SOURCE = String.raw`
     return id;
   };
 
-  const run = (id, argsJson) => programs.get(id)(argsJson);
+  const run = (id, argsJson, maxChars) => programs.get(id)(argsJson, maxChars);
 
   const forget = (id) => {
     programs.delete(id);

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   isNodeError,
+  linearJsonSchemaValidator,
   McpClients,
   McpServerRef,
   McpSession,
@@ -37,7 +38,9 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
         throw new NodeConfigurationError(`MCP server URL ${JSON.stringify(server.url)} is not a URL`, { details: { parameter: 'url' } });
       }
       const transport = new StreamableHTTPClientTransport(url, { fetch: guardedFetch(http, server.credential, signal) });
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      // The server's tool schemas are checked with the service's own JSON Schema check: their
+      // patterns run in linear time, whatever the server sends.
+      const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: linearJsonSchemaValidator });
       try {
         await client.connect(transport, { signal });
       } catch (error) {

@@ -1,5 +1,5 @@
 import { Page, PageRequest } from '../../common/page';
-import type { Credential, CredentialType, VisibleCredential } from '../../domain/credential.model';
+import type { Credential, CredentialType, CredentialUse, CredentialUseKind, VisibleCredential } from '../../domain/credential.model';
 import { CredentialStore } from '../../domain/credential-store.port';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { SqliteMembershipScope } from './sqlite-membership-store.adapter';
@@ -10,10 +10,31 @@ interface CredentialRow {
   type: CredentialType;
   owner_id: string;
   settings: string;
+  allowed_hosts: string;
   sealed: string;
   created_at: string;
   updated_at: string;
 }
+
+interface UseRow {
+  credential_id: string;
+  user_id: string;
+  at: string;
+  host: string;
+  kind: CredentialUseKind;
+  run_id: string | null;
+  allowed: number;
+}
+
+const toUse = (row: UseRow): CredentialUse => ({
+  credentialId: row.credential_id,
+  userId: row.user_id,
+  at: new Date(row.at),
+  host: row.host,
+  kind: row.kind,
+  runId: row.run_id,
+  allowed: row.allowed === 1,
+});
 
 const toCredential = (row: CredentialRow): Credential => ({
   id: row.id,
@@ -21,6 +42,7 @@ const toCredential = (row: CredentialRow): Credential => ({
   type: row.type,
   ownerId: row.owner_id,
   settings: JSON.parse(row.settings) as Record<string, string>,
+  allowedHosts: JSON.parse(row.allowed_hosts) as string[],
   sealed: row.sealed,
   createdAt: new Date(row.created_at),
   updatedAt: new Date(row.updated_at),
@@ -37,14 +59,22 @@ export class SqliteCredentialStore extends CredentialStore {
     this.members = new SqliteMembershipScope<CredentialRow>(db, 'credential', 'credentials');
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO credentials (id, name, type, owner_id, settings, sealed, created_at, updated_at)
-         VALUES (@id, @name, @type, @owner_id, @settings, @sealed, @created_at, @updated_at)`,
+        `INSERT INTO credentials (id, name, type, owner_id, settings, allowed_hosts, sealed, created_at, updated_at)
+         VALUES (@id, @name, @type, @owner_id, @settings, @allowed_hosts, @sealed, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM credentials WHERE id = ?'),
       update: db.prepare(
-        'UPDATE credentials SET name = @name, settings = @settings, sealed = @sealed, updated_at = @updated_at WHERE id = @id',
+        `UPDATE credentials SET name = @name, settings = @settings, allowed_hosts = @allowed_hosts, sealed = @sealed, updated_at = @updated_at
+         WHERE id = @id`,
       ),
       delete: db.prepare('DELETE FROM credentials WHERE id = ?'),
+      deleteUses: db.prepare('DELETE FROM credential_uses WHERE credential_id = ?'),
+      insertUse: db.prepare(
+        `INSERT INTO credential_uses (credential_id, user_id, at, host, kind, run_id, allowed)
+         VALUES (@credential_id, @user_id, @at, @host, @kind, @run_id, @allowed)`,
+      ),
+      uses: db.prepare('SELECT * FROM credential_uses WHERE credential_id = ? ORDER BY at DESC, rowid DESC LIMIT ? OFFSET ?'),
+      countUses: db.prepare('SELECT COUNT(*) AS total FROM credential_uses WHERE credential_id = ?'),
     };
     this.createTx = db.transaction((c: Credential) => {
       this.statements.insert.run({
@@ -53,6 +83,7 @@ export class SqliteCredentialStore extends CredentialStore {
         type: c.type,
         owner_id: c.ownerId,
         settings: JSON.stringify(c.settings),
+        allowed_hosts: JSON.stringify(c.allowedHosts),
         sealed: c.sealed,
         created_at: toSqlDate(c.createdAt),
         updated_at: toSqlDate(c.updatedAt),
@@ -61,6 +92,7 @@ export class SqliteCredentialStore extends CredentialStore {
     });
     this.deleteTx = db.transaction((id: string) => {
       this.members.deleteMembers(id);
+      this.statements.deleteUses.run(id);
       return this.statements.delete.run(id).changes > 0;
     });
   }
@@ -78,11 +110,12 @@ export class SqliteCredentialStore extends CredentialStore {
     return this.members.visible(userId, page, toCredential);
   }
 
-  async update(id: string, changes: Pick<Credential, 'name' | 'settings' | 'sealed' | 'updatedAt'>): Promise<boolean> {
+  async update(id: string, changes: Pick<Credential, 'name' | 'settings' | 'allowedHosts' | 'sealed' | 'updatedAt'>): Promise<boolean> {
     const params = {
       id,
       name: changes.name,
       settings: JSON.stringify(changes.settings),
+      allowed_hosts: JSON.stringify(changes.allowedHosts),
       sealed: changes.sealed,
       updated_at: toSqlDate(changes.updatedAt),
     };
@@ -91,5 +124,23 @@ export class SqliteCredentialStore extends CredentialStore {
 
   async delete(id: string): Promise<boolean> {
     return this.deleteTx(id);
+  }
+
+  async recordUse(use: CredentialUse): Promise<void> {
+    this.statements.insertUse.run({
+      credential_id: use.credentialId,
+      user_id: use.userId,
+      at: toSqlDate(use.at),
+      host: use.host,
+      kind: use.kind,
+      run_id: use.runId,
+      allowed: use.allowed ? 1 : 0,
+    });
+  }
+
+  async listUses(credentialId: string, page: PageRequest): Promise<Page<CredentialUse>> {
+    const rows = this.statements.uses.all(credentialId, page.limit, page.offset) as UseRow[];
+    const { total } = this.statements.countUses.get(credentialId) as { total: number };
+    return { items: rows.map(toUse), total };
   }
 }

@@ -22,6 +22,7 @@ interface WorkflowRow {
   active_version_id: string | null;
   active_version: number | null;
   activated_by: string | null;
+  draft_saved_by: string | null;
   latest_version: number;
   settings: string | null;
   schedule: string | null;
@@ -47,6 +48,7 @@ const toWorkflow = (row: WorkflowRow): Workflow => ({
   activeVersionId: row.active_version_id,
   activeVersion: row.active_version,
   activatedBy: row.activated_by,
+  draftSavedBy: row.draft_saved_by,
   latestVersion: row.latest_version,
   settings: row.settings ? (JSON.parse(row.settings) as WorkflowSettings) : {},
   schedule: row.schedule ? (JSON.parse(row.schedule) as WorkflowSchedule) : null,
@@ -80,11 +82,13 @@ export class SqliteWorkflowStore extends WorkflowStore {
     this.members = new SqliteMembershipScope<WorkflowRow>(db, 'workflow', 'workflows');
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO workflows (id, name, owner_id, draft, active_version_id, active_version, latest_version, settings, schedule, created_at, updated_at)
-         VALUES (@id, @name, @owner_id, @draft, NULL, NULL, 0, @settings, NULL, @created_at, @updated_at)`,
+        `INSERT INTO workflows (id, name, owner_id, draft, draft_saved_by, active_version_id, active_version, latest_version, settings, schedule, created_at, updated_at)
+         VALUES (@id, @name, @owner_id, @draft, @draft_saved_by, NULL, NULL, 0, @settings, NULL, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
-      updateDraft: db.prepare('UPDATE workflows SET name = ?, draft = ?, updated_at = ?, settings = COALESCE(?, settings) WHERE id = ?'),
+      updateDraft: db.prepare(
+        'UPDATE workflows SET name = ?, draft = ?, updated_at = ?, draft_saved_by = ?, settings = COALESCE(?, settings) WHERE id = ?',
+      ),
       listScheduled: db.prepare('SELECT id, schedule FROM workflows WHERE schedule IS NOT NULL'),
       names: db.prepare('SELECT id, name FROM workflows WHERE id IN (SELECT value FROM json_each(?))'),
       referencing: db.prepare(
@@ -118,6 +122,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
         name: w.name,
         owner_id: w.ownerId,
         draft: JSON.stringify(w.draft),
+        draft_saved_by: w.draftSavedBy,
         settings: JSON.stringify(w.settings ?? {}),
         created_at: toSqlDate(w.createdAt),
         updated_at: toSqlDate(w.updatedAt),
@@ -159,11 +164,19 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return this.members.visible(userId, page, toWorkflow);
   }
 
-  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date, settings?: WorkflowSettings): Promise<boolean> {
+  async updateDraft(
+    id: string,
+    name: string,
+    draft: WorkflowDefinition,
+    updatedAt: Date,
+    savedBy: string,
+    settings?: WorkflowSettings,
+  ): Promise<boolean> {
     const changes = this.statements.updateDraft.run(
       name,
       JSON.stringify(draft),
       toSqlDate(updatedAt),
+      savedBy,
       settings ? JSON.stringify(settings) : null,
       id,
     ).changes;

@@ -1,8 +1,8 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/page';
-import type { Credential, VisibleCredential } from '../../domain/credential.model';
+import type { Credential, CredentialUse, VisibleCredential } from '../../domain/credential.model';
 import { CredentialStore } from '../../domain/credential-store.port';
-import { CredentialDoc, credentialModels } from './credentials.schema';
+import { CredentialDoc, credentialModels, CredentialUseDoc } from './credentials.schema';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 
 const toCredential = (doc: CredentialDoc): Credential => ({
@@ -11,6 +11,7 @@ const toCredential = (doc: CredentialDoc): Credential => ({
   type: doc.type,
   ownerId: doc.ownerId,
   settings: JSON.parse(doc.settingsJson) as Record<string, string>,
+  allowedHosts: doc.allowedHosts ?? [],
   sealed: doc.sealed,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
@@ -18,11 +19,14 @@ const toCredential = (doc: CredentialDoc): Credential => ({
 
 export class MongoCredentialStore extends CredentialStore {
   private readonly credentials: Model<CredentialDoc>;
+  private readonly uses: Model<CredentialUseDoc>;
   private readonly members: MongoMembershipScope;
 
   constructor(connection: Connection) {
     super();
-    this.credentials = credentialModels(connection).credentials;
+    const models = credentialModels(connection);
+    this.credentials = models.credentials;
+    this.uses = models.uses;
     this.members = new MongoMembershipScope(connection, 'credential');
   }
 
@@ -45,11 +49,17 @@ export class MongoCredentialStore extends CredentialStore {
     return this.members.visible(userId, page, this.credentials, toCredential);
   }
 
-  async update(id: string, changes: Pick<Credential, 'name' | 'settings' | 'sealed' | 'updatedAt'>): Promise<boolean> {
+  async update(id: string, changes: Pick<Credential, 'name' | 'settings' | 'allowedHosts' | 'sealed' | 'updatedAt'>): Promise<boolean> {
     const result = await this.credentials.updateOne(
       { _id: id },
       {
-        $set: { name: changes.name, settingsJson: JSON.stringify(changes.settings), sealed: changes.sealed, updatedAt: changes.updatedAt },
+        $set: {
+          name: changes.name,
+          settingsJson: JSON.stringify(changes.settings),
+          allowedHosts: changes.allowedHosts,
+          sealed: changes.sealed,
+          updatedAt: changes.updatedAt,
+        },
       },
     );
     return result.matchedCount > 0;
@@ -57,6 +67,35 @@ export class MongoCredentialStore extends CredentialStore {
 
   async delete(id: string): Promise<boolean> {
     await this.members.deleteMembers(id);
+    await this.uses.deleteMany({ credentialId: id });
     return (await this.credentials.deleteOne({ _id: id })).deletedCount > 0;
+  }
+
+  async recordUse(use: CredentialUse): Promise<void> {
+    await this.uses.create(use);
+  }
+
+  async listUses(credentialId: string, page: PageRequest): Promise<Page<CredentialUse>> {
+    const [docs, total] = await Promise.all([
+      this.uses
+        .find({ credentialId })
+        .sort({ at: -1, _id: -1 })
+        .skip(page.offset)
+        .limit(page.limit)
+        .lean<(CredentialUseDoc & { _id: unknown })[]>(),
+      this.uses.countDocuments({ credentialId }),
+    ]);
+    return {
+      items: docs.map(({ credentialId: id, userId, at, host, kind, runId, allowed }) => ({
+        credentialId: id,
+        userId,
+        at,
+        host,
+        kind,
+        runId: runId ?? null,
+        allowed,
+      })),
+      total,
+    };
   }
 }

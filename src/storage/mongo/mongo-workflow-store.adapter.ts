@@ -22,6 +22,7 @@ const toWorkflow = (doc: WorkflowDoc): Workflow => ({
   activeVersionId: doc.activeVersionId ?? null,
   activeVersion: doc.activeVersion ?? null,
   activatedBy: doc.activatedBy ?? null,
+  draftSavedBy: doc.draftSavedBy ?? null,
   latestVersion: doc.latestVersion ?? 0,
   settings: doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {},
   schedule: doc.schedule ?? null,
@@ -67,6 +68,7 @@ export class MongoWorkflowStore extends WorkflowStore {
       activeVersionId: null,
       activeVersion: null,
       activatedBy: null,
+      draftSavedBy: w.draftSavedBy,
       latestVersion: 0,
       settingsJson: JSON.stringify(w.settings ?? {}),
       schedule: null,
@@ -86,10 +88,25 @@ export class MongoWorkflowStore extends WorkflowStore {
     return this.members.visible(userId, page, this.workflows, toWorkflow);
   }
 
-  async updateDraft(id: string, name: string, draft: WorkflowDefinition, updatedAt: Date, settings?: WorkflowSettings): Promise<boolean> {
+  async updateDraft(
+    id: string,
+    name: string,
+    draft: WorkflowDefinition,
+    updatedAt: Date,
+    savedBy: string,
+    settings?: WorkflowSettings,
+  ): Promise<boolean> {
     const result = await this.workflows.updateOne(
       { _id: id },
-      { $set: { name, draftJson: JSON.stringify(draft), updatedAt, ...(settings ? { settingsJson: JSON.stringify(settings) } : {}) } },
+      {
+        $set: {
+          name,
+          draftJson: JSON.stringify(draft),
+          draftSavedBy: savedBy,
+          updatedAt,
+          ...(settings ? { settingsJson: JSON.stringify(settings) } : {}),
+        },
+      },
     );
     return result.matchedCount > 0;
   }

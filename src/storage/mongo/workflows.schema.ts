@@ -56,6 +56,8 @@ const workflowSchema = new Schema<WorkflowDoc>(
     activeVersion: { type: Number, default: null },
     // Absent on workflows published before it was kept: the scheduler then reads the active version's creator.
     activatedBy: { type: String, default: null },
+    // Absent on drafts saved before it was kept: a sub-workflow test run of such a draft is refused.
+    draftSavedBy: { type: String, default: null },
     latestVersion: { type: Number, required: true, default: 0 },
     settingsJson: { type: String, default: null },
     // Read by the scheduler only; cron and time zone are plain strings, safe as field values.

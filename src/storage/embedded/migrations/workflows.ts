@@ -204,4 +204,11 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     name: 'node-tests',
     sql: `ALTER TABLE workflow_runs ADD COLUMN node_test TEXT;`,
   },
+  {
+    version: 250,
+    name: 'draft-saved-by',
+    // Who vouched for the draft: a sub-workflow test run of it acts as them. Unknown for drafts saved
+    // before (NULL): such a test run is refused until someone saves the draft again.
+    sql: `ALTER TABLE workflows ADD COLUMN draft_saved_by TEXT;`,
+  },
 ];
