@@ -109,6 +109,10 @@ export class AppConfig {
   @MinLength(1)
   ELASTICSEARCH_INDEX = 'service-passages';
 
+  /** HNSW over int8 vectors (default: recall of float HNSW at a quarter of the memory), over 1-bit BBQ vectors (a 32nd), or over floats. */
+  @IsIn(['int8_hnsw', 'bbq_hnsw', 'hnsw'])
+  ELASTICSEARCH_VECTOR_INDEX: 'int8_hnsw' | 'bbq_hnsw' | 'hnsw' = 'int8_hnsw';
+
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })

@@ -30,6 +30,31 @@ export interface TextHit {
   score: number;
 }
 
+/**
+ * Restricts a search to the units of some files: the seam between what users filter on (file ids,
+ * types, metadata; resolved against the file store by whoever builds the filter) and the index.
+ * Whatever the filter language, it reaches the index as the set of files whose units may be
+ * returned, and the index answers k-NN within that set at any selectivity: the embedded index
+ * scans the set's vectors exactly when it is small (a 1% filter at 1M units: about 10,000 rows)
+ * and walks its graph with the set as a predicate when it is broad; Elasticsearch takes it as
+ * `knn.filter`. An empty set matches nothing; no filter is every file of the collection.
+ */
+export interface UnitFilter {
+  fileIds: readonly string[];
+}
+
+/** Most files a filter may name: Elasticsearch's default `index.max_terms_count`. */
+export const MAX_FILTER_FILES = 65_536;
+
+/** Throws unless the filter is within MAX_FILTER_FILES. */
+export function assertUnitFilter(filter: UnitFilter | undefined): void {
+  if (filter && filter.fileIds.length > MAX_FILTER_FILES) {
+    throw AppError.validation([
+      { field: 'filter', reason: `may match at most ${MAX_FILTER_FILES} files; it matched ${filter.fileIds.length}` },
+    ]);
+  }
+}
+
 /** Largest `k` a search accepts: sqlite-vec's KNN limit, well under Elasticsearch's candidate cap. */
 export const MAX_SEARCH_K = 4096;
 
@@ -54,14 +79,19 @@ export abstract class VectorIndex {
    */
   abstract upsert(units: IndexUnit[]): Promise<void>;
 
-  /** The `k` nearest units by cosine distance, nearest first. An empty collection yields []. */
-  abstract searchVector(collectionId: string, vector: Float32Array, k: number): Promise<VectorHit[]>;
+  /**
+   * The `k` nearest units by cosine distance, nearest first, among the units of `filter.fileIds`
+   * when a filter is given. An empty collection yields []. May be approximate on large collections:
+   * the embedded index keeps recall@10 >= 0.95 against an exact scan.
+   */
+  abstract searchVector(collectionId: string, vector: Float32Array, k: number, filter?: UnitFilter): Promise<VectorHit[]>;
 
   /**
-   * The `k` best units by BM25 for the words of `text`, any of which may match. `text` is user input,
+   * The `k` best units by BM25 for the words of `text`, any of which may match, among the units of
+   * `filter.fileIds` when given. `text` is user input,
    * never query syntax: operators and punctuation in it are taken as plain words or ignored.
    */
-  abstract searchText(collectionId: string, text: string, k: number): Promise<TextHit[]>;
+  abstract searchText(collectionId: string, text: string, k: number, filter?: UnitFilter): Promise<TextHit[]>;
 
   abstract deleteByFile(collectionId: string, fileId: string): Promise<void>;
 

@@ -7,8 +7,9 @@
  *     query with the local embedder: the target is p50 <= query-embedding p50 + 60 ms; once with the
  *     connection as the storage module opens it, once with the file memory-mapped (mmap_size);
  *   - recall@10 of searchVector against an exact brute-force scan in JavaScript, on 100 queries;
- *   - the same KNN scan on a raw vec0 table with sqlite-vec's cosine metric (the adapter stores unit
- *     vectors and scans by L2, which ranks identically: this is the speed that choice buys);
+ *   - the same KNN scan on a raw vec0 table with sqlite-vec's cosine metric: the exact scan the
+ *     adapter did before its search thread (test/bench/vector-index.bench.ts measures that thread
+ *     at 100k-1M, with filters, against an exact scan);
  *   - upsert throughput (batches of 1,000, as ingestion sends them) against raw vec0 inserts;
  *   - searchText (BM25) p50, and the time deleteByCollection takes for all 100,000 units.
  *

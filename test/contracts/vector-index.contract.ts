@@ -184,6 +184,26 @@ describe.each(backends)('VectorIndex contract: %s', (_name, backend) => {
       expect(hits[2].distance).toBeCloseTo(2, 3);
     });
 
+    it('restricts vector and keyword search to the files of a filter: every hit in it, the nearest of them first', async () => {
+      const vectors = spreadVectors(30, 8);
+      const units = vectors.map((vector, i) => unit({ vector, fileId: `fle_${i % 5}`, text: `lantern ${i}` }));
+      await index.upsert(units);
+      const query = spreadVectors(31, 8)[30];
+      const allowed = new Set(['fle_1', 'fle_3']);
+      const expected = units
+        .filter((u) => allowed.has(u.fileId))
+        .map((u) => ({ unitId: u.id, distance: cosineDistance(u.vector, query) }))
+        .sort((a, b) => a.distance - b.distance)
+        .slice(0, 5);
+
+      const hits = await index.searchVector(collection, query, 5, { fileIds: ['fle_1', 'fle_3', 'fle_unknown'] });
+      expect(hits.map((h) => h.unitId)).toEqual(expected.map((e) => e.unitId));
+      const words = await index.searchText(collection, 'lantern', 30, { fileIds: ['fle_3'] });
+      expect(words.map((h) => h.fileId)).toEqual(Array(6).fill('fle_3'));
+      expect(await index.searchVector(collection, query, 5, { fileIds: [] })).toEqual([]);
+      expect(await index.searchVector(collection, query, 5, { fileIds: ['fle_unknown'] })).toEqual([]);
+    });
+
     it('returns at most k hits, and every unit when k exceeds the count', async () => {
       await index.upsert(spreadVectors(6, 4).map((vector) => unit({ vector })));
       expect(await index.searchVector(collection, vec(1, 1, 0, 0), 4)).toHaveLength(4);

@@ -5,7 +5,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { bothQueues } from '../utils/queues';
-import { freePort, Spawned, spawnCollecting, tempDir, waitForHttp } from '../utils/processes';
+import { bootService, freePort, Spawned, stopService, tempDir } from '../utils/processes';
 
 const root = join(__dirname, '..', '..');
 const KEY = 'wcs_kill_bootstrap_key_0123456789abcdef';
@@ -165,37 +165,24 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
   }, 240_000);
 
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null) {
-      service.child.kill('SIGTERM');
-      await service.exited(60_000).catch(() => service?.child.kill('SIGKILL'));
-    }
+    await stopService(service);
     await counting?.close();
     await queue.cleanup();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   const url = () => `http://127.0.0.1:${port}`;
-  const boot = async (): Promise<Spawned> => {
-    const spawned = spawnCollecting(process.execPath, ['--no-node-snapshot', join(root, 'dist', 'src', 'main.js')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-        BOOTSTRAP_API_KEY: KEY,
-        FETCH_ALLOWED_HOSTS: '127.0.0.1',
-        EMBEDDING_THREADS: '1',
-        // A killed worker's runs are taken over about this long after its last renewal.
-        JOB_LEASE_MS: '3000',
-        REDIS_URL: '',
-        ...env,
-      },
+  const boot = (): Promise<Spawned> =>
+    bootService(port, {
+      DATA_DIR: dataDir,
+      BOOTSTRAP_API_KEY: KEY,
+      FETCH_ALLOWED_HOSTS: '127.0.0.1',
+      EMBEDDING_THREADS: '1',
+      // A killed worker's runs are taken over about this long after its last renewal.
+      JOB_LEASE_MS: '3000',
+      REDIS_URL: '',
+      ...env,
     });
-    await waitForHttp(`${url()}/health/ready`, spawned, 120_000);
-    return spawned;
-  };
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(url() + path, {
       method,

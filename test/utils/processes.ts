@@ -106,4 +106,26 @@ export function logLines(output: string): Array<Record<string, unknown>> {
     });
 }
 
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * The built service (dist/) in a process of its own on 127.0.0.1:`port`, ready once /health/ready
+ * answers: for tests that kill it. `env` adds to or overrides the defaults (warn-level logs).
+ */
+export async function bootService(port: number, env: Record<string, string>): Promise<Spawned> {
+  const spawned = spawnCollecting(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'src', 'main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+  });
+  await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned, 120_000);
+  return spawned;
+}
+
+/** Stops a service still running: SIGTERM, and SIGKILL if it has not exited within a minute. */
+export async function stopService(service: Spawned | undefined): Promise<void> {
+  if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
+  service.child.kill('SIGTERM');
+  await service.exited(60_000).catch(() => service.child.kill('SIGKILL'));
+}
+
 export const tempDir = (label: string): string => mkdtempSync(join(tmpdir(), `wcs-${label}-`));

@@ -17,7 +17,14 @@ interface Recorded {
   body: unknown;
 }
 
-function setup(options: { dimension?: number; collectionDimension?: number; indexExists?: boolean } = {}) {
+function setup(
+  options: {
+    dimension?: number;
+    collectionDimension?: number;
+    indexExists?: boolean;
+    vectorIndexType?: 'hnsw' | 'int8_hnsw' | 'bbq_hnsw';
+  } = {},
+) {
   const mock = new Mock();
   const requests: Recorded[] = [];
   const on = (method: string, path: string, answer: (params: MockPattern) => Record<string, unknown> | errors.ResponseError) =>
@@ -51,7 +58,11 @@ function setup(options: { dimension?: number; collectionDimension?: number; inde
   on('POST', `/${INDEX}/_count`, () => ({ count: 7 }));
 
   const client = new Client({ node: 'http://localhost:9200', Connection: mock.getConnection() });
-  const index = new ElasticsearchVectorIndex(client, { index: INDEX, dimension: options.dimension });
+  const index = new ElasticsearchVectorIndex(client, {
+    index: INDEX,
+    dimension: options.dimension,
+    vectorIndexType: options.vectorIndexType,
+  });
   const sent = (method: string, path: string) => requests.filter((r) => r.method === method && r.path === path);
   return { mock, index, requests, sent, on };
 }
@@ -105,7 +116,13 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     expect(sent('PUT', `/${INDEX}/_mapping`).map((r) => r.body)).toEqual([
       {
         properties: {
-          vector_512: { type: 'dense_vector', dims: 512, index: true, similarity: 'cosine', index_options: { type: 'int8_hnsw' } },
+          vector_512: {
+            type: 'dense_vector',
+            dims: 512,
+            index: true,
+            similarity: 'cosine',
+            index_options: { type: 'int8_hnsw', m: 16, ef_construction: 100 },
+          },
         },
       },
     ]);
@@ -177,6 +194,52 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
       { unitId: 'unt_near', passageId: 'psg_1', fileId: 'fle_1', distance: expect.closeTo(0.1, 6) },
       { unitId: 'unt_far', passageId: 'psg_2', fileId: 'fle_2', distance: expect.closeTo(1, 6) },
     ]);
+  });
+
+  it('searchVector restricts the kNN to the filter files through knn.filter, and an empty filter asks nothing (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 2 });
+    await index.init();
+    await index.searchVector('col_1', Float32Array.from([1, 0]), 10, { fileIds: ['fle_1', 'fle_9'] });
+    const knn = sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { knn?: { filter: unknown; num_candidates: number } }).knn)
+      .find(Boolean);
+    expect(knn!.filter).toEqual([{ term: { collection_id: 'col_1' } }, { terms: { file_id: ['fle_1', 'fle_9'] } }]);
+    expect(knn!.num_candidates).toBe(100);
+
+    const before = sent('POST', `/${INDEX}/_search`).length;
+    expect(await index.searchVector('col_1', Float32Array.from([1, 0]), 10, { fileIds: [] })).toEqual([]);
+    expect(await index.searchText('col_1', 'zebra', 10, { fileIds: [] })).toEqual([]);
+    expect(sent('POST', `/${INDEX}/_search`)).toHaveLength(before);
+  });
+
+  it('searchText applies the same filter beside the collection (mock)', async () => {
+    const { index, sent } = setup();
+    await index.init();
+    await index.searchText('col_1', 'zebra', 5, { fileIds: ['fle_3'] });
+    const body = sent('POST', `/${INDEX}/_search`)[0].body as { query: { bool: { filter: unknown } } };
+    expect(body.query.bool.filter).toEqual([{ term: { collection_id: 'col_1' } }, { terms: { file_id: ['fle_3'] } }]);
+  });
+
+  it('refuses a filter naming more files than a terms query takes, before asking the cluster (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 2 });
+    await index.init();
+    const fileIds = Array.from({ length: 65_537 }, (_, i) => `fle_${i}`);
+    const error = await rejection(index.searchVector('col_1', Float32Array.from([1, 0]), 10, { fileIds }));
+    expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
+    expect(error.details).toEqual({ fields: [{ field: 'filter', reason: expect.stringContaining('65536') }] });
+    expect(sent('POST', `/${INDEX}/_search`).filter((r) => (r.body as { knn?: unknown }).knn)).toHaveLength(0);
+  });
+
+  it('maps bbq_hnsw when chosen and re-scores its 1-bit candidates three times over (mock)', async () => {
+    const { index, sent } = setup({ dimension: 512, collectionDimension: 512, vectorIndexType: 'bbq_hnsw' });
+    await index.init();
+    const [mapping] = sent('PUT', `/${INDEX}/_mapping`).map((r) => r.body as { properties: Record<string, { index_options: unknown }> });
+    expect(mapping.properties.vector_512.index_options).toEqual({ type: 'bbq_hnsw', m: 16, ef_construction: 100 });
+    await index.searchVector('col_1', new Float32Array(512).fill(1), 10);
+    const knn = sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { knn?: { rescore_vector?: unknown } }).knn)
+      .find(Boolean);
+    expect(knn!.rescore_vector).toEqual({ oversample: 3 });
   });
 
   it('searchVector asks for at least 100 candidates, and answers [] for an empty collection without a kNN query (mock)', async () => {

@@ -37,7 +37,8 @@ describe('SqliteVectorIndex storage', () => {
     await index.init();
   });
 
-  afterEach(() => {
+  afterEach(async () => {
+    await index.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -46,20 +47,41 @@ describe('SqliteVectorIndex storage', () => {
     const count = DELETE_BATCH * 2 + 37;
     await index.upsert(Array.from({ length: count }, (_, i) => unit(i)));
     await index.upsert([unit(count, { collectionId: 'col_b' })]);
-    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(count + 1);
+    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(count + 1);
 
     await index.deleteByCollection('col_a');
+    // Gone for every read at once; the rows themselves are purged in the background.
+    expect(await index.countUnits('col_a')).toBe(0);
+    expect(await index.searchText('col_a', 'lantern', 10)).toEqual([]);
+    await index.upsert([unit(count + 1)]);
+    await index.whenPurged();
 
-    expect(rows('SELECT count(*) FROM search_units')).toBe(1);
-    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(1);
-    expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(1);
+    expect(rows('SELECT count(*) FROM search_units')).toBe(2);
+    expect(await index.countUnits('col_a')).toBe(1);
+    expect(rows('SELECT count(*) FROM search_deleted_collections')).toBe(0);
+    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(2);
+    expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(2);
+  });
+
+  it('resumes the purge of a deleted collection at the next start', async () => {
+    await index.upsert(Array.from({ length: DELETE_BATCH + 5 }, (_, i) => unit(i)));
+    await index.close();
+    // What a process killed right after marking the collection deleted leaves behind.
+    db.prepare('INSERT INTO search_deleted_collections (collection_id, up_to_seq) VALUES (?, ?)').run('col_a', DELETE_BATCH + 5);
+
+    index = new SqliteVectorIndex(db);
+    await index.init();
+    expect(await index.countUnits('col_a')).toBe(0);
+    await index.whenPurged();
+    expect(rows('SELECT count(*) FROM search_units')).toBe(0);
+    expect(rows('SELECT count(*) FROM search_deleted_collections')).toBe(0);
   });
 
   it('replaces a unit in place: one row in each table', async () => {
     await index.upsert([unit(1)]);
     await index.upsert([unit(1, { text: 'lighthouse' })]);
     expect(rows('SELECT count(*) FROM search_units')).toBe(1);
-    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(1);
+    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(1);
     expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(0);
   });
 
@@ -71,13 +93,14 @@ describe('SqliteVectorIndex storage', () => {
     await expect(index.upsert(refused)).rejects.toMatchObject({ code: ErrorCode.EMBEDDING_MISMATCH });
 
     expect(rows('SELECT count(*) FROM search_units')).toBe(3);
-    expect(rows('SELECT count(*) FROM search_vectors_4')).toBe(2);
+    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(3);
     expect(await index.searchText('col_a', 'changed', 10)).toEqual([]);
     expect((await index.searchText('col_a', 'lantern', 10)).map((h) => h.unitId).sort()).toEqual(['unt_1', 'unt_2']);
   });
 
   it('keeps its data across connections, and a vector table created by another connection is reused', async () => {
     await index.upsert([unit(1), unit(2, { vector: Float32Array.from([0, 1, 0, 0]) })]);
+    await index.close();
     db.close();
 
     db = open();
@@ -87,6 +110,34 @@ describe('SqliteVectorIndex storage', () => {
     expect(nearest).toMatchObject({ unitId: 'unt_2', distance: expect.closeTo(0, 5) });
     await index.upsert([unit(3)]);
     expect(await index.countUnits('col_a')).toBe(3);
+  });
+
+  it('moves the vectors of an earlier version (sqlite-vec tables) into its own table once, and searches them', async () => {
+    await index.close();
+    db.exec(`CREATE VIRTUAL TABLE search_vectors_4 USING vec0(collection_id TEXT PARTITION KEY, embedding FLOAT[4] distance_metric=L2)`);
+    db.prepare(
+      `INSERT INTO search_units (seq, id, collection_id, file_id, passage_id, dimension) VALUES (7, 'unt_old', 'col_a', 'fle_0', 'psg_0', 4)`,
+    ).run();
+    db.prepare(`INSERT INTO search_vectors_4 (rowid, collection_id, embedding) VALUES (7, 'col_a', ?)`).run(
+      Buffer.from(Float32Array.from([0, 0, 1, 0]).buffer),
+    );
+
+    index = new SqliteVectorIndex(db);
+    await index.init();
+
+    expect(rows(`SELECT count(*) FROM sqlite_master WHERE name = 'search_vectors_4'`)).toBe(0);
+    expect(await index.searchVector('col_a', Float32Array.from([0, 0, 3, 0]), 1)).toEqual([
+      { unitId: 'unt_old', passageId: 'psg_0', fileId: 'fle_0', distance: expect.closeTo(0, 5) },
+    ]);
+  });
+
+  it('restricts vector and keyword search to the files of a filter', async () => {
+    await index.upsert(Array.from({ length: 9 }, (_, i) => unit(i)));
+    const hits = await index.searchVector('col_a', Float32Array.from([1, 1, 1, 1]), 9, { fileIds: ['fle_1'] });
+    expect(hits.map((h) => h.unitId).sort()).toEqual(['unt_1', 'unt_4', 'unt_7']);
+    const words = await index.searchText('col_a', 'lantern', 9, { fileIds: ['fle_2', 'fle_missing'] });
+    expect(words.map((h) => h.unitId).sort()).toEqual(['unt_2', 'unt_5', 'unt_8']);
+    expect(await index.searchVector('col_a', Float32Array.from([1, 1, 1, 1]), 9, { fileIds: [] })).toEqual([]);
   });
 
   it('reports itself unavailable once its database is closed', async () => {

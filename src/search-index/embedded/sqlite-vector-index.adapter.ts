@@ -3,15 +3,18 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
 import {
   assertSearchK,
+  assertUnitFilter,
   assertUsableVector,
   dimensionsByCollection,
   embeddingMismatch,
   IndexUnit,
   TextHit,
+  UnitFilter,
   VectorHit,
   VectorIndex,
 } from '../../domain/vector-index.port';
 import { toFts5Query } from './fts5-query';
+import { NearestThread } from './nearest/nearest-thread';
 
 /**
  * Units deleted per transaction. A vec0 delete costs tens of microseconds, so a batch holds the
@@ -19,43 +22,61 @@ import { toFts5Query } from './fts5-query';
  */
 export const DELETE_BATCH = 500;
 
+/** Rows per message when a collection's vectors are loaded into the search thread. */
+const LOAD_BATCH = 4_096;
+/**
+ * Code-ranked hits per wanted hit that are re-ranked by their float vectors: the int8 codes rank
+ * within about 0.003 of the float distance, so a small margin settles the final order exactly.
+ */
+const RERANK_MARGIN = 16;
+
 interface UnitRow {
   seq: number;
   dimension: number;
 }
 
-interface VectorStatements {
-  insert: Database.Statement;
-  delete: Database.Statement;
-  knn: Database.Statement;
+interface VectorRow {
+  seq: number;
+  fileId: string;
+  vector: Buffer;
 }
 
-const vectorTable = (dimension: number) => `search_vectors_${dimension}`;
-
 /**
- * The embedded index: sqlite-vec for vectors and FTS5 for BM25, in the service's SQLite file.
+ * The embedded index: vectors and BM25 in the service's SQLite file (the source of truth), searched
+ * by a search thread that holds int8 codes of every vector and an HNSW graph per large collection.
  *
- * `search_units` maps each unit to its collection, file, passage and dimension; its integer `seq` is
- * the rowid of the unit in the vector table of its dimension (`search_vectors_<dim>`, a vec0 table
- * partitioned by collection, created on first use) and in `search_units_fts`. The FTS table is
- * contentless: the text already lives in the passage store, and BM25 needs only the index.
+ * `search_units` maps each unit to its collection, file, passage and dimension; its integer `seq`
+ * keys the unit's float vector in `search_unit_vectors` (stored L2-normalised) and its row in
+ * `search_units_fts`. The FTS table is contentless: the text already lives in the passage store,
+ * and BM25 needs only the index.
  *
- * Search is exact (a scan of the collection's partition). Vectors are stored L2-normalised and
- * scanned by L2 distance, which ranks exactly as cosine distance does on unit vectors (cosine
- * distance = L2² / 2); sqlite-vec 0.1.9 computes L2 faster than its cosine metric (0.65-0.8 of the
- * CPU time at 100,000 x 512, see test/bench/search.bench.ts). Quantised pre-filters were measured
- * and left out: int8 scans no faster in 0.1.9, and bit vectors with a float re-rank need thousands
- * of candidates, which vec0's top-k selection makes slow, to keep recall on low-contrast data.
+ * The search thread (nearest/) is derived state: a collection is loaded into it from the store on
+ * first use after start, each write is committed to the store first and then posted to the thread,
+ * and a thread that dies is started again and reloaded. A crash at any point therefore leaves
+ * nothing to repair: the next start rebuilds from what the store committed. The thread ranks by
+ * int8 codes (exactly below EXACT_SCAN_BELOW units, by graph above); the hits it returns are
+ * re-ranked here by their float vectors, so distances are exact.
  *
  * better-sqlite3 is synchronous: each call is one short statement or one transaction, and bulk
- * deletes go in batches with the event loop let through between them.
+ * reads and deletes go in batches with the event loop let through between them.
  */
 export class SqliteVectorIndex extends VectorIndex {
   private statements?: ReturnType<SqliteVectorIndex['prepareUnitStatements']>;
-  private readonly vectorStatements = new Map<number, VectorStatements>();
+  /** Collections loaded (or loading) into the current search thread. */
+  private readonly loaded = new Map<string, Promise<void>>();
+  private loadedGeneration = -1;
+  /** Background purges of deleted collections, one after another. */
+  private purges = Promise.resolve();
+  private closing = false;
 
-  /** @param db an open database with sqlite-vec loaded; the caller owns it and closes it. */
-  constructor(private readonly db: Database.Database) {
+  /**
+   * @param db an open database; the caller owns it and closes it.
+   * @param nearest the search thread; one per index.
+   */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly nearest = new NearestThread(),
+  ) {
     super();
   }
 
@@ -70,80 +91,181 @@ export class SqliteVectorIndex extends VectorIndex {
         dimension INTEGER NOT NULL
       );
       CREATE INDEX IF NOT EXISTS search_units_collection_file ON search_units (collection_id, file_id);
+      CREATE INDEX IF NOT EXISTS search_units_collection_seq ON search_units (collection_id, seq);
       CREATE VIRTUAL TABLE IF NOT EXISTS search_units_fts USING fts5(
         text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
       );
+      CREATE TABLE IF NOT EXISTS search_unit_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+      CREATE TABLE IF NOT EXISTS search_deleted_collections (collection_id TEXT PRIMARY KEY, up_to_seq INTEGER NOT NULL);
     `);
+    this.moveVec0Tables();
     this.statements = this.prepareUnitStatements();
+    // Purges an earlier process did not finish.
+    for (const collectionId of this.prepared().buried.all() as string[]) this.purgeLater(collectionId);
+  }
+
+  /**
+   * Earlier versions kept vectors in sqlite-vec tables (`search_vectors_<dim>`, scanned exactly);
+   * their rows move into `search_unit_vectors` once, in one transaction per table.
+   */
+  private moveVec0Tables(): void {
+    const tables = this.db
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'search_vectors_[0-9]*' AND sql LIKE '%vec0%'`)
+      .pluck()
+      .all() as string[];
+    for (const table of tables) {
+      this.db.transaction(() => {
+        this.db.exec(`INSERT OR IGNORE INTO search_unit_vectors (seq, vector) SELECT rowid, embedding FROM ${table}`);
+        this.db.exec(`DROP TABLE ${table}`);
+      })();
+    }
   }
 
   async upsert(units: IndexUnit[]): Promise<void> {
     if (units.length === 0) return;
     const dimensions = dimensionsByCollection(units);
     const blobs = units.map((unit) => normalisedBlob(unit.vector));
-    // DDL stays out of the transaction: a rolled-back CREATE would leave the statement cache stale.
-    for (const dimension of new Set(dimensions.values())) this.vectorStatementsFor(dimension);
     const s = this.prepared();
 
-    this.db.transaction(() => {
+    const removed: { collectionId: string; seq: number }[] = [];
+    const seqs = this.db.transaction(() => {
       // Replaced units go first, so they do not count as the collection's existing vectors.
       for (const unit of units) {
-        const existing = s.findById.get(unit.id) as UnitRow | undefined;
-        if (existing) this.deleteRows([existing]);
+        const existing = s.findById.get(unit.id) as (UnitRow & { collectionId: string }) | undefined;
+        if (existing) {
+          this.deleteRows([existing]);
+          removed.push({ collectionId: existing.collectionId, seq: existing.seq });
+        }
       }
       for (const [collectionId, dimension] of dimensions) {
         const existing = this.collectionDimension(collectionId);
         if (existing !== undefined && existing !== dimension) throw embeddingMismatch(collectionId, existing, dimension);
       }
-      units.forEach((unit, i) => {
+      return units.map((unit, i) => {
         const seq = s.insertUnit.run(unit.id, unit.collectionId, unit.fileId, unit.passageId, unit.vector.length).lastInsertRowid;
-        this.vectorStatementsFor(unit.vector.length).insert.run(BigInt(seq), unit.collectionId, blobs[i]);
+        s.insertVector.run(BigInt(seq), blobs[i]);
         s.insertText.run(BigInt(seq), unit.text);
+        return Number(seq);
       });
     })();
+
+    // Committed: now the search thread, which only ever holds what the store has.
+    for (const { collectionId, seq } of removed) this.postRemove(collectionId, [seq]);
+    for (const collectionId of dimensions.keys()) {
+      if (!this.isLoaded(collectionId)) {
+        // Loading reads what was just committed; nothing to post.
+        void this.ensureLoaded(collectionId).catch(() => undefined);
+        continue;
+      }
+      const mine = units.map((unit, i) => i).filter((i) => units[i].collectionId === collectionId);
+      const dimension = dimensions.get(collectionId)!;
+      const vectors = new Float32Array(mine.length * dimension);
+      mine.forEach((i, n) => vectors.set(floatsOf(blobs[i]), n * dimension));
+      const batchSeqs = Float64Array.from(mine, (i) => seqs[i]);
+      this.nearest.post({ type: 'add', collectionId, dimension, seqs: batchSeqs, fileIds: mine.map((i) => units[i].fileId), vectors }, [
+        vectors.buffer,
+        batchSeqs.buffer,
+      ]);
+    }
   }
 
-  async searchVector(collectionId: string, vector: Float32Array, k: number): Promise<VectorHit[]> {
+  async searchVector(collectionId: string, vector: Float32Array, k: number, filter?: UnitFilter): Promise<VectorHit[]> {
     assertSearchK(k);
     assertUsableVector(vector, 'Query vector');
+    assertUnitFilter(filter);
     const dimension = this.collectionDimension(collectionId);
     if (dimension === undefined) return [];
     if (dimension !== vector.length) throw embeddingMismatch(collectionId, dimension, vector.length);
-    const rows = this.vectorStatementsFor(dimension).knn.all(normalisedBlob(vector), k, collectionId) as {
+    if (filter?.fileIds.length === 0) return [];
+    await this.ensureLoaded(collectionId);
+    const query = normalised(vector);
+    const { seqs } = await this.nearest.search(
+      collectionId,
+      query,
+      k + Math.min(k, RERANK_MARGIN),
+      filter ? [...filter.fileIds] : undefined,
+    );
+    if (seqs.length === 0) return [];
+    // Units deleted since the thread answered are gone from this read.
+    const rows = this.prepared().unitsBySeq.all(JSON.stringify(Array.from(seqs))) as {
       unitId: string;
       passageId: string;
       fileId: string;
-      l2: number;
+      vector: Buffer;
     }[];
-    return rows.map(({ unitId, passageId, fileId, l2 }) => ({
+    const hits = rows.map(({ unitId, passageId, fileId, vector: blob }) => ({
       unitId,
       passageId,
       fileId,
-      distance: Math.min(2, (l2 * l2) / 2),
+      distance: cosineDistanceToUnit(query, blob),
     }));
+    hits.sort((a, b) => a.distance - b.distance || (a.unitId < b.unitId ? -1 : a.unitId > b.unitId ? 1 : 0));
+    return hits.slice(0, k);
   }
 
-  async searchText(collectionId: string, text: string, k: number): Promise<TextHit[]> {
+  async searchText(collectionId: string, text: string, k: number, filter?: UnitFilter): Promise<TextHit[]> {
     assertSearchK(k);
+    assertUnitFilter(filter);
     const query = toFts5Query(text);
-    if (query === null) return [];
-    const rows = this.prepared().searchText.all(query, collectionId, k) as (Omit<TextHit, 'score'> & { bm25: number })[];
+    if (query === null || filter?.fileIds.length === 0) return [];
+    const s = this.prepared();
+    const after = this.deletedUpTo(collectionId);
+    const rows = (
+      filter
+        ? s.searchTextInFiles.all(query, collectionId, after, JSON.stringify(filter.fileIds), k)
+        : s.searchText.all(query, collectionId, after, k)
+    ) as (Omit<TextHit, 'score'> & { bm25: number })[];
     // FTS5's bm25() is negated so that ascending order is best first; the port's score is not.
     return rows.map(({ unitId, passageId, fileId, bm25 }) => ({ unitId, passageId, fileId, score: -bm25 }));
   }
 
   async deleteByFile(collectionId: string, fileId: string): Promise<void> {
     const select = this.prepared().selectFileBatch;
-    await this.deleteInBatches(() => select.all(collectionId, fileId, DELETE_BATCH) as UnitRow[]);
+    await this.deleteInBatches(collectionId, () => select.all(collectionId, fileId, DELETE_BATCH) as UnitRow[]);
   }
 
+  /**
+   * Immediate for any size: the collection's units up to its highest seq are marked deleted (every
+   * read skips them from this statement on, while units upserted later, with higher seqs, count),
+   * the search thread drops it, and the rows are purged in the background in seq order, resumed by
+   * the next start if this process stops first. The highest seq goes last, with the mark, so SQLite
+   * never hands a marked seq to a new unit.
+   */
   async deleteByCollection(collectionId: string): Promise<void> {
-    const select = this.prepared().selectCollectionBatch;
-    await this.deleteInBatches(() => select.all(collectionId, DELETE_BATCH) as UnitRow[]);
+    if (this.isLoaded(collectionId)) this.nearest.post({ type: 'drop', collectionId });
+    this.loaded.delete(collectionId);
+    const s = this.prepared();
+    const upTo = s.maxSeq.get(collectionId) as number | null;
+    if (upTo === null || upTo <= this.deletedUpTo(collectionId)) return;
+    s.markDeleted.run(collectionId, upTo);
+    this.purgeLater(collectionId);
   }
 
   async countUnits(collectionId: string): Promise<number> {
-    return this.prepared().count.get(collectionId) as number;
+    return this.prepared().count.get(collectionId, this.deletedUpTo(collectionId)) as number;
+  }
+
+  /** Resolves once every purge started so far has finished (tests and benches wait for it). */
+  whenPurged(): Promise<void> {
+    return this.purges;
+  }
+
+  private purgeLater(collectionId: string): void {
+    const s = this.prepared();
+    const purgeBatch = () => {
+      if (this.closing) return [];
+      const rows = s.deletedBatch.all(collectionId, collectionId, DELETE_BATCH) as UnitRow[];
+      if (rows.length < DELETE_BATCH)
+        s.unmarkDeleted.run(collectionId, rows.length ? rows[rows.length - 1].seq : this.deletedUpTo(collectionId));
+      return rows;
+    };
+    // A failed purge is resumed by the next start.
+    this.purges = this.purges.then(() => this.deleteInBatches(null, purgeBatch)).catch(() => undefined);
+  }
+
+  /** Units of the collection with this seq or lower are deleted (-1: none). */
+  private deletedUpTo(collectionId: string): number {
+    return (this.prepared().deletedUpTo.get(collectionId) as number | undefined) ?? -1;
   }
 
   async ping(): Promise<void> {
@@ -154,26 +276,114 @@ export class SqliteVectorIndex extends VectorIndex {
     }
   }
 
-  /** The database belongs to the storage module, which closes it on shutdown. */
-  async close(): Promise<void> {}
+  /**
+   * The search thread stops and purges stop after their current batch (the next start resumes
+   * them); the database belongs to the storage module, which closes it on shutdown.
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.purges;
+    await this.nearest.close();
+  }
+
+  /** What the search thread holds, per collection (benches and tests wait for graphs with it). */
+  async searchThreadStats() {
+    return this.nearest.stats();
+  }
+
+  private isLoaded(collectionId: string): boolean {
+    if (this.loadedGeneration !== this.nearest.generation) return false;
+    return this.loaded.has(collectionId);
+  }
+
+  /**
+   * Loads the collection's vectors into the search thread once per thread: batches read in seq
+   * order, the event loop let through between them. Writes committed meanwhile are either read by a
+   * later batch or posted after the load; the thread keeps one row per seq either way.
+   */
+  private ensureLoaded(collectionId: string): Promise<void> {
+    if (this.loadedGeneration !== this.nearest.generation) {
+      this.loaded.clear();
+      this.loadedGeneration = this.nearest.generation;
+    }
+    let loading = this.loaded.get(collectionId);
+    if (!loading) {
+      loading = this.load(collectionId);
+      this.loaded.set(collectionId, loading);
+      loading.catch(() => {
+        if (this.loaded.get(collectionId) === loading) this.loaded.delete(collectionId);
+      });
+    }
+    return loading;
+  }
+
+  private async load(collectionId: string): Promise<void> {
+    const select = this.prepared().vectorBatch;
+    let after = this.deletedUpTo(collectionId);
+    for (;;) {
+      const rows = select.all(collectionId, after, LOAD_BATCH) as VectorRow[];
+      if (rows.length === 0) return;
+      const dimension = rows[0].vector.byteLength / 4;
+      const same = rows.filter((row) => row.vector.byteLength === dimension * 4);
+      const vectors = new Float32Array(same.length * dimension);
+      same.forEach((row, i) => vectors.set(floatsOf(row.vector), i * dimension));
+      const seqs = Float64Array.from(same, (row) => row.seq);
+      this.nearest.post({ type: 'add', collectionId, dimension, seqs, fileIds: same.map((row) => row.fileId), vectors }, [
+        vectors.buffer,
+        seqs.buffer,
+      ]);
+      after = rows[rows.length - 1].seq;
+      if (rows.length < LOAD_BATCH) return;
+      await yieldToEventLoop();
+    }
+  }
+
+  private postRemove(collectionId: string | null, seqs: number[]): void {
+    if (collectionId === null || !this.isLoaded(collectionId) || seqs.length === 0) return;
+    const removed = Float64Array.from(seqs);
+    this.nearest.post({ type: 'remove', collectionId, seqs: removed }, [removed.buffer]);
+  }
 
   private prepareUnitStatements() {
     const db = this.db;
     return {
-      findById: db.prepare('SELECT seq, dimension FROM search_units WHERE id = ?'),
+      findById: db.prepare('SELECT seq, dimension, collection_id AS collectionId FROM search_units WHERE id = ?'),
+      markDeleted: db.prepare('INSERT OR REPLACE INTO search_deleted_collections (collection_id, up_to_seq) VALUES (?, ?)'),
+      unmarkDeleted: db.prepare('DELETE FROM search_deleted_collections WHERE collection_id = ? AND up_to_seq <= ?'),
+      deletedUpTo: db.prepare('SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?').pluck(),
+      buried: db.prepare('SELECT collection_id FROM search_deleted_collections').pluck(),
+      maxSeq: db.prepare('SELECT max(seq) FROM search_units WHERE collection_id = ?').pluck(),
+      deletedBatch: db.prepare(`
+        SELECT seq, dimension FROM search_units
+        WHERE collection_id = ? AND seq <= (SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?)
+        ORDER BY seq LIMIT ?`),
+      insertVector: db.prepare('INSERT INTO search_unit_vectors (seq, vector) VALUES (?, ?)'),
+      deleteVector: db.prepare('DELETE FROM search_unit_vectors WHERE seq = ?'),
+      unitsBySeq: db.prepare(`
+        SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
+        FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`),
+      vectorBatch: db.prepare(`
+        SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
+        FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
+        WHERE u.collection_id = ? AND u.seq > ? ORDER BY u.seq LIMIT ?`),
       insertUnit: db.prepare('INSERT INTO search_units (id, collection_id, file_id, passage_id, dimension) VALUES (?, ?, ?, ?, ?)'),
       insertText: db.prepare('INSERT INTO search_units_fts (rowid, text) VALUES (?, ?)'),
       deleteText: db.prepare('DELETE FROM search_units_fts WHERE rowid = ?'),
       deleteUnit: db.prepare('DELETE FROM search_units WHERE seq = ?'),
-      dimension: db.prepare('SELECT dimension FROM search_units WHERE collection_id = ? LIMIT 1').pluck(),
-      count: db.prepare('SELECT count(*) FROM search_units WHERE collection_id = ?').pluck(),
+      dimension: db.prepare('SELECT dimension FROM search_units WHERE collection_id = ? AND seq > ? LIMIT 1').pluck(),
+      count: db.prepare('SELECT count(*) FROM search_units WHERE collection_id = ? AND seq > ?').pluck(),
       selectFileBatch: db.prepare('SELECT seq, dimension FROM search_units WHERE collection_id = ? AND file_id = ? LIMIT ?'),
-      selectCollectionBatch: db.prepare('SELECT seq, dimension FROM search_units WHERE collection_id = ? LIMIT ?'),
       // MATCH drives the plan; the collection filter is a primary-key join per matching row.
       searchText: db.prepare(`
         SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, bm25(search_units_fts) AS bm25
         FROM search_units_fts JOIN search_units u ON u.seq = search_units_fts.rowid
-        WHERE search_units_fts MATCH ? AND u.collection_id = ?
+        WHERE search_units_fts MATCH ? AND u.collection_id = ? AND u.seq > ?
+        ORDER BY bm25, u.id
+        LIMIT ?`),
+      searchTextInFiles: db.prepare(`
+        SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, bm25(search_units_fts) AS bm25
+        FROM search_units_fts JOIN search_units u ON u.seq = search_units_fts.rowid
+        WHERE search_units_fts MATCH ? AND u.collection_id = ? AND u.seq > ? AND u.file_id IN (SELECT value FROM json_each(?))
         ORDER BY bm25, u.id
         LIMIT ?`),
       ping: db.prepare('SELECT 1 FROM search_units LIMIT 1'),
@@ -185,38 +395,15 @@ export class SqliteVectorIndex extends VectorIndex {
     return this.statements;
   }
 
-  private vectorStatementsFor(dimension: number): VectorStatements {
-    let statements = this.vectorStatements.get(dimension);
-    if (!statements) {
-      const table = vectorTable(dimension);
-      // IF NOT EXISTS: another connection to the same file may have created it since.
-      this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING vec0(
-        collection_id TEXT PARTITION KEY,
-        embedding FLOAT[${dimension}] distance_metric=L2
-      )`);
-      statements = {
-        insert: this.db.prepare(`INSERT INTO ${table} (rowid, collection_id, embedding) VALUES (?, ?, ?)`),
-        delete: this.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`),
-        knn: this.db.prepare(`
-          SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.distance AS l2
-          FROM (SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND collection_id = ?) v
-          JOIN search_units u ON u.seq = v.rowid
-          ORDER BY v.distance, u.id`),
-      };
-      this.vectorStatements.set(dimension, statements);
-    }
-    return statements;
-  }
-
   private collectionDimension(collectionId: string): number | undefined {
-    return this.prepared().dimension.get(collectionId) as number | undefined;
+    return this.prepared().dimension.get(collectionId, this.deletedUpTo(collectionId)) as number | undefined;
   }
 
   /** Call inside a transaction. */
   private deleteRows(rows: UnitRow[]): void {
     const s = this.prepared();
-    for (const { seq, dimension } of rows) {
-      this.vectorStatementsFor(dimension).delete.run(BigInt(seq));
+    for (const { seq } of rows) {
+      s.deleteVector.run(seq);
       s.deleteText.run(BigInt(seq));
       s.deleteUnit.run(seq);
     }
@@ -226,22 +413,49 @@ export class SqliteVectorIndex extends VectorIndex {
    * Not atomic as a whole: an interrupted delete leaves fewer units, never a unit half-deleted, and
    * deleting again finishes it.
    */
-  private async deleteInBatches(nextBatch: () => UnitRow[]): Promise<void> {
+  private async deleteInBatches(collectionId: string | null, nextBatch: () => UnitRow[]): Promise<void> {
     const deleteBatch = this.db.transaction(() => {
       const rows = nextBatch();
       this.deleteRows(rows);
-      return rows.length;
+      return rows;
     });
-    while (deleteBatch() === DELETE_BATCH) await yieldToEventLoop();
+    for (;;) {
+      const rows = deleteBatch();
+      this.postRemove(
+        collectionId,
+        rows.map((row) => row.seq),
+      );
+      if (rows.length < DELETE_BATCH) return;
+      await yieldToEventLoop();
+    }
   }
 }
 
-/** The vector scaled to unit length, as the little-endian float32 blob sqlite-vec reads. */
-function normalisedBlob(vector: Float32Array): Buffer {
+function normalised(vector: Float32Array): Float32Array {
   let squares = 0;
   for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
   const norm = Math.sqrt(squares);
   const unit = new Float32Array(vector.length);
   for (let i = 0; i < vector.length; i++) unit[i] = vector[i] / norm;
+  return unit;
+}
+
+/** The vector scaled to unit length, as a little-endian float32 blob. */
+function normalisedBlob(vector: Float32Array): Buffer {
+  const unit = normalised(vector);
   return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
+}
+
+/** The floats of a stored blob: a view when aligned, else a copy (SQLite's buffers may start anywhere). */
+function floatsOf(blob: Buffer): Float32Array {
+  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
+  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+}
+
+/** 1 - cosine similarity of a unit-length query and a stored unit-length vector. */
+function cosineDistanceToUnit(query: Float32Array, blob: Buffer): number {
+  const stored = floatsOf(blob);
+  let dot = 0;
+  for (let i = 0; i < query.length; i++) dot += query[i] * stored[i];
+  return Math.min(2, Math.max(0, 1 - dot));
 }

@@ -33,6 +33,15 @@ export function report(figure: Figure): void {
   );
 }
 
+/**
+ * A `report` bound to one bench, whose ratio is value / baseline and whose target text ends with
+ * `where` (the size it was measured at, and where the target's own size was measured).
+ */
+export function figures(bench: string, where: string) {
+  return (metric: string, value: number, unit: string, baseline: number | null, target: string): void =>
+    report({ bench, metric, value, unit, baseline, ratio: baseline ? value / baseline : null, target: `${target} (${where})` });
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

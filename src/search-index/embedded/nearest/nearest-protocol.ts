@@ -1,0 +1,33 @@
+/** Messages between the vector index (main thread) and its search thread (nearest.worker.ts). */
+
+export type NearestRequest =
+  | {
+      type: 'add';
+      collectionId: string;
+      dimension: number;
+      seqs: Float64Array;
+      fileIds: string[];
+      /** `seqs.length` rows of `dimension` floats. */
+      vectors: Float32Array;
+    }
+  | { type: 'remove'; collectionId: string; seqs: Float64Array }
+  | { type: 'drop'; collectionId: string }
+  | {
+      type: 'search';
+      id: number;
+      collectionId: string;
+      query: Float32Array;
+      k: number;
+      /** Only rows of these files. */
+      fileIds?: string[];
+    }
+  | { type: 'stats'; id: number };
+
+export interface NearestStats {
+  collections: { collectionId: string; size: number; graphReady: boolean; building: boolean }[];
+}
+
+export type NearestResponse =
+  | { type: 'hits'; id: number; seqs: Float64Array; distances: Float32Array }
+  | { type: 'stats'; id: number; stats: NearestStats }
+  | { type: 'error'; id: number; message: string };

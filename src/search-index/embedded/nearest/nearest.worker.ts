@@ -1,0 +1,86 @@
+import { parentPort } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import { CollectionVectors } from './collection-vectors';
+import type { NearestRequest, NearestResponse } from './nearest-protocol';
+
+/**
+ * The search thread: every collection's vectors and graphs live here, so a search never holds the
+ * service's event loop. Messages are handled in arrival order (a search sees every add and remove
+ * sent before it); graphs are built in steps while no message waits.
+ */
+const collections = new Map<string, CollectionVectors>();
+const inbox: NearestRequest[] = [];
+let scheduled = false;
+const port = parentPort!;
+
+port.on('message', (message: NearestRequest) => {
+  inbox.push(message);
+  schedule();
+});
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(pump);
+}
+
+function pump(): void {
+  scheduled = false;
+  while (inbox.length > 0) handle(inbox.shift()!);
+  // Idle: one step of graph building, then look at the inbox again.
+  for (const vectors of collections.values()) {
+    if (vectors.building) {
+      vectors.buildStep(availableParallelism());
+      schedule();
+      return;
+    }
+  }
+}
+
+function handle(message: NearestRequest): void {
+  switch (message.type) {
+    case 'add': {
+      let vectors = collections.get(message.collectionId);
+      if (!vectors || vectors.dimension !== message.dimension) {
+        vectors = new CollectionVectors(message.dimension);
+        collections.set(message.collectionId, vectors);
+      }
+      vectors.add(message.seqs, message.fileIds, message.vectors);
+      return;
+    }
+    case 'remove':
+      collections.get(message.collectionId)?.remove(message.seqs);
+      return;
+    case 'drop':
+      collections.delete(message.collectionId);
+      return;
+    case 'search':
+      try {
+        const hits = collections.get(message.collectionId)?.search(message.query, message.k, message.fileIds) ?? [];
+        const seqs = Float64Array.from(hits, (h) => h.seq);
+        const distances = Float32Array.from(hits, (h) => h.distance);
+        reply({ type: 'hits', id: message.id, seqs, distances }, [seqs.buffer, distances.buffer]);
+      } catch (error) {
+        reply({ type: 'error', id: message.id, message: (error as Error).message });
+      }
+      return;
+    case 'stats':
+      reply({
+        type: 'stats',
+        id: message.id,
+        stats: {
+          collections: [...collections].map(([collectionId, v]) => ({
+            collectionId,
+            size: v.size,
+            graphReady: v.graphReady,
+            building: v.building,
+          })),
+        },
+      });
+      return;
+  }
+}
+
+function reply(response: NearestResponse, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(response, transfer);
+}

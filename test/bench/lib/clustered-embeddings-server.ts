@@ -1,0 +1,96 @@
+/*
+ * A fast OpenAI-compatible `/v1/embeddings` endpoint on 127.0.0.1 for service benches: it answers
+ * 512-d vectors that cluster like a document collection's (the hierarchy of clustered-vectors.ts),
+ * computed from tags in the text instead of a model, so a million passages embed in seconds.
+ *
+ * A text tagged `f<file> p<passage>` (the first such tags in it) gets
+ *   normalise(common + topic(file) + subtopic(file) + file + passage + window noise of the text)
+ * and a query `q f<file> p<passage>` gets the passage's vector plus a query offset: a question
+ * about that passage. Every component is seeded by its ids, so any process computes the same vector.
+ *
+ *   node -r ./scripts/swc-register.js test/bench/lib/clustered-embeddings-server.ts   (prints its port)
+ */
+import { createServer } from 'node:http';
+
+const DIMENSION = 512;
+const TOPICS = 500;
+const SUBTOPICS = 24;
+const SCALE = { common: Math.sqrt(0.5), topic: 1, subtopic: Math.sqrt(0.5), file: Math.sqrt(0.4), passage: Math.sqrt(0.35) };
+const WINDOW = Math.sqrt(0.35);
+const QUERY = Math.sqrt(0.6);
+
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0 || 1;
+}
+
+/** A Gaussian offset of expected length `scale`, seeded by `key`, added into `into`. */
+function addOffset(into: Float32Array, key: string, scale: number): void {
+  let seed = hash(key);
+  const s = scale / Math.sqrt(DIMENSION);
+  const uniform = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return (((t ^ (t >>> 14)) >>> 0) + 1) / (2 ** 32 + 1);
+  };
+  for (let i = 0; i < DIMENSION; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(uniform()));
+    const theta = 2 * Math.PI * uniform();
+    into[i] += r * Math.cos(theta) * s;
+    if (i + 1 < DIMENSION) into[i + 1] += r * Math.sin(theta) * s;
+  }
+}
+
+const fileVectors = new Map<number, Float32Array>();
+function fileVector(file: number): Float32Array {
+  let v = fileVectors.get(file);
+  if (!v) {
+    v = new Float32Array(DIMENSION);
+    // Topics of very unequal size: file f draws topic floor(T * u^2).
+    const u = hash(`topic-of ${file}`) / 2 ** 32;
+    const topic = Math.floor(TOPICS * u * u);
+    addOffset(v, 'common', SCALE.common);
+    addOffset(v, `topic ${topic}`, SCALE.topic);
+    addOffset(v, `subtopic ${topic} ${hash(`sub ${file}`) % SUBTOPICS}`, SCALE.subtopic);
+    addOffset(v, `file ${file}`, SCALE.file);
+    if (fileVectors.size > 50_000) fileVectors.clear();
+    fileVectors.set(file, v);
+  }
+  return v;
+}
+
+export function taggedVector(text: string): number[] {
+  const tags = /\bf(\d+) p(\d+)\b/.exec(text);
+  const file = tags ? Number(tags[1]) : hash(text) % 1_000_000;
+  const passage = tags ? Number(tags[2]) : 0;
+  const v = Float32Array.from(fileVector(file));
+  addOffset(v, `passage ${file} ${passage}`, SCALE.passage);
+  addOffset(v, `window ${text}`, text.startsWith('q ') ? QUERY : WINDOW);
+  let squares = 0;
+  for (const x of v) squares += x * x;
+  const norm = Math.sqrt(squares);
+  return Array.from(v, (x) => x / norm);
+}
+
+if (require.main === module) {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.method !== 'POST' || !req.url?.endsWith('/embeddings')) {
+        res.writeHead(404).end();
+        return;
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { model: string; input: string[] };
+      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: taggedVector(text) }));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+    });
+  });
+  server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+    const address = server.address();
+    process.stdout.write(`${typeof address === 'object' && address ? address.port : 0}\n`);
+  });
+}

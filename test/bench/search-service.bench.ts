@@ -1,0 +1,234 @@
+/*
+ * Collections at scale through the public API (issue 28, sections 1 and 5): the service from dist/
+ * in its own process, with a fast OpenAI-compatible embeddings endpoint that answers clustered
+ * 512-d vectors (lib/clustered-embeddings-server.ts) in another.
+ *
+ * Reports, measured in the same run:
+ *   - ingestion: BENCH_PASSAGES passages uploaded as text files, from the first upload to every file
+ *     indexed, in passages/s, against the embeddings endpoint's own rate; /health p99 meanwhile,
+ *     against /health p99 at rest;
+ *   - search through HTTP (query embedding included), one client, then 8 clients: throughput ratio,
+ *     p95, and /health p99 while 8 clients search;
+ *   - the service's peak RSS, and deleting the collection through the API.
+ *
+ *   BENCH_PASSAGES=1000000 npm run bench -- search-service   (default 20,000 passages)
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { BENCH_KEY, call, figures, percentile, startApp } from './lib/bench-kit';
+
+const BENCH = 'search-service';
+const PASSAGES = Number(process.env.BENCH_PASSAGES ?? 20_000);
+const PASSAGES_PER_FILE = 250;
+const UPLOADS_IN_FLIGHT = 4;
+const SEARCH_SECONDS = Number(process.env.BENCH_SEARCH_SECONDS ?? 15);
+const CLIENTS = 8;
+const HEALTH_EVERY_MS = 25;
+const WORDS = [
+  'harbour',
+  'lantern',
+  'ledger',
+  'invoice',
+  'glacier',
+  'sourdough',
+  'volcano',
+  'refund',
+  'contract',
+  'orbit',
+  'pollen',
+  'tariff',
+];
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
+
+/** One sentence of about 300 characters, tagged with its file and passage for the embeddings endpoint. */
+function sentence(file: number, passage: number, n: number): string {
+  const words: string[] = [];
+  for (let i = 0; words.join(' ').length < 280; i++) words.push(WORDS[(file * 7 + passage * 3 + n * 5 + i * i) % WORDS.length]);
+  return `f${file} p${passage} s${n} ${words.join(' ')}.`;
+}
+
+/** Paragraphs of three sentences (about 900 characters): each one passage of three windows. */
+function fileText(file: number, passages: number): string {
+  return Array.from({ length: passages }, (_, p) => [0, 1, 2].map((n) => sentence(file, p, n)).join(' ')).join('\n\n');
+}
+
+function startEmbeddings(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['-r', './scripts/swc-register.js', join(__dirname, 'lib', 'clustered-embeddings-server.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`embeddings server exited with ${code}`)));
+    child.stdout!.once('data', (chunk: Buffer) => resolve({ url: `http://127.0.0.1:${chunk.toString().trim()}/v1`, child }));
+  });
+}
+
+/** Polls /health until stopped; the latencies of the answers. */
+function healthProbe(url: string) {
+  const latencies: number[] = [];
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        await (await fetch(`${url}/health`)).arrayBuffer();
+        latencies.push(performance.now() - started);
+      } catch {
+        latencies.push(Infinity);
+      }
+      await new Promise((resolve) => setTimeout(resolve, HEALTH_EVERY_MS));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      const sorted = latencies.sort((a, b) => a - b);
+      return { p99: percentile(sorted, 99), count: sorted.length };
+    },
+  };
+}
+
+function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 };
+}
+
+async function main(): Promise<void> {
+  const files = Math.ceil(PASSAGES / PASSAGES_PER_FILE);
+  console.log(`${PASSAGES} passages in ${files} files, one collection; load average ${load()} on ${cpus().length} cores`);
+  const embeddings = await startEmbeddings();
+  const app = await startApp({
+    EMBEDDINGS_URL: embeddings.url,
+    EMBEDDINGS_MODEL: 'bench-clustered',
+    EMBEDDINGS_API_KEY: '',
+    FETCH_ALLOWED_HOSTS: '127.0.0.1',
+  });
+  try {
+    // The endpoint's own rate, called directly: the floor of the pipeline.
+    const sample = Array.from({ length: 256 }, (_, i) => sentence(i, 0, 0));
+    const endpointStarted = performance.now();
+    for (let i = 0; i < 8; i++) {
+      await fetch(`${embeddings.url}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'bench-clustered', input: sample }),
+      }).then((r) => r.arrayBuffer());
+    }
+    const endpointPassages = (8 * sample.length) / 3 / ((performance.now() - endpointStarted) / 1000);
+
+    const rest = healthProbe(app.url);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const healthAtRest = await rest.stop();
+
+    const { id: collectionId } = await call(app.url, 'POST', '/api/v1/collections', { name: 'Scale' });
+    const ingesting = healthProbe(app.url);
+    const started = performance.now();
+    let next = 0;
+    const uploader = async () => {
+      while (next < files) {
+        const file = next++;
+        const form = new FormData();
+        const count = Math.min(PASSAGES_PER_FILE, PASSAGES - file * PASSAGES_PER_FILE);
+        form.append('file', new Blob([fileText(file, count)], { type: 'text/plain' }), `file-${file}.txt`);
+        const res = await fetch(`${app.url}/api/v1/collections/${collectionId}/files/upload`, {
+          method: 'POST',
+          headers: { 'x-api-key': BENCH_KEY },
+          body: form,
+        });
+        if (res.status !== 201) throw new Error(`upload ${file}: ${res.status} ${await res.text()}`);
+      }
+    };
+    await Promise.all(Array.from({ length: UPLOADS_IN_FLIGHT }, uploader));
+    for (;;) {
+      const page = await call(app.url, 'GET', `/api/v1/collections/${collectionId}/files?status=indexed&limit=1`);
+      if (page.total >= files) break;
+      const failed = await call(app.url, 'GET', `/api/v1/collections/${collectionId}/files?status=error&limit=1`);
+      if (failed.total > 0) throw new Error(`${failed.total} files failed: ${JSON.stringify(failed.items[0])}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const ingestSeconds = (performance.now() - started) / 1000;
+    const healthIngesting = await ingesting.stop();
+    const ingestRate = PASSAGES / ingestSeconds;
+    console.log(
+      `ingestion: ${ingestRate.toFixed(0)} passages/s (${ingestSeconds.toFixed(1)} s; endpoint alone ${endpointPassages.toFixed(0)} passages/s); ` +
+        `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); load ${load()}`,
+    );
+
+    const query = (i: number) => {
+      const file = (i * 7919) % files;
+      const passage = (i * 104729) % Math.min(PASSAGES_PER_FILE, PASSAGES - file * PASSAGES_PER_FILE);
+      return JSON.stringify({ text: `q f${file} p${passage} ${WORDS[i % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]}`, top_k: 10 });
+    };
+    let counter = 0;
+    const searchOnce = async () => {
+      const began = performance.now();
+      const res = await fetch(`${app.url}/api/v1/collections/${collectionId}/search`, {
+        method: 'POST',
+        headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+        body: query(counter++),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`search: ${res.status}`);
+      return performance.now() - began;
+    };
+    // The graph is built in the background after ingestion; searches meanwhile scan. Settled when
+    // five searches in a row answer within 25 ms, or after ten minutes.
+    const settleStarted = performance.now();
+    for (let fast = 0; fast < 5 && performance.now() - settleStarted < 600_000;) fast = (await searchOnce()) < 25 ? fast + 1 : 0;
+    console.log(`index settled ${((performance.now() - settleStarted) / 1000).toFixed(1)} s after ingestion`);
+
+    const clients = async (n: number) => {
+      const latencies: number[] = [];
+      const deadline = performance.now() + SEARCH_SECONDS * 1000;
+      const began = performance.now();
+      await Promise.all(
+        Array.from({ length: n }, async () => {
+          while (performance.now() < deadline) latencies.push(await searchOnce());
+        }),
+      );
+      const sorted = latencies.sort((a, b) => a - b);
+      return { rps: sorted.length / ((performance.now() - began) / 1000), p50: percentile(sorted, 50), p95: percentile(sorted, 95) };
+    };
+    const one = await clients(1);
+    const searching = healthProbe(app.url);
+    const many = await clients(CLIENTS);
+    const healthSearching = await searching.stop();
+    console.log(
+      `search over HTTP, top_k 10: 1 client ${one.rps.toFixed(1)}/s (p50 ${one.p50.toFixed(1)} ms, p95 ${one.p95.toFixed(1)} ms); ` +
+        `${CLIENTS} clients ${many.rps.toFixed(1)}/s (p50 ${many.p50.toFixed(1)} ms, p95 ${many.p95.toFixed(1)} ms); ` +
+        `/health p99 ${healthSearching.p99.toFixed(1)} ms meanwhile; load ${load()}`,
+    );
+
+    const memory = memoryOf(app.child.pid!);
+    console.log(`service memory: RSS ${memory.rssMiB.toFixed(0)} MiB, peak ${memory.peakMiB.toFixed(0)} MiB`);
+    const deleteStarted = performance.now();
+    await fetch(`${app.url}/api/v1/collections/${collectionId}`, { method: 'DELETE', headers: { 'x-api-key': BENCH_KEY } });
+    const deleteSeconds = (performance.now() - deleteStarted) / 1000;
+    console.log(`DELETE collection: ${deleteSeconds.toFixed(1)} s`);
+
+    const scale = `${PASSAGES.toLocaleString('en')} passages`;
+    const where = PASSAGES >= 1_000_000 ? 'measured here' : 'target at 1,000,000 passages: run with BENCH_PASSAGES=1000000';
+    const figure = figures(BENCH, `${scale}; ${where}`);
+    figure('ingest_rate', ingestRate, 'passages/s', endpointPassages, 'value >= 5000 passages/s (baseline: the embeddings endpoint alone)');
+    figure('health_p99_ingesting', healthIngesting.p99, 'ms', healthAtRest.p99, 'value < 100 ms (baseline: /health p99 at rest)');
+    figure('search_8_clients_throughput', many.rps, 'searches/s', one.rps, 'ratio >= 1.7 (baseline: one client)');
+    figure('search_1_client_p95', one.p95, 'ms', null, 'query embedding and HTTP included; index alone in vector-index.bench.ts');
+    figure('health_p99_searching', healthSearching.p99, 'ms', healthAtRest.p99, 'value < 50 ms (baseline: /health p99 at rest)');
+    figure('service_peak_rss', memory.peakMiB, 'MiB', null, 'value <= 2560 MiB');
+    figure('delete_collection', deleteSeconds * 1000, 'ms', null, 'seconds, not minutes');
+  } finally {
+    await app.stop();
+    embeddings.child.kill();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
