@@ -131,6 +131,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/collections/{id}/files/{fileId}/passages/{passageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["FilesController_passage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections/{id}/files/upload": {
         parameters: {
             query?: never;
@@ -435,6 +451,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tool-runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["WorkflowToolsController_follow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tool-runs/{runId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["WorkflowToolsController_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -477,6 +525,22 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["WorkflowToolsController_call"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-tools/{name}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["WorkflowToolsController_start"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1293,6 +1357,17 @@ export interface components {
         ParameterOptionsDto: {
             items: components["schemas"]["ParameterOptionDto"][];
         };
+        PassageDto: {
+            content: string;
+            fileId: string;
+            fileName: string;
+            /** @description Passage id, as a search result names it */
+            id: string;
+            /** @description Position of the passage within its file, from 0 */
+            index: number;
+            /** @description Page of the file the passage starts on, when the format has pages */
+            page: number | null;
+        };
         PendingApprovalDto: {
             /** @description The signed one-time link to the approval page (editors see it here; it is never in the run record) */
             approvalUrl: string;
@@ -1724,6 +1799,56 @@ export interface components {
         SubStepTokensDto: {
             completion: number;
             prompt: number;
+        };
+        ToolRunApprovalDto: {
+            /** @description The signed one-time link to the approval page, for a caller who may decide */
+            approvalUrl?: string;
+            /**
+             * Format: date-time
+             * @description When the wait ends without a decision
+             */
+            expiresAt: string;
+            /** @description JSON Schema of the fields the approver fills in */
+            fields: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Whether the caller may decide it (the editor role on the workflow) */
+            mayDecide: boolean;
+            /** @description The approval node the run waits at */
+            nodeId: string;
+            summary: string;
+        };
+        ToolRunDto: {
+            /** @description The approval the run waits at now */
+            approval: components["schemas"]["ToolRunApprovalDto"] | null;
+            /** @description A cancel was asked for: a running run stops at its next step */
+            cancelRequested: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp, UTC
+             */
+            createdAt: string;
+            error: components["schemas"]["RunErrorDto"] | null;
+            /** @description How long the run is kept once it ended (ms); null when runs are kept for good */
+            keptForMs: number | null;
+            /** @description The run's output once it succeeded, else null */
+            output: (string | number | boolean | Record<string, never> | unknown[]) | null;
+            progress: components["schemas"]["ToolRunProgressDto"];
+            runId: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+            /**
+             * Format: date-time
+             * @description When anything last happened to the run
+             */
+            updatedAt: string;
+            workflowId: string;
+        };
+        ToolRunProgressDto: {
+            /** @description Steps that finished */
+            done: number;
+            /** @description The node running or waiting now */
+            node: string | null;
         };
         UpdateCredentialDto: {
             /**
@@ -2578,6 +2703,48 @@ export interface operations {
             };
             /** @description The file is not indexed (yet, or its ingestion failed) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    FilesController_passage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                fileId: string;
+                id: string;
+                passageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One passage of the file, as a search result names it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PassageDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4017,6 +4184,105 @@ export interface operations {
             };
         };
     };
+    WorkflowToolsController_follow: {
+        parameters: {
+            query?: {
+                /** @description Seconds (0-30) to wait for the run to end or wait */
+                wait?: string;
+            };
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolRunDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    WorkflowToolsController_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolRunDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The run already ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
     AuthController_listUsers: {
         parameters: {
             query?: {
@@ -4189,6 +4455,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowToolCallDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    WorkflowToolsController_start: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolRunDto"];
                 };
             };
             /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */

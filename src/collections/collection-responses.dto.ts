@@ -133,3 +133,23 @@ export class FileContentDto implements FileContent {
   @ApiProperty({ description: 'The extracted text, passage after passage' })
   content: string;
 }
+
+export class PassageDto {
+  @ApiProperty({ description: 'Passage id, as a search result names it' })
+  id: string;
+
+  @ApiProperty()
+  fileId: string;
+
+  @ApiProperty()
+  fileName: string;
+
+  @ApiProperty({ type: 'integer', description: 'Position of the passage within its file, from 0' })
+  index: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Page of the file the passage starts on, when the format has pages' })
+  page: number | null;
+
+  @ApiProperty()
+  content: string;
+}

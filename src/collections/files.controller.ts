@@ -15,7 +15,7 @@ import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
 import { Consumes, MULTIPART_MEDIA_TYPE } from '../common/media-types';
 import { AppConfig } from '../config/app-config';
-import { FileContentDto, FileDto, FilePageDto } from './collection-responses.dto';
+import { FileContentDto, FileDto, FilePageDto, PassageDto } from './collection-responses.dto';
 import { AddFileDto, ListFilesQueryDto } from './files.dto';
 import { UploadFileDto } from './upload-file.dto';
 import { FilesService } from './files.service';
@@ -81,6 +81,17 @@ export class FilesController {
   @ApiResponse({ status: 409, description: 'The file is not indexed (yet, or its ingestion failed)' })
   content(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string) {
     return this.files.content(principal, id, fileId);
+  }
+
+  @Get(':fileId/passages/:passageId')
+  @ApiOkResponse({ type: PassageDto, description: 'One passage of the file, as a search result names it' })
+  passage(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Param('fileId') fileId: string,
+    @Param('passageId') passageId: string,
+  ) {
+    return this.files.passage(principal, id, fileId, passageId);
   }
 
   @Delete(':fileId')

@@ -42,6 +42,18 @@ export interface FileContent {
   content: string;
 }
 
+/** One passage of a file's text: what a search hit points to. */
+export interface PassageView {
+  id: string;
+  fileId: string;
+  fileName: string;
+  /** Position of the passage within its file, from 0. */
+  index: number;
+  /** Page of the file the passage starts on, when the format has pages. */
+  page: number | null;
+  content: string;
+}
+
 /** Until the bytes have been read the type is unknown. */
 export const UNKNOWN_TYPE = 'application/octet-stream';
 const CONTENT_PAGE = 500;
@@ -134,6 +146,15 @@ export class FilesService {
     }
     // Passages end on paragraph or sentence boundaries; a blank line between them reads naturally.
     return { id: file.id, name: file.name, type: file.mime, content: parts.join('\n\n') };
+  }
+
+  /** One passage of a file, as a search hit names it. */
+  async passage(principal: Principal, collectionId: string, fileId: string, passageId: string): Promise<PassageView> {
+    await this.access.require(principal, 'collection', collectionId, 'viewer');
+    const file = await this.load(collectionId, fileId);
+    const [passage] = await this.files.getPassages([passageId]);
+    if (!passage || passage.fileId !== file.id) throw AppError.notFound('passage', passageId);
+    return { id: passage.id, fileId: file.id, fileName: file.name, index: passage.index, page: passage.page, content: passage.content };
   }
 
   /** Removes the record, its passages, its vectors and its original bytes. */

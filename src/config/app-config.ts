@@ -233,9 +233,10 @@ export class AppConfig {
   MCP_SESSION_IDLE_MS = 30 * 60 * 1000;
 
   /**
-   * How long an MCP tool call of a workflow waits for its run before answering that it still runs.
-   * Below the 60 s after which MCP clients (the SDK's default) give up on a request themselves, so
-   * the caller hears which run it started rather than a bare timeout.
+   * How long an MCP tool call of a workflow without a progress token waits for its run before
+   * answering that it still runs. Below the 60 s after which MCP clients (the SDK's default) give up
+   * on a request themselves, so the caller hears which run it started rather than a bare timeout. A
+   * call with a progress token waits for the end, reporting progress (clients reset their timeout on it).
    */
   @Transform(int)
   @IsInt()

@@ -117,7 +117,11 @@ export abstract class RunStore {
    * `keepStepData: false` their inputs and outputs go too.
    */
   abstract complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean>;
-  /** Parks a running run as `waiting` until `resumeAt` under a new job, with its last steps, if the owner holds it. */
+  /**
+   * Parks a running run as `waiting` until `resumeAt` under a new job, with its last steps, if the
+   * owner holds it and nobody asked to cancel it meanwhile (a cancel asked for while it ran must not
+   * sleep with it until it resumes: its worker ends it instead).
+   */
   abstract suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean>;
   /**
    * A person's decision ends a step's wait (an approval): while the run is `waiting` and its step

@@ -1,9 +1,12 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResult, ErrorCode as RpcErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResult, Client, InMemoryTransport, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { createRequestStateCodec } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { AppError, ErrorCode } from '../common/app-error';
-import type { CollectionsBackend } from './collections-backend.port';
+import type { McpBackend, ToolRunRecord, WorkflowToolRecord } from './mcp-backend.port';
+import type { McpEra } from './mcp-call';
 import { createMcpServer, ServiceMcpServer } from './mcp-server.factory';
+import { TOOL_NAME_RULE } from './tools/tool-listing';
+import type { FollowState } from './workflow-calls';
 
 const collection = {
   id: 'col_1',
@@ -28,8 +31,29 @@ const hit = (n: number) => ({
   fileName: 'a.pdf',
   chunkIndex: n,
 });
+const run = (fields: Partial<ToolRunRecord> = {}): ToolRunRecord => ({
+  runId: 'run_1',
+  workflowId: 'wfl_ask',
+  status: 'succeeded',
+  cancelRequested: false,
+  createdAt: '2025-01-01T00:00:00.000Z',
+  updatedAt: '2025-01-01T00:00:01.000Z',
+  output: { a: 1 },
+  error: null,
+  progress: { done: 2, node: null },
+  approval: null,
+  keptForMs: 30 * 86_400_000,
+  ...fields,
+});
+const workflowTool = (name: string, description = 'Runs a workflow.'): WorkflowToolRecord => ({
+  name,
+  title: name,
+  description,
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false },
+  workflowId: `wfl_${name}`,
+});
 
-function fakeBackend(overrides: Partial<CollectionsBackend> = {}): jest.Mocked<CollectionsBackend> {
+function fakeBackend(overrides: Partial<McpBackend> = {}): jest.Mocked<McpBackend> {
   return {
     listCollections: jest.fn(async () => ({ items: [collection], total: 1 })),
     getCollection: jest.fn(async () => collection),
@@ -42,44 +66,92 @@ function fakeBackend(overrides: Partial<CollectionsBackend> = {}): jest.Mocked<C
     })),
     createCollection: jest.fn(async (name: string) => ({ ...collection, name })),
     listFiles: jest.fn(async () => ({ items: [file], total: 1 })),
+    getFile: jest.fn(async () => file),
+    fileText: jest.fn(async () => ({ name: 'a.pdf', type: 'application/pdf', content: 'All of a.pdf' })),
+    getPassage: jest.fn(async (_c: string, _f: string, id: string) => ({
+      id,
+      fileId: 'fle_1',
+      fileName: 'a.pdf',
+      index: 0,
+      page: 1,
+      content: 'passage 0',
+    })),
     addFile: jest.fn(async () => ({ ...file, status: 'pending' as const })),
     deleteFile: jest.fn(async () => undefined),
     search: jest.fn(async () => ({ result: [hit(0)] })),
     listWorkflowTools: jest.fn(async () => []),
-    callWorkflowTool: jest.fn(async (name: string) => Promise.reject(AppError.notFound('workflow tool', name))),
+    startWorkflowTool: jest.fn(async (name: string) => Promise.reject(AppError.notFound('workflow tool', name))),
+    toolRun: jest.fn(async () => run()),
+    waitForToolRun: jest.fn(async () => run()),
+    cancelToolRun: jest.fn(async () => run({ status: 'canceled' })),
+    decideApproval: jest.fn(async () => undefined),
     ...overrides,
-  } as jest.Mocked<CollectionsBackend>;
+  } as jest.Mocked<McpBackend>;
 }
 
-describe('the MCP server built from the tool definitions', () => {
-  let backend: jest.Mocked<CollectionsBackend>;
-  let unexpected: jest.Mock;
+const stateCodec = createRequestStateCodec<FollowState>({ key: 'k'.repeat(32) });
+
+/**
+ * A client of either era connected in-process to the server, through the SDK's own stdio entry
+ * (`serveStdio`, which pins the connection to the era the client opens with) over its in-memory
+ * transport: the v2 client opens 2025 sessions by default and 2026-07-28 ones when pinned.
+ */
+async function connect(era: McpEra, backend: McpBackend, clientOptions: ConstructorParameters<typeof Client>[1] = {}) {
+  const unexpected = jest.fn();
+  const servers: ServiceMcpServer[] = [];
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const handle = serveStdio(
+    ({ era: served }) => {
+      const server = createMcpServer(
+        { backend: () => backend, onUnexpectedError: unexpected, requestState: stateCodec, toolTimeoutMs: 5000 },
+        served,
+      );
+      servers.push(server);
+      return server.server;
+    },
+    { transport: serverSide },
+  );
+  const client = new Client(
+    { name: 'spec', version: '1.0.0' },
+    { ...(era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}), ...clientOptions },
+  );
+  await client.connect(clientSide);
+  expect(client.getProtocolEra()).toBe(era);
+  return {
+    client,
+    unexpected,
+    server: () => servers[servers.length - 1],
+    close: async () => {
+      await client.close();
+      await handle.close();
+    },
+  };
+}
+
+describe.each<McpEra>(['legacy', 'modern'])('the MCP server, %s era', (era) => {
+  let backend: jest.Mocked<McpBackend>;
   let client: Client;
-  let server: ServiceMcpServer;
+  let unexpected: jest.Mock;
+  let close: () => Promise<void>;
 
   beforeEach(async () => {
     backend = fakeBackend();
-    unexpected = jest.fn();
-    server = createMcpServer({ backend: () => backend, onUnexpectedError: unexpected });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    client = new Client({ name: 'spec', version: '1.0.0' });
-    await Promise.all([server.mcp.connect(serverSide), client.connect(clientSide)]);
+    ({ client, unexpected, close } = await connect(era, backend));
   });
-  afterEach(() => client.close());
+  afterEach(() => close());
 
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args })) as CallToolResult;
   const rejection = (name: string, args: Record<string, unknown>) =>
     client.callTool({ name, arguments: args }).then(
       () => undefined,
-      (error: unknown) => error as McpError,
+      (error: unknown) => error as ProtocolError,
     );
 
-  it('emits strict JSON Schemas: exactly the interface properties, required, no additional properties', async () => {
+  it('emits strict JSON Schemas, output schemas, titles and icons, under names that follow the naming rule', async () => {
     const { tools } = await client.listTools();
     const search = tools.find((t) => t.name === 'service_search_collection')!;
     expect(search.inputSchema).toEqual({
-      $schema: 'http://json-schema.org/draft-07/schema#',
       type: 'object',
       properties: {
         collection_id: { type: 'string', minLength: 1, maxLength: 200, description: expect.any(String) },
@@ -90,16 +162,18 @@ describe('the MCP server built from the tool definitions', () => {
       required: ['collection_id', 'query'],
       additionalProperties: false,
     });
-    const list = tools.find((t) => t.name === 'service_list_collections')!;
-    expect(list.inputSchema).toEqual({
-      $schema: 'http://json-schema.org/draft-07/schema#',
+    expect(tools.find((t) => t.name === 'service_list_collections')!.inputSchema).toEqual({
       type: 'object',
       properties: {},
       additionalProperties: false,
     });
     for (const tool of tools) {
+      expect(tool.name).toMatch(TOOL_NAME_RULE);
       expect(tool.outputSchema).toMatchObject({ type: 'object', additionalProperties: false });
       expect(tool.title).toEqual(expect.any(String));
+      expect(tool.icons).toEqual([
+        { src: expect.stringMatching(/^data:image\/svg\+xml;base64,/), mimeType: 'image/svg+xml', sizes: ['any'] },
+      ]);
     }
   });
 
@@ -111,23 +185,40 @@ describe('the MCP server built from the tool definitions', () => {
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(collection) }]);
   });
 
-  it('lists at most 100 files from offset and says where the next page starts', async () => {
+  it('lists at most 100 files from offset, says where the next page starts, and links the indexed ones', async () => {
     backend.listFiles.mockResolvedValueOnce({ items: Array.from({ length: 100 }, (_, i) => ({ ...file, id: `fle_${i}` })), total: 250 });
     const first = await call('service_list_collection_files', { collection_id: 'col_1', offset: 100 });
     expect(backend.listFiles).toHaveBeenCalledWith('col_1', { offset: 100, limit: 100 });
     expect(first.structuredContent).toMatchObject({ total: 250, offset: 100, nextOffset: 200 });
+    expect(first.content).toHaveLength(101);
+    expect(first.content[1]).toEqual({
+      type: 'resource_link',
+      uri: 'collections://col_1/files/fle_0',
+      name: 'a.pdf',
+      title: 'a.pdf',
+      mimeType: 'text/plain',
+    });
     backend.listFiles.mockResolvedValueOnce({ items: [file], total: 201 });
     expect((await call('service_list_collection_files', { collection_id: 'col_1', offset: 200 })).structuredContent).toMatchObject({
       nextOffset: null,
     });
   });
 
-  it('searches for ten results from offset', async () => {
+  it('searches for ten results from offset; each hit links its passage, and each file once', async () => {
     backend.search.mockResolvedValueOnce({ result: Array.from({ length: 10 }, (_, i) => hit(i)) });
     const result = await call('service_search_collection', { collection_id: 'col_1', query: 'why', offset: 20 });
     expect(backend.search).toHaveBeenCalledWith('col_1', { text: 'why', topK: 10, offset: 20 });
     expect(result.structuredContent).toMatchObject({ offset: 20, nextOffset: 30 });
     expect((result.structuredContent as { result: unknown[] }).result).toHaveLength(10);
+    expect(result.content[0]).toEqual({ type: 'text', text: JSON.stringify(result.structuredContent) });
+    const links = result.content.slice(1) as { uri: string }[];
+    expect(links.map((l) => l.uri)).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => `collections://col_1/files/fle_1/passages/psg_${i}`),
+      'collections://col_1/files/fle_1',
+    ]);
+    // Every link opens.
+    for (const link of links)
+      expect((await client.readResource({ uri: link.uri })).contents[0]).toMatchObject({ uri: link.uri, text: expect.any(String) });
   });
 
   it('starts at offset 0 when the search or the listing leaves it out', async () => {
@@ -173,11 +264,11 @@ describe('the MCP server built from the tool definitions', () => {
     expect(unexpected).not.toHaveBeenCalled();
   });
 
-  it('answers a call of an unknown tool with JSON-RPC InvalidParams', async () => {
+  it('answers a call of an unknown tool with JSON-RPC InvalidParams, its text saying so once', async () => {
     const error = await rejection('service_unknown', {});
-    expect(error).toBeInstanceOf(McpError);
-    expect(error!.code).toBe(RpcErrorCode.InvalidParams);
-    expect(error!.message).toMatch(/Unknown tool service_unknown/);
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect(error!.code).toBe(ProtocolErrorCode.InvalidParams);
+    expect(error!.message).toBe('Unknown tool service_unknown: tools/list names the tools of this server');
   });
 
   it('turns service failures into isError results that say what to do next', async () => {
@@ -185,17 +276,10 @@ describe('the MCP server built from the tool definitions', () => {
     expect((await call('service_get_collection', { collection_id: 'col_9' })).content).toEqual([
       { type: 'text', text: expect.stringMatching(/^NOT_FOUND: collection col_9 not found\. Check the id: service_list_collections/) },
     ]);
-
     backend.deleteFile.mockRejectedValueOnce(AppError.forbidden('This needs the editor role on collection col_1; you are viewer'));
     const forbidden = await call('service_delete_file_from_collection', { collection_id: 'col_1', file_id: 'fle_1' });
     expect(forbidden.isError).toBe(true);
     expect((forbidden.content[0] as { text: string }).text).toMatch(/^FORBIDDEN: This needs the editor role.*ask its owner/);
-
-    backend.createCollection.mockRejectedValueOnce(AppError.validation([{ field: 'name', reason: 'must be 1 to 200 characters' }]));
-    expect(((await call('service_create_collection', { name: 'n' })).content[0] as { text: string }).text).toBe(
-      'VALIDATION_FAILED: Request validation failed (name: must be 1 to 200 characters). Correct the arguments and call again.',
-    );
-
     backend.search.mockRejectedValueOnce(new AppError(ErrorCode.UNAVAILABLE, 'Index unreachable', { retryable: true }));
     expect(
       ((await call('service_search_collection', { collection_id: 'col_1', query: 'q', offset: 0 })).content[0] as { text: string }).text,
@@ -212,68 +296,119 @@ describe('the MCP server built from the tool definitions', () => {
     expect(JSON.stringify(result)).not.toContain('secret');
     expect(unexpected).toHaveBeenCalledWith(bug, 'service_list_collections');
   });
+
+  it('pages tools/list with a cursor: the collection tools first, then the workflow tools', async () => {
+    backend.listWorkflowTools.mockResolvedValue(Array.from({ length: 150 }, (_, i) => workflowTool(`tool_${String(i).padStart(3, '0')}`)));
+    const first = await client.request({ method: 'tools/list', params: {} });
+    expect(first.tools).toHaveLength(100);
+    expect(first.tools.slice(0, 8).every((t) => t.name.startsWith('service_'))).toBe(true);
+    const second = await client.request({ method: 'tools/list', params: { cursor: first.nextCursor! } });
+    expect(second.tools.map((t) => t.name)).toEqual(Array.from({ length: 58 }, (_, i) => `tool_${String(i + 92).padStart(3, '0')}`));
+    expect(second.nextCursor).toBeUndefined();
+    await expect(client.request({ method: 'tools/list', params: { cursor: 'made-up' } })).rejects.toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+    });
+    // The SDK client's own helper follows the cursors to the end.
+    expect((await client.listTools()).tools).toHaveLength(158);
+  });
+
+  it('serves collections and files as resources, a page at a time, and reads each', async () => {
+    backend.listCollections.mockResolvedValue({ items: [collection, { ...collection, id: 'col_2', name: 'More' }], total: 2 });
+    backend.listFiles.mockImplementation(async (collectionId, page) => {
+      const all = Array.from({ length: collectionId === 'col_1' ? 120 : 3 }, (_, i) => ({ ...file, id: `fle_${collectionId}_${i}` }));
+      return { items: all.slice(page.offset, page.offset + page.limit), total: all.length };
+    });
+    const uris: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.request({ method: 'resources/list', params: cursor ? { cursor } : {} });
+      expect(page.resources.length).toBeLessThanOrEqual(100);
+      uris.push(...page.resources.map((r) => r.uri));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(uris).toHaveLength(2 + 120 + 3);
+    expect(new Set(uris).size).toBe(uris.length);
+    expect(uris[0]).toBe('collections://col_1');
+    expect(uris[121]).toBe('collections://col_2');
+    expect(backend.listFiles).toHaveBeenCalledWith('col_1', expect.objectContaining({ status: 'indexed' }));
+    const read = await client.readResource({ uri: 'collections://col_1' });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ id: 'col_1', passages: 3 });
+    expect((await client.readResource({ uri: 'collections://col_1/files/fle_1' })).contents[0]).toMatchObject({
+      mimeType: 'text/plain',
+      text: 'All of a.pdf',
+    });
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toContain(
+      'collections://{collection_id}/files/{file_id}/passages/{passage_id}',
+    );
+  });
+
+  it('reads what the caller may not see, or no such thing, as a missing resource', async () => {
+    backend.getCollection.mockRejectedValueOnce(AppError.notFound('collection', 'col_x'));
+    await expect(client.readResource({ uri: 'collections://col_x' })).rejects.toMatchObject({ code: ProtocolErrorCode.InvalidParams });
+    await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toMatchObject({ code: ProtocolErrorCode.InvalidParams });
+    backend.fileText.mockRejectedValueOnce(AppError.conflict('file fle_1 has no extracted text: its status is pending'));
+    await expect(client.readResource({ uri: 'collections://col_1/files/fle_1' })).rejects.toMatchObject({
+      message: expect.stringContaining('CONFLICT: file fle_1 has no extracted text'),
+    });
+  });
+
+  it('answers with citations: the passages found come embedded under the URIs to cite', async () => {
+    backend.search.mockResolvedValueOnce({ result: [hit(0), hit(1)] });
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(['answer_with_citations', 'summarize_file']);
+    const prompt = await client.getPrompt({ name: 'answer_with_citations', arguments: { collection_id: 'col_1', question: 'Why?' } });
+    expect(backend.search).toHaveBeenCalledWith('col_1', { text: 'Why?', topK: 10, offset: 0 });
+    expect(prompt.messages[0].content).toMatchObject({
+      type: 'text',
+      text: expect.stringMatching(/cite the passage.*\n\nQuestion: Why\?$/s),
+    });
+    expect(prompt.messages.slice(1).map((m) => m.content)).toEqual([
+      { type: 'resource', resource: { uri: 'collections://col_1/files/fle_1/passages/psg_0', mimeType: 'text/plain', text: 'passage 0' } },
+      { type: 'resource', resource: { uri: 'collections://col_1/files/fle_1/passages/psg_1', mimeType: 'text/plain', text: 'passage 1' } },
+    ]);
+    await expect(client.getPrompt({ name: 'answer_with_citations', arguments: { collection_id: 'col_1' } })).rejects.toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+    });
+    const completion = await client.complete({
+      ref: { type: 'ref/prompt', name: 'answer_with_citations' },
+      argument: { name: 'collection_id', value: 'No' },
+    });
+    expect(completion.completion.values).toEqual(['col_1']);
+  });
 });
 
-describe('workflow tools in a session', () => {
-  const tool = (name: string, description = 'Runs a workflow.') => ({
-    name,
-    title: name,
-    description,
-    inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false },
-    workflowId: `wfl_${name}`,
-  });
-
-  async function connected(backend: CollectionsBackend) {
-    const server = createMcpServer({ backend: () => backend });
-    await server.syncWorkflowTools({});
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: 'spec', version: '1.0.0' });
-    let changes = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
-    await Promise.all([server.mcp.connect(serverSide), client.connect(clientSide)]);
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
-    return { server, client, changes: () => changes, settle };
-  }
-
-  it('lists the workflow tools after the collection tools, with their own JSON Schema', async () => {
-    const { client } = await connected(fakeBackend({ listWorkflowTools: jest.fn(async () => [tool('ask')]) }));
+describe.each<McpEra>(['legacy', 'modern'])('workflow tools, %s era', (era) => {
+  it('lists the workflow tools after the collection tools, with their own JSON Schema and the output schema of a run', async () => {
+    const { client, close } = await connect(era, fakeBackend({ listWorkflowTools: jest.fn(async () => [workflowTool('ask')]) }));
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toHaveLength(9);
-    expect(tools[8]).toMatchObject({ name: 'ask', inputSchema: { type: 'object', required: ['q'], additionalProperties: false } });
-    await client.close();
+    expect(tools).toHaveLength(9);
+    expect(tools[8]).toMatchObject({
+      name: 'ask',
+      inputSchema: { type: 'object', required: ['q'], additionalProperties: false },
+      outputSchema: { type: 'object', required: ['runId', 'status', 'output', 'error'] },
+    });
+    // 2025-11-25 says per tool that it may run as a task; 2026-07-28 says it with the extension.
+    expect(tools[8].execution).toEqual(era === 'legacy' ? { taskSupport: 'optional' } : undefined);
+    await close();
   });
 
-  it('tells the client its list changed only when a registration changed', async () => {
-    const { server, client, changes, settle } = await connected(fakeBackend({ listWorkflowTools: jest.fn(async () => [tool('ask')]) }));
-    server.setWorkflowTools([tool('ask')]);
-    await settle();
-    expect(changes()).toBe(0);
-    server.setWorkflowTools([tool('ask', 'Now says something else.'), tool('other')]);
-    await settle();
-    expect(changes()).toBe(1);
-    expect((await client.listTools()).tools.find((t) => t.name === 'ask')?.description).toBe('Now says something else.');
-    server.setWorkflowTools([]);
-    await settle();
-    expect(changes()).toBe(2);
-    expect((await client.listTools()).tools).toHaveLength(8);
-    await client.close();
-  });
-
-  it('finds a workflow tool published since the session listed, and refuses a removed one as unknown', async () => {
-    const listWorkflowTools = jest.fn(async () => [] as ReturnType<typeof tool>[]);
-    const callWorkflowTool = jest.fn(async () => ({ runId: 'run_1', status: 'succeeded', output: { a: 1 } }));
-    const { client } = await connected(fakeBackend({ listWorkflowTools, callWorkflowTool }));
-    listWorkflowTools.mockResolvedValue([tool('late')]);
-    const result = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
+  it("answers with the run's output and a link to the run; a failure is an isError result; a removed tool is unknown", async () => {
+    const backend = fakeBackend({ listWorkflowTools: jest.fn(async () => [workflowTool('ask')]) });
+    backend.startWorkflowTool.mockResolvedValueOnce(run({ status: 'queued', output: null }));
+    const { client, close } = await connect(era, backend);
+    const result = (await client.callTool({ name: 'ask', arguments: { q: 'x' } })) as CallToolResult;
+    expect(backend.startWorkflowTool).toHaveBeenCalledWith('ask', { q: 'x' });
     expect(result.structuredContent).toEqual({ runId: 'run_1', status: 'succeeded', output: { a: 1 }, error: null });
-    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
-    callWorkflowTool.mockResolvedValueOnce({
-      runId: 'run_2',
-      status: 'failed',
-      output: null,
-      error: { code: 'NODE_FAILED', message: 'boom' },
-    } as never);
-    const failed = (await client.callTool({ name: 'late', arguments: { q: 'x' } })) as CallToolResult;
+    expect(result.content).toEqual([
+      { type: 'text', text: JSON.stringify(result.structuredContent) },
+      expect.objectContaining({ type: 'resource_link', uri: 'runs://run_1' }),
+    ]);
+    backend.startWorkflowTool.mockResolvedValueOnce(run({ runId: 'run_2', status: 'queued', output: null }));
+    backend.waitForToolRun.mockResolvedValueOnce(
+      run({ runId: 'run_2', status: 'failed', output: null, error: { code: 'NODE_FAILED', message: 'boom' } }),
+    );
+    const failed = (await client.callTool({ name: 'ask', arguments: { q: 'x' } })) as CallToolResult;
     expect(failed.isError).toBe(true);
     expect(failed.structuredContent).toEqual({
       runId: 'run_2',
@@ -281,10 +416,47 @@ describe('workflow tools in a session', () => {
       output: null,
       error: { code: 'NODE_FAILED', message: 'boom' },
     });
-    expect(failed.content).toEqual([{ type: 'text', text: JSON.stringify(failed.structuredContent) }]);
-    callWorkflowTool.mockRejectedValueOnce(AppError.notFound('workflow tool', 'late'));
-    const error = await client.callTool({ name: 'late', arguments: { q: 'x' } }).catch((e: unknown) => e);
-    expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
-    await client.close();
+    backend.startWorkflowTool.mockRejectedValueOnce(AppError.notFound('workflow tool', 'ask'));
+    await expect(client.callTool({ name: 'ask', arguments: { q: 'x' } })).rejects.toMatchObject({ code: ProtocolErrorCode.InvalidParams });
+    await close();
+  });
+
+  it('reports progress as the run moves when the client sent a progress token', async () => {
+    const backend = fakeBackend({ listWorkflowTools: jest.fn(async () => [workflowTool('ask')]) });
+    backend.startWorkflowTool.mockResolvedValueOnce(run({ status: 'queued', output: null, progress: { done: 0, node: null } }));
+    backend.waitForToolRun
+      .mockResolvedValueOnce(run({ status: 'running', output: null, progress: { done: 1, node: 'fetch' } }))
+      .mockResolvedValueOnce(run({ progress: { done: 3, node: null } }));
+    const { client, close } = await connect(era, backend);
+    const progress: { progress: number; message?: string }[] = [];
+    await client.callTool({ name: 'ask', arguments: { q: 'x' } }, { onprogress: (p) => void progress.push(p) });
+    expect(progress.map((p) => p.progress)).toEqual([0, 1, 3]);
+    expect(progress[1].message).toBe('Running node "fetch" (1 step done)');
+    await close();
+  });
+
+  it('asks for missing arguments with a form, and runs with what the user filled in', async () => {
+    const backend = fakeBackend({ listWorkflowTools: jest.fn(async () => [workflowTool('ask')]) });
+    backend.startWorkflowTool
+      .mockRejectedValueOnce(
+        AppError.validation([{ field: 'q', reason: 'is required' }], 'The arguments of ask do not match its input schema'),
+      )
+      .mockResolvedValueOnce(run());
+    const { client, close } = await connect(era, backend, { capabilities: { elicitation: { form: {} } } });
+    const asked: unknown[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(request.params);
+      return { action: 'accept', content: { q: 'typed' } };
+    });
+    const result = (await client.callTool({ name: 'ask', arguments: {} })) as CallToolResult;
+    expect(asked).toEqual([
+      expect.objectContaining({
+        message: 'ask needs: q is required',
+        requestedSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      }),
+    ]);
+    expect(backend.startWorkflowTool).toHaveBeenLastCalledWith('ask', { q: 'typed' });
+    expect(result.structuredContent).toMatchObject({ status: 'succeeded' });
+    await close();
   });
 });

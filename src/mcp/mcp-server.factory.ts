@@ -1,248 +1,285 @@
-import { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import {
-  CallToolRequestSchema,
+  AuthInfo,
   CallToolResult,
-  ErrorCode as RpcErrorCode,
-  JSONRPCMessage,
-  McpError,
+  CLIENT_CAPABILITIES_META_KEY,
+  ClientCapabilities,
   RequestId,
-  ToolAnnotations,
-} from '@modelcontextprotocol/sdk/types.js';
+  RequestStateCodec,
+  SERVER_INFO_META_KEY,
+  ServerCapabilities,
+  ServerContext,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { ErrorCode, isAppError } from '../common/app-error';
-import { LruCache } from '../common/lru-cache';
 import { linearJsonSchemaValidator } from '../sdk/json-schema';
-import type { CollectionsBackend, WorkflowToolRecord } from './collections-backend.port';
+import type { McpBackend, WorkflowToolRecord } from './mcp-backend.port';
+import { McpCall, McpEra } from './mcp-call';
+import { decodeCursor, pageOf } from './paging';
+import { complete, getPrompt, listPrompts } from './prompts';
+import { McpProtocolServer } from './protocol-server';
+import { RESOURCE_TEMPLATES } from './resources/resource-uris';
+import { listResources, readResource } from './resources/resources';
+import {
+  cancelTask,
+  createTask,
+  getTask,
+  TASK_ID_PARAMS,
+  TASK_UPDATE_PARAMS,
+  TASKS_EXTENSION,
+  taskResult,
+  updateTask,
+  wantsTasks,
+} from './tasks';
 import { toolFailure } from './tool-errors';
-import { COLLECTION_TOOLS, CollectionTool } from './tools';
-import { sdkInputSchema, ToolInputJsonSchema } from './tools/sdk-input-schema';
+import { CollectionTool } from './tools';
+import type { ResourceLinkBlock } from './tools/tool-definition';
+import { collectionTool, COLLECTION_TOOL_LISTING, ListedTool, workflowToolFingerprint, workflowToolListing } from './tools/tool-listing';
+import { callWorkflowTool, FollowState, WorkflowCallOptions } from './workflow-calls';
 
-export const SERVER_INFO = { name: 'workflow-collection-service', version: '0.1.0' } as const;
+/** Stamped on every 2026-07-28 result: short on purpose (the tools carry the icons). */
+export const SERVER_INFO = { name: 'workflow-collection-service', title: 'Workflow and collection service', version: '0.1.0' };
 
 const INSTRUCTIONS =
-  'Document collections with semantic search. Find a collection with service_list_collections (or make one with ' +
-  'service_create_collection), add documents by URL with service_add_file_to_collection, wait until service_list_collection_files ' +
-  'shows them as indexed, then ask questions with service_search_collection.';
+  'Document collections with semantic search, and workflows offered as tools. Find a collection with service_list_collections ' +
+  '(or make one with service_create_collection), add documents by URL with service_add_file_to_collection, wait until ' +
+  'service_list_collection_files shows them as indexed, then ask questions with service_search_collection: its hits link the ' +
+  'passages and files (resources/read opens them; cite them by URI). The prompt answer_with_citations does the search for you. ' +
+  'A workflow tool runs its workflow and answers with its output; a long one can run as a task, and an approval it waits at is ' +
+  'asked of the user when the client can ask.';
 
-/** What a tool call knows about its request; the remote transports put the caller in `authInfo`. */
-export interface ToolCallContext {
-  authInfo?: AuthInfo;
-}
+/** tools/list pages: the eight collection tools and the caller's workflow tools. */
+const TOOLS_PER_PAGE = 100;
 
 export interface McpServerOptions {
-  /** The backend acting for the caller of this request. */
-  backend(context: ToolCallContext): CollectionsBackend;
-  /** Failures that are bugs rather than AppErrors, for the log; the model only sees "internal". */
-  onUnexpectedError?(error: unknown, tool: string): void;
+  /** The backend acting for the caller of a request (the remote transports put the caller in `authInfo`). */
+  backend(authInfo: AuthInfo | undefined): McpBackend;
+  /** Failures that are bugs rather than AppErrors, for the log; the client only learns "internal". */
+  onUnexpectedError?(error: unknown, where: string): void;
+  /** Signs what a workflow tool call carries from one round to the next; every process sharing the store shares its key. */
+  requestState: RequestStateCodec<FollowState>;
+  /** How long a workflow tool call without a progress token follows its run before answering that it still runs. */
+  toolTimeoutMs: number;
 }
 
-/** What `registerTool` is given for one tool, built once per process and shared by every session. */
-interface ToolConfig {
-  title: string;
-  description: string;
-  /** Zod, as `registerTool` takes them (see sdkInputSchema). */
-  inputSchema: unknown;
-  outputSchema?: unknown;
-  annotations: ToolAnnotations;
-}
-type ToolHandler = (args: Record<string, unknown>, context: ToolCallContext) => Promise<CallToolResult>;
-
-const COLLECTION_TOOL_CONFIGS = new Map<string, { tool: CollectionTool; config: ToolConfig }>(
-  COLLECTION_TOOLS.map((tool) => [
-    tool.name,
-    {
-      tool,
-      config: {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: sdkInputSchema(tool.input.schema),
-        // The SDK renders zod output schemas itself (draft-07, output side of transforms).
-        outputSchema: tool.output,
-        annotations: { title: tool.title, ...tool.annotations },
-      },
-    },
-  ]),
-);
-
-// A Server builds its own Ajv instance unless given one: the largest part of a session's memory,
-// for elicitation schemas this server never sends. The service's one JSON Schema check (linear-time
-// patterns) serves every session.
+// The server builds its own JSON Schema validator unless given one (for the answers to the forms it
+// asks clients to fill in, whose schemas users write): the service's one JSON Schema check, with
+// linear-time patterns, serves every session and request.
 const SCHEMA_VALIDATOR = linearJsonSchemaValidator;
 
-/** A workflow tool runs a workflow: it may do anything the workflow does, so it claims no safety. */
-const WORKFLOW_TOOL_HINTS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
-
-const fingerprint = (tool: WorkflowToolRecord): string => JSON.stringify([tool.workflowId, tool.title, tool.description, tool.inputSchema]);
-
-/** Registrations of the same workflow tool in many sessions share one config (and its schema). */
-const WORKFLOW_TOOL_CONFIGS = new LruCache<string, ToolConfig>(256);
-
-function workflowToolConfig(tool: WorkflowToolRecord, key: string): ToolConfig {
-  let config = WORKFLOW_TOOL_CONFIGS.get(key);
-  if (!config) {
-    config = {
-      title: tool.title,
-      description: tool.description,
-      inputSchema: sdkInputSchema(tool.inputSchema as ToolInputJsonSchema),
-      annotations: { title: tool.title, ...WORKFLOW_TOOL_HINTS },
-    };
-    WORKFLOW_TOOL_CONFIGS.set(key, config);
-  }
-  return config;
+function capabilitiesFor(era: McpEra): ServerCapabilities {
+  const common: ServerCapabilities = { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} };
+  // 2025-11-25 tasks are a capability; on 2026-07-28 they are the tasks extension, and the old capability must not be advertised.
+  return era === 'legacy'
+    ? { ...common, tasks: { cancel: {}, requests: { tools: { call: {} } } } }
+    : ({ ...common, extensions: { [TASKS_EXTENSION]: {} } } as ServerCapabilities);
 }
+
+const CALL_PARAMS = z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional(), task: z.unknown().optional() });
 
 /**
- * One session's MCP server: the SDK's McpServer with the eight collection tools and the workflows
- * its caller may call as tools, registered with `registerTool`. Connect it to exactly one transport.
+ * One MCP server instance on the SDK's low-level Server: the eight collection tools and the caller's
+ * workflow tools, the collections, files, passages and runs as resources, two prompts, completion
+ * of ids, and workflow calls as tasks. One instance serves one era: a 2025 session (per session),
+ * a 2026-07-28 request (per request), or a stdio connection. Handlers read everything about the
+ * caller from the request (authInfo, envelope), so building one is cheap; the tool listings are
+ * built once per process.
  *
- * Each tool checks its own arguments (the REST API's DTOs, or the workflow's JSON Schema through
- * ajv) and answers a refusal, like any failure of the operation, with an `isError` result naming
- * what to correct: MCP 2025-11-25, server/tools "Error Handling", lists input validation errors
- * among Tool Execution Errors. The same section makes an unknown tool a protocol error (-32602),
- * where McpServer's own tools/call handler (SDK 1.32) answers it with `isError` too; so tools/call
- * is ours, and it only finds the registered tool and calls its handler.
+ * Each tool checks its own arguments (the REST API's DTOs, or the workflow's JSON Schema) and answers
+ * a refusal, like any failure of the operation, with an `isError` result naming what to correct (MCP
+ * 2025-11-25 lists input validation errors among tool execution errors); an unknown tool is a
+ * protocol error (-32602).
  */
 export class ServiceMcpServer {
-  readonly mcp: McpServer;
-  /** Every registered tool by name: the collection tools and the caller's workflow tools. */
-  private readonly tools = new Map<string, RegisteredTool>();
-  private readonly workflowTools = new Map<string, { key: string; registered: RegisteredTool }>();
+  readonly server: McpProtocolServer;
+  /** The workflow tools this session's client last heard of (2025 sessions: `list_changed` when they change). */
+  private workflowToolsKnown?: string;
+  private readonly calls: WorkflowCallOptions;
 
-  constructor(private readonly options: McpServerOptions) {
-    this.mcp = new McpServer(SERVER_INFO, {
-      capabilities: { tools: { listChanged: true } },
+  constructor(
+    private readonly options: McpServerOptions,
+    readonly era: McpEra,
+  ) {
+    this.server = new McpProtocolServer(SERVER_INFO, {
+      capabilities: capabilitiesFor(era),
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: SCHEMA_VALIDATOR,
-      // Several workflow tools registered or removed at once are one notification.
-      debouncedNotificationMethods: ['notifications/tools/list_changed'],
+      requestState: { verify: options.requestState.verify },
+      // An approval waits for a person: a round may take long, and a run may ask several times.
+      inputRequired: { maxRounds: 20, roundTimeoutMs: 60 * 60_000 },
     });
-    for (const { tool, config } of COLLECTION_TOOL_CONFIGS.values()) {
-      const run: ToolHandler = (args, context) => runCollectionTool(tool, args, context, options);
-      this.tools.set(tool.name, this.mcp.registerTool(tool.name, config as never, run as never));
-    }
-    this.mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.callTool(request.params.name, request.params.arguments ?? {}, extra),
+    this.calls = {
+      toolTimeoutMs: options.toolTimeoutMs,
+      mintState: (state) => options.requestState.mint(state),
+      onUnexpectedError: options.onUnexpectedError,
+    };
+    const report = (where: string) => (error: unknown) => options.onUnexpectedError?.(error, where);
+    const server = this.server;
+
+    server.setRequestHandler('tools/list', async (request, ctx) => {
+      const [offset] = decodeCursor('tools/list', request.params?.cursor);
+      const listed = await this.listTools(this.callOf(ctx).backend);
+      const { page, nextCursor } = pageOf('tools/list', listed, offset, TOOLS_PER_PAGE);
+      return { tools: page.map((tool) => this.forEra(tool)), ...(nextCursor ? { nextCursor } : {}) };
+    });
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const { name, arguments: args = {} } = request.params;
+      const tool = collectionTool(name);
+      if (tool) return runCollectionTool(tool, args, this.callOf(ctx).backend, options);
+      return callWorkflowTool(name, args, this.callOf(ctx), this.calls);
+    });
+    server.toolCallDoor = (request, ctx) => this.asTask(request.params, ctx);
+
+    server.setRequestHandler('resources/list', async (request, ctx) => listResources(this.callOf(ctx).backend, request.params?.cursor));
+    server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+    server.setRequestHandler('resources/read', async (request, ctx) =>
+      readResource(this.callOf(ctx).backend, request.params.uri, report('resources/read')),
     );
+    server.setRequestHandler('prompts/list', async (request) => listPrompts(request.params?.cursor));
+    server.setRequestHandler('prompts/get', async (request, ctx) =>
+      getPrompt(this.callOf(ctx).backend, request.params.name, request.params.arguments, report('prompts/get')),
+    );
+    server.setRequestHandler('completion/complete', async (request, ctx) => {
+      const { argument, context } = request.params;
+      return complete(this.callOf(ctx).backend, argument.name, argument.value, context?.arguments);
+    });
+
+    // The task methods, in the era's form. They are registered with their params schema (the SDK's
+    // custom-method form): the 2026-07-28 revision has them from the tasks extension, not from its core.
+    server.setRequestHandler('tasks/get', { params: TASK_ID_PARAMS }, async ({ taskId }, ctx) => getTask(taskId, this.callOf(ctx)));
+    server.setRequestHandler('tasks/cancel', { params: TASK_ID_PARAMS }, async ({ taskId }, ctx) => cancelTask(taskId, this.callOf(ctx)));
+    if (era === 'legacy') {
+      server.setRequestHandler('tasks/result', { params: TASK_ID_PARAMS }, async ({ taskId }, ctx) => taskResult(taskId, this.callOf(ctx)));
+    } else {
+      server.setRequestHandler('tasks/update', { params: TASK_UPDATE_PARAMS }, async ({ taskId }, ctx) =>
+        updateTask(taskId, this.callOf(ctx)),
+      );
+    }
   }
 
   /**
-   * Registers the caller's workflow tools as the backend lists them now. A store that cannot list
-   * them leaves the registrations as they were (the collection tools stay usable).
+   * Records the caller's workflow tools as this 2025 session's client knows them, and tells it
+   * `notifications/tools/list_changed` when they differ from what it was last told (and only then).
    */
-  async syncWorkflowTools(context: ToolCallContext): Promise<void> {
-    let listed: WorkflowToolRecord[];
-    try {
-      listed = await this.options.backend(context).listWorkflowTools();
-    } catch (error) {
-      if (!isAppError(error) || error.code === ErrorCode.INTERNAL) this.options.onUnexpectedError?.(error, 'tools/list');
+  workflowToolsChanged(listed: readonly WorkflowToolRecord[]): void {
+    const known = listed.map(workflowToolFingerprint).join('\n');
+    if (this.workflowToolsKnown === undefined || this.workflowToolsKnown === known) {
+      this.workflowToolsKnown = known;
       return;
     }
-    this.setWorkflowTools(listed);
+    this.workflowToolsKnown = known;
+    if (this.server.transport) void this.server.notification({ method: 'notifications/tools/list_changed' }).catch(() => undefined);
   }
 
-  /**
-   * Makes `listed` the registered workflow tools. McpServer sends `notifications/tools/list_changed`
-   * when that adds, removes or changes one, and only then.
-   */
-  setWorkflowTools(listed: readonly WorkflowToolRecord[]): void {
-    const wanted = new Map(
-      listed.filter((tool) => !COLLECTION_TOOL_CONFIGS.has(tool.name)).map((tool) => [tool.name, { tool, key: fingerprint(tool) }]),
-    );
-    for (const [name, current] of this.workflowTools) {
-      if (wanted.get(name)?.key === current.key) {
-        wanted.delete(name);
-        continue;
-      }
-      current.registered.remove();
-      this.workflowTools.delete(name);
-      this.tools.delete(name);
-    }
-    for (const [name, { tool, key }] of wanted) {
-      const call: ToolHandler = (args, context) => callWorkflowTool(name, args, context, this.options);
-      const registered = this.mcp.registerTool(name, workflowToolConfig(tool, key) as never, call as never);
-      this.workflowTools.set(name, { key, registered });
-      this.tools.set(name, registered);
-    }
-  }
-
-  /**
-   * The JSON-RPC response to one tools/call, by the same handler the SDK's Protocol calls, for the
-   * remote transport's fast path (see McpHttpEndpoints): what the Protocol would send, less its
-   * schema checks of a request already checked for shape and of a result built here.
-   */
-  async answerToolCall(id: RequestId, name: string, args: Record<string, unknown>, context: ToolCallContext): Promise<JSONRPCMessage> {
+  private async listTools(backend: McpBackend): Promise<ListedTool[]> {
+    let workflows: WorkflowToolRecord[] = [];
     try {
-      return { jsonrpc: '2.0', id, result: await this.callTool(name, args, context) };
+      workflows = await backend.listWorkflowTools();
+      this.workflowToolsChanged(workflows);
     } catch (error) {
-      if (error instanceof McpError)
-        return {
-          jsonrpc: '2.0',
-          id,
-          error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) },
-        };
-      // The tools answer their failures as results: this is a bug, and says nothing internal.
-      this.options.onUnexpectedError?.(error, name);
-      return { jsonrpc: '2.0', id, error: { code: RpcErrorCode.InternalError, message: 'Internal error' } };
+      // A store that cannot list them leaves the collection tools usable.
+      if (!isAppError(error) || error.code === ErrorCode.INTERNAL) this.options.onUnexpectedError?.(error, 'tools/list');
     }
+    return [...COLLECTION_TOOL_LISTING, ...workflows.filter((tool) => !collectionTool(tool.name)).map(workflowToolListing)];
   }
 
-  private async callTool(name: string, args: Record<string, unknown>, context: ToolCallContext): Promise<CallToolResult> {
-    // A workflow tool published since this session last looked (through another process) is callable at once.
-    if (!this.tools.has(name)) await this.syncWorkflowTools(context);
-    const tool = this.tools.get(name);
-    if (!tool?.enabled) throw unknownTool(name);
-    return (tool.handler as unknown as ToolHandler)(args, context);
+  /** Task support is said per tool in 2025-11-25 (`execution`); the 2026-07-28 client learns it from the extension. */
+  private forEra(tool: ListedTool): ListedTool {
+    if (this.era === 'legacy' || !tool.execution) return tool;
+    const { execution: _, ...rest } = tool;
+    return rest;
+  }
+
+  /** A tools/call that runs as a task (2025-11-25: the client asked with `task`; 2026-07-28: it declared the extension), or undefined. */
+  private async asTask(params: unknown, ctx: ServerContext) {
+    const parsed = CALL_PARAMS.safeParse(params);
+    if (!parsed.success || collectionTool(parsed.data.name)) return undefined;
+    const call = this.callOf(ctx);
+    if (this.era === 'legacy' ? parsed.data.task === undefined : !wantsTasks(call)) return undefined;
+    const { name, arguments: args = {} } = parsed.data;
+    return createTask(name, args, call);
+  }
+
+  /** The request as the tools, resources, prompts and tasks see it. */
+  private callOf(ctx: ServerContext): McpCall {
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    const client = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? this.server.getClientCapabilities() ?? {}) as ClientCapabilities;
+    return {
+      backend: this.options.backend(ctx.http?.authInfo),
+      era: this.era,
+      client,
+      progressToken: ctx.mcpReq._meta?.progressToken,
+      notify: (notification) => ctx.mcpReq.notify(notification),
+      signal: ctx.mcpReq.signal,
+      inputResponses: ctx.mcpReq.inputResponses,
+      requestState: <T>() => ctx.mcpReq.requestState() as T | undefined,
+      ...(this.era === 'legacy' ? { elicit: (params) => ctx.mcpReq.elicitInput(params) } : {}),
+    };
   }
 }
 
-const unknownTool = (name: string) =>
-  new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}: tools/list names the tools of this server`);
+/** What a collection tool call produced: its output (and its JSON, the text block), the links that follow it, or its failure. */
+type CollectionToolOutcome = { output: Record<string, unknown>; json: string; links: ResourceLinkBlock[] } | { failure: CallToolResult };
 
 /** One collection tool call: arguments checked by the REST API's own DTOs, then the shared service. */
-async function runCollectionTool(
+async function collectionToolOutcome(
   tool: CollectionTool,
   args: Record<string, unknown>,
-  context: ToolCallContext,
-  options: McpServerOptions,
-): Promise<CallToolResult> {
-  let output: Record<string, unknown>;
+  backend: McpBackend,
+  options: Pick<McpServerOptions, 'onUnexpectedError'>,
+): Promise<CollectionToolOutcome> {
   try {
     // The REST API's own input DTOs: the same bad input gets the same refusal at both doors.
     const parsed = tool.input.parse(args);
     // Parsing projects the result onto the declared fields, so structuredContent always matches outputSchema.
-    output = tool.output.parse(await tool.run(options.backend(context), parsed));
+    const output = tool.output.parse(await tool.run(backend, parsed));
+    return { output, json: JSON.stringify(output), links: tool.links?.(output, parsed) ?? [] };
   } catch (error) {
     if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, tool.name);
-    return toolFailure(error);
+    return { failure: toolFailure(error) };
   }
-  return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
 }
+
+/** A collection tool's result: the text block is the JSON of structuredContent, and the links to what it names follow it. */
+export async function runCollectionTool(
+  tool: CollectionTool,
+  args: Record<string, unknown>,
+  backend: McpBackend,
+  options: Pick<McpServerOptions, 'onUnexpectedError'>,
+): Promise<CallToolResult> {
+  const outcome = await collectionToolOutcome(tool, args, backend, options);
+  if ('failure' in outcome) return outcome.failure;
+  return { content: [{ type: 'text', text: outcome.json }, ...outcome.links], structuredContent: outcome.output };
+}
+
+const MODERN_RESULT_TAIL = `,"resultType":"complete","_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: SERVER_INFO })}`;
 
 /**
- * A workflow tool: the run's record (id, status, output, error), an isError result when it failed
- * or is still running (its record is at /api/v1/runs/<runId>).
+ * The JSON-RPC response (its JSON) to a plain `tools/call` of a collection tool, for the HTTP door's
+ * fast path (see McpHttpEndpoints): what the SDK's server would answer in `era`, less its
+ * per-request schema checks of a request already checked for shape and of a result built here, and
+ * written in one pass (the output's JSON is both the text block and structuredContent). Undefined
+ * for any other tool, which the SDK serves.
  */
-async function callWorkflowTool(
+export async function answerCollectionToolCall(
+  era: McpEra,
+  id: RequestId,
   name: string,
   args: Record<string, unknown>,
-  context: ToolCallContext,
-  options: McpServerOptions,
-): Promise<CallToolResult> {
-  let call;
-  try {
-    call = await options.backend(context).callWorkflowTool(name, args);
-  } catch (error) {
-    // Removed, or no longer shared with the caller, since this session registered it.
-    if (isAppError(error) && error.code === ErrorCode.NOT_FOUND) throw unknownTool(name);
-    if (!isAppError(error) || error.code === ErrorCode.INTERNAL) options.onUnexpectedError?.(error, name);
-    return toolFailure(error);
+  backend: McpBackend,
+  options: Pick<McpServerOptions, 'onUnexpectedError'>,
+): Promise<string | undefined> {
+  const tool = collectionTool(name);
+  if (!tool) return undefined;
+  const outcome = await collectionToolOutcome(tool, args, backend, options);
+  const tail = era === 'modern' ? MODERN_RESULT_TAIL : '';
+  let result: string;
+  if ('failure' in outcome) result = `${JSON.stringify(outcome.failure).slice(0, -1)}${tail}}`;
+  else {
+    const links = outcome.links.map((link) => `,${JSON.stringify(link)}`).join('');
+    result = `{"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}${links}],"structuredContent":${outcome.json}${tail}}`;
   }
-  // One value, twice: the text block is the JSON of structuredContent, so a client that reads only
-  // the text learns what one that reads the structure does (the failure's error, a run still going).
-  const result = { runId: call.runId, status: call.status, output: call.output ?? null, error: call.error ?? null };
-  const answer: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
-  return call.status === 'succeeded' ? answer : { ...answer, isError: true };
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
 }
 
-/** One MCP server speaking the eight collection tools and the caller's workflow tools. */
-export const createMcpServer = (options: McpServerOptions) => new ServiceMcpServer(options);
+/** A server instance for one era, from the options its door shares between instances. */
+export const createMcpServer = (options: McpServerOptions, era: McpEra) => new ServiceMcpServer(options, era);

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
 
 /** What a model can do about each failure; the service's own message says what went wrong. */

@@ -50,6 +50,19 @@ export interface DecisionRequest {
   comment?: string;
 }
 
+/**
+ * The approval a run waits at, as one user sees it: what it asks, and whether that user may decide
+ * it (the editor role on the workflow, as for the inbox); only then does it carry the signed link.
+ */
+export interface WaitingApproval {
+  nodeId: string;
+  summary: string;
+  fields: Record<string, unknown> | null;
+  expiresAt: string;
+  mayDecide: boolean;
+  approvalUrl?: string;
+}
+
 export interface DecisionView {
   runId: string;
   nodeId: string;
@@ -109,6 +122,27 @@ export class ApprovalsService {
           roleAtLeast(roles.get(run.workflowId) ?? null, 'editor') && isPending(step) && (run.resumeAt?.getTime() ?? 0) > now,
       )
       .map(({ run, step }) => pendingView(run, step, names.get(run.workflowId) ?? null, this.links));
+  }
+
+  /**
+   * The approval `run` (read with its steps) waits at now, as `principal` sees it; null when it
+   * waits at none (or its time is up).
+   */
+  async waitingFor(principal: Principal, run: Run, now = Date.now()): Promise<WaitingApproval | null> {
+    if (run.status !== 'waiting' || (run.resumeAt?.getTime() ?? 0) <= now) return null;
+    const step = run.steps.find((s) => s.type === APPROVAL_TYPE && s.status === 'waiting' && isPending(s));
+    if (!step) return null;
+    const role = await this.memberships.getRole('workflow', run.workflowId, principal.userId);
+    const view = pendingView(run, step, null, this.links);
+    const mayDecide = roleAtLeast(role, 'editor');
+    return {
+      nodeId: view.nodeId,
+      summary: view.summary,
+      fields: view.fields,
+      expiresAt: view.expiresAt,
+      mayDecide,
+      ...(mayDecide ? { approvalUrl: view.approvalUrl } : {}),
+    };
   }
 
   /** A decision through REST or the inbox: the editor role on the workflow (a viewer gets 403). */

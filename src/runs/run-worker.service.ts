@@ -20,7 +20,7 @@ import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../domain/run-store.
 import type { WorkflowSettings } from '../domain/workflow.model';
 import { RunActors, roleToAct, userInForce } from './run-actors';
 import { RunAdmission } from './run-admission.service';
-import { newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from '../domain/run.model';
+import { canceledWhileWaiting, newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from '../domain/run.model';
 import { RunError } from '../domain/step.model';
 import { WorkflowStore } from '../domain/workflow-store.port';
 import { ActiveRuns } from './active-runs';
@@ -357,7 +357,11 @@ export class RunWorker {
   /** Parked until `resumeAt` under a delayed job: no worker is held while the run waits. */
   private async pause(run: Run, steps: Parameters<RunStore['suspend']>[2], resumeAt: Date): Promise<void> {
     const jobId = `${run.id}.w${run.claims}`;
-    if (!(await this.runs.suspend(run.id, this.workerId, steps, resumeAt, jobId))) return;
+    if (!(await this.runs.suspend(run.id, this.workerId, steps, resumeAt, jobId))) {
+      // Still ours, so refused because a cancel came while the run was on its way to the wait: it ends here.
+      if ((await this.runs.renewLease(run.id, this.workerId, this.leaseUntil())).cancelRequested) await this.cancelAtWait(run, steps);
+      return;
+    }
     try {
       await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), {
         jobId,
@@ -367,6 +371,15 @@ export class RunWorker {
     } catch (error) {
       this.logger.warn({ runId: run.id, err: error }, 'waiting run has no job yet; the reconciler will enqueue it');
     }
+  }
+
+  /** A run canceled as it reached a wait: the step that would have waited ends canceled, and so does the run. */
+  private async cancelAtWait(run: Run, steps: Parameters<RunStore['suspend']>[2]): Promise<void> {
+    const now = new Date();
+    const waiting = steps.find((step) => step.status === 'waiting');
+    const ended = steps.map((step) => (step.status === 'waiting' ? { ...step, status: 'canceled' as const, finishedAt: now } : step));
+    await this.complete(run, ended, 'canceled', canceledWhileWaiting(waiting?.nodeId ?? '?'), undefined);
+    this.logger.info({ runId: run.id }, 'run canceled as it reached a wait');
   }
 
   /** The workflow is at its concurrency limit: the run waits, parked, for a place (see wakeNext), under a late safety-net job. */

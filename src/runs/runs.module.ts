@@ -115,7 +115,8 @@ const workerImports = (config: AppConfig) => [
  * Runs: the API that starts, reads, retries and cancels them (webhook, node tests, chat, approval
  * decisions), how a run is admitted (written, then enqueued), and in processes that run workers
  * the executor and the worker that runs `workflow.run` jobs, the reconciler, the pruner and the
- * scheduler. Workflow tools start runs through the RunsService it exports.
+ * scheduler. Workflow tools start runs through the RunsService it exports, and follow the
+ * approvals a run waits at through its ApprovalsService.
  */
 @Module({})
 export class RunsModule {
@@ -147,7 +148,7 @@ export class RunsModule {
         },
         ...(config.runsWorkers ? workerProviders(config) : []),
       ],
-      exports: [RunsService],
+      exports: [RunsService, ApprovalsService],
     }));
   }
 }

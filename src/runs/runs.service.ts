@@ -7,7 +7,7 @@ import { ROOT_LOGGER } from '../common/logger';
 import { Page, PageRequest } from '../common/page';
 import { Metrics } from '../metrics/metrics.service';
 import { ShutdownSignal } from '../common/shutdown-signal';
-import { newQueuedRun, Run, runOf, RunTrigger, RunType, TERMINAL_RUN_STATUSES } from '../domain/run.model';
+import { newQueuedRun, Run, runOf, RunStatus, RunTrigger, RunType, TERMINAL_RUN_STATUSES } from '../domain/run.model';
 import { RunAdmission } from './run-admission.service';
 import { NodeRegistry } from '../engine/node-registry';
 import { compileWorkflow } from '../engine/workflow-compiler';
@@ -298,7 +298,29 @@ export class RunsService {
    * when this process runs it). Canceling a canceled run is a no-op; a finished one cannot be canceled.
    */
   async cancel(principal: Principal, runId: string) {
-    const run = await this.readable(principal, runId, 'editor');
+    return this.cancelRun(await this.readable(principal, runId, 'editor'));
+  }
+
+  /**
+   * A run the caller started through a workflow's MCP tool (an MCP task): the caller may cancel it
+   * with the viewer role the call needed. Anyone else's run, or one started another way, is "not found".
+   */
+  async cancelOwnToolRun(principal: Principal, runId: string) {
+    return this.cancelRun(await this.ownToolRun(principal, runId));
+  }
+
+  /**
+   * A run the caller started through a workflow's MCP tool, with its steps: what an MCP task or a
+   * client following the call reads. Anyone else's run, or one started another way, is "not found".
+   */
+  async ownToolRun(principal: Principal, runId: string): Promise<Run> {
+    const run = await this.readable(principal, runId, 'viewer');
+    if (run.trigger !== 'mcp' || run.startedBy !== principal.userId) throw AppError.notFound('run', runId);
+    return run;
+  }
+
+  private async cancelRun(run: Run) {
+    const runId = run.id;
     if (run.status === 'succeeded' || run.status === 'failed') {
       throw AppError.conflict(`Run ${runId} already ${run.status}`);
     }
@@ -314,12 +336,14 @@ export class RunsService {
    * The run once it reached a terminal state, or null when `ms` passed first or the process
    * began to stop. Callers bound `ms` (the webhook's `?wait=` at MAX_WAIT_SECONDS seconds, MCP tool calls at
    * MCP_TOOL_TIMEOUT_MS). Looks at the status alone until it is terminal, then reads the run once.
+   * With `from` it also ends once the status is no longer `from` (a tool call followed while it
+   * runs stops at `waiting`, at an approval; one followed while it waits stops when it goes on).
    */
-  async waitFor(runId: string, ms: number): Promise<Run | null> {
+  async waitFor(runId: string, ms: number, from?: RunStatus): Promise<Run | null> {
     const deadline = Date.now() + ms;
     for (;;) {
       const status = await this.runs.status(runId);
-      if (status === null || TERMINAL_RUN_STATUSES.includes(status)) return this.runs.get(runId);
+      if (status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status)) return this.runs.get(runId);
       const left = deadline - Date.now();
       if (left <= 0 || this.shutdown.stopping) return null;
       await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS), this.shutdown.signal);

@@ -2,6 +2,7 @@ import { AppConfig, loadConfig } from '../config/app-config';
 import { MembershipStore } from '../domain/membership-store.port';
 import { Role } from '../domain/membership.model';
 import { ToolWorkflow, WorkflowStore } from '../domain/workflow-store.port';
+import { ApprovalsService } from '../runs/approvals.service';
 import { RunsService } from '../runs/runs.service';
 import { WorkflowToolEvents, WorkflowToolsService } from './workflow-tools.service';
 
@@ -44,6 +45,7 @@ function service(toolWorkflows: ToolWorkflow[] = published) {
     workflows as unknown as WorkflowStore,
     memberships as unknown as MembershipStore,
     runs as unknown as RunsService,
+    {} as ApprovalsService,
     events,
     config,
   );

@@ -3,8 +3,10 @@ import { EventEmitter } from 'node:events';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
+import { Run, RunStatus, TERMINAL_RUN_STATUSES } from '../domain/run.model';
 import { MembershipStore } from '../domain/membership-store.port';
 import { ToolWorkflow, WorkflowStore } from '../domain/workflow-store.port';
+import { ApprovalsService, Decision, DecisionView, WaitingApproval } from '../runs/approvals.service';
 import { RunsService } from '../runs/runs.service';
 import { SchemaProblem, schemaProblems } from '../sdk';
 
@@ -25,6 +27,30 @@ export interface WorkflowToolCall {
   status: string;
   output?: unknown;
   error?: { code: string; message: string } | null;
+}
+
+/**
+ * A run its caller started through a workflow tool, as that caller follows it (an MCP task, a call
+ * that reports progress or asks for an approval): never anyone else's.
+ */
+export interface ToolRunView {
+  runId: string;
+  workflowId: string;
+  status: RunStatus;
+  /** A cancel was asked for: a running run stops at its next step. */
+  cancelRequested: boolean;
+  createdAt: string;
+  /** When anything last happened to it: it finished, or a step started or ended. */
+  updatedAt: string;
+  /** The run's output once it succeeded, else null. */
+  output: unknown;
+  error: { code: string; message: string } | null;
+  /** How many steps finished, and the node running or waiting now. */
+  progress: { done: number; node: string | null };
+  /** The approval it waits at now, as the caller sees it. */
+  approval: WaitingApproval | null;
+  /** How long the run is kept once it ended (RUNS_RETENTION_DAYS); null when runs are kept for good. */
+  keptForMs: number | null;
 }
 
 /** The names of the collection tools, which a workflow's tool may not take. */
@@ -60,6 +86,7 @@ export class WorkflowToolEvents {
 @Injectable()
 export class WorkflowToolsService {
   private readonly timeoutMs: number;
+  private readonly keptForMs: number | null;
   /** Every workflow tool, as last read; see `allTools`. */
   private tools?: { readAt: number; list: Promise<ToolWorkflow[]> };
 
@@ -67,10 +94,12 @@ export class WorkflowToolsService {
     private readonly workflows: WorkflowStore,
     private readonly memberships: MembershipStore,
     private readonly runs: RunsService,
+    private readonly approvals: ApprovalsService,
     events: WorkflowToolEvents,
     config: AppConfig,
   ) {
     this.timeoutMs = config.MCP_TOOL_TIMEOUT_MS;
+    this.keptForMs = config.RUNS_RETENTION_DAYS > 0 ? config.RUNS_RETENTION_DAYS * 24 * 60 * 60 * 1000 : null;
     events.onChange(() => (this.tools = undefined));
   }
 
@@ -90,11 +119,30 @@ export class WorkflowToolsService {
       .join('|');
   }
 
-  /** @throws AppError NOT_FOUND for a tool the caller does not see, VALIDATION_FAILED for arguments the schema refuses */
+  /**
+   * Runs the tool and waits for its run (MCP_TOOL_TIMEOUT_MS at most): the REST door of a plain call.
+   * @throws AppError NOT_FOUND for a tool the caller does not see, VALIDATION_FAILED for arguments the schema refuses
+   */
   async call(principal: Principal, name: string, args: Record<string, unknown>): Promise<WorkflowToolCall> {
-    const tool = (await this.list(principal)).find((candidate) => candidate.name === name);
-    if (!tool) throw AppError.notFound('workflow tool', name);
-    const problems = this.check(tool, args);
+    const { runId } = await this.start(principal, name, args);
+    const run = await this.runs.waitFor(runId, this.timeoutMs);
+    if (!run) return { runId, status: 'running' };
+    return {
+      runId: run.id,
+      status: run.status,
+      output: run.output ?? null,
+      error: run.error ? { code: run.error.code, message: run.error.message } : null,
+    };
+  }
+
+  /**
+   * Checks the arguments and starts the tool's run, answering at once: the run is in the store, so
+   * `run` finds it from now on (an MCP task is created only once this returned).
+   * @throws AppError NOT_FOUND for a tool the caller does not see, VALIDATION_FAILED for arguments the schema refuses
+   */
+  async start(principal: Principal, name: string, args: Record<string, unknown>): Promise<ToolRunView> {
+    const tool = await this.find(principal, name);
+    const problems = this.problems(tool, args);
     if (problems.length) throw AppError.validation(problems, `The arguments of ${name} do not match its input schema`);
     let accepted: { runId: string };
     try {
@@ -104,13 +152,83 @@ export class WorkflowToolsService {
       if (error instanceof AppError && error.code === ErrorCode.CONFLICT) this.tools = undefined;
       throw error;
     }
-    const run = await this.runs.waitFor(accepted.runId, this.timeoutMs);
-    if (!run) return { runId: accepted.runId, status: 'running' };
+    const createdAt = new Date().toISOString();
+    return {
+      runId: accepted.runId,
+      workflowId: tool.workflowId,
+      status: 'queued',
+      cancelRequested: false,
+      createdAt,
+      updatedAt: createdAt,
+      output: null,
+      error: null,
+      progress: { done: 0, node: null },
+      approval: null,
+      keptForMs: this.keptForMs,
+    };
+  }
+
+  /** The tool `name` as the caller sees it. @throws AppError NOT_FOUND */
+  async find(principal: Principal, name: string): Promise<WorkflowToolView> {
+    const tool = (await this.list(principal)).find((candidate) => candidate.name === name);
+    if (!tool) throw AppError.notFound('workflow tool', name);
+    return tool;
+  }
+
+  /** A run the caller started through a workflow tool. @throws AppError NOT_FOUND for any other run */
+  async run(principal: Principal, runId: string): Promise<ToolRunView> {
+    return this.view(principal, await this.runs.ownToolRun(principal, runId));
+  }
+
+  /**
+   * The caller's tool run once its status changed (it ended, began to wait at an approval or a Wait
+   * node, or went on after one) or `ms` passed. Checks the caller before waiting.
+   */
+  async waitForRun(principal: Principal, runId: string, ms: number): Promise<ToolRunView> {
+    const before = await this.runs.ownToolRun(principal, runId);
+    if (ms <= 0 || TERMINAL_RUN_STATUSES.includes(before.status)) return this.view(principal, before);
+    const run = (await this.runs.waitFor(runId, ms, before.status)) ?? (await this.runs.ownToolRun(principal, runId));
+    return this.view(principal, run);
+  }
+
+  /** Cancels a run the caller started through a workflow tool (queued or waiting at once, running at its next step). */
+  async cancelRun(principal: Principal, runId: string): Promise<ToolRunView> {
+    await this.runs.cancelOwnToolRun(principal, runId);
+    return this.run(principal, runId);
+  }
+
+  /** Decides the approval the caller's tool run waits at, as the caller (who needs the editor role, as for the inbox). */
+  async decide(
+    principal: Principal,
+    runId: string,
+    nodeId: string,
+    request: { decision: Decision; fields?: Record<string, unknown>; comment?: string },
+  ): Promise<DecisionView> {
+    await this.runs.ownToolRun(principal, runId);
+    return this.approvals.decideAsUser(principal, runId, nodeId, request);
+  }
+
+  private async view(principal: Principal, run: Run): Promise<ToolRunView> {
+    let updated = run.finishedAt ?? run.startedAt ?? run.createdAt;
+    let done = 0;
+    let node: string | null = null;
+    for (const step of run.steps) {
+      for (const at of [step.startedAt, step.finishedAt]) if (at && at > updated) updated = at;
+      if (step.status === 'running' || step.status === 'waiting') node = step.nodeId;
+      else if (!step.reused) done++;
+    }
     return {
       runId: run.id,
+      workflowId: run.workflowId,
       status: run.status,
-      output: run.output ?? null,
+      cancelRequested: run.cancelRequested,
+      createdAt: run.createdAt.toISOString(),
+      updatedAt: updated.toISOString(),
+      output: run.status === 'succeeded' ? (run.output ?? null) : null,
       error: run.error ? { code: run.error.code, message: run.error.message } : null,
+      progress: { done, node },
+      approval: await this.approvals.waitingFor(principal, run),
+      keptForMs: this.keptForMs,
     };
   }
 
@@ -132,7 +250,8 @@ export class WorkflowToolsService {
     return this.tools.list;
   }
 
-  private check(tool: WorkflowToolView, args: Record<string, unknown>): FieldError[] {
+  /** What the tool's input schema says of `args`, one entry per problem; none when they fit. */
+  problems(tool: WorkflowToolView, args: Record<string, unknown>): FieldError[] {
     let problems: SchemaProblem[];
     try {
       problems = schemaProblems(tool.inputSchema, args);
@@ -141,7 +260,8 @@ export class WorkflowToolsService {
         `The input schema of ${tool.name} cannot be used: ${(error as Error).message}; fix the workflow's MCP trigger`,
       );
     }
-    return problems.map((p) => ({ field: p.path || '(arguments)', reason: p.message }));
+    // A missing argument is named itself, not the object that lacks it.
+    return problems.map((p) => ({ field: [p.path, p.missing].filter(Boolean).join('.') || '(arguments)', reason: p.message }));
   }
 }
 

@@ -2,22 +2,25 @@
  * The remote MCP server against the REST door it shares its services with, on the real app in its
  * own process (embedded store), same load shape, same machine, loopback:
  *
- * 1. `service_get_collection` tool calls/s over Streamable HTTP (one session per connection, raw
- *    JSON-RPC so the client's own cost stays out) vs authenticated `GET /api/v1/collections/:id`.
- *    Target: ratio >= 0.5.
- * 2. RSS of a fresh app process before and after opening and closing 10,000 sessions (initialize,
+ * 1. `service_get_collection` tool calls/s vs authenticated `GET /api/v1/collections/:id`, for each
+ *    protocol era: a 2025 client in a session (one per connection) and 2026-07-28 stateless requests
+ *    (the `_meta` envelope and standard headers on each), raw JSON-RPC so the client's own cost stays
+ *    out. Every answer of both doors is read whole and checked, on pools kept across the rounds. The
+ *    doors take turns in short rounds; each figure is the median round, each ratio the median of the
+ *    rounds' ratios (an MCP round against the REST round just before it). Target: each ratio >= 0.8.
+ * 2. RSS of a fresh app process before and after opening and closing 10,000 2025 sessions (initialize,
  *    initialized, DELETE; 50 at a time), each after a full GC asked of the server through its
  *    inspector. Target: back within 10% of where it started.
- * 3. Informational: heap per open, idle session (2,000 held at once).
+ * 3. Informational: heap per open, idle 2025 session (2,000 held at once). A 2026-07-28 client holds none.
  */
 import { readFileSync } from 'node:fs';
 import { Pool, WebSocket } from 'undici';
-import { BENCH_KEY, benchPort, call, load, percentile, report, startApp } from './lib/bench-kit';
+import { BENCH_KEY, benchPort, call, percentile, report, startApp } from './lib/bench-kit';
 
 const CONNECTIONS = 32;
-const DURATION_MS = 8000;
-const ROUNDS = 4;
-const WARMUP_MS = 1000;
+const DURATION_MS = 10_000;
+const ROUNDS = 8;
+const WARMUP_MS = 2000;
 const WARMUP_SESSIONS = 10_000;
 const CYCLED_SESSIONS = 10_000;
 const CYCLE_CONCURRENCY = 50;
@@ -76,49 +79,100 @@ async function closeSession(pool: Pool, sessionId: string, headers = MCP_HEADERS
   if (res.statusCode !== 200) throw new Error(`DELETE session: ${res.statusCode}`);
 }
 
-/** Closed-loop tool calls, one session per connection, like bench-kit's load() for REST. */
-async function toolLoader(url: string, collectionId: string) {
+/** One closed-loop round of `send` on every connection: successful calls per second and their latencies. */
+async function closedLoop(connections: number, durationMs: number, send: (connection: number) => Promise<boolean>) {
+  const latencies: number[] = [];
+  let failures = 0;
+  const deadline = performance.now() + durationMs;
+  const worker = async (connection: number) => {
+    while (performance.now() < deadline) {
+      const start = performance.now();
+      if (await send(connection)) latencies.push(performance.now() - start);
+      else failures++;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: connections }, (_, i) => worker(i)));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    failures,
+    rps: latencies.length / elapsed,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+  };
+}
+
+/** A tools/call body with its own id; the rest of it is written once (the load generator's cost stays out). */
+function toolCalls(collectionId: string, meta?: Record<string, unknown>): (id: number) => string {
+  const params = { name: 'service_get_collection', arguments: { collection_id: collectionId }, ...(meta ? { _meta: meta } : {}) };
+  const tail = `,"method":"tools/call","params":${JSON.stringify(params)}}`;
+  return (id) => `{"jsonrpc":"2.0","id":${id}${tail}`;
+}
+/** Read whole and checked, as the REST answers are: a result, not a tool error. */
+const answered = (status: number, text: string) =>
+  status === 200 && text.includes('"structuredContent"') && !text.includes('"isError":true');
+
+/** REST: closed-loop GETs of the collection on a pool kept across rounds, each answer read whole and checked. */
+function restLoader(url: string, collectionId: string) {
+  const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
+  const headers = { authorization: `Bearer ${KEY}` };
+  const path = `/api/v1/collections/${collectionId}`;
+  const run = (durationMs: number) =>
+    closedLoop(CONNECTIONS, durationMs, async () => {
+      const res = await pool.request({ path, method: 'GET', headers });
+      const text = await res.body.text();
+      return res.statusCode === 200 && text.includes(collectionId);
+    });
+  return { run, close: () => pool.close() };
+}
+
+/** 2025 clients: closed-loop tool calls, one session per connection, like bench-kit's load() for REST. */
+async function sessionToolLoader(url: string, collectionId: string) {
   const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
   const sessions = await Promise.all(Array.from({ length: CONNECTIONS }, () => openSession(pool)));
+  const headers = sessions.map((sessionId) => ({ ...MCP_HEADERS, 'mcp-session-id': sessionId }));
+  const body = toolCalls(collectionId);
   let nextId = 1;
-  const run = async (durationMs: number) => {
-    const latencies: number[] = [];
-    let failures = 0;
-    const deadline = performance.now() + durationMs;
-    const worker = async (sessionId: string) => {
-      const headers = { ...MCP_HEADERS, 'mcp-session-id': sessionId };
-      while (performance.now() < deadline) {
-        const body = JSON.stringify({
-          jsonrpc: '2.0',
-          id: nextId++,
-          method: 'tools/call',
-          params: { name: 'service_get_collection', arguments: { collection_id: collectionId } },
-        });
-        const start = performance.now();
-        const res = await pool.request({ path: '/mcp', method: 'POST', headers, body });
-        const text = await res.body.text();
-        if (res.statusCode === 200 && text.includes('"structuredContent"') && !text.includes('"isError":true'))
-          latencies.push(performance.now() - start);
-        else failures++;
-      }
-    };
-    const started = performance.now();
-    await Promise.all(sessions.map(worker));
-    const elapsed = (performance.now() - started) / 1000;
-    latencies.sort((a, b) => a - b);
-    return {
-      requests: latencies.length,
-      failures,
-      rps: latencies.length / elapsed,
-      p50Ms: percentile(latencies, 50),
-      p99Ms: percentile(latencies, 99),
-    };
-  };
+  const run = (durationMs: number) =>
+    closedLoop(CONNECTIONS, durationMs, async (connection) => {
+      const res = await pool.request({ path: '/mcp', method: 'POST', headers: headers[connection], body: body(nextId++) });
+      return answered(res.statusCode, await res.body.text());
+    });
   const close = async () => {
     await Promise.all(sessions.map((id) => closeSession(pool, id)));
     await pool.close();
   };
   return { run, close };
+}
+
+const MODERN_REVISION = '2026-07-28';
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+};
+
+/** 2026-07-28 clients: closed-loop stateless tool calls, each carrying its envelope and the standard headers. */
+async function statelessToolLoader(url: string, collectionId: string) {
+  const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
+  const headers = {
+    authorization: `Bearer ${KEY}`,
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': MODERN_REVISION,
+    'mcp-method': 'tools/call',
+    'mcp-name': 'service_get_collection',
+  };
+  const body = toolCalls(collectionId, MODERN_META);
+  let nextId = 1;
+  const run = (durationMs: number) =>
+    closedLoop(CONNECTIONS, durationMs, async () => {
+      const res = await pool.request({ path: '/mcp', method: 'POST', headers, body: body(nextId++) });
+      return answered(res.statusCode, await res.body.text());
+    });
+  return { run, close: () => pool.close() };
 }
 
 interface Round {
@@ -127,12 +181,17 @@ interface Round {
   p99Ms: number;
 }
 
-/** Requests/s over all rounds, and the median of their p99s. */
-function combine(rounds: Round[]) {
-  const seconds = rounds.reduce((sum, r) => sum + r.requests / r.rps, 0);
-  const p99s = rounds.map((r) => r.p99Ms).sort((a, b) => a - b);
-  return { rps: rounds.reduce((sum, r) => sum + r.requests, 0) / seconds, p99Ms: p99s[Math.floor(p99s.length / 2)] };
-}
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/**
+ * The median round's requests/s and p99. Medians, because a round the shared machine stalls
+ * (another process's burst) is an outlier on whichever side it falls, not a property of either door.
+ */
+const combine = (rounds: Round[]) => ({ rps: median(rounds.map((r) => r.rps)), p99Ms: median(rounds.map((r) => r.p99Ms)) });
 
 async function cycleSessions(url: string, count: number, headers = MCP_HEADERS): Promise<void> {
   const pool = new Pool(url, { connections: CYCLE_CONCURRENCY, pipelining: 1 });
@@ -148,78 +207,82 @@ async function cycleSessions(url: string, count: number, headers = MCP_HEADERS):
 }
 
 /**
- * REST and MCP in alternating rounds rather than one after the other, so a change in the machine's
- * load (it is shared) weighs on both sides of the ratio alike.
+ * REST and MCP (both eras) in alternating rounds rather than one after the other, so a change in the
+ * machine's load (it is shared) weighs on every side of the ratios alike.
  */
 async function throughput(): Promise<void> {
   const app = await startApp();
   try {
     const { id } = await call(app.url, 'POST', '/api/v1/collections', { name: 'bench' });
-    const restRound = (durationMs: number) =>
-      load({
-        url: app.url,
-        path: `/api/v1/collections/${id}`,
-        headers: { authorization: `Bearer ${KEY}` },
-        connections: CONNECTIONS,
-        durationMs,
-      });
-    const tools = await toolLoader(app.url, id);
-    await restRound(WARMUP_MS);
-    await tools.run(WARMUP_MS);
+    const rest = restLoader(app.url, id);
+    const eras = [
+      { era: '2025-11-25 session', metric: 'get_collection_tool_calls', loader: await sessionToolLoader(app.url, id) },
+      { era: '2026-07-28 stateless', metric: 'get_collection_tool_calls_2026', loader: await statelessToolLoader(app.url, id) },
+    ];
+    await rest.run(WARMUP_MS);
+    for (const { loader } of eras) await loader.run(WARMUP_MS);
     const restRounds: Round[] = [];
-    const toolRounds: Round[] = [];
-    const serverCpu = { rest: 0, mcp: 0 };
+    const eraRounds: Round[][] = eras.map(() => []);
     const pid = app.child.pid!;
+    const serverCpu = { rest: 0, eras: eras.map(() => 0) };
     for (let round = 0; round < ROUNDS; round++) {
       let cpu = cpuMicros(pid);
-      const rest = await restRound(DURATION_MS / ROUNDS);
-      if (rest.statuses[200] !== rest.requests) throw new Error(`REST: unexpected statuses ${JSON.stringify(rest.statuses)}`);
+      const round = await rest.run(DURATION_MS / ROUNDS);
+      if (round.failures) throw new Error(`REST: ${round.failures} failed requests`);
       serverCpu.rest += cpuMicros(pid) - cpu;
-      cpu = cpuMicros(pid);
-      const mcp = await tools.run(DURATION_MS / ROUNDS);
-      if (mcp.failures) throw new Error(`MCP: ${mcp.failures} failed tool calls`);
-      serverCpu.mcp += cpuMicros(pid) - cpu;
-      restRounds.push(rest);
-      toolRounds.push(mcp);
+      restRounds.push(round);
+      for (const [i, { era, loader }] of eras.entries()) {
+        cpu = cpuMicros(pid);
+        const mcp = await loader.run(DURATION_MS / ROUNDS);
+        if (mcp.failures) throw new Error(`MCP ${era}: ${mcp.failures} failed tool calls`);
+        serverCpu.eras[i] += cpuMicros(pid) - cpu;
+        eraRounds[i].push(mcp);
+      }
     }
-    await tools.close();
-    const rest = combine(restRounds);
-    const mcp = combine(toolRounds);
-    console.log(`GET /api/v1/collections/:id: ${rest.rps.toFixed(0)} req/s (median p99 ${rest.p99Ms.toFixed(2)} ms)`);
-    console.log(`service_get_collection over Streamable HTTP: ${mcp.rps.toFixed(0)} calls/s (median p99 ${mcp.p99Ms.toFixed(2)} ms)`);
-    console.log(`per round, MCP/REST: ${toolRounds.map((t, i) => (t.rps / restRounds[i].rps).toFixed(2)).join(' ')}`);
-    report({
-      bench: 'mcp',
-      metric: 'get_collection_tool_calls',
-      value: mcp.rps,
-      unit: 'calls/s',
-      baseline: rest.rps,
-      ratio: mcp.rps / rest.rps,
-      target: 'ratio >= 0.5',
-    });
-    // The server's own CPU time per request: steadier than requests/s, which depends on how the two
-    // cores are shared with the load generator.
+    for (const { loader } of [...eras, { loader: rest }]) await loader.close();
+    const restFigures = combine(restRounds);
     const cpuPerRest = serverCpu.rest / restRounds.reduce((sum, r) => sum + r.requests, 0);
-    const cpuPerCall = serverCpu.mcp / toolRounds.reduce((sum, r) => sum + r.requests, 0);
-    console.log(`server CPU per request: REST ${cpuPerRest.toFixed(1)} us, MCP tool call ${cpuPerCall.toFixed(1)} us`);
-    report({
-      bench: 'mcp',
-      metric: 'get_collection_tool_server_cpu',
-      value: cpuPerCall,
-      unit: 'us/call',
-      baseline: cpuPerRest,
-      ratio: cpuPerCall / cpuPerRest,
-      target: 'informational',
-    });
-    report({
-      bench: 'mcp',
-      metric: 'get_collection_tool_p99',
-      value: mcp.p99Ms,
-      unit: 'ms',
-      baseline: rest.p99Ms,
-      ratio: mcp.p99Ms / rest.p99Ms,
-      target: 'informational',
-    });
+    console.log(
+      `GET /api/v1/collections/:id: ${restFigures.rps.toFixed(0)} req/s (median p99 ${restFigures.p99Ms.toFixed(2)} ms, server CPU ${cpuPerRest.toFixed(1)} us/req)`,
+    );
+    for (const [i, { era, metric }] of eras.entries()) {
+      const mcp = combine(eraRounds[i]);
+      const cpuPerCall = serverCpu.eras[i] / eraRounds[i].reduce((sum, r) => sum + r.requests, 0);
+      console.log(
+        `service_get_collection, ${era}: ${mcp.rps.toFixed(0)} calls/s (median p99 ${mcp.p99Ms.toFixed(2)} ms, server CPU ${cpuPerCall.toFixed(1)} us/call); ` +
+          `per round, MCP/REST: ${eraRounds[i].map((r, n) => (r.rps / restRounds[n].rps).toFixed(2)).join(' ')}`,
+      );
+      report({
+        bench: 'mcp',
+        metric,
+        value: mcp.rps,
+        unit: 'calls/s',
+        baseline: restFigures.rps,
+        // Each round of MCP against the REST round just before it, the median of those ratios.
+        ratio: median(eraRounds[i].map((r, n) => r.rps / restRounds[n].rps)),
+        target: 'ratio >= 0.8 (median of paired rounds)',
+      });
+      // The server's own CPU time per request: steadier than requests/s, which depends on how the two
+      // cores are shared with the load generator.
+      report({
+        bench: 'mcp',
+        metric: `${metric}_server_cpu`,
+        value: cpuPerCall,
+        unit: 'us/call',
+        baseline: cpuPerRest,
+        ratio: cpuPerCall / cpuPerRest,
+        target: 'informational',
+      });
+      report({
+        bench: 'mcp',
+        metric: `${metric}_p99`,
+        value: mcp.p99Ms,
+        unit: 'ms',
+        baseline: restFigures.p99Ms,
+        ratio: mcp.p99Ms / restFigures.p99Ms,
+        target: 'informational',
+      });
+    }
   } finally {
     await app.stop();
   }

@@ -406,6 +406,16 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.renewLease(run.id, 'w1', inFuture(30_000))).toEqual({ held: true, cancelRequested: true });
     });
 
+    it('does not park a run whose cancel was asked for while it ran: its worker still holds it, to end it', async () => {
+      const run = queuedRun('wfl_cancel_wait');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      await runs.requestCancel(run.id, new Date());
+      expect(await runs.suspend(run.id, 'w1', [{ ...step('pause', 0), status: 'waiting' }], inFuture(60_000), `${run.id}.w1`)).toBe(false);
+      expect(await runs.renewLease(run.id, 'w1', inFuture(30_000))).toEqual({ held: true, cancelRequested: true });
+      expect((await runs.get(run.id))?.status).toBe('running');
+    });
+
     it('cancels a queued run at once so no worker can claim it', async () => {
       const run = queuedRun('wfl_cancel');
       await runs.create(run, new Date(0));

@@ -97,9 +97,18 @@ describe('workflows as MCP tools', () => {
       const result = (await client.callTool({ name: 'answer_a_question', arguments: { question: 'why?' } })) as CallToolResult;
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ status: 'succeeded', output: { question: 'why?' }, error: null });
-      // The text block holds the same thing as structuredContent.
-      expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+      // The text block holds the same thing as structuredContent; a link to the run follows it, which resources/read opens.
       const runId = (result.structuredContent as { runId: string }).runId;
+      expect(result.content).toEqual([
+        { type: 'text', text: JSON.stringify(result.structuredContent) },
+        expect.objectContaining({ type: 'resource_link', uri: `runs://${runId}`, mimeType: 'application/json' }),
+      ]);
+      const read = await client.readResource({ uri: `runs://${runId}` });
+      expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({
+        runId,
+        status: 'succeeded',
+        output: { question: 'why?' },
+      });
       const run = await t.request('GET', `/api/v1/runs/${runId}`, { key: owner.key });
       expect(run.body).toMatchObject({ runType: 'production', actingUserId: viewer.id, input: { question: 'why?' } });
     });
@@ -182,7 +191,7 @@ describe('workflows as MCP tools', () => {
       status: 'failed',
       error: { code: expect.any(String), message: expect.any(String) },
     });
-    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    expect(result.content[0]).toEqual({ type: 'text', text: JSON.stringify(result.structuredContent) });
     await t.request('DELETE', `/api/v1/workflows/${failing}`, { key: owner.key });
   });
 

@@ -1,3 +1,9 @@
+import {
+  Client as V2Client,
+  SSEClientTransport as V2SseTransport,
+  StreamableHTTPClientTransport as V2HttpTransport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport as V2StdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -5,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResult, ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { execFile, spawn } from 'node:child_process';
+import { request } from 'undici';
 import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import { McpHttpEndpoints } from '../../src/mcp/transports/mcp-http-endpoints';
@@ -43,6 +50,18 @@ const ALLOWED_ORIGIN = 'https://console.example.com';
 const volcanoes = SEARCH_FIXTURES.find((f) => f.file === 'volcanoes.pdf')!;
 
 type Kind = 'Streamable HTTP' | 'SSE' | 'stdio';
+/** The doors as the SDK's v2 client goes through them: its default is the 2025 handshake; pinned, the 2026-07-28 era. */
+type V2Door =
+  'v2 Streamable HTTP, 2026-07-28' | 'v2 Streamable HTTP, 2025-11-25' | 'v2 SSE' | 'v2 stdio, 2026-07-28' | 'v2 stdio, 2025-11-25';
+const V2_DOORS: V2Door[] = [
+  'v2 Streamable HTTP, 2026-07-28',
+  'v2 Streamable HTTP, 2025-11-25',
+  'v2 SSE',
+  'v2 stdio, 2026-07-28',
+  'v2 stdio, 2025-11-25',
+];
+/** What the door tests use of a client, which the SDK's v1 and v2 clients both offer. */
+type AnyClient = Pick<Client, 'callTool' | 'listTools' | 'close'>;
 
 describe('MCP server', () => {
   let t: TestApp;
@@ -68,28 +87,58 @@ describe('MCP server', () => {
     return client;
   };
 
-  /** Calls a tool that must succeed; returns its structured content after checking the text copy. */
-  const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> => {
+  const connectV2 = async (door: V2Door, key: string): Promise<AnyClient> => {
+    const headers = { authorization: `Bearer ${key}` };
+    const modern = door.endsWith('2026-07-28');
+    const client = new V2Client(
+      { name: 'e2e-v2', version: '1.0.0' },
+      modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+    );
+    if (door.startsWith('v2 Streamable HTTP'))
+      await client.connect(new V2HttpTransport(new URL('/mcp', t.url), { requestInit: { headers } }));
+    else if (door === 'v2 SSE') await client.connect(new V2SseTransport(new URL('/sse', t.url), { requestInit: { headers } }));
+    else
+      await client.connect(
+        new V2StdioTransport({
+          command: process.execPath,
+          args: [STDIO_ENTRY],
+          env: { PATH: process.env.PATH ?? '', SERVICE_URL: t.url, SERVICE_API_KEY: key },
+          stderr: 'pipe',
+        }),
+      );
+    expect(client.getProtocolEra()).toBe(modern ? 'modern' : 'legacy');
+    clients.push(client as unknown as Client);
+    return client as unknown as AnyClient;
+  };
+
+  /**
+   * Calls a tool that must succeed; returns its structured content after checking the text copy
+   * (the first block) and that every other block links a resource this server serves.
+   */
+  const call = async (client: AnyClient, name: string, args: Record<string, unknown> = {}): Promise<any> => {
     const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
     if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    const [text, ...links] = result.content;
+    expect(text).toEqual({ type: 'text', text: JSON.stringify(result.structuredContent) });
+    for (const link of links) expect(link).toMatchObject({ type: 'resource_link', uri: expect.stringMatching(/^collections:\/\//) });
     return result.structuredContent;
   };
 
-  const failureText = async (client: Client, name: string, args: Record<string, unknown>): Promise<string> => {
+  const failureText = async (client: AnyClient, name: string, args: Record<string, unknown>): Promise<string> => {
     const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toBeUndefined();
     return (result.content[0] as { text: string }).text;
   };
 
-  const invalidParams = async (client: Client, name: string, args: Record<string, unknown>): Promise<McpError> => {
+  /** The protocol error of a call (the v1 client's McpError, the v2 client's ProtocolError): -32602, said once. */
+  const invalidParams = async (client: AnyClient, name: string, args: Record<string, unknown>): Promise<McpError> => {
     const error = await client.callTool({ name, arguments: args }).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(RpcErrorCode.InvalidParams);
+    expect((error as Error).message.match(/MCP error/g)?.length ?? 0).toBeLessThanOrEqual(1);
     return error as McpError;
   };
 
@@ -107,11 +156,11 @@ describe('MCP server', () => {
     await fixtures?.close();
   });
 
-  describe.each<Kind>(['Streamable HTTP', 'SSE', 'stdio'])('over %s', (kind) => {
-    let client: Client;
+  describe.each<Kind | V2Door>(['Streamable HTTP', 'SSE', 'stdio', ...V2_DOORS])('over %s', (kind) => {
+    let client: AnyClient;
 
     beforeAll(async () => {
-      client = await connect(kind, owner.key);
+      client = kind.startsWith('v2 ') ? await connectV2(kind as V2Door, owner.key) : await connect(kind as Kind, owner.key);
     });
 
     it('lists exactly the eight tools, with the specified input schemas, output schemas and hints', async () => {
@@ -464,7 +513,7 @@ describe('MCP server', () => {
       expect((await post({ ...bearer(owner), 'mcp-session-id': sessionId }, toolsList)).status).toBe(404);
     });
 
-    it('answers a batch in request order, a notification with 202, and refuses an unknown protocol version', async () => {
+    it('answers every request of a batch, a notification with 202, and refuses an unknown protocol version', async () => {
       const opened = await post(bearer(owner), rawMcp.initializeBody);
       const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
       const batch = await post(
@@ -481,29 +530,37 @@ describe('MCP server', () => {
         ]),
       );
       expect(batch.status).toBe(200);
-      expect(batch.body.map((m: { id: string }) => m.id)).toEqual(['b', 'a']);
-      expect(batch.body[0].result).toMatchObject({ isError: true });
+      // On the batch's event stream, each answer as soon as it is ready.
+      expect(batch.body.map((m: { id: string }) => m.id).sort()).toEqual(['a', 'b']);
+      expect(batch.body.find((m: { id: string }) => m.id === 'b').result).toMatchObject({ isError: true });
       const notified = await post(session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
       expect(notified.status).toBe(202);
       expect((await post({ ...session, 'mcp-protocol-version': '1999-01-01' }, toolsList)).status).toBe(400);
     });
 
-    it('answers a request the client cancels instead of leaving its POST open (the SDK server sends nothing for it)', async () => {
+    it('answers the other requests of a POST on its stream while leaving a cancelled one unanswered, as the specification asks', async () => {
       const opened = await post(bearer(owner), rawMcp.initializeBody);
-      const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
-      const res = await post(
-        session,
-        JSON.stringify([
+      const session = {
+        ...bearer(owner),
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-session-id': opened.headers.get('mcp-session-id')!,
+      };
+      const stream = await readSseEvents(`${t.url}/mcp`, session, {
+        method: 'POST',
+        body: JSON.stringify([
           { jsonrpc: '2.0', id: 'p', method: 'ping' },
           { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'p', reason: 'changed my mind' } },
           { jsonrpc: '2.0', id: 'q', method: 'ping' },
         ]),
-      );
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual([
-        { jsonrpc: '2.0', id: 'p', error: { code: -32000, message: 'Request cancelled by the client' } },
-        { jsonrpc: '2.0', id: 'q', result: {} },
-      ]);
+      });
+      try {
+        const answers: { id: string }[] = [];
+        while (!answers.some((a) => a.id === 'q')) answers.push(JSON.parse(await stream.next('message')));
+        expect(answers).toEqual([{ jsonrpc: '2.0', id: 'q', result: {} }]);
+      } finally {
+        stream.close();
+      }
     });
 
     it('gives an initialize that still carries an expired session id a new session', async () => {
@@ -748,6 +805,36 @@ describe('MCP on a loopback HOST', () => {
       expect(res.headers.get('access-control-allow-origin')).toBe(origin);
     }
     expect((await initializeFrom(loopback, 'http://evil.example.com')).status).toBe(403);
+  });
+
+  it('refuses a request whose Host is not this machine (a DNS-rebinding page), on every door, however often it comes', async () => {
+    const port = new URL(loopback.url).port;
+    const asHost = async (host: string, path = '/mcp', method: 'POST' | 'GET' | 'OPTIONS' = 'POST') => {
+      const res = await request(`${loopback.url}${path}`, {
+        method,
+        headers: {
+          host,
+          authorization: `Bearer ${BOOTSTRAP_KEY}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+        },
+        body: method === 'POST' ? rawMcp.initializeBody : undefined,
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, text };
+    };
+    for (let i = 0; i < 2; i++) {
+      const refused = await asHost(`rebound.example:${port}`);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.text)).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringContaining('rebound.example') },
+      });
+      expect((await asHost(`localhost:${port}`)).status).toBe(200);
+    }
+    expect((await asHost('rebound.example', '/sse', 'GET')).status).toBe(403);
+    expect((await asHost('rebound.example', '/mcp', 'OPTIONS')).status).toBe(403);
+    expect((await asHost(`127.0.0.1:${port}`)).status).toBe(200);
   });
 
   it('refuses them on any other HOST', async () => {

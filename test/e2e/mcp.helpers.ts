@@ -75,11 +75,12 @@ export async function rawMcp(
     headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
     body,
   });
-  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
-    await res.body?.cancel();
-    return { status: res.status, headers: res.headers, body: undefined };
-  }
   const text = await res.text();
+  // A 2025 session answers a request on an event stream that ends with the last answer: the JSON-RPC messages in it.
+  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    const messages = sseMessages(text);
+    return { status: res.status, headers: res.headers, body: messages.length === 1 ? messages[0] : messages };
+  }
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;
@@ -87,6 +88,21 @@ export async function rawMcp(
     // not JSON
   }
   return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** The JSON of each `data:` event of an event-stream body. */
+export function sseMessages(text: string): any[] {
+  return text
+    .split('\n\n')
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n'),
+    )
+    .filter((data) => data.length > 0)
+    .map((data) => JSON.parse(data));
 }
 
 rawMcp.initializeBody = JSON.stringify({
@@ -104,10 +120,14 @@ export interface SseReader {
   close(): void;
 }
 
-/** Opens an event stream with fetch and parses its events. */
-export async function readSseEvents(url: string, headers: Record<string, string>): Promise<SseReader> {
+/** Opens an event stream with fetch (a GET, or the POST `init` says) and parses its events. */
+export async function readSseEvents(
+  url: string,
+  headers: Record<string, string>,
+  init: { method?: string; body?: string } = {},
+): Promise<SseReader> {
   const controller = new AbortController();
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const res = await fetch(url, { ...init, headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
   if (res.status !== 200 || !res.body) throw new Error(`event stream ${url}: HTTP ${res.status}`);
   const events: { event: string; data: string }[] = [];
   const waiters: (() => void)[] = [];
@@ -156,4 +176,60 @@ export async function readSseEvents(url: string, headers: Record<string, string>
       }
     },
   };
+}
+
+export const MODERN_REVISION = '2026-07-28';
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/**
+ * One 2026-07-28 request to /mcp, at the wire: the `_meta` envelope and the standard headers a
+ * client of that revision sends (as the official conformance suite does). For what the SDK's v2
+ * client cannot send: it has no runtime for the tasks extension.
+ */
+export async function modernRpc(
+  baseUrl: string,
+  key: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: { capabilities?: Record<string, unknown>; id?: string | number } = {},
+): Promise<{ status: number; message: any; messages: any[] }> {
+  const name = typeof params.name === 'string' ? params.name : typeof params.taskId === 'string' ? params.taskId : undefined;
+  const res = await fetch(`${baseUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': MODERN_REVISION,
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: options.id ?? 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
+          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
+          'io.modelcontextprotocol/clientInfo': { name: 'wire', version: '1.0.0' },
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  const messages = res.headers.get('content-type')?.startsWith('text/event-stream') ? sseMessages(text) : text ? [JSON.parse(text)] : [];
+  return { status: res.status, message: messages.find((m) => m.id !== undefined), messages };
+}
+
+/** Polls `read` until `done` says so, with a generous deadline for a busy machine. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`still not done after ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

@@ -4,34 +4,88 @@ import { CollectionsService } from '../../collections/collections.service';
 import { FilesService } from '../../collections/files.service';
 import { SearchService } from '../../collections/search.service';
 import { WorkflowToolsService } from '../../workflows/workflow-tools.service';
-import type { CollectionsBackend } from '../collections-backend.port';
+import type { ApprovalDecision, McpBackend } from '../mcp-backend.port';
+
+interface Services {
+  collections: CollectionsService;
+  files: FilesService;
+  searches: SearchService;
+  workflowTools: WorkflowToolsService;
+}
+
+/** The services acting for one principal: made for every MCP request, so one small object rather than a closure per method. */
+class ServicesBackend implements McpBackend {
+  constructor(
+    private readonly principal: Principal,
+    private readonly services: Services,
+  ) {}
+
+  listCollections(page: { offset: number; limit: number }) {
+    return this.services.collections.list(this.principal, page);
+  }
+  getCollection(collectionId: string) {
+    return this.services.collections.get(this.principal, collectionId);
+  }
+  getCollectionStats(collectionId: string) {
+    return this.services.collections.stats(this.principal, collectionId);
+  }
+  createCollection(name: string) {
+    return this.services.collections.create(this.principal, name);
+  }
+  listFiles(collectionId: string, { offset, limit, status }: { offset: number; limit: number; status?: 'indexed' }) {
+    return this.services.files.list(this.principal, collectionId, { offset, limit }, status ? [status] : []);
+  }
+  getFile(collectionId: string, fileId: string) {
+    return this.services.files.get(this.principal, collectionId, fileId);
+  }
+  fileText(collectionId: string, fileId: string) {
+    return this.services.files.content(this.principal, collectionId, fileId);
+  }
+  getPassage(collectionId: string, fileId: string, passageId: string) {
+    return this.services.files.passage(this.principal, collectionId, fileId, passageId);
+  }
+  addFile(collectionId: string, file: { name: string; url: string }) {
+    return this.services.files.add(this.principal, collectionId, file);
+  }
+  deleteFile(collectionId: string, fileId: string) {
+    return this.services.files.delete(this.principal, collectionId, fileId);
+  }
+  search(collectionId: string, query: { text: string; topK: number; offset: number }) {
+    return this.services.searches.search(this.principal, collectionId, query);
+  }
+  listWorkflowTools() {
+    return this.services.workflowTools.list(this.principal);
+  }
+  startWorkflowTool(name: string, args: Record<string, unknown>) {
+    return this.services.workflowTools.start(this.principal, name, args);
+  }
+  toolRun(runId: string) {
+    return this.services.workflowTools.run(this.principal, runId);
+  }
+  waitForToolRun(runId: string, ms: number) {
+    return this.services.workflowTools.waitForRun(this.principal, runId, ms);
+  }
+  cancelToolRun(runId: string) {
+    return this.services.workflowTools.cancelRun(this.principal, runId);
+  }
+  async decideApproval(runId: string, nodeId: string, decision: ApprovalDecision) {
+    await this.services.workflowTools.decide(this.principal, runId, nodeId, decision);
+  }
+}
 
 /**
- * The tools' backend inside the app: the same services the REST controllers call, acting for the
- * principal of the MCP request. One behaviour, two doors.
+ * The MCP server's backend inside the app: the same services the REST controllers call, acting for
+ * the principal of the MCP request. One behaviour, two doors.
  */
 @Injectable()
 export class ServicesBackendFactory {
-  constructor(
-    private readonly collections: CollectionsService,
-    private readonly files: FilesService,
-    private readonly searches: SearchService,
-    private readonly workflowTools: WorkflowToolsService,
-  ) {}
+  private readonly services: Services;
 
-  forPrincipal(principal: Principal): CollectionsBackend {
-    const { collections, files, searches, workflowTools } = this;
-    return {
-      listCollections: (page) => collections.list(principal, page),
-      getCollection: (collectionId) => collections.get(principal, collectionId),
-      getCollectionStats: (collectionId) => collections.stats(principal, collectionId),
-      createCollection: (name) => collections.create(principal, name),
-      listFiles: (collectionId, page) => files.list(principal, collectionId, page),
-      addFile: (collectionId, file) => files.add(principal, collectionId, file),
-      deleteFile: (collectionId, fileId) => files.delete(principal, collectionId, fileId),
-      search: (collectionId, query) => searches.search(principal, collectionId, query),
-      listWorkflowTools: () => workflowTools.list(principal),
-      callWorkflowTool: (name, args) => workflowTools.call(principal, name, args),
-    };
+  constructor(collections: CollectionsService, files: FilesService, searches: SearchService, workflowTools: WorkflowToolsService) {
+    this.services = { collections, files, searches, workflowTools };
+  }
+
+  forPrincipal(principal: Principal): McpBackend {
+    return new ServicesBackend(principal, this.services);
   }
 }

@@ -1,10 +1,10 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import type { CollectionsBackend, WorkflowToolCallRecord, WorkflowToolRecord } from '../collections-backend.port';
+import type { ApprovalDecision, McpBackend, PassageRecord, ToolRunRecord, WorkflowToolRecord } from '../mcp-backend.port';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from '../tools/records';
 
 const REQUEST_TIMEOUT_MS = 60_000;
-/** Above the service's longest MCP_TOOL_TIMEOUT_MS (15 min). */
-const WORKFLOW_CALL_TIMEOUT_MS = 16 * 60_000;
+/** The longest `?wait=` the service holds a tool run's request for (seconds). */
+const MAX_FOLLOW_SECONDS = 30;
 const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
 
 /** Error codes for a status when the body is not the service's error body (a proxy answered, say). */
@@ -22,7 +22,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
  * The tools' backend for the stdio program: the service's REST API, called with one API key.
  * The service's error bodies `{code, message, details}` come back as the AppErrors they were.
  */
-export class RestCollectionsBackend implements CollectionsBackend {
+export class RestCollectionsBackend implements McpBackend {
   private readonly baseUrl: string;
 
   constructor(
@@ -49,11 +49,26 @@ export class RestCollectionsBackend implements CollectionsBackend {
     return this.call<CollectionRecord>('POST', '/api/v1/collections', { name });
   }
 
-  listFiles(collectionId: string, page: { offset: number; limit: number }) {
+  listFiles(collectionId: string, page: { offset: number; limit: number; status?: 'indexed' }) {
     return this.call<{ items: FileRecord[]; total: number }>(
       'GET',
-      `/api/v1/collections/${enc(collectionId)}/files?offset=${page.offset}&limit=${page.limit}`,
+      `/api/v1/collections/${enc(collectionId)}/files?offset=${page.offset}&limit=${page.limit}${page.status ? `&status=${page.status}` : ''}`,
     );
+  }
+
+  getFile(collectionId: string, fileId: string) {
+    return this.call<FileRecord>('GET', `/api/v1/collections/${enc(collectionId)}/files/${enc(fileId)}`);
+  }
+
+  fileText(collectionId: string, fileId: string) {
+    return this.call<{ name: string; type: string; content: string }>(
+      'GET',
+      `/api/v1/collections/${enc(collectionId)}/files/${enc(fileId)}/content`,
+    );
+  }
+
+  getPassage(collectionId: string, fileId: string, passageId: string) {
+    return this.call<PassageRecord>('GET', `/api/v1/collections/${enc(collectionId)}/files/${enc(fileId)}/passages/${enc(passageId)}`);
   }
 
   addFile(collectionId: string, file: { name: string; url: string }) {
@@ -76,9 +91,25 @@ export class RestCollectionsBackend implements CollectionsBackend {
     return (await this.call<{ items: WorkflowToolRecord[] }>('GET', '/api/v1/workflow-tools')).items;
   }
 
-  callWorkflowTool(name: string, args: Record<string, unknown>) {
-    // The service holds the call until the run finished or its own time limit: allow for that.
-    return this.call<WorkflowToolCallRecord>('POST', `/api/v1/workflow-tools/${enc(name)}/calls`, args, WORKFLOW_CALL_TIMEOUT_MS);
+  startWorkflowTool(name: string, args: Record<string, unknown>) {
+    return this.call<ToolRunRecord>('POST', `/api/v1/workflow-tools/${enc(name)}/runs`, args);
+  }
+
+  toolRun(runId: string) {
+    return this.call<ToolRunRecord>('GET', `/api/v1/tool-runs/${enc(runId)}`);
+  }
+
+  waitForToolRun(runId: string, ms: number) {
+    const seconds = Math.min(MAX_FOLLOW_SECONDS, Math.max(0, Math.floor(ms / 1000)));
+    return this.call<ToolRunRecord>('GET', `/api/v1/tool-runs/${enc(runId)}?wait=${seconds}`);
+  }
+
+  cancelToolRun(runId: string) {
+    return this.call<ToolRunRecord>('POST', `/api/v1/tool-runs/${enc(runId)}/cancel`);
+  }
+
+  async decideApproval(runId: string, nodeId: string, decision: ApprovalDecision): Promise<void> {
+    await this.call('POST', `/api/v1/runs/${enc(runId)}/approvals/${enc(nodeId)}`, decision);
   }
 
   private async call<T>(method: string, path: string, body?: unknown, timeoutMs = REQUEST_TIMEOUT_MS): Promise<T> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COLLECTIONS_PER_CALL } from '../collections-backend.port';
+import { COLLECTIONS_PER_CALL } from '../mcp-backend.port';
 import { collectionRecord } from './records';
 import { toolArguments } from './tool-arguments';
 import { defineTool, READ_ONLY } from './tool-definition';

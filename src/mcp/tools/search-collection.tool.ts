@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { SearchDto } from '../../collections/search.dto';
-import { RESULTS_PER_SEARCH } from '../collections-backend.port';
+import { RESULTS_PER_SEARCH } from '../mcp-backend.port';
 import { CollectionRef, offsetDescription } from './inputs';
 import { searchHit } from './records';
 import { toolArguments } from './tool-arguments';
-import { defineTool, READ_ONLY } from './tool-definition';
+import { fileUri, passageUri } from '../resources/resource-uris';
+import { defineTool, READ_ONLY, ResourceLinkBlock } from './tool-definition';
 
 export const searchCollectionTool = defineTool({
   name: 'service_search_collection',
@@ -14,6 +15,7 @@ export const searchCollectionTool = defineTool({
     `natural language works best; exact words need not match). Returns at most ${RESULTS_PER_SEARCH} results per call, closest first, ` +
     'starting at offset (0 for the best matches); each has the passage id, its text (content), its cosine distance to the query ' +
     '(smaller is closer) and the id and name of its file. For more, call again with offset = nextOffset. ' +
+    'Each passage and its file also come as resource links (collections://...) that resources/read opens: cite them. ' +
     'Only files whose status is indexed are searched: after service_add_file_to_collection, wait until ' +
     'service_list_collection_files shows the file as indexed.',
   input: toolArguments({
@@ -35,4 +37,21 @@ export const searchCollectionTool = defineTool({
     const page = result.slice(0, RESULTS_PER_SEARCH);
     return { result: page, offset, nextOffset: page.length === RESULTS_PER_SEARCH ? offset + page.length : null };
   },
+  links({ result }, { collection_id }) {
+    const links: ResourceLinkBlock[] = result.map((hit) => ({
+      type: 'resource_link',
+      uri: passageUri(collection_id, hit.fileId, hit.id),
+      name: `${hit.fileName} #${hit.chunkIndex + 1}`,
+      title: `${hit.fileName}, passage ${hit.chunkIndex + 1}${hit.page !== undefined ? ` (page ${hit.page})` : ''}`,
+      description: excerpt(hit.content),
+      mimeType: 'text/plain',
+    }));
+    const files = new Map(result.map((hit) => [hit.fileId, hit.fileName]));
+    for (const [fileId, fileName] of files)
+      links.push({ type: 'resource_link', uri: fileUri(collection_id, fileId), name: fileName, title: fileName, mimeType: 'text/plain' });
+    return links;
+  },
 });
+
+const EXCERPT_CHARS = 160;
+const excerpt = (text: string) => (text.length <= EXCERPT_CHARS ? text : `${text.slice(0, EXCERPT_CHARS - 1)}…`);

@@ -1,7 +1,7 @@
 import { IsInt, IsOptional, IsString, Length, Min } from 'class-validator';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { Field } from '../../common/input-validation';
-import { CollectionRef } from './inputs';
+import { checkInput, Field } from '../../common/input-validation';
+import { CollectionRef, FileRef } from './inputs';
 import { toolArguments } from './tool-arguments';
 
 class Body {
@@ -82,5 +82,34 @@ describe('tool arguments over a shared DTO', () => {
 
   it('will not build a tool that hides a required DTO field', () => {
     expect(() => toolArguments({ input: Body, names: { offset: 'offset' } })).toThrow(/required fields text need an argument name/);
+  });
+});
+
+describe('the ids of a tool, checked quickly', () => {
+  const ids = toolArguments({ ref: FileRef });
+
+  it('accepts exactly what class-validator accepts, and refuses the rest in its words', () => {
+    const cases: Record<string, unknown>[] = [
+      { collection_id: 'col_1', file_id: 'fle_1' },
+      { collection_id: 'c'.repeat(200), file_id: '😀'.repeat(200) },
+      { collection_id: 'c'.repeat(201), file_id: 'fle_1' },
+      { collection_id: '', file_id: 'fle_1' },
+      { collection_id: 7, file_id: 'fle_1' },
+      { collection_id: 'col_1' },
+      { collection_id: 'col_1', file_id: 'fle_1', extra: true },
+      { collection_id: null, file_id: 'fle_1' },
+    ];
+    for (const args of cases) {
+      const quick = (() => {
+        try {
+          return { value: { ...ids.parse(args) } };
+        } catch (error) {
+          return { errors: (error as AppError).details };
+        }
+      })();
+      const { value, errors } = checkInput(FileRef, args);
+      if (errors.length) expect(quick).toEqual({ errors: { fields: errors } });
+      else expect(quick).toEqual({ value: { ...value, input: {} } });
+    }
   });
 });

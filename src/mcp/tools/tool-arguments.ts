@@ -1,3 +1,4 @@
+import { getMetadataStorage, isString, length } from 'class-validator';
 import { AppError, FieldError } from '../../common/app-error';
 import type { JsonSchema } from '../../common/class-schema';
 import { checkInput, dtoSchema } from '../../common/input-validation';
@@ -33,6 +34,42 @@ export interface ToolArgumentsSpec<Ref extends object, Input extends object> {
 
 const NO_INPUT = class {};
 
+/** class-validator's own checks, by the name its metadata gives a rule, with the rule's constraints. */
+const QUICK_RULES: Record<string, (constraints: unknown[]) => (value: unknown) => boolean> = {
+  isString: () => (value) => isString(value),
+  isLength:
+    ([min, max]) =>
+    (value) =>
+      typeof value === 'string' && length(value, min as number, max as number | undefined),
+};
+
+/**
+ * The rules of the id classes (`ref`) checked without class-validator's machinery, which costs more
+ * than the rest of a tool call's own work: for a class whose every rule is one of QUICK_RULES
+ * (class-validator's own functions, with the rule's constraints), every property required and
+ * nothing transformed, true means class-validator finds nothing wrong either. Anything else (a
+ * value to refuse, words to refuse it with) goes through class-validator. Undefined for a class
+ * with any other rule.
+ */
+function quickCheck(target: Class<object>): ((plain: Record<string, unknown>) => boolean) | undefined {
+  const rules = new Map<string, ((value: unknown) => boolean)[]>();
+  for (const meta of getMetadataStorage().getTargetValidationMetadatas(target, '', true, false)) {
+    const rule = QUICK_RULES[meta.name ?? '']?.(meta.constraints ?? []);
+    if (!rule || meta.each || meta.groups?.length) return undefined;
+    rules.set(meta.propertyName, [...(rules.get(meta.propertyName) ?? []), rule]);
+  }
+  const checks = [...rules];
+  return (plain) => {
+    let given = 0;
+    for (const [property, propertyRules] of checks) {
+      const value = plain[property];
+      if (value === undefined || !propertyRules.every((rule) => rule(value))) return false;
+      given++;
+    }
+    return given === Object.keys(plain).length;
+  };
+}
+
 /** Builds the arguments of one tool: `{...ids, input}`, where `input` is an instance of the DTO. */
 export function toolArguments<Ref extends object = object, Input extends object = object>(
   spec: ToolArgumentsSpec<Ref, Input>,
@@ -43,6 +80,7 @@ export function toolArguments<Ref extends object = object, Input extends object 
   const refSchema = dtoSchema(ref).schema;
   const inputSchema = dtoSchema(input).schema;
   const argumentOf = new Map(Object.entries(names).map(([argument, field]) => [field as string, argument]));
+  const refPasses = spec.ref ? quickCheck(ref) : undefined;
 
   const hidden = (inputSchema.required ?? []).filter((field) => !argumentOf.has(field));
   if (hidden.length) throw new Error(`${input.name}: required fields ${hidden.join(', ')} need an argument name`);
@@ -74,7 +112,11 @@ export function toolArguments<Ref extends object = object, Input extends object 
         else unknown.push({ field: argument, reason: `property ${argument} should not exist` });
       }
       // A tool without ids or without a DTO skips that part: nothing of it can be there to check.
-      const refs = spec.ref ? checkInput(ref, refPart) : { value: {} as Ref, errors: [] };
+      const refs = !spec.ref
+        ? { value: {} as Ref, errors: [] }
+        : refPasses?.(refPart)
+          ? { value: Object.assign(new ref(), refPart), errors: [] }
+          : checkInput(ref, refPart);
       const fields = spec.input ? checkInput(input, inputPart) : { value: {} as Input, errors: [] };
       const errors = [...refs.errors, ...fields.errors.map((error) => renamed(error, argumentOf)), ...unknown];
       if (errors.length) throw AppError.validation(errors, 'Invalid arguments');

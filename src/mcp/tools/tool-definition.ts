@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { CollectionsBackend } from '../collections-backend.port';
+import type { McpBackend } from '../mcp-backend.port';
 import type { ToolArguments } from './tool-arguments';
 
 /** The four behaviour hints of the MCP specification, always all set so a client never guesses. */
@@ -15,7 +15,7 @@ export interface ToolHints {
  * One MCP tool as plain data plus one function: no SDK or Nest types, so the remote server and
  * the stdio program register the very same objects.
  */
-export interface CollectionTool<Args = any, Out extends z.AnyZodObject = z.AnyZodObject> {
+export interface CollectionTool<Args = any, Out extends z.ZodObject = z.ZodObject> {
   name: string;
   title: string;
   /** Written for a model: what the tool does, its limits, and what to call next. */
@@ -24,9 +24,21 @@ export interface CollectionTool<Args = any, Out extends z.AnyZodObject = z.AnyZo
   input: ToolArguments<Args>;
   output: Out;
   annotations: ToolHints;
-  run(backend: CollectionsBackend, args: Args): Promise<z.input<Out>>;
+  run(backend: McpBackend, args: Args): Promise<z.input<Out>>;
+  /** Resources a client can follow from the result (a search's passages and files), as links after its text. */
+  links?(output: z.output<Out>, args: Args): ResourceLinkBlock[];
 }
 
-export const defineTool = <Args, Out extends z.AnyZodObject>(tool: CollectionTool<Args, Out>) => tool;
+/** An MCP `resource_link` content block: a URI that resources/read opens. */
+export interface ResourceLinkBlock {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+}
+
+export const defineTool = <Args, Out extends z.ZodObject>(tool: CollectionTool<Args, Out>) => tool;
 
 export const READ_ONLY: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };

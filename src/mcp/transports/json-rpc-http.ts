@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { parse as secureJsonParse } from 'secure-json-parse';
 import { nestsDeeperThan, TOO_DEEP } from '../../common/json-depth';
 
@@ -20,6 +20,15 @@ export class RpcHttpError extends Error {
     super(message);
   }
 }
+
+/** A request header's (first) value. */
+export const header = (request: { headers: IncomingHttpHeaders }, name: string): string | undefined => {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const rpcErrorBody = (code: number, message: string, data?: unknown): string =>
   JSON.stringify({ jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id: null });

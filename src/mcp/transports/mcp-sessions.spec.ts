@@ -5,10 +5,10 @@ import { McpSessionRegistry, StreamableSession } from './mcp-sessions';
 const IDLE_MS = 1000;
 const MAX_PER_USER = 3;
 
-type FakeSession = StreamableSession & { server: { mcp: { close: jest.Mock } } };
+type FakeSession = StreamableSession & { server: { server: { close: jest.Mock } } };
 
 function session(id: string, userId: string, now: number): FakeSession {
-  const server = { mcp: { close: jest.fn(async () => undefined) } };
+  const server = { server: { close: jest.fn(async () => undefined) } };
   return {
     kind: 'streamable-http',
     id,
@@ -48,7 +48,7 @@ describe('McpSessionRegistry', () => {
     expect(registry.find('s1', 'usr_a', 'streamable-http')).toBe(s);
     now += IDLE_MS + 1;
     expect(registry.find('s1', 'usr_a', 'streamable-http')).toBeUndefined();
-    expect(s.server.mcp.close).toHaveBeenCalled();
+    expect(s.server.server.close).toHaveBeenCalled();
     expect(registry.size).toBe(0);
   });
 
@@ -80,7 +80,7 @@ describe('McpSessionRegistry', () => {
     registry.find('a2', 'usr_a', 'streamable-http');
     registry.add(session('a4', 'usr_a', now));
     // a1 is the oldest but has a client attached; a2 was just used: a3 goes.
-    expect(a3.server.mcp.close).toHaveBeenCalled();
+    expect(a3.server.server.close).toHaveBeenCalled();
     expect(registry.find('a3', 'usr_a', 'streamable-http')).toBeUndefined();
     for (const id of ['a1', 'a2', 'a4']) expect(registry.find(id, 'usr_a', 'streamable-http')?.id).toBe(id);
     expect(registry.find('b1', 'usr_b', 'streamable-http')).toBe(b1);
@@ -89,18 +89,18 @@ describe('McpSessionRegistry', () => {
     registry.remove('a4');
     registry.add(session('a5', 'usr_a', now));
     expect(registry.size).toBe(4);
-    expect([a1, a2].every((s) => !s.server.mcp.close.mock.calls.length)).toBe(true);
+    expect([a1, a2].every((s) => !s.server.server.close.mock.calls.length)).toBe(true);
   });
 
   it('closes every session at shutdown, and any session opened after it', async () => {
     const sessions = [session('s1', 'usr_a', now), session('s2', 'usr_b', now)];
     sessions.forEach((s) => registry.add(s));
     await registry.closeAll();
-    for (const s of sessions) expect(s.server.mcp.close).toHaveBeenCalled();
+    for (const s of sessions) expect(s.server.server.close).toHaveBeenCalled();
     expect(registry.size).toBe(0);
     const late = session('s3', 'usr_a', now);
     registry.add(late);
-    expect(late.server.mcp.close).toHaveBeenCalled();
+    expect(late.server.server.close).toHaveBeenCalled();
     expect(registry.size).toBe(0);
   });
 
@@ -111,11 +111,11 @@ describe('McpSessionRegistry', () => {
     mine[1].keyIds.add('key_second');
     expect([...registry.keyIds()].sort()).toEqual(['key_second', 'key_usr_a', 'key_usr_b']);
     await registry.closeUsingKey('key_second');
-    expect(mine[1].server.mcp.close).toHaveBeenCalled();
-    expect(mine[0].server.mcp.close).not.toHaveBeenCalled();
+    expect(mine[1].server.server.close).toHaveBeenCalled();
+    expect(mine[0].server.server.close).not.toHaveBeenCalled();
     expect(registry.size).toBe(2);
     await registry.closeUsingKey('key_usr_a');
     expect(registry.size).toBe(1);
-    expect(other.server.mcp.close).not.toHaveBeenCalled();
+    expect(other.server.server.close).not.toHaveBeenCalled();
   });
 });

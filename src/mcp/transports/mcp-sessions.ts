@@ -1,5 +1,5 @@
-import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import type { SSEServerTransport } from '@modelcontextprotocol/server-legacy/sse';
 import type { ServerResponse } from 'node:http';
 import type { Principal } from '../../auth/principal';
 import type { ServiceMcpServer } from '../mcp-server.factory';
@@ -20,7 +20,7 @@ interface SessionBase {
 
 export interface StreamableSession extends SessionBase {
   readonly kind: 'streamable-http';
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: NodeStreamableHTTPServerTransport;
 }
 
 export interface SseSession extends SessionBase {
@@ -86,7 +86,7 @@ export class McpSessionRegistry {
 
   add(session: McpSession): void {
     // A session opened while shutting down would hold the HTTP server open: end it at once.
-    if (this.closed) return void session.server.mcp.close().catch(() => undefined);
+    if (this.closed) return void session.server.server.close().catch(() => undefined);
     this.sessions.set(session.id, session);
     let own = this.byUser.get(session.userId);
     if (!own) this.byUser.set(session.userId, (own = new Set()));
@@ -139,7 +139,7 @@ export class McpSessionRegistry {
 
   async close(session: McpSession): Promise<void> {
     this.forget(session);
-    await session.server.mcp.close().catch(() => undefined);
+    await session.server.server.close().catch(() => undefined);
   }
 
   async closeAll(): Promise<void> {

@@ -1,3 +1,4 @@
+import { validateHostHeader } from '@modelcontextprotocol/server';
 import type { ServerResponse } from 'node:http';
 
 const ALLOWED_HEADERS = 'Authorization, X-Api-Key, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
@@ -30,7 +31,8 @@ function isLoopbackOrigin(origin: string): boolean {
  */
 export class OriginPolicy {
   private readonly allowed: ReadonlySet<string>;
-  private readonly loopback: boolean;
+  /** The service listens on loopback only. */
+  readonly loopback: boolean;
 
   constructor(origins: readonly string[], listenHost?: string) {
     this.allowed = new Set(origins.map(normalize));
@@ -52,5 +54,29 @@ export class OriginPolicy {
       response.setHeader('access-control-allow-headers', ALLOWED_HEADERS);
       response.setHeader('access-control-max-age', '600');
     }
+  }
+}
+
+/** At most this many distinct Host values are remembered as passing (a client sends one or two). */
+const REMEMBERED_HOSTS = 64;
+
+/**
+ * The Host rule of a service listening on loopback, against DNS rebinding: a rebinding page reaches
+ * this machine under its own host name, so only this machine's names (and the public URL's) pass,
+ * whatever the port. The SDK's own check decides; a Host value that passed once is remembered, so
+ * the rule costs a lookup per request rather than a URL parse.
+ */
+export class HostRule {
+  private readonly passed = new Set<string>();
+
+  constructor(private readonly allowedHostnames: string[]) {}
+
+  /** Why the request's Host is refused, or undefined when it passes. */
+  refusal(host: string | undefined): string | undefined {
+    if (host !== undefined && this.passed.has(host)) return undefined;
+    const result = validateHostHeader(host, this.allowedHostnames);
+    if (!result.ok) return result.message;
+    if (host !== undefined && this.passed.size < REMEMBERED_HOSTS) this.passed.add(host);
+    return undefined;
   }
 }

@@ -225,7 +225,7 @@ export class SqliteRunStore extends RunStore {
       ),
       suspend: db.prepare(
         `UPDATE workflow_runs SET status = 'waiting', resume_at = @resume_at, job_id = @job_id, lease_owner = NULL, lease_expires_at = NULL
-         WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
+         WHERE id = @id AND lease_owner = @owner AND status = 'running' AND cancel_requested = 0`,
       ),
       release: db.prepare(
         `UPDATE workflow_runs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL

@@ -258,7 +258,7 @@ export class MongoRunStore extends RunStore {
   async suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean> {
     if (!(await this.leaseOf(id, owner)).held) return false;
     if (steps.length) await this.writeSteps(id, steps);
-    return this.leave(id, owner, { status: 'waiting', resumeAt, jobId });
+    return this.leave(id, owner, { status: 'waiting', resumeAt, jobId }, { cancelRequested: { $ne: true } });
   }
 
   /**
@@ -490,10 +490,10 @@ export class MongoRunStore extends RunStore {
     return (await this.runs.deleteMany({ _id: { $in: list }, status: finished })).deletedCount;
   }
 
-  private async leave(id: string, owner: string, update: Record<string, unknown>): Promise<boolean> {
+  private async leave(id: string, owner: string, update: Record<string, unknown>, unless: Record<string, unknown> = {}): Promise<boolean> {
     const doc = await this.runs
       .findOneAndUpdate(
-        { _id: id, leaseOwner: owner, status: 'running' },
+        { _id: id, leaseOwner: owner, status: 'running', ...unless },
         { $set: { ...update, leaseOwner: null, leaseExpiresAt: null, slotHeld: false } },
         { projection: { workflowId: 1, slotHeld: 1 } },
       )
