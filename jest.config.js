@@ -16,7 +16,10 @@ module.exports = {
     '^workflow-collection-service/sdk$': '<rootDir>/src/sdk/index.ts',
     '^workflow-collection-service/sdk/testing$': '<rootDir>/src/sdk/testing.ts',
   },
+  // oidc-provider and jose ship ES modules only; the tests run CommonJS, so swc compiles those two as it compiles ours.
+  transformIgnorePatterns: ['/node_modules/(?!(oidc-provider|jose)/)'],
   transform: {
+    '/node_modules/(oidc-provider|jose)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
     '^.+\\.ts$': [
       '@swc/jest',
       {
