@@ -10,7 +10,6 @@ import {
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiKeyService } from '../../auth/api-key.service';
 import { ROOT_LOGGER } from '../../common/logger';
 import { SecretCipher } from '../../common/secret-cipher';
 import { AppConfig } from '../../config/app-config';
@@ -30,7 +29,10 @@ import {
   writeJson,
   writeRpcError,
 } from './json-rpc-http';
-import { authInfoOf, McpAuthentication, McpCaller, principalOf } from './mcp-auth';
+import { ProtectedPath } from '../../oauth/oauth-server';
+import { missingScopeOf, ScopeSet } from '../../oauth/oauth-scopes';
+import { collectionTool } from '../tools/tool-listing';
+import { authInfoOf, callerOf, McpAuthentication, McpCaller } from './mcp-auth';
 import { ModernDoor } from './modern-door';
 import { HostRule, OriginPolicy } from './origin-policy';
 import { SessionDoor } from './session-door';
@@ -119,7 +121,6 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly auth: McpAuthentication,
-    apiKeys: ApiKeyService,
     private readonly backends: ServicesBackendFactory,
     private readonly workflowTools: WorkflowToolsService,
     private readonly toolEvents: WorkflowToolEvents,
@@ -136,7 +137,10 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       this.hostRule = new HostRule([...localhostAllowedHostnames(), ...(publicHost ? [publicHost] : [])]);
     }
     this.serverOptions = {
-      backend: (authInfo) => this.backends.forPrincipal(principalOf(authInfo)),
+      backend: (authInfo) => {
+        const caller = callerOf(authInfo);
+        return this.backends.forPrincipal(caller.principal, caller.scopes);
+      },
       onUnexpectedError: (error, where) => this.logger.error({ err: error, where }, 'MCP request failed'),
       requestState: createRequestStateCodec<FollowState>({
         key: cipher.deriveKey('mcp-request-state'),
@@ -148,7 +152,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     this.sessions = new SessionDoor({
       ...shared,
       limits: { idleMs: config.MCP_SESSION_IDLE_MS, maxPerUser: config.MCP_MAX_SESSIONS_PER_USER },
-      apiKeys,
+      credentials: auth,
       newServer: () => createMcpServer(this.serverOptions, 'legacy'),
     });
     this.modern = new ModernDoor({ ...shared, newServer: () => createMcpServer(this.serverOptions, 'modern') });
@@ -209,33 +213,33 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
         handler: () => undefined,
       });
     const admitted =
-      (handle: (request: FastifyRequest, response: ServerResponse, caller: McpCaller) => Promise<void>): RawHandler =>
+      (path: ProtectedPath, handle: (request: FastifyRequest, response: ServerResponse, caller: McpCaller) => Promise<void>): RawHandler =>
       async (request, response) =>
-        handle(request, response, await this.admit(request, response));
+        handle(request, response, await this.admit(request, response, path));
     route(
       'POST',
       MCP_PATH,
-      admitted((request, response, caller) => this.post(request, response, caller)),
+      admitted(MCP_PATH, (request, response, caller) => this.post(request, response, caller)),
     );
     route(
       'GET',
       MCP_PATH,
-      admitted((request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
+      admitted(MCP_PATH, (request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
     );
     route(
       'DELETE',
       MCP_PATH,
-      admitted((request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
+      admitted(MCP_PATH, (request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
     );
     route(
       'GET',
       SSE_PATH,
-      admitted((request, response, caller) => this.sessions.sseOpen(request, response, caller, SSE_MESSAGES_PATH)),
+      admitted(SSE_PATH, (request, response, caller) => this.sessions.sseOpen(request, response, caller, SSE_MESSAGES_PATH)),
     );
     route(
       'POST',
       SSE_MESSAGES_PATH,
-      admitted((request, response, caller) => this.sessions.sseMessage(request, response, caller)),
+      admitted(SSE_PATH, (request, response, caller) => this.sessions.sseMessage(request, response, caller)),
     );
     for (const url of [MCP_PATH, SSE_PATH, SSE_MESSAGES_PATH])
       route('OPTIONS', url, (request, response) => this.preflight(request, response));
@@ -260,6 +264,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   private async post(request: FastifyRequest, response: ServerResponse, caller: McpCaller): Promise<void> {
     const body = await readJsonBody(request.raw, this.bodyLimit);
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
+    this.stepUp(body, caller, response);
     const raw = request.raw as Caller;
     raw.auth = authInfoOf(caller);
     // A plain call of a collection tool is told apart by what the SDK's classification reads (the
@@ -296,7 +301,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       id,
       params.name,
       params.arguments ?? {},
-      this.backends.forPrincipal(caller.principal),
+      this.backends.forPrincipal(caller.principal, caller.scopes),
       this.serverOptions,
     );
   }
@@ -309,11 +314,36 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   }
 
   /** Origin first (a browser on a foreign page learns nothing more), then the caller's credential. */
-  private async admit(request: FastifyRequest, response: ServerResponse): Promise<McpCaller> {
+  private async admit(request: FastifyRequest, response: ServerResponse, path: ProtectedPath): Promise<McpCaller> {
     const origin = header(request, 'origin');
     if (!this.origins.allows(origin)) throw forbiddenOrigin(origin);
     this.origins.applyCors(origin, response);
-    return this.auth.authenticate(request, response);
+    return this.auth.authenticate(request, response, path);
+  }
+
+  /**
+   * Step-up where the transport can say it (MCP authorization, RFC 6750): a tools/call beyond the
+   * token's scopes is answered `403` with `error="insufficient_scope"` and the scope to ask for,
+   * before it runs. What only the call's arguments tell (a collection not chosen) is refused by
+   * the scoped backend inside, as a tool error naming the scope.
+   */
+  private stepUp(body: unknown, caller: McpCaller, response: ServerResponse): void {
+    if (!caller.scopes || !isRecord(body) || body.method !== 'tools/call' || !isRecord(body.params)) return;
+    const name = body.params.name;
+    if (typeof name !== 'string') return;
+    const tool = collectionTool(name);
+    const scopes = new ScopeSet(caller.scopes);
+    let scope: string | undefined;
+    try {
+      if (!tool) scopes.requireWorkflow();
+      else if (name === 'service_create_collection') scopes.requireNewCollection();
+      else scopes.requireCollections(!tool.annotations.readOnlyHint);
+    } catch (error) {
+      scope = missingScopeOf(error);
+      if (!scope) throw error;
+      response.setHeader('www-authenticate', this.auth.challenge(MCP_PATH, `error="insufficient_scope", scope="${scope}"`));
+      throw new RpcHttpError(403, RPC_SERVER_ERROR, `Forbidden: ${(error as Error).message}`, { code: 'INSUFFICIENT_SCOPE', scope });
+    }
   }
 }
 

@@ -5,20 +5,20 @@ import type { FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiKeyService } from '../../auth/api-key.service';
 import { Principal } from '../../auth/principal';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
 import { ServiceMcpServer } from '../mcp-server.factory';
 import { header, isRecord, readJsonBody, RPC_PARSE_ERROR, RPC_SERVER_ERROR, RPC_SESSION_NOT_FOUND, RpcHttpError } from './json-rpc-http';
-import { authInfoOf, McpCaller } from './mcp-auth';
+import { authInfoOf, CredentialWatch, McpCaller } from './mcp-auth';
 import { McpSession, McpSessionRegistry, SessionLimits, SseSession, StreamableSession } from './mcp-sessions';
 
 type Caller = IncomingMessage & { auth?: AuthInfo };
 
 /**
- * How often the keys of the live sessions are read afresh from the store: a key revoked by another
- * process (the CLI, another API process) ends its sessions and streams within this. A revocation
- * through this process ends them at once (ApiKeyService.onRevoked).
+ * How often the keys of the live sessions are read afresh from the store: a key or token revoked by
+ * another process (the CLI, another API process), or a token that expired or went with its grant,
+ * ends its sessions and streams within this. A revocation through this process ends them at once
+ * (CredentialWatch.onRevoked).
  */
 const KEYS_CHECK_MS = 1000;
 
@@ -28,7 +28,8 @@ const newSessionId = () => randomBytes(32).toString('base64url');
 export interface SessionDoorOptions {
   limits: SessionLimits;
   bodyLimit: number;
-  apiKeys: ApiKeyService;
+  /** The credentials (API keys, OAuth access tokens) the sessions were opened with: a revoked one ends its sessions. */
+  credentials: CredentialWatch;
   backends: ServicesBackendFactory;
   /** A fresh 2025-era server instance for one session. */
   newServer: () => ServiceMcpServer;
@@ -59,7 +60,7 @@ export class SessionDoor {
 
   start(): void {
     this.sessions.startSweeping();
-    this.unsubscribe.push(this.options.apiKeys.onRevoked((keyId) => void this.sessions.closeUsingKey(keyId)));
+    this.unsubscribe.push(this.options.credentials.onRevoked((keyId) => void this.sessions.closeUsingKey(keyId)));
     this.keysWatch = setInterval(() => void this.checkKeys(), KEYS_CHECK_MS);
     this.keysWatch.unref();
   }
@@ -169,7 +170,7 @@ export class SessionDoor {
     try {
       await Promise.all(
         [...this.sessions.keyIds()].map(async (keyId) => {
-          if (!(await this.options.apiKeys.isStillValid(keyId))) await this.sessions.closeUsingKey(keyId);
+          if (!(await this.options.credentials.isStillValid(keyId))) await this.sessions.closeUsingKey(keyId);
         }),
       );
     } catch (error) {
