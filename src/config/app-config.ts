@@ -143,6 +143,12 @@ export class AppConfig {
   @IsString({ each: true })
   FETCH_ALLOWED_HOSTS: string[] = [];
 
+  /** A PEM file of certificate authorities the outbound client trusts beside the public ones (an internal CA). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  FETCH_CA_FILE?: string;
+
   @Transform(int)
   @IsInt()
   @Min(1)
