@@ -2,7 +2,7 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2HttpTransport } 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -48,6 +48,9 @@ describe('OAuth for remote MCP clients', () => {
   let documents: Server;
   let documentUrl: string;
   let documentFetches = 0;
+  let env: Record<string, string>;
+  /** Data directories of a service closed to be started again on them. */
+  const keptDirs: string[] = [];
 
   beforeAll(async () => {
     documents = createServer(
@@ -70,13 +73,14 @@ describe('OAuth for remote MCP clients', () => {
     await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
     documentUrl = `https://127.0.0.1:${(documents.address() as AddressInfo).port}/claude-client.json`;
     const port = await freePort();
-    t = await startTestApp({
+    env = {
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       // The document server is on this machine: the outbound guard lets it through, and trusts its certificate.
       FETCH_ALLOWED_HOSTS: '127.0.0.1',
       FETCH_CA_FILE: join(tls, 'localhost.crt'),
-    });
+    };
+    t = await startTestApp(env);
     user = await t.createUser('remote-client-user');
     const made = await t.request('POST', '/api/v1/collections', { key: user.key, body: { name: 'notes' } });
     expect(made.status).toBe(201);
@@ -87,6 +91,7 @@ describe('OAuth for remote MCP clients', () => {
   afterAll(async () => {
     await t?.close();
     await new Promise((resolve) => documents?.close(resolve));
+    for (const dir of keptDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   /** Discovery as a client does it: the challenge of an unauthenticated request, then the two metadata documents. */
@@ -461,5 +466,28 @@ describe('OAuth for remote MCP clients', () => {
     expect(denied.status).toBe(200);
     const back = await fetch(new URL((await denied.json()).redirectTo, t.url), { redirect: 'manual', headers: { cookie: jar.header } });
     expect(new URL(back.headers.get('location')!).searchParams.get('error')).toBe('access_denied');
+  });
+  it('keeps clients, grants and tokens across a restart (the store holds them)', async () => {
+    const { server } = await discover();
+    const clientId = await register(server);
+    const granted = await connect(server, clientId, 'collections:read', { scopes: ['collections:read'], collections: [collectionId] });
+    const dataDir = t.dataDir;
+    keptDirs.push(dataDir);
+    await t.app.close();
+    // The same PUBLIC_URL (the issuer and the resource) and data; the listener on another port, as behind a proxy.
+    const { PORT: _, ...sameAddress } = env;
+    t = await startTestApp({ ...sameAddress, DATA_DIR: dataDir });
+    const headers = { authorization: `Bearer ${granted.access_token}` };
+    const v2 = new V2Client({ name: 'after-restart', version: '1.0.0' });
+    await v2.connect(new V2HttpTransport(new URL('/mcp', t.url), { requestInit: { headers } }));
+    const listed = await v2.callTool({ name: 'service_list_collections', arguments: {} });
+    expect(JSON.stringify(listed.structuredContent)).toContain(collectionId);
+    expect(JSON.stringify(listed.structuredContent)).not.toContain(otherCollectionId);
+    await v2.close();
+    const refreshed = await token(
+      { token_endpoint: `${t.url}/oauth/token` },
+      { grant_type: 'refresh_token', refresh_token: granted.refresh_token, client_id: clientId },
+    );
+    expect(refreshed.status).toBe(200);
   });
 });
