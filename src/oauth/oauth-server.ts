@@ -11,6 +11,7 @@ import { Principal } from '../auth/principal';
 import { CollectionsService } from '../collections/collections.service';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { sendError } from '../common/http-error.filter';
+import { rawRoute } from '../common/raw-route';
 import { ROOT_LOGGER } from '../common/logger';
 import { SafeFetch } from '../common/safe-fetch';
 import { SecretCipher } from '../common/secret-cipher';
@@ -255,17 +256,9 @@ export class OAuthServer implements OnModuleInit {
   private registerRoutes(scope: FastifyInstance): void {
     // The authorization server's endpoints are oidc-provider's, answered on the raw Node request before fastify reads a body.
     const toProvider = (method: HTTPMethods, url: string, rewrite?: string) =>
-      scope.route({
-        method,
-        url,
-        exposeHeadRoute: false,
-        onRequest: (request, reply, done) => {
-          reply.hijack();
-          if (rewrite) request.raw.url = rewrite;
-          this.callProvider(request, reply.raw);
-          done();
-        },
-        handler: () => undefined,
+      rawRoute(scope, method, url, (request, response) => {
+        if (rewrite) request.raw.url = rewrite;
+        this.callProvider(request, response);
       });
     for (const method of ['GET', 'POST', 'OPTIONS'] as HTTPMethods[]) {
       toProvider(method, `${OAUTH_PATH}/*`);

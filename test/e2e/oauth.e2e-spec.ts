@@ -27,6 +27,9 @@ class CookieJar {
   }
 }
 
+/** A JSON answer, read as the loosely typed value a test inspects. */
+const jsonOf = (response: Response): Promise<any> => response.json();
+
 const challengeParam = (header: string | null, name: string): string | undefined => header?.match(new RegExp(`${name}="([^"]*)"`))?.[1];
 
 /**
@@ -101,10 +104,10 @@ describe('OAuth for remote MCP clients', () => {
     const challenge = refused.headers.get('www-authenticate');
     const metadataUrl = challengeParam(challenge, 'resource_metadata');
     expect(metadataUrl).toBe(`${t.url}/.well-known/oauth-protected-resource/mcp`);
-    const resource = await (await fetch(metadataUrl!)).json();
+    const resource = await jsonOf(await fetch(metadataUrl!));
     expect(resource).toMatchObject({ resource: `${t.url}/mcp`, authorization_servers: [t.url] });
     expect(resource.scopes_supported).toEqual(['collections:read', 'collections:write', 'workflows:run']);
-    const server = await (await fetch(`${resource.authorization_servers[0]}/.well-known/oauth-authorization-server`)).json();
+    const server = await jsonOf(await fetch(`${resource.authorization_servers[0]}/.well-known/oauth-authorization-server`));
     expect(server.issuer).toBe(t.url);
     expect(server.code_challenge_methods_supported).toEqual(['S256']);
     expect(server).toMatchObject({
@@ -128,7 +131,7 @@ describe('OAuth for remote MCP clients', () => {
         token_endpoint_auth_method: 'none',
       }),
     });
-    const body = await registered.json();
+    const body = await jsonOf(registered);
     expect(registered.status).toBe(201);
     return body.client_id;
   }
@@ -174,7 +177,7 @@ describe('OAuth for remote MCP clients', () => {
 
     const details = await fetch(`${consentPage}/details`, { headers: { cookie: jar.header, 'x-api-key': user.key } });
     expect(details.status).toBe(200);
-    const shown = await details.json();
+    const shown = await jsonOf(details);
     expect(shown.client.name).toBe(clientName);
     expect(shown.collections.map((c: any) => c.id)).toEqual(expect.arrayContaining([collectionId, otherCollectionId]));
 
@@ -185,7 +188,7 @@ describe('OAuth for remote MCP clients', () => {
     });
     jar.take(decided);
     expect(decided.status).toBe(200);
-    let next = new URL((await decided.json()).redirectTo, t.url);
+    let next = new URL((await jsonOf(decided)).redirectTo, t.url);
     // Back through the authorization endpoint, which sends the browser on to the client.
     for (let hops = 0; next.origin === t.url && hops < 5; hops++) {
       const answered = await fetch(next, { redirect: 'manual', headers: { cookie: jar.header } });
@@ -206,7 +209,7 @@ describe('OAuth for remote MCP clients', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(form).toString(),
     });
-    return { status: answered.status, body: await answered.json() };
+    return { status: answered.status, body: await jsonOf(answered) };
   }
 
   async function connect(server: any, clientId: string, scope: string, consent: Consent, resource = `${t.url}/mcp`) {
@@ -221,6 +224,19 @@ describe('OAuth for remote MCP clients', () => {
     });
     expect(issued.status).toBe(200);
     return issued.body as { access_token: string; refresh_token: string; scope: string; token_type: string };
+  }
+
+  /** One tools/call in a new 2025 session, as raw HTTP: what the transport answers is seen as it is. */
+  async function callInSession(accessToken: string, name: string, args: Record<string, unknown>) {
+    const headers = { authorization: `Bearer ${accessToken}` };
+    const opened = await rawMcp(t.url, 'POST', headers, rawMcp.initializeBody);
+    expect(opened.status).toBe(200);
+    return rawMcp(
+      t.url,
+      'POST',
+      { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' },
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }),
+    );
   }
 
   it('runs the whole flow: discovery, registration, consent, code with PKCE, tools through the v2 and v1 clients, refresh', async () => {
@@ -294,7 +310,7 @@ describe('OAuth for remote MCP clients', () => {
     }).toString();
     const refused = await fetch(url, { redirect: 'manual' });
     expect(refused.status).toBe(400);
-    expect(JSON.stringify(await refused.json())).toContain('invalid_client');
+    expect(JSON.stringify(await jsonOf(refused))).toContain('invalid_client');
   });
 
   it('closes the open stream of a revoked token within 2 s, and refuses the token after', async () => {
@@ -323,6 +339,53 @@ describe('OAuth for remote MCP clients', () => {
     });
     expect(refused.status).toBe(401);
     expect(challengeParam(refused.headers.get('www-authenticate'), 'error')).toBe('invalid_token');
+  });
+
+  it('closes a 2026-07-28 listen stream when the grant is revoked through its refresh token', async () => {
+    const { server } = await discover();
+    const clientId = await register(server);
+    const granted = await connect(server, clientId, 'collections:read', { scopes: ['collections:read'] });
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/clientInfo': { name: 'listener', version: '1.0.0' },
+    };
+    const stream = await readSseEvents(
+      `${t.url}/mcp`,
+      {
+        authorization: `Bearer ${granted.access_token}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'subscriptions/listen',
+      },
+      {
+        method: 'POST',
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'subscriptions/listen',
+          params: { notifications: { toolsListChanged: true }, _meta: meta },
+        }),
+      },
+    );
+    expect(await stream.next('message')).toContain('notifications/subscriptions/acknowledged');
+    // Revoking the refresh token revokes the grant, and with it the access token the stream was opened with.
+    const revoked = await fetch(server.revocation_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: granted.refresh_token, client_id: clientId }).toString(),
+    });
+    expect(revoked.status).toBe(200);
+    let timer: NodeJS.Timeout | undefined;
+    const closedInTime = await Promise.race([
+      stream.ended.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 2000))),
+    ]);
+    clearTimeout(timer);
+    stream.close();
+    expect(closedInTime).toBe(true);
+    expect((await rawMcp(t.url, 'POST', { authorization: `Bearer ${granted.access_token}` }, rawMcp.initializeBody)).status).toBe(401);
   });
 
   it('binds tokens to their resource: another audience is refused by the server and by /mcp', async () => {
@@ -382,19 +445,7 @@ describe('OAuth for remote MCP clients', () => {
     await v2.close();
 
     // A write on HTTP: 403 with the scope to ask for, before anything runs.
-    const session = await rawMcp(t.url, 'POST', headers, rawMcp.initializeBody);
-    const sessionId = session.headers.get('mcp-session-id')!;
-    const write = await rawMcp(
-      t.url,
-      'POST',
-      { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: { name: 'service_create_collection', arguments: { name: 'x' } },
-      }),
-    );
+    const write = await callInSession(readOnly.access_token, 'service_create_collection', { name: 'x' });
     expect(write.status).toBe(403);
     const challenge = write.headers.get('www-authenticate');
     expect(challengeParam(challenge, 'error')).toBe('insufficient_scope');
@@ -405,23 +456,7 @@ describe('OAuth for remote MCP clients', () => {
     const stepped = await connect(server, clientId, 'collections:read collections:write', {
       scopes: ['collections:read', 'collections:write'],
     });
-    const retried = await rawMcp(t.url, 'POST', { authorization: `Bearer ${stepped.access_token}` }, rawMcp.initializeBody);
-    expect(retried.status).toBe(200);
-    const again = await rawMcp(
-      t.url,
-      'POST',
-      {
-        authorization: `Bearer ${stepped.access_token}`,
-        'mcp-session-id': retried.headers.get('mcp-session-id')!,
-        'mcp-protocol-version': '2025-06-18',
-      },
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/call',
-        params: { name: 'service_create_collection', arguments: { name: 'after step-up' } },
-      }),
-    );
+    const again = await callInSession(stepped.access_token, 'service_create_collection', { name: 'after step-up' });
     expect(again.status).toBe(200);
     expect(again.body.result.isError).toBeFalsy();
   });
@@ -451,10 +486,10 @@ describe('OAuth for remote MCP clients', () => {
     expect((await post({ allow: true, scopes: ['collections:read'] }, null)).status).toBe(401);
     const unasked = await post({ allow: true, scopes: ['workflows:run'] });
     expect(unasked.status).toBe(400);
-    expect(JSON.stringify(await unasked.json())).toContain('scopes');
+    expect(JSON.stringify(await jsonOf(unasked))).toContain('scopes');
     const foreign = await post({ allow: true, scopes: ['collections:read'], collections: ['col_does_not_exist'] });
     expect(foreign.status).toBe(400);
-    expect(JSON.stringify(await foreign.json())).toContain('collections');
+    expect(JSON.stringify(await jsonOf(foreign))).toContain('collections');
     // Without the browser's cookie the consent belongs to no request.
     const stranger = await fetch(`${consentPage}/decision`, {
       method: 'POST',
@@ -464,7 +499,7 @@ describe('OAuth for remote MCP clients', () => {
     expect(stranger.status).toBe(410);
     const denied = await post({ allow: false });
     expect(denied.status).toBe(200);
-    const back = await fetch(new URL((await denied.json()).redirectTo, t.url), { redirect: 'manual', headers: { cookie: jar.header } });
+    const back = await fetch(new URL((await jsonOf(denied)).redirectTo, t.url), { redirect: 'manual', headers: { cookie: jar.header } });
     expect(new URL(back.headers.get('location')!).searchParams.get('error')).toBe('access_denied');
   });
   it('keeps clients, grants and tokens across a restart (the store holds them)', async () => {

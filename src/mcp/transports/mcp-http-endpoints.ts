@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../../common/logger';
 import { SecretCipher } from '../../common/secret-cipher';
+import { rawRoute } from '../../common/raw-route';
 import { AppConfig } from '../../config/app-config';
 import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
@@ -34,6 +35,7 @@ import { missingScopeOf, ScopeSet } from '../../oauth/oauth-scopes';
 import { collectionTool } from '../tools/tool-listing';
 import { authInfoOf, callerOf, McpAuthentication, McpCaller } from './mcp-auth';
 import { ModernDoor } from './modern-door';
+import { RevocationWatch } from './revocation-watch';
 import { HostRule, OriginPolicy } from './origin-policy';
 import { SessionDoor } from './session-door';
 
@@ -115,6 +117,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   readonly serverOptions: McpServerOptions;
   private readonly sessions: SessionDoor;
   private readonly modern: ModernDoor;
+  private readonly revocations: RevocationWatch;
   private toolsWatch?: NodeJS.Timeout;
   private readonly unsubscribe: (() => void)[] = [];
 
@@ -152,10 +155,10 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     this.sessions = new SessionDoor({
       ...shared,
       limits: { idleMs: config.MCP_SESSION_IDLE_MS, maxPerUser: config.MCP_MAX_SESSIONS_PER_USER },
-      credentials: auth,
       newServer: () => createMcpServer(this.serverOptions, 'legacy'),
     });
     this.modern = new ModernDoor({ ...shared, newServer: () => createMcpServer(this.serverOptions, 'modern') });
+    this.revocations = new RevocationWatch(auth, [this.sessions, this.modern], this.logger);
   }
 
   /** Live 2025 sessions of this process. */
@@ -169,6 +172,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (!fastify) return;
     void fastify.register(async (scope) => this.registerRoutes(scope));
     this.sessions.start();
+    this.revocations.start();
     this.unsubscribe.push(this.toolEvents.onChange(() => void this.announceWorkflowTools()));
     this.toolsWatch = setInterval(() => void this.announceWorkflowTools(true), TOOLS_WATCH_MS);
     this.toolsWatch.unref();
@@ -177,6 +181,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   /** Before the HTTP server closes, which would otherwise wait forever on the open streams. */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.toolsWatch);
+    this.revocations.stop();
     for (const unsubscribe of this.unsubscribe) unsubscribe();
     await Promise.all([this.sessions.close(), this.modern.close()]);
   }
@@ -200,18 +205,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
 
   private registerRoutes(scope: FastifyInstance): void {
     const route = (method: HTTPMethods, url: string, handle: RawHandler) =>
-      scope.route({
-        method,
-        url,
-        exposeHeadRoute: false,
-        onRequest: (request, reply, done) => {
-          reply.hijack();
-          this.serve(handle, request, reply.raw);
-          done();
-        },
-        // Never reached: the onRequest hook above has answered.
-        handler: () => undefined,
-      });
+      rawRoute(scope, method, url, (request, response) => this.serve(handle, request, response));
     const admitted =
       (path: ProtectedPath, handle: (request: FastifyRequest, response: ServerResponse, caller: McpCaller) => Promise<void>): RawHandler =>
       async (request, response) =>
