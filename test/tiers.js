@@ -46,6 +46,7 @@ const TIERS = [
 ];
 
 /** The tiers a file (relative path, `/` separated) belongs to: exactly one for every test file. */
-const tiersOf = (file) => TIERS.filter((t) => t.include.some((r) => r.test(file)) && !t.exclude.some((r) => r.test(file))).map((t) => t.name);
+const tiersOf = (file) =>
+  TIERS.filter((t) => t.include.some((r) => r.test(file)) && !t.exclude.some((r) => r.test(file))).map((t) => t.name);
 
 module.exports = { TEST_FILE, TIERS, tiersOf };
