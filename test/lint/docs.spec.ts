@@ -5,6 +5,20 @@ import { BUILT_IN_PLUGINS, loadNodeRegistry } from '../../src/engine/plugin-load
 
 const root = join(__dirname, '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
+/** GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces as dashes. */
+const anchors = (page: string) =>
+  new Set(
+    [
+      ...read(page)
+        .replace(/```[\s\S]*?```/g, '')
+        .matchAll(/^#+ (.+)$/gm),
+    ].map(([, title]) =>
+      title
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 const pages = [
   'README.md',
   ...readdirSync(join(root, 'docs'))
@@ -35,17 +49,20 @@ describe('docs', () => {
     expect(Object.keys(generatedDocs()).every((path) => pages.includes(path))).toBe(true);
   });
 
-  it('link only to files that exist, and link every screenshot', () => {
+  it('link only to files and headings that exist, and link every screenshot', () => {
     const broken: string[] = [];
     const linked = new Set<string>();
     for (const page of pages) {
-      for (const [, target] of read(page).matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
+      for (const [, target, heading] of read(page).matchAll(/\]\(([^)\s#]*)(?:#([^)\s]*))?\)/g)) {
         if (/^[a-z]+:/.test(target)) continue;
-        const path = relative(root, join(root, dirname(page), target))
-          .split(sep)
-          .join('/');
+        const path = target
+          ? relative(root, join(root, dirname(page), target))
+              .split(sep)
+              .join('/')
+          : page;
         linked.add(path);
         if (!existsSync(join(root, path))) broken.push(`${page} -> ${target}`);
+        else if (heading && path.endsWith('.md') && !anchors(path).has(heading)) broken.push(`${page} -> ${target}#${heading}`);
       }
     }
     expect(broken).toEqual([]);
