@@ -33,10 +33,12 @@ async function main(): Promise<void> {
   }
   const app = await createHttpApp(config, logger);
   closeOnSignals(app, logger);
+  // Counted before listening, so both lines below are written together once the port is open.
+  const firstStart = (await app.get(UserStore).countUsers()) === 0;
   await app.listen(config.PORT, config.HOST);
   const url = await app.getUrl();
   logger.info({ role: config.APP_ROLE, url }, 'listening');
-  if ((await app.get(UserStore).countUsers()) === 0) {
+  if (firstStart) {
     const consoleUrl = `${config.PUBLIC_URL ? config.publicUrl : url}${CONSOLE_PATH}`;
     logger.info(
       { console: consoleUrl },

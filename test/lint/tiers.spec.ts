@@ -3,7 +3,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { TEST_FILE, tiersOf } = require('../tiers') as {
   TEST_FILE: RegExp;
   tiersOf: (file: string) => string[];
