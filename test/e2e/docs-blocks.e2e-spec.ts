@@ -55,8 +55,8 @@ describe("the docs' command blocks", () => {
     expect(
       sessions.flat().filter((block) => block.marker !== null && !/^(not run: .{10,}|run: answers errors on purpose)$/.test(block.marker)),
     ).toEqual([]);
-    expect(sessions.map((blocks) => blocks.filter(runs).length)).toEqual([expect.any(Number), expect.any(Number)]);
-    expect(Math.min(...sessions.map((blocks) => blocks.filter(runs).length))).toBeGreaterThanOrEqual(4);
+    // The README's user, collection and workflow; getting started and the pages after it.
+    expect(sessions.map((blocks) => blocks.filter(runs).length >= 3)).toEqual([true, true]);
   });
 
   it('use no variable before a block above defines it, and only files that exist', () => {
