@@ -10,7 +10,6 @@ const absolute = (pattern) => `^${ROOT}/${pattern.source.replace(/^\^/, '')}`;
 
 const shared = {
   testEnvironment: 'node',
-  testTimeout: 60_000,
   rootDir: '.',
   // Plugins import the SDK by the package's name, as outside plugins do: from sources it is src/sdk.
   moduleNameMapper: {
@@ -42,6 +41,8 @@ module.exports = {
   // CI's time limit once every test has answered: jest ends the process and prints the warning,
   // and `--detectOpenHandles` on that suite names the handle.
   forceExit: true,
+  // A global option: jest ignores it inside a project (its hooks would get the default 5 s).
+  testTimeout: 60_000,
   projects: TIERS.map((tier) => ({
     ...shared,
     displayName: tier.name,

@@ -39,7 +39,8 @@ describe('OAuth consent in the web console', () => {
     otherId = (await t.request('POST', '/api/v1/collections', { key: user.key, body: { name: 'Private diary' } })).body.id;
     browser = await openConsoleBrowser({ viewport: { width: 1000, height: 800 } });
     page = browser.page;
-  });
+    // The service, the console's build and chromium all start here: minutes on a machine shared at load 30.
+  }, 180_000);
 
   afterAll(async () => {
     await browser?.browser.close();
