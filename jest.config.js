@@ -10,7 +10,6 @@ const absolute = (pattern) => `^${ROOT}/${pattern.source.replace(/^\^/, '')}`;
 
 const shared = {
   testEnvironment: 'node',
-  testTimeout: 60_000,
   rootDir: '.',
   // Plugins import the SDK by the package's name, as outside plugins do: from sources it is src/sdk.
   moduleNameMapper: {
@@ -35,6 +34,8 @@ const shared = {
 };
 
 module.exports = {
+  // Global options (not per project): jest reads them from here only.
+  testTimeout: 60_000,
   // A suite that leaves a handle open (a socket, a timer) must not keep the whole run waiting past
   // CI's time limit once every test has answered: jest ends the process and prints the warning,
   // and `--detectOpenHandles` on that suite names the handle.
