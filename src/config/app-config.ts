@@ -16,7 +16,7 @@ import {
   ValidationArguments,
   ValidationError,
 } from 'class-validator';
-import { cpus } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { resolve } from 'node:path';
 
 const list = ({ value }: { value: unknown }) =>
@@ -173,6 +173,17 @@ export class AppConfig {
   @Min(1)
   @Max(64)
   EMBEDDING_THREADS = Math.max(1, cpus().length);
+
+  /**
+   * Processes that run workflow runs and ingestion (APP_ROLE=all): this one, which also serves the
+   * API, and WORKERS-1 worker processes it starts and supervises, sharing its store and queue.
+   * Default: one per core. 1 keeps everything in this process.
+   */
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  WORKERS = Math.max(1, availableParallelism());
 
   /** Jobs one process works on at once, per job name. */
   @Transform(int)
