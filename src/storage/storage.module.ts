@@ -21,8 +21,16 @@ import { StorageConnections, storeProvider } from './storage-connections';
 import { ConversationStore } from '../domain/conversation-store.port';
 import { SqliteConversationStore } from './embedded/sqlite-conversation-store.adapter';
 import { MongoConversationStore } from './mongo/mongo-conversation-store.adapter';
+import { ServiceIdentityStore } from '../domain/service-identity.port';
+import { SqliteServiceIdentityStore } from './embedded/sqlite-service-identity-store.adapter';
+import { MongoServiceIdentityStore } from './mongo/mongo-service-identity-store.adapter';
 
 const stores = [
+  storeProvider(
+    ServiceIdentityStore,
+    (db) => new SqliteServiceIdentityStore(db),
+    (c) => new MongoServiceIdentityStore(c),
+  ),
   storeProvider(
     UserStore,
     (db) => new SqliteUserStore(db),
@@ -60,9 +68,9 @@ const stores = [
   ),
 ];
 
-/** The document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */
+/** The store's identity, and the document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */
 @Module({
   providers: [StorageConnections, ...stores],
-  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore, ConversationStore],
+  exports: [StorageConnections, ServiceIdentityStore, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore, ConversationStore],
 })
 export class StorageModule {}

@@ -42,7 +42,12 @@ export class BullJobsModule {
               if (!queue) throw new Error(`no queue is registered for job ${name} (src/domain/job-names.ts)`);
               return queue;
             };
-            return new BullJobQueue(queueFor, { concurrency: config.JOB_CONCURRENCY, logger, names: JOB_NAMES });
+            return new BullJobQueue(queueFor, {
+              concurrency: config.JOB_CONCURRENCY,
+              logger,
+              names: JOB_NAMES,
+              where: { redisUrl: config.REDIS_URL!, prefix: config.QUEUE_PREFIX },
+            });
           },
         },
       ],
