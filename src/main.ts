@@ -36,14 +36,20 @@ async function main(): Promise<void> {
   }
   const app = await createHttpApp(config, logger);
   // The store is open and migrated: the worker processes boot onto it (APP_ROLE=all, WORKERS > 1).
-  const workers = config.APP_ROLE === 'all' && config.WORKERS > 1 ? new WorkerProcesses(config.WORKERS - 1, process.env, logger) : undefined;
+  const workers =
+    config.APP_ROLE === 'all' && config.WORKERS > 1 ? new WorkerProcesses(config.WORKERS - 1, process.env, logger) : undefined;
   if (workers) {
-    app.get(ReadinessRegistry).register({ name: 'workers', check: async () => ({ processes: 1 + workers.status().ready, of: config.WORKERS }) });
+    app
+      .get(ReadinessRegistry)
+      .register({ name: 'workers', check: async () => ({ processes: 1 + workers.status().ready, of: config.WORKERS }) });
     workers.start();
   }
   closeOnSignals(app, logger, { alongside: () => workers?.stop() ?? Promise.resolve() });
   await app.listen(config.PORT, config.HOST);
-  logger.info({ role: config.APP_ROLE, url: await app.getUrl(), workers: config.APP_ROLE === 'api' ? 0 : (workers ? config.WORKERS : 1) }, 'listening');
+  logger.info(
+    { role: config.APP_ROLE, url: await app.getUrl(), workers: config.APP_ROLE === 'api' ? 0 : workers ? config.WORKERS : 1 },
+    'listening',
+  );
 }
 
 main().catch((error) => {

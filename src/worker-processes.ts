@@ -41,7 +41,12 @@ export class WorkerProcesses {
     private readonly entry: string = process.argv[1],
   ) {
     this.logger = logger.child({ component: 'worker-processes' });
-    this.slots = Array.from({ length: count }, (_, index) => ({ index, startedAt: 0, ready: false, restartDelayMs: FIRST_RESTART_DELAY_MS }));
+    this.slots = Array.from({ length: count }, (_, index) => ({
+      index,
+      startedAt: 0,
+      ready: false,
+      restartDelayMs: FIRST_RESTART_DELAY_MS,
+    }));
   }
 
   start(): void {

@@ -345,7 +345,8 @@ export class RunsService {
     try {
       for (;;) {
         const status = await this.runs.status(runId);
-        if (status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status)) return this.runs.get(runId);
+        if (status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status))
+          return this.runs.get(runId);
         const left = deadline - Date.now();
         if (left <= 0 || this.shutdown.stopping) return null;
         await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS), this.shutdown.signal);

@@ -71,6 +71,16 @@ const stores = [
 /** The store's identity, and the document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */
 @Module({
   providers: [StorageConnections, ...stores],
-  exports: [StorageConnections, ServiceIdentityStore, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore, ConversationStore],
+  exports: [
+    StorageConnections,
+    ServiceIdentityStore,
+    UserStore,
+    MembershipStore,
+    CollectionStore,
+    WorkflowStore,
+    RunStore,
+    CredentialStore,
+    ConversationStore,
+  ],
 })
 export class StorageModule {}

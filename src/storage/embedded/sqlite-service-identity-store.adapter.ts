@@ -9,7 +9,9 @@ export class SqliteServiceIdentityStore extends ServiceIdentityStore {
 
   constructor(db: SqliteDb) {
     super();
-    this.insert = db.prepare('INSERT INTO service_identity (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    this.insert = db.prepare(
+      'INSERT INTO service_identity (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    );
     this.read = db.prepare('SELECT value FROM service_identity WHERE key = ?').pluck();
     // Immediate: processes booting together agree on the first value written.
     this.claimAtomically = db.transaction((key: string, value: string): string => {

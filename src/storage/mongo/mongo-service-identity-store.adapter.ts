@@ -19,7 +19,11 @@ export class MongoServiceIdentityStore extends ServiceIdentityStore {
 
   async claim(key: string, value: string): Promise<string> {
     try {
-      const doc = await this.collection.findOneAndUpdate({ _id: key }, { $setOnInsert: { value } }, { upsert: true, returnDocument: 'after' });
+      const doc = await this.collection.findOneAndUpdate(
+        { _id: key },
+        { $setOnInsert: { value } },
+        { upsert: true, returnDocument: 'after' },
+      );
       return doc?.value ?? value;
     } catch (error) {
       // Two processes inserted at once: the other one's value stands.
