@@ -1,5 +1,6 @@
 import { ChildProcess, fork } from 'node:child_process';
 import type { Logger } from 'pino';
+import { hostname } from 'node:os';
 import { isProcessMessage, ProcessMessage, processNotices } from './common/process-notices';
 
 /** The argument a worker process of `npm start` is started with (main.ts reads it). */
@@ -50,7 +51,7 @@ export class WorkerProcesses {
   }
 
   start(): void {
-    processNotices.connect((message) => this.broadcast(message));
+    processNotices.connect((message) => this.broadcast(message), 1);
     for (const slot of this.slots) this.spawn(slot);
   }
 
@@ -85,6 +86,8 @@ export class WorkerProcesses {
     child.on('message', (message: unknown) => {
       if (message === 'ready') {
         slot.ready = true;
+        // What was watched before it could hear: the runs it takes from now on are told.
+        for (const watch of processNotices.watches()) child.send(watch, () => undefined);
         this.logger.info({ worker: slot.index + 1, pid: child.pid }, 'worker process ready');
         return;
       }
@@ -97,8 +100,9 @@ export class WorkerProcesses {
     child.once('exit', (code, signal) => {
       slot.child = undefined;
       slot.ready = false;
-      if (child.pid !== undefined) this.broadcast({ service: 'gone', from: child.pid });
-      if (child.pid !== undefined) processNotices.receive({ service: 'gone', from: child.pid });
+      const gone: ProcessMessage = { service: 'gone', from: `${hostname()}:${child.pid}` };
+      this.broadcast(gone);
+      processNotices.receive(gone);
       if (this.stopping) return;
       const ranMs = Date.now() - slot.startedAt;
       if (ranMs >= STABLE_AFTER_MS) slot.restartDelayMs = FIRST_RESTART_DELAY_MS;
@@ -132,7 +136,7 @@ export function joinSupervisor(logger: Logger): void {
   if (!send) return;
   processNotices.connect((message) => {
     if (process.connected) send(message, undefined, undefined, () => undefined);
-  });
+  }, 1);
   process.on('message', (message: unknown) => {
     if (isProcessMessage(message)) processNotices.receive(message);
   });

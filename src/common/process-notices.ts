@@ -1,3 +1,8 @@
+import { hostname } from 'node:os';
+
+/** This process among all those of the service (on every machine, with Redis). */
+export const PROCESS_ID = `${hostname()}:${process.pid}`;
+
 /**
  * What one process of the service tells the others: a run it ran finished, or made progress (a
  * chat stream forwards the tokens). Only sent for runs another process watches.
@@ -8,11 +13,11 @@ export interface Notice {
   event?: unknown;
 }
 
-/** A message between the processes of one `npm start` (worker-processes.ts relays them). */
+/** A message between the processes of the service: relayed by the supervisor (worker-processes.ts), or over Redis. */
 export type ProcessMessage =
-  | { service: 'notice'; from: number; notice: Notice }
-  | { service: 'watch' | 'unwatch'; from: number; runId: string }
-  | { service: 'gone'; from: number };
+  | { service: 'notice'; from: string; notice: Notice }
+  | { service: 'watch' | 'unwatch'; from: string; runId: string }
+  | { service: 'gone'; from: string };
 
 export const isProcessMessage = (message: unknown): message is ProcessMessage =>
   typeof message === 'object' && message !== null && typeof (message as { service?: unknown }).service === 'string';
@@ -29,13 +34,27 @@ export class ProcessNotices {
   /** Runs watched here, and how many times. */
   private readonly local = new Map<string, number>();
   /** Runs watched by other processes: run id -> process id -> count. */
-  private readonly remote = new Map<string, Map<number, number>>();
+  private readonly remote = new Map<string, Map<string, number>>();
   private send?: (message: ProcessMessage) => void;
+  private reach = 0;
 
-  /** Links this process to the others; `send` reaches every other process (the supervisor relays). */
-  connect(send: (message: ProcessMessage) => void): void {
+  /**
+   * Links this process to the others; `send` reaches every other process. Redis (`reach` 2), which
+   * reaches every process of the service, is kept over the supervisor's relay (1), which reaches
+   * those of one `npm start`.
+   */
+  connect(send: (message: ProcessMessage) => void, reach: 1 | 2): void {
+    if (reach < this.reach) return;
+    this.reach = reach;
     this.send = send;
-    for (const runId of this.local.keys()) send({ service: 'watch', from: process.pid, runId });
+    for (const runId of this.local.keys()) send({ service: 'watch', from: PROCESS_ID, runId });
+  }
+
+  /** Unlinks the transport connected with `send` (it closes). */
+  disconnect(send: (message: ProcessMessage) => void): void {
+    if (this.send !== send) return;
+    this.send = undefined;
+    this.reach = 0;
   }
 
   get connected(): boolean {
@@ -44,7 +63,7 @@ export class ProcessNotices {
 
   /** A run of this process finished or made progress: told to the processes that watch it. */
   publish(notice: Notice): void {
-    if (this.send && this.remote.has(notice.runId)) this.send({ service: 'notice', from: process.pid, notice });
+    if (this.send && this.remote.has(notice.runId)) this.send({ service: 'notice', from: PROCESS_ID, notice });
   }
 
   /** Notices of other processes reach `listener` until the answer is called. */
@@ -57,7 +76,7 @@ export class ProcessNotices {
   watch(runId: string): () => void {
     const count = this.local.get(runId) ?? 0;
     this.local.set(runId, count + 1);
-    if (count === 0) this.send?.({ service: 'watch', from: process.pid, runId });
+    if (count === 0) this.send?.({ service: 'watch', from: PROCESS_ID, runId });
     let done = false;
     return () => {
       if (done) return;
@@ -65,18 +84,28 @@ export class ProcessNotices {
       const left = (this.local.get(runId) ?? 1) - 1;
       if (left > 0) return void this.local.set(runId, left);
       this.local.delete(runId);
-      this.send?.({ service: 'unwatch', from: process.pid, runId });
+      this.send?.({ service: 'unwatch', from: PROCESS_ID, runId });
     };
   }
 
-  /** A message from another process (through the supervisor). */
+  /** Every watch this process knows of, its own and the others': told to a process that joins late. */
+  watches(): ProcessMessage[] {
+    const own = [...this.local.keys()].map((runId): ProcessMessage => ({ service: 'watch', from: PROCESS_ID, runId }));
+    const others = [...this.remote].flatMap(([runId, by]) =>
+      [...by.keys()].map((from): ProcessMessage => ({ service: 'watch', from, runId })),
+    );
+    return [...own, ...others];
+  }
+
+  /** A message from another process (through the supervisor or Redis). */
   receive(message: ProcessMessage): void {
+    if (message.from === PROCESS_ID) return;
     switch (message.service) {
       case 'notice':
         for (const listener of this.listeners) listener(message.notice);
         return;
       case 'watch': {
-        const by = this.remote.get(message.runId) ?? new Map<number, number>();
+        const by = this.remote.get(message.runId) ?? new Map<string, number>();
         by.set(message.from, (by.get(message.from) ?? 0) + 1);
         this.remote.set(message.runId, by);
         return;

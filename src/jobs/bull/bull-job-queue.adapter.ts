@@ -334,7 +334,7 @@ function backoffBase(job: Bull.Job): number {
 }
 
 /** Bull parses redis:// URLs itself but ignores rediss:// (TLS), so the URL is read here. */
-function redisOptions(url: string): RedisOptions {
+export function redisOptions(url: string): RedisOptions {
   const parsed = new URL(url);
   const db = parsed.pathname.replace(/^\//, '');
   return {

@@ -7,6 +7,7 @@ import { AppConfig } from '../../config/app-config';
 import { JobQueue } from '../../domain/job-queue.port';
 import { JOB_NAMES } from '../../domain/job-names';
 import { BullJobQueue, bullQueueOptions } from './bull-job-queue.adapter';
+import { RedisNotices } from './redis-notices';
 
 /**
  * The queues on Redis (REDIS_URL): one BullModule configuration shared by every queue, one
@@ -32,6 +33,7 @@ export class BullJobsModule {
         BullModule.registerQueue(...JOB_NAMES.map((name) => ({ name }))),
       ],
       providers: [
+        RedisNotices,
         {
           provide: JobQueue,
           inject: [AppConfig, ROOT_LOGGER, ...JOB_NAMES.map((name) => getQueueToken(name))],
