@@ -6,6 +6,8 @@ import { closeOnSignals } from './common/graceful-shutdown';
 import { createRootLogger } from './common/logger';
 import { ReadinessRegistry } from './health/readiness.registry';
 import { joinSupervisor, reportReady, SUPERVISED_WORKER_ARG, WorkerProcesses } from './worker-processes';
+import { UserStore } from './domain/user-store.port';
+import { CONSOLE_PATH } from './web-console/web-console';
 
 /** A bad environment or an unusable DATA_DIR stops the boot with one message, not a stack trace. */
 function configOrExit(): AppConfig {
@@ -45,11 +47,18 @@ async function main(): Promise<void> {
     workers.start();
   }
   closeOnSignals(app, logger, { alongside: () => workers?.stop() ?? Promise.resolve() });
+  // Counted before listening, so both lines below are written together once the port is open.
+  const firstStart = (await app.get(UserStore).countUsers()) === 0;
   await app.listen(config.PORT, config.HOST);
-  logger.info(
-    { role: config.APP_ROLE, url: await app.getUrl(), workers: config.APP_ROLE === 'api' ? 0 : workers ? config.WORKERS : 1 },
-    'listening',
-  );
+  const url = await app.getUrl();
+  logger.info({ role: config.APP_ROLE, url, workers: config.APP_ROLE === 'api' ? 0 : workers ? config.WORKERS : 1 }, 'listening');
+  if (firstStart) {
+    const consoleUrl = `${config.PUBLIC_URL ? config.publicUrl : url}${CONSOLE_PATH}`;
+    logger.info(
+      { console: consoleUrl },
+      `no user yet: create the first admin with \`npm run -s cli -- user:create --name <name> --admin\` (it prints the API key once), then sign in to the console at ${consoleUrl}`,
+    );
+  }
 }
 
 main().catch((error) => {
