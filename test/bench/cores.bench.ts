@@ -70,7 +70,10 @@ async function waitLatency(workers: number): Promise<{ p50: number; p99: number 
 
 async function main(): Promise<void> {
   const { loadavg } = await import('node:os');
-  const report = figures('cores', `${RUNS} runs at ${CONNECTIONS} connections, ${WORKERS} processes on ${availableParallelism()} cores, load ${loadavg()[0].toFixed(1)} at start`);
+  const report = figures(
+    'cores',
+    `${RUNS} runs at ${CONNECTIONS} connections, ${WORKERS} processes on ${availableParallelism()} cores, load ${loadavg()[0].toFixed(1)} at start`,
+  );
   const one: number[] = [];
   const many: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -81,9 +84,19 @@ async function main(): Promise<void> {
   report(`completed runs/s, WORKERS=${WORKERS}`, best(many), 'runs/s', best(one), '>= 1.8x WORKERS=1');
   const alone = await waitLatency(1);
   const shared = await waitLatency(WORKERS);
-  report(`?wait p50, WORKERS=${WORKERS}`, shared.p50, 'ms', alone.p50, 'within a few ms of WORKERS=1 (was 255 ms on Bull, 2 s embedded across processes)');
+  report(
+    `?wait p50, WORKERS=${WORKERS}`,
+    shared.p50,
+    'ms',
+    alone.p50,
+    'within a few ms of WORKERS=1 (was 255 ms on Bull, 2 s embedded across processes)',
+  );
   report(`?wait p99, WORKERS=${WORKERS}`, shared.p99, 'ms', alone.p99, 'reported');
-  console.log(`load after: ${loadavg().map((n) => n.toFixed(1)).join(' ')}`);
+  console.log(
+    `load after: ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ')}`,
+  );
 }
 
 main().catch((error) => {

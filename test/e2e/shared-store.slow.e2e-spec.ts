@@ -63,9 +63,17 @@ describe('processes sharing a store', () => {
     const port = await freePort();
     const api = await bootService(port, { DATA_DIR: store, BOOTSTRAP_API_KEY: KEY, APP_ROLE: 'api', REDIS_URL: '' });
     started.push(api);
-    const worker = start({ DATA_DIR: store, APP_ROLE: 'worker', WORKER_HEALTH_PORT: '0', REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
+    const worker = start({
+      DATA_DIR: store,
+      APP_ROLE: 'worker',
+      WORKER_HEALTH_PORT: '0',
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: redis.prefix,
+    });
     expect(await worker.exited(120_000)).toEqual({ code: 1, signal: null });
-    expect(worker.output()).toMatch(/This worker's queue is Redis at .* but the processes that accept runs into its store put them on the embedded queue/);
+    expect(worker.output()).toMatch(
+      /This worker's queue is Redis at .* but the processes that accept runs into its store put them on the embedded queue/,
+    );
     expect(worker.output()).toContain('REDIS_URL');
     await stopService(api);
   }, 240_000);
@@ -98,7 +106,11 @@ describe('processes sharing a store', () => {
   }, 240_000);
 
   it('an unreachable MongoDB stops the boot naming MongoDB and its host', async () => {
-    const service = start({ DATA_DIR: dir('mongo'), MONGODB_URI: 'mongodb://user:secret@127.0.0.1:9/service', PORT: String(await freePort()) });
+    const service = start({
+      DATA_DIR: dir('mongo'),
+      MONGODB_URI: 'mongodb://user:secret@127.0.0.1:9/service',
+      PORT: String(await freePort()),
+    });
     expect(await service.exited(120_000)).toEqual({ code: 1, signal: null });
     expect(service.output()).toContain('MongoDB at 127.0.0.1:9 (MONGODB_URI) did not answer');
     expect(service.output()).not.toContain('TypeError');

@@ -18,7 +18,7 @@ describe('npm start with worker processes', () => {
   let port: number;
   let gate: Server;
   let gateUrl: string;
-  let held: Array<() => void> = [];
+  const held: Array<() => void> = [];
   let open = false;
   const pending: Array<(count: number) => void> = [];
 
