@@ -81,7 +81,9 @@ describe('stopping with kept-alive connections open', () => {
     ).json()) as {
       id: string;
     };
-    expect((await fetch(`${url}/api/v1/workflows/${created.id}/publish`, { method: 'POST', headers })).status).toBe(201);
+    expect((await fetch(`${url}/api/v1/workflows/${created.id}/publish`, { method: 'POST', headers: { 'x-api-key': KEY } })).status).toBe(
+      201,
+    );
     const seen = new Promise<void>((resolve) => (heldSeen = resolve));
     expect((await fetch(`${url}/api/v1/workflows/${created.id}/runs`, { method: 'POST', headers, body: '{"input":{}}' })).status).toBe(202);
     await seen;
