@@ -24,6 +24,9 @@ import { MongoConversationStore } from './mongo/mongo-conversation-store.adapter
 import { ServiceIdentityStore } from '../domain/service-identity.port';
 import { SqliteServiceIdentityStore } from './embedded/sqlite-service-identity-store.adapter';
 import { MongoServiceIdentityStore } from './mongo/mongo-service-identity-store.adapter';
+import { OAuthStore } from '../domain/oauth-store.port';
+import { SqliteOAuthStore } from './embedded/sqlite-oauth-store.adapter';
+import { MongoOAuthStore } from './mongo/mongo-oauth-store.adapter';
 
 const stores = [
   storeProvider(
@@ -66,9 +69,14 @@ const stores = [
     (db) => new SqliteConversationStore(db),
     (c) => new MongoConversationStore(c),
   ),
+  storeProvider(
+    OAuthStore,
+    (db) => new SqliteOAuthStore(db),
+    (c) => new MongoOAuthStore(c),
+  ),
 ];
 
-/** The store's identity, and the document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */
+/** The store's identity, and the document stores of users, memberships, collections, workflows, runs, credentials, agent conversations and the OAuth server's state, on SQLite or MongoDB. */
 @Module({
   providers: [StorageConnections, ...stores],
   exports: [
@@ -81,6 +89,7 @@ const stores = [
     RunStore,
     CredentialStore,
     ConversationStore,
+    OAuthStore,
   ],
 })
 export class StorageModule {}
