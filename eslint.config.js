@@ -45,7 +45,7 @@ const ADAPTER_AREAS = ['embeddings', 'jobs', 'model-and-tool-servers', 'rate-lim
 const FEATURES = ['auth', 'collections', 'credentials', 'engine', 'health', 'ingestion', 'metrics', 'oauth', 'runs', 'workflows'];
 /** Doors that nothing beneath imports: the MCP server, the console's shell and the process entry points. */
 const DOORS = ['mcp', 'web-console'];
-const DOOR_FILES = ['app.module', 'app.factory', 'main', 'cli'];
+const DOOR_FILES = ['app.module', 'app.factory', 'main', 'cli', 'worker-processes'];
 /** What the domain may import of common/: the error type, ids and the page shape, which import nothing. */
 const COMMON_FOR_DOMAIN = ['ids', 'app-error', 'page'];
 

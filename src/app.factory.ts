@@ -81,7 +81,13 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
   if (config.METRICS_ENABLED) late.metrics = app.get(Metrics);
-  late.shutdown = app.get(ShutdownSignal);
+  const shutdown = app.get(ShutdownSignal);
+  late.shutdown = shutdown;
+  // Kept-alive connections with no request in progress are closed the moment the stop begins, not
+  // when the server closes after the drain: a client's next request then opens a new connection
+  // and hears 503 with `Connection: close` (above), instead of being written into a connection
+  // the server is about to drop (a reset, after which the caller cannot tell what happened).
+  shutdown.signal.addEventListener('abort', () => fastify.server.closeIdleConnections(), { once: true });
 
   if (config.SWAGGER_ENABLED) setupApiDocs(app);
   setupWebConsole(app, logger);

@@ -4,6 +4,8 @@ import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { assertDataDirWritable } from './config/data-dir';
 import { closeOnSignals } from './common/graceful-shutdown';
 import { createRootLogger } from './common/logger';
+import { ReadinessRegistry } from './health/readiness.registry';
+import { joinSupervisor, reportReady, SUPERVISED_WORKER_ARG, WorkerProcesses } from './worker-processes';
 import { UserStore } from './domain/user-store.port';
 import { CONSOLE_PATH } from './web-console/web-console';
 
@@ -26,18 +28,30 @@ async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createRootLogger(config.LOG_LEVEL);
   if (config.APP_ROLE === 'worker') {
+    const supervised = process.argv.includes(SUPERVISED_WORKER_ARG);
+    if (supervised) joinSupervisor(logger);
     const context = await createWorkerContext(config, logger);
     closeOnSignals(context, logger);
-    logger.info({ role: config.APP_ROLE }, 'worker started');
+    if (supervised) reportReady();
+    logger.info({ role: config.APP_ROLE, supervised }, 'worker started');
     return;
   }
   const app = await createHttpApp(config, logger);
-  closeOnSignals(app, logger);
+  // The store is open and migrated: the worker processes boot onto it (APP_ROLE=all, WORKERS > 1).
+  const workers =
+    config.APP_ROLE === 'all' && config.WORKERS > 1 ? new WorkerProcesses(config.WORKERS - 1, process.env, logger) : undefined;
+  if (workers) {
+    app
+      .get(ReadinessRegistry)
+      .register({ name: 'workers', check: async () => ({ processes: 1 + workers.status().ready, of: config.WORKERS }) });
+    workers.start();
+  }
+  closeOnSignals(app, logger, { alongside: () => workers?.stop() ?? Promise.resolve() });
   // Counted before listening, so both lines below are written together once the port is open.
   const firstStart = (await app.get(UserStore).countUsers()) === 0;
   await app.listen(config.PORT, config.HOST);
   const url = await app.getUrl();
-  logger.info({ role: config.APP_ROLE, url }, 'listening');
+  logger.info({ role: config.APP_ROLE, url, workers: config.APP_ROLE === 'api' ? 0 : workers ? config.WORKERS : 1 }, 'listening');
   if (firstStart) {
     const consoleUrl = `${config.PUBLIC_URL ? config.publicUrl : url}${CONSOLE_PATH}`;
     logger.info(

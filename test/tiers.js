@@ -31,7 +31,11 @@ const BROWSER = [
 ].map((name) => new RegExp(`^test/e2e/${name}\\.e2e-spec\\.ts$`));
 
 /** Kill tests and suites that wait minutes on purpose. */
-const SLOW = [/^test\/e2e\/[^/]+-kill\.e2e-spec\.ts$/, /^test\/e2e\/mcp-long-task\.e2e-spec\.ts$/];
+const SLOW = [
+  /^test\/e2e\/[^/]+-kill\.e2e-spec\.ts$/,
+  /^test\/e2e\/[^/]+\.slow\.e2e-spec\.ts$/,
+  /^test\/e2e\/mcp-long-task\.e2e-spec\.ts$/,
+];
 
 /** @type {{ name: string, include: RegExp[], exclude: RegExp[] }[]} */
 const TIERS = [

@@ -18,8 +18,13 @@ export const SHUTDOWN_DEADLINE_MS = 30_000;
 export function closeOnSignals(
   app: INestApplicationContext,
   logger: Logger,
-  exit: (code: number) => void = (code) => process.exit(code),
+  options: {
+    exit?: (code: number) => void;
+    /** Stopped alongside the application, and waited for before the exit: the worker processes of `npm start`. */
+    alongside?: () => Promise<void>;
+  } = {},
 ): void {
+  const { exit = (code) => process.exit(code), alongside = () => Promise.resolve() } = options;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -33,7 +38,7 @@ export function closeOnSignals(
       exit(1);
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
-    app.close().then(
+    Promise.all([app.close(), alongside()]).then(
       () => {
         clearTimeout(deadline);
         logger.info({ signal, ms: ms() }, 'shutdown complete');

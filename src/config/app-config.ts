@@ -16,7 +16,7 @@ import {
   ValidationArguments,
   ValidationError,
 } from 'class-validator';
-import { cpus } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { resolve } from 'node:path';
 
 const list = ({ value }: { value: unknown }) =>
@@ -202,6 +202,18 @@ export class AppConfig {
   @Min(1)
   @Max(64)
   EMBEDDING_THREADS = Math.max(1, cpus().length);
+
+  /**
+   * Processes that run workflow runs and ingestion (APP_ROLE=all): this one, which also serves the
+   * API, and WORKERS-1 worker processes it starts and supervises, sharing its store and queue.
+   * 1 keeps everything in this process (see docs/operations.md, Every core on one machine).
+   * @default one per core
+   */
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  WORKERS = Math.max(1, availableParallelism());
 
   /** Jobs one process works on at once, per job name. */
   @Transform(int)
@@ -411,7 +423,11 @@ export class AppConfig {
   @IsBoolean()
   METRICS_ENABLED = true;
 
-  /** A worker process (APP_ROLE=worker) answers /health, /health/ready and /metrics here; 0 turns it off. */
+  /**
+   * A worker process (APP_ROLE=worker) answers /health, /health/ready and /metrics here; 0 turns it
+   * off. Two workers on one machine need two ports (the second stops at boot naming this variable);
+   * the worker processes WORKERS starts have none.
+   */
   @Transform(int)
   @IsInt()
   @Min(0)

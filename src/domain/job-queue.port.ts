@@ -58,4 +58,17 @@ export abstract class JobQueue {
   abstract depth(name: string): Promise<QueueDepth>;
   abstract ping(): Promise<void>;
   abstract close(): Promise<void>;
+
+  /** Which queue this is, without secrets; processes sharing a store compare it at boot. */
+  describe(): string {
+    return 'in-process';
+  }
+
+  /**
+   * The id of the store whose runs this queue carries. A queue kept in the store itself needs no
+   * pairing; a shared one (Redis) records `storeId` when it has none yet or when `record`.
+   */
+  async pairStore(storeId: string, _record: boolean): Promise<string> {
+    return storeId;
+  }
 }

@@ -51,6 +51,8 @@ export interface WorkflowSchedule {
   timezone: string;
   /** The version it was read from: it is dropped when another version becomes active. */
   versionId: string;
+  /** When that version came in force (ISO 8601): its first tick is the first after this. Absent on schedules stored before it was kept. */
+  since?: string;
 }
 
 export type VisibleWorkflow = Workflow & { role: Role };

@@ -44,9 +44,17 @@ export class WorkerHealthServer implements OnApplicationBootstrap, OnApplication
     server.requestTimeout = REQUEST_TIMEOUT_MS;
     server.headersTimeout = REQUEST_TIMEOUT_MS;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(
+          error.code === 'EADDRINUSE'
+            ? new Error(
+                `WORKER_HEALTH_PORT ${this.config.WORKER_HEALTH_PORT} is taken (another worker on this machine?): give each worker its own WORKER_HEALTH_PORT, or 0 for none`,
+              )
+            : error,
+        ),
+      );
       server.listen(this.config.WORKER_HEALTH_PORT, this.config.HOST, () => {
-        server.off('error', reject);
+        server.removeAllListeners('error');
         resolve();
       });
     });

@@ -1,4 +1,4 @@
-import { DynamicModule, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { oncePerConfig } from '../config/once-per-config';
@@ -6,6 +6,11 @@ import { BullJobsModule } from './bull/bull-jobs.module';
 import { EmbeddedJobsModule } from './embedded/embedded-jobs.module';
 import { DiscoveredJobHandler, JobHandlerScan } from './job-handlers';
 import { JobQueue } from '../domain/job-queue.port';
+import { ServiceIdentityStore } from '../domain/service-identity.port';
+import { randomUUID } from 'node:crypto';
+import { StorageModule } from '../storage/storage.module';
+import { ROOT_LOGGER } from '../common/logger';
+import type { Logger } from 'pino';
 
 /**
  * Provides the one JobQueue: Bull on Redis when REDIS_URL is set, else the embedded queue on the
@@ -20,17 +25,50 @@ export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModul
   static forRoot(config: AppConfig): DynamicModule {
     return oncePerConfig(config, JobsModule, () => {
       const adapter = config.REDIS_URL ? BullJobsModule.forRoot() : EmbeddedJobsModule.forRoot();
-      return { module: JobsModule, imports: [DiscoveryModule, adapter], providers: [JobHandlerScan], exports: [adapter] };
+      return { module: JobsModule, imports: [DiscoveryModule, StorageModule, adapter], providers: [JobHandlerScan], exports: [adapter] };
     });
   }
 
   constructor(
     private readonly queue: JobQueue,
     private readonly scan: JobHandlerScan,
+    private readonly identity: ServiceIdentityStore,
+    private readonly config: AppConfig,
+    @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     this.handlers = this.scan.handlers();
+    await this.checkPairing();
+  }
+
+  /**
+   * Processes that accept runs (APP_ROLE all, api) record in the store which queue they put its
+   * runs on, and in that queue which store it serves; a worker checks both before it takes a job,
+   * so one pointed at another store or queue stops at boot, saying which, rather than take jobs
+   * for runs it cannot find.
+   */
+  private async checkPairing(): Promise<void> {
+    const storeId = await this.identity.claim('store', `store_${randomUUID()}`);
+    const queue = this.queue.describe();
+    if (this.config.APP_ROLE !== 'worker') {
+      const before = await this.identity.replace('queue', queue);
+      if (before !== null && before !== queue) this.logger.warn({ before, now: queue }, 'the runs of this store now go to another queue');
+      await this.queue.pairStore(storeId, true);
+      return;
+    }
+    const recorded = await this.identity.claim('queue', queue);
+    if (recorded !== queue) {
+      throw new Error(
+        `This worker's queue is ${queue}, but the processes that accept runs into its store put them on ${recorded}: give every process the same REDIS_URL and QUEUE_PREFIX (or none)`,
+      );
+    }
+    const paired = await this.queue.pairStore(storeId, false);
+    if (paired !== storeId) {
+      throw new Error(
+        `The queue (${queue}) carries the runs of store ${paired}, but this worker's store is ${storeId}: give every process the same DATA_DIR (or MONGODB_URI)`,
+      );
+    }
   }
 
   onApplicationBootstrap(): void {

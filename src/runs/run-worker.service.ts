@@ -108,8 +108,15 @@ export class RunWorker {
         claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
         if (claimed === AT_CONCURRENCY_LIMIT) return;
       }
-      // Finished, canceled, deleted, waiting for later, or running under a live lease elsewhere: nothing to do.
-      if (!claimed) return;
+      // Finished, canceled, waiting for later, or running under a live lease elsewhere: nothing to do.
+      if (!claimed) {
+        if ((await this.runs.status(runId)) !== null) return;
+        // A run this store has never had (or deleted): the job is not dropped but failed as
+        // retryable, so it is tried again (by a process that has the run, if one shares the queue)
+        // and kept among the failed jobs after its last try.
+        this.logger.warn({ runId, jobId: job.id }, 'a job names a run this store does not have; leaving it to be retried');
+        throw new AppError(ErrorCode.UNAVAILABLE, `run ${runId} is not in this worker's store`, { retryable: true });
+      }
       try {
         await this.execute(claimed, controller, job.signal);
       } finally {

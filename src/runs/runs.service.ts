@@ -20,7 +20,7 @@ import { RunEvents } from './run-events';
 import { acceptedView, runSummaryView, runView } from './run-views';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-/** A caller waiting for a run in another process looks at the store at least this often. */
+/** A caller waiting for a run looks at the store at least this often, in case a notice of its end was lost with its process. */
 const WAIT_POLL_MS = 250;
 
 export interface AcceptedRun {
@@ -341,12 +341,18 @@ export class RunsService {
    */
   async waitFor(runId: string, ms: number, from?: RunStatus): Promise<Run | null> {
     const deadline = Date.now() + ms;
-    for (;;) {
-      const status = await this.runs.status(runId);
-      if (status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status)) return this.runs.get(runId);
-      const left = deadline - Date.now();
-      if (left <= 0 || this.shutdown.stopping) return null;
-      await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS), this.shutdown.signal);
+    const unwatch = this.events.watch(runId);
+    try {
+      for (;;) {
+        const status = await this.runs.status(runId);
+        if (status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status))
+          return this.runs.get(runId);
+        const left = deadline - Date.now();
+        if (left <= 0 || this.shutdown.stopping) return null;
+        await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS), this.shutdown.signal);
+      }
+    } finally {
+      unwatch();
     }
   }
 

@@ -27,7 +27,8 @@ export interface SchedulerOptions {
 }
 
 export const SCHEDULER_OPTIONS = Symbol('SCHEDULER_OPTIONS');
-export const DEFAULT_SCHEDULER_OPTIONS: SchedulerOptions = { refreshMs: 15_000, maxSleepMs: 1_000, catchUpMs: 60_000 };
+/** The list is read every second (one indexed query): a schedule published in any process starts at its next tick. */
+export const DEFAULT_SCHEDULER_OPTIONS: SchedulerOptions = { refreshMs: 1_000, maxSleepMs: 1_000, catchUpMs: 60_000 };
 
 /**
  * Starts the runs of workflows whose published version has a schedule trigger. Every process
@@ -85,7 +86,10 @@ export class WorkflowScheduler implements OnApplicationBootstrap, OnApplicationS
     let created = 0;
     for (const scheduled of this.schedules) {
       const key = keyOf(scheduled);
-      const from = Math.max(this.handledUntil.get(key) ?? now.getTime(), now.getTime() - this.options.catchUpMs);
+      // A schedule seen for the first time counts from when its version came in force: its first
+      // tick is not lost to the time it took this process to read the list.
+      const since = scheduled.schedule.since ? Date.parse(scheduled.schedule.since) : now.getTime();
+      const from = Math.max(this.handledUntil.get(key) ?? Math.min(since, now.getTime()), now.getTime() - this.options.catchUpMs);
       for (const at of ticksBetween(scheduled, from, now.getTime())) {
         const started = await this.startScheduled(scheduled.workflowId, scheduled.schedule.versionId, at, now).catch((error: unknown) => {
           // Over a queued-run limit the tick is skipped (counted in workflow_runs_refused_total): the

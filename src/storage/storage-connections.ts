@@ -2,7 +2,7 @@ import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { groupCommitOf } from './embedded/group-commit';
 import { openSqliteDatabase, SqliteDb } from './embedded/sqlite-database';
-import { MongoConnection, openMongoConnection, pingMongo } from './mongo/mongo-connection';
+import { connectMongo, MongoConnection, openMongoConnection, pingMongo } from './mongo/mongo-connection';
 
 /**
  * The database handles, opened on first use so a deployment only touches the engines its
@@ -12,6 +12,7 @@ import { MongoConnection, openMongoConnection, pingMongo } from './mongo/mongo-c
 export class StorageConnections implements OnApplicationShutdown {
   private sqliteDb?: SqliteDb;
   private mongoConnection?: MongoConnection;
+  private connectedMongo?: Promise<MongoConnection>;
 
   constructor(private readonly config: AppConfig) {}
 
@@ -28,6 +29,12 @@ export class StorageConnections implements OnApplicationShutdown {
     if (!this.config.MONGODB_URI) throw new Error('MONGODB_URI is not set');
     this.mongoConnection ??= openMongoConnection(this.config.MONGODB_URI);
     return this.mongoConnection;
+  }
+
+  /** The MongoDB connection once the server answered (stores are built on it at boot). */
+  mongoReady(): Promise<MongoConnection> {
+    this.connectedMongo ??= connectMongo(this.mongo, this.config.MONGODB_URI!);
+    return this.connectedMongo;
   }
 
   /** Readiness: the document store answers. */
@@ -59,6 +66,7 @@ export function storeProvider<T>(port: StoreClass<T>, sqlite: (db: SqliteDb) => 
   return {
     provide: port,
     inject: [StorageConnections],
-    useFactory: (connections: StorageConnections): T => (connections.usesMongo ? mongo(connections.mongo) : sqlite(connections.sqlite)),
+    useFactory: async (connections: StorageConnections): Promise<T> =>
+      connections.usesMongo ? mongo(await connections.mongoReady()) : sqlite(connections.sqlite),
   };
 }

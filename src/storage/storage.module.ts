@@ -21,11 +21,19 @@ import { StorageConnections, storeProvider } from './storage-connections';
 import { ConversationStore } from '../domain/conversation-store.port';
 import { SqliteConversationStore } from './embedded/sqlite-conversation-store.adapter';
 import { MongoConversationStore } from './mongo/mongo-conversation-store.adapter';
+import { ServiceIdentityStore } from '../domain/service-identity.port';
+import { SqliteServiceIdentityStore } from './embedded/sqlite-service-identity-store.adapter';
+import { MongoServiceIdentityStore } from './mongo/mongo-service-identity-store.adapter';
 import { OAuthStore } from '../domain/oauth-store.port';
 import { SqliteOAuthStore } from './embedded/sqlite-oauth-store.adapter';
 import { MongoOAuthStore } from './mongo/mongo-oauth-store.adapter';
 
 const stores = [
+  storeProvider(
+    ServiceIdentityStore,
+    (db) => new SqliteServiceIdentityStore(db),
+    (c) => new MongoServiceIdentityStore(c),
+  ),
   storeProvider(
     UserStore,
     (db) => new SqliteUserStore(db),
@@ -68,11 +76,12 @@ const stores = [
   ),
 ];
 
-/** The document stores of users, memberships, collections, workflows, runs, credentials, agent conversations and the OAuth server's state, on SQLite or MongoDB. */
+/** The store's identity, and the document stores of users, memberships, collections, workflows, runs, credentials, agent conversations and the OAuth server's state, on SQLite or MongoDB. */
 @Module({
   providers: [StorageConnections, ...stores],
   exports: [
     StorageConnections,
+    ServiceIdentityStore,
     UserStore,
     MembershipStore,
     CollectionStore,

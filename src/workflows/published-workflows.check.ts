@@ -22,6 +22,7 @@ interface BrokenWorkflow {
  * Checks, once at boot, every published version in force against the node types this process
  * loaded: a plugin removed or changed since it was published is reported in the log and in
  * /health/ready (`workflows`: details only, readiness still passes) instead of first failing a run.
+ * The count of published workflows there is read at each probe.
  */
 @Injectable()
 export class PublishedWorkflowsCheck implements OnModuleInit, OnApplicationBootstrap {
@@ -40,7 +41,7 @@ export class PublishedWorkflowsCheck implements OnModuleInit, OnApplicationBoots
   }
 
   onModuleInit(): void {
-    this.readiness.register({ name: 'workflows', check: async () => this.details() });
+    this.readiness.register({ name: 'workflows', check: () => this.details() });
   }
 
   /** In the background: a store with many workflows does not hold the boot up. */
@@ -51,10 +52,16 @@ export class PublishedWorkflowsCheck implements OnModuleInit, OnApplicationBoots
     });
   }
 
-  private details(): Record<string, unknown> {
+  /**
+   * The published workflows as they stand now (published or unpublished since boot, in any
+   * process), and those found broken at boot whose broken version is still the one in force.
+   */
+  private async details(): Promise<Record<string, unknown>> {
     if (this.failure) return { checked: false, error: this.failure };
     if (!this.result) return { checking: true };
-    return { published: this.result.checked, broken: this.result.broken };
+    const active = await this.workflows.listActive();
+    const inForce = new Set(active.map((workflow) => workflow.versionId));
+    return { published: active.length, broken: this.result.broken.filter((workflow) => inForce.has(workflow.versionId)) };
   }
 
   async check(): Promise<{ checked: number; broken: BrokenWorkflow[] }> {

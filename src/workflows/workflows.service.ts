@@ -117,12 +117,13 @@ export class WorkflowsService {
     const workflow = await this.load(id);
     const versionId = newId('wfv');
     // The draft was valid when saved; node types may have changed since (a plugin removed).
-    const triggers = triggersOf(compileWorkflow(workflow.draft, this.registry, this.compileOptions), versionId);
+    const now = new Date();
+    const triggers = triggersOf(compileWorkflow(workflow.draft, this.registry, this.compileOptions), versionId, now);
     // Pinned data is for testing the draft: the version runs on what comes in, never on it.
     const { pinnedData: _pinned, ...published } = workflow.draft;
     const version = await this.workflows.publish(
       id,
-      { id: versionId, definition: published, createdBy: principal.userId, createdAt: new Date() },
+      { id: versionId, definition: published, createdBy: principal.userId, createdAt: now },
       triggers,
     );
     if (!version) throw AppError.notFound('workflow', id);
@@ -150,8 +151,9 @@ export class WorkflowsService {
     const role = await this.access.require(principal, 'workflow', id, 'editor');
     const found = await this.workflows.getVersion(id, version);
     if (!found) throw AppError.notFound(`version ${version} of workflow`, id);
-    const triggers = triggersOf(compileWorkflow(found.definition, this.registry, this.compileOptions), found.id);
-    if (!(await this.workflows.activate(id, version, new Date(), triggers, principal.userId))) throw AppError.notFound('workflow', id);
+    const now = new Date();
+    const triggers = triggersOf(compileWorkflow(found.definition, this.registry, this.compileOptions), found.id, now);
+    if (!(await this.workflows.activate(id, version, now, triggers, principal.userId))) throw AppError.notFound('workflow', id);
     this.toolEvents.changed();
     return workflowView(await this.load(id), role);
   }
@@ -345,14 +347,14 @@ export class WorkflowsService {
  * What a version's trigger asks for besides the webhook (a schedule, an MCP tool), read from its
  * parameters, which the compile options keep fixed for such a trigger.
  */
-function triggersOf(plan: CompiledWorkflow, versionId: string): ActiveTriggers {
+function triggersOf(plan: CompiledWorkflow, versionId: string, since: Date): ActiveTriggers {
   const trigger = plan.trigger.node.definition.trigger;
   const params = plan.trigger.staticParams;
   if (typeof trigger !== 'object' || !params) return { schedule: null, tool: null };
   const schedule = trigger.schedule?.(params);
   const tool = trigger.tool?.(params);
   return {
-    schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? 'UTC', versionId } : null,
+    schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? 'UTC', versionId, since: since.toISOString() } : null,
     tool: tool ? { ...tool, versionId } : null,
   };
 }

@@ -54,7 +54,13 @@ export class GraphWalker implements BodyRunner {
     inputs: readonly NodeInput[],
     loop: CompiledNode | null,
   ): Promise<void> {
-    const startedAt = new Date();
+    // The trigger runs again on each attempt of a run (its output is the run's input): a run resumed
+    // after a pause keeps the times it first ran at, so its timeline still starts with it.
+    const earlier =
+      node === run.plan.trigger
+        ? run.request.previous?.find((s) => s.nodeId === node.id && !s.reused && s.startedAt && s.finishedAt)
+        : undefined;
+    const startedAt = earlier?.startedAt ?? new Date();
     const recordedInput = recordedValue(run, input);
     try {
       const result = await this.nodes.run(run, node, input, inputs, startedAt);
@@ -87,7 +93,8 @@ export class GraphWalker implements BodyRunner {
       settle(run, node, result.ports, result.error ? 'failed' : 'succeeded', false);
       // A trigger's output is the run's input: a resumed run derives it again rather than keep it.
       const keep = loop === null && node !== run.plan.trigger;
-      await emit(run, finishedStep(run, node, startedAt, result, recordedInput), keep ? { ports: result.ports } : undefined);
+      const step = finishedStep(run, node, startedAt, result, recordedInput);
+      await emit(run, earlier?.finishedAt ? { ...step, finishedAt: earlier.finishedAt } : step, keep ? { ports: result.ports } : undefined);
     } catch (error) {
       if (error instanceof Suspension) throw error;
       const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);

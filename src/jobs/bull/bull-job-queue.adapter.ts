@@ -46,6 +46,8 @@ export interface BullJobQueueOptions {
   /** How long close() waits for aborted handlers before disconnecting regardless. */
   shutdownGraceMs?: number;
   failedRetentionMs?: number;
+  /** Where the queues live (REDIS_URL, QUEUE_PREFIX): what describe() says, and where the paired store's id is kept. */
+  where?: { redisUrl: string; prefix: string };
 }
 
 const DEFAULTS = {
@@ -98,7 +100,8 @@ class HandedBackAtShutdown extends Error {
  * without spending a try.
  */
 export class BullJobQueue extends JobQueue {
-  private readonly settings: Required<Omit<BullJobQueueOptions, 'logger' | 'names'>>;
+  private readonly settings: Required<Omit<BullJobQueueOptions, 'logger' | 'names' | 'where'>>;
+  private readonly where?: { redisUrl: string; prefix: string };
   private readonly logger: Logger;
   private readonly queues = new Map<string, Bull.Queue>();
   private readonly handled = new Set<string>();
@@ -113,7 +116,8 @@ export class BullJobQueue extends JobQueue {
     options: BullJobQueueOptions,
   ) {
     super();
-    const { logger, names = [], ...rest } = options;
+    const { logger, names = [], where, ...rest } = options;
+    this.where = where;
     this.settings = { ...DEFAULTS, ...rest };
     this.logger = logger.child({ component: 'jobs', queue: 'bull' });
     for (const name of names) this.queue(name);
@@ -187,13 +191,33 @@ export class BullJobQueue extends JobQueue {
 
   async ping(): Promise<void> {
     if (this.stopping) throw shutdownReason();
-    const queue = this.queues.values().next().value ?? this.queueFor(PING_QUEUE);
-    await queue.client.ping();
+    await this.anyQueue().client.ping();
+  }
+
+  override describe(): string {
+    if (!this.where) return 'Bull on Redis';
+    const redis = redisOptions(this.where.redisUrl);
+    return `Redis at ${redis.host}:${redis.port} database ${redis.db}, QUEUE_PREFIX ${this.where.prefix}`;
+  }
+
+  override async pairStore(storeId: string, record: boolean): Promise<string> {
+    const key = `${this.where?.prefix ?? 'bull'}:service:store`;
+    const client = this.anyQueue().client;
+    if (record) {
+      await client.set(key, storeId);
+      return storeId;
+    }
+    await client.set(key, storeId, 'NX');
+    return (await client.get(key)) ?? storeId;
   }
 
   close(): Promise<void> {
     this.closed ??= this.shutdown();
     return this.closed;
+  }
+
+  private anyQueue(): Bull.Queue {
+    return this.queues.values().next().value ?? this.queueFor(PING_QUEUE);
   }
 
   /** The queue of a job name, with this adapter's listeners attached the first time it is used. */
@@ -310,7 +334,7 @@ function backoffBase(job: Bull.Job): number {
 }
 
 /** Bull parses redis:// URLs itself but ignores rediss:// (TLS), so the URL is read here. */
-function redisOptions(url: string): RedisOptions {
+export function redisOptions(url: string): RedisOptions {
   const parsed = new URL(url);
   const db = parsed.pathname.replace(/^\//, '');
   return {

@@ -7,6 +7,7 @@ import { AppConfig } from '../../config/app-config';
 import { JobQueue } from '../../domain/job-queue.port';
 import { JOB_NAMES } from '../../domain/job-names';
 import { BullJobQueue, bullQueueOptions } from './bull-job-queue.adapter';
+import { RedisNotices } from './redis-notices';
 
 /**
  * The queues on Redis (REDIS_URL): one BullModule configuration shared by every queue, one
@@ -32,6 +33,7 @@ export class BullJobsModule {
         BullModule.registerQueue(...JOB_NAMES.map((name) => ({ name }))),
       ],
       providers: [
+        RedisNotices,
         {
           provide: JobQueue,
           inject: [AppConfig, ROOT_LOGGER, ...JOB_NAMES.map((name) => getQueueToken(name))],
@@ -42,7 +44,12 @@ export class BullJobsModule {
               if (!queue) throw new Error(`no queue is registered for job ${name} (src/domain/job-names.ts)`);
               return queue;
             };
-            return new BullJobQueue(queueFor, { concurrency: config.JOB_CONCURRENCY, logger, names: JOB_NAMES });
+            return new BullJobQueue(queueFor, {
+              concurrency: config.JOB_CONCURRENCY,
+              logger,
+              names: JOB_NAMES,
+              where: { redisUrl: config.REDIS_URL!, prefix: config.QUEUE_PREFIX },
+            });
           },
         },
       ],

@@ -149,6 +149,10 @@ export class EmbeddedJobQueue extends JobQueue {
     }
   }
 
+  override describe(): string {
+    return 'the embedded queue in the store (no REDIS_URL)';
+  }
+
   async ping(): Promise<void> {
     if (this.stopping) throw shutdownReason();
     await this.store.ping();

@@ -15,10 +15,11 @@ export type SqliteStatement = Database.Statement;
 export function openSqliteDatabase(dataDir: string, fileName = 'service.db'): SqliteDb {
   mkdirSync(dataDir, { recursive: true });
   const db = new Database(fileName === ':memory:' ? ':memory:' : join(dataDir, fileName));
+  // First: processes opening a new file together wait for each other's locks instead of failing busy.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
   // Vector search scans a whole collection; memory-mapped reads make that ~40% cheaper than read calls.
   db.pragma('mmap_size = 1073741824');
   sqliteVec.load(db);
@@ -26,22 +27,25 @@ export function openSqliteDatabase(dataDir: string, fileName = 'service.db'): Sq
   return db;
 }
 
+/**
+ * Applies the migrations the file lacks. Processes sharing the file (the workers of `npm start`,
+ * or an api and workers started together) may open a new one at the same moment: the check and
+ * the migrations run in one transaction that takes the write lock first (BEGIN IMMEDIATE), so one
+ * process migrates and the others, waiting on busy_timeout, then find every version applied.
+ */
 export function migrate(db: SqliteDb, migrations: Migration[]): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const ordered = [...migrations].sort((a, b) => a.version - b.version);
-  for (const migration of ordered) {
-    if (applied.has(migration.version)) continue;
-    db.transaction(() => {
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+    const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const migration of ordered) {
+      if (applied.has(migration.version)) continue;
       db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      );
-    })();
-  }
+      record.run(migration.version, migration.name, new Date().toISOString());
+    }
+  }).immediate();
 }
 
 /** SQLite has no date type: timestamps are ISO 8601 strings, which sort correctly as text. */

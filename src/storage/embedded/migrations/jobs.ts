@@ -28,4 +28,11 @@ export const JOBS_MIGRATIONS: Migration[] = [
       CREATE INDEX jobs_failed ON jobs(updated_at) WHERE state = 'failed';
     `,
   },
+  {
+    version: 301,
+    name: 'service identity',
+    // Written at first boot: the store's own id, and the queue its runs are queued on, which a
+    // worker compares with its own before it takes any job.
+    sql: `CREATE TABLE service_identity (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+  },
 ];

@@ -1,0 +1,153 @@
+import { ChildProcess, fork } from 'node:child_process';
+import type { Logger } from 'pino';
+import { hostname } from 'node:os';
+import { isProcessMessage, ProcessMessage, processNotices } from './common/process-notices';
+
+/** The argument a worker process of `npm start` is started with (main.ts reads it). */
+export const SUPERVISED_WORKER_ARG = '--supervised-worker';
+/** A worker that crashes is started again after this, doubled on each crash in a row, up to MAX_RESTART_DELAY_MS. */
+const FIRST_RESTART_DELAY_MS = 500;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** A worker that ran this long before it crashed starts again after FIRST_RESTART_DELAY_MS. */
+const STABLE_AFTER_MS = 60_000;
+
+interface Slot {
+  index: number;
+  child?: ChildProcess;
+  startedAt: number;
+  ready: boolean;
+  restartDelayMs: number;
+  restartTimer?: NodeJS.Timeout;
+}
+
+/**
+ * The worker processes of one `npm start` (APP_ROLE=all with WORKERS above 1): WORKERS-1 copies of
+ * this program as APP_ROLE=worker, sharing its DATA_DIR (the SQLite store and the embedded queue,
+ * which leases each job to one process) or its Redis. Each crashed worker is started again; on
+ * stop (SIGTERM, SIGINT) each drains as a lone worker does, and stop() resolves once all exited.
+ * They carry run notices between each other and this process (process-notices.ts): a `?wait=`
+ * answered here hears of a run's end in a worker as it happens. A worker whose supervisor died
+ * (kill -9) stops at once, as the whole service was killed: its runs are taken over at the next
+ * start when their leases expire.
+ */
+export class WorkerProcesses {
+  private readonly slots: Slot[];
+  private stopping = false;
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly count: number,
+    private readonly env: NodeJS.ProcessEnv,
+    logger: Logger,
+    private readonly entry: string = process.argv[1],
+  ) {
+    this.logger = logger.child({ component: 'worker-processes' });
+    this.slots = Array.from({ length: count }, (_, index) => ({
+      index,
+      startedAt: 0,
+      ready: false,
+      restartDelayMs: FIRST_RESTART_DELAY_MS,
+    }));
+  }
+
+  start(): void {
+    processNotices.connect((message) => this.broadcast(message), 1);
+    for (const slot of this.slots) this.spawn(slot);
+  }
+
+  /** For readiness: how many worker processes have booted and run now. */
+  status(): { ready: number; of: number } {
+    return { ready: this.slots.filter((slot) => slot.ready).length, of: this.count };
+  }
+
+  /** Asks every worker to stop (SIGTERM: it drains) and resolves once all have exited. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const exits = this.slots.map((slot) => {
+      clearTimeout(slot.restartTimer);
+      const child = slot.child;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      return exited;
+    });
+    await Promise.all(exits);
+  }
+
+  private spawn(slot: Slot): void {
+    const child = fork(this.entry, [SUPERVISED_WORKER_ARG], {
+      execArgv: process.execArgv,
+      // A worker has no API port; its health is this process's: no two workers contend for one port.
+      env: { ...this.env, APP_ROLE: 'worker', WORKER_HEALTH_PORT: '0' },
+    });
+    slot.child = child;
+    slot.startedAt = Date.now();
+    slot.ready = false;
+    child.on('message', (message: unknown) => {
+      if (message === 'ready') {
+        slot.ready = true;
+        // What was watched before it could hear: the runs it takes from now on are told.
+        for (const watch of processNotices.watches()) child.send(watch, () => undefined);
+        this.logger.info({ worker: slot.index + 1, pid: child.pid }, 'worker process ready');
+        return;
+      }
+      if (!isProcessMessage(message)) return;
+      processNotices.receive(message);
+      this.broadcast(message, child);
+    });
+    // A worker that exits closes its channel; sending to it meanwhile must not throw.
+    child.on('error', (error) => this.logger.warn({ worker: slot.index + 1, err: error }, 'worker process channel error'));
+    child.once('exit', (code, signal) => {
+      slot.child = undefined;
+      slot.ready = false;
+      const gone: ProcessMessage = { service: 'gone', from: `${hostname()}:${child.pid}` };
+      this.broadcast(gone);
+      processNotices.receive(gone);
+      if (this.stopping) return;
+      const ranMs = Date.now() - slot.startedAt;
+      if (ranMs >= STABLE_AFTER_MS) slot.restartDelayMs = FIRST_RESTART_DELAY_MS;
+      this.logger.error(
+        { worker: slot.index + 1, pid: child.pid, code, signal, restartInMs: slot.restartDelayMs },
+        'worker process exited; starting it again',
+      );
+      slot.restartTimer = setTimeout(() => this.spawn(slot), slot.restartDelayMs);
+      slot.restartDelayMs = Math.min(MAX_RESTART_DELAY_MS, slot.restartDelayMs * 2);
+    });
+  }
+
+  /** Sends `message` to every worker but `except` (the one it came from). */
+  private broadcast(message: ProcessMessage, except?: ChildProcess): void {
+    for (const slot of this.slots) {
+      const child = slot.child;
+      if (!child || child === except || !child.connected) continue;
+      child.send(message, (error) => {
+        if (error) this.logger.debug({ worker: slot.index + 1, err: error }, 'could not reach worker process');
+      });
+    }
+  }
+}
+
+/**
+ * In a worker process of `npm start`: links its run notices to the supervisor, tells it when it is
+ * ready, and stops at once if the supervisor dies.
+ */
+export function joinSupervisor(logger: Logger): void {
+  const send = process.send?.bind(process);
+  if (!send) return;
+  processNotices.connect((message) => {
+    if (process.connected) send(message, undefined, undefined, () => undefined);
+  }, 1);
+  process.on('message', (message: unknown) => {
+    if (isProcessMessage(message)) processNotices.receive(message);
+  });
+  process.once('disconnect', () => {
+    // Normal stops end the workers before the supervisor: it is gone without stopping them.
+    logger.error('the supervising process is gone; stopping at once');
+    process.exit(1);
+  });
+}
+
+/** In a worker process of `npm start`: tells the supervisor it has booted. */
+export function reportReady(): void {
+  if (process.send && process.connected) process.send('ready');
+}

@@ -1,0 +1,88 @@
+import { startTestApp, TestApp } from '../utils/test-app';
+import { waitForRun } from '../utils/workflows-fixtures';
+
+/**
+ * What the service says about itself stays true after boot: readiness counts the workflows
+ * published since, a schedule starts at its first tick after publishing, and a run resumed after
+ * a pause keeps its trigger's first times.
+ */
+describe('the truth after boot', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ REDIS_URL: '' });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const publish = async (name: string, nodes: unknown[], edges: unknown[]): Promise<string> => {
+    const created = await t.request('POST', '/api/v1/workflows', { body: { name, definition: { nodes, edges } } });
+    expect(created.status).toBe(201);
+    expect((await t.request('POST', `/api/v1/workflows/${created.body.id}/publish`)).status).toBe(201);
+    return created.body.id as string;
+  };
+
+  /** The `workflows` details of /health/ready, once the boot check is done. */
+  const readyWorkflows = async (): Promise<{ published: number }> => {
+    for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      const res = await fetch(`${t.url}/health/ready`);
+      const details = ((await res.json()) as { details: { workflows: { published?: number; checking?: boolean } } }).details.workflows;
+      if (typeof details.published === 'number') return details as { published: number };
+      if (Date.now() > deadline) throw new Error(`readiness still says ${JSON.stringify(details)}`);
+    }
+  };
+
+  it('readiness counts the workflows published after boot', async () => {
+    const before = (await readyWorkflows()).published;
+    await publish('counted', [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }], []);
+    expect((await readyWorkflows()).published).toBe(before + 1);
+  });
+
+  it('a run resumed after a wait keeps the times its trigger first ran at', async () => {
+    const id = await publish(
+      'paused',
+      [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'pause', type: 'wait', parameters: { amount: 2, unit: 'seconds' } },
+        { id: 'after', type: 'set', parameters: { fields: { done: true } } },
+      ],
+      [
+        { from: 'trigger', to: 'pause' },
+        { from: 'pause', to: 'after' },
+      ],
+    );
+    const started = await t.request('POST', `/api/v1/workflows/${id}/runs`, { body: { input: {} } });
+    expect(started.status).toBe(202);
+    const waiting = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 30_000 });
+    const triggerBefore = waiting.steps.find((s: any) => s.nodeId === 'trigger');
+    const run = await waitForRun(t.request, started.body.runId, { timeoutMs: 60_000 });
+    expect(run.status).toBe('succeeded');
+    const step = (nodeId: string) => run.steps.find((s: any) => s.nodeId === nodeId);
+    expect(step('trigger')).toMatchObject({
+      status: 'succeeded',
+      startedAt: triggerBefore.startedAt,
+      finishedAt: triggerBefore.finishedAt,
+    });
+    expect(Date.parse(step('trigger').startedAt)).toBeLessThanOrEqual(Date.parse(step('pause').startedAt));
+    expect(Date.parse(step('after').startedAt)).toBeGreaterThan(Date.parse(step('trigger').finishedAt));
+  });
+
+  it('a schedule published now starts a run at its next tick, not at the next reading of the list', async () => {
+    // Every second: the next tick is at most a second away. Before, a new schedule was seen up
+    // to 15 s after publishing.
+    const id = await publish(
+      'ticking',
+      [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: '* * * * * *', timezone: 'UTC' } }],
+      [],
+    );
+    const publishedAt = Date.now();
+    let first: any;
+    for (const deadline = publishedAt + 8_000; !first; await new Promise((r) => setTimeout(r, 100))) {
+      const runs = await t.request('GET', `/api/v1/runs?workflowId=${id}&limit=5`);
+      first = runs.body.items.find((r: any) => r.trigger === 'schedule');
+      if (!first && Date.now() > deadline) throw new Error('no scheduled run within 8 s of publishing (the list is re-read every 15 s?)');
+    }
+    expect((await t.request('DELETE', `/api/v1/workflows/${id}`)).status).toBeLessThan(300);
+  });
+});

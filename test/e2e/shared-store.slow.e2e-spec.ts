@@ -1,0 +1,119 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { bootService, freePort, Spawned, spawnCollecting, stopService, tempDir } from '../utils/processes';
+import { testRedis, TestRedis } from '../utils/workflows-fixtures';
+
+const root = join(__dirname, '..', '..');
+const KEY = 'wcs_shared_store_key_0123456789abcdef';
+const MAIN = join(root, 'dist', 'src', 'main.js');
+const TRIES = 20;
+
+/**
+ * Processes started apart on one machine (an api and workers, or several workers) share one store
+ * and one queue, or refuse to boot saying what differs; nothing races when they start together.
+ */
+describe('processes sharing a store', () => {
+  const dirs: string[] = [];
+  const started: Spawned[] = [];
+  let redis: TestRedis | null = null;
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.js')], { stdio: 'inherit', cwd: root });
+    redis = await testRedis('shared-store');
+    if (!redis && process.env.CI) throw new Error('Redis is not reachable on 127.0.0.1:6379');
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const spawned of started) await stopService(spawned);
+    await redis?.cleanup();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const dir = (label: string): string => {
+    const made = tempDir(label);
+    dirs.push(made);
+    return made;
+  };
+
+  /** The built service with `env`, not waited for: for processes expected to stop at boot. */
+  const start = (env: Record<string, string>): Spawned => {
+    const spawned = spawnCollecting(process.execPath, ['--no-node-snapshot', MAIN], {
+      cwd: root,
+      env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', BOOTSTRAP_API_KEY: KEY, REDIS_URL: '', EMBEDDING_THREADS: '1', ...env },
+    });
+    started.push(spawned);
+    return spawned;
+  };
+
+  it(`three processes opening an empty store at once migrate it once (${TRIES} tries)`, async () => {
+    const open = `require(${JSON.stringify(join(root, 'dist', 'src', 'storage', 'embedded', 'sqlite-database.js'))}).openSqliteDatabase(process.argv[1]).close()`;
+    for (let attempt = 0; attempt < TRIES; attempt++) {
+      const store = dir('migrate');
+      const racers = Array.from({ length: 3 }, () => spawnCollecting(process.execPath, ['-e', open, store], { cwd: root }));
+      const exits = await Promise.all(racers.map((racer) => racer.exited(60_000)));
+      const failed = exits.flatMap((exit, i) => (exit.code === 0 ? [] : [`exit ${exit.code}: ${racers[i].output()}`]));
+      expect({ attempt, failed }).toEqual({ attempt, failed: [] });
+    }
+  }, 300_000);
+
+  it('a worker whose queue is not the one its store was given refuses to boot, naming REDIS_URL', async () => {
+    if (!redis) return;
+    const store = dir('queue-mismatch');
+    const port = await freePort();
+    const api = await bootService(port, { DATA_DIR: store, BOOTSTRAP_API_KEY: KEY, APP_ROLE: 'api', REDIS_URL: '' });
+    started.push(api);
+    const worker = start({
+      DATA_DIR: store,
+      APP_ROLE: 'worker',
+      WORKER_HEALTH_PORT: '0',
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: redis.prefix,
+    });
+    expect(await worker.exited(120_000)).toEqual({ code: 1, signal: null });
+    expect(worker.output()).toMatch(
+      /This worker's queue is Redis at .* but the processes that accept runs into its store put them on the embedded queue/,
+    );
+    expect(worker.output()).toContain('REDIS_URL');
+    await stopService(api);
+  }, 240_000);
+
+  it('a worker on another store than the queue serves refuses to boot, naming DATA_DIR', async () => {
+    if (!redis) return;
+    const port = await freePort();
+    const env = { REDIS_URL: redis.url, QUEUE_PREFIX: `${redis.prefix}-pair` };
+    const api = await bootService(port, { DATA_DIR: dir('paired'), BOOTSTRAP_API_KEY: KEY, APP_ROLE: 'api', ...env });
+    started.push(api);
+    const worker = start({ DATA_DIR: dir('stray'), APP_ROLE: 'worker', WORKER_HEALTH_PORT: '0', ...env });
+    expect(await worker.exited(120_000)).toEqual({ code: 1, signal: null });
+    expect(worker.output()).toMatch(/carries the runs of store store_[0-9a-f-]+, but this worker's store is store_[0-9a-f-]+: .*DATA_DIR/);
+    await stopService(api);
+  }, 240_000);
+
+  it('two workers on one health port: the second stops naming WORKER_HEALTH_PORT', async () => {
+    const store = dir('health-port');
+    const healthPort = await freePort();
+    const first = start({ DATA_DIR: store, APP_ROLE: 'worker', WORKER_HEALTH_PORT: String(healthPort) });
+    for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 200))) {
+      const ready = await fetch(`http://127.0.0.1:${healthPort}/health/ready`).catch(() => null);
+      if (ready?.status === 200) break;
+      if (Date.now() > deadline || first.child.exitCode !== null) throw new Error(`first worker not ready:\n${first.output()}`);
+    }
+    const second = start({ DATA_DIR: store, APP_ROLE: 'worker', WORKER_HEALTH_PORT: String(healthPort) });
+    expect(await second.exited(120_000)).toEqual({ code: 1, signal: null });
+    expect(second.output()).toContain(`WORKER_HEALTH_PORT ${healthPort} is taken`);
+    await stopService(first);
+  }, 240_000);
+
+  it('an unreachable MongoDB stops the boot naming MongoDB and its host', async () => {
+    const service = start({
+      DATA_DIR: dir('mongo'),
+      MONGODB_URI: 'mongodb://user:secret@127.0.0.1:9/service',
+      PORT: String(await freePort()),
+    });
+    expect(await service.exited(120_000)).toEqual({ code: 1, signal: null });
+    expect(service.output()).toContain('MongoDB at 127.0.0.1:9 (MONGODB_URI) did not answer');
+    expect(service.output()).not.toContain('TypeError');
+    expect(service.output()).not.toContain('secret');
+  }, 180_000);
+});
