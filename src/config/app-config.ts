@@ -317,6 +317,16 @@ export class AppConfig {
   RUNS_MAX_QUEUED_PER_WORKFLOW = 1_000;
 
   /**
+   * A user's share of RUNS_MAX_QUEUED: queued runs acting as one user (all their workflows
+   * together) beyond which that user's callers get 429 and Retry-After, so one user meets their own
+   * limit before the service refuses anyone else; 0 for no limit.
+   */
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  RUNS_MAX_QUEUED_PER_USER = 1_000;
+
+  /**
    * How long a caller's run waits for the queue to take its job: beyond it (Redis unreachable) the
    * run is withdrawn and the caller answered 503, so the webhook answers within 2 s.
    */
