@@ -48,7 +48,8 @@ export interface QueuedRuns {
 }
 
 /** Which queued runs to count: one workflow's, one acting user's, or (empty) all. */
-export type QueuedFilter = { workflowId: string; actingUserId?: undefined } | { actingUserId: string; workflowId?: undefined } | Record<string, never>;
+export type QueuedFilter =
+  { workflowId: string; actingUserId?: undefined } | { actingUserId: string; workflowId?: undefined } | Record<string, never>;
 
 /** What /metrics and /health/ready show of the run queue; counts stop at this many. */
 const QUEUE_GAUGE_COUNT_BOUND = 1_000_000;

@@ -10,7 +10,7 @@ import { QueuedFilter, QueuedRuns, RunStore } from '../domain/run-store.port';
 import { WorkflowStore } from '../domain/workflow-store.port';
 import type { Workflow, WorkflowSettings } from '../domain/workflow.model';
 import { userInForce } from './run-actors';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
+import { RUN_JOB, runJob, RunJobData, runJobOptions } from './run.job';
 import { newQueuedRun, Run, runOf, RunTrigger } from '../domain/run.model';
 
 /** How long an Idempotency-Key (or a schedule tick's key) keeps naming the run it started. */
@@ -261,7 +261,7 @@ export class RunAdmission {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(queueUnavailable(new Error(`no answer within ${this.enqueueTimeoutMs} ms`))), this.enqueueTimeoutMs);
     });
-    const enqueued = this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId: run.id, ...RUN_JOB_OPTIONS });
+    const enqueued = this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, run.id));
     enqueued.catch(() => undefined);
     try {
       await Promise.race([enqueued, deadline]);

@@ -26,7 +26,7 @@ import { WorkflowStore } from '../domain/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { RunEvents } from './run-events';
 import { RunPlan, RunPlans } from './run-plans';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
+import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData, runJobOptions } from './run.job';
 import { SecretCipher } from '../common/secret-cipher';
 import { stateSealer } from './state-sealer';
 import { StepRecorder } from './step-recorder';
@@ -363,11 +363,7 @@ export class RunWorker {
       return;
     }
     try {
-      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), {
-        jobId,
-        delayMs: Math.max(0, resumeAt.getTime() - Date.now()),
-        ...RUN_JOB_OPTIONS,
-      });
+      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, jobId, Math.max(0, resumeAt.getTime() - Date.now())));
     } catch (error) {
       this.logger.warn({ runId: run.id, err: error }, 'waiting run has no job yet; the reconciler will enqueue it');
     }
@@ -397,7 +393,7 @@ export class RunWorker {
   private async wakeNext(workflowId: string): Promise<void> {
     try {
       const next = await this.runs.unparkOldest(workflowId, `.u${Date.now().toString(36)}${randomBytes(2).toString('hex')}`);
-      if (next) await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(next), { jobId: next.jobId, ...RUN_JOB_OPTIONS });
+      if (next) await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(next), runJobOptions(next, next.jobId));
     } catch (error) {
       this.logger.warn({ workflowId, err: error }, 'the next run waiting for a place could not be woken; it looks again later');
     }

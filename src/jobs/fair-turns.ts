@@ -1,0 +1,49 @@
+import type { JobShare } from '../domain/job-queue.port';
+
+/**
+ * Fair shares of the workers, the one rule both queues (embedded and Bull) follow: start-time fair
+ * queueing over users, and over flows (workflows) within a user.
+ *
+ * Every job of a share gets a turn when it is enqueued; workers take waiting jobs in turn order
+ * (equal turns first come, first served). A flow's next job takes its turn `flows` after the
+ * flow's last waiting one, and never before the head (the lowest turn still waiting), where
+ * `flows` is how many flows of its user have jobs waiting: each user advances one turn per job
+ * whatever the number of their workflows, and within a user its workflows alternate. So a user
+ * who queues 200 jobs holds turns head+1..head+200, and a user arriving next gets head+1: their
+ * job is taken after at most one job of each user ahead, not after the 200. Turns only order
+ * jobs: a lost update (two processes enqueueing at once) makes two jobs share a turn, never loses one.
+ *
+ * A job that waits for its time (a delay, a retry's backoff) has no turn (0): once due it goes
+ * first, as it already waited its turn once.
+ *
+ * Fair order alone still leaves a newcomer waiting for a worker to free, which may take as long as
+ * the slowest run ahead. So a job whose user has nothing waiting when it is enqueued also goes to
+ * the lane: every worker process runs up to its concurrency again of lane jobs, beside the others,
+ * so a light user's run starts at once however long the heavy user's runs take. A heavy user's
+ * jobs are never in the lane (they find their earlier ones waiting), so it serves light users only.
+ */
+export interface FairState {
+  /** The lowest turn waiting (0 when none). */
+  head: number;
+  /** The turn of the flow's last waiting job (0 when none). */
+  flowLast: number;
+  /** Flows of the same user with jobs waiting in turn, this flow included if it has any. */
+  userFlows: number;
+}
+
+export interface FairPlace {
+  turn: number;
+  lane: boolean;
+}
+
+/** Where a job of a share goes (see above). */
+export function fairPlace(state: FairState): FairPlace {
+  const flows = state.userFlows + (state.flowLast > 0 ? 0 : 1);
+  return { turn: Math.max(state.head, state.flowLast) + flows, lane: state.userFlows === 0 };
+}
+
+/** The share of a job enqueued without one (file ingestion): one queue, first come first served, no lane. */
+export const NO_SHARE: JobShare = { user: '', flow: '' };
+
+/** The Bull queue that holds the lane jobs of a job name's queue. */
+export const laneQueueName = (name: string): string => `${name}.lane`;
