@@ -17,10 +17,12 @@ import type { JobShare } from '../domain/job-queue.port';
  * first, as it already waited its turn once.
  *
  * Fair order alone still leaves a newcomer waiting for a worker to free, which may take as long as
- * the slowest run ahead. So a job whose user has nothing waiting when it is enqueued also goes to
- * the lane: every worker process runs up to its concurrency again of lane jobs, beside the others,
- * so a light user's run starts at once however long the heavy user's runs take. A heavy user's
- * jobs are never in the lane (they find their earlier ones waiting), so it serves light users only.
+ * the slowest run ahead. So a job whose user has nothing waiting or running when it is enqueued
+ * goes to the lane: every worker process runs up to its concurrency again of lane jobs, beside the
+ * others, so a light user's run starts at once however long the heavy user's runs take. A heavy
+ * user's jobs are not in the lane (they find their earlier ones pending), except the first of a
+ * burst, so it serves light users. (On Bull, "running" is what was enqueued and has not finished
+ * an attempt, forgotten once the head passes its turn: a worker killed mid-job leaves no lasting mark.)
  */
 export interface FairState {
   /** The lowest turn waiting (0 when none). */
@@ -29,6 +31,8 @@ export interface FairState {
   flowLast: number;
   /** Flows of the same user with jobs waiting in turn, this flow included if it has any. */
   userFlows: number;
+  /** Whether the user has any job waiting or running (of this name, in any process). */
+  userPending: boolean;
 }
 
 export interface FairPlace {
@@ -39,7 +43,7 @@ export interface FairPlace {
 /** Where a job of a share goes (see above). */
 export function fairPlace(state: FairState): FairPlace {
   const flows = state.userFlows + (state.flowLast > 0 ? 0 : 1);
-  return { turn: Math.max(state.head, state.flowLast) + flows, lane: state.userFlows === 0 };
+  return { turn: Math.max(state.head, state.flowLast) + flows, lane: !state.userPending };
 }
 
 /** The share of a job enqueued without one (file ingestion): one queue, first come first served, no lane. */

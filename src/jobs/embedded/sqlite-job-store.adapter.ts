@@ -76,6 +76,9 @@ export class SqliteJobStore extends JobStore {
       userFlows: db
         .prepare(`SELECT COUNT(DISTINCT share_flow) FROM jobs WHERE name = @name AND state = 'waiting' AND turn > 0 AND share_user = @user`)
         .pluck(),
+      userPending: db
+        .prepare(`SELECT EXISTS (SELECT 1 FROM jobs WHERE name = @name AND share_user = @user AND state IN ('waiting', 'active'))`)
+        .pluck(),
       // One statement, so two workers (threads or processes on the same file) never take the same
       // job. Each branch reads one row off its partial index before the three are compared: a
       // delayed job once due (turn 0), the lowest turn, a job whose lease expired.
@@ -166,10 +169,12 @@ export class SqliteJobStore extends JobStore {
       if (job.runAt <= now && !this.statements.exists.get(job.name, job.id)) {
         const { statements } = this;
         const shared = { name: job.name, user: share.user, flow: share.flow };
+        const userFlows = statements.userFlows.get(shared) as number;
         const place = fairPlace({
           head: (statements.head.get(job.name) as number | undefined) ?? 0,
           flowLast: (statements.flowLast.get(shared) as number | null) ?? 0,
-          userFlows: statements.userFlows.get(shared) as number,
+          userFlows,
+          userPending: statements.userPending.get(shared) === 1,
         });
         params.turn = place.turn;
         params.lane = place.lane && job.share ? 1 : 0;

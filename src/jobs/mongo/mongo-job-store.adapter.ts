@@ -37,6 +37,7 @@ jobSchema.index({ updatedAt: 1 }, { partialFilterExpression: { state: 'failed' }
 // Fair order (src/jobs/fair-turns.ts): the claim by turn, and the turn of a new job (the head, its user's flows).
 jobSchema.index({ name: 1, turn: 1, runAt: 1, _id: 1 }, { partialFilterExpression: { state: 'waiting' } });
 jobSchema.index({ name: 1, shareUser: 1, shareFlow: 1, turn: 1 }, { partialFilterExpression: { state: 'waiting' } });
+jobSchema.index({ name: 1, shareUser: 1, state: 1 });
 
 const toJob = (doc: JobDoc): StoredJob => ({
   name: doc.name,
@@ -190,15 +191,16 @@ export class MongoJobStore extends JobStore {
 
   private async fairPlaceOf(name: string, share: JobShare) {
     const inTurn = { name, state: 'waiting', turn: { $gt: 0 } };
-    const [head, flowLast, userFlows] = await Promise.all([
+    const [head, flowLast, userFlows, pending] = await Promise.all([
       this.jobs.findOne(inTurn, { turn: 1 }).sort({ turn: 1 }).lean<Pick<JobDoc, 'turn'>>(),
       this.jobs
         .findOne({ ...inTurn, shareUser: share.user, shareFlow: share.flow }, { turn: 1 })
         .sort({ turn: -1 })
         .lean<Pick<JobDoc, 'turn'>>(),
       this.jobs.distinct('shareFlow', { ...inTurn, shareUser: share.user }),
+      this.jobs.exists({ name, shareUser: share.user, state: { $in: ['waiting', 'active'] } }),
     ]);
-    return fairPlace({ head: head?.turn ?? 0, flowLast: flowLast?.turn ?? 0, userFlows: userFlows.length });
+    return fairPlace({ head: head?.turn ?? 0, flowLast: flowLast?.turn ?? 0, userFlows: userFlows.length, userPending: pending !== null });
   }
 
   private held(key: JobKey, leaseToken: string) {
