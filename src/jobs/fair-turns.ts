@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { JobShare } from '../domain/job-queue.port';
 
 /**
@@ -51,3 +52,50 @@ export const NO_SHARE: JobShare = { user: '', flow: '' };
 
 /** The Bull queue that holds the lane jobs of a job name's queue. */
 export const laneQueueName = (name: string): string => `${name}.lane`;
+
+/**
+ * The share of the work being done now, set around a run's execution, so that what the run asks of
+ * pools it shares with other runs (the sandbox processes of Code nodes and expressions) is taken
+ * in fair order too.
+ */
+export const workShare = new AsyncLocalStorage<JobShare>();
+
+/**
+ * A waiting list in memory taken in fair order (the same turns as the queues'; no lane): for a
+ * pool of a few workers that many runs wait on. Linear in the list's length, which the runs of one
+ * process bound (each waits for one evaluation at a time).
+ */
+export class FairWaitingList<T> {
+  private readonly items: { item: T; share: JobShare; turn: number }[] = [];
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  push(item: T, share: JobShare = workShare.getStore() ?? NO_SHARE): void {
+    let flowLast = 0;
+    const flows = new Set<string>();
+    for (const waiting of this.items) {
+      if (waiting.share.user !== share.user) continue;
+      flows.add(waiting.share.flow);
+      if (waiting.share.flow === share.flow) flowLast = Math.max(flowLast, waiting.turn);
+    }
+    const { turn } = fairPlace({ head: this.items[0]?.turn ?? 0, flowLast, userFlows: flows.size, userPending: true });
+    const at = this.items.findIndex((waiting) => waiting.turn > turn);
+    this.items.splice(at < 0 ? this.items.length : at, 0, { item, share, turn });
+  }
+
+  shift(): T | undefined {
+    return this.items.shift()?.item;
+  }
+
+  remove(item: T): void {
+    const at = this.items.findIndex((waiting) => waiting.item === item);
+    if (at >= 0) this.items.splice(at, 1);
+  }
+
+  /** Empties the list, oldest turn first. */
+  drain(): T[] {
+    return this.items.splice(0).map((waiting) => waiting.item);
+  }
+}
