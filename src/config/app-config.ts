@@ -197,7 +197,10 @@ export class AppConfig {
   @Max(64)
   EMBEDDING_THREADS = Math.max(1, cpus().length);
 
-  /** Jobs one process works on at once, per job name. */
+  /**
+   * Jobs one process works on at once, per job name, plus as many again for jobs of users with
+   * nothing else queued or running (the fair-share lane: see docs/operations.md, Fair shares).
+   */
   @Transform(int)
   @IsInt()
   @Min(1)
