@@ -215,7 +215,10 @@ export class AppConfig {
   @Max(256)
   WORKERS = Math.max(1, availableParallelism());
 
-  /** Jobs one process works on at once, per job name. */
+  /**
+   * Jobs one process works on at once, per job name, plus as many again for jobs of users with
+   * nothing else queued or running (the fair-share lane: see docs/operations.md, Fair shares).
+   */
   @Transform(int)
   @IsInt()
   @Min(1)
@@ -391,6 +394,16 @@ export class AppConfig {
   @IsInt()
   @Min(0)
   RUNS_MAX_QUEUED_PER_WORKFLOW = 1_000;
+
+  /**
+   * A user's share of RUNS_MAX_QUEUED: queued runs acting as one user (all their workflows
+   * together) beyond which that user's callers get 429 and Retry-After, so one user meets their own
+   * limit before the service refuses anyone else; 0 for no limit.
+   */
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  RUNS_MAX_QUEUED_PER_USER = 1_000;
 
   /**
    * How long a caller's run waits for the queue to take its job: beyond it (Redis unreachable) the

@@ -12,6 +12,18 @@ export interface EnqueueOptions {
   /** Base of the exponential backoff between tries; default 1000 ms. */
   backoffMs?: number;
   delayMs?: number;
+  /**
+   * Whose share of the workers the job takes: jobs of a name are taken fairly across users, and
+   * across flows (workflows) within a user, rather than first come first served (the rule:
+   * src/jobs/fair-turns.ts). Without it the job is one of a single first-come-first-served share.
+   */
+  share?: JobShare;
+}
+
+/** A user (whose rights the job uses) and a flow of theirs (the workflow). */
+export interface JobShare {
+  user: string;
+  flow: string;
 }
 
 export interface JobContext<T> {
@@ -45,7 +57,8 @@ export interface QueueDepth {
 export abstract class JobQueue {
   abstract enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string>;
   /**
-   * Binds the handler of a job name: the queue calls it directly with each job's context, its
+   * Binds the handler of a job name, run `concurrency` at once in this process, plus as many again
+   * for jobs in the lane of users who had nothing waiting (src/jobs/fair-turns.ts): the queue calls it directly with each job's context, its
    * shutdown signal and attempts (a handler that throws an error with `retryable: false`
    * (AppError) is not retried; one interrupted by shutdown is handed back without spending a try).
    * JobsModule binds the `@OnJob` methods it finds once the application has bootstrapped, so no

@@ -1,4 +1,4 @@
-import type { QueueDepth } from './job-queue.port';
+import type { JobShare, QueueDepth } from './job-queue.port';
 
 /**
  * Where the embedded queue keeps its jobs: the `jobs` table of the SQLite file, or the `jobs`
@@ -28,20 +28,34 @@ export interface StoredJob extends JobKey {
   lastError: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Whose share it takes ('' and '' without one). */
+  share: JobShare;
+  /** Its turn in fair order; 0 for a job that waited for its time (a delay, a retry), taken first once due. */
+  turn: number;
+  /** In the lane of users who had nothing waiting (src/jobs/fair-turns.ts). */
+  lane: boolean;
 }
 
-export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'backoffMs' | 'runAt'>;
+export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'backoffMs' | 'runAt'> & {
+  /** Absent: no share, no lane. */
+  share?: JobShare;
+};
 
 export abstract class JobStore {
-  /** Adds a waiting job unless one with this key exists; false means it existed (idempotent enqueue). */
+  /**
+   * Adds a waiting job unless one with this key exists; false means it existed (idempotent enqueue).
+   * A job due at once gets its turn and lane by fairPlace (src/jobs/fair-turns.ts) over the jobs
+   * of its name waiting in turn; a delayed one gets turn 0.
+   */
   abstract insert(job: NewJob, now: Date): Promise<boolean>;
 
   /**
-   * Atomically takes the longest-due job of `name`: a waiting job whose runAt has come, or an
-   * active job whose lease expired because its worker died. The job becomes active under
-   * `leaseToken` until `leaseUntil`, with one more attempt counted.
+   * Atomically takes the next job of `name` in fair order: a waiting job whose runAt has come, or
+   * an active job whose lease expired because its worker died, lowest turn first (then longest
+   * due); with `lane`, only a lane job. The job becomes active under `leaseToken` until
+   * `leaseUntil`, with one more attempt counted.
    */
-  abstract claim(name: string, now: Date, leaseUntil: Date, leaseToken: string): Promise<StoredJob | null>;
+  abstract claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane?: boolean): Promise<StoredJob | null>;
 
   /*
    * The writes below act only while `leaseToken` still holds the job, so a worker whose lease
@@ -51,7 +65,7 @@ export abstract class JobStore {
   abstract renew(key: JobKey, leaseToken: string, leaseUntil: Date, now: Date): Promise<boolean>;
   /** The job succeeded: it is deleted, so the table only holds pending and failed work. */
   abstract complete(key: JobKey, leaseToken: string): Promise<boolean>;
-  /** Back to waiting until `runAt`; the attempt stays counted. */
+  /** Back to waiting until `runAt` (with turn 0); the attempt stays counted. */
   abstract retry(key: JobKey, leaseToken: string, runAt: Date, error: string, now: Date): Promise<boolean>;
   abstract fail(key: JobKey, leaseToken: string, error: string, now: Date): Promise<boolean>;
   /** Hands the job back at shutdown: waiting again at once, and the interrupted try is not counted. */

@@ -47,6 +47,10 @@ export interface QueuedRuns {
   oldestCreatedAt: Date | null;
 }
 
+/** Which queued runs to count: one workflow's, one acting user's, or (empty) all. */
+export type QueuedFilter =
+  { workflowId: string; actingUserId?: undefined } | { actingUserId: string; workflowId?: undefined } | Record<string, never>;
+
 /** What /metrics and /health/ready show of the run queue; counts stop at this many. */
 const QUEUE_GAUGE_COUNT_BOUND = 1_000_000;
 
@@ -166,10 +170,11 @@ export abstract class RunStore {
    */
   abstract requeueExpired(id: string, leaseOwner: string | null, jobId: string, now: Date): Promise<boolean>;
   /**
-   * Queued runs (parked ones included), of `workflowId` or of every workflow, counted up to `upTo`
-   * (an index range of at most that many entries: cheap enough for every webhook call).
+   * Queued runs (parked ones included), of `workflowId`, of those acting as `actingUserId`, or of
+   * every workflow, counted up to `upTo` (an index range of at most that many entries: cheap enough
+   * for every webhook call). One filter at a time.
    */
-  abstract queued(filter: { workflowId?: string }, upTo: number): Promise<QueuedRuns>;
+  abstract queued(filter: QueuedFilter, upTo: number): Promise<QueuedRuns>;
   /**
    * Deletes a run that is still queued and was never claimed, with its steps (a retry's reused ones):
    * its admission is withdrawn because the queue did not take its job. False when a worker got it

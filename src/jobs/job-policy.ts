@@ -1,6 +1,6 @@
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
-import { EnqueueOptions } from '../domain/job-queue.port';
+import { EnqueueOptions, JobShare } from '../domain/job-queue.port';
 
 /**
  * What every JobQueue adapter must agree on, so a job behaves the same on SQLite, MongoDB or
@@ -26,6 +26,7 @@ export interface ResolvedEnqueueOptions {
   attempts: number;
   backoffMs: number;
   delayMs: number;
+  share?: JobShare;
 }
 
 export function assertJobName(name: string): void {
@@ -41,6 +42,7 @@ export function resolveEnqueueOptions(name: string, options: EnqueueOptions = {}
     attempts: options.attempts ?? DEFAULT_ATTEMPTS,
     backoffMs: options.backoffMs ?? DEFAULT_BACKOFF_MS,
     delayMs: options.delayMs ?? 0,
+    ...(options.share ? { share: options.share } : {}),
   };
   const problems: string[] = [];
   if (!JOB_ID.test(resolved.jobId)) problems.push('jobId must be 1-200 characters of [A-Za-z0-9._:-]');

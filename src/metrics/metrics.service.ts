@@ -143,7 +143,7 @@ export class Metrics {
     });
     this.runsRefused = new Counter({
       name: 'workflow_runs_refused_total',
-      help: 'Runs not admitted: workflow-queue-limit (429), global-queue-limit (503), queue-unavailable (503), by what started them (webhook, mcp, schedule, ...).',
+      help: 'Runs not admitted: workflow-queue-limit (429), user-queue-limit (429), global-queue-limit (503), queue-unavailable (503), by what started them (webhook, mcp, schedule, ...).',
       labelNames: ['reason', 'trigger'],
       registers,
     });

@@ -10,7 +10,7 @@ import { SecretCipher } from '../common/secret-cipher';
 import { openKept, sealOutputs } from '../engine/executor/step-records';
 import type { StepRecord } from '../domain/step.model';
 import { JobQueue } from '../domain/job-queue.port';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
+import { RUN_JOB, runJob, RunJobData, runJobOptions } from './run.job';
 import type { Run } from '../domain/run.model';
 import { stateSealer } from './state-sealer';
 import { MembershipStore } from '../domain/membership-store.port';
@@ -243,7 +243,7 @@ export class ApprovalsService {
       });
     }
     try {
-      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, ...RUN_JOB_OPTIONS });
+      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, jobId));
     } catch (error) {
       // The run is due in the store: the reconciler enqueues it (accepted means kept).
       this.logger.warn({ runId: run.id, err: error }, 'decided run has no job yet; the reconciler will enqueue it');

@@ -6,11 +6,11 @@ import { AppConfig } from '../config/app-config';
 import { JobQueue } from '../domain/job-queue.port';
 import { queueUnavailable } from '../jobs/job-policy';
 import { Metrics } from '../metrics/metrics.service';
-import { QueuedRuns, RunStore } from '../domain/run-store.port';
+import { QueuedFilter, QueuedRuns, RunStore } from '../domain/run-store.port';
 import { WorkflowStore } from '../domain/workflow-store.port';
 import type { Workflow, WorkflowSettings } from '../domain/workflow.model';
 import { userInForce } from './run-actors';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
+import { RUN_JOB, runJob, RunJobData, runJobOptions } from './run.job';
 import { newQueuedRun, Run, runOf, RunTrigger } from '../domain/run.model';
 
 /** How long an Idempotency-Key (or a schedule tick's key) keeps naming the run it started. */
@@ -39,7 +39,7 @@ const QUEUE_DOWN_RETRY_AFTER_S = 5;
 /**
  * How a run is admitted, by who starts it:
  * - `caller` (webhook, REST, MCP tool): held to the queued-run limits, refused beyond them (429 for
- *   its workflow's, 503 for the service's); if the queue does not take its job in time, the run is
+ *   its workflow's and its acting user's share, 503 for the service's); if the queue does not take its job in time, the run is
  *   withdrawn and the caller told 503: nothing runs that the caller was told was refused.
  * - `schedule`: held to the limits too; a refused tick is skipped (logged, counted), the next tick
  *   comes. A queue that does not answer keeps the run for the reconciler.
@@ -51,7 +51,7 @@ const QUEUE_DOWN_RETRY_AFTER_S = 5;
 export type AdmissionPolicy = 'caller' | 'schedule' | 'service';
 
 /** Why a run was not admitted, as the `reason` label of workflow_runs_refused_total and `details.reason`. */
-type RefusalReason = 'workflow-queue-limit' | 'global-queue-limit' | 'queue-unavailable';
+type RefusalReason = 'workflow-queue-limit' | 'user-queue-limit' | 'global-queue-limit' | 'queue-unavailable';
 
 /**
  * Where every run enters the run-time, whoever starts it (webhook, MCP tool, retry, schedule):
@@ -70,9 +70,10 @@ export class RunAdmission {
   private readonly logger: Logger;
   private readonly maxQueued: number;
   private readonly maxQueuedPerWorkflow: number;
+  private readonly maxQueuedPerUser: number;
   private readonly enqueueTimeoutMs: number;
   private readonly refusalDelayMs: number;
-  /** Queued runs per workflow id, and of all workflows under '', as last counted in the store. */
+  /** Queued runs per workflow id, per acting user under `user:<id>`, and of all under '', as last counted in the store. */
   private readonly counts = new Map<string, CachedCount>();
 
   constructor(
@@ -86,6 +87,7 @@ export class RunAdmission {
     this.logger = logger.child({ component: 'runs' });
     this.maxQueued = config.RUNS_MAX_QUEUED;
     this.maxQueuedPerWorkflow = config.RUNS_MAX_QUEUED_PER_WORKFLOW;
+    this.maxQueuedPerUser = config.RUNS_MAX_QUEUED_PER_USER;
     this.enqueueTimeoutMs = config.RUNS_ENQUEUE_TIMEOUT_MS;
     this.refusalDelayMs = config.RUNS_REFUSAL_DELAY_MS ?? 0;
   }
@@ -93,7 +95,7 @@ export class RunAdmission {
   /**
    * `created: false` when an idempotency key matched an earlier run, which is returned instead.
    * `settings` are those of the run's workflow (its maxQueuedRuns).
-   * @throws AppError RATE_LIMITED (429) beyond the workflow's queued-run limit, UNAVAILABLE (503)
+   * @throws AppError RATE_LIMITED (429) beyond the workflow's or the acting user's queued-run limit, UNAVAILABLE (503)
    * beyond the service's or when the queue does not take the job in time (caller runs); both carry
    * `retryAfterSeconds`
    */
@@ -112,7 +114,7 @@ export class RunAdmission {
     }
     const stored = await this.runs.create(run, reuseSince);
     if (!stored.created) return stored;
-    this.admitted(run.workflowId);
+    this.admitted(run);
     try {
       await this.enqueueWithin(run);
     } catch (error) {
@@ -187,9 +189,11 @@ export class RunAdmission {
     settings: WorkflowSettings,
   ): Promise<{ reason: RefusalReason; retryAfterSeconds: number; error: AppError } | null> {
     const workflowLimit = this.workflowLimit(settings);
-    const [mine, all] = await Promise.all([
-      workflowLimit > 0 ? this.queued(run.workflowId, workflowLimit) : undefined,
-      this.maxQueued > 0 ? this.queued('', this.maxQueued) : undefined,
+    const userLimit = this.maxQueuedPerUser;
+    const [mine, users, all] = await Promise.all([
+      workflowLimit > 0 ? this.queued(run.workflowId, { workflowId: run.workflowId }, workflowLimit) : undefined,
+      userLimit > 0 ? this.queued(userKey(run), { actingUserId: run.actingUserId }, userLimit) : undefined,
+      this.maxQueued > 0 ? this.queued('', {}, this.maxQueued) : undefined,
     ]);
     if (mine && mine.count >= workflowLimit) {
       const retryAfterSeconds = retryAfter(mine.oldestCreatedAt);
@@ -198,6 +202,17 @@ export class RunAdmission {
         ErrorCode.RATE_LIMITED,
         `Workflow ${run.workflowId} has ${workflowLimit} run(s) queued, its limit: no run was started; try again in ${retryAfterSeconds} s`,
         { details: { reason, limit: workflowLimit, queued: mine.count, retryAfterSeconds }, retryable: true },
+      );
+      return { reason, retryAfterSeconds, error };
+    }
+    // Before the service's limit: one user's backlog meets its own 429 and leaves the rest to others.
+    if (users && users.count >= userLimit) {
+      const retryAfterSeconds = retryAfter(users.oldestCreatedAt);
+      const reason = 'user-queue-limit';
+      const error = new AppError(
+        ErrorCode.RATE_LIMITED,
+        `User ${run.actingUserId}, whose rights this run would use, has ${userLimit} run(s) queued, their limit (RUNS_MAX_QUEUED_PER_USER): no run was started; try again in ${retryAfterSeconds} s`,
+        { details: { reason, limit: userLimit, queued: users.count, actingUserId: run.actingUserId, retryAfterSeconds }, retryable: true },
       );
       return { reason, retryAfterSeconds, error };
     }
@@ -217,20 +232,20 @@ export class RunAdmission {
     return null;
   }
 
-  /** The store's count (of one workflow, or of all under ''), or the fresh one this process read, with its own admissions since. */
-  private async queued(workflowId: string, upTo: number): Promise<QueuedRuns> {
+  /** The store's count (under `key` in the cache), or the fresh one this process read, with its own admissions since. */
+  private async queued(key: string, filter: QueuedFilter, upTo: number): Promise<QueuedRuns> {
     const now = Date.now();
-    const cached = this.counts.get(workflowId);
+    const cached = this.counts.get(key);
     if (cached && now - cached.readAt < COUNT_FRESH_MS) return cached;
-    const counted = await this.runs.queued(workflowId ? { workflowId } : {}, upTo);
+    const counted = await this.runs.queued(filter, upTo);
     if (this.counts.size >= COUNT_CACHE_SIZE) this.counts.delete(this.counts.keys().next().value!);
-    this.counts.delete(workflowId);
-    this.counts.set(workflowId, { ...counted, readAt: now });
+    this.counts.delete(key);
+    this.counts.set(key, { ...counted, readAt: now });
     return counted;
   }
 
-  private admitted(workflowId: string): void {
-    for (const key of [workflowId, '']) {
+  private admitted(run: Run): void {
+    for (const key of [run.workflowId, userKey(run), '']) {
       const cached = this.counts.get(key);
       if (cached) cached.count++;
     }
@@ -246,7 +261,7 @@ export class RunAdmission {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(queueUnavailable(new Error(`no answer within ${this.enqueueTimeoutMs} ms`))), this.enqueueTimeoutMs);
     });
-    const enqueued = this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId: run.id, ...RUN_JOB_OPTIONS });
+    const enqueued = this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, run.id));
     enqueued.catch(() => undefined);
     try {
       await Promise.race([enqueued, deadline]);
@@ -271,6 +286,9 @@ export class RunAdmission {
     this.metrics.runRefused(reason, policy === 'caller' ? run.trigger : policy);
   }
 }
+
+/** Workflow ids never contain ':', so a user's count cannot collide with a workflow's. */
+const userKey = (run: Pick<Run, 'actingUserId'>): string => `user:${run.actingUserId}`;
 
 /**
  * The age of the oldest queued run: a run admitted now starts after about that long, so a caller

@@ -15,6 +15,7 @@ import { recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowE
 import { Metrics } from '../metrics/metrics.service';
 import { JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
+import { workShare } from '../jobs/fair-turns';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToolInfo } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../domain/run-store.port';
 import type { WorkflowSettings } from '../domain/workflow.model';
@@ -26,7 +27,7 @@ import { WorkflowStore } from '../domain/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { RunEvents } from './run-events';
 import { RunPlan, RunPlans } from './run-plans';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
+import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData, runJobOptions } from './run.job';
 import { SecretCipher } from '../common/secret-cipher';
 import { stateSealer } from './state-sealer';
 import { StepRecorder } from './step-recorder';
@@ -177,11 +178,14 @@ export class RunWorker {
         progress: (event) => this.events.progress(run.id, event),
         ...(run.nodeTest ? { test: run.nodeTest } : {}),
       };
-      const outcome = await this.executor.run(prepared.plan, request, {
-        finished: (step, kept) => recorder.add(step, kept),
-        started: (step) => recorder.write(step),
-        starting: () => recorder.settle(),
-      });
+      // What the run asks of pools shared with other runs (sandbox processes) waits in its share's turn.
+      const outcome = await workShare.run({ user: run.actingUserId, flow: run.workflowId }, () =>
+        this.executor.run(prepared.plan, request, {
+          finished: (step, kept) => recorder.add(step, kept),
+          started: (step) => recorder.write(step),
+          starting: () => recorder.settle(),
+        }),
+      );
       // The run's masks grew with every credential a node injected.
       redactor = request.redactor;
       if (outcome.status === 'interrupted') {
@@ -370,11 +374,7 @@ export class RunWorker {
       return;
     }
     try {
-      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), {
-        jobId,
-        delayMs: Math.max(0, resumeAt.getTime() - Date.now()),
-        ...RUN_JOB_OPTIONS,
-      });
+      await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, jobId, Math.max(0, resumeAt.getTime() - Date.now())));
     } catch (error) {
       this.logger.warn({ runId: run.id, err: error }, 'waiting run has no job yet; the reconciler will enqueue it');
     }
@@ -404,7 +404,7 @@ export class RunWorker {
   private async wakeNext(workflowId: string): Promise<void> {
     try {
       const next = await this.runs.unparkOldest(workflowId, `.u${Date.now().toString(36)}${randomBytes(2).toString('hex')}`);
-      if (next) await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(next), { jobId: next.jobId, ...RUN_JOB_OPTIONS });
+      if (next) await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(next), runJobOptions(next, next.jobId));
     } catch (error) {
       this.logger.warn({ workflowId, err: error }, 'the next run waiting for a place could not be woken; it looks again later');
     }

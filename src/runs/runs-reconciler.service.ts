@@ -7,7 +7,7 @@ import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { Metrics } from '../metrics/metrics.service';
 import { Run } from '../domain/run.model';
 import { RunCursor, RunStore } from '../domain/run-store.port';
-import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData } from './run.job';
+import { RUN_JOB, runJob, RunJobData, runJobOptions } from './run.job';
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -67,7 +67,7 @@ export class RunsReconciler extends PeriodicReconciler {
       jobId = `${run.id}.q${Date.now().toString(36)}`;
       await this.runs.setJobId(run.id, jobId);
     }
-    await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, ...RUN_JOB_OPTIONS });
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, jobId));
     this.logger.info({ runId: run.id, jobId, jobState: state, status: run.status }, 'run had no job: enqueued it again');
   }
 
@@ -102,7 +102,7 @@ export class RunsReconciler extends PeriodicReconciler {
     }
     const jobId = `${run.id}.r${run.claims}`;
     if (!(await this.runs.requeueExpired(run.id, run.leaseOwner, jobId, now))) return;
-    await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), { jobId, ...RUN_JOB_OPTIONS });
+    await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, jobId));
     this.logger.warn({ runId: run.id, lostWorker: run.leaseOwner, jobId }, 'run lost its worker: queued again');
   }
 }

@@ -101,6 +101,7 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
     APP_ROLE: 'api',
     RUNS_MAX_QUEUED: String(BACKLOG),
     RUNS_MAX_QUEUED_PER_WORKFLOW: String(BACKLOG),
+    RUNS_MAX_QUEUED_PER_USER: String(BACKLOG),
   });
   let workflowId: string;
   const body = JSON.stringify({ input: { query: 'what is a vector' } });

@@ -445,6 +445,60 @@ describe.each(backends)('JobQueue contract: $name', (backend) => {
     await waitFor('a worker to run the job', () => ran);
   });
 
+  it('takes jobs fairly across users and across flows within a user, not first come first served', async () => {
+    const name = jobName();
+    const api = harness.create();
+    const a = (flow: string) => ({ share: { user: 'usr_a', flow } });
+    const b = { share: { user: 'usr_b', flow: 'wf_b' } };
+    // All queued before any worker starts: user A's eight (six of one flow, then two of another), then user B's two.
+    const queued = [
+      ...['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((id) => [id, a('wf_1')] as const),
+      ...['c1', 'c2'].map((id) => [id, a('wf_2')] as const),
+      ...['b1', 'b2'].map((id) => [id, b] as const),
+    ];
+    for (const [id, options] of queued) await api.enqueue(name, { id }, { jobId: id, ...options });
+    const worker = harness.create({ concurrency: 1 });
+    const started: string[] = [];
+    worker.process<{ id: string }>(name, async (job) => {
+      started.push(job.data.id);
+    });
+    await waitFor('all jobs to run', () => started.length === queued.length);
+    const before = (x: string, y: string) => started.indexOf(x) < started.indexOf(y);
+    // B's jobs are not held behind A's backlog: each is taken within a turn or two of A's next.
+    expect(before('b1', 'a5')).toBe(true);
+    expect(before('b2', 'a5')).toBe(true);
+    // Within A, the second flow's first job does not wait for the first flow's backlog.
+    expect(before('c1', 'a5')).toBe(true);
+    // And each flow keeps its own order (but for a1, the lane's: A had nothing pending, so it may run beside).
+    const ofFlow = started.filter((id) => id.startsWith('a') && id !== 'a1');
+    expect(ofFlow).toEqual(['a2', 'a3', 'a4', 'a5', 'a6']);
+    expect(before('c1', 'c2') && before('b1', 'b2')).toBe(true);
+  });
+
+  it("starts a job of a user with nothing pending at once, while another user's long jobs hold every worker", async () => {
+    const queue = harness.create({ concurrency: 2 });
+    const name = jobName();
+    const holding = opening();
+    const started: string[] = [];
+    queue.process<{ id: string }>(name, async (job) => {
+      started.push(job.data.id);
+      if (job.data.id.startsWith('a')) await holding.gate;
+    });
+    const heavy = { share: { user: 'usr_heavy', flow: 'wf_h' } };
+    for (let i = 1; i <= 6; i++) await queue.enqueue(name, { id: `a${i}` }, { jobId: `a${i}`, ...heavy });
+    // Both workers hold A's jobs (A's first may have taken a lane place too): nothing else of A's starts.
+    await waitFor("A's jobs to fill the workers", () => started.length >= 2);
+    await sleep(200);
+    const heldByA = started.length;
+    expect(heldByA).toBeLessThanOrEqual(3);
+
+    await queue.enqueue(name, { id: 'b1' }, { jobId: 'b1', share: { user: 'usr_light', flow: 'wf_l' } });
+    await waitFor("B's job to start beside A's", () => started.includes('b1'));
+    expect(started.filter((id) => id.startsWith('a'))).toHaveLength(heldByA);
+    holding.release();
+    await waitFor('all jobs to run', () => started.length === 7);
+  });
+
   it('rejects a second handler for a name and invalid options', async () => {
     const queue = harness.create();
     const name = jobName();

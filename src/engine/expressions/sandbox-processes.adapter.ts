@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { LruCache } from '../../common/lru-cache';
 import { encodeFrame, FrameReader, FrameTooLarge, Program, resultLimitChars, RunReply, RunRequest, SandboxError } from './sandbox-protocol';
+import { FairWaitingList } from '../../jobs/fair-turns';
 
 export interface SandboxProcessesOptions {
   /** Processes, i.e. evaluations that can run at the same time. */
@@ -233,8 +234,9 @@ interface Waiting {
  * A few sandbox processes (sandbox-process.ts), each running one evaluation at a time in its own
  * isolate, so that code which kills its process (V8's fatal out-of-memory error, a builtin that
  * never returns) costs that evaluation a clear failure and the service nothing. A process that
- * died is started again on next use. Evaluations beyond the number of processes wait in FIFO
- * order here rather than in a process, so that when one dies the service knows which single
+ * died is started again on next use. Evaluations beyond the number of processes wait here, taken
+ * fairly across the users and workflows of the runs asking (workShare; src/jobs/fair-turns.ts),
+ * rather than in a process, so that when one dies the service knows which single
  * evaluation was inside it.
  *
  * Limits: the process stops an evaluation at `cpuLimitMs` of CPU time (TIMEOUT); the service kills
@@ -243,7 +245,7 @@ interface Waiting {
  */
 export class SandboxProcesses {
   private readonly slots: Array<SandboxProcess | undefined>;
-  private readonly waiting: Waiting[] = [];
+  private readonly waiting = new FairWaitingList<Waiting>();
   private readonly programIds = new WeakMap<Program, number>();
   private lastProgramId = 0;
   private lastCallId = 0;
@@ -273,7 +275,7 @@ export class SandboxProcesses {
       const waiting: Waiting = { program, argsJson, signal, resolve, reject };
       if (signal !== undefined) {
         waiting.onAbort = () => {
-          this.waiting.splice(this.waiting.indexOf(waiting), 1);
+          this.waiting.remove(waiting);
           reject(abortedError());
         };
         signal.addEventListener('abort', waiting.onAbort, { once: true });
@@ -284,7 +286,7 @@ export class SandboxProcesses {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const waiting of this.waiting.splice(0)) {
+    for (const waiting of this.waiting.drain()) {
       stopListening(waiting);
       waiting.reject(closedError());
     }

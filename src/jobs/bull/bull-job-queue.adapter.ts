@@ -1,6 +1,7 @@
 import Bull from 'bull';
 import type { Logger } from 'pino';
-import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../../domain/job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobShare, JobState, QueueDepth } from '../../domain/job-queue.port';
+import { fairPlace, laneQueueName } from '../fair-turns';
 import {
   assertJobName,
   backoffDelay,
@@ -59,6 +60,26 @@ const DEFAULTS = {
 const BACKOFF_STRATEGY = 'app-exponential';
 const PING_QUEUE = '_ping';
 const STATE_READS = 3;
+/** Bull priority of a delayed job (taken first once due); a job in turn has priority turn + 1. */
+const DUE_FIRST = 1;
+/** How long a user's fair-share records outlive their last job (they only order jobs; stale ones are pruned). */
+const FAIR_RECORDS_TTL_MS = 24 * 60 * 60 * 1000;
+/** Where a job's share is kept in its Bull options, to drop it from its user's waiting jobs when it starts. */
+type FairOptions = Bull.JobOptions & { fairShare?: JobShare };
+
+/**
+ * The state fairPlace needs, read atomically. KEYS: the queue's priority set (the jobs waiting in
+ * turn, scored turn + 1), the user's flows (scored by their last turn), the user's pending jobs
+ * (scored by turn, dropped when an attempt ends). Records behind the head are pruned.
+ */
+const FAIR_STATE_SCRIPT = `
+local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(${DUE_FIRST}', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local head = 0
+if first[2] then head = tonumber(first[2]) - 1 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. head)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. head)
+local flowLast = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or '0')
+return {head, flowLast, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3])}`;
 
 type RedisOptions = Exclude<Bull.QueueOptions['redis'], string | undefined>;
 
@@ -123,19 +144,50 @@ export class BullJobQueue extends JobQueue {
     for (const name of names) this.queue(name);
   }
 
+  /**
+   * A job with a share takes its fair place (src/jobs/fair-turns.ts) as its Bull priority, in its
+   * queue or in the lane's (a queue of its own, served beside it); the records of the user's
+   * waiting jobs and flows that the next place is read from are written with it.
+   */
   async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
     const resolved = resolveEnqueueOptions(name, options);
     if (this.stopping) throw queueUnavailable(new Error('closed'));
     try {
-      // An existing job with this id (waiting, active, delayed or failed) makes add() a no-op.
-      await this.queue(name).add(name, data ?? null, {
+      const opts: FairOptions = {
         jobId: resolved.jobId,
         attempts: resolved.attempts,
         delay: resolved.delayMs || undefined,
         backoff: { type: BACKOFF_STRATEGY, options: { baseMs: resolved.backoffMs } },
         removeOnComplete: true,
         removeOnFail: { age: Math.ceil(this.settings.failedRetentionMs / 1000) },
-      });
+      };
+      let queue = this.queue(name);
+      const share = resolved.share;
+      if (share && resolved.delayMs > 0) opts.priority = DUE_FIRST;
+      else if (share) {
+        const keys = fairKeys(queue, share);
+        const [head, flowLast, userFlows, userPending] = (await queue.client.eval(
+          FAIR_STATE_SCRIPT,
+          3,
+          queue.toKey('priority'),
+          keys.flows,
+          keys.jobs,
+          share.flow,
+        )) as number[];
+        const place = fairPlace({ head, flowLast, userFlows, userPending: userPending > 0 });
+        opts.priority = place.turn + 1;
+        opts.fairShare = share;
+        if (place.lane) queue = this.queue(laneQueueName(name));
+        await queue.client
+          .multi()
+          .zadd(keys.flows, 'GT', place.turn, share.flow)
+          .zadd(keys.jobs, place.turn, resolved.jobId)
+          .pexpire(keys.flows, FAIR_RECORDS_TTL_MS)
+          .pexpire(keys.jobs, FAIR_RECORDS_TTL_MS)
+          .exec();
+      }
+      // An existing job with this id (waiting, active, delayed or failed) makes add() a no-op.
+      await queue.add(name, data ?? null, opts);
     } catch (error) {
       throw queueUnavailable(error);
     }
@@ -147,7 +199,8 @@ export class BullJobQueue extends JobQueue {
     if (this.handled.has(name)) throw new Error(`a handler for job ${name} is already registered`);
     if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);
     this.handled.add(name);
-    this.starting.push(this.startWorker(name, handler, options.concurrency ?? this.settings.concurrency));
+    const concurrency = options.concurrency ?? this.settings.concurrency;
+    for (const queueName of [name, laneQueueName(name)]) this.starting.push(this.startWorker(queueName, name, handler, concurrency));
   }
 
   async state(name: string, jobId: string): Promise<JobState> {
@@ -155,7 +208,7 @@ export class BullJobQueue extends JobQueue {
       // Bull reads the lists one by one, so a job moving between two of them (delayed to waiting,
       // waiting to active) reads as in none ('stuck'): read again rather than call it missing.
       for (let read = 0; read < STATE_READS; read++) {
-        const job = await this.queue(name).getJob(jobId);
+        const job = (await this.queue(name).getJob(jobId)) ?? (await this.queue(laneQueueName(name)).getJob(jobId));
         if (!job) return 'missing';
         const state = await job.getState();
         switch (state) {
@@ -180,10 +233,15 @@ export class BullJobQueue extends JobQueue {
 
   async depth(name: string): Promise<QueueDepth> {
     try {
-      const counts = await this.queue(name).getJobCounts();
+      const [counts, lane] = await Promise.all([this.queue(name).getJobCounts(), this.queue(laneQueueName(name)).getJobCounts()]);
       // A paused queue's jobs are due but held: still work waiting for a worker.
       const paused = (counts as Bull.JobCounts & { paused?: number }).paused ?? 0;
-      return { waiting: counts.waiting + paused, delayed: counts.delayed, active: counts.active, failed: counts.failed };
+      return {
+        waiting: counts.waiting + paused + lane.waiting,
+        delayed: counts.delayed + lane.delayed,
+        active: counts.active + lane.active,
+        failed: counts.failed + lane.failed,
+      };
     } catch (error) {
       throw queueUnavailable(error);
     }
@@ -237,8 +295,8 @@ export class BullJobQueue extends JobQueue {
    * Bull's close() does not wait for a worker that is still connecting, and such a worker then
    * leaves a connection open or a command failing after it; so start once both connections answer.
    */
-  private async startWorker<T>(name: string, handler: JobHandler<T>, concurrency: number): Promise<void> {
-    const queue = this.queue(name);
+  private async startWorker<T>(queueName: string, name: string, handler: JobHandler<T>, concurrency: number): Promise<void> {
+    const queue = this.queue(queueName);
     try {
       await Promise.all([whenConnected(queue.client), whenConnected(blockingClient(queue))]);
     } catch (error) {
@@ -283,6 +341,9 @@ export class BullJobQueue extends JobQueue {
       throw error instanceof Error ? error : new Error(String(error));
     } finally {
       this.inFlight.delete(controller);
+      // No longer pending: its user's next job may take the lane again. A failed write only delays that until the head passes it.
+      const share = (job.opts as FairOptions).fairShare;
+      if (share) void job.queue.client.zrem(fairKeys(job.queue, share).jobs, String(job.id)).catch(() => undefined);
     }
   }
 
@@ -325,6 +386,11 @@ function whenConnected(client: RedisClient): Promise<void> {
     client.once('ready', onReady);
     client.once('end', onEnd);
   });
+}
+
+/** Where a user's fair-share records live, beside their job name's queue (keys under its prefix). */
+function fairKeys(queue: Bull.Queue, share: JobShare): { flows: string; jobs: string } {
+  return { flows: queue.toKey(`fair:${share.user}:flows`), jobs: queue.toKey(`fair:${share.user}:jobs`) };
 }
 
 function backoffBase(job: Bull.Job): number {

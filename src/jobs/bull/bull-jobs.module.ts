@@ -7,7 +7,11 @@ import { AppConfig } from '../../config/app-config';
 import { JobQueue } from '../../domain/job-queue.port';
 import { JOB_NAMES } from '../../domain/job-names';
 import { BullJobQueue, bullQueueOptions } from './bull-job-queue.adapter';
+import { laneQueueName } from '../fair-turns';
 import { RedisNotices } from './redis-notices';
+
+/** Every job name's queue, and the queue of its lane (src/jobs/fair-turns.ts). */
+const QUEUE_NAMES = JOB_NAMES.flatMap((name) => [name, laneQueueName(name)]);
 
 /**
  * The queues on Redis (REDIS_URL): one BullModule configuration shared by every queue, one
@@ -30,15 +34,15 @@ export class BullJobsModule {
               stalledIntervalMs: config.JOB_LEASE_MS,
             }),
         }),
-        BullModule.registerQueue(...JOB_NAMES.map((name) => ({ name }))),
+        BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
       ],
       providers: [
         RedisNotices,
         {
           provide: JobQueue,
-          inject: [AppConfig, ROOT_LOGGER, ...JOB_NAMES.map((name) => getQueueToken(name))],
+          inject: [AppConfig, ROOT_LOGGER, ...QUEUE_NAMES.map((name) => getQueueToken(name))],
           useFactory: (config: AppConfig, logger: Logger, ...registered: Bull.Queue[]) => {
-            const queues = new Map(JOB_NAMES.map((name, i) => [name, registered[i]]));
+            const queues = new Map(QUEUE_NAMES.map((name, i) => [name, registered[i]]));
             const queueFor = (name: string): Bull.Queue => {
               const queue = queues.get(name);
               if (!queue) throw new Error(`no queue is registered for job ${name} (src/domain/job-names.ts)`);
@@ -47,7 +51,7 @@ export class BullJobsModule {
             return new BullJobQueue(queueFor, {
               concurrency: config.JOB_CONCURRENCY,
               logger,
-              names: JOB_NAMES,
+              names: QUEUE_NAMES,
               where: { redisUrl: config.REDIS_URL!, prefix: config.QUEUE_PREFIX },
             });
           },

@@ -13,6 +13,7 @@ import {
   settledWithin,
   shutdownReason,
 } from '../job-policy';
+import { laneQueueName } from '../fair-turns';
 import { JobKey, JobStore, StoredJob } from '../../domain/job-store.port';
 
 export interface EmbeddedJobQueueOptions {
@@ -45,6 +46,8 @@ const PURGE_EVERY_MS = 60 * 60 * 1000;
 
 interface Worker {
   name: string;
+  /** Takes only lane jobs (src/jobs/fair-turns.ts), beside the worker of the same name that takes any. */
+  lane: boolean;
   handler: JobHandler<unknown>;
   concurrency: number;
   running: Map<string, RunningJob>;
@@ -105,6 +108,7 @@ export class EmbeddedJobQueue extends JobQueue {
           maxAttempts: resolved.attempts,
           backoffMs: resolved.backoffMs,
           runAt: new Date(runAt),
+          share: resolved.share,
         },
         new Date(now),
       );
@@ -120,16 +124,19 @@ export class EmbeddedJobQueue extends JobQueue {
     assertJobName(name);
     if (this.workers.has(name)) throw new Error(`a handler for job ${name} is already registered`);
     if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);
-    const worker: Worker = {
-      name,
-      handler: handler as JobHandler<unknown>,
-      concurrency: options.concurrency ?? this.settings.concurrency,
-      running: new Map(),
-      recheck: false,
-    };
-    this.workers.set(name, worker);
+    for (const lane of [false, true]) {
+      const worker: Worker = {
+        name,
+        lane,
+        handler: handler as JobHandler<unknown>,
+        concurrency: options.concurrency ?? this.settings.concurrency,
+        running: new Map(),
+        recheck: false,
+      };
+      this.workers.set(lane ? laneQueueName(name) : name, worker);
+      void this.claimJobs(worker);
+    }
     this.heartbeat ??= setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
-    void this.claimJobs(worker);
   }
 
   async state(name: string, jobId: string): Promise<JobState> {
@@ -164,10 +171,11 @@ export class EmbeddedJobQueue extends JobQueue {
   }
 
   private wake(name: string, runAt: number): void {
-    const worker = this.workers.get(name);
-    if (!worker) return;
-    if (runAt <= Date.now()) void this.claimJobs(worker);
-    else this.wakeUpAt(runAt);
+    if (runAt > Date.now()) return this.wakeUpAt(runAt);
+    for (const key of [name, laneQueueName(name)]) {
+      const worker = this.workers.get(key);
+      if (worker) void this.claimJobs(worker);
+    }
   }
 
   /** Claims jobs until the worker is full or nothing is due; callers never wait for it. */
@@ -190,7 +198,7 @@ export class EmbeddedJobQueue extends JobQueue {
         while (!this.stopping && worker.running.size < worker.concurrency) {
           const now = Date.now();
           const token = randomUUID();
-          const job = await this.store.claim(worker.name, new Date(now), new Date(now + this.settings.leaseMs), token);
+          const job = await this.store.claim(worker.name, new Date(now), new Date(now + this.settings.leaseMs), token, worker.lane);
           if (!job) {
             await this.sleepUntilDue(worker.name);
             break;

@@ -1,6 +1,7 @@
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
 import { clipError } from '../job-policy';
+import { fairPlace, NO_SHARE } from '../fair-turns';
 import { QueueDepth } from '../../domain/job-queue.port';
 import { JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../../domain/job-store.port';
 
@@ -18,6 +19,10 @@ interface JobRow {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  share_user: string;
+  share_flow: string;
+  turn: number;
+  lane: number;
 }
 
 const toJob = (row: JobRow): StoredJob => ({
@@ -34,12 +39,16 @@ const toJob = (row: JobRow): StoredJob => ({
   lastError: row.last_error,
   createdAt: new Date(row.created_at),
   updatedAt: new Date(row.updated_at),
+  share: { user: row.share_user, flow: row.share_flow },
+  turn: row.turn,
+  lane: row.lane === 1,
 });
 
 /**
  * Inserts and the writes that end or extend a claim go through the connection's group commit
  * (group-commit.ts), with the run writes of the same turn. A claim does not: the claim loop takes
  * one job after another, and a claim waiting for the next turn would slow every one of them.
+ * A job's fair turn is read and written in the transaction of its insert (migration 310's indexes).
  */
 export class SqliteJobStore extends JobStore {
   private readonly statements;
@@ -51,33 +60,62 @@ export class SqliteJobStore extends JobStore {
     const held = "name = @name AND id = @id AND state = 'active' AND lease_token = @token";
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO jobs (name, id, data, state, attempts, max_attempts, backoff_ms, run_at, created_at, updated_at)
-         VALUES (@name, @id, @data, 'waiting', 0, @max_attempts, @backoff_ms, @run_at, @now, @now)
+        `INSERT INTO jobs (name, id, data, state, attempts, max_attempts, backoff_ms, run_at, created_at, updated_at,
+           share_user, share_flow, turn, lane)
+         VALUES (@name, @id, @data, 'waiting', 0, @max_attempts, @backoff_ms, @run_at, @now, @now,
+           @share_user, @share_flow, @turn, @lane)
          ON CONFLICT (name, id) DO NOTHING`,
       ),
+      exists: db.prepare('SELECT 1 FROM jobs WHERE name = ? AND id = ?').pluck(),
+      head: db.prepare(`SELECT turn FROM jobs WHERE name = ? AND state = 'waiting' AND turn > 0 ORDER BY turn LIMIT 1`).pluck(),
+      flowLast: db
+        .prepare(
+          `SELECT MAX(turn) FROM jobs WHERE name = @name AND state = 'waiting' AND turn > 0 AND share_user = @user AND share_flow = @flow`,
+        )
+        .pluck(),
+      userFlows: db
+        .prepare(`SELECT COUNT(DISTINCT share_flow) FROM jobs WHERE name = @name AND state = 'waiting' AND turn > 0 AND share_user = @user`)
+        .pluck(),
+      userPending: db
+        .prepare(`SELECT EXISTS (SELECT 1 FROM jobs WHERE name = @name AND share_user = @user AND state IN ('waiting', 'active'))`)
+        .pluck(),
       // One statement, so two workers (threads or processes on the same file) never take the same
-      // job. Each branch reads one row off its partial index before the two are compared.
+      // job. Each branch reads one row off its partial index before the three are compared: a
+      // delayed job once due (turn 0), the lowest turn, a job whose lease expired.
       claim: db.prepare(
         `UPDATE jobs
          SET state = 'active', attempts = attempts + 1, lease_until = @lease_until, lease_token = @token, updated_at = @now
          WHERE rowid = (
            SELECT rowid FROM (
              SELECT * FROM (
-               SELECT rowid, run_at FROM jobs
-               WHERE name = @name AND state = 'waiting' AND run_at <= @now
+               SELECT rowid, turn, run_at FROM jobs
+               WHERE name = @name AND state = 'waiting' AND turn = 0 AND run_at <= @now
                ORDER BY run_at, rowid LIMIT 1)
              UNION ALL
              SELECT * FROM (
-               SELECT rowid, run_at FROM jobs
+               SELECT rowid, turn, run_at FROM jobs
+               WHERE name = @name AND state = 'waiting' AND turn > 0 AND run_at <= @now
+               ORDER BY turn, rowid LIMIT 1)
+             UNION ALL
+             SELECT * FROM (
+               SELECT rowid, turn, lease_until FROM jobs
                WHERE name = @name AND state = 'active' AND lease_until <= @now
                ORDER BY lease_until LIMIT 1)
-           ) ORDER BY run_at, rowid LIMIT 1)
+           ) ORDER BY turn, run_at, rowid LIMIT 1)
+         RETURNING *`,
+      ),
+      claimLane: db.prepare(
+        `UPDATE jobs
+         SET state = 'active', attempts = attempts + 1, lease_until = @lease_until, lease_token = @token, updated_at = @now
+         WHERE rowid = (
+           SELECT rowid FROM jobs WHERE name = @name AND state = 'waiting' AND lane = 1 AND run_at <= @now
+           ORDER BY turn, run_at, rowid LIMIT 1)
          RETURNING *`,
       ),
       renew: db.prepare(`UPDATE jobs SET lease_until = @lease_until, updated_at = @now WHERE ${held}`),
       complete: db.prepare(`DELETE FROM jobs WHERE ${held}`),
       retry: db.prepare(
-        `UPDATE jobs SET state = 'waiting', run_at = @run_at, lease_until = NULL, lease_token = NULL,
+        `UPDATE jobs SET state = 'waiting', run_at = @run_at, turn = 0, lease_until = NULL, lease_token = NULL,
            last_error = @error, updated_at = @now
          WHERE ${held}`,
       ),
@@ -113,6 +151,7 @@ export class SqliteJobStore extends JobStore {
   }
 
   insert(job: NewJob, now: Date): Promise<boolean> {
+    const share = job.share ?? NO_SHARE;
     const params = {
       name: job.name,
       id: job.id,
@@ -121,12 +160,31 @@ export class SqliteJobStore extends JobStore {
       backoff_ms: job.backoffMs,
       run_at: job.runAt.toISOString(),
       now: now.toISOString(),
+      share_user: share.user,
+      share_flow: share.flow,
+      turn: 0,
+      lane: 0,
     };
-    return this.group.run(() => this.statements.insert.run(params).changes > 0);
+    return this.group.run(() => {
+      if (job.runAt <= now && !this.statements.exists.get(job.name, job.id)) {
+        const { statements } = this;
+        const shared = { name: job.name, user: share.user, flow: share.flow };
+        const userFlows = statements.userFlows.get(shared) as number;
+        const place = fairPlace({
+          head: (statements.head.get(job.name) as number | undefined) ?? 0,
+          flowLast: (statements.flowLast.get(shared) as number | null) ?? 0,
+          userFlows,
+          userPending: statements.userPending.get(shared) === 1,
+        });
+        params.turn = place.turn;
+        params.lane = place.lane && job.share ? 1 : 0;
+      }
+      return this.statements.insert.run(params).changes > 0;
+    });
   }
 
-  async claim(name: string, now: Date, leaseUntil: Date, leaseToken: string): Promise<StoredJob | null> {
-    const row = this.statements.claim.get({
+  async claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane = false): Promise<StoredJob | null> {
+    const row = this.statements[lane ? 'claimLane' : 'claim'].get({
       name,
       now: now.toISOString(),
       lease_until: leaseUntil.toISOString(),

@@ -1,11 +1,12 @@
 import { Connection, Model, Schema } from 'mongoose';
 import { isDuplicateKey } from '../../storage/mongo/mongo-connection';
 import { clipError } from '../job-policy';
-import { QueueDepth } from '../../domain/job-queue.port';
+import { fairPlace, NO_SHARE } from '../fair-turns';
+import { JobShare, QueueDepth } from '../../domain/job-queue.port';
 import { JobKey, JobStore, NewJob, StoredJob } from '../../domain/job-store.port';
 
 /** The stored job, with its id as `jobId`: `_id` stays Mongo's, since ids are unique per job name only. */
-type JobDoc = Omit<StoredJob, 'id'> & { jobId: string };
+type JobDoc = Omit<StoredJob, 'id' | 'share'> & { jobId: string; shareUser: string; shareFlow: string };
 
 const jobSchema = new Schema<JobDoc>(
   {
@@ -22,6 +23,10 @@ const jobSchema = new Schema<JobDoc>(
     lastError: { type: String, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    shareUser: { type: String, default: '' },
+    shareFlow: { type: String, default: '' },
+    turn: { type: Number, default: 0 },
+    lane: { type: Boolean, default: false },
   },
   { versionKey: false },
 );
@@ -29,6 +34,10 @@ jobSchema.index({ name: 1, jobId: 1 }, { unique: true });
 jobSchema.index({ name: 1, runAt: 1 }, { partialFilterExpression: { state: 'waiting' } });
 jobSchema.index({ name: 1, leaseUntil: 1 }, { partialFilterExpression: { state: 'active' } });
 jobSchema.index({ updatedAt: 1 }, { partialFilterExpression: { state: 'failed' } });
+// Fair order (src/jobs/fair-turns.ts): the claim by turn, and the turn of a new job (the head, its user's flows).
+jobSchema.index({ name: 1, turn: 1, runAt: 1, _id: 1 }, { partialFilterExpression: { state: 'waiting' } });
+jobSchema.index({ name: 1, shareUser: 1, shareFlow: 1, turn: 1 }, { partialFilterExpression: { state: 'waiting' } });
+jobSchema.index({ name: 1, shareUser: 1, state: 1 });
 
 const toJob = (doc: JobDoc): StoredJob => ({
   name: doc.name,
@@ -44,6 +53,9 @@ const toJob = (doc: JobDoc): StoredJob => ({
   lastError: doc.lastError ?? null,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
+  share: { user: doc.shareUser ?? '', flow: doc.shareFlow ?? '' },
+  turn: doc.turn ?? 0,
+  lane: doc.lane ?? false,
 });
 
 export class MongoJobStore extends JobStore {
@@ -59,6 +71,9 @@ export class MongoJobStore extends JobStore {
     // Idempotency rests on the unique (name, jobId) index: it must exist before the first insert.
     this.indexesReady ??= this.jobs.init();
     await this.indexesReady;
+    const share = job.share ?? NO_SHARE;
+    // Read, then inserted: two processes enqueueing at once may give two jobs one turn, which only orders them.
+    const place = job.runAt <= now ? await this.fairPlaceOf(job.name, share) : { turn: 0, lane: false };
     try {
       const result = await this.jobs.updateOne(
         { name: job.name, jobId: job.id },
@@ -77,6 +92,10 @@ export class MongoJobStore extends JobStore {
             lastError: null,
             createdAt: now,
             updatedAt: now,
+            shareUser: share.user,
+            shareFlow: share.flow,
+            turn: place.turn,
+            lane: place.lane && job.share !== undefined,
           },
         },
         { upsert: true },
@@ -89,18 +108,21 @@ export class MongoJobStore extends JobStore {
     }
   }
 
-  async claim(name: string, now: Date, leaseUntil: Date, leaseToken: string): Promise<StoredJob | null> {
-    const doc = await this.jobs
-      .findOneAndUpdate(
-        {
+  async claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane = false): Promise<StoredJob | null> {
+    const filter = lane
+      ? { name, state: 'waiting', lane: true, runAt: { $lte: now } }
+      : {
           name,
           $or: [
             { state: 'waiting', runAt: { $lte: now } },
             { state: 'active', leaseUntil: { $lte: now } },
           ],
-        },
+        };
+    const doc = await this.jobs
+      .findOneAndUpdate(
+        filter,
         { $set: { state: 'active', leaseUntil, leaseToken, updatedAt: now }, $inc: { attempts: 1 } },
-        { sort: { runAt: 1, _id: 1 }, returnDocument: 'after' },
+        { sort: { turn: 1, runAt: 1, _id: 1 }, returnDocument: 'after' },
       )
       .lean<JobDoc>();
     return doc ? toJob(doc) : null;
@@ -117,7 +139,7 @@ export class MongoJobStore extends JobStore {
 
   async retry(key: JobKey, leaseToken: string, runAt: Date, error: string, now: Date): Promise<boolean> {
     return this.write(key, leaseToken, {
-      $set: { state: 'waiting', runAt, leaseUntil: null, leaseToken: null, lastError: clipError(error), updatedAt: now },
+      $set: { state: 'waiting', runAt, turn: 0, leaseUntil: null, leaseToken: null, lastError: clipError(error), updatedAt: now },
     });
   }
 
@@ -165,6 +187,20 @@ export class MongoJobStore extends JobStore {
 
   async ping(): Promise<void> {
     await this.jobs.findOne({}, { _id: 1 }).lean();
+  }
+
+  private async fairPlaceOf(name: string, share: JobShare) {
+    const inTurn = { name, state: 'waiting', turn: { $gt: 0 } };
+    const [head, flowLast, userFlows, pending] = await Promise.all([
+      this.jobs.findOne(inTurn, { turn: 1 }).sort({ turn: 1 }).lean<Pick<JobDoc, 'turn'>>(),
+      this.jobs
+        .findOne({ ...inTurn, shareUser: share.user, shareFlow: share.flow }, { turn: 1 })
+        .sort({ turn: -1 })
+        .lean<Pick<JobDoc, 'turn'>>(),
+      this.jobs.distinct('shareFlow', { ...inTurn, shareUser: share.user }),
+      this.jobs.exists({ name, shareUser: share.user, state: { $in: ['waiting', 'active'] } }),
+    ]);
+    return fairPlace({ head: head?.turn ?? 0, flowLast: flowLast?.turn ?? 0, userFlows: userFlows.length, userPending: pending !== null });
   }
 
   private held(key: JobKey, leaseToken: string) {

@@ -7,6 +7,7 @@ import {
   AT_CONCURRENCY_LIMIT,
   claimMayHaveSteps,
   LeaseState,
+  QueuedFilter,
   QueuedRuns,
   RunCompletion,
   RunCursor,
@@ -267,6 +268,11 @@ export class SqliteRunStore extends RunStore {
         .prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' AND workflow_id = ? LIMIT ?)`)
         .pluck(),
       queuedOldestOf: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued' AND workflow_id = ?`).pluck(),
+      // Migration 260: one acting user's queued runs, for their share of the service's limit.
+      queuedCountBy: db
+        .prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' AND acting_user_id = ? LIMIT ?)`)
+        .pluck(),
+      queuedOldestBy: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued' AND acting_user_id = ?`).pluck(),
       discardSteps: db.prepare(
         `DELETE FROM workflow_run_steps WHERE run_id = ? AND EXISTS (SELECT 1 FROM workflow_runs WHERE id = ? AND status = 'queued' AND claims = 0)`,
       ),
@@ -589,11 +595,17 @@ export class SqliteRunStore extends RunStore {
     return this.statements.requeue.run({ id, owner: leaseOwner, job_id: jobId, now: toSqlDate(now) }).changes > 0;
   }
 
-  async queued({ workflowId }: { workflowId?: string }, upTo: number): Promise<QueuedRuns> {
-    const { queuedCount, queuedOldest, queuedCountOf, queuedOldestOf } = this.statements;
-    const count = (workflowId === undefined ? queuedCount.get(upTo) : queuedCountOf.get(workflowId, upTo)) as number;
+  async queued({ workflowId, actingUserId }: QueuedFilter, upTo: number): Promise<QueuedRuns> {
+    const { queuedCount, queuedOldest, queuedCountOf, queuedOldestOf, queuedCountBy, queuedOldestBy } = this.statements;
+    const [countOf, oldestOf, key] =
+      workflowId !== undefined
+        ? [queuedCountOf, queuedOldestOf, [workflowId]]
+        : actingUserId !== undefined
+          ? [queuedCountBy, queuedOldestBy, [actingUserId]]
+          : [queuedCount, queuedOldest, []];
+    const count = countOf.get(...key, upTo) as number;
     if (count === 0) return { count, oldestCreatedAt: null };
-    const oldest = (workflowId === undefined ? queuedOldest.get() : queuedOldestOf.get(workflowId)) as string | null;
+    const oldest = oldestOf.get(...key) as string | null;
     return { count, oldestCreatedAt: oldest === null ? null : fromSqlDate(oldest) };
   }
 

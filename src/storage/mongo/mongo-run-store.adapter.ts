@@ -8,6 +8,7 @@ import {
   AT_CONCURRENCY_LIMIT,
   claimMayHaveSteps,
   LeaseState,
+  QueuedFilter,
   QueuedRuns,
   RunCompletion,
   RunCursor,
@@ -389,8 +390,12 @@ export class MongoRunStore extends RunStore {
     return doc !== null;
   }
 
-  async queued({ workflowId }: { workflowId?: string }, upTo: number): Promise<QueuedRuns> {
-    const filter = { status: 'queued', ...(workflowId === undefined ? {} : { workflowId }) };
+  async queued({ workflowId, actingUserId }: QueuedFilter, upTo: number): Promise<QueuedRuns> {
+    const filter = {
+      status: 'queued',
+      ...(workflowId === undefined ? {} : { workflowId }),
+      ...(actingUserId === undefined ? {} : { actingUserId }),
+    };
     const count = await this.runs.countDocuments(filter, { limit: upTo });
     if (count === 0) return { count, oldestCreatedAt: null };
     const oldest = await this.runs.findOne(filter, { createdAt: 1 }).sort({ createdAt: 1 }).lean<Pick<RunDoc, 'createdAt'>>();

@@ -127,6 +127,8 @@ runSchema.index({ workflowId: 1, createdAt: 1, _id: 1 }, { partialFilterExpressi
 runSchema.index({ status: 1, createdAt: 1, _id: 1 });
 // Admission control counts one workflow's queued runs on every webhook call.
 runSchema.index({ workflowId: 1, createdAt: 1 }, { partialFilterExpression: { status: 'queued' } });
+// ...and one acting user's, for their share of the service's limit.
+runSchema.index({ actingUserId: 1, createdAt: 1 }, { partialFilterExpression: { status: 'queued' } });
 runSchema.index({ status: 1, resumeAt: 1, _id: 1 });
 runSchema.index({ workflowId: 1, idempotencyKey: 1 }, { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } });
 

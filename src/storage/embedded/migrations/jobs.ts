@@ -35,4 +35,23 @@ export const JOBS_MIGRATIONS: Migration[] = [
     // worker compares with its own before it takes any job.
     sql: `CREATE TABLE service_identity (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
   },
+  {
+    version: 310,
+    name: 'jobs-fair-shares',
+    // Fair order (src/jobs/fair-turns.ts): whose share a job takes, its turn and lane. Jobs stored
+    // before have turn 0, as delayed ones: taken first, by due time. The partial indexes serve the
+    // claim (by turn; delayed jobs by due time; the lane) and the turn of a new job (the head, and
+    // its user's flows and pending jobs).
+    sql: `
+      ALTER TABLE jobs ADD COLUMN share_user TEXT NOT NULL DEFAULT '';
+      ALTER TABLE jobs ADD COLUMN share_flow TEXT NOT NULL DEFAULT '';
+      ALTER TABLE jobs ADD COLUMN turn INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE jobs ADD COLUMN lane INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX jobs_in_turn ON jobs(name, turn) WHERE state = 'waiting' AND turn > 0;
+      CREATE INDEX jobs_delayed ON jobs(name, run_at) WHERE state = 'waiting' AND turn = 0;
+      CREATE INDEX jobs_lane ON jobs(name, turn, run_at) WHERE state = 'waiting' AND lane = 1;
+      CREATE INDEX jobs_flows ON jobs(name, share_user, share_flow, turn) WHERE state = 'waiting' AND turn > 0;
+      CREATE INDEX jobs_users ON jobs(name, share_user) WHERE state IN ('waiting', 'active');
+    `,
+  },
 ];

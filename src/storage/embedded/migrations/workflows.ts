@@ -211,4 +211,11 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     // before (NULL): such a test run is refused until someone saves the draft again.
     sql: `ALTER TABLE workflows ADD COLUMN draft_saved_by TEXT;`,
   },
+  {
+    version: 260,
+    name: 'queued-runs-per-user',
+    // Admission control also counts the queued runs acting as the caller's user (their share of the
+    // service's limit) on every webhook call.
+    sql: `CREATE INDEX workflow_runs_queued_by_user ON workflow_runs(acting_user_id, created_at) WHERE status = 'queued';`,
+  },
 ];
