@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -160,6 +160,46 @@ export async function startServer(
   };
 }
 
+/** Resident memory of one process, from /proc, in bytes. */
+export const rssBytes = (pid: number): number => {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error('no VmRSS in /proc status');
+  return Number(match[1]) * 1024;
+};
+
+/** CPU time (user + system, all its threads) one process has used, from /proc, in microseconds (clock ticks of 10 ms). */
+export const cpuMicros = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+
+/** `pid` and every process under it (a service that forks workers counts as all of them); gone ones are left out. */
+export function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const parent = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+  return tree;
+}
+
+/** Sum of `measure` over the processes of `pid`'s tree that are still there. */
+export const treeSum = (pid: number, measure: (pid: number) => number): number =>
+  processTree(pid).reduce((sum, p) => {
+    try {
+      return sum + measure(p);
+    } catch {
+      return sum;
+    }
+  }, 0);
+
 export const tempDataDir = (): string => mkdtempSync(join(tmpdir(), 'wcs-bench-'));
 
 /**
@@ -198,15 +238,16 @@ export interface MeasuredRuns {
  * Completed runs per second of one published workflow: `runs` webhooks at `connections`, the
  * clock stopping when the last run has finished. One warm-up run first compiles the plan, fills
  * caches and opens the upstream connections. Also the accept rate and accept-to-finish latencies.
+ * `window` is told when the clock starts and when it stops (to measure the server over that span).
  */
 export async function measureRuns(
   appUrl: string,
   label: string,
   definition: unknown,
   input: unknown,
-  options: { runs: number; connections: number },
+  options: { runs: number; connections: number; window?: { open(): void; close(): void } },
 ): Promise<MeasuredRuns> {
-  const { runs, connections } = options;
+  const { runs, connections, window } = options;
   const workflow = await call(appUrl, 'POST', '/api/v1/workflows', { name: label, definition });
   await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
   const count = async (status: string) =>
@@ -215,6 +256,7 @@ export async function measureRuns(
   await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input });
   while ((await count('succeeded')) + (await count('failed')) < 1) await new Promise((r) => setTimeout(r, 20));
 
+  window?.open();
   const started = performance.now();
   const accepted = await load({
     url: appUrl,
@@ -236,6 +278,7 @@ export async function measureRuns(
     await new Promise((r) => setTimeout(r, 25));
   }
   const seconds = (performance.now() - started) / 1000;
+  window?.close();
   const failed = await count('failed');
 
   const latencies: number[] = [];
