@@ -37,9 +37,9 @@ const toJob = (row: JobRow): StoredJob => ({
 });
 
 /**
- * Every write goes through the connection's group commit (group-commit.ts), with the run writes of
- * the same turn: a claim too, which mostly follows a job's end and shares its commit (a claim of its
- * own cost a WAL commit per job, most of what claiming cost).
+ * Inserts and the writes that end or extend a claim go through the connection's group commit
+ * (group-commit.ts), with the run writes of the same turn. A claim does not: the claim loop takes
+ * one job after another, and a claim waiting for the next turn would slow every one of them.
  */
 export class SqliteJobStore extends JobStore {
   private readonly statements;
@@ -126,8 +126,12 @@ export class SqliteJobStore extends JobStore {
   }
 
   async claim(name: string, now: Date, leaseUntil: Date, leaseToken: string): Promise<StoredJob | null> {
-    const params = { name, now: now.toISOString(), lease_until: leaseUntil.toISOString(), token: leaseToken };
-    const row = await this.group.run(() => this.statements.claim.get(params) as JobRow | undefined);
+    const row = this.statements.claim.get({
+      name,
+      now: now.toISOString(),
+      lease_until: leaseUntil.toISOString(),
+      token: leaseToken,
+    }) as JobRow | undefined;
     return row ? toJob(row) : null;
   }
 
