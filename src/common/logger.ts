@@ -4,17 +4,15 @@ import pino, { Logger } from 'pino';
 
 /**
  * One pino logger per process: JSON lines on stdout (or `fd`), secrets never passed in (see redaction).
- * Lines are written asynchronously, those logged meanwhile in one write: a write per line, in the
- * event loop, was about a twentieth of the CPU of a process running runs at LOG_LEVEL=info. pino
+ * In the main thread lines are written asynchronously in blocks of at least 4 KB, and at least every
+ * 250 ms: a write per line was 7 to 9% of the CPU of a process running runs at LOG_LEVEL=info. pino
  * writes what is left when the process exits (`process.exit`, an uncaught error, the graceful
- * shutdown); a signal that kills it outright (`kill -9`) loses the lines of the last moment. In a
- * worker thread, which pino cannot flush at exit, lines are written one by one.
+ * shutdown); a signal that kills it outright (`kill -9`) loses the lines of the last 250 ms. In a
+ * worker thread, which pino cannot flush at exit, each line is written as it comes.
  */
 export function createRootLogger(level: string, fd: 1 | 2 = 1): Logger {
-  return pino(
-    { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
-    pino.destination({ dest: fd, sync: !isMainThread }),
-  );
+  const destination = isMainThread ? pino.destination({ dest: fd, minLength: 4096, periodicFlush: 250 }) : pino.destination(fd);
+  return pino({ level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
 /** Routes Nest's own log calls (bootstrap, module init) into the same pino stream. */
