@@ -23,6 +23,17 @@ describe('SecretCipher', () => {
     expect(cipher.decrypt(a, 'wfl_1')).toBe('hunter2');
   });
 
+  it('never repeats an IV, across refills of its pool of random bytes', () => {
+    const cipher = SecretCipher.fromKey(Buffer.alloc(32, 7));
+    const ivs = new Set<string>();
+    for (let i = 0; i < 2000; i++) {
+      const token = cipher.encrypt(`value ${i}`, 'wfl_1');
+      ivs.add(Buffer.from(token.slice(3), 'base64url').subarray(0, 12).toString('hex'));
+      expect(cipher.decrypt(token, 'wfl_1')).toBe(`value ${i}`);
+    }
+    expect(ivs.size).toBe(2000);
+  });
+
   it('binds a ciphertext to its workflow and detects tampering', () => {
     const cipher = SecretCipher.fromConfig(loadConfig({ DATA_DIR: dataDir }));
     const token = cipher.encrypt('hunter2', 'wfl_1');

@@ -1,4 +1,5 @@
 import { Global, Injectable, Module } from '@nestjs/common';
+import { setMaxListeners } from 'node:events';
 import { AppError, ErrorCode } from './app-error';
 
 /** What a request that arrives while the service stops is answered: another instance, or this one restarted, can take it. */
@@ -16,6 +17,12 @@ export const SERVICE_STOPPING = new AppError(ErrorCode.UNAVAILABLE, 'The service
 export class ShutdownSignal {
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
+
+  constructor() {
+    // Every caller waiting for a run listens here while it waits, and drops its listener after:
+    // fifty at once is load, not a leak.
+    setMaxListeners(0, this.signal);
+  }
 
   get stopping(): boolean {
     return this.signal.aborted;

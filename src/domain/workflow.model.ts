@@ -33,6 +33,21 @@ export interface Workflow {
 }
 
 /** What the active version's trigger asks of the service besides its webhook. */
+/**
+ * A workflow as a store read it, its draft parsed from `draftJson` when first read: starting a run
+ * of the published version, the commonest read by far, never looks at the draft, and parsing it on
+ * each call was a share of every webhook's CPU. A corrupt draft fails where it is read.
+ */
+export function withDraftJson(workflow: Omit<Workflow, 'draft'>, draftJson: string): Workflow {
+  let draft: WorkflowDefinition | undefined;
+  return Object.defineProperty(workflow, 'draft', {
+    enumerable: true,
+    configurable: true,
+    get: () => (draft ??= JSON.parse(draftJson) as WorkflowDefinition),
+    set: (value: WorkflowDefinition) => (draft = value),
+  }) as Workflow;
+}
+
 export interface ActiveTriggers {
   schedule: WorkflowSchedule | null;
   tool: WorkflowTool | null;

@@ -10,51 +10,13 @@
 import { ExpressionEngine } from '../../src/engine/expressions/expression-engine';
 import { IsolateCodeSandbox } from '../../src/engine/expressions/isolate-code-sandbox.adapter';
 import { measureRuns, percentile, report, startApp, startHelloServer } from './lib/bench-kit';
+import { branching, twoNodes } from './lib/run-workflows';
 
 const BENCH = 'control-flow';
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const SAMPLES = 20_000;
 const WARMUP = 2_000;
-
-const post = (upstreamUrl: string) => ({
-  id: 'call',
-  type: 'http-request',
-  parameters: { method: 'POST', url: `${upstreamUrl}/hello`, body: '{"text": input.query, "top_k": "5"}' },
-  parameterMode: { body: 'expression' },
-});
-
-const twoNodes = (upstreamUrl: string) => ({
-  nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, post(upstreamUrl)],
-  edges: [{ from: 'trigger', to: 'call' }],
-});
-
-const branching = (upstreamUrl: string) => ({
-  nodes: [
-    { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-    {
-      id: 'check',
-      type: 'if',
-      runMode: 'input',
-      parameters: { condition: 'input.query.length > 3' },
-      parameterMode: { condition: 'expression' },
-    },
-    {
-      id: 'shape',
-      type: 'set',
-      runMode: 'input',
-      parameters: { fields: { source: 'bench', 'meta.kind': 'question' }, remove: ['collection'] },
-    },
-    post(upstreamUrl),
-    { id: 'short', type: 'stop-and-error', parameters: { message: 'query too short' } },
-  ],
-  edges: [
-    { from: 'trigger', to: 'check' },
-    { from: 'check', to: 'shape', output: 'true' },
-    { from: 'check', to: 'short', output: 'false' },
-    { from: 'shape', to: 'call' },
-  ],
-});
 
 async function runsPerSecond(): Promise<void> {
   const upstream = await startHelloServer();

@@ -13,9 +13,8 @@
  *    inspector. Target: back within 10% of where it started.
  * 3. Informational: heap per open, idle 2025 session (2,000 held at once). A 2026-07-28 client holds none.
  */
-import { readFileSync } from 'node:fs';
 import { Pool, WebSocket } from 'undici';
-import { BENCH_KEY, benchPort, call, percentile, report, startApp } from './lib/bench-kit';
+import { BENCH_KEY, benchPort, call, cpuMicros, percentile, report, rssBytes, startApp } from './lib/bench-kit';
 
 const CONNECTIONS = 32;
 const DURATION_MS = 10_000;
@@ -44,16 +43,6 @@ const INITIALIZE = JSON.stringify({
 });
 const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
-const rssBytes = (pid: number): number => {
-  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match) throw new Error('no VmRSS in /proc status');
-  return Number(match[1]) * 1024;
-};
-/** CPU time (user + system) the process has used, from /proc, in microseconds (clock ticks of 10 ms). */
-const cpuMicros = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-};
 const mb = (bytes: number) => bytes / (1024 * 1024);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

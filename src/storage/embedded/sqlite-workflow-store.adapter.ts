@@ -4,6 +4,7 @@ import type { WorkflowSettings } from '../../domain/workflow.model';
 import {
   ActiveTriggers,
   VisibleWorkflow,
+  withDraftJson,
   Workflow,
   WorkflowSchedule,
   WorkflowTool,
@@ -40,11 +41,12 @@ interface VersionRow {
   created_at: string;
 }
 
-const toWorkflow = (row: WorkflowRow): Workflow => ({
+const toWorkflow = (row: WorkflowRow): Workflow => withDraftJson(toHead(row), row.draft);
+
+const toHead = (row: WorkflowRow): Omit<Workflow, 'draft'> => ({
   id: row.id,
   name: row.name,
   ownerId: row.owner_id,
-  draft: JSON.parse(row.draft) as WorkflowDefinition,
   activeVersionId: row.active_version_id,
   activeVersion: row.active_version,
   activatedBy: row.activated_by,

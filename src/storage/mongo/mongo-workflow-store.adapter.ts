@@ -5,6 +5,7 @@ import type { WorkflowSettings } from '../../domain/workflow.model';
 import {
   ActiveTriggers,
   VisibleWorkflow,
+  withDraftJson,
   Workflow,
   WorkflowTool,
   WorkflowVersion,
@@ -14,11 +15,12 @@ import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../.
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
 import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
 
-const toWorkflow = (doc: WorkflowDoc): Workflow => ({
+const toWorkflow = (doc: WorkflowDoc): Workflow => withDraftJson(toHead(doc), doc.draftJson);
+
+const toHead = (doc: WorkflowDoc): Omit<Workflow, 'draft'> => ({
   id: doc._id,
   name: doc.name,
   ownerId: doc.ownerId,
-  draft: JSON.parse(doc.draftJson) as WorkflowDefinition,
   activeVersionId: doc.activeVersionId ?? null,
   activeVersion: doc.activeVersion ?? null,
   activatedBy: doc.activatedBy ?? null,

@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -160,6 +160,46 @@ export async function startServer(
   };
 }
 
+/** Resident memory of one process, from /proc, in bytes. */
+export const rssBytes = (pid: number): number => {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error('no VmRSS in /proc status');
+  return Number(match[1]) * 1024;
+};
+
+/** CPU time (user + system, all its threads) one process has used, from /proc, in microseconds (clock ticks of 10 ms). */
+export const cpuMicros = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+
+/** `pid` and every process under it (a service that forks workers counts as all of them); gone ones are left out. */
+export function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const parent = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+  return tree;
+}
+
+/** Sum of `measure` over the processes of `pid`'s tree that are still there. */
+export const treeSum = (pid: number, measure: (pid: number) => number): number =>
+  processTree(pid).reduce((sum, p) => {
+    try {
+      return sum + measure(p);
+    } catch {
+      return sum;
+    }
+  }, 0);
+
 export const tempDataDir = (): string => mkdtempSync(join(tmpdir(), 'wcs-bench-'));
 
 /**
@@ -175,12 +215,15 @@ let built = false;
 /**
  * The service from dist/ (built first if it is stale) in its own process, on a fresh data
  * directory, with BENCH_KEY as its bootstrap admin; `env` adds to or overrides those settings.
+ * `root` runs another build instead (a directory holding its dist/ and node_modules/), as it is.
  */
-export function startApp(env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<ServerProcess> {
-  if (!built) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
-  built = true;
+export function startApp(env: Record<string, string> = {}, nodeOptions: string[] = [], root = ROOT): Promise<ServerProcess> {
+  if (!built && root === ROOT) {
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
+    built = true;
+  }
   const settings = { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env };
-  return startServer(['--no-node-snapshot', ...nodeOptions, join(ROOT, 'dist', 'src', 'main.js')], settings, benchPort());
+  return startServer(['--no-node-snapshot', ...nodeOptions, join(root, 'dist', 'src', 'main.js')], settings, benchPort());
 }
 
 /** The baseline every HTTP figure is compared with: a bare Fastify hello-world server in its own process. */
@@ -198,15 +241,16 @@ export interface MeasuredRuns {
  * Completed runs per second of one published workflow: `runs` webhooks at `connections`, the
  * clock stopping when the last run has finished. One warm-up run first compiles the plan, fills
  * caches and opens the upstream connections. Also the accept rate and accept-to-finish latencies.
+ * `window` is told when the clock starts and when it stops (to measure the server over that span).
  */
 export async function measureRuns(
   appUrl: string,
   label: string,
   definition: unknown,
   input: unknown,
-  options: { runs: number; connections: number },
+  options: { runs: number; connections: number; window?: { open(): void; close(): void } },
 ): Promise<MeasuredRuns> {
-  const { runs, connections } = options;
+  const { runs, connections, window } = options;
   const workflow = await call(appUrl, 'POST', '/api/v1/workflows', { name: label, definition });
   await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
   const count = async (status: string) =>
@@ -215,6 +259,7 @@ export async function measureRuns(
   await call(appUrl, 'POST', `/api/v1/workflows/${workflow.id}/runs`, { input });
   while ((await count('succeeded')) + (await count('failed')) < 1) await new Promise((r) => setTimeout(r, 20));
 
+  window?.open();
   const started = performance.now();
   const accepted = await load({
     url: appUrl,
@@ -233,9 +278,12 @@ export async function measureRuns(
   const deadline = Date.now() + 180_000;
   while ((done = (await count('succeeded')) + (await count('failed'))) < runs + 1) {
     if (Date.now() > deadline) throw new Error(`${label}: only ${done} of ${runs + 1} runs finished`);
-    await new Promise((r) => setTimeout(r, 25));
+    // Every 2% of the time so far: the clock stops within that, and a slow round's counting (each a
+    // scan of the workflow's runs) does not add to the CPU measured for the runs.
+    await new Promise((r) => setTimeout(r, Math.min(500, Math.max(25, (performance.now() - started) / 50))));
   }
   const seconds = (performance.now() - started) / 1000;
+  window?.close();
   const failed = await count('failed');
 
   const latencies: number[] = [];

@@ -1,0 +1,56 @@
+// Workflows the run benches share: the same definitions measured by control-flow and runs-cpu.
+
+const post = (upstreamUrl: string) => ({
+  id: 'call',
+  type: 'http-request',
+  parameters: { method: 'POST', url: `${upstreamUrl}/hello`, body: '{"text": input.query, "top_k": "5"}' },
+  parameterMode: { body: 'expression' },
+});
+
+/** webhook -> set: the cheapest run that does something. */
+export const webhookSet = () => ({
+  nodes: [
+    { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+    {
+      id: 'shape',
+      type: 'set',
+      runMode: 'input',
+      parameters: { fields: { source: 'bench', 'meta.kind': 'question' }, remove: ['collection'] },
+    },
+  ],
+  edges: [{ from: 'trigger', to: 'shape' }],
+});
+
+/** webhook -> http-request (POST to `upstreamUrl`/hello). */
+export const twoNodes = (upstreamUrl: string) => ({
+  nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, post(upstreamUrl)],
+  edges: [{ from: 'trigger', to: 'call' }],
+});
+
+/** webhook -> if -> set -> http-request (POST to `upstreamUrl`/hello); the if's false branch stops with an error. */
+export const branching = (upstreamUrl: string) => ({
+  nodes: [
+    { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+    {
+      id: 'check',
+      type: 'if',
+      runMode: 'input',
+      parameters: { condition: 'input.query.length > 3' },
+      parameterMode: { condition: 'expression' },
+    },
+    {
+      id: 'shape',
+      type: 'set',
+      runMode: 'input',
+      parameters: { fields: { source: 'bench', 'meta.kind': 'question' }, remove: ['collection'] },
+    },
+    post(upstreamUrl),
+    { id: 'short', type: 'stop-and-error', parameters: { message: 'query too short' } },
+  ],
+  edges: [
+    { from: 'trigger', to: 'check' },
+    { from: 'check', to: 'shape', output: 'true' },
+    { from: 'check', to: 'short', output: 'false' },
+    { from: 'shape', to: 'call' },
+  ],
+});

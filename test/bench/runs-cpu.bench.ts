@@ -1,0 +1,278 @@
+/**
+ * Issue 27 (2): what one run costs in one process. The app runs as one process (APP_ROLE=all,
+ * embedded store and queue, default settings); each round first measures the bare Fastify hello
+ * server (POST /hello, the baseline; also the http-request target) and then, on the app:
+ * The queued-run limits are off (a backlog is what the rounds measure, not refusals).
+ * (a) webhook -> set and (b) webhook -> if -> set -> http-request: RUNS webhooks at 50 connections,
+ *     the clock stopping when the last run has finished: completed runs/s while accepting, and the
+ *     CPU the service's processes used over that span per completed run;
+ * (c) (b) with `?wait=10` (answer once the run finished): req/s, p99 and CPU per run.
+ * RSS is the peak of all the service's processes together over every round. Rounds alternate
+ * baseline and app; each figure is the median round, each ratio the median of the rounds' ratios.
+ * Targets (issue 27): (a) >= 1,600 runs/s, >= 0.11 of Fastify, <= 0.35 ms CPU per run;
+ * (b) >= 1,400 runs/s, <= 0.6 ms; (c) >= 1,200 req/s, p99 <= 100 ms; RSS <= 600 MB.
+ *
+ *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/runs-cpu.bench.ts
+ * BENCH_CPU_PROF=<dir> starts the app with --cpu-prof, its profile written there when it stops.
+ * BENCH_BEFORE_ROOT=<dir> (a directory with an earlier build's dist/ and a node_modules/) runs that
+ * build too, its turn right before this one's in every round: before/after figures (prefixed
+ * `before_`, with CPU per run after/before) under the same load.
+ */
+import { loadavg } from 'node:os';
+import {
+  BENCH_KEY,
+  call,
+  cpuMicros,
+  load,
+  LoadResult,
+  measureRuns,
+  report,
+  rssBytes,
+  ServerProcess,
+  startApp,
+  startHelloServer,
+  treeSum,
+} from './lib/bench-kit';
+import { branching, webhookSet } from './lib/run-workflows';
+
+const BENCH = 'runs-cpu';
+const CONNECTIONS = 50;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
+const BASELINE_MS = 3000;
+const WAIT_MS = 4000;
+const INPUT = { query: 'what is a vector', collection: 'col_1' };
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const load1 = () => loadavg()[0].toFixed(1);
+
+/** CPU (ms) the app's processes used between open and close, and the peak of their RSS meanwhile. */
+function meter(pid: number) {
+  let cpu = 0;
+  let sampler: NodeJS.Timeout | undefined;
+  const sample = { cpuMs: 0, peakRss: 0 };
+  return {
+    sample,
+    open() {
+      cpu = treeSum(pid, cpuMicros);
+      sampler = setInterval(() => (sample.peakRss = Math.max(sample.peakRss, treeSum(pid, rssBytes))), 200);
+    },
+    close() {
+      clearInterval(sampler);
+      sample.cpuMs = (treeSum(pid, cpuMicros) - cpu) / 1000;
+      sample.peakRss = Math.max(sample.peakRss, treeSum(pid, rssBytes));
+    },
+  };
+}
+
+interface Round {
+  hello: number;
+  setRuns: number;
+  setCpu: number;
+  branchRuns: number;
+  branchCpu: number;
+  waitRps: number;
+  waitP99: number;
+  waitCpu: number;
+}
+
+/** One build of the service under test, its ?wait workflow published, and what its rounds measured. */
+interface Subject {
+  prefix: string;
+  app: ServerProcess;
+  waitPath: string;
+  rounds: Round[];
+  peakRss: number;
+}
+
+async function subject(prefix: string, helloUrl: string, root?: string): Promise<Subject> {
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const app = await startApp(
+    // Default settings (LOG_LEVEL info too), but for the queued-run limits: the accept rate outruns
+    // the workers, and the backlog a round leaves is what it measures, not a refusal.
+    {
+      LOG_LEVEL: 'info',
+      APP_ROLE: 'all',
+      FETCH_ALLOWED_HOSTS: '127.0.0.1',
+      SWAGGER_ENABLED: 'false',
+      RUNS_MAX_QUEUED: '0',
+      RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
+    },
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    root,
+  );
+  const waited = await call(app.url, 'POST', '/api/v1/workflows', { name: 'wait', definition: branching(helloUrl) });
+  await call(app.url, 'POST', `/api/v1/workflows/${waited.id}/publish`);
+  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], peakRss: 0 };
+}
+
+async function measureRound(s: Subject, helloUrl: string, round: number, hello: number): Promise<void> {
+  const pid = s.app.child.pid!;
+  const measured = async (label: string, definition: unknown) => {
+    const m = meter(pid);
+    const runs = await measureRuns(s.app.url, label, definition, INPUT, { runs: RUNS, connections: CONNECTIONS, window: m });
+    if (runs.failed) throw new Error(`${label}: ${runs.failed} runs failed`);
+    s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
+    const cpuPerRun = m.sample.cpuMs / RUNS;
+    console.log(
+      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB (load ${load1()})`,
+    );
+    return { rps: runs.runsPerSecond, cpuPerRun };
+  };
+  const set = await measured(`${s.prefix}webhook -> set, round ${round}`, webhookSet());
+  const branch = await measured(`${s.prefix}webhook -> if -> set -> http-request, round ${round}`, branching(helloUrl));
+
+  const waitLoad = (durationMs: number): Promise<LoadResult> =>
+    load({
+      url: s.app.url,
+      path: s.waitPath,
+      method: 'POST',
+      headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: INPUT }),
+      connections: CONNECTIONS,
+      durationMs,
+    });
+  await waitLoad(500);
+  const m = meter(pid);
+  m.open();
+  const wait = await waitLoad(WAIT_MS);
+  m.close();
+  s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
+  if (wait.statuses[200] !== wait.requests) throw new Error(`?wait: answers ${JSON.stringify(wait.statuses)}, errors ${wait.errors}`);
+  const waitCpu = m.sample.cpuMs / wait.requests;
+  console.log(
+    `  ${s.prefix}?wait=10: ${wait.rps.toFixed(0)} req/s, p50 ${wait.p50Ms.toFixed(1)} ms, p99 ${wait.p99Ms.toFixed(1)} ms, ` +
+      `${waitCpu.toFixed(3)} ms CPU per run (load ${load1()})`,
+  );
+  s.rounds.push({
+    hello,
+    setRuns: set.rps,
+    setCpu: set.cpuPerRun,
+    branchRuns: branch.rps,
+    branchCpu: branch.cpuPerRun,
+    waitRps: wait.rps,
+    waitP99: wait.p99Ms,
+    waitCpu,
+  });
+}
+
+const figure = (metric: string, value: number, unit: string, baseline: number | null, ratio: number | null, target: string) =>
+  report({ bench: BENCH, metric, value, unit, baseline, ratio, target: `${target} (load ${load1()})` });
+
+function reportSubject({ prefix, rounds, peakRss }: Subject): void {
+  const mid = (pick: (r: Round) => number) => median(rounds.map(pick));
+  const perHello = (pick: (r: Round) => number) => median(rounds.map((r) => pick(r) / r.hello));
+  const hellos = mid((r) => r.hello);
+  const name = prefix.replace(/[^a-z]+/g, '_');
+  figure(
+    `${name}set_completed_runs_per_s`,
+    mid((r) => r.setRuns),
+    'runs/s',
+    hellos,
+    perHello((r) => r.setRuns),
+    '>= 1600 runs/s, ratio >= 0.11',
+  );
+  figure(
+    `${name}set_cpu_per_run`,
+    mid((r) => r.setCpu),
+    'ms',
+    null,
+    null,
+    '<= 0.35 ms',
+  );
+  figure(
+    `${name}branching_completed_runs_per_s`,
+    mid((r) => r.branchRuns),
+    'runs/s',
+    hellos,
+    perHello((r) => r.branchRuns),
+    '>= 1400 runs/s',
+  );
+  figure(
+    `${name}branching_cpu_per_run`,
+    mid((r) => r.branchCpu),
+    'ms',
+    null,
+    null,
+    '<= 0.6 ms',
+  );
+  figure(
+    `${name}branching_wait_rps`,
+    mid((r) => r.waitRps),
+    'req/s',
+    hellos,
+    perHello((r) => r.waitRps),
+    '>= 1200 req/s',
+  );
+  figure(
+    `${name}branching_wait_p99`,
+    mid((r) => r.waitP99),
+    'ms',
+    null,
+    null,
+    '<= 100 ms',
+  );
+  figure(
+    `${name}branching_wait_cpu_per_run`,
+    mid((r) => r.waitCpu),
+    'ms',
+    null,
+    null,
+    'informational',
+  );
+  figure(`${name}rss_peak`, peakRss / 2 ** 20, 'MB', null, null, '<= 600 MB, all the service processes');
+}
+
+async function main() {
+  const hello = await startHelloServer();
+  const subjects: Subject[] = [];
+  try {
+    const beforeRoot = process.env.BENCH_BEFORE_ROOT;
+    if (beforeRoot) subjects.push(await subject('before ', hello.url, beforeRoot));
+    subjects.push(await subject('', hello.url));
+    for (let round = 1; round <= ROUNDS; round++) {
+      const baseline = await load({
+        url: hello.url,
+        path: '/hello',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input: INPUT }),
+        connections: CONNECTIONS,
+        durationMs: BASELINE_MS,
+        warmupMs: 500,
+      });
+      console.log(`round ${round} (load ${load1()}): bare Fastify POST ${baseline.rps.toFixed(0)} req/s`);
+      for (const s of subjects) await measureRound(s, hello.url, round, baseline.rps);
+    }
+  } finally {
+    for (const s of subjects) await s.app.stop();
+    await hello.stop();
+  }
+
+  figure('fastify_hello_rps', median(subjects[0].rounds.map((r) => r.hello)), 'req/s', null, null, 'the baseline');
+  for (const s of subjects) reportSubject(s);
+  if (subjects.length === 2) {
+    const [before, after] = subjects;
+    const paired = (pick: (r: Round) => number) => median(after.rounds.map((r, i) => pick(r) / pick(before.rounds[i])));
+    const mid = (rounds: Round[], pick: (r: Round) => number) => median(rounds.map(pick));
+    for (const [metric, pick] of [
+      ['set_cpu_per_run', (r: Round) => r.setCpu],
+      ['branching_cpu_per_run', (r: Round) => r.branchCpu],
+      ['branching_wait_cpu_per_run', (r: Round) => r.waitCpu],
+    ] as const) {
+      figure(
+        `${metric}_after_vs_before`,
+        mid(after.rounds, pick),
+        'ms',
+        mid(before.rounds, pick),
+        paired(pick),
+        "lower is better; ratio: median of the rounds' after/before",
+      );
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
