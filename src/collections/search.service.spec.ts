@@ -95,6 +95,10 @@ describe('SearchService', () => {
       sourceUrl: null,
       chunkCount: passages.length,
       characterCount: 1,
+      metadata: {},
+      pages: null,
+      title: null,
+      author: null,
       createdAt: now,
       updatedAt: now,
     });
