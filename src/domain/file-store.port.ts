@@ -3,7 +3,10 @@ import type { FileFilter } from './file-filter';
 import type { FileContentStats, FileStatus, Passage, StoredFile } from './file.model';
 
 export type FileUpdate = Partial<
-  Pick<StoredFile, 'mime' | 'size' | 'error' | 'chunkCount' | 'characterCount' | 'lane' | 'progress' | 'metadata' | 'pages' | 'title' | 'author'>
+  Pick<
+    StoredFile,
+    'mime' | 'size' | 'error' | 'chunkCount' | 'characterCount' | 'lane' | 'progress' | 'metadata' | 'pages' | 'title' | 'author'
+  >
 >;
 
 /**
