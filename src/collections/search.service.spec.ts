@@ -134,6 +134,7 @@ describe('SearchService', () => {
       id: ids[1],
       content: 'near passage',
       distance: expect.closeTo(1 - Math.cos(0.1), 5),
+      collectionId,
       fileId,
       fileName: 'a.txt',
       chunkIndex: 1,
