@@ -38,7 +38,11 @@ describe('retrieval: metadata, filters, search across collections', () => {
     library = await createCollection(t, 'Library');
     const specs = [
       { name: 'contract-2021.txt', text: 'The lease runs for five years.', metadata: { kind: 'contract', year: 2021, tags: ['lease'] } },
-      { name: 'contract-2023.txt', text: 'The lease renews each spring.', metadata: { kind: 'contract', year: 2023, tags: ['lease', 'renewal'] } },
+      {
+        name: 'contract-2023.txt',
+        text: 'The lease renews each spring.',
+        metadata: { kind: 'contract', year: 2023, tags: ['lease', 'renewal'] },
+      },
       { name: 'memo-2023.txt', text: 'Lunch moves to the second floor.', metadata: { kind: 'memo', year: 2023, draft: true } },
       { name: 'untagged.txt', text: 'Nothing is attached to this note.' },
     ];
@@ -128,8 +132,24 @@ describe('retrieval: metadata, filters, search across collections', () => {
         [{ field: 'metadata.kind', in: ['memo', 'letter'] }, ['memo-2023.txt']],
         [{ field: 'metadata.kind', exists: false }, ['untagged.txt']],
         [{ not: { field: 'metadata.kind', eq: 'contract' } }, ['memo-2023.txt', 'untagged.txt']],
-        [{ or: [{ field: 'id', eq: id('untagged.txt') }, { field: 'metadata.year', eq: 2021 }] }, ['contract-2021.txt', 'untagged.txt']],
-        [{ and: [{ field: 'type', eq: 'text/plain' }, { field: 'name', in: ['memo-2023.txt'] }] }, ['memo-2023.txt']],
+        [
+          {
+            or: [
+              { field: 'id', eq: id('untagged.txt') },
+              { field: 'metadata.year', eq: 2021 },
+            ],
+          },
+          ['contract-2021.txt', 'untagged.txt'],
+        ],
+        [
+          {
+            and: [
+              { field: 'type', eq: 'text/plain' },
+              { field: 'name', in: ['memo-2023.txt'] },
+            ],
+          },
+          ['memo-2023.txt'],
+        ],
         [{ field: 'createdAt', gte: '2000-01-01' }, [...notes.keys()]],
         [{ field: 'metadata.year', eq: '2021' }, []],
       ];
@@ -193,7 +213,11 @@ describe('retrieval: metadata, filters, search across collections', () => {
           {
             id: 'search',
             type: 'search-collection',
-            parameters: { collectionId: library, query: notes.get('contract-2021.txt')!.text, filter: { field: 'metadata.year', eq: 2023 } },
+            parameters: {
+              collectionId: library,
+              query: notes.get('contract-2021.txt')!.text,
+              filter: { field: 'metadata.year', eq: 2023 },
+            },
           },
         ],
         edges: [{ from: 'trigger', to: 'search' }],
@@ -287,7 +311,9 @@ describe('retrieval: metadata, filters, search across collections', () => {
 
     it('is offered over MCP (v2 client): the search tool takes a filter, service_search_collections searches several', async () => {
       const client = new V2Client({ name: 'retrieval-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-      await client.connect(new V2Transport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${reader.key}` } } }));
+      await client.connect(
+        new V2Transport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${reader.key}` } } }),
+      );
       try {
         const { tools } = await client.listTools();
         const multi = tools.find((tool) => tool.name === 'service_search_collections');
@@ -300,7 +326,11 @@ describe('retrieval: metadata, filters, search across collections', () => {
 
         const filtered = (await client.callTool({
           name: 'service_search_collection',
-          arguments: { collection_id: library, query: notes.get('contract-2021.txt')!.text, filter: { field: 'metadata.kind', eq: 'contract' } },
+          arguments: {
+            collection_id: library,
+            query: notes.get('contract-2021.txt')!.text,
+            filter: { field: 'metadata.kind', eq: 'contract' },
+          },
         })) as any;
         expect(filtered.isError).toBeFalsy();
         expect(new Set(filtered.structuredContent.result.map((h: any) => h.fileId))).toEqual(
