@@ -196,9 +196,17 @@ describe('retrieval: metadata, filters, search across collections', () => {
       expect(all.body.result.length).toBe(notes.size);
       const close = await search(library, { text: query, top_k: 10, min_score: 0.99 });
       expect(close.body.result.map((h: any) => h.fileId)).toEqual([id('contract-2021.txt')]);
-      const perFile = await search(library, { text: query, top_k: 10, per_file: 1 });
+      // A file of several passages: uncapped, more than one of them is found; capped, one.
+      const paragraphs = ['alpha', 'beta', 'gamma'].map((word) => `${word} `.repeat(220).trim());
+      const long = await addNote(library, 'long.txt', paragraphs.join('\n\n'));
+      expect((await waitForFile(t, library, long.body.id)).status).toBe('indexed');
+      const ofLong = (body: any) => body.result.filter((h: any) => h.fileId === long.body.id).length;
+      expect(ofLong((await search(library, { text: query, top_k: 20 })).body)).toBeGreaterThan(1);
+      const perFile = await search(library, { text: query, top_k: 20, per_file: 1 });
+      expect(ofLong(perFile.body)).toBe(1);
       const files = perFile.body.result.map((h: any) => h.fileId);
       expect(new Set(files).size).toBe(files.length);
+      await t.request('DELETE', `/api/v1/collections/${library}/files/${long.body.id}`);
       const mmr = await search(library, { text: query, top_k: 3, mmr_lambda: 0.5 });
       expect(mmr.status).toBe(200);
       expect(mmr.body.result[0].fileId).toBe(id('contract-2021.txt'));
