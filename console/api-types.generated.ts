@@ -112,7 +112,7 @@ export interface paths {
         delete: operations["FilesController_delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        patch: operations["FilesController_patch"];
         trace?: never;
     };
     "/api/v1/collections/{id}/files/{fileId}/content": {
@@ -451,6 +451,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["SearchController_searchMany"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tool-runs/{runId}": {
         parameters: {
             query?: never;
@@ -760,6 +776,17 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         AddFileDto: {
+            /**
+             * @description Your own fields, searchable with filters: a flat object of strings, numbers, booleans, ISO 8601 dates and lists of strings
+             * @example {
+             *       "department": "legal",
+             *       "year": 2024,
+             *       "tags": [
+             *         "contract"
+             *       ]
+             *     }
+             */
+            metadata?: Record<string, never>;
             /** @description File name shown in listings and search results, with its extension, e.g. report.pdf */
             name: string;
             /**
@@ -1133,6 +1160,8 @@ export interface components {
             total: number;
         };
         FileDto: {
+            /** @description The document's own author, when its format carries one */
+            author?: string;
             /**
              * Format: date-time
              * @description ISO 8601 timestamp, UTC
@@ -1147,7 +1176,13 @@ export interface components {
              * @enum {string}
              */
             lane: "standard" | "large";
+            /** @description Your own fields: strings, numbers, booleans, dates (ISO 8601, UTC) and lists of strings; {} when none */
+            metadata: {
+                [key: string]: unknown;
+            };
             name: string;
+            /** @description Pages (PDF), slides or sheets, once extracted */
+            pages?: number;
             /** @description Where ingestion stands; only while pending or processing */
             progress?: components["schemas"]["FileProgressDto"];
             /** @description Only with status pending: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again automatically */
@@ -1159,6 +1194,8 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "processing" | "indexed" | "error";
+            /** @description The document's own title, when its format carries one */
+            title?: string;
             /**
              * @description MIME type: as declared until the bytes were read, then as detected
              * @example application/pdf
@@ -1235,6 +1272,55 @@ export interface components {
         };
         MemberListDto: {
             items: components["schemas"]["MemberDto"][];
+        };
+        MultiSearchDto: {
+            /** @description true: every collection you can read (at most 20) */
+            all?: boolean;
+            /** @description Ids of the collections to search, 1 to 20; or set all */
+            collection_ids?: string[];
+            /**
+             * @description Only passages of files this filter keeps: {"field": "metadata.year", "gte": 2020}, {"field": "type", "in": [...]}, {"field": "id", "eq": "fle_..."}, {"field": "metadata.x", "exists": true}, combined with {"and": [...]}, {"or": [...]}, {"not": {...}}
+             * @example {
+             *       "and": [
+             *         {
+             *           "field": "type",
+             *           "eq": "application/pdf"
+             *         },
+             *         {
+             *           "field": "metadata.year",
+             *           "gte": 2020
+             *         }
+             *       ]
+             *     }
+             */
+            filter?: Record<string, never>;
+            /** @description Only passages whose score (1 - cosine distance, from -1 to 1) is at least this */
+            min_score?: number;
+            /** @description Diversity by maximal marginal relevance: 1 ranks by relevance alone, lower values favour passages unlike those already chosen (0.5 is common) */
+            mmr_lambda?: number;
+            /**
+             * @description `vector` ranks by cosine distance; `hybrid` fuses that ranking with BM25 keyword ranking
+             * @default vector
+             * @enum {string}
+             */
+            mode?: "vector" | "hybrid";
+            /**
+             * @description Passages to skip, for paging
+             * @default 0
+             */
+            offset?: number;
+            /**
+             * @description At most this many passages of one file
+             * @example 2
+             */
+            per_file?: number;
+            /** @description What to look for, in natural language */
+            text: string;
+            /**
+             * @description Number of passages to return: a number or a numeric string
+             * @default 10
+             */
+            top_k?: number | string;
         };
         NodeSpecDto: {
             /**
@@ -1367,6 +1453,16 @@ export interface components {
             index: number;
             /** @description Page of the file the passage starts on, when the format has pages */
             page: number | null;
+        };
+        PatchFileDto: {
+            /**
+             * @description Changes to the metadata, as a JSON merge patch: a key set to null is removed, any other value replaces it; keys not named stay
+             * @example {
+             *       "reviewed": true,
+             *       "draft": null
+             *     }
+             */
+            metadata: Record<string, never>;
         };
         PendingApprovalDto: {
             /** @description The signed one-time link to the approval page (editors see it here; it is never in the run record) */
@@ -1662,29 +1758,11 @@ export interface components {
              */
             timezone: string;
         };
-        SearchDto: {
-            /**
-             * @description `vector` ranks by cosine distance; `hybrid` fuses that ranking with BM25 keyword ranking
-             * @default vector
-             * @enum {string}
-             */
-            mode?: "vector" | "hybrid";
-            /**
-             * @description Passages to skip, for paging
-             * @default 0
-             */
-            offset?: number;
-            /** @description What to look for, in natural language */
-            text: string;
-            /**
-             * @description Number of passages to return: a number or a numeric string
-             * @default 10
-             */
-            top_k?: number | string;
-        };
         SearchHitDto: {
             /** @description Position of the passage within its file, from 0 */
             chunkIndex: number;
+            /** @description The collection the passage is from */
+            collectionId: string;
             /** @description Text of the passage */
             content: string;
             /** @description Cosine distance between the query and the passage: smaller is closer */
@@ -1696,6 +1774,51 @@ export interface components {
             id: string;
             /** @description Page of the file the passage starts on, when the format has pages */
             page?: number;
+        };
+        SearchOptionsDto: {
+            /**
+             * @description Only passages of files this filter keeps: {"field": "metadata.year", "gte": 2020}, {"field": "type", "in": [...]}, {"field": "id", "eq": "fle_..."}, {"field": "metadata.x", "exists": true}, combined with {"and": [...]}, {"or": [...]}, {"not": {...}}
+             * @example {
+             *       "and": [
+             *         {
+             *           "field": "type",
+             *           "eq": "application/pdf"
+             *         },
+             *         {
+             *           "field": "metadata.year",
+             *           "gte": 2020
+             *         }
+             *       ]
+             *     }
+             */
+            filter?: Record<string, never>;
+            /** @description Only passages whose score (1 - cosine distance, from -1 to 1) is at least this */
+            min_score?: number;
+            /** @description Diversity by maximal marginal relevance: 1 ranks by relevance alone, lower values favour passages unlike those already chosen (0.5 is common) */
+            mmr_lambda?: number;
+            /**
+             * @description `vector` ranks by cosine distance; `hybrid` fuses that ranking with BM25 keyword ranking
+             * @default vector
+             * @enum {string}
+             */
+            mode?: "vector" | "hybrid";
+            /**
+             * @description Passages to skip, for paging
+             * @default 0
+             */
+            offset?: number;
+            /**
+             * @description At most this many passages of one file
+             * @example 2
+             */
+            per_file?: number;
+            /** @description What to look for, in natural language */
+            text: string;
+            /**
+             * @description Number of passages to return: a number or a numeric string
+             * @default 10
+             */
+            top_k?: number | string;
         };
         SearchResponseDto: {
             /** @description Matching passages, closest first */
@@ -1880,6 +2003,11 @@ export interface components {
              * @description The file
              */
             file: string;
+            /**
+             * @description Your own fields as JSON text: a flat object of strings, numbers, booleans, ISO 8601 dates and lists of strings
+             * @example {"department":"legal","year":2024}
+             */
+            metadata?: string;
             /** @description File name; defaults to the uploaded file name */
             name?: string;
         };
@@ -2433,6 +2561,8 @@ export interface operations {
     FilesController_list: {
         parameters: {
             query?: {
+                /** @description Only files this filter keeps, as JSON (the filter of search), e.g. {"field":"metadata.year","gte":2020} */
+                filter?: string;
                 /** @description Number of items to return */
                 limit?: number;
                 /** @description Number of items to skip */
@@ -2654,6 +2784,87 @@ export interface operations {
             };
             /** @description No such resource, or it is not shared with you */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    FilesController_patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                fileId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchFileDto"];
+            };
+        };
+        responses: {
+            /** @description The file with its metadata changed; nothing is re-embedded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileDto"];
+                };
+            };
+            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Changing files needs the editor or owner role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No such resource, or it is not shared with you */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3040,7 +3251,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SearchDto"];
+                "application/json": components["schemas"]["SearchOptionsDto"];
             };
         };
         responses: {
@@ -3053,7 +3264,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponseDto"];
                 };
             };
-            /** @description A bad parameter or body: details.fields names each bad field and why (VALIDATION_FAILED, MALFORMED_JSON) */
+            /** @description A field is wrong (the filter names the place and the reason) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4175,6 +4386,84 @@ export interface operations {
             };
             /** @description The service is at its queued-run limit (global-queue-limit) or its queue did not take the run in time (queue-unavailable): no run was started; Retry-After says when to try again */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    SearchController_searchMany: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MultiSearchDto"];
+            };
+        };
+        responses: {
+            /** @description The best passages across the collections, each naming its collection */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResponseDto"];
+                };
+            };
+            /** @description Neither or both of collection_ids and all, or another field is wrong */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (x-api-key or Authorization: Bearer) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description A named collection does not exist or you hold no role on it: it is named, and nothing was searched */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description A collection was indexed with another embedding model */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (application/json unless it says otherwise) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

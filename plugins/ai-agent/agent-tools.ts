@@ -47,6 +47,12 @@ export async function agentTools(
           type: 'object',
           properties: {
             query: { type: 'string', minLength: 1, description: 'What to look for, in natural language' },
+            filter: {
+              type: 'object',
+              description:
+                'Optional: only passages of files this filter keeps, e.g. {"field":"metadata.year","gte":2020}, {"field":"type","eq":"application/pdf"}, ' +
+                'combined with {"and":[...]}, {"or":[...]}, {"not":{...}}; fields: id, name, type, size, createdAt, pages, title, author, metadata.<key>',
+            },
             ...(collections.length > 1
               ? {
                   collectionId: {
@@ -65,8 +71,11 @@ export async function agentTools(
       // the model is told which were refused and why, and only when none answers is it an error.
       run: async (args) => {
         const targets = typeof args.collectionId === 'string' ? [args.collectionId] : collections;
+        const filter = typeof args.filter === 'object' && args.filter !== null ? { filter: args.filter as Record<string, unknown> } : {};
         const found = await Promise.allSettled(
-          targets.map((id) => ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'vector' })),
+          targets.map((id) =>
+            ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'vector', ...filter }),
+          ),
         );
         const refused = found.flatMap((outcome, index) =>
           outcome.status === 'rejected' ? [{ collectionId: targets[index], reason: (outcome.reason as Error).message }] : [],

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { CollectionParameter, Parameter } from 'workflow-collection-service/sdk';
 
 const wholeNumber = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value);
@@ -40,4 +40,16 @@ export class SearchCollectionParameters {
   })
   @IsIn(['vector', 'hybrid'])
   mode: 'vector' | 'hybrid' = 'vector';
+
+  @Parameter({
+    displayName: 'Filter',
+    description:
+      'Only passages of files this filter keeps, as the search API takes it: e.g. `{"field": "metadata.year", "gte": 2020}`, ' +
+      '`{"and": [{"field": "type", "eq": "application/pdf"}, {"not": {"field": "metadata.draft", "eq": true}}]}`; ' +
+      'fields: id, name, type, size, createdAt, pages, title, author, metadata.<key>.',
+    schema: { type: 'object', examples: [{ field: 'metadata.department', eq: 'legal' }] },
+  })
+  @IsOptional()
+  @IsObject()
+  filter?: Record<string, unknown>;
 }

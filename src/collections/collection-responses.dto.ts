@@ -116,6 +116,22 @@ export class FileDto implements FileView {
       "Only with status pending: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again automatically",
   })
   retryReason?: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Your own fields: strings, numbers, booleans, dates (ISO 8601, UTC) and lists of strings; {} when none',
+  })
+  metadata: Record<string, string | number | boolean | string[]>;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'Pages (PDF), slides or sheets, once extracted' })
+  pages?: number;
+
+  @ApiPropertyOptional({ description: "The document's own title, when its format carries one" })
+  title?: string;
+
+  @ApiPropertyOptional({ description: "The document's own author, when its format carries one" })
+  author?: string;
 }
 
 export const FilePageDto = pageOf(FileDto, 'FilePageDto');

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -16,7 +16,7 @@ import { AppError, ErrorCode } from '../common/app-error';
 import { Consumes, MULTIPART_MEDIA_TYPE } from '../common/media-types';
 import { AppConfig } from '../config/app-config';
 import { FileContentDto, FileDto, FilePageDto, PassageDto } from './collection-responses.dto';
-import { AddFileDto, ListFilesQueryDto } from './files.dto';
+import { AddFileDto, ListFilesQueryDto, PatchFileDto } from './files.dto';
 import { UploadFileDto } from './upload-file.dto';
 import { FilesService } from './files.service';
 
@@ -44,7 +44,7 @@ export class FilesController {
     description: 'The disk holding DATA_DIR is full: the message and details say where and how many bytes to free',
   })
   add(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: AddFileDto) {
-    return this.files.add(principal, id, { name: body.name, url: body.url });
+    return this.files.add(principal, id, { name: body.name, url: body.url, metadata: body.metadata });
   }
 
   @Post('upload')
@@ -58,15 +58,21 @@ export class FilesController {
     description: 'The disk holding DATA_DIR is full: the message and details say where and how many bytes to free',
   })
   async upload(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() request: FastifyRequest) {
-    const { file, name } = await this.readForm(request);
-    return this.files.upload(principal, id, { name: name ?? file.fileName, bytes: file.bytes, contentType: file.contentType });
+    const { file, name, metadata } = await this.readForm(request);
+    return this.files.upload(principal, id, { name: name ?? file.fileName, bytes: file.bytes, contentType: file.contentType, metadata });
   }
 
   @Get()
   @ApiOkResponse({ type: FilePageDto, description: 'Oldest first' })
   async list(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ListFilesQueryDto) {
-    const { offset, limit, status } = query;
-    const result = await this.files.list(principal, id, { offset, limit }, status);
+    const { offset, limit, status, filter } = query;
+    const result = await this.files.list(
+      principal,
+      id,
+      { offset, limit },
+      status,
+      filter === undefined ? undefined : jsonField('filter', filter),
+    );
     return { ...result, offset, limit };
   }
 
@@ -94,6 +100,13 @@ export class FilesController {
     return this.files.passage(principal, id, fileId, passageId);
   }
 
+  @Patch(':fileId')
+  @ApiOkResponse({ type: FileDto, description: 'The file with its metadata changed; nothing is re-embedded' })
+  @ApiResponse({ status: 403, description: 'Changing files needs the editor or owner role' })
+  patch(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('fileId') fileId: string, @Body() body: PatchFileDto) {
+    return this.files.patch(principal, id, fileId, { metadata: body.metadata });
+  }
+
   @Delete(':fileId')
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'Deleted, with its passages, vectors and bytes' })
@@ -102,13 +115,14 @@ export class FilesController {
     await this.files.delete(principal, id, fileId);
   }
 
-  /** One `file` part and an optional `name` field, in any order. */
-  private async readForm(request: FastifyRequest): Promise<{ file: UploadedFile; name?: string }> {
+  /** One `file` part and optional `name` and `metadata` (JSON) fields, in any order. */
+  private async readForm(request: FastifyRequest): Promise<{ file: UploadedFile; name?: string; metadata?: unknown }> {
     if (!request.isMultipart()) {
       throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Expected a multipart/form-data body with a "file" part');
     }
     let file: UploadedFile | undefined;
     let name: string | undefined;
+    let metadata: unknown;
     try {
       for await (const part of request.parts()) {
         if (part.type === 'file') {
@@ -120,15 +134,18 @@ export class FilesController {
         } else if (part.fieldname === 'name') {
           if (name !== undefined) throw AppError.validation([{ field: 'name', reason: 'is given more than once' }]);
           name = String(part.value);
+        } else if (part.fieldname === 'metadata') {
+          if (metadata !== undefined) throw AppError.validation([{ field: 'metadata', reason: 'is given more than once' }]);
+          metadata = jsonField('metadata', String(part.value));
         } else {
-          throw AppError.validation([{ field: part.fieldname, reason: 'unknown field; the form takes "file" and "name"' }]);
+          throw AppError.validation([{ field: part.fieldname, reason: 'unknown field; the form takes "file", "name" and "metadata"' }]);
         }
       }
     } catch (error) {
       throw this.formError(error);
     }
     if (!file) throw AppError.validation([{ field: 'file', reason: 'a file part named "file" is required' }]);
-    return { file, name };
+    return { file, name, metadata };
   }
 
   private formError(error: unknown): unknown {
@@ -137,12 +154,21 @@ export class FilesController {
       return AppError.fileTooLarge(this.config.MAX_FILE_BYTES);
     }
     if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
-      return AppError.validation([{ field: 'file', reason: 'the form takes one "file" part and an optional "name" field' }]);
+      return AppError.validation([{ field: 'file', reason: 'the form takes one "file" part and optional "name" and "metadata" fields' }]);
     }
     if (error instanceof AppError) return error;
     // Everything else here is the form itself failing to parse (no boundary, a body cut short,
     // a broken part header): the client's to fix, not a fault of the service.
     return AppError.validation([{ field: 'body', reason: `is not a well-formed multipart/form-data body: ${(error as Error).message}` }]);
+  }
+}
+
+/** A form field or query parameter that carries JSON. */
+function jsonField(field: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw AppError.validation([{ field, reason: `is not valid JSON: ${(error as Error).message}` }]);
   }
 }
 

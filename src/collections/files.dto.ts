@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { IsAbsoluteUrl } from '../common/class-schema';
 import { Field, trimmed } from '../common/input-validation';
 import { PageQueryDto } from '../common/pagination';
@@ -29,7 +29,29 @@ export class AddFileDto {
   @IsString()
   @IsAbsoluteUrl()
   url: string;
+
+  @Field({
+    description:
+      'Your own fields, searchable with filters: a flat object of strings, numbers, booleans, ISO 8601 dates and lists of strings',
+    schema: { type: 'object', example: { department: 'legal', year: 2024, tags: ['contract'] } },
+  })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
 }
+
+export class PatchFileDto {
+  @Field({
+    description:
+      'Changes to the metadata, as a JSON merge patch: a key set to null is removed, any other value replaces it; keys not named stay',
+    schema: { type: 'object', example: { reviewed: true, draft: null } },
+  })
+  @IsObject()
+  metadata: Record<string, unknown>;
+}
+
+/** Longest `filter` a listing takes as query text; a search takes the same filter in its body. */
+export const MAX_FILTER_TEXT_CHARS = 16_384;
 
 export class ListFilesQueryDto extends PageQueryDto {
   @Field({
@@ -47,4 +69,13 @@ export class ListFilesQueryDto extends PageQueryDto {
   )
   @IsIn(FILE_STATUSES, { each: true, message: `status must be among ${FILE_STATUSES.join(', ')}` })
   status?: FileStatus[];
+
+  @Field({
+    description: 'Only files this filter keeps, as JSON (the filter of search), e.g. {"field":"metadata.year","gte":2020}',
+    schema: { example: '{"field":"type","eq":"application/pdf"}' },
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_FILTER_TEXT_CHARS)
+  filter?: string;
 }

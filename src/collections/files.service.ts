@@ -13,6 +13,8 @@ import { JobQueue } from '../domain/job-queue.port';
 import { VectorIndex } from '../domain/vector-index.port';
 import { BlobStore } from '../domain/blob-store.port';
 import { FILE_STATUSES, FileLane, FileProgress, FileStatus, newPendingFile, StoredFile } from '../domain/file.model';
+import { parseFileFilter } from '../domain/file-filter';
+import { FileMetadata, patchedMetadata, validMetadata } from '../domain/file-metadata';
 import { FileStore, originalBlobKey } from '../domain/file-store.port';
 
 export interface FileView {
@@ -32,6 +34,13 @@ export interface FileView {
   progress?: FileProgress;
   /** Only with status `pending`: why the last try failed for the service's own reasons (disk full, database unavailable); the file is tried again. */
   retryReason?: string;
+  /** What the user attached; `{}` when nothing. */
+  metadata: FileMetadata;
+  /** Pages, slides or sheets, once extracted from a format that has them. */
+  pages?: number;
+  /** The document's own title and author, when its format carries them. */
+  title?: string;
+  author?: string;
 }
 
 export interface FileContent {
@@ -69,6 +78,10 @@ export const fileView = (file: StoredFile): FileView => ({
   lane: file.lane,
   ...((file.status === 'pending' || file.status === 'processing') && file.progress ? { progress: file.progress } : {}),
   ...(file.status === 'pending' && file.error ? { retryReason: file.error } : {}),
+  metadata: file.metadata,
+  ...(file.pages !== null ? { pages: file.pages } : {}),
+  ...(file.title !== null ? { title: file.title } : {}),
+  ...(file.author !== null ? { author: file.author } : {}),
 });
 
 /** Where the bytes of a new file come from: a URL to download, or the bytes themselves. */
@@ -90,36 +103,57 @@ export class FilesService {
   ) {}
 
   /** `url` is http(s), downloaded by the ingestion job, or `data:`, decoded now. */
-  async add(principal: Principal, collectionId: string, input: { name: string; url: string }): Promise<FileView> {
+  /** `url` is http(s), downloaded by the ingestion job, or `data:`, decoded now. */
+  async add(principal: Principal, collectionId: string, input: { name: string; url: string; metadata?: unknown }): Promise<FileView> {
     await this.access.require(principal, 'collection', collectionId, 'editor');
     const name = validName(input.name);
+    const metadata = input.metadata === undefined ? {} : validMetadata(input.metadata);
     const url = typeof input.url === 'string' ? input.url.trim() : '';
     if (/^data:/i.test(url)) {
       const { mime, bytes } = parseDataUrl(url, this.config.MAX_FILE_BYTES);
-      return this.accept(collectionId, name, { bytes, declaredType: mime });
+      return this.accept(collectionId, name, { bytes, declaredType: mime }, metadata);
     }
-    return this.accept(collectionId, name, { url: validHttpUrl(url) });
+    return this.accept(collectionId, name, { url: validHttpUrl(url) }, metadata);
   }
 
   async upload(
     principal: Principal,
     collectionId: string,
-    input: { name: string; bytes: Buffer; contentType?: string },
+    input: { name: string; bytes: Buffer; contentType?: string; metadata?: unknown },
   ): Promise<FileView> {
     await this.access.require(principal, 'collection', collectionId, 'editor');
     const name = validName(input.name);
+    const metadata = input.metadata === undefined ? {} : validMetadata(input.metadata);
     if (input.bytes.length > this.config.MAX_FILE_BYTES) throw AppError.fileTooLarge(this.config.MAX_FILE_BYTES);
-    return this.accept(collectionId, name, { bytes: input.bytes, declaredType: input.contentType });
+    return this.accept(collectionId, name, { bytes: input.bytes, declaredType: input.contentType }, metadata);
   }
 
-  /** Oldest first; only files in `statuses` when any are given. */
-  async list(principal: Principal, collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<FileView>> {
+  /**
+   * Changes a file's metadata by a JSON merge patch. Nothing is re-embedded: filters read the
+   * store, so the next search sees the change.
+   */
+  async patch(principal: Principal, collectionId: string, fileId: string, input: { metadata: unknown }): Promise<FileView> {
+    await this.access.require(principal, 'collection', collectionId, 'editor');
+    const file = await this.load(collectionId, fileId);
+    const metadata = patchedMetadata(file.metadata, input.metadata);
+    if (!(await this.files.update(file.id, { metadata }))) throw AppError.notFound('file', fileId);
+    return fileView({ ...file, metadata });
+  }
+
+  /** Oldest first; only files in `statuses` when any are given, only files `filter` keeps when given. */
+  async list(
+    principal: Principal,
+    collectionId: string,
+    page: PageRequest,
+    statuses: readonly FileStatus[] = [],
+    filter?: unknown,
+  ): Promise<Page<FileView>> {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
     const checked = validPage(page);
     const unknown = statuses.filter((status) => !FILE_STATUSES.includes(status));
     if (unknown.length)
       throw AppError.validation([{ field: 'status', reason: `must be among ${FILE_STATUSES.join(', ')}, got ${unknown.join(', ')}` }]);
-    const result = await this.files.list(collectionId, checked, statuses);
+    const result = await this.files.list(collectionId, checked, statuses, filter === undefined ? undefined : parseFileFilter(filter));
     return { items: result.items.map(fileView), total: result.total };
   }
 
@@ -168,14 +202,14 @@ export class FilesService {
     await this.blobs.delete(originalBlobKey(file));
   }
 
-  private async accept(collectionId: string, name: string, source: FileSource): Promise<FileView> {
+  private async accept(collectionId: string, name: string, source: FileSource, metadata: FileMetadata): Promise<FileView> {
     const mime = ('declaredType' in source && mimeOf(source.declaredType)) || UNKNOWN_TYPE;
     // A file given by URL has no known size yet: the standard lane moves it once it is downloaded.
     const lane =
       'bytes' in source
         ? laneForSize(source.bytes.length, { largeBytes: this.config.INGEST_LARGE_BYTES, largePages: this.config.INGEST_LARGE_PAGES })
         : 'standard';
-    const file = newPendingFile(collectionId, name, source, mime, new Date(), lane);
+    const file = newPendingFile(collectionId, name, source, mime, new Date(), lane, metadata);
     try {
       if ('bytes' in source) await this.blobs.put(originalBlobKey(file), source.bytes);
       // Stored before queued: a job never exists for a file the store does not have.

@@ -13,6 +13,9 @@ export class SearchHitDto implements SearchResultItem {
   @ApiProperty({ description: 'Cosine distance between the query and the passage: smaller is closer' })
   distance: number;
 
+  @ApiProperty({ description: 'The collection the passage is from' })
+  collectionId: string;
+
   @ApiProperty({ description: 'The file the passage is from' })
   fileId: string;
 

@@ -95,6 +95,10 @@ describe('SearchService', () => {
       sourceUrl: null,
       chunkCount: passages.length,
       characterCount: 1,
+      metadata: {},
+      pages: null,
+      title: null,
+      author: null,
       createdAt: now,
       updatedAt: now,
     });
@@ -130,6 +134,7 @@ describe('SearchService', () => {
       id: ids[1],
       content: 'near passage',
       distance: expect.closeTo(1 - Math.cos(0.1), 5),
+      collectionId,
       fileId,
       fileName: 'a.txt',
       chunkIndex: 1,

@@ -1,7 +1,13 @@
 import { Page, PageRequest } from '../common/page';
+import type { FileFilter } from './file-filter';
 import type { FileContentStats, FileStatus, Passage, StoredFile } from './file.model';
 
-export type FileUpdate = Partial<Pick<StoredFile, 'mime' | 'size' | 'error' | 'chunkCount' | 'characterCount' | 'lane' | 'progress'>>;
+export type FileUpdate = Partial<
+  Pick<
+    StoredFile,
+    'mime' | 'size' | 'error' | 'chunkCount' | 'characterCount' | 'lane' | 'progress' | 'metadata' | 'pages' | 'title' | 'author'
+  >
+>;
 
 /**
  * File records of collections and the passages their text was cut into. The vectors that find
@@ -11,8 +17,17 @@ export type FileUpdate = Partial<Pick<StoredFile, 'mime' | 'size' | 'error' | 'c
 export abstract class FileStore {
   abstract create(file: StoredFile): Promise<void>;
   abstract get(collectionId: string, fileId: string): Promise<StoredFile | null>;
-  /** Oldest first, so offset paging is stable while files are being added; only `statuses` when given (non-empty). */
-  abstract list(collectionId: string, page: PageRequest, statuses?: readonly FileStatus[]): Promise<Page<StoredFile>>;
+  /**
+   * Oldest first, so offset paging is stable while files are being added; only `statuses` when
+   * given (non-empty), only files the filter keeps when given.
+   */
+  abstract list(collectionId: string, page: PageRequest, statuses?: readonly FileStatus[], filter?: FileFilter): Promise<Page<StoredFile>>;
+  /**
+   * Ids of the collection's `indexed` files the filter keeps, at most `limit` (the caller asks for
+   * one more than it accepts to know it was exceeded). Answered by the store's own query language
+   * (SQLite JSON functions, a Mongo query), never by reading every file.
+   */
+  abstract matchingIds(collectionId: string, filter: FileFilter, limit: number): Promise<string[]>;
   /** The files among `ids` that exist, in no particular order. */
   abstract getMany(ids: readonly string[]): Promise<StoredFile[]>;
   /**

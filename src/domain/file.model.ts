@@ -1,4 +1,5 @@
 import { newId } from '../common/ids';
+import type { FileMetadata } from './file-metadata';
 
 export const FILE_STATUSES = ['pending', 'processing', 'indexed', 'error'] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
@@ -46,6 +47,13 @@ export interface StoredFile {
   chunkCount: number;
   /** Characters of extracted text across those passages. */
   characterCount: number;
+  /** What users attached (see file-metadata.ts); `{}` when nothing. */
+  metadata: FileMetadata;
+  /** Pages (PDF), slides or sheets the document has, once extracted; null when unknown or not paged. */
+  pages: number | null;
+  /** The document's own title and author, when its format carries them (PDF, DOCX, HTML title). */
+  title: string | null;
+  author: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -77,6 +85,7 @@ export function newPendingFile(
   mime: string,
   now = new Date(),
   lane: FileLane = 'standard',
+  metadata: FileMetadata = {},
 ): StoredFile {
   return {
     id: newId('fle'),
@@ -91,6 +100,10 @@ export function newPendingFile(
     sourceUrl: 'url' in source ? source.url : null,
     chunkCount: 0,
     characterCount: 0,
+    metadata,
+    pages: null,
+    title: null,
+    author: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -158,6 +158,9 @@ export class IngestionService {
     );
     // Leftovers of an attempt a restart interrupted.
     await this.removeIndexedContent(file);
+    // Read before indexing, which releases the segments as it goes.
+    const info = doc.info ?? {};
+    await this.files.update(file.id, { pages: info.pages ?? null, title: info.title ?? null, author: info.author ?? null });
     const target = { collectionId: file.collectionId, fileId: file.id };
     const indexer = new DocumentIndexer(target, this.files, this.index, this.indexingEmbedder, {
       signal,

@@ -10,6 +10,13 @@ export const RESULTS_PER_SEARCH = 10;
 /** service_list_collections takes no offset; it returns the newest collections up to this many. */
 export const COLLECTIONS_PER_CALL = 100;
 
+export interface SearchQuery {
+  text: string;
+  topK: number;
+  offset: number;
+  filter?: Record<string, unknown>;
+}
+
 /** A workflow offered as a tool (its trigger is an MCP trigger), as the caller sees it. */
 export interface WorkflowToolRecord {
   name: string;
@@ -47,7 +54,13 @@ export interface McpBackend {
   getPassage(collectionId: string, fileId: string, passageId: string): Promise<PassageRecord>;
   addFile(collectionId: string, file: { name: string; url: string }): Promise<FileRecord>;
   deleteFile(collectionId: string, fileId: string): Promise<void>;
-  search(collectionId: string, query: { text: string; topK: number; offset: number }): Promise<{ result: SearchHit[] }>;
+  /** `filter` is the search filter as the caller wrote it, checked by the service. */
+  search(collectionId: string, query: SearchQuery): Promise<{ result: SearchHit[] }>;
+  /** One search across the named collections, or all the caller can read; every hit names its collection. */
+  searchMany(
+    target: { collectionIds: readonly string[] } | { all: true },
+    query: SearchQuery,
+  ): Promise<{ result: (SearchHit & { collectionId: string })[] }>;
   listWorkflowTools(): Promise<WorkflowToolRecord[]>;
   /**
    * Checks the arguments against the tool's schema and starts its run, answering at once.

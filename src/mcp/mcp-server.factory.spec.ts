@@ -79,6 +79,7 @@ function fakeBackend(overrides: Partial<McpBackend> = {}): jest.Mocked<McpBacken
     addFile: jest.fn(async () => ({ ...file, status: 'pending' as const })),
     deleteFile: jest.fn(async () => undefined),
     search: jest.fn(async () => ({ result: [hit(0)] })),
+    searchMany: jest.fn(async () => ({ result: [{ ...hit(0), collectionId: 'col_1' }] })),
     listWorkflowTools: jest.fn(async () => []),
     startWorkflowTool: jest.fn(async (name: string) => Promise.reject(AppError.notFound('workflow tool', name))),
     toolRun: jest.fn(async () => run()),
@@ -158,6 +159,8 @@ describe.each<McpEra>(['legacy', 'modern'])('the MCP server, %s era', (era) => {
         // The limits of the REST search body (SearchDto), the class that validates both doors.
         query: { type: 'string', minLength: 1, maxLength: 8192, description: expect.any(String) },
         offset: { type: 'number', multipleOf: 1, minimum: 0, maximum: 1000, default: 0, description: expect.any(String) },
+        // Optional: the interface's required arguments stay as they are.
+        filter: expect.objectContaining({ type: 'object' }),
       },
       required: ['collection_id', 'query'],
       additionalProperties: false,
@@ -301,15 +304,15 @@ describe.each<McpEra>(['legacy', 'modern'])('the MCP server, %s era', (era) => {
     backend.listWorkflowTools.mockResolvedValue(Array.from({ length: 150 }, (_, i) => workflowTool(`tool_${String(i).padStart(3, '0')}`)));
     const first = await client.request({ method: 'tools/list', params: {} });
     expect(first.tools).toHaveLength(100);
-    expect(first.tools.slice(0, 8).every((t) => t.name.startsWith('service_'))).toBe(true);
+    expect(first.tools.slice(0, 9).every((t) => t.name.startsWith('service_'))).toBe(true);
     const second = await client.request({ method: 'tools/list', params: { cursor: first.nextCursor! } });
-    expect(second.tools.map((t) => t.name)).toEqual(Array.from({ length: 58 }, (_, i) => `tool_${String(i + 92).padStart(3, '0')}`));
+    expect(second.tools.map((t) => t.name)).toEqual(Array.from({ length: 59 }, (_, i) => `tool_${String(i + 91).padStart(3, '0')}`));
     expect(second.nextCursor).toBeUndefined();
     await expect(client.request({ method: 'tools/list', params: { cursor: 'made-up' } })).rejects.toMatchObject({
       code: ProtocolErrorCode.InvalidParams,
     });
     // The SDK client's own helper follows the cursors to the end.
-    expect((await client.listTools()).tools).toHaveLength(158);
+    expect((await client.listTools()).tools).toHaveLength(159);
   });
 
   it('serves collections and files as resources, a page at a time, and reads each', async () => {
@@ -382,14 +385,14 @@ describe.each<McpEra>(['legacy', 'modern'])('workflow tools, %s era', (era) => {
   it('lists the workflow tools after the collection tools, with their own JSON Schema and the output schema of a run', async () => {
     const { client, close } = await connect(era, fakeBackend({ listWorkflowTools: jest.fn(async () => [workflowTool('ask')]) }));
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(9);
-    expect(tools[8]).toMatchObject({
+    expect(tools).toHaveLength(10);
+    expect(tools[9]).toMatchObject({
       name: 'ask',
       inputSchema: { type: 'object', required: ['q'], additionalProperties: false },
       outputSchema: { type: 'object', required: ['runId', 'status', 'output', 'error'] },
     });
     // 2025-11-25 says per tool that it may run as a task; 2026-07-28 says it with the extension.
-    expect(tools[8].execution).toEqual(era === 'legacy' ? { taskSupport: 'optional' } : undefined);
+    expect(tools[9].execution).toEqual(era === 'legacy' ? { taskSupport: 'optional' } : undefined);
     await close();
   });
 

@@ -126,10 +126,14 @@ export interface CollectionsFacade {
    * file's status.
    */
   getFileContent(collectionId: string, fileId: string): Promise<CollectionFileContent>;
-  /** Semantic search: `topK` (1 to 100) passages from `offset`, nearest first, as the search API answers. */
+  /**
+   * Semantic search: `topK` (1 to 100) passages from `offset`, nearest first, as the search API
+   * answers; `filter` keeps only passages of the files it matches (the search API's filter, e.g.
+   * `{ field: 'metadata.year', gte: 2020 }`), refused with NodeConfigurationError naming the place.
+   */
   search(
     collectionId: string,
-    query: { text: string; topK: number; offset: number; mode: SearchMode },
+    query: { text: string; topK: number; offset: number; mode: SearchMode; filter?: Record<string, unknown> },
   ): Promise<{ items: CollectionPassage[] }>;
   /**
    * Adds a file by URL, as the API does (editor role); ingestion runs in the background, so the

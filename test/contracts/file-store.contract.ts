@@ -3,6 +3,8 @@ import { SqliteFileStore } from '../../src/storage/embedded/sqlite-file-store.ad
 import { MongoFileStore } from '../../src/storage/mongo/mongo-file-store.adapter';
 import { FileStatus, Passage, StoredFile } from '../../src/domain/file.model';
 import { FileStore } from '../../src/domain/file-store.port';
+import { parseFileFilter } from '../../src/domain/file-filter';
+import { validMetadata } from '../../src/domain/file-metadata';
 import { pick, storeBackends } from '../utils/store-backends';
 
 function file(collectionId: string, overrides: Partial<StoredFile> = {}): StoredFile {
@@ -20,6 +22,10 @@ function file(collectionId: string, overrides: Partial<StoredFile> = {}): Stored
     sourceUrl: 'https://example.com/report.pdf',
     chunkCount: 0,
     characterCount: 0,
+    metadata: {},
+    pages: null,
+    title: null,
+    author: null,
     createdAt: now,
     updatedAt: now,
     ...overrides,
@@ -63,6 +69,80 @@ describe.each(storeBackends)('FileStore contract: $name', (backend) => {
     const read = await store.get(collectionId, f.id);
     expect(read).toEqual({ ...f, updatedAt: expect.any(Date) });
     expect(read!.createdAt.toISOString()).toBe('2024-05-06T07:08:09.010Z');
+  });
+
+  it('keeps metadata and document info, and answers the same filter the same way (SQLite JSON functions, a Mongo query)', async () => {
+    const at = (day: number) => new Date(Date.UTC(2024, 0, day));
+    const specs: [string, Record<string, unknown>, Partial<StoredFile>][] = [
+      ['a', { kind: 'contract', year: 2021, tags: ['lease'], signed: '2021-03-04' }, { pages: 3, title: 'Lease A', createdAt: at(1) }],
+      ['b', { kind: 'contract', year: 2023, tags: ['lease', 'renewal'], draft: false }, { createdAt: at(2) }],
+      ['c', { kind: 'memo', year: 2023.5, draft: true }, { mime: 'application/pdf', author: 'Ada', createdAt: at(3) }],
+      ['d', {}, { status: 'pending', createdAt: at(4) }],
+      ['e', { year: '2021' }, { createdAt: at(5) }],
+    ];
+    const ids = new Map<string, string>();
+    for (const [name, metadata, overrides] of specs) {
+      const f = file(collectionId, { name, status: 'indexed', metadata: validMetadata(metadata), ...overrides });
+      await store.create(f);
+      ids.set(name, f.id);
+    }
+    expect((await store.get(collectionId, ids.get('a')!))!).toMatchObject({
+      metadata: { kind: 'contract', year: 2021, tags: ['lease'], signed: '2021-03-04T00:00:00.000Z' },
+      pages: 3,
+      title: 'Lease A',
+      author: null,
+    });
+    const names = async (filter: unknown, indexedOnly = true) => {
+      const parsed = parseFileFilter(filter);
+      const found = indexedOnly
+        ? await store.matchingIds(collectionId, parsed, 100)
+        : (await store.list(collectionId, { offset: 0, limit: 100 }, [], parsed)).items.map((f) => f.id);
+      return [...ids].filter(([, id]) => found.includes(id)).map(([name]) => name);
+    };
+    expect(await names({ field: 'metadata.kind', eq: 'contract' })).toEqual(['a', 'b']);
+    expect(await names({ field: 'metadata.year', eq: 2021 })).toEqual(['a']);
+    expect(await names({ field: 'metadata.year', eq: '2021' })).toEqual(['e']);
+    expect(await names({ field: 'metadata.year', gte: 2022 })).toEqual(['b', 'c']);
+    expect(await names({ field: 'metadata.year', in: [2021, '2021'] })).toEqual(['a', 'e']);
+    expect(await names({ field: 'metadata.tags', eq: 'renewal' })).toEqual(['b']);
+    expect(await names({ field: 'metadata.tags', in: ['lease'] })).toEqual(['a', 'b']);
+    expect(await names({ field: 'metadata.draft', eq: false })).toEqual(['b']);
+    expect(await names({ field: 'metadata.draft', eq: true })).toEqual(['c']);
+    expect(await names({ field: 'metadata.signed', lt: '2022-01-01' })).toEqual(['a']);
+    expect(await names({ field: 'metadata.draft', exists: true })).toEqual(['b', 'c']);
+    expect(await names({ not: { field: 'metadata.draft', eq: true } })).toEqual(['a', 'b', 'e']);
+    expect(
+      await names({
+        or: [
+          { field: 'type', eq: 'application/pdf' },
+          { field: 'pages', gt: 2 },
+        ],
+      }),
+    ).toEqual(['a', 'c']);
+    expect(
+      await names({
+        and: [
+          { field: 'title', exists: false },
+          { field: 'author', exists: false },
+        ],
+      }),
+    ).toEqual(['b', 'e']);
+    expect(await names({ not: { field: 'title', eq: 'Lease A' } })).toEqual(['b', 'c', 'e']);
+    expect(await names({ field: 'createdAt', gte: '2024-01-02', lt: '2024-01-04' })).toEqual(['b', 'c']);
+    expect(await names({ field: 'id', in: [ids.get('c'), ids.get('d')] })).toEqual(['c']);
+    // Listing filters the same way, and also sees files that are not indexed.
+    expect(await names({ field: 'metadata.kind', exists: false }, false)).toEqual(['d', 'e']);
+    expect((await store.list(collectionId, { offset: 0, limit: 1 }, ['indexed'], parseFileFilter({ field: 'size', gte: 0 }))).total).toBe(
+      4,
+    );
+    expect(await store.matchingIds(collectionId, parseFileFilter({ field: 'size', gte: 0 }), 2)).toHaveLength(2);
+  });
+
+  it('changes metadata by update without touching anything else', async () => {
+    const f = file(collectionId, { metadata: { a: 1 } });
+    await store.create(f);
+    expect(await store.update(f.id, { metadata: { b: ['x'] }, pages: 7 })).toBe(true);
+    expect(await store.get(collectionId, f.id)).toMatchObject({ metadata: { b: ['x'] }, pages: 7, name: f.name, status: f.status });
   });
 
   it('finds a file only within its own collection', async () => {

@@ -157,6 +157,25 @@ describe('ai-agent node against a scripted model', () => {
     expect(mine.filter((p) => p.event.type === 'substep').map((p) => (p.event as any).subStep.kind)).toEqual(['model', 'tool', 'model']);
   });
 
+  it('passes the filter the model gives its search tool: every passage it gets is of a file the filter keeps', async () => {
+    const filter = { field: 'name', in: ['note-01.txt'] };
+    llm.script = (request, turn) => {
+      if (turn === 0) {
+        const tool = request.body.tools?.find((candidate) => candidate.function.name === 'search_collections');
+        expect((tool?.function.parameters as any).properties.filter).toMatchObject({ type: 'object' });
+        return { toolCalls: [{ name: 'search_collections', arguments: { query: lastUserText(request), filter } }] };
+      }
+      return { content: 'done' };
+    };
+    const record = await runAgent({ collections: [notes], searchTopK: 5 });
+    expect(record.status).toBe('succeeded');
+    const search = agentStep(record).subSteps.find((s: any) => s.kind === 'tool');
+    expect(search.arguments).toEqual({ query: 'Where did the heron cross?', filter });
+    expect(search.result.length).toBeGreaterThan(0);
+    // Unfiltered, the search returns all three notes.
+    expect(search.result.map((hit: any) => hit.fileName)).toEqual(['note-01.txt']);
+  });
+
   it("shows the calls in the console's run timeline", async () => {
     const { browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1280, height: 860 } });
     try {

@@ -47,6 +47,7 @@ describe.each(bothQueues('collections'))('collections: files and semantic search
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         lane: 'standard',
         progress: { stage: 'queued', done: 0, total: 0 },
+        metadata: {},
       });
       fileIds.set(fixture.file, res.body.id);
     }

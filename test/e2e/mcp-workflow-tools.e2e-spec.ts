@@ -92,7 +92,7 @@ describe('workflows as MCP tools', () => {
         description: 'Echoes the question back, tagged: a stand-in for a real lookup.',
         inputSchema: { type: 'object', required: ['question'] },
       });
-      expect(tools.filter((candidate) => candidate.name.startsWith('service_'))).toHaveLength(8);
+      expect(tools.filter((candidate) => candidate.name.startsWith('service_'))).toHaveLength(9);
 
       const result = (await client.callTool({ name: 'answer_a_question', arguments: { question: 'why?' } })) as CallToolResult;
       expect(result.isError).toBeFalsy();

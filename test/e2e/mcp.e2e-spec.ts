@@ -25,7 +25,10 @@ import { ensureStdioBuild, FixtureFiles, rawMcp, readSseEvents, serveFixtures, S
  * the REST API.
  */
 
-const TOOL_INPUTS: Record<string, { properties: Record<string, 'string' | 'number'>; required: string[] }> = {
+const TOOL_INPUTS: Record<
+  string,
+  { properties: Record<string, 'string' | 'number' | 'boolean' | 'array' | 'object'>; required: string[] }
+> = {
   service_list_collections: { properties: {}, required: [] },
   service_get_collection: { properties: { collection_id: 'string' }, required: ['collection_id'] },
   service_get_collection_stats: { properties: { collection_id: 'string' }, required: ['collection_id'] },
@@ -39,11 +42,17 @@ const TOOL_INPUTS: Record<string, { properties: Record<string, 'string' | 'numbe
     properties: { collection_id: 'string', file_id: 'string' },
     required: ['collection_id', 'file_id'],
   },
+  // filter is optional: the interface's required arguments stay as they are.
   service_search_collection: {
-    properties: { collection_id: 'string', query: 'string', offset: 'number' },
+    properties: { collection_id: 'string', query: 'string', offset: 'number', filter: 'object' },
     required: ['collection_id', 'query'],
   },
   service_create_collection: { properties: { name: 'string' }, required: ['name'] },
+  // Beside the interface's eight: one search across collections.
+  service_search_collections: {
+    properties: { collection_ids: 'array', all: 'boolean', query: 'string', offset: 'number', filter: 'object' },
+    required: ['query'],
+  },
 };
 
 const ALLOWED_ORIGIN = 'https://console.example.com';
@@ -163,7 +172,7 @@ describe('MCP server', () => {
       client = kind.startsWith('v2 ') ? await connectV2(kind as V2Door, owner.key) : await connect(kind as Kind, owner.key);
     });
 
-    it('lists exactly the eight tools, with the specified input schemas, output schemas and hints', async () => {
+    it('lists exactly the eight tools and the search across collections, with the specified input schemas, output schemas and hints', async () => {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(TOOL_INPUTS).sort());
       for (const tool of tools) {
@@ -392,7 +401,7 @@ describe('MCP server', () => {
 
     it('stdio: a wrong key makes every tool call an isError result naming SERVICE_API_KEY', async () => {
       const client = await connect('stdio', 'wcs_wrong_key_0123456789');
-      expect((await client.listTools()).tools).toHaveLength(8);
+      expect((await client.listTools()).tools).toHaveLength(9);
       const text = await failureText(client, 'service_list_collections', {});
       expect(text).toMatch(/^UNAUTHENTICATED: .*SERVICE_API_KEY/);
     });
@@ -474,10 +483,10 @@ describe('MCP server', () => {
       expect(stolen.body).toMatchObject({ error: { code: -32001, message: expect.stringContaining('Session not found') } });
       expect((await rawMcp(t.url, 'GET', foreign)).status).toBe(404);
       expect((await rawMcp(t.url, 'DELETE', foreign)).status).toBe(404);
-      expect((await client.listTools()).tools).toHaveLength(8);
+      expect((await client.listTools()).tools).toHaveLength(9);
       const own = await post({ ...bearer(owner), 'mcp-session-id': sessionId }, toolsList);
       expect(own.status).toBe(200);
-      expect(own.body.result.tools).toHaveLength(8);
+      expect(own.body.result.tools).toHaveLength(9);
     });
 
     it("refuses another user's SSE session id with 404", async () => {

@@ -25,7 +25,7 @@ export async function extractInProcess(bytes: Buffer, type: DetectedType, opts: 
   }
   const segments = document.segments.filter((segment) => /\S/.test(segment.text));
   if (segments.length === 0) throw new AppError(ErrorCode.EXTRACTION_FAILED, 'document has no text');
-  return { segments };
+  return { segments, ...(document.info ? { info: document.info } : {}) };
 }
 
 /**

@@ -9,6 +9,14 @@ export interface ExtractedSegment {
 
 export interface ExtractedDocument {
   segments: ExtractedSegment[];
+  /** What the format says of the document itself: pages (PDF) or slides (PPTX), title and author (PDF). */
+  info?: DocumentInfo;
+}
+
+export interface DocumentInfo {
+  pages?: number;
+  title?: string;
+  author?: string;
 }
 
 export interface ExtractOptions {

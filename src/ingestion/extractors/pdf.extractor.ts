@@ -45,13 +45,24 @@ export async function extractPdf(
       }
     }
     options.onPages?.(pdf.numPages, pdf.numPages);
-    return { segments };
+    return { segments, info: { pages: pdf.numPages, ...(await documentInfo(pdf)) } };
   } catch (error) {
     throw pdfError(error);
   } finally {
     await pdf.destroy();
   }
 }
+
+/** Title and Author of the PDF's document information dictionary, when set; a broken one is no failure. */
+async function documentInfo(pdf: { getMetadata(): Promise<{ info: unknown }> }): Promise<{ title?: string; author?: string }> {
+  const info = (await pdf.getMetadata().catch(() => ({ info: {} }))).info as { Title?: unknown; Author?: unknown } | undefined;
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim().slice(0, MAX_INFO_CHARS) : undefined);
+  const title = text(info?.Title);
+  const author = text(info?.Author);
+  return { ...(title ? { title } : {}), ...(author ? { author } : {}) };
+}
+
+const MAX_INFO_CHARS = 1024;
 
 function pageText(items: unknown[]): string {
   const parts: string[] = [];

@@ -25,7 +25,7 @@ export async function extractPptx(bytes: Buffer, limits: Partial<ZipLimits>): Pr
     text: slideText(parts.get(name)!.toString('utf8')),
     label: `Slide ${i + 1}`,
   }));
-  return { segments };
+  return { segments, info: { pages: segments.length } };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { isAppError, ErrorCode } from '../../common/app-error';
 import { ScopeSet } from '../../oauth/oauth-scopes';
-import type { ApprovalDecision, McpBackend } from '../mcp-backend.port';
+import type { ApprovalDecision, McpBackend, SearchQuery } from '../mcp-backend.port';
 
 /**
  * The backend of a caller whose OAuth token carries scopes: every tool, resource, prompt and task
@@ -65,9 +65,19 @@ export class ScopedBackend implements McpBackend {
     this.scopes.requireCollection(collectionId, true);
     return this.inner.deleteFile(collectionId, fileId);
   }
-  search(collectionId: string, query: { text: string; topK: number; offset: number }) {
+  search(collectionId: string, query: SearchQuery) {
     this.scopes.requireCollection(collectionId, false);
     return this.inner.search(collectionId, query);
+  }
+  /** Each named collection needs the scope; `all` under a token narrowed to chosen collections means those. */
+  searchMany(target: { collectionIds: readonly string[] } | { all: true }, query: SearchQuery) {
+    if ('collectionIds' in target) {
+      for (const id of target.collectionIds) this.scopes.requireCollection(id, false);
+      return this.inner.searchMany(target, query);
+    }
+    this.scopes.requireCollections(false);
+    const chosen = this.scopes.collections;
+    return this.inner.searchMany(chosen ? { collectionIds: [...chosen] } : target, query);
   }
   /** Without the scope to run workflows, none is offered as a tool (the collection tools remain). */
   async listWorkflowTools() {

@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { Principal } from '../../auth/principal';
 import { CollectionsService } from '../../collections/collections.service';
 import { FilesService } from '../../collections/files.service';
-import { SearchService } from '../../collections/search.service';
+import { SearchService, SearchTarget } from '../../collections/search.service';
 import { ScopeSet } from '../../oauth/oauth-scopes';
 import { WorkflowToolsService } from '../../workflows/workflow-tools.service';
-import type { ApprovalDecision, McpBackend } from '../mcp-backend.port';
+import type { ApprovalDecision, McpBackend, SearchQuery } from '../mcp-backend.port';
 import { ScopedBackend } from './scoped-backend';
 
 interface Services {
@@ -52,8 +52,11 @@ class ServicesBackend implements McpBackend {
   deleteFile(collectionId: string, fileId: string) {
     return this.services.files.delete(this.principal, collectionId, fileId);
   }
-  search(collectionId: string, query: { text: string; topK: number; offset: number }) {
+  search(collectionId: string, query: SearchQuery) {
     return this.services.searches.search(this.principal, collectionId, query);
+  }
+  searchMany(target: SearchTarget, query: SearchQuery) {
+    return this.services.searches.searchMany(this.principal, target, query);
   }
   listWorkflowTools() {
     return this.services.workflowTools.list(this.principal);

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../../common/app-error';
-import type { ApprovalDecision, McpBackend, PassageRecord, ToolRunRecord, WorkflowToolRecord } from '../mcp-backend.port';
+import type { ApprovalDecision, McpBackend, PassageRecord, SearchQuery, ToolRunRecord, WorkflowToolRecord } from '../mcp-backend.port';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from '../tools/records';
 
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -79,11 +79,14 @@ export class RestCollectionsBackend implements McpBackend {
     await this.call('DELETE', `/api/v1/collections/${enc(collectionId)}/files/${enc(fileId)}`);
   }
 
-  search(collectionId: string, query: { text: string; topK: number; offset: number }) {
-    return this.call<{ result: SearchHit[] }>('POST', `/api/v1/collections/${enc(collectionId)}/search`, {
-      text: query.text,
-      top_k: query.topK,
-      offset: query.offset,
+  search(collectionId: string, query: SearchQuery) {
+    return this.call<{ result: SearchHit[] }>('POST', `/api/v1/collections/${enc(collectionId)}/search`, searchBody(query));
+  }
+
+  searchMany(target: { collectionIds: readonly string[] } | { all: true }, query: SearchQuery) {
+    return this.call<{ result: (SearchHit & { collectionId: string })[] }>('POST', '/api/v1/search', {
+      ...('all' in target ? { all: true } : { collection_ids: target.collectionIds }),
+      ...searchBody(query),
     });
   }
 
@@ -169,3 +172,10 @@ function errorFromResponse(status: number, body: unknown): AppError {
         : `The service answered HTTP ${status}`;
   return new AppError(resolved, text, { details, retryable: status >= 500 || status === 429 });
 }
+
+const searchBody = (query: SearchQuery) => ({
+  text: query.text,
+  top_k: query.topK,
+  offset: query.offset,
+  ...(query.filter !== undefined ? { filter: query.filter } : {}),
+});

@@ -6,9 +6,10 @@ import { getCollectionTool } from './get-collection.tool';
 import { listCollectionFilesTool } from './list-collection-files.tool';
 import { listCollectionsTool } from './list-collections.tool';
 import { searchCollectionTool } from './search-collection.tool';
+import { searchCollectionsTool } from './search-collections.tool';
 import { CollectionTool } from './tool-definition';
 
-/** The eight tools of INTERFACE.md 4.2, in the order tools/list presents them. */
+/** The eight tools of INTERFACE.md 4.2, in the order tools/list presents them, then the search across collections. */
 export const COLLECTION_TOOLS: readonly CollectionTool[] = [
   listCollectionsTool,
   getCollectionTool,
@@ -18,6 +19,7 @@ export const COLLECTION_TOOLS: readonly CollectionTool[] = [
   deleteFileFromCollectionTool,
   searchCollectionTool,
   createCollectionTool,
+  searchCollectionsTool,
 ];
 
 export type { CollectionTool, ToolHints } from './tool-definition';

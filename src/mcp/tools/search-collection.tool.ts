@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { SearchDto } from '../../collections/search.dto';
+import { SearchOptionsDto } from '../../collections/search.dto';
 import { RESULTS_PER_SEARCH } from '../mcp-backend.port';
 import { CollectionRef, offsetDescription } from './inputs';
 import { searchHit } from './records';
 import { toolArguments } from './tool-arguments';
-import { fileUri, passageUri } from '../resources/resource-uris';
-import { defineTool, READ_ONLY, ResourceLinkBlock } from './tool-definition';
+import { defineTool, READ_ONLY } from './tool-definition';
+import { FILTER_HELP, hitLinks } from './search-hits';
 
 export const searchCollectionTool = defineTool({
   name: 'service_search_collection',
@@ -17,12 +17,13 @@ export const searchCollectionTool = defineTool({
     '(smaller is closer) and the id and name of its file. For more, call again with offset = nextOffset. ' +
     'Each passage and its file also come as resource links (collections://...) that resources/read opens: cite them. ' +
     'Only files whose status is indexed are searched: after service_add_file_to_collection, wait until ' +
-    'service_list_collection_files shows the file as indexed.',
+    'service_list_collection_files shows the file as indexed. ' +
+    FILTER_HELP,
   input: toolArguments({
     ref: CollectionRef,
-    input: SearchDto,
+    input: SearchOptionsDto,
     // top_k is the tool's own (RESULTS_PER_SEARCH) and mode the default: neither is offered.
-    names: { query: 'text', offset: 'offset' },
+    names: { query: 'text', offset: 'offset', filter: 'filter' },
     descriptions: { offset: offsetDescription('results') },
   }),
   output: z.object({
@@ -33,25 +34,9 @@ export const searchCollectionTool = defineTool({
   annotations: READ_ONLY,
   async run(backend, { collection_id, input }) {
     const offset = input.offset ?? 0;
-    const { result } = await backend.search(collection_id, { text: input.text, topK: RESULTS_PER_SEARCH, offset });
+    const { result } = await backend.search(collection_id, { text: input.text, topK: RESULTS_PER_SEARCH, offset, filter: input.filter });
     const page = result.slice(0, RESULTS_PER_SEARCH);
     return { result: page, offset, nextOffset: page.length === RESULTS_PER_SEARCH ? offset + page.length : null };
   },
-  links({ result }, { collection_id }) {
-    const links: ResourceLinkBlock[] = result.map((hit) => ({
-      type: 'resource_link',
-      uri: passageUri(collection_id, hit.fileId, hit.id),
-      name: `${hit.fileName} #${hit.chunkIndex + 1}`,
-      title: `${hit.fileName}, passage ${hit.chunkIndex + 1}${hit.page !== undefined ? ` (page ${hit.page})` : ''}`,
-      description: excerpt(hit.content),
-      mimeType: 'text/plain',
-    }));
-    const files = new Map(result.map((hit) => [hit.fileId, hit.fileName]));
-    for (const [fileId, fileName] of files)
-      links.push({ type: 'resource_link', uri: fileUri(collection_id, fileId), name: fileName, title: fileName, mimeType: 'text/plain' });
-    return links;
-  },
+  links: ({ result }, { collection_id }) => hitLinks(result.map((hit) => ({ ...hit, collectionId: collection_id }))),
 });
-
-const EXCERPT_CHARS = 160;
-const excerpt = (text: string) => (text.length <= EXCERPT_CHARS ? text : `${text.slice(0, EXCERPT_CHARS - 1)}…`);

@@ -32,7 +32,7 @@ const COLLECTION_TOOL_ENTRIES: ReadonlyMap<string, { tool: CollectionTool; liste
         inputSchema: tool.input.schema as ListedTool['inputSchema'],
         outputSchema: outputJsonSchema(tool.output),
         annotations: { title: tool.title, ...tool.annotations },
-        icons: tool.name === 'service_search_collection' ? SEARCH_ICON : COLLECTION_ICON,
+        icons: tool.name.startsWith('service_search_collection') ? SEARCH_ICON : COLLECTION_ICON,
       },
     },
   ]),

@@ -1,7 +1,10 @@
 import { Page, PageRequest } from '../../common/page';
+import type { FileFilter } from '../../domain/file-filter';
+import type { FileMetadata } from '../../domain/file-metadata';
 import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../../domain/file-store.port';
 import { FileContentStats, FileLane, FileProgress, FileStatus, Passage, StoredFile } from '../../domain/file.model';
 import { SqliteDb, toSqlDate } from './sqlite-database';
+import { sqlFilter } from './sqlite-file-filter';
 
 interface FileRow {
   id: string;
@@ -16,6 +19,10 @@ interface FileRow {
   source_url: string | null;
   chunk_count: number;
   character_count: number;
+  metadata: string;
+  pages: number | null;
+  title: string | null;
+  author: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -42,6 +49,10 @@ const toFile = (row: FileRow): StoredFile => ({
   sourceUrl: row.source_url,
   chunkCount: row.chunk_count,
   characterCount: row.character_count,
+  metadata: JSON.parse(row.metadata) as FileMetadata,
+  pages: row.pages,
+  title: row.title,
+  author: row.author,
   createdAt: new Date(row.created_at),
   updatedAt: new Date(row.updated_at),
 });
@@ -63,6 +74,10 @@ const UPDATABLE: Record<keyof FileUpdate, string> = {
   characterCount: 'character_count',
   lane: 'lane',
   progress: 'progress',
+  metadata: 'metadata',
+  pages: 'pages',
+  title: 'title',
+  author: 'author',
 };
 
 const progressColumn = (progress: FileProgress | null): string | null => (progress ? JSON.stringify(progress) : null);
@@ -78,8 +93,10 @@ export class SqliteFileStore extends FileStore {
     super();
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO files (id, collection_id, name, mime, size, status, error, lane, progress, source_url, chunk_count, character_count, created_at, updated_at)
-         VALUES (@id, @collection_id, @name, @mime, @size, @status, @error, @lane, @progress, @source_url, @chunk_count, @character_count, @created_at, @updated_at)`,
+        `INSERT INTO files (id, collection_id, name, mime, size, status, error, lane, progress, source_url, chunk_count, character_count,
+                            metadata, pages, title, author, created_at, updated_at)
+         VALUES (@id, @collection_id, @name, @mime, @size, @status, @error, @lane, @progress, @source_url, @chunk_count, @character_count,
+                 @metadata, @pages, @title, @author, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM files WHERE id = ? AND collection_id = ?'),
       list: db.prepare('SELECT * FROM files WHERE collection_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?'),
@@ -117,6 +134,10 @@ export class SqliteFileStore extends FileStore {
       source_url: file.sourceUrl,
       chunk_count: file.chunkCount,
       character_count: file.characterCount,
+      metadata: JSON.stringify(file.metadata),
+      pages: file.pages,
+      title: file.title,
+      author: file.author,
       created_at: toSqlDate(file.createdAt),
       updated_at: toSqlDate(file.updatedAt),
     });
@@ -127,20 +148,36 @@ export class SqliteFileStore extends FileStore {
     return row ? toFile(row) : null;
   }
 
-  async list(collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<StoredFile>> {
-    if (statuses.length === 0) {
+  async list(
+    collectionId: string,
+    page: PageRequest,
+    statuses: readonly FileStatus[] = [],
+    filter?: FileFilter,
+  ): Promise<Page<StoredFile>> {
+    if (statuses.length === 0 && !filter) {
       const rows = this.statements.list.all(collectionId, page.limit, page.offset) as FileRow[];
       return { items: rows.map(toFile), total: this.statements.count.get(collectionId) as number };
     }
-    const where = `FROM files WHERE collection_id = ? AND status IN (${statuses.map(() => '?').join(', ')})`;
+    const condition = filter ? sqlFilter(filter) : { sql: '1', params: [] };
+    const statusIn = statuses.length ? `AND status IN (${statuses.map(() => '?').join(', ')})` : '';
+    const where = `FROM files WHERE collection_id = ? ${statusIn} AND ${condition.sql}`;
+    const params = [collectionId, ...statuses, ...condition.params];
     const rows = this.db
       .prepare(`SELECT * ${where} ORDER BY created_at, id LIMIT ? OFFSET ?`)
-      .all(collectionId, ...statuses, page.limit, page.offset) as FileRow[];
+      .all(...params, page.limit, page.offset) as FileRow[];
     const total = this.db
       .prepare(`SELECT COUNT(*) ${where}`)
       .pluck()
-      .get(collectionId, ...statuses) as number;
+      .get(...params) as number;
     return { items: rows.map(toFile), total };
+  }
+
+  async matchingIds(collectionId: string, filter: FileFilter, limit: number): Promise<string[]> {
+    const condition = sqlFilter(filter);
+    return this.db
+      .prepare(`SELECT id FROM files WHERE collection_id = ? AND status = 'indexed' AND ${condition.sql} LIMIT ?`)
+      .pluck()
+      .all(collectionId, ...condition.params, limit) as string[];
   }
 
   async getMany(ids: readonly string[]): Promise<StoredFile[]> {
@@ -214,7 +251,13 @@ export class SqliteFileStore extends FileStore {
     for (const [field, column] of Object.entries(UPDATABLE) as [keyof FileUpdate, string][]) {
       if (update[field] === undefined) continue;
       columns.push(`${column} = ?`);
-      values.push(field === 'progress' ? progressColumn(update.progress ?? null) : update[field]);
+      values.push(
+        field === 'progress'
+          ? progressColumn(update.progress ?? null)
+          : field === 'metadata'
+            ? JSON.stringify(update.metadata)
+            : update[field],
+      );
     }
     return { assignments: columns.join(', '), values };
   }

@@ -30,6 +30,11 @@ const fileSchema = new Schema<FileDoc>(
     sourceUrl: { type: String, default: null },
     chunkCount: { type: Number, required: true, default: 0 },
     characterCount: { type: Number, required: true, default: 0 },
+    // A flat object of user values (see file-metadata.ts); Mixed, so its keys are the user's.
+    metadata: { type: Schema.Types.Mixed, default: {} },
+    pages: { type: Number, default: null },
+    title: { type: String, default: null },
+    author: { type: String, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

@@ -1,8 +1,10 @@
 import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/page';
+import type { FileFilter } from '../../domain/file-filter';
 import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../../domain/file-store.port';
 import { FileContentStats, FileStatus, Passage, StoredFile } from '../../domain/file.model';
 import { contentModels, FileDoc, PassageDoc } from './content.schema';
+import { mongoFilter } from './mongo-file-filter';
 
 const toFile = (doc: FileDoc): StoredFile => ({
   id: doc._id,
@@ -17,6 +19,10 @@ const toFile = (doc: FileDoc): StoredFile => ({
   sourceUrl: doc.sourceUrl ?? null,
   chunkCount: doc.chunkCount ?? 0,
   characterCount: doc.characterCount ?? 0,
+  metadata: doc.metadata ?? {},
+  pages: doc.pages ?? null,
+  title: doc.title ?? null,
+  author: doc.author ?? null,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
@@ -57,13 +63,30 @@ export class MongoFileStore extends FileStore {
     return doc ? toFile(doc) : null;
   }
 
-  async list(collectionId: string, page: PageRequest, statuses: readonly FileStatus[] = []): Promise<Page<StoredFile>> {
-    const query = statuses.length ? { collectionId, status: { $in: [...statuses] } } : { collectionId };
+  async list(
+    collectionId: string,
+    page: PageRequest,
+    statuses: readonly FileStatus[] = [],
+    filter?: FileFilter,
+  ): Promise<Page<StoredFile>> {
+    const query = {
+      collectionId,
+      ...(statuses.length ? { status: { $in: [...statuses] } } : {}),
+      ...(filter ? { $and: [mongoFilter(filter)] } : {}),
+    };
     const [docs, total] = await Promise.all([
       this.files.find(query).sort({ createdAt: 1, _id: 1 }).skip(page.offset).limit(page.limit).lean<FileDoc[]>(),
       this.files.countDocuments(query),
     ]);
     return { items: docs.map(toFile), total };
+  }
+
+  async matchingIds(collectionId: string, filter: FileFilter, limit: number): Promise<string[]> {
+    const docs = await this.files
+      .find({ collectionId, status: 'indexed', $and: [mongoFilter(filter)] }, { _id: 1 })
+      .limit(limit)
+      .lean<{ _id: string }[]>();
+    return docs.map((doc) => doc._id);
   }
 
   async getMany(ids: readonly string[]): Promise<StoredFile[]> {

@@ -41,4 +41,15 @@ export const CONTENT_MIGRATIONS: Migration[] = [
       ALTER TABLE files ADD COLUMN progress TEXT;
     `,
   },
+  {
+    version: 102,
+    name: 'files-metadata',
+    // User metadata (a flat JSON object, '{}' when none) and what extraction read from the document.
+    sql: `
+      ALTER TABLE files ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE files ADD COLUMN pages INTEGER;
+      ALTER TABLE files ADD COLUMN title TEXT;
+      ALTER TABLE files ADD COLUMN author TEXT;
+    `,
+  },
 ];
