@@ -2,15 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError } from '../common/app-error';
+import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
 import { validateInput } from '../common/input-validation';
 import { Embedder } from '../domain/embedder.port';
 import { cosineDistance } from '../embeddings/vectors';
 import { Metrics } from '../metrics/metrics.service';
+import { NodeCredentials } from '../engine/node-credentials.port';
+import { AppConfig } from '../config/app-config';
+import { RerankAuthorization, Reranker, RerankerEndpoint, RerankerKind } from '../domain/reranker.port';
+import { NodeConfigurationError } from '../sdk';
 import { CollectionStore } from '../domain/collection-store.port';
 import { FileStore } from '../domain/file-store.port';
 import { Passage } from '../domain/file.model';
-import { DEFAULT_TOP_K, SearchDto, SearchMode } from './search.dto';
+import { DEFAULT_TOP_K, RerankDto, SearchDto, SearchMode } from './search.dto';
 import { MAX_SEARCH_K, modelMismatch, VectorIndex } from '../domain/vector-index.port';
 
 export type { SearchMode };
@@ -20,6 +24,33 @@ export interface SearchInput {
   topK: number;
   offset: number;
   mode?: SearchMode;
+  rerank?: RerankInput;
+}
+
+/** The `rerank` option of a search (RerankDto, in the service's spelling). */
+export interface RerankInput {
+  enabled?: boolean;
+  topN?: number;
+  url?: string;
+  kind?: RerankerKind;
+  model?: string;
+  credentialId?: string;
+}
+
+/** What became of a search's reranking, when it was to be reranked. */
+export interface RerankOutcome {
+  /** False: the reranker failed, and the passages come in the search's own order. */
+  applied: boolean;
+  /** Passages the reranker was given, from the top of the ranking. */
+  candidates: number;
+  /** Why it was not applied. */
+  error?: string;
+}
+
+export interface SearchResponse {
+  result: SearchResultItem[];
+  /** Present when the search was to be reranked. */
+  rerank?: RerankOutcome;
 }
 
 export interface SearchResultItem {
@@ -33,6 +64,8 @@ export interface SearchResultItem {
   /** Position of the passage within its file. */
   chunkIndex: number;
   page?: number;
+  /** The reranker's relevance score (larger is more relevant), for a passage it reranked. */
+  rerankScore?: number;
 }
 
 /** Windows fetched per wanted passage: a passage has several windows, and near ones cluster. */
@@ -50,13 +83,23 @@ interface RankedPassage {
   fileId: string;
   /** Undefined for a passage only keyword search found. */
   distance?: number;
+  rerankScore?: number;
+}
+
+/** How one search is reranked: the endpoint (the configured one unless the search names one), and how many passages. */
+interface RerankPlan {
+  topN: number;
+  endpoint?: RerankerEndpoint;
+  credentialId?: string;
 }
 
 /**
  * Semantic search over a collection's passages. The query is embedded once; the index returns the
  * nearest embedded windows, which collapse to distinct passages with their best distance, and
  * `offset`/`topK` page over those passages. Hybrid mode fuses that ranking with BM25's by
- * reciprocal rank. Only files in status `indexed` are searched.
+ * reciprocal rank. A reranker, when one is asked for (or configured, for hybrid mode), then
+ * reorders the top N passages; when it fails the search answers in its own order and says so.
+ * Only files in status `indexed` are searched.
  */
 @Injectable()
 export class SearchService {
@@ -67,11 +110,15 @@ export class SearchService {
     private readonly index: VectorIndex,
     private readonly embedder: Embedder,
     private readonly metrics: Metrics,
+    private readonly reranker: Reranker,
+    private readonly credentials: NodeCredentials,
+    private readonly config: AppConfig,
   ) {}
 
-  async search(principal: Principal, collectionId: string, input: SearchInput): Promise<{ result: SearchResultItem[] }> {
+  async search(principal: Principal, collectionId: string, input: SearchInput): Promise<SearchResponse> {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
-    const { text, topK, offset, mode } = checkedInput(input);
+    const { text, topK, offset, mode, rerank } = checkedInput(input);
+    const plan = this.rerankPlan(rerank, mode);
     const collection = await this.collections.get(collectionId);
     if (!collection) throw AppError.notFound('collection', collectionId);
     // Nothing was ever indexed: no vectors to compare, no need to embed the query.
@@ -82,22 +129,99 @@ export class SearchService {
 
     const started = performance.now();
     const wanted = offset + topK;
+    // Reranking reorders its top N, whatever page is asked for: the ranking reaches that deep.
+    const ranked = Math.max(wanted, plan?.topN ?? 0);
     const query = await this.embedder.embedQuery(text);
     const indexed = new IndexedFiles(this.files);
     let ranking: RankedPassage[];
     if (mode === 'hybrid') {
-      const depth = Math.max(wanted, HYBRID_MIN_DEPTH);
+      const depth = Math.max(ranked, HYBRID_MIN_DEPTH);
       const [vector, keyword] = await Promise.all([
         this.nearestPassages(collectionId, query, depth, indexed),
         this.keywordPassages(collectionId, text, depth, indexed),
       ]);
       ranking = fuse(vector, keyword);
     } else {
-      ranking = await this.nearestPassages(collectionId, query, wanted, indexed);
+      ranking = await this.nearestPassages(collectionId, query, ranked, indexed);
     }
-    const result = await this.hydrate(ranking.slice(offset, wanted), query, indexed);
+    let passages = new Map<string, Passage>();
+    let outcome: RerankOutcome | undefined;
+    if (plan) ({ ranking, passages, outcome } = await this.reranked(principal.userId, text, ranking, plan));
+    const result = await this.hydrate(ranking.slice(offset, wanted), query, indexed, passages);
     this.metrics.search(mode, (performance.now() - started) / 1000);
-    return { result };
+    return outcome ? { result, rerank: outcome } : { result };
+  }
+
+  /**
+   * Whether and how a search is reranked: as it asks, or by the configured reranker for a hybrid
+   * search that does not say. Null: not reranked.
+   * @throws AppError VALIDATION_FAILED naming the rerank field that cannot be followed
+   */
+  private rerankPlan(rerank: RerankInput | undefined, mode: SearchMode): RerankPlan | null {
+    if (rerank?.enabled === false) return null;
+    if (!rerank) return mode === 'hybrid' && this.reranker.configured ? { topN: this.config.RERANK_TOP_N } : null;
+    const topN = rerank.topN ?? this.config.RERANK_TOP_N;
+    const problems: FieldError[] = [];
+    if (rerank.url === undefined) {
+      for (const field of ['kind', 'model', 'credentialId'] as const) {
+        if (rerank[field] !== undefined) problems.push({ field: `rerank.${snake(field)}`, reason: 'is only taken with rerank.url' });
+      }
+      if (!problems.length && !this.reranker.configured) {
+        problems.push({
+          field: 'rerank',
+          reason: 'no reranker is configured on this service (RERANK_URL): name one with rerank.url and rerank.kind',
+        });
+      }
+      if (problems.length) throw AppError.validation(problems);
+      return { topN };
+    }
+    if (rerank.kind === undefined) throw AppError.validation([{ field: 'rerank.kind', reason: 'is required with rerank.url' }]);
+    const endpoint: RerankerEndpoint = { url: rerank.url, kind: rerank.kind, ...(rerank.model ? { model: rerank.model } : {}) };
+    return { topN, endpoint, ...(rerank.credentialId ? { credentialId: rerank.credentialId } : {}) };
+  }
+
+  /**
+   * The ranking with its top N passages in the reranker's order (a passage it left unscored after
+   * those it scored, the rest as they were), the passages it read, and what became of it. A
+   * reranker that fails leaves the ranking as it was; a credential the user may not use, or not
+   * send to that host, fails the search (400), as the search asked for it.
+   */
+  private async reranked(
+    userId: string,
+    query: string,
+    ranking: RankedPassage[],
+    plan: RerankPlan,
+  ): Promise<{ ranking: RankedPassage[]; passages: Map<string, Passage>; outcome: RerankOutcome }> {
+    const top = ranking.slice(0, plan.topN);
+    const passages = new Map((await this.files.getPassages(top.map((r) => r.passageId))).map((p) => [p.id, p]));
+    const candidates = top.filter((r) => passages.has(r.passageId));
+    try {
+      const authorization = plan.credentialId ? await this.authorization(userId, plan.credentialId) : undefined;
+      const scores = await this.reranker.rerank({
+        query,
+        documents: candidates.map((r) => passages.get(r.passageId)!.content),
+        ...(plan.endpoint ? { endpoint: plan.endpoint } : {}),
+        ...(authorization ? { authorization } : {}),
+      });
+      const scored = new Set(scores.map((s) => s.index));
+      const reordered = [
+        ...scores.map(({ index, score }) => ({ ...candidates[index], rerankScore: score })),
+        ...candidates.filter((_, index) => !scored.has(index)),
+        ...ranking.slice(plan.topN),
+      ];
+      return { ranking: reordered, passages, outcome: { applied: true, candidates: candidates.length } };
+    } catch (error) {
+      if (error instanceof NodeConfigurationError) throw AppError.validation([{ field: 'rerank.credential_id', reason: error.message }]);
+      if (isAppError(error) && error.code === ErrorCode.VALIDATION_FAILED) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      return { ranking, passages, outcome: { applied: false, candidates: candidates.length, error: reason } };
+    }
+  }
+
+  /** The stored credential `credentialId` as `userId` may use it, to put into the reranker's request. */
+  private async authorization(userId: string, credentialId: string): Promise<RerankAuthorization> {
+    const credential = await this.credentials.resolve(userId, credentialId, { kind: 'search', runId: null });
+    return async (request, signal) => credential.apply(request, signal);
   }
 
   /**
@@ -119,8 +243,15 @@ export class SearchService {
     return (await indexed.keep(firstPerPassage(hits))).slice(0, wanted);
   }
 
-  private async hydrate(ranking: RankedPassage[], query: Float32Array, indexed: IndexedFiles): Promise<SearchResultItem[]> {
-    const passages = new Map((await this.files.getPassages(ranking.map((r) => r.passageId))).map((p) => [p.id, p]));
+  /** @param known passages already read, by id: only the others are read */
+  private async hydrate(
+    ranking: RankedPassage[],
+    query: Float32Array,
+    indexed: IndexedFiles,
+    known: Map<string, Passage>,
+  ): Promise<SearchResultItem[]> {
+    const unread = ranking.filter((r) => !known.has(r.passageId)).map((r) => r.passageId);
+    const passages = new Map([...known, ...(unread.length ? await this.files.getPassages(unread) : []).map((p) => [p.id, p] as const)]);
     const distances = await this.distancesOfKeywordOnly(ranking, passages, query);
     const result: SearchResultItem[] = [];
     for (const ranked of ranking) {
@@ -136,6 +267,7 @@ export class SearchService {
         chunkIndex: passage.index,
       };
       if (passage.page !== null) item.page = passage.page;
+      if (ranked.rerankScore !== undefined) item.rerankScore = ranked.rerankScore;
       result.push(item);
     }
     return result;
@@ -230,7 +362,41 @@ function fuse(vector: RankedPassage[], keyword: RankedPassage[]): RankedPassage[
  * with the same class, so a rule and its message are written once. The text comes back trimmed.
  * @throws AppError VALIDATION_FAILED naming each bad field (`top_k` as the REST API spells it)
  */
-function checkedInput(input: SearchInput): Required<SearchInput> {
-  const dto = validateInput(SearchDto, { text: input.text, top_k: input.topK, offset: input.offset, mode: input.mode });
-  return { text: dto.text, topK: dto.top_k ?? DEFAULT_TOP_K, offset: dto.offset ?? 0, mode: dto.mode ?? 'vector' };
+function checkedInput(input: SearchInput): Required<Omit<SearchInput, 'rerank'>> & Pick<SearchInput, 'rerank'> {
+  const { rerank } = input;
+  const dto = validateInput(SearchDto, {
+    text: input.text,
+    top_k: input.topK,
+    offset: input.offset,
+    mode: input.mode,
+    ...(rerank
+      ? {
+          rerank: {
+            enabled: rerank.enabled,
+            top_n: rerank.topN,
+            url: rerank.url,
+            kind: rerank.kind,
+            model: rerank.model,
+            credential_id: rerank.credentialId,
+          } satisfies Record<keyof RerankDto, unknown>,
+        }
+      : {}),
+  });
+  return {
+    text: dto.text,
+    topK: dto.top_k ?? DEFAULT_TOP_K,
+    offset: dto.offset ?? 0,
+    mode: dto.mode ?? 'vector',
+    ...(dto.rerank ? { rerank: rerankInput(dto.rerank) } : {}),
+  };
 }
+
+/** The REST spelling of the rerank option in the service's. */
+export function rerankInput(dto: RerankDto): RerankInput {
+  const { enabled, top_n: topN, url, kind, model, credential_id: credentialId } = dto;
+  const input: RerankInput = { enabled, topN, url, kind, model, credentialId };
+  for (const key of Object.keys(input) as (keyof RerankInput)[]) if (input[key] === undefined) delete input[key];
+  return input;
+}
+
+const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
