@@ -1,4 +1,6 @@
 import type { PassageView as PassageRecord } from '../collections/files.service';
+import type { RerankDto } from '../collections/search.dto';
+import type { RerankOutcome } from '../collections/search.service';
 import type { DecisionRequest as ApprovalDecision, WaitingApproval as ToolRunApproval } from '../runs/approvals.service';
 import type { ToolRunView as ToolRunRecord } from '../workflows/workflow-tools.service';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from './tools/records';
@@ -47,7 +49,11 @@ export interface McpBackend {
   getPassage(collectionId: string, fileId: string, passageId: string): Promise<PassageRecord>;
   addFile(collectionId: string, file: { name: string; url: string }): Promise<FileRecord>;
   deleteFile(collectionId: string, fileId: string): Promise<void>;
-  search(collectionId: string, query: { text: string; topK: number; offset: number }): Promise<{ result: SearchHit[] }>;
+  /** `rerank` as the REST body spells it. */
+  search(
+    collectionId: string,
+    query: { text: string; topK: number; offset: number; rerank?: RerankDto },
+  ): Promise<{ result: SearchHit[]; rerank?: RerankOutcome }>;
   listWorkflowTools(): Promise<WorkflowToolRecord[]>;
   /**
    * Checks the arguments against the tool's schema and starts its run, answering at once.

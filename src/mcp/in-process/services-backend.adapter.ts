@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Principal } from '../../auth/principal';
 import { CollectionsService } from '../../collections/collections.service';
 import { FilesService } from '../../collections/files.service';
-import { SearchService } from '../../collections/search.service';
+import type { RerankDto } from '../../collections/search.dto';
+import { rerankInput, SearchService } from '../../collections/search.service';
 import { WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import type { ApprovalDecision, McpBackend } from '../mcp-backend.port';
 
@@ -50,8 +51,8 @@ class ServicesBackend implements McpBackend {
   deleteFile(collectionId: string, fileId: string) {
     return this.services.files.delete(this.principal, collectionId, fileId);
   }
-  search(collectionId: string, query: { text: string; topK: number; offset: number }) {
-    return this.services.searches.search(this.principal, collectionId, query);
+  search(collectionId: string, { rerank, ...query }: { text: string; topK: number; offset: number; rerank?: RerankDto }) {
+    return this.services.searches.search(this.principal, collectionId, { ...query, ...(rerank ? { rerank: rerankInput(rerank) } : {}) });
   }
   listWorkflowTools() {
     return this.services.workflowTools.list(this.principal);

@@ -1,6 +1,8 @@
 import { AppError, ErrorCode } from '../../common/app-error';
 import type { ApprovalDecision, McpBackend, PassageRecord, ToolRunRecord, WorkflowToolRecord } from '../mcp-backend.port';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from '../tools/records';
+import type { RerankDto } from '../../collections/search.dto';
+import type { RerankOutcome } from '../../collections/search.service';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 /** The longest `?wait=` the service holds a tool run's request for (seconds). */
@@ -79,11 +81,12 @@ export class RestCollectionsBackend implements McpBackend {
     await this.call('DELETE', `/api/v1/collections/${enc(collectionId)}/files/${enc(fileId)}`);
   }
 
-  search(collectionId: string, query: { text: string; topK: number; offset: number }) {
-    return this.call<{ result: SearchHit[] }>('POST', `/api/v1/collections/${enc(collectionId)}/search`, {
+  search(collectionId: string, query: { text: string; topK: number; offset: number; rerank?: RerankDto }) {
+    return this.call<{ result: SearchHit[]; rerank?: RerankOutcome }>('POST', `/api/v1/collections/${enc(collectionId)}/search`, {
       text: query.text,
       top_k: query.topK,
       offset: query.offset,
+      ...(query.rerank ? { rerank: query.rerank } : {}),
     });
   }
 
