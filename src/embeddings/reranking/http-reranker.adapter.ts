@@ -61,6 +61,8 @@ export class HttpReranker extends Reranker {
         sensitiveHeaders,
       })
       .catch((error: unknown) => {
+        // An address the guarded client refuses is the caller's to change, not a failure of the reranker.
+        if (isAppError(error) && error.code === ErrorCode.FETCH_BLOCKED) throw error;
         throw upstream(`The reranker at ${host} could not be reached: ${isAppError(error) ? error.message : String(error)}`, error);
       });
     const text = response.body.toString('utf8');
