@@ -158,10 +158,20 @@ describe.each<McpEra>(['legacy', 'modern'])('the MCP server, %s era', (era) => {
         // The limits of the REST search body (SearchDto), the class that validates both doors.
         query: { type: 'string', minLength: 1, maxLength: 8192, description: expect.any(String) },
         offset: { type: 'number', multipleOf: 1, minimum: 0, maximum: 1000, default: 0, description: expect.any(String) },
+        // Optional, as strict as the rest: the REST body's rerank object.
+        rerank: expect.objectContaining({ type: 'object', additionalProperties: false, description: expect.any(String) }),
       },
       required: ['collection_id', 'query'],
       additionalProperties: false,
     });
+    expect(Object.keys((search.inputSchema.properties!.rerank as { properties: object }).properties)).toEqual([
+      'enabled',
+      'top_n',
+      'url',
+      'kind',
+      'model',
+      'credential_id',
+    ]);
     expect(tools.find((t) => t.name === 'service_list_collections')!.inputSchema).toEqual({
       type: 'object',
       properties: {},

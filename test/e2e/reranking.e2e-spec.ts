@@ -96,13 +96,15 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
     expect([...(sent.body!.documents as string[])].sort()).toEqual([...NOTES].sort());
     const expected = expectedOrder(query, NOTES).slice(0, 3);
     expect(res.body.result.map((hit: any) => [hit.content, hit.rerankScore])).toEqual(expected.map((e) => [e.text, e.score]));
-    // Paging goes on in the reranked order.
+    // Paging goes on in the reranked order (passages the scorer ties keep the search's order among them).
     const next = await search({ text: query, top_k: 3, offset: 3, mode: 'hybrid' });
-    expect(next.body.result.map((hit: any) => hit.content)).toEqual(
+    expect(next.body.result.map((hit: any) => hit.rerankScore)).toEqual(
       expectedOrder(query, NOTES)
         .slice(3, 6)
-        .map((e) => e.text),
+        .map((e) => e.score),
     );
+    const pages = [...res.body.result, ...next.body.result].map((hit: any) => hit.id);
+    expect(new Set(pages).size).toBe(6);
   });
 
   it('leaves vector searches and searches that opt out alone, and reranks a vector search that asks', async () => {
@@ -210,8 +212,12 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
         expect.arrayContaining([{ field, reason: expect.stringMatching(reason) }]),
       ]);
     }
-    // Rights come first: a stranger learns nothing about the collection or the options.
-    expect((await search({ text: 'storm', rerank: { top_n: 0 } }, stranger.key)).status).toBe(404);
+    // A stranger learns nothing of the collection, nor of the credential, and no reranker is called.
+    const calls = jina.requests.length;
+    expect(
+      (await search({ text: 'storm', rerank: { url: jina.endpoint, kind: 'jina', credential_id: jinaCredential } }, stranger.key)).status,
+    ).toBe(404);
+    expect(jina.requests.length).toBe(calls);
   });
 
   it('takes rerank as an optional argument of the MCP search tool', async () => {
