@@ -212,7 +212,8 @@ export class SearchService {
       return { ranking: reordered, passages, outcome: { applied: true, candidates: candidates.length } };
     } catch (error) {
       if (error instanceof NodeConfigurationError) throw AppError.validation([{ field: 'rerank.credential_id', reason: error.message }]);
-      if (isAppError(error) && error.code === ErrorCode.FETCH_BLOCKED) throw AppError.validation([{ field: 'rerank.url', reason: error.message }]);
+      if (isAppError(error) && error.code === ErrorCode.FETCH_BLOCKED)
+        throw AppError.validation([{ field: 'rerank.url', reason: error.message }]);
       const reason = error instanceof Error ? error.message : String(error);
       return { ranking, passages, outcome: { applied: false, candidates: candidates.length, error: reason } };
     }

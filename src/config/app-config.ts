@@ -207,7 +207,7 @@ export class AppConfig {
   @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   RERANK_URL?: string;
 
-  /** The shape RERANK_URL speaks (the domain's RERANKER_KINDS). */
+  /** The shape RERANK_URL speaks: `cohere` (Cohere v2), `jina`, or `tei` (Hugging Face text-embeddings-inference). */
   @IsIn(['cohere', 'jina', 'tei'])
   RERANK_KIND: 'cohere' | 'jina' | 'tei' = 'cohere';
 
