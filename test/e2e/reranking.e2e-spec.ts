@@ -105,7 +105,7 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
     );
     const pages = [...res.body.result, ...next.body.result].map((hit: any) => hit.id);
     expect(new Set(pages).size).toBe(6);
-  });
+  }, 60_000);
 
   it('leaves vector searches and searches that opt out alone, and reranks a vector search that asks', async () => {
     const before = cohere.requests.length;
@@ -126,7 +126,7 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
         .slice(0, 2)
         .map((e) => e.text),
     );
-  });
+  }, 60_000);
 
   it('calls a Jina-shaped endpoint a search names, with a stored credential put in at send time', async () => {
     const query = 'heron at the ford';
@@ -148,7 +148,7 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
     );
     const uses = await t.request('GET', `/api/v1/credentials/${jinaCredential}/uses`);
     expect(uses.body.items[0]).toMatchObject({ kind: 'search', host: new URL(jina.url).host, allowed: true });
-  });
+  }, 60_000);
 
   it('calls a TEI-shaped endpoint a search names', async () => {
     const query = 'bread in the kitchen';
@@ -157,7 +157,7 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
     expect(res.body.rerank).toEqual({ applied: true, candidates: NOTES.length });
     expect(tei.requests.at(-1)!.body).toMatchObject({ query, texts: expect.any(Array) });
     expect(res.body.result[0].content).toBe('Bread rose slowly in the cold kitchen.');
-  });
+  }, 60_000);
 
   it('answers in its own order, saying why, when the reranker fails, stalls or answers nonsense', async () => {
     const query = 'storm at the lighthouse';
@@ -218,7 +218,7 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
       (await search({ text: 'storm', rerank: { url: jina.endpoint, kind: 'jina', credential_id: jinaCredential } }, stranger.key)).status,
     ).toBe(404);
     expect(jina.requests.length).toBe(calls);
-  });
+  }, 60_000);
 
   it('takes rerank as an optional argument of the MCP search tool', async () => {
     const query = 'moss on the mill wall';
@@ -235,7 +235,7 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
       arguments: { collection_id: collectionId, query, rerank: { top_n: 'many' } },
     });
     expect(JSON.stringify(refused.message)).toMatch(/rerank\.top_n/);
-  });
+  }, 60_000);
 
   it("gives the agent's search tool hybrid search with the configured reranker", async () => {
     const question = 'Who saw the lighthouse storm?';
