@@ -176,7 +176,7 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
       expect([what, res.body.rerank]).toEqual([what, { applied: false, candidates: NOTES.length, error: expect.stringMatching(reason) }]);
       expect(res.body.result).toEqual(unranked.body.result);
     }
-  }, 30_000);
+  }, 90_000);
 
   it('refuses rerank options it cannot follow with 400 naming the field', async () => {
     const stranger = await t.createUser('stranger');
