@@ -42,7 +42,7 @@ const ADAPTERS = [
 /** Adapter areas: the adapters of the domain's ports and the module that picks one; no ports of their own. */
 const ADAPTER_AREAS = ['embeddings', 'jobs', 'model-and-tool-servers', 'rate-limit', 'search-index', 'storage'];
 /** Feature rooms: they use the ports, and hold the services and the REST controllers. */
-const FEATURES = ['auth', 'collections', 'credentials', 'engine', 'health', 'ingestion', 'metrics', 'runs', 'workflows'];
+const FEATURES = ['auth', 'collections', 'credentials', 'engine', 'health', 'ingestion', 'metrics', 'oauth', 'runs', 'workflows'];
 /** Doors that nothing beneath imports: the MCP server, the console's shell and the process entry points. */
 const DOORS = ['mcp', 'web-console'];
 const DOOR_FILES = ['app.module', 'app.factory', 'main', 'cli'];

@@ -10,14 +10,16 @@ const absolute = (pattern) => `^${ROOT}/${pattern.source.replace(/^\^/, '')}`;
 
 const shared = {
   testEnvironment: 'node',
-  testTimeout: 60_000,
   rootDir: '.',
   // Plugins import the SDK by the package's name, as outside plugins do: from sources it is src/sdk.
   moduleNameMapper: {
     '^workflow-collection-service/sdk$': '<rootDir>/src/sdk/index.ts',
     '^workflow-collection-service/sdk/testing$': '<rootDir>/src/sdk/testing.ts',
   },
+  // oidc-provider and jose ship ES modules only; the tests run CommonJS, so swc compiles those two as it compiles ours.
+  transformIgnorePatterns: ['/node_modules/(?!(oidc-provider|jose)/)'],
   transform: {
+    '/node_modules/(oidc-provider|jose)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
     '^.+\\.ts$': [
       '@swc/jest',
       {
@@ -39,6 +41,8 @@ module.exports = {
   // CI's time limit once every test has answered: jest ends the process and prints the warning,
   // and `--detectOpenHandles` on that suite names the handle.
   forceExit: true,
+  // A global option: jest ignores it inside a project (its hooks would get the default 5 s).
+  testTimeout: 60_000,
   projects: TIERS.map((tier) => ({
     ...shared,
     displayName: tier.name,

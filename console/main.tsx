@@ -7,6 +7,7 @@ import { ChatPage } from './pages/chat.page';
 import { ApprovalsPage } from './pages/approvals.page';
 import { CollectionPage } from './pages/collection.page';
 import { CollectionsPage } from './pages/collections.page';
+import { ConsentPage } from './pages/consent.page';
 import { CredentialsPage } from './pages/credentials.page';
 import { RunPage } from './pages/run.page';
 import { RunsPage } from './pages/runs.page';
@@ -47,6 +48,8 @@ const ROUTES: { pattern: RegExp; section: string; page: (match: string[], me: Me
   { pattern: /^\/credentials\/?$/, section: 'credentials', page: () => <CredentialsPage /> },
   { pattern: /^\/account\/?$/, section: 'account', page: (_, me) => <AccountPage me={me} /> },
   { pattern: /^\/users\/?$/, section: 'users', page: () => <UsersPage /> },
+  // An OAuth client's authorization request: the user, signed in, consents (or not).
+  { pattern: /^\/oauth\/([^/]+)$/, section: 'account', page: byId((uid) => <ConsentPage key={uid} uid={uid} />) },
 ];
 
 function App() {

@@ -23,6 +23,7 @@ const BROWSER = [
   'chat-console',
   'console-doors',
   'console',
+  'oauth-consent-console',
   'web-doors',
   'workflow-canvas',
   'workflow-editor-n8n',

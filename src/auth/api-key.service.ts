@@ -24,6 +24,9 @@ export interface IssuedKey {
   secret: string;
 }
 
+/** A secret of the form this service issues keys in (a bootstrap key may have any form). */
+export const isIssuedApiKey = (secret: string): boolean => secret.startsWith(KEY_PREFIX);
+
 export const hashApiKey = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
 @Injectable()

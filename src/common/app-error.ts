@@ -7,6 +7,8 @@ export enum ErrorCode {
   MALFORMED_JSON = 'MALFORMED_JSON',
   UNAUTHENTICATED = 'UNAUTHENTICATED',
   FORBIDDEN = 'FORBIDDEN',
+  /** The caller's OAuth token does not carry the scope the operation needs (step-up: authorize again with it). */
+  INSUFFICIENT_SCOPE = 'INSUFFICIENT_SCOPE',
   NOT_FOUND = 'NOT_FOUND',
   METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED',
   CONFLICT = 'CONFLICT',
@@ -54,6 +56,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.MALFORMED_JSON]: 400,
   [ErrorCode.UNAUTHENTICATED]: 401,
   [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.INSUFFICIENT_SCOPE]: 403,
   [ErrorCode.NOT_FOUND]: 404,
   [ErrorCode.METHOD_NOT_ALLOWED]: 405,
   [ErrorCode.CONFLICT]: 409,

@@ -1,7 +1,9 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingHttpHeaders } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { AppConfig } from '../config/app-config';
 import { AppError, ErrorCode, isAppError } from './app-error';
@@ -25,6 +27,8 @@ export interface SafeFetchOptions {
   timeoutMs: number;
   maxBytes: number;
   maxRedirects?: number;
+  /** Certificate authorities (PEM) trusted beside the public ones. */
+  extraCa?: string;
   /** Injectable DNS for tests; defaults to the system resolver. */
   lookup?: LookupFn;
 }
@@ -106,7 +110,11 @@ export class SafeFetch {
   constructor(private readonly options: SafeFetchOptions) {
     this.allowList = new HostAllowList(options.allowedHosts);
     this.resolve = options.lookup ?? systemLookup;
-    this.connector = buildConnector({ timeout: options.connectTimeoutMs, lookup: this.guardedLookup });
+    this.connector = buildConnector({
+      timeout: options.connectTimeoutMs,
+      lookup: this.guardedLookup,
+      ...(options.extraCa ? { ca: [...rootCertificates, options.extraCa] } : {}),
+    });
     this.agent = new Agent({
       connect: this.guardedConnect,
       // The per-call deadline is the single clock; undici's own would fire at 300 s regardless.
@@ -121,6 +129,7 @@ export class SafeFetch {
       connectTimeoutMs: config.FETCH_CONNECT_TIMEOUT_MS,
       timeoutMs: config.FETCH_TIMEOUT_MS,
       maxBytes: config.MAX_FILE_BYTES,
+      extraCa: config.FETCH_CA_FILE ? readFileSync(config.FETCH_CA_FILE, 'utf8') : undefined,
     });
   }
 

@@ -169,6 +169,12 @@ export class AppConfig {
   @IsString({ each: true })
   FETCH_ALLOWED_HOSTS: string[] = [];
 
+  /** A PEM file of certificate authorities the outbound client trusts beside the public ones (an internal CA). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  FETCH_CA_FILE?: string;
+
   /** Outbound requests (downloads, HTTP Request nodes, model servers) give up connecting after this long. */
   @Transform(int)
   @IsInt()
@@ -328,6 +334,28 @@ export class AppConfig {
   @IsInt()
   @Min(1)
   MCP_MAX_SESSIONS_PER_USER = 100;
+
+  /**
+   * OAuth 2.1 for remote MCP clients (docs/mcp.md): the authorization server under /oauth, the
+   * consent page in the console, access tokens accepted on /mcp and /sse beside API keys. Its
+   * issuer is PUBLIC_URL, which must be the address clients reach.
+   */
+  @Transform(bool)
+  @IsBoolean()
+  OAUTH_ENABLED = true;
+
+  /** Lifetime of an OAuth access token; a client refreshes it with its refresh token. */
+  @Transform(int)
+  @IsInt()
+  @Min(60)
+  @Max(24 * 60 * 60)
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
+
+  /** Lifetime of an OAuth refresh token and of the grant behind it: a connection unused this long must be authorized again. */
+  @Transform(int)
+  @IsInt()
+  @Min(60 * 60)
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 
   /** OpenAI-compatible chat completions endpoint for the AI Decide parameter mode. */
   @Transform(emptyToUndefined)

@@ -7,6 +7,8 @@ const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
     'Check the id: service_list_collections lists the collections you can use and service_list_collection_files the files of one.',
   [ErrorCode.FORBIDDEN]:
     'Your role on this collection does not allow this; ask its owner for the editor role, or use a collection you own.',
+  [ErrorCode.INSUFFICIENT_SCOPE]:
+    'The user did not grant this when connecting; they can connect again (the client asks them) and grant the scope named.',
   [ErrorCode.VALIDATION_FAILED]: 'Correct the arguments and call again.',
   [ErrorCode.UNAUTHENTICATED]: 'The API key of this MCP connection was refused; the user must configure a valid key.',
   [ErrorCode.FETCH_BLOCKED]: 'The URL must be a public http(s) address.',

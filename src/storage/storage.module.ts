@@ -21,6 +21,9 @@ import { StorageConnections, storeProvider } from './storage-connections';
 import { ConversationStore } from '../domain/conversation-store.port';
 import { SqliteConversationStore } from './embedded/sqlite-conversation-store.adapter';
 import { MongoConversationStore } from './mongo/mongo-conversation-store.adapter';
+import { OAuthStore } from '../domain/oauth-store.port';
+import { SqliteOAuthStore } from './embedded/sqlite-oauth-store.adapter';
+import { MongoOAuthStore } from './mongo/mongo-oauth-store.adapter';
 
 const stores = [
   storeProvider(
@@ -58,11 +61,26 @@ const stores = [
     (db) => new SqliteConversationStore(db),
     (c) => new MongoConversationStore(c),
   ),
+  storeProvider(
+    OAuthStore,
+    (db) => new SqliteOAuthStore(db),
+    (c) => new MongoOAuthStore(c),
+  ),
 ];
 
-/** The document stores of users, memberships, collections, workflows, runs, credentials and agent conversations, on SQLite or MongoDB. */
+/** The document stores of users, memberships, collections, workflows, runs, credentials, agent conversations and the OAuth server's state, on SQLite or MongoDB. */
 @Module({
   providers: [StorageConnections, ...stores],
-  exports: [StorageConnections, UserStore, MembershipStore, CollectionStore, WorkflowStore, RunStore, CredentialStore, ConversationStore],
+  exports: [
+    StorageConnections,
+    UserStore,
+    MembershipStore,
+    CollectionStore,
+    WorkflowStore,
+    RunStore,
+    CredentialStore,
+    ConversationStore,
+    OAuthStore,
+  ],
 })
 export class StorageModule {}

@@ -35,7 +35,7 @@ export const BOOTSTRAP_KEY = 'wcs_test_bootstrap_key_0123456789';
 
 /**
  * Starts the real application on 127.0.0.1 with a random port and a fresh DATA_DIR, speaking
- * real HTTP. `env` overrides configuration (e.g. REDIS_URL, FETCH_ALLOWED_HOSTS).
+ * real HTTP. `env` overrides configuration (e.g. REDIS_URL, FETCH_ALLOWED_HOSTS, or PORT with PUBLIC_URL).
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'wcs-test-'));
@@ -47,7 +47,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   });
   const app = await createHttpApp(config, createRootLogger(config.LOG_LEVEL));
-  await app.listen(0, '127.0.0.1');
+  // A test that must know the address before the start (PUBLIC_URL) names the port; others take a random one.
+  await app.listen(env.PORT ? Number(env.PORT) : 0, '127.0.0.1');
   const address = app.getHttpServer().address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 

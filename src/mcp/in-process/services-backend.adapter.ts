@@ -4,8 +4,10 @@ import { CollectionsService } from '../../collections/collections.service';
 import { FilesService } from '../../collections/files.service';
 import type { RerankDto } from '../../collections/search.dto';
 import { rerankInput, SearchService } from '../../collections/search.service';
+import { ScopeSet } from '../../oauth/oauth-scopes';
 import { WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import type { ApprovalDecision, McpBackend } from '../mcp-backend.port';
+import { ScopedBackend } from './scoped-backend';
 
 interface Services {
   collections: CollectionsService;
@@ -86,7 +88,9 @@ export class ServicesBackendFactory {
     this.services = { collections, files, searches, workflowTools };
   }
 
-  forPrincipal(principal: Principal): McpBackend {
-    return new ServicesBackend(principal, this.services);
+  /** The services acting for `principal`, limited to `scopes` when its credential has them (an OAuth token). */
+  forPrincipal(principal: Principal, scopes?: readonly string[]): McpBackend {
+    const backend = new ServicesBackend(principal, this.services);
+    return scopes ? new ScopedBackend(backend, new ScopeSet(scopes)) : backend;
   }
 }

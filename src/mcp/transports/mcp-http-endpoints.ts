@@ -10,9 +10,9 @@ import {
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiKeyService } from '../../auth/api-key.service';
 import { ROOT_LOGGER } from '../../common/logger';
 import { SecretCipher } from '../../common/secret-cipher';
+import { rawRoute } from '../../common/raw-route';
 import { AppConfig } from '../../config/app-config';
 import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
@@ -30,8 +30,12 @@ import {
   writeJson,
   writeRpcError,
 } from './json-rpc-http';
-import { authInfoOf, McpAuthentication, McpCaller, principalOf } from './mcp-auth';
+import { ProtectedPath } from '../../oauth/oauth-server';
+import { missingScopeOf, ScopeSet } from '../../oauth/oauth-scopes';
+import { collectionTool } from '../tools/tool-listing';
+import { authInfoOf, callerOf, McpAuthentication, McpCaller } from './mcp-auth';
 import { ModernDoor } from './modern-door';
+import { RevocationWatch } from './revocation-watch';
 import { HostRule, OriginPolicy } from './origin-policy';
 import { SessionDoor } from './session-door';
 
@@ -113,13 +117,13 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   readonly serverOptions: McpServerOptions;
   private readonly sessions: SessionDoor;
   private readonly modern: ModernDoor;
+  private readonly revocations: RevocationWatch;
   private toolsWatch?: NodeJS.Timeout;
   private readonly unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly auth: McpAuthentication,
-    apiKeys: ApiKeyService,
     private readonly backends: ServicesBackendFactory,
     private readonly workflowTools: WorkflowToolsService,
     private readonly toolEvents: WorkflowToolEvents,
@@ -136,7 +140,10 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       this.hostRule = new HostRule([...localhostAllowedHostnames(), ...(publicHost ? [publicHost] : [])]);
     }
     this.serverOptions = {
-      backend: (authInfo) => this.backends.forPrincipal(principalOf(authInfo)),
+      backend: (authInfo) => {
+        const caller = callerOf(authInfo);
+        return this.backends.forPrincipal(caller.principal, caller.scopes);
+      },
       onUnexpectedError: (error, where) => this.logger.error({ err: error, where }, 'MCP request failed'),
       requestState: createRequestStateCodec<FollowState>({
         key: cipher.deriveKey('mcp-request-state'),
@@ -148,10 +155,10 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     this.sessions = new SessionDoor({
       ...shared,
       limits: { idleMs: config.MCP_SESSION_IDLE_MS, maxPerUser: config.MCP_MAX_SESSIONS_PER_USER },
-      apiKeys,
       newServer: () => createMcpServer(this.serverOptions, 'legacy'),
     });
     this.modern = new ModernDoor({ ...shared, newServer: () => createMcpServer(this.serverOptions, 'modern') });
+    this.revocations = new RevocationWatch(auth, [this.sessions, this.modern], this.logger);
   }
 
   /** Live 2025 sessions of this process. */
@@ -165,6 +172,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     if (!fastify) return;
     void fastify.register(async (scope) => this.registerRoutes(scope));
     this.sessions.start();
+    this.revocations.start();
     this.unsubscribe.push(this.toolEvents.onChange(() => void this.announceWorkflowTools()));
     this.toolsWatch = setInterval(() => void this.announceWorkflowTools(true), TOOLS_WATCH_MS);
     this.toolsWatch.unref();
@@ -173,6 +181,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   /** Before the HTTP server closes, which would otherwise wait forever on the open streams. */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.toolsWatch);
+    this.revocations.stop();
     for (const unsubscribe of this.unsubscribe) unsubscribe();
     await Promise.all([this.sessions.close(), this.modern.close()]);
   }
@@ -196,46 +205,35 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
 
   private registerRoutes(scope: FastifyInstance): void {
     const route = (method: HTTPMethods, url: string, handle: RawHandler) =>
-      scope.route({
-        method,
-        url,
-        exposeHeadRoute: false,
-        onRequest: (request, reply, done) => {
-          reply.hijack();
-          this.serve(handle, request, reply.raw);
-          done();
-        },
-        // Never reached: the onRequest hook above has answered.
-        handler: () => undefined,
-      });
+      rawRoute(scope, method, url, (request, response) => this.serve(handle, request, response));
     const admitted =
-      (handle: (request: FastifyRequest, response: ServerResponse, caller: McpCaller) => Promise<void>): RawHandler =>
+      (path: ProtectedPath, handle: (request: FastifyRequest, response: ServerResponse, caller: McpCaller) => Promise<void>): RawHandler =>
       async (request, response) =>
-        handle(request, response, await this.admit(request, response));
+        handle(request, response, await this.admit(request, response, path));
     route(
       'POST',
       MCP_PATH,
-      admitted((request, response, caller) => this.post(request, response, caller)),
+      admitted(MCP_PATH, (request, response, caller) => this.post(request, response, caller)),
     );
     route(
       'GET',
       MCP_PATH,
-      admitted((request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
+      admitted(MCP_PATH, (request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
     );
     route(
       'DELETE',
       MCP_PATH,
-      admitted((request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
+      admitted(MCP_PATH, (request, response, caller) => this.sessions.getOrDelete(request, response, caller)),
     );
     route(
       'GET',
       SSE_PATH,
-      admitted((request, response, caller) => this.sessions.sseOpen(request, response, caller, SSE_MESSAGES_PATH)),
+      admitted(SSE_PATH, (request, response, caller) => this.sessions.sseOpen(request, response, caller, SSE_MESSAGES_PATH)),
     );
     route(
       'POST',
       SSE_MESSAGES_PATH,
-      admitted((request, response, caller) => this.sessions.sseMessage(request, response, caller)),
+      admitted(SSE_PATH, (request, response, caller) => this.sessions.sseMessage(request, response, caller)),
     );
     for (const url of [MCP_PATH, SSE_PATH, SSE_MESSAGES_PATH])
       route('OPTIONS', url, (request, response) => this.preflight(request, response));
@@ -260,6 +258,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   private async post(request: FastifyRequest, response: ServerResponse, caller: McpCaller): Promise<void> {
     const body = await readJsonBody(request.raw, this.bodyLimit);
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
+    this.stepUp(body, caller, response);
     const raw = request.raw as Caller;
     raw.auth = authInfoOf(caller);
     // A plain call of a collection tool is told apart by what the SDK's classification reads (the
@@ -296,7 +295,7 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       id,
       params.name,
       params.arguments ?? {},
-      this.backends.forPrincipal(caller.principal),
+      this.backends.forPrincipal(caller.principal, caller.scopes),
       this.serverOptions,
     );
   }
@@ -309,11 +308,36 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
   }
 
   /** Origin first (a browser on a foreign page learns nothing more), then the caller's credential. */
-  private async admit(request: FastifyRequest, response: ServerResponse): Promise<McpCaller> {
+  private async admit(request: FastifyRequest, response: ServerResponse, path: ProtectedPath): Promise<McpCaller> {
     const origin = header(request, 'origin');
     if (!this.origins.allows(origin)) throw forbiddenOrigin(origin);
     this.origins.applyCors(origin, response);
-    return this.auth.authenticate(request, response);
+    return this.auth.authenticate(request, response, path);
+  }
+
+  /**
+   * Step-up where the transport can say it (MCP authorization, RFC 6750): a tools/call beyond the
+   * token's scopes is answered `403` with `error="insufficient_scope"` and the scope to ask for,
+   * before it runs. What only the call's arguments tell (a collection not chosen) is refused by
+   * the scoped backend inside, as a tool error naming the scope.
+   */
+  private stepUp(body: unknown, caller: McpCaller, response: ServerResponse): void {
+    if (!caller.scopes || !isRecord(body) || body.method !== 'tools/call' || !isRecord(body.params)) return;
+    const name = body.params.name;
+    if (typeof name !== 'string') return;
+    const tool = collectionTool(name);
+    const scopes = new ScopeSet(caller.scopes);
+    let scope: string | undefined;
+    try {
+      if (!tool) scopes.requireWorkflow();
+      else if (name === 'service_create_collection') scopes.requireNewCollection();
+      else scopes.requireCollections(!tool.annotations.readOnlyHint);
+    } catch (error) {
+      scope = missingScopeOf(error);
+      if (!scope) throw error;
+      response.setHeader('www-authenticate', this.auth.challenge(MCP_PATH, `error="insufficient_scope", scope="${scope}"`));
+      throw new RpcHttpError(403, RPC_SERVER_ERROR, `Forbidden: ${(error as Error).message}`, { code: 'INSUFFICIENT_SCOPE', scope });
+    }
   }
 }
 

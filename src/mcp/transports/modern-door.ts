@@ -7,6 +7,7 @@ import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
 import { ServiceMcpServer } from '../mcp-server.factory';
 import { workflowToolFingerprint } from '../tools/tool-listing';
 import { UserScopedEventBus } from './listen-bus';
+import { CredentialHolder } from './revocation-watch';
 
 export interface ModernDoorOptions {
   bodyLimit: number;
@@ -22,8 +23,10 @@ export interface ModernDoorOptions {
  * listening user last heard their workflow tools were is kept here, and only a change of their own
  * list reaches their streams. Its callers are admitted by McpHttpEndpoints before they reach it.
  */
-export class ModernDoor {
+export class ModernDoor implements CredentialHolder {
   private readonly listenBus: UserScopedEventBus;
+  /** Each open response (a listen stream, a request being answered) with the credential it came with: a revoked one ends it. */
+  private readonly open = new Map<ServerResponse, string>();
   private readonly handler: McpHttpHandler;
   private readonly node: NodeMcpRequestHandler;
   /** What each user with an open listen stream last heard their workflow tools were. */
@@ -43,7 +46,21 @@ export class ModernDoor {
 
   /** Serves one request (its body already read) for `principal`; a listen stream it opens is theirs. */
   serve(principal: Principal, raw: IncomingMessage, response: ServerResponse, body: unknown): Promise<void> {
+    const { keyId } = principal;
+    if (keyId) {
+      this.open.set(response, keyId);
+      response.once('close', () => this.open.delete(response));
+    }
     return this.listenBus.as(principal, () => this.node(raw, response, body));
+  }
+
+  keyIds(): Set<string> {
+    return new Set(this.open.values());
+  }
+
+  /** Ends the streams (and answers in progress) of a revoked credential: the client sees its connection end. */
+  closeUsingKey(keyId: string): void {
+    for (const [response, usedKey] of this.open) if (usedKey === keyId) response.destroy();
   }
 
   get listening(): boolean {

@@ -5,22 +5,15 @@ import type { FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiKeyService } from '../../auth/api-key.service';
 import { Principal } from '../../auth/principal';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
 import { ServiceMcpServer } from '../mcp-server.factory';
 import { header, isRecord, readJsonBody, RPC_PARSE_ERROR, RPC_SERVER_ERROR, RPC_SESSION_NOT_FOUND, RpcHttpError } from './json-rpc-http';
 import { authInfoOf, McpCaller } from './mcp-auth';
+import { CredentialHolder } from './revocation-watch';
 import { McpSession, McpSessionRegistry, SessionLimits, SseSession, StreamableSession } from './mcp-sessions';
 
 type Caller = IncomingMessage & { auth?: AuthInfo };
-
-/**
- * How often the keys of the live sessions are read afresh from the store: a key revoked by another
- * process (the CLI, another API process) ends its sessions and streams within this. A revocation
- * through this process ends them at once (ApiKeyService.onRevoked).
- */
-const KEYS_CHECK_MS = 1000;
 
 /** 256 bits from the CSPRNG, in the visible ASCII the specification asks for. */
 const newSessionId = () => randomBytes(32).toString('base64url');
@@ -28,7 +21,6 @@ const newSessionId = () => randomBytes(32).toString('base64url');
 export interface SessionDoorOptions {
   limits: SessionLimits;
   bodyLimit: number;
-  apiKeys: ApiKeyService;
   backends: ServicesBackendFactory;
   /** A fresh 2025-era server instance for one session. */
   newServer: () => ServiceMcpServer;
@@ -42,11 +34,8 @@ export interface SessionDoorOptions {
  * when idle and ended with any key it was used with (McpSessionRegistry). Its callers are admitted
  * by McpHttpEndpoints before they reach it.
  */
-export class SessionDoor {
+export class SessionDoor implements CredentialHolder {
   private readonly sessions: McpSessionRegistry;
-  private readonly unsubscribe: (() => void)[] = [];
-  private keysWatch?: NodeJS.Timeout;
-  private checkingKeys = false;
 
   constructor(private readonly options: SessionDoorOptions) {
     this.sessions = new McpSessionRegistry(options.limits);
@@ -59,15 +48,20 @@ export class SessionDoor {
 
   start(): void {
     this.sessions.startSweeping();
-    this.unsubscribe.push(this.options.apiKeys.onRevoked((keyId) => void this.sessions.closeUsingKey(keyId)));
-    this.keysWatch = setInterval(() => void this.checkKeys(), KEYS_CHECK_MS);
-    this.keysWatch.unref();
   }
 
   async close(): Promise<void> {
-    clearInterval(this.keysWatch);
-    for (const unsubscribe of this.unsubscribe) unsubscribe();
     await this.sessions.closeAll();
+  }
+
+  /** The credentials the live sessions were used with. */
+  keyIds(): Set<string> {
+    return this.sessions.keyIds();
+  }
+
+  /** Ends every session used with the credential, and with it its open streams. */
+  closeUsingKey(keyId: string): Promise<void> {
+    return this.sessions.closeUsingKey(keyId);
   }
 
   /**
@@ -156,27 +150,6 @@ export class SessionDoor {
     // The SDK's transport answers on the raw response; the handlers find the caller on the request.
     (request.raw as Caller).auth = authInfoOf(caller);
     await session.transport.handlePostMessage(request.raw, response, body);
-  }
-
-  /**
-   * Each key of a live session read afresh, one store read per key (not per session or stream) a
-   * second; a key revoked or whose user is gone ends its sessions. A store that does not answer
-   * ends nothing: the next look tries again.
-   */
-  private async checkKeys(): Promise<void> {
-    if (this.checkingKeys || this.sessions.size === 0) return;
-    this.checkingKeys = true;
-    try {
-      await Promise.all(
-        [...this.sessions.keyIds()].map(async (keyId) => {
-          if (!(await this.options.apiKeys.isStillValid(keyId))) await this.sessions.closeUsingKey(keyId);
-        }),
-      );
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'checking the API keys of the MCP sessions failed');
-    } finally {
-      this.checkingKeys = false;
-    }
   }
 
   /** A session exists once its initialize succeeded; a refused one leaves nothing behind. */

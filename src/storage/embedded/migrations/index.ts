@@ -4,6 +4,7 @@ import { WORKFLOW_MIGRATIONS } from './workflows';
 import { JOBS_MIGRATIONS } from './jobs';
 import { CREDENTIAL_MIGRATIONS } from './credentials';
 import { AGENT_MIGRATIONS } from './agents';
+import { OAUTH_MIGRATIONS } from './oauth';
 import type { Migration } from './migration';
 
 export const MIGRATIONS: Migration[] = [
@@ -13,4 +14,5 @@ export const MIGRATIONS: Migration[] = [
   ...JOBS_MIGRATIONS,
   ...CREDENTIAL_MIGRATIONS,
   ...AGENT_MIGRATIONS,
+  ...OAUTH_MIGRATIONS,
 ];
