@@ -1045,7 +1045,7 @@ export interface components {
              * @description A production run, a test run or node test, or a dropdown filled while building
              * @enum {string}
              */
-            kind: "run" | "test" | "dropdown";
+            kind: "run" | "test" | "dropdown" | "search";
             /** @description The run, for run and test uses */
             runId: string | null;
             /** @description The user the use acted as */
@@ -1314,6 +1314,27 @@ export interface components {
              * @example 2
              */
             per_file?: number;
+            /** @description Reranking of the top passages by a cross-scorer. A hybrid search is reranked by the configured reranker (RERANK_URL) without asking; give this to rerank another mode, to name an endpoint of your own, or `{"enabled": false}` not to rerank */
+            rerank?: {
+                /** @description A stored credential (its id) that `url` is called with: you need the viewer role on it, and its allowed hosts must include url */
+                credential_id?: string;
+                /**
+                 * @description false leaves the order as it is even when a reranker is configured; true (the default when rerank is given) reranks
+                 * @default true
+                 */
+                enabled?: boolean;
+                /**
+                 * @description The shape `url` speaks: `cohere` (v2), `jina` or `tei` (Hugging Face text-embeddings-inference)
+                 * @enum {string}
+                 */
+                kind?: "cohere" | "jina" | "tei";
+                /** @description The model `url` is asked for (Cohere and Jina) */
+                model?: string;
+                /** @description Passages reranked, from the top of the ranking; the service's RERANK_TOP_N (50) unless given */
+                top_n?: number;
+                /** @description A `/rerank` endpoint of its own (its full URL), instead of the one the service is configured with */
+                url?: string;
+            };
             /** @description What to look for, in natural language */
             text: string;
             /**
@@ -1502,6 +1523,14 @@ export interface components {
             perSeconds: number;
             /** @description Webhook calls accepted per window */
             requests: number;
+        };
+        RerankOutcomeDto: {
+            /** @description false: the reranker failed, and the passages come in the search's own order */
+            applied: boolean;
+            /** @description Passages given to the reranker, from the top of the ranking */
+            candidates: number;
+            /** @description Why the reranking was not applied */
+            error?: string;
         };
         RetryDto: {
             /**
@@ -1774,6 +1803,8 @@ export interface components {
             id: string;
             /** @description Page of the file the passage starts on, when the format has pages */
             page?: number;
+            /** @description The reranker's relevance score, for a passage it reranked: larger is more relevant */
+            rerankScore?: number;
         };
         SearchOptionsDto: {
             /**
@@ -1812,6 +1843,27 @@ export interface components {
              * @example 2
              */
             per_file?: number;
+            /** @description Reranking of the top passages by a cross-scorer. A hybrid search is reranked by the configured reranker (RERANK_URL) without asking; give this to rerank another mode, to name an endpoint of your own, or `{"enabled": false}` not to rerank */
+            rerank?: {
+                /** @description A stored credential (its id) that `url` is called with: you need the viewer role on it, and its allowed hosts must include url */
+                credential_id?: string;
+                /**
+                 * @description false leaves the order as it is even when a reranker is configured; true (the default when rerank is given) reranks
+                 * @default true
+                 */
+                enabled?: boolean;
+                /**
+                 * @description The shape `url` speaks: `cohere` (v2), `jina` or `tei` (Hugging Face text-embeddings-inference)
+                 * @enum {string}
+                 */
+                kind?: "cohere" | "jina" | "tei";
+                /** @description The model `url` is asked for (Cohere and Jina) */
+                model?: string;
+                /** @description Passages reranked, from the top of the ranking; the service's RERANK_TOP_N (50) unless given */
+                top_n?: number;
+                /** @description A `/rerank` endpoint of its own (its full URL), instead of the one the service is configured with */
+                url?: string;
+            };
             /** @description What to look for, in natural language */
             text: string;
             /**
@@ -1821,7 +1873,9 @@ export interface components {
             top_k?: number | string;
         };
         SearchResponseDto: {
-            /** @description Matching passages, closest first */
+            /** @description Present when the search was to be reranked: whether it was */
+            rerank?: components["schemas"]["RerankOutcomeDto"];
+            /** @description Matching passages, closest first (most relevant first when reranked) */
             result: components["schemas"]["SearchHitDto"][];
         };
         SetMemberRoleDto: {
@@ -3264,7 +3318,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponseDto"];
                 };
             };
-            /** @description A field is wrong (the filter names the place and the reason) */
+            /** @description A field is wrong (the filter names the place and the reason), or rerank asks for what cannot be followed */
             400: {
                 headers: {
                     [name: string]: unknown;

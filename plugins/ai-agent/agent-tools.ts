@@ -42,7 +42,7 @@ export async function agentTools(
   if (collections.length) {
     add('search_collections', {
       spec: {
-        description: `Semantic search in the document collections ${collections.join(', ')}. Answers the passages nearest to the query, each with fileId, fileName, passage and distance (smaller is closer): cite fileName (and fileId) for what you take from a passage.`,
+        description: `Search in the document collections ${collections.join(', ')}, by meaning and by keywords (hybrid, reranked when the service has a reranker). Answers the best passages for the query first, each with fileId, fileName, passage, distance (smaller is closer in meaning) and rerankScore when reranked: cite fileName (and fileId) for what you take from a passage.`,
         parameters: {
           type: 'object',
           properties: {
@@ -74,29 +74,35 @@ export async function agentTools(
         const filter = typeof args.filter === 'object' && args.filter !== null ? { filter: args.filter as Record<string, unknown> } : {};
         const found = await Promise.allSettled(
           targets.map((id) =>
-            ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'vector', ...filter }),
+            ctx.collections.search(id, { text: String(args.query), topK: searchTopK, offset: 0, mode: 'hybrid', ...filter }),
           ),
         );
         const refused = found.flatMap((outcome, index) =>
           outcome.status === 'rejected' ? [{ collectionId: targets[index], reason: (outcome.reason as Error).message }] : [],
         );
         if (refused.length === targets.length) throw (found[0] as PromiseRejectedResult).reason;
-        const passages = found
-          .flatMap((outcome, index) =>
-            outcome.status === 'fulfilled'
-              ? outcome.value.items.map((hit) => ({
-                  collectionId: targets[index],
-                  fileId: hit.fileId,
-                  fileName: hit.fileName,
-                  passage: hit.content,
-                  distance: hit.distance,
-                  ...(hit.page !== null ? { page: hit.page } : {}),
-                }))
-              : [],
-          )
-          .sort((a, b) => a.distance - b.distance)
-          .slice(0, searchTopK);
-        return refused.length === 0 ? passages : { passages, refused };
+        const rankings = found.map((outcome, index) =>
+          outcome.status === 'fulfilled'
+            ? outcome.value.items.map((hit) => ({
+                collectionId: targets[index],
+                fileId: hit.fileId,
+                fileName: hit.fileName,
+                passage: hit.content,
+                distance: hit.distance,
+                ...(hit.page !== null ? { page: hit.page } : {}),
+                ...(hit.rerankScore !== undefined ? { rerankScore: hit.rerankScore } : {}),
+              }))
+            : [],
+        );
+        const passages = merged(rankings).slice(0, searchTopK);
+        // A reranker that failed leaves that collection in its own order: the model is told.
+        const notReranked = found.flatMap((outcome, index) =>
+          outcome.status === 'fulfilled' && outcome.value.rerank?.applied === false
+            ? [{ collectionId: targets[index], reason: outcome.value.rerank.error ?? 'the reranker failed' }]
+            : [],
+        );
+        if (refused.length === 0 && notReranked.length === 0) return passages;
+        return { passages, ...(refused.length ? { refused } : {}), ...(notReranked.length ? { notReranked } : {}) };
       },
     });
   }
@@ -142,6 +148,20 @@ export async function agentTools(
     throw error;
   }
   return { tools, sessions };
+}
+
+/**
+ * The rankings of several collections as one: by the reranker's score when it scored every
+ * passage (one reranker, one query: its scores compare across collections), otherwise by rank,
+ * taking each collection's next best in turn, since a hybrid ranking's distances do not say its order.
+ */
+export function merged<T extends { rerankScore?: number }>(rankings: T[][]): T[] {
+  const all = rankings.flat();
+  if (all.every((p) => p.rerankScore !== undefined)) return all.sort((a, b) => b.rerankScore! - a.rerankScore!);
+  const result: T[] = [];
+  for (let rank = 0; result.length < all.length; rank++)
+    for (const ranking of rankings) if (rank < ranking.length) result.push(ranking[rank]);
+  return result;
 }
 
 /** What OpenAI-compatible servers accept as a function name: ^[a-zA-Z0-9_-]{1,64}$. */

@@ -85,16 +85,18 @@ export class RunCollectionsProvider extends NodeCollectionsProvider {
       },
       search: async (collectionId, query) => {
         try {
-          const { result } = await this.searches.search(principal, collectionId, query);
+          const { result, rerank } = await this.searches.search(principal, collectionId, query);
           return {
-            items: result.map(({ id, content, distance, fileId, fileName, page }) => ({
+            items: result.map(({ id, content, distance, fileId, fileName, page, rerankScore }) => ({
               id,
               content,
               distance,
               fileId,
               fileName,
               page: page ?? null,
+              ...(rerankScore !== undefined ? { rerankScore } : {}),
             })),
+            ...(rerank ? { rerank } : {}),
           };
         } catch (error) {
           throw nodeError(error, userId, { collectionId }, SEARCH);

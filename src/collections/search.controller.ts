@@ -4,7 +4,7 @@ import { CurrentPrincipal, Principal } from '../auth/principal';
 import { AppError } from '../common/app-error';
 import { SearchResponseDto } from './search-responses.dto';
 import { DEFAULT_TOP_K, MultiSearchDto, SearchOptionsDto } from './search.dto';
-import { SearchInput, SearchService } from './search.service';
+import { rerankInput, SearchInput, SearchService } from './search.service';
 
 @ApiTags('search')
 @ApiSecurity('api-key')
@@ -16,7 +16,10 @@ export class SearchController {
   @Post('collections/:id/search')
   @HttpCode(200)
   @ApiOkResponse({ type: SearchResponseDto, description: 'The passages nearest to the text, from offset, at most top_k' })
-  @ApiResponse({ status: 400, description: 'A field is wrong (the filter names the place and the reason)' })
+  @ApiResponse({
+    status: 400,
+    description: 'A field is wrong (the filter names the place and the reason), or rerank asks for what cannot be followed',
+  })
   @ApiResponse({ status: 409, description: 'The collection was indexed with another embedding model' })
   search(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: SearchOptionsDto) {
     return this.searches.search(principal, id, searchInput(body));
@@ -54,5 +57,6 @@ function searchInput(body: SearchOptionsDto): SearchInput {
     perFile: body.per_file,
     mmrLambda: body.mmr_lambda,
     minScore: body.min_score,
+    ...(body.rerank ? { rerank: rerankInput(body.rerank) } : {}),
   };
 }

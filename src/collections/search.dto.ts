@@ -1,4 +1,4 @@
-import { Transform } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -11,12 +11,16 @@ import {
   IsOptional,
   IsString,
   Length,
+  Matches,
   Max,
   MaxLength,
   Min,
   MinLength,
+  ValidateNested,
 } from 'class-validator';
-import { Field, trimmed, wholeNumberFromString } from '../common/input-validation';
+import { dtoSchema, Field, trimmed, wholeNumberFromString } from '../common/input-validation';
+import { MAX_RERANK_TOP_N } from '../config/app-config';
+import { RERANKER_KINDS, RerankerKind } from '../domain/reranker.port';
 
 /**
  * The search input of both doors: the REST API and the MCP tool service_search_collection validate
@@ -31,6 +35,58 @@ export const SEARCH_MODES = ['vector', 'hybrid'] as const;
 /** Most collections one search reads: each is its own index query. */
 export const MAX_SEARCH_COLLECTIONS = 20;
 export type SearchMode = (typeof SEARCH_MODES)[number];
+
+const MAX_URL_CHARS = 2048;
+const MAX_MODEL_CHARS = 200;
+const MAX_ID_CHARS = 100;
+
+/** How a search is reranked: the configured reranker, or an endpoint the search names with a stored credential. */
+export class RerankDto {
+  @Field({
+    description: 'false leaves the order as it is even when a reranker is configured; true (the default when rerank is given) reranks',
+    schema: { default: true },
+  })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @Field({ description: `Passages reranked, from the top of the ranking; the service's RERANK_TOP_N (50) unless given` })
+  @IsOptional()
+  @Transform(wholeNumberFromString)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RERANK_TOP_N)
+  top_n?: number;
+
+  @Field({ description: 'A `/rerank` endpoint of its own (its full URL), instead of the one the service is configured with' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_URL_CHARS)
+  @Matches(/^https?:\/\/\S+$/, { message: 'url must be an http(s) URL' })
+  url?: string;
+
+  @Field({ description: 'The shape `url` speaks: `cohere` (v2), `jina` or `tei` (Hugging Face text-embeddings-inference)' })
+  @IsOptional()
+  @IsIn(RERANKER_KINDS)
+  kind?: RerankerKind;
+
+  @Field({ description: 'The model `url` is asked for (Cohere and Jina)' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_MODEL_CHARS)
+  model?: string;
+
+  @Field({
+    description:
+      'A stored credential (its id) that `url` is called with: you need the viewer role on it, and its allowed hosts must include url',
+  })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_ID_CHARS)
+  credential_id?: string;
+}
 
 export class SearchDto {
   @Field({ description: 'What to look for, in natural language' })
@@ -66,6 +122,17 @@ export class SearchDto {
   @IsOptional()
   @IsIn(SEARCH_MODES)
   mode?: SearchMode;
+
+  @Field({
+    description:
+      'Reranking of the top passages by a cross-scorer. A hybrid search is reranked by the configured reranker (RERANK_URL) without asking; ' +
+      'give this to rerank another mode, to name an endpoint of your own, or `{"enabled": false}` not to rerank',
+    schema: dtoSchema(RerankDto).schema,
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RerankDto)
+  rerank?: RerankDto;
 }
 
 /** The options of search beyond the query: the same on one collection and across several. */

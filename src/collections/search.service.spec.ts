@@ -6,6 +6,10 @@ import { Principal } from '../auth/principal';
 import { ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
 import { Embedder } from '../domain/embedder.port';
+import { SafeFetch } from '../common/safe-fetch';
+import { loadConfig } from '../config/app-config';
+import { createReranker } from '../embeddings/embeddings.module';
+import { UnavailableCredentials } from '../engine/node-credentials.port';
 import { Metrics } from '../metrics/metrics.service';
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
@@ -59,7 +63,18 @@ describe('SearchService', () => {
   beforeEach(async () => {
     embedder = new TableEmbedder();
     embedder.table.set('query', at(0));
-    service = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder, new Metrics());
+    const config = loadConfig({ DATA_DIR: dir });
+    service = new SearchService(
+      new AccessPolicy(new SqliteMembershipStore(db)),
+      collections,
+      files,
+      index,
+      embedder,
+      new Metrics(),
+      createReranker(config, SafeFetch.fromConfig(config)),
+      new UnavailableCredentials(),
+      config,
+    );
     collectionId = newId('col');
     const now = new Date();
     await collections.create({

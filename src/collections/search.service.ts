@@ -2,16 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError } from '../common/app-error';
+import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
 import { validateInput } from '../common/input-validation';
 import { Embedder } from '../domain/embedder.port';
 import { cosineDistance } from '../embeddings/vectors';
 import { Metrics } from '../metrics/metrics.service';
+import { NodeCredentials } from '../engine/node-credentials.port';
+import { AppConfig } from '../config/app-config';
+import { RerankAuthorization, Reranker, RerankerEndpoint, RerankerKind } from '../domain/reranker.port';
+import { NodeConfigurationError } from '../sdk';
 import { CollectionStore } from '../domain/collection-store.port';
 import { FileStore } from '../domain/file-store.port';
 import { Passage } from '../domain/file.model';
 import { FileFilter, parseFileFilter } from '../domain/file-filter';
-import { DEFAULT_TOP_K, MAX_SEARCH_COLLECTIONS, SearchMode, SearchOptionsDto } from './search.dto';
+import { DEFAULT_TOP_K, MAX_SEARCH_COLLECTIONS, RerankDto, SearchMode, SearchOptionsDto } from './search.dto';
 import { MAX_FILTER_FILES, MAX_SEARCH_K, modelMismatch, UnitFilter, VectorIndex } from '../domain/vector-index.port';
 
 export type { SearchMode };
@@ -29,6 +33,33 @@ export interface SearchInput {
   mmrLambda?: number;
   /** Only passages whose score (1 - distance) is at least this. */
   minScore?: number;
+  rerank?: RerankInput;
+}
+
+/** The `rerank` option of a search (RerankDto, in the service's spelling). */
+export interface RerankInput {
+  enabled?: boolean;
+  topN?: number;
+  url?: string;
+  kind?: RerankerKind;
+  model?: string;
+  credentialId?: string;
+}
+
+/** What became of a search's reranking, when it was to be reranked. */
+export interface RerankOutcome {
+  /** False: the reranker failed, and the passages come in the search's own order. */
+  applied: boolean;
+  /** Passages the reranker was given, from the top of the ranking. */
+  candidates: number;
+  /** Why it was not applied. */
+  error?: string;
+}
+
+export interface SearchResponse {
+  result: SearchResultItem[];
+  /** Present when the search was to be reranked. */
+  rerank?: RerankOutcome;
 }
 
 /** Which collections a search reads: the ones named, or every one the caller can read. */
@@ -46,6 +77,8 @@ export interface SearchResultItem {
   /** Position of the passage within its file. */
   chunkIndex: number;
   page?: number;
+  /** The reranker's relevance score (larger is more relevant), for a passage it reranked. */
+  rerankScore?: number;
 }
 
 /** Windows fetched per wanted passage: a passage has several windows, and near ones cluster. */
@@ -66,10 +99,18 @@ interface RankedPassage {
   collectionId: string;
   /** Undefined for a passage only keyword search found. */
   distance?: number;
+  rerankScore?: number;
 }
 
-type CheckedInput = Required<Omit<SearchInput, 'filter' | 'perFile' | 'mmrLambda' | 'minScore'>> &
-  Pick<SearchInput, 'perFile' | 'mmrLambda' | 'minScore'> & { filter?: FileFilter };
+/** How one search is reranked: the endpoint (the configured one unless the search names one), and how many passages. */
+interface RerankPlan {
+  topN: number;
+  endpoint?: RerankerEndpoint;
+  credentialId?: string;
+}
+
+type CheckedInput = Required<Omit<SearchInput, 'filter' | 'perFile' | 'mmrLambda' | 'minScore' | 'rerank'>> &
+  Pick<SearchInput, 'perFile' | 'mmrLambda' | 'minScore' | 'rerank'> & { filter?: FileFilter };
 
 /**
  * Semantic search over the passages of one collection or several. The query is embedded once; the
@@ -79,7 +120,8 @@ type CheckedInput = Required<Omit<SearchInput, 'filter' | 'perFile' | 'mmrLambda
  * ones a filter keeps: the file store resolves the filter to file ids, which the index takes as
  * its file filter. Across collections, each collection is ranked on its own and the rankings are
  * fused by reciprocal rank, so a large collection's many near passages cannot crowd out the best
- * match of a small one.
+ * match of a small one. A reranker, when one is asked for (or configured, for hybrid mode), then
+ * reorders the top N passages; when it fails the search answers in its own order and says so.
  */
 @Injectable()
 export class SearchService {
@@ -90,21 +132,24 @@ export class SearchService {
     private readonly index: VectorIndex,
     private readonly embedder: Embedder,
     private readonly metrics: Metrics,
+    private readonly reranker: Reranker,
+    private readonly credentials: NodeCredentials,
+    private readonly config: AppConfig,
   ) {}
 
-  async search(principal: Principal, collectionId: string, input: SearchInput): Promise<{ result: SearchResultItem[] }> {
+  async search(principal: Principal, collectionId: string, input: SearchInput): Promise<SearchResponse> {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
-    return this.run([collectionId], checkedInput(input));
+    return this.run(principal.userId, [collectionId], checkedInput(input));
   }
 
   /**
    * One search over several collections. Every named collection is checked before any is searched:
    * one the caller cannot read fails the whole search, naming it.
    */
-  async searchMany(principal: Principal, target: SearchTarget, input: SearchInput): Promise<{ result: SearchResultItem[] }> {
+  async searchMany(principal: Principal, target: SearchTarget, input: SearchInput): Promise<SearchResponse> {
     const checked = checkedInput(input);
     const collectionIds = await this.targets(principal, target);
-    return this.run(collectionIds, checked);
+    return this.run(principal.userId, collectionIds, checked);
   }
 
   private async targets(principal: Principal, target: SearchTarget): Promise<string[]> {
@@ -128,8 +173,9 @@ export class SearchService {
     return ids;
   }
 
-  private async run(collectionIds: readonly string[], input: CheckedInput): Promise<{ result: SearchResultItem[] }> {
-    const { text, topK, offset, mode, filter, perFile, mmrLambda, minScore } = input;
+  private async run(userId: string, collectionIds: readonly string[], input: CheckedInput): Promise<SearchResponse> {
+    const { text, topK, offset, mode, filter, perFile, mmrLambda, minScore, rerank } = input;
+    const plan = this.rerankPlan(rerank, mode);
     const searchable: string[] = [];
     for (const collectionId of collectionIds) {
       const collection = await this.collections.get(collectionId);
@@ -146,7 +192,9 @@ export class SearchService {
 
     const started = performance.now();
     const wanted = offset + topK;
-    const depth = mmrLambda === undefined ? wanted : wanted + MMR_EXTRA_CANDIDATES;
+    // MMR chooses from more candidates than wanted, and reranking reorders its top N whatever page
+    // is asked for: the ranking reaches that deep.
+    const depth = Math.max(mmrLambda === undefined ? wanted : wanted + MMR_EXTRA_CANDIDATES, plan?.topN ?? 0);
     const query = await this.embedder.embedQuery(text);
     const indexed = new IndexedFiles(this.files);
     const rankings = await Promise.all(
@@ -159,10 +207,86 @@ export class SearchService {
     );
     let ranking = rankings.length === 1 ? rankings[0] : fuse(rankings);
     if (mmrLambda !== undefined && mmrLambda < 1) ranking = await this.diversify(ranking, query, mmrLambda, wanted);
-    let result = await this.hydrate(ranking.slice(offset, wanted), query, indexed);
+    let passages = new Map<string, Passage>();
+    let outcome: RerankOutcome | undefined;
+    if (plan) ({ ranking, passages, outcome } = await this.reranked(userId, text, ranking, plan));
+    let result = await this.hydrate(ranking.slice(offset, wanted), query, indexed, passages);
     if (minScore !== undefined) result = result.filter((hit) => 1 - hit.distance >= minScore);
     this.metrics.search(mode, (performance.now() - started) / 1000);
-    return { result };
+    return outcome ? { result, rerank: outcome } : { result };
+  }
+
+  /**
+   * Whether and how a search is reranked: as it asks, or by the configured reranker for a hybrid
+   * search that does not say. Null: not reranked.
+   * @throws AppError VALIDATION_FAILED naming the rerank field that cannot be followed
+   */
+  private rerankPlan(rerank: RerankInput | undefined, mode: SearchMode): RerankPlan | null {
+    if (rerank?.enabled === false) return null;
+    if (!rerank) return mode === 'hybrid' && this.reranker.configured ? { topN: this.config.RERANK_TOP_N } : null;
+    const topN = rerank.topN ?? this.config.RERANK_TOP_N;
+    const problems: FieldError[] = [];
+    if (rerank.url === undefined) {
+      for (const field of ['kind', 'model', 'credentialId'] as const) {
+        if (rerank[field] !== undefined) problems.push({ field: `rerank.${snake(field)}`, reason: 'is only taken with rerank.url' });
+      }
+      if (!problems.length && !this.reranker.configured) {
+        problems.push({
+          field: 'rerank',
+          reason: 'no reranker is configured on this service (RERANK_URL): name one with rerank.url and rerank.kind',
+        });
+      }
+      if (problems.length) throw AppError.validation(problems);
+      return { topN };
+    }
+    if (rerank.kind === undefined) throw AppError.validation([{ field: 'rerank.kind', reason: 'is required with rerank.url' }]);
+    const endpoint: RerankerEndpoint = { url: rerank.url, kind: rerank.kind, ...(rerank.model ? { model: rerank.model } : {}) };
+    return { topN, endpoint, ...(rerank.credentialId ? { credentialId: rerank.credentialId } : {}) };
+  }
+
+  /**
+   * The ranking with its top N passages in the reranker's order (a passage it left unscored after
+   * those it scored, the rest as they were), the passages it read, and what became of it. A
+   * reranker that fails leaves the ranking as it was; a credential the user may not use, or not
+   * send to that host, fails the search (400), as the search asked for it.
+   */
+  private async reranked(
+    userId: string,
+    query: string,
+    ranking: RankedPassage[],
+    plan: RerankPlan,
+  ): Promise<{ ranking: RankedPassage[]; passages: Map<string, Passage>; outcome: RerankOutcome }> {
+    const top = ranking.slice(0, plan.topN);
+    const passages = new Map((await this.files.getPassages(top.map((r) => r.passageId))).map((p) => [p.id, p]));
+    const candidates = top.filter((r) => passages.has(r.passageId));
+    try {
+      const authorization = plan.credentialId ? await this.authorization(userId, plan.credentialId) : undefined;
+      const scores = await this.reranker.rerank({
+        query,
+        documents: candidates.map((r) => passages.get(r.passageId)!.content),
+        ...(plan.endpoint ? { endpoint: plan.endpoint } : {}),
+        ...(authorization ? { authorization } : {}),
+      });
+      const scored = new Set(scores.map((s) => s.index));
+      const reordered = [
+        ...scores.map(({ index, score }) => ({ ...candidates[index], rerankScore: score })),
+        ...candidates.filter((_, index) => !scored.has(index)),
+        ...ranking.slice(plan.topN),
+      ];
+      return { ranking: reordered, passages, outcome: { applied: true, candidates: candidates.length } };
+    } catch (error) {
+      if (error instanceof NodeConfigurationError) throw AppError.validation([{ field: 'rerank.credential_id', reason: error.message }]);
+      if (isAppError(error) && error.code === ErrorCode.FETCH_BLOCKED)
+        throw AppError.validation([{ field: 'rerank.url', reason: error.message }]);
+      const reason = error instanceof Error ? error.message : String(error);
+      return { ranking, passages, outcome: { applied: false, candidates: candidates.length, error: reason } };
+    }
+  }
+
+  /** The stored credential `credentialId` as `userId` may use it, to put into the reranker's request. */
+  private async authorization(userId: string, credentialId: string): Promise<RerankAuthorization> {
+    const credential = await this.credentials.resolve(userId, credentialId, { kind: 'search', runId: null });
+    return async (request, signal) => credential.apply(request, signal);
   }
 
   /** The ids of the indexed files the filter keeps, as the index's file filter; refused past what the index takes. */
@@ -233,8 +357,15 @@ export class SearchService {
     return chosen;
   }
 
-  private async hydrate(ranking: RankedPassage[], query: Float32Array, indexed: IndexedFiles): Promise<SearchResultItem[]> {
-    const passages = new Map((await this.files.getPassages(ranking.map((r) => r.passageId))).map((p) => [p.id, p]));
+  /** @param known passages already read, by id: only the others are read */
+  private async hydrate(
+    ranking: RankedPassage[],
+    query: Float32Array,
+    indexed: IndexedFiles,
+    known: Map<string, Passage>,
+  ): Promise<SearchResultItem[]> {
+    const unread = ranking.filter((r) => !known.has(r.passageId)).map((r) => r.passageId);
+    const passages = new Map([...known, ...(unread.length ? await this.files.getPassages(unread) : []).map((p) => [p.id, p] as const)]);
     const distances = await this.distancesOfKeywordOnly(ranking, passages, query);
     const result: SearchResultItem[] = [];
     for (const ranked of ranking) {
@@ -251,6 +382,7 @@ export class SearchService {
         chunkIndex: passage.index,
       };
       if (passage.page !== null) item.page = passage.page;
+      if (ranked.rerankScore !== undefined) item.rerankScore = ranked.rerankScore;
       result.push(item);
     }
     return result;
@@ -382,6 +514,7 @@ function fuse(rankings: RankedPassage[][]): RankedPassage[] {
  * @throws AppError VALIDATION_FAILED naming each bad field (`top_k` as the REST API spells it)
  */
 function checkedInput(input: SearchInput): CheckedInput {
+  const { rerank } = input;
   const dto = validateInput(SearchOptionsDto, {
     text: input.text,
     top_k: input.topK,
@@ -391,6 +524,18 @@ function checkedInput(input: SearchInput): CheckedInput {
     per_file: input.perFile,
     mmr_lambda: input.mmrLambda,
     min_score: input.minScore,
+    ...(rerank
+      ? {
+          rerank: {
+            enabled: rerank.enabled,
+            top_n: rerank.topN,
+            url: rerank.url,
+            kind: rerank.kind,
+            model: rerank.model,
+            credential_id: rerank.credentialId,
+          } satisfies Record<keyof RerankDto, unknown>,
+        }
+      : {}),
   });
   return {
     text: dto.text,
@@ -401,5 +546,15 @@ function checkedInput(input: SearchInput): CheckedInput {
     perFile: dto.per_file,
     mmrLambda: dto.mmr_lambda,
     minScore: dto.min_score,
+    ...(dto.rerank ? { rerank: rerankInput(dto.rerank) } : {}),
   };
 }
+/** The REST spelling of the rerank option in the service's. */
+export function rerankInput(dto: RerankDto): RerankInput {
+  const { enabled, top_n: topN, url, kind, model, credential_id: credentialId } = dto;
+  const input: RerankInput = { enabled, topN, url, kind, model, credentialId };
+  for (const key of Object.keys(input) as (keyof RerankInput)[]) if (input[key] === undefined) delete input[key];
+  return input;
+}
+
+const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

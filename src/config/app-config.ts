@@ -31,6 +31,9 @@ const bool = ({ value }: { value: unknown }) =>
   value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
+/** Most passages one search hands a reranker: a bound on the request and on the endpoint's work. */
+export const MAX_RERANK_TOP_N = 200;
+
 export type AppRole = 'all' | 'api' | 'worker';
 
 /** The value docker-compose.yml once defaulted BOOTSTRAP_API_KEY to, and variants of it. */
@@ -58,7 +61,14 @@ const NotWeakSecret = () =>
   });
 
 /** Variables whose values never appear in a configuration error. */
-const SECRET_VARIABLES = new Set(['BOOTSTRAP_API_KEY', 'SECRETS_KEY', 'ELASTICSEARCH_API_KEY', 'EMBEDDINGS_API_KEY', 'LLM_API_KEY']);
+const SECRET_VARIABLES = new Set([
+  'BOOTSTRAP_API_KEY',
+  'SECRETS_KEY',
+  'ELASTICSEARCH_API_KEY',
+  'EMBEDDINGS_API_KEY',
+  'LLM_API_KEY',
+  'RERANK_API_KEY',
+]);
 
 /**
  * The typed, validated environment. This class is the only reader of process.env (through
@@ -192,6 +202,45 @@ export class AppConfig {
   /** Model name sent to EMBEDDINGS_URL. */
   @IsString()
   EMBEDDINGS_MODEL = 'text-embedding-3-small';
+
+  /**
+   * A `/rerank` endpoint (Cohere, Jina or text-embeddings-inference: RERANK_KIND) that reorders the
+   * top RERANK_TOP_N passages of every hybrid search; unset means no reranking unless a search names
+   * an endpoint of its own.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
+  RERANK_URL?: string;
+
+  /** The shape RERANK_URL speaks: `cohere` (Cohere v2), `jina`, or `tei` (Hugging Face text-embeddings-inference). */
+  @IsIn(['cohere', 'jina', 'tei'])
+  RERANK_KIND: 'cohere' | 'jina' | 'tei' = 'cohere';
+
+  /** Sent to Cohere and Jina endpoints; text-embeddings-inference serves one model and takes none. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  RERANK_MODEL?: string;
+
+  /** Sent as a bearer token to RERANK_URL. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  RERANK_API_KEY?: string;
+
+  /** Passages of a search the reranker reorders unless the search says otherwise (its `rerank.top_n`). */
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RERANK_TOP_N)
+  RERANK_TOP_N = 50;
+
+  /** Whole exchange with a reranker; past it the search answers in its own order and says so. */
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  RERANK_TIMEOUT_MS = 10_000;
 
   /**
    * Worker threads of the local embedder; default: one per core.

@@ -48,8 +48,11 @@ export const SECRET_DESTINATIONS: Partial<Record<CredentialType, readonly string
   'oauth2-client-credentials': ['tokenUrl'],
 };
 
-/** How a credential was used: by a production run, a test run (or node test), or to fill a dropdown while building. */
-export const CREDENTIAL_USE_KINDS = ['run', 'test', 'dropdown'] as const;
+/**
+ * How a credential was used: by a production run, a test run (or node test), to fill a dropdown
+ * while building, or by a search that calls a reranker with it.
+ */
+export const CREDENTIAL_USE_KINDS = ['run', 'test', 'dropdown', 'search'] as const;
 export type CredentialUseKind = (typeof CREDENTIAL_USE_KINDS)[number];
 
 /** One use of a credential, kept for its owner: who, when, to which host, and whether it was sent. */

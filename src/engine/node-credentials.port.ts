@@ -1,3 +1,4 @@
+import type { CredentialUseKind } from '../domain/credential.model';
 import { NodeConfigurationError } from '../sdk';
 
 /** A request about to go out, as a credential changes it. */
@@ -25,9 +26,9 @@ export interface ResolvedCredential {
   refused(): void;
 }
 
-/** What a use is for, as the credential's record of uses says: a run (production or test) or a dropdown. */
+/** What a use is for, as the credential's record of uses says: a run (production or test), a dropdown or a search. */
 export interface CredentialUseContext {
-  kind: 'run' | 'test' | 'dropdown';
+  kind: CredentialUseKind;
   runId: string | null;
 }
 

@@ -1,4 +1,6 @@
 import type { PassageView as PassageRecord } from '../collections/files.service';
+import type { RerankDto } from '../collections/search.dto';
+import type { RerankOutcome } from '../collections/search.service';
 import type { DecisionRequest as ApprovalDecision, WaitingApproval as ToolRunApproval } from '../runs/approvals.service';
 import type { ToolRunView as ToolRunRecord } from '../workflows/workflow-tools.service';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from './tools/records';
@@ -15,6 +17,7 @@ export interface SearchQuery {
   topK: number;
   offset: number;
   filter?: Record<string, unknown>;
+  rerank?: RerankDto;
 }
 
 /** A workflow offered as a tool (its trigger is an MCP trigger), as the caller sees it. */
@@ -54,13 +57,13 @@ export interface McpBackend {
   getPassage(collectionId: string, fileId: string, passageId: string): Promise<PassageRecord>;
   addFile(collectionId: string, file: { name: string; url: string }): Promise<FileRecord>;
   deleteFile(collectionId: string, fileId: string): Promise<void>;
-  /** `filter` is the search filter as the caller wrote it, checked by the service. */
-  search(collectionId: string, query: SearchQuery): Promise<{ result: SearchHit[] }>;
+  /** `filter` is the search filter as the caller wrote it, checked by the service; `rerank` as the REST body spells it. */
+  search(collectionId: string, query: SearchQuery): Promise<{ result: SearchHit[]; rerank?: RerankOutcome }>;
   /** One search across the named collections, or all the caller can read; every hit names its collection. */
   searchMany(
     target: { collectionIds: readonly string[] } | { all: true },
     query: SearchQuery,
-  ): Promise<{ result: (SearchHit & { collectionId: string })[] }>;
+  ): Promise<{ result: (SearchHit & { collectionId: string })[]; rerank?: RerankOutcome }>;
   listWorkflowTools(): Promise<WorkflowToolRecord[]>;
   /**
    * Checks the arguments against the tool's schema and starts its run, answering at once.

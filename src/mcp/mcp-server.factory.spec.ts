@@ -161,10 +161,20 @@ describe.each<McpEra>(['legacy', 'modern'])('the MCP server, %s era', (era) => {
         offset: { type: 'number', multipleOf: 1, minimum: 0, maximum: 1000, default: 0, description: expect.any(String) },
         // Optional: the interface's required arguments stay as they are.
         filter: expect.objectContaining({ type: 'object' }),
+        // Also optional, as strict as the rest: the REST body's rerank object.
+        rerank: expect.objectContaining({ type: 'object', additionalProperties: false, description: expect.any(String) }),
       },
       required: ['collection_id', 'query'],
       additionalProperties: false,
     });
+    expect(Object.keys((search.inputSchema.properties!.rerank as { properties: object }).properties)).toEqual([
+      'enabled',
+      'top_n',
+      'url',
+      'kind',
+      'model',
+      'credential_id',
+    ]);
     expect(tools.find((t) => t.name === 'service_list_collections')!.inputSchema).toEqual({
       type: 'object',
       properties: {},

@@ -16,6 +16,7 @@ export type {
   CollectionFile,
   CollectionFileContent,
   CollectionPassage,
+  CollectionSearchRerank,
   CollectionSummary,
   CollectionsFacade,
   ConversationMemory,

@@ -104,6 +104,17 @@ export interface CollectionPassage {
   fileName: string;
   /** 1-based PDF page the passage starts on, when known. */
   page: number | null;
+  /** The reranker's relevance score (larger is more relevant), when the search was reranked. */
+  rerankScore?: number;
+}
+
+/** What became of a search's reranking, when it was to be reranked (a hybrid search with a reranker configured). */
+export interface CollectionSearchRerank {
+  /** False: the reranker failed, and the passages come in the search's own order. */
+  applied: boolean;
+  /** Passages given to the reranker. */
+  candidates: number;
+  error?: string;
 }
 
 /**
@@ -129,12 +140,13 @@ export interface CollectionsFacade {
   /**
    * Semantic search: `topK` (1 to 100) passages from `offset`, nearest first, as the search API
    * answers; `filter` keeps only passages of the files it matches (the search API's filter, e.g.
-   * `{ field: 'metadata.year', gte: 2020 }`), refused with NodeConfigurationError naming the place.
+   * `{ field: 'metadata.year', gte: 2020 }`), refused with NodeConfigurationError naming the place;
+   * a hybrid search is reranked when the service has a reranker configured.
    */
   search(
     collectionId: string,
     query: { text: string; topK: number; offset: number; mode: SearchMode; filter?: Record<string, unknown> },
-  ): Promise<{ items: CollectionPassage[] }>;
+  ): Promise<{ items: CollectionPassage[]; rerank?: CollectionSearchRerank }>;
   /**
    * Adds a file by URL, as the API does (editor role); ingestion runs in the background, so the
    * file comes back `pending` and is searchable once `indexed`.

@@ -11,7 +11,9 @@ import { AccessPolicy } from '../../src/auth/access-policy.service';
 import { newId } from '../../src/common/ids';
 import { SafeFetch } from '../../src/common/safe-fetch';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { createReranker } from '../../src/embeddings/embeddings.module';
 import { LocalEmbedder } from '../../src/embeddings/local/local-embedder.adapter';
+import { UnavailableCredentials } from '../../src/engine/node-credentials.port';
 import { ExtractorPool } from '../../src/ingestion/extractors/extractor-pool';
 import { IngestionService } from '../../src/ingestion/ingestion.service';
 import { Metrics } from '../../src/metrics/metrics.service';
@@ -55,7 +57,18 @@ export async function openPipeline(env: Record<string, string> = {}) {
     pino({ level: 'silent' }),
     new Metrics(),
   );
-  const search = new SearchService(new AccessPolicy(new SqliteMembershipStore(db)), collections, files, index, embedder, new Metrics());
+  const reranker = createReranker(config, fetcher);
+  const search = new SearchService(
+    new AccessPolicy(new SqliteMembershipStore(db)),
+    collections,
+    files,
+    index,
+    embedder,
+    new Metrics(),
+    reranker,
+    new UnavailableCredentials(),
+    config,
+  );
   return {
     config,
     db,
@@ -103,7 +116,7 @@ export async function openPipeline(env: Record<string, string> = {}) {
       return done;
     },
     async close(): Promise<void> {
-      await Promise.all([embedder.close(), extractor.close(), fetcher.close()]);
+      await Promise.all([embedder.close(), extractor.close(), fetcher.close(), reranker.close()]);
       db.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Principal } from '../../auth/principal';
 import { CollectionsService } from '../../collections/collections.service';
 import { FilesService } from '../../collections/files.service';
-import { SearchService, SearchTarget } from '../../collections/search.service';
+import { rerankInput, SearchInput, SearchService, SearchTarget } from '../../collections/search.service';
 import { ScopeSet } from '../../oauth/oauth-scopes';
 import { WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import type { ApprovalDecision, McpBackend, SearchQuery } from '../mcp-backend.port';
@@ -53,10 +53,10 @@ class ServicesBackend implements McpBackend {
     return this.services.files.delete(this.principal, collectionId, fileId);
   }
   search(collectionId: string, query: SearchQuery) {
-    return this.services.searches.search(this.principal, collectionId, query);
+    return this.services.searches.search(this.principal, collectionId, serviceQuery(query));
   }
   searchMany(target: SearchTarget, query: SearchQuery) {
-    return this.services.searches.searchMany(this.principal, target, query);
+    return this.services.searches.searchMany(this.principal, target, serviceQuery(query));
   }
   listWorkflowTools() {
     return this.services.workflowTools.list(this.principal);
@@ -95,4 +95,9 @@ export class ServicesBackendFactory {
     const backend = new ServicesBackend(principal, this.services);
     return scopes ? new ScopedBackend(backend, new ScopeSet(scopes)) : backend;
   }
+}
+
+/** The tools' search query in the service's spelling (the rerank option as REST spells it, converted). */
+function serviceQuery({ rerank, ...query }: SearchQuery): SearchInput {
+  return { ...query, ...(rerank ? { rerank: rerankInput(rerank) } : {}) };
 }

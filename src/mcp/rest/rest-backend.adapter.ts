@@ -1,6 +1,7 @@
 import { AppError, ErrorCode } from '../../common/app-error';
 import type { ApprovalDecision, McpBackend, PassageRecord, SearchQuery, ToolRunRecord, WorkflowToolRecord } from '../mcp-backend.port';
 import type { CollectionRecord, CollectionStatsRecord, FileRecord, SearchHit } from '../tools/records';
+import type { RerankOutcome } from '../../collections/search.service';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 /** The longest `?wait=` the service holds a tool run's request for (seconds). */
@@ -80,11 +81,15 @@ export class RestCollectionsBackend implements McpBackend {
   }
 
   search(collectionId: string, query: SearchQuery) {
-    return this.call<{ result: SearchHit[] }>('POST', `/api/v1/collections/${enc(collectionId)}/search`, searchBody(query));
+    return this.call<{ result: SearchHit[]; rerank?: RerankOutcome }>(
+      'POST',
+      `/api/v1/collections/${enc(collectionId)}/search`,
+      searchBody(query),
+    );
   }
 
   searchMany(target: { collectionIds: readonly string[] } | { all: true }, query: SearchQuery) {
-    return this.call<{ result: (SearchHit & { collectionId: string })[] }>('POST', '/api/v1/search', {
+    return this.call<{ result: (SearchHit & { collectionId: string })[]; rerank?: RerankOutcome }>('POST', '/api/v1/search', {
       ...('all' in target ? { all: true } : { collection_ids: target.collectionIds }),
       ...searchBody(query),
     });
@@ -178,4 +183,5 @@ const searchBody = (query: SearchQuery) => ({
   top_k: query.topK,
   offset: query.offset,
   ...(query.filter !== undefined ? { filter: query.filter } : {}),
+  ...(query.rerank ? { rerank: query.rerank } : {}),
 });

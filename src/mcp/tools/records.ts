@@ -33,6 +33,13 @@ export const searchHit = z.object({
   fileName: z.string(),
   chunkIndex: z.number().describe('Position of the passage within its file, from 0'),
   page: z.number().optional().describe('Page of the file the passage starts on, when the format has pages'),
+  rerankScore: z.number().optional().describe("The reranker's relevance score, for a passage it reranked: larger is more relevant"),
+});
+
+export const rerankOutcome = z.object({
+  applied: z.boolean().describe("false: the reranker failed, and the passages come in the search's own order"),
+  candidates: z.number().describe('Passages given to the reranker, from the top of the ranking'),
+  error: z.string().optional().describe('Why the reranking was not applied'),
 });
 
 const fileCounts = z.object({
