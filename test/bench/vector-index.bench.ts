@@ -5,13 +5,13 @@
  *
  * Reports, measured in the same run:
  *   - build from stored vectors: a fresh index over the stored collection, from its first search to
- *     its HNSW graph complete (what a restart or a crash costs), in vectors/s;
+ *     its cells computed (what a restart or a crash costs), in vectors/s;
  *   - searchVector k=10, one query at a time: p50 / p95 wall time, against the query embedding of
  *     the local embedder (reported beside it, not included) and an exact float scan of the same
  *     vectors in this run; recall@10 against that exact scan;
  *   - the same with a filter keeping 1% of the files (recall within the filter);
- *   - the memory the index adds to the process (search thread: codes + graph, SQLite cache);
- *   - the exact code scan at several sizes, which places the switch to the graph;
+ *   - the memory the index adds to the process (search thread: codes and cells, SQLite cache);
+ *   - the exact code scan at several sizes, which places the switch to cells;
  *   - deleteByFile and deleteByCollection.
  *
  *   BENCH_UNITS=1000000 node --no-node-snapshot --expose-gc -r ./scripts/swc-register.js test/bench/vector-index.bench.ts
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
       }
       scans.push(`${size.toLocaleString('en')}: ${percentiles(times).p50.toFixed(2)} ms`);
     }
-    console.log(`exact int8 scan p50 by size (graph from ${EXACT_SCAN_BELOW.toLocaleString('en')} units): ${scans.join(', ')}`);
+    console.log(`exact int8 scan p50 by size (cells from ${EXACT_SCAN_BELOW.toLocaleString('en')} units): ${scans.join(', ')}`);
 
     const deleteFileStarted = performance.now();
     await index.deleteByFile(COLLECTION, fileId(0));

@@ -266,7 +266,11 @@ export class CollectionVectors {
     const q = new Int8Array(this.dimension);
     quantise(query, q);
     const cells = this.serving.cells;
-    if (!allowedFiles) return nearest(k, this.probed(q).map((c) => scanCell(cells[c], q, k)));
+    if (!allowedFiles)
+      return nearest(
+        k,
+        this.probed(q).map((c) => scanCell(cells[c], q, k)),
+      );
 
     const allowed = new Uint8Array(this.fileOrdinal.size);
     let any = false;
