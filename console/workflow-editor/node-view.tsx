@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { Definition, NodeSpec, NodeType, NodeTypes, Run } from '../api-types';
 import type { ShownProblem } from '../definition-check';
 import { ExpressionScopeContext } from '../expressions/expression-editor';
@@ -28,7 +28,9 @@ interface NodeViewProps {
  */
 export function NodeView({ node, nodeType, types, definition, run, problems, onChange, onClose }: NodeViewProps) {
   const close = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
+  // A layout effect, not an effect: the focus must be inside the view before the next key arrives
+  // (an effect runs after paint, so on a busy machine an Escape typed at once went to the canvas).
+  useLayoutEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     close.current?.focus();
     // Back where the user was (the node on the canvas) once the view closes.

@@ -370,13 +370,46 @@ describe('workflow editor as an n8n user expects it, in a browser', () => {
     await page.evaluate('history.back()');
     for (const until = Date.now() + 20_000; questions.length < 2 && Date.now() < until;) await page.waitForTimeout(50);
     expect(questions).toHaveLength(2);
-    expect(new URL(page.url()).pathname).toBe(`/console/workflows/${workflowId}`);
+    // The dialog is answered asynchronously: the page puts its address back once confirm() returns.
+    await page.waitForURL((url) => url.pathname === `/console/workflows/${workflowId}`);
     await node('check').locator('.node-title', { hasText: 'Huge orders' }).waitFor();
     answer(true);
     await page.evaluate('history.back()');
     await page.waitForURL(/\/console\/workflows$/);
     await page.getByRole('link', { name: 'Orders' }).click();
     await node('check').locator('.node-title', { hasText: 'Big orders' }).waitFor();
+  });
+
+  it('asks before a reload or closing the tab with unsaved changes, and keeps them when the user stays', async () => {
+    // A second tab of the same signed-in browser, so the suite's own page stays as it is.
+    const other = await page.context().newPage();
+    try {
+      // The console keeps its key per tab (sessionStorage): the new tab signs in as a new tab would.
+      await signIn(other, t.url, BOOTSTRAP_KEY);
+      await other.goto(`${t.url}/console/workflows/${workflowId}`);
+      const { node: otherNode } = canvasHands(() => other);
+      await otherNode('check').click();
+      await other.getByRole('complementary', { name: 'Inspector' }).getByLabel('Name', { exact: true }).fill('Kept orders');
+      const asked: string[] = [];
+      other.on('dialog', (dialog) => {
+        asked.push(dialog.type());
+        void dialog.dismiss();
+      });
+      // Reload, refused: the page and its unsaved name stay.
+      void other.reload().catch(() => undefined);
+      for (const until = Date.now() + 20_000; asked.length < 1 && Date.now() < until;) await page.waitForTimeout(50);
+      expect(asked).toEqual(['beforeunload']);
+      await otherNode('check').locator('.node-title', { hasText: 'Kept orders' }).waitFor();
+      // Closing the tab, refused: the tab stays open with the change.
+      await other.close({ runBeforeUnload: true });
+      for (const until = Date.now() + 20_000; asked.length < 2 && Date.now() < until;) await page.waitForTimeout(50);
+      expect(asked).toEqual(['beforeunload', 'beforeunload']);
+      expect(other.isClosed()).toBe(false);
+      await otherNode('check').locator('.node-title', { hasText: 'Kept orders' }).waitFor();
+    } finally {
+      other.removeAllListeners('dialog');
+      await other.close();
+    }
   });
 
   it('compares the draft with a version (nodes added, removed, parameters changed) and restores the version into the draft', async () => {
