@@ -162,6 +162,8 @@ class Partition {
 /** A partition being built beside the one that serves: trained, then filled in steps. */
 interface Repartition {
   next?: Partition;
+  /** The collection's size when the sample was taken. */
+  sampledAt: number;
   sample: Int8Array;
   centroids: Int8Array;
   rounds: number;
@@ -183,6 +185,7 @@ interface Repartition {
 export class CollectionVectors {
   private serving: Partition;
   private repartition?: Repartition;
+  /** The collection's size when the serving cells were sampled. */
   private partitionedAt = 0;
   private readonly fileOrdinal = new Map<string, number>();
 
@@ -251,7 +254,9 @@ export class CollectionVectors {
     this.copyStep(r, threads);
     if (r.cell < r.lengths.length) return true;
     this.serving = r.next!;
-    this.partitionedAt = this.size;
+    // Sized for the rows sampled, not for those that arrived while computing: a collection loaded or
+    // ingested fast outgrows its first cells before they are done, and gets new ones right away.
+    this.partitionedAt = r.sampledAt;
     this.repartition = undefined;
     this.serving.compactWhereDead();
     return this.building;
@@ -344,6 +349,7 @@ export class CollectionVectors {
       centroids.set(sample.subarray(row * d, (row + 1) * d), c * d);
     }
     return {
+      sampledAt: this.size,
       sample: sample.subarray(0, taken * d),
       centroids,
       rounds: 0,
