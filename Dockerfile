@@ -7,7 +7,8 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json tsconfig.sdk.json nest-cli.json ./
 COPY src ./src
 COPY plugins ./plugins
-COPY scripts/build-console.js ./scripts/
+# Every script `npm run build` calls (api-types.js, build-console.js); a test builds from exactly these COPY lines.
+COPY scripts ./scripts
 COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
@@ -16,7 +17,7 @@ WORKDIR /app
 ENV NODE_ENV=production DATA_DIR=/data
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY package.json ./
+COPY package.json LICENSE ./
 # The service runs as `node` (uid 1000) and writes DATA_DIR (the SQLite file, blobs, the generated
 # secrets key). A named volume mounted on /data starts as a copy of this folder, owner included,
 # so the folder must exist and belong to `node` before VOLUME; a root-owned one could not be written.

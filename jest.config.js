@@ -1,16 +1,17 @@
-/** Unit specs live beside the code; contract suites and e2e tests under test/. */
-module.exports = {
+/**
+ * Unit specs live beside the code; contract suites and e2e tests under test/. One jest project per
+ * tier (test/tiers.js, docs/testing.md): `npm run test:<tier>` runs one, `npm test` all of them.
+ */
+const { TIERS } = require('./test/tiers');
+
+/** A tier's patterns are relative to the repository; jest matches absolute paths. */
+const ROOT = __dirname.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const absolute = (pattern) => `^${ROOT}/${pattern.source.replace(/^\^/, '')}`;
+
+const shared = {
   testEnvironment: 'node',
+  testTimeout: 60_000,
   rootDir: '.',
-  testMatch: [
-    '<rootDir>/src/**/*.spec.ts',
-    '<rootDir>/plugins/**/*.spec.ts',
-    '<rootDir>/console/**/*.spec.ts',
-    '<rootDir>/test/contracts/**/*.contract.ts',
-    '<rootDir>/test/e2e/**/*.e2e-spec.ts',
-    '<rootDir>/test/lint/**/*.spec.ts',
-  ],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   // Plugins import the SDK by the package's name, as outside plugins do: from sources it is src/sdk.
   moduleNameMapper: {
     '^workflow-collection-service/sdk$': '<rootDir>/src/sdk/index.ts',
@@ -31,9 +32,17 @@ module.exports = {
       },
     ],
   },
-  testTimeout: 60_000,
+};
+
+module.exports = {
   // A suite that leaves a handle open (a socket, a timer) must not keep the whole run waiting past
   // CI's time limit once every test has answered: jest ends the process and prints the warning,
   // and `--detectOpenHandles` on that suite names the handle.
   forceExit: true,
+  projects: TIERS.map((tier) => ({
+    ...shared,
+    displayName: tier.name,
+    testRegex: tier.include.map(absolute),
+    testPathIgnorePatterns: ['/node_modules/', '/dist/', ...tier.exclude.map(absolute)],
+  })),
 };

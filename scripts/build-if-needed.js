@@ -5,6 +5,8 @@ const { existsSync, readdirSync, statSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
+/** What the builds print goes to stderr: stdout is the CLI's JSON (`npm run -s cli ... | jq`). */
+const OUTPUT_TO_STDERR = ['inherit', 2, 2];
 
 function newest(dir, extensions) {
   if (!existsSync(dir)) return 0;
@@ -27,7 +29,7 @@ if (!existsSync(sdkTypes) || stale(serverMarker, [newest(join(root, 'src'), ['.t
   process.stderr.write('Building the server...\n');
   // The same two steps as `npm run build`: the service, then the SDK's declarations for outside plugins.
   for (const config of ['tsconfig.build.json', 'tsconfig.sdk.json']) {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, config)], { stdio: 'inherit', cwd: root });
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, config)], { stdio: OUTPUT_TO_STDERR, cwd: root });
   }
 }
 
@@ -35,5 +37,5 @@ const consoleMarker = join(root, 'dist', 'console', 'index.html');
 const consoleSources = [newest(join(root, 'console'), ['.ts', '.tsx', '.css', '.html', '.json']), statSync(join(root, 'scripts', 'build-console.js')).mtimeMs];
 if (stale(consoleMarker, consoleSources)) {
   process.stderr.write('Building the web console...\n');
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-console.js')], { stdio: 'inherit', cwd: root });
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-console.js')], { stdio: OUTPUT_TO_STDERR, cwd: root });
 }

@@ -14,7 +14,7 @@ import { ConfigModule } from './config/config.module';
 import { StorageModule } from './storage/storage.module';
 import { UserStore } from './domain/user-store.port';
 
-const USAGE = `Usage: npm run cli -- <command> [options]
+const USAGE = `Usage: npm run -s cli -- <command> [options]
 
 Commands:
   user:create --name <name> [--email <email>] [--admin]   create a user; prints its first API key once
@@ -23,7 +23,8 @@ Commands:
   keys:list --user <userId>                               list a user's keys (never the secrets)
   users:list                                              list users
 
-Output is JSON on stdout. Configuration comes from the same environment as the server (DATA_DIR, MONGODB_URI).`;
+Output is JSON on stdout, e.g. \`npm run -s cli -- user:create --name ada --admin | jq -r .apiKey.key\`
+(-s keeps npm's own banner off stdout). Configuration comes from the same environment as the server (DATA_DIR, MONGODB_URI).`;
 
 const options = {
   name: { type: 'string' },

@@ -4,6 +4,8 @@ import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { assertDataDirWritable } from './config/data-dir';
 import { closeOnSignals } from './common/graceful-shutdown';
 import { createRootLogger } from './common/logger';
+import { UserStore } from './domain/user-store.port';
+import { CONSOLE_PATH } from './web-console/web-console';
 
 /** A bad environment or an unusable DATA_DIR stops the boot with one message, not a stack trace. */
 function configOrExit(): AppConfig {
@@ -31,8 +33,18 @@ async function main(): Promise<void> {
   }
   const app = await createHttpApp(config, logger);
   closeOnSignals(app, logger);
+  // Counted before listening, so both lines below are written together once the port is open.
+  const firstStart = (await app.get(UserStore).countUsers()) === 0;
   await app.listen(config.PORT, config.HOST);
-  logger.info({ role: config.APP_ROLE, url: await app.getUrl() }, 'listening');
+  const url = await app.getUrl();
+  logger.info({ role: config.APP_ROLE, url }, 'listening');
+  if (firstStart) {
+    const consoleUrl = `${config.PUBLIC_URL ? config.publicUrl : url}${CONSOLE_PATH}`;
+    logger.info(
+      { console: consoleUrl },
+      `no user yet: create the first admin with \`npm run -s cli -- user:create --name <name> --admin\` (it prints the API key once), then sign in to the console at ${consoleUrl}`,
+    );
+  }
 }
 
 main().catch((error) => {

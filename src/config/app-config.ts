@@ -65,46 +65,58 @@ const SECRET_VARIABLES = new Set(['BOOTSTRAP_API_KEY', 'SECRETS_KEY', 'ELASTICSE
  * `loadConfig`); everything else receives it by injection. Property names are the variable names.
  */
 export class AppConfig {
+  /** HTTP port of the API (roles `all` and `api`). */
   @Transform(int)
   @IsInt()
   @Min(0)
   @Max(65535)
   PORT = 3000;
 
+  /** Listen address. */
   @IsString()
   HOST = '0.0.0.0';
 
+  /** The SQLite file, blobs and the generated secrets key; must be writable by the service's user (checked at boot). */
   @IsString()
   @MinLength(1)
   DATA_DIR = './data';
 
+  /** `all`: API and background work; `api`: HTTP only; `worker`: background jobs only (no API, health on WORKER_HEALTH_PORT). */
   @IsIn(['all', 'api', 'worker'])
   APP_ROLE: AppRole = 'all';
 
-  /** The address people reach the service at (behind a proxy, its public https URL): approval links point there. */
+  /**
+   * The address people reach the service at (behind a proxy, its public https URL): approval links point there.
+   * @default `http://localhost:<PORT>`
+   */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
   PUBLIC_URL?: string;
 
+  /** Level of the JSON log lines (pino) on stdout. */
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
+  /** Use MongoDB (and GridFS for blobs) instead of SQLite. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(/^mongodb(\+srv)?:\/\//, { message: 'must start with mongodb:// or mongodb+srv://' })
   MONGODB_URI?: string;
 
+  /** Use Elasticsearch instead of the embedded index (SQLite, FTS5 and HNSW). */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   ELASTICSEARCH_URL?: string;
 
+  /** API key for a secured Elasticsearch. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
   ELASTICSEARCH_API_KEY?: string;
 
+  /** Name of the Elasticsearch index of passages. */
   @IsString()
   @MinLength(1)
   ELASTICSEARCH_INDEX = 'service-passages';
@@ -113,12 +125,16 @@ export class AppConfig {
   @IsIn(['int8_hnsw', 'bbq_hnsw', 'hnsw'])
   ELASTICSEARCH_VECTOR_INDEX: 'int8_hnsw' | 'bbq_hnsw' | 'hnsw' = 'int8_hnsw';
 
+  /** Use Bull on Redis instead of the in-process queue (required to run several processes). */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })
   REDIS_URL?: string;
 
-  /** When the store has no user, an admin owning this key is created at boot. */
+  /**
+   * When the store has no user, an admin owning this key is created at boot. 16 characters or more;
+   * placeholders (change-me...) and keys of fewer than 8 different characters are refused.
+   */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
@@ -143,11 +159,13 @@ export class AppConfig {
   @IsString({ each: true })
   FETCH_ALLOWED_HOSTS: string[] = [];
 
+  /** Outbound requests (downloads, HTTP Request nodes, model servers) give up connecting after this long. */
   @Transform(int)
   @IsInt()
   @Min(1)
   FETCH_CONNECT_TIMEOUT_MS = 10_000;
 
+  /** Outbound requests give up after this long in all. */
   @Transform(int)
   @IsInt()
   @Min(1)
@@ -159,15 +177,20 @@ export class AppConfig {
   @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   EMBEDDINGS_URL?: string;
 
+  /** Bearer key for EMBEDDINGS_URL. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
   EMBEDDINGS_API_KEY?: string;
 
+  /** Model name sent to EMBEDDINGS_URL. */
   @IsString()
   EMBEDDINGS_MODEL = 'text-embedding-3-small';
 
-  /** Worker threads of the local embedder; default: one per core. */
+  /**
+   * Worker threads of the local embedder; default: one per core.
+   * @default one per core
+   */
   @Transform(int)
   @IsInt()
   @Min(1)
@@ -216,17 +239,24 @@ export class AppConfig {
   @IsString({ each: true })
   PLUGIN_PATHS: string[] = [];
 
-  /** 32-byte key (base64 or 64 hex characters) for secret variables; generated into DATA_DIR if unset. */
+  /**
+   * 32-byte key (base64 or 64 hex characters) for secret variables; generated into DATA_DIR if unset.
+   * @default generated into DATA_DIR
+   */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
   SECRETS_KEY?: string;
 
-  /** Origins allowed to call the MCP endpoints from a browser; requests without Origin are allowed. */
+  /**
+   * Origins allowed to call the MCP endpoints from a browser; requests without Origin are allowed. On a
+   * loopback HOST, `http://localhost:*`, `http://127.0.0.1:*` and `http://[::1]:*` are allowed too.
+   */
   @Transform(list)
   @IsString({ each: true })
   MCP_ALLOWED_ORIGINS: string[] = [];
 
+  /** An MCP session without requests for this long expires. */
   @Transform(int)
   @IsInt()
   @Min(1000)
@@ -256,30 +286,36 @@ export class AppConfig {
   @Matches(/^https?:\/\//, { message: 'must be an http(s) URL' })
   LLM_URL?: string;
 
+  /** Bearer key for LLM_URL. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
   LLM_API_KEY?: string;
 
+  /** Model name sent to LLM_URL (AI Decide, and AI Agent and Chat Completion nodes that name none). */
   @IsString()
   LLM_MODEL = 'gpt-4o-mini';
 
+  /** CPU time of one expression or Code node evaluation; the wall-clock backstop is 10 times it plus 5 s. */
   @Transform(int)
   @IsInt()
   @Min(1)
   EXPRESSION_TIMEOUT_MS = 1000;
 
+  /** Heap of one sandbox isolate. */
   @Transform(int)
   @IsInt()
   @Min(8)
   EXPRESSION_MEMORY_MB = 32;
 
+  /** Sandbox processes evaluating expressions and Code nodes. */
   @Transform(int)
   @IsInt()
   @Min(1)
   @Max(64)
   EXPRESSION_POOL_SIZE = 2;
 
+  /** Longest a workflow run may take. */
   @Transform(int)
   @IsInt()
   @Min(1000)
@@ -329,7 +365,7 @@ export class AppConfig {
   /**
    * A caller refused by a queued-run limit hears so after this long (never past its Retry-After):
    * a client that retries at once, ignoring Retry-After, would otherwise spend on refusals the CPU
-   * the workers need to shorten the queue (see README, Backpressure). 0 answers at once.
+   * the workers need to shorten the queue (docs/operations.md, Backpressure). 0 answers at once.
    */
   @Transform(int)
   @IsInt()
@@ -337,6 +373,7 @@ export class AppConfig {
   @Max(10_000)
   RUNS_REFUSAL_DELAY_MS = 1_000;
 
+  /** Serve the OpenAPI UI at /docs and the document at /docs/json. */
   @Transform(bool)
   @IsBoolean()
   SWAGGER_ENABLED = true;

@@ -61,7 +61,7 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
 async function main() {
   const upstream = await startHelloServer();
   const redis = await testRedis('bench-runs');
-  if (!redis) throw new Error('this bench needs Redis on 127.0.0.1:6379 (or TEST_REDIS_URL)');
+  if (!redis) throw new Error('this bench needs Redis on 127.0.0.1:6379 (or REDIS_TEST_URL)');
   try {
     const body = JSON.stringify({ text: 'what is a vector', top_k: '5' });
     const baseline = await load({

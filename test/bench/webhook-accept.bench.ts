@@ -15,7 +15,7 @@ const KEY = BENCH_KEY;
 
 async function main() {
   const redis = await testRedis('bench-accept');
-  if (!redis) throw new Error('this bench needs Redis on 127.0.0.1:6379 (or TEST_REDIS_URL)');
+  if (!redis) throw new Error('this bench needs Redis on 127.0.0.1:6379 (or REDIS_TEST_URL)');
 
   const body = JSON.stringify({ input: { query: 'what is a vector', collection: 'col_1' } });
   const hello = await startHelloServer();

@@ -82,7 +82,7 @@ const embeddedBackends: Backend[] = storeBackends.map((storage) => ({
   },
 }));
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisUrl = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
 
 const bullBackend: Backend = {
   name: 'bull on redis',

@@ -35,9 +35,13 @@ describe('CLI', () => {
   };
 
   it('creates a user whose key the server accepts, issues and revokes keys, and never lists a secret', async () => {
-    const created = await json('user:create', '--name', 'ann', '--email', 'ann@example.com');
+    const answer = await cli('user:create', '--name', 'ann', '--email', 'ann@example.com');
+    expect(answer).toMatchObject({ code: 0, stderr: '' });
+    const created = JSON.parse(answer.stdout);
     expect(created.user).toMatchObject({ name: 'ann', email: 'ann@example.com', isAdmin: false });
     expect(created.apiKey.key).toMatch(/^wcs_/);
+    // The secret once, under apiKey.key; the prefix listings show is shorter than it.
+    expect(answer.stdout.split(created.apiKey.key)).toHaveLength(2);
 
     const second = await json('key:create', '--user', created.user.id, '--name', 'laptop');
     expect(second).toMatchObject({ name: 'laptop', key: expect.stringMatching(/^wcs_/) });

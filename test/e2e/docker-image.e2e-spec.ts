@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, logLines, processExists, Spawned, spawnCollecting, tempDir, waitForHttp } from '../utils/processes';
 
@@ -51,6 +51,75 @@ describe('Dockerfile: the runtime stage', () => {
     const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
     for (const entry of ['node_modules', 'dist', 'data', '.env', '.env.*', '.git']) expect(ignored).toContain(entry);
   });
+});
+
+/** `COPY <sources...> <destination>` lines of a stage, without `--from=` ones (those copy from another stage). */
+function copiedFromContext(stage: string): { sources: string[]; destination: string }[] {
+  return stage
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('COPY ') && !/^COPY\s+--from=/.test(line))
+    .map((line) => {
+      const words = line.slice('COPY '.length).trim().split(/\s+/);
+      return { sources: words.slice(0, -1), destination: words.at(-1)! };
+    });
+}
+
+/** A .dockerignore entry (a name or glob at the context's top) as a test on a top-level name. */
+const ignoredBy = (entries: string[]) => (name: string) =>
+  entries.some((entry) =>
+    new RegExp(
+      `^${entry
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '[^/]*')
+        .replace(/\?/g, '[^/]')}$`,
+    ).test(name),
+  );
+
+describe('Dockerfile: the build stage', () => {
+  /**
+   * `docker build` without a Docker engine: the files the build stage's COPY lines take from the
+   * context go into an empty folder, the dependencies `RUN npm ci` installs from the lockfile are
+   * this checkout's (the same lockfile), and `npm run build` runs there. A file the build needs
+   * that the Dockerfile does not copy (scripts/api-types.js, once) fails here as in the image.
+   */
+  it(
+    'builds with exactly the files its COPY lines take from the context',
+    () => {
+      const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+      const build = dockerfile.split(/^FROM /m)[1];
+      expect(build).toMatch(/^RUN npm ci$/m);
+      expect(build).toMatch(/^RUN npm run build\b/m);
+      const ignored = ignoredBy(
+        readFileSync(join(root, '.dockerignore'), 'utf8')
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line && !line.startsWith('#')),
+      );
+      const context = tempDir('image-build');
+      try {
+        for (const { sources, destination } of copiedFromContext(build)) {
+          for (const source of sources) {
+            expect({ source, ignored: ignored(source.split('/')[0]) }).toEqual({ source, ignored: false });
+            const target = destination.endsWith('/') ? join(context, destination, source.split('/').at(-1)!) : join(context, destination);
+            mkdirSync(join(target, '..'), { recursive: true });
+            cpSync(join(root, source), target, { recursive: true });
+          }
+        }
+        symlinkSync(join(root, 'node_modules'), join(context, 'node_modules'));
+        const built = spawnSync('npm', ['run', 'build'], { cwd: context, encoding: 'utf8', timeout: 15 * 60_000 });
+        expect({ status: built.status, output: built.status === 0 ? '' : `${built.stdout}\n${built.stderr}` }).toEqual({
+          status: 0,
+          output: '',
+        });
+        for (const file of ['dist/src/main.js', 'dist/src/cli.js', 'dist/console/index.html'])
+          expect(statSync(join(context, file)).isFile()).toBe(true);
+      } finally {
+        rmSync(context, { recursive: true, force: true });
+      }
+    },
+    16 * 60_000,
+  );
 });
 
 describe('docker-compose.yml', () => {

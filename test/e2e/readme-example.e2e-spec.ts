@@ -7,11 +7,11 @@ import { startUpstream, Upstream, waitForRun } from '../utils/workflows-fixtures
 import { addNotes, createCollection, waitForFile } from './collections-files.helpers';
 
 /**
- * README's worked example ("answers with citations, approved by a person, sent by HTTP"), taken
- * from the README as written: only the collection id and the two outside URLs are replaced. The
- * model is scripted (search, then an answer citing the file the search found).
+ * The docs' worked example ("answers with citations, approved by a person, sent by HTTP",
+ * docs/workflows.md), taken from the page as written: only the collection id and the two outside
+ * URLs are replaced. The model is scripted (search, then an answer citing the file the search found).
  */
-describe("README's worked example", () => {
+describe("the docs' worked example", () => {
   let t: TestApp;
   let llm: ScriptedAgentLlm;
   let embeddings: FakeEmbeddingsServer;
@@ -19,9 +19,11 @@ describe("README's worked example", () => {
   let collectionId: string;
 
   const example = (): { name: string; definition: { nodes: { id: string; parameters: Record<string, unknown> }[] } } => {
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const block = /<!-- readme-example:start -->\s*```json\n([\s\S]*?)```\s*<!-- readme-example:end -->/.exec(readme);
-    if (!block) throw new Error('README has no readme-example block');
+    const page = readFileSync(join(__dirname, '..', '..', 'docs', 'workflows.md'), 'utf8');
+    const block = /<!-- readme-example:start -->\s*```json\n([\s\S]*?)```\s*<!-- readme-example:end -->/.exec(page);
+    if (!block) throw new Error('docs/workflows.md has no readme-example block');
+    // The file its command block posts is the definition the page shows.
+    expect(readFileSync(join(__dirname, '..', '..', 'docs', 'examples', 'answer-with-citations.json'), 'utf8')).toBe(block[1]);
     return JSON.parse(block[1]);
   };
 

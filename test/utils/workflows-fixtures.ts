@@ -135,7 +135,7 @@ export interface TestRedis {
 
 /** Redis for one test file or bench, under a Bull prefix of its own; null when Redis is not reachable. */
 export async function testRedis(label: string): Promise<TestRedis | null> {
-  const url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `test-${label}-${process.pid}-${Date.now().toString(36)}`;
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1000, retryStrategy: () => null });
   try {
