@@ -177,7 +177,7 @@ async function main(): Promise<void> {
       if (res.status !== 200) throw new Error(`search: ${res.status}`);
       return performance.now() - began;
     };
-    // The graph is built in the background after ingestion; searches meanwhile scan. Settled when
+    // The cells are computed in the background after ingestion; searches meanwhile scan. Settled when
     // five searches in a row answer within 25 ms, or after ten minutes.
     const settleStarted = performance.now();
     for (let fast = 0; fast < 5 && performance.now() - settleStarted < 600_000;) fast = (await searchOnce()) < 25 ? fast + 1 : 0;

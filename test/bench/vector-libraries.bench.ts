@@ -83,8 +83,8 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
   'usearch-codes (chosen)': {
     needs: 'usearch',
     make: async (set) => {
-      // The service's own structure (src/search-index/embedded/nearest): per-vector-scaled int8 codes,
-      // an HNSW graph over them, graph candidates re-ranked exactly, filters scanned exactly.
+      // The service's own structure (src/search-index/embedded/nearest): per-vector-scaled int8 codes
+      // in cells around k-means centroids, the nearest cells scanned exactly, filters scanned exactly.
       const { CollectionVectors } = require('../../src/search-index/embedded/nearest/collection-vectors');
       const rows = set.vectors.length / set.dimension;
       const vectors = new CollectionVectors(set.dimension);
@@ -92,6 +92,7 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
         Float64Array.from({ length: rows }, (_, r) => r),
         Array.from(set.fileOf, (f) => `f${f}`),
         set.vectors,
+        cpus().length,
       );
       while (vectors.buildStep(cpus().length));
       const seqs = (hits: { seq: number }[]) => hits.map((h) => h.seq);
@@ -106,7 +107,7 @@ const candidates: Record<string, { needs: string; make: Candidate }> = {
             ),
           ),
         notes:
-          'usearch HNSW over per-vector-scaled int8 codes, graph candidates re-ranked exactly on the codes, a filter of few rows scanned exactly (native SIMD); in a search thread',
+          'per-vector-scaled int8 codes in cells around k-means centroids (an inverted file), the 32 nearest cells scanned exactly with usearch exactSearch (native SIMD), a filter of few rows scanned exactly; in a search thread',
       };
     },
   },

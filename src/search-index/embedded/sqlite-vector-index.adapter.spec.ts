@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as sqliteVec from 'sqlite-vec';
 import { ErrorCode } from '../../common/app-error';
 import { IndexUnit } from '../../domain/vector-index.port';
+import { EXACT_SCAN_BELOW } from './nearest/collection-vectors';
 import { DELETE_BATCH, SqliteVectorIndex } from './sqlite-vector-index.adapter';
 
 /** What the contract suite cannot see: the tables behind the port. */
@@ -139,6 +140,40 @@ describe('SqliteVectorIndex storage', () => {
     expect(words.map((h) => h.unitId).sort()).toEqual(['unt_2', 'unt_5', 'unt_8']);
     expect(await index.searchVector('col_a', Float32Array.from([1, 1, 1, 1]), 9, { fileIds: [] })).toEqual([]);
   });
+
+  it('removes a deleted file from a collection searched by cells, before and after a restart', async () => {
+    const count = EXACT_SCAN_BELOW + 2_000;
+    const vectorOf = (i: number) => Float32Array.from({ length: 8 }, (_, d) => Math.cos(i * (d + 1)) + (i % 40) / 10);
+    const many = Array.from({ length: count }, (_, i) => unit(i, { fileId: `fle_${i % 40}`, vector: vectorOf(i) }));
+    for (let start = 0; start < count; start += 2_000) await index.upsert(many.slice(start, start + 2_000));
+    const settled = async () => {
+      for (;;) {
+        const [stats] = (await index.searchThreadStats()).collections;
+        if (stats && !stats.building) return stats;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    expect((await settled()).cells).toBeGreaterThan(1);
+
+    await index.deleteByFile('col_a', 'fle_3');
+    const query = vectorOf(3);
+    const check = async () => {
+      expect(await index.countUnits('col_a')).toBe(count - count / 40);
+      expect(await index.searchVector('col_a', query, 10, { fileIds: ['fle_3'] })).toEqual([]);
+      const hits = await index.searchVector('col_a', query, 50);
+      expect(hits).toHaveLength(50);
+      expect(hits.filter((h) => h.fileId === 'fle_3')).toEqual([]);
+    };
+    await check();
+
+    // A new process: the thread's cells are computed again from what the store holds.
+    await index.close();
+    index = new SqliteVectorIndex(db);
+    await index.init();
+    await check();
+    expect((await settled()).size).toBe(count - count / 40);
+    await check();
+  }, 300_000);
 
   it('reports itself unavailable once its database is closed', async () => {
     db.close();

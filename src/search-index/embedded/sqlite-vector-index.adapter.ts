@@ -43,7 +43,7 @@ interface VectorRow {
 
 /**
  * The embedded index: vectors and BM25 in the service's SQLite file (the source of truth), searched
- * by a search thread that holds int8 codes of every vector and an HNSW graph per large collection.
+ * by a search thread that holds int8 codes of every vector, grouped in cells per large collection.
  *
  * `search_units` maps each unit to its collection, file, passage and dimension; its integer `seq`
  * keys the unit's float vector in `search_unit_vectors` (stored L2-normalised) and its row in
@@ -54,8 +54,8 @@ interface VectorRow {
  * first use after start, each write is committed to the store first and then posted to the thread,
  * and a thread that dies is started again and reloaded. A crash at any point therefore leaves
  * nothing to repair: the next start rebuilds from what the store committed. The thread ranks by
- * int8 codes (exactly below EXACT_SCAN_BELOW units, by graph above); the hits it returns are
- * re-ranked here by their float vectors, so distances are exact.
+ * int8 codes (exactly below EXACT_SCAN_BELOW units, in the nearest cells above); the hits it returns
+ * are re-ranked here by their float vectors, so distances are exact.
  *
  * better-sqlite3 is synchronous: each call is one short statement or one transaction, and bulk
  * reads and deletes go in batches with the event loop let through between them.

@@ -1,35 +1,28 @@
-import { exactSearch, Index, MetricKind, ScalarKind } from 'usearch';
-import { CodeRows, quantise } from './int8-codes';
+import { exactSearch, MetricKind } from 'usearch';
+import { quantise } from './int8-codes';
 
 /**
- * Below this many units a collection is searched by an exact scan of its int8 codes: a native SIMD
- * scan of 30,000 x 512 codes takes about 0.7 ms, no more than a graph search with its re-ranking
- * (about 1 ms), with nothing to approximate, no graph memory and nothing to build. The scan grows
- * linearly (2.5-4.5 ms at 100,000, about 40 ms at 1M; test/bench/vector-index.bench.ts prints it
- * by size), the graph search barely, so above it the HNSW graph takes over.
+ * Below this many units a collection is one cell, scanned exactly: a native SIMD scan of 30,000 x
+ * 512 codes takes about 0.7 ms, no more than probing cells, with nothing to approximate or build.
+ * The scan grows linearly (2.5-4.5 ms at 100,000, about 40 ms at 1M; test/bench/vector-index.bench.ts
+ * prints it by size), so above it the collection is partitioned into cells.
  */
 export const EXACT_SCAN_BELOW = 30_000;
 /**
  * A filter whose rows are at most this share of the collection is answered by an exact scan of
- * those rows: cheaper than walking the graph past nine in ten rejected neighbours, and exact.
+ * those rows: cheaper than probing cells past nine in ten rejected rows, and exact.
  */
 export const FILTER_SCAN_SHARE = 0.15;
-/**
- * Graph candidates per search, re-ranked exactly on their codes. Recall@10 on clustered 512-d
- * vectors at 200,000: 0.94 with 256, 0.967 with 512, 0.968 with 1,024 (at 5x the time).
- */
-export const GRAPH_CANDIDATES = 512;
-/** Rows added to the graph per step while building; searches are served between steps. */
-export const BUILD_STEP = 4_096;
-/**
- * HNSW parameters, measured at 200,000 x 512 (512 candidates): 24 links per node and 96 candidates
- * while linking reach recall 0.967; 16 links 0.958; 16 links with 64 while linking build 1.5x faster
- * but reach 0.90.
- */
-const CONNECTIVITY = 24;
-const EXPANSION_ADD = 96;
-const EXPANSION_SEARCH = 64;
-/** Dead rows are compacted away past this share; the graph is rebuilt past it too. */
+/** Cells probed per search (of about √units cells), each scanned exactly. */
+export const PROBED_CELLS = 32;
+/** Rows moved into the new cells per step of a (re)partition; searches are served between steps. */
+export const BUILD_STEP = 8_192;
+/** The cells are recomputed when the collection has grown this much since they were. */
+const REPARTITION_GROWTH = 4;
+/** k-means: sampled rows per cell, and rounds (one per build step). */
+const SAMPLE_PER_CELL = 32;
+const TRAINING_ROUNDS = 6;
+/** A cell's dead rows are compacted away past this share. */
 const DEAD_SHARE = 0.25;
 
 export interface CodeHit {
@@ -38,103 +31,234 @@ export interface CodeHit {
   distance: number;
 }
 
+/** Rows of one cell: int8 codes in a buffer of their own (native scans read a buffer from its start). */
+class Cell {
+  codes: Int8Array;
+  seqs: Float64Array;
+  files: Int32Array;
+  live: Uint8Array;
+  length = 0;
+  dead = 0;
+
+  constructor(
+    private readonly dimension: number,
+    capacity = 64,
+  ) {
+    this.codes = new Int8Array(capacity * dimension);
+    this.seqs = new Float64Array(capacity);
+    this.files = new Int32Array(capacity);
+    this.live = new Uint8Array(capacity);
+  }
+
+  push(codes: Int8Array, offset: number, seq: number, file: number): number {
+    if (this.length === this.seqs.length) this.grow(this.length * 2);
+    const d = this.dimension;
+    this.codes.set(codes.subarray(offset, offset + d), this.length * d);
+    this.seqs[this.length] = seq;
+    this.files[this.length] = file;
+    this.live[this.length] = 1;
+    return this.length++;
+  }
+
+  /** The first `rows` rows' codes, from the buffer's first byte. */
+  prefix(rows = this.length): Int8Array {
+    return new Int8Array(this.codes.buffer, 0, rows * this.dimension);
+  }
+
+  /** Moves live rows down over dead ones; `moved(seq, position)` for each row that moved. */
+  compact(moved: (seq: number, position: number) => void): void {
+    const d = this.dimension;
+    let to = 0;
+    for (let from = 0; from < this.length; from++) {
+      if (!this.live[from]) continue;
+      if (from !== to) {
+        this.codes.copyWithin(to * d, from * d, (from + 1) * d);
+        this.seqs[to] = this.seqs[from];
+        this.files[to] = this.files[from];
+        this.live[to] = 1;
+        moved(this.seqs[to], to);
+      }
+      to++;
+    }
+    this.live.fill(0, to, this.length);
+    this.length = to;
+    this.dead = 0;
+    if (this.seqs.length > 2 * Math.max(64, to)) this.grow(Math.max(64, to));
+  }
+
+  private grow(capacity: number): void {
+    const d = this.dimension;
+    const codes = new Int8Array(capacity * d);
+    codes.set(this.codes.subarray(0, this.length * d));
+    this.codes = codes;
+    this.seqs = resized(this.seqs, capacity, (n) => new Float64Array(n));
+    this.files = resized(this.files, capacity, (n) => new Int32Array(n));
+    this.live = resized(this.live, capacity, (n) => new Uint8Array(n));
+  }
+}
+
+function resized<T extends Float64Array | Int32Array | Uint8Array>(old: T, capacity: number, make: (n: number) => T): T {
+  const next = make(capacity);
+  next.set(old.subarray(0, Math.min(old.length, capacity)));
+  return next;
+}
+
+/** Cells with their centroids (none: one cell holding every row), and where each seq lives. */
+class Partition {
+  readonly cells: Cell[];
+  /** seq → cell * 2^32 + position. */
+  readonly where = new Map<number, number>();
+
+  constructor(
+    readonly dimension: number,
+    readonly centroids?: Int8Array,
+  ) {
+    const count = centroids ? centroids.length / dimension : 1;
+    const capacity = centroids ? 64 : 1024;
+    this.cells = Array.from({ length: count }, () => new Cell(dimension, capacity));
+  }
+
+  /** Adds `count` rows of codes, each to its nearest centroid's cell. */
+  add(codes: Int8Array, seqs: ArrayLike<number>, files: ArrayLike<number>, threads: number): void {
+    const d = this.dimension;
+    const cellOf = this.nearestCells(codes, seqs.length, threads);
+    for (let i = 0; i < seqs.length; i++) {
+      const cell = cellOf[i];
+      const position = this.cells[cell].push(codes, i * d, seqs[i], files[i]);
+      this.where.set(seqs[i], cell * 2 ** 32 + position);
+    }
+  }
+
+  /** Marks the seq's row dead; false when it is not here. */
+  remove(seq: number): boolean {
+    const at = this.where.get(seq);
+    if (at === undefined) return false;
+    this.where.delete(seq);
+    const cell = this.cells[Math.floor(at / 2 ** 32)];
+    cell.live[at % 2 ** 32] = 0;
+    cell.dead++;
+    return true;
+  }
+
+  compactWhereDead(): void {
+    this.cells.forEach((cell, c) => {
+      if (cell.dead > Math.max(64, DEAD_SHARE * cell.length)) cell.compact((seq, position) => this.where.set(seq, c * 2 ** 32 + position));
+    });
+  }
+
+  /** The nearest cell of each of `count` rows of codes. */
+  private nearestCells(codes: Int8Array, count: number, threads: number): Int32Array {
+    const cellOf = new Int32Array(count);
+    if (!this.centroids || count === 0) return cellOf;
+    const d = this.dimension;
+    // Native scanners read a buffer from its first byte: a view further in is copied.
+    const rows = codes.byteOffset === 0 && codes.length === count * d ? codes : codes.slice(0, count * d);
+    const found = exactSearch(this.centroids, rows, d, 1, MetricKind.Cos, threads);
+    for (let i = 0; i < count; i++) cellOf[i] = Number(found.keys[i]);
+    return cellOf;
+  }
+}
+
+/** A partition being built beside the one that serves: trained, then filled in steps. */
+interface Repartition {
+  next?: Partition;
+  /** The collection's size when the sample was taken. */
+  sampledAt: number;
+  sample: Int8Array;
+  centroids: Int8Array;
+  rounds: number;
+  /** Rows of the serving partition's cells to copy: the cell and position reached, and each cell's length when it began. */
+  cell: number;
+  position: number;
+  lengths: Int32Array;
+}
+
 /**
- * One collection's vectors in the search thread: int8 codes in rows, the store's `seq` and file of
- * each row, and an HNSW graph (usearch, keyed by seq) once the collection is large enough. Rows are
- * appended; a removed row is marked dead and compacted away later. The graph is built in steps of
- * BUILD_STEP rows so that searches of every collection go on meanwhile (by exact scan for this
- * one until the graph has caught up).
+ * One collection's vectors in the search thread: int8 codes grouped in cells around k-means
+ * centroids (an inverted file), with the store's `seq` and file of each row. A search scans the
+ * PROBED_CELLS cells whose centroids are nearest the query, exactly; below EXACT_SCAN_BELOW units
+ * there is one cell, so the scan is exact. The cells are computed in build steps (sampling,
+ * k-means rounds, then rows copied BUILD_STEP at a time) while the old cells keep serving, and
+ * recomputed when the collection has grown REPARTITION_GROWTH times. Codes are held once (twice
+ * while cells are recomputed); no float copy is kept.
  */
 export class CollectionVectors {
-  private readonly rows: CodeRows;
-  private seqs: Float64Array;
-  private files: Int32Array;
-  private live: Uint8Array;
-  private readonly rowOfSeq = new Map<number, number>();
+  private serving: Partition;
+  private repartition?: Repartition;
+  /** The collection's size when the serving cells were sampled. */
+  private partitionedAt = 0;
   private readonly fileOrdinal = new Map<string, number>();
-  private dead = 0;
-  private graph?: Index;
-  /** Rows below this have been offered to the graph (dead ones skipped). */
-  private graphCursor = 0;
-  /** Seqs removed from the graph since it was built; usearch keeps their nodes as tombstones. */
-  private graphRemoved = 0;
 
   constructor(readonly dimension: number) {
-    this.rows = new CodeRows(dimension);
-    this.seqs = new Float64Array(1024);
-    this.files = new Int32Array(1024);
-    this.live = new Uint8Array(1024);
+    this.serving = new Partition(dimension);
   }
 
   get size(): number {
-    return this.rowOfSeq.size;
+    return this.serving.where.size;
   }
 
-  /** True while a graph is due and not complete: the search thread calls `buildStep()` when idle. */
+  /** True while cells are due or being computed: the search thread calls `buildStep()` when idle. */
   get building(): boolean {
-    return this.size >= EXACT_SCAN_BELOW && (!this.graph || this.graphCursor < this.rows.length);
+    return this.repartition !== undefined || this.repartitionDue;
   }
 
-  get graphReady(): boolean {
-    return this.graph !== undefined && this.graphCursor >= this.rows.length;
+  get partitioned(): boolean {
+    return this.serving.centroids !== undefined;
   }
 
-  /** Rows not in the graph yet, scanned exactly beside the graph's candidates. */
-  private get tail(): number {
-    return this.rows.length - this.graphCursor;
+  get cells(): number {
+    return this.serving.cells.length;
+  }
+
+  private get repartitionDue(): boolean {
+    return this.size >= EXACT_SCAN_BELOW && (!this.partitioned || this.size >= REPARTITION_GROWTH * this.partitionedAt);
   }
 
   /** Adds rows; a seq already present is replaced. `vectors` holds `seqs.length` rows. */
-  add(seqs: ArrayLike<number>, fileIds: string[], vectors: Float32Array): void {
+  add(seqs: ArrayLike<number>, fileIds: string[], vectors: Float32Array, threads = 1): void {
     const d = this.dimension;
-    for (let i = 0; i < seqs.length; i++) {
-      const seq = seqs[i];
-      if (this.rowOfSeq.has(seq)) this.remove([seq]);
-      const row = this.rows.push(vectors.subarray(i * d, (i + 1) * d));
-      this.ensureCapacity(row + 1);
-      this.seqs[row] = seq;
-      this.files[row] = this.ordinalOf(fileIds[i]);
-      this.live[row] = 1;
-      this.rowOfSeq.set(seq, row);
-    }
-    // New rows join the graph in idle steps; until then searches scan them (the tail) exactly.
+    this.remove(seqs);
+    const codes = new Int8Array(seqs.length * d);
+    for (let i = 0; i < seqs.length; i++) quantise(vectors.subarray(i * d, (i + 1) * d), codes, i * d);
+    const files = Int32Array.from(fileIds, (fileId) => this.ordinalOf(fileId));
+    this.serving.add(codes, seqs, files, threads);
+    // The new cells, once trained, get every row added after they began; the older ones are copied in steps.
+    this.repartition?.next?.add(codes, seqs, files, threads);
   }
 
   remove(seqs: ArrayLike<number>): void {
     for (let i = 0; i < seqs.length; i++) {
-      const row = this.rowOfSeq.get(seqs[i]);
-      if (row === undefined) continue;
-      this.rowOfSeq.delete(seqs[i]);
-      this.live[row] = 0;
-      this.dead++;
-      if (this.graph && row < this.graphCursor) {
-        this.graph.remove(BigInt(seqs[i]));
-        this.graphRemoved++;
-      }
+      if (this.serving.remove(seqs[i])) this.repartition?.next?.remove(seqs[i]);
     }
-    if (this.size < EXACT_SCAN_BELOW && this.graph) this.dropGraph();
-    else if (this.graph && this.graphRemoved > DEAD_SHARE * Math.max(1, this.graph.size())) this.dropGraph();
-    if (this.dead > Math.max(1024, DEAD_SHARE * this.rows.length) && !this.graph) this.compact();
+    if (!this.repartition) this.serving.compactWhereDead();
   }
 
-  /** One step of graph building; returns false when there is nothing left to build. */
+  /** One step of computing the cells; returns whether more steps are due. */
   buildStep(threads: number): boolean {
-    if (!this.building) return false;
-    if (this.dead > DEAD_SHARE * this.rows.length && !this.graph) this.compact();
-    if (!this.graph) {
-      this.graph = new Index({
-        dimensions: this.dimension,
-        metric: MetricKind.Cos,
-        quantization: ScalarKind.I8,
-        connectivity: CONNECTIVITY,
-        expansion_add: EXPANSION_ADD,
-        expansion_search: EXPANSION_SEARCH,
-        multi: false,
-      });
-      this.graphCursor = 0;
-      this.graphRemoved = 0;
+    if (!this.repartition) {
+      if (!this.repartitionDue) return false;
+      this.repartition = this.startRepartition();
+      return true;
     }
-    this.extendGraph(Math.min(this.rows.length, this.graphCursor + BUILD_STEP), threads);
+    const r = this.repartition;
+    if (r.rounds < TRAINING_ROUNDS) {
+      trainingRound(r.sample, r.centroids, this.dimension, threads);
+      r.rounds++;
+      if (r.rounds === TRAINING_ROUNDS) {
+        // From here every added row goes to the new cells as well; the rows before are copied.
+        r.next = new Partition(this.dimension, r.centroids);
+        r.lengths = Int32Array.from(this.serving.cells, (cell) => cell.length);
+      }
+      return true;
+    }
+    this.copyStep(r, threads);
+    if (r.cell < r.lengths.length) return true;
+    this.serving = r.next!;
+    // Sized for the rows sampled, not for those that arrived while computing: a collection loaded or
+    // ingested fast outgrows its first cells before they are done, and gets new ones right away.
+    this.partitionedAt = r.sampledAt;
+    this.repartition = undefined;
+    this.serving.compactWhereDead();
     return this.building;
   }
 
@@ -146,15 +270,13 @@ export class CollectionVectors {
     if (this.size === 0) return [];
     const q = new Int8Array(this.dimension);
     quantise(query, q);
-    if (allowedFiles) return this.searchAllowed(q, k, allowedFiles);
-    if (!this.graph || this.tail > this.graphCursor) return this.scan(q, k, this.liveRows());
-    const found = this.graphCandidates(q, Math.max(GRAPH_CANDIDATES, 2 * k));
-    for (let r = this.graphCursor; r < this.rows.length; r++) if (this.live[r]) found.push(r);
-    return this.scan(q, k, found);
-  }
+    const cells = this.serving.cells;
+    if (!allowedFiles)
+      return nearest(
+        k,
+        this.probed(q).map((c) => scanCell(cells[c], q, k)),
+      );
 
-  /** Rows of the allowed files: scanned exactly when few, else the graph's candidates filtered. */
-  private searchAllowed(q: Int8Array, k: number, allowedFiles: readonly string[]): CodeHit[] {
     const allowed = new Uint8Array(this.fileOrdinal.size);
     let any = false;
     for (const fileId of allowedFiles) {
@@ -164,106 +286,100 @@ export class CollectionVectors {
       any = true;
     }
     if (!any) return [];
-    const rows: number[] = [];
-    for (let r = 0; r < this.rows.length; r++) if (this.live[r] && allowed[this.files[r]]) rows.push(r);
-    if (!this.graph || this.tail > this.graphCursor || rows.length <= FILTER_SCAN_SHARE * this.size) return this.scan(q, k, rows);
-    // A broad filter: enough graph candidates that k of them pass it in expectation, twice over.
-    const wanted = Math.min(this.size, Math.ceil(Math.max(GRAPH_CANDIDATES, 2 * k) * (this.size / rows.length)));
-    const passing = this.graphCandidates(q, wanted).filter((r) => allowed[this.files[r]]);
-    if (passing.length < Math.min(k, rows.length)) return this.scan(q, k, rows);
-    for (let r = this.graphCursor; r < this.rows.length; r++) if (this.live[r] && allowed[this.files[r]]) passing.push(r);
-    return this.scan(q, k, passing);
+    let rows = 0;
+    for (const cell of cells) for (let p = 0; p < cell.length; p++) if (cell.live[p] && allowed[cell.files[p]]) rows++;
+    if (rows <= FILTER_SCAN_SHARE * this.size || !this.partitioned) return this.scanAllowed(q, k, allowed, rows);
+    // A broad filter: in each probed cell, enough nearest rows that k of them pass it in expectation, twice over.
+    const share = rows / this.size;
+    const probed = this.probed(q, Math.ceil(1 / share));
+    const passing = nearest(
+      k,
+      probed.map((c) => scanCell(cells[c], q, Math.ceil((2 * k) / share), (p) => allowed[cells[c].files[p]] === 1)),
+    );
+    return passing.length < Math.min(k, rows) ? this.scanAllowed(q, k, allowed, rows) : passing;
   }
 
-  /** Rows of the graph's nearest `wanted` seqs (live ones). */
-  private graphCandidates(q: Int8Array, wanted: number): number[] {
-    const matches = this.graph!.search(codeFloats(q), Math.min(wanted, this.graph!.size()), 1);
-    const rows: number[] = [];
-    for (const key of matches.keys) {
-      const row = this.rowOfSeq.get(Number(key));
-      if (row !== undefined) rows.push(row);
-    }
-    return rows;
+  /** The cells to scan: all of one, else the PROBED_CELLS (times `widen`) nearest centroids. */
+  private probed(q: Int8Array, widen = 1): number[] {
+    const centroids = this.serving.centroids;
+    const count = this.serving.cells.length;
+    if (!centroids) return [0];
+    const wanted = Math.min(count, PROBED_CELLS * widen);
+    if (wanted === count) return Array.from({ length: count }, (_, c) => c);
+    const found = exactSearch(centroids, q, this.dimension, wanted, MetricKind.Cos, 1);
+    return Array.from(found.keys, Number);
   }
 
-  /** Exact k nearest among `rows`, by a native scan of their codes. */
-  private scan(q: Int8Array, k: number, rows: number[]): CodeHit[] {
-    if (rows.length === 0) return [];
+  /** Exact k nearest among the live rows of allowed files, gathered from every cell. */
+  private scanAllowed(q: Int8Array, k: number, allowed: Uint8Array, rows: number): CodeHit[] {
     const d = this.dimension;
-    let dataset: Int8Array;
-    if (rows.length === this.rows.length) dataset = this.rows.prefix();
-    else {
-      dataset = new Int8Array(rows.length * d);
-      for (let i = 0; i < rows.length; i++) dataset.set(this.rows.row(rows[i]), i * d);
-    }
-    const found = exactSearch(dataset, q, d, Math.min(k, rows.length), MetricKind.Cos, 1);
-    const hits: CodeHit[] = [];
-    for (let i = 0; i < found.keys.length; i++) {
-      const row = rows[Number(found.keys[i])];
-      hits.push({ seq: this.seqs[row], distance: found.distances[i] });
-    }
-    return hits;
-  }
-
-  private liveRows(): number[] {
-    const rows: number[] = [];
-    for (let r = 0; r < this.rows.length; r++) if (this.live[r]) rows.push(r);
-    return rows;
-  }
-
-  private extendGraph(to: number, threads = 1): void {
-    const d = this.dimension;
-    const from = this.graphCursor;
-    const keys: bigint[] = [];
-    const vectors = new Float32Array((to - from) * d);
-    const codes = this.rows.codes;
+    const dataset = new Int8Array(rows * d);
+    const seqs = new Float64Array(rows);
     let n = 0;
-    for (let r = from; r < to; r++) {
-      if (!this.live[r]) continue;
-      keys.push(BigInt(this.seqs[r]));
-      for (let i = 0; i < d; i++) vectors[n * d + i] = codes[r * d + i] / 127;
-      n++;
-    }
-    if (n > 0) this.graph!.add(BigUint64Array.from(keys), vectors.subarray(0, n * d), threads);
-    this.graphCursor = to;
-  }
-
-  private dropGraph(): void {
-    this.graph = undefined;
-    this.graphCursor = 0;
-    this.graphRemoved = 0;
-  }
-
-  /** Moves live rows down over dead ones. Only without a graph (the graph is keyed by seq, not row). */
-  private compact(): void {
-    let to = 0;
-    for (let from = 0; from < this.rows.length; from++) {
-      if (!this.live[from]) continue;
-      if (from !== to) {
-        this.rows.move(from, to);
-        this.seqs[to] = this.seqs[from];
-        this.files[to] = this.files[from];
-        this.live[to] = 1;
-        this.rowOfSeq.set(this.seqs[to], to);
+    for (const cell of this.serving.cells) {
+      for (let p = 0; p < cell.length; p++) {
+        if (!cell.live[p] || !allowed[cell.files[p]]) continue;
+        dataset.set(cell.codes.subarray(p * d, (p + 1) * d), n * d);
+        seqs[n++] = cell.seqs[p];
       }
-      to++;
     }
-    this.live.fill(0, to);
-    this.rows.truncate(to);
-    this.dead = 0;
+    if (n === 0) return [];
+    const found = exactSearch(dataset, q, d, Math.min(k, n), MetricKind.Cos, 1);
+    return Array.from(found.keys, (key, i) => ({ seq: seqs[Number(key)], distance: found.distances[i] }));
   }
 
-  private ensureCapacity(rows: number): void {
-    if (rows <= this.seqs.length) return;
-    const capacity = Math.max(rows, this.seqs.length * 2);
-    const grow = <T extends Float64Array | Int32Array | Uint8Array>(old: T, make: (n: number) => T): T => {
-      const next = make(capacity);
-      next.set(old);
-      return next;
+  private startRepartition(): Repartition {
+    const d = this.dimension;
+    const cellCount = Math.max(2, Math.round(Math.sqrt(this.size)));
+    const sampleRows = Math.min(this.size, cellCount * SAMPLE_PER_CELL);
+    const sample = new Int8Array(sampleRows * d);
+    // Every (size / sampleRows)-th live row, in cell order: spread over the whole collection.
+    const stride = this.size / sampleRows;
+    let live = 0;
+    let taken = 0;
+    for (const cell of this.serving.cells) {
+      for (let p = 0; p < cell.length && taken < sampleRows; p++) {
+        if (!cell.live[p]) continue;
+        if (live++ >= taken * stride) sample.set(cell.codes.subarray(p * d, (p + 1) * d), d * taken++);
+      }
+    }
+    const centroids = new Int8Array(cellCount * d);
+    for (let c = 0; c < cellCount; c++) {
+      const row = Math.floor((c * taken) / cellCount);
+      centroids.set(sample.subarray(row * d, (row + 1) * d), c * d);
+    }
+    return {
+      sampledAt: this.size,
+      sample: sample.subarray(0, taken * d),
+      centroids,
+      rounds: 0,
+      cell: 0,
+      position: 0,
+      lengths: new Int32Array(0),
     };
-    this.seqs = grow(this.seqs, (n) => new Float64Array(n));
-    this.files = grow(this.files, (n) => new Int32Array(n));
-    this.live = grow(this.live, (n) => new Uint8Array(n));
+  }
+
+  /** Copies up to BUILD_STEP live rows of the serving cells (as they were when the copy began) into the new cells. */
+  private copyStep(r: Repartition, threads: number): void {
+    const d = this.dimension;
+    const codes = new Int8Array(BUILD_STEP * d);
+    const seqs = new Float64Array(BUILD_STEP);
+    const files = new Int32Array(BUILD_STEP);
+    let n = 0;
+    while (n < BUILD_STEP && r.cell < r.lengths.length) {
+      const cell = this.serving.cells[r.cell];
+      if (r.position >= r.lengths[r.cell]) {
+        r.cell++;
+        r.position = 0;
+        continue;
+      }
+      const p = r.position++;
+      if (!cell.live[p]) continue;
+      codes.set(cell.codes.subarray(p * d, (p + 1) * d), n * d);
+      seqs[n] = cell.seqs[p];
+      files[n++] = cell.files[p];
+    }
+    r.next!.add(codes.subarray(0, n * d), seqs.subarray(0, n), files.subarray(0, n), threads);
   }
 
   private ordinalOf(fileId: string): number {
@@ -277,10 +393,52 @@ export class CollectionVectors {
 }
 
 /**
- * Codes as the floats usearch quantises back to the same codes (it casts a float in [-1, 1] to
- * round(x * 127)); handing it the int8 array itself would be read as floats of -127..127 and
- * clamped to ±1.
+ * The `count` nearest live rows of one cell (that pass `keep`), asking the native scan for enough
+ * more to cover its dead rows.
  */
-function codeFloats(codes: Int8Array): Float32Array {
-  return Float32Array.from(codes, (c) => c / 127);
+function scanCell(cell: Cell, q: Int8Array, count: number, keep?: (position: number) => boolean): CodeHit[] {
+  const wanted = Math.min(cell.length, count + cell.dead);
+  if (wanted === 0) return [];
+  const found = exactSearch(cell.prefix(), q, q.length, wanted, MetricKind.Cos, 1);
+  const hits: CodeHit[] = [];
+  for (let i = 0; i < found.keys.length; i++) {
+    const p = Number(found.keys[i]);
+    if (cell.live[p] && (!keep || keep(p))) hits.push({ seq: cell.seqs[p], distance: found.distances[i] });
+  }
+  return hits;
+}
+
+function nearest(k: number, lists: CodeHit[][]): CodeHit[] {
+  return lists
+    .flat()
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, k);
+}
+
+/** One round of spherical k-means over int8 codes: each centroid becomes the mean direction of its rows. */
+function trainingRound(sample: Int8Array, centroids: Int8Array, d: number, threads: number): void {
+  const rows = sample.length / d;
+  const count = centroids.length / d;
+  const found = exactSearch(centroids, sample, d, 1, MetricKind.Cos, threads);
+  const sums = new Float64Array(count * d);
+  const members = new Int32Array(count);
+  for (let i = 0; i < rows; i++) {
+    const c = Number(found.keys[i]);
+    members[c]++;
+    let squares = 0;
+    for (let j = 0; j < d; j++) squares += sample[i * d + j] ** 2;
+    const scale = squares === 0 ? 0 : 1 / Math.sqrt(squares);
+    for (let j = 0; j < d; j++) sums[c * d + j] += sample[i * d + j] * scale;
+  }
+  const mean = new Float32Array(d);
+  for (let c = 0; c < count; c++) {
+    if (members[c] === 0) {
+      // An empty cell restarts from a sample row of its own (spread by its number).
+      const row = (c * 7919) % rows;
+      centroids.set(sample.subarray(row * d, (row + 1) * d), c * d);
+      continue;
+    }
+    for (let j = 0; j < d; j++) mean[j] = sums[c * d + j];
+    quantise(mean, centroids, c * d);
+  }
 }

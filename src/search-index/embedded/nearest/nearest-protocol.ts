@@ -24,7 +24,13 @@ export type NearestRequest =
   | { type: 'stats'; id: number };
 
 export interface NearestStats {
-  collections: { collectionId: string; size: number; graphReady: boolean; building: boolean }[];
+  collections: {
+    collectionId: string;
+    size: number;
+    /** Cells of the inverted file (1: scanned exactly). */
+    cells: number;
+    building: boolean;
+  }[];
 }
 
 export type NearestResponse =

@@ -4,9 +4,9 @@ import { CollectionVectors } from './collection-vectors';
 import type { NearestRequest, NearestResponse } from './nearest-protocol';
 
 /**
- * The search thread: every collection's vectors and graphs live here, so a search never holds the
+ * The search thread: every collection's vectors and cells live here, so a search never holds the
  * service's event loop. Messages are handled in arrival order (a search sees every add and remove
- * sent before it); graphs are built in steps while no message waits.
+ * sent before it); cells are computed in steps while no message waits.
  */
 const collections = new Map<string, CollectionVectors>();
 const inbox: NearestRequest[] = [];
@@ -27,7 +27,7 @@ function schedule(): void {
 function pump(): void {
   scheduled = false;
   while (inbox.length > 0) handle(inbox.shift()!);
-  // Idle: one step of graph building, then look at the inbox again.
+  // Idle: one step of computing cells, then look at the inbox again.
   for (const vectors of collections.values()) {
     if (vectors.building) {
       vectors.buildStep(availableParallelism());
@@ -45,7 +45,7 @@ function handle(message: NearestRequest): void {
         vectors = new CollectionVectors(message.dimension);
         collections.set(message.collectionId, vectors);
       }
-      vectors.add(message.seqs, message.fileIds, message.vectors);
+      vectors.add(message.seqs, message.fileIds, message.vectors, availableParallelism());
       return;
     }
     case 'remove':
@@ -72,7 +72,7 @@ function handle(message: NearestRequest): void {
           collections: [...collections].map(([collectionId, v]) => ({
             collectionId,
             size: v.size,
-            graphReady: v.graphReady,
+            cells: v.cells,
             building: v.building,
           })),
         },
