@@ -44,7 +44,7 @@ const TOOL_INPUTS: Record<
   },
   // filter is optional: the interface's required arguments stay as they are.
   service_search_collection: {
-    properties: { collection_id: 'string', query: 'string', offset: 'number', filter: 'object' },
+    properties: { collection_id: 'string', query: 'string', offset: 'number', filter: 'object', rerank: 'object' },
     required: ['collection_id', 'query'],
   },
   service_create_collection: { properties: { name: 'string' }, required: ['name'] },
