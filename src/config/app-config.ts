@@ -372,6 +372,18 @@ export class AppConfig {
   @Min(60 * 60)
   OAUTH_REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 
+  /** Requests one client address may make to the authorization server's endpoints (/oauth/*) a minute; 0 for no limit. */
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  OAUTH_REQUESTS_PER_MINUTE = 300;
+
+  /** Dynamic client registrations one client address may make an hour (each is a stored client); 0 for no limit. */
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  OAUTH_REGISTRATIONS_PER_HOUR = 20;
+
   /** OpenAI-compatible chat completions endpoint for the AI Decide parameter mode. */
   @Transform(emptyToUndefined)
   @IsOptional()

@@ -17,6 +17,7 @@ import { SafeFetch } from '../common/safe-fetch';
 import { SecretCipher } from '../common/secret-cipher';
 import { AppConfig } from '../config/app-config';
 import { OAuthStore } from '../domain/oauth-store.port';
+import { RateLimiter } from '../domain/rate-limiter.port';
 import { UserStore } from '../domain/user-store.port';
 import { WorkflowToolsService } from '../workflows/workflow-tools.service';
 import { SCOPE_DESCRIPTIONS, SUPPORTED_SCOPES, tokenScopes } from './oauth-scopes';
@@ -79,6 +80,7 @@ export class OAuthServer implements OnModuleInit {
     private readonly fetcher: SafeFetch,
     private readonly cipher: SecretCipher,
     private readonly config: AppConfig,
+    private readonly limiter: RateLimiter,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.issuer = config.publicUrl;
@@ -280,13 +282,44 @@ export class OAuthServer implements OnModuleInit {
 
   private callProvider(request: FastifyRequest, response: ServerResponse): void {
     response.setHeader('x-request-id', String(request.id));
-    const answered = (async () => (await this.provider!).callback()(request.raw, response))();
+    const answered = (async () => {
+      if (!(await this.withinLimits(request, response))) return;
+      await (await this.provider!).callback()(request.raw, response);
+    })();
     answered.catch((error: unknown) => {
       this.logger.error({ err: error }, 'OAuth request failed');
       if (response.headersSent) return void response.destroy();
       response.writeHead(503, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: 'The authorization server is not available' }));
     });
+  }
+
+  /**
+   * Anyone may call the authorization server's endpoints, so each client address gets a share:
+   * OAUTH_REQUESTS_PER_MINUTE requests, of which OAUTH_REGISTRATIONS_PER_HOUR registrations (each
+   * one a stored client). Past it the answer is 429 with Retry-After, in OAuth's error shape.
+   * @returns false when the request was refused (and answered)
+   */
+  private async withinLimits(request: FastifyRequest, response: ServerResponse): Promise<boolean> {
+    const address = request.ip;
+    const checks: [string, number, number][] = [[`oauth:requests:${address}`, this.config.OAUTH_REQUESTS_PER_MINUTE, 60_000]];
+    if (request.method === 'POST' && request.url.split('?')[0] === `${OAUTH_PATH}/register`) {
+      checks.push([`oauth:registrations:${address}`, this.config.OAUTH_REGISTRATIONS_PER_HOUR, 3_600_000]);
+    }
+    for (const [key, limit, windowMs] of checks) {
+      if (limit === 0) continue;
+      const decision = await this.limiter.take(key, limit, windowMs);
+      if (decision.allowed) continue;
+      const what = windowMs === 60_000 ? `${limit} requests a minute` : `${limit} client registrations an hour`;
+      response.writeHead(429, {
+        'content-type': 'application/json',
+        'retry-after': String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))),
+        'cache-control': 'no-store',
+      });
+      response.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: `this address may make ${what} here` }));
+      return false;
+    }
+    return true;
   }
 
   /** RFC 9728 Protected Resource Metadata of one MCP door. */

@@ -8,6 +8,7 @@ import { oncePerConfig } from '../config/once-per-config';
 import { StorageModule } from '../storage/storage.module';
 import { WorkflowsModule } from '../workflows/workflows.module';
 import { OAuthServer } from './oauth-server';
+import { RateLimitModule } from '../rate-limit/rate-limit.module';
 
 /** OAuth 2.1 for remote MCP clients: the authorization server, the resource metadata and the consent. */
 @Module({})
@@ -20,6 +21,7 @@ export class OAuthModule {
         StorageModule,
         SecretsModule,
         OutboundHttpModule,
+        RateLimitModule,
         CollectionsModule.forRoot(config),
         WorkflowsModule.forRoot(config),
       ],

@@ -501,6 +501,32 @@ describe('OAuth for remote MCP clients', () => {
     const back = await fetch(new URL((await jsonOf(denied)).redirectTo, t.url), { redirect: 'manual', headers: { cookie: jar.header } });
     expect(new URL(back.headers.get('location')!).searchParams.get('error')).toBe('access_denied');
   });
+  it('gives each client address a share of registrations: past it 429 with Retry-After', async () => {
+    const port = await freePort();
+    const limited = await startTestApp({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, OAUTH_REGISTRATIONS_PER_HOUR: '2' });
+    try {
+      const registerAt = () =>
+        fetch(`${limited.url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_name: 'Flood', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }),
+        });
+      expect((await registerAt()).status).toBe(201);
+      expect((await registerAt()).status).toBe(201);
+      const refused = await registerAt();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await jsonOf(refused)).toMatchObject({
+        error: 'temporarily_unavailable',
+        error_description: expect.stringContaining('2 client registrations an hour'),
+      });
+      // The rest of the authorization server still answers that address.
+      expect((await fetch(`${limited.url}/.well-known/oauth-authorization-server`)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('keeps clients, grants and tokens across a restart (the store holds them)', async () => {
     const { server } = await discover();
     const clientId = await register(server);
