@@ -38,7 +38,6 @@ const shared = {
 
 module.exports = {
   // Global options (not per project): jest reads them from here only.
-  testTimeout: 60_000,
   // A suite that leaves a handle open (a socket, a timer) must not keep the whole run waiting past
   // CI's time limit once every test has answered: jest ends the process and prints the warning,
   // and `--detectOpenHandles` on that suite names the handle.

@@ -17,7 +17,8 @@ export interface Notice {
 export type ProcessMessage =
   | { service: 'notice'; from: string; notice: Notice }
   | { service: 'watch' | 'unwatch'; from: string; runId: string }
-  | { service: 'gone'; from: string };
+  | { service: 'gone'; from: string }
+  | { service: 'jobs'; from: string; name: string };
 
 export const isProcessMessage = (message: unknown): message is ProcessMessage =>
   typeof message === 'object' && message !== null && typeof (message as { service?: unknown }).service === 'string';
@@ -31,6 +32,7 @@ export const isProcessMessage = (message: unknown): message is ProcessMessage =>
  */
 export class ProcessNotices {
   private readonly listeners = new Set<(notice: Notice) => void>();
+  private readonly jobListeners = new Set<(name: string) => void>();
   /** Runs watched here, and how many times. */
   private readonly local = new Map<string, number>();
   /** Runs watched by other processes: run id -> process id -> count. */
@@ -70,6 +72,17 @@ export class ProcessNotices {
   subscribe(listener: (notice: Notice) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Jobs named `name` were queued here: the other processes look for work at once instead of at their next poll. */
+  announceJobs(name: string): void {
+    this.send?.({ service: 'jobs', from: PROCESS_ID, name });
+  }
+
+  /** Jobs queued by other processes are told to `listener` until the answer is called. */
+  onJobs(listener: (name: string) => void): () => void {
+    this.jobListeners.add(listener);
+    return () => this.jobListeners.delete(listener);
   }
 
   /** Someone here waits for `runId`: the other processes send its notices here until the answer is called. */
@@ -118,6 +131,9 @@ export class ProcessNotices {
         if (by?.size === 0) this.remote.delete(message.runId);
         return;
       }
+      case 'jobs':
+        for (const listener of this.jobListeners) listener(message.name);
+        return;
       case 'gone':
         for (const [runId, by] of this.remote) if (by.delete(message.from) && by.size === 0) this.remote.delete(runId);
         return;

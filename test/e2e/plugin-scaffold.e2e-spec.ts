@@ -89,8 +89,10 @@ describe('writing a node in plugins/: plugin:new, its test, a run', () => {
     spawnSync(process.execPath, [join(copy, 'scripts', 'plugin-new.js'), ...args], { cwd: copy, encoding: 'utf8' });
 
   const jest = () => {
-    const base = require(join(repo, 'jest.config.js'));
-    const [pattern, [, swcOptions]] = Object.entries(base.transform)[0] as [string, [string, object]];
+    // The repository's one transform and SDK mapping, which every tier's project shares.
+    const base = require(join(repo, 'jest.config.js')).projects[0];
+    const pattern = '^.+\\.ts$';
+    const [, swcOptions] = base.transform[pattern] as [string, object];
     const config = {
       rootDir: plugins,
       testEnvironment: 'node',
@@ -352,7 +354,7 @@ describe('writing a node as an outside package: its own build and test, PLUGIN_P
       const timer = setTimeout(() => reject(new Error(`the service did not start:\n${output}`)), 90_000);
       const read = (chunk: Buffer) => {
         output += chunk.toString();
-        const listening = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"listening"/.exec(output);
+        const listening = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"listening"/.exec(output);
         if (listening) {
           clearTimeout(timer);
           resolve(listening[1]);

@@ -106,7 +106,8 @@ describe('npm start with worker processes', () => {
     const child = service!.child.pid!;
     for (let round = 0; round < 20 && runnerPids().size < 2; round++) {
       const answers = await Promise.all(
-        Array.from({ length: 8 }, () => call('POST', `/api/v1/workflows/${id}/runs?wait=30`, { input: {} })),
+        // More than one process takes at once (JOB_CONCURRENCY 4, and as many again in the fair-share lane).
+        Array.from({ length: 16 }, () => call('POST', `/api/v1/workflows/${id}/runs?wait=30`, { input: {} })),
       );
       for (const answer of answers) expect(answer.body).toMatchObject({ status: 'succeeded' });
     }
@@ -128,7 +129,8 @@ describe('npm start with worker processes', () => {
       expect(started.status).toBe(202);
       runIds.push(started.body.runId);
     }
-    // JOB_CONCURRENCY (4) runs per process: with 8 runs both processes hold some at the gate.
+    // A process holds JOB_CONCURRENCY (4) runs, and one more in the fair-share lane (a user with
+    // nothing else queued): with 8 runs both processes hold some at the gate.
     while (held.length < RUNS) await new Promise<number>((resolve) => pending.push(resolve));
     const [victim] = workerPids().slice(-1);
     process.kill(victim, 'SIGKILL');

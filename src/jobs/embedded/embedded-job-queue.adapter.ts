@@ -14,6 +14,7 @@ import {
   shutdownReason,
 } from '../job-policy';
 import { laneQueueName } from '../fair-turns';
+import { processNotices } from '../../common/process-notices';
 import { JobKey, JobStore, StoredJob } from '../../domain/job-store.port';
 
 export interface EmbeddedJobQueueOptions {
@@ -43,6 +44,8 @@ const DEFAULTS = {
   failedRetentionMs: FAILED_RETENTION_MS,
 };
 const PURGE_EVERY_MS = 60 * 60 * 1000;
+/** The shortest time between two words to the other processes that jobs of one name are due. */
+const ANNOUNCE_EVERY_MS = 10;
 
 interface Worker {
   name: string;
@@ -78,6 +81,9 @@ export class EmbeddedJobQueue extends JobQueue {
   private readonly settings: Required<Omit<EmbeddedJobQueueOptions, 'logger'>>;
   private readonly workers = new Map<string, Worker>();
   private wakeTimer?: NodeJS.Timeout;
+  private readonly announced = new Map<string, number>();
+  /** Jobs another process queued: looked for at once. */
+  private readonly stopListening = processNotices.onJobs((name) => this.wake(name, Date.now()));
   private wakeAt = Number.POSITIVE_INFINITY;
   private heartbeat?: NodeJS.Timeout;
   private nextPurgeAt = 0;
@@ -116,7 +122,10 @@ export class EmbeddedJobQueue extends JobQueue {
       throw queueUnavailable(error);
     }
     // Still accepted while stopping: the job is stored and the next start runs it.
-    if (inserted) this.wake(name, runAt);
+    if (inserted) {
+      this.wake(name, runAt);
+      if (runAt <= now) this.announce(name, now);
+    }
     return resolved.jobId;
   }
 
@@ -168,6 +177,17 @@ export class EmbeddedJobQueue extends JobQueue {
   close(): Promise<void> {
     this.closed ??= this.shutdown();
     return this.closed;
+  }
+
+  /**
+   * Tells the service's other processes (worker processes of `npm start`) that jobs are due, at
+   * most once per ANNOUNCE_EVERY_MS a name: a woken process claims until it is full or nothing is
+   * due, so one word covers the jobs queued in that span.
+   */
+  private announce(name: string, now: number): void {
+    if (now - (this.announced.get(name) ?? 0) < ANNOUNCE_EVERY_MS) return;
+    this.announced.set(name, now);
+    processNotices.announceJobs(name);
   }
 
   private wake(name: string, runAt: number): void {
@@ -358,6 +378,7 @@ export class EmbeddedJobQueue extends JobQueue {
    */
   private async shutdown(): Promise<void> {
     this.stopping = true;
+    this.stopListening();
     clearTimeout(this.wakeTimer);
     const workers = [...this.workers.values()];
     await Promise.allSettled(workers.map((worker) => worker.claiming));
