@@ -19,8 +19,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { dtoSchema, Field, trimmed, wholeNumberFromString } from '../common/input-validation';
-import { MAX_RERANK_TOP_N } from '../config/app-config';
-import { RERANKER_KINDS, RerankerKind } from '../domain/reranker.port';
+import { MAX_RERANK_TOP_N, RERANKER_KINDS, RerankerKind } from '../domain/reranker.port';
 
 /**
  * The search input of both doors: the REST API and the MCP tool service_search_collection validate

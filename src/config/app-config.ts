@@ -31,8 +31,12 @@ const bool = ({ value }: { value: unknown }) =>
   value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
-/** Most passages one search hands a reranker: a bound on the request and on the endpoint's work. */
-export const MAX_RERANK_TOP_N = 200;
+/**
+ * Most passages one search hands a reranker: a bound on the request and on the endpoint's work.
+ * The same bound as MAX_RERANK_TOP_N in domain/reranker.port.ts, which config (beneath the domain)
+ * may not import.
+ */
+const RERANK_TOP_N_MAX = 200;
 
 export type AppRole = 'all' | 'api' | 'worker';
 
@@ -233,7 +237,7 @@ export class AppConfig {
   @Transform(int)
   @IsInt()
   @Min(1)
-  @Max(MAX_RERANK_TOP_N)
+  @Max(RERANK_TOP_N_MAX)
   RERANK_TOP_N = 50;
 
   /** Whole exchange with a reranker; past it the search answers in its own order and says so. */

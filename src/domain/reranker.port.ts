@@ -5,6 +5,9 @@
 export const RERANKER_KINDS = ['cohere', 'jina', 'tei'] as const;
 export type RerankerKind = (typeof RERANKER_KINDS)[number];
 
+/** The most passages one search may have reranked (RERANK_TOP_N and a search's rerank.top_n). */
+export const MAX_RERANK_TOP_N = 200;
+
 /** A `/rerank` endpoint: its full URL, the shape it speaks, and the model to ask for (Cohere and Jina). */
 export interface RerankerEndpoint {
   url: string;
