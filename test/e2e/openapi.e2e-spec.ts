@@ -79,7 +79,8 @@ describe('OpenAPI response schemas', () => {
   });
 
   it('describes the request bodies shared with the MCP tools by their validation rules', () => {
-    const { SearchDto, AddFileDto, StartRunDto } = doc.components.schemas;
+    // A collection's search takes SearchOptionsDto: SearchDto's fields and the filter and ranking options.
+    const { SearchOptionsDto: SearchDto, AddFileDto, StartRunDto } = doc.components.schemas;
     expect(SearchDto.properties.text).toMatchObject({ type: 'string', minLength: 1, maxLength: 8192 });
     expect(SearchDto.properties.offset).toMatchObject({ type: 'integer', minimum: 0, maximum: 1000 });
     expect(SearchDto.required).toEqual(['text']);
