@@ -51,11 +51,16 @@ describe('npm start: a signal to npm stops the service', () => {
   };
 
   /** The pid of the node process that logged `msg` (the service, not npm). */
-  const servicePid = (spawned: Spawned, msg: string): number => {
-    const line = logLines(spawned.output()).find((l) => l.msg === msg);
-    if (typeof line?.pid !== 'number') throw new Error(`no "${msg}" line:\n${spawned.output()}`);
-    pids.push(line.pid);
-    return line.pid;
+  /** The pid on the service's `msg` line; log lines are written in blocks (at least every 250 ms), so it may follow the health answer. */
+  const servicePid = async (spawned: Spawned, msg: string): Promise<number> => {
+    for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      const line = logLines(spawned.output()).find((l) => l.msg === msg);
+      if (typeof line?.pid === 'number') {
+        pids.push(line.pid);
+        return line.pid;
+      }
+      if (Date.now() > deadline) throw new Error(`no "${msg}" line:\n${spawned.output()}`);
+    }
   };
 
   const expectStoppedCleanly = async (spawned: Spawned, pid: number, port: number, signal: NodeJS.Signals) => {
@@ -74,7 +79,7 @@ describe('npm start: a signal to npm stops the service', () => {
       const port = await freePort();
       const spawned = npmStart({ APP_ROLE: 'all', PORT: String(port) });
       await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned);
-      const pid = servicePid(spawned, 'listening');
+      const pid = await servicePid(spawned, 'listening');
       expect(pid).not.toBe(spawned.child.pid);
 
       spawned.child.kill(signal);
@@ -91,7 +96,7 @@ describe('npm start: a signal to npm stops the service', () => {
       const spawned = npmStart({ APP_ROLE: 'all', PORT: String(port), FETCH_ALLOWED_HOSTS: '127.0.0.1' });
       const url = `http://127.0.0.1:${port}`;
       await waitForHttp(`${url}/health/ready`, spawned);
-      const pid = servicePid(spawned, 'listening');
+      const pid = await servicePid(spawned, 'listening');
       const call = (path: string, body?: unknown) =>
         fetch(url + path, {
           method: 'POST',
@@ -146,7 +151,7 @@ describe('npm start: a signal to npm stops the service', () => {
     const spawned = npmStart({ APP_ROLE: 'worker', PORT: String(port), WORKER_HEALTH_PORT: String(healthPort) });
     const health = `http://127.0.0.1:${healthPort}`;
     await waitForHttp(`${health}/health`, spawned);
-    const pid = servicePid(spawned, 'worker started');
+    const pid = await servicePid(spawned, 'worker started');
     expect(await isListening(port)).toBe(false);
 
     const ready = await fetch(`${health}/health/ready`);
