@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { createHttpApp, createWorkerContext } from './app.factory';
-import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { AppConfig, ConfigError, inheritedEnvironment, loadConfig } from './config/app-config';
 import { assertDataDirWritable } from './config/data-dir';
 import { closeOnSignals } from './common/graceful-shutdown';
 import { createRootLogger } from './common/logger';
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const app = await createHttpApp(config, logger);
   // The store is open and migrated: the worker processes boot onto it (APP_ROLE=all, WORKERS > 1).
   const workers =
-    config.APP_ROLE === 'all' && config.WORKERS > 1 ? new WorkerProcesses(config.WORKERS - 1, process.env, logger) : undefined;
+    config.APP_ROLE === 'all' && config.WORKERS > 1 ? new WorkerProcesses(config.WORKERS - 1, inheritedEnvironment(), logger) : undefined;
   if (workers) {
     app
       .get(ReadinessRegistry)

@@ -1,3 +1,6 @@
+// Not split, though over 500 lines: one search from its input to its page (targets, filter,
+// ranking, fusion, MMR, reranking, hydration) reads top to bottom; the pure helpers at the end
+// (fusion, per-file cap, input check) are its own. A next step is to move MMR and reranking out.
 import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AccessPolicy } from '../auth/access-policy.service';

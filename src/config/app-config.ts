@@ -1,3 +1,6 @@
+// Not split, though over 500 lines: the one class every setting is read and checked by, each
+// with the doc comment the generated configuration reference (docs/configuration.md) is made from;
+// split, the reference and the boot check would have to gather several classes again.
 import 'reflect-metadata';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
@@ -580,4 +583,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const errors = validateSync(config, { forbidUnknownValues: false });
   if (errors.length) throw new ConfigError(describe(errors));
   return config;
+}
+
+/** The environment a worker process of this service inherits (the only place outside loading that reads process.env). */
+export function inheritedEnvironment(): NodeJS.ProcessEnv {
+  return { ...process.env };
 }

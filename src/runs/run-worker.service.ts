@@ -1,4 +1,4 @@
-// Over 400 lines on purpose: the life of one claimed run (lease, heartbeat, execute, record, finish)
+// Not split, though over 500 lines: the life of one claimed run (lease, heartbeat, execute, record, finish)
 // reads top to bottom here; what it calls lives in the step recorder, run plans and the executor.
 import { Inject, Injectable } from '@nestjs/common';
 import { hostname } from 'node:os';

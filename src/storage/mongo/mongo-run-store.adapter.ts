@@ -1,4 +1,4 @@
-// Over 400 lines on purpose: one adapter of one port (RunStore), the Mongo twin of
+// Not split, though over 500 lines: one adapter of one port (RunStore), the Mongo twin of
 // sqlite-run-store.adapter.ts, kept method for method in the same order so the two read side by side.
 import type { Collection } from 'mongodb';
 import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
