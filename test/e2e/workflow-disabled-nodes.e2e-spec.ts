@@ -3,19 +3,20 @@ import { join } from 'node:path';
 import { startTestApp, TestApp } from '../utils/test-app';
 
 /**
- * Disabled nodes and sticky notes through the REST API: the README's example as written (its
+ * Disabled nodes and sticky notes through the REST API: the example in docs/workflows.md as written (its
  * `curl -d` body), a run that passes the input through the disabled node, and the refusals that
  * keep the API's validation and the engine in agreement.
  */
 describe('disabled nodes and sticky notes', () => {
   let t: TestApp;
 
-  /** The JSON body of the README's example under "Disabled nodes and sticky notes". */
-  const readmeBody = () => {
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Disabled nodes and sticky notes'));
-    const body = /curl -s -X PUT [^\n]*-d '([\s\S]*?)'\n/.exec(section);
-    if (!body) throw new Error('README has no example under "Disabled nodes and sticky notes"');
+  /** The JSON body of the example under "Disabled nodes and sticky notes" in docs/workflows.md. */
+  const docsBody = () => {
+    const page = readFileSync(join(__dirname, '..', '..', 'docs', 'workflows.md'), 'utf8');
+    const at = page.indexOf('## Disabled nodes and sticky notes');
+    if (at < 0) throw new Error('docs/workflows.md has no section "Disabled nodes and sticky notes"');
+    const body = /curl -s -X PUT [^\n]*-d '([\s\S]*?)'\n/.exec(page.slice(at));
+    if (!body) throw new Error('docs/workflows.md has no example under "Disabled nodes and sticky notes"');
     return JSON.parse(body[1]);
   };
 
@@ -26,9 +27,9 @@ describe('disabled nodes and sticky notes', () => {
     await t?.close();
   });
 
-  it("runs the README's example: the disabled node passes its input on, is recorded as skipped, and the notes are kept", async () => {
+  it("runs the example in docs/workflows.md: the disabled node passes its input on, is recorded as skipped, and the notes are kept", async () => {
     const id = (await t.request('POST', '/api/v1/workflows', { body: { name: 'Disabled' } })).body.id;
-    const saved = await t.request('PUT', `/api/v1/workflows/${id}`, { body: readmeBody() });
+    const saved = await t.request('PUT', `/api/v1/workflows/${id}`, { body: docsBody() });
     expect(saved.status).toBe(200);
     expect(saved.body.definition.nodes[1]).toMatchObject({ id: 'shape', disabled: true });
     expect(saved.body.definition.notes).toEqual([
