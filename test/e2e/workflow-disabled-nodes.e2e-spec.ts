@@ -27,7 +27,7 @@ describe('disabled nodes and sticky notes', () => {
     await t?.close();
   });
 
-  it("runs the example in docs/workflows.md: the disabled node passes its input on, is recorded as skipped, and the notes are kept", async () => {
+  it('runs the example in docs/workflows.md: the disabled node passes its input on, is recorded as skipped, and the notes are kept', async () => {
     const id = (await t.request('POST', '/api/v1/workflows', { body: { name: 'Disabled' } })).body.id;
     const saved = await t.request('PUT', `/api/v1/workflows/${id}`, { body: docsBody() });
     expect(saved.status).toBe(200);
