@@ -1625,7 +1625,7 @@ export interface components {
             /** @description One per node, in execution order */
             steps: components["schemas"]["StepDto"][];
             /**
-             * @description How the run started, which says whose rights it acts with (README: Whose rights a run uses)
+             * @description How the run started, which says whose rights it acts with (docs/security.md: Whose rights a run uses)
              * @enum {string}
              */
             trigger: "webhook" | "console" | "mcp" | "schedule" | "retry" | "error-workflow" | "sub-workflow" | "node-test" | "chat";
@@ -1708,7 +1708,7 @@ export interface components {
             /** @description One per node, in execution order */
             steps: components["schemas"]["StepDto"][];
             /**
-             * @description How the run started, which says whose rights it acts with (README: Whose rights a run uses)
+             * @description How the run started, which says whose rights it acts with (docs/security.md: Whose rights a run uses)
              * @enum {string}
              */
             trigger: "webhook" | "console" | "mcp" | "schedule" | "retry" | "error-workflow" | "sub-workflow" | "node-test" | "chat";
@@ -1765,7 +1765,7 @@ export interface components {
             /** @enum {string} */
             status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
             /**
-             * @description How the run started, which says whose rights it acts with (README: Whose rights a run uses)
+             * @description How the run started, which says whose rights it acts with (docs/security.md: Whose rights a run uses)
              * @enum {string}
              */
             trigger: "webhook" | "console" | "mcp" | "schedule" | "retry" | "error-workflow" | "sub-workflow" | "node-test" | "chat";

@@ -63,7 +63,7 @@ export const TERMINAL: readonly string[] = ['succeeded', 'failed', 'canceled'];
 export type StepError = Schemas['RunErrorDto'];
 export type StepStatus = Schemas['StepDto']['status'];
 
-/** How a run started, which also says whose rights it acted with (README: Whose rights a run uses). */
+/** How a run started, which also says whose rights it acted with (docs/security.md: Whose rights a run uses). */
 export type RunTrigger = Schemas['RunSummaryDto']['trigger'];
 export const RUN_TRIGGERS: readonly RunTrigger[] = [
   'webhook',

@@ -13,7 +13,7 @@ interface FieldSpec {
   optional?: boolean;
 }
 
-/** The fields of each type (README, Credentials): settings are visible, secrets write-only. */
+/** The fields of each type (docs/workflows.md, Credentials): settings are visible, secrets write-only. */
 const FIELDS: Record<CredentialType, { settings: FieldSpec[]; secrets: FieldSpec[]; sends: string }> = {
   bearer: { settings: [], secrets: [{ name: 'token', label: 'Token' }], sends: 'Authorization: Bearer <token>' },
   basic: {

@@ -273,7 +273,7 @@ export class RunAdmission {
   /**
    * A caller over a limit is answered after RUNS_REFUSAL_DELAY_MS (at most its Retry-After): a
    * client looping on refusals would otherwise take, one cheap 429 after another, the event loop the
-   * workers share, and the queue it waits on would drain at a tenth of its speed (README,
+   * workers share, and the queue it waits on would drain at a tenth of its speed (docs/operations.md,
    * Backpressure). A timer holds nothing but the connection.
    */
   private async holdRefusal(policy: AdmissionPolicy, retryAfterSeconds: number): Promise<void> {

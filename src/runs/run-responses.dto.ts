@@ -132,7 +132,7 @@ export class RunSummaryDto {
 
   @ApiProperty({
     enum: RUN_TRIGGERS,
-    description: 'How the run started, which says whose rights it acts with (README: Whose rights a run uses)',
+    description: 'How the run started, which says whose rights it acts with (docs/security.md: Whose rights a run uses)',
   })
   trigger: RunTrigger;
 

@@ -6,7 +6,7 @@ import { RunAcceptedDto, RunDto, RunPageDto, RunRecordDto } from './run-response
 import { RunsService } from './runs.service';
 import { NodeTestDto, parseNodeTest, parseStartRun, RetryRunDto, RunsQueryDto, StartRunDto, StartRunQueryDto } from './runs.dto';
 
-/** Admission control's refusals (README, Backpressure): no run is started, Retry-After says when to try again. */
+/** Admission control's refusals (docs/operations.md, Backpressure): no run is started, Retry-After says when to try again. */
 const QUEUE_LIMIT_429 =
   "The workflow's queued-run limit is reached (details.reason workflow-queue-limit): no run was started; Retry-After says when to try again";
 const QUEUE_FULL_503 =
