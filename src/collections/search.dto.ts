@@ -1,3 +1,6 @@
+// class-transformer's @Type reads the design types reflect-metadata records: loaded here, the DTOs
+// work wherever they are imported (the stdio program, a unit spec), not only under the service's entry.
+import 'reflect-metadata';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,

@@ -8,9 +8,6 @@
  *
  * stdout carries the protocol and nothing else; diagnostics go to stderr.
  */
-// The tools' arguments are the REST API's DTO classes; their nested fields (class-transformer's
-// @Type) read the design types that reflect-metadata records, as in the service.
-import 'reflect-metadata';
 import { createRequestStateCodec } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { randomBytes } from 'node:crypto';

@@ -1,3 +1,6 @@
+// class-transformer's @Type reads the design types reflect-metadata records: loaded here, the DTOs
+// work wherever they are imported (the stdio program, a unit spec), not only under the service's entry.
+import 'reflect-metadata';
 // Over 400 lines on purpose: the request bodies of the workflows API in one place, each class the
 // OpenAPI schema and the validation rule of one body (split by route, they would import each other).
 // The bodies of the runs API are in runs/runs.dto.ts.
