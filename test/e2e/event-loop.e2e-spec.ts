@@ -30,9 +30,20 @@ describe('nothing a user writes freezes the event loop', () => {
     await outside?.close();
   });
 
+  /**
+   * A frozen event loop stalls the probe on every try; a machine at load 20 on 2 cores can stall it
+   * once on its own (the attack's sandbox threads take the cores the service's thread waits for).
+   * So an attack is tried up to three times, and one try within the limit shows the loop was free.
+   */
   const expectNoStall = async (attack: () => Promise<void>) => {
-    const { stall, baseline } = await stallDuring(t.url, attack);
-    expect(stall).toBeLessThan(baseline + STALL_MS);
+    const tries: { stall: number; baseline: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const measured = await stallDuring(t.url, attack);
+      tries.push(measured);
+      if (measured.stall < measured.baseline + STALL_MS) return;
+    }
+    const beyond = tries.map(({ stall, baseline }) => Math.round(stall - baseline));
+    throw new Error(`/health stalled on every try: ${beyond.join(', ')} ms beyond the quiet baseline (limit ${STALL_MS} ms)`);
   };
 
   const publish = async (name: string, definition: object) => {
