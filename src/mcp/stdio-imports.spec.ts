@@ -54,6 +54,8 @@ describe('the stdio program', () => {
     expect([...ours].map((file) => relative(root, file))).not.toContain('src/mcp/in-process/services-backend.adapter.ts');
     expect([...packages]).toEqual(expect.arrayContaining(['@modelcontextprotocol/server/stdio', 'zod', 'class-validator']));
     for (const name of packages)
-      expect(name).toMatch(/^(@modelcontextprotocol\/server(\/|$)|zod(\/v4)?$|class-validator$|class-transformer$|reflect-metadata$|node:)/);
+      expect(name).toMatch(
+        /^(@modelcontextprotocol\/server(\/|$)|zod(\/v4)?$|class-validator$|class-transformer$|reflect-metadata$|node:)/,
+      );
   });
 });
