@@ -199,6 +199,22 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
       if (Date.now() > deadline) throw new Error(`run ${runId} is still ${run.body?.status} after 180 s:\n${service?.output()}`);
     }
   };
+  /**
+   * Starts a run as a caller should: a 503 says no run was started (a service just restarted on a
+   * machine at load 20 may not get its job queued within RUNS_ENQUEUE_TIMEOUT_MS), so the caller
+   * tries again after its Retry-After, a few times.
+   */
+  const start = async (workflowId: string, tag: string): Promise<string> => {
+    for (let attempt = 1; ; attempt++) {
+      const started = await call('POST', `/api/v1/workflows/${workflowId}/runs`, { input: { tag } });
+      if (started.status === 503 && started.body?.details?.reason === 'queue-unavailable' && attempt < 5) {
+        await new Promise((r) => setTimeout(r, 1000 * (started.body?.details?.retryAfterSeconds ?? 1)));
+        continue;
+      }
+      expect(started.status).toBe(202);
+      return started.body.runId as string;
+    }
+  };
   const killMode = (round: number): KillMode => {
     // Every kind of instant in turn, each with its own random delay: the POST's request and the
     // GET after it (the instants of the report) come up every seventh kill.
@@ -249,11 +265,7 @@ describe.each(bothQueues('kill'))('runs killed at random instants: $name', (queu
       for (const tag of rounds[round - 2] ?? []) await terminal(runIdOf.get(tag)!);
       const tags = new Set(Array.from({ length: RUNS_PER_KILL }, () => randomUUID()));
       counting.hold(tags);
-      for (const tag of tags) {
-        const started = await call('POST', `/api/v1/workflows/${created.body.id}/runs`, { input: { tag } });
-        expect(started.status).toBe(202);
-        runIdOf.set(tag, started.body.runId);
-      }
+      for (const tag of tags) runIdOf.set(tag, await start(created.body.id, tag));
       rounds.push([...tags]);
       const mode = killMode(round);
       const victim = service;
