@@ -229,7 +229,7 @@ export function startApp(env: Record<string, string> = {}, nodeOptions: string[]
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
     built = true;
   }
-  const settings = { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env };
+  const settings = { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env };
   return startServer(['--no-node-snapshot', ...nodeOptions, join(root, 'dist', 'src', 'main.js')], settings, benchPort());
 }
 
