@@ -1,18 +1,38 @@
 /**
- * Every core on one machine (issue 27, section 1): completed runs/s of webhook -> set with
- * `npm start` on WORKERS processes (the default: one per core) against one process (WORKERS=1),
- * measured in the same run, alternating; and the p50 of `?wait` answered by the API process for
- * runs that either process ran, against one process alone.
- * Targets: >= 1.8x completed runs/s of one process; ?wait p50 within a few ms of one process.
+ * Every core on one machine (issue 27, section 1): completed runs/s of webhook -> set
+ * - in the split layout (one APP_ROLE=api process and SPLIT_WORKERS APP_ROLE=worker processes on
+ *   the same DATA_DIR) and with `npm start` on WORKERS processes (the default: one per core),
+ *   each against one process (WORKERS=1), measured in the same run, alternating;
+ * - in the split layout pinned to one core (`taskset -c 0`) against two (`taskset -c 0,1`);
+ * and the p50 of `?wait` answered by the API process for runs that either process ran, against
+ * one process alone.
+ * Targets: split >= 1.8x completed runs/s of one process; two cores >= 1.6x one core;
+ * ?wait p50 within a few ms of one process.
  */
-import { availableParallelism } from 'node:os';
-import { call, BENCH_KEY, figures, measureRuns, percentile, startApp } from './lib/bench-kit';
+import { execFileSync } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
+import {
+  call,
+  benchPort,
+  BENCH_KEY,
+  figures,
+  measureRuns,
+  percentile,
+  processTree,
+  ServerProcess,
+  startApp,
+  startServer,
+  tempDataDir,
+} from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WAITS = Number(process.env.BENCH_WAITS ?? 200);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? availableParallelism());
+const SPLIT_WORKERS = Number(process.env.BENCH_SPLIT_WORKERS ?? 2);
+const MAIN = join(__dirname, '..', '..', 'dist', 'src', 'main.js');
 
 const definition = {
   nodes: [
@@ -22,9 +42,17 @@ const definition = {
   edges: [{ from: 'trigger', to: 'shape' }],
 };
 
+const SETTINGS = {
+  REDIS_URL: '',
+  SWAGGER_ENABLED: 'false',
+  RUNS_MAX_QUEUED: '0',
+  RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
+  RUNS_MAX_QUEUED_PER_USER: '0',
+};
+
 /** Starts the service with `workers` processes and waits until all of them are up. */
-async function start(workers: number) {
-  const app = await startApp({ APP_ROLE: 'all', WORKERS: String(workers), REDIS_URL: '', SWAGGER_ENABLED: 'false' });
+async function start(workers: number): Promise<ServerProcess> {
+  const app = await startApp({ ...SETTINGS, APP_ROLE: 'all', WORKERS: String(workers) });
   for (const deadline = Date.now() + 120_000; workers > 1; await new Promise((r) => setTimeout(r, 200))) {
     const ready = (await (await fetch(`${app.url}/health/ready`)).json()) as { details?: { workers?: { processes?: number } } };
     if (ready.details?.workers?.processes === workers) break;
@@ -33,10 +61,41 @@ async function start(workers: number) {
   return app;
 }
 
-async function throughput(workers: number): Promise<number> {
-  const app = await start(workers);
+/** The split layout: one APP_ROLE=api process and SPLIT_WORKERS APP_ROLE=worker processes on its DATA_DIR, each up. */
+async function startSplit(): Promise<ServerProcess> {
+  const dataDir = tempDataDir();
+  const api = await startApp({ ...SETTINGS, APP_ROLE: 'api', WORKERS: '1', DATA_DIR: dataDir });
+  const workers: ServerProcess[] = [];
   try {
-    return (await measureRuns(app.url, `workers=${workers}`, definition, {}, { runs: RUNS, connections: CONNECTIONS })).runsPerSecond;
+    for (let i = 0; i < SPLIT_WORKERS; i++) {
+      const port = benchPort();
+      const env = { ...SETTINGS, APP_ROLE: 'worker', DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn' };
+      workers.push(await startServer(['--no-node-snapshot', MAIN], { ...env, WORKER_HEALTH_PORT: String(port) }, port, '/health/ready'));
+    }
+  } catch (error) {
+    await Promise.all([api, ...workers].map((p) => p.stop()));
+    throw error;
+  }
+  return {
+    url: api.url,
+    child: api.child,
+    pids: () => [api, ...workers].flatMap((p) => processTree(p.child.pid!)),
+    stop: async () => {
+      await Promise.all(workers.map((w) => w.stop()));
+      await api.stop();
+    },
+  } as ServerProcess & { pids(): number[] };
+}
+
+/** Pins every thread of every process of `app` (and so what they start later) to `cpus`, as `taskset -c` would. */
+function pin(app: ServerProcess & { pids?(): number[] }, cpus: string): void {
+  for (const pid of app.pids?.() ?? processTree(app.child.pid!))
+    execFileSync('taskset', ['-a', '-c', '-p', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+async function measured(label: string, app: ServerProcess): Promise<number> {
+  try {
+    return (await measureRuns(app.url, label, definition, {}, { runs: RUNS, connections: CONNECTIONS })).runsPerSecond;
   } finally {
     await app.stop();
   }
@@ -69,19 +128,33 @@ async function waitLatency(workers: number): Promise<{ p50: number; p99: number 
 }
 
 async function main(): Promise<void> {
-  const { loadavg } = await import('node:os');
   const report = figures(
     'cores',
     `${RUNS} runs at ${CONNECTIONS} connections, ${WORKERS} processes on ${availableParallelism()} cores, load ${loadavg()[0].toFixed(1)} at start`,
   );
   const one: number[] = [];
   const many: number[] = [];
+  const split: number[] = [];
+  const oneCore: number[] = [];
+  const twoCores: number[] = [];
+  const load = () => `load ${loadavg()[0].toFixed(1)}`;
   for (let round = 0; round < ROUNDS; round++) {
-    one.push(await throughput(1));
-    many.push(await throughput(WORKERS));
+    one.push(await measured(`WORKERS=1 (${load()})`, await start(1)));
+    split.push(await measured(`split: 1 api + ${SPLIT_WORKERS} workers (${load()})`, await startSplit()));
+    many.push(await measured(`WORKERS=${WORKERS} (${load()})`, await start(WORKERS)));
+    for (const [cpus, into] of [
+      ['0', oneCore],
+      ['0,1', twoCores],
+    ] as const) {
+      const app = await startSplit();
+      pin(app, cpus);
+      into.push(await measured(`split, taskset -c ${cpus} (${load()})`, app));
+    }
   }
   const best = (values: number[]) => Math.max(...values);
-  report(`completed runs/s, WORKERS=${WORKERS}`, best(many), 'runs/s', best(one), '>= 1.8x WORKERS=1');
+  report(`completed runs/s, split 1 api + ${SPLIT_WORKERS} workers`, best(split), 'runs/s', best(one), `>= 1.8x WORKERS=1, ${load()}`);
+  report(`completed runs/s, WORKERS=${WORKERS}`, best(many), 'runs/s', best(one), `>= 1.8x WORKERS=1, ${load()}`);
+  report('completed runs/s, split on taskset -c 0,1', best(twoCores), 'runs/s', best(oneCore), `>= 1.6x taskset -c 0, ${load()}`);
   const alone = await waitLatency(1);
   const shared = await waitLatency(WORKERS);
   report(
@@ -89,7 +162,7 @@ async function main(): Promise<void> {
     shared.p50,
     'ms',
     alone.p50,
-    'within a few ms of WORKERS=1 (was 255 ms on Bull, 2 s embedded across processes)',
+    `within a few ms of WORKERS=1 (was 255 ms on Bull, 2 s embedded across processes), ${load()}`,
   );
   report(`?wait p99, WORKERS=${WORKERS}`, shared.p99, 'ms', alone.p99, 'reported');
   console.log(

@@ -21,6 +21,10 @@ const CPU_RUNS = 60;
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 1000);
 const BUSY_MS = Number(process.env.BENCH_BUSY_MS ?? 300);
 const QUEUES = (process.env.BENCH_QUEUES ?? 'embedded,bull').split(',');
+/** A's top-up posts this many at once. */
+const FILL_AT_ONCE = 20;
+/** How long A's backlog may take to reach half its size before the bench gives up (it once waited forever). */
+const FILL_DEADLINE_MS = 120_000;
 
 function slowServer(): Promise<Server> {
   const server = createServer((req, res) => {
@@ -61,7 +65,8 @@ async function latencies(url: string, key: string, workflowId: string): Promise<
 }
 
 async function measure(queueName: string): Promise<void> {
-  const env: Record<string, string> = { FETCH_ALLOWED_HOSTS: '127.0.0.1', RUNS_REFUSAL_DELAY_MS: '0' };
+  // One process, as measured: WORKERS defaults to one process per core.
+  const env: Record<string, string> = { FETCH_ALLOWED_HOSTS: '127.0.0.1', RUNS_REFUSAL_DELAY_MS: '0', WORKERS: '1' };
   const redis = queueName === 'bull' ? await testRedis('fair-bench') : null;
   if (queueName === 'bull') {
     if (!redis) return void process.stderr.write('fair-shares: Redis is not reachable; Bull not measured\n');
@@ -83,14 +88,22 @@ async function measure(queueName: string): Promise<void> {
     ]);
     const trivial = await workflow(app.url, b, 'b-trivial', [{ id: 'echo', type: 'code', parameters: { code: 'return input;' } }]);
 
+    const say = (what: string) => process.stderr.write(`fair-shares ${queueName}: ${what} (load ${loadavg()[0].toFixed(1)})\n`);
     await latencies(app.url, b, trivial); // warm-up: plans compiled, sandbox processes started
+    say('warmed up; timing B alone');
     const idle = await latencies(app.url, b, trivial);
     const loadIdle = loadavg()[0];
 
     // A's backlog, kept at its size: every run of A's that finishes is replaced.
     const queued = async (workflowId: string) =>
       (await as(app.url, a, 'GET', `/api/v1/runs?workflowId=${workflowId}&status=queued&limit=1`)).body.total as number;
-    const post = (workflowId: string) => as(app.url, a, 'POST', `/api/v1/workflows/${workflowId}/runs`, { runType: 'test', input: {} });
+    // A post that fails (a connection reset under load) is left to the next top-up: it must not end the bench.
+    const post = (workflowId: string) =>
+      as(app.url, a, 'POST', `/api/v1/workflows/${workflowId}/runs`, { runType: 'test', input: {} }).catch((error: unknown) => {
+        failedPosts.push(String(error instanceof Error ? (error.cause ?? error.message) : error));
+        return { status: 0, body: undefined };
+      });
+    const failedPosts: string[] = [];
     let topping = true;
     let postedByA = 0;
     const topUp = async () => {
@@ -99,18 +112,38 @@ async function measure(queueName: string): Promise<void> {
           [slow, SLOW_RUNS],
           [busy, CPU_RUNS],
         ] as const) {
-          const missing = size - (await queued(workflowId));
-          for (let i = 0; i < missing && topping; i++) if ((await post(workflowId)).status === 202) postedByA++;
+          // Posted FILL_AT_ONCE at a time: one after another, the posts fell behind what the
+          // workers drained (on Bull an enqueue is several Redis round trips), the backlog never
+          // reached its size and the bench waited for it forever.
+          for (let missing = size - (await queued(workflowId)); missing > 0 && topping; missing -= FILL_AT_ONCE) {
+            const answers = await Promise.all(Array.from({ length: Math.min(missing, FILL_AT_ONCE) }, () => post(workflowId)));
+            postedByA += answers.filter((answer) => answer.status === 202).length;
+          }
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     };
-    const filling = topUp();
-    while ((await queued(slow)) < SLOW_RUNS || (await queued(busy)) < CPU_RUNS / 2) await new Promise((r) => setTimeout(r, 200));
-    const underLoad = await latencies(app.url, b, trivial);
+    // Caught at once: a failing top-up must not end the process before B's figures or error are out.
+    let fillError: unknown;
+    const filling = topUp().catch((error: unknown) => void (fillError = error));
+    say(`filling A's backlog (${SLOW_RUNS} slow, ${CPU_RUNS} busy)`);
+    for (const deadline = Date.now() + FILL_DEADLINE_MS; (await queued(slow)) < SLOW_RUNS / 2 || (await queued(busy)) < CPU_RUNS / 2;) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `A's backlog did not build up: ${await queued(slow)} slow, ${await queued(busy)} busy queued (posted ${postedByA})`,
+        );
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    say(`A's backlog is up; timing B beside it`);
+    let underLoad: number[];
+    try {
+      underLoad = await latencies(app.url, b, trivial);
+    } finally {
+      topping = false;
+      await filling;
+    }
+    if (fillError) throw fillError;
     const loadBusy = loadavg()[0];
-    topping = false;
-    await filling;
     const backlog = { slow: await queued(slow), busy: await queued(busy) };
 
     const where = `${queueName} queue, ${RUNS} runs, A keeping ${SLOW_RUNS} slow (${SLOW_MS} ms) and ${CPU_RUNS} CPU-bound (${BUSY_MS} ms) runs queued; load ${loadIdle.toFixed(1)} idle, ${loadBusy.toFixed(1)} busy on ${cpus().length} cores`;
@@ -120,7 +153,13 @@ async function measure(queueName: string): Promise<void> {
     figure('b-idle-p50', percentile(idle, 50), 'ms', null, 'baseline: B alone');
     figure('b-under-a-p95', busyP95, 'ms', idleP95, '<= 2 x idle p95');
     figure('b-under-a-p50', percentile(underLoad, 50), 'ms', percentile(idle, 50), 'informative');
-    figure('a-posted-while-b-measured', postedByA, 'runs', null, `A's backlog left: ${backlog.slow} slow, ${backlog.busy} busy`);
+    figure(
+      'a-posted-while-b-measured',
+      postedByA,
+      'runs',
+      null,
+      `A's backlog left: ${backlog.slow} slow, ${backlog.busy} busy; ${failedPosts.length} of A's posts failed${failedPosts.length ? ` (${failedPosts[0]})` : ''}`,
+    );
   } finally {
     await app.stop();
     upstream.close();

@@ -93,10 +93,14 @@ async function subject(prefix: string, helloUrl: string, root?: string): Promise
     {
       LOG_LEVEL: 'info',
       APP_ROLE: 'all',
+      // One process, as measured: WORKERS defaults to one process per core, and a second process
+      // on the same store doubled what each claim cost (the two contend for SQLite's write lock).
+      WORKERS: '1',
       FETCH_ALLOWED_HOSTS: '127.0.0.1',
       SWAGGER_ENABLED: 'false',
       RUNS_MAX_QUEUED: '0',
       RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
+      RUNS_MAX_QUEUED_PER_USER: '0',
     },
     profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     root,

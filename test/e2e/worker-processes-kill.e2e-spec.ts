@@ -4,7 +4,10 @@ import { AddressInfo } from 'node:net';
 import { bootService, freePort, logLines, processExists, Spawned, stopService, tempDir } from '../utils/processes';
 
 const KEY = 'wcs_workers_bootstrap_key_0123456789abcdef';
-const RUNS = 8;
+/** Runs of one process at once (JOB_CONCURRENCY), set so the test knows what the gate can hold. */
+const CONCURRENCY = 4;
+/** More runs than both processes run at once: the rest wait queued through the kill. */
+const RUNS = 12;
 
 /**
  * `npm start` on every core: APP_ROLE=all with WORKERS=2 runs one worker process beside itself on
@@ -45,6 +48,7 @@ describe('npm start with worker processes', () => {
       REDIS_URL: '',
       LOG_LEVEL: 'info',
       EMBEDDING_THREADS: '1',
+      JOB_CONCURRENCY: String(CONCURRENCY),
       JOB_LEASE_MS: '3000',
       FETCH_ALLOWED_HOSTS: '127.0.0.1',
     });
@@ -129,9 +133,10 @@ describe('npm start with worker processes', () => {
       expect(started.status).toBe(202);
       runIds.push(started.body.runId);
     }
-    // A process holds JOB_CONCURRENCY (4) runs, and one more in the fair-share lane (a user with
-    // nothing else queued): with 8 runs both processes hold some at the gate.
-    while (held.length < RUNS) await new Promise<number>((resolve) => pending.push(resolve));
+    // Both processes fill up: each holds JOB_CONCURRENCY runs at the gate (the first run may be a
+    // ninth, in the fair-share lane), and the rest stay queued. Waiting for all RUNS at the gate
+    // waited for what two processes never run at once: held ones timed out (FETCH_TIMEOUT_MS) first.
+    while (held.length < Math.min(RUNS, 2 * CONCURRENCY)) await new Promise<number>((resolve) => pending.push(resolve));
     const [victim] = workerPids().slice(-1);
     process.kill(victim, 'SIGKILL');
     for (const deadline = Date.now() + 30_000; processExists(victim); await new Promise((r) => setTimeout(r, 50))) {

@@ -343,7 +343,12 @@ export class BullJobQueue extends JobQueue {
       this.inFlight.delete(controller);
       // No longer pending: its user's next job may take the lane again. A failed write only delays that until the head passes it.
       const share = (job.opts as FairOptions).fairShare;
-      if (share) void job.queue.client.zrem(fairKeys(job.queue, share).jobs, String(job.id)).catch(() => undefined);
+      // The records live beside the job name's queue, also for a lane job (whose job.queue is the lane's): removing
+      // them under the lane's keys left the user pending, so their next run missed the lane and waited its turn.
+      if (share) {
+        const queue = this.queue(name);
+        void queue.client.zrem(fairKeys(queue, share).jobs, String(job.id)).catch(() => undefined);
+      }
     }
   }
 

@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -133,7 +133,13 @@ export async function startServer(
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // BENCH_APP_LOG=<file>: the servers' stdout (their log lines) is appended there, to see why one stopped.
+    stdio: ['ignore', process.env.BENCH_APP_LOG ? openSync(process.env.BENCH_APP_LOG, 'a') : 'ignore', 'inherit'],
+  });
+  let stopping = false;
+  // A server that ends before the bench stops it says how, or the bench only sees refused connections.
+  child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`server ${args.join(' ')} ended on its own: code ${code}, signal ${signal}\n`);
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
@@ -153,6 +159,7 @@ export async function startServer(
     child,
     stop: () =>
       new Promise<void>((resolve) => {
+        stopping = true;
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
@@ -222,7 +229,7 @@ export function startApp(env: Record<string, string> = {}, nodeOptions: string[]
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.js')], { stdio: 'inherit' });
     built = true;
   }
-  const settings = { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env };
+  const settings = { DATA_DIR: tempDataDir(), BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env };
   return startServer(['--no-node-snapshot', ...nodeOptions, join(root, 'dist', 'src', 'main.js')], settings, benchPort());
 }
 
