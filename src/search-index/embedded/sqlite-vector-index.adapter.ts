@@ -5,6 +5,7 @@ import {
   assertSearchK,
   assertUnitFilter,
   assertUsableVector,
+  assertVectorPassages,
   dimensionsByCollection,
   embeddingMismatch,
   IndexUnit,
@@ -92,6 +93,7 @@ export class SqliteVectorIndex extends VectorIndex {
       );
       CREATE INDEX IF NOT EXISTS search_units_collection_file ON search_units (collection_id, file_id);
       CREATE INDEX IF NOT EXISTS search_units_collection_seq ON search_units (collection_id, seq);
+      CREATE INDEX IF NOT EXISTS search_units_passage ON search_units (passage_id);
       CREATE VIRTUAL TABLE IF NOT EXISTS search_units_fts USING fts5(
         text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
       );
@@ -217,6 +219,25 @@ export class SqliteVectorIndex extends VectorIndex {
     ) as (Omit<TextHit, 'score'> & { bm25: number })[];
     // FTS5's bm25() is negated so that ascending order is best first; the port's score is not.
     return rows.map(({ unitId, passageId, fileId, bm25 }) => ({ unitId, passageId, fileId, score: -bm25 }));
+  }
+
+  /** One indexed read of the passages' rows (search_units_passage): a page's worth, whatever the collection's size. */
+  async passageVectors(collectionId: string, passageIds: readonly string[]): Promise<Map<string, Float32Array[]>> {
+    assertVectorPassages(passageIds);
+    const vectors = new Map<string, Float32Array[]>();
+    if (passageIds.length === 0) return vectors;
+    const rows = this.prepared().vectorsOfPassages.all(
+      JSON.stringify([...new Set(passageIds)]),
+      collectionId,
+      this.deletedUpTo(collectionId),
+    ) as { passageId: string; vector: Buffer }[];
+    for (const { passageId, vector } of rows) {
+      const list = vectors.get(passageId) ?? [];
+      // A copy: the row's buffer may be a view into memory SQLite reuses.
+      list.push(Float32Array.from(floatsOf(vector)));
+      vectors.set(passageId, list);
+    }
+    return vectors;
   }
 
   async deleteByFile(collectionId: string, fileId: string): Promise<void> {
@@ -362,6 +383,11 @@ export class SqliteVectorIndex extends VectorIndex {
       unitsBySeq: db.prepare(`
         SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
         FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`),
+      vectorsOfPassages: db.prepare(`
+        SELECT u.passage_id AS passageId, v.vector AS vector
+        FROM json_each(?) j JOIN search_units u ON u.passage_id = j.value JOIN search_unit_vectors v ON v.seq = u.seq
+        WHERE u.collection_id = ? AND u.seq > ?
+        ORDER BY u.seq`),
       vectorBatch: db.prepare(`
         SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
         FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
