@@ -401,9 +401,11 @@ export class SqliteVectorIndex extends VectorIndex {
       unitsBySeq: db.prepare(`
         SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
         FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`),
+      // CROSS JOIN keeps the passages outermost: left to itself the planner walks the whole
+      // collection (collection_id, seq) and probes the list for each row, 30x slower at 3,000 units.
       vectorsOfPassages: db.prepare(`
         SELECT u.passage_id AS passageId, v.vector AS vector
-        FROM json_each(?) j JOIN search_units u ON u.passage_id = j.value JOIN search_unit_vectors v ON v.seq = u.seq
+        FROM json_each(?) j CROSS JOIN search_units u ON u.passage_id = j.value CROSS JOIN search_unit_vectors v ON v.seq = u.seq
         WHERE u.collection_id = ? AND u.seq > ?
         ORDER BY u.seq`),
       vectorBatch: db.prepare(`
