@@ -207,20 +207,42 @@ describe('SearchService', () => {
     await expect(search()).rejects.toMatchObject({ code: ErrorCode.EMBEDDING_MISMATCH });
   });
 
-  it('fuses keyword and vector ranks in hybrid mode, giving keyword-only passages a real distance', async () => {
+  it('fuses keyword and vector ranks in hybrid mode, giving keyword-only passages their nearest stored window distance', async () => {
     embedder.table.set('kestrel', at(0));
+    // Embedding the passage again would give another distance: the stored windows are what counts.
     embedder.table.set('the kestrel hovers over the field', at(1.0));
     await addFile('birds.txt', [
       { content: 'close in meaning', windows: [0.05] },
-      { content: 'the kestrel hovers over the field', windows: [1.4], texts: ['the kestrel hovers over the field'] },
+      { content: 'the kestrel hovers over the field', windows: [1.6, 1.4], texts: ['the kestrel hovers', 'over the field'] },
       ...Array.from({ length: 60 }, (_, i) => ({ content: `filler ${i}`, windows: [0.1 + i * 0.01] })),
     ]);
     const vectorOnly = (await search({ text: 'kestrel', topK: 5 })).result.map((r) => r.content);
     expect(vectorOnly).not.toContain('the kestrel hovers over the field');
+    embedder.calls = 0;
     const hybrid = (await search({ text: 'kestrel', topK: 5, mode: 'hybrid' })).result;
     const kestrel = hybrid.find((r) => r.content === 'the kestrel hovers over the field')!;
     expect(hybrid.indexOf(kestrel)).toBeLessThanOrEqual(1);
-    expect(kestrel.distance).toBeCloseTo(1 - Math.cos(1.0), 5);
+    expect(kestrel.distance).toBeCloseTo(1 - Math.cos(1.4), 5);
+    // The query alone was embedded.
+    expect(embedder.calls).toBe(1);
+    // The distance a vector search deep enough to reach it gives the same passage.
+    const deep = (await search({ text: 'kestrel', topK: 100 })).result.find((r) => r.id === kestrel.id)!;
+    expect(deep.distance).toBeCloseTo(kestrel.distance, 6);
+  });
+
+  it('diversifies with MMR from the stored vectors, embedding the query alone', async () => {
+    await addFile('a.txt', [
+      { content: 'first', windows: [0.1] },
+      { content: 'twin of first', windows: [0.11] },
+      { content: 'other side', windows: [-0.3] },
+    ]);
+    embedder.calls = 0;
+    const plain = (await search({ topK: 2 })).result.map((r) => r.content);
+    expect(plain).toEqual(['first', 'twin of first']);
+    const diverse = (await search({ topK: 2, mmrLambda: 0.3 })).result;
+    expect(diverse.map((r) => r.content)).toEqual(['first', 'other side']);
+    expect(diverse[1].distance).toBeCloseTo(1 - Math.cos(0.3), 5);
+    expect(embedder.calls).toBe(2);
   });
 
   it('validates its input for both doors and hides collections from non-members', async () => {

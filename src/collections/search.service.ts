@@ -8,7 +8,7 @@ import { Principal } from '../auth/principal';
 import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
 import { validateInput } from '../common/input-validation';
 import { Embedder } from '../domain/embedder.port';
-import { cosineDistance } from '../embeddings/vectors';
+import { cosineDistance, l2Normalize } from '../embeddings/vectors';
 import { Metrics } from '../metrics/metrics.service';
 import { NodeCredentials } from '../engine/node-credentials.port';
 import { AppConfig } from '../config/app-config';
@@ -19,7 +19,7 @@ import { FileStore } from '../domain/file-store.port';
 import { Passage } from '../domain/file.model';
 import { FileFilter, parseFileFilter } from '../domain/file-filter';
 import { DEFAULT_TOP_K, MAX_SEARCH_COLLECTIONS, RerankDto, SearchMode, SearchOptionsDto } from './search.dto';
-import { MAX_FILTER_FILES, MAX_SEARCH_K, modelMismatch, UnitFilter, VectorIndex } from '../domain/vector-index.port';
+import { MAX_FILTER_FILES, MAX_SEARCH_K, MAX_VECTOR_PASSAGES, modelMismatch, UnitFilter, VectorIndex } from '../domain/vector-index.port';
 
 export type { SearchMode };
 
@@ -93,7 +93,7 @@ const UNITS_PER_PASSAGE = 4;
 const HYBRID_MIN_DEPTH = 50;
 /** The constant of reciprocal rank fusion; 60 is the value of the original paper and common practice. */
 const RRF_K = 60;
-/** Candidates maximal marginal relevance chooses from, beyond the passages wanted: each is embedded once. */
+/** Candidates maximal marginal relevance chooses from, beyond the passages wanted: their stored vectors are read once. */
 const MMR_EXTRA_CANDIDATES = 50;
 
 interface RankedPassage {
@@ -332,17 +332,21 @@ export class SearchService {
 
   /**
    * Maximal marginal relevance over the ranking's first candidates: each next passage is the one
-   * with the best `lambda * relevance - (1 - lambda) * (closest similarity to a passage chosen)`,
-   * similarities being cosines of the passages' own embeddings (one embedder call for the pool).
-   * The passages past the pool follow in their order.
+   * with the best `lambda * relevance - (1 - lambda) * (closest similarity to a passage chosen)`.
+   * Relevance is 1 - the passage's distance (the one its result carries); similarity is the cosine
+   * of two passages' vectors, each the mean direction of its stored windows, read from the index
+   * (no embedder call). The passages past the pool follow in their order.
    */
   private async diversify(ranking: RankedPassage[], query: Float32Array, lambda: number, wanted: number): Promise<RankedPassage[]> {
     const pool = ranking.slice(0, wanted + MMR_EXTRA_CANDIDATES);
-    const passages = new Map((await this.files.getPassages(pool.map((r) => r.passageId))).map((p) => [p.id, p]));
-    const candidates = pool.filter((r) => passages.has(r.passageId));
+    const stored = await this.storedVectors(pool);
+    // Keyword-only passages get their distance here, once, for their results too.
+    const candidates = pool
+      .filter((r) => stored.has(r.passageId))
+      .map((r) => ({ ...r, distance: r.distance ?? nearestDistance(query, stored.get(r.passageId)!) }));
     if (candidates.length < 2) return candidates;
-    const vectors = await this.embedder.embed(candidates.map((r) => passages.get(r.passageId)!.content));
-    const relevance = vectors.map((v) => 1 - cosineDistance(query, v));
+    const vectors = candidates.map((r) => meanDirection(stored.get(r.passageId)!));
+    const relevance = candidates.map((r) => 1 - r.distance);
     const closest = new Array<number>(candidates.length).fill(-Infinity);
     const chosen: RankedPassage[] = [];
     const left = new Set(candidates.keys());
@@ -358,6 +362,21 @@ export class SearchService {
       for (const i of left) closest[i] = Math.max(closest[i], 1 - cosineDistance(vectors[i], vectors[best]));
     }
     return chosen;
+  }
+
+  /** The stored window vectors of the ranked passages, by passage id, read per collection in batches the index takes. */
+  private async storedVectors(ranking: RankedPassage[]): Promise<Map<string, Float32Array[]>> {
+    const byCollection = new Map<string, string[]>();
+    for (const { collectionId, passageId } of ranking)
+      byCollection.set(collectionId, [...(byCollection.get(collectionId) ?? []), passageId]);
+    const vectors = new Map<string, Float32Array[]>();
+    for (const [collectionId, passageIds] of byCollection) {
+      for (let start = 0; start < passageIds.length; start += MAX_VECTOR_PASSAGES) {
+        const read = await this.index.passageVectors(collectionId, passageIds.slice(start, start + MAX_VECTOR_PASSAGES));
+        for (const [passageId, list] of read) vectors.set(passageId, list);
+      }
+    }
+    return vectors;
   }
 
   /** @param known passages already read, by id: only the others are read */
@@ -392,22 +411,42 @@ export class SearchService {
   }
 
   /**
-   * A passage only BM25 found has no distance from the index; it gets its own cosine distance to
-   * the query's vector (the one the index was asked with), so every result carries a real distance.
-   * Costs one embedder call for those passages, in hybrid mode only.
+   * A passage only BM25 found has no distance from the index; it gets the cosine distance from the
+   * query's vector (the one the index was asked with) to its nearest stored window, the distance a
+   * vector search gives it, so every result carries a real distance. The windows' vectors are read
+   * back from the index, never embedded again: hybrid search costs one embedder call, the query's.
    */
   private async distancesOfKeywordOnly(
     ranking: RankedPassage[],
     passages: Map<string, Passage>,
     query: Float32Array,
   ): Promise<Map<string, number>> {
-    const missing = ranking.filter((r) => r.distance === undefined && passages.has(r.passageId)).map((r) => passages.get(r.passageId)!);
+    const missing = ranking.filter((r) => r.distance === undefined && passages.has(r.passageId));
     const distances = new Map<string, number>();
     if (missing.length === 0) return distances;
-    const vectors = await this.embedder.embed(missing.map((p) => p.content));
-    missing.forEach((passage, i) => distances.set(passage.id, cosineDistance(query, vectors[i])));
+    const stored = await this.storedVectors(missing);
+    for (const { passageId } of missing) {
+      const windows = stored.get(passageId);
+      // No window left (the file was deleted since BM25 answered): as far as a distance goes.
+      distances.set(passageId, windows ? nearestDistance(query, windows) : 2);
+    }
     return distances;
   }
+}
+
+/** The cosine distance from `query` to the nearest of `windows`. */
+function nearestDistance(query: Float32Array, windows: Float32Array[]): number {
+  return Math.min(...windows.map((window) => cosineDistance(query, window)));
+}
+
+/** The mean of the windows' unit vectors: the direction of the passage as a whole. */
+function meanDirection(windows: Float32Array[]): Float32Array {
+  const mean = new Float32Array(windows[0].length);
+  for (const window of windows) {
+    const unit = l2Normalize(window);
+    for (let i = 0; i < mean.length; i++) mean[i] += unit[i];
+  }
+  return mean;
 }
 
 /** Which files are `indexed`, and their names; looked up once per file per search, even by concurrent rankings. */

@@ -58,6 +58,18 @@ export function assertUnitFilter(filter: UnitFilter | undefined): void {
 /** Largest `k` a search accepts: sqlite-vec's KNN limit, well under Elasticsearch's candidate cap. */
 export const MAX_SEARCH_K = 4096;
 
+/** Most passages `passageVectors` reads in one call: a search asks for one page and MMR's pool. */
+export const MAX_VECTOR_PASSAGES = 1_024;
+
+/** Throws unless `passageIds` is within MAX_VECTOR_PASSAGES. */
+export function assertVectorPassages(passageIds: readonly string[]): void {
+  if (passageIds.length > MAX_VECTOR_PASSAGES) {
+    throw AppError.validation([
+      { field: 'passageIds', reason: `may name at most ${MAX_VECTOR_PASSAGES} passages; it named ${passageIds.length}` },
+    ]);
+  }
+}
+
 /** Largest vector dimension accepted: the `dense_vector` limit of Elasticsearch. */
 export const MAX_VECTOR_DIMENSION = 4096;
 
@@ -92,6 +104,14 @@ export abstract class VectorIndex {
    * never query syntax: operators and punctuation in it are taken as plain words or ignored.
    */
   abstract searchText(collectionId: string, text: string, k: number, filter?: UnitFilter): Promise<TextHit[]>;
+
+  /**
+   * The stored vectors of the passages' units (their embedded windows), by passage id, read back
+   * rather than embedded again: a search gives a passage that only BM25 found its distance to the
+   * query from them. Passages of the collection only; one with no unit (deleted meanwhile) is
+   * absent. At most MAX_VECTOR_PASSAGES passages per call. Vectors may come scaled to unit length.
+   */
+  abstract passageVectors(collectionId: string, passageIds: readonly string[]): Promise<Map<string, Float32Array[]>>;
 
   abstract deleteByFile(collectionId: string, fileId: string): Promise<void>;
 

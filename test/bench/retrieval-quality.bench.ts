@@ -8,7 +8,7 @@
  *     (test/utils/scripted-reranker-server.ts): a real cross-scorer, but a plain one, BM25 of the
  *     query's terms over the candidates, not a neural model. Its figures say what a second opinion
  *     of that kind adds; a real cross-encoder (Cohere, Jina, a TEI model) is expected to add more.
- * The hybrid + MMR line waits for MMR (diversity) as a search option; see the report of issue 28.
+ *   - hybrid+mmr: hybrid (reranking off) with maximal marginal relevance, `mmr_lambda` 0.7.
  *
  * Ingestion goes through the services directly (test/bench/ingestion-kit.ts: the file store, the
  * ingestion job, the local embedder and the SQLite index, wired as the modules wire them), one file
@@ -27,6 +27,8 @@ import type { SearchInput } from '../../src/collections/search.service';
 const report = reporter('retrieval-quality');
 const K = 10;
 const RERANK_TOP_N = 30;
+/** Relevance weighs 0.7, diversity 0.3: a common setting that still ranks by relevance first. */
+const MMR_LAMBDA = 0.7;
 const INGEST_IN_FLIGHT = 8;
 const load = () =>
   loadavg()
@@ -75,9 +77,10 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     console.log(`# ingested in ${seconds.toFixed(1)} s (${(set.passages.length / seconds).toFixed(0)} passages/s); load ${load()}`);
 
-    const variants: [string, Pick<SearchInput, 'mode' | 'rerank'>][] = [
+    const variants: [string, Pick<SearchInput, 'mode' | 'rerank' | 'mmrLambda'>][] = [
       ['vector', { mode: 'vector' }],
       ['hybrid', { mode: 'hybrid', rerank: { enabled: false } }],
+      ['hybrid+mmr', { mode: 'hybrid', mmrLambda: MMR_LAMBDA, rerank: { enabled: false } }],
       ['reranked', { mode: 'hybrid' }],
     ];
     const figures = new Map<string, { ndcg: number; recall: number; answers: number; p50: number }>();

@@ -9,6 +9,8 @@
  *     against /health p99 at rest;
  *   - search through HTTP (query embedding included), one client, then 8 clients: throughput ratio,
  *     p95, and /health p99 while 8 clients search;
+ *   - hybrid search by 8 clients with words every passage holds (BM25 ranks every unit of the
+ *     collection: the largest keyword search there is), p50, and /health p99 meanwhile;
  *   - the service's peak RSS, and deleting the collection through the API.
  *
  *   BENCH_PASSAGES=1000000 npm run bench -- search-service   (default 20,000 passages)
@@ -166,12 +168,15 @@ async function main(): Promise<void> {
       return JSON.stringify({ text: `q f${file} p${passage} ${WORDS[i % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]}`, top_k: 10 });
     };
     let counter = 0;
+    let mode: 'vector' | 'hybrid' = 'vector';
+    const hybridQuery = (i: number) =>
+      JSON.stringify({ text: `${WORDS[i % WORDS.length]} ${WORDS[(i * 5 + 1) % WORDS.length]}`, top_k: 10, mode: 'hybrid' });
     const searchOnce = async () => {
       const began = performance.now();
       const res = await fetch(`${app.url}/api/v1/collections/${collectionId}/search`, {
         method: 'POST',
         headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
-        body: query(counter++),
+        body: mode === 'vector' ? query(counter++) : hybridQuery(counter++),
       });
       await res.arrayBuffer();
       if (res.status !== 200) throw new Error(`search: ${res.status}`);
@@ -205,6 +210,15 @@ async function main(): Promise<void> {
         `/health p99 ${healthSearching.p99.toFixed(1)} ms meanwhile; load ${load()}`,
     );
 
+    mode = 'hybrid';
+    const keywordSearching = healthProbe(app.url);
+    const hybrid = await clients(CLIENTS);
+    const healthKeywordSearching = await keywordSearching.stop();
+    console.log(
+      `hybrid search over HTTP, words in every passage: ${CLIENTS} clients ${hybrid.rps.toFixed(1)}/s (p50 ${hybrid.p50.toFixed(1)} ms, ` +
+        `p95 ${hybrid.p95.toFixed(1)} ms); /health p99 ${healthKeywordSearching.p99.toFixed(1)} ms meanwhile; load ${load()}`,
+    );
+
     const memory = memoryOf(app.child.pid!);
     console.log(`service memory: RSS ${memory.rssMiB.toFixed(0)} MiB, peak ${memory.peakMiB.toFixed(0)} MiB`);
     const deleteStarted = performance.now();
@@ -220,6 +234,13 @@ async function main(): Promise<void> {
     figure('search_8_clients_throughput', many.rps, 'searches/s', one.rps, 'ratio >= 1.7 (baseline: one client)');
     figure('search_1_client_p95', one.p95, 'ms', null, 'query embedding and HTTP included; index alone in vector-index.bench.ts');
     figure('health_p99_searching', healthSearching.p99, 'ms', healthAtRest.p99, 'value < 50 ms (baseline: /health p99 at rest)');
+    figure(
+      'health_p99_hybrid_searching',
+      healthKeywordSearching.p99,
+      'ms',
+      healthAtRest.p99,
+      'value < 50 ms while 8 clients run BM25 over every unit (baseline: /health p99 at rest)',
+    );
     figure('service_peak_rss', memory.peakMiB, 'MiB', null, 'value <= 2560 MiB');
     figure('delete_collection', deleteSeconds * 1000, 'ms', null, 'seconds, not minutes');
   } finally {

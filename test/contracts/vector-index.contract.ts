@@ -170,6 +170,29 @@ describe.each(backends)('VectorIndex contract: %s', (_name, backend) => {
       for (let i = 1; i < hits.length; i++) expect(hits[i].distance).toBeGreaterThanOrEqual(hits[i - 1].distance);
     });
 
+    it("reads back the stored vectors of passages' units, by passage, within the collection", async () => {
+      const [a0, a1, b0] = spreadVectors(3, 8);
+      await index.upsert([
+        unit({ vector: a0, passageId: 'psg_a', fileId: 'fle_1' }),
+        unit({ vector: a1, passageId: 'psg_a', fileId: 'fle_1' }),
+        unit({ vector: b0, passageId: 'psg_b', fileId: 'fle_2' }),
+        unit({ vector: b0, passageId: 'psg_a', fileId: 'fle_1', collectionId: newId('col') }),
+      ]);
+      const vectors = await index.passageVectors(collection, ['psg_a', 'psg_b', 'psg_none']);
+      expect([...vectors.keys()].sort()).toEqual(['psg_a', 'psg_b']);
+      // The same directions as upserted (an adapter may store them scaled to unit length).
+      const distancesTo = (passageId: string, original: Float32Array) =>
+        vectors.get(passageId)!.map((stored) => cosineDistance(stored, original));
+      expect(vectors.get('psg_a')).toHaveLength(2);
+      expect(Math.min(...distancesTo('psg_a', a0))).toBeCloseTo(0, 5);
+      expect(Math.min(...distancesTo('psg_a', a1))).toBeCloseTo(0, 5);
+      expect(distancesTo('psg_b', b0)[0]).toBeCloseTo(0, 5);
+
+      await index.deleteByFile(collection, 'fle_1');
+      expect([...(await index.passageVectors(collection, ['psg_a', 'psg_b'])).keys()]).toEqual(['psg_b']);
+      expect((await index.passageVectors(collection, [])).size).toBe(0);
+    });
+
     it('measures cosine, not length: a scaled copy of the query is at distance 0, its opposite at 2', async () => {
       const same = unit({ vector: vec(3, 0, 0, 0) });
       const opposite = unit({ vector: vec(-0.5, 0, 0, 0) });

@@ -370,4 +370,62 @@ describe('retrieval: metadata, filters, search across collections', () => {
       }
     });
   });
+
+  describe('hybrid search', () => {
+    /** Cosine distance of two fake embeddings, as the service computes it. */
+    const distance = (a: string, b: string) => {
+      const [x, y] = [hashVector(a, embeddings.dimension), hashVector(b, embeddings.dimension)];
+      let [dot, xx, yy] = [0, 0, 0];
+      for (let i = 0; i < x.length; i++) [dot, xx, yy] = [dot + x[i] * y[i], xx + x[i] * x[i], yy + y[i] * y[i]];
+      return 1 - dot / Math.sqrt(xx * yy);
+    };
+    /** What the embeddings endpoint was asked to embed while `act` ran. */
+    const embeddedDuring = async <T>(act: () => Promise<T>): Promise<{ value: T; inputs: unknown[] }> => {
+      const before = embeddings.requests.length;
+      const value = await act();
+      return { value, inputs: embeddings.requests.slice(before).flatMap((r) => r.body?.input as unknown[]) };
+    };
+
+    it('gives a passage only BM25 found the distance of its stored window, embedding the query alone', async () => {
+      const collection = await createCollection(t, 'Keywords');
+      // More passages than fusion takes from the vector ranking (50), so that one can be missed by it.
+      const ids: string[] = [];
+      for (let i = 0; i < 56; i++) ids.push((await addNote(collection, `filler-${i}.txt`, `Filler note number ${i}.`)).body.id);
+      const zebraText = 'The zebra grazes by the river.';
+      const zebra = (await addNote(collection, 'zebra.txt', zebraText)).body.id as string;
+      for (const fileId of [...ids, zebra]) expect((await waitForFile(t, collection, fileId)).status).toBe('indexed');
+
+      // A query whose fake embedding puts the zebra note past the 50 nearest: BM25 alone finds it.
+      let query = '';
+      let byVector: any;
+      // Numbers past the fillers' own, so that BM25 matches the zebra note alone.
+      for (let n = 100; n < 300; n++) {
+        query = `zebra ${n}`;
+        const all = (await search(collection, { text: query, top_k: 100 })).body.result;
+        const rank = all.findIndex((hit: any) => hit.fileId === zebra);
+        if (rank >= 50) {
+          byVector = all[rank];
+          break;
+        }
+      }
+      expect(byVector).toBeDefined();
+
+      const { value: hybrid, inputs } = await embeddedDuring(() => search(collection, { text: query, top_k: 5, mode: 'hybrid' }));
+      expect(hybrid.status).toBe(200);
+      const found = hybrid.body.result.find((hit: any) => hit.fileId === zebra);
+      expect(found).toBeDefined();
+      // The distance a vector search gives it, and the one embedding the passage again gave before:
+      // the note is one passage of one window, its text.
+      expect(found.distance).toBeCloseTo(byVector.distance, 6);
+      expect(found.distance).toBeCloseTo(distance(query, zebraText), 5);
+      expect(inputs).toEqual([query]);
+
+      const diverse = await embeddedDuring(() => search(collection, { text: query, top_k: 5, mode: 'hybrid', mmr_lambda: 0.5 }));
+      expect(diverse.value.status).toBe(200);
+      expect(diverse.value.body.result).toHaveLength(5);
+      const again = diverse.value.body.result.find((hit: any) => hit.fileId === zebra);
+      if (again) expect(again.distance).toBeCloseTo(byVector.distance, 6);
+      expect(diverse.inputs).toEqual([query]);
+    });
+  });
 });

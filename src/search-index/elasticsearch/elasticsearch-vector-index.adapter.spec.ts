@@ -40,7 +40,15 @@ function setup(
   on('GET', `/${INDEX}/_mapping`, () => ({ [INDEX]: { mappings: { properties: { vector_16: { type: 'dense_vector' } } } } }));
   on('PUT', `/${INDEX}/_mapping`, () => ({ acknowledged: true }));
   on('POST', `/${INDEX}/_search`, (params) => {
-    const body = params.body as { knn?: unknown; query?: { bool?: { must?: unknown } } };
+    const body = params.body as { knn?: unknown; query?: { bool?: { must?: unknown } }; script_fields?: unknown };
+    if (body.script_fields) {
+      // Script fields come back as a list of values; a vector is one value, an array.
+      return hits([
+        { _id: 'psg_1_0', _score: 0, _source: { passage_id: 'psg_1' }, fields: { vector: [[0.6, 0.8, 0]] } },
+        { _id: 'psg_1_1', _score: 0, _source: { passage_id: 'psg_1' }, fields: { vector: [[0, 0, 1]] } },
+        { _id: 'psg_2_0', _score: 0, _source: { passage_id: 'psg_2' }, fields: { vector: [1, 0, 0] } },
+      ]);
+    }
     if (body.knn) {
       return hits([
         { _id: 'unt_near', _score: 0.95, _source: { passage_id: 'psg_1', file_id: 'fle_1' } },
@@ -210,6 +218,40 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     expect(await index.searchVector('col_1', Float32Array.from([1, 0]), 10, { fileIds: [] })).toEqual([]);
     expect(await index.searchText('col_1', 'zebra', 10, { fileIds: [] })).toEqual([]);
     expect(sent('POST', `/${INDEX}/_search`)).toHaveLength(before);
+  });
+
+  it('passageVectors reads the units of the passages with their vectors as a script field, by passage (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 3 });
+    await index.init();
+    const vectors = await index.passageVectors('col_1', ['psg_1', 'psg_2', 'psg_1']);
+    expect([...vectors.keys()]).toEqual(['psg_1', 'psg_2']);
+    expect(vectors.get('psg_1')!.map((v) => Array.from(v))).toEqual([
+      [expect.closeTo(0.6, 6), expect.closeTo(0.8, 6), 0],
+      [0, 0, 1],
+    ]);
+    expect(vectors.get('psg_2')!.map((v) => Array.from(v))).toEqual([[1, 0, 0]]);
+    const request = sent('POST', `/${INDEX}/_search`).find((r) => (r.body as { script_fields?: unknown }).script_fields);
+    expect(request!.body).toEqual({
+      size: 10_000,
+      query: { bool: { filter: [{ term: { collection_id: 'col_1' } }, { terms: { passage_id: ['psg_1', 'psg_2'] } }] } },
+      _source: ['passage_id'],
+      script_fields: { vector: { script: { source: 'doc[params.field].vectorValue', params: { field: 'vector_3' } } } },
+    });
+  });
+
+  it('passageVectors asks nothing for no passages or an empty collection, and refuses too many passages (mock)', async () => {
+    const { index, sent } = setup();
+    await index.init();
+    expect((await index.passageVectors('col_1', [])).size).toBe(0);
+    expect((await index.passageVectors('col_1', ['psg_1'])).size).toBe(0);
+    expect(sent('POST', `/${INDEX}/_search`).filter((r) => (r.body as { script_fields?: unknown }).script_fields)).toHaveLength(0);
+    const error = await rejection(
+      index.passageVectors(
+        'col_1',
+        Array.from({ length: 1_025 }, (_, i) => `psg_${i}`),
+      ),
+    );
+    expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
   });
 
   it('searchText applies the same filter beside the collection (mock)', async () => {

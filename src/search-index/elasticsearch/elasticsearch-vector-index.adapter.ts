@@ -5,6 +5,7 @@ import {
   assertSearchK,
   assertUnitFilter,
   assertUsableVector,
+  assertVectorPassages,
   dimensionsByCollection,
   embeddingMismatch,
   IndexUnit,
@@ -43,6 +44,16 @@ const CANDIDATES_PER_RESULT = 10;
 const MIN_NUM_CANDIDATES = 100;
 /** Quantised candidates per result re-scored with float vectors: BBQ's 1-bit ranking needs more. */
 const RESCORE_OVERSAMPLE: Record<VectorIndexType, number | null> = { hnsw: null, int8_hnsw: 2, bbq_hnsw: 3 };
+/** Units one `passageVectors` request reads at most: the default `index.max_result_window`. */
+const MAX_VECTOR_UNITS = 10_000;
+/** Passages per `passageVectors` request: a passage has a few windows, so their units fit MAX_VECTOR_UNITS. */
+const VECTOR_PASSAGES_PER_REQUEST = 256;
+/**
+ * Reads a unit's float vector from its doc values (`vectorValue`, Painless's documented access to
+ * a `dense_vector`): the mapping keeps vectors out of `_source`, so they cannot be read from there.
+ */
+const READ_VECTOR_SCRIPT = 'doc[params.field].vectorValue';
+
 /** Graph links per node and candidates while linking: Elasticsearch's defaults, written down. */
 const HNSW_M = 16;
 const HNSW_EF_CONSTRUCTION = 100;
@@ -212,6 +223,42 @@ export class ElasticsearchVectorIndex extends VectorIndex {
       fileId: hit._source!.file_id,
       score: hit._score ?? 0,
     }));
+  }
+
+  /**
+   * A filtered search for the passages' units that returns each unit's vector as a script field.
+   * Requests of VECTOR_PASSAGES_PER_REQUEST passages, so that their units stay within one page.
+   */
+  async passageVectors(collectionId: string, passageIds: readonly string[]): Promise<Map<string, Float32Array[]>> {
+    assertVectorPassages(passageIds);
+    const vectors = new Map<string, Float32Array[]>();
+    const ids = [...new Set(passageIds)];
+    if (ids.length === 0) return vectors;
+    const dimension = await this.collectionDimension(collectionId);
+    if (dimension === undefined) return vectors;
+    for (let start = 0; start < ids.length; start += VECTOR_PASSAGES_PER_REQUEST) {
+      const batch = ids.slice(start, start + VECTOR_PASSAGES_PER_REQUEST);
+      const response = await this.call('read passage vectors', () =>
+        this.client.search<Pick<UnitSource, 'passage_id'>>({
+          index: this.index,
+          size: MAX_VECTOR_UNITS,
+          query: { bool: { filter: [{ term: { collection_id: collectionId } }, { terms: { passage_id: batch } }] } },
+          _source: ['passage_id'],
+          script_fields: {
+            vector: { script: { source: READ_VECTOR_SCRIPT, params: { field: vectorField(dimension) } } },
+          },
+        }),
+      );
+      for (const hit of response.hits.hits) {
+        const passageId = hit._source?.passage_id;
+        const values = (hit.fields?.vector as unknown[] | undefined)?.flat() as number[] | undefined;
+        if (!passageId || !values?.length) continue;
+        const list = vectors.get(passageId) ?? [];
+        list.push(Float32Array.from(values));
+        vectors.set(passageId, list);
+      }
+    }
+    return vectors;
   }
 
   async deleteByFile(collectionId: string, fileId: string): Promise<void> {

@@ -175,6 +175,23 @@ describe('SqliteVectorIndex storage', () => {
     await check();
   }, 300_000);
 
+  it('runs BM25 on a connection of its own that sees each committed write at once; in memory, on the one connection', async () => {
+    await index.upsert([unit(1)]);
+    expect((await index.searchText('col_a', 'lantern', 10)).map((h) => h.unitId)).toEqual(['unt_1']);
+    await index.upsert([unit(2, { text: 'lantern lantern' })]);
+    expect((await index.searchText('col_a', 'lantern', 10)).map((h) => h.unitId)).toEqual(['unt_2', 'unt_1']);
+    await index.deleteByFile('col_a', 'fle_2');
+    expect((await index.searchText('col_a', 'lantern', 10)).map((h) => h.unitId)).toEqual(['unt_1']);
+
+    const memory = new Database(':memory:');
+    const inMemory = new SqliteVectorIndex(memory);
+    await inMemory.init();
+    await inMemory.upsert([unit(1)]);
+    expect((await inMemory.searchText('col_a', 'lantern', 10)).map((h) => h.unitId)).toEqual(['unt_1']);
+    await inMemory.close();
+    memory.close();
+  });
+
   it('reports itself unavailable once its database is closed', async () => {
     db.close();
     await expect(index.ping()).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });

@@ -5,6 +5,7 @@ import {
   assertSearchK,
   assertUnitFilter,
   assertUsableVector,
+  assertVectorPassages,
   dimensionsByCollection,
   embeddingMismatch,
   IndexUnit,
@@ -15,6 +16,8 @@ import {
 } from '../../domain/vector-index.port';
 import { toFts5Query } from './fts5-query';
 import { NearestThread } from './nearest/nearest-thread';
+import { TextReader } from './text/text-reader';
+import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextSearchRequest, TextSearchRow } from './text/text-search-sql';
 
 /**
  * Units deleted per transaction. A vec0 delete costs tens of microseconds, so a batch holds the
@@ -58,7 +61,9 @@ interface VectorRow {
  * are re-ranked here by their float vectors, so distances are exact.
  *
  * better-sqlite3 is synchronous: each call is one short statement or one transaction, and bulk
- * reads and deletes go in batches with the event loop let through between them.
+ * reads and deletes go in batches with the event loop let through between them. BM25 searches,
+ * whose cost grows with the collection (a common word matches most units), run in the text reader
+ * thread (text/) on a read-only connection of its own: in WAL mode it sees every committed write.
  */
 export class SqliteVectorIndex extends VectorIndex {
   private statements?: ReturnType<SqliteVectorIndex['prepareUnitStatements']>;
@@ -72,10 +77,13 @@ export class SqliteVectorIndex extends VectorIndex {
   /**
    * @param db an open database; the caller owns it and closes it.
    * @param nearest the search thread; one per index.
+   * @param reader the text reader thread, on its own connection to the same file; null runs BM25
+   *   on `db` itself (an in-memory database, which no other connection can open).
    */
   constructor(
     private readonly db: Database.Database,
     private readonly nearest = new NearestThread(),
+    private readonly reader: TextReader | null = db.memory ? null : new TextReader(db.name),
   ) {
     super();
   }
@@ -92,6 +100,7 @@ export class SqliteVectorIndex extends VectorIndex {
       );
       CREATE INDEX IF NOT EXISTS search_units_collection_file ON search_units (collection_id, file_id);
       CREATE INDEX IF NOT EXISTS search_units_collection_seq ON search_units (collection_id, seq);
+      CREATE INDEX IF NOT EXISTS search_units_passage ON search_units (passage_id);
       CREATE VIRTUAL TABLE IF NOT EXISTS search_units_fts USING fts5(
         text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
       );
@@ -208,15 +217,45 @@ export class SqliteVectorIndex extends VectorIndex {
     assertUnitFilter(filter);
     const query = toFts5Query(text);
     if (query === null || filter?.fileIds.length === 0) return [];
-    const s = this.prepared();
-    const after = this.deletedUpTo(collectionId);
-    const rows = (
-      filter
-        ? s.searchTextInFiles.all(query, collectionId, after, JSON.stringify(filter.fileIds), k)
-        : s.searchText.all(query, collectionId, after, k)
-    ) as (Omit<TextHit, 'score'> & { bm25: number })[];
+    const request: TextSearchRequest = {
+      query,
+      collectionId,
+      after: this.deletedUpTo(collectionId),
+      k,
+      ...(filter ? { fileIds: JSON.stringify(filter.fileIds) } : {}),
+    };
+    const rows = this.reader ? await this.reader.search(request) : this.searchTextHere(request);
     // FTS5's bm25() is negated so that ascending order is best first; the port's score is not.
     return rows.map(({ unitId, passageId, fileId, bm25 }) => ({ unitId, passageId, fileId, score: -bm25 }));
+  }
+
+  /** One indexed read of the passages' rows (search_units_passage): a page's worth, whatever the collection's size. */
+  async passageVectors(collectionId: string, passageIds: readonly string[]): Promise<Map<string, Float32Array[]>> {
+    assertVectorPassages(passageIds);
+    const vectors = new Map<string, Float32Array[]>();
+    if (passageIds.length === 0) return vectors;
+    const rows = this.prepared().vectorsOfPassages.all(
+      JSON.stringify([...new Set(passageIds)]),
+      collectionId,
+      this.deletedUpTo(collectionId),
+    ) as { passageId: string; vector: Buffer }[];
+    for (const { passageId, vector } of rows) {
+      const list = vectors.get(passageId) ?? [];
+      // A copy: the row's buffer may be a view into memory SQLite reuses.
+      list.push(Float32Array.from(floatsOf(vector)));
+      vectors.set(passageId, list);
+    }
+    return vectors;
+  }
+
+  /** BM25 on the main connection: for an in-memory database only, as it holds the event loop. */
+  private searchTextHere({ query, collectionId, after, fileIds, k }: TextSearchRequest): TextSearchRow[] {
+    const s = this.prepared();
+    return (
+      fileIds === undefined
+        ? s.searchText.all(query, collectionId, after, k)
+        : s.searchTextInFiles.all(query, collectionId, after, fileIds, k)
+    ) as TextSearchRow[];
   }
 
   async deleteByFile(collectionId: string, fileId: string): Promise<void> {
@@ -283,7 +322,7 @@ export class SqliteVectorIndex extends VectorIndex {
   async close(): Promise<void> {
     this.closing = true;
     await this.purges;
-    await this.nearest.close();
+    await Promise.all([this.nearest.close(), this.reader?.close()]);
   }
 
   /** What the search thread holds, per collection (benches and tests wait for graphs with it). */
@@ -362,6 +401,13 @@ export class SqliteVectorIndex extends VectorIndex {
       unitsBySeq: db.prepare(`
         SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
         FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`),
+      // CROSS JOIN keeps the passages outermost: left to itself the planner walks the whole
+      // collection (collection_id, seq) and probes the list for each row, 30x slower at 3,000 units.
+      vectorsOfPassages: db.prepare(`
+        SELECT u.passage_id AS passageId, v.vector AS vector
+        FROM json_each(?) j CROSS JOIN search_units u ON u.passage_id = j.value CROSS JOIN search_unit_vectors v ON v.seq = u.seq
+        WHERE u.collection_id = ? AND u.seq > ?
+        ORDER BY u.seq`),
       vectorBatch: db.prepare(`
         SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
         FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
@@ -373,19 +419,8 @@ export class SqliteVectorIndex extends VectorIndex {
       dimension: db.prepare('SELECT dimension FROM search_units WHERE collection_id = ? AND seq > ? LIMIT 1').pluck(),
       count: db.prepare('SELECT count(*) FROM search_units WHERE collection_id = ? AND seq > ?').pluck(),
       selectFileBatch: db.prepare('SELECT seq, dimension FROM search_units WHERE collection_id = ? AND file_id = ? LIMIT ?'),
-      // MATCH drives the plan; the collection filter is a primary-key join per matching row.
-      searchText: db.prepare(`
-        SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, bm25(search_units_fts) AS bm25
-        FROM search_units_fts JOIN search_units u ON u.seq = search_units_fts.rowid
-        WHERE search_units_fts MATCH ? AND u.collection_id = ? AND u.seq > ?
-        ORDER BY bm25, u.id
-        LIMIT ?`),
-      searchTextInFiles: db.prepare(`
-        SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, bm25(search_units_fts) AS bm25
-        FROM search_units_fts JOIN search_units u ON u.seq = search_units_fts.rowid
-        WHERE search_units_fts MATCH ? AND u.collection_id = ? AND u.seq > ? AND u.file_id IN (SELECT value FROM json_each(?))
-        ORDER BY bm25, u.id
-        LIMIT ?`),
+      searchText: db.prepare(SEARCH_TEXT_SQL),
+      searchTextInFiles: db.prepare(SEARCH_TEXT_IN_FILES_SQL),
       ping: db.prepare('SELECT 1 FROM search_units LIMIT 1'),
     };
   }
