@@ -203,7 +203,7 @@ export class SearchService {
     const rankings = await Promise.all(
       searchable.map(async (collectionId) => {
         const scope = filter ? await this.filteredFiles(collectionId, filter) : undefined;
-        if (scope && scope.fileIds.length === 0) return [];
+        if (scope && 'fileIds' in scope && scope.fileIds.length === 0) return [];
         const search: CollectionSearch = { collectionId, query, text, depth, scope, perFile, indexed };
         return mode === 'hybrid' ? this.hybridPassages(search) : this.nearestPassages(search, depth);
       }),
@@ -292,8 +292,12 @@ export class SearchService {
     return async (request, signal) => credential.apply(request, signal);
   }
 
-  /** The ids of the indexed files the filter keeps, as the index's file filter; refused past what the index takes. */
+  /**
+   * The filter as the index takes it: as it is, for an index that keeps file fields with its units;
+   * otherwise the ids of the files it keeps, refused past what the index takes.
+   */
   private async filteredFiles(collectionId: string, filter: FileFilter): Promise<UnitFilter> {
+    if (this.index.filtersFileFields) return { files: filter };
     const fileIds = await this.files.matchingIds(collectionId, filter, MAX_FILTER_FILES + 1);
     if (fileIds.length > MAX_FILTER_FILES) {
       throw AppError.validation([
