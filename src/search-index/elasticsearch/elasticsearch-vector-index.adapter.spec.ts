@@ -58,6 +58,7 @@ function setup(
   on('GET', `/${INDEX}/_mapping`, () => ({
     [INDEX]: {
       mappings: {
+        ...(options.fileMapped !== false ? { _meta: { units_keep_file_fields: true } } : {}),
         properties: { vector_16: { type: 'dense_vector' }, ...(options.fileMapped !== false ? { file: { properties: {} } } : {}) },
       },
     },
@@ -128,6 +129,7 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     expect(create.body).toEqual({
       mappings: {
         dynamic: 'strict',
+        _meta: { units_keep_file_fields: true },
         _source: { excludes: ['vector_*'] },
         properties: {
           collection_id: { type: 'keyword' },
@@ -166,6 +168,8 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     await index.init();
     expect(sent('PUT', `/${INDEX}`)).toHaveLength(0);
     expect(sent('PUT', `/${INDEX}/_mapping`).map((r) => r.body)).toEqual([{ properties: { file: FILE_FIELDS } }]);
+    // Its units lack the fields: filters keep reaching it as file ids.
+    expect(index.filtersFileFields).toBe(false);
   });
 
   it("setFileFields replaces the file's fields on its units by query, with refresh, metadata as typed entries (mock)", async () => {

@@ -59,9 +59,17 @@ interface UnitSource {
   text: string;
 }
 
+/**
+ * Marks an index whose every unit was written by an adapter that keeps file fields: only such an
+ * index is given filters on them. An older index gets the `file` mapping but not the mark, and
+ * keeps taking filters as file ids (its units lack the fields) until it is built again.
+ */
+const FIELDS_MARK = 'units_keep_file_fields';
+
 const STATIC_MAPPING: estypes.MappingTypeMapping = {
   // Only the fields below and the vector fields this adapter adds: a stray field is a bug.
   dynamic: 'strict',
+  _meta: { [FIELDS_MARK]: true },
   // Vectors live in the kNN index (floats kept there for re-scoring) and are never read back.
   _source: { excludes: ['vector_*'] },
   properties: {
@@ -88,6 +96,8 @@ export class ElasticsearchVectorIndex extends VectorIndex {
   private readonly refresh: estypes.Refresh;
   private readonly vectorIndexType: VectorIndexType;
   private readonly mappedDimensions = new Set<number>();
+  /** The index carries FIELDS_MARK: read at init. */
+  private keepsFileFields = false;
 
   /** @param client owned by the adapter from now on: `close()` closes it. */
   constructor(
@@ -125,6 +135,7 @@ export class ElasticsearchVectorIndex extends VectorIndex {
       }
       const mapping = await this.client.indices.getMapping({ index: this.index });
       const properties = mapping[this.index]?.mappings.properties ?? {};
+      this.keepsFileFields = mapping[this.index]?.mappings._meta?.[FIELDS_MARK] === true;
       // An index created before units kept their file's fields: adding a field is allowed, and idempotent.
       if (!('file' in properties)) await this.client.indices.putMapping({ index: this.index, properties: { file: FILE_FIELDS_MAPPING } });
       for (const name of Object.keys(properties)) {
@@ -170,8 +181,9 @@ export class ElasticsearchVectorIndex extends VectorIndex {
     }
   }
 
+  /** True for an index created with the file fields (FIELDS_MARK); an older one takes file ids. */
   override get filtersFileFields(): boolean {
-    return true;
+    return this.keepsFileFields;
   }
 
   /**
