@@ -121,7 +121,8 @@ type CheckedInput = Required<Omit<SearchInput, 'filter' | 'perFile' | 'mmrLambda
  * distance, and `offset`/`topK` page over those passages. Hybrid mode fuses that ranking with
  * BM25's by reciprocal rank. Only files in status `indexed` are searched, and of those only the
  * ones a filter keeps: the file store resolves the filter to file ids, which the index takes as
- * its file filter. Across collections, each collection is ranked on its own and the rankings are
+ * its file filter, unless the index filters on the file fields it keeps (Elasticsearch), which
+ * takes the filter itself. Across collections, each collection is ranked on its own and the rankings are
  * fused by reciprocal rank, so a large collection's many near passages cannot crowd out the best
  * match of a small one. A reranker, when one is asked for (or configured, for hybrid mode), then
  * reorders the top N passages; when it fails the search answers in its own order and says so.

@@ -35,12 +35,13 @@ export interface TextHit {
 
 /**
  * Restricts a search to the units of some files: the seam between what users filter on (file ids,
- * types, metadata; resolved against the file store by whoever builds the filter) and the index.
- * Whatever the filter language, it reaches the index as the set of files whose units may be
- * returned, and the index answers k-NN within that set at any selectivity: the embedded index
+ * types, metadata) and the index. An index that keeps file fields with its units
+ * (`filtersFileFields`) takes the filter itself (FieldsFilter); any other takes the set of files
+ * whose units may be returned, resolved against the file store by whoever builds the filter.
+ * Either way the index answers k-NN within the files kept at any selectivity: the embedded index
  * scans the set's vectors exactly when it is small (a 1% filter at 1M units: about 10,000 rows)
- * and walks its graph with the set as a predicate when it is broad; Elasticsearch takes it as
- * `knn.filter`. An empty set matches nothing; no filter is every file of the collection.
+ * and walks its graph with the set as a predicate when it is broad; Elasticsearch takes ids or
+ * the filter's query as `knn.filter`. An empty set matches nothing; no filter is every file of the collection.
  */
 export type UnitFilter = { fileIds: readonly string[] } | FieldsFilter;
 
