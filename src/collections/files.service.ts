@@ -10,7 +10,7 @@ import { parseDataUrl } from '../ingestion/data-url';
 import { MAX_FILE_NAME_CHARS, MAX_URL_CHARS } from './files.dto';
 import { enqueueIngestion, laneForSize } from '../ingestion/ingestion.job';
 import { JobQueue } from '../domain/job-queue.port';
-import { VectorIndex } from '../domain/vector-index.port';
+import { fileFieldsOf, VectorIndex } from '../domain/vector-index.port';
 import { BlobStore } from '../domain/blob-store.port';
 import { FILE_STATUSES, FileLane, FileProgress, FileStatus, newPendingFile, StoredFile } from '../domain/file.model';
 import { parseFileFilter } from '../domain/file-filter';
@@ -130,13 +130,15 @@ export class FilesService {
 
   /**
    * Changes a file's metadata by a JSON merge patch. Nothing is re-embedded: filters read the
-   * store, so the next search sees the change.
+   * store (or the index's copy, replaced here), so the next search sees the change.
    */
   async patch(principal: Principal, collectionId: string, fileId: string, input: { metadata: unknown }): Promise<FileView> {
     await this.access.require(principal, 'collection', collectionId, 'editor');
     const file = await this.load(collectionId, fileId);
     const metadata = patchedMetadata(file.metadata, input.metadata);
     if (!(await this.files.update(file.id, { metadata }))) throw AppError.notFound('file', fileId);
+    // An index that keeps file fields with the units is told too: the next search filters on the change.
+    if (this.index.filtersFileFields) await this.index.setFileFields(collectionId, file.id, fileFieldsOf({ ...file, metadata }));
     return fileView({ ...file, metadata });
   }
 

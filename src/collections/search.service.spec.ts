@@ -17,6 +17,7 @@ import { SqliteFileStore } from '../storage/embedded/sqlite-file-store.adapter';
 import { SqliteMembershipStore } from '../storage/embedded/sqlite-membership-store.adapter';
 import { FileStatus } from '../domain/file.model';
 import { SqliteVectorIndex } from '../search-index/embedded/sqlite-vector-index.adapter';
+import { UnitFilter } from '../domain/vector-index.port';
 import { SearchService } from './search.service';
 
 /** Maps known texts to chosen vectors; anything else embeds as the direction (0, 0, 0, 1). */
@@ -243,6 +244,47 @@ describe('SearchService', () => {
     expect(diverse.map((r) => r.content)).toEqual(['first', 'other side']);
     expect(diverse[1].distance).toBeCloseTo(1 - Math.cos(0.3), 5);
     expect(embedder.calls).toBe(2);
+  });
+
+  it('hands the filter itself to an index that filters on file fields, resolving no file ids', async () => {
+    const { fileId } = await addFile('kept.txt', [{ content: 'kept', windows: [0.1] }]);
+    await addFile('other.txt', [{ content: 'other', windows: [0.05] }]);
+    const given: UnitFilter[] = [];
+    /** Filters as such an index would: here by the ids the filter names. */
+    class FieldsIndex extends SqliteVectorIndex {
+      override get filtersFileFields(): boolean {
+        return true;
+      }
+      override searchVector(collection: string, vector: Float32Array, k: number, filter?: UnitFilter) {
+        if (filter) given.push(filter);
+        const files = filter && 'files' in filter ? filter.files : undefined;
+        const ids = files?.op === 'test' && files.test.op === 'eq' ? [String(files.test.value)] : [];
+        return index.searchVector(collection, vector, k, filter && { fileIds: ids });
+      }
+    }
+    const config = loadConfig({ DATA_DIR: dir });
+    const fieldsService = new SearchService(
+      new AccessPolicy(new SqliteMembershipStore(db)),
+      collections,
+      files,
+      new FieldsIndex(db),
+      embedder,
+      new Metrics(),
+      createReranker(config, SafeFetch.fromConfig(config)),
+      new UnavailableCredentials(),
+      config,
+    );
+    const matching = jest.spyOn(files, 'matchingIds');
+    const { result } = await fieldsService.search(owner, collectionId, {
+      text: 'query',
+      topK: 10,
+      offset: 0,
+      filter: { field: 'id', eq: fileId },
+    });
+    expect(result.map((hit) => hit.content)).toEqual(['kept']);
+    expect(given).toEqual([{ files: { op: 'test', field: { file: 'id' }, test: { op: 'eq', value: fileId } } }]);
+    expect(matching).not.toHaveBeenCalled();
+    matching.mockRestore();
   });
 
   it('validates its input for both doors and hides collections from non-members', async () => {

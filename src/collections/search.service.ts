@@ -121,7 +121,8 @@ type CheckedInput = Required<Omit<SearchInput, 'filter' | 'perFile' | 'mmrLambda
  * distance, and `offset`/`topK` page over those passages. Hybrid mode fuses that ranking with
  * BM25's by reciprocal rank. Only files in status `indexed` are searched, and of those only the
  * ones a filter keeps: the file store resolves the filter to file ids, which the index takes as
- * its file filter. Across collections, each collection is ranked on its own and the rankings are
+ * its file filter, unless the index filters on the file fields it keeps (Elasticsearch), which
+ * takes the filter itself. Across collections, each collection is ranked on its own and the rankings are
  * fused by reciprocal rank, so a large collection's many near passages cannot crowd out the best
  * match of a small one. A reranker, when one is asked for (or configured, for hybrid mode), then
  * reorders the top N passages; when it fails the search answers in its own order and says so.
@@ -203,7 +204,7 @@ export class SearchService {
     const rankings = await Promise.all(
       searchable.map(async (collectionId) => {
         const scope = filter ? await this.filteredFiles(collectionId, filter) : undefined;
-        if (scope && scope.fileIds.length === 0) return [];
+        if (scope && 'fileIds' in scope && scope.fileIds.length === 0) return [];
         const search: CollectionSearch = { collectionId, query, text, depth, scope, perFile, indexed };
         return mode === 'hybrid' ? this.hybridPassages(search) : this.nearestPassages(search, depth);
       }),
@@ -292,8 +293,12 @@ export class SearchService {
     return async (request, signal) => credential.apply(request, signal);
   }
 
-  /** The ids of the indexed files the filter keeps, as the index's file filter; refused past what the index takes. */
+  /**
+   * The filter as the index takes it: as it is, for an index that keeps file fields with its units;
+   * otherwise the ids of the files it keeps, refused past what the index takes.
+   */
   private async filteredFiles(collectionId: string, filter: FileFilter): Promise<UnitFilter> {
+    if (this.index.filtersFileFields) return { files: filter };
     const fileIds = await this.files.matchingIds(collectionId, filter, MAX_FILTER_FILES + 1);
     if (fileIds.length > MAX_FILTER_FILES) {
       throw AppError.validation([

@@ -176,6 +176,12 @@ export abstract class RunStore {
    */
   abstract queued(filter: QueuedFilter, upTo: number): Promise<QueuedRuns>;
   /**
+   * The most queued runs (parked ones included) acting as any one user: how full the fullest share
+   * of RUNS_MAX_QUEUED_PER_USER is; 0 when nothing is queued. Reads the index of queued runs by
+   * user, so it costs in proportion to the runs queued: for /metrics, not for every call.
+   */
+  abstract queuedPerUserMax(): Promise<number>;
+  /**
    * Deletes a run that is still queued and was never claimed, with its steps (a retry's reused ones):
    * its admission is withdrawn because the queue did not take its job. False when a worker got it
    * meanwhile (the job did reach the queue) or it is gone: then it stands.

@@ -1,4 +1,7 @@
 import { AppError, ErrorCode } from '../common/app-error';
+import type { FileFilter } from './file-filter';
+import type { FileMetadata } from './file-metadata';
+import type { StoredFile } from './file.model';
 
 /**
  * What the index stores: one embedding unit (a sentence window sized for the embedder) that points
@@ -32,15 +35,47 @@ export interface TextHit {
 
 /**
  * Restricts a search to the units of some files: the seam between what users filter on (file ids,
- * types, metadata; resolved against the file store by whoever builds the filter) and the index.
- * Whatever the filter language, it reaches the index as the set of files whose units may be
- * returned, and the index answers k-NN within that set at any selectivity: the embedded index
+ * types, metadata) and the index. An index that keeps file fields with its units
+ * (`filtersFileFields`) takes the filter itself (FieldsFilter); any other takes the set of files
+ * whose units may be returned, resolved against the file store by whoever builds the filter.
+ * Either way the index answers k-NN within the files kept at any selectivity: the embedded index
  * scans the set's vectors exactly when it is small (a 1% filter at 1M units: about 10,000 rows)
- * and walks its graph with the set as a predicate when it is broad; Elasticsearch takes it as
- * `knn.filter`. An empty set matches nothing; no filter is every file of the collection.
+ * and walks its graph with the set as a predicate when it is broad; Elasticsearch takes ids or
+ * the filter's query as `knn.filter`. An empty set matches nothing; no filter is every file of the collection.
  */
-export interface UnitFilter {
-  fileIds: readonly string[];
+export type UnitFilter = { fileIds: readonly string[] } | FieldsFilter;
+
+/**
+ * A file filter the index applies itself, on the file fields it keeps with each unit (see
+ * VectorIndex.setFileFields): only given to an index whose `filtersFileFields` is true, so no list
+ * of file ids, however long, has to be resolved first.
+ */
+export interface FieldsFilter {
+  files: FileFilter;
+}
+
+/** The fields of a file a filter may test, as an index that filters on them keeps them. */
+export interface FileFields {
+  name: string;
+  type: string;
+  size: number;
+  pages: number | null;
+  title: string | null;
+  author: string | null;
+  createdAt: Date;
+  metadata: FileMetadata;
+}
+
+/** A stored file's filterable fields. */
+export function fileFieldsOf(file: StoredFile): FileFields {
+  const { name, mime: type, size, pages, title, author, createdAt, metadata } = file;
+  return { name, type, size, pages, title, author, createdAt, metadata };
+}
+
+/** The file ids of a filter by ids; an index that does not filter on file fields is never given another. */
+export function fileIdsOf(filter: UnitFilter): readonly string[] {
+  if ('fileIds' in filter) return filter.fileIds;
+  throw new AppError(ErrorCode.INTERNAL, 'this index takes filters as file ids only');
 }
 
 /** Most files a filter may name: Elasticsearch's default `index.max_terms_count`. */
@@ -48,7 +83,7 @@ export const MAX_FILTER_FILES = 65_536;
 
 /** Throws unless the filter is within MAX_FILTER_FILES. */
 export function assertUnitFilter(filter: UnitFilter | undefined): void {
-  if (filter && filter.fileIds.length > MAX_FILTER_FILES) {
+  if (filter && 'fileIds' in filter && filter.fileIds.length > MAX_FILTER_FILES) {
     throw AppError.validation([
       { field: 'filter', reason: `may match at most ${MAX_FILTER_FILES} files; it matched ${filter.fileIds.length}` },
     ]);
@@ -82,6 +117,25 @@ export const MAX_VECTOR_DIMENSION = 4096;
  * all deleted accepts any dimension again.
  */
 export abstract class VectorIndex {
+  /**
+   * True when the index keeps each file's fields with its units and takes a FieldsFilter; false
+   * (the default) when a filter must reach it as file ids.
+   */
+  get filtersFileFields(): boolean {
+    return false;
+  }
+
+  /**
+   * Keeps a file's filterable fields with its units, replacing what was kept: after the file is
+   * indexed, and whenever its metadata changes. Units written later carry none until the next
+   * call. A no-op for an index that does not filter on file fields.
+   */
+  async setFileFields(collectionId: string, fileId: string, fields: FileFields): Promise<void> {
+    void collectionId;
+    void fileId;
+    void fields;
+  }
+
   /** Creates tables or the index with an explicit mapping. Idempotent; call once before use. */
   abstract init(): Promise<void>;
 

@@ -11,6 +11,7 @@ import { Embedder, EmbedOptions } from '../domain/embedder.port';
 import { JobContext } from '../domain/job-queue.port';
 import { Metrics } from '../metrics/metrics.service';
 import { SqliteVectorIndex } from '../search-index/embedded/sqlite-vector-index.adapter';
+import { FileFields } from '../domain/vector-index.port';
 import { FilesystemBlobStore } from '../storage/embedded/filesystem-blob-store.adapter';
 import { SqliteCollectionStore } from '../storage/embedded/sqlite-collection-store.adapter';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
@@ -170,6 +171,45 @@ describe('IngestionService', () => {
     expect(embedder.calls).toBe(Math.ceil(expected.windows.length / DEFAULT_BATCH_SIZE));
     expect(embedder.maxRunning).toBeGreaterThan(1);
     expect(embedder.maxRunning).toBeLessThanOrEqual(DEFAULT_IN_FLIGHT);
+  });
+
+  it('gives an index that filters on file fields the fields extraction found, before the file is indexed', async () => {
+    const told: { fileId: string; fields: FileFields; status: string | undefined }[] = [];
+    const reloadNow = (fileId: string) => files.get(collectionId, fileId);
+    class FieldsIndex extends SqliteVectorIndex {
+      override get filtersFileFields(): boolean {
+        return true;
+      }
+      override async setFileFields(_collectionId: string, fileId: string, fields: FileFields): Promise<void> {
+        told.push({ fileId, fields, status: (await reloadNow(fileId))?.status });
+      }
+    }
+    const fieldsIndex = new FieldsIndex(db);
+    await fieldsIndex.init();
+    const fieldsService = new IngestionService(
+      files,
+      blobs,
+      collections,
+      fieldsIndex,
+      embedder,
+      extractor,
+      fetcher,
+      pino({ level: 'silent' }),
+      new Metrics(),
+    );
+    const pdf = makeLargeTextPdf(3);
+    const file = await storedFile({ bytes: pdf });
+    await files.update(file.id, { metadata: { year: 2024 } });
+    await fieldsService.ingest(job(file));
+    expect((await reload(file)).status).toBe('indexed');
+    expect(told).toEqual([
+      {
+        fileId: file.id,
+        fields: expect.objectContaining({ type: 'application/pdf', size: pdf.length, pages: 3, metadata: { year: 2024 } }),
+        // Not yet searchable when its units get their fields.
+        status: 'processing',
+      },
+    ]);
   });
 
   it('refuses a name that resolves to a private address, recording why', async () => {

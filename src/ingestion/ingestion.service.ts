@@ -9,7 +9,7 @@ import { Embedder } from '../domain/embedder.port';
 import { JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
 import { IngestionStage, Metrics } from '../metrics/metrics.service';
-import { modelMismatch, VectorIndex } from '../domain/vector-index.port';
+import { fileFieldsOf, modelMismatch, VectorIndex } from '../domain/vector-index.port';
 import { BlobStore } from '../domain/blob-store.port';
 import { CollectionStore } from '../domain/collection-store.port';
 import { FileStore, originalBlobKey } from '../domain/file-store.port';
@@ -109,6 +109,7 @@ export class IngestionService {
     const started = performance.now();
     try {
       const totals = await this.process(file, lane, job.signal);
+      await this.keepFileFields(collectionId, fileId);
       const finished = await this.files.transition(fileId, ['processing'], 'indexed', {
         chunkCount: totals.passages,
         characterCount: totals.characters,
@@ -124,6 +125,17 @@ export class IngestionService {
       if (error instanceof MovedToLargeLane) return;
       await this.handleFailure(file, job, error);
     }
+  }
+
+  /**
+   * Before the file is `indexed` (searchable), its units get its fields as they stand now (the
+   * type, pages and title extraction found; metadata changed meanwhile), for an index that filters on them.
+   */
+  private async keepFileFields(collectionId: string, fileId: string): Promise<void> {
+    if (!this.index.filtersFileFields) return;
+    const current = await this.files.get(collectionId, fileId);
+    if (!current) throw new FileGone();
+    await this.index.setFileFields(collectionId, fileId, fileFieldsOf(current));
   }
 
   private async process(file: StoredFile, lane: FileLane, signal: AbortSignal): Promise<IndexingTotals> {

@@ -12,7 +12,7 @@ import { Metrics } from './metrics.service';
 /**
  * The one Metrics facade of the application. Recording is always on (it costs a few map updates);
  * METRICS_ENABLED decides whether anything is exposed: the /metrics route here, the worker's
- * health port (health/), and the process metrics. Queue depths are read from the JobQueue port, the run queue (queued runs, the oldest one's age) from the RunStore port.
+ * health port (health/), and the process metrics. Queue depths are read from the JobQueue port, the run queue (queued runs, the oldest one's age, the fullest user's queued runs) from the RunStore port.
  */
 @Module({})
 export class MetricsModule implements OnModuleInit {
@@ -27,7 +27,10 @@ export class MetricsModule implements OnModuleInit {
       const depths = await Promise.all(JOB_NAMES.map((name) => this.queue.depth(name)));
       return Object.fromEntries(JOB_NAMES.map((name, i) => [name, depths[i]]));
     });
-    this.metrics.readRunQueueFrom(() => runQueueOf(this.runs));
+    this.metrics.readRunQueueFrom(async () => {
+      const [queue, maxQueuedPerUser] = await Promise.all([runQueueOf(this.runs), this.runs.queuedPerUserMax()]);
+      return { ...queue, maxQueuedPerUser };
+    });
   }
 
   static forRoot(config: AppConfig): DynamicModule {
@@ -35,7 +38,12 @@ export class MetricsModule implements OnModuleInit {
       module: MetricsModule,
       imports: [JobsModule.forRoot(config), StorageModule],
       controllers: config.METRICS_ENABLED ? [MetricsController] : [],
-      providers: [{ provide: Metrics, useFactory: () => new Metrics({ processMetrics: config.METRICS_ENABLED }) }],
+      providers: [
+        {
+          provide: Metrics,
+          useFactory: () => new Metrics({ processMetrics: config.METRICS_ENABLED, queuedPerUserLimit: config.RUNS_MAX_QUEUED_PER_USER }),
+        },
+      ],
       exports: [Metrics],
     }));
   }

@@ -14,6 +14,8 @@ export type QueueDepths = Record<string, Record<QueueDepthState, number>>;
 export interface RunQueue {
   queued: number;
   oldestAgeSeconds: number;
+  /** The most queued runs acting as any one user (the fullest share of RUNS_MAX_QUEUED_PER_USER). */
+  maxQueuedPerUser?: number;
 }
 
 export interface MetricsOptions {
@@ -23,6 +25,8 @@ export interface MetricsOptions {
   queueDepthMaxAgeMs?: number;
   /** How long a scrape waits for that read (default 2 s). */
   queueReadTimeoutMs?: number;
+  /** RUNS_MAX_QUEUED_PER_USER (0: no limit), shown beside the fullest user's queued runs. */
+  queuedPerUserLimit?: number;
 }
 
 /**
@@ -74,6 +78,7 @@ export class Metrics {
   private readonly runsRefused: Counter<'reason' | 'trigger'>;
   private readonly runsQueued: Gauge;
   private readonly runQueueAge: Gauge;
+  private readonly runsQueuedPerUserMax: Gauge;
   private readQueues?: () => Promise<QueueDepths>;
   private readRunQueue?: () => Promise<RunQueue>;
   private readonly queueDepthMaxAgeMs: number;
@@ -157,6 +162,19 @@ export class Metrics {
       help: 'How long the oldest queued run has waited for a worker; 0 when none waits.',
       registers,
     });
+    // Per user without a user label: one series whatever the number of users (ids are unbounded).
+    this.runsQueuedPerUserMax = new Gauge({
+      name: 'workflow_runs_queued_per_user_max',
+      help: 'The most queued runs acting as any one user (across all processes), read from the store with the queue gauge; compare with workflow_runs_queued_per_user_limit.',
+      registers,
+    });
+    if (options.queuedPerUserLimit !== undefined) {
+      new Gauge({
+        name: 'workflow_runs_queued_per_user_limit',
+        help: "A user's share of the queued runs (RUNS_MAX_QUEUED_PER_USER), beyond which their callers get 429; 0 for no limit.",
+        registers,
+      }).set(options.queuedPerUserLimit);
+    }
     // Series that exist from the start, so a rate() over them does not miss the first increments.
     for (const status of TERMINAL_RUN_STATUSES) this.runs.labels(status).inc(0);
     for (const outcome of INGESTION_OUTCOMES) this.ingestedFiles.labels(outcome).inc(0);
@@ -254,12 +272,15 @@ export class Metrics {
   private async readRunQueueGauges(): Promise<void> {
     if (!this.readRunQueue) return;
     try {
-      const { queued, oldestAgeSeconds } = await withTimeout(this.readRunQueue(), this.queueReadTimeoutMs);
+      const { queued, oldestAgeSeconds, maxQueuedPerUser } = await withTimeout(this.readRunQueue(), this.queueReadTimeoutMs);
       this.runsQueued.set(queued);
       this.runQueueAge.set(oldestAgeSeconds);
+      if (maxQueuedPerUser === undefined) this.runsQueuedPerUserMax.reset();
+      else this.runsQueuedPerUserMax.set(maxQueuedPerUser);
     } catch {
       this.runsQueued.reset();
       this.runQueueAge.reset();
+      this.runsQueuedPerUserMax.reset();
       this.queueReadErrors.inc();
     }
   }

@@ -8,7 +8,9 @@ import { newId } from '../../src/common/ids';
 import { cosineDistance } from '../../src/embeddings/vectors';
 import { ElasticsearchVectorIndex } from '../../src/search-index/elasticsearch/elasticsearch-vector-index.adapter';
 import { SqliteVectorIndex } from '../../src/search-index/embedded/sqlite-vector-index.adapter';
-import { IndexUnit, VectorIndex } from '../../src/domain/vector-index.port';
+import { parseFileFilter } from '../../src/domain/file-filter';
+import { validMetadata } from '../../src/domain/file-metadata';
+import { FileFields, IndexUnit, VectorIndex } from '../../src/domain/vector-index.port';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 
 /**
@@ -59,6 +61,19 @@ const backends: [string, Backend | null][] = [
 ];
 
 const vec = (...values: number[]) => Float32Array.from(values);
+
+/** A file's filterable fields: a text file of no pages, title or author unless overridden. */
+const fields = (metadata: Record<string, unknown>, overrides: Partial<FileFields>): FileFields => ({
+  name: 'file.txt',
+  type: 'text/plain',
+  size: 10,
+  pages: null,
+  title: null,
+  author: null,
+  createdAt: new Date(Date.UTC(2024, 0, 1)),
+  metadata: validMetadata(metadata),
+  ...overrides,
+});
 
 /** Deterministic vectors spread around the sphere, so the expected ranking has no near-ties. */
 function spreadVectors(count: number, dimension: number): Float32Array[] {
@@ -225,6 +240,76 @@ describe.each(backends)('VectorIndex contract: %s', (_name, backend) => {
       expect(words.map((h) => h.fileId)).toEqual(Array(6).fill('fle_3'));
       expect(await index.searchVector(collection, query, 5, { fileIds: [] })).toEqual([]);
       expect(await index.searchVector(collection, query, 5, { fileIds: ['fle_unknown'] })).toEqual([]);
+    });
+
+    it('filters on the file fields it keeps with the units, as the file stores answer the same filters, and follows their changes', async () => {
+      // An index that takes filters as file ids only is given ids (resolved by the file store): nothing to keep.
+      if (!index.filtersFileFields) {
+        await index.setFileFields(collection, 'fle_x', fields({}, {}));
+        return;
+      }
+      const at = (day: number) => new Date(Date.UTC(2024, 0, day));
+      const specs: [string, Record<string, unknown>, Partial<FileFields>][] = [
+        ['a', { kind: 'contract', year: 2021, tags: ['lease'], signed: '2021-03-04' }, { pages: 3, title: 'Lease A', createdAt: at(1) }],
+        ['b', { kind: 'contract', year: 2023, tags: ['lease', 'renewal'], draft: false }, { createdAt: at(2) }],
+        ['c', { kind: 'memo', year: 2023.5, draft: true }, { type: 'application/pdf', author: 'Ada', createdAt: at(3) }],
+        ['e', { year: '2021' }, { createdAt: at(5) }],
+      ];
+      const query = vec(1, 0, 0, 0);
+      for (const [i, [name, metadata, overrides]] of specs.entries()) {
+        await index.upsert([
+          unit({ fileId: `fle_${name}`, passageId: `psg_${name}`, vector: vec(1, i + 1, 0, 0), text: `harbour ${name}` }),
+        ]);
+        await index.setFileFields(collection, `fle_${name}`, fields(metadata, overrides));
+      }
+      /** The files (by name) whose units the filter keeps, by vector and by keyword search, which must agree. */
+      const names = async (filter: unknown) => {
+        const files = parseFileFilter(filter);
+        const near = (await index.searchVector(collection, query, 50, { files })).map((h) => h.fileId.slice(4));
+        const words = (await index.searchText(collection, 'harbour', 50, { files })).map((h) => h.fileId.slice(4));
+        expect(words.sort()).toEqual([...near].sort());
+        return near.sort();
+      };
+      expect(await names({ field: 'metadata.kind', eq: 'contract' })).toEqual(['a', 'b']);
+      expect(await names({ field: 'metadata.year', eq: 2021 })).toEqual(['a']);
+      expect(await names({ field: 'metadata.year', eq: '2021' })).toEqual(['e']);
+      expect(await names({ field: 'metadata.year', gte: 2022 })).toEqual(['b', 'c']);
+      expect(await names({ field: 'metadata.year', in: [2021, '2021'] })).toEqual(['a', 'e']);
+      expect(await names({ field: 'metadata.tags', eq: 'renewal' })).toEqual(['b']);
+      expect(await names({ field: 'metadata.tags', in: ['lease'] })).toEqual(['a', 'b']);
+      expect(await names({ field: 'metadata.draft', eq: false })).toEqual(['b']);
+      expect(await names({ field: 'metadata.draft', eq: true })).toEqual(['c']);
+      expect(await names({ field: 'metadata.signed', lt: '2022-01-01' })).toEqual(['a']);
+      expect(await names({ field: 'metadata.draft', exists: true })).toEqual(['b', 'c']);
+      expect(await names({ field: 'metadata.kind', exists: false })).toEqual(['e']);
+      expect(await names({ not: { field: 'metadata.draft', eq: true } })).toEqual(['a', 'b', 'e']);
+      expect(
+        await names({
+          or: [
+            { field: 'type', eq: 'application/pdf' },
+            { field: 'pages', gt: 2 },
+          ],
+        }),
+      ).toEqual(['a', 'c']);
+      expect(
+        await names({
+          and: [
+            { field: 'title', exists: false },
+            { field: 'author', exists: false },
+          ],
+        }),
+      ).toEqual(['b', 'e']);
+      expect(await names({ not: { field: 'title', eq: 'Lease A' } })).toEqual(['b', 'c', 'e']);
+      expect(await names({ field: 'createdAt', gte: '2024-01-02', lt: '2024-01-04' })).toEqual(['b', 'c']);
+      expect(await names({ field: 'id', in: ['fle_c', 'fle_d'] })).toEqual(['c']);
+
+      // A metadata change replaces what the units keep: the next search sees it.
+      await index.setFileFields(collection, 'fle_e', fields({ kind: 'contract', year: 2024 }, { createdAt: at(5) }));
+      expect(await names({ field: 'metadata.kind', eq: 'contract' })).toEqual(['a', 'b', 'e']);
+      expect(await names({ field: 'metadata.year', eq: '2021' })).toEqual([]);
+      // Units written after (a file indexed again) keep nothing until their file's fields are set again.
+      await index.upsert([unit({ fileId: 'fle_e', passageId: 'psg_e2', vector: vec(1, 9, 0, 0), text: 'harbour again' })]);
+      expect(await names({ field: 'metadata.year', eq: 2024 })).toEqual(['e']);
     });
 
     it('returns at most k hits, and every unit when k exceeds the count', async () => {

@@ -630,6 +630,18 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect((await runs.queued({}, 1)).count).toBe(1);
     });
 
+    it('tells the most queued runs acting as any one user', async () => {
+      // Other cases leave runs queued: this user is made the fullest by one run.
+      const before = await runs.queuedPerUserMax();
+      const actingUserId = newId('usr');
+      const mine = Array.from({ length: before + 1 }, () => queuedRun(newId('wfl'), { actingUserId, startedBy: actingUserId }));
+      for (const run of mine) await runs.create(run, new Date(0));
+      expect(await runs.queuedPerUserMax()).toBe(before + 1);
+      // A claimed run is no longer queued.
+      await runs.claim(mine[0].id, 'w1', inFuture(30_000), new Date());
+      expect(await runs.queuedPerUserMax()).toBe(before);
+    });
+
     it('discards a queued run never claimed, with its steps, and nothing else', async () => {
       const workflowId = newId('wfl');
       const fresh = queuedRun(workflowId, { steps: [{ ...step('a', 0), reused: true }] });

@@ -87,3 +87,67 @@ describe.each(bothQueues('fair-shares'))('fair shares between users on $name', (
     expect(metrics.body).toMatch(/workflow_runs_refused_total\{reason="user-queue-limit",trigger="webhook"\} [1-9]/);
   });
 });
+
+/**
+ * The per-user share in /metrics: an API-only process (APP_ROLE=api) runs no worker, so what is
+ * admitted stays queued. The gauge reads the store, whichever queue carries the jobs.
+ */
+describe("the fullest user's share of the queue in /metrics", () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ APP_ROLE: 'api', RUNS_MAX_QUEUED_PER_USER: '4', RUNS_REFUSAL_DELAY_MS: '0' });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** The value of one sample of the exposition, or undefined when the series is absent. */
+  const sample = (text: string, series: string): number | undefined => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+  /** /metrics once its queue gauges (read at most every few seconds) show `queued` runs. */
+  const metricsWith = async (queued: number): Promise<string> => {
+    for (let attempt = 0; ; attempt++) {
+      const text = (await t.request('GET', '/metrics', { key: null })).body as string;
+      if (sample(text, 'workflow_runs_queued') === queued || attempt === 300) return text;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+
+  it('shows the most queued runs of any one user beside the configured share, with no user label', async () => {
+    const users = [await t.createUser('heavy'), await t.createUser('light')];
+    const [heavyFlow, lightFlow] = await Promise.all(
+      users.map(async (user) => {
+        const created = await t.request('POST', '/api/v1/workflows', {
+          key: user.key,
+          body: { name: 'queued', definition: { nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }], edges: [] } },
+        });
+        expect(created.status).toBe(201);
+        return created.body.id as string;
+      }),
+    );
+    const post = (key: string, workflowId: string) =>
+      t.request('POST', `/api/v1/workflows/${workflowId}/runs`, { key, body: { runType: 'test', input: {} } });
+    for (let i = 0; i < 3; i++) expect((await post(users[0].key, heavyFlow)).status).toBe(202);
+    expect((await post(users[1].key, lightFlow)).status).toBe(202);
+
+    let text = await metricsWith(4);
+    expect(sample(text, 'workflow_runs_queued')).toBe(4);
+    expect(sample(text, 'workflow_runs_queued_per_user_max')).toBe(3);
+    expect(sample(text, 'workflow_runs_queued_per_user_limit')).toBe(4);
+
+    // The heavy user fills their share: the gauge meets the limit, and the next run is refused.
+    expect((await post(users[0].key, heavyFlow)).status).toBe(202);
+    expect((await post(users[0].key, heavyFlow)).status).toBe(429);
+    text = await metricsWith(5);
+    expect(sample(text, 'workflow_runs_queued_per_user_max')).toBe(4);
+    // One series each: no label names a user.
+    expect(text.split('\n').filter((l) => l.startsWith('workflow_runs_queued_per_user'))).toEqual([
+      'workflow_runs_queued_per_user_max 4',
+      'workflow_runs_queued_per_user_limit 4',
+    ]);
+  });
+});

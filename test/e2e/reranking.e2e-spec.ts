@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { lastUserText, ScriptedAgentLlm, toolResults } from '../utils/scripted-agent-llm';
 import { ScriptedRerankerServer, termOverlapScores } from '../utils/scripted-reranker-server';
@@ -236,6 +238,64 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
     });
     expect(JSON.stringify(refused.message)).toMatch(/rerank\.top_n/);
   }, 60_000);
+
+  it('reranks the fused list of a search across collections, through REST and the MCP tool', async () => {
+    const harbour = ['The harbour master saw the storm from the quay.', 'Gulls followed the ferry past the harbour wall.'];
+    const otherId = await createCollection(t, 'Harbour notes');
+    for (const [i, text] of harbour.entries()) {
+      const res = await t.request('POST', `/api/v1/collections/${otherId}/files`, {
+        body: { name: `harbour-${i}.txt`, url: `data:text/plain;base64,${Buffer.from(text).toString('base64')}` },
+      });
+      expect(res.status).toBe(201);
+      expect((await waitForFile(t, otherId, res.body.id, ['indexed'])).status).toBe('indexed');
+    }
+    const everything = [...NOTES, ...harbour];
+    const query = 'the storm seen from the harbour';
+    const expected = expectedOrder(query, everything);
+    const collection_ids = [collectionId, otherId];
+
+    // REST: every passage of both collections is a candidate (top_n 20 > 10), so the order is the scorer's alone.
+    const before = tei.requests.length;
+    const res = await t.request('POST', '/api/v1/search', {
+      body: { collection_ids, text: query, top_k: 3, rerank: { url: tei.endpoint, kind: 'tei', top_n: 20 } },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.rerank).toEqual({ applied: true, candidates: everything.length });
+    expect(tei.requests.length).toBe(before + 1);
+    expect([...(tei.requests.at(-1)!.body!.texts as string[])].sort()).toEqual([...everything].sort());
+    expect(res.body.result.map((hit: any) => hit.rerankScore)).toEqual(expected.slice(0, 3).map((e) => e.score));
+    expect(res.body.result[0]).toMatchObject({ content: expected[0].text, collectionId: otherId });
+    const unranked = await t.request('POST', '/api/v1/search', { body: { collection_ids, text: query, rerank: { enabled: false } } });
+    expect(unranked.body.rerank).toBeUndefined();
+    expect(tei.requests.length).toBe(before + 1);
+
+    // MCP, through a real client: the same argument, the same order, and the outcome in the answer.
+    const client = new Client({ name: 'rerank-e2e', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', t.url), { requestInit: { headers: { authorization: `Bearer ${t.admin.key}` } } }),
+    );
+    try {
+      const tools = await client.listTools();
+      const tool = tools.tools.find((d) => d.name === 'service_search_collections')!;
+      expect(Object.keys((tool.inputSchema as any).properties)).toContain('rerank');
+      const answer: any = await client.callTool({
+        name: 'service_search_collections',
+        arguments: { collection_ids, query, rerank: { url: tei.endpoint, kind: 'tei', top_n: 20 } },
+      });
+      expect(answer.isError).toBeFalsy();
+      const content = answer.structuredContent;
+      expect(content.rerank).toEqual({ applied: true, candidates: everything.length });
+      expect(content.result.map((hit: any) => hit.rerankScore)).toEqual(expected.slice(0, content.result.length).map((e) => e.score));
+      expect(content.result[0]).toMatchObject({ content: expected[0].text, collectionId: otherId });
+      const refused: any = await client.callTool({
+        name: 'service_search_collections',
+        arguments: { collection_ids, query, rerank: { url: tei.endpoint } },
+      });
+      expect(JSON.stringify(refused)).toMatch(/rerank\.kind/);
+    } finally {
+      await client.close();
+    }
+  }, 90_000);
 
   it("gives the agent's search tool hybrid search with the configured reranker", async () => {
     const question = 'Who saw the lighthouse storm?';

@@ -2,6 +2,7 @@ import { Client, errors } from '@elastic/elasticsearch';
 import Mock, { MockPattern } from '@elastic/elasticsearch-mock';
 import { AppError, ErrorCode } from '../../common/app-error';
 import { IndexUnit } from '../../domain/vector-index.port';
+import { parseFileFilter } from '../../domain/file-filter';
 import { ElasticsearchVectorIndex } from './elasticsearch-vector-index.adapter';
 
 /**
@@ -9,6 +10,21 @@ import { ElasticsearchVectorIndex } from './elasticsearch-vector-index.adapter';
  * reads answers. Behaviour against a real cluster is the contract suite's job (ELASTICSEARCH_URL).
  */
 const INDEX = 'units-test';
+const FILE_FIELDS = {
+  properties: {
+    name: { type: 'keyword' },
+    type: { type: 'keyword' },
+    title: { type: 'keyword' },
+    author: { type: 'keyword' },
+    size: { type: 'long' },
+    pages: { type: 'long' },
+    created_at: { type: 'date' },
+    metadata: {
+      type: 'nested',
+      properties: { key: { type: 'keyword' }, s: { type: 'keyword' }, n: { type: 'double' }, b: { type: 'boolean' } },
+    },
+  },
+};
 
 interface Recorded {
   method: string;
@@ -22,6 +38,8 @@ function setup(
     dimension?: number;
     collectionDimension?: number;
     indexExists?: boolean;
+    /** False: the index maps no file fields (one created before units kept them). */
+    fileMapped?: boolean;
     vectorIndexType?: 'hnsw' | 'int8_hnsw' | 'bbq_hnsw';
   } = {},
 ) {
@@ -37,7 +55,14 @@ function setup(
     options.indexExists ? {} : new errors.ResponseError({ body: {}, statusCode: 404, headers: {}, warnings: [], meta: {} as never }),
   );
   on('PUT', `/${INDEX}`, () => ({ acknowledged: true }));
-  on('GET', `/${INDEX}/_mapping`, () => ({ [INDEX]: { mappings: { properties: { vector_16: { type: 'dense_vector' } } } } }));
+  on('GET', `/${INDEX}/_mapping`, () => ({
+    [INDEX]: {
+      mappings: {
+        ...(options.fileMapped !== false ? { _meta: { units_keep_file_fields: true } } : {}),
+        properties: { vector_16: { type: 'dense_vector' }, ...(options.fileMapped !== false ? { file: { properties: {} } } : {}) },
+      },
+    },
+  }));
   on('PUT', `/${INDEX}/_mapping`, () => ({ acknowledged: true }));
   on('POST', `/${INDEX}/_search`, (params) => {
     const body = params.body as { knn?: unknown; query?: { bool?: { must?: unknown } }; script_fields?: unknown };
@@ -64,6 +89,7 @@ function setup(
   on('POST', '/_bulk', () => ({ took: 1, errors: false, items: [] }));
   on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 2 }));
   on('POST', `/${INDEX}/_count`, () => ({ count: 7 }));
+  on('POST', `/${INDEX}/_update_by_query`, () => ({ updated: 3, failures: [] }));
 
   const client = new Client({ node: 'http://localhost:9200', Connection: mock.getConnection() });
   const index = new ElasticsearchVectorIndex(client, {
@@ -111,6 +137,7 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     expect(create.body).toEqual({
       mappings: {
         dynamic: 'strict',
+        _meta: { units_keep_file_fields: true },
         _source: { excludes: ['vector_*'] },
         properties: {
           collection_id: { type: 'keyword' },
@@ -118,6 +145,7 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
           passage_id: { type: 'keyword' },
           dimension: { type: 'integer' },
           text: { type: 'text', analyzer: 'english' },
+          file: FILE_FIELDS,
         },
       },
     });
@@ -141,6 +169,119 @@ describe('ElasticsearchVectorIndex (mocked Elasticsearch)', () => {
     await index.init();
     expect(sent('PUT', `/${INDEX}`)).toHaveLength(0);
     expect(sent('PUT', `/${INDEX}/_mapping`)).toHaveLength(0);
+  });
+
+  it('init adds the file fields to an index created before units kept them (mock)', async () => {
+    const { index, sent } = setup({ indexExists: true, dimension: 16, fileMapped: false });
+    await index.init();
+    expect(sent('PUT', `/${INDEX}`)).toHaveLength(0);
+    expect(sent('PUT', `/${INDEX}/_mapping`).map((r) => r.body)).toEqual([{ properties: { file: FILE_FIELDS } }]);
+    // Its units lack the fields: filters keep reaching it as file ids.
+    expect(index.filtersFileFields).toBe(false);
+  });
+
+  it("setFileFields replaces the file's fields on its units by query, with refresh, metadata as typed entries (mock)", async () => {
+    const { index, sent } = setup();
+    await index.init();
+    expect(index.filtersFileFields).toBe(true);
+    await index.setFileFields('col_1', 'fle_1', {
+      name: 'report.pdf',
+      type: 'application/pdf',
+      size: 1234,
+      pages: 3,
+      title: null,
+      author: 'Ada',
+      createdAt: new Date('2024-05-01T10:00:00Z'),
+      metadata: { year: 2021, draft: false, tags: ['a', 'b'], source: 'web' },
+    });
+    const [update] = sent('POST', `/${INDEX}/_update_by_query`);
+    expect(update.querystring).toEqual({ refresh: 'true' });
+    expect(update.body).toEqual({
+      query: { bool: { filter: [{ term: { collection_id: 'col_1' } }, { term: { file_id: 'fle_1' } }] } },
+      script: {
+        lang: 'painless',
+        source: 'ctx._source.file = params.file',
+        params: {
+          file: {
+            name: 'report.pdf',
+            type: 'application/pdf',
+            size: 1234,
+            pages: 3,
+            author: 'Ada',
+            created_at: '2024-05-01T10:00:00.000Z',
+            metadata: [
+              { key: 'year', n: 2021 },
+              { key: 'draft', b: false },
+              { key: 'tags', s: 'a' },
+              { key: 'tags', s: 'b' },
+              { key: 'source', s: 'web' },
+            ],
+          },
+        },
+      },
+    });
+  });
+
+  it('translates a file filter into a bool query in knn.filter and beside the text query, with no file ids (mock)', async () => {
+    const { index, sent } = setup({ collectionDimension: 2 });
+    await index.init();
+    const files = parseFileFilter({
+      and: [
+        { field: 'type', in: ['application/pdf', 'text/plain'] },
+        { field: 'metadata.year', gte: 2020, lt: 2024 },
+        {
+          or: [
+            { field: 'metadata.source', eq: 'web' },
+            { field: 'metadata.tags', in: ['a', 1] },
+          ],
+        },
+        { not: { field: 'metadata.draft', eq: true } },
+        { field: 'metadata.reviewed', exists: false },
+        { field: 'createdAt', gte: '2024-01-01' },
+        { field: 'title', exists: true },
+        { field: 'id', eq: 'fle_1' },
+      ],
+    });
+    await index.searchVector('col_1', Float32Array.from([1, 0]), 10, { files });
+    await index.searchText('col_1', 'zebra', 5, { files });
+    const entry = (key: string, value?: unknown) => ({
+      nested: { path: 'file.metadata', query: { bool: { filter: [{ term: { 'file.metadata.key': key } }, ...(value ? [value] : [])] } } },
+    });
+    const expected = [
+      { term: { collection_id: 'col_1' } },
+      {
+        bool: {
+          filter: [
+            { terms: { 'file.type': ['application/pdf', 'text/plain'] } },
+            entry('year', { range: { 'file.metadata.n': { gte: 2020, lt: 2024 } } }),
+            {
+              bool: {
+                should: [
+                  entry('source', { term: { 'file.metadata.s': 'web' } }),
+                  entry('tags', {
+                    bool: {
+                      should: [{ terms: { 'file.metadata.s': ['a'] } }, { terms: { 'file.metadata.n': [1] } }],
+                      minimum_should_match: 1,
+                    },
+                  }),
+                ],
+                minimum_should_match: 1,
+              },
+            },
+            { bool: { must_not: [entry('draft', { term: { 'file.metadata.b': true } })] } },
+            { bool: { must_not: [entry('reviewed')] } },
+            { range: { 'file.created_at': { gte: '2024-01-01T00:00:00.000Z' } } },
+            { exists: { field: 'file.title' } },
+            { term: { file_id: 'fle_1' } },
+          ],
+        },
+      },
+    ];
+    const bodies = sent('POST', `/${INDEX}/_search`).map(
+      (r) => r.body as { knn?: { filter: unknown }; query?: { bool: { filter: unknown } } },
+    );
+    expect(bodies.find((b) => b.knn)!.knn!.filter).toEqual(expected);
+    expect(bodies.find((b) => b.query?.bool && 'must' in b.query.bool)!.query!.bool.filter).toEqual(expected);
   });
 
   it('upsert maps a new dimension, then bulk-indexes units by id with refresh=wait_for (mock)', async () => {

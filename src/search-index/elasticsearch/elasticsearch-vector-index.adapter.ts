@@ -8,12 +8,14 @@ import {
   assertVectorPassages,
   dimensionsByCollection,
   embeddingMismatch,
+  FileFields,
   IndexUnit,
   TextHit,
   UnitFilter,
   VectorHit,
   VectorIndex,
 } from '../../domain/vector-index.port';
+import { elasticsearchFileFilter, FILE_FIELDS_MAPPING, fileFieldsSource } from './elasticsearch-file-filter';
 
 export type VectorIndexType = 'hnsw' | 'int8_hnsw' | 'bbq_hnsw';
 
@@ -68,9 +70,17 @@ interface UnitSource {
   text: string;
 }
 
+/**
+ * Marks an index whose every unit was written by an adapter that keeps file fields: only such an
+ * index is given filters on them. An older index gets the `file` mapping but not the mark, and
+ * keeps taking filters as file ids (its units lack the fields) until it is built again.
+ */
+const FIELDS_MARK = 'units_keep_file_fields';
+
 const STATIC_MAPPING: estypes.MappingTypeMapping = {
   // Only the fields below and the vector fields this adapter adds: a stray field is a bug.
   dynamic: 'strict',
+  _meta: { [FIELDS_MARK]: true },
   // Vectors live in the kNN index (floats kept there for re-scoring) and are never read back.
   _source: { excludes: ['vector_*'] },
   properties: {
@@ -79,6 +89,8 @@ const STATIC_MAPPING: estypes.MappingTypeMapping = {
     passage_id: { type: 'keyword' },
     dimension: { type: 'integer' },
     text: { type: 'text', analyzer: 'english' },
+    // The unit's file's filterable fields (elasticsearch-file-filter.ts), set by setFileFields.
+    file: FILE_FIELDS_MAPPING,
   },
 };
 
@@ -86,13 +98,17 @@ const STATIC_MAPPING: estypes.MappingTypeMapping = {
  * The scale-out index: one Elasticsearch index of units, `dense_vector` kNN (cosine) for vectors
  * and BM25 on `text`. Each dimension has its own vector field (`vector_<dim>`), so collections
  * embedded by different models share the index, as they share the embedded adapter's file.
- * Unit ids are document ids, which makes an upsert of the same unit a replacement.
+ * Unit ids are document ids, which makes an upsert of the same unit a replacement. Each unit keeps
+ * its file's filterable fields and metadata, so a search filter is a query on the units themselves
+ * (in `knn.filter`), whatever the number of files it keeps.
  */
 export class ElasticsearchVectorIndex extends VectorIndex {
   private readonly index: string;
   private readonly refresh: estypes.Refresh;
   private readonly vectorIndexType: VectorIndexType;
   private readonly mappedDimensions = new Set<number>();
+  /** The index carries FIELDS_MARK: read at init. */
+  private keepsFileFields = false;
 
   /** @param client owned by the adapter from now on: `close()` closes it. */
   constructor(
@@ -129,7 +145,11 @@ export class ElasticsearchVectorIndex extends VectorIndex {
         }
       }
       const mapping = await this.client.indices.getMapping({ index: this.index });
-      for (const name of Object.keys(mapping[this.index]?.mappings.properties ?? {})) {
+      const properties = mapping[this.index]?.mappings.properties ?? {};
+      this.keepsFileFields = mapping[this.index]?.mappings._meta?.[FIELDS_MARK] === true;
+      // An index created before units kept their file's fields: adding a field is allowed, and idempotent.
+      if (!('file' in properties)) await this.client.indices.putMapping({ index: this.index, properties: { file: FILE_FIELDS_MAPPING } });
+      for (const name of Object.keys(properties)) {
         const match = /^vector_(\d+)$/.exec(name);
         if (match) this.mappedDimensions.add(Number(match[1]));
       }
@@ -172,11 +192,31 @@ export class ElasticsearchVectorIndex extends VectorIndex {
     }
   }
 
+  /** True for an index created with the file fields (FIELDS_MARK); an older one takes file ids. */
+  override get filtersFileFields(): boolean {
+    return this.keepsFileFields;
+  }
+
+  /**
+   * Replaces the file's fields on every unit of the file, searchable when this resolves. Files
+   * indexed before units kept their fields get them at their next metadata change or re-indexing.
+   */
+  override async setFileFields(collectionId: string, fileId: string, fields: FileFields): Promise<void> {
+    await this.call('set the file fields', () =>
+      this.client.updateByQuery({
+        index: this.index,
+        query: { bool: { filter: [{ term: { collection_id: collectionId } }, { term: { file_id: fileId } }] } },
+        script: { lang: 'painless', source: 'ctx._source.file = params.file', params: { file: fileFieldsSource(fields) } },
+        refresh: true,
+      }),
+    );
+  }
+
   async searchVector(collectionId: string, vector: Float32Array, k: number, filter?: UnitFilter): Promise<VectorHit[]> {
     assertSearchK(k);
     assertUsableVector(vector, 'Query vector');
     assertUnitFilter(filter);
-    if (filter?.fileIds.length === 0) return [];
+    if (filter && 'fileIds' in filter && filter.fileIds.length === 0) return [];
     const dimension = await this.collectionDimension(collectionId);
     if (dimension === undefined) return [];
     if (dimension !== vector.length) throw embeddingMismatch(collectionId, dimension, vector.length);
@@ -207,7 +247,7 @@ export class ElasticsearchVectorIndex extends VectorIndex {
   async searchText(collectionId: string, text: string, k: number, filter?: UnitFilter): Promise<TextHit[]> {
     assertSearchK(k);
     assertUnitFilter(filter);
-    if (text.trim() === '' || filter?.fileIds.length === 0) return [];
+    if (text.trim() === '' || (filter && 'fileIds' in filter && filter.fileIds.length === 0)) return [];
     // A match query analyses the text as words: user input is never parsed as query syntax.
     const response = await this.call('search text', () =>
       this.client.search<UnitSource>({
@@ -345,10 +385,11 @@ export class ElasticsearchVectorIndex extends VectorIndex {
   }
 }
 
-/** The collection, and the filter's files when there is one. */
+/** The collection, and the filter's files when there is one: by id, or by their fields. */
 function scope(collectionId: string, filter?: UnitFilter): estypes.QueryDslQueryContainer | estypes.QueryDslQueryContainer[] {
   const collection = { term: { collection_id: collectionId } };
-  return filter ? [collection, { terms: { file_id: [...filter.fileIds] } }] : collection;
+  if (!filter) return collection;
+  return [collection, 'fileIds' in filter ? { terms: { file_id: [...filter.fileIds] } } : elasticsearchFileFilter(filter.files)];
 }
 
 function toAppError(error: unknown, action: string): AppError {

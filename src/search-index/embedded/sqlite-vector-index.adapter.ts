@@ -4,6 +4,7 @@ import { AppError, ErrorCode } from '../../common/app-error';
 import {
   assertSearchK,
   assertUnitFilter,
+  fileIdsOf,
   assertUsableVector,
   assertVectorPassages,
   dimensionsByCollection,
@@ -182,18 +183,14 @@ export class SqliteVectorIndex extends VectorIndex {
     assertSearchK(k);
     assertUsableVector(vector, 'Query vector');
     assertUnitFilter(filter);
+    const fileIds = filter && fileIdsOf(filter);
     const dimension = this.collectionDimension(collectionId);
     if (dimension === undefined) return [];
     if (dimension !== vector.length) throw embeddingMismatch(collectionId, dimension, vector.length);
-    if (filter?.fileIds.length === 0) return [];
+    if (fileIds?.length === 0) return [];
     await this.ensureLoaded(collectionId);
     const query = normalised(vector);
-    const { seqs } = await this.nearest.search(
-      collectionId,
-      query,
-      k + Math.min(k, RERANK_MARGIN),
-      filter ? [...filter.fileIds] : undefined,
-    );
+    const { seqs } = await this.nearest.search(collectionId, query, k + Math.min(k, RERANK_MARGIN), fileIds ? [...fileIds] : undefined);
     if (seqs.length === 0) return [];
     // Units deleted since the thread answered are gone from this read.
     const rows = this.prepared().unitsBySeq.all(JSON.stringify(Array.from(seqs))) as {
@@ -215,14 +212,15 @@ export class SqliteVectorIndex extends VectorIndex {
   async searchText(collectionId: string, text: string, k: number, filter?: UnitFilter): Promise<TextHit[]> {
     assertSearchK(k);
     assertUnitFilter(filter);
+    const fileIds = filter && fileIdsOf(filter);
     const query = toFts5Query(text);
-    if (query === null || filter?.fileIds.length === 0) return [];
+    if (query === null || fileIds?.length === 0) return [];
     const request: TextSearchRequest = {
       query,
       collectionId,
       after: this.deletedUpTo(collectionId),
       k,
-      ...(filter ? { fileIds: JSON.stringify(filter.fileIds) } : {}),
+      ...(fileIds ? { fileIds: JSON.stringify(fileIds) } : {}),
     };
     const rows = this.reader ? await this.reader.search(request) : this.searchTextHere(request);
     // FTS5's bm25() is negated so that ascending order is best first; the port's score is not.

@@ -273,6 +273,12 @@ export class SqliteRunStore extends RunStore {
         .prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' AND acting_user_id = ? LIMIT ?)`)
         .pluck(),
       queuedOldestBy: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued' AND acting_user_id = ?`).pluck(),
+      // The same index, grouped: the fullest user's share.
+      queuedPerUserMax: db
+        .prepare(
+          `SELECT COALESCE(MAX(n), 0) FROM (SELECT COUNT(*) AS n FROM workflow_runs WHERE status = 'queued' GROUP BY acting_user_id)`,
+        )
+        .pluck(),
       discardSteps: db.prepare(
         `DELETE FROM workflow_run_steps WHERE run_id = ? AND EXISTS (SELECT 1 FROM workflow_runs WHERE id = ? AND status = 'queued' AND claims = 0)`,
       ),
@@ -607,6 +613,10 @@ export class SqliteRunStore extends RunStore {
     if (count === 0) return { count, oldestCreatedAt: null };
     const oldest = oldestOf.get(...key) as string | null;
     return { count, oldestCreatedAt: oldest === null ? null : fromSqlDate(oldest) };
+  }
+
+  async queuedPerUserMax(): Promise<number> {
+    return this.statements.queuedPerUserMax.get() as number;
   }
 
   async discardQueued(id: string): Promise<boolean> {

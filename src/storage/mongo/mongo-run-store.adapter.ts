@@ -402,6 +402,17 @@ export class MongoRunStore extends RunStore {
     return { count, oldestCreatedAt: oldest?.createdAt ?? null };
   }
 
+  async queuedPerUserMax(): Promise<number> {
+    // Matches the partial index of queued runs by user (its filter is status: 'queued').
+    const [fullest] = await this.runs.aggregate<{ n: number }>([
+      { $match: { status: 'queued' } },
+      { $group: { _id: '$actingUserId', n: { $sum: 1 } } },
+      { $sort: { n: -1 } },
+      { $limit: 1 },
+    ]);
+    return fullest?.n ?? 0;
+  }
+
   async discardQueued(id: string): Promise<boolean> {
     const { deletedCount } = await this.runs.deleteOne({ _id: id, status: 'queued', claims: 0 });
     if (deletedCount === 0) return false;
