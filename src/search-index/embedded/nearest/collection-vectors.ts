@@ -138,15 +138,15 @@ class Partition {
     }
   }
 
-  /** Marks the seq's row dead; false when it is not here. */
-  remove(seq: number): boolean {
+  /** Marks the seq's row dead; its file's ordinal, or -1 when it is not here. */
+  remove(seq: number): number {
     const at = this.where.get(seq);
-    if (at === undefined) return false;
+    if (at === undefined) return -1;
     this.where.delete(seq);
     const cell = this.cells[Math.floor(at / 2 ** 32)];
     cell.live[at % 2 ** 32] = 0;
     cell.dead++;
-    return true;
+    return cell.files[at % 2 ** 32];
   }
 
   compactWhereDead(): void {
@@ -304,6 +304,8 @@ export class CollectionVectors {
   /** The collection's size when the serving cells were sampled. */
   private partitionedAt = 0;
   private readonly fileOrdinal = new Map<string, number>();
+  /** Live rows of each file, by ordinal. */
+  private rowsOfFile = new Int32Array(64);
   /** Rows a load under way will bring (0: none): the cells are computed once it ends, not as it grows. */
   private loading = 0;
 
@@ -356,10 +358,14 @@ export class CollectionVectors {
     const files = Int32Array.from(fileIds, (fileId) => this.ordinalOf(fileId));
     // While new cells are computed, rows added go to the serving ones and are moved with the rest.
     this.serving.add(codes, seqs, files, threads);
+    for (let i = 0; i < files.length; i++) this.rowsOfFile[files[i]]++;
   }
 
   remove(seqs: ArrayLike<number>): void {
-    for (let i = 0; i < seqs.length; i++) this.serving.remove(seqs[i]);
+    for (let i = 0; i < seqs.length; i++) {
+      const file = this.serving.remove(seqs[i]);
+      if (file >= 0) this.rowsOfFile[file]--;
+    }
     // Positions stay put while new cells are computed: the assignment refers to them.
     if (!this.repartition) this.serving.compactWhereDead();
   }
@@ -411,16 +417,15 @@ export class CollectionVectors {
       );
 
     const allowed = new Uint8Array(this.fileOrdinal.size);
-    let any = false;
+    // Counted per file as rows come and go: no pass over every row to size the filter.
+    let rows = 0;
     for (const fileId of allowedFiles) {
       const ordinal = this.fileOrdinal.get(fileId);
-      if (ordinal === undefined) continue;
+      if (ordinal === undefined || allowed[ordinal]) continue;
       allowed[ordinal] = 1;
-      any = true;
+      rows += this.rowsOfFile[ordinal];
     }
-    if (!any) return [];
-    let rows = 0;
-    for (const cell of cells) for (let p = 0; p < cell.length; p++) if (cell.live[p] && allowed[cell.files[p]]) rows++;
+    if (rows === 0) return [];
     if (rows <= FILTER_SCAN_SHARE * this.size || !this.partitioned) return this.scanAllowed(q, k, allowed, rows);
     // A broad filter: in each probed cell, enough nearest rows that k of them pass it in expectation, twice over.
     const share = rows / this.size;
@@ -561,6 +566,7 @@ export class CollectionVectors {
     if (ordinal === undefined) {
       ordinal = this.fileOrdinal.size;
       this.fileOrdinal.set(fileId, ordinal);
+      if (ordinal === this.rowsOfFile.length) this.rowsOfFile = resized(this.rowsOfFile, 2 * ordinal, (n) => new Int32Array(n));
     }
     return ordinal;
   }
