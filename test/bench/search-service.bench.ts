@@ -19,7 +19,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_KEY, call, figures, percentile, startApp } from './lib/bench-kit';
+import { BENCH_KEY, call, figures, percentile, processTree, startApp } from './lib/bench-kit';
 
 const BENCH = 'search-service';
 const PASSAGES = Number(process.env.BENCH_PASSAGES ?? 20_000);
@@ -95,10 +95,21 @@ function healthProbe(url: string) {
   };
 }
 
+/** RSS now and at its peak of the service: its process and the worker processes it supervises, summed. */
 function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
-  return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 };
+  const kb = (status: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  let rss = 0;
+  let peak = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const status = readFileSync(`/proc/${p}/status`, 'utf8');
+      rss += kb(status, 'VmRSS');
+      peak += kb(status, 'VmHWM');
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return { rssMiB: rss / 1024, peakMiB: peak / 1024 };
 }
 
 async function main(): Promise<void> {
@@ -110,6 +121,9 @@ async function main(): Promise<void> {
     EMBEDDINGS_MODEL: 'bench-clustered',
     EMBEDDINGS_API_KEY: '',
     FETCH_ALLOWED_HOSTS: '127.0.0.1',
+  }).catch((error) => {
+    embeddings.child.kill();
+    throw error;
   });
   try {
     // The endpoint's own rate, called directly: the floor of the pipeline.
@@ -220,7 +234,7 @@ async function main(): Promise<void> {
     );
 
     const memory = memoryOf(app.child.pid!);
-    console.log(`service memory: RSS ${memory.rssMiB.toFixed(0)} MiB, peak ${memory.peakMiB.toFixed(0)} MiB`);
+    console.log(`service memory (all its processes): RSS ${memory.rssMiB.toFixed(0)} MiB, peak ${memory.peakMiB.toFixed(0)} MiB`);
     const deleteStarted = performance.now();
     await fetch(`${app.url}/api/v1/collections/${collectionId}`, { method: 'DELETE', headers: { 'x-api-key': BENCH_KEY } });
     const deleteSeconds = (performance.now() - deleteStarted) / 1000;

@@ -15,7 +15,8 @@
  *   - deleteByFile and deleteByCollection.
  *
  *   BENCH_UNITS=1000000 node --no-node-snapshot --expose-gc -r ./scripts/swc-register.js test/bench/vector-index.bench.ts
- *   (default 100,000 units; query-embedding time needs a build: the embedder's worker runs from dist/)
+ *   (default 100,000 units; query-embedding time needs a build: the embedder's worker runs from dist/;
+ *   BENCH_VECTOR_CACHE=<dir> keeps the generated vectors there for the next run)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'wcs-vector-index-bench-'));
   console.log(`${scale} in one collection; load average ${load()} on ${cpus().length} cores; SQLite file in ${dir}`);
   const generated = performance.now();
-  const set = clusteredVectors({ units: UNITS });
+  const set = clusteredVectors({ units: UNITS, cacheDir: process.env.BENCH_VECTOR_CACHE });
   console.log(`generated in ${((performance.now() - generated) / 1000).toFixed(1)} s (${set.files} files)`);
   const db = openSqliteDatabase(dir);
   let index = new SqliteVectorIndex(db);

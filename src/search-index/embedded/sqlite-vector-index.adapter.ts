@@ -29,6 +29,11 @@ export const DELETE_BATCH = 500;
 /** Rows per message when a collection's vectors are loaded into the search thread. */
 const LOAD_BATCH = 4_096;
 /**
+ * Batches a load keeps posted but not yet handled by the search thread: reading the store is faster
+ * than coding, and unbounded the floats of a million rows (2 GB at 512 dimensions) would queue.
+ */
+const LOAD_AHEAD = 8;
+/**
  * Code-ranked hits per wanted hit that are re-ranked by their float vectors: the int8 codes rank
  * within about 0.003 of the float distance, so a small margin settles the final order exactly.
  */
@@ -355,9 +360,21 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 
   private async load(collectionId: string): Promise<void> {
+    const dimension = this.collectionDimension(collectionId);
+    if (dimension === undefined) return;
+    const rows = this.prepared().count.get(collectionId, this.deletedUpTo(collectionId)) as number;
+    this.nearest.post({ type: 'load', collectionId, dimension, rows });
+    try {
+      await this.loadBatches(collectionId);
+    } finally {
+      if (this.loadedGeneration === this.nearest.generation) this.nearest.post({ type: 'loaded', collectionId });
+    }
+  }
+
+  private async loadBatches(collectionId: string): Promise<void> {
     const select = this.prepared().vectorBatch;
     let after = this.deletedUpTo(collectionId);
-    for (;;) {
+    for (let batch = 1; ; batch++) {
       const rows = select.all(collectionId, after, LOAD_BATCH) as VectorRow[];
       if (rows.length === 0) return;
       const dimension = rows[0].vector.byteLength / 4;
@@ -371,7 +388,8 @@ export class SqliteVectorIndex extends VectorIndex {
       ]);
       after = rows[rows.length - 1].seq;
       if (rows.length < LOAD_BATCH) return;
-      await yieldToEventLoop();
+      if (batch % LOAD_AHEAD === 0) await this.nearest.sync();
+      else await yieldToEventLoop();
     }
   }
 

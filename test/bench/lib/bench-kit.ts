@@ -142,7 +142,8 @@ export async function startServer(
     if (!stopping) process.stderr.write(`server ${args.join(' ')} ended on its own: code ${code}, signal ${signal}\n`);
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  // Minutes, not seconds: on a shared machine at load 15-20 a start takes over a minute.
+  const deadline = Date.now() + 240_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server ${args.join(' ')} exited with ${child.exitCode}`);
     try {
@@ -151,7 +152,10 @@ export async function startServer(
     } catch {
       // not up yet
     }
-    if (Date.now() > deadline) throw new Error(`server ${args.join(' ')} did not start`);
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM');
+      throw new Error(`server ${args.join(' ')} did not start`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

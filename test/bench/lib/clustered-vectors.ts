@@ -19,6 +19,9 @@
  * recall.
  */
 
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 /** Deterministic, so runs compare (mulberry32). */
 export function prng(seed: number): () => number {
   return () => {
@@ -36,6 +39,8 @@ export interface ClusteredOptions {
   /** Embedding units (sentence windows) per passage. */
   unitsPerPassage?: number;
   passagesPerFile?: number;
+  /** A directory where the generated set is kept and read back by later runs (generating 1M takes minutes). */
+  cacheDir?: string;
 }
 
 export interface ClusteredSet {
@@ -63,6 +68,39 @@ const SUBTOPICS_PER_TOPIC = 24;
 const ZIPF_EXPONENT = 0.8;
 
 export function clusteredVectors(options: ClusteredOptions): ClusteredSet {
+  if (!options.cacheDir) return generate(options);
+  const d = options.dimension ?? 512;
+  const base = join(
+    options.cacheDir,
+    `clustered-${options.units}-${d}-${options.seed ?? 2024}-${options.unitsPerPassage ?? 3}-${options.passagesPerFile ?? 20}`,
+  );
+  const read = (suffix: string) => {
+    const bytes = readFileSync(`${base}.${suffix}`);
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  };
+  if (existsSync(`${base}.json`)) {
+    const { files } = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { files: number };
+    return assemble(
+      d,
+      new Float32Array(read('vectors')),
+      new Int32Array(read('fileOf')),
+      new Int32Array(read('passageOf')),
+      files,
+      new Float32Array(read('passages')),
+    );
+  }
+  const set = generate(options);
+  const write = (suffix: string, a: ArrayBufferView) =>
+    writeFileSync(`${base}.${suffix}`, new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  write('vectors', set.vectors);
+  write('fileOf', set.fileOf);
+  write('passageOf', set.passageOf);
+  write('passages', set.passageVectors);
+  writeFileSync(`${base}.json`, JSON.stringify({ files: set.files }));
+  return set;
+}
+
+function generate(options: ClusteredOptions): ClusteredSet & { passageVectors: Float32Array } {
   const dimension = options.dimension ?? 512;
   const unitsPerPassage = options.unitsPerPassage ?? 3;
   const passagesPerFile = options.passagesPerFile ?? 20;
@@ -139,15 +177,16 @@ export function clusteredVectors(options: ClusteredOptions): ClusteredSet {
   const fileOf = new Int32Array(units);
   const passageOf = new Int32Array(units);
   /** Unnormalised passage vectors, for queries. */
-  const passageVectors: Float32Array[] = [];
+  const passageVectors = new Float32Array(Math.ceil(units / unitsPerPassage) * dimension);
+  let passages = 0;
   const fileVector = new Float32Array(dimension);
   const window = new Float32Array(dimension);
   let unit = 0;
   for (let file = 0; file < files && unit < units; file++) {
     addNoise(fileVector, centreOf(pickTopic(), Math.floor(random() * SUBTOPICS_PER_TOPIC)), FILE_SCALE);
     for (let p = 0; p < passagesPerFile && unit < units; p++) {
-      const passage = addNoise(new Float32Array(dimension), fileVector, PASSAGE_SCALE);
-      const passageId = passageVectors.push(passage) - 1;
+      const passageId = passages++;
+      const passage = addNoise(passageVectors.subarray(passageId * dimension, (passageId + 1) * dimension), fileVector, PASSAGE_SCALE);
       for (let w = 0; w < unitsPerPassage && unit < units; w++, unit++) {
         addNoise(window, passage, WINDOW_SCALE);
         normaliseInPlace(window);
@@ -158,21 +197,46 @@ export function clusteredVectors(options: ClusteredOptions): ClusteredSet {
     }
   }
 
+  return assemble(dimension, vectors, fileOf, passageOf, files, passageVectors.subarray(0, passages * dimension), options.seed ?? 2024);
+}
+
+function assemble(
+  dimension: number,
+  vectors: Float32Array,
+  fileOf: Int32Array,
+  passageOf: Int32Array,
+  files: number,
+  passageVectors: Float32Array,
+  seed = 2024,
+): ClusteredSet & { passageVectors: Float32Array } {
+  const passages = passageVectors.length / dimension;
   return {
     dimension,
     vectors,
     fileOf,
     passageOf,
     files,
+    passageVectors,
     row: (i) => vectors.subarray(i * dimension, (i + 1) * dimension),
-    queries(count, seed = 7) {
-      const pick = prng(seed);
+    queries(count, querySeed = 7) {
+      const pick = prng(querySeed);
+      const noise = prng(seed ^ querySeed ^ 0x5bd1e995);
       return Array.from({ length: count }, () => {
-        const passage = passageVectors[Math.floor(pick() * passageVectors.length)];
-        return normaliseInPlace(addNoise(new Float32Array(dimension), passage, QUERY_SCALE));
+        const p = Math.floor(pick() * passages);
+        const q = new Float32Array(dimension);
+        const s = QUERY_SCALE / Math.sqrt(dimension);
+        for (let i = 0; i < dimension; i++) q[i] = passageVectors[p * dimension + i] + gaussianFrom(noise) * s;
+        return normaliseInPlace(q);
       });
     },
   };
+}
+
+/** A standard normal draw from a uniform source (Box-Muller). */
+function gaussianFrom(random: () => number): number {
+  let u = 0;
+  while (u === 0) u = random();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
 }
 
 export function normaliseInPlace(v: Float32Array): Float32Array {

@@ -120,4 +120,22 @@ describe('CollectionVectors (the search thread’s cells)', () => {
     }
     expect(found / (queries * 10)).toBeGreaterThan(0.9);
   });
+
+  it('computes the cells once when a load ends, for all its rows, not as the load grows', () => {
+    const vectors = new CollectionVectors(D);
+    vectors.beginLoad(ROWS);
+    for (let start = 0; start < ROWS; start += 4_096) {
+      const end = Math.min(ROWS, start + 4_096);
+      vectors.add(data.seqs.subarray(start, end), data.fileIds.slice(start, end), data.vectors.slice(start * D, end * D));
+      expect(vectors.building).toBe(false);
+    }
+    expect(vectors.search(row(data.vectors, 4_321), 1)[0].seq).toBe(4_321);
+    vectors.endLoad();
+    expect(vectors.building).toBe(true);
+    build(vectors);
+    expect(vectors.building).toBe(false);
+    expect(vectors.cells).toBe(Math.round(Math.sqrt(ROWS)));
+    expect(vectors.size).toBe(ROWS);
+    expect(vectors.search(row(data.vectors, ROWS - 7), 1)[0].seq).toBe(ROWS - 7);
+  });
 });

@@ -11,6 +11,11 @@ export type NearestRequest =
       vectors: Float32Array;
     }
   | { type: 'remove'; collectionId: string; seqs: Float64Array }
+  /** A load of the collection from the store begins (`rows` rows to come) or ends: its cells are computed once, at the end. */
+  | { type: 'load'; collectionId: string; dimension: number; rows: number }
+  | { type: 'loaded'; collectionId: string }
+  /** Answered once every message before it is handled: a loader waits on it to keep few batches queued. */
+  | { type: 'sync'; id: number }
   | { type: 'drop'; collectionId: string }
   | {
       type: 'search';
@@ -36,4 +41,5 @@ export interface NearestStats {
 export type NearestResponse =
   | { type: 'hits'; id: number; seqs: Float64Array; distances: Float32Array }
   | { type: 'stats'; id: number; stats: NearestStats }
+  | { type: 'synced'; id: number }
   | { type: 'error'; id: number; message: string };

@@ -42,6 +42,11 @@ export class NearestThread {
     return { seqs: response.seqs, distances: response.distances };
   }
 
+  /** Resolves once the thread has handled every message posted before. */
+  async sync(): Promise<void> {
+    await this.request((id) => ({ type: 'sync', id }));
+  }
+
   async stats(): Promise<NearestStats> {
     const response = await this.request((id) => ({ type: 'stats', id }));
     if (response.type !== 'stats') throw new AppError(ErrorCode.INTERNAL, 'The search thread answered stats with something else');

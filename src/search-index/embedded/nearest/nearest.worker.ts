@@ -37,17 +37,29 @@ function pump(): void {
   }
 }
 
+function collection(collectionId: string, dimension: number): CollectionVectors {
+  let vectors = collections.get(collectionId);
+  if (!vectors || vectors.dimension !== dimension) {
+    vectors = new CollectionVectors(dimension);
+    collections.set(collectionId, vectors);
+  }
+  return vectors;
+}
+
 function handle(message: NearestRequest): void {
   switch (message.type) {
-    case 'add': {
-      let vectors = collections.get(message.collectionId);
-      if (!vectors || vectors.dimension !== message.dimension) {
-        vectors = new CollectionVectors(message.dimension);
-        collections.set(message.collectionId, vectors);
-      }
-      vectors.add(message.seqs, message.fileIds, message.vectors, availableParallelism());
+    case 'add':
+      collection(message.collectionId, message.dimension).add(message.seqs, message.fileIds, message.vectors, availableParallelism());
       return;
-    }
+    case 'load':
+      collection(message.collectionId, message.dimension).beginLoad(message.rows);
+      return;
+    case 'loaded':
+      collections.get(message.collectionId)?.endLoad();
+      return;
+    case 'sync':
+      reply({ type: 'synced', id: message.id });
+      return;
     case 'remove':
       collections.get(message.collectionId)?.remove(message.seqs);
       return;
