@@ -113,7 +113,6 @@ class Partition {
   readonly cells: Cell[];
   /** seq → cell * 2^32 + position. */
   readonly where = new Map<number, number>();
-  private readonly groups?: CentroidGroups;
 
   /** @param capacities rows each cell is allocated for (else 64, or 1,024 for the one cell). */
   constructor(
@@ -124,7 +123,6 @@ class Partition {
     const count = centroids ? centroids.length / dimension : 1;
     const capacity = centroids ? 64 : 1024;
     this.cells = Array.from({ length: count }, (_, c) => new Cell(dimension, capacities?.[c] ?? capacity));
-    this.groups = centroids ? groupsOf(centroids, dimension) : undefined;
   }
 
   /** Adds `count` rows of codes, each to its nearest centroid's cell. */
@@ -158,96 +156,25 @@ class Partition {
   /** The nearest cell of each of `count` rows of codes. */
   private nearestCells(codes: Int8Array, count: number, threads: number): Int32Array {
     if (!this.centroids || count === 0) return new Int32Array(count);
-    return nearestCentroids(this.centroids, codes, count, this.dimension, threads, this.groups);
+    return nearestCentroids(this.centroids, codes, count, this.dimension, threads);
   }
 }
 
 /**
  * The nearest centroid of each of `count` rows of codes. The centroids share one scale (so their
  * codes have one length), which makes the nearest by squared L2 the nearest by cosine for any row:
- * |x - c|² = |x|² + |c|² - 2 x·c, with |x| fixed per row and |c| the same for every centroid, so
- * the row's norm is never computed. Assigning every row to its cell is most of a build: about
- * 8,192 x √n distances per build step.
+ * |x - c|² = |x|² + |c|² - 2 x·c, with |x| fixed per row and |c| the same for every centroid. The
+ * native L2 kernel is about five times faster than the cosine one over many rows, and assigning
+ * every row to its cell is most of a build.
  */
-function nearestCentroids(
-  centroids: Int8Array,
-  codes: Int8Array,
-  count: number,
-  d: number,
-  threads: number,
-  groups = groupsOf(centroids, d),
-): Int32Array {
+function nearestCentroids(centroids: Int8Array, codes: Int8Array, count: number, d: number, threads: number): Int32Array {
   const cellOf = new Int32Array(count);
   if (count === 0) return cellOf;
   // Native scanners read a buffer from its first byte: a view further in is copied.
   const rows = codes.byteOffset === 0 && codes.length === count * d ? codes : codes.slice(0, count * d);
-  if (!groups) {
-    const found = exactSearch(centroids, rows, d, 1, MetricKind.L2sq, threads);
-    for (let i = 0; i < count; i++) cellOf[i] = Number(found.keys[i]);
-    return cellOf;
-  }
-  // Each row against the leaders, then against the centroids of its GROUPS_PER_ROW nearest groups.
-  const near = exactSearch(groups.leaders, rows, d, GROUPS_PER_ROW, MetricKind.L2sq, threads);
-  const best = new Float64Array(count).fill(Infinity);
-  const members = groups.members.map(() => [] as number[]);
-  for (let i = 0; i < count; i++) {
-    for (let j = 0; j < GROUPS_PER_ROW; j++) {
-      const g = Number(near.keys[i * GROUPS_PER_ROW + j]);
-      if (g < members.length) members[g].push(i);
-    }
-  }
-  members.forEach((rowsOfGroup, g) => {
-    if (rowsOfGroup.length === 0 || groups.members[g].length === 0) return;
-    const gathered = new Int8Array(rowsOfGroup.length * d);
-    rowsOfGroup.forEach((i, n) => gathered.set(rows.subarray(i * d, (i + 1) * d), n * d));
-    const found = exactSearch(groups.codes[g], gathered, d, 1, MetricKind.L2sq, threads);
-    rowsOfGroup.forEach((i, n) => {
-      if (found.distances[n] < best[i]) {
-        best[i] = found.distances[n];
-        cellOf[i] = groups.members[g][Number(found.keys[n])];
-      }
-    });
-  });
+  const found = exactSearch(centroids, rows, d, 1, MetricKind.L2sq, threads);
+  for (let i = 0; i < count; i++) cellOf[i] = Number(found.keys[i]);
   return cellOf;
-}
-
-/** From this many centroids on, rows are placed through groups of centroids (√centroids leaders). */
-const GROUPED_FROM = 128;
-/** Groups whose centroids a row is compared with: its nearest cell is almost always in one of them. */
-const GROUPS_PER_ROW = 3;
-
-interface CentroidGroups {
-  /** One centroid per group, that the group formed around. */
-  leaders: Int8Array;
-  /** Each group's centroids (as numbers), and their codes in one buffer per group. */
-  members: Int32Array[];
-  codes: Int8Array[];
-}
-
-/**
- * Centroids grouped around √count of them (every k-th as leader, each centroid in its nearest
- * leader's group): placing a row then costs √count + GROUPS_PER_ROW · √count distances instead of
- * count, 8x fewer at a million rows, which is most of a build.
- */
-function groupsOf(centroids: Int8Array, d: number): CentroidGroups | undefined {
-  const count = centroids.length / d;
-  if (count < GROUPED_FROM) return undefined;
-  const groupCount = Math.max(1, Math.round(Math.sqrt(count)));
-  const leaders = new Int8Array(groupCount * d);
-  for (let g = 0; g < groupCount; g++) {
-    const c = Math.floor((g * count) / groupCount);
-    leaders.set(centroids.subarray(c * d, (c + 1) * d), g * d);
-  }
-  const found = exactSearch(leaders, centroids, d, 1, MetricKind.L2sq, 1);
-  const lists = Array.from({ length: groupCount }, () => [] as number[]);
-  for (let c = 0; c < count; c++) lists[Number(found.keys[c])].push(c);
-  const members = lists.map((list) => Int32Array.from(list));
-  const codes = members.map((list) => {
-    const buffer = new Int8Array(Math.max(1, list.length) * d);
-    list.forEach((c, n) => buffer.set(centroids.subarray(c * d, (c + 1) * d), n * d));
-    return buffer;
-  });
-  return { leaders, members, codes };
 }
 
 /** Codes of unit directions (rows of `units`, normalised here) at ONE scale: the largest component of all becomes ±127. */
@@ -277,8 +204,6 @@ interface Repartition {
   sample: Int8Array;
   /** Codes of the centroids, all at one scale (see nearestCentroids). */
   centroids: Int8Array;
-  /** The trained centroids' groups. */
-  groups?: CentroidGroups;
   rounds: number;
   /** Each serving cell's length when the assignment began, and the new cell of each of those rows (-1: dead then). */
   lengths: Int32Array;
@@ -382,7 +307,6 @@ export class CollectionVectors {
       trainingRound(r.sample, r.centroids, this.dimension, threads);
       r.rounds++;
       if (r.rounds === TRAINING_ROUNDS) {
-        r.groups = groupsOf(r.centroids, this.dimension);
         r.lengths = Int32Array.from(this.serving.cells, (cell) => cell.length);
         r.assigned = Array.from(r.lengths, (length) => new Int32Array(length).fill(-1));
       }
@@ -520,7 +444,7 @@ export class CollectionVectors {
       cellOf[n] = r.cell;
       positionOf[n++] = p;
     }
-    const nearest = nearestCentroids(r.centroids, codes, n, d, threads, r.groups);
+    const nearest = nearestCentroids(r.centroids, codes, n, d, threads);
     for (let i = 0; i < n; i++) r.assigned[cellOf[i]][positionOf[i]] = nearest[i];
   }
 
@@ -539,7 +463,7 @@ export class CollectionVectors {
       for (let p = r.lengths[c] ?? 0; p < cell.length; p++)
         if (cell.live[p]) lateCodes.set(cell.codes.subarray(p * d, (p + 1) * d), d * n++);
     });
-    const lateCells = nearestCentroids(r.centroids, lateCodes, late, d, threads, r.groups);
+    const lateCells = nearestCentroids(r.centroids, lateCodes, late, d, threads);
     const cellCount = r.centroids.length / d;
     const target = (c: number, p: number, next: () => number) => (p < (r.lengths[c] ?? 0) ? r.assigned[c][p] : next());
     const counts = new Int32Array(cellCount);
