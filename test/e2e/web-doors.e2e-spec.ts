@@ -22,10 +22,11 @@ describe('web doors', () => {
     ({ browser, page, pageErrors } = await openConsoleBrowser({ viewport: { width: 1280, height: 860 } }));
     t = await startTestApp({ PUBLIC_URL: 'http://127.0.0.1/' });
   }, 120_000);
+  // Closing chromium and the service took over a minute once at load 18.
   afterAll(async () => {
     await browser?.close();
     await t?.close();
-  });
+  }, 180_000);
   afterEach(() => {
     expect(pageErrors.splice(0)).toEqual([]);
   });
