@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootService, freePort, Spawned, spawnCollecting, stopService, tempDir } from '../utils/processes';
+import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { testRedis, TestRedis } from '../utils/workflows-fixtures';
 
 const root = join(__dirname, '..', '..');
@@ -104,6 +105,55 @@ describe('processes sharing a store', () => {
     expect(second.output()).toContain(`WORKER_HEALTH_PORT ${healthPort} is taken`);
     await stopService(first);
   }, 240_000);
+
+  it('a search in the api process finds what a worker process indexed after the api had loaded the collection, and not what it deleted', async () => {
+    const embeddings = await FakeEmbeddingsServer.start();
+    try {
+      const store = dir('search');
+      const port = await freePort();
+      const env = { DATA_DIR: store, BOOTSTRAP_API_KEY: KEY, REDIS_URL: '', EMBEDDINGS_URL: embeddings.url, WORKERS: '1' };
+      const api = await bootService(port, { ...env, APP_ROLE: 'api' });
+      started.push(api);
+      started.push(start({ ...env, APP_ROLE: 'worker', WORKER_HEALTH_PORT: '0' }));
+      const base = `http://127.0.0.1:${port}/api/v1`;
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(base + path, {
+          method,
+          headers: { 'x-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await res.text();
+        return { status: res.status, body: text ? JSON.parse(text) : undefined };
+      };
+      const collection = (await call('POST', '/collections', { name: 'Shared' })).body.id as string;
+      /** Adds a text file (ingested by the worker: the api process takes no jobs) and waits until it is indexed. */
+      const add = async (name: string, text: string): Promise<string> => {
+        const added = await call('POST', `/collections/${collection}/files`, {
+          name,
+          url: `data:text/plain;base64,${Buffer.from(text).toString('base64')}`,
+        });
+        expect(added.status).toBe(201);
+        for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 200))) {
+          const file = await call('GET', `/collections/${collection}/files/${added.body.id}`);
+          if (file.body.status === 'indexed') return added.body.id as string;
+          if (file.body.status === 'failed' || Date.now() > deadline) throw new Error(`${name}: ${JSON.stringify(file.body)}`);
+        }
+      };
+      const found = async (text: string) =>
+        (await call('POST', `/collections/${collection}/search`, { text, mode: 'vector', top_k: 10 })).body.result.map(
+          (hit: { fileId: string }) => hit.fileId,
+        );
+      const first = await add('first.txt', 'The lighthouse keeper counts ships at dawn.');
+      // The api process loads the collection into its search thread here.
+      expect(await found('The lighthouse keeper counts ships at dawn.')).toEqual([first]);
+      const second = await add('second.txt', 'Copper kettles whistle in the harbour kitchen.');
+      expect(await found('Copper kettles whistle in the harbour kitchen.')).toContain(second);
+      expect((await call('DELETE', `/collections/${collection}/files/${first}`)).status).toBe(204);
+      expect(await found('The lighthouse keeper counts ships at dawn.')).not.toContain(first);
+    } finally {
+      await embeddings.close();
+    }
+  }, 300_000);
 
   it('an unreachable MongoDB stops the boot naming MongoDB and its host', async () => {
     const service = start({

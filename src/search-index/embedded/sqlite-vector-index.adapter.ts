@@ -76,6 +76,12 @@ export class SqliteVectorIndex extends VectorIndex {
   /** Collections loaded (or loading) into the current search thread. */
   private readonly loaded = new Map<string, Promise<void>>();
   private loadedGeneration = -1;
+  /**
+   * Per loaded collection, the seq up to which the search thread holds every committed row. Other
+   * processes on the store (worker processes of `npm start`, a split layout) commit rows this one
+   * never posts: a search first takes in the rows committed above it.
+   */
+  private readonly heldUpTo = new Map<string, number>();
   /** Background purges of deleted collections, one after another. */
   private purges = Promise.resolve();
   private closing = false;
@@ -177,6 +183,8 @@ export class SqliteVectorIndex extends VectorIndex {
       const vectors = new Float32Array(mine.length * dimension);
       mine.forEach((i, n) => vectors.set(floatsOf(blobs[i]), n * dimension));
       const batchSeqs = Float64Array.from(mine, (i) => seqs[i]);
+      // Rows right above what the thread holds leave no gap another process could have filled.
+      if (batchSeqs[0] === (this.heldUpTo.get(collectionId) ?? -1) + 1) this.heldUpTo.set(collectionId, batchSeqs[batchSeqs.length - 1]);
       this.nearest.post({ type: 'add', collectionId, dimension, seqs: batchSeqs, fileIds: mine.map((i) => units[i].fileId), vectors }, [
         vectors.buffer,
         batchSeqs.buffer,
@@ -194,16 +202,26 @@ export class SqliteVectorIndex extends VectorIndex {
     if (dimension !== vector.length) throw embeddingMismatch(collectionId, dimension, vector.length);
     if (fileIds?.length === 0) return [];
     await this.ensureLoaded(collectionId);
+    await this.catchUp(collectionId);
     const query = normalised(vector);
     const { seqs } = await this.nearest.search(collectionId, query, k + Math.min(k, RERANK_MARGIN), fileIds ? [...fileIds] : undefined);
     if (seqs.length === 0) return [];
-    // Units deleted since the thread answered are gone from this read.
+    // Units deleted since the thread answered, here or by another process, are gone from this read.
     const rows = this.prepared().unitsBySeq.all(JSON.stringify(Array.from(seqs))) as {
+      seq: number;
       unitId: string;
       passageId: string;
       fileId: string;
       vector: Buffer;
     }[];
+    if (rows.length < seqs.length) {
+      // Rows another process deleted: the thread lets them go, so they no longer take places in later answers.
+      const present = new Set(rows.map((row) => row.seq));
+      this.postRemove(
+        collectionId,
+        Array.from(seqs).filter((seq) => !present.has(seq)),
+      );
+    }
     const hits = rows.map(({ unitId, passageId, fileId, vector: blob }) => ({
       unitId,
       passageId,
@@ -276,6 +294,7 @@ export class SqliteVectorIndex extends VectorIndex {
   async deleteByCollection(collectionId: string): Promise<void> {
     if (this.isLoaded(collectionId)) this.nearest.post({ type: 'drop', collectionId });
     this.loaded.delete(collectionId);
+    this.heldUpTo.delete(collectionId);
     const s = this.prepared();
     const upTo = s.maxSeq.get(collectionId) as number | null;
     if (upTo === null || upTo <= this.deletedUpTo(collectionId)) return;
@@ -346,6 +365,7 @@ export class SqliteVectorIndex extends VectorIndex {
   private ensureLoaded(collectionId: string): Promise<void> {
     if (this.loadedGeneration !== this.nearest.generation) {
       this.loaded.clear();
+      this.heldUpTo.clear();
       this.loadedGeneration = this.nearest.generation;
     }
     let loading = this.loaded.get(collectionId);
@@ -365,15 +385,31 @@ export class SqliteVectorIndex extends VectorIndex {
     const rows = this.prepared().count.get(collectionId, this.deletedUpTo(collectionId)) as number;
     this.nearest.post({ type: 'load', collectionId, dimension, rows });
     try {
-      await this.loadBatches(collectionId);
+      await this.postRowsAbove(collectionId, this.deletedUpTo(collectionId));
     } finally {
       if (this.loadedGeneration === this.nearest.generation) this.nearest.post({ type: 'loaded', collectionId });
     }
   }
 
-  private async loadBatches(collectionId: string): Promise<void> {
+  /**
+   * Rows another process committed since the thread took in the collection: read above the seq it
+   * holds every row up to, and posted as a load's batches are (a row posted twice is replaced).
+   */
+  private async catchUp(collectionId: string): Promise<void> {
+    const held = this.heldUpTo.get(collectionId);
+    if (held === undefined) return;
+    const highest = this.prepared().maxSeq.get(collectionId) as number | null;
+    if (highest !== null && highest > held) await this.postRowsAbove(collectionId, held);
+  }
+
+  /** Posts the collection's rows above `after` to the search thread in batches, noting how far it holds them. */
+  private async postRowsAbove(collectionId: string, after: number): Promise<void> {
     const select = this.prepared().vectorBatch;
-    let after = this.deletedUpTo(collectionId);
+    const generation = this.nearest.generation;
+    const held = (upTo: number) => {
+      if (generation === this.nearest.generation) this.heldUpTo.set(collectionId, Math.max(upTo, this.heldUpTo.get(collectionId) ?? -1));
+    };
+    held(after);
     for (let batch = 1; ; batch++) {
       const rows = select.all(collectionId, after, LOAD_BATCH) as VectorRow[];
       if (rows.length === 0) return;
@@ -387,6 +423,7 @@ export class SqliteVectorIndex extends VectorIndex {
         seqs.buffer,
       ]);
       after = rows[rows.length - 1].seq;
+      held(after);
       if (rows.length < LOAD_BATCH) return;
       if (batch % LOAD_AHEAD === 0) await this.nearest.sync();
       else await yieldToEventLoop();
@@ -415,7 +452,7 @@ export class SqliteVectorIndex extends VectorIndex {
       insertVector: db.prepare('INSERT INTO search_unit_vectors (seq, vector) VALUES (?, ?)'),
       deleteVector: db.prepare('DELETE FROM search_unit_vectors WHERE seq = ?'),
       unitsBySeq: db.prepare(`
-        SELECT u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
+        SELECT u.seq AS seq, u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
         FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`),
       // CROSS JOIN keeps the passages outermost: left to itself the planner walks the whole
       // collection (collection_id, seq) and probes the list for each row, 30x slower at 3,000 units.
