@@ -50,7 +50,7 @@ const TOOL_INPUTS: Record<
   service_create_collection: { properties: { name: 'string' }, required: ['name'] },
   // Beside the interface's eight: one search across collections.
   service_search_collections: {
-    properties: { collection_ids: 'array', all: 'boolean', query: 'string', offset: 'number', filter: 'object' },
+    properties: { collection_ids: 'array', all: 'boolean', query: 'string', offset: 'number', filter: 'object', rerank: 'object' },
     required: ['query'],
   },
 };
