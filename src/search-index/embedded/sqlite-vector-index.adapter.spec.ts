@@ -44,6 +44,42 @@ describe('SqliteVectorIndex storage', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('searches what another process on the store wrote after this one loaded the collection, with its own vectors', async () => {
+    const otherDb = open();
+    const other = new SqliteVectorIndex(otherDb);
+    await other.init();
+    try {
+      const near = async (vector: number[]) =>
+        (await index.searchVector('col_a', Float32Array.from(vector), 3)).map((h) => [h.unitId, Number(h.distance.toFixed(6))]);
+      // Thirty units nearer to every query below than a stale code would be: a row the thread holds
+      // under the wrong vector falls out of the candidates instead of being saved by the re-rank.
+      const fillers = Array.from({ length: 30 }, (_, i) =>
+        unit(100 + i, { fileId: 'fle_fill', vector: Float32Array.from([0.5, 0.5, 0.5, 0.5 + i / 100]) }),
+      );
+      await other.upsert([
+        unit(1, { vector: Float32Array.from([1, 0, 0, 0]) }),
+        unit(2, { vector: Float32Array.from([0, 1, 0, 0]) }),
+        ...fillers,
+      ]);
+      // This process loads the collection.
+      expect((await near([1, 0, 0, 0]))[0]).toEqual(['unt_1', 0]);
+      // The other process adds a unit, then deletes its newest (top seq) and adds another: SQLite would
+      // hand that seq again; this process must search the new unit by its own vector, not the old code.
+      await other.upsert([unit(3, { fileId: 'fle_x', vector: Float32Array.from([0, 0, 1, 0]) })]);
+      expect((await near([0, 0, 1, 0]))[0]).toEqual(['unt_3', 0]);
+      await other.deleteByFile('col_a', 'fle_x');
+      await other.upsert([unit(4, { fileId: 'fle_y', vector: Float32Array.from([0, 0, 0, 1]) })]);
+      expect((await near([0, 0, 0, 1]))[0]).toEqual(['unt_4', 0]);
+      expect((await near([0, 0, 1, 0])).map(([id]) => id)).not.toContain('unt_3');
+      // A deleted unit is let go of, so k hits are still k live ones.
+      await other.deleteByFile('col_a', 'fle_1');
+      expect((await near([1, 0, 0, 0])).map(([id]) => id)).not.toContain('unt_1');
+    } finally {
+      await other.close();
+      otherDb.close();
+    }
+  });
+
   it('deletes a collection larger than one batch without leaving vector or FTS rows behind', async () => {
     const count = DELETE_BATCH * 2 + 37;
     await index.upsert(Array.from({ length: count }, (_, i) => unit(i)));

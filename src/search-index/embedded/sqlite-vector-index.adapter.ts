@@ -118,6 +118,7 @@ export class SqliteVectorIndex extends VectorIndex {
       );
       CREATE TABLE IF NOT EXISTS search_unit_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
       CREATE TABLE IF NOT EXISTS search_deleted_collections (collection_id TEXT PRIMARY KEY, up_to_seq INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS search_seq_high (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
     `);
     this.moveVec0Tables();
     this.statements = this.prepareUnitStatements();
@@ -162,12 +163,18 @@ export class SqliteVectorIndex extends VectorIndex {
         const existing = this.collectionDimension(collectionId);
         if (existing !== undefined && existing !== dimension) throw embeddingMismatch(collectionId, existing, dimension);
       }
-      return units.map((unit, i) => {
-        const seq = s.insertUnit.run(unit.id, unit.collectionId, unit.fileId, unit.passageId, unit.vector.length).lastInsertRowid;
-        s.insertVector.run(BigInt(seq), blobs[i]);
-        s.insertText.run(BigInt(seq), unit.text);
-        return Number(seq);
+      // Seqs only grow, never handed out twice: left to itself SQLite gives a deleted top row's seq to
+      // the next unit, which another process's search thread may still hold under the old vector.
+      let seq = s.highestSeq.get() as number;
+      const given = units.map((unit, i) => {
+        seq += 1;
+        s.insertUnit.run(seq, unit.id, unit.collectionId, unit.fileId, unit.passageId, unit.vector.length);
+        s.insertVector.run(seq, blobs[i]);
+        s.insertText.run(seq, unit.text);
+        return seq;
       });
+      s.setHighestSeq.run(seq);
+      return given;
     })();
 
     // Committed: now the search thread, which only ever holds what the store has.
@@ -465,7 +472,13 @@ export class SqliteVectorIndex extends VectorIndex {
         SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
         FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
         WHERE u.collection_id = ? AND u.seq > ? ORDER BY u.seq LIMIT ?`),
-      insertUnit: db.prepare('INSERT INTO search_units (id, collection_id, file_id, passage_id, dimension) VALUES (?, ?, ?, ?, ?)'),
+      insertUnit: db.prepare('INSERT INTO search_units (seq, id, collection_id, file_id, passage_id, dimension) VALUES (?, ?, ?, ?, ?, ?)'),
+      highestSeq: db
+        .prepare(
+          `SELECT max(coalesce((SELECT seq FROM search_seq_high WHERE id = 1), 0), coalesce((SELECT max(seq) FROM search_units), 0))`,
+        )
+        .pluck(),
+      setHighestSeq: db.prepare('INSERT INTO search_seq_high (id, seq) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq'),
       insertText: db.prepare('INSERT INTO search_units_fts (rowid, text) VALUES (?, ?)'),
       deleteText: db.prepare('DELETE FROM search_units_fts WHERE rowid = ?'),
       deleteUnit: db.prepare('DELETE FROM search_units WHERE seq = ?'),
