@@ -160,7 +160,15 @@ describe('npm start with worker processes', () => {
   }, 240_000);
 
   it('SIGTERM stops the service and its worker processes', async () => {
-    const workers = workerPids().filter(processExists);
+    // The restarted worker's "ready" line may still sit in its log block (written at least every 250 ms).
+    let workers = workerPids().filter(processExists);
+    for (
+      const deadline = Date.now() + 30_000;
+      workers.length === 0 && Date.now() < deadline;
+      await new Promise((r) => setTimeout(r, 100))
+    ) {
+      workers = workerPids().filter(processExists);
+    }
     expect(workers.length).toBeGreaterThan(0);
     service!.child.kill('SIGTERM');
     expect(await service!.exited(60_000)).toEqual({ code: 0, signal: null });
