@@ -1,3 +1,7 @@
+// Not split, though over 500 lines: one collection's int8 codes in k-means cells, with the cells'
+// storage (Cell, Partition), their training and the scans that read them; they share private row
+// positions and the repartition state, which a split would have to export. The next split, when it
+// grows again: Cell, Partition and the k-means helpers into cells.ts, leaving CollectionVectors here.
 import { exactSearch, MetricKind } from 'usearch';
 import { quantise } from './int8-codes';
 
