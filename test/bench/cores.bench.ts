@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import {
   call,
   benchPort,
+  cpuMicros,
   BENCH_KEY,
   figures,
   measureRuns,
@@ -93,9 +94,37 @@ function pin(app: ServerProcess & { pids?(): number[] }, cpus: string): void {
     execFileSync('taskset', ['-a', '-c', '-p', cpus, String(pid)], { stdio: 'ignore' });
 }
 
-async function measured(label: string, app: ServerProcess): Promise<number> {
+/**
+ * Completed runs/s of `app`, and where the CPU went meanwhile: the service's processes against this
+ * bench's own (the load it sends shares the two cores), each in cores used on average.
+ */
+async function measured(label: string, app: ServerProcess & { pids?(): number[] }): Promise<number> {
+  const servicePids = () => app.pids?.() ?? processTree(app.child.pid!);
+  const serviceMicros = () =>
+    servicePids().reduce((sum, pid) => {
+      try {
+        return sum + cpuMicros(pid);
+      } catch {
+        return sum;
+      }
+    }, 0);
+  const driverMicros = () => {
+    const used = process.cpuUsage();
+    return used.user + used.system;
+  };
+  let start = { at: 0, service: 0, driver: 0 };
+  let cores = { service: 0, driver: 0 };
+  const window = {
+    open: () => void (start = { at: performance.now(), service: serviceMicros(), driver: driverMicros() }),
+    close: () => {
+      const wallMicros = (performance.now() - start.at) * 1000;
+      cores = { service: (serviceMicros() - start.service) / wallMicros, driver: (driverMicros() - start.driver) / wallMicros };
+    },
+  };
   try {
-    return (await measureRuns(app.url, label, definition, {}, { runs: RUNS, connections: CONNECTIONS })).runsPerSecond;
+    const result = await measureRuns(app.url, label, definition, {}, { runs: RUNS, connections: CONNECTIONS, window });
+    console.log(`  cores used: service ${cores.service.toFixed(2)}, this bench (sending the load) ${cores.driver.toFixed(2)}`);
+    return result.runsPerSecond;
   } finally {
     await app.stop();
   }
