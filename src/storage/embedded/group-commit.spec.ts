@@ -44,6 +44,30 @@ describe('GroupCommit', () => {
     expect(committed()).toEqual([1, 2, 3]);
   });
 
+  it('while another connection holds the write lock, waits for it without blocking the event loop, then commits', async () => {
+    const other = new Database(join(dir, 'db.sqlite'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      other.exec('INSERT INTO t (v) VALUES (100)');
+      let settled = false;
+      const first = group.run(insert(1));
+      void first.then(() => (settled = true));
+      // Timers keep firing while the lock is held elsewhere (SQLite's own busy wait would sleep the process).
+      const turned = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const second = group.run(insert(2));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(performance.now() - turned).toBeLessThan(3000);
+      expect(settled).toBe(false);
+      expect(committed()).toEqual([]);
+      other.exec('COMMIT');
+      await expect(Promise.all([first, second])).resolves.toEqual([1, 1]);
+      expect(committed()).toEqual([1, 2, 100]);
+    } finally {
+      other.close();
+    }
+  });
+
   it('answers only once its write is committed', async () => {
     const pending = group.run(insert(1));
     expect(committed()).toEqual([]);

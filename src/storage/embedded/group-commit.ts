@@ -9,6 +9,17 @@ interface Write {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
+ * How long a batch keeps asking again from the event loop for a write lock another process holds,
+ * before it waits inside SQLite (busy_timeout, which sleeps the whole process) as a single write does.
+ */
+const LOCK_RETRY_MS = 2000;
+/** Tries made at once (setImmediate) before the next ones wait a timer's millisecond. */
+const IMMEDIATE_TRIES = 2;
+
+/** SQLite's answer when the write lock is held elsewhere and the connection does not wait for it. */
+const isBusy = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'SQLITE_BUSY';
+
+/**
  * Group commit on one SQLite connection: the writes asked for in the same turn of the event loop
  * run in one transaction, so a burst of runs (accepted, claimed, recorded, finished, their jobs
  * queued and done) pays one WAL commit instead of one per write. Each write runs in a savepoint
@@ -18,14 +29,33 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * the transaction holding its write is committed. The transaction begins IMMEDIATE (the write
  * lock first), which a write that counts rows before it changes them (a concurrency limit across
  * processes sharing the file) needs, and costs nothing to the others, which all write.
+ *
+ * Processes sharing the file (`npm start`'s workers, an api and its workers) take the write lock
+ * in turn. SQLite's own wait for it (busy_timeout) sleeps the process, 1, 2, 5, 10 ms and on,
+ * event loop and all: with two processes running runs, a run's batches met a held lock about once
+ * in two runs. So a batch first asks for the lock without waiting; when another process holds it,
+ * the batch is asked again from the event loop (at once, then every millisecond), the writes of
+ * the meantime joining it, and only after LOCK_RETRY_MS does it wait inside SQLite.
  */
 export class GroupCommit {
   private pending: Write[] = [];
   private readonly alone;
   private readonly together;
+  /** Set as the transaction's first step: a failure without it was the BEGIN's (the lock). */
+  private began = false;
+  /** SQL setting the connection's busy_timeout to 0 and back (a prepared PRAGMA acts when prepared, not when run). */
+  private readonly noWait = 'PRAGMA busy_timeout = 0';
+  private readonly wait: string;
+  /** When the pending batch first found the lock held, and how often since; undefined while none did. */
+  private busy: { since: number; tries: number } | undefined;
 
-  constructor(db: SqliteDb) {
-    this.alone = db.transaction((work: () => unknown) => work());
+  constructor(private readonly db: SqliteDb) {
+    const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+    this.wait = `PRAGMA busy_timeout = ${Math.max(0, Math.trunc(busyTimeout))}`;
+    this.alone = db.transaction((work: () => unknown) => {
+      this.began = true;
+      return work();
+    });
     // Called inside `together`, `alone` opens a savepoint rather than a transaction.
     this.together = db.transaction((writes: Write[]): Outcome[] =>
       writes.map((write) => {
@@ -46,31 +76,69 @@ export class GroupCommit {
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (this.pending.length === 1) setImmediate(this.flush);
+      if (this.pending.length === 1 && this.busy === undefined) setImmediate(this.flushWithoutWaiting);
     });
   }
 
-  /** Commits what is waiting now rather than at the end of the turn: before the connection closes. */
+  /**
+   * The end of a turn: commits what is waiting if the write lock is free now; if another process
+   * holds it, asks again soon (see the class's comment) rather than sleeping the process.
+   */
+  private readonly flushWithoutWaiting = (): void => {
+    if (this.pending.length === 0) return void (this.busy = undefined);
+    // A connection closed meanwhile fails each write with SQLite's own error, as a blocking flush does.
+    if (!this.db.open || (this.busy !== undefined && performance.now() - this.busy.since > LOCK_RETRY_MS)) return this.flush();
+    this.db.exec(this.noWait);
+    let lockHeld = false;
+    try {
+      lockHeld = !this.commit(true);
+    } finally {
+      this.db.exec(this.wait);
+    }
+    if (!lockHeld) return void (this.busy = undefined);
+    this.busy ??= { since: performance.now(), tries: 0 };
+    if (++this.busy.tries <= IMMEDIATE_TRIES) setImmediate(this.flushWithoutWaiting);
+    else setTimeout(this.flushWithoutWaiting, 1);
+  };
+
+  /** Commits what is waiting now, waiting for the write lock if need be: before the connection closes. */
   readonly flush = (): void => {
+    this.busy = undefined;
+    this.commit(false);
+  };
+
+  /**
+   * Commits the pending writes and answers their callers. With `lockOrNothing`, a write lock held
+   * by another process (the BEGIN failing busy) leaves them pending and returns false.
+   */
+  private commit(lockOrNothing: boolean): boolean {
     const writes = this.pending;
-    if (writes.length === 0) return;
+    if (writes.length === 0) return true;
     this.pending = [];
-    if (writes.length === 1) return this.commitAlone(writes[0]);
+    this.began = false;
     let outcomes: Outcome[];
     try {
-      outcomes = this.together.immediate(writes);
-    } catch {
-      // Nothing of the batch was stored (it was rolled back, or its commit failed): each write
-      // is tried again on its own, so each caller hears its own outcome and its own error.
-      for (const write of writes) this.commitAlone(write);
-      return;
+      outcomes = writes.length === 1 ? [{ ok: true, value: this.alone.immediate(writes[0].work) }] : this.together.immediate(writes);
+    } catch (error) {
+      if (lockOrNothing && !this.began && isBusy(error)) {
+        this.pending = writes.concat(this.pending);
+        return false;
+      }
+      if (writes.length === 1) outcomes = [{ ok: false, error }];
+      else {
+        // Nothing of the batch was stored (it was rolled back, or its commit failed): each write
+        // is tried again on its own, so each caller hears its own outcome and its own error.
+        for (const write of writes) this.commitAlone(write);
+        return true;
+      }
     }
     writes.forEach((write, i) => {
       const outcome = outcomes[i];
       if (outcome.ok) write.resolve(outcome.value);
       else write.reject(outcome.error);
     });
-  };
+    return true;
+  }
 
   private commitAlone(write: Write): void {
     try {
