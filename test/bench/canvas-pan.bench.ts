@@ -79,8 +79,8 @@ async function main() {
 
     /**
      * Pans for FRAMES frames, one pointer move each: the interval of each frame. Back and forth over
-     * 300 px (the figures compared since the bench began), or `far`: 8 px a frame one way, 4800 px,
-     * so the part of the world drawn in full (CULL_MARGIN in console/canvas/canvas-view.ts) moves
+     * 300 px (the figures compared since the bench began), or `far`: 8 px a frame up the tree (which
+     * is ~11 000 px tall at zoom 1, the view starting at its middle), 4800 px, so the part of the world drawn in full (CULL_MARGIN in console/canvas/canvas-view.ts) moves
      * several times during the pan, each a re-render of the world.
      */
     const pan = async (far = false) => {
@@ -103,8 +103,8 @@ async function main() {
           times.push(now - last);
           last = now;
           // Back and forth over 300 px, so the nodes keep crossing the view.
-          x += ${far} ? -8 : Math.floor(i / 150) % 2 ? -2 : 2;
-          y += ${far} ? 0 : Math.floor(i / 100) % 2 ? -1 : 1;
+          x += ${far} ? 0 : Math.floor(i / 150) % 2 ? -2 : 2;
+          y += ${far} ? 8 : Math.floor(i / 100) % 2 ? -1 : 1;
           fire('pointermove');
           if (i % 50 === 0) seen.add(world.style.transform);
         }
