@@ -3,7 +3,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Position } from '../api-types';
 import { labelCulling } from './far-labels';
 import { Minimap } from './minimap';
-import { clamp, FAR_ZOOM, KEY_STEP, MINIMAP, transformOf, type Gesture } from './canvas-view';
+import { clamp, covers, cullWindow, FAR_ZOOM, KEY_STEP, MINIMAP, transformOf, type CullWindow, type Gesture } from './canvas-view';
 import { QuickHandles } from './quick-handles';
 import { curve, outputPort, World, type CanvasEdge, type CanvasNode, type CanvasNote, type View } from './world';
 import { NODE_HEIGHT, NODE_WIDTH } from './workflow-graph';
@@ -95,6 +95,9 @@ export function Canvas(props: CanvasProps) {
   const worldElement = useRef<HTMLDivElement>(null);
   const minimapFrame = useRef<SVGRectElement>(null);
   const far = shown.k < FAR_ZOOM;
+  // What the world draws in full: moved when the view leaves it (a pan in progress asks for a render then).
+  const cull = useRef<CullWindow | null>(null);
+  const [, redraw] = useState(0);
 
   const place = (id: string): Position => {
     const p = positions.get(id) ?? { x: 0, y: 0 };
@@ -108,6 +111,12 @@ export function Canvas(props: CanvasProps) {
   };
 
   const size = () => ({ width: viewport.current?.clientWidth ?? 800, height: viewport.current?.clientHeight ?? 500 });
+  const viewSize = size();
+  if (!covers(cull.current, shown, viewSize.width, viewSize.height)) cull.current = cullWindow(shown, viewSize.width, viewSize.height);
+  const outOfWindow = (v: View) => {
+    const { width, height } = size();
+    return !covers(cull.current, v, width, height);
+  };
   /** The part of the view nodes are fitted into: beside the minimap when there is room for both. */
   const fitBox = () => {
     const { width, height } = size();
@@ -128,6 +137,7 @@ export function Canvas(props: CanvasProps) {
     live.current = next;
     viewRef.current = next;
     if (worldElement.current) worldElement.current.style.transform = transformOf(next);
+    if (outOfWindow(next)) redraw((n) => n + 1);
     const frame = minimapFrame.current;
     if (frame) {
       const { width, height } = size();
@@ -148,6 +158,20 @@ export function Canvas(props: CanvasProps) {
     return { x: (clientX - rect.left - v.x) / v.k, y: (clientY - rect.top - v.y) / v.k };
   };
 
+  const reveal = (at: Position) => {
+    const { width, height } = fitBox();
+    const margin = 40;
+    setView((v) => {
+      const left = at.x * v.k + v.x;
+      const top = at.y * v.k + v.y;
+      const right = (at.x + NODE_WIDTH) * v.k + v.x;
+      const bottom = (at.y + NODE_HEIGHT) * v.k + v.y;
+      const dx = left < margin ? margin - left : right > width - margin ? width - margin - right : 0;
+      const dy = top < margin ? margin - top : bottom > height - margin ? height - margin - bottom : 0;
+      return dx || dy ? { ...v, x: v.x + dx, y: v.y + dy } : v;
+    });
+  };
+
   if (props.control) {
     props.control.current = {
       center: () => {
@@ -160,19 +184,7 @@ export function Canvas(props: CanvasProps) {
         const { width, height } = size();
         zoomAt(factor, width / 2, height / 2);
       },
-      reveal: (at) => {
-        const { width, height } = fitBox();
-        const margin = 40;
-        setView((v) => {
-          const left = at.x * v.k + v.x;
-          const top = at.y * v.k + v.y;
-          const right = (at.x + NODE_WIDTH) * v.k + v.x;
-          const bottom = (at.y + NODE_HEIGHT) * v.k + v.y;
-          const dx = left < margin ? margin - left : right > width - margin ? width - margin - right : 0;
-          const dy = top < margin ? margin - top : bottom > height - margin ? height - margin - bottom : 0;
-          return dx || dy ? { ...v, x: v.x + dx, y: v.y + dy } : v;
-        });
-      },
+      reveal,
       worldAt: toWorld,
     };
   }
@@ -186,10 +198,10 @@ export function Canvas(props: CanvasProps) {
     }
   }, [positions.size]);
 
-  // Far out, labels that would cover each other are left out (recomputed when the zoom or the nodes change, not on a pan).
+  // Far out, labels that would cover each other are left out (recomputed when the zoom, the nodes or the window drawn change, not on a pan).
   useLayoutEffect(() => {
     if (worldElement.current) labelCulling(worldElement.current, far ? shown.k : null);
-  }, [far ? shown.k : 0, nodes, positions, drag]);
+  }, [far ? shown.k : 0, nodes, positions, drag, cull.current]);
 
   // A listener that may cancel: the page must not scroll while the wheel zooms the canvas.
   useEffect(() => {
@@ -200,7 +212,13 @@ export function Canvas(props: CanvasProps) {
       zoomAt(Math.exp(-event.deltaY * 0.0015), event.clientX - rect.left, event.clientY - rect.top);
     };
     element.addEventListener('wheel', onWheel, { passive: false });
-    return () => element.removeEventListener('wheel', onWheel);
+    // A larger canvas (a wider window, full screen) may show what the window left out.
+    const resized = new ResizeObserver(() => outOfWindow(viewRef.current) && redraw((n) => n + 1));
+    resized.observe(element);
+    return () => {
+      element.removeEventListener('wheel', onWheel);
+      resized.disconnect();
+    };
   }, []);
 
   const onPointerDown = (event: PointerEvent) => {
@@ -426,6 +444,7 @@ export function Canvas(props: CanvasProps) {
     editable,
     dragKey: drag ? `${drag.dx},${drag.dy}` : noteDrag ? `note:${noteDrag.dx},${noteDrag.dy}` : '',
     positions,
+    cull: cull.current,
   };
   return (
     <div class="canvas-frame">
@@ -442,6 +461,11 @@ export function Canvas(props: CanvasProps) {
         onPointerCancel={onPointerUp}
         onPointerLeave={() => hovered !== null && setHovered(null)}
         onKeyDown={onKeyDown}
+        onFocusIn={(event) => {
+          // Tab onto a node out of the window (a placeholder): the view follows, and draws it.
+          const id = (event.target as HTMLElement).closest?.('.canvas-node.culled')?.getAttribute('data-node-id');
+          if (id) reveal(place(id));
+        }}
         onContextMenu={onContextMenu}
         onDblClick={(event) => {
           // The pointer was captured by the canvas: what was double-clicked is found by position.

@@ -1,5 +1,6 @@
 import { Component, Fragment } from 'preact';
 import type { Position } from '../api-types';
+import { meets, type CullWindow } from './canvas-view';
 import { glyphOf } from './node-icons';
 import { NODE_HEIGHT, NODE_WIDTH, type Kind } from './workflow-graph';
 
@@ -101,6 +102,8 @@ interface WorldProps {
   selectedNote: string | null;
   editable: boolean;
   dragKey: string;
+  /** What is drawn in full (see CULL_MARGIN): other nodes are placeholders, other edges left out. */
+  cull: CullWindow | null;
 }
 
 /**
@@ -119,11 +122,12 @@ export class World extends Component<WorldProps> {
       next.selectedEdge !== p.selectedEdge ||
       next.selectedNote !== p.selectedNote ||
       next.dragKey !== p.dragKey ||
-      next.editable !== p.editable
+      next.editable !== p.editable ||
+      next.cull !== p.cull
     );
   }
 
-  render({ nodes, edges, notes, place, placeNote, selected, selectedEdge, selectedNote, editable }: WorldProps) {
+  render({ nodes, edges, notes, place, placeNote, selected, selectedEdge, selectedNote, editable, cull }: WorldProps) {
     const byId = new Map(nodes.map((n) => [n.id, n]));
     return (
       <>
@@ -149,6 +153,10 @@ export class World extends Component<WorldProps> {
             if (!from || !byId.has(edge.to)) return null;
             const a = outputPort(place(edge.from), Math.max(0, from.outputs.indexOf(edge.output)), from.outputs.length);
             const b = inputPort(place(edge.to));
+            // The curve lies within its control points (curve()), its label 12 px beside it.
+            const bend = Math.max(40, Math.abs(b.x - a.x) / 2);
+            const [top, bottom] = a.y < b.y ? [a.y, b.y] : [b.y, a.y];
+            if (!meets(cull, Math.min(a.x, b.x - bend) - 20, top - 20, Math.max(a.x + bend, b.x) + 20, bottom + 20)) return null;
             const d = curve(a, b);
             const { beside } = edgeMiddle(a, b);
             const classes = [
@@ -172,15 +180,6 @@ export class World extends Component<WorldProps> {
         </svg>
         {nodes.map((node) => {
           const p = place(node.id);
-          const classes = [
-            'canvas-node',
-            `kind-${node.kind.toLowerCase()}`,
-            node.trigger ? 'trigger' : '',
-            node.disabled ? 'disabled' : '',
-            node.status ? `status-${node.status}` : '',
-            selected.has(node.id) ? 'selected' : '',
-            node.errors ? 'has-errors' : node.warnings ? 'has-warnings' : '',
-          ].join(' ');
           const state = [
             node.disabled ? 'disabled' : '',
             node.status,
@@ -190,6 +189,30 @@ export class World extends Component<WorldProps> {
           ]
             .filter(Boolean)
             .join(', ');
+          if (!selected.has(node.id) && !meets(cull, p.x, p.y, p.x + NODE_WIDTH, p.y + NODE_HEIGHT)) {
+            // Out of the window: nothing painted, but focusable and named as the drawn node is.
+            return (
+              <div
+                key={node.id}
+                class="canvas-node culled"
+                style={{ left: `${p.x}px`, top: `${p.y}px` }}
+                data-node-id={node.id}
+                tabIndex={0}
+                role="button"
+                aria-pressed={false}
+                aria-label={`Node ${node.title} ${node.subtitle}${state ? `, ${state}` : ''}`}
+              />
+            );
+          }
+          const classes = [
+            'canvas-node',
+            `kind-${node.kind.toLowerCase()}`,
+            node.trigger ? 'trigger' : '',
+            node.disabled ? 'disabled' : '',
+            node.status ? `status-${node.status}` : '',
+            selected.has(node.id) ? 'selected' : '',
+            node.errors ? 'has-errors' : node.warnings ? 'has-warnings' : '',
+          ].join(' ');
           return (
             <div
               key={node.id}

@@ -276,6 +276,62 @@ describe('workflow canvas in a browser', () => {
     expect(await page.getByLabel('Definition (JSON)').inputValue()).toBe(text);
   });
 
+  it('draws only the nodes near the view at zoom 1, and draws the far ones as a pan or the focus reaches them', async () => {
+    // 60 nodes in a row, 15 000 px long at zoom 1: most of them far outside the view.
+    const nodes = [{ id: 'n0', type: 'webhook-trigger', parameters: {}, position: { x: 0, y: 0 } }];
+    for (let i = 1; i < 60; i++) nodes.push({ id: `n${i}`, type: 'set', parameters: {}, position: { x: i * 250, y: 0 } });
+    const edges = nodes.slice(1).map((n, i) => ({ from: nodes[i].id, to: n.id }));
+    const long = await t.request('POST', '/api/v1/workflows', { body: { name: 'Long', definition: { nodes, edges } } });
+    await page.goto(`${t.url}/console/workflows/${long.body.id}`);
+    await node('n59').waitFor();
+    const zoom = async () => Number((await page.locator('.canvas-world').getAttribute('style'))!.match(/--k: ?([\d.]+)/)![1]);
+    for (let i = 0; i < 40 && (await zoom()) < 0.9; i++) await page.getByRole('button', { name: 'Zoom in' }).click();
+    expect(await zoom()).toBeGreaterThanOrEqual(0.9);
+    const drawn = async (id: string) =>
+      (await node(id).getAttribute('class'))!.split(' ').includes('canvas-node') &&
+      !(await node(id).getAttribute('class'))!.includes('culled');
+    const canvas = (await page.locator('.canvas').boundingBox())!;
+    const inView = async (id: string) => {
+      const box = (await node(id).boundingBox())!;
+      return (
+        box.x >= canvas.x &&
+        box.x + box.width <= canvas.x + canvas.width &&
+        box.y >= canvas.y &&
+        box.y + box.height <= canvas.y + canvas.height
+      );
+    };
+    // The far end is a placeholder: in the page (named, focusable) but not drawn.
+    expect(await drawn('n59')).toBe(false);
+    expect(await node('n59').getAttribute('aria-label')).toContain('n59');
+    expect(await page.locator('.canvas-node.culled').count()).toBeGreaterThan(30);
+    expect(await page.locator('.canvas-edges [data-edge-index]').count()).toBeLessThan(30);
+    await axe('a long workflow at zoom 1, its far nodes placeholders');
+
+    // Panned with the mouse towards it (on the background, clear of the row of nodes), it is drawn.
+    const row = (await node('n0').boundingBox())!;
+    const y = row.y - canvas.y > canvas.height / 2 ? canvas.y + 20 : canvas.y + canvas.height - 20;
+    for (let i = 0; i < 60 && !((await drawn('n59')) && (await inView('n59'))); i++) {
+      await dragMouse({ x: canvas.x + canvas.width - 300, y }, { x: canvas.x + 100, y });
+    }
+    expect(await drawn('n59')).toBe(true);
+    expect(await inView('n59')).toBe(true);
+    await node('n59').locator('.node-title', { hasText: 'n59' }).waitFor();
+    expect(await node('n59').locator('[data-output-port]').count()).toBe(1);
+    // What it left behind is no longer drawn, and comes back when the focus (Tab, a screen reader) goes there.
+    expect(await drawn('n0')).toBe(false);
+    await node('n0').focus();
+    await node('n0').locator('.node-title', { hasText: 'n0' }).waitFor();
+    expect(await drawn('n0')).toBe(true);
+    expect(await inView('n0')).toBe(true);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.dataset.nodeId')).toBe('n1');
+    expect(await drawn('n1')).toBe(true);
+    // The view moved by its transform, not by scrolling the canvas (which would shift every pointer position).
+    expect(await page.evaluate(`[document.querySelector('.canvas').scrollLeft, document.querySelector('.canvas').scrollTop]`)).toEqual([
+      0, 0,
+    ]);
+  });
+
   it('fits every page in 390 px without sideways scrolling, with no serious or critical axe violation', async () => {
     // A collection whose file row carries long names and an error, the widest table there is.
     const collection = await t.request('POST', '/api/v1/collections', { body: { name: 'Quarterly reports of the northern region' } });
