@@ -43,11 +43,12 @@ export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'b
 
 export abstract class JobStore {
   /**
-   * Adds a waiting job unless one with this key exists; false means it existed (idempotent enqueue).
+   * Adds a waiting job unless one with this key exists; null means it existed (idempotent enqueue).
    * A job due at once gets its turn and lane by fairPlace (src/jobs/fair-turns.ts) over the jobs
-   * of its name waiting in turn; a delayed one gets turn 0.
+   * of its name waiting in turn; a delayed one gets turn 0. Says whether the job went to the lane:
+   * only then has the lane's worker anything to claim.
    */
-  abstract insert(job: NewJob, now: Date): Promise<boolean>;
+  abstract insert(job: NewJob, now: Date): Promise<{ lane: boolean } | null>;
 
   /**
    * Atomically takes the next job of `name` in fair order: a waiting job whose runAt has come, or

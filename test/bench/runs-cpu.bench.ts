@@ -13,7 +13,8 @@
  * (b) >= 1,400 runs/s, <= 0.6 ms; (c) >= 1,200 req/s, p99 <= 100 ms; RSS <= 600 MB.
  *
  *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/runs-cpu.bench.ts
- * BENCH_CPU_PROF=<dir> starts the app with --cpu-prof, its profile written there when it stops.
+ * BENCH_CPU_PROF=<dir> starts the app with --cpu-prof, its profile written there when it stops;
+ * `node test/bench/lib/cpuprofile-summary.js <file>` lists its top frames (self, by file, inclusive).
  * BENCH_BEFORE_ROOT=<dir> (a directory with an earlier build's dist/ and a node_modules/) runs that
  * build too, its turn right before this one's in every round: before/after figures (prefixed
  * `before_`, with CPU per run after/before) under the same load.

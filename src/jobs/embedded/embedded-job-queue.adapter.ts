@@ -104,7 +104,7 @@ export class EmbeddedJobQueue extends JobQueue {
     const resolved = resolveEnqueueOptions(name, options);
     const now = Date.now();
     const runAt = now + resolved.delayMs;
-    let inserted: boolean;
+    let inserted: { lane: boolean } | null;
     try {
       inserted = await this.store.insert(
         {
@@ -123,7 +123,7 @@ export class EmbeddedJobQueue extends JobQueue {
     }
     // Still accepted while stopping: the job is stored and the next start runs it.
     if (inserted) {
-      this.wake(name, runAt);
+      this.wake(name, runAt, inserted.lane);
       if (runAt <= now) this.announce(name, now);
     }
     return resolved.jobId;
@@ -190,9 +190,14 @@ export class EmbeddedJobQueue extends JobQueue {
     processNotices.announceJobs(name);
   }
 
-  private wake(name: string, runAt: number): void {
+  /**
+   * Jobs of `name` are due at `runAt`. The lane's worker claims lane jobs only: it is woken for one
+   * of those (or when the job's lane is not known, as for another process's jobs), not for every
+   * enqueue, where it found nothing and looked up the next due time for nothing.
+   */
+  private wake(name: string, runAt: number, lane = true): void {
     if (runAt > Date.now()) return this.wakeUpAt(runAt);
-    for (const key of [name, laneQueueName(name)]) {
+    for (const key of lane ? [name, laneQueueName(name)] : [name]) {
       const worker = this.workers.get(key);
       if (worker) void this.claimJobs(worker);
     }
@@ -216,18 +221,31 @@ export class EmbeddedJobQueue extends JobQueue {
       do {
         worker.recheck = false;
         while (!this.stopping && worker.running.size < worker.concurrency) {
+          // Every free slot at once: the claims share one turn, and so one commit of the store's
+          // group commit, with the other writes of that turn (the runs they claim among them).
           const now = Date.now();
-          const token = randomUUID();
-          const job = await this.store.claim(worker.name, new Date(now), new Date(now + this.settings.leaseMs), token, worker.lane);
-          if (!job) {
+          const claims = Array.from({ length: worker.concurrency - worker.running.size }, () => {
+            const token = randomUUID();
+            return this.store
+              .claim(worker.name, new Date(now), new Date(now + this.settings.leaseMs), token, worker.lane)
+              .then((job) => ({ job, token }));
+          });
+          const claimed = await Promise.all(claims);
+          if (this.stopping) {
+            await Promise.all(
+              claimed.flatMap(({ job, token }) => (job ? [this.store.release({ name: job.name, id: job.id }, token, new Date())] : [])),
+            );
+            return;
+          }
+          let exhausted = false;
+          for (const { job, token } of claimed) {
+            if (job) this.startJob(worker, job, token);
+            else exhausted = true;
+          }
+          if (exhausted) {
             await this.sleepUntilDue(worker.name);
             break;
           }
-          if (this.stopping) {
-            await this.store.release({ name: job.name, id: job.id }, token, new Date());
-            return;
-          }
-          this.startJob(worker, job, token);
         }
       } while (worker.recheck && !this.stopping);
     } catch (error) {

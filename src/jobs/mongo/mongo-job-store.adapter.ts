@@ -67,13 +67,14 @@ export class MongoJobStore extends JobStore {
     this.jobs = connection.models.Job ?? connection.model<JobDoc>('Job', jobSchema, 'jobs');
   }
 
-  async insert(job: NewJob, now: Date): Promise<boolean> {
+  async insert(job: NewJob, now: Date): Promise<{ lane: boolean } | null> {
     // Idempotency rests on the unique (name, jobId) index: it must exist before the first insert.
     this.indexesReady ??= this.jobs.init();
     await this.indexesReady;
     const share = job.share ?? NO_SHARE;
     // Read, then inserted: two processes enqueueing at once may give two jobs one turn, which only orders them.
     const place = job.runAt <= now ? await this.fairPlaceOf(job.name, share) : { turn: 0, lane: false };
+    const lane = place.lane && job.share !== undefined;
     try {
       const result = await this.jobs.updateOne(
         { name: job.name, jobId: job.id },
@@ -95,15 +96,15 @@ export class MongoJobStore extends JobStore {
             shareUser: share.user,
             shareFlow: share.flow,
             turn: place.turn,
-            lane: place.lane && job.share !== undefined,
+            lane,
           },
         },
         { upsert: true },
       );
-      return result.upsertedCount > 0;
+      return result.upsertedCount > 0 ? { lane } : null;
     } catch (error) {
       // Two concurrent upserts of the same key: one wins, the other hits the unique index.
-      if (isDuplicateKey(error)) return false;
+      if (isDuplicateKey(error)) return null;
       throw error;
     }
   }
