@@ -6,7 +6,8 @@
  * A text tagged `f<file> p<passage>` (the first such tags in it) gets
  *   normalise(common + topic(file) + subtopic(file) + file + passage + window noise of the text)
  * and a query `q f<file> p<passage>` gets the passage's vector plus a query offset: a question
- * about that passage. Every component is seeded by its ids, so any process computes the same vector.
+ * about that passage. Every component is seeded by its ids (a window's noise is one of a fixed pool,
+ * picked by the text's hash), so any process computes the same vector.
  *
  *   node -r ./scripts/swc-register.js test/bench/lib/clustered-embeddings-server.ts   (prints its port)
  */
@@ -61,17 +62,61 @@ function fileVector(file: number): Float32Array {
   return v;
 }
 
-export function taggedVector(text: string): number[] {
+/** A passage's vector before its window's noise: its file's plus its own offset (kept: a passage's windows come together). */
+const passageVectors = new Map<string, Float32Array>();
+function passageVector(file: number, passage: number): Float32Array {
+  const key = `${file} ${passage}`;
+  let v = passageVectors.get(key);
+  if (!v) {
+    v = Float32Array.from(fileVector(file));
+    addOffset(v, `passage ${file} ${passage}`, SCALE.passage);
+    if (passageVectors.size > 100_000) passageVectors.clear();
+    passageVectors.set(key, v);
+  }
+  return v;
+}
+
+/**
+ * Window noise drawn from a fixed pool by the text's hash: a Gaussian draw per text costs more than
+ * the rest of the answer, and 8,192 independent offsets are as good as fresh ones for clustering.
+ */
+const WINDOW_POOL = 8_192;
+const windowPool = new Float32Array(WINDOW_POOL * DIMENSION);
+for (let w = 0; w < WINDOW_POOL; w++) addOffset(windowPool.subarray(w * DIMENSION, (w + 1) * DIMENSION), `window ${w}`, WINDOW);
+
+/** The text's unit vector (see the top of this file). */
+export function taggedVector(text: string): Float32Array {
   const tags = /\bf(\d+) p(\d+)\b/.exec(text);
   const file = tags ? Number(tags[1]) : hash(text) % 1_000_000;
   const passage = tags ? Number(tags[2]) : 0;
-  const v = Float32Array.from(fileVector(file));
-  addOffset(v, `passage ${file} ${passage}`, SCALE.passage);
-  addOffset(v, `window ${text}`, text.startsWith('q ') ? QUERY : WINDOW);
+  const v = Float32Array.from(passageVector(file, passage));
+  if (text.startsWith('q ')) addOffset(v, `window ${text}`, QUERY);
+  else {
+    const noise = (hash(text) % WINDOW_POOL) * DIMENSION;
+    for (let i = 0; i < DIMENSION; i++) v[i] += windowPool[noise + i];
+  }
   let squares = 0;
-  for (const x of v) squares += x * x;
+  for (let i = 0; i < DIMENSION; i++) squares += v[i] * v[i];
   const norm = Math.sqrt(squares);
-  return Array.from(v, (x) => x / norm);
+  for (let i = 0; i < DIMENSION; i++) v[i] /= norm;
+  return v;
+}
+
+/**
+ * The answer's body, written by hand: `encoding_format: "base64"` (OpenAI's compact form, which the
+ * service asks for) gives each vector as base64 of its little-endian float32s; otherwise arrays of
+ * numbers to 6 decimals. JSON.stringify of full-precision doubles cost more than computing them.
+ */
+function answer(model: string, input: string[], base64: boolean): string {
+  const parts: string[] = [];
+  input.forEach((text, index) => {
+    const v = taggedVector(text);
+    const embedding = base64
+      ? `"${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')}"`
+      : `[${Array.from(v, (x) => x.toFixed(6)).join(',')}]`;
+    parts.push(`{"object":"embedding","index":${index},"embedding":${embedding}}`);
+  });
+  return `{"object":"list","model":${JSON.stringify(model)},"data":[${parts.join(',')}],"usage":{"prompt_tokens":0,"total_tokens":0}}`;
 }
 
 if (require.main === module) {
@@ -83,10 +128,9 @@ if (require.main === module) {
         res.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { model: string; input: string[] };
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: taggedVector(text) }));
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { model: string; input: string[]; encoding_format?: string };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      res.end(answer(body.model, body.input, body.encoding_format === 'base64'));
     });
   });
   server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
