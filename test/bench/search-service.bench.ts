@@ -116,12 +116,16 @@ async function main(): Promise<void> {
   const files = Math.ceil(PASSAGES / PASSAGES_PER_FILE);
   console.log(`${PASSAGES} passages in ${files} files, one collection; load average ${load()} on ${cpus().length} cores`);
   const embeddings = await startEmbeddings();
-  const app = await startApp({
-    EMBEDDINGS_URL: embeddings.url,
-    EMBEDDINGS_MODEL: 'bench-clustered',
-    EMBEDDINGS_API_KEY: '',
-    FETCH_ALLOWED_HOSTS: '127.0.0.1',
-  }).catch((error) => {
+  const app = await startApp(
+    {
+      EMBEDDINGS_URL: embeddings.url,
+      EMBEDDINGS_MODEL: 'bench-clustered',
+      EMBEDDINGS_API_KEY: '',
+      FETCH_ALLOWED_HOSTS: '127.0.0.1',
+      // BENCH_APP_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof": Node options of the service's processes.
+    },
+    (process.env.BENCH_APP_NODE_OPTIONS ?? '').split(' ').filter(Boolean),
+  ).catch((error) => {
     embeddings.child.kill();
     throw error;
   });

@@ -159,7 +159,7 @@ export class OpenAiCompatibleEmbedder extends Embedder {
       }
       // Base64 when asked for it, though a server that ignores the option answers numbers.
       const values = typeof embedding === 'string' ? floatsOfBase64(embedding) : embedding;
-      if (!isVectorLike(values) || values.length === 0 || !Array.prototype.every.call(values, Number.isFinite)) {
+      if (!isVectorLike(values) || values.length === 0 || !allFinite(values)) {
         throw malformed(`embedding ${index as number} is not an array of numbers`);
       }
       const embedded = values as ArrayLike<number>;
@@ -187,4 +187,10 @@ function floatsOfBase64(text: string): Float32Array | null {
   const floats = new Float32Array(bytes.length / 4);
   new Uint8Array(floats.buffer).set(bytes);
   return floats;
+}
+
+/** A plain loop: `every(Number.isFinite)` over 512 numbers per text was a tenth of an ingesting process's CPU. */
+function allFinite(values: ArrayLike<number>): boolean {
+  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i])) return false;
+  return true;
 }
