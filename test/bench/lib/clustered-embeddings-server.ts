@@ -7,7 +7,7 @@
  *   normalise(common + topic(file) + subtopic(file) + file + passage + window noise of the text)
  * and a query `q f<file> p<passage>` gets the passage's vector plus a query offset: a question
  * about that passage. Every component is seeded by its ids (a window's noise is one of a fixed pool,
- * picked by the text's hash), so any process computes the same vector.
+ * and a passage's offset of fixed pools, picked by hashes), so any process computes the same vector.
  *
  *   node -r ./scripts/swc-register.js test/bench/lib/clustered-embeddings-server.ts   (prints its port)
  */
@@ -62,34 +62,29 @@ function fileVector(file: number): Float32Array {
   return v;
 }
 
-/** A passage's vector before its window's noise: its file's plus its own offset (kept: a passage's windows come together). */
-const passageVectors = new Map<string, Float32Array>();
-function passageVector(file: number, passage: number): Float32Array {
-  const key = `${file} ${passage}`;
-  let v = passageVectors.get(key);
-  if (!v) {
-    v = Float32Array.from(fileVector(file));
-    addOffset(v, `passage ${file} ${passage}`, SCALE.passage);
-    if (passageVectors.size > 100_000) passageVectors.clear();
-    passageVectors.set(key, v);
-  }
-  return v;
-}
-
 /**
- * Window noise drawn from a fixed pool by the text's hash: a Gaussian draw per text costs more than
- * the rest of the answer, and 8,192 independent offsets are as good as fresh ones for clustering.
+ * Passage offsets and window noise drawn from fixed pools by hashes of their ids: a Gaussian draw
+ * per passage or text cost more than the rest of the answer, and pools of 16,384 and 8,192
+ * independent offsets cluster the same as fresh draws (a passage's neighbours are its file's).
  */
+const PASSAGE_POOL = 16_384;
 const WINDOW_POOL = 8_192;
-const windowPool = new Float32Array(WINDOW_POOL * DIMENSION);
-for (let w = 0; w < WINDOW_POOL; w++) addOffset(windowPool.subarray(w * DIMENSION, (w + 1) * DIMENSION), `window ${w}`, WINDOW);
+function pool(size: number, name: string, scale: number): Float32Array {
+  const offsets = new Float32Array(size * DIMENSION);
+  for (let w = 0; w < size; w++) addOffset(offsets.subarray(w * DIMENSION, (w + 1) * DIMENSION), `${name} ${w}`, scale);
+  return offsets;
+}
+const passagePool = pool(PASSAGE_POOL, 'passage', SCALE.passage);
+const windowPool = pool(WINDOW_POOL, 'window', WINDOW);
 
 /** The text's unit vector (see the top of this file). */
 export function taggedVector(text: string): Float32Array {
   const tags = /\bf(\d+) p(\d+)\b/.exec(text);
   const file = tags ? Number(tags[1]) : hash(text) % 1_000_000;
   const passage = tags ? Number(tags[2]) : 0;
-  const v = Float32Array.from(passageVector(file, passage));
+  const v = Float32Array.from(fileVector(file));
+  const offset = (hash(`passage ${file} ${passage}`) % PASSAGE_POOL) * DIMENSION;
+  for (let i = 0; i < DIMENSION; i++) v[i] += passagePool[offset + i];
   if (text.startsWith('q ')) addOffset(v, `window ${text}`, QUERY);
   else {
     const noise = (hash(text) % WINDOW_POOL) * DIMENSION;
