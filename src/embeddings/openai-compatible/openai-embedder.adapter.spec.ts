@@ -168,6 +168,18 @@ describe('OpenAiCompatibleEmbedder', () => {
       expect(error.message).not.toContain('sk-secret-123');
     });
 
+    it('asks for base64 vectors, and asks without once the server refuses the option', async () => {
+      server.answerNext({ status: 422, body: { error: { message: "encoding_format: unexpected value 'base64'" } } });
+      const embedder = client();
+      await expect(embedder.embed(['hello'])).resolves.toHaveLength(1);
+      await embedder.embed(['again']);
+      expect(server.requests.map((r) => (r.body as { encoding_format?: string } | undefined)?.encoding_format)).toEqual([
+        'base64',
+        undefined,
+        undefined,
+      ]);
+    });
+
     it('stops the other requests of a call once one has failed', async () => {
       server.answerNext({ status: 400, body: { error: { message: 'bad' } } });
       await expect(client({ maxBatchSize: 1, concurrency: 1 }).embed(texts(5))).rejects.toMatchObject({ retryable: false });
@@ -176,6 +188,27 @@ describe('OpenAiCompatibleEmbedder', () => {
   });
 
   describe('answers', () => {
+    it('decodes base64 vectors, and normalises them', async () => {
+      const base64 = (values: number[]) => Buffer.from(Float32Array.from(values).buffer).toString('base64');
+      server.answerNext({
+        status: 200,
+        body: {
+          data: [
+            { index: 1, embedding: base64([0, 2]) },
+            { index: 0, embedding: base64([3, 4]) },
+          ],
+        },
+      });
+      const [first, second] = await client().embed(['a', 'b']);
+      expect(Array.from(first)).toEqual([Math.fround(0.6), Math.fround(0.8)]);
+      expect(Array.from(second)).toEqual([0, 1]);
+    });
+
+    it('rejects a base64 vector that is not whole floats', async () => {
+      server.answerNext({ status: 200, body: { data: [{ index: 0, embedding: Buffer.from([1, 2, 3]).toString('base64') }] } });
+      await expect(client().embed(['a'])).rejects.toMatchObject({ message: expect.stringContaining('not an array of numbers') });
+    });
+
     it('rejects a body without a vector per input', async () => {
       server.answerNext({ status: 200, body: { data: [{ index: 0, embedding: [1, 2] }] } });
       await expect(client().embed(['a', 'b'])).rejects.toMatchObject({

@@ -182,6 +182,8 @@ describe('SqliteVectorIndex storage', () => {
     const vectorOf = (i: number) => Float32Array.from({ length: 8 }, (_, d) => Math.cos(i * (d + 1)) + (i % 40) / 10);
     const many = Array.from({ length: count }, (_, i) => unit(i, { fileId: `fle_${i % 40}`, vector: vectorOf(i) }));
     for (let start = 0; start < count; start += 2_000) await index.upsert(many.slice(start, start + 2_000));
+    // Searched once, so the collection is in the search thread (an upsert alone does not load it).
+    await index.searchVector('col_a', vectorOf(0), 1);
     const settled = async () => {
       for (;;) {
         const [stats] = (await index.searchThreadStats()).collections;

@@ -180,11 +180,10 @@ export class SqliteVectorIndex extends VectorIndex {
     // Committed: now the search thread, which only ever holds what the store has.
     for (const { collectionId, seq } of removed) this.postRemove(collectionId, [seq]);
     for (const collectionId of dimensions.keys()) {
-      if (!this.isLoaded(collectionId)) {
-        // Loading reads what was just committed; nothing to post.
-        void this.ensureLoaded(collectionId).catch(() => undefined);
-        continue;
-      }
+      // A collection this process has not searched stays out of its search thread: a worker
+      // process that only ingests would otherwise code and place every vector a second time, on
+      // cores the ingestion needs. Its first search loads what the store then holds.
+      if (!this.isLoaded(collectionId)) continue;
       const mine = units.map((unit, i) => i).filter((i) => units[i].collectionId === collectionId);
       const dimension = dimensions.get(collectionId)!;
       const vectors = new Float32Array(mine.length * dimension);

@@ -6,7 +6,8 @@
  * A text tagged `f<file> p<passage>` (the first such tags in it) gets
  *   normalise(common + topic(file) + subtopic(file) + file + passage + window noise of the text)
  * and a query `q f<file> p<passage>` gets the passage's vector plus a query offset: a question
- * about that passage. Every component is seeded by its ids, so any process computes the same vector.
+ * about that passage. Every component is seeded by its ids (a window's noise is one of a fixed pool,
+ * and a passage's offset of fixed pools, picked by hashes), so any process computes the same vector.
  *
  *   node -r ./scripts/swc-register.js test/bench/lib/clustered-embeddings-server.ts   (prints its port)
  */
@@ -61,17 +62,56 @@ function fileVector(file: number): Float32Array {
   return v;
 }
 
-export function taggedVector(text: string): number[] {
+/**
+ * Passage offsets and window noise drawn from fixed pools by hashes of their ids: a Gaussian draw
+ * per passage or text cost more than the rest of the answer, and pools of 16,384 and 8,192
+ * independent offsets cluster the same as fresh draws (a passage's neighbours are its file's).
+ */
+const PASSAGE_POOL = 16_384;
+const WINDOW_POOL = 8_192;
+function pool(size: number, name: string, scale: number): Float32Array {
+  const offsets = new Float32Array(size * DIMENSION);
+  for (let w = 0; w < size; w++) addOffset(offsets.subarray(w * DIMENSION, (w + 1) * DIMENSION), `${name} ${w}`, scale);
+  return offsets;
+}
+const passagePool = pool(PASSAGE_POOL, 'passage', SCALE.passage);
+const windowPool = pool(WINDOW_POOL, 'window', WINDOW);
+
+/** The text's unit vector (see the top of this file). */
+export function taggedVector(text: string): Float32Array {
   const tags = /\bf(\d+) p(\d+)\b/.exec(text);
   const file = tags ? Number(tags[1]) : hash(text) % 1_000_000;
   const passage = tags ? Number(tags[2]) : 0;
   const v = Float32Array.from(fileVector(file));
-  addOffset(v, `passage ${file} ${passage}`, SCALE.passage);
-  addOffset(v, `window ${text}`, text.startsWith('q ') ? QUERY : WINDOW);
+  const offset = (hash(`passage ${file} ${passage}`) % PASSAGE_POOL) * DIMENSION;
+  for (let i = 0; i < DIMENSION; i++) v[i] += passagePool[offset + i];
+  if (text.startsWith('q ')) addOffset(v, `window ${text}`, QUERY);
+  else {
+    const noise = (hash(text) % WINDOW_POOL) * DIMENSION;
+    for (let i = 0; i < DIMENSION; i++) v[i] += windowPool[noise + i];
+  }
   let squares = 0;
-  for (const x of v) squares += x * x;
+  for (let i = 0; i < DIMENSION; i++) squares += v[i] * v[i];
   const norm = Math.sqrt(squares);
-  return Array.from(v, (x) => x / norm);
+  for (let i = 0; i < DIMENSION; i++) v[i] /= norm;
+  return v;
+}
+
+/**
+ * The answer's body, written by hand: `encoding_format: "base64"` (OpenAI's compact form, which the
+ * service asks for) gives each vector as base64 of its little-endian float32s; otherwise arrays of
+ * numbers to 6 decimals. JSON.stringify of full-precision doubles cost more than computing them.
+ */
+function answer(model: string, input: string[], base64: boolean): string {
+  const parts: string[] = [];
+  input.forEach((text, index) => {
+    const v = taggedVector(text);
+    const embedding = base64
+      ? `"${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')}"`
+      : `[${Array.from(v, (x) => x.toFixed(6)).join(',')}]`;
+    parts.push(`{"object":"embedding","index":${index},"embedding":${embedding}}`);
+  });
+  return `{"object":"list","model":${JSON.stringify(model)},"data":[${parts.join(',')}],"usage":{"prompt_tokens":0,"total_tokens":0}}`;
 }
 
 if (require.main === module) {
@@ -83,10 +123,9 @@ if (require.main === module) {
         res.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { model: string; input: string[] };
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: taggedVector(text) }));
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { model: string; input: string[]; encoding_format?: string };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      res.end(answer(body.model, body.input, body.encoding_format === 'base64'));
     });
   });
   server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
