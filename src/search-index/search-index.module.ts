@@ -8,7 +8,9 @@ import { VectorIndex } from '../domain/vector-index.port';
 
 /** Elasticsearch when ELASTICSEARCH_URL is set, else sqlite-vec + FTS5 in the service's SQLite file. */
 export function createVectorIndex(config: AppConfig, connections: StorageConnections): VectorIndex {
-  return config.ELASTICSEARCH_URL ? ElasticsearchVectorIndex.fromConfig(config) : new SqliteVectorIndex(connections.sqlite);
+  if (config.ELASTICSEARCH_URL) return ElasticsearchVectorIndex.fromConfig(config);
+  // Worker processes do not answer the API's searches: they leave what they ingest to be loaded by a search.
+  return new SqliteVectorIndex(connections.sqlite, undefined, undefined, config.APP_ROLE !== 'worker');
 }
 
 /** The VectorIndex port and its adapter; collection search (collections/) and ingestion use it. */

@@ -96,6 +96,12 @@ export class SqliteVectorIndex extends VectorIndex {
     private readonly db: Database.Database,
     private readonly nearest = new NearestThread(),
     private readonly reader: TextReader | null = db.memory ? null : new TextReader(db.name),
+    /**
+     * Whether a collection this process ingests into is loaded into its search thread at once:
+     * so in a process that answers searches (the API's), the first search after ingestion does not
+     * pay the load. A worker process that only ingests leaves it out (see upsert).
+     */
+    private readonly loadWhenIngesting = true,
   ) {
     super();
   }
@@ -180,10 +186,14 @@ export class SqliteVectorIndex extends VectorIndex {
     // Committed: now the search thread, which only ever holds what the store has.
     for (const { collectionId, seq } of removed) this.postRemove(collectionId, [seq]);
     for (const collectionId of dimensions.keys()) {
-      // A collection this process has not searched stays out of its search thread: a worker
-      // process that only ingests would otherwise code and place every vector a second time, on
-      // cores the ingestion needs. Its first search loads what the store then holds.
-      if (!this.isLoaded(collectionId)) continue;
+      if (!this.isLoaded(collectionId)) {
+        // In a worker process, a collection it has not searched stays out of its search thread: one
+        // that only ingests would otherwise code and place every vector a second time, on cores
+        // the ingestion needs. Its first search loads what the store then holds.
+        // Loading reads what was just committed; nothing to post.
+        if (this.loadWhenIngesting) void this.ensureLoaded(collectionId).catch(() => undefined);
+        continue;
+      }
       const mine = units.map((unit, i) => i).filter((i) => units[i].collectionId === collectionId);
       const dimension = dimensions.get(collectionId)!;
       const vectors = new Float32Array(mine.length * dimension);
