@@ -106,6 +106,33 @@ describe('CollectionVectors (the search thread’s cells)', () => {
     expect(hits.map((h) => h.seq).sort((a, b) => a - b)).toEqual([5, 9_000]);
   });
 
+  it("answers a narrow filter exactly from its files' rows, each once, as rows are replaced, moved to another file and removed", () => {
+    const vectors = loaded();
+    build(vectors);
+    const files = ['f3', 'f11', 'f250'];
+    const query = row(data.vectors, 3);
+    const exactly = (allowed: (seq: number) => boolean, fileOf: (seq: number) => string) => {
+      const exact = new CollectionVectors(D);
+      const seqs = Array.from(data.seqs).filter(allowed);
+      const flat = new Float32Array(seqs.length * D);
+      seqs.forEach((seq, i) => flat.set(row(data.vectors, seq), i * D));
+      exact.add(seqs, seqs.map(fileOf), flat);
+      return exact.search(query, 10).map((h) => h.seq);
+    };
+    const fileOf = (seq: number) => data.fileIds[seq];
+    expect(vectors.search(query, 10, files).map((h) => h.seq)).toEqual(exactly((seq) => files.includes(fileOf(seq)), fileOf));
+
+    // Seq 3 added again (same file), seq 11 moved to file f400, seq 250 removed.
+    vectors.add([3], ['f3'], row(data.vectors, 3).slice());
+    vectors.add([11], ['f400'], row(data.vectors, 11).slice());
+    vectors.remove([250]);
+    const now = (seq: number) => (seq === 11 ? 'f400' : fileOf(seq));
+    const hits = vectors.search(query, 10, files).map((h) => h.seq);
+    expect(new Set(hits).size).toBe(hits.length);
+    expect(hits).toEqual(exactly((seq) => seq !== 250 && files.includes(now(seq)), now));
+    expect(vectors.search(row(data.vectors, 11), 1, ['f400'])[0].seq).toBe(11);
+  });
+
   it('finds nearly all of the exact top 10 among the probed cells', () => {
     const vectors = loaded();
     build(vectors);

@@ -1,8 +1,5 @@
-// Not split, though over 500 lines: one collection's int8 codes in k-means cells, with the cells'
-// storage (Cell, Partition), their training and the scans that read them; they share private row
-// positions and the repartition state, which a split would have to export. The next split, when it
-// grows again: Cell, Partition and the k-means helpers into cells.ts, leaving CollectionVectors here.
 import { exactSearch, MetricKind } from 'usearch';
+import { Cell, CentroidGroups, groupsOf, nearestCentroids, Partition, quantiseAtOneScale, resized, trainingRound } from './cells';
 import { quantise } from './int8-codes';
 
 /**
@@ -26,176 +23,11 @@ const REPARTITION_GROWTH = 4;
 /** k-means: sampled rows per cell, and rounds (one per build step). */
 const SAMPLE_PER_CELL = 32;
 const TRAINING_ROUNDS = 6;
-/** A cell's dead rows are compacted away past this share. */
-const DEAD_SHARE = 0.25;
 
 export interface CodeHit {
   seq: number;
   /** Cosine distance between the int8 codes (within about 0.003 of the float distance). */
   distance: number;
-}
-
-/** Rows of one cell: int8 codes in a buffer of their own (native scans read a buffer from its start). */
-class Cell {
-  codes: Int8Array;
-  seqs: Float64Array;
-  files: Int32Array;
-  live: Uint8Array;
-  length = 0;
-  dead = 0;
-
-  constructor(
-    private readonly dimension: number,
-    capacity = 64,
-  ) {
-    this.codes = new Int8Array(capacity * dimension);
-    this.seqs = new Float64Array(capacity);
-    this.files = new Int32Array(capacity);
-    this.live = new Uint8Array(capacity);
-  }
-
-  push(codes: Int8Array, offset: number, seq: number, file: number): number {
-    if (this.length === this.seqs.length) this.grow(this.length * 2);
-    const d = this.dimension;
-    this.codes.set(codes.subarray(offset, offset + d), this.length * d);
-    this.seqs[this.length] = seq;
-    this.files[this.length] = file;
-    this.live[this.length] = 1;
-    return this.length++;
-  }
-
-  /** Room for `capacity` rows without growing (a load that knows its size allocates once). */
-  reserve(capacity: number): void {
-    if (capacity > this.seqs.length) this.grow(capacity);
-  }
-
-  /** The first `rows` rows' codes, from the buffer's first byte. */
-  prefix(rows = this.length): Int8Array {
-    return new Int8Array(this.codes.buffer, 0, rows * this.dimension);
-  }
-
-  /** Moves live rows down over dead ones; `moved(seq, position)` for each row that moved. */
-  compact(moved: (seq: number, position: number) => void): void {
-    const d = this.dimension;
-    let to = 0;
-    for (let from = 0; from < this.length; from++) {
-      if (!this.live[from]) continue;
-      if (from !== to) {
-        this.codes.copyWithin(to * d, from * d, (from + 1) * d);
-        this.seqs[to] = this.seqs[from];
-        this.files[to] = this.files[from];
-        this.live[to] = 1;
-        moved(this.seqs[to], to);
-      }
-      to++;
-    }
-    this.live.fill(0, to, this.length);
-    this.length = to;
-    this.dead = 0;
-    if (this.seqs.length > 2 * Math.max(64, to)) this.grow(Math.max(64, to));
-  }
-
-  private grow(capacity: number): void {
-    const d = this.dimension;
-    const codes = new Int8Array(capacity * d);
-    codes.set(this.codes.subarray(0, this.length * d));
-    this.codes = codes;
-    this.seqs = resized(this.seqs, capacity, (n) => new Float64Array(n));
-    this.files = resized(this.files, capacity, (n) => new Int32Array(n));
-    this.live = resized(this.live, capacity, (n) => new Uint8Array(n));
-  }
-}
-
-function resized<T extends Float64Array | Int32Array | Uint8Array>(old: T, capacity: number, make: (n: number) => T): T {
-  const next = make(capacity);
-  next.set(old.subarray(0, Math.min(old.length, capacity)));
-  return next;
-}
-
-/** Cells with their centroids (none: one cell holding every row), and where each seq lives. */
-class Partition {
-  readonly cells: Cell[];
-  /** seq → cell * 2^32 + position. */
-  readonly where = new Map<number, number>();
-
-  /** @param capacities rows each cell is allocated for (else 64, or 1,024 for the one cell). */
-  constructor(
-    readonly dimension: number,
-    readonly centroids?: Int8Array,
-    capacities?: Int32Array,
-  ) {
-    const count = centroids ? centroids.length / dimension : 1;
-    const capacity = centroids ? 64 : 1024;
-    this.cells = Array.from({ length: count }, (_, c) => new Cell(dimension, capacities?.[c] ?? capacity));
-  }
-
-  /** Adds `count` rows of codes, each to its nearest centroid's cell. */
-  add(codes: Int8Array, seqs: ArrayLike<number>, files: ArrayLike<number>, threads: number): void {
-    const d = this.dimension;
-    const cellOf = this.nearestCells(codes, seqs.length, threads);
-    for (let i = 0; i < seqs.length; i++) {
-      const cell = cellOf[i];
-      const position = this.cells[cell].push(codes, i * d, seqs[i], files[i]);
-      this.where.set(seqs[i], cell * 2 ** 32 + position);
-    }
-  }
-
-  /** Marks the seq's row dead; its file's ordinal, or -1 when it is not here. */
-  remove(seq: number): number {
-    const at = this.where.get(seq);
-    if (at === undefined) return -1;
-    this.where.delete(seq);
-    const cell = this.cells[Math.floor(at / 2 ** 32)];
-    cell.live[at % 2 ** 32] = 0;
-    cell.dead++;
-    return cell.files[at % 2 ** 32];
-  }
-
-  compactWhereDead(): void {
-    this.cells.forEach((cell, c) => {
-      if (cell.dead > Math.max(64, DEAD_SHARE * cell.length)) cell.compact((seq, position) => this.where.set(seq, c * 2 ** 32 + position));
-    });
-  }
-
-  /** The nearest cell of each of `count` rows of codes. */
-  private nearestCells(codes: Int8Array, count: number, threads: number): Int32Array {
-    if (!this.centroids || count === 0) return new Int32Array(count);
-    return nearestCentroids(this.centroids, codes, count, this.dimension, threads);
-  }
-}
-
-/**
- * The nearest centroid of each of `count` rows of codes. The centroids share one scale (so their
- * codes have one length), which makes the nearest by squared L2 the nearest by cosine for any row:
- * |x - c|² = |x|² + |c|² - 2 x·c, with |x| fixed per row and |c| the same for every centroid. The
- * native L2 kernel is about five times faster than the cosine one over many rows, and assigning
- * every row to its cell is most of a build.
- */
-function nearestCentroids(centroids: Int8Array, codes: Int8Array, count: number, d: number, threads: number): Int32Array {
-  const cellOf = new Int32Array(count);
-  if (count === 0) return cellOf;
-  // Native scanners read a buffer from its first byte: a view further in is copied.
-  const rows = codes.byteOffset === 0 && codes.length === count * d ? codes : codes.slice(0, count * d);
-  const found = exactSearch(centroids, rows, d, 1, MetricKind.L2sq, threads);
-  for (let i = 0; i < count; i++) cellOf[i] = Number(found.keys[i]);
-  return cellOf;
-}
-
-/** Codes of unit directions (rows of `units`, normalised here) at ONE scale: the largest component of all becomes ±127. */
-function quantiseAtOneScale(units: Float32Array, into: Int8Array, d: number): void {
-  const rows = units.length / d;
-  let max = 0;
-  for (let r = 0; r < rows; r++) {
-    let squares = 0;
-    for (let j = 0; j < d; j++) squares += units[r * d + j] ** 2;
-    const inverse = squares === 0 ? 0 : 1 / Math.sqrt(squares);
-    for (let j = 0; j < d; j++) {
-      const x = (units[r * d + j] *= inverse);
-      if (Math.abs(x) > max) max = Math.abs(x);
-    }
-  }
-  const scale = max === 0 ? 0 : 127 / max;
-  for (let i = 0; i < units.length; i++) into[i] = Math.round(units[i] * scale);
 }
 
 /**
@@ -208,6 +40,8 @@ interface Repartition {
   sample: Int8Array;
   /** Codes of the centroids, all at one scale (see nearestCentroids). */
   centroids: Int8Array;
+  /** The trained centroids' groups, which place rows in their cells. */
+  groups?: CentroidGroups;
   rounds: number;
   /** Each serving cell's length when the assignment began, and the new cell of each of those rows (-1: dead then). */
   lengths: Int32Array;
@@ -235,6 +69,12 @@ export class CollectionVectors {
   private readonly fileOrdinal = new Map<string, number>();
   /** Live rows of each file, by ordinal. */
   private rowsOfFile = new Int32Array(64);
+  /**
+   * Seqs of each file's rows, by ordinal, so a narrow filter gathers its rows without a pass over
+   * every row (at 1M that pass was most of a 1% filter's 26 ms of CPU). Removed rows stay listed
+   * until the filter next reads the list (see liveSeqsOf).
+   */
+  private readonly seqsOfFile: number[][] = [];
   /** Rows a load under way will bring (0: none): the cells are computed once it ends, not as it grows. */
   private loading = 0;
 
@@ -287,7 +127,10 @@ export class CollectionVectors {
     const files = Int32Array.from(fileIds, (fileId) => this.ordinalOf(fileId));
     // While new cells are computed, rows added go to the serving ones and are moved with the rest.
     this.serving.add(codes, seqs, files, threads);
-    for (let i = 0; i < files.length; i++) this.rowsOfFile[files[i]]++;
+    for (let i = 0; i < files.length; i++) {
+      this.rowsOfFile[files[i]]++;
+      this.seqsOfFile[files[i]].push(seqs[i]);
+    }
   }
 
   remove(seqs: ArrayLike<number>): void {
@@ -311,6 +154,7 @@ export class CollectionVectors {
       trainingRound(r.sample, r.centroids, this.dimension, threads);
       r.rounds++;
       if (r.rounds === TRAINING_ROUNDS) {
+        r.groups = groupsOf(r.centroids, this.dimension);
         r.lengths = Int32Array.from(this.serving.cells, (cell) => cell.length);
         r.assigned = Array.from(r.lengths, (length) => new Int32Array(length).fill(-1));
       }
@@ -345,16 +189,18 @@ export class CollectionVectors {
       );
 
     const allowed = new Uint8Array(this.fileOrdinal.size);
+    const ordinals: number[] = [];
     // Counted per file as rows come and go: no pass over every row to size the filter.
     let rows = 0;
     for (const fileId of allowedFiles) {
       const ordinal = this.fileOrdinal.get(fileId);
       if (ordinal === undefined || allowed[ordinal]) continue;
       allowed[ordinal] = 1;
+      ordinals.push(ordinal);
       rows += this.rowsOfFile[ordinal];
     }
     if (rows === 0) return [];
-    if (rows <= FILTER_SCAN_SHARE * this.size || !this.partitioned) return this.scanAllowed(q, k, allowed, rows);
+    if (rows <= FILTER_SCAN_SHARE * this.size || !this.partitioned) return this.scanAllowed(q, k, ordinals, rows);
     // A broad filter: in each probed cell, enough nearest rows that k of them pass it in expectation, twice over.
     const share = rows / this.size;
     const probed = this.probed(q, Math.ceil(1 / share));
@@ -362,7 +208,7 @@ export class CollectionVectors {
       k,
       probed.map((c) => scanCell(cells[c], q, Math.ceil((2 * k) / share), (p) => allowed[cells[c].files[p]] === 1)),
     );
-    return passing.length < Math.min(k, rows) ? this.scanAllowed(q, k, allowed, rows) : passing;
+    return passing.length < Math.min(k, rows) ? this.scanAllowed(q, k, ordinals, rows) : passing;
   }
 
   /** The cells to scan: all of one, else the PROBED_CELLS (times `widen`) nearest centroids. */
@@ -376,22 +222,40 @@ export class CollectionVectors {
     return Array.from(found.keys, Number);
   }
 
-  /** Exact k nearest among the live rows of allowed files, gathered from every cell. */
-  private scanAllowed(q: Int8Array, k: number, allowed: Uint8Array, rows: number): CodeHit[] {
+  /** Exact k nearest among the live rows of the files of `ordinals` (`rows` of them), gathered through their seqs. */
+  private scanAllowed(q: Int8Array, k: number, ordinals: number[], rows: number): CodeHit[] {
     const d = this.dimension;
+    const { cells, where } = this.serving;
     const dataset = new Int8Array(rows * d);
     const seqs = new Float64Array(rows);
     let n = 0;
-    for (const cell of this.serving.cells) {
-      for (let p = 0; p < cell.length; p++) {
-        if (!cell.live[p] || !allowed[cell.files[p]]) continue;
-        dataset.set(cell.codes.subarray(p * d, (p + 1) * d), n * d);
-        seqs[n++] = cell.seqs[p];
+    for (const ordinal of ordinals) {
+      for (const seq of this.liveSeqsOf(ordinal)) {
+        const at = where.get(seq)!;
+        const p = at % 2 ** 32;
+        dataset.set(cells[Math.floor(at / 2 ** 32)].codes.subarray(p * d, (p + 1) * d), n * d);
+        seqs[n++] = seq;
       }
     }
     if (n === 0) return [];
-    const found = exactSearch(dataset, q, d, Math.min(k, n), MetricKind.Cos, 1);
+    const found = exactSearch(n === rows ? dataset : dataset.subarray(0, n * d), q, d, Math.min(k, n), MetricKind.Cos, 1);
     return Array.from(found.keys, (key, i) => ({ seq: seqs[Number(key)], distance: found.distances[i] }));
+  }
+
+  /** The file's live seqs, each once: a list holding removed or replaced rows is rewritten first. */
+  private liveSeqsOf(ordinal: number): number[] {
+    const listed = this.seqsOfFile[ordinal];
+    if (listed.length === this.rowsOfFile[ordinal]) return listed;
+    const { cells, where } = this.serving;
+    const seen = new Set<number>();
+    const live = listed.filter((seq) => {
+      const at = where.get(seq);
+      if (at === undefined || seen.has(seq) || cells[Math.floor(at / 2 ** 32)].files[at % 2 ** 32] !== ordinal) return false;
+      seen.add(seq);
+      return true;
+    });
+    this.seqsOfFile[ordinal] = live;
+    return live;
   }
 
   private startRepartition(): Repartition {
@@ -448,7 +312,7 @@ export class CollectionVectors {
       cellOf[n] = r.cell;
       positionOf[n++] = p;
     }
-    const nearest = nearestCentroids(r.centroids, codes, n, d, threads);
+    const nearest = nearestCentroids(r.centroids, codes, n, d, threads, r.groups);
     for (let i = 0; i < n; i++) r.assigned[cellOf[i]][positionOf[i]] = nearest[i];
   }
 
@@ -467,7 +331,7 @@ export class CollectionVectors {
       for (let p = r.lengths[c] ?? 0; p < cell.length; p++)
         if (cell.live[p]) lateCodes.set(cell.codes.subarray(p * d, (p + 1) * d), d * n++);
     });
-    const lateCells = nearestCentroids(r.centroids, lateCodes, late, d, threads);
+    const lateCells = nearestCentroids(r.centroids, lateCodes, late, d, threads, r.groups);
     const cellCount = r.centroids.length / d;
     const target = (c: number, p: number, next: () => number) => (p < (r.lengths[c] ?? 0) ? r.assigned[c][p] : next());
     const counts = new Int32Array(cellCount);
@@ -495,6 +359,7 @@ export class CollectionVectors {
       ordinal = this.fileOrdinal.size;
       this.fileOrdinal.set(fileId, ordinal);
       if (ordinal === this.rowsOfFile.length) this.rowsOfFile = resized(this.rowsOfFile, 2 * ordinal, (n) => new Int32Array(n));
+      this.seqsOfFile.push([]);
     }
     return ordinal;
   }
@@ -521,31 +386,4 @@ function nearest(k: number, lists: CodeHit[][]): CodeHit[] {
     .flat()
     .sort((a, b) => a.distance - b.distance)
     .slice(0, k);
-}
-
-/**
- * One round of spherical k-means over int8 codes: each centroid becomes the mean direction of its
- * rows, and the centroids are coded at one scale.
- */
-function trainingRound(sample: Int8Array, centroids: Int8Array, d: number, threads: number): void {
-  const rows = sample.length / d;
-  const count = centroids.length / d;
-  const cellOf = nearestCentroids(centroids, sample, rows, d, threads);
-  const sums = new Float32Array(count * d);
-  const members = new Int32Array(count);
-  for (let i = 0; i < rows; i++) {
-    const c = cellOf[i];
-    members[c]++;
-    let squares = 0;
-    for (let j = 0; j < d; j++) squares += sample[i * d + j] ** 2;
-    const scale = squares === 0 ? 0 : 1 / Math.sqrt(squares);
-    for (let j = 0; j < d; j++) sums[c * d + j] += sample[i * d + j] * scale;
-  }
-  for (let c = 0; c < count; c++) {
-    if (members[c] > 0) continue;
-    // An empty cell restarts from a sample row of its own (spread by its number).
-    const row = (c * 7919) % rows;
-    for (let j = 0; j < d; j++) sums[c * d + j] = sample[row * d + j];
-  }
-  quantiseAtOneScale(sums, centroids, d);
 }

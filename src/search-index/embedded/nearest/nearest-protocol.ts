@@ -26,7 +26,9 @@ export type NearestRequest =
       /** Only rows of these files. */
       fileIds?: string[];
     }
-  | { type: 'stats'; id: number };
+  | { type: 'stats'; id: number }
+  /** The thread ends itself between two messages or build steps (see NearestThread.close). */
+  | { type: 'close' };
 
 export interface NearestStats {
   collections: {

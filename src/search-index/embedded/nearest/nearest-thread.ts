@@ -3,6 +3,9 @@ import { AppError, ErrorCode } from '../../../common/app-error';
 import { workerFile } from '../../../common/worker-path';
 import type { NearestRequest, NearestResponse, NearestStats } from './nearest-protocol';
 
+/** How long close() waits for the thread to end itself before terminating it (a build step takes well under a second). */
+const CLOSE_GRACE_MS = 30_000;
+
 type Pending = { resolve(response: NearestResponse): void; reject(error: Error): void };
 
 /**
@@ -53,12 +56,27 @@ export class NearestThread {
     return response.stats;
   }
 
+  /**
+   * Asks the thread to end itself and waits until it has. Never `terminate()` while it may be in a
+   * native scan: usearch's binding then throws a Napi::Error it cannot hand to JavaScript, and
+   * `terminate called after throwing an instance of 'Napi::Error'` aborts the whole process (a
+   * process.exit() of the main thread does the same; both reproduced). The thread reads the message
+   * between two build steps or messages, each bounded; a thread silent for CLOSE_GRACE_MS is
+   * terminated anyway.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker;
     this.worker = undefined;
     this.failPending(new AppError(ErrorCode.UNAVAILABLE, 'The vector index is closed'));
-    await worker?.terminate();
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // Held open until the thread has ended: a process that exits meanwhile would terminate it.
+    worker.ref();
+    worker.postMessage({ type: 'close' } satisfies NearestRequest);
+    const grace = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS);
+    await exited;
+    clearTimeout(grace);
   }
 
   private request(make: (id: number) => NearestRequest, transfer: ArrayBuffer[] = []): Promise<NearestResponse> {

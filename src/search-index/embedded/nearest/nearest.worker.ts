@@ -66,6 +66,9 @@ function handle(message: NearestRequest): void {
     case 'drop':
       collections.delete(message.collectionId);
       return;
+    case 'close':
+      // From JavaScript, between native calls: the thread ends without the abort a terminate() risks.
+      process.exit(0);
     case 'search':
       try {
         const hits = collections.get(message.collectionId)?.search(message.query, message.k, message.fileIds) ?? [];
