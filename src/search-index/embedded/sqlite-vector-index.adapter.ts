@@ -1,3 +1,10 @@
+// Not split, though over 500 lines: one adapter of one port (VectorIndex) over the store's unit
+// tables, whose every method keeps the store (the truth) and this process's search thread in step:
+// upserts and deletes post to the thread only after their commit, and searches first take in what
+// other processes committed (the seq high-water mark). Split, that ordering would span files. Where
+// it splits next: the thread's side (isLoaded, ensureLoaded, load, catchUp, postRowsAbove,
+// postRemove, about 90 lines) into a `SearchThreadMirror` class beside nearest-thread.ts, and the
+// background purge of deleted collections (purgeLater, deleteInBatches) into its own file.
 import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
