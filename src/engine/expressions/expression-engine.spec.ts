@@ -161,6 +161,24 @@ describe('ExpressionEngine', () => {
   });
 
   describe('where an evaluation runs', () => {
+    it('starts every sandbox process at the first evaluation, and one that ended at the next evaluation, wherever that goes', async () => {
+      const pool = new ExpressionEngine({ poolSize: 2, memoryLimitMb: 16, timeoutMs: TIMEOUT_MS });
+      try {
+        await expect(pool.runCode('return 1;', {})).resolves.toBe(1);
+        const [first, second] = pool.sandboxProcessIds;
+        expect(pool.sandboxProcessIds).toHaveLength(2);
+        process.kill(second, 'SIGKILL');
+        while (pool.sandboxProcessIds.includes(second)) await new Promise((resolve) => setTimeout(resolve, 10));
+        // This one goes to the first process, which is free: the second is started again beside it.
+        await expect(pool.runCode('return 2;', {})).resolves.toBe(2);
+        expect(pool.sandboxProcessIds).toHaveLength(2);
+        expect(pool.sandboxProcessIds).toContain(first);
+        expect(pool.sandboxProcessIds).not.toContain(second);
+      } finally {
+        await pool.close();
+      }
+    });
+
     it('runs a bounded expression in the service process, anything else or a large input in a sandbox process', async () => {
       const fresh = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: TIMEOUT_MS });
       try {

@@ -233,8 +233,11 @@ interface Waiting {
 /**
  * A few sandbox processes (sandbox-process.ts), each running one evaluation at a time in its own
  * isolate, so that code which kills its process (V8's fatal out-of-memory error, a builtin that
- * never returns) costs that evaluation a clear failure and the service nothing. A process that
- * died is started again on next use. Evaluations beyond the number of processes wait here, taken
+ * never returns) costs that evaluation a clear failure and the service nothing. The processes
+ * all start at the pool's first evaluation, and one that ended is started again at the next
+ * evaluation, whichever process that one goes to: started on demand, a process took 100 to 900 ms
+ * to answer its first evaluation, and that evaluation was whoever's came when the others were busy
+ * (a light user's trivial Code node beside a heavy user's CPU-bound ones, issue 26). Evaluations beyond the number of processes wait here, taken
  * fairly across the users and workflows of the runs asking (workShare; src/jobs/fair-turns.ts),
  * rather than in a process, so that when one dies the service knows which single
  * evaluation was inside it.
@@ -269,6 +272,7 @@ export class SandboxProcesses {
   run(program: Program, argsJson: string, signal?: AbortSignal): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
     if (signal?.aborted) return Promise.reject(abortedError());
+    this.startIdleSlots();
     const index = this.slots.findIndex((slot) => slot === undefined || !slot.busy);
     if (index >= 0) return this.execute(index, program, argsJson, signal);
     return new Promise<string>((resolve, reject) => {
@@ -312,6 +316,15 @@ export class SandboxProcesses {
       signal?.removeEventListener('abort', onAbort);
       this.startNextWaiting(index);
     }
+  }
+
+  /** A process for every slot that has none or whose process ended, unless an evaluation is still settling there. */
+  private startIdleSlots(): void {
+    this.slots.forEach((slot, index) => {
+      if (slot !== undefined && (slot.busy || !slot.retired)) return;
+      slot?.kill();
+      this.slots[index] = new SandboxProcess(this.options);
+    });
   }
 
   private startNextWaiting(index: number): void {
