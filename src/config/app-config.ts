@@ -419,7 +419,7 @@ export class AppConfig {
   @Min(8)
   EXPRESSION_MEMORY_MB = 32;
 
-  /** Sandbox processes evaluating expressions and Code nodes. */
+  /** Sandbox processes evaluating expressions and Code nodes, besides one more kept for a user with no evaluation running or waiting when these are busy. */
   @Transform(int)
   @IsInt()
   @Min(1)
