@@ -1,3 +1,6 @@
+// Not split, though over 500 lines: one describe per aspect of the one engine (where an evaluation
+// runs, templates, result limits, failures, hostile code, isolation, cancellation), all sharing the
+// helpers above the first (failureOf, reasonOf, withOneProcess); split, each file would repeat them.
 import { AppError, ErrorCode } from '../../common/app-error';
 import { ExpressionEngine, ExpressionEngineOptions, isTemplate } from './expression-engine';
 import { workShare } from '../../jobs/fair-turns';
