@@ -515,6 +515,13 @@ export class AppConfig {
   @Max(65535)
   WORKER_HEALTH_PORT = 3001;
 
+  /**
+   * Worker processes this one starts and supervises (APP_ROLE=all, WORKERS above 1): set by main.ts
+   * before the app is built, never read from the environment, so an app built alone (tests, the
+   * CLI) counts none whatever WORKERS says.
+   */
+  supervisedWorkers = 0;
+
   get dataDir(): string {
     return resolve(this.DATA_DIR);
   }
