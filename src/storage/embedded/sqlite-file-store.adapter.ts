@@ -3,6 +3,7 @@ import type { FileFilter } from '../../domain/file-filter';
 import type { FileMetadata } from '../../domain/file-metadata';
 import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../../domain/file-store.port';
 import { FileContentStats, FileLane, FileProgress, FileStatus, Passage, StoredFile } from '../../domain/file.model';
+import { GroupCommit, groupCommitOf } from './group-commit';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { sqlFilter } from './sqlite-file-filter';
 
@@ -87,10 +88,16 @@ const MAX_PARAMS = 500;
 
 export class SqliteFileStore extends FileStore {
   private readonly statements;
-  private readonly insertPassagesTx;
+  /**
+   * Ingestion's writes (progress, passages, outcomes) commit through the connection's group commit:
+   * a write lock another process holds is asked for again from the event loop rather than waited
+   * for in SQLite's busy wait, which sleeps the whole process.
+   */
+  private readonly group: GroupCommit;
 
   constructor(private readonly db: SqliteDb) {
     super();
+    this.group = groupCommitOf(db);
     this.statements = {
       insert: db.prepare(
         `INSERT INTO files (id, collection_id, name, mime, size, status, error, lane, progress, source_url, chunk_count, character_count,
@@ -113,11 +120,6 @@ export class SqliteFileStore extends FileStore {
       deletePassagesByCollection: db.prepare('DELETE FROM passages WHERE collection_id = ?'),
       listPassages: db.prepare('SELECT * FROM passages WHERE file_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
     };
-    this.insertPassagesTx = db.transaction((passages: readonly Passage[]) => {
-      for (const p of passages) {
-        this.statements.insertPassage.run(p.id, p.collectionId, p.fileId, p.index, p.content, p.page);
-      }
-    });
   }
 
   async create(file: StoredFile): Promise<void> {
@@ -188,12 +190,12 @@ export class SqliteFileStore extends FileStore {
     if (from.length === 0) return false;
     const { assignments, values } = this.assignments(update);
     const sql = `UPDATE files SET status = ?, ${assignments} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
-    return this.db.prepare(sql).run(to, ...values, fileId, ...from).changes > 0;
+    return this.group.run(() => this.db.prepare(sql).run(to, ...values, fileId, ...from).changes > 0);
   }
 
   async update(fileId: string, update: FileUpdate): Promise<boolean> {
     const { assignments, values } = this.assignments(update);
-    return this.db.prepare(`UPDATE files SET ${assignments} WHERE id = ?`).run(...values, fileId).changes > 0;
+    return this.group.run(() => this.db.prepare(`UPDATE files SET ${assignments} WHERE id = ?`).run(...values, fileId).changes > 0);
   }
 
   async listByStatus(statuses: readonly FileStatus[], limit: number, afterId = ''): Promise<StoredFile[]> {
@@ -219,11 +221,14 @@ export class SqliteFileStore extends FileStore {
   }
 
   async insertPassages(passages: readonly Passage[]): Promise<void> {
-    if (passages.length) this.insertPassagesTx(passages);
+    if (passages.length === 0) return;
+    await this.group.run(() => {
+      for (const p of passages) this.statements.insertPassage.run(p.id, p.collectionId, p.fileId, p.index, p.content, p.page);
+    });
   }
 
   async deletePassages(fileId: string): Promise<void> {
-    this.statements.deletePassages.run(fileId);
+    await this.group.run(() => this.statements.deletePassages.run(fileId));
   }
 
   async getPassages(ids: readonly string[]): Promise<Passage[]> {
