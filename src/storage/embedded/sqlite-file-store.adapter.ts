@@ -89,9 +89,10 @@ const MAX_PARAMS = 500;
 export class SqliteFileStore extends FileStore {
   private readonly statements;
   /**
-   * Ingestion's writes (progress, passages, outcomes) commit through the connection's group commit:
-   * a write lock another process holds is asked for again from the event loop rather than waited
-   * for in SQLite's busy wait, which sleeps the whole process.
+   * Every write commits through the connection's group commit: a write lock another process holds
+   * (a worker process writing a file's vectors) is asked for again from the event loop rather than
+   * waited for in SQLite's busy wait, which sleeps the whole process, and an upload's record waits
+   * no request behind it.
    */
   private readonly group: GroupCommit;
 
@@ -123,7 +124,7 @@ export class SqliteFileStore extends FileStore {
   }
 
   async create(file: StoredFile): Promise<void> {
-    this.statements.insert.run({
+    const row = {
       id: file.id,
       collection_id: file.collectionId,
       name: file.name,
@@ -142,7 +143,8 @@ export class SqliteFileStore extends FileStore {
       author: file.author,
       created_at: toSqlDate(file.createdAt),
       updated_at: toSqlDate(file.updatedAt),
-    });
+    };
+    await this.group.run(() => this.statements.insert.run(row));
   }
 
   async get(collectionId: string, fileId: string): Promise<StoredFile | null> {
@@ -206,14 +208,14 @@ export class SqliteFileStore extends FileStore {
 
   async delete(fileId: string): Promise<boolean> {
     // Passages go with the file through ON DELETE CASCADE.
-    return this.statements.delete.run(fileId).changes > 0;
+    return this.group.run(() => this.statements.delete.run(fileId).changes > 0);
   }
 
   async deleteByCollection(collectionId: string): Promise<number> {
-    return this.db.transaction(() => {
+    return this.group.run(() => {
       this.statements.deletePassagesByCollection.run(collectionId);
       return this.statements.deleteByCollection.run(collectionId).changes;
-    })();
+    });
   }
 
   async stats(collectionId: string): Promise<FileContentStats> {
