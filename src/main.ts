@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     logger.info({ role: config.APP_ROLE, supervised }, 'worker started');
     return;
   }
-  if (config.APP_ROLE === 'all') config.supervisedWorkers = config.WORKERS - 1;
+  if (config.APP_ROLE === 'all') config.superviseWorkers(config.WORKERS - 1);
   const app = await createHttpApp(config, logger);
   // The store is open and migrated: the worker processes boot onto it (APP_ROLE=all, WORKERS > 1).
   const workers = config.supervisedWorkers > 0 ? new WorkerProcesses(config.supervisedWorkers, inheritedEnvironment(), logger) : undefined;
