@@ -7,6 +7,7 @@ import { createRootLogger } from './common/logger';
 import { ReadinessRegistry } from './health/readiness.registry';
 import { joinSupervisor, reportReady, SUPERVISED_WORKER_ARG, WorkerProcesses } from './worker-processes';
 import { UserStore } from './domain/user-store.port';
+import { Metrics } from './metrics/metrics.service';
 import { CONSOLE_PATH } from './web-console/web-console';
 
 /** A bad environment or an unusable DATA_DIR stops the boot with one message, not a stack trace. */
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
     if (supervised) joinSupervisor(logger);
     const context = await createWorkerContext(config, logger);
     closeOnSignals(context, logger);
-    if (supervised) reportReady();
+    if (supervised) reportReady(() => context.get(Metrics).workMetrics());
     logger.info({ role: config.APP_ROLE, supervised }, 'worker started');
     return;
   }
@@ -44,6 +45,8 @@ async function main(): Promise<void> {
     app
       .get(ReadinessRegistry)
       .register({ name: 'workers', check: async () => ({ processes: 1 + workers.status().ready, of: config.WORKERS }) });
+    // Its /metrics counts the runs and files the worker processes handled too.
+    app.get(Metrics).addWorkOf(() => workers.workMetrics());
     workers.start();
   }
   closeOnSignals(app, logger, { alongside: () => workers?.stop() ?? Promise.resolve() });

@@ -1,7 +1,9 @@
 import { ChildProcess, fork } from 'node:child_process';
 import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
 import { hostname } from 'node:os';
 import { isProcessMessage, ProcessMessage, processNotices } from './common/process-notices';
+import type { WorkMetrics } from './metrics/metrics.service';
 
 /** The argument a worker process of `npm start` is started with (main.ts reads it). */
 export const SUPERVISED_WORKER_ARG = '--supervised-worker';
@@ -10,6 +12,13 @@ const FIRST_RESTART_DELAY_MS = 500;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A worker that ran this long before it crashed starts again after FIRST_RESTART_DELAY_MS. */
 const STABLE_AFTER_MS = 60_000;
+/** A scrape waits this long for each worker's metrics; one that has not answered counts with its last answer. */
+const METRICS_ANSWER_MS = 1_000;
+
+/** Between the supervisor and one of its workers, never relayed: the supervisor asks, the worker answers. */
+type MetricsMessage = { metrics: 'ask'; id: number } | { metrics: 'answer'; id: number; work: WorkMetrics };
+const isMetricsMessage = (message: unknown): message is MetricsMessage =>
+  typeof message === 'object' && message !== null && typeof (message as { metrics?: unknown }).metrics === 'string';
 
 interface Slot {
   index: number;
@@ -18,6 +27,10 @@ interface Slot {
   ready: boolean;
   restartDelayMs: number;
   restartTimer?: NodeJS.Timeout;
+  /** The work metrics its current process last answered. */
+  work?: WorkMetrics;
+  /** Its metrics questions waiting for an answer, by id. */
+  asked: Map<number, (work: WorkMetrics) => void>;
 }
 
 /**
@@ -34,6 +47,9 @@ export class WorkerProcesses {
   private readonly slots: Slot[];
   private stopping = false;
   private readonly logger: Logger;
+  /** The work of worker processes that exited, as they last answered: /metrics counters never go back. */
+  private retired: WorkMetrics[] = [];
+  private nextQuestion = 0;
 
   constructor(
     private readonly count: number,
@@ -47,6 +63,7 @@ export class WorkerProcesses {
       startedAt: 0,
       ready: false,
       restartDelayMs: FIRST_RESTART_DELAY_MS,
+      asked: new Map(),
     }));
   }
 
@@ -58,6 +75,38 @@ export class WorkerProcesses {
   /** For readiness: how many worker processes have booted and run now. */
   status(): { ready: number; of: number } {
     return { ready: this.slots.filter((slot) => slot.ready).length, of: this.count };
+  }
+
+  /**
+   * Each worker's work metrics, for the supervisor's /metrics: asked of every ready worker, waiting
+   * at most METRICS_ANSWER_MS for each (one that is busy or gone counts with its last answer), plus
+   * those of workers that exited. A worker killed loses only what it did since its last answer.
+   */
+  async workMetrics(): Promise<WorkMetrics[]> {
+    await Promise.all(this.slots.map((slot) => this.ask(slot)));
+    // Folded into one, however many times workers were restarted.
+    if (this.retired.length > 1) this.retired = [await AggregatorRegistry.aggregate(this.retired).getMetricsAsJSON()];
+    return [...this.retired, ...this.slots.flatMap((slot) => (slot.work ? [slot.work] : []))];
+  }
+
+  private ask(slot: Slot): Promise<void> {
+    const child = slot.child;
+    if (!child || !slot.ready || !child.connected) return Promise.resolve();
+    const id = this.nextQuestion++;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        slot.asked.delete(id);
+        resolve();
+      }, METRICS_ANSWER_MS);
+      slot.asked.set(id, (work) => {
+        clearTimeout(timer);
+        if (slot.child === child) slot.work = work;
+        resolve();
+      });
+      child.send({ metrics: 'ask', id } satisfies MetricsMessage, (error) => {
+        if (error) slot.asked.get(id)?.(slot.work ?? []);
+      });
+    });
   }
 
   /** Asks every worker to stop (SIGTERM: it drains) and resolves once all have exited. */
@@ -91,6 +140,11 @@ export class WorkerProcesses {
         this.logger.info({ worker: slot.index + 1, pid: child.pid }, 'worker process ready');
         return;
       }
+      if (isMetricsMessage(message)) {
+        if (message.metrics === 'answer') slot.asked.get(message.id)?.(message.work);
+        slot.asked.delete(message.id);
+        return;
+      }
       if (!isProcessMessage(message)) return;
       processNotices.receive(message);
       this.broadcast(message, child);
@@ -100,6 +154,10 @@ export class WorkerProcesses {
     child.once('exit', (code, signal) => {
       slot.child = undefined;
       slot.ready = false;
+      if (slot.work) this.retired.push(slot.work);
+      slot.work = undefined;
+      for (const answer of slot.asked.values()) answer([]);
+      slot.asked.clear();
       const gone: ProcessMessage = { service: 'gone', from: `${hostname()}:${child.pid}` };
       this.broadcast(gone);
       processNotices.receive(gone);
@@ -139,6 +197,7 @@ export function joinSupervisor(logger: Logger): void {
   }, 1);
   process.on('message', (message: unknown) => {
     if (isProcessMessage(message)) processNotices.receive(message);
+    else if (isMetricsMessage(message) && message.metrics === 'ask') void answerMetrics(message.id);
   });
   process.once('disconnect', () => {
     // Normal stops end the workers before the supervisor: it is gone without stopping them.
@@ -147,7 +206,16 @@ export function joinSupervisor(logger: Logger): void {
   });
 }
 
-/** In a worker process of `npm start`: tells the supervisor it has booted. */
-export function reportReady(): void {
+/** In a worker process of `npm start`: tells the supervisor it has booted, and where its work metrics are read. */
+export function reportReady(work: () => Promise<WorkMetrics>): void {
+  workMetrics = work;
   if (process.send && process.connected) process.send('ready');
+}
+
+let workMetrics: (() => Promise<WorkMetrics>) | undefined;
+
+async function answerMetrics(id: number): Promise<void> {
+  const work = workMetrics ? await workMetrics() : [];
+  const answer: MetricsMessage = { metrics: 'answer', id, work };
+  if (process.send && process.connected) process.send(answer, undefined, undefined, () => undefined);
 }

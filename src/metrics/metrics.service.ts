@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type IngestionStage = 'fetch' | 'extract' | 'chunk' | 'embed' | 'index';
 /** `retrying`: an attempt failed and the job will run again; `deleted`: the file went away meanwhile; `interrupted`: handed back at shutdown. */
@@ -17,6 +17,9 @@ export interface RunQueue {
   /** The most queued runs acting as any one user (the fullest share of RUNS_MAX_QUEUED_PER_USER). */
   maxQueuedPerUser?: number;
 }
+
+/** The metrics of one process's work, as prom-client's JSON: what another process adds to its own. */
+export type WorkMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC): once per process, shared by every Metrics. */
@@ -65,7 +68,11 @@ function sharedProcessRegistry(): Registry {
  */
 export class Metrics {
   readonly contentType: string;
-  private readonly registry = new Registry();
+  /** What this process did (requests, runs, ingestion, searches, refusals): summed with its worker processes'. */
+  private readonly workRegistry = new Registry();
+  /** What it reads from the queue and store every process shares: reported once, never summed. */
+  private readonly sharedRegistry = new Registry();
+  private workOfOthers?: () => Promise<WorkMetrics[]>;
   private readonly process?: Registry;
   private readonly http: Histogram<'method' | 'route' | 'status'>;
   private readonly runs: Counter<'status'>;
@@ -90,89 +97,90 @@ export class Metrics {
   private queueRefreshedAt = 0;
 
   constructor(options: MetricsOptions = {}) {
-    const registers = [this.registry];
+    const work = [this.workRegistry];
+    const shared = [this.sharedRegistry];
     this.queueDepthMaxAgeMs = options.queueDepthMaxAgeMs ?? QUEUE_DEPTH_MAX_AGE_MS;
     this.queueReadTimeoutMs = options.queueReadTimeoutMs ?? QUEUE_READ_TIMEOUT_MS;
-    this.contentType = this.registry.contentType;
+    this.contentType = this.workRegistry.contentType;
     if (options.processMetrics) this.process = sharedProcessRegistry();
     this.http = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP requests by method, route pattern and status, from the first byte read to the last byte sent.',
       labelNames: ['method', 'route', 'status'],
       buckets: SECONDS_FAST,
-      registers,
+      registers: work,
     });
     this.runs = new Counter({
       name: 'workflow_runs_total',
       help: 'Workflow runs that reached a terminal status.',
       labelNames: ['status'],
-      registers,
+      registers: work,
     });
     this.runDuration = new Histogram({
       name: 'workflow_run_duration_seconds',
       help: 'Workflow runs executed by this process, from their first start to their terminal status.',
       labelNames: ['status'],
       buckets: SECONDS_SLOW,
-      registers,
+      registers: work,
     });
     this.ingestionStages = new Histogram({
       name: 'ingestion_stage_duration_seconds',
       help: 'Time one file spent in each ingestion stage. Embedding and index writes overlap, so the stages of a file may add up to more than its wall time.',
       labelNames: ['stage'],
       buckets: SECONDS_SLOW,
-      registers,
+      registers: work,
     });
     this.ingestedFiles = new Counter({
       name: 'ingestion_files_total',
       help: 'Files by the outcome of an ingestion attempt: indexed, failed, retrying, deleted, interrupted.',
       labelNames: ['outcome'],
-      registers,
+      registers: work,
     });
     this.searches = new Histogram({
       name: 'search_duration_seconds',
       help: 'Collection searches by mode, from embedding the query to the hydrated passages.',
       labelNames: ['mode'],
       buckets: SECONDS_FAST,
-      registers,
+      registers: work,
     });
     this.queueReadErrors = new Counter({
       name: 'job_queue_read_errors_total',
       help: 'Reads of the queue depths that failed or did not answer in time; the job_queue_jobs gauge is empty until a read succeeds.',
-      registers,
+      registers: shared,
     });
     this.queueJobs = new Gauge({
       name: 'job_queue_jobs',
       help: 'Jobs in the queue by job name and state, read from the queue at most every few seconds (every process reports the same shared queue).',
       labelNames: ['job', 'state'],
-      registers,
+      registers: shared,
     });
     this.runsRefused = new Counter({
       name: 'workflow_runs_refused_total',
       help: 'Runs not admitted: workflow-queue-limit (429), user-queue-limit (429), global-queue-limit (503), queue-unavailable (503), by what started them (webhook, mcp, schedule, ...).',
       labelNames: ['reason', 'trigger'],
-      registers,
+      registers: work,
     });
     this.runsQueued = new Gauge({
       name: 'workflow_runs_queued',
       help: 'Runs waiting for a worker (status queued, across all processes), read from the store with the queue gauge.',
-      registers,
+      registers: shared,
     });
     this.runQueueAge = new Gauge({
       name: 'workflow_run_queue_age_seconds',
       help: 'How long the oldest queued run has waited for a worker; 0 when none waits.',
-      registers,
+      registers: shared,
     });
     // Per user without a user label: one series whatever the number of users (ids are unbounded).
     this.runsQueuedPerUserMax = new Gauge({
       name: 'workflow_runs_queued_per_user_max',
       help: 'The most queued runs acting as any one user (across all processes), read from the store with the queue gauge; compare with workflow_runs_queued_per_user_limit.',
-      registers,
+      registers: shared,
     });
     if (options.queuedPerUserLimit !== undefined) {
       new Gauge({
         name: 'workflow_runs_queued_per_user_limit',
         help: "A user's share of the queued runs (RUNS_MAX_QUEUED_PER_USER), beyond which their callers get 429; 0 for no limit.",
-        registers,
+        registers: shared,
       }).set(options.queuedPerUserLimit);
     }
     // Series that exist from the start, so a rate() over them does not miss the first increments.
@@ -217,10 +225,27 @@ export class Metrics {
     this.readRunQueue = read;
   }
 
-  /** The Prometheus text exposition of this application's metrics, and the process's if enabled. */
+  /** This process's work metrics, for the process that serves /metrics for it (the supervisor of `npm start`). */
+  workMetrics(): Promise<WorkMetrics> {
+    return this.workRegistry.getMetricsAsJSON();
+  }
+
+  /** Other processes whose work this one reports (its worker processes), summed into its own. */
+  addWorkOf(read: () => Promise<WorkMetrics[]>): void {
+    this.workOfOthers = read;
+  }
+
+  /**
+   * The Prometheus text exposition of this application's metrics, and the process's if enabled.
+   * The work metrics add up those of the processes this one reports for; the process metrics are
+   * this process's own.
+   */
   async render(): Promise<string> {
     await this.refreshQueueDepths();
-    const own = await this.registry.metrics();
+    const work = this.workOfOthers
+      ? AggregatorRegistry.aggregate([await this.workRegistry.getMetricsAsJSON(), ...(await this.workOfOthers())])
+      : this.workRegistry;
+    const own = `${await work.metrics()}\n${await this.sharedRegistry.metrics()}`;
     return this.process ? `${await this.process.metrics()}\n${own}` : own;
   }
 

@@ -97,6 +97,22 @@ describe('npm start with worker processes', () => {
         .map((line) => line.pid as number),
     );
 
+  /** `workflow_runs_total{status="succeeded"}` on the API port's /metrics. */
+  const succeededOnMetrics = async (): Promise<number> => {
+    const text = await fetch(`${url()}/metrics`).then((r) => r.text());
+    return Number(/^workflow_runs_total\{status="succeeded"\} (\d+)$/m.exec(text)?.[1]);
+  };
+  /** Scrapes until /metrics counts `expected` succeeded runs: a busy worker may answer a scrape late. */
+  const metricsReach = async (expected: number): Promise<void> => {
+    let seen = NaN;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+      seen = await succeededOnMetrics();
+      if (seen === expected) return;
+    }
+    expect(seen).toBe(expected);
+  };
+  let succeeded = 0;
+
   it('runs in both processes, and ?wait answers with the finished run whichever ran it', async () => {
     await readyWorkers(2);
     const id = await publish(
@@ -114,11 +130,14 @@ describe('npm start with worker processes', () => {
         Array.from({ length: 16 }, () => call('POST', `/api/v1/workflows/${id}/runs?wait=30`, { input: {} })),
       );
       for (const answer of answers) expect(answer.body).toMatchObject({ status: 'succeeded' });
+      succeeded += answers.length;
     }
     expect([...runnerPids()].sort()).toEqual([child, ...workerPids()].sort());
+    // The API port's /metrics counts the runs of every process, not only its own.
+    await metricsReach(succeeded);
   }, 120_000);
 
-  it('a worker process killed with SIGKILL mid-run is started again and its runs finish', async () => {
+  it('a worker process killed with SIGKILL mid-run is started again, its runs finish and /metrics keeps its count', async () => {
     const id = await publish(
       'gated',
       [
@@ -157,6 +176,8 @@ describe('npm start with worker processes', () => {
         }
       }
     }
+    // The killed worker's earlier runs stay counted (a counter never goes back), and the resumed ones are added.
+    await metricsReach(succeeded + RUNS);
   }, 240_000);
 
   it('SIGTERM stops the service and its worker processes', async () => {
