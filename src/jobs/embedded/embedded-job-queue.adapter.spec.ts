@@ -101,6 +101,30 @@ describe('EmbeddedJobQueue leases', () => {
     expect(await store.get({ name: 'test.stolen', id })).toMatchObject({ state: 'active', leaseToken: 'other-worker' });
   });
 
+  it("lets the lane's worker sleep while only other jobs wait (it once claimed and looked again without end)", async () => {
+    const queue = createQueue({ concurrency: 1 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    queue.process('test.backlog', async () => {
+      started++;
+      await gate;
+    });
+    const share = { user: 'heavy', flow: 'one' };
+    for (let i = 0; i < 5; i++) await queue.enqueue('test.backlog', { i }, { share });
+    // The first job went to the lane (the user had nothing pending), and either worker may take it.
+    await waitFor('the worker to be busy', () => started >= 1);
+    const laneClaims = jest.spyOn(store, 'claim');
+    const laneClaimsNow = () => laneClaims.mock.calls.filter((call) => call[4] === true).length;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = laneClaimsNow();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Three jobs wait, none in the lane: nothing wakes its worker until one is.
+    expect(laneClaimsNow()).toBe(before);
+    release();
+    await waitFor('the backlog to drain', () => started === 5);
+  });
+
   it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {
     const queue = createQueue();
     let started = false;

@@ -243,7 +243,7 @@ export class EmbeddedJobQueue extends JobQueue {
             else exhausted = true;
           }
           if (exhausted) {
-            await this.sleepUntilDue(worker.name);
+            await this.sleepUntilDue(worker);
             break;
           }
         }
@@ -254,8 +254,9 @@ export class EmbeddedJobQueue extends JobQueue {
     }
   }
 
-  private async sleepUntilDue(name: string): Promise<void> {
-    const due = await this.store.nextDueAt(name);
+  /** The lane's worker sleeps until a lane job is due: the other jobs' due times would wake it to find nothing. */
+  private async sleepUntilDue(worker: Worker): Promise<void> {
+    const due = await this.store.nextDueAt(worker.name, worker.lane);
     this.wakeUpAt(Math.min(due?.getTime() ?? Number.POSITIVE_INFINITY, Date.now() + this.settings.pollIntervalMs));
   }
 

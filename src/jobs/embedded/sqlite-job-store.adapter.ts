@@ -151,6 +151,7 @@ export class SqliteJobStore extends JobStore {
              SELECT MIN(lease_until) FROM jobs WHERE name = @name AND state = 'active')`,
         )
         .pluck(),
+      nextLaneDueAt: db.prepare(`SELECT MIN(run_at) FROM jobs WHERE name = @name AND state = 'waiting' AND lane = 1`).pluck(),
       purgeFailed: db.prepare("DELETE FROM jobs WHERE state = 'failed' AND updated_at < ?"),
       depth: db.prepare(
         `SELECT
@@ -239,8 +240,8 @@ export class SqliteJobStore extends JobStore {
     return row ? toJob(row) : null;
   }
 
-  async nextDueAt(name: string): Promise<Date | null> {
-    const due = this.statements.nextDueAt.get({ name }) as string | null;
+  async nextDueAt(name: string, lane = false): Promise<Date | null> {
+    const due = this.statements[lane ? 'nextLaneDueAt' : 'nextDueAt'].get({ name }) as string | null;
     return due ? new Date(due) : null;
   }
 
