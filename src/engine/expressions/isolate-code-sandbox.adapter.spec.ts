@@ -37,6 +37,16 @@ describe('IsolateCodeSandbox', () => {
     expect(await sandbox.run('// nothing returned', {}, signal)).toBeNull();
   });
 
+  it("takes evaluations waiting for the busy process in the fair turns of their runs' shares", async () => {
+    const order: string[] = [];
+    const run = (label: string, user: string) =>
+      sandbox.run('return label;', { label }, signal, { share: { user, flow: 'f' } }).then((value) => void order.push(value as string));
+    // The one process takes the first; user a's three wait before user b's one, which takes the turn
+    // after the head's (fair-turns.ts), before a3: first come, first served would run it last.
+    await Promise.all([run('first', 'x'), run('a1', 'a'), run('a2', 'a'), run('a3', 'a'), run('b1', 'b')]);
+    expect(order).toEqual(['first', 'a1', 'a2', 'b1', 'a3']);
+  });
+
   it.each([
     ['an infinite loop', 'while (true) {}', 'TIMEOUT', /used more than its 300 ms of CPU time/],
     // On a busy machine V8's collections near the limit may spend the CPU limit first: either way, a readable limit.

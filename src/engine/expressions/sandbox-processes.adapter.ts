@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { LruCache } from '../../common/lru-cache';
 import { encodeFrame, FrameReader, FrameTooLarge, Program, resultLimitChars, RunReply, RunRequest, SandboxError } from './sandbox-protocol';
 import { FairWaitingList } from '../../jobs/fair-turns';
+import type { JobShare } from '../../domain/job-queue.port';
 
 export interface SandboxProcessesOptions {
   /** Processes, i.e. evaluations that can run at the same time. */
@@ -235,7 +236,7 @@ interface Waiting {
  * isolate, so that code which kills its process (V8's fatal out-of-memory error, a builtin that
  * never returns) costs that evaluation a clear failure and the service nothing. A process that
  * died is started again on next use. Evaluations beyond the number of processes wait here, taken
- * fairly across the users and workflows of the runs asking (workShare; src/jobs/fair-turns.ts),
+ * fairly across the users and workflows of the runs asking (their `share`; src/jobs/fair-turns.ts),
  * rather than in a process, so that when one dies the service knows which single
  * evaluation was inside it.
  *
@@ -262,11 +263,12 @@ export class SandboxProcesses {
 
   /**
    * Runs `program` with the JSON array `argsJson` as its arguments in a sandbox process and
-   * returns its output.
+   * returns its output. When every process is busy it waits in the fair turn of `share` (the run
+   * asking; none: one first-come-first-served share).
    *
    * @throws SandboxError
    */
-  run(program: Program, argsJson: string, signal?: AbortSignal): Promise<string> {
+  run(program: Program, argsJson: string, signal?: AbortSignal, share?: JobShare): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
     if (signal?.aborted) return Promise.reject(abortedError());
     const index = this.slots.findIndex((slot) => slot === undefined || !slot.busy);
@@ -280,7 +282,7 @@ export class SandboxProcesses {
         };
         signal.addEventListener('abort', waiting.onAbort, { once: true });
       }
-      this.waiting.push(waiting);
+      this.waiting.push(waiting, share);
     });
   }
 
