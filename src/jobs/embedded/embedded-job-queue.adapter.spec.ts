@@ -125,6 +125,35 @@ describe('EmbeddedJobQueue leases', () => {
     await waitFor('the backlog to drain', () => started === 5);
   });
 
+  it('says when a job is next due: a delayed one, one in turn, an expiring lease; for the lane, its own jobs only', async () => {
+    const name = 'test.due';
+    const now = new Date();
+    const later = new Date(now.getTime() + 60_000);
+    const job = (id: string, runAt: Date, share?: { user: string; flow: string }) => ({
+      name,
+      id,
+      data: '{}',
+      maxAttempts: 1,
+      backoffMs: 0,
+      runAt,
+      ...(share ? { share } : {}),
+    });
+    expect(await store.nextDueAt(name)).toBeNull();
+    await store.insert(job('delayed', later), now);
+    expect(await store.nextDueAt(name)).toEqual(later);
+    expect(await store.nextDueAt(name, true)).toBeNull();
+
+    // The user had nothing pending: in turn and in the lane, due now.
+    expect(await store.insert(job('light', now, { user: 'u', flow: 'f' }), now)).toEqual({ lane: true });
+    expect(await store.nextDueAt(name)).toEqual(now);
+    expect(await store.nextDueAt(name, true)).toEqual(now);
+
+    const claimed = await store.claim(name, now, later, 'token');
+    expect(claimed?.id).toBe('light');
+    expect(await store.nextDueAt(name)).toEqual(later);
+    expect(await store.nextDueAt(name, true)).toBeNull();
+  });
+
   it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {
     const queue = createQueue();
     let started = false;
