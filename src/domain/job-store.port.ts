@@ -73,8 +73,12 @@ export abstract class JobStore {
   abstract release(key: JobKey, leaseToken: string, now: Date): Promise<boolean>;
 
   abstract get(key: JobKey): Promise<StoredJob | null>;
-  /** When a job of `name` next becomes claimable (a runAt or a lease expiry), or null if none is pending. */
-  abstract nextDueAt(name: string): Promise<Date | null>;
+  /**
+   * When a job of `name` next becomes claimable (a runAt or a lease expiry), or null if none is
+   * pending; with `lane`, when a lane job next does (what the lane's claim takes: its worker, woken
+   * by the other jobs' due times, would find nothing and ask again at once, for as long as a backlog lasts).
+   */
+  abstract nextDueAt(name: string, lane?: boolean): Promise<Date | null>;
   /** Deletes failed jobs last touched before `before`; returns how many. */
   abstract purgeFailed(before: Date): Promise<number>;
   /** Jobs of `name` by state; a waiting job whose runAt is after `now` counts as delayed. */

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { JobShare } from '../domain/job-queue.port';
 
 /**
@@ -54,11 +53,12 @@ export const NO_SHARE: JobShare = { user: '', flow: '' };
 export const laneQueueName = (name: string): string => `${name}.lane`;
 
 /**
- * The share of the work being done now, set around a run's execution, so that what the run asks of
- * pools it shares with other runs (the sandbox processes of Code nodes and expressions) is taken
- * in fair order too.
+ * The share of a run's work: what the run asks of pools it shares with other runs (the sandbox
+ * processes of Code nodes and expressions) is taken in fair order too. Handed along with each
+ * request rather than held in an AsyncLocalStorage, whose promise hooks, once one is entered, cost
+ * every promise of the process (2-3% of a loaded process's samples).
  */
-export const workShare = new AsyncLocalStorage<JobShare>();
+export const runShare = (run: { actingUserId: string; workflowId: string }): JobShare => ({ user: run.actingUserId, flow: run.workflowId });
 
 /**
  * A waiting list in memory taken in fair order (the same turns as the queues'; no lane): for a
@@ -72,7 +72,7 @@ export class FairWaitingList<T> {
     return this.items.length;
   }
 
-  push(item: T, share: JobShare = workShare.getStore() ?? NO_SHARE): void {
+  push(item: T, share: JobShare = NO_SHARE): void {
     let flowLast = 0;
     const flows = new Set<string>();
     for (const waiting of this.items) {

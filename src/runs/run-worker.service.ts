@@ -15,7 +15,6 @@ import { recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowE
 import { Metrics } from '../metrics/metrics.service';
 import { JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
-import { workShare } from '../jobs/fair-turns';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToolInfo } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../domain/run-store.port';
 import type { WorkflowSettings } from '../domain/workflow.model';
@@ -178,14 +177,11 @@ export class RunWorker {
         progress: (event) => this.events.progress(run.id, event),
         ...(run.nodeTest ? { test: run.nodeTest } : {}),
       };
-      // What the run asks of pools shared with other runs (sandbox processes) waits in its share's turn.
-      const outcome = await workShare.run({ user: run.actingUserId, flow: run.workflowId }, () =>
-        this.executor.run(prepared.plan, request, {
-          finished: (step, kept) => recorder.add(step, kept),
-          started: (step) => recorder.write(step),
-          starting: () => recorder.settle(),
-        }),
-      );
+      const outcome = await this.executor.run(prepared.plan, request, {
+        finished: (step, kept) => recorder.add(step, kept),
+        started: (step) => recorder.write(step),
+        starting: () => recorder.settle(),
+      });
       // The run's masks grew with every credential a node injected.
       redactor = request.redactor;
       if (outcome.status === 'interrupted') {

@@ -1,5 +1,6 @@
 import type {
   ApprovalsFacade,
+  CodeSandbox,
   ConversationMemory,
   LoopState,
   NodeContext,
@@ -75,6 +76,8 @@ export interface NodeShared {
   approvals: ApprovalsFacade;
   progress: NodeProgress;
   memory: ConversationMemory;
+  /** `ctx.sandbox`, its evaluations waiting in the run's fair turn. */
+  sandbox: CodeSandbox;
 }
 
 /** One execution of a node, shared by its items and tries. */

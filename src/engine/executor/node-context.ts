@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { NodeContext, NodeInput, NodeLogger, NodeProgress, NodeSubStep } from '../../sdk';
+import type { CodeSandbox, NodeContext, NodeInput, NodeLogger, NodeProgress, NodeSubStep } from '../../sdk';
+import { runShare } from '../../jobs/fair-turns';
 import type { SubStep } from '../../domain/step.model';
 import { nodeMcpClients } from '../../model-and-tool-servers/mcp-clients/node-mcp-clients';
 import type { CompiledNode } from '../compiler/compiled-plan';
@@ -29,7 +30,16 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
       : NO_APPROVALS,
     progress: progressOf(run, node.id),
     memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id, request.actingUserId) : NO_MEMORY,
+    sandbox: sandboxOf(deps, request),
   };
+}
+
+/** `ctx.sandbox`, whose evaluations wait in the run's fair turn for a busy sandbox process. */
+function sandboxOf(deps: ExecutorDependencies, request: RunRequest): CodeSandbox {
+  const { sandbox } = deps;
+  if (!sandbox) return NO_SANDBOX;
+  const share = runShare(request);
+  return { run: (code, scope, signal, about) => sandbox.run(code, scope, signal, { ...about, share }) };
 }
 
 /**
@@ -70,7 +80,6 @@ export function contextFor(
     variables: run.request.variables,
     ...shared,
     models: nodeLanguageModels(deps.models ?? NO_LANGUAGE_MODEL, http),
-    sandbox: deps.sandbox ?? NO_SANDBOX,
     http,
     mcp: nodeMcpClients(http),
     mask: <T>(value: T) => run.request.redactor.value(value) as T,

@@ -5,6 +5,7 @@ import { buildParams } from '../compiler/node-preparation';
 import type { Redactor } from '../redactor';
 import type { ExecutorDependencies, RunRequest } from './run-contract';
 import { asObject, classify, StepFailure } from './step-failure';
+import { runShare } from '../../jobs/fair-turns';
 
 /** Questions to the model per execution: the first, and one correction of an answer that did not validate. */
 export const AI_DECIDE_ROUNDS = 2;
@@ -31,10 +32,11 @@ export class ParameterResolver {
   ): Promise<object> {
     const values: Record<string, unknown> = { ...node.fixed };
     const scope = scopeFor(binding, request.variables, nodes);
+    const options = node.expressions.length ? { signal, share: runShare(request) } : undefined;
     for (const expression of node.expressions) {
       let result: unknown;
       try {
-        result = await this.deps.expressions.evaluate(expression.source, scope, { signal });
+        result = await this.deps.expressions.evaluate(expression.source, scope, options);
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         throw expressionFailure(node, expression, error, request.redactor);

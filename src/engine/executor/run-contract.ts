@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { CodeSandbox, LanguageModels, VariableValue, WorkflowsFacade } from '../../sdk';
+import type { LanguageModels, VariableValue, WorkflowsFacade } from '../../sdk';
 import type { RunError, StepRecord, SubStep } from '../../domain/step.model';
 import type { ParameterDecider } from '../../domain/parameter-decider.port';
 import type { NodeCollectionsProvider } from '../node-collections.port';
@@ -7,10 +7,16 @@ import type { OutboundFetch } from '../node-http-client';
 import type { NodeCredentials } from '../node-credentials.port';
 import type { Redactor } from '../redactor';
 import type { ConversationStore } from '../../domain/conversation-store.port';
+import type { JobShare } from '../../domain/job-queue.port';
 
-/** The expression engine as the executor uses it (src/engine/expressions implements it). */
+/** The expression engine as the executor uses it (src/engine/expressions implements it); `share`: the run's (runShare). */
 export interface ExpressionEvaluator {
-  evaluate(source: string, scope: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
+  evaluate(source: string, scope: Record<string, unknown>, options?: { signal?: AbortSignal; share?: JobShare }): Promise<unknown>;
+}
+
+/** `ctx.sandbox` as the deployment gives it: each run's nodes reach it with the run's share (runShare). */
+export interface RunSandbox {
+  run(code: string, scope: Record<string, unknown>, signal: AbortSignal, about?: { nodeId?: string; share?: JobShare }): Promise<unknown>;
 }
 
 export interface ExecutorDependencies {
@@ -20,7 +26,7 @@ export interface ExecutorDependencies {
   /** `ctx.models`: the configured language model; absent when none is. */
   models?: LanguageModels;
   /** `ctx.sandbox`: JavaScript in the isolate pool (the Code node). */
-  sandbox?: CodeSandbox;
+  sandbox?: RunSandbox;
   /** Chooses AI Decide parameters; absent when no language model is configured. */
   decider?: ParameterDecider;
   /** The credentials nodes name (`credential` on ctx.http and chat endpoints); absent: none can be used. */

@@ -3,7 +3,6 @@
 // helpers above the first (failureOf, reasonOf, withOneProcess); split, each file would repeat them.
 import { AppError, ErrorCode } from '../../common/app-error';
 import { ExpressionEngine, ExpressionEngineOptions, isTemplate } from './expression-engine';
-import { workShare } from '../../jobs/fair-turns';
 
 const TIMEOUT_MS = 250;
 const CPU_EXHAUSTED = `TIMEOUT: used more than its ${TIMEOUT_MS} ms of CPU time`;
@@ -169,8 +168,8 @@ describe('ExpressionEngine', () => {
       await withOneProcess({ wallTimeoutMs: 60_000 }, async (single, pid) => {
         const settled = new Set<string>();
         const as = (user: string | null, name: string) => {
-          const evaluation = () => single.runCode(`return "${name}";`, {});
-          const result = user === null ? evaluation() : workShare.run({ user, flow: `${user}-flow` }, evaluation);
+          const share = user === null ? undefined : { user, flow: `${user}-flow` };
+          const result = single.runCode(`return "${name}";`, {}, { share });
           return result.finally(() => settled.add(name));
         };
         // The pool's process holds the heavy user's first evaluation and cannot answer it yet.

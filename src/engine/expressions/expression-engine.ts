@@ -9,6 +9,7 @@ import { Program, SandboxError, SandboxFailure } from './sandbox-protocol';
 import { SandboxProcesses } from './sandbox-processes.adapter';
 import { BODY } from './sandbox-source';
 import { isTemplate, splitTemplate, TemplateSyntaxError } from './template';
+import type { JobShare } from '../../domain/job-queue.port';
 
 export { isTemplate } from './template';
 
@@ -19,6 +20,12 @@ export { isTemplate } from './template';
  */
 export interface ExpressionScope {
   [name: string]: unknown;
+}
+
+/** One evaluation: `signal` stops it; `share` is the run asking, whose fair turn it waits in for a busy sandbox process. */
+export interface EvaluationOptions {
+  signal?: AbortSignal;
+  share?: JobShare;
 }
 
 export interface ExpressionEngineOptions {
@@ -145,14 +152,14 @@ export class ExpressionEngine {
    * A string that contains `${...}` is a template (result: string); otherwise the whole string is
    * one JS expression (result: any JSON value).
    */
-  async evaluate(source: string, scope: ExpressionScope, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+  async evaluate(source: string, scope: ExpressionScope, options: EvaluationOptions = {}): Promise<unknown> {
     const parsed = isTemplate(source) ? this.parseTemplate(source) : this.parseExpression(source);
-    return this.evaluateParsed(parsed, source, scope, options.signal);
+    return this.evaluateParsed(parsed, source, scope, options);
   }
 
   /** The whole of `code` is one expression, `${` included; `undefined` comes back as `null`. */
   async evaluateExpression(code: string, scope: ExpressionScope): Promise<unknown> {
-    return this.evaluateParsed(this.parseExpression(code), code, scope, undefined);
+    return this.evaluateParsed(this.parseExpression(code), code, scope, {});
   }
 
   /**
@@ -160,7 +167,7 @@ export class ExpressionEngine {
    * numbers and booleans as text, other values as their JSON.
    */
   async renderTemplate(template: string, scope: ExpressionScope): Promise<string> {
-    return (await this.evaluateParsed(this.parseTemplate(template), template, scope, undefined)) as string;
+    return (await this.evaluateParsed(this.parseTemplate(template), template, scope, {})) as string;
   }
 
   /**
@@ -168,14 +175,14 @@ export class ExpressionEngine {
    * result, which must be JSON (no NaN, Infinity, undefined in an array, function, BigInt or
    * cycle); the scope's names are its variables. Same limits as expressions.
    */
-  async runCode(code: string, scope: ExpressionScope, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+  async runCode(code: string, scope: ExpressionScope, options: EvaluationOptions = {}): Promise<unknown> {
     let parsed = this.bodies.get(code);
     if (parsed === undefined) {
       parsed = { codes: [code], literals: BODY, identifiers: identifiersIn(code), bound: UNBOUNDED, programs: new Map() };
       this.bodies.set(code, parsed);
     }
     try {
-      return await this.run(parsed, scope, options.signal);
+      return await this.run(parsed, scope, options);
     } catch (error) {
       throw error instanceof SandboxError ? codeFailed(error, code, options.signal) : error;
     }
@@ -191,21 +198,16 @@ export class ExpressionEngine {
     this.bodies.clear();
   }
 
-  private async evaluateParsed(
-    parsed: ParsedSource,
-    source: string,
-    scope: ExpressionScope,
-    signal: AbortSignal | undefined,
-  ): Promise<unknown> {
+  private async evaluateParsed(parsed: ParsedSource, source: string, scope: ExpressionScope, options: EvaluationOptions): Promise<unknown> {
     try {
-      return await this.run(parsed, scope, signal);
+      return await this.run(parsed, scope, options);
     } catch (error) {
-      throw error instanceof SandboxError ? expressionError(error, source, signal) : error;
+      throw error instanceof SandboxError ? expressionError(error, source, options.signal) : error;
     }
   }
 
   /** @throws SandboxError for the evaluation's failures, AppError for the host's. */
-  private async run(parsed: ParsedSource, scope: ExpressionScope, signal: AbortSignal | undefined): Promise<unknown> {
+  private async run(parsed: ParsedSource, scope: ExpressionScope, { signal, share }: EvaluationOptions): Promise<unknown> {
     if (parsed.codes.length === 0) return (parsed.literals as string[])[0];
     if (this.closed) throw new SandboxError('closed', 'expression engine is closed');
     if (signal?.aborted) throw new SandboxError('aborted', 'evaluation aborted');
@@ -219,7 +221,7 @@ export class ExpressionEngine {
     }
     const output = this.fitsInProcess(parsed, argsJson)
       ? this.inProcess.runSync(program, argsJson, this.wallTimeoutMs)
-      : await this.processes.run(program, argsJson, signal);
+      : await this.processes.run(program, argsJson, signal, share);
     return Array.isArray(parsed.literals) ? output : JSON.parse(output);
   }
 

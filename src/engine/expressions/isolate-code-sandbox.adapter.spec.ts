@@ -37,6 +37,19 @@ describe('IsolateCodeSandbox', () => {
     expect(await sandbox.run('// nothing returned', {}, signal)).toBeNull();
   });
 
+  it("takes evaluations waiting for the busy process in the fair turns of their runs' shares", async () => {
+    const order: string[] = [];
+    const run = (label: string, user: string) =>
+      sandbox.run('return label;', { label }, signal, { share: { user, flow: 'f' } }).then((value) => void order.push(value as string));
+    // The pool's one process takes the first and the lane a1 (user a has nothing there yet, whenever
+    // it answers). a2, a3 and a4 wait with turns 1, 2 and 3; user b's one gets the head's turn plus
+    // one (fair-turns.ts), equal to a3's and after it, before a4: first come, first served would
+    // run it last.
+    await Promise.all([run('first', 'x'), run('a1', 'a'), run('a2', 'a'), run('a3', 'a'), run('a4', 'a'), run('b1', 'b')]);
+    expect(order.filter((label) => label !== 'a1')).toEqual(['first', 'a2', 'a3', 'b1', 'a4']);
+    expect(order).toContain('a1');
+  });
+
   it.each([
     ['an infinite loop', 'while (true) {}', 'TIMEOUT', /used more than its 300 ms of CPU time/],
     // On a busy machine V8's collections near the limit may spend the CPU limit first: either way, a readable limit.

@@ -1,6 +1,7 @@
 import { AppError, ErrorCode, isAppError } from '../../common/app-error';
 import { CodeSandbox } from '../../sdk';
 import { ExpressionEngine } from './expression-engine';
+import type { JobShare } from '../../domain/job-queue.port';
 
 /** Failures of the code itself or of its limits: the workflow's to fix, never retried. */
 const CODE_FAILURES = new Set<ErrorCode>([
@@ -19,9 +20,14 @@ const CODE_FAILURES = new Set<ErrorCode>([
 export class IsolateCodeSandbox implements CodeSandbox {
   constructor(private readonly engine: ExpressionEngine) {}
 
-  async run(code: string, scope: Record<string, unknown>, signal: AbortSignal, about: { nodeId?: string } = {}): Promise<unknown> {
+  async run(
+    code: string,
+    scope: Record<string, unknown>,
+    signal: AbortSignal,
+    about: { nodeId?: string; share?: JobShare } = {},
+  ): Promise<unknown> {
     try {
-      return await this.engine.runCode(code, scope, { signal });
+      return await this.engine.runCode(code, scope, { signal, share: about.share });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       if (isAppError(error) && CODE_FAILURES.has(error.code)) throw located(error, about.nodeId);

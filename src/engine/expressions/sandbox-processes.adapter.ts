@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { LruCache } from '../../common/lru-cache';
 import { encodeFrame, FrameReader, FrameTooLarge, Program, resultLimitChars, RunReply, RunRequest, SandboxError } from './sandbox-protocol';
-import { FairWaitingList, workShare } from '../../jobs/fair-turns';
+import { FairWaitingList } from '../../jobs/fair-turns';
 import type { JobShare } from '../../domain/job-queue.port';
 
 export interface SandboxProcessesOptions {
@@ -239,8 +239,8 @@ interface Waiting {
  * all start at the pool's first evaluation, and one that ended is started again at the next
  * evaluation, whichever process that one goes to: started on demand, a process took 100 to 900 ms
  * to answer its first evaluation, and that evaluation was whoever's came when the others were busy
- * (a light user's trivial Code node beside a heavy user's CPU-bound ones, issue 26). Evaluations beyond the number of processes wait here, taken
- * fairly across the users and workflows of the runs asking (workShare; src/jobs/fair-turns.ts),
+ * (a light user's trivial Code node beside a heavy user's CPU-bound ones). Evaluations beyond the
+ * number of processes wait here, taken fairly across the users and workflows of the runs asking (their `share`; src/jobs/fair-turns.ts),
  * rather than in a process, so that when one dies the service knows which single
  * evaluation was inside it.
  *
@@ -278,15 +278,15 @@ export class SandboxProcesses {
 
   /**
    * Runs `program` with the JSON array `argsJson` as its arguments in a sandbox process and
-   * returns its output.
+   * returns its output. When every process is busy it waits in the fair turn of `share` (the run
+   * asking; none: one first-come-first-served share).
    *
    * @throws SandboxError
    */
-  run(program: Program, argsJson: string, signal?: AbortSignal): Promise<string> {
+  run(program: Program, argsJson: string, signal?: AbortSignal, share?: JobShare): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
     if (signal?.aborted) return Promise.reject(abortedError());
     this.startIdleSlots();
-    const share = workShare.getStore();
     const index = this.freeSlot(share);
     if (index >= 0) return this.execute(index, share, program, argsJson, signal);
     return new Promise<string>((resolve, reject) => {
@@ -298,7 +298,7 @@ export class SandboxProcesses {
         };
         signal.addEventListener('abort', waiting.onAbort, { once: true });
       }
-      this.waiting.push(waiting);
+      this.waiting.push(waiting, share);
     });
   }
 

@@ -101,6 +101,59 @@ describe('EmbeddedJobQueue leases', () => {
     expect(await store.get({ name: 'test.stolen', id })).toMatchObject({ state: 'active', leaseToken: 'other-worker' });
   });
 
+  it("lets the lane's worker sleep while only other jobs wait (it once claimed and looked again without end)", async () => {
+    const queue = createQueue({ concurrency: 1 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    queue.process('test.backlog', async () => {
+      started++;
+      await gate;
+    });
+    const share = { user: 'heavy', flow: 'one' };
+    for (let i = 0; i < 5; i++) await queue.enqueue('test.backlog', { i }, { share });
+    // The first job went to the lane (the user had nothing pending), and either worker may take it.
+    await waitFor('the worker to be busy', () => started >= 1);
+    const laneClaims = jest.spyOn(store, 'claim');
+    const laneClaimsNow = () => laneClaims.mock.calls.filter((call) => call[4] === true).length;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = laneClaimsNow();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Three jobs wait, none in the lane: nothing wakes its worker until one is.
+    expect(laneClaimsNow()).toBe(before);
+    release();
+    await waitFor('the backlog to drain', () => started === 5);
+  });
+
+  it('says when a job is next due: a delayed one, one in turn, an expiring lease; for the lane, its own jobs only', async () => {
+    const name = 'test.due';
+    const now = new Date();
+    const later = new Date(now.getTime() + 60_000);
+    const job = (id: string, runAt: Date, share?: { user: string; flow: string }) => ({
+      name,
+      id,
+      data: '{}',
+      maxAttempts: 1,
+      backoffMs: 0,
+      runAt,
+      ...(share ? { share } : {}),
+    });
+    expect(await store.nextDueAt(name)).toBeNull();
+    await store.insert(job('delayed', later), now);
+    expect(await store.nextDueAt(name)).toEqual(later);
+    expect(await store.nextDueAt(name, true)).toBeNull();
+
+    // The user had nothing pending: in turn and in the lane, due now.
+    expect(await store.insert(job('light', now, { user: 'u', flow: 'f' }), now)).toEqual({ lane: true });
+    expect(await store.nextDueAt(name)).toEqual(now);
+    expect(await store.nextDueAt(name, true)).toEqual(now);
+
+    const claimed = await store.claim(name, now, later, 'token');
+    expect(claimed?.id).toBe('light');
+    expect(await store.nextDueAt(name)).toEqual(later);
+    expect(await store.nextDueAt(name, true)).toBeNull();
+  });
+
   it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {
     const queue = createQueue();
     let started = false;

@@ -212,6 +212,8 @@ export class EmbeddedJobQueue extends JobQueue {
     }
     worker.claiming = this.claimLoop(worker).finally(() => {
       worker.claiming = undefined;
+      // Asked for after the loop's last look (a slot freed as it ended): look again.
+      if (worker.recheck) void this.claimJobs(worker);
     });
     return worker.claiming;
   }
@@ -243,19 +245,21 @@ export class EmbeddedJobQueue extends JobQueue {
             else exhausted = true;
           }
           if (exhausted) {
-            await this.sleepUntilDue(worker.name);
+            await this.sleepUntilDue(worker);
             break;
           }
         }
       } while (worker.recheck && !this.stopping);
     } catch (error) {
+      worker.recheck = false;
       this.logger.error({ job: worker.name, err: error }, 'claiming jobs failed; trying again shortly');
       this.wakeUpAt(Date.now() + this.settings.pollIntervalMs);
     }
   }
 
-  private async sleepUntilDue(name: string): Promise<void> {
-    const due = await this.store.nextDueAt(name);
+  /** The lane's worker sleeps until a lane job is due: the other jobs' due times would wake it to find nothing. */
+  private async sleepUntilDue(worker: Worker): Promise<void> {
+    const due = await this.store.nextDueAt(worker.name, worker.lane);
     this.wakeUpAt(Math.min(due?.getTime() ?? Number.POSITIVE_INFINITY, Date.now() + this.settings.pollIntervalMs));
   }
 
@@ -285,10 +289,14 @@ export class EmbeddedJobQueue extends JobQueue {
       finished: Promise.resolve(),
     };
     worker.running.set(job.id, running);
-    running.finished = this.runJob(worker, running).finally(() => {
-      worker.running.delete(job.id);
-      void this.claimJobs(worker);
-    });
+    running.finished = this.runJob(worker, running).finally(() => this.freeSlot(worker, running));
+  }
+
+  /** The job's slot takes the next job (at most once per job). */
+  private freeSlot(worker: Worker, running: RunningJob): void {
+    if (worker.running.get(running.job.id) !== running) return;
+    worker.running.delete(running.job.id);
+    void this.claimJobs(worker);
   }
 
   private async runJob(worker: Worker, running: RunningJob): Promise<void> {
@@ -322,7 +330,11 @@ export class EmbeddedJobQueue extends JobQueue {
       } else if (failure) {
         await this.recordFailure(running, failure.error, fields);
       } else {
-        await this.store.complete(key, token);
+        // The next job is claimed in the same turn, so in the same transaction of the store's group
+        // commit as this one's completion: one commit where there were two, for every job.
+        const completed = this.store.complete(key, token);
+        this.freeSlot(worker, running);
+        await completed;
       }
     } catch (error) {
       // The store refused the outcome: the lease runs out and the job runs again, as after a crash.

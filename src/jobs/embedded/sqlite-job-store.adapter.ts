@@ -143,14 +143,19 @@ export class SqliteJobStore extends JobStore {
          WHERE ${held}`,
       ),
       get: db.prepare('SELECT * FROM jobs WHERE name = ? AND id = ?'),
+      // A job with a turn was due when it got it (a delay or a retry has none), so the head's due time
+      // stands for all of them: each branch reads one row off its partial index.
       nextDueAt: db
         .prepare(
           `SELECT MIN(due) FROM (
-             SELECT MIN(run_at) AS due FROM jobs WHERE name = @name AND state = 'waiting'
+             SELECT MIN(run_at) AS due FROM jobs WHERE name = @name AND state = 'waiting' AND turn = 0
+             UNION ALL
+             SELECT * FROM (SELECT run_at FROM jobs WHERE name = @name AND state = 'waiting' AND turn > 0 ORDER BY turn LIMIT 1)
              UNION ALL
              SELECT MIN(lease_until) FROM jobs WHERE name = @name AND state = 'active')`,
         )
         .pluck(),
+      nextLaneDueAt: db.prepare(`SELECT MIN(run_at) FROM jobs WHERE name = @name AND state = 'waiting' AND lane = 1`).pluck(),
       purgeFailed: db.prepare("DELETE FROM jobs WHERE state = 'failed' AND updated_at < ?"),
       depth: db.prepare(
         `SELECT
@@ -239,8 +244,8 @@ export class SqliteJobStore extends JobStore {
     return row ? toJob(row) : null;
   }
 
-  async nextDueAt(name: string): Promise<Date | null> {
-    const due = this.statements.nextDueAt.get({ name }) as string | null;
+  async nextDueAt(name: string, lane = false): Promise<Date | null> {
+    const due = this.statements[lane ? 'nextLaneDueAt' : 'nextDueAt'].get({ name }) as string | null;
     return due ? new Date(due) : null;
   }
 

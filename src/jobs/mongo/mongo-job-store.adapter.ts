@@ -162,7 +162,14 @@ export class MongoJobStore extends JobStore {
     return doc ? toJob(doc) : null;
   }
 
-  async nextDueAt(name: string): Promise<Date | null> {
+  async nextDueAt(name: string, lane = false): Promise<Date | null> {
+    if (lane) {
+      const next = await this.jobs
+        .findOne({ name, state: 'waiting', lane: true }, { runAt: 1 })
+        .sort({ runAt: 1 })
+        .lean<Pick<JobDoc, 'runAt'>>();
+      return next?.runAt ?? null;
+    }
     const [waiting, leased] = await Promise.all([
       this.jobs.findOne({ name, state: 'waiting' }, { runAt: 1 }).sort({ runAt: 1 }).lean<Pick<JobDoc, 'runAt'>>(),
       this.jobs.findOne({ name, state: 'active' }, { leaseUntil: 1 }).sort({ leaseUntil: 1 }).lean<Pick<JobDoc, 'leaseUntil'>>(),

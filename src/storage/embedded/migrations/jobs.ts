@@ -54,4 +54,11 @@ export const JOBS_MIGRATIONS: Migration[] = [
       CREATE INDEX jobs_users ON jobs(name, share_user) WHERE state IN ('waiting', 'active');
     `,
   },
+  {
+    version: 320,
+    name: 'jobs-without-waiting-index',
+    // Every waiting job is in jobs_in_turn or jobs_delayed since 310, and only the next-due lookup
+    // still read jobs_waiting: each job's insert and claim wrote one index more than they need.
+    sql: `DROP INDEX IF EXISTS jobs_waiting;`,
+  },
 ];
