@@ -14,8 +14,21 @@ export const EXACT_SCAN_BELOW = 30_000;
  * those rows: cheaper than probing cells past nine in ten rejected rows, and exact.
  */
 export const FILTER_SCAN_SHARE = 0.15;
-/** Cells probed per search (of about √units cells), each scanned exactly. */
+/**
+ * Cells probed per search (of about √units cells), each scanned exactly, when one thread holds the
+ * whole collection; each of several search threads, holding a share of the rows in cells of its
+ * own, probes fewer (see probedCellsPerShard).
+ */
 export const PROBED_CELLS = 32;
+
+/**
+ * Cells each of `shards` search threads probes so that a search reads the codes one thread would
+ * (shards · probed · √(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
+ * probing 32 cells of √n reads of all of them.
+ */
+export function probedCellsPerShard(shards: number): number {
+  return Math.max(1, Math.round(PROBED_CELLS / Math.sqrt(shards)));
+}
 /** Rows whose new cell is found per step of a (re)partition; searches are served between steps. */
 export const BUILD_STEP = 8_192;
 /** The cells are recomputed when the collection has grown this much since they were. */
@@ -78,7 +91,10 @@ export class CollectionVectors {
   /** Rows a load under way will bring (0: none): the cells are computed once it ends, not as it grows. */
   private loading = 0;
 
-  constructor(readonly dimension: number) {
+  constructor(
+    readonly dimension: number,
+    private readonly probedCells = PROBED_CELLS,
+  ) {
     this.serving = new Partition(dimension);
   }
 
@@ -211,12 +227,12 @@ export class CollectionVectors {
     return passing.length < Math.min(k, rows) ? this.scanAllowed(q, k, ordinals, rows) : passing;
   }
 
-  /** The cells to scan: all of one, else the PROBED_CELLS (times `widen`) nearest centroids. */
+  /** The cells to scan: all of one, else the `probedCells` (times `widen`) nearest centroids. */
   private probed(q: Int8Array, widen = 1): number[] {
     const centroids = this.serving.centroids;
     const count = this.serving.cells.length;
     if (!centroids) return [0];
-    const wanted = Math.min(count, PROBED_CELLS * widen);
+    const wanted = Math.min(count, this.probedCells * widen);
     if (wanted === count) return Array.from({ length: count }, (_, c) => c);
     const found = exactSearch(centroids, q, this.dimension, wanted, MetricKind.Cos, 1);
     return Array.from(found.keys, Number);
