@@ -36,10 +36,10 @@ async function main(): Promise<void> {
     logger.info({ role: config.APP_ROLE, supervised }, 'worker started');
     return;
   }
+  if (config.APP_ROLE === 'all') config.superviseWorkers(config.WORKERS - 1);
   const app = await createHttpApp(config, logger);
   // The store is open and migrated: the worker processes boot onto it (APP_ROLE=all, WORKERS > 1).
-  const workers =
-    config.APP_ROLE === 'all' && config.WORKERS > 1 ? new WorkerProcesses(config.WORKERS - 1, inheritedEnvironment(), logger) : undefined;
+  const workers = config.supervisedWorkers > 0 ? new WorkerProcesses(config.supervisedWorkers, inheritedEnvironment(), logger) : undefined;
   if (workers) {
     app
       .get(ReadinessRegistry)

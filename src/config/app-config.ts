@@ -262,7 +262,8 @@ export class AppConfig {
   /**
    * Processes that run workflow runs and ingestion (APP_ROLE=all): this one, which also serves the
    * API, and WORKERS-1 worker processes it starts and supervises, sharing its store and queue.
-   * 1 keeps everything in this process (see docs/operations.md, Every core on one machine).
+   * Above 1, files are ingested by the worker processes only. 1 keeps everything in this process
+   * (see docs/operations.md, Every core on one machine).
    * @default one per core
    */
   @Transform(int)
@@ -419,7 +420,7 @@ export class AppConfig {
   @Min(8)
   EXPRESSION_MEMORY_MB = 32;
 
-  /** Sandbox processes evaluating expressions and Code nodes. */
+  /** Sandbox processes evaluating expressions and Code nodes, besides one more kept for a user with no evaluation running or waiting when these are busy. */
   @Transform(int)
   @IsInt()
   @Min(1)
@@ -514,6 +515,22 @@ export class AppConfig {
   @Min(0)
   @Max(65535)
   WORKER_HEALTH_PORT = 3001;
+
+  /** Not a setting (so private, outside the variables listed in docs/configuration.md): see supervisedWorkers. */
+  #supervisedWorkers = 0;
+
+  /**
+   * Worker processes this one starts and supervises (APP_ROLE=all, WORKERS above 1), as main.ts
+   * said before building the app; never read from the environment, so an app built alone (tests,
+   * the CLI) counts none whatever WORKERS says.
+   */
+  get supervisedWorkers(): number {
+    return this.#supervisedWorkers;
+  }
+
+  superviseWorkers(count: number): void {
+    this.#supervisedWorkers = Math.max(0, count);
+  }
 
   get dataDir(): string {
     return resolve(this.DATA_DIR);

@@ -143,6 +143,8 @@ const FULL_STOP = 0x2e;
 const TERMINALS = new Set([FULL_STOP, 0x21, 0x3f, 0x2026]);
 /** Ideographic full stop, fullwidth ! and ?: they end a sentence without a following space. */
 const CJK_TERMINALS = new Set([0x3002, 0xff01, 0xff1f]);
+/** Where sentenceUnits looks: line breaks, TERMINALS and CJK_TERMINALS. */
+const STOPS = /[\n.!?\u2026\u3002\uff01\uff1f]/g;
 /** Quotes and brackets that may follow the punctuation that ends a sentence. */
 const CLOSERS = new Set([...'"\'\u201d\u2019\u00bb)]'].map((ch) => ch.charCodeAt(0)));
 
@@ -169,6 +171,11 @@ function sentenceUnits(text: string, maxChars: number): Unit[] {
     previousEnd = to;
   };
   for (let i = 0; i < text.length; i++) {
+    // Straight to the next character that can end a unit: the regular expression engine skips the
+    // rest faster than a loop over every character, and test() allocates nothing.
+    STOPS.lastIndex = i;
+    if (!STOPS.test(text)) break;
+    i = STOPS.lastIndex - 1;
     const code = text.charCodeAt(i);
     if (code === NEWLINE) {
       push(start, i);

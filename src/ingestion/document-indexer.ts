@@ -86,6 +86,8 @@ export class DocumentIndexer {
   private partsDone = 0;
   private embeddingDone = false;
   private passages: Passage[] = [];
+  /** Every passage handed to the store so far, stored: a chain, so overlapping writes wait for all of them. */
+  private passagesStored: Promise<void> = Promise.resolve();
   private firstWriteDone = false;
   private readonly totals: IndexingTotals = { passages: 0, units: 0, characters: 0 };
   readonly timings: IndexingTimings = { chunk: 0, embed: 0, index: 0 };
@@ -131,7 +133,7 @@ export class DocumentIndexer {
     } catch (error) {
       this.abort.abort(error);
       // Writes still under way land now, not after the caller has cleaned up.
-      await Promise.allSettled(this.writes);
+      await Promise.allSettled([...this.writes, this.passagesStored]);
       throw error;
     }
   }
@@ -168,8 +170,6 @@ export class DocumentIndexer {
   }
 
   private async dispatch(units: PendingUnit[], partsDone: number): Promise<void> {
-    // A unit must never be found before the passage it points to exists.
-    await this.storePassages();
     const embeddingStarted = performance.now();
     const embedding = this.embedder
       .embed(
@@ -186,11 +186,19 @@ export class DocumentIndexer {
     while (this.embeddings.length >= this.inFlightLimit) await this.writeOldest();
   }
 
-  private async storePassages(): Promise<void> {
-    if (this.passages.length === 0) return;
-    const passages = this.passages;
-    this.passages = [];
-    await this.files.insertPassages(passages);
+  /**
+   * Hands the passages chunked so far to the store; resolves once they and all before them are
+   * stored. Called before each write, not before each embedder call: the next call starts at once.
+   */
+  private storePassages(): Promise<void> {
+    if (this.passages.length) {
+      const passages = this.passages;
+      this.passages = [];
+      this.passagesStored = this.passagesStored.then(() => this.files.insertPassages(passages));
+      // Awaited by the next write or the end of the run; until then a failure must not count as unhandled.
+      this.passagesStored.catch(() => undefined);
+    }
+    return this.passagesStored;
   }
 
   /** Takes the oldest embedding call's vectors to the index; the write itself may overlap with later ones. */
@@ -210,6 +218,8 @@ export class DocumentIndexer {
   }
 
   private async write(units: IndexUnit[], partsDone: number): Promise<void> {
+    // A unit must never be found before the passage it points to exists.
+    await this.storePassages();
     const writeStarted = performance.now();
     await this.index.upsert(units);
     this.timings.index += performance.now() - writeStarted;

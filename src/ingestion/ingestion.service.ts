@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { performance } from 'node:perf_hooks';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
+import type { AppConfig } from '../config/app-config';
 import { isDiskFull, isServiceFault } from '../common/resource-faults';
 import { ROOT_LOGGER } from '../common/logger';
 import { SafeFetch } from '../common/safe-fetch';
@@ -20,6 +21,15 @@ import { CoalescingEmbedder } from './coalescing-embedder';
 import { isLaneLimit } from './extractors/extracted-document';
 import { ExtractorPool } from './extractors/extractor-pool';
 import { ensureIngestion, FILE_INGEST_JOB, FILE_INGEST_LARGE_JOB, FileIngestJob, LaneLimits } from './ingestion.job';
+
+/**
+ * Files one process ingests at once: none in the process of `npm start` that serves the API while
+ * worker processes run beside it. Chunking, decoding vectors and index writes on its event loop
+ * held every request behind them (/health p99 near a second while ingesting); alone, it ingests.
+ */
+function ingestsHere(config: AppConfig, concurrency: number): number {
+  return config.supervisedWorkers > 0 ? 0 : concurrency;
+}
 
 /** The file was deleted (or its collection was) while it was being ingested. */
 class FileGone extends Error {}
@@ -89,12 +99,12 @@ export class IngestionService {
     this.indexingEmbedder = new CoalescingEmbedder(embedder);
   }
 
-  @OnJob(FILE_INGEST_JOB)
+  @OnJob(FILE_INGEST_JOB, { concurrency: (config) => ingestsHere(config, config.JOB_CONCURRENCY) })
   ingest(job: JobContext<FileIngestJob>): Promise<void> {
     return this.run(job, 'standard');
   }
 
-  @OnJob(FILE_INGEST_LARGE_JOB, { concurrency: (config) => config.INGEST_LARGE_CONCURRENCY })
+  @OnJob(FILE_INGEST_LARGE_JOB, { concurrency: (config) => ingestsHere(config, config.INGEST_LARGE_CONCURRENCY) })
   ingestLarge(job: JobContext<FileIngestJob>): Promise<void> {
     return this.run(job, 'large');
   }

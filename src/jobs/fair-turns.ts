@@ -85,6 +85,11 @@ export class FairWaitingList<T> {
     this.items.splice(at < 0 ? this.items.length : at, 0, { item, share, turn });
   }
 
+  /** Whether anything of `user`'s is waiting. */
+  holds(user: string): boolean {
+    return this.items.some((waiting) => waiting.share.user === user);
+  }
+
   shift(): T | undefined {
     return this.items.shift()?.item;
   }

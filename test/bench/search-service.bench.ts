@@ -14,6 +14,9 @@
  *   - the service's peak RSS, and deleting the collection through the API.
  *
  *   BENCH_PASSAGES=1000000 npm run bench -- search-service   (default 20,000 passages)
+ *
+ * BENCH_APP_ROOT=<dir> (a directory holding an earlier build's dist/ and a node_modules/) runs that
+ * build instead, with this bench and this endpoint: run it and this build in turn for before/after.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -132,6 +135,7 @@ async function main(): Promise<void> {
       // BENCH_APP_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof": Node options of the service's processes.
     },
     (process.env.BENCH_APP_NODE_OPTIONS ?? '').split(' ').filter(Boolean),
+    process.env.BENCH_APP_ROOT,
   ).catch((error) => {
     embeddings.child.kill();
     throw error;
@@ -140,6 +144,8 @@ async function main(): Promise<void> {
   let peakAnonMiB = 0;
   const sampler = setInterval(() => (peakAnonMiB = Math.max(peakAnonMiB, memoryOf(app.child.pid!).anonMiB)), 500);
   try {
+    // Every worker process booted first: one still compiling took the endpoint's CPU below.
+    while ((await fetch(`${app.url}/health/ready`)).status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     // The endpoint's own rate, called directly as the service calls it (requests of 96 texts asking
     // for base64, as many in flight as uploads, the answers parsed and decoded): the pipeline's ceiling.
     const endpointDeadline = performance.now() + 3_000;

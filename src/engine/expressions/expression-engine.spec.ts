@@ -1,5 +1,9 @@
+// Not split, though over 500 lines: one describe per aspect of the one engine (where an evaluation
+// runs, templates, result limits, failures, hostile code, isolation, cancellation), all sharing the
+// helpers above the first (failureOf, reasonOf, withOneProcess); split, each file would repeat them.
 import { AppError, ErrorCode } from '../../common/app-error';
 import { ExpressionEngine, ExpressionEngineOptions, isTemplate } from './expression-engine';
+import { workShare } from '../../jobs/fair-turns';
 
 const TIMEOUT_MS = 250;
 const CPU_EXHAUSTED = `TIMEOUT: used more than its ${TIMEOUT_MS} ms of CPU time`;
@@ -161,6 +165,48 @@ describe('ExpressionEngine', () => {
   });
 
   describe('where an evaluation runs', () => {
+    it("runs a light user's evaluation in the lane when a heavy user holds the pool, never a second one of the heavy user's", async () => {
+      await withOneProcess({ wallTimeoutMs: 60_000 }, async (single, pid) => {
+        const settled = new Set<string>();
+        const as = (user: string | null, name: string) => {
+          const evaluation = () => single.runCode(`return "${name}";`, {});
+          const result = user === null ? evaluation() : workShare.run({ user, flow: `${user}-flow` }, evaluation);
+          return result.finally(() => settled.add(name));
+        };
+        // The pool's process holds the heavy user's first evaluation and cannot answer it yet.
+        process.kill(pid, 'SIGSTOP');
+        try {
+          const heavy = [as('heavy', 'heavy-1'), as('heavy', 'heavy-2')];
+          const outsideRun = as(null, 'outside');
+          await expect(as('light', 'light')).resolves.toBe('light');
+          expect([...settled]).toEqual(['light']);
+          process.kill(pid, 'SIGCONT');
+          await expect(Promise.all([...heavy, outsideRun])).resolves.toEqual(['heavy-1', 'heavy-2', 'outside']);
+        } finally {
+          process.kill(pid, 'SIGCONT');
+        }
+      });
+    });
+
+    it('starts every sandbox process at the first evaluation, and one that ended at the next evaluation, wherever that goes', async () => {
+      const pool = new ExpressionEngine({ poolSize: 2, memoryLimitMb: 16, timeoutMs: TIMEOUT_MS });
+      try {
+        await expect(pool.runCode('return 1;', {})).resolves.toBe(1);
+        const [first, second] = pool.sandboxProcessIds;
+        // The pool's two, and the lane's.
+        expect(pool.sandboxProcessIds).toHaveLength(3);
+        process.kill(second, 'SIGKILL');
+        while (pool.sandboxProcessIds.includes(second)) await new Promise((resolve) => setTimeout(resolve, 10));
+        // This one goes to the first process, which is free: the second is started again beside it.
+        await expect(pool.runCode('return 2;', {})).resolves.toBe(2);
+        expect(pool.sandboxProcessIds).toHaveLength(3);
+        expect(pool.sandboxProcessIds).toContain(first);
+        expect(pool.sandboxProcessIds).not.toContain(second);
+      } finally {
+        await pool.close();
+      }
+    });
+
     it('runs a bounded expression in the service process, anything else or a large input in a sandbox process', async () => {
       const fresh = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: TIMEOUT_MS });
       try {
@@ -168,7 +214,8 @@ describe('ExpressionEngine', () => {
         await expect(fresh.evaluate('input.query.length > 3', { input: { query: 'what' } })).resolves.toBe(true);
         expect(fresh.sandboxProcessIds).toEqual([]);
         await expect(fresh.evaluate('input.query.length', { input: { query: 'x'.repeat(300_000) } })).resolves.toBe(300_000);
-        expect(fresh.sandboxProcessIds).toHaveLength(1);
+        // The pool's one, and the lane's.
+        expect(fresh.sandboxProcessIds).toHaveLength(2);
         await expect(fresh.evaluate('input.query.toUpperCase()', { input: { query: 'a' } })).resolves.toBe('A');
       } finally {
         await fresh.close();
@@ -327,7 +374,7 @@ describe('ExpressionEngine', () => {
           'MEMORY_LIMIT: used more than its 32 MB of memory (its sandbox process died and was replaced)',
         );
         await expect(single.evaluate('[1].map((x) => x + 2)', {})).resolves.toEqual([3]);
-        expect(single.sandboxProcessIds).toHaveLength(1);
+        expect(single.sandboxProcessIds).toHaveLength(2);
         expect(single.sandboxProcessIds[0]).not.toBe(pid);
       });
     });

@@ -5,10 +5,11 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { LruCache } from '../../common/lru-cache';
 import { encodeFrame, FrameReader, FrameTooLarge, Program, resultLimitChars, RunReply, RunRequest, SandboxError } from './sandbox-protocol';
-import { FairWaitingList } from '../../jobs/fair-turns';
+import { FairWaitingList, workShare } from '../../jobs/fair-turns';
+import type { JobShare } from '../../domain/job-queue.port';
 
 export interface SandboxProcessesOptions {
-  /** Processes, i.e. evaluations that can run at the same time. */
+  /** Processes, i.e. evaluations that can run at the same time, besides the lane's one (see SandboxProcesses). */
   processes: number;
   /** Heap limit of each process's isolate. */
   memoryLimitMb: number;
@@ -222,6 +223,7 @@ class SandboxProcess {
 }
 
 interface Waiting {
+  readonly share: JobShare | undefined;
   readonly program: Program;
   readonly argsJson: string;
   readonly signal: AbortSignal | undefined;
@@ -233,18 +235,30 @@ interface Waiting {
 /**
  * A few sandbox processes (sandbox-process.ts), each running one evaluation at a time in its own
  * isolate, so that code which kills its process (V8's fatal out-of-memory error, a builtin that
- * never returns) costs that evaluation a clear failure and the service nothing. A process that
- * died is started again on next use. Evaluations beyond the number of processes wait here, taken
+ * never returns) costs that evaluation a clear failure and the service nothing. The processes
+ * all start at the pool's first evaluation, and one that ended is started again at the next
+ * evaluation, whichever process that one goes to: started on demand, a process took 100 to 900 ms
+ * to answer its first evaluation, and that evaluation was whoever's came when the others were busy
+ * (a light user's trivial Code node beside a heavy user's CPU-bound ones, issue 26). Evaluations beyond the number of processes wait here, taken
  * fairly across the users and workflows of the runs asking (workShare; src/jobs/fair-turns.ts),
  * rather than in a process, so that when one dies the service knows which single
  * evaluation was inside it.
+ *
+ * One more process, the lane, takes an evaluation that finds every other process busy when its
+ * user has no evaluation running or waiting here (as the queues' lane, src/jobs/fair-turns.ts): in
+ * fair order alone a light user's evaluation still waited for one of a heavy user's to end, which
+ * may take its whole CPU limit. Evaluations outside a run (no share) never take the lane.
  *
  * Limits: the process stops an evaluation at `cpuLimitMs` of CPU time (TIMEOUT); the service kills
  * a process that has not answered `wallLimitMs` (plus a grace) after it was given the evaluation
  * (SANDBOX_UNRESPONSIVE), and one whose evaluation's signal fired.
  */
 export class SandboxProcesses {
+  /** The pool's processes, then the lane's. */
   private readonly slots: Array<SandboxProcess | undefined>;
+  /** The user of the evaluation in each slot ('' for none or an evaluation outside a run). */
+  private readonly users: string[];
+  private readonly lane: number;
   private readonly waiting = new FairWaitingList<Waiting>();
   private readonly programIds = new WeakMap<Program, number>();
   private lastProgramId = 0;
@@ -252,7 +266,9 @@ export class SandboxProcesses {
   private closed = false;
 
   constructor(private readonly options: SandboxProcessesOptions) {
-    this.slots = Array.from({ length: options.processes }, () => undefined);
+    this.lane = options.processes;
+    this.slots = Array.from({ length: options.processes + 1 }, () => undefined);
+    this.users = this.slots.map(() => '');
   }
 
   /** Ids of the processes running now (for tests that stop one from outside). */
@@ -269,10 +285,12 @@ export class SandboxProcesses {
   run(program: Program, argsJson: string, signal?: AbortSignal): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
     if (signal?.aborted) return Promise.reject(abortedError());
-    const index = this.slots.findIndex((slot) => slot === undefined || !slot.busy);
-    if (index >= 0) return this.execute(index, program, argsJson, signal);
+    this.startIdleSlots();
+    const share = workShare.getStore();
+    const index = this.freeSlot(share);
+    if (index >= 0) return this.execute(index, share, program, argsJson, signal);
     return new Promise<string>((resolve, reject) => {
-      const waiting: Waiting = { program, argsJson, signal, resolve, reject };
+      const waiting: Waiting = { share, program, argsJson, signal, resolve, reject };
       if (signal !== undefined) {
         waiting.onAbort = () => {
           this.waiting.remove(waiting);
@@ -282,6 +300,14 @@ export class SandboxProcesses {
       }
       this.waiting.push(waiting);
     });
+  }
+
+  /** A free process of the pool, else the lane's for a user with nothing here; -1 when the evaluation waits. */
+  private freeSlot(share: JobShare | undefined): number {
+    const index = this.slots.findIndex((slot, i) => i < this.lane && !slot!.busy);
+    if (index >= 0 || !share?.user || this.slots[this.lane]!.busy) return index;
+    const light = !this.users.includes(share.user) && !this.waiting.holds(share.user);
+    return light ? this.lane : -1;
   }
 
   async close(): Promise<void> {
@@ -296,7 +322,13 @@ export class SandboxProcesses {
     }
   }
 
-  private async execute(index: number, program: Program, argsJson: string, signal: AbortSignal | undefined): Promise<string> {
+  private async execute(
+    index: number,
+    share: JobShare | undefined,
+    program: Program,
+    argsJson: string,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
     let sandbox = this.slots[index];
     if (sandbox === undefined || sandbox.retired) {
       sandbox?.kill();
@@ -306,20 +338,32 @@ export class SandboxProcesses {
     const running = sandbox;
     const onAbort = () => running.abort(abortedError());
     signal?.addEventListener('abort', onAbort, { once: true });
+    this.users[index] = share?.user ?? '';
     try {
       return await running.run(++this.lastCallId, this.programId(program), program, argsJson);
     } finally {
+      this.users[index] = '';
       signal?.removeEventListener('abort', onAbort);
       this.startNextWaiting(index);
     }
   }
 
+  /** A process for every slot that has none or whose process ended, unless an evaluation is still settling there. */
+  private startIdleSlots(): void {
+    this.slots.forEach((slot, index) => {
+      if (slot !== undefined && (slot.busy || !slot.retired)) return;
+      slot?.kill();
+      this.slots[index] = new SandboxProcess(this.options);
+    });
+  }
+
+  /** The next in fair order, when a process of the pool frees (the lane's takes only those that find the pool busy). */
   private startNextWaiting(index: number): void {
-    if (this.slots[index]?.busy) return;
+    if (index === this.lane || this.slots[index]?.busy) return;
     const next = this.waiting.shift();
     if (next === undefined) return;
     stopListening(next);
-    this.execute(index, next.program, next.argsJson, next.signal).then(next.resolve, next.reject);
+    this.execute(index, next.share, next.program, next.argsJson, next.signal).then(next.resolve, next.reject);
   }
 
   private programId(program: Program): number {

@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
+import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import {
   assertSearchK,
   assertUnitFilter,
@@ -93,6 +94,12 @@ export class SqliteVectorIndex extends VectorIndex {
   /** Background purges of deleted collections, one after another. */
   private purges = Promise.resolve();
   private closing = false;
+  /**
+   * Upserts and deletes commit through the connection's group commit: with worker processes on the
+   * same file, a write lock held by another process is asked for again from the event loop instead
+   * of sleeping the process in SQLite's busy wait, and the writes of one turn share one commit.
+   */
+  private readonly writes: GroupCommit;
 
   /**
    * @param db an open database; the caller owns it and closes it.
@@ -112,6 +119,7 @@ export class SqliteVectorIndex extends VectorIndex {
     private readonly loadWhenIngesting = true,
   ) {
     super();
+    this.writes = groupCommitOf(db);
   }
 
   async init(): Promise<void> {
@@ -164,7 +172,7 @@ export class SqliteVectorIndex extends VectorIndex {
     const s = this.prepared();
 
     const removed: { collectionId: string; seq: number }[] = [];
-    const seqs = this.db.transaction(() => {
+    const seqs = await this.writes.run(() => {
       // Replaced units go first, so they do not count as the collection's existing vectors.
       for (const unit of units) {
         const existing = s.findById.get(unit.id) as (UnitRow & { collectionId: string }) | undefined;
@@ -189,7 +197,7 @@ export class SqliteVectorIndex extends VectorIndex {
       });
       s.setHighestSeq.run(seq);
       return given;
-    })();
+    });
 
     // Committed: now the search thread, which only ever holds what the store has.
     for (const { collectionId, seq } of removed) this.postRemove(collectionId, [seq]);
@@ -532,13 +540,14 @@ export class SqliteVectorIndex extends VectorIndex {
    * deleting again finishes it.
    */
   private async deleteInBatches(collectionId: string | null, nextBatch: () => UnitRow[]): Promise<void> {
-    const deleteBatch = this.db.transaction(() => {
-      const rows = nextBatch();
-      this.deleteRows(rows);
-      return rows;
-    });
+    const deleteBatch = () =>
+      this.writes.run(() => {
+        const rows = nextBatch();
+        this.deleteRows(rows);
+        return rows;
+      });
     for (;;) {
-      const rows = deleteBatch();
+      const rows = await deleteBatch();
       this.postRemove(
         collectionId,
         rows.map((row) => row.seq),

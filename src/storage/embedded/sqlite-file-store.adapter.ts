@@ -3,6 +3,7 @@ import type { FileFilter } from '../../domain/file-filter';
 import type { FileMetadata } from '../../domain/file-metadata';
 import { FileStatusTotals, foldFileStats, FileStore, FileUpdate } from '../../domain/file-store.port';
 import { FileContentStats, FileLane, FileProgress, FileStatus, Passage, StoredFile } from '../../domain/file.model';
+import { GroupCommit, groupCommitOf } from './group-commit';
 import { SqliteDb, toSqlDate } from './sqlite-database';
 import { sqlFilter } from './sqlite-file-filter';
 
@@ -87,10 +88,17 @@ const MAX_PARAMS = 500;
 
 export class SqliteFileStore extends FileStore {
   private readonly statements;
-  private readonly insertPassagesTx;
+  /**
+   * Every write commits through the connection's group commit: a write lock another process holds
+   * (a worker process writing a file's vectors) is asked for again from the event loop rather than
+   * waited for in SQLite's busy wait, which sleeps the whole process, and an upload's record waits
+   * no request behind it.
+   */
+  private readonly group: GroupCommit;
 
   constructor(private readonly db: SqliteDb) {
     super();
+    this.group = groupCommitOf(db);
     this.statements = {
       insert: db.prepare(
         `INSERT INTO files (id, collection_id, name, mime, size, status, error, lane, progress, source_url, chunk_count, character_count,
@@ -113,15 +121,10 @@ export class SqliteFileStore extends FileStore {
       deletePassagesByCollection: db.prepare('DELETE FROM passages WHERE collection_id = ?'),
       listPassages: db.prepare('SELECT * FROM passages WHERE file_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
     };
-    this.insertPassagesTx = db.transaction((passages: readonly Passage[]) => {
-      for (const p of passages) {
-        this.statements.insertPassage.run(p.id, p.collectionId, p.fileId, p.index, p.content, p.page);
-      }
-    });
   }
 
   async create(file: StoredFile): Promise<void> {
-    this.statements.insert.run({
+    const row = {
       id: file.id,
       collection_id: file.collectionId,
       name: file.name,
@@ -140,7 +143,8 @@ export class SqliteFileStore extends FileStore {
       author: file.author,
       created_at: toSqlDate(file.createdAt),
       updated_at: toSqlDate(file.updatedAt),
-    });
+    };
+    await this.group.run(() => this.statements.insert.run(row));
   }
 
   async get(collectionId: string, fileId: string): Promise<StoredFile | null> {
@@ -188,12 +192,12 @@ export class SqliteFileStore extends FileStore {
     if (from.length === 0) return false;
     const { assignments, values } = this.assignments(update);
     const sql = `UPDATE files SET status = ?, ${assignments} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
-    return this.db.prepare(sql).run(to, ...values, fileId, ...from).changes > 0;
+    return this.group.run(() => this.db.prepare(sql).run(to, ...values, fileId, ...from).changes > 0);
   }
 
   async update(fileId: string, update: FileUpdate): Promise<boolean> {
     const { assignments, values } = this.assignments(update);
-    return this.db.prepare(`UPDATE files SET ${assignments} WHERE id = ?`).run(...values, fileId).changes > 0;
+    return this.group.run(() => this.db.prepare(`UPDATE files SET ${assignments} WHERE id = ?`).run(...values, fileId).changes > 0);
   }
 
   async listByStatus(statuses: readonly FileStatus[], limit: number, afterId = ''): Promise<StoredFile[]> {
@@ -204,14 +208,14 @@ export class SqliteFileStore extends FileStore {
 
   async delete(fileId: string): Promise<boolean> {
     // Passages go with the file through ON DELETE CASCADE.
-    return this.statements.delete.run(fileId).changes > 0;
+    return this.group.run(() => this.statements.delete.run(fileId).changes > 0);
   }
 
   async deleteByCollection(collectionId: string): Promise<number> {
-    return this.db.transaction(() => {
+    return this.group.run(() => {
       this.statements.deletePassagesByCollection.run(collectionId);
       return this.statements.deleteByCollection.run(collectionId).changes;
-    })();
+    });
   }
 
   async stats(collectionId: string): Promise<FileContentStats> {
@@ -219,11 +223,14 @@ export class SqliteFileStore extends FileStore {
   }
 
   async insertPassages(passages: readonly Passage[]): Promise<void> {
-    if (passages.length) this.insertPassagesTx(passages);
+    if (passages.length === 0) return;
+    await this.group.run(() => {
+      for (const p of passages) this.statements.insertPassage.run(p.id, p.collectionId, p.fileId, p.index, p.content, p.page);
+    });
   }
 
   async deletePassages(fileId: string): Promise<void> {
-    this.statements.deletePassages.run(fileId);
+    await this.group.run(() => this.statements.deletePassages.run(fileId));
   }
 
   async getPassages(ids: readonly string[]): Promise<Passage[]> {
