@@ -6,6 +6,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { ErrorCode } from '../../common/app-error';
 import { IndexUnit } from '../../domain/vector-index.port';
 import { EXACT_SCAN_BELOW } from './nearest/collection-vectors';
+import { SEARCH_THREADS } from './nearest/nearest-threads';
 import { DELETE_BATCH, SqliteVectorIndex } from './sqlite-vector-index.adapter';
 
 /** What the contract suite cannot see: the tables behind the port. */
@@ -178,7 +179,8 @@ describe('SqliteVectorIndex storage', () => {
   });
 
   it('removes a deleted file from a collection searched by cells, before and after a restart', async () => {
-    const count = EXACT_SCAN_BELOW + 2_000;
+    // Enough rows for cells in each search thread's share.
+    const count = SEARCH_THREADS * EXACT_SCAN_BELOW + 2_000;
     const vectorOf = (i: number) => Float32Array.from({ length: 8 }, (_, d) => Math.cos(i * (d + 1)) + (i % 40) / 10);
     const many = Array.from({ length: count }, (_, i) => unit(i, { fileId: `fle_${i % 40}`, vector: vectorOf(i) }));
     for (let start = 0; start < count; start += 2_000) await index.upsert(many.slice(start, start + 2_000));

@@ -3,7 +3,7 @@
 // upserts and deletes post to the thread only after their commit, and searches first take in what
 // other processes committed (the seq high-water mark). Split, that ordering would span files. Where
 // it splits next: the thread's side (isLoaded, ensureLoaded, load, catchUp, postRowsAbove,
-// postRemove, about 90 lines) into a `SearchThreadMirror` class beside nearest-thread.ts, and the
+// postRemove, about 90 lines) into a `SearchThreadMirror` class beside nearest-threads.ts, and the
 // background purge of deleted collections (purgeLater, deleteInBatches) into its own file.
 import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -24,7 +24,7 @@ import {
   VectorIndex,
 } from '../../domain/vector-index.port';
 import { toFts5Query } from './fts5-query';
-import { NearestThread } from './nearest/nearest-thread';
+import { NearestThreads } from './nearest/nearest-threads';
 import { TextReader } from './text/text-reader';
 import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextSearchRequest, TextSearchRow } from './text/text-search-sql';
 
@@ -60,7 +60,8 @@ interface VectorRow {
 
 /**
  * The embedded index: vectors and BM25 in the service's SQLite file (the source of truth), searched
- * by a search thread that holds int8 codes of every vector, grouped in cells per large collection.
+ * by search threads that hold int8 codes of every vector (each thread a share of every collection's
+ * rows), grouped in cells per large collection.
  *
  * `search_units` maps each unit to its collection, file, passage and dimension; its integer `seq`
  * keys the unit's float vector in `search_unit_vectors` (stored L2-normalised) and its row in
@@ -102,13 +103,13 @@ export class SqliteVectorIndex extends VectorIndex {
 
   /**
    * @param db an open database; the caller owns it and closes it.
-   * @param nearest the search thread; one per index.
+   * @param nearest the search threads; one set per index.
    * @param reader the text reader thread, on its own connection to the same file; null runs BM25
    *   on `db` itself (an in-memory database, which no other connection can open).
    */
   constructor(
     private readonly db: Database.Database,
-    private readonly nearest = new NearestThread(),
+    private readonly nearest = new NearestThreads(),
     private readonly reader: TextReader | null = db.memory ? null : new TextReader(db.name),
     /**
      * Whether a collection this process ingests into is loaded into its search thread at once:

@@ -14,8 +14,21 @@ export const EXACT_SCAN_BELOW = 30_000;
  * those rows: cheaper than probing cells past nine in ten rejected rows, and exact.
  */
 export const FILTER_SCAN_SHARE = 0.15;
-/** Cells probed per search (of about √units cells), each scanned exactly. */
+/**
+ * Cells probed per search (of about √units cells), each scanned exactly, when one thread holds the
+ * whole collection; each of several search threads, holding a share of the rows in cells of its
+ * own, probes fewer (see probedCellsPerShard).
+ */
 export const PROBED_CELLS = 32;
+
+/**
+ * Cells each of `shards` search threads probes so that a search reads the codes one thread would
+ * (shards · probed · √(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
+ * probing 32 cells of √n reads of all of them.
+ */
+export function probedCellsPerShard(shards: number): number {
+  return Math.max(1, Math.round(PROBED_CELLS / Math.sqrt(shards)));
+}
 /** Rows whose new cell is found per step of a (re)partition; searches are served between steps. */
 export const BUILD_STEP = 8_192;
 /** The cells are recomputed when the collection has grown this much since they were. */
@@ -78,7 +91,10 @@ export class CollectionVectors {
   /** Rows a load under way will bring (0: none): the cells are computed once it ends, not as it grows. */
   private loading = 0;
 
-  constructor(readonly dimension: number) {
+  constructor(
+    readonly dimension: number,
+    private readonly probedCells = PROBED_CELLS,
+  ) {
     this.serving = new Partition(dimension);
   }
 
@@ -182,11 +198,11 @@ export class CollectionVectors {
     const q = new Int8Array(this.dimension);
     quantise(query, q);
     const cells = this.serving.cells;
-    if (!allowedFiles)
-      return nearest(
-        k,
-        this.probed(q).map((c) => scanCell(cells[c], q, k)),
-      );
+    if (!allowedFiles) {
+      const hits = new NearestHits(k);
+      for (const c of this.probed(q)) scanCell(cells[c], q, k, hits);
+      return hits.list();
+    }
 
     const allowed = new Uint8Array(this.fileOrdinal.size);
     const ordinals: number[] = [];
@@ -204,19 +220,18 @@ export class CollectionVectors {
     // A broad filter: in each probed cell, enough nearest rows that k of them pass it in expectation, twice over.
     const share = rows / this.size;
     const probed = this.probed(q, Math.ceil(1 / share));
-    const passing = nearest(
-      k,
-      probed.map((c) => scanCell(cells[c], q, Math.ceil((2 * k) / share), (p) => allowed[cells[c].files[p]] === 1)),
-    );
+    const hits = new NearestHits(k);
+    for (const c of probed) scanCell(cells[c], q, Math.ceil((2 * k) / share), hits, (p) => allowed[cells[c].files[p]] === 1);
+    const passing = hits.list();
     return passing.length < Math.min(k, rows) ? this.scanAllowed(q, k, ordinals, rows) : passing;
   }
 
-  /** The cells to scan: all of one, else the PROBED_CELLS (times `widen`) nearest centroids. */
+  /** The cells to scan: all of one, else the `probedCells` (times `widen`) nearest centroids. */
   private probed(q: Int8Array, widen = 1): number[] {
     const centroids = this.serving.centroids;
     const count = this.serving.cells.length;
     if (!centroids) return [0];
-    const wanted = Math.min(count, PROBED_CELLS * widen);
+    const wanted = Math.min(count, this.probedCells * widen);
     if (wanted === count) return Array.from({ length: count }, (_, c) => c);
     const found = exactSearch(centroids, q, this.dimension, wanted, MetricKind.Cos, 1);
     return Array.from(found.keys, Number);
@@ -366,24 +381,46 @@ export class CollectionVectors {
 }
 
 /**
- * The `count` nearest live rows of one cell (that pass `keep`), asking the native scan for enough
- * more to cover its dead rows.
+ * The `count` nearest live rows of one cell (that pass `keep`), offered to `hits`; the native scan
+ * is asked for enough more to cover the cell's dead rows.
  */
-function scanCell(cell: Cell, q: Int8Array, count: number, keep?: (position: number) => boolean): CodeHit[] {
+function scanCell(cell: Cell, q: Int8Array, count: number, hits: NearestHits, keep?: (position: number) => boolean): void {
   const wanted = Math.min(cell.length, count + cell.dead);
-  if (wanted === 0) return [];
+  if (wanted === 0) return;
   const found = exactSearch(cell.prefix(), q, q.length, wanted, MetricKind.Cos, 1);
-  const hits: CodeHit[] = [];
   for (let i = 0; i < found.keys.length; i++) {
     const p = Number(found.keys[i]);
-    if (cell.live[p] && (!keep || keep(p))) hits.push({ seq: cell.seqs[p], distance: found.distances[i] });
+    // Nearest first: once one cannot be among the k nearest, neither can the rest.
+    if (cell.live[p] && (!keep || keep(p)) && !hits.offer(cell.seqs[p], found.distances[i])) return;
   }
-  return hits;
 }
 
-function nearest(k: number, lists: CodeHit[][]): CodeHit[] {
-  return lists
-    .flat()
-    .sort((a, b) => a.distance - b.distance)
-    .slice(0, k);
+/**
+ * The k nearest hits offered, nearest first, kept as they come instead of sorting every cell's
+ * hits together (32 cells of k each per search). Of equal distances, the first offered stays first.
+ */
+class NearestHits {
+  private readonly seqs: number[] = [];
+  private readonly distances: number[] = [];
+
+  constructor(private readonly k: number) {}
+
+  /** Whether the hit is (for now) among the k nearest. */
+  offer(seq: number, distance: number): boolean {
+    const n = this.distances.length;
+    if (n === this.k && distance >= this.distances[n - 1]) return false;
+    let at = n;
+    while (at > 0 && this.distances[at - 1] > distance) at--;
+    this.seqs.splice(at, 0, seq);
+    this.distances.splice(at, 0, distance);
+    if (n === this.k) {
+      this.seqs.pop();
+      this.distances.pop();
+    }
+    return true;
+  }
+
+  list(): CodeHit[] {
+    return this.seqs.map((seq, i) => ({ seq, distance: this.distances[i] }));
+  }
 }

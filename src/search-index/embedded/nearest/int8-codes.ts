@@ -12,7 +12,9 @@ export function quantise(vector: Float32Array, into: Int8Array, offset = 0): voi
     if (a > max) max = a;
   }
   const scale = max === 0 ? 0 : 127 / max;
-  for (let i = 0; i < vector.length; i++) into[offset + i] = Math.round(vector[i] * scale);
+  // Math.round, in integer steps: x · scale lies in [-127, 127], so x · scale + 128.5 is positive and
+  // truncating it floors it. Math.round itself made this loop 4-5x slower, most of a load's CPU.
+  for (let i = 0; i < vector.length; i++) into[offset + i] = ((vector[i] * scale + 128.5) | 0) - 128;
 }
 
 /** Rows of int8 codes that grow by doubling; row `r` is `codes[r * dimension .. (r + 1) * dimension)`. */

@@ -1,4 +1,9 @@
-/** Messages between the vector index (main thread) and its search thread (nearest.worker.ts). */
+/** Messages between the vector index (main thread) and its search threads (nearest.worker.ts). */
+
+/** What each search thread is started with: how many threads share the rows. */
+export interface NearestWorkerData {
+  shards: number;
+}
 
 export type NearestRequest =
   | {

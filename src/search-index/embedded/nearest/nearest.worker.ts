@@ -1,13 +1,16 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import { CollectionVectors } from './collection-vectors';
-import type { NearestRequest, NearestResponse } from './nearest-protocol';
+import { CollectionVectors, probedCellsPerShard } from './collection-vectors';
+import type { NearestRequest, NearestResponse, NearestWorkerData } from './nearest-protocol';
 
 /**
- * The search thread: every collection's vectors and cells live here, so a search never holds the
- * service's event loop. Messages are handled in arrival order (a search sees every add and remove
- * sent before it); cells are computed in steps while no message waits.
+ * A search thread: its share of every collection's vectors (the rows whose seq falls to it, see
+ * NearestThreads) and their cells live here, so a search never holds the service's event loop.
+ * Messages are handled in arrival order (a search sees every add and remove sent before it); cells
+ * are computed in steps while no message waits.
  */
+const { shards } = workerData as NearestWorkerData;
+const probedCells = probedCellsPerShard(shards);
 const collections = new Map<string, CollectionVectors>();
 const inbox: NearestRequest[] = [];
 let scheduled = false;
@@ -40,7 +43,7 @@ function pump(): void {
 function collection(collectionId: string, dimension: number): CollectionVectors {
   let vectors = collections.get(collectionId);
   if (!vectors || vectors.dimension !== dimension) {
-    vectors = new CollectionVectors(dimension);
+    vectors = new CollectionVectors(dimension, probedCells);
     collections.set(collectionId, vectors);
   }
   return vectors;

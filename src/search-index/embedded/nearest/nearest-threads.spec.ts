@@ -9,13 +9,14 @@ const repo = join(__dirname, '..', '..', '..', '..');
  * take the test runner with it.
  */
 const script = `
-const { NearestThread } = require(${JSON.stringify(join(__dirname, 'nearest-thread'))});
+const { NearestThreads, SEARCH_THREADS } = require(${JSON.stringify(join(__dirname, 'nearest-threads'))});
 const { EXACT_SCAN_BELOW } = require(${JSON.stringify(join(__dirname, 'collection-vectors'))});
 (async () => {
   const d = 512;
-  const rows = EXACT_SCAN_BELOW + 20000;
+  // Each thread holds a share of the rows: enough in each for cells.
+  const rows = SEARCH_THREADS * (EXACT_SCAN_BELOW + 20000);
   for (let round = 0; round < 3; round++) {
-    const thread = new NearestThread();
+    const thread = new NearestThreads();
     let state = round + 1;
     const vectors = Float32Array.from({ length: rows * d }, () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5);
     const seqs = Float64Array.from({ length: rows }, (_, r) => r);
@@ -34,8 +35,8 @@ const { EXACT_SCAN_BELOW } = require(${JSON.stringify(join(__dirname, 'collectio
 })().catch((error) => { console.error(error); process.exit(1); });
 `;
 
-describe('NearestThread', () => {
-  it('closes while the thread computes cells without aborting the process', () => {
+describe('NearestThreads', () => {
+  it('closes while the threads compute cells without aborting the process', () => {
     const child = spawnSync(process.execPath, ['--no-node-snapshot', '-r', join(repo, 'scripts', 'swc-register.js'), '-e', script], {
       cwd: repo,
       encoding: 'utf8',
