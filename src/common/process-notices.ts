@@ -18,7 +18,8 @@ export type ProcessMessage =
   | { service: 'notice'; from: string; notice: Notice }
   | { service: 'watch' | 'unwatch'; from: string; runId: string }
   | { service: 'gone'; from: string }
-  | { service: 'jobs'; from: string; name: string };
+  | { service: 'jobs'; from: string; name: string }
+  | { service: 'vectors'; from: string; collectionId: string };
 
 export const isProcessMessage = (message: unknown): message is ProcessMessage =>
   typeof message === 'object' && message !== null && typeof (message as { service?: unknown }).service === 'string';
@@ -33,6 +34,7 @@ export const isProcessMessage = (message: unknown): message is ProcessMessage =>
 export class ProcessNotices {
   private readonly listeners = new Set<(notice: Notice) => void>();
   private readonly jobListeners = new Set<(name: string) => void>();
+  private readonly vectorListeners = new Set<(collectionId: string) => void>();
   /** Runs watched here, and how many times. */
   private readonly local = new Map<string, number>();
   /** Runs watched by other processes: run id -> process id -> count. */
@@ -85,6 +87,17 @@ export class ProcessNotices {
     return () => this.jobListeners.delete(listener);
   }
 
+  /** Vectors of `collectionId` were committed here: processes that answer searches take them in before they are asked. */
+  announceVectors(collectionId: string): void {
+    this.send?.({ service: 'vectors', from: PROCESS_ID, collectionId });
+  }
+
+  /** Vectors other processes committed are told to `listener` until the answer is called. */
+  onVectors(listener: (collectionId: string) => void): () => void {
+    this.vectorListeners.add(listener);
+    return () => this.vectorListeners.delete(listener);
+  }
+
   /** Someone here waits for `runId`: the other processes send its notices here until the answer is called. */
   watch(runId: string): () => void {
     const count = this.local.get(runId) ?? 0;
@@ -133,6 +146,9 @@ export class ProcessNotices {
       }
       case 'jobs':
         for (const listener of this.jobListeners) listener(message.name);
+        return;
+      case 'vectors':
+        for (const listener of this.vectorListeners) listener(message.collectionId);
         return;
       case 'gone':
         for (const [runId, by] of this.remote) if (by.delete(message.from) && by.size === 0) this.remote.delete(runId);

@@ -10,7 +10,7 @@ import { VectorIndex } from '../domain/vector-index.port';
 export function createVectorIndex(config: AppConfig, connections: StorageConnections): VectorIndex {
   if (config.ELASTICSEARCH_URL) return ElasticsearchVectorIndex.fromConfig(config);
   // Worker processes do not answer the API's searches: they leave what they ingest to be loaded by a search.
-  return new SqliteVectorIndex(connections.sqlite, undefined, undefined, config.APP_ROLE !== 'worker');
+  return new SqliteVectorIndex(connections.sqlite, { answersSearches: config.APP_ROLE !== 'worker' });
 }
 
 /** The VectorIndex port and its adapter; collection search (collections/) and ingestion use it. */

@@ -7,7 +7,7 @@ import { ErrorCode } from '../../common/app-error';
 import { IndexUnit } from '../../domain/vector-index.port';
 import { EXACT_SCAN_BELOW } from './nearest/collection-vectors';
 import { SEARCH_THREADS } from './nearest/nearest-threads';
-import { DELETE_BATCH, SqliteVectorIndex } from './sqlite-vector-index.adapter';
+import { DELETE_BATCH, SqliteVectorIndex, VectorNotices } from './sqlite-vector-index.adapter';
 
 /** What the contract suite cannot see: the tables behind the port. */
 describe('SqliteVectorIndex storage', () => {
@@ -43,6 +43,47 @@ describe('SqliteVectorIndex storage', () => {
     await index.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('takes in what a worker process commits, told by its notices, before any search asks', async () => {
+    // The processes' channel, linked: what the worker announces reaches the searching process's listeners.
+    const listeners = new Set<(collectionId: string) => void>();
+    const announced: string[] = [];
+    const answering: VectorNotices = {
+      announceVectors: (collectionId) => announced.push(collectionId),
+      onVectors: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+    };
+    const ingesting: VectorNotices = {
+      announceVectors: (collectionId) => listeners.forEach((listener) => listener(collectionId)),
+      onVectors: () => () => undefined,
+    };
+    await index.close();
+    index = new SqliteVectorIndex(db, { notices: answering });
+    await index.init();
+    const otherDb = open();
+    const worker = new SqliteVectorIndex(otherDb, { answersSearches: false, notices: ingesting });
+    await worker.init();
+    const held = async (size: number) => {
+      for (let tries = 0; ; tries++) {
+        const stats = (await index.searchThreadStats()).collections.find((c) => c.collectionId === 'col_a');
+        if (stats?.size === size) return;
+        if (tries > 1_500) throw new Error(`the search threads hold ${JSON.stringify(stats)}, not ${size} rows`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    try {
+      await worker.upsert(Array.from({ length: 40 }, (_, i) => unit(i)));
+      await held(40);
+      // Loaded: later commits are read above what the threads hold.
+      await worker.upsert(Array.from({ length: 5 }, (_, i) => unit(100 + i)));
+      await held(45);
+      // The worker's own threads stay empty; the searching process announces nothing.
+      expect((await worker.searchThreadStats()).collections).toEqual([]);
+      expect(announced).toEqual([]);
+    } finally {
+      await worker.close();
+      otherDb.close();
+    }
   });
 
   it('searches what another process on the store wrote after this one loaded the collection, with its own vectors', async () => {

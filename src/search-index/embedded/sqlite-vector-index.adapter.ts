@@ -3,8 +3,9 @@
 // upserts and deletes post to the thread only after their commit, and searches first take in what
 // other processes committed (the seq high-water mark). Split, that ordering would span files. Where
 // it splits next: the thread's side (isLoaded, ensureLoaded, load, catchUp, postRowsAbove,
-// postRemove, about 90 lines) into a `SearchThreadMirror` class beside nearest-threads.ts, and the
-// background purge of deleted collections (purgeLater, deleteInBatches) into its own file.
+// postRemove, announce, takeIn, about 150 lines) into a `SearchThreadMirror` class beside
+// nearest-threads.ts, and the background purge of deleted collections (purgeLater,
+// deleteInBatches) into its own file.
 import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
@@ -26,6 +27,7 @@ import {
 import { toFts5Query } from './fts5-query';
 import { NearestThreads } from './nearest/nearest-threads';
 import { TextReader } from './text/text-reader';
+import { ProcessNotices, processNotices } from '../../common/process-notices';
 import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextSearchRequest, TextSearchRow } from './text/text-search-sql';
 
 /**
@@ -41,6 +43,31 @@ const LOAD_BATCH = 4_096;
  * than coding, and unbounded the floats of a million rows (2 GB at 512 dimensions) would queue.
  */
 const LOAD_AHEAD = 8;
+
+/** A worker process tells the others of its commits to a collection at most this often. */
+const ANNOUNCE_EVERY_MS = 100;
+
+/** The part of the processes' channel (common/process-notices.ts) the index speaks on. */
+export type VectorNotices = Pick<ProcessNotices, 'announceVectors' | 'onVectors'>;
+
+export interface SqliteVectorIndexOptions {
+  /** The search threads; one set per index. */
+  nearest?: NearestThreads;
+  /**
+   * The text reader thread, on its own connection to the same file; null runs BM25 on the database
+   * itself (an in-memory database, which no other connection can open).
+   */
+  reader?: TextReader | null;
+  /**
+   * Whether this process answers searches (APP_ROLE all or api; default). It keeps the collections
+   * ingested into, here or in other processes (told by their notices), loaded in its search
+   * threads, so the first search after ingestion does not pay the load. A worker process that only
+   * ingests leaves them out (see upsert) and tells the others of its commits instead.
+   */
+  answersSearches?: boolean;
+  /** The channel to the service's other processes (default: this process's). */
+  notices?: VectorNotices;
+}
 /**
  * Code-ranked hits per wanted hit that are re-ranked by their float vectors: the int8 codes rank
  * within about 0.003 of the float distance, so a small margin settles the final order exactly.
@@ -101,25 +128,30 @@ export class SqliteVectorIndex extends VectorIndex {
    */
   private readonly writes: GroupCommit;
 
-  /**
-   * @param db an open database; the caller owns it and closes it.
-   * @param nearest the search threads; one set per index.
-   * @param reader the text reader thread, on its own connection to the same file; null runs BM25
-   *   on `db` itself (an in-memory database, which no other connection can open).
-   */
+  private readonly nearest: NearestThreads;
+  private readonly reader: TextReader | null;
+  private readonly answersSearches: boolean;
+  private readonly notices: VectorNotices;
+  private readonly stopListening: () => void;
+  /** Collections whose vectors other processes committed, to take in; and the take-in under way. */
+  private readonly toTakeIn = new Set<string>();
+  private takingIn?: Promise<void>;
+  /** Collections whose commits here are told to the other processes at the end of the current window. */
+  private readonly toAnnounce = new Set<string>();
+  private announceTimer?: NodeJS.Timeout;
+
+  /** @param db an open database; the caller owns it and closes it. */
   constructor(
     private readonly db: Database.Database,
-    private readonly nearest = new NearestThreads(),
-    private readonly reader: TextReader | null = db.memory ? null : new TextReader(db.name),
-    /**
-     * Whether a collection this process ingests into is loaded into its search thread at once:
-     * so in a process that answers searches (the API's), the first search after ingestion does not
-     * pay the load. A worker process that only ingests leaves it out (see upsert).
-     */
-    private readonly loadWhenIngesting = true,
+    options: SqliteVectorIndexOptions = {},
   ) {
     super();
     this.writes = groupCommitOf(db);
+    this.nearest = options.nearest ?? new NearestThreads();
+    this.reader = options.reader !== undefined ? options.reader : db.memory ? null : new TextReader(db.name);
+    this.answersSearches = options.answersSearches ?? true;
+    this.notices = options.notices ?? processNotices;
+    this.stopListening = this.answersSearches ? this.notices.onVectors((collectionId) => this.takeIn(collectionId)) : () => undefined;
   }
 
   async init(): Promise<void> {
@@ -207,7 +239,8 @@ export class SqliteVectorIndex extends VectorIndex {
         // that only ingests would otherwise code and place every vector a second time, on cores
         // the ingestion needs. Its first search loads what the store then holds.
         // Loading reads what was just committed; nothing to post.
-        if (this.loadWhenIngesting) void this.ensureLoaded(collectionId).catch(() => undefined);
+        if (this.answersSearches) void this.ensureLoaded(collectionId).catch(() => undefined);
+        else this.announce(collectionId);
         continue;
       }
       const mine = units.map((unit, i) => i).filter((i) => units[i].collectionId === collectionId);
@@ -375,13 +408,51 @@ export class SqliteVectorIndex extends VectorIndex {
    */
   async close(): Promise<void> {
     this.closing = true;
-    await this.purges;
+    this.stopListening();
+    clearTimeout(this.announceTimer);
+    await Promise.all([this.purges, this.takingIn]);
     await Promise.all([this.nearest.close(), this.reader?.close()]);
   }
 
   /** What the search thread holds, per collection (benches and tests wait for graphs with it). */
   async searchThreadStats() {
     return this.nearest.stats();
+  }
+
+  /**
+   * In a process that does not answer searches (a worker that only ingests): tells the others that
+   * a collection's vectors were committed, at most once per ANNOUNCE_EVERY_MS per collection (the
+   * window's last commit included: the take-in reads everything above what it holds).
+   */
+  private announce(collectionId: string): void {
+    this.toAnnounce.add(collectionId);
+    this.announceTimer ??= setTimeout(() => {
+      this.announceTimer = undefined;
+      for (const id of this.toAnnounce) this.notices.announceVectors(id);
+      this.toAnnounce.clear();
+    }, ANNOUNCE_EVERY_MS);
+  }
+
+  /**
+   * In a process that answers searches: another process committed vectors of `collectionId`, so it
+   * is loaded (or what was committed above what the thread holds is read), as a search would, but
+   * now: the first search after a worker process ingested does not wait for the load. One take-in
+   * at a time; notices arriving meanwhile are taken in after it.
+   */
+  private takeIn(collectionId: string): void {
+    if (this.closing) return;
+    this.toTakeIn.add(collectionId);
+    if (this.takingIn) return;
+    this.takingIn = (async () => {
+      while (this.toTakeIn.size > 0 && !this.closing) {
+        const [next] = this.toTakeIn;
+        this.toTakeIn.delete(next);
+        await this.ensureLoaded(next)
+          .then(() => this.catchUp(next))
+          .catch(() => undefined);
+      }
+      this.takingIn = undefined;
+    })();
   }
 
   private isLoaded(collectionId: string): boolean {
