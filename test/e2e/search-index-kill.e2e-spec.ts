@@ -90,7 +90,8 @@ describe('vector index: SIGKILL while indexing, then a restart', () => {
       if (Date.now() > deadline) throw new Error(`no file indexed within 120 s:\n${service.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    service.child.kill('SIGKILL');
+    // Every process of the service at once: the worker processes do the indexing.
+    service.killAll('SIGKILL');
     expect(await service.exited(60_000)).toEqual({ code: null, signal: 'SIGKILL' });
 
     service = await boot();

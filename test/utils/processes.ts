@@ -10,6 +10,12 @@ export interface Spawned {
   output(): string;
   /** Resolves with the exit code (or signal) once the process has exited, or rejects after `timeoutMs`. */
   exited(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Signals the process and every process it started, at once (its process group: it was spawned
+   * `detached`), as a crash of the machine or a container kill ends them all; a bare `child.kill`
+   * reaches the first process only.
+   */
+  killAll(signal: NodeJS.Signals): void;
 }
 
 export function spawnCollecting(command: string, args: string[], options: SpawnOptions): Spawned {
@@ -29,6 +35,17 @@ export function spawnCollecting(command: string, args: string[], options: SpawnO
         timer = setTimeout(() => reject(new Error(`process ${child.pid} still runs after ${timeoutMs} ms:\n${output}`)), timeoutMs);
       });
       return Promise.race([exit, timeout]).finally(() => clearTimeout(timer));
+    },
+    killAll: (signal) => {
+      if (!options.detached || child.pid === undefined) {
+        child.kill(signal);
+        return;
+      }
+      try {
+        process.kill(-child.pid, signal);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
     },
   };
 }
@@ -109,12 +126,15 @@ export function logLines(output: string): Array<Record<string, unknown>> {
 const ROOT = join(__dirname, '..', '..');
 
 /**
- * The built service (dist/) in a process of its own on 127.0.0.1:`port`, ready once /health/ready
- * answers: for tests that kill it. `env` adds to or overrides the defaults (warn-level logs).
+ * The built service (dist/) in a process group of its own (with the worker processes it starts) on
+ * 127.0.0.1:`port`, ready once /health/ready answers: for tests that kill it (`killAll` ends every
+ * process of the service, `child.kill` the supervising one only). `env` adds to or overrides the
+ * defaults (warn-level logs).
  */
 export async function bootService(port: number, env: Record<string, string>): Promise<Spawned> {
   const spawned = spawnCollecting(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: ROOT,
+    detached: true,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
   });
   await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned, 120_000);
