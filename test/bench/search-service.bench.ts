@@ -15,6 +15,9 @@
  *
  *   BENCH_PASSAGES=1000000 npm run bench -- search-service   (default 20,000 passages)
  *
+ * BENCH_INGEST_ONLY=1 stops after the ingestion figures (rounds of before/after ingestion, profiles
+ * of the ingestion alone).
+ *
  * BENCH_APP_ROOT=<dir> (a directory holding an earlier build's dist/ and a node_modules/) runs that
  * build instead, with this bench and this endpoint: run it and this build in turn for before/after.
  */
@@ -22,7 +25,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_KEY, call, figures, percentile, processTree, startApp } from './lib/bench-kit';
+import { BENCH_KEY, call, cpuMicros, figures, percentile, processTree, startApp, treeSum } from './lib/bench-kit';
 
 const BENCH = 'search-service';
 const PASSAGES = Number(process.env.BENCH_PASSAGES ?? 20_000);
@@ -174,6 +177,10 @@ async function main(): Promise<void> {
 
     const { id: collectionId } = await call(app.url, 'POST', '/api/v1/collections', { name: 'Scale' });
     const ingesting = healthProbe(app.url);
+    // CPU of the API process (its own threads) and of the rest of the service (worker processes).
+    const apiPid = app.child.pid!;
+    const cpuOf = () => ({ api: cpuMicros(apiPid), all: treeSum(apiPid, cpuMicros) });
+    const cpuBefore = cpuOf();
     const started = performance.now();
     let next = 0;
     const uploader = async () => {
@@ -199,12 +206,30 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     const ingestSeconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuOf();
     const healthIngesting = await ingesting.stop();
     const ingestRate = PASSAGES / ingestSeconds;
+    const apiCpu = (cpuAfter.api - cpuBefore.api) / 1e6;
+    const workersCpu = (cpuAfter.all - cpuAfter.api - (cpuBefore.all - cpuBefore.api)) / 1e6;
     console.log(
       `ingestion: ${ingestRate.toFixed(0)} passages/s (${ingestSeconds.toFixed(1)} s; endpoint alone ${endpointPassages.toFixed(0)} passages/s); ` +
-        `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); load ${load()}`,
+        `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); ` +
+        `CPU meanwhile: API process ${apiCpu.toFixed(1)} s, worker processes ${workersCpu.toFixed(1)} s ` +
+        `(${(((apiCpu + workersCpu) * 1e6) / PASSAGES).toFixed(0)} µs per passage); load ${load()}`,
     );
+
+    if (process.env.BENCH_INGEST_ONLY) {
+      const figure = figures(BENCH, `${PASSAGES.toLocaleString('en')} passages; ingestion only`);
+      figure(
+        'ingest_rate',
+        ingestRate,
+        'passages/s',
+        endpointPassages,
+        'value >= 5000 passages/s (baseline: the embeddings endpoint alone)',
+      );
+      figure('health_p99_ingesting', healthIngesting.p99, 'ms', healthAtRest.p99, 'value < 100 ms (baseline: /health p99 at rest)');
+      return;
+    }
 
     const query = (i: number) => {
       const file = (i * 7919) % files;
