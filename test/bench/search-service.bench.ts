@@ -75,6 +75,18 @@ function startEmbeddings(): Promise<{ url: string; child: ChildProcess }> {
   });
 }
 
+/**
+ * The API process's event-loop delay (prom-client's monitor, which /metrics resets on each read):
+ * read once to start a span, again to get the span's p99 and max in ms; null without METRICS.
+ */
+async function loopDelay(url: string): Promise<{ p99: number; max: number } | null> {
+  const res = await fetch(`${url}/metrics`);
+  if (res.status !== 200) return null;
+  const text = await res.text();
+  const seconds = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { p99: seconds('nodejs_eventloop_lag_p99_seconds') * 1000, max: seconds('nodejs_eventloop_lag_max_seconds') * 1000 };
+}
+
 /** Polls /health until stopped; the latencies of the answers. */
 function healthProbe(url: string) {
   const latencies: number[] = [];
@@ -181,6 +193,7 @@ async function main(): Promise<void> {
     const apiPid = app.child.pid!;
     const cpuOf = () => ({ api: cpuMicros(apiPid), all: treeSum(apiPid, cpuMicros) });
     const cpuBefore = cpuOf();
+    await loopDelay(app.url);
     const started = performance.now();
     let next = 0;
     const uploader = async () => {
@@ -207,6 +220,7 @@ async function main(): Promise<void> {
     }
     const ingestSeconds = (performance.now() - started) / 1000;
     const cpuAfter = cpuOf();
+    const delay = await loopDelay(app.url);
     const healthIngesting = await ingesting.stop();
     const ingestRate = PASSAGES / ingestSeconds;
     const apiCpu = (cpuAfter.api - cpuBefore.api) / 1e6;
@@ -215,7 +229,9 @@ async function main(): Promise<void> {
       `ingestion: ${ingestRate.toFixed(0)} passages/s (${ingestSeconds.toFixed(1)} s; endpoint alone ${endpointPassages.toFixed(0)} passages/s); ` +
         `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); ` +
         `CPU meanwhile: API process ${apiCpu.toFixed(1)} s, worker processes ${workersCpu.toFixed(1)} s ` +
-        `(${(((apiCpu + workersCpu) * 1e6) / PASSAGES).toFixed(0)} µs per passage); load ${load()}`,
+        `(${(((apiCpu + workersCpu) * 1e6) / PASSAGES).toFixed(0)} µs per passage); ` +
+        (delay ? `API event-loop delay p99 ${delay.p99.toFixed(0)} ms, max ${delay.max.toFixed(0)} ms; ` : '') +
+        `load ${load()}`,
     );
 
     if (process.env.BENCH_INGEST_ONLY) {
