@@ -4,6 +4,9 @@ import { groupCommitOf } from './embedded/group-commit';
 import { openSqliteDatabase, SqliteDb } from './embedded/sqlite-database';
 import { connectMongo, MongoConnection, openMongoConnection, pingMongo } from './mongo/mongo-connection';
 
+/** The API process's WAL checkpoint threshold, in pages (SQLite's default, kept by the others: 1,000, 4 MB). */
+const API_CHECKPOINT_PAGES = 10_000;
+
 /**
  * The database handles, opened on first use so a deployment only touches the engines its
  * configuration picks (a MongoDB deployment still uses SQLite if it keeps the embedded vector index).
@@ -21,8 +24,23 @@ export class StorageConnections implements OnApplicationShutdown {
   }
 
   get sqlite(): SqliteDb {
-    this.sqliteDb ??= openSqliteDatabase(this.config.dataDir);
+    if (!this.sqliteDb) {
+      this.sqliteDb = openSqliteDatabase(this.config.dataDir);
+      if (this.leavesCheckpointsToWorkers) this.sqliteDb.pragma(`wal_autocheckpoint = ${API_CHECKPOINT_PAGES}`);
+    }
     return this.sqliteDb;
+  }
+
+  /**
+   * A process that serves the API beside worker processes (or that only serves it) leaves WAL
+   * checkpoints to the processes that write most. SQLite checkpoints in the commit that finds the
+   * WAL past the threshold, whoever made it: while a worker ingested, the API process's commits (an
+   * upload's record) copied the worker's vectors into the file and synced it, up to 340 ms of its
+   * event loop at once. Its own threshold stays as a backstop, so the WAL is bounded even when no
+   * worker writes.
+   */
+  private get leavesCheckpointsToWorkers(): boolean {
+    return this.config.supervisedWorkers > 0 || this.config.APP_ROLE === 'api';
   }
 
   get mongo(): MongoConnection {

@@ -15,6 +15,9 @@
  *
  *   BENCH_PASSAGES=1000000 npm run bench -- search-service   (default 20,000 passages)
  *
+ * BENCH_INGEST_ONLY=1 stops after the ingestion figures (rounds of before/after ingestion, profiles
+ * of the ingestion alone).
+ *
  * BENCH_APP_ROOT=<dir> (a directory holding an earlier build's dist/ and a node_modules/) runs that
  * build instead, with this bench and this endpoint: run it and this build in turn for before/after.
  */
@@ -22,7 +25,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_KEY, call, figures, percentile, processTree, startApp } from './lib/bench-kit';
+import { BENCH_KEY, call, cpuMicros, figures, percentile, processTree, startApp, treeSum } from './lib/bench-kit';
 
 const BENCH = 'search-service';
 const PASSAGES = Number(process.env.BENCH_PASSAGES ?? 20_000);
@@ -70,6 +73,18 @@ function startEmbeddings(): Promise<{ url: string; child: ChildProcess }> {
     child.once('exit', (code) => reject(new Error(`embeddings server exited with ${code}`)));
     child.stdout!.once('data', (chunk: Buffer) => resolve({ url: `http://127.0.0.1:${chunk.toString().trim()}/v1`, child }));
   });
+}
+
+/**
+ * The API process's event-loop delay (prom-client's monitor, which /metrics resets on each read):
+ * read once to start a span, again to get the span's p99 and max in ms; null without METRICS.
+ */
+async function loopDelay(url: string): Promise<{ p99: number; max: number } | null> {
+  const res = await fetch(`${url}/metrics`);
+  if (res.status !== 200) return null;
+  const text = await res.text();
+  const seconds = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { p99: seconds('nodejs_eventloop_lag_p99_seconds') * 1000, max: seconds('nodejs_eventloop_lag_max_seconds') * 1000 };
 }
 
 /** Polls /health until stopped; the latencies of the answers. */
@@ -174,6 +189,11 @@ async function main(): Promise<void> {
 
     const { id: collectionId } = await call(app.url, 'POST', '/api/v1/collections', { name: 'Scale' });
     const ingesting = healthProbe(app.url);
+    // CPU of the API process (its own threads) and of the rest of the service (worker processes).
+    const apiPid = app.child.pid!;
+    const cpuOf = () => ({ api: cpuMicros(apiPid), all: treeSum(apiPid, cpuMicros) });
+    const cpuBefore = cpuOf();
+    await loopDelay(app.url);
     const started = performance.now();
     let next = 0;
     const uploader = async () => {
@@ -199,12 +219,33 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     const ingestSeconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuOf();
+    const delay = await loopDelay(app.url);
     const healthIngesting = await ingesting.stop();
     const ingestRate = PASSAGES / ingestSeconds;
+    const apiCpu = (cpuAfter.api - cpuBefore.api) / 1e6;
+    const workersCpu = (cpuAfter.all - cpuAfter.api - (cpuBefore.all - cpuBefore.api)) / 1e6;
     console.log(
       `ingestion: ${ingestRate.toFixed(0)} passages/s (${ingestSeconds.toFixed(1)} s; endpoint alone ${endpointPassages.toFixed(0)} passages/s); ` +
-        `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); load ${load()}`,
+        `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); ` +
+        `CPU meanwhile: API process ${apiCpu.toFixed(1)} s, worker processes ${workersCpu.toFixed(1)} s ` +
+        `(${(((apiCpu + workersCpu) * 1e6) / PASSAGES).toFixed(0)} µs per passage); ` +
+        (delay ? `API event-loop delay p99 ${delay.p99.toFixed(0)} ms, max ${delay.max.toFixed(0)} ms; ` : '') +
+        `load ${load()}`,
     );
+
+    if (process.env.BENCH_INGEST_ONLY) {
+      const figure = figures(BENCH, `${PASSAGES.toLocaleString('en')} passages; ingestion only`);
+      figure(
+        'ingest_rate',
+        ingestRate,
+        'passages/s',
+        endpointPassages,
+        'value >= 5000 passages/s (baseline: the embeddings endpoint alone)',
+      );
+      figure('health_p99_ingesting', healthIngesting.p99, 'ms', healthAtRest.p99, 'value < 100 ms (baseline: /health p99 at rest)');
+      return;
+    }
 
     const query = (i: number) => {
       const file = (i * 7919) % files;

@@ -204,6 +204,16 @@ describe('OpenAiCompatibleEmbedder', () => {
       expect(Array.from(second)).toEqual([0, 1]);
     });
 
+    it('rejects a base64 vector holding a component that is not finite', async () => {
+      const base64 = (values: number[]) => Buffer.from(Float32Array.from(values).buffer).toString('base64');
+      server.answerNext(
+        { status: 200, body: { data: [{ index: 0, embedding: base64([1, NaN, 2]) }] } },
+        { status: 200, body: { data: [{ index: 0, embedding: base64([Infinity, 0, 2]) }] } },
+      );
+      await expect(client().embed(['a'])).rejects.toMatchObject({ message: expect.stringContaining('not an array of numbers') });
+      await expect(client().embed(['a'])).rejects.toMatchObject({ message: expect.stringContaining('not an array of numbers') });
+    });
+
     it('rejects a base64 vector that is not whole floats', async () => {
       server.answerNext({ status: 200, body: { data: [{ index: 0, embedding: Buffer.from([1, 2, 3]).toString('base64') }] } });
       await expect(client().embed(['a'])).rejects.toMatchObject({ message: expect.stringContaining('not an array of numbers') });

@@ -158,8 +158,9 @@ export class OpenAiCompatibleEmbedder extends Embedder {
         throw malformed(`bad or repeated index ${JSON.stringify(index)}`);
       }
       // Base64 when asked for it, though a server that ignores the option answers numbers.
-      const values = typeof embedding === 'string' ? floatsOfBase64(embedding) : embedding;
-      if (!isVectorLike(values) || values.length === 0 || !allFinite(values)) {
+      const decoded = typeof embedding === 'string' ? floatsOfBase64(embedding) : null;
+      const values = decoded ?? embedding;
+      if (!isVectorLike(values) || values.length === 0 || (decoded === null && !allFinite(values))) {
         throw malformed(`embedding ${index as number} is not an array of numbers`);
       }
       const embedded = values as ArrayLike<number>;
@@ -172,7 +173,9 @@ export class OpenAiCompatibleEmbedder extends Embedder {
           { details: { expected: this.knownDimension, got: embedded.length } },
         );
       }
-      vectors[index as number] = l2Normalize(embedded);
+      // Decoded floats are this call's own: scaled where they are, not copied once more.
+      if (decoded !== null && !normalizeInPlace(decoded)) throw malformed(`embedding ${index as number} is not an array of numbers`);
+      vectors[index as number] = decoded ?? l2Normalize(embedded);
     }
     return vectors;
   }
@@ -180,13 +183,31 @@ export class OpenAiCompatibleEmbedder extends Embedder {
 
 const isVectorLike = (values: unknown): values is ArrayLike<number> => Array.isArray(values) || values instanceof Float32Array;
 
-/** The little-endian float32s a base64 embedding holds; null when its bytes are not whole floats. */
+/**
+ * The little-endian float32s a base64 embedding holds, decoded straight into their array (no
+ * intermediate Buffer to copy from); null when its bytes are not whole floats.
+ */
 function floatsOfBase64(text: string): Float32Array | null {
-  const bytes = Buffer.from(text, 'base64');
-  if (bytes.length % 4 !== 0) return null;
-  const floats = new Float32Array(bytes.length / 4);
-  new Uint8Array(floats.buffer).set(bytes);
-  return floats;
+  const room = Buffer.byteLength(text, 'base64');
+  const floats = new Float32Array(Math.ceil(room / 4));
+  const written = Buffer.from(floats.buffer).write(text, 'base64');
+  if (written % 4 !== 0) return null;
+  return written === floats.byteLength ? floats : floats.subarray(0, written / 4);
+}
+
+/**
+ * Scales `values` to unit length where they are, in two passes (a non-finite component makes the
+ * sum non-finite, so the first pass is also the check); false when a component is not finite.
+ * A zero vector stays zero, as l2Normalize leaves it.
+ */
+function normalizeInPlace(values: Float32Array): boolean {
+  let squares = 0;
+  for (let i = 0; i < values.length; i++) squares += values[i] * values[i];
+  if (!Number.isFinite(squares)) return false;
+  if (squares === 0) return true;
+  const scale = 1 / Math.sqrt(squares);
+  for (let i = 0; i < values.length; i++) values[i] *= scale;
+  return true;
 }
 
 /** A plain loop: `every(Number.isFinite)` over 512 numbers per text was a tenth of an ingesting process's CPU. */

@@ -36,13 +36,19 @@ import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextSearchRequest, TextSearc
  */
 export const DELETE_BATCH = 500;
 
-/** Rows per message when a collection's vectors are loaded into the search thread. */
-const LOAD_BATCH = 4_096;
 /**
- * Batches a load keeps posted but not yet handled by the search thread: reading the store is faster
- * than coding, and unbounded the floats of a million rows (2 GB at 512 dimensions) would queue.
+ * Rows per read (and message) when a collection's vectors are loaded into the search thread or
+ * taken in after another process's commits: each read holds the event loop, about 7 µs a row (1 MB
+ * of floats in 512 rows: a few milliseconds, where 4,096 rows held it 40-80 ms on a loaded machine,
+ * every take-in while a worker process ingested, and /health waited behind them).
  */
-const LOAD_AHEAD = 8;
+const LOAD_BATCH = 512;
+/**
+ * Batches a load keeps posted but not yet handled by the search thread (32,768 rows): reading the
+ * store is faster than coding, and unbounded the floats of a million rows (2 GB at 512 dimensions)
+ * would queue.
+ */
+const LOAD_AHEAD = 64;
 
 /** A worker process tells the others of its commits to a collection at most this often. */
 const ANNOUNCE_EVERY_MS = 100;
@@ -204,14 +210,13 @@ export class SqliteVectorIndex extends VectorIndex {
     const s = this.prepared();
 
     const removed: { collectionId: string; seq: number }[] = [];
+    const ids = JSON.stringify(units.map((unit) => unit.id));
     const seqs = await this.writes.run(() => {
-      // Replaced units go first, so they do not count as the collection's existing vectors.
-      for (const unit of units) {
-        const existing = s.findById.get(unit.id) as (UnitRow & { collectionId: string }) | undefined;
-        if (existing) {
-          this.deleteRows([existing]);
-          removed.push({ collectionId: existing.collectionId, seq: existing.seq });
-        }
+      // Replaced units go first, so they do not count as the collection's existing vectors. One
+      // read for the batch: a lookup per unit was a statement per unit for what is nearly always none.
+      for (const existing of s.findByIds.all(ids) as (UnitRow & { collectionId: string })[]) {
+        this.deleteRows([existing]);
+        removed.push({ collectionId: existing.collectionId, seq: existing.seq });
       }
       for (const [collectionId, dimension] of dimensions) {
         const existing = this.collectionDimension(collectionId);
@@ -542,7 +547,9 @@ export class SqliteVectorIndex extends VectorIndex {
   private prepareUnitStatements() {
     const db = this.db;
     return {
-      findById: db.prepare('SELECT seq, dimension, collection_id AS collectionId FROM search_units WHERE id = ?'),
+      findByIds: db.prepare(
+        'SELECT u.seq AS seq, u.dimension AS dimension, u.collection_id AS collectionId FROM json_each(?) j JOIN search_units u ON u.id = j.value',
+      ),
       markDeleted: db.prepare('INSERT OR REPLACE INTO search_deleted_collections (collection_id, up_to_seq) VALUES (?, ?)'),
       unmarkDeleted: db.prepare('DELETE FROM search_deleted_collections WHERE collection_id = ? AND up_to_seq <= ?'),
       deletedUpTo: db.prepare('SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?').pluck(),
@@ -638,9 +645,17 @@ function normalised(vector: Float32Array): Float32Array {
   return unit;
 }
 
-/** The vector scaled to unit length, as a little-endian float32 blob. */
+/**
+ * How far from 1 a vector's squared length may be to be stored as it is. Embedders hand over unit
+ * vectors (scaled in float32, so within about 1e-7): scaling them again copied every vector.
+ */
+const UNIT_TOLERANCE = 1e-5;
+
+/** The vector scaled to unit length, as a little-endian float32 blob (a view of `vector` when it already is). */
 function normalisedBlob(vector: Float32Array): Buffer {
-  const unit = normalised(vector);
+  let squares = 0;
+  for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
+  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : normalised(vector);
   return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
 }
 
