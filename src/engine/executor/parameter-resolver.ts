@@ -38,7 +38,7 @@ export class ParameterResolver {
     request: RunRequest,
     signal: AbortSignal,
   ): Promise<object> {
-    const values: Record<string, unknown> = { ...node.fixed };
+    const values: Record<string, unknown> = Object.assign({}, node.fixed);
     const scope = scopeFor(binding, request.variables, nodes);
     const options = node.expressions.length ? { signal, share: runShare(request) } : undefined;
     const results: unknown[] = [];
