@@ -336,6 +336,47 @@ describe('WorkflowExecutor node failures', () => {
       expect(result.byId.call).toMatchObject({ status: 'succeeded', output: { response: { status: 500 } } });
     });
   });
+
+  describe('parameters from expressions', () => {
+    it('validates each run by its own values: a refused value fails its run, and does not stick to the runs after it', async () => {
+      // One executor and one compiled plan for every run, as a published version's runs share them.
+      const executor = new WorkflowExecutor({
+        expressions: { evaluate: async (_source, scope) => (scope.input as { n: unknown }).n },
+        fetcher: { fetch: () => Promise.reject(new Error('no network')) },
+        collections: new UnavailableCollectionsProvider(),
+        logger: pino({ level: 'silent' }),
+        runTimeoutMs: RUN_TIMEOUT_MS,
+      });
+      const plan = compileWorkflow(
+        workflow(
+          [node('f', 'flaky', { parameters: { failTimes: 'input.n' }, parameterMode: { failTimes: 'expression' } })],
+          [edge('trigger', 'f')],
+        ),
+        registry,
+      );
+      const runWith = async (n: unknown) => {
+        const steps: StepRecord[] = [];
+        const request = { runId: `run_${++counter}`, workflowId: 'wfl_1', actingUserId: 'usr_1', input: { n }, variables: {} };
+        await executor.run(
+          plan,
+          { ...request, redactor: Redactor.NONE },
+          { finished: (step) => void steps.push(step), started: async () => undefined },
+        );
+        return steps.find((s) => s.nodeId === 'f');
+      };
+      const fine = { status: 'succeeded', output: { tries: 1 } };
+      const refused = { status: 'failed', error: { code: 'NODE_CONFIGURATION', details: { fields: [{ field: 'failTimes' }] } } };
+      expect(await runWith(0)).toMatchObject(fine);
+      expect(await runWith(0)).toMatchObject(fine);
+      // Another value is the node's own: one try that fails (failTimes 1, no retries).
+      expect(await runWith(1)).toMatchObject({ status: 'failed', error: { code: 'UPSTREAM_FAILED', message: 'busy (try 1)' } });
+      expect(await runWith(1.5)).toMatchObject(refused);
+      expect(await runWith(1.5)).toMatchObject(refused);
+      expect(await runWith(0)).toMatchObject(fine);
+      expect(await runWith('0')).toMatchObject(fine);
+      expect(await runWith('many')).toMatchObject(refused);
+    });
+  });
 });
 
 describe("WorkflowExecutor run's output", () => {

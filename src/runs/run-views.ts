@@ -45,14 +45,15 @@ export const runSummaryView = (run: Run, workflowName: string | null = null) => 
   nodeTest: run.nodeTest,
 });
 
-export const runView = (run: Run, workflowName: string | null = null) => ({
-  ...runSummaryView(run, workflowName),
-  versionId: run.versionId,
-  input: run.input ?? null,
-  output: run.output ?? null,
-  attempts: run.claims,
-  steps: run.steps.map(stepView),
-});
+// Assigned onto the summary's new object: a literal that goes on after a spread costs about a microsecond a property (see contextFor).
+export const runView = (run: Run, workflowName: string | null = null) =>
+  Object.assign(runSummaryView(run, workflowName), {
+    versionId: run.versionId,
+    input: run.input ?? null,
+    output: run.output ?? null,
+    attempts: run.claims,
+    steps: run.steps.map(stepView),
+  });
 
 /** The webhook's 202 body. */
 export const acceptedView = (run: Run) => ({

@@ -212,7 +212,7 @@ export class RunWorker {
       const output = redactor.value(outcome.output);
       await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output);
       log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
-      return { ...outcome, output };
+      return Object.assign({}, outcome, { output });
     } catch (error) {
       if (!(error instanceof PreparationError)) throw error;
       // The run cannot start (a node type is gone, a secret does not decrypt): that is its outcome.
@@ -237,7 +237,7 @@ export class RunWorker {
   private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
     await this.assertActorMayAct(run);
     const prepared = await this.plans.forRun(run);
-    if (!run.sealedInput) return { ...prepared, input: run.input };
+    if (!run.sealedInput) return Object.assign({}, prepared, { input: run.input });
     const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
     return { ...prepared, input: inherited.input, redactor: prepared.redactor.with(inherited.secrets) };
   }

@@ -73,7 +73,7 @@ export class RunsService {
     const accepted = await this.startAs(principal, 'editor', trigger, workflowId, runType, input, idempotencyKey ?? null);
     if (!waitSeconds) return accepted;
     const finished = await this.waitFor(accepted.body.runId, waitSeconds * 1000);
-    return finished ? { ...accepted, finished: runView(finished, accepted.workflowName) } : accepted;
+    return finished ? Object.assign({}, accepted, { finished: runView(finished, accepted.workflowName) }) : accepted;
   }
 
   /**
@@ -129,15 +129,17 @@ export class RunsService {
       );
     }
     await this.admit(workflow);
-    const run = newQueuedRun({
-      ...runOf(workflow, runType),
-      input,
-      trigger,
-      startedBy: principal.userId,
-      actingUserId: principal.userId,
-      idempotencyKey,
-    });
-    return { ...(await this.accept(run, workflow)), workflowName: workflow.name };
+    // Assigned, not spread into literals that go on after the spread: see contextFor (engine/executor/node-context.ts).
+    const run = newQueuedRun(
+      Object.assign(runOf(workflow, runType), {
+        input,
+        trigger,
+        startedBy: principal.userId,
+        actingUserId: principal.userId,
+        idempotencyKey,
+      }),
+    );
+    return Object.assign(await this.accept(run, workflow), { workflowName: workflow.name });
   }
 
   /**

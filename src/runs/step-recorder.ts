@@ -120,7 +120,7 @@ export class StepRecorder {
   }
 
   private sealed({ step, kept }: PendingStep): StepRecord {
-    return kept ? { ...step, state: this.seal(kept) } : step;
+    return kept ? Object.assign({}, step, { state: this.seal(kept) }) : step;
   }
 
   private clearTimer(): void {

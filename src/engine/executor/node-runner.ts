@@ -54,7 +54,9 @@ export class NodeRunner implements ItemRunner {
       // Stored before the node starts, with the nodes finished before it: a worker that dies now
       // leaves a trace the next one reads.
       guard.marked = guard.settled = true;
-      await run.listener.started({ ...baseStep(node), status: 'running', attempts: 0, startedAt: guard.startedAt, finishedAt: null });
+      await run.listener.started(
+        Object.assign(baseStep(node), { status: 'running' as const, attempts: 0, startedAt: guard.startedAt, finishedAt: null }),
+      );
     } else if (!guard.settled) {
       // The nodes finished before this one are stored first: a worker that dies from here on leaves them done.
       guard.settled = true;

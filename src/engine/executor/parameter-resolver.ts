@@ -21,6 +21,14 @@ type ParameterBinding = { runMode: 'input'; input: unknown; loop?: LoopState } |
  * (never retried), naming the node and the parameter.
  */
 export class ParameterResolver {
+  /**
+   * Per compiled node (one per published version, kept by the plan cache), the expression results
+   * its parameter class last accepted and the frozen instance they made: the same scalar results
+   * (an `if` condition's `true`, a body rendered from the same input) are not validated again.
+   * A parameter class's validators read the values alone, so the same values get the same answer.
+   */
+  private readonly lastValid = new WeakMap<CompiledNode, { results: unknown[]; instance: object }>();
+
   constructor(private readonly deps: Pick<ExecutorDependencies, 'expressions' | 'decider' | 'logger'>) {}
 
   async resolve(
@@ -30,9 +38,10 @@ export class ParameterResolver {
     request: RunRequest,
     signal: AbortSignal,
   ): Promise<object> {
-    const values: Record<string, unknown> = { ...node.fixed };
+    const values: Record<string, unknown> = Object.assign({}, node.fixed);
     const scope = scopeFor(binding, request.variables, nodes);
     const options = node.expressions.length ? { signal, share: runShare(request) } : undefined;
+    const results: unknown[] = [];
     for (const expression of node.expressions) {
       let result: unknown;
       try {
@@ -41,11 +50,14 @@ export class ParameterResolver {
         if (signal.aborted) throw signal.reason;
         throw expressionFailure(node, expression, error, request.redactor);
       }
-      values[expression.name] = coerce(result, expression.type);
+      results.push((values[expression.name] = coerce(result, expression.type)));
     }
     if (node.aiParameters.length) return this.decide(node, values, binding, request, signal);
+    const last = this.lastValid.get(node);
+    if (last && sameScalars(last.results, results)) return last.instance;
     const { instance, problems } = buildParams(node.node, values);
     if (problems.length) throw invalidParams(node, problems, request.redactor, 'after evaluating expressions');
+    if (results.every(isScalar)) this.lastValid.set(node, { results, instance });
     return instance;
   }
 
@@ -117,6 +129,13 @@ export class ParameterResolver {
     }
   }
 }
+
+/** A value validation reads whole, with nothing inside a validator could see change: not an object or array. */
+const isScalar = (value: unknown): boolean => value === null || (typeof value !== 'object' && typeof value !== 'function');
+
+/** Both lists hold the same scalars in the same order (Object.is: -0 is not taken for 0). */
+const sameScalars = (known: unknown[], now: unknown[]): boolean =>
+  known.length === now.length && now.every((value, i) => isScalar(value) && Object.is(value, known[i]));
 
 /** The engine copies in only the names a source mentions, and `nodes` and `variables` (frozen) as JSON made once. */
 function scopeFor(

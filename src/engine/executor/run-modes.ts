@@ -35,7 +35,7 @@ export async function runByMode(
         { runMode: 'input', input, ...(loopState ? { loop: loopState } : {}) },
         shared,
       );
-      return { ...routeInput(node, output), attempts, error: null };
+      return Object.assign(routeInput(node, output), { attempts, error: null });
     } catch (error) {
       if (!(error instanceof StepFailure) || node.onError === 'stop') throw error;
       const stepError = redactError(error.error, request.redactor);
@@ -66,8 +66,8 @@ export async function runByMode(
       else (failed ??= []).push(failedEntry(items[index], located, 'item'));
     }
   }
-  if (!failed) return { ...routeItems(node, outputs), attempts, error: firstError };
-  return { ...routeWithFailures(node, outputs, failed), attempts, error: firstError };
+  if (!failed) return Object.assign(routeItems(node, outputs), { attempts, error: firstError });
+  return Object.assign(routeWithFailures(node, outputs, failed), { attempts, error: firstError });
 }
 
 /**

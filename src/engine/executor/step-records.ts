@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../common/app-error';
-import type { StepRecord, SubStep } from '../../domain/step.model';
+import type { StepRecord, StepStatus, SubStep } from '../../domain/step.model';
 import type { NodeSubStep } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
@@ -49,24 +49,30 @@ export function baseStep(node: CompiledNode): Pick<StepRecord, 'nodeId' | 'posit
 /** `input` is already recorded (masked and capped): see recordedValue. */
 export function finishedStep(run: Execution, node: CompiledNode, startedAt: Date, result: NodeResult, input: unknown): StepRecord {
   const value = node.outputs.length === 1 ? (result.ports.get(node.outputs[0]) ?? null) : Object.fromEntries(result.ports);
-  return {
-    ...baseStep(node),
-    status: result.error ? 'failed' : 'succeeded',
+  // Assigned onto baseStep's new object rather than spread into a literal: see contextFor (node-context.ts).
+  return Object.assign(baseStep(node), {
+    status: result.error ? ('failed' as const) : ('succeeded' as const),
     attempts: result.attempts,
     startedAt,
     finishedAt: new Date(),
     input,
     output: recordedValue(run, value),
     error: result.error,
-  };
+  });
 }
 
 /** Attempts are unknown here (the interrupt cut the retries short); at least one try had begun. */
 export function interruptedStep(node: CompiledNode, startedAt: Date, interrupt: RunInterrupt): StepRecord {
   const attempts = 1;
-  const status = interrupt.reason === 'timeout' ? 'failed' : 'canceled';
+  const status: StepStatus = interrupt.reason === 'timeout' ? 'failed' : 'canceled';
   const code = interrupt.reason === 'timeout' ? ErrorCode.TIMEOUT : ErrorCode.CANCELED;
-  return { ...baseStep(node), status, attempts, startedAt, finishedAt: new Date(), error: { code, message: interrupt.message } };
+  return Object.assign(baseStep(node), {
+    status,
+    attempts,
+    startedAt,
+    finishedAt: new Date(),
+    error: { code, message: interrupt.message },
+  });
 }
 
 /** A node's input or output as its record keeps it: secrets masked, size capped. */

@@ -209,7 +209,7 @@ export class SqliteJobStore extends JobStore {
     return this.group.run(() => {
       const rowid = next.get(at) as number | undefined;
       if (rowid === undefined) return null;
-      const row = this.statements.take.get({ ...at, rowid, lease_until: leaseUntil.toISOString(), token: leaseToken }) as
+      const row = this.statements.take.get({ name, now: at.now, rowid, lease_until: leaseUntil.toISOString(), token: leaseToken }) as
         JobRow | undefined;
       return row ? toJob(row) : null;
     });
@@ -267,7 +267,7 @@ export class SqliteJobStore extends JobStore {
     leaseToken: string,
     params: Record<string, string>,
   ): Promise<boolean> {
-    const bound = { ...params, name: key.name, id: key.id, token: leaseToken };
+    const bound = Object.assign({}, params, { name: key.name, id: key.id, token: leaseToken });
     return this.group.run(() => this.statements[statement].run(bound).changes > 0);
   }
 }
