@@ -23,7 +23,7 @@ describe('ProcessNotices', () => {
     const heard: Notice[] = [];
     a.subscribe((notice) => heard.push(notice));
 
-    b.publish({ runId: 'run_1', kind: 'finished' });
+    b.publish({ runId: 'run_0', kind: 'finished' });
     expect(sent.filter((m) => m.service === 'notice')).toEqual([]);
 
     const unwatch = a.watch('run_1');
@@ -42,6 +42,35 @@ describe('ProcessNotices', () => {
     b.publish({ runId: 'run_1', kind: 'finished' });
     expect(heard).toHaveLength(2);
     expect(sent.filter((m) => m.service === 'unwatch')).toHaveLength(1);
+  });
+
+  it('answers a watch that comes after the run finished unwatched: the accepting process was held before it could send it', () => {
+    const { a, b, sent } = linkedPair();
+    const heard: Notice[] = [];
+    a.subscribe((notice) => heard.push(notice));
+    b.publish({ runId: 'run_1', kind: 'finished' });
+    b.publish({ runId: 'run_2', kind: 'progress', event: { type: 'token', text: 'hi' } });
+    expect(sent.filter((m) => m.service === 'notice')).toEqual([]);
+
+    a.watch('run_1');
+    a.watch('run_2');
+    // Only a finish is remembered; once told, a second watch of it hears nothing more.
+    expect(heard).toEqual([{ runId: 'run_1', kind: 'finished' }]);
+    a.watch('run_1')();
+    expect(heard).toHaveLength(1);
+    // Still watched: if the run goes on in b (it had stopped at a wait), a hears of it.
+    b.publish({ runId: 'run_1', kind: 'finished' });
+    expect(heard).toHaveLength(2);
+  });
+
+  it('remembers the last 1,024 runs that finished unwatched', () => {
+    const { a, b } = linkedPair();
+    const heard: Notice[] = [];
+    a.subscribe((notice) => heard.push(notice));
+    for (let i = 0; i <= 1024; i++) b.publish({ runId: `run_${i}`, kind: 'finished' });
+    a.watch('run_0');
+    a.watch('run_1');
+    expect(heard).toEqual([{ runId: 'run_1', kind: 'finished' }]);
   });
 
   it("forgets a gone process's watches, and tells a late joiner what is watched", () => {

@@ -3,6 +3,9 @@ import { hostname } from 'node:os';
 /** This process among all those of the service (on every machine, with Redis). */
 export const PROCESS_ID = `${hostname()}:${process.pid}`;
 
+/** Runs finished here unwatched that a late watch is still answered for. */
+const RECENTLY_FINISHED = 1024;
+
 /**
  * What one process of the service tells the others: a run it ran finished, or made progress (a
  * chat stream forwards the tokens). Only sent for runs another process watches.
@@ -41,6 +44,8 @@ export class ProcessNotices {
   private readonly remote = new Map<string, Map<string, number>>();
   private send?: (message: ProcessMessage) => void;
   private reach = 0;
+  /** Runs of this process that finished while no other process watched them, oldest first. */
+  private readonly recentlyFinished = new Set<string>();
 
   /**
    * Links this process to the others; `send` reaches every other process. Redis (`reach` 2), which
@@ -65,9 +70,19 @@ export class ProcessNotices {
     return this.send !== undefined;
   }
 
-  /** A run of this process finished or made progress: told to the processes that watch it. */
+  /**
+   * A run of this process finished or made progress: told to the processes that watch it. A run
+   * that finished before anyone's watch arrived is remembered (the last RECENTLY_FINISHED): a
+   * process that accepted it may have been held between announcing its job and sending its watch
+   * (on a loaded machine, for longer than the run took), and its waiter hears at once, not at its
+   * next look at the store.
+   */
   publish(notice: Notice): void {
     if (this.send && this.remote.has(notice.runId)) this.send({ service: 'notice', from: PROCESS_ID, notice });
+    else if (this.send && notice.kind === 'finished') {
+      this.recentlyFinished.add(notice.runId);
+      if (this.recentlyFinished.size > RECENTLY_FINISHED) this.recentlyFinished.delete(this.recentlyFinished.values().next().value!);
+    }
   }
 
   /** Notices of other processes reach `listener` until the answer is called. */
@@ -131,6 +146,9 @@ export class ProcessNotices {
         for (const listener of this.listeners) listener(message.notice);
         return;
       case 'watch': {
+        // Still watched after: a run that stopped at a wait or an approval may go on here.
+        if (this.recentlyFinished.delete(message.runId))
+          this.send?.({ service: 'notice', from: PROCESS_ID, notice: { runId: message.runId, kind: 'finished' } });
         const by = this.remote.get(message.runId) ?? new Map<string, number>();
         by.set(message.from, (by.get(message.from) ?? 0) + 1);
         this.remote.set(message.runId, by);

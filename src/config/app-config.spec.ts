@@ -67,6 +67,21 @@ describe('AppConfig: metrics and the worker health port', () => {
   });
 });
 
+describe('AppConfig: runs one process works on at once', () => {
+  it('is JOB_CONCURRENCY in a process that serves the API, WORKER_JOB_CONCURRENCY in a worker process', () => {
+    const env = { JOB_CONCURRENCY: '3', WORKER_JOB_CONCURRENCY: '12' };
+    expect(loadConfig({ ...env, APP_ROLE: 'all' }).runConcurrency).toBe(3);
+    expect(loadConfig({ ...env, APP_ROLE: 'api' }).runConcurrency).toBe(3);
+    expect(loadConfig({ ...env, APP_ROLE: 'worker' }).runConcurrency).toBe(12);
+    expect(loadConfig({ APP_ROLE: 'worker' }).runConcurrency).toBe(16);
+    expect(loadConfig({}).runConcurrency).toBe(4);
+  });
+
+  it('names a bad WORKER_JOB_CONCURRENCY', () => {
+    expect(problemsOf({ WORKER_JOB_CONCURRENCY: '0' })).toEqual([expect.stringMatching(/^WORKER_JOB_CONCURRENCY: .*1/)]);
+  });
+});
+
 describe('AppConfig: connection strings in errors', () => {
   it('masks the credentials of a bad URL instead of echoing them', () => {
     const problems = (() => {

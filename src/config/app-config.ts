@@ -282,6 +282,18 @@ export class AppConfig {
   @Max(256)
   JOB_CONCURRENCY = 4;
 
+  /**
+   * Workflow runs a worker process (APP_ROLE=worker, and the worker processes WORKERS starts) works
+   * on at once, in place of JOB_CONCURRENCY, plus as many again in the fair-share lane. Higher, as
+   * no API shares its event loop: the writes of the runs it holds share its store commits, which
+   * with 4 cost a worker half as much CPU again per run (docs/operations.md, Every core on one machine).
+   */
+  @Transform(int)
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  WORKER_JOB_CONCURRENCY = 16;
+
   /** Large files (`file.ingest.large`) one process ingests at once, beside JOB_CONCURRENCY small ones; 0 leaves them to other worker processes. */
   @Transform(int)
   @IsInt()
@@ -541,6 +553,11 @@ export class AppConfig {
     if (this.PUBLIC_URL) return this.PUBLIC_URL.replace(/\/+$/, '');
     const host = ['0.0.0.0', '::', ''].includes(this.HOST) ? 'localhost' : this.HOST.includes(':') ? `[${this.HOST}]` : this.HOST;
     return `http://${host}:${this.PORT}`;
+  }
+
+  /** Workflow runs this process works on at once (beside the fair-share lane's as many again). */
+  get runConcurrency(): number {
+    return this.APP_ROLE === 'worker' ? this.WORKER_JOB_CONCURRENCY : this.JOB_CONCURRENCY;
   }
 
   get runsWorkers(): boolean {

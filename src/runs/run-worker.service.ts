@@ -85,7 +85,7 @@ export class RunWorker {
     this.logger = logger.child({ component: 'runs' });
   }
 
-  @OnJob(RUN_JOB)
+  @OnJob(RUN_JOB, { concurrency: (config) => config.runConcurrency })
   async handle(job: JobContext<RunJobData>): Promise<void> {
     const runId = job.data?.runId;
     if (typeof runId !== 'string') throw new AppError(ErrorCode.VALIDATION_FAILED, `job ${job.id} names no run`);
