@@ -1,4 +1,4 @@
-import { CollectionVectors, EXACT_SCAN_BELOW } from './collection-vectors';
+import { cellCountFor, CollectionVectors, EXACT_SCAN_BELOW } from './collection-vectors';
 
 const D = 16;
 const ROWS = EXACT_SCAN_BELOW + 10_000;
@@ -54,7 +54,8 @@ describe('CollectionVectors (the search thread’s cells)', () => {
     expect(vectors.search(row(data.vectors, 123), 1)[0].seq).toBe(123);
     build(vectors);
     expect(vectors.building).toBe(false);
-    expect(vectors.cells).toBeGreaterThan(100);
+    expect(vectors.cells).toBe(cellCountFor(ROWS));
+    expect(vectors.cells).toBeGreaterThan(10);
     expect(vectors.size).toBe(ROWS);
     for (const r of [0, 777, 20_001, ROWS - 1]) {
       const [hit] = vectors.search(row(data.vectors, r), 1);
@@ -161,7 +162,7 @@ describe('CollectionVectors (the search thread’s cells)', () => {
     expect(vectors.building).toBe(true);
     build(vectors);
     expect(vectors.building).toBe(false);
-    expect(vectors.cells).toBe(Math.round(Math.sqrt(ROWS)));
+    expect(vectors.cells).toBe(cellCountFor(ROWS));
     expect(vectors.size).toBe(ROWS);
     expect(vectors.search(row(data.vectors, ROWS - 7), 1)[0].seq).toBe(ROWS - 7);
   });

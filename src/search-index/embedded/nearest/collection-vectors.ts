@@ -15,16 +15,31 @@ export const EXACT_SCAN_BELOW = 30_000;
  */
 export const FILTER_SCAN_SHARE = 0.15;
 /**
- * Cells probed per search (of about √units cells), each scanned exactly, when one thread holds the
- * whole collection; each of several search threads, holding a share of the rows in cells of its
- * own, probes fewer (see probedCellsPerShard).
+ * Cells hold about this many times √units rows each: √units / CELL_SPREAD cells. Finding each row's
+ * cell is one distance per centroid, most of a build, so fewer, larger cells build proportionally
+ * faster; a search reads as many codes as before by probing proportionally fewer of them (8 of
+ * √n/4 read the same 32·√n codes as 32 of √n), and scans fewer centroids. At 250,000 clustered rows
+ * in one thread, 125 cells with 8 probed against 500 with 32: the cells computed in 1.1 CPU-s
+ * instead of 5.5, recall@10 of the codes 1.000 in both, 1.76 against 1.71 CPU-ms per search.
  */
-export const PROBED_CELLS = 32;
+export const CELL_SPREAD = 4;
+
+/** The cells a partition of `rows` rows has. */
+export function cellCountFor(rows: number): number {
+  return Math.max(2, Math.round(Math.sqrt(rows) / CELL_SPREAD));
+}
+
+/**
+ * Cells probed per search (of about √units / CELL_SPREAD cells), each scanned exactly, when one
+ * thread holds the whole collection; each of several search threads, holding a share of the rows
+ * in cells of its own, probes fewer (see probedCellsPerShard).
+ */
+export const PROBED_CELLS = 8;
 
 /**
  * Cells each of `shards` search threads probes so that a search reads the codes one thread would
- * (shards · probed · √(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
- * probing 32 cells of √n reads of all of them.
+ * (shards · probed · 4·√(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
+ * probing 8 cells of √n / 4 reads of all of them.
  */
 export function probedCellsPerShard(shards: number): number {
   return Math.max(1, Math.round(PROBED_CELLS / Math.sqrt(shards)));
@@ -275,7 +290,7 @@ export class CollectionVectors {
 
   private startRepartition(): Repartition {
     const d = this.dimension;
-    const cellCount = Math.max(2, Math.round(Math.sqrt(this.size)));
+    const cellCount = cellCountFor(this.size);
     const sampleRows = Math.min(this.size, cellCount * SAMPLE_PER_CELL);
     const sample = new Int8Array(sampleRows * d);
     // Every (size / sampleRows)-th live row, in cell order: spread over the whole collection.
@@ -397,7 +412,7 @@ function scanCell(cell: Cell, q: Int8Array, count: number, hits: NearestHits, ke
 
 /**
  * The k nearest hits offered, nearest first, kept as they come instead of sorting every cell's
- * hits together (32 cells of k each per search). Of equal distances, the first offered stays first.
+ * hits together (k from each probed cell per search). Of equal distances, the first offered stays first.
  */
 class NearestHits {
   private readonly seqs: number[] = [];
