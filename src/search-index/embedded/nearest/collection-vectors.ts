@@ -83,11 +83,12 @@ interface Repartition {
  * One collection's vectors in the search thread: int8 codes grouped in cells around k-means
  * centroids (an inverted file), with the store's `seq` and file of each row. A search scans the
  * PROBED_CELLS cells whose centroids are nearest the query, exactly; below EXACT_SCAN_BELOW units
- * there is one cell, so the scan is exact. The cells are computed in build steps (sampling,
+ * every row is scanned (in chunks of CHUNK_ROWS), so the scan is exact. The cells are computed in build steps (sampling,
  * k-means rounds, then each row's new cell found BUILD_STEP rows at a time, then the new cells
  * filled at once) while the old cells keep serving, and recomputed when the collection has grown
  * REPARTITION_GROWTH times; a load from the store computes them once, when it ends. Codes are held
- * once (twice while the new cells are filled); no float copy is kept.
+ * once (while the new cells are filled, the old cells are freed one by one as their rows move); no
+ * float copy is kept.
  */
 export class CollectionVectors {
   private serving: Partition;
@@ -126,8 +127,9 @@ export class CollectionVectors {
     return this.serving.centroids !== undefined;
   }
 
+  /** Cells of the inverted file; 1 while every row is scanned (in one or more chunks). */
   get cells(): number {
-    return this.serving.cells.length;
+    return this.partitioned ? this.serving.cells.length : 1;
   }
 
   private get repartitionDue(): boolean {
@@ -142,7 +144,7 @@ export class CollectionVectors {
    */
   beginLoad(rows: number): void {
     this.loading = Math.max(1, rows);
-    if (!this.partitioned) this.serving.cells[0].reserve(this.size + rows);
+    if (!this.partitioned) this.serving.reserve(rows);
   }
 
   endLoad(): void {
@@ -241,11 +243,11 @@ export class CollectionVectors {
     return passing.length < Math.min(k, rows) ? this.scanAllowed(q, k, ordinals, rows) : passing;
   }
 
-  /** The cells to scan: all of one, else the `probedCells` (times `widen`) nearest centroids. */
+  /** The cells to scan: every chunk when there are no centroids, else the `probedCells` (times `widen`) nearest centroids. */
   private probed(q: Int8Array, widen = 1): number[] {
     const centroids = this.serving.centroids;
     const count = this.serving.cells.length;
-    if (!centroids) return [0];
+    if (!centroids) return Array.from({ length: count }, (_, c) => c);
     const wanted = Math.min(count, this.probedCells * widen);
     if (wanted === count) return Array.from({ length: count }, (_, c) => c);
     const found = exactSearch(centroids, q, this.dimension, wanted, MetricKind.Cos, 1);
@@ -370,7 +372,7 @@ export class CollectionVectors {
       for (let p = 0; p < cell.length; p++) if (cell.live[p]) counts[target(c, p, () => lateCells[l++])]++;
     });
     const capacities = counts.map((count) => count + Math.max(16, count >> 3));
-    const next = new Partition(d, r.centroids, capacities);
+    const next = new Partition(d, r.centroids, capacities, this.serving.where);
     l = 0;
     cells.forEach((cell, c) => {
       for (let p = 0; p < cell.length; p++) {
@@ -379,6 +381,8 @@ export class CollectionVectors {
         const position = next.cells[to].push(cell.codes, p * d, cell.seqs[p], cell.files[p]);
         next.where.set(cell.seqs[p], to * 2 ** 32 + position);
       }
+      // Its rows moved: its buffers go now, so the codes are held about once, not twice, at the end.
+      cell.release();
     });
     return next;
   }
