@@ -18,8 +18,8 @@
  *   (default 100,000 units; query-embedding time needs a build: the embedder's worker runs from dist/;
  *   BENCH_VECTOR_CACHE=<dir> keeps the generated vectors there for the next run;
  *   BENCH_STORE_DIR=<dir> keeps the SQLite store there and reuses it when it holds the collection
- *   at this size (upserting 1M takes minutes; before/after runs then build from the same store), in
- *   which case nothing is deleted and the delete figures are left out)
+ *   at this size (upserting 1M takes minutes; before/after runs then build from the same store);
+ *   nothing is deleted from a kept store, so the delete figures are left out)
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -236,7 +236,7 @@ async function main(): Promise<void> {
     if (embedding)
       figure('query_embedding_p95', embedding.p95, 'ms', plain.p95, 'reported beside search, not included (baseline: search p95)');
     figure('index_memory', indexMiB, 'MiB', null, 'service RSS <= 2.5 GB is judged in search-service.bench.ts; this is the index alone');
-    if (reused) return;
+    if (keptStore) return;
 
     const deleteFileStarted = performance.now();
     await index.deleteByFile(COLLECTION, fileId(0));
