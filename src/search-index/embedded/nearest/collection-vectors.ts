@@ -16,13 +16,14 @@ export const EXACT_SCAN_BELOW = 30_000;
 export const FILTER_SCAN_SHARE = 0.15;
 /**
  * Cells hold about this many times √units rows each: √units / CELL_SPREAD cells. Finding each row's
- * cell is one distance per centroid, most of a build, so fewer, larger cells build proportionally
- * faster; a search reads as many codes as before by probing proportionally fewer of them (8 of
- * √n/4 read the same 32·√n codes as 32 of √n), and scans fewer centroids. At 250,000 clustered rows
- * in one thread, 125 cells with 8 probed against 500 with 32: the cells computed in 1.1 CPU-s
- * instead of 5.5, recall@10 of the codes 1.000 in both, 1.76 against 1.71 CPU-ms per search.
+ * cell is one distance per centroid, most of a build, so fewer, larger cells build faster, but they
+ * are more uneven and a search near a dense region scans the large ones. Measured at 1,000,000
+ * clustered rows in one thread: 250 cells (spread 4, 8 probed) computed in 9.1 CPU-s instead of
+ * 36.3 for 1,000 cells (32 probed), but the largest cell held 64,558 rows (27x the median, against
+ * 12x) and a search cost 8.3 CPU-ms instead of 3.9 (at 1M through the adapter, p95 143 ms against
+ * 52 ms at load 6-9, recall 0.995 against 1.000). So 1: the search targets come first.
  */
-export const CELL_SPREAD = 4;
+export const CELL_SPREAD = 1;
 
 /** The cells a partition of `rows` rows has. */
 export function cellCountFor(rows: number): number {
@@ -34,12 +35,12 @@ export function cellCountFor(rows: number): number {
  * thread holds the whole collection; each of several search threads, holding a share of the rows
  * in cells of its own, probes fewer (see probedCellsPerShard).
  */
-export const PROBED_CELLS = 8;
+export const PROBED_CELLS = 32;
 
 /**
  * Cells each of `shards` search threads probes so that a search reads the codes one thread would
- * (shards · probed · 4·√(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
- * probing 8 cells of √n / 4 reads of all of them.
+ * (shards · probed · √(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
+ * probing 32 cells of √n reads of all of them.
  */
 export function probedCellsPerShard(shards: number): number {
   return Math.max(1, Math.round(PROBED_CELLS / Math.sqrt(shards)));
