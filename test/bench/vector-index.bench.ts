@@ -16,9 +16,12 @@
  *
  *   BENCH_UNITS=1000000 node --no-node-snapshot --expose-gc -r ./scripts/swc-register.js test/bench/vector-index.bench.ts
  *   (default 100,000 units; query-embedding time needs a build: the embedder's worker runs from dist/;
- *   BENCH_VECTOR_CACHE=<dir> keeps the generated vectors there for the next run)
+ *   BENCH_VECTOR_CACHE=<dir> keeps the generated vectors there for the next run;
+ *   BENCH_STORE_DIR=<dir> keeps the SQLite store there and reuses it when it holds the collection
+ *   at this size (upserting 1M takes minutes; before/after runs then build from the same store);
+ *   nothing is deleted from a kept store, so the delete figures are left out)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exactSearch, MetricKind } from 'usearch';
@@ -74,7 +77,9 @@ async function queryEmbedding(): Promise<{ p50: number; p95: number } | null> {
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'wcs-vector-index-bench-'));
+  const keptStore = process.env.BENCH_STORE_DIR;
+  if (keptStore) mkdirSync(keptStore, { recursive: true });
+  const dir = keptStore ?? mkdtempSync(join(tmpdir(), 'wcs-vector-index-bench-'));
   console.log(`${scale} in one collection; load average ${load()} on ${cpus().length} cores; SQLite file in ${dir}`);
   const generated = performance.now();
   const set = clusteredVectors({ units: UNITS, cacheDir: process.env.BENCH_VECTOR_CACHE });
@@ -86,7 +91,13 @@ async function main(): Promise<void> {
     const unitId = (r: number) => `unt_${r}`;
     const fileId = (f: number) => `fle_${f}`;
     let upsertMs = 0;
-    for (let start = 0; start < UNITS; start += BATCH) {
+    const stored = await index.countUnits(COLLECTION);
+    const reused = keptStore !== undefined && stored === UNITS;
+    if (stored > 0 && !reused) {
+      await index.deleteByCollection(COLLECTION);
+      await index.whenPurged();
+    }
+    for (let start = 0; start < (reused ? 0 : UNITS); start += BATCH) {
       const batch: IndexUnit[] = [];
       for (let r = start; r < Math.min(UNITS, start + BATCH); r++) {
         batch.push({
@@ -102,8 +113,12 @@ async function main(): Promise<void> {
       await index.upsert(batch);
       upsertMs += performance.now() - started;
     }
-    const upserts = UNITS / (upsertMs / 1000);
-    console.log(`upsert: ${upserts.toFixed(0)} units/s (store: unit rows, float vectors, FTS5)`);
+    const upserts = reused ? null : UNITS / (upsertMs / 1000);
+    console.log(
+      upserts === null
+        ? `upsert: the store in ${dir} already holds the collection`
+        : `upsert: ${upserts.toFixed(0)} units/s (store: unit rows, float vectors, FTS5)`,
+    );
 
     // A fresh index over what is stored: the restart (or crash) case.
     await index.close();
@@ -196,18 +211,6 @@ async function main(): Promise<void> {
     }
     console.log(`exact int8 scan p50 by size (cells from ${EXACT_SCAN_BELOW.toLocaleString('en')} units): ${scans.join(', ')}`);
 
-    const deleteFileStarted = performance.now();
-    await index.deleteByFile(COLLECTION, fileId(0));
-    const deleteFileMs = performance.now() - deleteFileStarted;
-    const deleteStarted = performance.now();
-    await index.deleteByCollection(COLLECTION);
-    const deleteMs = performance.now() - deleteStarted;
-    await index.whenPurged();
-    const purgeSeconds = (performance.now() - deleteStarted) / 1000;
-    console.log(
-      `deleteByFile (${set.files > 0 ? Math.round(UNITS / set.files) : 0} units): ${deleteFileMs.toFixed(0)} ms; deleteByCollection: ${(deleteMs / 1000).toFixed(1)} s`,
-    );
-
     const where = AT_1M ? 'measured here' : 'target at 1,000,000 units: run with BENCH_UNITS=1000000';
     const figure = figures(BENCH, `${scale}; ${where}`);
     figure('build_from_store', builds, 'vectors/s', upserts, 'value >= 20000 vectors/s (baseline: upsert into the store)');
@@ -233,6 +236,20 @@ async function main(): Promise<void> {
     if (embedding)
       figure('query_embedding_p95', embedding.p95, 'ms', plain.p95, 'reported beside search, not included (baseline: search p95)');
     figure('index_memory', indexMiB, 'MiB', null, 'service RSS <= 2.5 GB is judged in search-service.bench.ts; this is the index alone');
+    if (keptStore) return;
+
+    const deleteFileStarted = performance.now();
+    await index.deleteByFile(COLLECTION, fileId(0));
+    const deleteFileMs = performance.now() - deleteFileStarted;
+    const deleteStarted = performance.now();
+    await index.deleteByCollection(COLLECTION);
+    const deleteMs = performance.now() - deleteStarted;
+    await index.whenPurged();
+    const purgeSeconds = (performance.now() - deleteStarted) / 1000;
+    console.log(
+      `deleteByFile (${set.files > 0 ? Math.round(UNITS / set.files) : 0} units): ${deleteFileMs.toFixed(0)} ms; deleteByCollection: ${(deleteMs / 1000).toFixed(1)} s`,
+    );
+
     figure(
       'delete_collection',
       deleteMs,
@@ -243,7 +260,7 @@ async function main(): Promise<void> {
   } finally {
     await index.close();
     db.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (!keptStore) rmSync(dir, { recursive: true, force: true });
   }
 }
 

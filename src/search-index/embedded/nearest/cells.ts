@@ -3,6 +3,12 @@ import { exactSearch, MetricKind } from 'usearch';
 
 /** A cell's dead rows are compacted away past this share. */
 const DEAD_SHARE = 0.25;
+/**
+ * Rows per buffer of a collection not (yet) in cells: a load's rows come in chunks of this many
+ * (32 MiB of 512-d codes), which computing the cells frees one by one as it moves their rows, so
+ * the codes are not held twice at the peak (one buffer of a million codes was, until every row had moved).
+ */
+export const CHUNK_ROWS = 65_536;
 
 /** Rows of one cell: int8 codes in a buffer of their own (native scans read a buffer from its start). */
 export class Cell {
@@ -43,6 +49,16 @@ export class Cell {
     return new Int8Array(this.codes.buffer, 0, rows * this.dimension);
   }
 
+  /** Lets go of the rows' buffers (their rows moved to other cells). */
+  release(): void {
+    this.codes = new Int8Array(0);
+    this.seqs = new Float64Array(0);
+    this.files = new Int32Array(0);
+    this.live = new Uint8Array(0);
+    this.length = 0;
+    this.dead = 0;
+  }
+
   /** Moves live rows down over dead ones; `moved(seq, position)` for each row that moved. */
   compact(moved: (seq: number, position: number) => void): void {
     const d = this.dimension;
@@ -81,18 +97,24 @@ export function resized<T extends Float64Array | Int32Array | Uint8Array>(old: T
   return next;
 }
 
-/** Cells with their centroids (none: one cell holding every row), and where each seq lives. */
+/**
+ * Cells with their centroids (none: every row scanned, in chunks of CHUNK_ROWS), and where each seq
+ * lives.
+ */
 export class Partition {
   readonly cells: Cell[];
-  /** seq → cell * 2^32 + position. */
-  readonly where = new Map<number, number>();
   private readonly groups?: CentroidGroups;
 
-  /** @param capacities rows each cell is allocated for (else 64, or 1,024 for the one cell). */
+  /**
+   * @param capacities rows each cell is allocated for (else 64, or 1,024 for the first chunk).
+   * @param where seq → cell * 2^32 + position; a repartition hands the old map on and overwrites
+   * every entry, as every live row moves (one map of a million entries instead of two).
+   */
   constructor(
     readonly dimension: number,
     readonly centroids?: Int8Array,
     capacities?: Int32Array,
+    readonly where = new Map<number, number>(),
   ) {
     const count = centroids ? centroids.length / dimension : 1;
     const capacity = centroids ? 64 : 1024;
@@ -100,15 +122,30 @@ export class Partition {
     this.groups = centroids ? groupsOf(centroids, dimension) : undefined;
   }
 
-  /** Adds `count` rows of codes, each to its nearest centroid's cell. */
+  /** Room for `rows` more rows without growing, while there are no centroids (a load that knows its size). */
+  reserve(rows: number): void {
+    const last = this.cells[this.cells.length - 1];
+    if (!this.centroids) last.reserve(Math.min(CHUNK_ROWS, last.length + rows));
+  }
+
+  /** Adds `count` rows of codes, each to its nearest centroid's cell (without centroids, to the last chunk). */
   add(codes: Int8Array, seqs: ArrayLike<number>, files: ArrayLike<number>, threads: number): void {
     const d = this.dimension;
     const cellOf = this.nearestCells(codes, seqs.length, threads);
     for (let i = 0; i < seqs.length; i++) {
-      const cell = cellOf[i];
+      const cell = this.centroids ? cellOf[i] : this.openChunk();
       const position = this.cells[cell].push(codes, i * d, seqs[i], files[i]);
       this.where.set(seqs[i], cell * 2 ** 32 + position);
     }
+  }
+
+  /** The chunk that takes the next row: the last one, or a new one once it holds CHUNK_ROWS. */
+  private openChunk(): number {
+    const last = this.cells.length - 1;
+    if (this.cells[last].length < CHUNK_ROWS) return last;
+    // Allocated whole: pages the rows never reach are never touched, so never resident.
+    this.cells.push(new Cell(this.dimension, CHUNK_ROWS));
+    return last + 1;
   }
 
   /** Marks the seq's row dead; its file's ordinal, or -1 when it is not here. */

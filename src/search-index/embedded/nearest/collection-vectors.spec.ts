@@ -1,4 +1,5 @@
-import { CollectionVectors, EXACT_SCAN_BELOW } from './collection-vectors';
+import { CHUNK_ROWS } from './cells';
+import { cellCountFor, CollectionVectors, EXACT_SCAN_BELOW } from './collection-vectors';
 
 const D = 16;
 const ROWS = EXACT_SCAN_BELOW + 10_000;
@@ -54,7 +55,8 @@ describe('CollectionVectors (the search thread’s cells)', () => {
     expect(vectors.search(row(data.vectors, 123), 1)[0].seq).toBe(123);
     build(vectors);
     expect(vectors.building).toBe(false);
-    expect(vectors.cells).toBeGreaterThan(100);
+    expect(vectors.cells).toBe(cellCountFor(ROWS));
+    expect(vectors.cells).toBeGreaterThan(10);
     expect(vectors.size).toBe(ROWS);
     for (const r of [0, 777, 20_001, ROWS - 1]) {
       const [hit] = vectors.search(row(data.vectors, r), 1);
@@ -161,8 +163,30 @@ describe('CollectionVectors (the search thread’s cells)', () => {
     expect(vectors.building).toBe(true);
     build(vectors);
     expect(vectors.building).toBe(false);
-    expect(vectors.cells).toBe(Math.round(Math.sqrt(ROWS)));
+    expect(vectors.cells).toBe(cellCountFor(ROWS));
     expect(vectors.size).toBe(ROWS);
     expect(vectors.search(row(data.vectors, ROWS - 7), 1)[0].seq).toBe(ROWS - 7);
+  });
+
+  it('holds a load past one chunk in several, scanned together, and moves every live row into the cells', () => {
+    const count = 2 * CHUNK_ROWS + 5_000;
+    const big = rows(count, 7);
+    const vectors = new CollectionVectors(D);
+    vectors.beginLoad(count);
+    for (let start = 0; start < count; start += 4_096) {
+      const end = Math.min(count, start + 4_096);
+      vectors.add(big.seqs.subarray(start, end), big.fileIds.slice(start, end), big.vectors.slice(start * D, end * D));
+    }
+    vectors.remove([CHUNK_ROWS + 3]);
+    // Every chunk is scanned while the load lasts: rows of the first, middle and last chunk.
+    for (const r of [5, CHUNK_ROWS + 11, count - 2]) expect(vectors.search(row(big.vectors, r), 1)[0].seq).toBe(r);
+    expect(vectors.search(row(big.vectors, CHUNK_ROWS + 3), 1)[0].seq).not.toBe(CHUNK_ROWS + 3);
+    expect(vectors.cells).toBe(1);
+    vectors.endLoad();
+    build(vectors);
+    expect(vectors.cells).toBe(cellCountFor(count - 1));
+    expect(vectors.size).toBe(count - 1);
+    for (const r of [5, CHUNK_ROWS + 11, count - 2]) expect(vectors.search(row(big.vectors, r), 1)[0].seq).toBe(r);
+    expect(vectors.search(row(big.vectors, CHUNK_ROWS + 3), 1)[0].seq).not.toBe(CHUNK_ROWS + 3);
   });
 });
