@@ -3,12 +3,21 @@ import { AppError, ErrorCode } from '../common/app-error';
 /** Scales `values` to unit length in a new Float32Array; a zero vector stays zero rather than NaN. */
 export function l2Normalize(values: ArrayLike<number>): Float32Array {
   const out = Float32Array.from(values);
-  let sumOfSquares = 0;
-  for (let i = 0; i < out.length; i++) sumOfSquares += out[i] * out[i];
-  if (sumOfSquares === 0) return out;
-  const scale = 1 / Math.sqrt(sumOfSquares);
-  for (let i = 0; i < out.length; i++) out[i] *= scale;
+  scaleToUnit(out);
   return out;
+}
+
+/**
+ * Scales `values` to unit length where they are (a zero vector stays zero); returns their sum of
+ * squares before, not finite when a component is not (so the pass is also the finite check).
+ */
+export function scaleToUnit(values: Float32Array): number {
+  let sumOfSquares = 0;
+  for (let i = 0; i < values.length; i++) sumOfSquares += values[i] * values[i];
+  if (sumOfSquares === 0) return 0;
+  const scale = 1 / Math.sqrt(sumOfSquares);
+  for (let i = 0; i < values.length; i++) values[i] *= scale;
+  return sumOfSquares;
 }
 
 /**

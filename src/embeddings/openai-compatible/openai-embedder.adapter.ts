@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '../../common/app-error';
 import { openAiCompatibleUrl, RetryingJsonClient, type RetryBackoff } from '../../common/retrying-json-client';
 import { Embedder, type EmbedOptions } from '../../domain/embedder.port';
-import { abortError, embeddableText, l2Normalize } from '../vectors';
+import { abortError, embeddableText, l2Normalize, scaleToUnit } from '../vectors';
 
 export type { RetryBackoff };
 
@@ -174,7 +174,8 @@ export class OpenAiCompatibleEmbedder extends Embedder {
         );
       }
       // Decoded floats are this call's own: scaled where they are, not copied once more.
-      if (decoded !== null && !normalizeInPlace(decoded)) throw malformed(`embedding ${index as number} is not an array of numbers`);
+      if (decoded !== null && !Number.isFinite(scaleToUnit(decoded)))
+        throw malformed(`embedding ${index as number} is not an array of numbers`);
       vectors[index as number] = decoded ?? l2Normalize(embedded);
     }
     return vectors;
@@ -193,21 +194,6 @@ function floatsOfBase64(text: string): Float32Array | null {
   const written = Buffer.from(floats.buffer).write(text, 'base64');
   if (written % 4 !== 0) return null;
   return written === floats.byteLength ? floats : floats.subarray(0, written / 4);
-}
-
-/**
- * Scales `values` to unit length where they are, in two passes (a non-finite component makes the
- * sum non-finite, so the first pass is also the check); false when a component is not finite.
- * A zero vector stays zero, as l2Normalize leaves it.
- */
-function normalizeInPlace(values: Float32Array): boolean {
-  let squares = 0;
-  for (let i = 0; i < values.length; i++) squares += values[i] * values[i];
-  if (!Number.isFinite(squares)) return false;
-  if (squares === 0) return true;
-  const scale = 1 / Math.sqrt(squares);
-  for (let i = 0; i < values.length; i++) values[i] *= scale;
-  return true;
 }
 
 /** A plain loop: `every(Number.isFinite)` over 512 numbers per text was a tenth of an ingesting process's CPU. */
