@@ -9,6 +9,7 @@
 import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
+import { l2Normalize } from '../../embeddings/vectors';
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import {
   assertSearchK,
@@ -24,6 +25,7 @@ import {
   VectorHit,
   VectorIndex,
 } from '../../domain/vector-index.port';
+import { floatsOf } from './float-blob';
 import { toFts5Query } from './fts5-query';
 import { NearestThreads } from './nearest/nearest-threads';
 import { TextReader } from './text/text-reader';
@@ -273,7 +275,7 @@ export class SqliteVectorIndex extends VectorIndex {
     if (fileIds?.length === 0) return [];
     await this.ensureLoaded(collectionId);
     await this.catchUp(collectionId);
-    const query = normalised(vector);
+    const query = l2Normalize(vector);
     const { seqs } = await this.nearest.search(collectionId, query, k + Math.min(k, RERANK_MARGIN), fileIds ? [...fileIds] : undefined);
     if (seqs.length === 0) return [];
     // Units deleted since the thread answered, here or by another process, are gone from this read.
@@ -490,7 +492,18 @@ export class SqliteVectorIndex extends VectorIndex {
   private async load(collectionId: string): Promise<void> {
     const dimension = this.collectionDimension(collectionId);
     if (dimension === undefined) return;
-    const rows = this.prepared().count.get(collectionId, this.deletedUpTo(collectionId)) as number;
+    const after = this.deletedUpTo(collectionId);
+    const rows = this.prepared().count.get(collectionId, after) as number;
+    if (!this.db.memory) {
+      // Each search thread reads its share on a connection of its own: the event loop only posts
+      // the load, and every core reads and codes. Rows committed above `upTo` come as any later
+      // commit does: posted by this process's upserts, or taken in by catchUp.
+      const upTo = (this.prepared().maxSeq.get(collectionId) as number | null) ?? after;
+      if (this.loadedGeneration === this.nearest.generation) this.heldUpTo.set(collectionId, upTo);
+      await this.nearest.load(collectionId, dimension, rows, { file: this.db.name, after, upTo });
+      return;
+    }
+    // An in-memory database no other connection can open: its rows are read here and posted.
     this.nearest.post({ type: 'load', collectionId, dimension, rows });
     try {
       await this.postRowsAbove(collectionId, this.deletedUpTo(collectionId));
@@ -636,15 +649,6 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 }
 
-function normalised(vector: Float32Array): Float32Array {
-  let squares = 0;
-  for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
-  const norm = Math.sqrt(squares);
-  const unit = new Float32Array(vector.length);
-  for (let i = 0; i < vector.length; i++) unit[i] = vector[i] / norm;
-  return unit;
-}
-
 /**
  * How far from 1 a vector's squared length may be to be stored as it is. Embedders hand over unit
  * vectors (scaled in float32, so within about 1e-7): scaling them again copied every vector.
@@ -655,14 +659,8 @@ const UNIT_TOLERANCE = 1e-5;
 function normalisedBlob(vector: Float32Array): Buffer {
   let squares = 0;
   for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
-  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : normalised(vector);
+  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : l2Normalize(vector);
   return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
-}
-
-/** The floats of a stored blob: a view when aligned, else a copy (SQLite's buffers may start anywhere). */
-function floatsOf(blob: Buffer): Float32Array {
-  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
-  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 }
 
 /** 1 - cosine similarity of a unit-length query and a stored unit-length vector. */
