@@ -39,8 +39,8 @@ import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextSearchRequest, TextSearc
 export const DELETE_BATCH = 500;
 
 /**
- * Rows per read (and message) when a collection's vectors are loaded into the search thread or
- * taken in after another process's commits: each read holds the event loop, about 7 µs a row (1 MB
+ * Rows per read (and message) when vectors other processes committed are taken in (or an in-memory
+ * store's collection is loaded; a file's is read by the search threads themselves): each read holds the event loop, about 7 µs a row (1 MB
  * of floats in 512 rows: a few milliseconds, where 4,096 rows held it 40-80 ms on a loaded machine,
  * every take-in while a worker process ingested, and /health waited behind them).
  */
@@ -468,9 +468,10 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 
   /**
-   * Loads the collection's vectors into the search thread once per thread: batches read in seq
-   * order, the event loop let through between them. Writes committed meanwhile are either read by a
-   * later batch or posted after the load; the thread keeps one row per seq either way.
+   * Loads the collection's vectors into the search threads once per thread: each thread reads its
+   * share in seq order on a connection of its own (an in-memory store's rows are read here, in
+   * batches, the event loop let through between them). Writes committed meanwhile are either read
+   * by a later batch or posted after the load; the thread keeps one row per seq either way.
    */
   private ensureLoaded(collectionId: string): Promise<void> {
     if (this.loadedGeneration !== this.nearest.generation) {
@@ -513,14 +514,20 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 
   /**
-   * Rows another process committed since the thread took in the collection: read above the seq it
-   * holds every row up to, and posted as a load's batches are (a row posted twice is replaced).
+   * Rows another process committed since the thread took in the collection: those above the seq it
+   * holds every row up to, read by the search threads themselves (an in-memory store's are read
+   * here and posted as a load's batches are); a row taken in twice is replaced.
    */
   private async catchUp(collectionId: string): Promise<void> {
     const held = this.heldUpTo.get(collectionId);
     if (held === undefined) return;
     const highest = this.prepared().maxSeq.get(collectionId) as number | null;
-    if (highest !== null && highest > held) await this.postRowsAbove(collectionId, held);
+    if (highest === null || highest <= held) return;
+    const dimension = this.collectionDimension(collectionId);
+    if (this.db.memory || dimension === undefined) return this.postRowsAbove(collectionId, held);
+    // Each search thread reads its share before its next message (a search posted after it sees the rows).
+    this.heldUpTo.set(collectionId, highest);
+    this.nearest.post({ type: 'read', collectionId, dimension, source: { file: this.db.name, after: held, upTo: highest } });
   }
 
   /** Posts the collection's rows above `after` to the search thread in batches, noting how far it holds them. */

@@ -35,6 +35,8 @@ export type NearestRequest =
    */
   | { type: 'load'; collectionId: string; dimension: number; rows: number; id?: number; source?: LoadSource }
   | { type: 'loaded'; collectionId: string }
+  /** Rows committed by other processes: the thread reads its share of them from the store at once, before its next message. */
+  | { type: 'read'; collectionId: string; dimension: number; source: LoadSource }
   /** Answered once every message before it is handled: a loader waits on it to keep few batches queued. */
   | { type: 'sync'; id: number }
   | { type: 'drop'; collectionId: string }

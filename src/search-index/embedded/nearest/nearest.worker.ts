@@ -79,6 +79,12 @@ function handle(message: NearestRequest): void {
     case 'loaded':
       collections.get(message.collectionId)?.endLoad();
       return;
+    case 'read': {
+      const vectors = collection(message.collectionId, message.dimension);
+      const reader = new ShareReader(message.collectionId, message.dimension, message.source, shards, shard);
+      for (let rows = reader.next(); rows; rows = reader.next()) vectors.add(rows.seqs, rows.fileIds, rows.vectors, availableParallelism());
+      return;
+    }
     case 'sync':
       reply({ type: 'synced', id: message.id });
       return;
