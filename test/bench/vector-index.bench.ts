@@ -166,7 +166,7 @@ async function main(): Promise<void> {
     const split =
       splitBefore && splitAfter
         ? ` (anonymous +${(splitAfter.anon - splitBefore.anon).toFixed(0)}, file-backed +${(splitAfter.file - splitBefore.file).toFixed(0)}; ` +
-          `peak during the build: RSS ${peak.rss.toFixed(0)} MiB, anonymous ${peak.anon.toFixed(0)} MiB)`
+          `peak during the build: RSS +${(peak.rss - rssBefore).toFixed(0)} MiB, anonymous +${(peak.anon - splitBefore.anon).toFixed(0)} MiB, over ${rssBefore.toFixed(0)} MiB before)`
         : '';
     console.log(
       `build from stored vectors: ${builds.toFixed(0)} vectors/s (${buildSeconds.toFixed(1)} s; first search answered after ${(loadedMs / 1000).toFixed(1)} s; ` +
