@@ -21,7 +21,7 @@
  *   at this size (upserting 1M takes minutes; before/after runs then build from the same store);
  *   nothing is deleted from a kept store, so the delete figures are left out)
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exactSearch, MetricKind } from 'usearch';
@@ -51,6 +51,16 @@ function percentiles(samples: number[]) {
 }
 
 const mib = () => process.memoryUsage().rss / 2 ** 20;
+/** Anonymous and file-backed resident memory (Linux): SQLite's memory-mapped pages are file-backed. */
+function residentSplit(): { anon: number; file: number } | null {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024;
+    return { anon: kib('RssAnon'), file: kib('RssFile') + kib('RssShmem') };
+  } catch {
+    return null;
+  }
+}
 const load = () =>
   loadavg()
     .map((n) => n.toFixed(1))
@@ -124,6 +134,13 @@ async function main(): Promise<void> {
     await index.close();
     global.gc?.();
     const rssBefore = mib();
+    const splitBefore = residentSplit();
+    // Peak resident memory during the build, sampled: the build's transient copies count too.
+    let peak = { rss: 0, anon: 0 };
+    const sampler = setInterval(() => {
+      const split = residentSplit();
+      peak = { rss: Math.max(peak.rss, mib()), anon: Math.max(peak.anon, split?.anon ?? 0) };
+    }, 250);
     index = new SqliteVectorIndex(db);
     await index.init();
     const queries = set.queries(QUERIES);
@@ -142,11 +159,18 @@ async function main(): Promise<void> {
     const { user, system } = process.cpuUsage(buildCpu);
     // CPU time of every thread of the process: what the build costs without waiting for a core.
     const buildsPerCpuSecond = UNITS / ((user + system) / 1e6);
+    clearInterval(sampler);
     global.gc?.();
     const indexMiB = mib() - rssBefore;
+    const splitAfter = residentSplit();
+    const split =
+      splitBefore && splitAfter
+        ? ` (anonymous +${(splitAfter.anon - splitBefore.anon).toFixed(0)}, file-backed +${(splitAfter.file - splitBefore.file).toFixed(0)}; ` +
+          `peak during the build: RSS +${(peak.rss - rssBefore).toFixed(0)} MiB, anonymous +${(peak.anon - splitBefore.anon).toFixed(0)} MiB, over ${rssBefore.toFixed(0)} MiB before)`
+        : '';
     console.log(
       `build from stored vectors: ${builds.toFixed(0)} vectors/s (${buildSeconds.toFixed(1)} s; first search answered after ${(loadedMs / 1000).toFixed(1)} s; ` +
-        `${buildsPerCpuSecond.toFixed(0)} vectors per CPU second); index memory +${indexMiB.toFixed(0)} MiB; load ${load()}`,
+        `${buildsPerCpuSecond.toFixed(0)} vectors per CPU second); index memory +${indexMiB.toFixed(0)} MiB${split}; load ${load()}`,
     );
 
     const measure = async (label: string, run: (q: Float32Array) => Promise<string[]>, allowed?: (r: number) => boolean) => {

@@ -256,6 +256,32 @@ describe('SqliteVectorIndex storage', () => {
     await check();
   }, 300_000);
 
+  it('loads a stored collection in its search threads, each reading its share, consistent with writes made during the load', async () => {
+    const vectorOf = (i: number) => Float32Array.from({ length: 8 }, (_, d) => Math.sin(i * (d + 3)) + 2);
+    await index.upsert(Array.from({ length: 50 }, (_, i) => unit(i, { vector: vectorOf(i) })));
+    // Rows of the collection's earlier life (marked deleted, maybe not purged yet) and of another collection stay out.
+    await index.deleteByCollection('col_a');
+    const count = 5_000;
+    const stored = Array.from({ length: count }, (_, i) => unit(1_000 + i, { fileId: `fle_${i % 10}`, vector: vectorOf(1_000 + i) }));
+    for (let start = 0; start < count; start += 1_000) await index.upsert(stored.slice(start, start + 1_000));
+    await index.upsert([unit(9_000, { collectionId: 'col_b', vector: vectorOf(9_000) })]);
+
+    await index.close();
+    index = new SqliteVectorIndex(db);
+    await index.init();
+    // Not awaited: the threads read while a file is deleted and a unit added.
+    const first = index.searchVector('col_a', vectorOf(1_001), 1);
+    await index.deleteByFile('col_a', 'fle_1');
+    await index.upsert([unit(8_000, { fileId: 'fle_new', vector: vectorOf(8_000) })]);
+    expect((await first)[0]?.unitId).toMatch(/^unt_/);
+
+    const [stats] = (await index.searchThreadStats()).collections;
+    expect(stats).toMatchObject({ collectionId: 'col_a', size: count - count / 10 + 1 });
+    expect((await index.searchVector('col_a', vectorOf(8_000), 1))[0].unitId).toBe('unt_8000');
+    expect((await index.searchVector('col_a', vectorOf(1_002), 1))[0].unitId).toBe('unt_1002');
+    expect(await index.searchVector('col_a', vectorOf(1_001), 5, { fileIds: ['fle_1'] })).toEqual([]);
+  }, 120_000);
+
   it('runs BM25 on a connection of its own that sees each committed write at once; in memory, on the one connection', async () => {
     await index.upsert([unit(1)]);
     expect((await index.searchText('col_a', 'lantern', 10)).map((h) => h.unitId)).toEqual(['unt_1']);

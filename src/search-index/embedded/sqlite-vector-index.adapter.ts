@@ -9,6 +9,7 @@
 import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
+import { l2Normalize } from '../../embeddings/vectors';
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import {
   assertSearchK,
@@ -24,6 +25,7 @@ import {
   VectorHit,
   VectorIndex,
 } from '../../domain/vector-index.port';
+import { floatsOf } from './float-blob';
 import { toFts5Query } from './fts5-query';
 import { NearestThreads } from './nearest/nearest-threads';
 import { TextReader } from './text/text-reader';
@@ -37,8 +39,8 @@ import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextSearchRequest, TextSearc
 export const DELETE_BATCH = 500;
 
 /**
- * Rows per read (and message) when a collection's vectors are loaded into the search thread or
- * taken in after another process's commits: each read holds the event loop, about 7 µs a row (1 MB
+ * Rows per read (and message) when vectors other processes committed are taken in (or an in-memory
+ * store's collection is loaded; a file's is read by the search threads themselves): each read holds the event loop, about 7 µs a row (1 MB
  * of floats in 512 rows: a few milliseconds, where 4,096 rows held it 40-80 ms on a loaded machine,
  * every take-in while a worker process ingested, and /health waited behind them).
  */
@@ -273,7 +275,7 @@ export class SqliteVectorIndex extends VectorIndex {
     if (fileIds?.length === 0) return [];
     await this.ensureLoaded(collectionId);
     await this.catchUp(collectionId);
-    const query = normalised(vector);
+    const query = l2Normalize(vector);
     const { seqs } = await this.nearest.search(collectionId, query, k + Math.min(k, RERANK_MARGIN), fileIds ? [...fileIds] : undefined);
     if (seqs.length === 0) return [];
     // Units deleted since the thread answered, here or by another process, are gone from this read.
@@ -466,9 +468,10 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 
   /**
-   * Loads the collection's vectors into the search thread once per thread: batches read in seq
-   * order, the event loop let through between them. Writes committed meanwhile are either read by a
-   * later batch or posted after the load; the thread keeps one row per seq either way.
+   * Loads the collection's vectors into the search threads once per thread: each thread reads its
+   * share in seq order on a connection of its own (an in-memory store's rows are read here, in
+   * batches, the event loop let through between them). Writes committed meanwhile are either read
+   * by a later batch or posted after the load; the thread keeps one row per seq either way.
    */
   private ensureLoaded(collectionId: string): Promise<void> {
     if (this.loadedGeneration !== this.nearest.generation) {
@@ -490,7 +493,18 @@ export class SqliteVectorIndex extends VectorIndex {
   private async load(collectionId: string): Promise<void> {
     const dimension = this.collectionDimension(collectionId);
     if (dimension === undefined) return;
-    const rows = this.prepared().count.get(collectionId, this.deletedUpTo(collectionId)) as number;
+    const after = this.deletedUpTo(collectionId);
+    const rows = this.prepared().count.get(collectionId, after) as number;
+    if (!this.db.memory) {
+      // Each search thread reads its share on a connection of its own: the event loop only posts
+      // the load, and every core reads and codes. Rows committed above `upTo` come as any later
+      // commit does: posted by this process's upserts, or taken in by catchUp.
+      const upTo = (this.prepared().maxSeq.get(collectionId) as number | null) ?? after;
+      if (this.loadedGeneration === this.nearest.generation) this.heldUpTo.set(collectionId, upTo);
+      await this.nearest.load(collectionId, dimension, rows, { file: this.db.name, after, upTo });
+      return;
+    }
+    // An in-memory database no other connection can open: its rows are read here and posted.
     this.nearest.post({ type: 'load', collectionId, dimension, rows });
     try {
       await this.postRowsAbove(collectionId, this.deletedUpTo(collectionId));
@@ -500,14 +514,20 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 
   /**
-   * Rows another process committed since the thread took in the collection: read above the seq it
-   * holds every row up to, and posted as a load's batches are (a row posted twice is replaced).
+   * Rows another process committed since the thread took in the collection: those above the seq it
+   * holds every row up to, read by the search threads themselves (an in-memory store's are read
+   * here and posted as a load's batches are); a row taken in twice is replaced.
    */
   private async catchUp(collectionId: string): Promise<void> {
     const held = this.heldUpTo.get(collectionId);
     if (held === undefined) return;
     const highest = this.prepared().maxSeq.get(collectionId) as number | null;
-    if (highest !== null && highest > held) await this.postRowsAbove(collectionId, held);
+    if (highest === null || highest <= held) return;
+    const dimension = this.collectionDimension(collectionId);
+    if (this.db.memory || dimension === undefined) return this.postRowsAbove(collectionId, held);
+    // Each search thread reads its share before its next message (a search posted after it sees the rows).
+    this.heldUpTo.set(collectionId, highest);
+    this.nearest.post({ type: 'read', collectionId, dimension, source: { file: this.db.name, after: held, upTo: highest } });
   }
 
   /** Posts the collection's rows above `after` to the search thread in batches, noting how far it holds them. */
@@ -636,15 +656,6 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 }
 
-function normalised(vector: Float32Array): Float32Array {
-  let squares = 0;
-  for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
-  const norm = Math.sqrt(squares);
-  const unit = new Float32Array(vector.length);
-  for (let i = 0; i < vector.length; i++) unit[i] = vector[i] / norm;
-  return unit;
-}
-
 /**
  * How far from 1 a vector's squared length may be to be stored as it is. Embedders hand over unit
  * vectors (scaled in float32, so within about 1e-7): scaling them again copied every vector.
@@ -655,14 +666,8 @@ const UNIT_TOLERANCE = 1e-5;
 function normalisedBlob(vector: Float32Array): Buffer {
   let squares = 0;
   for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
-  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : normalised(vector);
+  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : l2Normalize(vector);
   return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
-}
-
-/** The floats of a stored blob: a view when aligned, else a copy (SQLite's buffers may start anywhere). */
-function floatsOf(blob: Buffer): Float32Array {
-  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
-  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 }
 
 /** 1 - cosine similarity of a unit-length query and a stored unit-length vector. */

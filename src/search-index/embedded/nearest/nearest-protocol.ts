@@ -3,6 +3,18 @@
 /** What each search thread is started with: how many threads share the rows. */
 export interface NearestWorkerData {
   shards: number;
+  /** Which of the threads this one is: it holds the rows whose seq % shards is this. */
+  shard: number;
+}
+
+/**
+ * Where a search thread reads its share of a collection itself: the store's file, on a read-only
+ * connection of its own, the rows with `after < seq <= upTo`.
+ */
+export interface LoadSource {
+  file: string;
+  after: number;
+  upTo: number;
 }
 
 export type NearestRequest =
@@ -16,9 +28,15 @@ export type NearestRequest =
       vectors: Float32Array;
     }
   | { type: 'remove'; collectionId: string; seqs: Float64Array }
-  /** A load of the collection from the store begins (`rows` rows to come) or ends: its cells are computed once, at the end. */
-  | { type: 'load'; collectionId: string; dimension: number; rows: number }
+  /**
+   * A load of the collection from the store begins (`rows` rows to come) or ends: its cells are
+   * computed once, at the end. With a `source` (and an `id`), the thread reads its rows itself,
+   * in steps between messages, and answers `loaded` when it holds them; without, they come in `add`s.
+   */
+  | { type: 'load'; collectionId: string; dimension: number; rows: number; id?: number; source?: LoadSource }
   | { type: 'loaded'; collectionId: string }
+  /** Rows committed by other processes: the thread reads its share of them from the store at once, before its next message. */
+  | { type: 'read'; collectionId: string; dimension: number; source: LoadSource }
   /** Answered once every message before it is handled: a loader waits on it to keep few batches queued. */
   | { type: 'sync'; id: number }
   | { type: 'drop'; collectionId: string }
@@ -49,4 +67,5 @@ export type NearestResponse =
   | { type: 'hits'; id: number; seqs: Float64Array; distances: Float32Array }
   | { type: 'stats'; id: number; stats: NearestStats }
   | { type: 'synced'; id: number }
+  | { type: 'loaded'; id: number }
   | { type: 'error'; id: number; message: string };

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { AppError, ErrorCode } from '../../../common/app-error';
 import { workerFile } from '../../../common/worker-path';
-import type { NearestRequest, NearestResponse, NearestStats, NearestWorkerData } from './nearest-protocol';
+import type { LoadSource, NearestRequest, NearestResponse, NearestStats, NearestWorkerData } from './nearest-protocol';
 
 /** How long close() waits for a thread to end itself before terminating it (a build step takes well under a second). */
 const CLOSE_GRACE_MS = 30_000;
@@ -88,6 +88,21 @@ export class NearestThreads {
     hits.sort((a, b) => a.distance - b.distance);
     const nearest = hits.slice(0, k);
     return { seqs: Float64Array.from(nearest, (h) => h.seq), distances: Float32Array.from(nearest, (h) => h.distance) };
+  }
+
+  /**
+   * Every thread reads its share of the collection's rows in `source` from the store itself (see
+   * share-reader.ts) and computes its cells once it holds them; resolves when every thread holds its
+   * rows. Messages posted meanwhile are handled between the threads' read steps.
+   */
+  async load(collectionId: string, dimension: number, rows: number, source: LoadSource): Promise<void> {
+    const share = Math.ceil(rows / this.shards);
+    await Promise.all(
+      this.workers.map(async (_, shard) => {
+        const response = await this.request(shard, (id) => ({ type: 'load', id, collectionId, dimension, rows: share, source }));
+        if (response.type !== 'loaded') throw new AppError(ErrorCode.INTERNAL, 'A search thread answered a load with something else');
+      }),
+    );
   }
 
   /** Resolves once every thread has handled every message posted before. */
@@ -183,7 +198,7 @@ export class NearestThreads {
     if (this.closed) throw new AppError(ErrorCode.UNAVAILABLE, 'The vector index is closed');
     const running = this.workers[shard];
     if (running) return running;
-    const worker = new Worker(this.workerPath, { workerData: { shards: this.shards } satisfies NearestWorkerData });
+    const worker = new Worker(this.workerPath, { workerData: { shards: this.shards, shard } satisfies NearestWorkerData });
     // An idle search thread never keeps the process alive.
     worker.unref();
     worker.on('message', (response: NearestResponse) => {

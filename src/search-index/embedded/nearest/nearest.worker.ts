@@ -2,16 +2,23 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { CollectionVectors, probedCellsPerShard } from './collection-vectors';
 import type { NearestRequest, NearestResponse, NearestWorkerData } from './nearest-protocol';
+import { ShareReader } from './share-reader';
 
 /**
  * A search thread: its share of every collection's vectors (the rows whose seq falls to it, see
  * NearestThreads) and their cells live here, so a search never holds the service's event loop.
- * Messages are handled in arrival order (a search sees every add and remove sent before it); cells
- * are computed in steps while no message waits.
+ * Messages are handled in arrival order (a search sees every add and remove sent before it); loads
+ * (the thread reading its share from the store) and cells go in steps while no message waits.
  */
-const { shards } = workerData as NearestWorkerData;
+const { shards, shard } = workerData as NearestWorkerData;
 const probedCells = probedCellsPerShard(shards);
 const collections = new Map<string, CollectionVectors>();
+/**
+ * Loads under way, read by this thread from the store. A message handled between two steps is
+ * consistent with them: it was posted after its commit, and each step reads what is committed then
+ * (a row read twice is replaced; a removed row is no longer there to read).
+ */
+const loads = new Map<string, { id: number; vectors: CollectionVectors; reader: ShareReader }>();
 const inbox: NearestRequest[] = [];
 let scheduled = false;
 const port = parentPort!;
@@ -30,7 +37,12 @@ function schedule(): void {
 function pump(): void {
   scheduled = false;
   while (inbox.length > 0) handle(inbox.shift()!);
-  // Idle: one step of computing cells, then look at the inbox again.
+  // Idle: one step of a load, else of computing cells, then look at the inbox again.
+  for (const [collectionId, load] of loads) {
+    loadStep(collectionId, load);
+    schedule();
+    return;
+  }
   for (const vectors of collections.values()) {
     if (vectors.building) {
       vectors.buildStep(availableParallelism());
@@ -54,12 +66,25 @@ function handle(message: NearestRequest): void {
     case 'add':
       collection(message.collectionId, message.dimension).add(message.seqs, message.fileIds, message.vectors, availableParallelism());
       return;
-    case 'load':
-      collection(message.collectionId, message.dimension).beginLoad(message.rows);
+    case 'load': {
+      endLoad(message.collectionId, { type: 'error', id: -1, message: 'A later load of the collection took its place' });
+      const vectors = collection(message.collectionId, message.dimension);
+      vectors.beginLoad(message.rows);
+      if (message.source && message.id !== undefined) {
+        const reader = new ShareReader(message.collectionId, message.dimension, message.source, shards, shard);
+        loads.set(message.collectionId, { id: message.id, vectors, reader });
+      }
       return;
+    }
     case 'loaded':
       collections.get(message.collectionId)?.endLoad();
       return;
+    case 'read': {
+      const vectors = collection(message.collectionId, message.dimension);
+      const reader = new ShareReader(message.collectionId, message.dimension, message.source, shards, shard);
+      for (let rows = reader.next(); rows; rows = reader.next()) vectors.add(rows.seqs, rows.fileIds, rows.vectors, availableParallelism());
+      return;
+    }
     case 'sync':
       reply({ type: 'synced', id: message.id });
       return;
@@ -68,6 +93,7 @@ function handle(message: NearestRequest): void {
       return;
     case 'drop':
       collections.delete(message.collectionId);
+      endLoad(message.collectionId, { type: 'loaded', id: -1 });
       return;
     case 'close':
       // From JavaScript, between native calls: the thread ends without the abort a terminate() risks.
@@ -97,6 +123,27 @@ function handle(message: NearestRequest): void {
       });
       return;
   }
+}
+
+/** Reads and adds one step of a load; at its end, the cells are due and the loader is answered. */
+function loadStep(collectionId: string, load: { vectors: CollectionVectors; reader: ShareReader }): void {
+  try {
+    const rows = load.reader.next();
+    if (rows) load.vectors.add(rows.seqs, rows.fileIds, rows.vectors, availableParallelism());
+    else endLoad(collectionId, { type: 'loaded', id: -1 });
+  } catch (error) {
+    // The rows read so far stay (a load asked again replaces them); the loader is told why.
+    endLoad(collectionId, { type: 'error', id: -1, message: (error as Error).message });
+  }
+}
+
+/** Ends the collection's load under way, if any, answering its loader with `response` (under its id). */
+function endLoad(collectionId: string, response: Extract<NearestResponse, { type: 'loaded' | 'error' }>): void {
+  const load = loads.get(collectionId);
+  if (!load) return;
+  loads.delete(collectionId);
+  load.vectors.endLoad();
+  reply({ ...response, id: load.id });
 }
 
 function reply(response: NearestResponse, transfer: ArrayBuffer[] = []): void {
