@@ -191,7 +191,12 @@ async function main(): Promise<void> {
     const ingesting = healthProbe(app.url);
     // CPU of the API process (its own threads) and of the rest of the service (worker processes).
     const apiPid = app.child.pid!;
-    const cpuOf = () => ({ api: cpuMicros(apiPid), all: treeSum(apiPid, cpuMicros) });
+    const cpuOf = () => ({
+      api: cpuMicros(apiPid),
+      apiMain: cpuMicros(apiPid, apiPid),
+      all: treeSum(apiPid, (pid) => cpuMicros(pid)),
+      endpoint: cpuMicros(embeddings.child.pid!),
+    });
     const cpuBefore = cpuOf();
     await loopDelay(app.url);
     const started = performance.now();
@@ -224,12 +229,15 @@ async function main(): Promise<void> {
     const healthIngesting = await ingesting.stop();
     const ingestRate = PASSAGES / ingestSeconds;
     const apiCpu = (cpuAfter.api - cpuBefore.api) / 1e6;
+    const apiMainCpu = (cpuAfter.apiMain - cpuBefore.apiMain) / 1e6;
+    const endpointCpu = (cpuAfter.endpoint - cpuBefore.endpoint) / 1e6;
     const workersCpu = (cpuAfter.all - cpuAfter.api - (cpuBefore.all - cpuBefore.api)) / 1e6;
     console.log(
       `ingestion: ${ingestRate.toFixed(0)} passages/s (${ingestSeconds.toFixed(1)} s; endpoint alone ${endpointPassages.toFixed(0)} passages/s); ` +
         `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); ` +
-        `CPU meanwhile: API process ${apiCpu.toFixed(1)} s, worker processes ${workersCpu.toFixed(1)} s ` +
+        `CPU meanwhile: API process ${apiCpu.toFixed(1)} s (its main thread ${apiMainCpu.toFixed(1)} s), worker processes ${workersCpu.toFixed(1)} s ` +
         `(${(((apiCpu + workersCpu) * 1e6) / PASSAGES).toFixed(0)} µs per passage); ` +
+        `the fake endpoint, not counted: ${endpointCpu.toFixed(1)} s; ` +
         (delay ? `API event-loop delay p99 ${delay.p99.toFixed(0)} ms, max ${delay.max.toFixed(0)} ms; ` : '') +
         `load ${load()}`,
     );

@@ -178,9 +178,14 @@ export const rssBytes = (pid: number): number => {
   return Number(match[1]) * 1024;
 };
 
-/** CPU time (user + system, all its threads) one process has used, from /proc, in microseconds (clock ticks of 10 ms). */
-export const cpuMicros = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/**
+ * CPU time (user + system) one process has used, all its threads or the one given (a process's main
+ * thread has its pid for id), from /proc, in microseconds (clock ticks of 10 ms).
+ */
+export const cpuMicros = (pid: number, thread?: number): number => {
+  const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8')
+    .split(') ')[1]
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 
