@@ -2,6 +2,7 @@ import { AppError, ErrorCode } from '../../common/app-error';
 import { openAiCompatibleUrl, RetryingJsonClient, type RetryBackoff } from '../../common/retrying-json-client';
 import { Embedder, type EmbedOptions } from '../../domain/embedder.port';
 import { abortError, embeddableText, l2Normalize, scaleToUnit } from '../vectors';
+import { parseEmbeddingsBody } from './embeddings-body';
 
 export type { RetryBackoff };
 
@@ -125,7 +126,7 @@ export class OpenAiCompatibleEmbedder extends Embedder {
     // Base64 is a quarter of the bytes of JSON numbers and decodes natively: parsing 512 numbers per
     // text on the event loop was most of an ingestion's CPU. A server that refuses the option
     // (a 400/422 that names it) is asked again without it, and from then on never with it.
-    const text = await this.client.post(
+    const bytes = await this.client.postForBytes(
       () => ({ model: this.model, input, ...(this.base64 ? { encoding_format: 'base64' } : {}) }),
       signal,
       {
@@ -138,7 +139,7 @@ export class OpenAiCompatibleEmbedder extends Embedder {
     );
     let body: unknown;
     try {
-      body = JSON.parse(text);
+      body = parseEmbeddingsBody(bytes);
     } catch (error) {
       throw new AppError(ErrorCode.EMBEDDING_FAILED, 'Embeddings endpoint answered with invalid JSON', { cause: error });
     }
