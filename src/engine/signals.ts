@@ -15,13 +15,13 @@ export function childSignal(
   const follow = () => controller.abort(parent.reason);
   if (parent.aborted) controller.abort(parent.reason);
   else parent.addEventListener('abort', follow, { once: true });
-  const timer = timeoutMs === null ? null : setTimeout(() => controller.abort(onTimeout()), timeoutMs);
-  timer?.unref();
+  const timer = setTimeout(() => controller.abort(onTimeout()), timeoutMs);
+  timer.unref();
   return {
     signal: controller.signal,
     dispose: () => {
       parent.removeEventListener('abort', follow);
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
     },
   };
 }
