@@ -84,4 +84,10 @@ export abstract class JobStore {
   /** Jobs of `name` by state; a waiting job whose runAt is after `now` counts as delayed. */
   abstract depth(name: string, now: Date): Promise<QueueDepth>;
   abstract ping(): Promise<void>;
+  /**
+   * Whether another process sharing the store committed anything since the last call (false on
+   * the first). Absent where the store cannot tell without a query (MongoDB). A cheap look: the
+   * queue asks it every few milliseconds while a worker waits for work no process told it of.
+   */
+  changedElsewhere?(): boolean;
 }

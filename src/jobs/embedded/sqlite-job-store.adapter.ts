@@ -53,6 +53,7 @@ const toJob = (row: JobRow): StoredJob => ({
 export class SqliteJobStore extends JobStore {
   private readonly statements;
   private readonly group: GroupCommit;
+  private dataVersion?: number;
 
   constructor(db: SqliteDb) {
     super();
@@ -166,6 +167,8 @@ export class SqliteJobStore extends JobStore {
          FROM jobs WHERE name = @name`,
       ),
       ping: db.prepare('SELECT 1 FROM jobs LIMIT 1'),
+      // Changes when another connection (another process on the file) commits, not for this one's own commits.
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
     };
   }
 
@@ -259,6 +262,13 @@ export class SqliteJobStore extends JobStore {
 
   async ping(): Promise<void> {
     this.statements.ping.get();
+  }
+
+  override changedElsewhere(): boolean {
+    const version = this.statements.dataVersion.get() as number;
+    const changed = this.dataVersion !== undefined && version !== this.dataVersion;
+    this.dataVersion = version;
+    return changed;
   }
 
   private write(
