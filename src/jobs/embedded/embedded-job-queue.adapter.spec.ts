@@ -185,6 +185,22 @@ describe('EmbeddedJobQueue leases', () => {
     }
   });
 
+  it('claims for every free slot in one write, each job under its own token, as many as wait', async () => {
+    const name = 'test.some';
+    const now = new Date();
+    for (const id of ['a', 'b']) await store.insert({ name, id, data: '{}', maxAttempts: 1, backoffMs: 0, runAt: now }, now);
+    const later = new Date(now.getTime() + 60_000);
+
+    const claimed = await store.claimSome(name, now, later, ['t1', 't2', 't3', 't4']);
+
+    expect(claimed.map(({ job, token }) => [job.id, token])).toEqual([
+      ['a', 't1'],
+      ['b', 't2'],
+    ]);
+    expect(await store.get({ name, id: 'b' })).toMatchObject({ state: 'active', leaseToken: 't2', attempts: 1 });
+    expect(await store.claimSome(name, now, later, ['t5'])).toEqual([]);
+  });
+
   it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {
     const queue = createQueue();
     let started = false;

@@ -234,28 +234,24 @@ export class EmbeddedJobQueue extends JobQueue {
       do {
         worker.recheck = false;
         while (!this.stopping && worker.running.size < worker.concurrency) {
-          // Every free slot at once: the claims share one turn, and so one commit of the store's
-          // group commit, with the other writes of that turn (the runs they claim among them).
+          // Every free slot in one claim: it shares one turn, and so one commit of the store's group
+          // commit, with the other writes of that turn (the runs it claims among them).
           const now = Date.now();
-          const claims = Array.from({ length: worker.concurrency - worker.running.size }, () => {
-            const token = randomUUID();
-            return this.store
-              .claim(worker.name, new Date(now), new Date(now + this.settings.leaseMs), token, worker.lane)
-              .then((job) => ({ job, token }));
-          });
-          const claimed = await Promise.all(claims);
+          const free = worker.concurrency - worker.running.size;
+          const tokens = Array.from({ length: free }, () => randomUUID());
+          const claimed = await this.store.claimSome(
+            worker.name,
+            new Date(now),
+            new Date(now + this.settings.leaseMs),
+            tokens,
+            worker.lane,
+          );
           if (this.stopping) {
-            await Promise.all(
-              claimed.flatMap(({ job, token }) => (job ? [this.store.release({ name: job.name, id: job.id }, token, new Date())] : [])),
-            );
+            await Promise.all(claimed.map(({ job, token }) => this.store.release({ name: job.name, id: job.id }, token, new Date())));
             return;
           }
-          let exhausted = false;
-          for (const { job, token } of claimed) {
-            if (job) this.startJob(worker, job, token);
-            else exhausted = true;
-          }
-          if (exhausted) {
+          for (const { job, token } of claimed) this.startJob(worker, job, token);
+          if (claimed.length < free) {
             await this.sleepUntilDue(worker);
             break;
           }

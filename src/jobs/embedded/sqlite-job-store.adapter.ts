@@ -3,7 +3,7 @@ import { SqliteDb } from '../../storage/embedded/sqlite-database';
 import { clipError } from '../job-policy';
 import { fairPlace, NO_SHARE } from '../fair-turns';
 import { QueueDepth } from '../../domain/job-queue.port';
-import { JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../../domain/job-store.port';
+import { ClaimedJob, JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../../domain/job-store.port';
 
 interface JobRow {
   name: string;
@@ -206,16 +206,39 @@ export class SqliteJobStore extends JobStore {
   }
 
   claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane = false): Promise<StoredJob | null> {
-    const at = { name, now: now.toISOString() };
-    const next = this.statements[lane ? 'nextLane' : 'next'];
+    const take = this.taker(name, now, leaseUntil, lane);
     // In the group commit's transaction, which holds the write lock: nothing comes between the read and the update.
+    return this.group.run(() => take(leaseToken));
+  }
+
+  /**
+   * One write of the group commit for all the tokens, stopping at the first that finds nothing: a
+   * worker with 16 free slots and one job waiting read the jobs' index 16 times, in 16 savepoints.
+   */
+  override claimSome(name: string, now: Date, leaseUntil: Date, leaseTokens: string[], lane = false): Promise<ClaimedJob[]> {
+    const take = this.taker(name, now, leaseUntil, lane);
     return this.group.run(() => {
+      const claimed: ClaimedJob[] = [];
+      for (const token of leaseTokens) {
+        const job = take(token);
+        if (!job) break;
+        claimed.push({ job, token });
+      }
+      return claimed;
+    });
+  }
+
+  /** Takes the next job of `name` under a token: to be called inside a write transaction. */
+  private taker(name: string, now: Date, leaseUntil: Date, lane: boolean): (token: string) => StoredJob | null {
+    const at = { name, now: now.toISOString() };
+    const lease_until = leaseUntil.toISOString();
+    const next = this.statements[lane ? 'nextLane' : 'next'];
+    return (token) => {
       const rowid = next.get(at) as number | undefined;
       if (rowid === undefined) return null;
-      const row = this.statements.take.get({ name, now: at.now, rowid, lease_until: leaseUntil.toISOString(), token: leaseToken }) as
-        JobRow | undefined;
+      const row = this.statements.take.get({ name, now: at.now, rowid, lease_until, token }) as JobRow | undefined;
       return row ? toJob(row) : null;
-    });
+    };
   }
 
   async renew(key: JobKey, leaseToken: string, leaseUntil: Date, now: Date): Promise<boolean> {
