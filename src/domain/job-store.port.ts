@@ -41,6 +41,12 @@ export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'b
   share?: JobShare;
 };
 
+/** A job claimed under `token`. */
+export interface ClaimedJob {
+  job: StoredJob;
+  token: string;
+}
+
 export abstract class JobStore {
   /**
    * Adds a waiting job unless one with this key exists; null means it existed (idempotent enqueue).
@@ -57,6 +63,18 @@ export abstract class JobStore {
    * `leaseUntil`, with one more attempt counted.
    */
   abstract claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane?: boolean): Promise<StoredJob | null>;
+
+  /**
+   * Claims as claim() does, once per token, for a worker with that many free slots; returns the
+   * jobs taken (fewer once none is left), each with its token. By default all claims at once;
+   * a store that can stop at the first that finds nothing (SQLite, in one transaction) does.
+   */
+  async claimSome(name: string, now: Date, leaseUntil: Date, leaseTokens: string[], lane?: boolean): Promise<ClaimedJob[]> {
+    const claimed = await Promise.all(
+      leaseTokens.map(async (token) => ({ job: await this.claim(name, now, leaseUntil, token, lane), token })),
+    );
+    return claimed.flatMap(({ job, token }) => (job ? [{ job, token }] : []));
+  }
 
   /*
    * The writes below act only while `leaseToken` still holds the job, so a worker whose lease
@@ -84,4 +102,10 @@ export abstract class JobStore {
   /** Jobs of `name` by state; a waiting job whose runAt is after `now` counts as delayed. */
   abstract depth(name: string, now: Date): Promise<QueueDepth>;
   abstract ping(): Promise<void>;
+  /**
+   * Whether another process sharing the store committed anything since the last call (false on
+   * the first). Absent where the store cannot tell without a query (MongoDB). A cheap look: the
+   * queue asks it every few milliseconds while a worker waits for work no process told it of.
+   */
+  changedElsewhere?(): boolean;
 }

@@ -154,6 +154,53 @@ describe('EmbeddedJobQueue leases', () => {
     expect(await store.nextDueAt(name, true)).toBeNull();
   });
 
+  it('runs a job another process queued on the same file without waiting for its poll, unlinked (the split layout without Redis)', async () => {
+    // Another process: its own connection to the file, queuing only (an APP_ROLE=api process).
+    const otherDb = openSqliteDatabase(dir);
+    try {
+      const other = new SqliteJobStore(otherDb);
+      expect(store.changedElsewhere()).toBe(false);
+      await store.insert({ name: 'test.own', id: 'own', data: '{}', maxAttempts: 1, backoffMs: 0, runAt: new Date() }, new Date());
+      // Its own commits are not another process's.
+      expect(store.changedElsewhere()).toBe(false);
+
+      const queue = createQueue();
+      const ran: unknown[] = [];
+      queue.process('test.elsewhere', async (job) => {
+        ran.push(job.data);
+      });
+      // The worker looked, found nothing, and sleeps until its poll (a minute here).
+      await waitFor('the first look to end', async () => (await store.nextDueAt('test.elsewhere')) === null);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+
+      const api = new EmbeddedJobQueue(other, { concurrency: 1, logger: pino({ level: 'silent' }), pollIntervalMs: 60_000 });
+      queues.push(api);
+      const id = await api.enqueue('test.elsewhere', { from: 'api' });
+      await waitFor('the job to run', () => ran.length === 1);
+      expect(ran).toEqual([{ from: 'api' }]);
+      await waitFor('the job to complete', async () => (await queue.state('test.elsewhere', id)) === 'missing');
+    } finally {
+      await Promise.all(queues.splice(0).map((queue) => queue.close()));
+      otherDb.close();
+    }
+  });
+
+  it('claims for every free slot in one write, each job under its own token, as many as wait', async () => {
+    const name = 'test.some';
+    const now = new Date();
+    for (const id of ['a', 'b']) await store.insert({ name, id, data: '{}', maxAttempts: 1, backoffMs: 0, runAt: now }, now);
+    const later = new Date(now.getTime() + 60_000);
+
+    const claimed = await store.claimSome(name, now, later, ['t1', 't2', 't3', 't4']);
+
+    expect(claimed.map(({ job, token }) => [job.id, token])).toEqual([
+      ['a', 't1'],
+      ['b', 't2'],
+    ]);
+    expect(await store.get({ name, id: 'b' })).toMatchObject({ state: 'active', leaseToken: 't2', attempts: 1 });
+    expect(await store.claimSome(name, now, later, ['t5'])).toEqual([]);
+  });
+
   it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {
     const queue = createQueue();
     let started = false;

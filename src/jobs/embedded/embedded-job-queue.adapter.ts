@@ -46,6 +46,13 @@ const DEFAULTS = {
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** The shortest time between two words to the other processes that jobs of one name are due. */
 const ANNOUNCE_EVERY_MS = 10;
+/**
+ * How often a process whose workers wait for work, and that no other process tells of the jobs it
+ * queues (the split layout started by hand without Redis), looks whether another process wrote to
+ * the store. Before, it looked every pollIntervalMs (2 s): an APP_ROLE=worker process stood idle up
+ * to that long whenever its queue had run dry, as at the start of a burst.
+ */
+const WATCH_STORE_MS = 5;
 
 interface Worker {
   name: string;
@@ -86,6 +93,9 @@ export class EmbeddedJobQueue extends JobQueue {
   private readonly stopListening = processNotices.onJobs((name) => this.wake(name, Date.now()));
   private wakeAt = Number.POSITIVE_INFINITY;
   private heartbeat?: NodeJS.Timeout;
+  private storeWatch?: NodeJS.Timeout;
+  /** A look at the store for due jobs after another process wrote, in progress. */
+  private watching = false;
   private nextPurgeAt = 0;
   private stopping = false;
   private closed?: Promise<void>;
@@ -146,6 +156,7 @@ export class EmbeddedJobQueue extends JobQueue {
       void this.claimJobs(worker);
     }
     this.heartbeat ??= setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
+    if (this.store.changedElsewhere) this.storeWatch ??= setInterval(() => void this.watchStore(), WATCH_STORE_MS);
   }
 
   async state(name: string, jobId: string): Promise<JobState> {
@@ -223,28 +234,24 @@ export class EmbeddedJobQueue extends JobQueue {
       do {
         worker.recheck = false;
         while (!this.stopping && worker.running.size < worker.concurrency) {
-          // Every free slot at once: the claims share one turn, and so one commit of the store's
-          // group commit, with the other writes of that turn (the runs they claim among them).
+          // Every free slot in one claim: it shares one turn, and so one commit of the store's group
+          // commit, with the other writes of that turn (the runs it claims among them).
           const now = Date.now();
-          const claims = Array.from({ length: worker.concurrency - worker.running.size }, () => {
-            const token = randomUUID();
-            return this.store
-              .claim(worker.name, new Date(now), new Date(now + this.settings.leaseMs), token, worker.lane)
-              .then((job) => ({ job, token }));
-          });
-          const claimed = await Promise.all(claims);
+          const free = worker.concurrency - worker.running.size;
+          const tokens = Array.from({ length: free }, () => randomUUID());
+          const claimed = await this.store.claimSome(
+            worker.name,
+            new Date(now),
+            new Date(now + this.settings.leaseMs),
+            tokens,
+            worker.lane,
+          );
           if (this.stopping) {
-            await Promise.all(
-              claimed.flatMap(({ job, token }) => (job ? [this.store.release({ name: job.name, id: job.id }, token, new Date())] : [])),
-            );
+            await Promise.all(claimed.map(({ job, token }) => this.store.release({ name: job.name, id: job.id }, token, new Date())));
             return;
           }
-          let exhausted = false;
-          for (const { job, token } of claimed) {
-            if (job) this.startJob(worker, job, token);
-            else exhausted = true;
-          }
-          if (exhausted) {
+          for (const { job, token } of claimed) this.startJob(worker, job, token);
+          if (claimed.length < free) {
             await this.sleepUntilDue(worker);
             break;
           }
@@ -261,6 +268,31 @@ export class EmbeddedJobQueue extends JobQueue {
   private async sleepUntilDue(worker: Worker): Promise<void> {
     const due = await this.store.nextDueAt(worker.name, worker.lane);
     this.wakeUpAt(Math.min(due?.getTime() ?? Number.POSITIVE_INFINITY, Date.now() + this.settings.pollIntervalMs));
+  }
+
+  /**
+   * Between polls, for a process no other one tells of their jobs: when another process committed
+   * to the store since the last look, each worker with a free slot that is not claiming reads when
+   * its next job is due (a read: no write lock) and claims if that is now. With notices linked
+   * (npm start's processes, Redis) the announcements do this and the look is skipped.
+   */
+  private async watchStore(): Promise<void> {
+    if (this.stopping || this.watching || processNotices.connected) return;
+    const idle = [...this.workers.values()].filter((worker) => !worker.claiming && worker.running.size < worker.concurrency);
+    if (idle.length === 0 || !this.store.changedElsewhere?.()) return;
+    this.watching = true;
+    try {
+      const now = Date.now();
+      for (const worker of idle) {
+        const due = await this.store.nextDueAt(worker.name, worker.lane);
+        if (due && due.getTime() <= now) void this.claimJobs(worker);
+        else if (due) this.wakeUpAt(due.getTime());
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'looking for jobs other processes queued failed');
+    } finally {
+      this.watching = false;
+    }
   }
 
   /** One timer for all names, set to the earliest moment anything becomes due. */
@@ -410,6 +442,7 @@ export class EmbeddedJobQueue extends JobQueue {
     this.stopping = true;
     this.stopListening();
     clearTimeout(this.wakeTimer);
+    clearInterval(this.storeWatch);
     const workers = [...this.workers.values()];
     await Promise.allSettled(workers.map((worker) => worker.claiming));
     const running = workers.flatMap((worker) => [...worker.running.values()]);
