@@ -20,8 +20,11 @@ export function openSqliteDatabase(dataDir: string, fileName = 'service.db'): Sq
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  // Vector search scans a whole collection; memory-mapped reads make that ~40% cheaper than read calls.
-  db.pragma('mmap_size = 1073741824');
+  // No memory map: with several processes on the file, every commit of another made SQLite drop and
+  // map it again at the next read, which cost a run of the split layout a fifth more CPU, and its
+  // pages (up to 1 GiB a connection) counted in each process's RSS. Vector search no longer reads
+  // the file (the search threads hold the vectors), so the map saved only a hit's row reads.
+  db.pragma('mmap_size = 0');
   sqliteVec.load(db);
   migrate(db, MIGRATIONS);
   return db;
