@@ -338,7 +338,13 @@ async function main(): Promise<void> {
       healthAtRest.p99,
       'value < 50 ms while 8 clients run BM25 over every unit (baseline: /health p99 at rest)',
     );
-    figure('service_peak_rss', memory.peakMiB, 'MiB', null, 'value <= 2560 MiB; with file-backed pages (the BM25 reader maps the SQLite file)');
+    figure(
+      'service_peak_rss',
+      memory.peakMiB,
+      'MiB',
+      null,
+      'value <= 2560 MiB; with file-backed pages (the BM25 reader maps the SQLite file)',
+    );
     figure('service_peak_anon_rss', peakAnonMiB, 'MiB', null, 'value <= 2560 MiB; sampled every 0.5 s, without file-backed pages');
     figure('delete_collection', deleteSeconds * 1000, 'ms', null, 'seconds, not minutes');
   } finally {
