@@ -75,8 +75,12 @@ type Attempt = { bytes: Buffer } | { retry: AppError; retryAfterMs?: number } | 
 
 const UPSTREAM_MESSAGE_CHARS = 500;
 
-/** As `response.text()` decodes: UTF-8, a leading byte-order mark dropped. */
 const utf8 = new TextDecoder();
+
+/** Text of an answer's bytes as `response.text()` decodes them: UTF-8, a leading byte-order mark dropped. */
+export function answerText(bytes: Uint8Array): string {
+  return utf8.decode(bytes);
+}
 
 /**
  * POSTs JSON to an OpenAI-compatible endpoint: 429 and 5xx answers, network failures and timeouts
@@ -106,7 +110,7 @@ export class RetryingJsonClient {
    * @returns the text of the successful answer, for the caller to parse
    */
   async post(body: () => object, signal: AbortSignal, options: PostOptions = {}): Promise<string> {
-    return utf8.decode(await this.postForBytes(body, signal, options));
+    return answerText(await this.postForBytes(body, signal, options));
   }
 
   /**

@@ -1,3 +1,5 @@
+import { answerText } from '../../common/retrying-json-client';
+
 /**
  * Reads an embeddings answer from its bytes without making one string of it all: each base64
  * embedding (`"embedding": "<base64>"`, about 2.7 KB at 512 dimensions) is taken out as a string of
@@ -26,12 +28,12 @@ export function parseEmbeddingsBody(bytes: Buffer): unknown {
     from = end + 1;
     at = end;
   }
-  const whole = () => JSON.parse(utf8.decode(bytes)) as unknown;
+  const whole = () => JSON.parse(answerText(bytes)) as unknown;
   if (taken.length === 0) return whole();
   parts.push(bytes.subarray(from));
   let body: unknown;
   try {
-    body = JSON.parse(utf8.decode(Buffer.concat(parts)));
+    body = JSON.parse(answerText(Buffer.concat(parts)));
   } catch {
     return whole();
   }
@@ -52,8 +54,6 @@ const KEY = Buffer.from('"embedding"');
 const COLON = 0x3a;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-/** As `response.text()` decodes: UTF-8, a leading byte-order mark dropped. */
-const utf8 = new TextDecoder();
 
 function skipSpace(bytes: Buffer, i: number): number {
   while (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09) i++;
