@@ -1,9 +1,7 @@
-// Not split, though over 500 lines: one adapter of one port (RunStore), the Mongo twin of
-// sqlite-run-store.adapter.ts, kept method for method in the same order so the two read side by side.
-import type { Collection } from 'mongodb';
-import { AnyBulkWriteOperation, Connection, Model } from 'mongoose';
+// The Mongo RunStore, twin of sqlite-run-store.adapter.ts method for method; document mapping and shared
+// filters are in mongo-run-documents.ts, concurrency places in mongo-run-slots.ts.
+import { Connection, Model } from 'mongoose';
 import { Page, PageRequest } from '../../common/page';
-import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
 import {
   AT_CONCURRENCY_LIMIT,
   claimMayHaveSteps,
@@ -19,89 +17,20 @@ import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus, TERMINAL_R
 import { RunError, StepRecord } from '../../domain/step.model';
 import { isDuplicateKey } from './mongo-connection';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
-import { RunDoc, RunSlotsDoc, RunStepDoc, workflowModels } from './workflows.schema';
-
-const json = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
-const parsed = <T>(text: string | null | undefined): T | undefined => (text == null ? undefined : (JSON.parse(text) as T));
-
-const toRun = (doc: RunDoc, steps: StepRecord[] = []): Run => ({
-  id: doc._id,
-  workflowId: doc.workflowId,
-  runType: doc.runType,
-  versionId: doc.versionId ?? null,
-  version: doc.version ?? null,
-  definition: parsed<WorkflowDefinition>(doc.definitionJson) ?? null,
-  status: doc.status,
-  input: parsed(doc.inputJson),
-  sealedInput: doc.sealedInput ?? null,
-  startedBy: doc.startedBy,
-  // Runs stored before triggers were kept started by webhook, unless they say otherwise.
-  trigger: doc.trigger ?? (doc.parentRunId ? 'sub-workflow' : doc.retryOf ? 'retry' : 'webhook'),
-  actingUserId: doc.actingUserId,
-  idempotencyKey: doc.idempotencyKey ?? null,
-  jobId: doc.jobId,
-  createdAt: doc.createdAt,
-  startedAt: doc.startedAt ?? null,
-  finishedAt: doc.finishedAt ?? null,
-  leaseOwner: doc.leaseOwner ?? null,
-  leaseExpiresAt: doc.leaseExpiresAt ?? null,
-  claims: doc.claims ?? 0,
-  leaseLosses: doc.leaseLosses ?? 0,
-  cancelRequested: doc.cancelRequested === true,
-  error: parsed<RunError>(doc.errorJson) ?? null,
-  resumeAt: doc.resumeAt ?? null,
-  ...(doc.outputJson != null ? { output: JSON.parse(doc.outputJson) } : {}),
-  parentRunId: doc.parentRunId ?? null,
-  parentNodeId: doc.parentNodeId ?? null,
-  depth: doc.depth ?? 0,
-  retryOf: doc.retryOf ?? null,
-  nodeTest: doc.nodeTest ?? null,
-  steps,
-});
-
-const toStep = (doc: RunStepDoc): StepRecord => ({
-  nodeId: doc.nodeId,
-  position: doc.position,
-  type: doc.type,
-  version: doc.nodeVersion,
-  status: doc.status,
-  attempts: doc.attempts,
-  startedAt: doc.startedAt ?? null,
-  finishedAt: doc.finishedAt ?? null,
-  ...(doc.inputJson != null ? { input: JSON.parse(doc.inputJson) } : {}),
-  ...(doc.outputJson != null ? { output: JSON.parse(doc.outputJson) } : {}),
-  error: parsed(doc.errorJson) ?? null,
-  ...(doc.iterations != null ? { iterations: doc.iterations } : {}),
-  ...(doc.reused ? { reused: true } : {}),
-  ...(doc.state != null ? { state: doc.state } : {}),
-  ...(doc.subStepsJson != null ? { subSteps: JSON.parse(doc.subStepsJson) } : {}),
-});
-
-/** Where a claim may take a run from: queued, waiting and due, or running under a lease that lapsed or is ours. */
-const claimable = (id: string, owner: string, now: Date) => ({
-  _id: id,
-  $or: [
-    { status: 'queued' },
-    { status: 'waiting', resumeAt: { $lte: now } },
-    { status: 'running', $or: [{ leaseExpiresAt: { $lt: now } }, { leaseOwner: owner }] },
-  ],
-});
-
-/** The keyset of the page after `after`, ordered by `field` then `_id`. */
-const pageAfter = (field: 'createdAt' | 'resumeAt', after?: RunCursor) =>
-  after ? { $or: [{ [field]: { $gt: after.at } }, { [field]: after.at, _id: { $gt: after.id } }] } : {};
+import { claimable, json, pageAfter, stepUpserts, toRun, toRunDoc, toStep } from './mongo-run-documents';
+import { MongoRunSlots } from './mongo-run-slots';
+import { RunDoc, RunStepDoc, workflowModels } from './workflows.schema';
 
 /**
  * Runs and steps in two collections. Claims, renewals and completion are single conditional
  * updates on the run document, which is what makes them safe between worker processes. A
- * concurrency limit is one document per workflow listing the runs that hold a place, each until
- * its lease ends: taking a place is one atomic update of that document, and a place whose holder
- * died lapses with its lease.
+ * concurrency limit is one document per workflow listing the runs that hold a place until their
+ * leases end (MongoRunSlots).
  */
 export class MongoRunStore extends RunStore {
   private readonly runs: Model<RunDoc>;
   private readonly steps: Model<RunStepDoc>;
-  private readonly slots: Collection<RunSlotsDoc>;
+  private readonly slots: MongoRunSlots;
   private readonly workflowMembers: MongoMembershipScope;
 
   constructor(connection: Connection) {
@@ -109,7 +38,7 @@ export class MongoRunStore extends RunStore {
     const models = workflowModels(connection);
     this.runs = models.runs;
     this.steps = models.steps;
-    this.slots = connection.db!.collection<RunSlotsDoc>('workflow_run_slots');
+    this.slots = new MongoRunSlots(connection);
     this.workflowMembers = new MongoMembershipScope(connection, 'workflow');
   }
 
@@ -125,7 +54,7 @@ export class MongoRunStore extends RunStore {
       if (earlier) await this.runs.updateOne({ _id: earlier._id }, { $set: { idempotencyKey: null } });
     }
     try {
-      await this.runs.create(this.toDoc(run));
+      await this.runs.create(toRunDoc(run));
       if (run.steps.length) await this.writeSteps(run.id, run.steps);
     } catch (error) {
       // Two requests with one key raced: the unique index let one in; answer with that one.
@@ -183,7 +112,7 @@ export class MongoRunStore extends RunStore {
     if (maxRunning !== undefined) {
       const candidate = await this.runs.findOne(claimable(id, owner, now), { workflowId: 1 }).lean<Pick<RunDoc, 'workflowId'>>();
       if (!candidate) return null;
-      if (!(await this.takeSlot(candidate.workflowId, id, leaseUntil, now, maxRunning))) return AT_CONCURRENCY_LIMIT;
+      if (!(await this.slots.take(candidate.workflowId, id, leaseUntil, now, maxRunning))) return AT_CONCURRENCY_LIMIT;
       slotHeld = true;
     }
     const doc = await this.runs
@@ -209,7 +138,7 @@ export class MongoRunStore extends RunStore {
     if (!doc) {
       // Taken by another worker between the two steps: give the place back.
       if (slotHeld)
-        await this.freeSlot({
+        await this.slots.free({
           _id: id,
           workflowId: (await this.runs.findById(id, { workflowId: 1 }).lean<RunDoc>())?.workflowId ?? '',
           slotHeld: true,
@@ -230,7 +159,7 @@ export class MongoRunStore extends RunStore {
       )
       .lean<Pick<RunDoc, 'cancelRequested' | 'slotHeld' | 'workflowId'>>();
     if (!doc) return { held: false, cancelRequested: false };
-    if (doc.slotHeld) await this.slots.updateOne({ _id: doc.workflowId, 'holders.runId': id }, { $set: { 'holders.$.until': leaseUntil } });
+    if (doc.slotHeld) await this.slots.renew(doc.workflowId, id, leaseUntil);
     return { held: true, cancelRequested: doc.cancelRequested === true };
   }
 
@@ -386,7 +315,7 @@ export class MongoRunStore extends RunStore {
         { projection: { workflowId: 1, slotHeld: 1 } },
       )
       .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
-    if (doc) await this.freeSlot(doc);
+    if (doc) await this.slots.free(doc);
     return doc !== null;
   }
 
@@ -442,7 +371,7 @@ export class MongoRunStore extends RunStore {
         { projection: { workflowId: 1, slotHeld: 1 } },
       )
       .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
-    if (doc) await this.freeSlot(doc);
+    if (doc) await this.slots.free(doc);
     return doc !== null;
   }
 
@@ -514,37 +443,8 @@ export class MongoRunStore extends RunStore {
         { projection: { workflowId: 1, slotHeld: 1 } },
       )
       .lean<Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>>();
-    if (doc) await this.freeSlot(doc);
+    if (doc) await this.slots.free(doc);
     return doc !== null;
-  }
-
-  /**
-   * One atomic update of the workflow's slots document: holders whose lease ended are dropped,
-   * then this run is added if fewer than `maxRunning` remain.
-   */
-  private async takeSlot(workflowId: string, runId: string, until: Date, now: Date, maxRunning: number): Promise<boolean> {
-    const live = {
-      $filter: { input: { $ifNull: ['$holders', []] }, cond: { $and: [{ $gt: ['$$this.until', now] }, { $ne: ['$$this.runId', runId] }] } },
-    };
-    const doc = await this.slots.findOneAndUpdate(
-      { _id: workflowId },
-      [
-        { $set: { holders: live } },
-        {
-          $set: {
-            holders: {
-              $cond: [{ $lt: [{ $size: '$holders' }, maxRunning] }, { $concatArrays: ['$holders', [{ runId, until }]] }, '$holders'],
-            },
-          },
-        },
-      ],
-      { upsert: true, returnDocument: 'after' },
-    );
-    return doc?.holders.some((h) => h.runId === runId) ?? false;
-  }
-
-  private async freeSlot(doc: Pick<RunDoc, '_id' | 'workflowId' | 'slotHeld'>): Promise<void> {
-    if (doc.slotHeld) await this.slots.updateOne({ _id: doc.workflowId }, { $pull: { holders: { runId: doc._id } } });
   }
 
   private async leaseOf(id: string, owner: string): Promise<LeaseState> {
@@ -555,42 +455,6 @@ export class MongoRunStore extends RunStore {
   }
 
   private async writeSteps(runId: string, steps: StepRecord[]): Promise<void> {
-    const operations: AnyBulkWriteOperation<RunStepDoc>[] = steps.map((step) => ({
-      updateOne: {
-        filter: { runId, nodeId: step.nodeId },
-        update: {
-          $set: {
-            position: step.position,
-            type: step.type,
-            nodeVersion: step.version,
-            status: step.status,
-            attempts: step.attempts,
-            startedAt: step.startedAt,
-            finishedAt: step.finishedAt,
-            inputJson: step.input === undefined ? null : JSON.stringify(step.input),
-            outputJson: step.output === undefined ? null : JSON.stringify(step.output),
-            errorJson: json(step.error),
-            iterations: step.iterations ?? null,
-            reused: step.reused === true,
-            state: step.state ?? null,
-            subStepsJson: step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
-          },
-        },
-        upsert: true,
-      },
-    }));
-    await this.steps.bulkWrite(operations, { ordered: false });
-  }
-
-  private toDoc(run: Run): RunDoc {
-    const { id, definition, input, error, output, steps: _steps, ...fields } = run;
-    return {
-      _id: id,
-      ...fields,
-      definitionJson: json(definition),
-      inputJson: input === undefined ? null : JSON.stringify(input),
-      errorJson: json(error),
-      outputJson: output === undefined ? null : JSON.stringify(output),
-    };
+    await this.steps.bulkWrite(stepUpserts(runId, steps), { ordered: false });
   }
 }
