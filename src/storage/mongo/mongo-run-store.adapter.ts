@@ -381,7 +381,6 @@ export class MongoRunStore extends RunStore {
     await this.runs.deleteMany({ workflowId });
   }
 
-  /** Ends this owner's hold on a running run with `update`, giving back its concurrency place. */
   async prune({
     finishedBefore,
     keepPerWorkflow,
@@ -435,6 +434,7 @@ export class MongoRunStore extends RunStore {
     return (await this.runs.deleteMany({ _id: { $in: list }, status: finished })).deletedCount;
   }
 
+  /** Ends this owner's hold on a running run with `update`, giving back its concurrency place. */
   private async leave(id: string, owner: string, update: Record<string, unknown>, unless: Record<string, unknown> = {}): Promise<boolean> {
     const doc = await this.runs
       .findOneAndUpdate(
