@@ -1,27 +1,28 @@
-// Not split, though over 500 lines: one search from its input to its page (targets, filter,
-// ranking, fusion, MMR, reranking, hydration) reads top to bottom; the pure helpers at the end
-// (fusion, per-file cap, input check) are its own. A next step is to move MMR and reranking out.
+// One search from its input to its page: targets, filter, rankings, hydration. The pure ranking
+// steps (fusion, per-file cap, MMR) live in search-ranking.ts, reranking in search-rerank.ts.
 import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { Principal } from '../auth/principal';
-import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
+import { AppError } from '../common/app-error';
 import { validateInput } from '../common/input-validation';
 import { Embedder } from '../domain/embedder.port';
-import { cosineDistance, l2Normalize } from '../embeddings/vectors';
 import { Metrics } from '../metrics/metrics.service';
 import { NodeCredentials } from '../engine/node-credentials.port';
 import { AppConfig } from '../config/app-config';
-import { RerankAuthorization, Reranker, RerankerEndpoint, RerankerKind } from '../domain/reranker.port';
-import { NodeConfigurationError } from '../sdk';
+import { Reranker } from '../domain/reranker.port';
 import { CollectionStore } from '../domain/collection-store.port';
 import { FileStore } from '../domain/file-store.port';
 import { Passage } from '../domain/file.model';
 import { FileFilter, parseFileFilter } from '../domain/file-filter';
 import { DEFAULT_TOP_K, MAX_SEARCH_COLLECTIONS, RerankDto, SearchMode, SearchOptionsDto } from './search.dto';
 import { MAX_FILTER_FILES, MAX_SEARCH_K, MAX_VECTOR_PASSAGES, modelMismatch, UnitFilter, VectorIndex } from '../domain/vector-index.port';
+import { capPerFile, firstPerPassage, fuse, maximalMarginalRelevance, nearestDistance, RankedPassage } from './search-ranking';
+import { RerankInput, rerankInput, RerankOutcome, SearchReranking } from './search-rerank';
 
 export type { SearchMode };
+export type { RerankInput, RerankOutcome };
+export { rerankInput };
 
 export interface SearchInput {
   text: string;
@@ -37,26 +38,6 @@ export interface SearchInput {
   /** Only passages whose score (1 - distance) is at least this. */
   minScore?: number;
   rerank?: RerankInput;
-}
-
-/** The `rerank` option of a search (RerankDto, in the service's spelling). */
-export interface RerankInput {
-  enabled?: boolean;
-  topN?: number;
-  url?: string;
-  kind?: RerankerKind;
-  model?: string;
-  credentialId?: string;
-}
-
-/** What became of a search's reranking, when it was to be reranked. */
-export interface RerankOutcome {
-  /** False: the reranker failed, and the passages come in the search's own order. */
-  applied: boolean;
-  /** Passages the reranker was given, from the top of the ranking. */
-  candidates: number;
-  /** Why it was not applied. */
-  error?: string;
 }
 
 export interface SearchResponse {
@@ -91,26 +72,8 @@ const UNITS_PER_PASSAGE = 4;
  * hybrid search in the same order whatever the offset.
  */
 const HYBRID_MIN_DEPTH = 50;
-/** The constant of reciprocal rank fusion; 60 is the value of the original paper and common practice. */
-const RRF_K = 60;
 /** Candidates maximal marginal relevance chooses from, beyond the passages wanted: their stored vectors are read once. */
 const MMR_EXTRA_CANDIDATES = 50;
-
-interface RankedPassage {
-  passageId: string;
-  fileId: string;
-  collectionId: string;
-  /** Undefined for a passage only keyword search found. */
-  distance?: number;
-  rerankScore?: number;
-}
-
-/** How one search is reranked: the endpoint (the configured one unless the search names one), and how many passages. */
-interface RerankPlan {
-  topN: number;
-  endpoint?: RerankerEndpoint;
-  credentialId?: string;
-}
 
 type CheckedInput = Required<Omit<SearchInput, 'filter' | 'perFile' | 'mmrLambda' | 'minScore' | 'rerank'>> &
   Pick<SearchInput, 'perFile' | 'mmrLambda' | 'minScore' | 'rerank'> & { filter?: FileFilter };
@@ -129,6 +92,8 @@ type CheckedInput = Required<Omit<SearchInput, 'filter' | 'perFile' | 'mmrLambda
  */
 @Injectable()
 export class SearchService {
+  private readonly reranking: SearchReranking;
+
   constructor(
     private readonly access: AccessPolicy,
     private readonly collections: CollectionStore,
@@ -136,10 +101,12 @@ export class SearchService {
     private readonly index: VectorIndex,
     private readonly embedder: Embedder,
     private readonly metrics: Metrics,
-    private readonly reranker: Reranker,
-    private readonly credentials: NodeCredentials,
-    private readonly config: AppConfig,
-  ) {}
+    reranker: Reranker,
+    credentials: NodeCredentials,
+    config: AppConfig,
+  ) {
+    this.reranking = new SearchReranking(reranker, config, files, credentials);
+  }
 
   async search(principal: Principal, collectionId: string, input: SearchInput): Promise<SearchResponse> {
     await this.access.require(principal, 'collection', collectionId, 'viewer');
@@ -179,7 +146,7 @@ export class SearchService {
 
   private async run(userId: string, collectionIds: readonly string[], input: CheckedInput): Promise<SearchResponse> {
     const { text, topK, offset, mode, filter, perFile, mmrLambda, minScore, rerank } = input;
-    const plan = this.rerankPlan(rerank, mode);
+    const plan = this.reranking.plan(rerank, mode);
     const searchable: string[] = [];
     for (const collectionId of collectionIds) {
       const collection = await this.collections.get(collectionId);
@@ -213,84 +180,11 @@ export class SearchService {
     if (mmrLambda !== undefined && mmrLambda < 1) ranking = await this.diversify(ranking, query, mmrLambda, wanted);
     let passages = new Map<string, Passage>();
     let outcome: RerankOutcome | undefined;
-    if (plan) ({ ranking, passages, outcome } = await this.reranked(userId, text, ranking, plan));
+    if (plan) ({ ranking, passages, outcome } = await this.reranking.rerank(userId, text, ranking, plan));
     let result = await this.hydrate(ranking.slice(offset, wanted), query, indexed, passages);
     if (minScore !== undefined) result = result.filter((hit) => 1 - hit.distance >= minScore);
     this.metrics.search(mode, (performance.now() - started) / 1000);
     return outcome ? { result, rerank: outcome } : { result };
-  }
-
-  /**
-   * Whether and how a search is reranked: as it asks, or by the configured reranker for a hybrid
-   * search that does not say. Null: not reranked.
-   * @throws AppError VALIDATION_FAILED naming the rerank field that cannot be followed
-   */
-  private rerankPlan(rerank: RerankInput | undefined, mode: SearchMode): RerankPlan | null {
-    if (rerank?.enabled === false) return null;
-    if (!rerank) return mode === 'hybrid' && this.reranker.configured ? { topN: this.config.RERANK_TOP_N } : null;
-    const topN = rerank.topN ?? this.config.RERANK_TOP_N;
-    const problems: FieldError[] = [];
-    if (rerank.url === undefined) {
-      for (const field of ['kind', 'model', 'credentialId'] as const) {
-        if (rerank[field] !== undefined) problems.push({ field: `rerank.${snake(field)}`, reason: 'is only taken with rerank.url' });
-      }
-      if (!problems.length && !this.reranker.configured) {
-        problems.push({
-          field: 'rerank',
-          reason: 'no reranker is configured on this service (RERANK_URL): name one with rerank.url and rerank.kind',
-        });
-      }
-      if (problems.length) throw AppError.validation(problems);
-      return { topN };
-    }
-    if (rerank.kind === undefined) throw AppError.validation([{ field: 'rerank.kind', reason: 'is required with rerank.url' }]);
-    const endpoint: RerankerEndpoint = { url: rerank.url, kind: rerank.kind, ...(rerank.model ? { model: rerank.model } : {}) };
-    return { topN, endpoint, ...(rerank.credentialId ? { credentialId: rerank.credentialId } : {}) };
-  }
-
-  /**
-   * The ranking with its top N passages in the reranker's order (a passage it left unscored after
-   * those it scored, the rest as they were), the passages it read, and what became of it. A
-   * reranker that fails leaves the ranking as it was; a credential the user may not use, or not
-   * send to that host, fails the search (400), as the search asked for it.
-   */
-  private async reranked(
-    userId: string,
-    query: string,
-    ranking: RankedPassage[],
-    plan: RerankPlan,
-  ): Promise<{ ranking: RankedPassage[]; passages: Map<string, Passage>; outcome: RerankOutcome }> {
-    const top = ranking.slice(0, plan.topN);
-    const passages = new Map((await this.files.getPassages(top.map((r) => r.passageId))).map((p) => [p.id, p]));
-    const candidates = top.filter((r) => passages.has(r.passageId));
-    try {
-      const authorization = plan.credentialId ? await this.authorization(userId, plan.credentialId) : undefined;
-      const scores = await this.reranker.rerank({
-        query,
-        documents: candidates.map((r) => passages.get(r.passageId)!.content),
-        ...(plan.endpoint ? { endpoint: plan.endpoint } : {}),
-        ...(authorization ? { authorization } : {}),
-      });
-      const scored = new Set(scores.map((s) => s.index));
-      const reordered = [
-        ...scores.map(({ index, score }) => ({ ...candidates[index], rerankScore: score })),
-        ...candidates.filter((_, index) => !scored.has(index)),
-        ...ranking.slice(plan.topN),
-      ];
-      return { ranking: reordered, passages, outcome: { applied: true, candidates: candidates.length } };
-    } catch (error) {
-      if (error instanceof NodeConfigurationError) throw AppError.validation([{ field: 'rerank.credential_id', reason: error.message }]);
-      if (isAppError(error) && error.code === ErrorCode.FETCH_BLOCKED)
-        throw AppError.validation([{ field: 'rerank.url', reason: error.message }]);
-      const reason = error instanceof Error ? error.message : String(error);
-      return { ranking, passages, outcome: { applied: false, candidates: candidates.length, error: reason } };
-    }
-  }
-
-  /** The stored credential `credentialId` as `userId` may use it, to put into the reranker's request. */
-  private async authorization(userId: string, credentialId: string): Promise<RerankAuthorization> {
-    const credential = await this.credentials.resolve(userId, credentialId, { kind: 'search', runId: null });
-    return async (request, signal) => credential.apply(request, signal);
   }
 
   /**
@@ -336,37 +230,13 @@ export class SearchService {
   }
 
   /**
-   * Maximal marginal relevance over the ranking's first candidates: each next passage is the one
-   * with the best `lambda * relevance - (1 - lambda) * (closest similarity to a passage chosen)`.
-   * Relevance is 1 - the passage's distance (the one its result carries); similarity is the cosine
-   * of two passages' vectors, each the mean direction of its stored windows, read from the index
-   * (no embedder call). The passages past the pool follow in their order.
+   * Maximal marginal relevance (see search-ranking.ts) over the ranking's first candidates, whose
+   * stored window vectors are read from the index (no embedder call). The passages past the pool
+   * follow in their order.
    */
   private async diversify(ranking: RankedPassage[], query: Float32Array, lambda: number, wanted: number): Promise<RankedPassage[]> {
     const pool = ranking.slice(0, wanted + MMR_EXTRA_CANDIDATES);
-    const stored = await this.storedVectors(pool);
-    // Keyword-only passages get their distance here, once, for their results too.
-    const candidates = pool
-      .filter((r) => stored.has(r.passageId))
-      .map((r) => ({ ...r, distance: r.distance ?? nearestDistance(query, stored.get(r.passageId)!) }));
-    if (candidates.length < 2) return candidates;
-    const vectors = candidates.map((r) => meanDirection(stored.get(r.passageId)!));
-    const relevance = candidates.map((r) => 1 - r.distance);
-    const closest = new Array<number>(candidates.length).fill(-Infinity);
-    const chosen: RankedPassage[] = [];
-    const left = new Set(candidates.keys());
-    while (left.size > 0 && chosen.length < wanted) {
-      let best = -1;
-      let bestScore = -Infinity;
-      for (const i of left) {
-        const score = lambda * relevance[i] - (1 - lambda) * (closest[i] === -Infinity ? 0 : closest[i]);
-        if (score > bestScore) [best, bestScore] = [i, score];
-      }
-      left.delete(best);
-      chosen.push(candidates[best]);
-      for (const i of left) closest[i] = Math.max(closest[i], 1 - cosineDistance(vectors[i], vectors[best]));
-    }
-    return chosen;
+    return maximalMarginalRelevance(pool, await this.storedVectors(pool), query, lambda, wanted);
   }
 
   /** The stored window vectors of the ranked passages, by passage id, read per collection in batches the index takes. */
@@ -439,21 +309,6 @@ export class SearchService {
   }
 }
 
-/** The cosine distance from `query` to the nearest of `windows`. */
-function nearestDistance(query: Float32Array, windows: Float32Array[]): number {
-  return Math.min(...windows.map((window) => cosineDistance(query, window)));
-}
-
-/** The mean of the windows' unit vectors: the direction of the passage as a whole. */
-function meanDirection(windows: Float32Array[]): Float32Array {
-  const mean = new Float32Array(windows[0].length);
-  for (const window of windows) {
-    const unit = l2Normalize(window);
-    for (let i = 0; i < mean.length; i++) mean[i] += unit[i];
-  }
-  return mean;
-}
-
 /** Which files are `indexed`, and their names; looked up once per file per search, even by concurrent rankings. */
 class IndexedFiles {
   /** File id -> its name when indexed, null otherwise. */
@@ -503,58 +358,6 @@ interface CollectionSearch {
   indexed: IndexedFiles;
 }
 
-/** Hits arrive best first; the first hit of a passage is its best. */
-function firstPerPassage<T extends { passageId: string; fileId: string; distance?: number }>(
-  collectionId: string,
-  hits: T[],
-): RankedPassage[] {
-  const seen = new Set<string>();
-  const ranking: RankedPassage[] = [];
-  for (const hit of hits) {
-    if (seen.has(hit.passageId)) continue;
-    seen.add(hit.passageId);
-    ranking.push({ passageId: hit.passageId, fileId: hit.fileId, collectionId, distance: hit.distance });
-  }
-  return ranking;
-}
-
-/** The ranking without the passages of a file past its first `cap`. */
-function capPerFile(ranking: RankedPassage[], cap: number | undefined): RankedPassage[] {
-  if (cap === undefined) return ranking;
-  const counts = new Map<string, number>();
-  return ranking.filter((p) => {
-    const count = (counts.get(p.fileId) ?? 0) + 1;
-    counts.set(p.fileId, count);
-    return count <= cap;
-  });
-}
-
-/**
- * Reciprocal rank fusion of rankings (vector and keyword of one collection, or the rankings of
- * several collections): a passage scores the sum of 1 / (RRF_K + rank) over the rankings it is in,
- * so only ranks count, never scores of different scales. Ties go to the smaller vector distance,
- * then to the passage id for a stable order.
- */
-function fuse(rankings: RankedPassage[][]): RankedPassage[] {
-  const fused = new Map<string, RankedPassage & { score: number }>();
-  for (const ranking of rankings) {
-    ranking.forEach((p, rank) => {
-      const existing = fused.get(p.passageId);
-      if (!existing) fused.set(p.passageId, { ...p, score: 1 / (RRF_K + rank + 1) });
-      else {
-        existing.score += 1 / (RRF_K + rank + 1);
-        existing.distance ??= p.distance;
-      }
-    });
-  }
-  return [...fused.values()].sort(
-    (a, b) =>
-      b.score - a.score ||
-      (a.distance ?? Infinity) - (b.distance ?? Infinity) ||
-      (a.passageId < b.passageId ? -1 : a.passageId > b.passageId ? 1 : 0),
-  );
-}
-
 /**
  * Both doors check a search with SearchDto, but workflow nodes call the service directly: it checks
  * with the same class, so a rule and its message are written once. The text comes back trimmed.
@@ -596,12 +399,3 @@ function checkedInput(input: SearchInput): CheckedInput {
     ...(dto.rerank ? { rerank: rerankInput(dto.rerank) } : {}),
   };
 }
-/** The REST spelling of the rerank option in the service's. */
-export function rerankInput(dto: RerankDto): RerankInput {
-  const { enabled, top_n: topN, url, kind, model, credential_id: credentialId } = dto;
-  const input: RerankInput = { enabled, topN, url, kind, model, credentialId };
-  for (const key of Object.keys(input) as (keyof RerankInput)[]) if (input[key] === undefined) delete input[key];
-  return input;
-}
-
-const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
