@@ -231,8 +231,8 @@ export class SearchService {
 
   /**
    * Maximal marginal relevance (see search-ranking.ts) over the ranking's first candidates, whose
-   * stored window vectors are read from the index (no embedder call). The passages past the pool
-   * follow in their order.
+   * stored window vectors are read from the index (no embedder call). Returns the chosen passages
+   * only, at most `wanted`: a reranker after it reorders those.
    */
   private async diversify(ranking: RankedPassage[], query: Float32Array, lambda: number, wanted: number): Promise<RankedPassage[]> {
     const pool = ranking.slice(0, wanted + MMR_EXTRA_CANDIDATES);
