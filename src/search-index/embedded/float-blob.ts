@@ -1,5 +1,29 @@
+import { l2Normalize } from '../../embeddings/vectors';
+
 /** The floats of a stored blob: a view when aligned, else a copy (SQLite's buffers may start anywhere). */
 export function floatsOf(blob: Buffer): Float32Array {
   if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
   return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+}
+
+/**
+ * How far from 1 a vector's squared length may be to be stored as it is. Embedders hand over unit
+ * vectors (scaled in float32, so within about 1e-7): scaling them again copied every vector.
+ */
+const UNIT_TOLERANCE = 1e-5;
+
+/** The vector scaled to unit length, as a little-endian float32 blob (a view of `vector` when it already is). */
+export function normalisedBlob(vector: Float32Array): Buffer {
+  let squares = 0;
+  for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
+  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : l2Normalize(vector);
+  return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
+}
+
+/** 1 - cosine similarity of a unit-length query and a stored unit-length vector. */
+export function cosineDistanceToUnit(query: Float32Array, blob: Buffer): number {
+  const stored = floatsOf(blob);
+  let dot = 0;
+  for (let i = 0; i < query.length; i++) dot += query[i] * stored[i];
+  return Math.min(2, Math.max(0, 1 - dot));
 }

@@ -1,11 +1,5 @@
-// Not split, though over 500 lines: one adapter of one port (VectorIndex) over the store's unit
-// tables, whose every method keeps the store (the truth) and this process's search thread in step:
-// upserts and deletes post to the thread only after their commit, and searches first take in what
-// other processes committed (the seq high-water mark). Split, that ordering would span files. Where
-// it splits next: the thread's side (isLoaded, ensureLoaded, load, catchUp, postRowsAbove,
-// postRemove, announce, takeIn, about 150 lines) into a `SearchThreadMirror` class beside
-// nearest-threads.ts, and the background purge of deleted collections (purgeLater,
-// deleteInBatches) into its own file.
+// The store's side of the embedded index: its unit tables, writes and reads. The search threads'
+// side (loads, posts, take-ins) is nearest/search-thread-mirror.ts; the statements, unit-statements.ts.
 import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
@@ -25,38 +19,22 @@ import {
   VectorHit,
   VectorIndex,
 } from '../../domain/vector-index.port';
-import { floatsOf } from './float-blob';
+import { cosineDistanceToUnit, floatsOf, normalisedBlob } from './float-blob';
 import { toFts5Query } from './fts5-query';
 import { NearestThreads } from './nearest/nearest-threads';
+import { SearchThreadMirror, VectorNotices } from './nearest/search-thread-mirror';
 import { TextReader } from './text/text-reader';
-import { ProcessNotices, processNotices } from '../../common/process-notices';
-import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextSearchRequest, TextSearchRow } from './text/text-search-sql';
+import { processNotices } from '../../common/process-notices';
+import { TextSearchRequest, TextSearchRow } from './text/text-search-sql';
+import { prepareUnitStatements, UnitRow, UnitStatements } from './unit-statements';
+
+export type { VectorNotices };
 
 /**
  * Units deleted per transaction. A vec0 delete costs tens of microseconds, so a batch holds the
  * event loop for a few tens of milliseconds and a 100,000-unit collection still goes in seconds.
  */
 export const DELETE_BATCH = 500;
-
-/**
- * Rows per read (and message) when vectors other processes committed are taken in (or an in-memory
- * store's collection is loaded; a file's is read by the search threads themselves): each read holds the event loop, about 7 µs a row (1 MB
- * of floats in 512 rows: a few milliseconds, where 4,096 rows held it 40-80 ms on a loaded machine,
- * every take-in while a worker process ingested, and /health waited behind them).
- */
-const LOAD_BATCH = 512;
-/**
- * Batches a load keeps posted but not yet handled by the search thread (32,768 rows): reading the
- * store is faster than coding, and unbounded the floats of a million rows (2 GB at 512 dimensions)
- * would queue.
- */
-const LOAD_AHEAD = 64;
-
-/** A worker process tells the others of its commits to a collection at most this often. */
-const ANNOUNCE_EVERY_MS = 100;
-
-/** The part of the processes' channel (common/process-notices.ts) the index speaks on. */
-export type VectorNotices = Pick<ProcessNotices, 'announceVectors' | 'onVectors'>;
 
 export interface SqliteVectorIndexOptions {
   /** The search threads; one set per index. */
@@ -82,17 +60,6 @@ export interface SqliteVectorIndexOptions {
  */
 const RERANK_MARGIN = 16;
 
-interface UnitRow {
-  seq: number;
-  dimension: number;
-}
-
-interface VectorRow {
-  seq: number;
-  fileId: string;
-  vector: Buffer;
-}
-
 /**
  * The embedded index: vectors and BM25 in the service's SQLite file (the source of truth), searched
  * by search threads that hold int8 codes of every vector (each thread a share of every collection's
@@ -116,16 +83,7 @@ interface VectorRow {
  * thread (text/) on a read-only connection of its own: in WAL mode it sees every committed write.
  */
 export class SqliteVectorIndex extends VectorIndex {
-  private statements?: ReturnType<SqliteVectorIndex['prepareUnitStatements']>;
-  /** Collections loaded (or loading) into the current search thread. */
-  private readonly loaded = new Map<string, Promise<void>>();
-  private loadedGeneration = -1;
-  /**
-   * Per loaded collection, the seq up to which the search thread holds every committed row. Other
-   * processes on the store (worker processes of `npm start`, a split layout) commit rows this one
-   * never posts: a search first takes in the rows committed above it.
-   */
-  private readonly heldUpTo = new Map<string, number>();
+  private statements?: UnitStatements;
   /** Background purges of deleted collections, one after another. */
   private purges = Promise.resolve();
   private closing = false;
@@ -138,15 +96,8 @@ export class SqliteVectorIndex extends VectorIndex {
 
   private readonly nearest: NearestThreads;
   private readonly reader: TextReader | null;
-  private readonly answersSearches: boolean;
-  private readonly notices: VectorNotices;
-  private readonly stopListening: () => void;
-  /** Collections whose vectors other processes committed, to take in; and the take-in under way. */
-  private readonly toTakeIn = new Set<string>();
-  private takingIn?: Promise<void>;
-  /** Collections whose commits here are told to the other processes at the end of the current window. */
-  private readonly toAnnounce = new Set<string>();
-  private announceTimer?: NodeJS.Timeout;
+  /** What the search threads hold of the store, kept in step with its commits. */
+  private readonly mirror: SearchThreadMirror;
 
   /** @param db an open database; the caller owns it and closes it. */
   constructor(
@@ -157,9 +108,13 @@ export class SqliteVectorIndex extends VectorIndex {
     this.writes = groupCommitOf(db);
     this.nearest = options.nearest ?? new NearestThreads();
     this.reader = options.reader !== undefined ? options.reader : db.memory ? null : new TextReader(db.name);
-    this.answersSearches = options.answersSearches ?? true;
-    this.notices = options.notices ?? processNotices;
-    this.stopListening = this.answersSearches ? this.notices.onVectors((collectionId) => this.takeIn(collectionId)) : () => undefined;
+    const store = {
+      db,
+      prepared: () => this.prepared(),
+      collectionDimension: (collectionId: string) => this.collectionDimension(collectionId),
+      deletedUpTo: (collectionId: string) => this.deletedUpTo(collectionId),
+    };
+    this.mirror = new SearchThreadMirror(store, this.nearest, options.answersSearches ?? true, options.notices ?? processNotices);
   }
 
   async init(): Promise<void> {
@@ -183,7 +138,7 @@ export class SqliteVectorIndex extends VectorIndex {
       CREATE TABLE IF NOT EXISTS search_seq_high (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
     `);
     this.moveVec0Tables();
-    this.statements = this.prepareUnitStatements();
+    this.statements = prepareUnitStatements(this.db);
     // Purges an earlier process did not finish.
     for (const collectionId of this.prepared().buried.all() as string[]) this.purgeLater(collectionId);
   }
@@ -239,29 +194,8 @@ export class SqliteVectorIndex extends VectorIndex {
     });
 
     // Committed: now the search thread, which only ever holds what the store has.
-    for (const { collectionId, seq } of removed) this.postRemove(collectionId, [seq]);
-    for (const collectionId of dimensions.keys()) {
-      if (!this.isLoaded(collectionId)) {
-        // In a worker process, a collection it has not searched stays out of its search thread: one
-        // that only ingests would otherwise code and place every vector a second time, on cores
-        // the ingestion needs. Its first search loads what the store then holds.
-        // Loading reads what was just committed; nothing to post.
-        if (this.answersSearches) void this.ensureLoaded(collectionId).catch(() => undefined);
-        else this.announce(collectionId);
-        continue;
-      }
-      const mine = units.map((unit, i) => i).filter((i) => units[i].collectionId === collectionId);
-      const dimension = dimensions.get(collectionId)!;
-      const vectors = new Float32Array(mine.length * dimension);
-      mine.forEach((i, n) => vectors.set(floatsOf(blobs[i]), n * dimension));
-      const batchSeqs = Float64Array.from(mine, (i) => seqs[i]);
-      // Rows right above what the thread holds leave no gap another process could have filled.
-      if (batchSeqs[0] === (this.heldUpTo.get(collectionId) ?? -1) + 1) this.heldUpTo.set(collectionId, batchSeqs[batchSeqs.length - 1]);
-      this.nearest.post({ type: 'add', collectionId, dimension, seqs: batchSeqs, fileIds: mine.map((i) => units[i].fileId), vectors }, [
-        vectors.buffer,
-        batchSeqs.buffer,
-      ]);
-    }
+    for (const { collectionId, seq } of removed) this.mirror.postRemove(collectionId, [seq]);
+    this.mirror.committed(units, blobs, seqs, dimensions);
   }
 
   async searchVector(collectionId: string, vector: Float32Array, k: number, filter?: UnitFilter): Promise<VectorHit[]> {
@@ -273,8 +207,8 @@ export class SqliteVectorIndex extends VectorIndex {
     if (dimension === undefined) return [];
     if (dimension !== vector.length) throw embeddingMismatch(collectionId, dimension, vector.length);
     if (fileIds?.length === 0) return [];
-    await this.ensureLoaded(collectionId);
-    await this.catchUp(collectionId);
+    await this.mirror.ensureLoaded(collectionId);
+    await this.mirror.catchUp(collectionId);
     const query = l2Normalize(vector);
     const { seqs } = await this.nearest.search(collectionId, query, k + Math.min(k, RERANK_MARGIN), fileIds ? [...fileIds] : undefined);
     if (seqs.length === 0) return [];
@@ -289,7 +223,7 @@ export class SqliteVectorIndex extends VectorIndex {
     if (rows.length < seqs.length) {
       // Rows another process deleted: the thread lets them go, so they no longer take places in later answers.
       const present = new Set(rows.map((row) => row.seq));
-      this.postRemove(
+      this.mirror.postRemove(
         collectionId,
         Array.from(seqs).filter((seq) => !present.has(seq)),
       );
@@ -364,9 +298,7 @@ export class SqliteVectorIndex extends VectorIndex {
    * never hands a marked seq to a new unit.
    */
   async deleteByCollection(collectionId: string): Promise<void> {
-    if (this.isLoaded(collectionId)) this.nearest.post({ type: 'drop', collectionId });
-    this.loaded.delete(collectionId);
-    this.heldUpTo.delete(collectionId);
+    this.mirror.drop(collectionId);
     const s = this.prepared();
     const upTo = s.maxSeq.get(collectionId) as number | null;
     if (upTo === null || upTo <= this.deletedUpTo(collectionId)) return;
@@ -415,203 +347,13 @@ export class SqliteVectorIndex extends VectorIndex {
    */
   async close(): Promise<void> {
     this.closing = true;
-    this.stopListening();
-    clearTimeout(this.announceTimer);
-    await Promise.all([this.purges, this.takingIn]);
+    await Promise.all([this.purges, this.mirror.close()]);
     await Promise.all([this.nearest.close(), this.reader?.close()]);
   }
 
   /** What the search thread holds, per collection (benches and tests wait for graphs with it). */
   async searchThreadStats() {
     return this.nearest.stats();
-  }
-
-  /**
-   * In a process that does not answer searches (a worker that only ingests): tells the others that
-   * a collection's vectors were committed, at most once per ANNOUNCE_EVERY_MS per collection (the
-   * window's last commit included: the take-in reads everything above what it holds).
-   */
-  private announce(collectionId: string): void {
-    this.toAnnounce.add(collectionId);
-    this.announceTimer ??= setTimeout(() => {
-      this.announceTimer = undefined;
-      for (const id of this.toAnnounce) this.notices.announceVectors(id);
-      this.toAnnounce.clear();
-    }, ANNOUNCE_EVERY_MS);
-  }
-
-  /**
-   * In a process that answers searches: another process committed vectors of `collectionId`, so it
-   * is loaded (or what was committed above what the thread holds is read), as a search would, but
-   * now: the first search after a worker process ingested does not wait for the load. One take-in
-   * at a time; notices arriving meanwhile are taken in after it.
-   */
-  private takeIn(collectionId: string): void {
-    if (this.closing) return;
-    this.toTakeIn.add(collectionId);
-    if (this.takingIn) return;
-    this.takingIn = (async () => {
-      while (this.toTakeIn.size > 0 && !this.closing) {
-        const [next] = this.toTakeIn;
-        this.toTakeIn.delete(next);
-        await this.ensureLoaded(next)
-          .then(() => this.catchUp(next))
-          .catch(() => undefined);
-      }
-      this.takingIn = undefined;
-    })();
-  }
-
-  private isLoaded(collectionId: string): boolean {
-    if (this.loadedGeneration !== this.nearest.generation) return false;
-    return this.loaded.has(collectionId);
-  }
-
-  /**
-   * Loads the collection's vectors into the search threads once per thread: each thread reads its
-   * share in seq order on a connection of its own (an in-memory store's rows are read here, in
-   * batches, the event loop let through between them). Writes committed meanwhile are either read
-   * by a later batch or posted after the load; the thread keeps one row per seq either way.
-   */
-  private ensureLoaded(collectionId: string): Promise<void> {
-    if (this.loadedGeneration !== this.nearest.generation) {
-      this.loaded.clear();
-      this.heldUpTo.clear();
-      this.loadedGeneration = this.nearest.generation;
-    }
-    let loading = this.loaded.get(collectionId);
-    if (!loading) {
-      loading = this.load(collectionId);
-      this.loaded.set(collectionId, loading);
-      loading.catch(() => {
-        if (this.loaded.get(collectionId) === loading) this.loaded.delete(collectionId);
-      });
-    }
-    return loading;
-  }
-
-  private async load(collectionId: string): Promise<void> {
-    const dimension = this.collectionDimension(collectionId);
-    if (dimension === undefined) return;
-    const after = this.deletedUpTo(collectionId);
-    const rows = this.prepared().count.get(collectionId, after) as number;
-    if (!this.db.memory) {
-      // Each search thread reads its share on a connection of its own: the event loop only posts
-      // the load, and every core reads and codes. Rows committed above `upTo` come as any later
-      // commit does: posted by this process's upserts, or taken in by catchUp.
-      const upTo = (this.prepared().maxSeq.get(collectionId) as number | null) ?? after;
-      if (this.loadedGeneration === this.nearest.generation) this.heldUpTo.set(collectionId, upTo);
-      await this.nearest.load(collectionId, dimension, rows, { file: this.db.name, after, upTo });
-      return;
-    }
-    // An in-memory database no other connection can open: its rows are read here and posted.
-    this.nearest.post({ type: 'load', collectionId, dimension, rows });
-    try {
-      await this.postRowsAbove(collectionId, this.deletedUpTo(collectionId));
-    } finally {
-      if (this.loadedGeneration === this.nearest.generation) this.nearest.post({ type: 'loaded', collectionId });
-    }
-  }
-
-  /**
-   * Rows another process committed since the thread took in the collection: those above the seq it
-   * holds every row up to, read by the search threads themselves (an in-memory store's are read
-   * here and posted as a load's batches are); a row taken in twice is replaced.
-   */
-  private async catchUp(collectionId: string): Promise<void> {
-    const held = this.heldUpTo.get(collectionId);
-    if (held === undefined) return;
-    const highest = this.prepared().maxSeq.get(collectionId) as number | null;
-    if (highest === null || highest <= held) return;
-    const dimension = this.collectionDimension(collectionId);
-    if (this.db.memory || dimension === undefined) return this.postRowsAbove(collectionId, held);
-    // Each search thread reads its share before its next message (a search posted after it sees the rows).
-    this.heldUpTo.set(collectionId, highest);
-    this.nearest.post({ type: 'read', collectionId, dimension, source: { file: this.db.name, after: held, upTo: highest } });
-  }
-
-  /** Posts the collection's rows above `after` to the search thread in batches, noting how far it holds them. */
-  private async postRowsAbove(collectionId: string, after: number): Promise<void> {
-    const select = this.prepared().vectorBatch;
-    const generation = this.nearest.generation;
-    const held = (upTo: number) => {
-      if (generation === this.nearest.generation) this.heldUpTo.set(collectionId, Math.max(upTo, this.heldUpTo.get(collectionId) ?? -1));
-    };
-    held(after);
-    for (let batch = 1; ; batch++) {
-      const rows = select.all(collectionId, after, LOAD_BATCH) as VectorRow[];
-      if (rows.length === 0) return;
-      const dimension = rows[0].vector.byteLength / 4;
-      const same = rows.filter((row) => row.vector.byteLength === dimension * 4);
-      const vectors = new Float32Array(same.length * dimension);
-      same.forEach((row, i) => vectors.set(floatsOf(row.vector), i * dimension));
-      const seqs = Float64Array.from(same, (row) => row.seq);
-      this.nearest.post({ type: 'add', collectionId, dimension, seqs, fileIds: same.map((row) => row.fileId), vectors }, [
-        vectors.buffer,
-        seqs.buffer,
-      ]);
-      after = rows[rows.length - 1].seq;
-      held(after);
-      if (rows.length < LOAD_BATCH) return;
-      if (batch % LOAD_AHEAD === 0) await this.nearest.sync();
-      else await yieldToEventLoop();
-    }
-  }
-
-  private postRemove(collectionId: string | null, seqs: number[]): void {
-    if (collectionId === null || !this.isLoaded(collectionId) || seqs.length === 0) return;
-    const removed = Float64Array.from(seqs);
-    this.nearest.post({ type: 'remove', collectionId, seqs: removed }, [removed.buffer]);
-  }
-
-  private prepareUnitStatements() {
-    const db = this.db;
-    return {
-      findByIds: db.prepare(
-        'SELECT u.seq AS seq, u.dimension AS dimension, u.collection_id AS collectionId FROM json_each(?) j JOIN search_units u ON u.id = j.value',
-      ),
-      markDeleted: db.prepare('INSERT OR REPLACE INTO search_deleted_collections (collection_id, up_to_seq) VALUES (?, ?)'),
-      unmarkDeleted: db.prepare('DELETE FROM search_deleted_collections WHERE collection_id = ? AND up_to_seq <= ?'),
-      deletedUpTo: db.prepare('SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?').pluck(),
-      buried: db.prepare('SELECT collection_id FROM search_deleted_collections').pluck(),
-      maxSeq: db.prepare('SELECT max(seq) FROM search_units WHERE collection_id = ?').pluck(),
-      deletedBatch: db.prepare(`
-        SELECT seq, dimension FROM search_units
-        WHERE collection_id = ? AND seq <= (SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?)
-        ORDER BY seq LIMIT ?`),
-      insertVector: db.prepare('INSERT INTO search_unit_vectors (seq, vector) VALUES (?, ?)'),
-      deleteVector: db.prepare('DELETE FROM search_unit_vectors WHERE seq = ?'),
-      unitsBySeq: db.prepare(`
-        SELECT u.seq AS seq, u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
-        FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`),
-      // CROSS JOIN keeps the passages outermost: left to itself the planner walks the whole
-      // collection (collection_id, seq) and probes the list for each row, 30x slower at 3,000 units.
-      vectorsOfPassages: db.prepare(`
-        SELECT u.passage_id AS passageId, v.vector AS vector
-        FROM json_each(?) j CROSS JOIN search_units u ON u.passage_id = j.value CROSS JOIN search_unit_vectors v ON v.seq = u.seq
-        WHERE u.collection_id = ? AND u.seq > ?
-        ORDER BY u.seq`),
-      vectorBatch: db.prepare(`
-        SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
-        FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
-        WHERE u.collection_id = ? AND u.seq > ? ORDER BY u.seq LIMIT ?`),
-      insertUnit: db.prepare('INSERT INTO search_units (seq, id, collection_id, file_id, passage_id, dimension) VALUES (?, ?, ?, ?, ?, ?)'),
-      highestSeq: db
-        .prepare(
-          `SELECT max(coalesce((SELECT seq FROM search_seq_high WHERE id = 1), 0), coalesce((SELECT max(seq) FROM search_units), 0))`,
-        )
-        .pluck(),
-      setHighestSeq: db.prepare('INSERT INTO search_seq_high (id, seq) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq'),
-      insertText: db.prepare('INSERT INTO search_units_fts (rowid, text) VALUES (?, ?)'),
-      deleteText: db.prepare('DELETE FROM search_units_fts WHERE rowid = ?'),
-      deleteUnit: db.prepare('DELETE FROM search_units WHERE seq = ?'),
-      dimension: db.prepare('SELECT dimension FROM search_units WHERE collection_id = ? AND seq > ? LIMIT 1').pluck(),
-      count: db.prepare('SELECT count(*) FROM search_units WHERE collection_id = ? AND seq > ?').pluck(),
-      selectFileBatch: db.prepare('SELECT seq, dimension FROM search_units WHERE collection_id = ? AND file_id = ? LIMIT ?'),
-      searchText: db.prepare(SEARCH_TEXT_SQL),
-      searchTextInFiles: db.prepare(SEARCH_TEXT_IN_FILES_SQL),
-      ping: db.prepare('SELECT 1 FROM search_units LIMIT 1'),
-    };
   }
 
   private prepared() {
@@ -646,7 +388,7 @@ export class SqliteVectorIndex extends VectorIndex {
       });
     for (;;) {
       const rows = await deleteBatch();
-      this.postRemove(
+      this.mirror.postRemove(
         collectionId,
         rows.map((row) => row.seq),
       );
@@ -654,26 +396,4 @@ export class SqliteVectorIndex extends VectorIndex {
       await yieldToEventLoop();
     }
   }
-}
-
-/**
- * How far from 1 a vector's squared length may be to be stored as it is. Embedders hand over unit
- * vectors (scaled in float32, so within about 1e-7): scaling them again copied every vector.
- */
-const UNIT_TOLERANCE = 1e-5;
-
-/** The vector scaled to unit length, as a little-endian float32 blob (a view of `vector` when it already is). */
-function normalisedBlob(vector: Float32Array): Buffer {
-  let squares = 0;
-  for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
-  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : l2Normalize(vector);
-  return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
-}
-
-/** 1 - cosine similarity of a unit-length query and a stored unit-length vector. */
-function cosineDistanceToUnit(query: Float32Array, blob: Buffer): number {
-  const stored = floatsOf(blob);
-  let dot = 0;
-  for (let i = 0; i < query.length; i++) dot += query[i] * stored[i];
-  return Math.min(2, Math.max(0, 1 - dot));
 }
