@@ -6,6 +6,31 @@ export function floatsOf(blob: Buffer): Float32Array {
   return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 }
 
+/** A unit's float vector as loads read it. */
+export interface VectorRow {
+  seq: number;
+  fileId: string;
+  vector: Buffer;
+}
+
+/** Rows as a search thread takes them in: `seqs.length` rows of `dimension` floats. */
+export interface VectorBatch {
+  seqs: Float64Array<ArrayBuffer>;
+  fileIds: string[];
+  vectors: Float32Array<ArrayBuffer>;
+}
+
+/**
+ * Stored rows packed into one batch of `dimension` floats each; rows of another dimension (a
+ * collection re-embedded meanwhile) are left out, as their add would be refused.
+ */
+export function packRows(rows: readonly VectorRow[], dimension: number): VectorBatch {
+  const same = rows.filter((row) => row.vector.byteLength === dimension * 4);
+  const vectors = new Float32Array(same.length * dimension);
+  same.forEach((row, i) => vectors.set(floatsOf(row.vector), i * dimension));
+  return { seqs: Float64Array.from(same, (row) => row.seq), fileIds: same.map((row) => row.fileId), vectors };
+}
+
 /**
  * How far from 1 a vector's squared length may be to be stored as it is. Embedders hand over unit
  * vectors (scaled in float32, so within about 1e-7): scaling them again copied every vector.

@@ -7,13 +7,6 @@ export interface UnitRow {
   dimension: number;
 }
 
-/** A unit's float vector as loads read it. */
-export interface VectorRow {
-  seq: number;
-  fileId: string;
-  vector: Buffer;
-}
-
 /** The embedded index's statements over its unit tables (search_units and the tables keyed by its seq). */
 export type UnitStatements = ReturnType<typeof prepareUnitStatements>;
 

@@ -2,8 +2,8 @@ import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ProcessNotices } from '../../../common/process-notices';
 import type { IndexUnit } from '../../../domain/vector-index.port';
-import { floatsOf } from '../float-blob';
-import type { UnitStatements, VectorRow } from '../unit-statements';
+import { floatsOf, packRows, type VectorRow } from '../float-blob';
+import type { UnitStatements } from '../unit-statements';
 import { NearestThreads } from './nearest-threads';
 
 /**
@@ -226,14 +226,8 @@ export class SearchThreadMirror {
       const rows = select.all(collectionId, after, LOAD_BATCH) as VectorRow[];
       if (rows.length === 0) return;
       const dimension = rows[0].vector.byteLength / 4;
-      const same = rows.filter((row) => row.vector.byteLength === dimension * 4);
-      const vectors = new Float32Array(same.length * dimension);
-      same.forEach((row, i) => vectors.set(floatsOf(row.vector), i * dimension));
-      const seqs = Float64Array.from(same, (row) => row.seq);
-      this.nearest.post({ type: 'add', collectionId, dimension, seqs, fileIds: same.map((row) => row.fileId), vectors }, [
-        vectors.buffer,
-        seqs.buffer,
-      ]);
+      const { seqs, fileIds, vectors } = packRows(rows, dimension);
+      this.nearest.post({ type: 'add', collectionId, dimension, seqs, fileIds, vectors }, [vectors.buffer, seqs.buffer]);
       after = rows[rows.length - 1].seq;
       held(after);
       if (rows.length < LOAD_BATCH) return;

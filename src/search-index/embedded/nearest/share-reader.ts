@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { floatsOf } from '../float-blob';
+import { packRows, type VectorBatch, type VectorRow } from '../float-blob';
 import type { LoadSource } from './nearest-protocol';
 
 /**
@@ -7,19 +7,6 @@ import type { LoadSource } from './nearest-protocol';
  * coding, so messages (searches of other collections, adds, removes) wait no longer than that.
  */
 export const READ_STEP = 2_048;
-
-/** The rows of one step: `seqs.length` rows of `dimension` floats. */
-export interface ShareRows {
-  seqs: Float64Array;
-  fileIds: string[];
-  vectors: Float32Array;
-}
-
-interface VectorRow {
-  seq: number;
-  fileId: string;
-  vector: Buffer;
-}
 
 /** One read-only connection per file in this thread, opened by the first load that reads it. */
 const connections = new Map<string, Database.Statement>();
@@ -64,7 +51,7 @@ export class ShareReader {
   }
 
   /** The next rows of the share, or undefined once every row up to `source.upTo` was read. */
-  next(): ShareRows | undefined {
+  next(): VectorBatch | undefined {
     if (this.after >= this.source.upTo) return undefined;
     const { file, upTo } = this.source;
     const rows = rowsStatement(file).all(this.collectionId, this.after, upTo, this.shards, this.shard, READ_STEP) as VectorRow[];
@@ -73,10 +60,6 @@ export class ShareReader {
       return undefined;
     }
     this.after = rows.length < READ_STEP ? upTo : rows[rows.length - 1].seq;
-    const d = this.dimension;
-    const same = rows.filter((row) => row.vector.byteLength === d * 4);
-    const vectors = new Float32Array(same.length * d);
-    same.forEach((row, i) => vectors.set(floatsOf(row.vector), i * d));
-    return { seqs: Float64Array.from(same, (row) => row.seq), fileIds: same.map((row) => row.fileId), vectors };
+    return packRows(rows, this.dimension);
   }
 }
