@@ -68,9 +68,10 @@ export function fuse(rankings: RankedPassage[][]): RankedPassage[] {
 /**
  * Maximal marginal relevance over `pool`, the ranking's first candidates: each next passage is the
  * one with the best `lambda * relevance - (1 - lambda) * (closest similarity to a passage chosen)`.
- * Relevance is 1 - the passage's distance (the one its result carries); similarity is the cosine
- * of two passages' vectors, each the mean direction of its `stored` windows. A passage without
- * stored windows is left out; a keyword-only passage gets its distance from the query here.
+ * Relevance is `relevanceOf` the passage, by default 1 - its distance (the one its result carries);
+ * similarity is the cosine of two passages' vectors, each the mean direction of its `stored`
+ * windows. A passage without stored windows is left out; a keyword-only passage gets its distance
+ * from the query here.
  */
 export function maximalMarginalRelevance(
   pool: RankedPassage[],
@@ -78,6 +79,7 @@ export function maximalMarginalRelevance(
   query: Float32Array,
   lambda: number,
   wanted: number,
+  relevanceOf: (passage: RankedPassage & { distance: number }) => number = (passage) => 1 - passage.distance,
 ): RankedPassage[] {
   // Keyword-only passages get their distance here, once, for their results too.
   const candidates = pool
@@ -85,7 +87,7 @@ export function maximalMarginalRelevance(
     .map((r) => ({ ...r, distance: r.distance ?? nearestDistance(query, stored.get(r.passageId)!) }));
   if (candidates.length < 2) return candidates;
   const vectors = candidates.map((r) => meanDirection(stored.get(r.passageId)!));
-  const relevance = candidates.map((r) => 1 - r.distance);
+  const relevance = candidates.map(relevanceOf);
   const closest = new Array<number>(candidates.length).fill(-Infinity);
   const chosen: RankedPassage[] = [];
   const left = new Set(candidates.keys());
@@ -101,6 +103,18 @@ export function maximalMarginalRelevance(
     for (const i of left) closest[i] = Math.max(closest[i], 1 - cosineDistance(vectors[i], vectors[best]));
   }
   return chosen;
+}
+
+/**
+ * The reranker's scores of `scored` as relevance on the scale MMR compares with similarity: 0 for
+ * the lowest, 1 for the highest (1 for all when they tie). Scales differ between rerankers; ranks
+ * and gaps between scores are what MMR weighs.
+ */
+export function rerankRelevance(scored: RankedPassage[]): (passage: RankedPassage) => number {
+  const scores = scored.map((r) => r.rerankScore!);
+  const low = Math.min(...scores);
+  const span = Math.max(...scores) - low;
+  return (passage) => (span > 0 ? (passage.rerankScore! - low) / span : 1);
 }
 
 /** The cosine distance from `query` to the nearest of `windows`. */

@@ -17,7 +17,15 @@ import { Passage } from '../domain/file.model';
 import { FileFilter, parseFileFilter } from '../domain/file-filter';
 import { DEFAULT_TOP_K, MAX_SEARCH_COLLECTIONS, RerankDto, SearchMode, SearchOptionsDto } from './search.dto';
 import { MAX_FILTER_FILES, MAX_SEARCH_K, MAX_VECTOR_PASSAGES, modelMismatch, UnitFilter, VectorIndex } from '../domain/vector-index.port';
-import { capPerFile, firstPerPassage, fuse, maximalMarginalRelevance, nearestDistance, RankedPassage } from './search-ranking';
+import {
+  capPerFile,
+  firstPerPassage,
+  fuse,
+  maximalMarginalRelevance,
+  nearestDistance,
+  RankedPassage,
+  rerankRelevance,
+} from './search-ranking';
 import { RerankInput, rerankInput, RerankOutcome, SearchReranking } from './search-rerank';
 
 export type { SearchMode };
@@ -177,10 +185,10 @@ export class SearchService {
       }),
     );
     let ranking = rankings.length === 1 ? rankings[0] : fuse(rankings);
-    if (mmrLambda !== undefined && mmrLambda < 1) ranking = await this.diversify(ranking, query, mmrLambda, wanted);
     let passages = new Map<string, Passage>();
     let outcome: RerankOutcome | undefined;
     if (plan) ({ ranking, passages, outcome } = await this.reranking.rerank(userId, text, ranking, plan));
+    if (mmrLambda !== undefined && mmrLambda < 1) ranking = await this.diversify(ranking, query, mmrLambda, wanted);
     let result = await this.hydrate(ranking.slice(offset, wanted), query, indexed, passages);
     if (minScore !== undefined) result = result.filter((hit) => 1 - hit.distance >= minScore);
     this.metrics.search(mode, (performance.now() - started) / 1000);
@@ -231,12 +239,19 @@ export class SearchService {
 
   /**
    * Maximal marginal relevance (see search-ranking.ts) over the ranking's first candidates, whose
-   * stored window vectors are read from the index (no embedder call). Returns the chosen passages
-   * only, at most `wanted`: a reranker after it reorders those.
+   * stored window vectors are read from the index (no embedder call); at most `wanted` passages.
+   * After a reranker, it chooses among the passages the reranker scored, their relevance its score
+   * (scaled to 0-1), and the ranking's other passages follow in order when those are too few: the
+   * reranker judges the whole top N, and diversity then trades on its judgement.
    */
   private async diversify(ranking: RankedPassage[], query: Float32Array, lambda: number, wanted: number): Promise<RankedPassage[]> {
-    const pool = ranking.slice(0, wanted + MMR_EXTRA_CANDIDATES);
-    return maximalMarginalRelevance(pool, await this.storedVectors(pool), query, lambda, wanted);
+    const scored = ranking.filter((r) => r.rerankScore !== undefined);
+    if (scored.length === 0) {
+      const pool = ranking.slice(0, wanted + MMR_EXTRA_CANDIDATES);
+      return maximalMarginalRelevance(pool, await this.storedVectors(pool), query, lambda, wanted);
+    }
+    const chosen = maximalMarginalRelevance(scored, await this.storedVectors(scored), query, lambda, wanted, rerankRelevance(scored));
+    return [...chosen, ...ranking.filter((r) => r.rerankScore === undefined)].slice(0, wanted);
   }
 
   /** The stored window vectors of the ranked passages, by passage id, read per collection in batches the index takes. */

@@ -161,6 +161,24 @@ describe('reranking: configured and per-search rerankers, in the three /rerank s
     expect(res.body.result[0].content).toBe('Bread rose slowly in the cold kitchen.');
   }, 60_000);
 
+  it('diversifies after reranking: the reranker judges the whole top N, and MMR chooses by its scores', async () => {
+    const query = 'storm at the lighthouse';
+    const res = await search({ text: query, mode: 'hybrid', top_k: 3, mmr_lambda: 0.99 });
+    expect(res.status).toBe(200);
+    expect(res.body.rerank).toEqual({ applied: true, candidates: NOTES.length });
+    expect([...(cohere.requests.at(-1)!.body!.documents as string[])].sort()).toEqual([...NOTES].sort());
+    // The embeddings are hashes, so only the reranker's scores can put these three first; at 0.99
+    // relevance outweighs any likeness of hashed vectors (0.01 at most) wherever scores differ.
+    const expected = expectedOrder(query, NOTES).slice(0, 3);
+    expect(new Set(expected.map((e) => e.score)).size).toBe(3);
+    expect(res.body.result.map((hit: any) => [hit.content, hit.rerankScore])).toEqual(expected.map((e) => [e.text, e.score]));
+    // Fewer scored passages than wanted: the reranked ones come first, then the search's own order.
+    const few = await search({ text: query, mode: 'hybrid', top_k: 5, mmr_lambda: 0.5, rerank: { top_n: 2 } });
+    expect(few.body.rerank).toEqual({ applied: true, candidates: 2 });
+    expect(few.body.result).toHaveLength(5);
+    expect(few.body.result.map((hit: any) => hit.rerankScore !== undefined)).toEqual([true, true, false, false, false]);
+  }, 60_000);
+
   it('answers in its own order, saying why, when the reranker fails, stalls or answers nonsense', async () => {
     const query = 'storm at the lighthouse';
     const unranked = await search({ text: query, mode: 'hybrid', rerank: { enabled: false } });
