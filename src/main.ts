@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const logger = createRootLogger(config.LOG_LEVEL);
   if (config.APP_ROLE === 'worker') {
     const supervised = process.argv.includes(SUPERVISED_WORKER_ARG);
-    if (supervised) joinSupervisor(logger);
+    if (supervised) joinSupervisor(logger, config.WORKERS_NICE);
     const context = await createWorkerContext(config, logger);
     closeOnSignals(context, logger);
     if (supervised) reportReady(() => context.get(Metrics).workMetrics());

@@ -1,7 +1,8 @@
 import { ChildProcess, fork } from 'node:child_process';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { hostname } from 'node:os';
+import { readdirSync } from 'node:fs';
+import { getPriority, hostname, setPriority } from 'node:os';
 import { isProcessMessage, ProcessMessage, processNotices } from './common/process-notices';
 import type { WorkMetrics } from './metrics/metrics.service';
 
@@ -186,12 +187,13 @@ export class WorkerProcesses {
 }
 
 /**
- * In a worker process of `npm start`: links its run notices to the supervisor, tells it when it is
- * ready, and stops at once if the supervisor dies.
+ * In a worker process of `npm start`: lowers its priority by `nice` (WORKERS_NICE), links its run
+ * notices to the supervisor, tells it when it is ready, and stops at once if the supervisor dies.
  */
-export function joinSupervisor(logger: Logger): void {
+export function joinSupervisor(logger: Logger, nice: number): void {
   const send = process.send?.bind(process);
   if (!send) return;
+  lowerPriority(nice, logger);
   processNotices.connect((message) => {
     if (process.connected) send(message, undefined, undefined, () => undefined);
   }, 1);
@@ -218,4 +220,31 @@ async function answerMetrics(id: number): Promise<void> {
   const work = workMetrics ? await workMetrics() : [];
   const answer: MetricsMessage = { metrics: 'answer', id, work };
   if (process.send && process.connected) process.send(answer, undefined, undefined, () => undefined);
+}
+
+/**
+ * Runs every thread of this process `nice` above the niceness it started with (its supervisor's),
+ * at most 19; 0 leaves them alone. On Linux a niceness is a thread's, and a thread starts with its
+ * creator's: the threads that exist now (V8's, libuv's) are each set, and those started later by
+ * them (embedding and search threads, sandbox processes) inherit it.
+ */
+function lowerPriority(nice: number, logger: Logger): void {
+  if (nice <= 0) return;
+  const target = Math.min(19, getPriority() + nice);
+  let threads: number[];
+  try {
+    threads = readdirSync('/proc/self/task').map(Number);
+  } catch {
+    // Not Linux: a niceness is the whole process's.
+    threads = [0];
+  }
+  for (const thread of threads) {
+    try {
+      setPriority(thread, target);
+    } catch (error) {
+      // A thread that ended meanwhile; any other failure leaves it at its supervisor's priority.
+      if ((error as { info?: { code?: string } }).info?.code !== 'ESRCH')
+        logger.warn({ err: error, thread, nice: target }, 'could not lower the priority');
+    }
+  }
 }

@@ -209,6 +209,18 @@ export class AppSettings {
   WORKERS = Math.max(1, availableParallelism());
 
   /**
+   * Niceness the worker processes WORKERS starts run at above this process's own (at most 19), so
+   * that the kernel gives the API the core first when both have work: /health answers sooner while
+   * files are ingested, but fewer runs complete per second. 0 runs them at this process's (see
+   * docs/operations.md, Every core on one machine).
+   */
+  @Transform(int)
+  @IsInt()
+  @Min(0)
+  @Max(19)
+  WORKERS_NICE = 0;
+
+  /**
    * Jobs one process works on at once, per job name, plus as many again for jobs of users with
    * nothing else queued or running (the fair-share lane: see docs/operations.md, Fair shares).
    */
