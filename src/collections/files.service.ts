@@ -103,7 +103,6 @@ export class FilesService {
   ) {}
 
   /** `url` is http(s), downloaded by the ingestion job, or `data:`, decoded now. */
-  /** `url` is http(s), downloaded by the ingestion job, or `data:`, decoded now. */
   async add(principal: Principal, collectionId: string, input: { name: string; url: string; metadata?: unknown }): Promise<FileView> {
     await this.access.require(principal, 'collection', collectionId, 'editor');
     const name = validName(input.name);
