@@ -26,7 +26,8 @@ export class RunEvents implements OnModuleDestroy {
   /**
    * How long a caller waiting for a run's end sleeps at most before it reads the store on its own,
    * in case nothing woke it (a notice lost with a process that died, a status changed without one):
-   * 1 s where the end wakes it, 250 ms on MongoDB (whose processes, not linked, tell nothing).
+   * 1 s on SQLite, where the end wakes it even from a process not linked to this one; 250 ms on
+   * MongoDB, whose commits cannot be watched so. Tests lengthen it to prove what wakes a caller.
    */
   fallbackMs: number;
 
