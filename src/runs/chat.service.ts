@@ -139,8 +139,10 @@ export class ChatService {
 
   /**
    * Streams what the run does until it ends: its nodes' progress in this process as it comes
-   * (`substep`, `token`), each step as its record says it finished (`step`, read every
-   * STEP_POLL_MS, so runs of another process are followed too), then `done` with the answer.
+   * (`substep`, `token`; from linked processes too, not from processes that are not linked), each
+   * step as its record says it finished (`step`, read every STEP_POLL_MS, so runs of another
+   * process are followed too, and at once when a process not linked to this one commits to the
+   * store), then `done` with the answer.
    * Stops early, without `done`, when `gone` aborts (the client left: the run goes on); after
    * CHAT_STREAM_MAX_MS or when the service begins to stop, `done` says where the run stands. The
    * key the stream was opened with (`keyId`) is followed as MCP streams follow theirs: revoked in

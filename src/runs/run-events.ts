@@ -1,24 +1,45 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { Notice, processNotices } from '../common/process-notices';
+import { StoreCommits } from '../domain/store-commits.port';
 import type { RunProgress } from '../engine/executor/run-contract';
 
 /** What a running node reports before it ends: a finished sub-step, or a token of a streamed answer. */
 export type RunProgressEvent = RunProgress;
 
+/** A waiter's own look at the store where nothing else would wake it: MongoDB without Redis. */
+const POLL_MS = 250;
+/** Where its run's end wakes it (this process, notices, or the SQLite file's commits): a fallback. */
+const FALLBACK_MS = 1_000;
+
 /**
  * Runs that reached a terminal state or made progress, for callers waiting on them (the webhook's
  * `?wait=`, chat, MCP tool calls): they wake at once instead of at their next look at the store.
- * Runs of the other processes of one `npm start` (its worker processes) are heard through
- * process-notices.ts, for the runs a caller here watches.
+ * Runs of the other processes of one `npm start` (its worker processes), or of processes linked by
+ * Redis, are heard through process-notices.ts, for the runs a caller here watches. Processes that
+ * are not linked (started by hand without Redis on one SQLite file) tell nothing: while a caller
+ * here follows a run, each commit another process makes to the file wakes it to read its run
+ * (StoreCommits), and tokens of a chat stream do not cross.
  */
 @Injectable()
 export class RunEvents implements OnModuleDestroy {
+  /**
+   * How long a caller waiting for a run's end sleeps at most before it reads the store on its own,
+   * in case nothing woke it (a notice lost with a process that died, a status changed without one):
+   * 1 s on SQLite, where the end wakes it even from a process not linked to this one; 250 ms on
+   * MongoDB, whose commits cannot be watched so. Tests lengthen it to prove what wakes a caller.
+   */
+  fallbackMs: number;
+
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
   private readonly progressEmitter = new EventEmitter().setMaxListeners(0);
 
   private readonly unsubscribe = processNotices.subscribe((notice) => this.heard(notice));
+
+  constructor(private readonly commits: StoreCommits) {
+    this.fallbackMs = commits.watched ? FALLBACK_MS : POLL_MS;
+  }
 
   /** A node of `runId` running in this process made progress (a chat stream forwards it). */
   progress(runId: string, event: RunProgressEvent): void {
@@ -26,22 +47,23 @@ export class RunEvents implements OnModuleDestroy {
     processNotices.publish({ runId, kind: 'progress', event });
   }
 
-  /** Listens to the progress of `runId`, here or in another process; call the answer to stop listening. */
+  /** Listens to the progress of `runId`, here or in a linked process; call the answer to stop listening. */
   onProgress(runId: string, listener: (event: RunProgressEvent) => void): () => void {
     this.progressEmitter.on(runId, listener);
-    const unwatch = processNotices.watch(runId);
+    const unfollow = this.follow(runId);
     return () => {
       this.progressEmitter.off(runId, listener);
-      unwatch();
+      unfollow();
     };
   }
 
   /**
-   * Asks the other processes to tell this one when `runId` finishes or makes progress, until the
-   * answer is called: a caller that watches before it first looks at the store misses nothing.
+   * Asks the other processes to tell this one when `runId` finishes or makes progress (or, not
+   * linked, watches the store's commits), until the answer is called: a caller that watches before
+   * it first looks at the store misses nothing.
    */
   watch(runId: string): () => void {
-    return processNotices.watch(runId);
+    return this.follow(runId);
   }
 
   finished(runId: string): void {
@@ -49,15 +71,19 @@ export class RunEvents implements OnModuleDestroy {
     processNotices.publish({ runId, kind: 'finished' });
   }
 
-  /** Resolves when `runId` finishes (here or in another process), `ms` pass or `signal` aborts, whichever is first. */
+  /**
+   * Resolves when `runId` finishes (here or in a linked process), another process not linked to
+   * this one commits to the store (the caller reads its run again), `ms` pass or `signal` aborts,
+   * whichever is first.
+   */
   nextFinish(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
-      const unwatch = processNotices.watch(runId);
+      const unfollow = this.follow(runId);
       const done = () => {
         clearTimeout(timer);
         this.emitter.off(runId, done);
         signal?.removeEventListener('abort', done);
-        unwatch();
+        unfollow();
         resolve();
       };
       const timer = setTimeout(done, ms);
@@ -68,6 +94,21 @@ export class RunEvents implements OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.unsubscribe();
+  }
+
+  /**
+   * Notices of `runId` from linked processes; without them (none linked), commits of other
+   * processes to the store wake its waiters here. The watch starts before the caller's first look
+   * at the store, so a commit after that look is told.
+   */
+  private follow(runId: string): () => void {
+    const unwatch = processNotices.watch(runId);
+    const unhear =
+      this.commits.watched && !processNotices.connected ? this.commits.onCommitElsewhere(() => this.emitter.emit(runId)) : undefined;
+    return () => {
+      unwatch();
+      unhear?.();
+    };
   }
 
   private heard(notice: Notice): void {

@@ -20,7 +20,11 @@ import { RunEvents } from './run-events';
 import { acceptedView, runSummaryView, runView } from './run-views';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-/** A caller waiting for a run looks at the store at least this often, in case a notice of its end was lost with its process. */
+/**
+ * A caller waiting for a run to leave a status other than by ending (`waitFor`'s `from`: a tool
+ * run that stops at an approval, or goes on after one) looks at the store this often: in this
+ * process nothing tells of it. A caller waiting for the end reads on RunEvents' schedule.
+ */
 const WAIT_POLL_MS = 250;
 
 export interface AcceptedRun {
@@ -328,8 +332,12 @@ export class RunsService {
     }
     const updated = await this.runs.requestCancel(runId, new Date());
     if (!updated) throw AppError.notFound('run', runId);
-    // A running run is counted by its worker when it stops; a queued or waiting one ends here.
-    if (run.status !== 'canceled' && run.status !== 'running' && updated.status === 'canceled') this.metrics.runFinished('canceled');
+    // A running run is counted by its worker when it stops; a queued or waiting one ends here, and
+    // its waiters hear of it now, not at their next look at the store.
+    if (run.status !== 'canceled' && run.status !== 'running' && updated.status === 'canceled') {
+      this.metrics.runFinished('canceled');
+      this.events.finished(runId);
+    }
     this.active.cancel(runId);
     return runView(updated, (await this.workflows.names([updated.workflowId])).get(updated.workflowId) ?? null);
   }
@@ -351,7 +359,11 @@ export class RunsService {
           return this.runs.get(runId);
         const left = deadline - Date.now();
         if (left <= 0 || this.shutdown.stopping) return null;
-        await this.events.nextFinish(runId, Math.min(left, WAIT_POLL_MS), this.shutdown.signal);
+        await this.events.nextFinish(
+          runId,
+          Math.min(left, from === undefined ? this.events.fallbackMs : WAIT_POLL_MS),
+          this.shutdown.signal,
+        );
       }
     } finally {
       unwatch();

@@ -27,6 +27,8 @@ import { MongoServiceIdentityStore } from './mongo/mongo-service-identity-store.
 import { OAuthStore } from '../domain/oauth-store.port';
 import { SqliteOAuthStore } from './embedded/sqlite-oauth-store.adapter';
 import { MongoOAuthStore } from './mongo/mongo-oauth-store.adapter';
+import { StoreCommits, UnwatchedStoreCommits } from '../domain/store-commits.port';
+import { SqliteCommitWatch } from './embedded/commit-watch';
 
 const stores = [
   storeProvider(
@@ -74,9 +76,18 @@ const stores = [
     (db) => new SqliteOAuthStore(db),
     (c) => new MongoOAuthStore(c),
   ),
+  storeProvider(
+    StoreCommits,
+    (db) => new SqliteCommitWatch(db),
+    () => new UnwatchedStoreCommits(),
+  ),
 ];
 
-/** The store's identity, and the document stores of users, memberships, collections, workflows, runs, credentials, agent conversations and the OAuth server's state, on SQLite or MongoDB. */
+/**
+ * The store's identity, and the document stores of users, memberships, collections, workflows, runs,
+ * credentials, agent conversations and the OAuth server's state, on SQLite or MongoDB; and the watch
+ * of other processes' commits (StoreCommits).
+ */
 @Module({
   providers: [StorageConnections, ...stores],
   exports: [
@@ -90,6 +101,7 @@ const stores = [
     CredentialStore,
     ConversationStore,
     OAuthStore,
+    StoreCommits,
   ],
 })
 export class StorageModule {}

@@ -5,9 +5,14 @@
  *   each against one process (WORKERS=1), measured in the same run, alternating;
  * - in the split layout pinned to one core (`taskset -c 0`) against two (`taskset -c 0,1`);
  * and the p50 of `?wait` answered by the API process for runs that either process ran, against
- * one process alone.
+ * one process alone;
+ * - `?wait=10` of webhook -> set in the split layout, whose processes are not linked (no Redis):
+ *   p50 and p99, one client at a time and WAIT_CLIENTS at once, and the service's CPU per run.
  * Targets: split >= 1.8x completed runs/s of one process; two cores >= 1.6x one core;
  * ?wait p50 within a few ms of one process.
+ * BENCH_PARTS (comma-separated, all by default): `runs` (the completed runs/s figures), `wait`
+ * (?wait with WORKERS), `split-wait`. BENCH_BEFORE_ROOT=<dir> (an earlier build's dist/ and a
+ * node_modules/): `split-wait` runs that build too, in turn with this one in every round.
  */
 import { execFileSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
@@ -33,7 +38,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WAITS = Number(process.env.BENCH_WAITS ?? 200);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? availableParallelism());
 const SPLIT_WORKERS = Number(process.env.BENCH_SPLIT_WORKERS ?? 2);
-const MAIN = join(__dirname, '..', '..', 'dist', 'src', 'main.js');
+const WAIT_CLIENTS = Number(process.env.BENCH_WAIT_CLIENTS ?? 8);
+const PARTS = (process.env.BENCH_PARTS ?? 'runs,wait,split-wait').split(',');
+const ROOT = join(__dirname, '..', '..');
 
 const definition = {
   nodes: [
@@ -63,15 +70,16 @@ async function start(workers: number): Promise<ServerProcess> {
 }
 
 /** The split layout: one APP_ROLE=api process and SPLIT_WORKERS APP_ROLE=worker processes on its DATA_DIR, each up. */
-async function startSplit(): Promise<ServerProcess> {
+async function startSplit(root = ROOT): Promise<ServerProcess> {
   const dataDir = tempDataDir();
-  const api = await startApp({ ...SETTINGS, APP_ROLE: 'api', WORKERS: '1', DATA_DIR: dataDir });
+  const api = await startApp({ ...SETTINGS, APP_ROLE: 'api', WORKERS: '1', DATA_DIR: dataDir }, [], root);
+  const main = join(root, 'dist', 'src', 'main.js');
   const workers: ServerProcess[] = [];
   try {
     for (let i = 0; i < SPLIT_WORKERS; i++) {
       const port = benchPort();
       const env = { ...SETTINGS, APP_ROLE: 'worker', DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn' };
-      workers.push(await startServer(['--no-node-snapshot', MAIN], { ...env, WORKER_HEALTH_PORT: String(port) }, port, '/health/ready'));
+      workers.push(await startServer(['--no-node-snapshot', main], { ...env, WORKER_HEALTH_PORT: String(port) }, port, '/health/ready'));
     }
   } catch (error) {
     await Promise.all([api, ...workers].map((p) => p.stop()));
@@ -135,29 +143,110 @@ async function measured(label: string, app: ServerProcess & { pids?(): number[] 
   }
 }
 
-/** p50 and p99 of sequential `?wait` calls, each answered when its run finished. */
-async function waitLatency(workers: number): Promise<{ p50: number; p99: number }> {
+interface WaitLatency {
+  p50: number;
+  p99: number;
+  /** CPU of all the service's processes per `?wait` run, over the calls measured. */
+  cpuMs: number;
+}
+
+/**
+ * `WAITS` calls of `?wait=10` to `app` (after 20 that warm up), `clients` at a time, each answered
+ * when its run finished: p50, p99 and the service's CPU per call.
+ */
+async function waitCalls(app: ServerProcess & { pids?(): number[] }, clients: number): Promise<WaitLatency> {
+  const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: `wait-${clients}`, definition });
+  await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
+  const once = async (): Promise<number> => {
+    const started = performance.now();
+    const res = await fetch(`${app.url}/api/v1/workflows/${workflow.id}/runs?wait=10`, {
+      method: 'POST',
+      headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+      body: '{"input":{}}',
+    });
+    const body = (await res.json()) as { status?: string };
+    if (body.status !== 'succeeded') throw new Error(`?wait answered ${res.status} ${JSON.stringify(body)}`);
+    return performance.now() - started;
+  };
+  for (let i = 0; i < 20; i++) await once();
+  const serviceMicros = () =>
+    (app.pids?.() ?? processTree(app.child.pid!)).reduce((sum, pid) => {
+      try {
+        return sum + cpuMicros(pid);
+      } catch {
+        return sum;
+      }
+    }, 0);
+  const cpuBefore = serviceMicros();
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next++ < WAITS) latencies.push(await once());
+    }),
+  );
+  const cpuMs = (serviceMicros() - cpuBefore) / 1000 / latencies.length;
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuMs };
+}
+
+/** `?wait` one call at a time with `npm start` on `workers` processes. */
+async function waitLatency(workers: number): Promise<WaitLatency> {
   const app = await start(workers);
   try {
-    const workflow = await call(app.url, 'POST', '/api/v1/workflows', { name: `wait-${workers}`, definition });
-    await call(app.url, 'POST', `/api/v1/workflows/${workflow.id}/publish`);
-    const latencies: number[] = [];
-    for (let i = 0; i < WAITS + 20; i++) {
-      const started = performance.now();
-      const res = await fetch(`${app.url}/api/v1/workflows/${workflow.id}/runs?wait=10`, {
-        method: 'POST',
-        headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
-        body: '{"input":{}}',
-      });
-      const body = (await res.json()) as { status?: string };
-      if (body.status !== 'succeeded') throw new Error(`?wait answered ${res.status} ${JSON.stringify(body)}`);
-      // The first 20 warm up.
-      if (i >= 20) latencies.push(performance.now() - started);
-    }
-    latencies.sort((a, b) => a - b);
-    return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return await waitCalls(app, 1);
   } finally {
     await app.stop();
+  }
+}
+
+/**
+ * `?wait` in the split layout (not linked: no Redis), one client at a time and WAIT_CLIENTS at once,
+ * each in a layout of its own; with BENCH_BEFORE_ROOT that build first, in turn, every round.
+ */
+async function splitWait(report: ReturnType<typeof figures>, load: () => string): Promise<void> {
+  const builds: [string, string][] = [
+    ...(process.env.BENCH_BEFORE_ROOT ? [['before', process.env.BENCH_BEFORE_ROOT] as [string, string]] : []),
+    ['after', ROOT],
+  ];
+  const results = new Map<string, WaitLatency[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const clients of [1, WAIT_CLIENTS]) {
+      for (const [build, root] of builds) {
+        const app = await startSplit(root);
+        try {
+          const at = load();
+          const result = await waitCalls(app, clients);
+          console.log(
+            `  split ?wait, ${build}, ${clients} client(s), round ${round + 1} (${at}): p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, service CPU ${result.cpuMs.toFixed(2)} ms per run`,
+          );
+          const key = `${build}:${clients}`;
+          results.set(key, [...(results.get(key) ?? []), result]);
+        } finally {
+          await app.stop();
+        }
+      }
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  for (const clients of [1, WAIT_CLIENTS]) {
+    const of = (build: string, pick: (r: WaitLatency) => number) => {
+      const rows = results.get(`${build}:${clients}`);
+      return rows ? median(rows.map(pick)) : null;
+    };
+    for (const [metric, pick, unit] of [
+      ['p50', (r: WaitLatency) => r.p50, 'ms'],
+      ['p99', (r: WaitLatency) => r.p99, 'ms'],
+      ['service CPU per run', (r: WaitLatency) => r.cpuMs, 'ms'],
+    ] as const) {
+      report(
+        `split ?wait ${metric}, ${clients} client(s) at once`,
+        of('after', pick)!,
+        unit,
+        of('before', pick),
+        `median of ${ROUNDS} rounds; baseline: BENCH_BEFORE_ROOT's build in the same rounds, ${load()}`,
+      );
+    }
   }
 }
 
@@ -174,7 +263,7 @@ async function main(): Promise<void> {
   const oneCpu: number[] = [];
   const splitCpu: number[] = [];
   const load = () => `load ${loadavg()[0].toFixed(1)}`;
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; PARTS.includes('runs') && round < ROUNDS; round++) {
     one.push(await measured(`WORKERS=1 (${load()})`, await start(1), oneCpu));
     split.push(await measured(`split: 1 api + ${SPLIT_WORKERS} workers (${load()})`, await startSplit(), splitCpu));
     many.push(await measured(`WORKERS=${WORKERS} (${load()})`, await start(WORKERS)));
@@ -188,31 +277,38 @@ async function main(): Promise<void> {
     }
   }
   const best = (values: number[]) => Math.max(...values);
-  report(`completed runs/s, split 1 api + ${SPLIT_WORKERS} workers`, best(split), 'runs/s', best(one), `>= 1.8x WORKERS=1, ${load()}`);
-  report(`completed runs/s, WORKERS=${WORKERS}`, best(many), 'runs/s', best(one), `>= 1.8x WORKERS=1, ${load()}`);
-  report(
-    `service CPU per completed run, split 1 api + ${SPLIT_WORKERS} workers`,
-    Math.min(...splitCpu),
-    'ms',
-    Math.min(...oneCpu),
-    `reported: what each run costs the machine, steadier than runs/s under load (${load()})`,
-  );
-  report('completed runs/s, split on taskset -c 0,1', best(twoCores), 'runs/s', best(oneCore), `>= 1.6x taskset -c 0, ${load()}`);
-  const alone = await waitLatency(1);
-  const shared = await waitLatency(WORKERS);
-  report(
-    `?wait p50, WORKERS=${WORKERS}`,
-    shared.p50,
-    'ms',
-    alone.p50,
-    `within a few ms of WORKERS=1 (was 255 ms on Bull, 2 s embedded across processes), ${load()}`,
-  );
-  report(`?wait p99, WORKERS=${WORKERS}`, shared.p99, 'ms', alone.p99, 'reported');
+  if (PARTS.includes('runs')) reportRuns();
+  if (PARTS.includes('wait')) {
+    const alone = await waitLatency(1);
+    const shared = await waitLatency(WORKERS);
+    report(
+      `?wait p50, WORKERS=${WORKERS}`,
+      shared.p50,
+      'ms',
+      alone.p50,
+      `within a few ms of WORKERS=1 (was 255 ms on Bull, 2 s embedded across processes), ${load()}`,
+    );
+    report(`?wait p99, WORKERS=${WORKERS}`, shared.p99, 'ms', alone.p99, 'reported');
+  }
+  if (PARTS.includes('split-wait')) await splitWait(report, load);
   console.log(
     `load after: ${loadavg()
       .map((n) => n.toFixed(1))
       .join(' ')}`,
   );
+
+  function reportRuns(): void {
+    report(`completed runs/s, split 1 api + ${SPLIT_WORKERS} workers`, best(split), 'runs/s', best(one), `>= 1.8x WORKERS=1, ${load()}`);
+    report(`completed runs/s, WORKERS=${WORKERS}`, best(many), 'runs/s', best(one), `>= 1.8x WORKERS=1, ${load()}`);
+    report(
+      `service CPU per completed run, split 1 api + ${SPLIT_WORKERS} workers`,
+      Math.min(...splitCpu),
+      'ms',
+      Math.min(...oneCpu),
+      `reported: what each run costs the machine, steadier than runs/s under load (${load()})`,
+    );
+    report('completed runs/s, split on taskset -c 0,1', best(twoCores), 'runs/s', best(oneCore), `>= 1.6x taskset -c 0, ${load()}`);
+  }
 }
 
 main().catch((error) => {

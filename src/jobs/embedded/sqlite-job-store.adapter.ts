@@ -1,5 +1,6 @@
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
+import { DataVersion } from '../../storage/embedded/commit-watch';
 import { clipError } from '../job-policy';
 import { fairPlace, NO_SHARE } from '../fair-turns';
 import { QueueDepth } from '../../domain/job-queue.port';
@@ -53,11 +54,12 @@ const toJob = (row: JobRow): StoredJob => ({
 export class SqliteJobStore extends JobStore {
   private readonly statements;
   private readonly group: GroupCommit;
-  private dataVersion?: number;
+  private readonly commits: DataVersion;
 
   constructor(db: SqliteDb) {
     super();
     this.group = groupCommitOf(db);
+    this.commits = new DataVersion(db);
     const held = "name = @name AND id = @id AND state = 'active' AND lease_token = @token";
     this.statements = {
       insert: db.prepare(
@@ -167,8 +169,6 @@ export class SqliteJobStore extends JobStore {
          FROM jobs WHERE name = @name`,
       ),
       ping: db.prepare('SELECT 1 FROM jobs LIMIT 1'),
-      // Changes when another connection (another process on the file) commits, not for this one's own commits.
-      dataVersion: db.prepare('PRAGMA data_version').pluck(),
     };
   }
 
@@ -288,10 +288,7 @@ export class SqliteJobStore extends JobStore {
   }
 
   override changedElsewhere(): boolean {
-    const version = this.statements.dataVersion.get() as number;
-    const changed = this.dataVersion !== undefined && version !== this.dataVersion;
-    this.dataVersion = version;
-    return changed;
+    return this.commits.changed();
   }
 
   private write(
