@@ -12,8 +12,10 @@ const { file } = workerData as { file: string };
 const port = parentPort!;
 const db = new Database(file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
-// As the main connection: memory-mapped reads of the FTS index.
-db.pragma('mmap_size = 1073741824');
+// Reads through SQLite's page cache, not a memory map: a BM25 search over a large collection reads
+// much of the FTS index, and mapped pages (up to 1 GiB here) counted in the service's resident
+// memory. The store's own connections do not map the file either (mmap_size 0).
+db.pragma('mmap_size = 0');
 // Prepared at the first search: the tables exist once the index's init() has run.
 let statements: { any: Database.Statement; inFiles: Database.Statement } | undefined;
 

@@ -1,0 +1,23 @@
+import { Cell } from './cells';
+
+describe('Cell', () => {
+  it('grows by a quarter, not by doubling, so the room it reserves stays small beside its rows', () => {
+    const d = 8;
+    const cell = new Cell(d);
+    const codes = new Int8Array(d);
+    for (let seq = 0; seq < 5_000; seq++) {
+      codes.fill(seq % 100);
+      cell.push(codes, 0, seq, seq % 7);
+      // Room for at most a quarter more rows (or the first 64) than it holds.
+      expect(cell.seqs.length).toBeLessThanOrEqual(Math.max(64, Math.ceil((cell.length - 1) * 1.25)) + 64);
+    }
+    // Every row kept across the growths, in place.
+    expect(cell.length).toBe(5_000);
+    for (const p of [0, 63, 64, 1_099, 4_999]) {
+      expect(cell.seqs[p]).toBe(p);
+      expect(cell.files[p]).toBe(p % 7);
+      expect(cell.live[p]).toBe(1);
+      expect(Array.from(cell.prefix().subarray(p * d, (p + 1) * d))).toEqual(Array(d).fill(p % 100));
+    }
+  });
+});
