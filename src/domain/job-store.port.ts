@@ -108,4 +108,10 @@ export abstract class JobStore {
    * queue asks it every few milliseconds while a worker waits for work no process told it of.
    */
   changedElsewhere?(): boolean;
+  /**
+   * True when the writes asked for in one turn of the event loop are committed together with the
+   * other stores' writes of that turn on the same connection (SQLite's group commit): a job's
+   * completion asked for beside a run's is stored, or not, with it.
+   */
+  readonly commitsWithOtherStores?: boolean;
 }

@@ -118,7 +118,7 @@ export class RunWorker {
         throw new AppError(ErrorCode.UNAVAILABLE, `run ${runId} is not in this worker's store`, { retryable: true });
       }
       try {
-        await this.execute(claimed, controller, job.signal);
+        await this.execute(claimed, controller, job.signal, false, job.finishing);
       } finally {
         if (maxRunning !== undefined) await this.wakeNext(claimed.workflowId);
       }
@@ -131,7 +131,13 @@ export class RunWorker {
    * Runs a claimed run to its end (or its next pause). A `child` (a sub-workflow run, executed in
    * line by its parent's node) holds its waits in this process, since its parent waits for it.
    */
-  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, child = false): Promise<RunOutcome | null> {
+  private async execute(
+    run: Run,
+    controller: AbortController,
+    shutdown: AbortSignal,
+    child = false,
+    finishing?: () => void,
+  ): Promise<RunOutcome | null> {
     const log = this.logger.child({ runId: run.id, workflowId: run.workflowId });
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
@@ -210,7 +216,7 @@ export class RunWorker {
       // What the run's record shows is also what a parent waiting for it gets: a sub-workflow's
       // secrets stay out of the parent's records, which its own viewers may not be meant to see.
       const output = redactor.value(outcome.output);
-      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output);
+      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output, finishing);
       log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
       return Object.assign({}, outcome, { output });
     } catch (error) {
@@ -221,7 +227,7 @@ export class RunWorker {
         ? { code: cause.code, message: redactor.string(cause.message), ...(cause.details !== undefined ? { details: cause.details } : {}) }
         : { code: ErrorCode.INTERNAL, message: 'The run could not be prepared' };
       if (!isAppError(cause)) log.error({ err: cause }, 'run preparation failed');
-      await this.complete(run, await recorder.drain(true), 'failed', runError, undefined);
+      await this.complete(run, await recorder.drain(true), 'failed', runError, undefined, finishing);
       log.info({ status: 'failed', code: runError.code }, 'run finished');
       return { status: 'failed', error: runError, steps: [] };
     } finally {
@@ -475,12 +481,16 @@ export class RunWorker {
     status: 'succeeded' | 'failed' | 'canceled',
     error: RunError | null,
     output: unknown,
+    finishing?: () => void,
   ): Promise<void> {
     const finishedAt = new Date();
     const stepData = (await this.settingsOf(run.workflowId))?.stepData;
     const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';
     const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData };
-    const completed = await this.runs.complete(run.id, this.workerId, steps, completion);
+    const completing = this.runs.complete(run.id, this.workerId, steps, completion);
+    // The run's job completes in the same transaction as the run (JobContext.finishing): one commit, not two in a row.
+    finishing?.();
+    const completed = await completing;
     // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
     if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
     this.events.finished(run.id);

@@ -76,6 +76,8 @@ interface RunningJob {
   handlerDone: boolean;
   leaseLost: boolean;
   finished: Promise<void>;
+  /** The job's completion, asked for by the handler's `finishing` beside its own last write. */
+  completing?: Promise<boolean>;
 }
 
 /**
@@ -343,6 +345,8 @@ export class EmbeddedJobQueue extends JobQueue {
         return;
       }
       let failure: { error: unknown } | undefined;
+      // Only where the job's completion commits with the handler's writes (see JobContext.finishing).
+      const finishing = this.store.commitsWithOtherStores ? () => void (running.completing ??= this.store.complete(key, token)) : undefined;
       try {
         await worker.handler({
           id: job.id,
@@ -351,13 +355,19 @@ export class EmbeddedJobQueue extends JobQueue {
           attempt: job.attempts,
           maxAttempts: job.maxAttempts,
           signal: controller.signal,
+          ...(finishing ? { finishing } : {}),
         });
       } catch (error) {
         failure = { error };
       } finally {
         running.handlerDone = true;
       }
-      if (running.leaseLost) {
+      if (running.completing) {
+        // Completed beside the handler's last write, in its transaction: nothing is left to record.
+        if (failure) this.logger.warn({ ...fields, err: failure.error }, 'failed after finishing its work; the job stays completed');
+        this.freeSlot(worker, running);
+        await running.completing;
+      } else if (running.leaseLost) {
         this.logger.warn(fields, 'finished after another worker took it over; its outcome is dropped');
       } else if (failure) {
         await this.recordFailure(running, failure.error, fields);

@@ -54,6 +54,7 @@ export class SqliteJobStore extends JobStore {
   private readonly statements;
   private readonly group: GroupCommit;
   private dataVersion?: number;
+  override readonly commitsWithOtherStores = true;
 
   constructor(db: SqliteDb) {
     super();
