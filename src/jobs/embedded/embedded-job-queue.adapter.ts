@@ -237,10 +237,16 @@ export class EmbeddedJobQueue extends JobQueue {
         worker.recheck = false;
         while (!this.stopping && worker.running.size < worker.concurrency) {
           // Every free slot in one claim: it shares one turn, and so one commit of the store's group
-          // commit, with the other writes of that turn (the runs it claims among them).
+          // commit, with the other writes of that turn (the runs it claims among them). The slots are
+          // counted when the claim is made (at the end of the turn, on SQLite), not when asked for:
+          // jobs that finish in one commit free their slots one after the other, and a claim that
+          // counted only the first freed split the group, until each commit carried one run's writes.
           const now = Date.now();
-          const free = worker.concurrency - worker.running.size;
-          const tokens = Array.from({ length: free }, () => randomUUID());
+          let free = 0;
+          const tokens = () => {
+            free = worker.concurrency - worker.running.size;
+            return Array.from({ length: free }, () => randomUUID());
+          };
           const claimed = await this.store.claimSome(
             worker.name,
             new Date(now),
