@@ -138,7 +138,9 @@ export class RunWorker {
     child = false,
     finishing?: () => void,
   ): Promise<RunOutcome | null> {
-    const log = this.logger.child({ runId: run.id, workflowId: run.workflowId });
+    // The run's ids go into each line it logs: a child logger per run (pino serialises its bindings
+    // and builds a logger) cost more than the one or two lines a run writes.
+    const ids = { runId: run.id, workflowId: run.workflowId };
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
       if (!lease.held) {
@@ -153,7 +155,7 @@ export class RunWorker {
     const heartbeat = setInterval(() => {
       this.runs
         .renewLease(run.id, this.workerId, this.leaseUntil())
-        .then(onLease, (error: Error) => log.warn({ err: error }, 'lease renewal failed'));
+        .then(onLease, (error: Error) => this.logger.warn({ ...ids, err: error }, 'lease renewal failed'));
     }, this.renewEveryMs);
     heartbeat.unref();
     if (run.cancelRequested) onLease({ held: true, cancelRequested: true });
@@ -200,24 +202,24 @@ export class RunWorker {
             message: 'The node that started this sub-workflow run stopped before the run finished',
           };
           await this.complete(run, await recorder.drain(true), 'failed', error, undefined);
-          log.info({ status: 'failed', code: error.code }, 'run finished');
+          this.logger.info({ ...ids, status: 'failed', code: error.code }, 'run finished');
           return { status: 'failed', error, steps: outcome.steps };
         }
         await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
         await this.runs.release(run.id, this.workerId);
-        log.info('run handed back: the worker is stopping');
+        this.logger.info(ids, 'run handed back: the worker is stopping');
         throw shutdown.reason ?? new AppError(ErrorCode.UNAVAILABLE, 'The worker is stopping', { retryable: true });
       }
       if (outcome.status === 'waiting') {
         await this.pause(run, await recorder.drain(true), outcome.resumeAt!);
-        log.info({ resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
+        this.logger.info({ ...ids, resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
         return outcome;
       }
       // What the run's record shows is also what a parent waiting for it gets: a sub-workflow's
       // secrets stay out of the parent's records, which its own viewers may not be meant to see.
       const output = redactor.value(outcome.output);
       await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output, finishing);
-      log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
+      this.logger.info({ ...ids, status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
       return Object.assign({}, outcome, { output });
     } catch (error) {
       if (!(error instanceof PreparationError)) throw error;
@@ -226,9 +228,9 @@ export class RunWorker {
       const runError: RunError = isAppError(cause)
         ? { code: cause.code, message: redactor.string(cause.message), ...(cause.details !== undefined ? { details: cause.details } : {}) }
         : { code: ErrorCode.INTERNAL, message: 'The run could not be prepared' };
-      if (!isAppError(cause)) log.error({ err: cause }, 'run preparation failed');
+      if (!isAppError(cause)) this.logger.error({ ...ids, err: cause }, 'run preparation failed');
       await this.complete(run, await recorder.drain(true), 'failed', runError, undefined, finishing);
-      log.info({ status: 'failed', code: runError.code }, 'run finished');
+      this.logger.info({ ...ids, status: 'failed', code: runError.code }, 'run finished');
       return { status: 'failed', error: runError, steps: [] };
     } finally {
       clearInterval(heartbeat);
