@@ -37,8 +37,8 @@ export interface JobContext<T> {
   signal: AbortSignal;
   /**
    * Offered by a queue whose jobs are stored in the same transactions as the handler's own writes
-   * (the embedded queue on SQLite): called right after the handler asked for its last write (in the
-   * same turn), it completes the job in that write's transaction, one commit where there were two.
+   * (the embedded queue on SQLite): called in the turn the handler asks for its last write, it
+   * completes the job in that write's transaction, one commit where there were two.
    * From then on the job is done whatever the handler does: a later failure is logged, not retried.
    */
   finishing?: () => void;

@@ -1,5 +1,5 @@
-// Not split, though over 500 lines: the life of one claimed run (lease, heartbeat, execute, record, finish)
-// reads top to bottom here; what it calls lives in the step recorder, run plans and the executor.
+// The life of one claimed run (lease, heartbeat, execute, record, finish) reads top to bottom here;
+// what it calls lives in the step recorder, run plans, run actors (who may act) and the executor.
 import { Inject, Injectable } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -18,9 +18,9 @@ import { OnJob } from '../jobs/on-job.decorator';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToolInfo } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../domain/run-store.port';
 import type { WorkflowSettings } from '../domain/workflow.model';
-import { RunActors, roleToAct, userInForce } from './run-actors';
+import { RunActors, userInForce } from './run-actors';
 import { RunAdmission } from './run-admission.service';
-import { canceledWhileWaiting, newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from '../domain/run.model';
+import { canceledWhileWaiting, newQueuedRun, Run, runOf } from '../domain/run.model';
 import { RunError } from '../domain/step.model';
 import { WorkflowStore } from '../domain/workflow-store.port';
 import { ActiveRuns } from './active-runs';
@@ -118,7 +118,7 @@ export class RunWorker {
         throw new AppError(ErrorCode.UNAVAILABLE, `run ${runId} is not in this worker's store`, { retryable: true });
       }
       try {
-        await this.execute(claimed, controller, job.signal, false, job.finishing);
+        await this.execute(claimed, controller, job.signal, { finishing: job.finishing });
       } finally {
         if (maxRunning !== undefined) await this.wakeNext(claimed.workflowId);
       }
@@ -131,15 +131,8 @@ export class RunWorker {
    * Runs a claimed run to its end (or its next pause). A `child` (a sub-workflow run, executed in
    * line by its parent's node) holds its waits in this process, since its parent waits for it.
    */
-  private async execute(
-    run: Run,
-    controller: AbortController,
-    shutdown: AbortSignal,
-    child = false,
-    finishing?: () => void,
-  ): Promise<RunOutcome | null> {
-    // The run's ids go into each line it logs: a child logger per run (pino serialises its bindings
-    // and builds a logger) cost more than the one or two lines a run writes.
+  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, as: ExecuteAs = {}): Promise<RunOutcome | null> {
+    const { child = false, finishing } = as; // the ids below go in each line: a pino child per run cost more
     const ids = { runId: run.id, workflowId: run.workflowId };
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
@@ -243,7 +236,7 @@ export class RunWorker {
    * sub-workflow run whose input held its parent's secrets, those too (sealed with the input).
    */
   private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
-    await this.assertActorMayAct(run);
+    await this.actors.assertRunMayAct(run);
     const prepared = await this.plans.forRun(run);
     if (!run.sealedInput) return Object.assign({}, prepared, { input: run.input });
     const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
@@ -296,7 +289,7 @@ export class RunWorker {
         if (signal.aborted) follow();
         else signal.addEventListener('abort', follow, { once: true });
         try {
-          const outcome = await this.execute(claimed, controller, NEVER, true);
+          const outcome = await this.execute(claimed, controller, NEVER, { child: true });
           if (!outcome || outcome.status === 'interrupted' || outcome.status === 'waiting') {
             throw new AppError(ErrorCode.UNAVAILABLE, `Sub-workflow run ${child.id} was interrupted`, { retryable: false });
           }
@@ -424,27 +417,6 @@ export class RunWorker {
   }
 
   /**
-   * Rights are checked again while a run lives. A run the service started acts as whoever put its
-   * version in force, and starts only while that user may still act (editor, a key not revoked):
-   * otherwise a user removed from the workflow would go on acting through its schedule. A run that
-   * goes on after a wait, an approval or a lost worker does so only while its acting user still
-   * holds the role its start needed.
-   */
-  private async assertActorMayAct(run: Run): Promise<void> {
-    if (SERVICE_TRIGGERS.includes(run.trigger)) {
-      await this.actors.assertMayAct(
-        run.actingUserId,
-        run.workflowId,
-        'editor',
-        `This ${run.trigger} run`,
-        ': an editor must publish or activate a version again',
-      );
-    } else if (run.steps.length > 0) {
-      await this.actors.assertMayAct(run.actingUserId, run.workflowId, roleToAct(run), `This ${run.trigger} run, going on after a pause,`);
-    }
-  }
-
-  /**
    * A failed production run of a workflow that names an error workflow starts that workflow's
    * published version, once (keyed by the failed run), as a run of the service. An error workflow's
    * own failure starts nothing: no chains, no loops.
@@ -489,10 +461,8 @@ export class RunWorker {
     const stepData = (await this.settingsOf(run.workflowId))?.stepData;
     const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';
     const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData };
-    const completing = this.runs.complete(run.id, this.workerId, steps, completion);
-    // The run's job completes in the same transaction as the run (JobContext.finishing): one commit, not two in a row.
-    finishing?.();
-    const completed = await completing;
+    finishing?.(); // the run's job completes in the run's transaction (JobContext.finishing): one commit, not two
+    const completed = await this.runs.complete(run.id, this.workerId, steps, completion);
     // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
     if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
     this.events.finished(run.id);
@@ -503,6 +473,9 @@ export class RunWorker {
     return new Date(Date.now() + this.leaseMs);
   }
 }
+
+/** A sub-workflow run (`child`), or a job's run and how its job completes beside it (`finishing`). */
+type ExecuteAs = { child?: boolean; finishing?: () => void };
 
 class PreparationError extends Error {
   constructor(override readonly cause: unknown) {
