@@ -35,6 +35,13 @@ export interface JobContext<T> {
   maxAttempts: number;
   /** Aborted when the queue shuts down; handlers stop at their next step. */
   signal: AbortSignal;
+  /**
+   * Offered by a queue whose jobs are stored in the same transactions as the handler's own writes
+   * (the embedded queue on SQLite): called in the turn the handler asks for its last write, it
+   * completes the job in that write's transaction, one commit where there were two.
+   * From then on the job is done whatever the handler does: a later failure is logged, not retried.
+   */
+  finishing?: () => void;
 }
 
 export type JobHandler<T = unknown> = (job: JobContext<T>) => Promise<void>;

@@ -68,10 +68,21 @@ export abstract class JobStore {
    * Claims as claim() does, once per token, for a worker with that many free slots; returns the
    * jobs taken (fewer once none is left), each with its token. By default all claims at once;
    * a store that can stop at the first that finds nothing (SQLite, in one transaction) does.
+   * Tokens given as a function are asked for when the claim is made: a store that makes it later
+   * (SQLite, at the end of the turn) counts the slots freed meanwhile.
    */
-  async claimSome(name: string, now: Date, leaseUntil: Date, leaseTokens: string[], lane?: boolean): Promise<ClaimedJob[]> {
+  async claimSome(
+    name: string,
+    now: Date,
+    leaseUntil: Date,
+    leaseTokens: string[] | (() => string[]),
+    lane?: boolean,
+  ): Promise<ClaimedJob[]> {
     const claimed = await Promise.all(
-      leaseTokens.map(async (token) => ({ job: await this.claim(name, now, leaseUntil, token, lane), token })),
+      (typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens).map(async (token) => ({
+        job: await this.claim(name, now, leaseUntil, token, lane),
+        token,
+      })),
     );
     return claimed.flatMap(({ job, token }) => (job ? [{ job, token }] : []));
   }
@@ -108,4 +119,10 @@ export abstract class JobStore {
    * queue asks it every few milliseconds while a worker waits for work no process told it of.
    */
   changedElsewhere?(): boolean;
+  /**
+   * True when the writes asked for in one turn of the event loop are committed together with the
+   * other stores' writes of that turn on the same connection (SQLite's group commit): a job's
+   * completion asked for beside a run's is stored, or not, with it.
+   */
+  readonly commitsWithOtherStores?: boolean;
 }

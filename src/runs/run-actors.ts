@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import type { Role } from '../domain/membership.model';
+import { SERVICE_TRIGGERS } from '../domain/run.model';
 import type { Run, RunType } from '../domain/run.model';
 import { UserStore } from '../domain/user-store.port';
 import { WorkflowStore } from '../domain/workflow-store.port';
@@ -57,6 +58,27 @@ export class RunActors {
       throw new AppError(ErrorCode.FORBIDDEN, `${context} acts as user ${userId}, whose API keys were all revoked${remedy}`, {
         details: { actingUserId: userId, workflowId },
       });
+    }
+  }
+
+  /**
+   * Rights are checked again while a run lives. A run the service started acts as whoever put its
+   * version in force, and starts only while that user may still act (editor, a key not revoked):
+   * otherwise a user removed from the workflow would go on acting through its schedule. A run that
+   * goes on after a wait, an approval or a lost worker does so only while its acting user still
+   * holds the role its start needed.
+   */
+  async assertRunMayAct(run: Run): Promise<void> {
+    if (SERVICE_TRIGGERS.includes(run.trigger)) {
+      await this.assertMayAct(
+        run.actingUserId,
+        run.workflowId,
+        'editor',
+        `This ${run.trigger} run`,
+        ': an editor must publish or activate a version again',
+      );
+    } else if (run.steps.length > 0) {
+      await this.assertMayAct(run.actingUserId, run.workflowId, roleToAct(run), `This ${run.trigger} run, going on after a pause,`);
     }
   }
 }

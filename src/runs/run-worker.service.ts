@@ -1,5 +1,5 @@
-// Not split, though over 500 lines: the life of one claimed run (lease, heartbeat, execute, record, finish)
-// reads top to bottom here; what it calls lives in the step recorder, run plans and the executor.
+// The life of one claimed run (lease, heartbeat, execute, record, finish) reads top to bottom here;
+// what it calls lives in the step recorder, run plans, run actors (who may act) and the executor.
 import { Inject, Injectable } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -18,9 +18,9 @@ import { OnJob } from '../jobs/on-job.decorator';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToolInfo } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../domain/run-store.port';
 import type { WorkflowSettings } from '../domain/workflow.model';
-import { RunActors, roleToAct, userInForce } from './run-actors';
+import { RunActors, userInForce } from './run-actors';
 import { RunAdmission } from './run-admission.service';
-import { canceledWhileWaiting, newQueuedRun, Run, runOf, SERVICE_TRIGGERS } from '../domain/run.model';
+import { canceledWhileWaiting, newQueuedRun, Run, runOf } from '../domain/run.model';
 import { RunError } from '../domain/step.model';
 import { WorkflowStore } from '../domain/workflow-store.port';
 import { ActiveRuns } from './active-runs';
@@ -118,7 +118,7 @@ export class RunWorker {
         throw new AppError(ErrorCode.UNAVAILABLE, `run ${runId} is not in this worker's store`, { retryable: true });
       }
       try {
-        await this.execute(claimed, controller, job.signal);
+        await this.execute(claimed, controller, job.signal, { finishing: job.finishing });
       } finally {
         if (maxRunning !== undefined) await this.wakeNext(claimed.workflowId);
       }
@@ -131,8 +131,9 @@ export class RunWorker {
    * Runs a claimed run to its end (or its next pause). A `child` (a sub-workflow run, executed in
    * line by its parent's node) holds its waits in this process, since its parent waits for it.
    */
-  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, child = false): Promise<RunOutcome | null> {
-    const log = this.logger.child({ runId: run.id, workflowId: run.workflowId });
+  private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, as: ExecuteAs = {}): Promise<RunOutcome | null> {
+    const { child = false, finishing } = as; // the ids below go in each line: a pino child per run cost more
+    const ids = { runId: run.id, workflowId: run.workflowId };
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
       if (!lease.held) {
@@ -147,7 +148,7 @@ export class RunWorker {
     const heartbeat = setInterval(() => {
       this.runs
         .renewLease(run.id, this.workerId, this.leaseUntil())
-        .then(onLease, (error: Error) => log.warn({ err: error }, 'lease renewal failed'));
+        .then(onLease, (error: Error) => this.logger.warn({ ...ids, err: error }, 'lease renewal failed'));
     }, this.renewEveryMs);
     heartbeat.unref();
     if (run.cancelRequested) onLease({ held: true, cancelRequested: true });
@@ -194,24 +195,24 @@ export class RunWorker {
             message: 'The node that started this sub-workflow run stopped before the run finished',
           };
           await this.complete(run, await recorder.drain(true), 'failed', error, undefined);
-          log.info({ status: 'failed', code: error.code }, 'run finished');
+          this.logger.info({ ...ids, status: 'failed', code: error.code }, 'run finished');
           return { status: 'failed', error, steps: outcome.steps };
         }
         await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
         await this.runs.release(run.id, this.workerId);
-        log.info('run handed back: the worker is stopping');
+        this.logger.info(ids, 'run handed back: the worker is stopping');
         throw shutdown.reason ?? new AppError(ErrorCode.UNAVAILABLE, 'The worker is stopping', { retryable: true });
       }
       if (outcome.status === 'waiting') {
         await this.pause(run, await recorder.drain(true), outcome.resumeAt!);
-        log.info({ resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
+        this.logger.info({ ...ids, resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
         return outcome;
       }
       // What the run's record shows is also what a parent waiting for it gets: a sub-workflow's
       // secrets stay out of the parent's records, which its own viewers may not be meant to see.
       const output = redactor.value(outcome.output);
-      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output);
-      log.info({ status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
+      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output, finishing);
+      this.logger.info({ ...ids, status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
       return Object.assign({}, outcome, { output });
     } catch (error) {
       if (!(error instanceof PreparationError)) throw error;
@@ -220,9 +221,9 @@ export class RunWorker {
       const runError: RunError = isAppError(cause)
         ? { code: cause.code, message: redactor.string(cause.message), ...(cause.details !== undefined ? { details: cause.details } : {}) }
         : { code: ErrorCode.INTERNAL, message: 'The run could not be prepared' };
-      if (!isAppError(cause)) log.error({ err: cause }, 'run preparation failed');
-      await this.complete(run, await recorder.drain(true), 'failed', runError, undefined);
-      log.info({ status: 'failed', code: runError.code }, 'run finished');
+      if (!isAppError(cause)) this.logger.error({ ...ids, err: cause }, 'run preparation failed');
+      await this.complete(run, await recorder.drain(true), 'failed', runError, undefined, finishing);
+      this.logger.info({ ...ids, status: 'failed', code: runError.code }, 'run finished');
       return { status: 'failed', error: runError, steps: [] };
     } finally {
       clearInterval(heartbeat);
@@ -235,7 +236,7 @@ export class RunWorker {
    * sub-workflow run whose input held its parent's secrets, those too (sealed with the input).
    */
   private async prepare(run: Run, sealer: StateSealer): Promise<RunPlan & { input: unknown }> {
-    await this.assertActorMayAct(run);
+    await this.actors.assertRunMayAct(run);
     const prepared = await this.plans.forRun(run);
     if (!run.sealedInput) return Object.assign({}, prepared, { input: run.input });
     const inherited = sealer.open(run.sealedInput) as { input: unknown; secrets: string[] };
@@ -288,7 +289,7 @@ export class RunWorker {
         if (signal.aborted) follow();
         else signal.addEventListener('abort', follow, { once: true });
         try {
-          const outcome = await this.execute(claimed, controller, NEVER, true);
+          const outcome = await this.execute(claimed, controller, NEVER, { child: true });
           if (!outcome || outcome.status === 'interrupted' || outcome.status === 'waiting') {
             throw new AppError(ErrorCode.UNAVAILABLE, `Sub-workflow run ${child.id} was interrupted`, { retryable: false });
           }
@@ -416,27 +417,6 @@ export class RunWorker {
   }
 
   /**
-   * Rights are checked again while a run lives. A run the service started acts as whoever put its
-   * version in force, and starts only while that user may still act (editor, a key not revoked):
-   * otherwise a user removed from the workflow would go on acting through its schedule. A run that
-   * goes on after a wait, an approval or a lost worker does so only while its acting user still
-   * holds the role its start needed.
-   */
-  private async assertActorMayAct(run: Run): Promise<void> {
-    if (SERVICE_TRIGGERS.includes(run.trigger)) {
-      await this.actors.assertMayAct(
-        run.actingUserId,
-        run.workflowId,
-        'editor',
-        `This ${run.trigger} run`,
-        ': an editor must publish or activate a version again',
-      );
-    } else if (run.steps.length > 0) {
-      await this.actors.assertMayAct(run.actingUserId, run.workflowId, roleToAct(run), `This ${run.trigger} run, going on after a pause,`);
-    }
-  }
-
-  /**
    * A failed production run of a workflow that names an error workflow starts that workflow's
    * published version, once (keyed by the failed run), as a run of the service. An error workflow's
    * own failure starts nothing: no chains, no loops.
@@ -475,11 +455,13 @@ export class RunWorker {
     status: 'succeeded' | 'failed' | 'canceled',
     error: RunError | null,
     output: unknown,
+    finishing?: () => void,
   ): Promise<void> {
     const finishedAt = new Date();
     const stepData = (await this.settingsOf(run.workflowId))?.stepData;
     const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';
     const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData };
+    finishing?.(); // the run's job completes in the run's transaction (JobContext.finishing): one commit, not two
     const completed = await this.runs.complete(run.id, this.workerId, steps, completion);
     // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
     if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
@@ -491,6 +473,9 @@ export class RunWorker {
     return new Date(Date.now() + this.leaseMs);
   }
 }
+
+/** A sub-workflow run (`child`), or a job's run and how its job completes beside it (`finishing`). */
+type ExecuteAs = { child?: boolean; finishing?: () => void };
 
 class PreparationError extends Error {
   constructor(override readonly cause: unknown) {

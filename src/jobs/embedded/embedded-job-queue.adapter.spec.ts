@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { groupCommitOf } from '../../storage/embedded/group-commit';
 import { openSqliteDatabase, SqliteDb } from '../../storage/embedded/sqlite-database';
 import { EmbeddedJobQueue, EmbeddedJobQueueOptions } from './embedded-job-queue.adapter';
 import { SqliteJobStore } from './sqlite-job-store.adapter';
@@ -199,6 +200,51 @@ describe('EmbeddedJobQueue leases', () => {
     ]);
     expect(await store.get({ name, id: 'b' })).toMatchObject({ state: 'active', leaseToken: 't2', attempts: 1 });
     expect(await store.claimSome(name, now, later, ['t5'])).toEqual([]);
+  });
+
+  it("completes the job in the transaction of the handler's last write when the handler says it is finishing", async () => {
+    db.exec('CREATE TABLE outcomes (v TEXT)');
+    const queue = createQueue();
+    let jobAfterWrite: unknown = 'not seen';
+    queue.process('test.finishing', async (job) => {
+      const written = groupCommitOf(db).run(() => db.prepare("INSERT INTO outcomes (v) VALUES ('done')").run());
+      job.finishing!();
+      await written;
+      // Committed with the write: by the time the write is stored, the job is gone too.
+      jobAfterWrite = await store.get({ name: 'test.finishing', id: job.id });
+    });
+    const id = await queue.enqueue('test.finishing', {});
+    await waitFor('the handler to finish', () => jobAfterWrite !== 'not seen');
+
+    expect(jobAfterWrite).toBeNull();
+    expect(await queue.state('test.finishing', id)).toBe('missing');
+    expect(db.prepare('SELECT v FROM outcomes').pluck().all()).toEqual(['done']);
+  });
+
+  it('claims, in one write, every slot the jobs finishing in one turn free', async () => {
+    const queue = createQueue({ concurrency: 4 });
+    const takes: number[] = [];
+    const claimSome = store.claimSome.bind(store);
+    jest.spyOn(store, 'claimSome').mockImplementation(async (...args) => {
+      const claimed = await claimSome(...args);
+      if (claimed.length) takes.push(claimed.length);
+      return claimed;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    queue.process('test.slots', async () => {
+      started++;
+      await released;
+    });
+    for (let i = 0; i < 8; i++) await queue.enqueue('test.slots', { i });
+    await waitFor('four jobs to start', () => started === 4);
+
+    // The four finish in one turn: their four slots are taken again by one claim, not one and then three.
+    release();
+    await waitFor('the next four to start', () => started === 8);
+
+    expect(takes.slice(-1)).toEqual([4]);
   });
 
   it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {

@@ -76,6 +76,8 @@ interface RunningJob {
   handlerDone: boolean;
   leaseLost: boolean;
   finished: Promise<void>;
+  /** The job's completion, asked for by the handler's `finishing` beside its own last write. */
+  completing?: Promise<boolean>;
 }
 
 /**
@@ -235,10 +237,16 @@ export class EmbeddedJobQueue extends JobQueue {
         worker.recheck = false;
         while (!this.stopping && worker.running.size < worker.concurrency) {
           // Every free slot in one claim: it shares one turn, and so one commit of the store's group
-          // commit, with the other writes of that turn (the runs it claims among them).
+          // commit, with the other writes of that turn (the runs it claims among them). The slots are
+          // counted when the claim is made (at the end of the turn, on SQLite), not when asked for:
+          // jobs that finish in one commit free their slots one after the other, and a claim that
+          // counted only the first freed split the group, until each commit carried one run's writes.
           const now = Date.now();
-          const free = worker.concurrency - worker.running.size;
-          const tokens = Array.from({ length: free }, () => randomUUID());
+          let free = 0;
+          const tokens = () => {
+            free = worker.concurrency - worker.running.size;
+            return Array.from({ length: free }, () => randomUUID());
+          };
           const claimed = await this.store.claimSome(
             worker.name,
             new Date(now),
@@ -343,6 +351,8 @@ export class EmbeddedJobQueue extends JobQueue {
         return;
       }
       let failure: { error: unknown } | undefined;
+      // Only where the job's completion commits with the handler's writes (see JobContext.finishing).
+      const finishing = this.store.commitsWithOtherStores ? () => void (running.completing ??= this.store.complete(key, token)) : undefined;
       try {
         await worker.handler({
           id: job.id,
@@ -351,13 +361,19 @@ export class EmbeddedJobQueue extends JobQueue {
           attempt: job.attempts,
           maxAttempts: job.maxAttempts,
           signal: controller.signal,
+          ...(finishing ? { finishing } : {}),
         });
       } catch (error) {
         failure = { error };
       } finally {
         running.handlerDone = true;
       }
-      if (running.leaseLost) {
+      if (running.completing) {
+        // Completed beside the handler's last write, in its transaction: nothing is left to record.
+        if (failure) this.logger.warn({ ...fields, err: failure.error }, 'failed after finishing its work; the job stays completed');
+        this.freeSlot(worker, running);
+        await running.completing;
+      } else if (running.leaseLost) {
         this.logger.warn(fields, 'finished after another worker took it over; its outcome is dropped');
       } else if (failure) {
         await this.recordFailure(running, failure.error, fields);

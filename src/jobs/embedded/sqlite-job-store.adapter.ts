@@ -55,6 +55,7 @@ export class SqliteJobStore extends JobStore {
   private readonly statements;
   private readonly group: GroupCommit;
   private readonly commits: DataVersion;
+  override readonly commitsWithOtherStores = true;
 
   constructor(db: SqliteDb) {
     super();
@@ -215,11 +216,17 @@ export class SqliteJobStore extends JobStore {
    * One write of the group commit for all the tokens, stopping at the first that finds nothing: a
    * worker with 16 free slots and one job waiting read the jobs' index 16 times, in 16 savepoints.
    */
-  override claimSome(name: string, now: Date, leaseUntil: Date, leaseTokens: string[], lane = false): Promise<ClaimedJob[]> {
+  override claimSome(
+    name: string,
+    now: Date,
+    leaseUntil: Date,
+    leaseTokens: string[] | (() => string[]),
+    lane = false,
+  ): Promise<ClaimedJob[]> {
     const take = this.taker(name, now, leaseUntil, lane);
     return this.group.run(() => {
       const claimed: ClaimedJob[] = [];
-      for (const token of leaseTokens) {
+      for (const token of typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens) {
         const job = take(token);
         if (!job) break;
         claimed.push({ job, token });
