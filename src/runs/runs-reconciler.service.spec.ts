@@ -7,6 +7,8 @@ import { Metrics } from '../metrics/metrics.service';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { newQueuedRun, Run } from '../domain/run.model';
+import { UnwatchedStoreCommits } from '../domain/store-commits.port';
+import { RunEvents } from './run-events';
 import { RunsReconciler } from './runs-reconciler.service';
 import { RUN_JOB } from '../domain/job-names';
 
@@ -16,6 +18,9 @@ describe('RunsReconciler', () => {
   let runs: SqliteRunStore;
   let queue: RecordingQueue;
   let reconciler: RunsReconciler;
+  let events: RunEvents;
+  /** Run ids whose end the reconciler told its waiters of. */
+  let told: string[];
   const longAgo = new Date(Date.now() - 10 * 60_000);
 
   const queued = async (overrides: Partial<Run> = {}): Promise<Run> => {
@@ -46,16 +51,22 @@ describe('RunsReconciler', () => {
     db = openSqliteDatabase(dir);
     runs = new SqliteRunStore(db);
     queue = new RecordingQueue();
+    events = new RunEvents(new UnwatchedStoreCommits());
+    told = [];
+    const finished = events.finished.bind(events);
+    events.finished = (runId) => (told.push(runId), finished(runId));
     reconciler = new RunsReconciler(
       runs,
       queue,
       pino({ level: 'silent' }),
       { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 100 },
       new Metrics(),
+      events,
     );
   });
 
   afterEach(() => {
+    events.onModuleDestroy();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -92,6 +103,7 @@ describe('RunsReconciler', () => {
       pino({ level: 'silent' }),
       { intervalMs: 60_000, queuedGraceMs: 30_000, maxClaims: 3, batchSize: 2 },
       new Metrics(),
+      events,
     );
     const parked = [];
     for (let i = 0; i < 4; i++) {
@@ -118,13 +130,18 @@ describe('RunsReconciler', () => {
     expect(await runs.get(orphan.id)).toMatchObject({ status: 'queued', jobId: `${orphan.id}.r1`, leaseOwner: null });
     expect(queue.enqueued.map((e) => e.jobId)).toEqual([`${orphan.id}.r1`]);
 
-    for (const worker of ['second', 'third']) {
-      await runs.claim(orphan.id, worker, new Date(Date.now() - 1000), new Date());
-      await reconciler.reconcile();
-    }
-    await runs.claim(orphan.id, 'fourth', new Date(Date.now() - 1000), new Date());
+    await runs.claim(orphan.id, 'second', new Date(Date.now() - 1000), new Date());
+    await reconciler.reconcile();
+    expect(await runs.get(orphan.id)).toMatchObject({ status: 'queued', leaseLosses: 2 });
+    expect(told).toEqual([]);
+    // The third lost worker: given up. Its waiters hear of the end at once (this wait would
+    // otherwise last ten minutes).
+    await runs.claim(orphan.id, 'third', new Date(Date.now() - 1000), new Date());
+    const waiter = events.nextFinish(orphan.id, 600_000);
     await reconciler.reconcile();
     expect(await runs.get(orphan.id)).toMatchObject({ status: 'failed', claims: 3, error: { code: 'UNAVAILABLE' } });
+    expect(told).toEqual([orphan.id]);
+    await waiter;
   });
 
   it('counts lost workers, not claims: a run claimed again after waits or hand-backs is queued again on its first loss', async () => {
@@ -148,6 +165,7 @@ describe('RunsReconciler', () => {
     for (const run of [started, unstarted]) {
       expect(await runs.get(run.id)).toMatchObject({ status: 'failed', error: { code: 'INTERRUPTED' } });
     }
+    expect(told.sort()).toEqual([started.id, unstarted.id].sort());
     expect(queue.enqueued).toEqual([]);
   });
 

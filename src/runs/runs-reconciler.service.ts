@@ -7,6 +7,7 @@ import { PeriodicReconciler } from '../jobs/periodic-reconciler';
 import { Metrics } from '../metrics/metrics.service';
 import { Run } from '../domain/run.model';
 import { RunCursor, RunStore } from '../domain/run-store.port';
+import { RunEvents } from './run-events';
 import { RUN_JOB, runJob, RunJobData, runJobOptions } from './run.job';
 
 export interface ReconcilerOptions {
@@ -40,6 +41,7 @@ export class RunsReconciler extends PeriodicReconciler {
     @Inject(ROOT_LOGGER) logger: Logger,
     @Inject(RECONCILER_OPTIONS) private readonly options: ReconcilerOptions,
     private readonly metrics: Metrics,
+    private readonly events: RunEvents,
   ) {
     super(logger.child({ component: 'runs-reconciler' }), options.intervalMs);
   }
@@ -80,7 +82,7 @@ export class RunsReconciler extends PeriodicReconciler {
   private async endOrphanedChild(run: Run, now: Date): Promise<void> {
     const error = { code: ErrorCode.INTERRUPTED, message: 'The node that started this sub-workflow run stopped before the run finished' };
     if (!(await this.runs.abandon(run.id, error, now))) return;
-    this.metrics.runFinished('failed');
+    this.ended(run);
     this.logger.warn({ runId: run.id, parentRunId: run.parentRunId }, 'sub-workflow run failed: the worker running its parent was lost');
   }
 
@@ -95,7 +97,7 @@ export class RunsReconciler extends PeriodicReconciler {
         now,
       );
       if (abandoned) {
-        this.metrics.runFinished('failed');
+        this.ended(run);
         this.logger.warn({ runId: run.id, leaseLosses: losses }, 'run failed: its workers kept stopping');
       }
       return;
@@ -104,5 +106,11 @@ export class RunsReconciler extends PeriodicReconciler {
     if (!(await this.runs.requeueExpired(run.id, run.leaseOwner, jobId, now))) return;
     await this.jobs.enqueue<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, jobId));
     this.logger.warn({ runId: run.id, lostWorker: run.leaseOwner, jobId }, 'run lost its worker: queued again');
+  }
+
+  /** A run failed here: counted, and its waiters (`?wait`, chat, a parent's node) told now, not at their next look. */
+  private ended(run: Run): void {
+    this.metrics.runFinished('failed');
+    this.events.finished(run.id);
   }
 }
