@@ -1,5 +1,6 @@
 import type { Position } from '../api-types';
-import type { View } from './world';
+import type { CanvasNote, View } from './world';
+import { NODE_HEIGHT, NODE_WIDTH } from './workflow-graph';
 
 /** Far enough to fit 200 nodes in a phone's view. */
 export const MIN_ZOOM = 0.02;
@@ -71,3 +72,61 @@ export function covers(w: CullWindow | null, v: View, width: number, height: num
 /** A box (canvas units) meets the window; a null window draws everything. */
 export const meets = (w: CullWindow | null, x1: number, y1: number, x2: number, y2: number) =>
   w === null || (x1 < w.x2 && x2 > w.x1 && y1 < w.y2 && y2 > w.y1);
+
+/** The view that shows every node and note in `box` (40 px around them, zoom at most 1); null when there are none. */
+export function fittedView(
+  positions: ReadonlyMap<string, Position>,
+  notes: readonly CanvasNote[],
+  box: { width: number; height: number },
+): View | null {
+  const all = [...positions.values(), ...notes.map((n) => n.position)];
+  if (!all.length) return null;
+  const minX = Math.min(...all.map((p) => p.x)) - 40;
+  const minY = Math.min(...all.map((p) => p.y)) - 40;
+  const maxX = Math.max(...[...positions.values()].map((p) => p.x + NODE_WIDTH), ...notes.map((n) => n.position.x + n.width)) + 40;
+  const maxY = Math.max(...[...positions.values()].map((p) => p.y + NODE_HEIGHT), ...notes.map((n) => n.position.y + n.height)) + 40;
+  const { width, height } = box;
+  const k = clamp(Math.min(width / (maxX - minX), height / (maxY - minY), 1));
+  return { k, x: (width - (maxX - minX) * k) / 2 - minX * k, y: (height - (maxY - minY) * k) / 2 - minY * k };
+}
+
+/** `v` panned (never zoomed) just enough that a node-sized box at `at` is in `box` with a 40 px margin; `v` itself when it is. */
+export function revealed(v: View, at: Position, box: { width: number; height: number }): View {
+  const { width, height } = box;
+  const margin = 40;
+  const left = at.x * v.k + v.x;
+  const top = at.y * v.k + v.y;
+  const right = (at.x + NODE_WIDTH) * v.k + v.x;
+  const bottom = (at.y + NODE_HEIGHT) * v.k + v.y;
+  const dx = left < margin ? margin - left : right > width - margin ? width - margin - right : 0;
+  const dy = top < margin ? margin - top : bottom > height - margin ? height - margin - bottom : 0;
+  return dx || dy ? { ...v, x: v.x + dx, y: v.y + dy } : v;
+}
+
+/** The ids of the nodes (placed by `place`) that a rubber band from `a` to `b` touches. */
+export function nodesInBand(ids: string[], place: (id: string) => Position, a: Position, b: Position): string[] {
+  const [x1, x2] = [Math.min(a.x, b.x), Math.max(a.x, b.x)];
+  const [y1, y2] = [Math.min(a.y, b.y), Math.max(a.y, b.y)];
+  return ids.filter((id) => {
+    const p = place(id);
+    return p.x < x2 && p.x + NODE_WIDTH > x1 && p.y < y2 && p.y + NODE_HEIGHT > y1;
+  });
+}
+
+/** The directions of the arrow keys. */
+export const ARROWS: Record<string, [number, number]> = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+
+/** `note` moved, or resized (at least 80 x 40), by a drag of (dx, dy) in progress. */
+export function draggedNote(note: CanvasNote, drag: { dx: number; dy: number; resize: boolean }): CanvasNote {
+  return drag.resize
+    ? { ...note, width: Math.max(80, note.width + drag.dx), height: Math.max(40, note.height + drag.dy) }
+    : { ...note, position: { x: note.position.x + drag.dx, y: note.position.y + drag.dy } };
+}
+
+/** Sets the minimap's frame to what view `v` shows of a canvas of that size (during a pan, without a render). */
+export function frameView(frame: SVGRectElement, v: View, size: { width: number; height: number }): void {
+  frame.setAttribute('x', String(-v.x / v.k));
+  frame.setAttribute('y', String(-v.y / v.k));
+  frame.setAttribute('width', String(size.width / v.k));
+  frame.setAttribute('height', String(size.height / v.k));
+}

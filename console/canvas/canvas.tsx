@@ -3,7 +3,23 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Position } from '../api-types';
 import { labelCulling } from './far-labels';
 import { Minimap } from './minimap';
-import { clamp, covers, cullWindow, FAR_ZOOM, KEY_STEP, MINIMAP, transformOf, type CullWindow, type Gesture } from './canvas-view';
+import {
+  ARROWS,
+  clamp,
+  covers,
+  cullWindow,
+  draggedNote,
+  FAR_ZOOM,
+  fittedView,
+  frameView,
+  KEY_STEP,
+  MINIMAP,
+  nodesInBand,
+  revealed,
+  transformOf,
+  type CullWindow,
+  type Gesture,
+} from './canvas-view';
 import { QuickHandles } from './quick-handles';
 import { curve, outputPort, World, type CanvasEdge, type CanvasNode, type CanvasNote, type View } from './world';
 import { NODE_HEIGHT, NODE_WIDTH } from './workflow-graph';
@@ -103,12 +119,7 @@ export function Canvas(props: CanvasProps) {
     const p = positions.get(id) ?? { x: 0, y: 0 };
     return drag?.ids.has(id) ? { x: p.x + drag.dx, y: p.y + drag.dy } : p;
   };
-  const placeNote = (note: CanvasNote): CanvasNote => {
-    if (noteDrag?.id !== note.id) return note;
-    return noteDrag.resize
-      ? { ...note, width: Math.max(80, note.width + noteDrag.dx), height: Math.max(40, note.height + noteDrag.dy) }
-      : { ...note, position: { x: note.position.x + noteDrag.dx, y: note.position.y + noteDrag.dy } };
-  };
+  const placeNote = (note: CanvasNote): CanvasNote => (noteDrag?.id === note.id ? draggedNote(note, noteDrag) : note);
 
   const size = () => ({ width: viewport.current?.clientWidth ?? 800, height: viewport.current?.clientHeight ?? 500 });
   const viewSize = size();
@@ -123,29 +134,15 @@ export function Canvas(props: CanvasProps) {
     return width > 600 ? { width: width - MINIMAP.width, height } : { width, height };
   };
   const fit = () => {
-    const all = [...positions.values(), ...notes.map((n) => n.position)];
-    if (!all.length) return;
-    const minX = Math.min(...all.map((p) => p.x)) - 40;
-    const minY = Math.min(...all.map((p) => p.y)) - 40;
-    const maxX = Math.max(...[...positions.values()].map((p) => p.x + NODE_WIDTH), ...notes.map((n) => n.position.x + n.width)) + 40;
-    const maxY = Math.max(...[...positions.values()].map((p) => p.y + NODE_HEIGHT), ...notes.map((n) => n.position.y + n.height)) + 40;
-    const { width, height } = fitBox();
-    const k = clamp(Math.min(width / (maxX - minX), height / (maxY - minY), 1));
-    setView({ k, x: (width - (maxX - minX) * k) / 2 - minX * k, y: (height - (maxY - minY) * k) / 2 - minY * k });
+    const next = fittedView(positions, notes, fitBox());
+    if (next) setView(next);
   };
   const panTo = (next: View) => {
     live.current = next;
     viewRef.current = next;
     if (worldElement.current) worldElement.current.style.transform = transformOf(next);
     if (outOfWindow(next)) redraw((n) => n + 1);
-    const frame = minimapFrame.current;
-    if (frame) {
-      const { width, height } = size();
-      frame.setAttribute('x', String(-next.x / next.k));
-      frame.setAttribute('y', String(-next.y / next.k));
-      frame.setAttribute('width', String(width / next.k));
-      frame.setAttribute('height', String(height / next.k));
-    }
+    if (minimapFrame.current) frameView(minimapFrame.current, next, size());
   };
   const zoomAt = (factor: number, px: number, py: number) =>
     setView((v) => {
@@ -159,17 +156,8 @@ export function Canvas(props: CanvasProps) {
   };
 
   const reveal = (at: Position) => {
-    const { width, height } = fitBox();
-    const margin = 40;
-    setView((v) => {
-      const left = at.x * v.k + v.x;
-      const top = at.y * v.k + v.y;
-      const right = (at.x + NODE_WIDTH) * v.k + v.x;
-      const bottom = (at.y + NODE_HEIGHT) * v.k + v.y;
-      const dx = left < margin ? margin - left : right > width - margin ? width - margin - right : 0;
-      const dy = top < margin ? margin - top : bottom > height - margin ? height - margin - bottom : 0;
-      return dx || dy ? { ...v, x: v.x + dx, y: v.y + dy } : v;
-    });
+    const box = fitBox();
+    setView((v) => revealed(v, at, box));
   };
 
   if (props.control) {
@@ -337,15 +325,12 @@ export function Canvas(props: CanvasProps) {
       setNoteDrag(null);
     }
     if (g.kind === 'band') {
-      const end = toWorld(event.clientX, event.clientY);
-      const [x1, x2] = [Math.min(g.start.x, end.x), Math.max(g.start.x, end.x)];
-      const [y1, y2] = [Math.min(g.start.y, end.y), Math.max(g.start.y, end.y)];
-      const inside = nodes
-        .filter((n) => {
-          const p = place(n.id);
-          return p.x < x2 && p.x + NODE_WIDTH > x1 && p.y < y2 && p.y + NODE_HEIGHT > y1;
-        })
-        .map((n) => n.id);
+      const inside = nodesInBand(
+        nodes.map((n) => n.id),
+        place,
+        g.start,
+        toWorld(event.clientX, event.clientY),
+      );
       setBand(null);
       props.onSelect(g.additive ? [...new Set([...selected, ...inside])] : inside, false);
     }
@@ -376,9 +361,8 @@ export function Canvas(props: CanvasProps) {
     }
     const onNode = (event.target as Element).closest('[data-node-id]');
     const step = event.shiftKey ? KEY_STEP * 4 : KEY_STEP;
-    const arrows: Record<string, [number, number]> = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
-    if (arrows[event.key]) {
-      const [dx, dy] = arrows[event.key];
+    if (ARROWS[event.key]) {
+      const [dx, dy] = ARROWS[event.key];
       if (onNode && editable) moveSelected(dx * step, dy * step);
       else setView((v) => ({ ...v, x: v.x - dx * step * 4, y: v.y - dy * step * 4 }));
     } else if (onNode && event.key === ' ') {
