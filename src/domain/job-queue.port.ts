@@ -42,9 +42,31 @@ export interface JobContext<T> {
    * From then on the job is done whatever the handler does: a later failure is logged, not retried.
    */
   finishing?: () => void;
+  /** What the handler's `JobClaiming.claim` returned in the job's claim, if it was called and took something. */
+  claimed?: unknown;
 }
 
 export type JobHandler<T = unknown> = (job: JobContext<T>) => Promise<void>;
+
+/**
+ * A handler's first write, joined to the job's claim where the queue stores its jobs in the same
+ * transactions as the handler's own writes (the embedded queue on SQLite; elsewhere it is never
+ * called): `claim` runs synchronously inside the transaction that takes the job, and what it returns
+ * reaches the handler as `claimed` (undefined: the handler does it itself, as without the hook).
+ * One commit where there were two, for every job. `claim` must act only through that store (its
+ * writes are undone with the job's claim if that fails, and it is called again when the claim is
+ * retried) and read memory without changing it. `release` undoes what it took when the queue hands
+ * the job back without calling the handler (it stopped while claiming).
+ */
+export interface JobClaiming<T = unknown, C = unknown> {
+  claim(job: { id: string; name: string; data: T }): C | undefined;
+  release(claimed: C): Promise<void>;
+}
+
+export interface ProcessOptions {
+  concurrency?: number;
+  claiming?: JobClaiming;
+}
 
 /**
  * `waiting` covers delayed jobs; `missing`: no job has the id (enqueue it again under it); `stuck`:
@@ -71,7 +93,7 @@ export abstract class JobQueue {
    * JobsModule binds the `@OnJob` methods it finds once the application has bootstrapped, so no
    * job meets a module that has not finished its init; tests bind functions directly.
    */
-  abstract process<T>(name: string, handler: JobHandler<T>, options?: { concurrency?: number }): void;
+  abstract process<T>(name: string, handler: JobHandler<T>, options?: ProcessOptions): void;
   /** Where a job is; the reconciler re-enqueues work the store has but the queue lost. */
   abstract state(name: string, jobId: string): Promise<JobState>;
   /** Jobs of `name` by state, for the queue-depth gauge of /metrics. */

@@ -1,4 +1,7 @@
-import type { JobShare, QueueDepth } from './job-queue.port';
+import type { JobClaiming, JobShare, QueueDepth } from './job-queue.port';
+
+/** The part of a handler's JobClaiming a store calls. */
+export type JobJoining = Pick<JobClaiming, 'claim'>;
 
 /**
  * Where the embedded queue keeps its jobs: the `jobs` table of the SQLite file, or the `jobs`
@@ -45,6 +48,8 @@ export type NewJob = Pick<StoredJob, 'name' | 'id' | 'data' | 'maxAttempts' | 'b
 export interface ClaimedJob {
   job: StoredJob;
   token: string;
+  /** What `joining.claim` returned for it (claimSome), if it was called. */
+  taken?: unknown;
 }
 
 export abstract class JobStore {
@@ -69,7 +74,10 @@ export abstract class JobStore {
    * jobs taken (fewer once none is left), each with its token. By default all claims at once;
    * a store that can stop at the first that finds nothing (SQLite, in one transaction) does.
    * Tokens given as a function are asked for when the claim is made: a store that makes it later
-   * (SQLite, at the end of the turn) counts the slots freed meanwhile.
+   * (SQLite, at the end of the turn) counts the slots freed meanwhile. A store whose claims commit
+   * with the other stores' writes (`commitsWithOtherStores`) calls `joining.claim` with each job it
+   * takes that has a try left, inside the claim's transaction (JobClaiming), its answer returned as
+   * the job's `taken`; a call that throws is undone alone and takes nothing. The others ignore it.
    */
   async claimSome(
     name: string,
@@ -77,6 +85,7 @@ export abstract class JobStore {
     leaseUntil: Date,
     leaseTokens: string[] | (() => string[]),
     lane?: boolean,
+    _joining?: JobJoining,
   ): Promise<ClaimedJob[]> {
     const claimed = await Promise.all(
       (typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens).map(async (token) => ({

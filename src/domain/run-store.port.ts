@@ -101,6 +101,13 @@ export abstract class RunStore {
     maxRunning?: number,
   ): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null>;
   /**
+   * claim, synchronously, inside a write of the job store that shares this store's connection and
+   * transactions (SQLite): the run's claim joins its job's (JobClaiming), one commit where there were
+   * two. Unlike claim, a run running under `owner`'s own live lease is not taken (a second job of
+   * the run taken in the same claim leaves it to the first). Absent where writes are not synchronous.
+   */
+  claimWithin?(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Run | typeof AT_CONCURRENCY_LIMIT | null;
+  /**
    * A queued (or due waiting) run refused a place under its workflow's concurrency limit waits,
    * parked, under `jobId` (a late safety-net job) for `unparkOldest` to hand it a place. False
    * when the run is no longer queued or waiting.

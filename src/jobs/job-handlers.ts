@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
-import { JobContext, JobHandler } from '../domain/job-queue.port';
+import { JobClaiming, JobContext, JobHandler } from '../domain/job-queue.port';
 import { JOB_NAMES } from '../domain/job-names';
 import { ON_JOB_METADATA, OnJobOptions } from './on-job.decorator';
 
@@ -13,6 +13,7 @@ export interface DiscoveredJobHandler {
   /** `Class.method`, for messages. */
   where: string;
   handle: JobHandler<unknown>;
+  claiming?: JobClaiming;
 }
 
 /** A job without a handler, a handler without a job, or two handlers for one job: the boot stops. */
@@ -81,6 +82,7 @@ export class JobHandlerScan {
           concurrency: typeof options.concurrency === 'function' ? options.concurrency(this.config) : options.concurrency,
           where: `${instance.constructor.name}.${key}`,
           handle: (job) => method.call(instance, job),
+          ...(options.claiming ? { claiming: options.claiming(instance as never) as JobClaiming } : {}),
         });
       }
     }

@@ -1,5 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
+import type { JobClaiming } from '../domain/job-queue.port';
 
 export const ON_JOB_METADATA = 'wcs:on-job';
 
@@ -9,6 +10,8 @@ export interface OnJobOptions {
    * JOB_CONCURRENCY when not given. 0: this process leaves these jobs to other worker processes.
    */
   concurrency?: number | ((config: AppConfig) => number);
+  /** The handler's first write, to join each job's claim where the queue can (JobClaiming), read off the provider. */
+  claiming?: (provider: never) => JobClaiming<never, unknown>;
 }
 
 /**

@@ -18,6 +18,11 @@ export class ActiveRuns {
     return true;
   }
 
+  /** Whether a handler here works on the run. */
+  has(runId: string): boolean {
+    return this.handlers.has(runId);
+  }
+
   finish(runId: string, controller: AbortController): void {
     const handler = this.handlers.get(runId);
     if (handler?.controller !== controller) return;

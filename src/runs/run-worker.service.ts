@@ -8,16 +8,14 @@ import { AccessPolicy } from '../auth/access-policy.service';
 import { AppError, ErrorCode, isAppError } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
-import { LruCache } from '../common/lru-cache';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
 import { recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
 import { Metrics } from '../metrics/metrics.service';
-import { JobContext, JobQueue } from '../domain/job-queue.port';
+import { JobClaiming, JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
 import { NodeConfigurationError, WorkflowRunResult, WorkflowsFacade, WorkflowToolInfo } from '../sdk';
 import { AT_CONCURRENCY_LIMIT, LeaseState, RunStore } from '../domain/run-store.port';
-import type { WorkflowSettings } from '../domain/workflow.model';
 import { RunActors, userInForce } from './run-actors';
 import { RunAdmission } from './run-admission.service';
 import { canceledWhileWaiting, newQueuedRun, Run, runOf } from '../domain/run.model';
@@ -30,13 +28,12 @@ import { RUN_JOB, RUN_JOB_OPTIONS, runJob, RunJobData, runJobOptions } from './r
 import { SecretCipher } from '../common/secret-cipher';
 import { stateSealer } from './state-sealer';
 import { StepRecorder } from './step-recorder';
+import { WorkflowSettingsCache } from './workflow-settings-cache';
 
 /** Renewal also carries cancel requests made through another process: at least this often. */
 const MAX_RENEW_INTERVAL_MS = 5_000;
 /** How deep sub-workflows may nest: a workflow that runs itself stops here. */
 export const MAX_SUB_WORKFLOW_DEPTH = 10;
-/** Settings are read again after this long: a changed concurrency limit applies within it. */
-const SETTINGS_TTL_MS = 2_000;
 /**
  * A run parked at its workflow's concurrency limit is woken when a place frees; it also looks
  * again after this, in case the run that should have woken it could not (its process died) or
@@ -62,7 +59,7 @@ export class RunWorker {
   private readonly leaseMs: number;
   private readonly renewEveryMs: number;
   private readonly logger: Logger;
-  private readonly settings = new LruCache<string, { settings: WorkflowSettings | undefined; until: number }>(1024);
+  private readonly settings: WorkflowSettingsCache;
 
   constructor(
     config: AppConfig,
@@ -83,9 +80,27 @@ export class RunWorker {
     this.leaseMs = config.JOB_LEASE_MS;
     this.renewEveryMs = Math.min(MAX_RENEW_INTERVAL_MS, Math.floor(this.leaseMs / 3));
     this.logger = logger.child({ component: 'runs' });
+    this.settings = new WorkflowSettingsCache(workflows);
   }
 
-  @OnJob(RUN_JOB, { concurrency: (config) => config.runConcurrency })
+  /**
+   * The run's claim, made in its job's claim (JobClaiming: one commit for both, on SQLite) when it
+   * needs no read first (its workflow's limit is known) and no handler here holds the run.
+   */
+  readonly claiming: JobClaiming<RunJobData, ClaimedRun> = {
+    claim: ({ data }) => {
+      const { runId, workflowId } = data ?? {};
+      if (!this.runs.claimWithin || typeof runId !== 'string' || this.active.has(runId)) return undefined;
+      const known = workflowId ? this.settings.fresh(workflowId) : { settings: undefined };
+      if (!known) return undefined;
+      const maxRunning = known.settings?.maxConcurrentRuns;
+      const run = this.runs.claimWithin(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+      return run && run !== AT_CONCURRENCY_LIMIT ? { run, maxRunning } : undefined;
+    },
+    release: async ({ run }) => void (await this.runs.release(run.id, this.workerId)),
+  };
+
+  @OnJob(RUN_JOB, { concurrency: (config) => config.runConcurrency, claiming: (worker: RunWorker) => worker.claiming })
   async handle(job: JobContext<RunJobData>): Promise<void> {
     const runId = job.data?.runId;
     if (typeof runId !== 'string') throw new AppError(ErrorCode.VALIDATION_FAILED, `job ${job.id} names no run`);
@@ -94,14 +109,18 @@ export class RunWorker {
     // It waits for the handler here to be done instead of being dropped: it may be the job that
     // handler queued on its way out (a wait due at once, a woken run), which the run needs.
     const controller = new AbortController();
-    while (!this.active.start(runId, controller)) {
+    // The run claimed with its job (claiming) is ours only if no handler here got to it first (then it is stale).
+    let started = this.active.start(runId, controller);
+    const early = started ? (job.claimed as ClaimedRun | undefined) : undefined;
+    while (!started) {
       await this.active.settled(runId);
       // Stopping meanwhile: the job is handed back, for the next start.
       if (job.signal.aborted) throw job.signal.reason;
+      started = this.active.start(runId, controller);
     }
     try {
-      const maxRunning = job.data.workflowId ? (await this.settingsOf(job.data.workflowId))?.maxConcurrentRuns : undefined;
-      let claimed = await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
+      const maxRunning = early ? early.maxRunning : await this.settings.maxRunning(job.data.workflowId);
+      let claimed = early ? early.run : await this.runs.claim(runId, this.workerId, this.leaseUntil(), new Date(), maxRunning);
       if (claimed === AT_CONCURRENCY_LIMIT) {
         await this.park(job.data);
         // A place freed between the refused claim and the park found no parked run to hand it to: look once more.
@@ -407,15 +426,6 @@ export class RunWorker {
     }
   }
 
-  /** The workflow's settings, read again after SETTINGS_TTL_MS; undefined when the workflow is gone. */
-  private async settingsOf(workflowId: string): Promise<WorkflowSettings | undefined> {
-    const cached = this.settings.get(workflowId);
-    if (cached && cached.until > Date.now()) return cached.settings;
-    const settings = (await this.workflows.get(workflowId))?.settings;
-    this.settings.set(workflowId, { settings, until: Date.now() + SETTINGS_TTL_MS });
-    return settings;
-  }
-
   /**
    * A failed production run of a workflow that names an error workflow starts that workflow's
    * published version, once (keyed by the failed run), as a run of the service. An error workflow's
@@ -423,7 +433,7 @@ export class RunWorker {
    */
   private async startErrorWorkflow(run: Run, error: RunError | null, finishedAt: Date): Promise<void> {
     if (run.runType !== 'production' || run.trigger === 'error-workflow' || run.parentRunId) return;
-    const errorWorkflowId = (await this.settingsOf(run.workflowId))?.errorWorkflowId;
+    const errorWorkflowId = (await this.settings.get(run.workflowId))?.errorWorkflowId;
     if (!errorWorkflowId) return;
     try {
       const [workflow, failing] = await Promise.all([this.workflows.get(errorWorkflowId), this.workflows.get(run.workflowId)]);
@@ -458,7 +468,7 @@ export class RunWorker {
     finishing?: () => void,
   ): Promise<void> {
     const finishedAt = new Date();
-    const stepData = (await this.settingsOf(run.workflowId))?.stepData;
+    const stepData = (await this.settings.get(run.workflowId))?.stepData;
     const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';
     const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData };
     finishing?.(); // the run's job completes in the run's transaction (JobContext.finishing): one commit, not two
@@ -473,6 +483,9 @@ export class RunWorker {
     return new Date(Date.now() + this.leaseMs);
   }
 }
+
+/** A run claimed in its job's claim, and the limit of its workflow it was claimed under. */
+type ClaimedRun = { run: Run; maxRunning: number | undefined };
 
 /** A sub-workflow run (`child`), or a job's run and how its job completes beside it (`finishing`). */
 type ExecuteAs = { child?: boolean; finishing?: () => void };

@@ -1,6 +1,6 @@
 import Bull from 'bull';
 import type { Logger } from 'pino';
-import { EnqueueOptions, JobHandler, JobQueue, JobShare, JobState, QueueDepth } from '../../domain/job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobShare, JobState, ProcessOptions, QueueDepth } from '../../domain/job-queue.port';
 import { fairPlace, laneQueueName } from '../fair-turns';
 import {
   assertJobName,
@@ -194,7 +194,8 @@ export class BullJobQueue extends JobQueue {
     return resolved.jobId;
   }
 
-  process<T>(name: string, handler: JobHandler<T>, options: { concurrency?: number } = {}): void {
+  /** `options.claiming` is not used: Bull's claims do not commit with the store's writes. */
+  process<T>(name: string, handler: JobHandler<T>, options: ProcessOptions = {}): void {
     assertJobName(name);
     if (this.handled.has(name)) throw new Error(`a handler for job ${name} is already registered`);
     if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);

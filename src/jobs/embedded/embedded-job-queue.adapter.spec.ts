@@ -247,6 +247,86 @@ describe('EmbeddedJobQueue leases', () => {
     expect(takes.slice(-1)).toEqual([4]);
   });
 
+  it("makes the handler's first write inside the transaction that claims its job, and hands the handler what it took", async () => {
+    db.exec('CREATE TABLE taken (job TEXT)');
+    const queue = createQueue();
+    const handed: unknown[] = [];
+    let inClaim: unknown;
+    queue.process(
+      'test.joined',
+      async (job) => {
+        handed.push(job.claimed);
+      },
+      {
+        claiming: {
+          claim: (job) => {
+            // Called by the store while its claim's transaction is open: this write commits with the job's claim.
+            inClaim = { inTransaction: db.inTransaction, state: db.prepare('SELECT state FROM jobs WHERE id = ?').pluck().get(job.id) };
+            db.prepare('INSERT INTO taken (job) VALUES (?)').run(job.id);
+            return { n: (job.data as { n: number }).n };
+          },
+          release: async () => undefined,
+        },
+      },
+    );
+    const id = await queue.enqueue('test.joined', { n: 7 });
+    await waitFor('the handler to run', () => handed.length === 1);
+
+    expect(inClaim).toEqual({ inTransaction: true, state: 'active' });
+    expect(handed).toEqual([{ n: 7 }]);
+    expect(db.prepare('SELECT job FROM taken').pluck().all()).toEqual([id]);
+  });
+
+  it('undoes alone a claim-time write that throws: the job is claimed and run without it', async () => {
+    db.exec('CREATE TABLE taken (job TEXT)');
+    const queue = createQueue();
+    const handed: unknown[] = [];
+    let tried = 0;
+    queue.process(
+      'test.refused',
+      async (job) => {
+        handed.push(job.claimed);
+      },
+      {
+        claiming: {
+          claim: (job) => {
+            tried++;
+            db.prepare('INSERT INTO taken (job) VALUES (?)').run(job.id);
+            throw new Error('refused');
+          },
+          release: async () => undefined,
+        },
+      },
+    );
+    const id = await queue.enqueue('test.refused', {});
+    await waitFor('the handler to run', () => handed.length === 1);
+
+    expect(tried).toBe(1);
+    expect(handed).toEqual([undefined]);
+    expect(db.prepare('SELECT COUNT(*) FROM taken').pluck().get()).toBe(0);
+    await waitFor('the job to complete', async () => (await queue.state('test.refused', id)) === 'missing');
+  });
+
+  it('gives back what a claim took when the queue stops before running its job', async () => {
+    const queue = createQueue();
+    const id = await queue.enqueue('test.stopped', {});
+    const released: unknown[] = [];
+    let ran = false;
+    queue.process(
+      'test.stopped',
+      async () => {
+        ran = true;
+      },
+      { claiming: { claim: () => 'taken', release: async (taken) => void released.push(taken) } },
+    );
+    // Closed in the turn the claim was asked for: the claim commits, then finds the queue stopping.
+    await queue.close();
+
+    expect(ran).toBe(false);
+    expect(released).toEqual(['taken']);
+    expect(await store.get({ name: 'test.stopped', id })).toMatchObject({ state: 'waiting', attempts: 0 });
+  });
+
   it('hands back a job whose handler ignores the shutdown signal past the grace period', async () => {
     const queue = createQueue();
     let started = false;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { EnqueueOptions, JobHandler, JobQueue, JobState, QueueDepth } from '../../domain/job-queue.port';
+import { EnqueueOptions, JobClaiming, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth } from '../../domain/job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -15,7 +15,7 @@ import {
 } from '../job-policy';
 import { laneQueueName } from '../fair-turns';
 import { processNotices } from '../../common/process-notices';
-import { JobKey, JobStore, StoredJob } from '../../domain/job-store.port';
+import { ClaimedJob, JobKey, JobStore, StoredJob } from '../../domain/job-store.port';
 
 export interface EmbeddedJobQueueOptions {
   /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */
@@ -59,6 +59,8 @@ interface Worker {
   /** Takes only lane jobs (src/jobs/fair-turns.ts), beside the worker of the same name that takes any. */
   lane: boolean;
   handler: JobHandler<unknown>;
+  /** The handler's first write, made in each job's claim where the store commits them together (JobClaiming). */
+  joining?: JobClaiming;
   concurrency: number;
   running: Map<string, RunningJob>;
   /** The claim loop in progress, if any: at most one per name, so concurrency is never overshot. */
@@ -76,6 +78,8 @@ interface RunningJob {
   handlerDone: boolean;
   leaseLost: boolean;
   finished: Promise<void>;
+  /** What the worker's `joining.claim` took in the job's claim, for the handler. */
+  claimed: unknown;
   /** The job's completion, asked for by the handler's `finishing` beside its own last write. */
   completing?: Promise<boolean>;
 }
@@ -141,8 +145,9 @@ export class EmbeddedJobQueue extends JobQueue {
     return resolved.jobId;
   }
 
-  process<T>(name: string, handler: JobHandler<T>, options: { concurrency?: number } = {}): void {
+  process<T>(name: string, handler: JobHandler<T>, options: ProcessOptions = {}): void {
     assertJobName(name);
+    const joining = this.store.commitsWithOtherStores ? options.claiming : undefined;
     if (this.workers.has(name)) throw new Error(`a handler for job ${name} is already registered`);
     if (this.stopping) throw new Error(`the job queue is closed; cannot process ${name}`);
     for (const lane of [false, true]) {
@@ -150,6 +155,7 @@ export class EmbeddedJobQueue extends JobQueue {
         name,
         lane,
         handler: handler as JobHandler<unknown>,
+        ...(joining ? { joining } : {}),
         concurrency: options.concurrency ?? this.settings.concurrency,
         running: new Map(),
         recheck: false,
@@ -253,12 +259,13 @@ export class EmbeddedJobQueue extends JobQueue {
             new Date(now + this.settings.leaseMs),
             tokens,
             worker.lane,
+            worker.joining,
           );
           if (this.stopping) {
-            await Promise.all(claimed.map(({ job, token }) => this.store.release({ name: job.name, id: job.id }, token, new Date())));
+            await Promise.all(claimed.map((one) => this.handBack(worker, one)));
             return;
           }
-          for (const { job, token } of claimed) this.startJob(worker, job, token);
+          for (const { job, token, taken } of claimed) this.startJob(worker, job, token, taken);
           if (claimed.length < free) {
             await this.sleepUntilDue(worker);
             break;
@@ -318,7 +325,15 @@ export class EmbeddedJobQueue extends JobQueue {
     for (const worker of this.workers.values()) void this.claimJobs(worker);
   }
 
-  private startJob(worker: Worker, job: StoredJob, token: string): void {
+  /** A job claimed as the queue stopped: handed back unrun, with what its claim took for the handler. */
+  private async handBack({ joining }: Worker, { job, token, taken }: ClaimedJob): Promise<void> {
+    const fields = { job: job.name, jobId: job.id };
+    if (taken !== undefined)
+      await joining?.release(taken).catch((err: unknown) => this.logger.warn({ ...fields, err }, 'giving back what its claim took failed'));
+    await this.store.release({ name: job.name, id: job.id }, token, new Date());
+  }
+
+  private startJob(worker: Worker, job: StoredJob, token: string, claimed: unknown): void {
     const running: RunningJob = {
       job,
       key: { name: job.name, id: job.id },
@@ -327,6 +342,7 @@ export class EmbeddedJobQueue extends JobQueue {
       handlerDone: false,
       leaseLost: false,
       finished: Promise.resolve(),
+      claimed,
     };
     worker.running.set(job.id, running);
     running.finished = this.runJob(worker, running).finally(() => this.freeSlot(worker, running));
@@ -362,6 +378,7 @@ export class EmbeddedJobQueue extends JobQueue {
           maxAttempts: job.maxAttempts,
           signal: controller.signal,
           ...(finishing ? { finishing } : {}),
+          ...(running.claimed !== undefined ? { claimed: running.claimed } : {}),
         });
       } catch (error) {
         failure = { error };

@@ -4,7 +4,7 @@ import { DataVersion } from '../../storage/embedded/commit-watch';
 import { clipError } from '../job-policy';
 import { fairPlace, NO_SHARE } from '../fair-turns';
 import { QueueDepth } from '../../domain/job-queue.port';
-import { ClaimedJob, JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../../domain/job-store.port';
+import { ClaimedJob, JobJoining, JobKey, JobStore, NewJob, StoredJob, StoredJobState } from '../../domain/job-store.port';
 
 interface JobRow {
   name: string;
@@ -57,9 +57,13 @@ export class SqliteJobStore extends JobStore {
   private readonly commits: DataVersion;
   override readonly commitsWithOtherStores = true;
 
-  constructor(db: SqliteDb) {
+  /** Called inside the group commit's transaction, a better-sqlite3 transaction is a savepoint. */
+  private readonly savepoint;
+
+  constructor(private readonly db: SqliteDb) {
     super();
     this.group = groupCommitOf(db);
+    this.savepoint = db.transaction((joining: JobJoining, job: Parameters<JobJoining['claim']>[0]) => joining.claim(job));
     this.commits = new DataVersion(db);
     const held = "name = @name AND id = @id AND state = 'active' AND lease_token = @token";
     this.statements = {
@@ -222,6 +226,7 @@ export class SqliteJobStore extends JobStore {
     leaseUntil: Date,
     leaseTokens: string[] | (() => string[]),
     lane = false,
+    joining?: JobJoining,
   ): Promise<ClaimedJob[]> {
     const take = this.taker(name, now, leaseUntil, lane);
     return this.group.run(() => {
@@ -229,10 +234,25 @@ export class SqliteJobStore extends JobStore {
       for (const token of typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens) {
         const job = take(token);
         if (!job) break;
-        claimed.push({ job, token });
+        // A job past its last try is failed without its handler (the queue's runJob): nothing to take for it.
+        claimed.push(joining && job.attempts <= job.maxAttempts ? { job, token, taken: this.within(joining, job) } : { job, token });
       }
       return claimed;
     });
+  }
+
+  /**
+   * The handler's first write joins the claim's transaction (JobClaiming: the run's claim with its
+   * job's), in a savepoint of its own: one that throws is undone alone, and its job is claimed without it.
+   */
+  private within(joining: JobJoining, job: StoredJob): unknown {
+    try {
+      return this.savepoint(joining, { id: job.id, name: job.name, data: JSON.parse(job.data) as unknown });
+    } catch (error) {
+      // SQLite rolled back the whole transaction (disk full, I/O): the claim fails with it.
+      if (!this.db.inTransaction) throw error;
+      return undefined;
+    }
   }
 
   /** Takes the next job of `name` under a token: to be called inside a write transaction. */

@@ -112,6 +112,15 @@ export const toStep = (row: StepRow): StepRecord => ({
   ...(row.sub_steps != null ? { subSteps: JSON.parse(row.sub_steps) } : {}),
 });
 
+/** What a claim sets: the run is running under @owner's lease until @until. */
+const CLAIM = `status = 'running', lease_owner = @owner, lease_expires_at = @until, resume_at = NULL, parked = 0,
+  claims = claims + 1, started_at = COALESCE(started_at, @now)`;
+
+/** A run a claim may take: queued, waiting and due, or running under an expired lease or (`mine`) under @owner's own. */
+const claimable = (mine: boolean) =>
+  `(status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
+     OR (status = 'running' AND (lease_expires_at < @now${mine ? ' OR lease_owner = @owner' : ''})))`;
+
 /** Runs the pruner may delete: finished ones only. */
 const FINISHED = `('succeeded', 'failed', 'canceled')`;
 
@@ -144,17 +153,11 @@ export const prepareRunStatements = (db: SqliteDb) => ({
     `SELECT node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error, iterations, reused, state, sub_steps
      FROM workflow_run_steps WHERE run_id = ? ORDER BY position`,
   ),
-  claim: db.prepare(
-    `UPDATE workflow_runs SET status = 'running', lease_owner = @owner, lease_expires_at = @until, resume_at = NULL, parked = 0,
-       claims = claims + 1, started_at = COALESCE(started_at, @now)
-     WHERE id = @id AND (status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
-       OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))
-     RETURNING *`,
-  ),
-  claimable: db.prepare(
-    `SELECT workflow_id FROM workflow_runs WHERE id = @id AND (status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
-       OR (status = 'running' AND (lease_expires_at < @now OR lease_owner = @owner)))`,
-  ),
+  claim: db.prepare(`UPDATE workflow_runs SET ${CLAIM} WHERE id = @id AND ${claimable(true)} RETURNING *`),
+  claimable: db.prepare(`SELECT workflow_id FROM workflow_runs WHERE id = @id AND ${claimable(true)}`),
+  // The claim made inside its job's (RunStore.claimWithin): not of a run under the claimer's own live lease.
+  claimNew: db.prepare(`UPDATE workflow_runs SET ${CLAIM} WHERE id = @id AND ${claimable(false)} RETURNING *`),
+  claimableNew: db.prepare(`SELECT workflow_id FROM workflow_runs WHERE id = @id AND ${claimable(false)}`),
   runningOthers: db
     .prepare(
       `SELECT COUNT(*) FROM workflow_runs WHERE workflow_id = ? AND status = 'running' AND lease_expires_at >= ? AND id != ?

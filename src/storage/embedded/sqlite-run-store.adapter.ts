@@ -25,6 +25,8 @@ import { json, LISTED_COLUMNS, pageAfter, prepareRunStatements, RunRow, StepRow,
  * of rewriting the run. better-sqlite3 is synchronous: each write is one transaction (or one
  * savepoint of a group commit), no interleaving, which is what makes claim and lease checks atomic here.
  */
+type Claimed = Run | typeof AT_CONCURRENCY_LIMIT | null;
+
 export class SqliteRunStore extends RunStore {
   private readonly statements;
   private readonly listings = new Map<string, { rows: SqliteStatement; total: SqliteStatement }>();
@@ -84,14 +86,15 @@ export class SqliteRunStore extends RunStore {
 
     // In a transaction that took the write lock first (group commit's IMMEDIATE), so that two
     // processes sharing the file cannot both count the same free place under a concurrency limit.
-    this.claimRun = (id: string, owner: string, until: Date, now: Date, maxRunning?: number): Run | typeof AT_CONCURRENCY_LIMIT | null => {
+    // `mine`: also a run running under this owner's own live lease (claim), not inside its job's claim (claimWithin).
+    this.claimRun = (id: string, owner: string, until: Date, now: Date, maxRunning?: number, mine = true): Claimed => {
       const at = { id, owner, until: toSqlDate(until), now: toSqlDate(now) };
       if (maxRunning !== undefined) {
-        const claimable = this.statements.claimable.get(at) as { workflow_id: string } | undefined;
+        const claimable = this.statements[mine ? 'claimable' : 'claimableNew'].get(at) as { workflow_id: string } | undefined;
         if (!claimable) return null;
         if ((this.statements.runningOthers.get(claimable.workflow_id, at.now, id) as number) >= maxRunning) return AT_CONCURRENCY_LIMIT;
       }
-      const row = this.statements.claim.get(at) as RunRow | undefined;
+      const row = this.statements[mine ? 'claim' : 'claimNew'].get(at) as RunRow | undefined;
       if (!row) return null;
       const run = toRun(row);
       if (claimMayHaveSteps(run)) run.steps = this.stepsOf(id);
@@ -222,6 +225,10 @@ export class SqliteRunStore extends RunStore {
     maxRunning?: number,
   ): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
     return this.group.run(() => this.claimRun(id, owner, leaseUntil, now, maxRunning));
+  }
+
+  override claimWithin(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Claimed {
+    return this.claimRun(id, owner, leaseUntil, now, maxRunning, false);
   }
 
   async renewLease(id: string, owner: string, leaseUntil: Date): Promise<LeaseState> {

@@ -1,0 +1,87 @@
+/**
+ * Issue 27 (2): how many SQLite commits one run costs in the runs-cpu setting (one `all` process,
+ * embedded store and queue, default settings, the queued-run limits off). The app runs with the
+ * count-commits.js preload (every better-sqlite3 transaction begun outside another); RUNS webhooks
+ * of webhook -> set, then of webhook -> if -> set -> http-request, at 50 connections, the count read
+ * before and after each. A commit costs its BEGIN, COMMIT and the WAL pages it writes, whatever it holds.
+ *
+ *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/commits.bench.ts
+ * BENCH_BEFORE_ROOT=<dir> (an earlier build's dist/ and node_modules/) counts that build too, its
+ * turn before this one's in each round: `before_` figures, and ratios after/before.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { figures, measureRuns, startApp, startHelloServer } from './lib/bench-kit';
+import { branching, webhookSet } from './lib/run-workflows';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const INPUT = { query: 'what is a vector', collection: 'col_1' };
+const out = join(mkdtempSync(join(tmpdir(), 'wcs-commits-')), 'commits.txt');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The app's commits so far: asked for by SIGUSR2, read back from the file. */
+async function commitsOf(pid: number): Promise<number> {
+  writeFileSync(out, '');
+  process.kill(pid, 'SIGUSR2');
+  for (;;) {
+    const text = readFileSync(out, 'utf8').trim();
+    if (text) return Number(text.split(/\s+/)[1]);
+    await sleep(20);
+  }
+}
+
+async function main(): Promise<void> {
+  const hello = await startHelloServer();
+  const builds = [...(process.env.BENCH_BEFORE_ROOT ? [{ prefix: 'before_', root: process.env.BENCH_BEFORE_ROOT }] : []), { prefix: '' }];
+  const perRun = new Map<string, number[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { prefix, root } of builds) {
+      const app = await startApp(
+        {
+          APP_ROLE: 'all',
+          WORKERS: '1',
+          FETCH_ALLOWED_HOSTS: '127.0.0.1',
+          SWAGGER_ENABLED: 'false',
+          RUNS_MAX_QUEUED: '0',
+          RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
+          RUNS_MAX_QUEUED_PER_USER: '0',
+          COMMITS_OUT: out,
+        },
+        ['-r', join(__dirname, 'lib', 'count-commits.js')],
+        root,
+      );
+      try {
+        for (const [workload, definition] of [
+          ['set', webhookSet()],
+          ['branching', branching(hello.url)],
+        ] as const) {
+          const before = await commitsOf(app.child.pid!);
+          await measureRuns(app.url, `${prefix}${workload}, round ${round}`, definition, INPUT, { runs: RUNS, connections: 50 });
+          const commits = (await commitsOf(app.child.pid!)) - before;
+          console.log(
+            `  ${prefix}${workload}, round ${round}: ${(commits / RUNS).toFixed(3)} commits per run (load ${loadavg()[0].toFixed(1)})`,
+          );
+          perRun.set(`${prefix}${workload}`, [...(perRun.get(`${prefix}${workload}`) ?? []), commits / RUNS]);
+        }
+      } finally {
+        await app.stop();
+      }
+    }
+  }
+  await hello.stop();
+  const report = figures('commits', `${RUNS} runs a round, load ${loadavg()[0].toFixed(1)}`);
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  for (const workload of ['set', 'branching']) {
+    const after = median(perRun.get(workload)!);
+    const before = perRun.get(`before_${workload}`);
+    if (before) report(`before_${workload}_commits_per_run`, median(before), 'commits', null, 'informational');
+    report(`${workload}_commits_per_run`, after, 'commits', before ? median(before) : null, 'fewer is better; ratio: after/before');
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
