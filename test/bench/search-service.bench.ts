@@ -214,6 +214,7 @@ async function main(): Promise<void> {
       apiMain: cpuMicros(apiPid, apiPid),
       all: treeSum(apiPid, (pid) => cpuMicros(pid)),
       endpoint: cpuMicros(embeddings.child.pid!),
+      client: ((usage) => usage.user + usage.system)(process.cpuUsage()),
     });
     const cpuBefore = cpuOf();
     await loopDelay(app.url);
@@ -249,13 +250,14 @@ async function main(): Promise<void> {
     const apiCpu = (cpuAfter.api - cpuBefore.api) / 1e6;
     const apiMainCpu = (cpuAfter.apiMain - cpuBefore.apiMain) / 1e6;
     const endpointCpu = (cpuAfter.endpoint - cpuBefore.endpoint) / 1e6;
+    const clientCpu = (cpuAfter.client - cpuBefore.client) / 1e6;
     const workersCpu = (cpuAfter.all - cpuAfter.api - (cpuBefore.all - cpuBefore.api)) / 1e6;
     console.log(
       `ingestion: ${ingestRate.toFixed(0)} passages/s (${ingestSeconds.toFixed(1)} s; endpoint alone ${endpointPassages.toFixed(0)} passages/s); ` +
         `/health p99 ${healthIngesting.p99.toFixed(1)} ms meanwhile (at rest ${healthAtRest.p99.toFixed(1)} ms); ` +
         `CPU meanwhile: API process ${apiCpu.toFixed(1)} s (its main thread ${apiMainCpu.toFixed(1)} s), worker processes ${workersCpu.toFixed(1)} s ` +
         `(${(((apiCpu + workersCpu) * 1e6) / PASSAGES).toFixed(0)} µs per passage); ` +
-        `the fake endpoint, not counted: ${endpointCpu.toFixed(1)} s; ` +
+        `not counted: the fake endpoint ${endpointCpu.toFixed(1)} s, this bench's client ${clientCpu.toFixed(1)} s; ` +
         (delay ? `API event-loop delay p99 ${delay.p99.toFixed(0)} ms, max ${delay.max.toFixed(0)} ms; ` : '') +
         `load ${load()}`,
     );
