@@ -211,6 +211,17 @@ describe('chunk', () => {
       expect(normaliseWhitespace('soft\u00adhyphen zero\u200bwidth\u0007bell\ufeff')).toBe('softhyphen zerowidth bell');
     });
 
+    it('mends each single departure from plain text (one space, one break, two breaks) however alone it is', () => {
+      expect(normaliseWhitespace('One.\n\nTwo words.')).toBe('One.\n\nTwo words.');
+      expect(normaliseWhitespace('One. \nTwo.')).toBe('One. Two.');
+      expect(normaliseWhitespace('One.\n Two.')).toBe('One. Two.');
+      expect(normaliseWhitespace('One.\n\n\nTwo.')).toBe('One.\n\nTwo.');
+      expect(normaliseWhitespace('One  two.')).toBe('One two.');
+      expect(normaliseWhitespace(' One two. ')).toBe('One two.');
+      expect(normaliseWhitespace('One\u3000two\u202fthree\u2028four\u0085five\u2060six.')).toBe('One two three four fivesix.');
+      expect(normaliseWhitespace('caf\u00e9 \u00fcber na\u00efve.')).toBe('caf\u00e9 \u00fcber na\u00efve.');
+    });
+
     it('treats table rows as separate sentences in windows', () => {
       const { windows } = chunk({ segments: [{ text: 'a\t1\nb\t2\nc\t3\nd\t4', label: 'Sheet1' }] });
       expect(windows.map((w) => w.text)).toEqual(['a 1 b 2 c 3', 'd 4']);

@@ -3,6 +3,7 @@ import { openAiCompatibleUrl, RetryingJsonClient, type RetryBackoff } from '../.
 import { Embedder, type EmbedOptions } from '../../domain/embedder.port';
 import { abortError, embeddableText, l2Normalize, scaleToUnit } from '../vectors';
 import { parseEmbeddingsBody } from './embeddings-body';
+import { undiciPost } from './undici-post';
 
 export type { RetryBackoff };
 
@@ -59,6 +60,7 @@ export class OpenAiCompatibleEmbedder extends Embedder {
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
       sleep: options.sleep,
       canceled: abortError,
+      fetch: undiciPost,
     });
     this.knownDimension = options.dimension ?? 0;
     this.maxBatchSize = options.maxBatchSize ?? 96;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as sqliteVec from 'sqlite-vec';
 import { ErrorCode } from '../../common/app-error';
 import { IndexUnit } from '../../domain/vector-index.port';
+import { CHECKPOINT_BACKSTOP_PAGES } from '../../storage/embedded/checkpoint-thread';
 import { EXACT_SCAN_BELOW } from './nearest/collection-vectors';
 import { SEARCH_THREADS } from './nearest/nearest-threads';
 import { DELETE_BATCH, SqliteVectorIndex, VectorNotices } from './sqlite-vector-index.adapter';
@@ -120,6 +121,12 @@ describe('SqliteVectorIndex storage', () => {
       await other.close();
       otherDb.close();
     }
+  });
+
+  it("leaves the WAL's checkpoints to a thread once it writes, its own threshold the backstop", async () => {
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1_000);
+    await index.upsert([unit(1)]);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(CHECKPOINT_BACKSTOP_PAGES);
   });
 
   it('deletes a collection larger than one batch without leaving vector or FTS rows behind', async () => {

@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError, ErrorCode } from '../../common/app-error';
 import { l2Normalize } from '../../embeddings/vectors';
+import { CheckpointThread, checkpointThreadOf } from '../../storage/embedded/checkpoint-thread';
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import {
   assertSearchK,
@@ -93,6 +94,12 @@ export class SqliteVectorIndex extends VectorIndex {
    * of sleeping the process in SQLite's busy wait, and the writes of one turn share one commit.
    */
   private readonly writes: GroupCommit;
+  /**
+   * WAL checkpoints off this event loop (see CheckpointThread), started by the first upsert: a
+   * process that ingests writes most of the file's pages, and its checkpoints held its event loop
+   * for more than half of an ingestion.
+   */
+  private checkpoints?: CheckpointThread;
 
   private readonly nearest: NearestThreads;
   private readonly reader: TextReader | null;
@@ -162,6 +169,7 @@ export class SqliteVectorIndex extends VectorIndex {
 
   async upsert(units: IndexUnit[]): Promise<void> {
     if (units.length === 0) return;
+    if (!this.closing) this.checkpoints ??= checkpointThreadOf(this.db);
     const dimensions = dimensionsByCollection(units);
     const blobs = units.map((unit) => normalisedBlob(unit.vector));
     const s = this.prepared();
@@ -348,7 +356,7 @@ export class SqliteVectorIndex extends VectorIndex {
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([this.purges, this.mirror.close()]);
-    await Promise.all([this.nearest.close(), this.reader?.close()]);
+    await Promise.all([this.nearest.close(), this.reader?.close(), this.checkpoints?.close()]);
   }
 
   /** What the search thread holds, per collection (benches and tests wait for graphs with it). */

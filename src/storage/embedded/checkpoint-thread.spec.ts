@@ -1,0 +1,46 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CHECKPOINT_BACKSTOP_PAGES, checkpointThreadOf } from './checkpoint-thread';
+
+describe('checkpointThreadOf', () => {
+  let dir: string;
+  let db: Database.Database;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'wcs-checkpoint-'));
+    db = new Database(join(dir, 'service.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB NOT NULL)');
+  });
+
+  afterEach(async () => {
+    await checkpointThreadOf(db)?.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("copies a writer's commits into the file from its own thread, the writer's own threshold raised to the backstop", async () => {
+    const thread = checkpointThreadOf(db)!;
+    expect(checkpointThreadOf(db)).toBe(thread);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(CHECKPOINT_BACKSTOP_PAGES);
+    const fileBytes = () => statSync(join(dir, 'service.db')).size;
+    const before = fileBytes();
+    // 2,000 pages: past SQLite's own threshold (1,000), below the backstop, so the writer never checkpoints.
+    const insert = db.prepare('INSERT INTO blobs (data) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 2_000; i++) insert.run(Buffer.alloc(3_000, i % 251));
+    })();
+    expect(fileBytes()).toBe(before);
+    // Each checkpoint the thread reports; the pages are in the file once one has caught up.
+    while (fileBytes() < 2_000 * 3_000) await new Promise((resolve) => thread.events.once('checkpointed', resolve));
+    expect(db.prepare('SELECT count(*) FROM blobs').pluck().get()).toBe(2_000);
+  });
+
+  it('leaves a database in memory alone', () => {
+    const memory = new Database(':memory:');
+    expect(checkpointThreadOf(memory)).toBeUndefined();
+    memory.close();
+  });
+});
