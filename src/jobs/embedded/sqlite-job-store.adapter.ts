@@ -1,6 +1,5 @@
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
-import { DataVersion } from '../../storage/embedded/commit-watch';
 import { clipError } from '../job-policy';
 import { fairPlace, NO_SHARE } from '../fair-turns';
 import { QueueDepth } from '../../domain/job-queue.port';
@@ -54,13 +53,11 @@ const toJob = (row: JobRow): StoredJob => ({
 export class SqliteJobStore extends JobStore {
   private readonly statements;
   private readonly group: GroupCommit;
-  private readonly commits: DataVersion;
   override readonly commitsWithOtherStores = true;
 
   constructor(db: SqliteDb) {
     super();
     this.group = groupCommitOf(db);
-    this.commits = new DataVersion(db);
     const held = "name = @name AND id = @id AND state = 'active' AND lease_token = @token";
     this.statements = {
       insert: db.prepare(
@@ -292,10 +289,6 @@ export class SqliteJobStore extends JobStore {
 
   async ping(): Promise<void> {
     this.statements.ping.get();
-  }
-
-  override changedElsewhere(): boolean {
-    return this.commits.changed();
   }
 
   private write(
