@@ -285,7 +285,7 @@ export class EmbeddedJobQueue extends JobQueue {
   }
 
   /**
-   * Listens to other processes' commits while it serves a job and no process tells this one of
+   * Listens to other processes' commits while it has workers and no process tells this one of
    * their jobs (notices not linked); linked (npm start's processes, Redis), the announcements do
    * it, and the watch's timer stops unless a waiter listens too.
    */
