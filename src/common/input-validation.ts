@@ -57,6 +57,50 @@ export function rememberValid(dto: object, plain: unknown): void {
   if (isEmptyInput(plain)) VALID_WHEN_EMPTY.add(dto);
 }
 
+/**
+ * Query strings once found valid, by DTO class, with what they became. A query is a few strings,
+ * and what a DTO makes of them depends on nothing else, so the same query again (a webhook's
+ * `?wait=10` on every call) skips the transformation and the validation: about 90 µs of the
+ * 1.5 ms of CPU a `?wait` call cost under load. Only results holding nothing but plain values
+ * are kept (a copy of one is then a new result), from queries up to QUERY_KEY_CHARS long, and the
+ * first QUERIES_KEPT of each class: a caller varying its queries makes no cache grow.
+ */
+const VALID_QUERIES = new WeakMap<object, Map<string, object>>();
+const QUERIES_KEPT = 64;
+const QUERY_KEY_CHARS = 512;
+
+/** The key of a query of strings alone (a name given twice makes an array: not kept), or undefined. */
+function queryKey(plain: unknown): string | undefined {
+  if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) return undefined;
+  const entries = Object.entries(plain);
+  if (entries.some(([, value]) => typeof value !== 'string')) return undefined;
+  const key = JSON.stringify(entries);
+  return key.length <= QUERY_KEY_CHARS ? key : undefined;
+}
+
+/** A copy of `result`, of its class, holding nothing but plain values. */
+const copyOf = <T extends object>(result: T): T => Object.assign(Object.create(Object.getPrototypeOf(result) as object) as T, result);
+
+/** A new `dto` like the one the query `plain` once became, when that is known; undefined otherwise. */
+export function knownValidQuery<T extends object>(dto: new () => T, plain: unknown): T | undefined {
+  const known = VALID_QUERIES.get(dto);
+  const key = known && queryKey(plain);
+  const result = key === undefined ? undefined : known?.get(key);
+  return result && copyOf(result as T);
+}
+
+/** Records that the query `plain` became `result`, a valid `dto`, if both can be kept (see VALID_QUERIES). */
+export function rememberValidQuery(dto: object, plain: unknown, result: unknown): void {
+  if (typeof result !== 'object' || result === null) return;
+  if (Object.values(result).some((value) => typeof value === 'object' && value !== null)) return;
+  const key = queryKey(plain);
+  if (key === undefined) return;
+  const known = VALID_QUERIES.get(dto) ?? new Map<string, object>();
+  VALID_QUERIES.set(dto, known);
+  // A copy: the caller is handed `result` itself.
+  if (known.size < QUERIES_KEPT) known.set(key, copyOf(result));
+}
+
 /** `plain` as an instance of `dto`, transformed and validated as the REST pipe does it, and what is wrong with it. */
 export function checkInput<T extends object>(dto: new () => T, plain: Record<string, unknown>): { value: T; errors: FieldError[] } {
   const known = knownValidWhenEmpty(dto, plain);

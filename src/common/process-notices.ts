@@ -38,6 +38,7 @@ export class ProcessNotices {
   private readonly listeners = new Set<(notice: Notice) => void>();
   private readonly jobListeners = new Set<(name: string) => void>();
   private readonly vectorListeners = new Set<(collectionId: string) => void>();
+  private readonly linkListeners = new Set<() => void>();
   /** Runs watched here, and how many times. */
   private readonly local = new Map<string, number>();
   /** Runs watched by other processes: run id -> process id -> count. */
@@ -57,6 +58,7 @@ export class ProcessNotices {
     this.reach = reach;
     this.send = send;
     for (const runId of this.local.keys()) send({ service: 'watch', from: PROCESS_ID, runId });
+    for (const listener of [...this.linkListeners]) listener();
   }
 
   /** Unlinks the transport connected with `send` (it closes). */
@@ -64,10 +66,17 @@ export class ProcessNotices {
     if (this.send !== send) return;
     this.send = undefined;
     this.reach = 0;
+    for (const listener of [...this.linkListeners]) listener();
   }
 
   get connected(): boolean {
     return this.send !== undefined;
+  }
+
+  /** `listener` is called each time this process is linked to the others or unlinked, until the answer is called. */
+  onLinkChange(listener: () => void): () => void {
+    this.linkListeners.add(listener);
+    return () => this.linkListeners.delete(listener);
   }
 
   /**

@@ -1,14 +1,22 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { AppError } from './app-error';
 import { nestsDeeperThan, TOO_DEEP } from './json-depth';
-import { fieldErrors, knownValidWhenEmpty, rememberValid, VALIDATOR_OPTIONS } from './input-validation';
+import {
+  fieldErrors,
+  knownValidQuery,
+  knownValidWhenEmpty,
+  rememberValid,
+  rememberValidQuery,
+  VALIDATOR_OPTIONS,
+} from './input-validation';
 
 /**
  * The REST door's validation: the options `validateInput` uses for the MCP tools, so both answer
  * alike. A body DTO is an object: an array or a bare value is refused as such, where the pipe would
  * validate it as an object keyed 0, 1, ... and report those keys. A body nested too deep for the
  * recursive code after it is refused first (json-depth.ts). An empty input skips the work
- * once its DTO is known to accept it (see `knownValidWhenEmpty`).
+ * once its DTO is known to accept it (see `knownValidWhenEmpty`), and so does a query string seen
+ * valid before (`knownValidQuery`).
  */
 class InputValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -19,10 +27,12 @@ class InputValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && nestsDeeperThan(value)) throw AppError.validation([{ field: 'body', reason: TOO_DEEP }]);
     const dto = this.toValidate(metadata) ? (metadata.metatype as (new () => object) | undefined) : undefined;
     if (!dto) return super.transform(value, metadata);
-    const known = knownValidWhenEmpty(dto, value);
+    const query = metadata.type === 'query';
+    const known = knownValidWhenEmpty(dto, value) ?? (query ? knownValidQuery(dto, value) : undefined);
     if (known) return known;
     const result: unknown = await super.transform(value, metadata);
     rememberValid(dto, value);
+    if (query) rememberValidQuery(dto, value, result);
     return result;
   }
 }

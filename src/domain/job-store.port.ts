@@ -123,12 +123,6 @@ export abstract class JobStore {
   abstract depth(name: string, now: Date): Promise<QueueDepth>;
   abstract ping(): Promise<void>;
   /**
-   * Whether another process sharing the store committed anything since the last call (false on
-   * the first). Absent where the store cannot tell without a query (MongoDB). A cheap look: the
-   * queue asks it every few milliseconds while a worker waits for work no process told it of.
-   */
-  changedElsewhere?(): boolean;
-  /**
    * True when the writes asked for in one turn of the event loop are committed together with the
    * other stores' writes of that turn on the same connection (SQLite's group commit): a job's
    * completion asked for beside a run's is stored, or not, with it.

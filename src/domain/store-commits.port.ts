@@ -2,7 +2,8 @@
  * Commits other processes make to the store, for a process that none of them tells of their work:
  * processes started by hand without Redis on one SQLite file (`APP_ROLE=api` beside
  * `APP_ROLE=worker`). A caller waiting for a run there wakes when another process committed, then
- * reads its run, instead of at its next look at the store.
+ * reads its run, instead of at its next look at the store; a worker of the embedded queue with a
+ * free slot then looks for the jobs another process queued.
  */
 export abstract class StoreCommits {
   /** False where the store cannot tell without a query (MongoDB): `onCommitElsewhere` never calls back. */

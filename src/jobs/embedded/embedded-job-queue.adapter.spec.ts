@@ -2,9 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { processNotices } from '../../common/process-notices';
+import { StoreCommits } from '../../domain/store-commits.port';
+import { SqliteCommitWatch } from '../../storage/embedded/commit-watch';
 import { groupCommitOf } from '../../storage/embedded/group-commit';
 import { openSqliteDatabase, SqliteDb } from '../../storage/embedded/sqlite-database';
-import { EmbeddedJobQueue, EmbeddedJobQueueOptions } from './embedded-job-queue.adapter';
+import { EmbeddedJobQueue } from './embedded-job-queue.adapter';
+import { EmbeddedJobQueueOptions } from './embedded-workers';
 import { SqliteJobStore } from './sqlite-job-store.adapter';
 
 /** What the embedded queue does beyond the shared contract: its lease rules. */
@@ -160,12 +164,8 @@ describe('EmbeddedJobQueue leases', () => {
     const otherDb = openSqliteDatabase(dir);
     try {
       const other = new SqliteJobStore(otherDb);
-      expect(store.changedElsewhere()).toBe(false);
-      await store.insert({ name: 'test.own', id: 'own', data: '{}', maxAttempts: 1, backoffMs: 0, runAt: new Date() }, new Date());
-      // Its own commits are not another process's.
-      expect(store.changedElsewhere()).toBe(false);
-
-      const queue = createQueue();
+      // The process's one watch of other processes' commits, which its waiters share.
+      const queue = createQueue({ commits: new SqliteCommitWatch(db) });
       const ran: unknown[] = [];
       queue.process('test.elsewhere', async (job) => {
         ran.push(job.data);
@@ -184,6 +184,34 @@ describe('EmbeddedJobQueue leases', () => {
       await Promise.all(queues.splice(0).map((queue) => queue.close()));
       otherDb.close();
     }
+  });
+
+  it("listens to other processes' commits only while no process tells it of their jobs, and stops when closed", async () => {
+    // Linked (npm start's processes, Redis), announcements wake it: the watch's timer may stop.
+    const commits = new (class extends StoreCommits {
+      readonly watched = true;
+      listening = 0;
+      onCommitElsewhere(): () => void {
+        this.listening++;
+        return () => void this.listening--;
+      }
+    })();
+    const queue = createQueue({ commits });
+    expect(commits.listening).toBe(0);
+    queue.process('test.linked', async () => undefined);
+    expect(commits.listening).toBe(1);
+
+    const send = () => undefined;
+    processNotices.connect(send, 1);
+    try {
+      expect(commits.listening).toBe(0);
+    } finally {
+      processNotices.disconnect(send);
+    }
+    expect(commits.listening).toBe(1);
+
+    await queue.close();
+    expect(commits.listening).toBe(0);
   });
 
   it('claims for every free slot in one write, each job under its own token, as many as wait', async () => {

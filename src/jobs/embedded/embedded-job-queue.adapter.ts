@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { EnqueueOptions, JobClaiming, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth } from '../../domain/job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth } from '../../domain/job-queue.port';
 import {
   assertJobName,
   backoffDelay,
   errorMessage,
-  FAILED_RETENTION_MS,
   isRetryable,
   queueUnavailable,
   resolveEnqueueOptions,
@@ -15,74 +14,13 @@ import {
 } from '../job-policy';
 import { laneQueueName } from '../fair-turns';
 import { processNotices } from '../../common/process-notices';
-import { ClaimedJob, JobKey, JobStore, StoredJob } from '../../domain/job-store.port';
+import { ClaimedJob, JobStore, StoredJob } from '../../domain/job-store.port';
+import { StoreCommits } from '../../domain/store-commits.port';
+import { DEFAULTS, EmbeddedJobQueueOptions, RunningJob, Worker } from './embedded-workers';
 
-export interface EmbeddedJobQueueOptions {
-  /** Jobs of one name this process runs at once, unless process() says otherwise (JOB_CONCURRENCY). */
-  concurrency: number;
-  logger: Logger;
-  /**
-   * How long a claim holds without renewal; it is renewed every third of this while the handler
-   * runs. A process that dies leaves its jobs claimed this long before another run takes them.
-   */
-  leaseMs?: number;
-  /**
-   * The longest this process sleeps without looking at the store. Enqueues in this process wake
-   * it at once and delays and retries set their own timer; this only catches work another process
-   * sharing the store added.
-   */
-  pollIntervalMs?: number;
-  /** How long close() waits for aborted handlers before handing their jobs back regardless. */
-  shutdownGraceMs?: number;
-  failedRetentionMs?: number;
-}
-
-const DEFAULTS = {
-  leaseMs: 30_000,
-  pollIntervalMs: 2_000,
-  shutdownGraceMs: 10_000,
-  failedRetentionMs: FAILED_RETENTION_MS,
-};
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** The shortest time between two words to the other processes that jobs of one name are due. */
 const ANNOUNCE_EVERY_MS = 10;
-/**
- * How often a process whose workers wait for work, and that no other process tells of the jobs it
- * queues (the split layout started by hand without Redis), looks whether another process wrote to
- * the store. Before, it looked every pollIntervalMs (2 s): an APP_ROLE=worker process stood idle up
- * to that long whenever its queue had run dry, as at the start of a burst.
- */
-const WATCH_STORE_MS = 5;
-
-interface Worker {
-  name: string;
-  /** Takes only lane jobs (src/jobs/fair-turns.ts), beside the worker of the same name that takes any. */
-  lane: boolean;
-  handler: JobHandler<unknown>;
-  /** The handler's first write, made in each job's claim where the store commits them together (JobClaiming). */
-  joining?: JobClaiming;
-  concurrency: number;
-  running: Map<string, RunningJob>;
-  /** The claim loop in progress, if any: at most one per name, so concurrency is never overshot. */
-  claiming?: Promise<void>;
-  /** Set when new work may have arrived while the claim loop was busy. */
-  recheck: boolean;
-}
-
-interface RunningJob {
-  job: StoredJob;
-  key: JobKey;
-  token: string;
-  controller: AbortController;
-  /** The handler returned or threw: a missing lease no longer means anything. */
-  handlerDone: boolean;
-  leaseLost: boolean;
-  finished: Promise<void>;
-  /** What the worker's `joining.claim` took in the job's claim, for the handler. */
-  claimed: unknown;
-  /** The job's completion, asked for by the handler's `finishing` beside its own last write. */
-  completing?: Promise<boolean>;
-}
 
 /**
  * The in-process queue of the embedded deployment. Pending work lives in the store (SQLite or
@@ -91,7 +29,8 @@ interface RunningJob {
  */
 export class EmbeddedJobQueue extends JobQueue {
   private readonly logger: Logger;
-  private readonly settings: Required<Omit<EmbeddedJobQueueOptions, 'logger'>>;
+  private readonly settings: Required<Omit<EmbeddedJobQueueOptions, 'logger' | 'commits'>>;
+  private readonly commits?: StoreCommits;
   private readonly workers = new Map<string, Worker>();
   private wakeTimer?: NodeJS.Timeout;
   private readonly announced = new Map<string, number>();
@@ -99,7 +38,9 @@ export class EmbeddedJobQueue extends JobQueue {
   private readonly stopListening = processNotices.onJobs((name) => this.wake(name, Date.now()));
   private wakeAt = Number.POSITIVE_INFINITY;
   private heartbeat?: NodeJS.Timeout;
-  private storeWatch?: NodeJS.Timeout;
+  /** Ends the listening to other processes' commits, while it lasts (see followCommits). */
+  private unwatchCommits?: () => void;
+  private readonly stopFollowingLinks = processNotices.onLinkChange(() => this.followCommits());
   /** A look at the store for due jobs after another process wrote, in progress. */
   private watching = false;
   private nextPurgeAt = 0;
@@ -111,8 +52,9 @@ export class EmbeddedJobQueue extends JobQueue {
     options: EmbeddedJobQueueOptions,
   ) {
     super();
-    const { logger, ...settings } = options;
+    const { logger, commits, ...settings } = options;
     this.settings = { ...DEFAULTS, ...settings };
+    this.commits = commits;
     this.logger = logger.child({ component: 'jobs', queue: 'embedded' });
   }
 
@@ -164,7 +106,7 @@ export class EmbeddedJobQueue extends JobQueue {
       void this.claimJobs(worker);
     }
     this.heartbeat ??= setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
-    if (this.store.changedElsewhere) this.storeWatch ??= setInterval(() => void this.watchStore(), WATCH_STORE_MS);
+    this.followCommits();
   }
 
   async state(name: string, jobId: string): Promise<JobState> {
@@ -286,15 +228,30 @@ export class EmbeddedJobQueue extends JobQueue {
   }
 
   /**
-   * Between polls, for a process no other one tells of their jobs: when another process committed
-   * to the store since the last look, each worker with a free slot that is not claiming reads when
-   * its next job is due (a read: no write lock) and claims if that is now. With notices linked
-   * (npm start's processes, Redis) the announcements do this and the look is skipped.
+   * Listens to other processes' commits while it has workers and no process tells this one of
+   * their jobs (notices not linked); linked (npm start's processes, Redis), the announcements do
+   * it, and the watch's timer stops unless a waiter listens too.
+   */
+  private followCommits(): void {
+    const follow = !this.stopping && this.workers.size > 0 && this.commits?.watched === true && !processNotices.connected;
+    if (follow) this.unwatchCommits ??= this.commits!.onCommitElsewhere(() => void this.watchStore());
+    else {
+      this.unwatchCommits?.();
+      this.unwatchCommits = undefined;
+    }
+  }
+
+  /**
+   * Another process committed to the store: each worker with a free slot reads when its next job
+   * is due (a read: no write lock) and claims if that is now; one claiming meanwhile looks again
+   * once done, as its look may have come before that commit.
    */
   private async watchStore(): Promise<void> {
-    if (this.stopping || this.watching || processNotices.connected) return;
-    const idle = [...this.workers.values()].filter((worker) => !worker.claiming && worker.running.size < worker.concurrency);
-    if (idle.length === 0 || !this.store.changedElsewhere?.()) return;
+    if (this.stopping || this.watching) return;
+    const free = [...this.workers.values()].filter((worker) => worker.running.size < worker.concurrency);
+    for (const worker of free) if (worker.claiming) void this.claimJobs(worker);
+    const idle = free.filter((worker) => !worker.claiming);
+    if (idle.length === 0) return;
     this.watching = true;
     try {
       const now = Date.now();
@@ -474,8 +431,9 @@ export class EmbeddedJobQueue extends JobQueue {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.stopListening();
+    this.stopFollowingLinks();
+    this.followCommits();
     clearTimeout(this.wakeTimer);
-    clearInterval(this.storeWatch);
     const workers = [...this.workers.values()];
     await Promise.allSettled(workers.map((worker) => worker.claiming));
     const running = workers.flatMap((worker) => [...worker.running.values()]);

@@ -6,6 +6,7 @@ import { storeProvider } from '../../storage/storage-connections';
 import { StorageModule } from '../../storage/storage.module';
 import { JobQueue } from '../../domain/job-queue.port';
 import { JobStore } from '../../domain/job-store.port';
+import { StoreCommits } from '../../domain/store-commits.port';
 import { EmbeddedJobQueue } from './embedded-job-queue.adapter';
 import { MongoJobStore } from '../mongo/mongo-job-store.adapter';
 import { SqliteJobStore } from './sqlite-job-store.adapter';
@@ -25,9 +26,9 @@ export class EmbeddedJobsModule {
         ),
         {
           provide: JobQueue,
-          inject: [AppConfig, JobStore, ROOT_LOGGER],
-          useFactory: (config: AppConfig, store: JobStore, logger: Logger) =>
-            new EmbeddedJobQueue(store, { concurrency: config.JOB_CONCURRENCY, leaseMs: config.JOB_LEASE_MS, logger }),
+          inject: [AppConfig, JobStore, StoreCommits, ROOT_LOGGER],
+          useFactory: (config: AppConfig, store: JobStore, commits: StoreCommits, logger: Logger) =>
+            new EmbeddedJobQueue(store, { concurrency: config.JOB_CONCURRENCY, leaseMs: config.JOB_LEASE_MS, logger, commits }),
         },
       ],
       exports: [JobQueue],

@@ -1,6 +1,5 @@
 import { GroupCommit, groupCommitOf } from '../../storage/embedded/group-commit';
 import { SqliteDb } from '../../storage/embedded/sqlite-database';
-import { DataVersion } from '../../storage/embedded/commit-watch';
 import { clipError } from '../job-policy';
 import { fairPlace, NO_SHARE } from '../fair-turns';
 import { QueueDepth } from '../../domain/job-queue.port';
@@ -54,7 +53,6 @@ const toJob = (row: JobRow): StoredJob => ({
 export class SqliteJobStore extends JobStore {
   private readonly statements;
   private readonly group: GroupCommit;
-  private readonly commits: DataVersion;
   override readonly commitsWithOtherStores = true;
 
   /** Called inside the group commit's transaction, a better-sqlite3 transaction is a savepoint. */
@@ -64,7 +62,6 @@ export class SqliteJobStore extends JobStore {
     super();
     this.group = groupCommitOf(db);
     this.savepoint = db.transaction((joining: JobJoining, job: Parameters<JobJoining['claim']>[0]) => joining.claim(job));
-    this.commits = new DataVersion(db);
     const held = "name = @name AND id = @id AND state = 'active' AND lease_token = @token";
     this.statements = {
       insert: db.prepare(
@@ -312,10 +309,6 @@ export class SqliteJobStore extends JobStore {
 
   async ping(): Promise<void> {
     this.statements.ping.get();
-  }
-
-  override changedElsewhere(): boolean {
-    return this.commits.changed();
   }
 
   private write(

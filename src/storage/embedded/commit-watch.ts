@@ -26,7 +26,8 @@ export class DataVersion {
 }
 
 /**
- * The process's one watch of the SQLite file for its waiters: while anyone listens it looks every
+ * The process's one watch of the SQLite file, for its waiters and its queue's idle workers (one
+ * timer, not one each): while anyone listens it looks every
  * COMMIT_WATCH_MS whether another process committed, and calls every listener when one did. It
  * starts with the first listener (reading the version then, so a commit after that is told) and
  * stops with the last.
@@ -48,7 +49,7 @@ export class SqliteCommitWatch extends StoreCommits {
     this.listeners.add(entry);
     if (!this.timer && this.db.open) {
       this.version.changed();
-      // Unref'd: the waiters' own timers hold the process, not the watch.
+      // Unref'd: the waiters' own timers (and the queue's) hold the process, not the watch.
       this.timer = setInterval(() => this.look(), COMMIT_WATCH_MS).unref();
     }
     return () => {
