@@ -1,11 +1,9 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { CHECKPOINT_BACKSTOP_PAGES, CheckpointThread, checkpointThreadOf } from './embedded/checkpoint-thread';
 import { groupCommitOf } from './embedded/group-commit';
 import { openSqliteDatabase, SqliteDb } from './embedded/sqlite-database';
 import { connectMongo, MongoConnection, openMongoConnection, pingMongo } from './mongo/mongo-connection';
-
-/** The API process's WAL checkpoint threshold, in pages (SQLite's default, kept by the others: 1,000, 4 MB). */
-const API_CHECKPOINT_PAGES = 10_000;
 
 /**
  * The database handles, opened on first use so a deployment only touches the engines its
@@ -14,6 +12,7 @@ const API_CHECKPOINT_PAGES = 10_000;
 @Injectable()
 export class StorageConnections implements OnApplicationShutdown {
   private sqliteDb?: SqliteDb;
+  private checkpoints?: CheckpointThread;
   private mongoConnection?: MongoConnection;
   private connectedMongo?: Promise<MongoConnection>;
 
@@ -26,7 +25,8 @@ export class StorageConnections implements OnApplicationShutdown {
   get sqlite(): SqliteDb {
     if (!this.sqliteDb) {
       this.sqliteDb = openSqliteDatabase(this.config.dataDir);
-      if (this.leavesCheckpointsToWorkers) this.sqliteDb.pragma(`wal_autocheckpoint = ${API_CHECKPOINT_PAGES}`);
+      if (this.leavesCheckpointsToWorkers) this.sqliteDb.pragma(`wal_autocheckpoint = ${CHECKPOINT_BACKSTOP_PAGES}`);
+      else this.checkpoints = checkpointThreadOf(this.sqliteDb);
     }
     return this.sqliteDb;
   }
@@ -37,7 +37,9 @@ export class StorageConnections implements OnApplicationShutdown {
    * WAL past the threshold, whoever made it: while a worker ingested, the API process's commits (an
    * upload's record) copied the worker's vectors into the file and synced it, up to 340 ms of its
    * event loop at once. Its own threshold stays as a backstop, so the WAL is bounded even when no
-   * worker writes.
+   * worker writes. A process that writes the store itself checkpoints in a thread of its own
+   * (CheckpointThread), its event loop's threshold raised to the same backstop: SQLite's automatic
+   * checkpoints in the run path's commits were about two fifths of those commits' own time.
    */
   private get leavesCheckpointsToWorkers(): boolean {
     return this.config.supervisedWorkers > 0 || this.config.APP_ROLE === 'api';
@@ -66,6 +68,7 @@ export class StorageConnections implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.mongoConnection?.close();
+    await this.checkpoints?.close();
     if (this.sqliteDb?.open) {
       // Writes asked for in this last turn are committed, not dropped with the connection.
       groupCommitOf(this.sqliteDb).flush();
