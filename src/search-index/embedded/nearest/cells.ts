@@ -1,5 +1,6 @@
 // Cells of one collection's int8 codes (Cell, Partition), and the k-means that places rows in them.
 import { exactSearch, MetricKind } from 'usearch';
+import { freeNow } from './free-now';
 
 /** A cell's dead rows are compacted away past this share. */
 const DEAD_SHARE = 0.25;
@@ -58,8 +59,9 @@ export class Cell {
     return new Int8Array(this.codes.buffer, 0, rows * this.dimension);
   }
 
-  /** Lets go of the rows' buffers (their rows moved to other cells). */
+  /** Frees the rows' buffers now (their rows moved to other cells). */
   release(): void {
+    freeNow(this.codes, this.seqs, this.files, this.live);
     this.codes = new Int8Array(0);
     this.seqs = new Float64Array(0);
     this.files = new Int32Array(0);
@@ -93,6 +95,7 @@ export class Cell {
     const d = this.dimension;
     const codes = new Int8Array(capacity * d);
     codes.set(this.codes.subarray(0, this.length * d));
+    freeNow(this.codes);
     this.codes = codes;
     this.seqs = resized(this.seqs, capacity, (n) => new Float64Array(n));
     this.files = resized(this.files, capacity, (n) => new Int32Array(n));
@@ -103,6 +106,7 @@ export class Cell {
 export function resized<T extends Float64Array | Int32Array | Uint8Array>(old: T, capacity: number, make: (n: number) => T): T {
   const next = make(capacity);
   next.set(old.subarray(0, Math.min(old.length, capacity)));
+  freeNow(old);
   return next;
 }
 
