@@ -1,6 +1,7 @@
 // Cells of one collection's int8 codes (Cell, Partition), and the k-means that places rows in them.
 import { exactSearch, MetricKind } from 'usearch';
 import { freeNow } from './free-now';
+import { SeqMap } from './seq-map';
 
 /** A cell's dead rows are compacted away past this share. */
 const DEAD_SHARE = 0.25;
@@ -127,7 +128,7 @@ export class Partition {
     readonly dimension: number,
     readonly centroids?: Int8Array,
     capacities?: Int32Array,
-    readonly where = new Map<number, number>(),
+    readonly where = new SeqMap(),
   ) {
     const count = centroids ? centroids.length / dimension : 1;
     const capacity = centroids ? 64 : 1024;
