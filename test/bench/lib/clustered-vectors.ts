@@ -19,7 +19,7 @@
  * recall.
  */
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Deterministic, so runs compare (mulberry32). */
@@ -66,6 +66,8 @@ const WINDOW_SCALE = Math.sqrt(0.35);
 const QUERY_SCALE = Math.sqrt(0.6);
 const SUBTOPICS_PER_TOPIC = 24;
 const ZIPF_EXPONENT = 0.8;
+/** Bytes per read or write of the kept set. */
+const SLICE = 2 ** 30;
 
 export function clusteredVectors(options: ClusteredOptions): ClusteredSet {
   if (!options.cacheDir) return generate(options);
@@ -74,9 +76,24 @@ export function clusteredVectors(options: ClusteredOptions): ClusteredSet {
     options.cacheDir,
     `clustered-${options.units}-${d}-${options.seed ?? 2024}-${options.unitsPerPassage ?? 3}-${options.passagesPerFile ?? 20}`,
   );
+  // In slices: a file of 3,000,000 x 512 floats (6 GB) is past what one Buffer or Uint8Array holds.
   const read = (suffix: string) => {
-    const bytes = readFileSync(`${base}.${suffix}`);
-    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    const file = `${base}.${suffix}`;
+    const buffer = new ArrayBuffer(statSync(file).size);
+    const fd = openSync(file, 'r');
+    try {
+      for (let at = 0; at < buffer.byteLength;)
+        at += readSync(
+          fd,
+          new Uint8Array(buffer, at, Math.min(SLICE, buffer.byteLength - at)),
+          0,
+          Math.min(SLICE, buffer.byteLength - at),
+          at,
+        );
+    } finally {
+      closeSync(fd);
+    }
+    return buffer;
   };
   if (existsSync(`${base}.json`)) {
     const { files } = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { files: number };
@@ -90,8 +107,15 @@ export function clusteredVectors(options: ClusteredOptions): ClusteredSet {
     );
   }
   const set = generate(options);
-  const write = (suffix: string, a: ArrayBufferView) =>
-    writeFileSync(`${base}.${suffix}`, new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  const write = (suffix: string, a: ArrayBufferView) => {
+    const fd = openSync(`${base}.${suffix}`, 'w');
+    try {
+      for (let at = 0; at < a.byteLength; at += SLICE)
+        writeSync(fd, new Uint8Array(a.buffer, a.byteOffset + at, Math.min(SLICE, a.byteLength - at)));
+    } finally {
+      closeSync(fd);
+    }
+  };
   write('vectors', set.vectors);
   write('fileOf', set.fileOf);
   write('passageOf', set.passageOf);

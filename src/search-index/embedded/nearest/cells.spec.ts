@@ -20,4 +20,24 @@ describe('Cell', () => {
       expect(Array.from(cell.prefix().subarray(p * d, (p + 1) * d))).toEqual(Array(d).fill(p % 100));
     }
   });
+
+  it('frees the buffers it outgrows or lets go of at once, not at the next garbage collection', () => {
+    const d = 8;
+    const cell = new Cell(d);
+    const codes = new Int8Array(d).fill(3);
+    for (let seq = 0; seq < 64; seq++) cell.push(codes, 0, seq, 0);
+    const outgrown = cell.codes;
+    cell.push(codes, 0, 64, 0);
+    // Detached: its memory went back to the allocator when the cell grew.
+    expect(outgrown.byteLength).toBe(0);
+    expect(
+      cell
+        .prefix()
+        .subarray(64 * d)
+        .every((x) => x === 3),
+    ).toBe(true);
+    const held = [cell.codes, cell.seqs, cell.files, cell.live];
+    cell.release();
+    expect(held.map((array) => array.byteLength)).toEqual([0, 0, 0, 0]);
+  });
 });

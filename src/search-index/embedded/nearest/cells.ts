@@ -1,5 +1,7 @@
 // Cells of one collection's int8 codes (Cell, Partition), and the k-means that places rows in them.
 import { exactSearch, MetricKind } from 'usearch';
+import { freeNow } from './free-now';
+import { SeqMap } from './seq-map';
 
 /** A cell's dead rows are compacted away past this share. */
 const DEAD_SHARE = 0.25;
@@ -58,8 +60,9 @@ export class Cell {
     return new Int8Array(this.codes.buffer, 0, rows * this.dimension);
   }
 
-  /** Lets go of the rows' buffers (their rows moved to other cells). */
+  /** Frees the rows' buffers now (their rows moved to other cells). */
   release(): void {
+    freeNow(this.codes, this.seqs, this.files, this.live);
     this.codes = new Int8Array(0);
     this.seqs = new Float64Array(0);
     this.files = new Int32Array(0);
@@ -93,6 +96,7 @@ export class Cell {
     const d = this.dimension;
     const codes = new Int8Array(capacity * d);
     codes.set(this.codes.subarray(0, this.length * d));
+    freeNow(this.codes);
     this.codes = codes;
     this.seqs = resized(this.seqs, capacity, (n) => new Float64Array(n));
     this.files = resized(this.files, capacity, (n) => new Int32Array(n));
@@ -103,6 +107,7 @@ export class Cell {
 export function resized<T extends Float64Array | Int32Array | Uint8Array>(old: T, capacity: number, make: (n: number) => T): T {
   const next = make(capacity);
   next.set(old.subarray(0, Math.min(old.length, capacity)));
+  freeNow(old);
   return next;
 }
 
@@ -123,7 +128,7 @@ export class Partition {
     readonly dimension: number,
     readonly centroids?: Int8Array,
     capacities?: Int32Array,
-    readonly where = new Map<number, number>(),
+    readonly where = new SeqMap(),
   ) {
     const count = centroids ? centroids.length / dimension : 1;
     const capacity = centroids ? 64 : 1024;
