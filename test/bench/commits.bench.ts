@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { figures, measureRuns, startApp, startHelloServer } from './lib/bench-kit';
-import { branching, webhookSet } from './lib/run-workflows';
+import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -38,20 +38,7 @@ async function main(): Promise<void> {
   const perRun = new Map<string, number[]>();
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { prefix, root } of builds) {
-      const app = await startApp(
-        {
-          APP_ROLE: 'all',
-          WORKERS: '1',
-          FETCH_ALLOWED_HOSTS: '127.0.0.1',
-          SWAGGER_ENABLED: 'false',
-          RUNS_MAX_QUEUED: '0',
-          RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
-          RUNS_MAX_QUEUED_PER_USER: '0',
-          COMMITS_OUT: out,
-        },
-        ['-r', join(__dirname, 'lib', 'count-commits.js')],
-        root,
-      );
+      const app = await startApp({ ...ONE_PROCESS_RUNS_ENV, COMMITS_OUT: out }, ['-r', join(__dirname, 'lib', 'count-commits.js')], root);
       try {
         for (const [workload, definition] of [
           ['set', webhookSet()],

@@ -34,7 +34,7 @@ import {
   startHelloServer,
   treeSum,
 } from './lib/bench-kit';
-import { branching, webhookSet } from './lib/run-workflows';
+import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
 
 const BENCH = 'runs-cpu';
 const CONNECTIONS = 50;
@@ -89,20 +89,7 @@ interface Subject {
 async function subject(prefix: string, helloUrl: string, root?: string): Promise<Subject> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const app = await startApp(
-    // Default settings (LOG_LEVEL info too), but for the queued-run limits: the accept rate outruns
-    // the workers, and the backlog a round leaves is what it measures, not a refusal.
-    {
-      LOG_LEVEL: 'info',
-      APP_ROLE: 'all',
-      // One process, as measured: WORKERS defaults to one process per core, and a second process
-      // on the same store doubled what each claim cost (the two contend for SQLite's write lock).
-      WORKERS: '1',
-      FETCH_ALLOWED_HOSTS: '127.0.0.1',
-      SWAGGER_ENABLED: 'false',
-      RUNS_MAX_QUEUED: '0',
-      RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
-      RUNS_MAX_QUEUED_PER_USER: '0',
-    },
+    { ...ONE_PROCESS_RUNS_ENV, LOG_LEVEL: 'info' },
     profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     root,
   );

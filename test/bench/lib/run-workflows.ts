@@ -1,4 +1,4 @@
-// Workflows the run benches share: the same definitions measured by control-flow and runs-cpu.
+// Workflows the run benches share (the same definitions measured by control-flow and runs-cpu), and the service they run on.
 
 const post = (upstreamUrl: string) => ({
   id: 'call',
@@ -8,6 +8,23 @@ const post = (upstreamUrl: string) => ({
 });
 
 /** webhook -> set: the cheapest run that does something. */
+/**
+ * The service as the run benches measure it (runs-cpu, commits): one process with default settings,
+ * but for the queued-run limits (the accept rate outruns the workers, and the backlog a round leaves
+ * is what they measure, not a refusal). One process, as measured: WORKERS defaults to one process
+ * per core, and a second process on the same store doubled what each claim cost (the two contend
+ * for SQLite's write lock).
+ */
+export const ONE_PROCESS_RUNS_ENV = {
+  APP_ROLE: 'all',
+  WORKERS: '1',
+  FETCH_ALLOWED_HOSTS: '127.0.0.1',
+  SWAGGER_ENABLED: 'false',
+  RUNS_MAX_QUEUED: '0',
+  RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
+  RUNS_MAX_QUEUED_PER_USER: '0',
+};
+
 export const webhookSet = () => ({
   nodes: [
     { id: 'trigger', type: 'webhook-trigger', parameters: {} },
