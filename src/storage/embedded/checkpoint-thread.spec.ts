@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CHECKPOINT_BACKSTOP_PAGES, checkpointThreadOf } from './checkpoint-thread';
 
 describe('checkpointThreadOf', () => {
@@ -36,6 +37,21 @@ describe('checkpointThreadOf', () => {
     // Each checkpoint the thread reports; the pages are in the file once one has caught up.
     while (fileBytes() < 2_000 * 3_000) await new Promise((resolve) => thread.events.once('checkpointed', resolve));
     expect(db.prepare('SELECT count(*) FROM blobs').pluck().get()).toBe(2_000);
+  });
+
+  it('keeps a process that has nothing else to do alive until the thread has closed', () => {
+    // The thread is unref'd; awaiting its close in such a process (the CLI, a worker's shutdown)
+    // once let the process exit mid-await, its output unwritten.
+    const compiled = resolve(__dirname, '../../../dist/src/storage/embedded/checkpoint-thread.js');
+    const script = `
+      const Database = require('better-sqlite3');
+      const { checkpointThreadOf } = require(${JSON.stringify(compiled)});
+      const db = new Database(process.argv[1]);
+      db.pragma('journal_mode = WAL');
+      checkpointThreadOf(db).close().then(() => { db.close(); process.stdout.write('closed'); });
+    `;
+    const out = execFileSync(process.execPath, ['-e', script, join(dir, 'alone.db')], { cwd: resolve(__dirname, '../../..') });
+    expect(out.toString()).toBe('closed');
   });
 
   it('leaves a database in memory alone', () => {

@@ -57,6 +57,9 @@ export class CheckpointThread {
     threads.delete(this.db);
     if (!worker) return;
     const exited = new Promise((resolve) => worker.once('exit', resolve));
+    // Held while it closes: an unref'd thread would let a process with nothing else to do exit in
+    // the middle of this await, before its shutdown finished (its last lines and output unwritten).
+    worker.ref();
     worker.postMessage('close');
     await exited;
   }
