@@ -17,6 +17,9 @@ import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
 import { json, LISTED_COLUMNS, pageAfter, prepareRunStatements, RunRow, StepRow, toRun, toStep } from './sqlite-run-statements';
 
+/** What a claim of a run answers: the run, claimed; its workflow at its limit; or nothing to claim. */
+type Claimed = Run | typeof AT_CONCURRENCY_LIMIT | null;
+
 /**
  * One adapter of one port: the writes that are atomic together (group commit, transactions) stay here,
  * over the statements prepared once in sqlite-run-statements.ts.
@@ -25,8 +28,6 @@ import { json, LISTED_COLUMNS, pageAfter, prepareRunStatements, RunRow, StepRow,
  * of rewriting the run. better-sqlite3 is synchronous: each write is one transaction (or one
  * savepoint of a group commit), no interleaving, which is what makes claim and lease checks atomic here.
  */
-type Claimed = Run | typeof AT_CONCURRENCY_LIMIT | null;
-
 export class SqliteRunStore extends RunStore {
   private readonly statements;
   private readonly listings = new Map<string, { rows: SqliteStatement; total: SqliteStatement }>();
