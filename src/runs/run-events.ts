@@ -11,6 +11,8 @@ export type RunProgressEvent = RunProgress;
 const POLL_MS = 250;
 /** Where its run's end wakes it (this process, notices, or the SQLite file's commits): a fallback. */
 const FALLBACK_MS = 1_000;
+/** What a run's end (told here or by a linked process) wakes its waiters with; a commit elsewhere wakes them with nothing. */
+const ENDED = Symbol('ended');
 
 /**
  * Runs that reached a terminal state or made progress, for callers waiting on them (the webhook's
@@ -67,24 +69,25 @@ export class RunEvents implements OnModuleDestroy {
   }
 
   finished(runId: string): void {
-    this.emitter.emit(runId);
+    this.emitter.emit(runId, ENDED);
     processNotices.publish({ runId, kind: 'finished' });
   }
 
   /**
    * Resolves when `runId` finishes (here or in a linked process), another process not linked to
    * this one commits to the store (the caller reads its run again), `ms` pass or `signal` aborts,
-   * whichever is first.
+   * whichever is first: true when it was the run's end that was told (its waiter reads the run
+   * itself rather than its status first), false otherwise.
    */
-  nextFinish(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
+  nextFinish(runId: string, ms: number, signal?: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
       const unfollow = this.follow(runId);
-      const done = () => {
+      const done = (why?: unknown) => {
         clearTimeout(timer);
         this.emitter.off(runId, done);
         signal?.removeEventListener('abort', done);
         unfollow();
-        resolve();
+        resolve(why === ENDED);
       };
       const timer = setTimeout(done, ms);
       this.emitter.once(runId, done);
@@ -112,7 +115,7 @@ export class RunEvents implements OnModuleDestroy {
   }
 
   private heard(notice: Notice): void {
-    if (notice.kind === 'finished') this.emitter.emit(notice.runId);
+    if (notice.kind === 'finished') this.emitter.emit(notice.runId, ENDED);
     else this.progressEmitter.emit(notice.runId, notice.event as RunProgressEvent);
   }
 }

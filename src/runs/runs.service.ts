@@ -345,21 +345,27 @@ export class RunsService {
   /**
    * The run once it reached a terminal state, or null when `ms` passed first or the process
    * began to stop. Callers bound `ms` (the webhook's `?wait=` at MAX_WAIT_SECONDS seconds, MCP tool calls at
-   * MCP_TOOL_TIMEOUT_MS). Looks at the status alone until it is terminal, then reads the run once.
+   * MCP_TOOL_TIMEOUT_MS). Looks at the status alone until it is terminal, then reads the run once;
+   * woken by the run's end (told in this process or by a linked one), it reads the run at once.
    * With `from` it also ends once the status is no longer `from` (a tool call followed while it
    * runs stops at `waiting`, at an approval; one followed while it waits stops when it goes on).
    */
   async waitFor(runId: string, ms: number, from?: RunStatus): Promise<Run | null> {
     const deadline = Date.now() + ms;
     const unwatch = this.events.watch(runId);
+    const over = (status: RunStatus | null) =>
+      status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status);
     try {
+      // Told that the run ended, the waiter reads the run at once: its status first would be a second read of a run that ended.
+      let ended = false;
       for (;;) {
-        const status = await this.runs.status(runId);
-        if (status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status))
-          return this.runs.get(runId);
+        if (ended) {
+          const run = await this.runs.get(runId);
+          if (over(run?.status ?? null)) return run;
+        } else if (over(await this.runs.status(runId))) return this.runs.get(runId);
         const left = deadline - Date.now();
         if (left <= 0 || this.shutdown.stopping) return null;
-        await this.events.nextFinish(
+        ended = await this.events.nextFinish(
           runId,
           Math.min(left, from === undefined ? this.events.fallbackMs : WAIT_POLL_MS),
           this.shutdown.signal,
