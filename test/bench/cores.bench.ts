@@ -37,7 +37,7 @@ import {
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
-/** Runs each layout runs before its measured window, the first RUNS of them measured as `cold` (0: none). */
+/** Runs each layout runs before its measured window, the first RUNS of them (at least those) measured as `cold` (0: none). */
 const WARM_RUNS = Number(process.env.BENCH_WARM_RUNS ?? 2 * RUNS);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WAITS = Number(process.env.BENCH_WAITS ?? 200);
