@@ -8,6 +8,9 @@
  * one process alone;
  * - `?wait=10` of webhook -> set in the split layout, whose processes are not linked (no Redis):
  *   p50 and p99, one client at a time and WAIT_CLIENTS at once, and the service's CPU per run.
+ * Each layout runs BENCH_WARM_RUNS (2 x BENCH_RUNS) runs before its measured window, so the figures
+ * compare processes at work, not V8 compiling the run's path in each fresh process; the first
+ * BENCH_RUNS of them are reported apart as `cold` (BENCH_WARM_RUNS=0: no warm-up, as before).
  * Targets: split >= 1.8x completed runs/s of one process; two cores >= 1.6x one core;
  * ?wait p50 within a few ms of one process.
  * BENCH_PARTS (comma-separated, all by default): `runs` (the completed runs/s figures), `wait`
@@ -34,6 +37,8 @@ import {
 
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
+/** Runs each layout runs before its measured window, the first RUNS of them (at least those) measured as `cold` (0: none). */
+const WARM_RUNS = Number(process.env.BENCH_WARM_RUNS ?? 2 * RUNS);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WAITS = Number(process.env.BENCH_WAITS ?? 200);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? availableParallelism());
@@ -102,11 +107,37 @@ function pin(app: ServerProcess & { pids?(): number[] }, cpus: string): void {
     execFileSync('taskset', ['-a', '-c', '-p', cpus, String(pid)], { stdio: 'ignore' });
 }
 
+/** Completed runs/s of one window of RUNS runs and the service's CPU per completed run over it. */
+interface Window {
+  runsPerSecond: number;
+  cpuMsPerRun: number;
+}
+
 /**
- * Completed runs/s of `app`, and where the CPU went meanwhile: the service's processes against this
- * bench's own (the load it sends shares the two cores), each in cores used on average.
+ * Completed runs/s of `app` once warm, and where the CPU went meanwhile: the service's processes
+ * against this bench's own (the load it sends shares the two cores), each in cores used on average.
+ * A fresh process first compiles the path its runs take (V8 optimizes each hot function in every
+ * process that runs it): in the first 3,000 runs of the split layout about a quarter of the
+ * service's CPU was that compiling, by `perf` (0.3 ms a run, three processes each compiling its own
+ * copy), a tenth after 3,000 more, 3% after 6,000. So the first RUNS runs are measured apart
+ * (`cold`), WARM_RUNS in all run before the window measured, and the figures compare layouts at work.
  */
-async function measured(label: string, app: ServerProcess & { pids?(): number[] }, cpu?: number[]): Promise<number> {
+async function measured(label: string, app: ServerProcess & { pids?(): number[] }, cpu?: number[], cold?: Window[]): Promise<number> {
+  try {
+    if (WARM_RUNS > 0) {
+      const first = await runWindow(`${label}, first ${RUNS} runs (cold)`, app, RUNS);
+      cold?.push(first);
+    }
+    if (WARM_RUNS > RUNS) await runWindow(`${label}, warming up`, app, WARM_RUNS - RUNS);
+    const warm = await runWindow(label, app, RUNS);
+    cpu?.push(warm.cpuMsPerRun);
+    return warm.runsPerSecond;
+  } finally {
+    await app.stop();
+  }
+}
+
+async function runWindow(label: string, app: ServerProcess & { pids?(): number[] }, runs: number): Promise<Window> {
   const servicePids = () => app.pids?.() ?? processTree(app.child.pid!);
   const serviceMicros = () =>
     servicePids().reduce((sum, pid) => {
@@ -129,18 +160,13 @@ async function measured(label: string, app: ServerProcess & { pids?(): number[] 
       cores = { service: (serviceMicros() - start.service) / wallMicros, driver: (driverMicros() - start.driver) / wallMicros };
     },
   };
-  try {
-    const result = await measureRuns(app.url, label, definition, {}, { runs: RUNS, connections: CONNECTIONS, window });
-    // CPU per run holds up better than runs/s on a shared machine, where the service gets what the others leave.
-    const cpuMsPerRun = (cores.service * 1000) / result.runsPerSecond;
-    cpu?.push(cpuMsPerRun);
-    console.log(
-      `  cores used: service ${cores.service.toFixed(2)}, this bench (sending the load) ${cores.driver.toFixed(2)}; service CPU per completed run ${cpuMsPerRun.toFixed(2)} ms`,
-    );
-    return result.runsPerSecond;
-  } finally {
-    await app.stop();
-  }
+  const result = await measureRuns(app.url, label, definition, {}, { runs, connections: CONNECTIONS, window });
+  // CPU per run holds up better than runs/s on a shared machine, where the service gets what the others leave.
+  const cpuMsPerRun = (cores.service * 1000) / result.runsPerSecond;
+  console.log(
+    `  cores used: service ${cores.service.toFixed(2)}, this bench (sending the load) ${cores.driver.toFixed(2)}; service CPU per completed run ${cpuMsPerRun.toFixed(2)} ms`,
+  );
+  return { runsPerSecond: result.runsPerSecond, cpuMsPerRun };
 }
 
 interface WaitLatency {
@@ -262,11 +288,14 @@ async function main(): Promise<void> {
   const twoCores: number[] = [];
   const oneCpu: number[] = [];
   const splitCpu: number[] = [];
+  const manyCpu: number[] = [];
+  const oneCold: Window[] = [];
+  const splitCold: Window[] = [];
   const load = () => `load ${loadavg()[0].toFixed(1)}`;
   for (let round = 0; PARTS.includes('runs') && round < ROUNDS; round++) {
-    one.push(await measured(`WORKERS=1 (${load()})`, await start(1), oneCpu));
-    split.push(await measured(`split: 1 api + ${SPLIT_WORKERS} workers (${load()})`, await startSplit(), splitCpu));
-    many.push(await measured(`WORKERS=${WORKERS} (${load()})`, await start(WORKERS)));
+    one.push(await measured(`WORKERS=1 (${load()})`, await start(1), oneCpu, oneCold));
+    split.push(await measured(`split: 1 api + ${SPLIT_WORKERS} workers (${load()})`, await startSplit(), splitCpu, splitCold));
+    many.push(await measured(`WORKERS=${WORKERS} (${load()})`, await start(WORKERS), manyCpu));
     for (const [cpus, into] of [
       ['0', oneCore],
       ['0,1', twoCores],
@@ -307,6 +336,24 @@ async function main(): Promise<void> {
       Math.min(...oneCpu),
       `reported: what each run costs the machine, steadier than runs/s under load (${load()})`,
     );
+    report(`service CPU per completed run, WORKERS=${WORKERS}`, Math.min(...manyCpu), 'ms', Math.min(...oneCpu), `reported (${load()})`);
+    if (splitCold.length > 0) {
+      // The first RUNS runs of fresh processes, as this bench measured before it warmed them up.
+      report(
+        `cold: completed runs/s of the first ${RUNS} runs, split 1 api + ${SPLIT_WORKERS} workers`,
+        best(splitCold.map((w) => w.runsPerSecond)),
+        'runs/s',
+        best(oneCold.map((w) => w.runsPerSecond)),
+        `reported: includes each process's compiling, ${load()}`,
+      );
+      report(
+        `cold: service CPU per completed run of the first ${RUNS} runs, split 1 api + ${SPLIT_WORKERS} workers`,
+        Math.min(...splitCold.map((w) => w.cpuMsPerRun)),
+        'ms',
+        Math.min(...oneCold.map((w) => w.cpuMsPerRun)),
+        `reported: includes each process's compiling, ${load()}`,
+      );
+    }
     report('completed runs/s, split on taskset -c 0,1', best(twoCores), 'runs/s', best(oneCore), `>= 1.6x taskset -c 0, ${load()}`);
   }
 }
