@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ProcessNotices } from '../../../common/process-notices';
 import type { IndexUnit } from '../../../domain/vector-index.port';
@@ -22,6 +23,20 @@ const LOAD_AHEAD = 64;
 
 /** A worker process tells the others of its commits to a collection at most this often. */
 const ANNOUNCE_EVERY_MS = 100;
+
+/**
+ * When a process that answers searches takes in what other processes committed to a collection:
+ * once no notice of it has come for `quietMs` (its ingestion went quiet), and while notices keep
+ * coming at least every `atMostMs` after the first one waiting, in big batches. Taken in on every
+ * 100 ms notice, the search threads coded the worker's vectors while it ingested, a quarter of the
+ * service's CPU a passage on the cores ingestion needs; a search meanwhile still takes in every
+ * committed row before it answers (see SqliteVectorIndex.searchVector).
+ */
+export interface TakeInTiming {
+  quietMs: number;
+  atMostMs: number;
+}
+export const TAKE_IN_TIMING: TakeInTiming = { quietMs: 1_000, atMostMs: 5_000 };
 
 /** The part of the processes' channel (common/process-notices.ts) the index speaks on. */
 export type VectorNotices = Pick<ProcessNotices, 'announceVectors' | 'onVectors'>;
@@ -53,6 +68,8 @@ export class SearchThreadMirror {
   private readonly heldUpTo = new Map<string, number>();
   private closing = false;
   private readonly stopListening: () => void;
+  /** Collections other processes committed to, waiting for their ingestion to go quiet: since when, and the timer. */
+  private readonly deferred = new Map<string, { since: number; timer: NodeJS.Timeout }>();
   /** Collections whose vectors other processes committed, to take in; and the take-in under way. */
   private readonly toTakeIn = new Set<string>();
   private takingIn?: Promise<void>;
@@ -65,8 +82,9 @@ export class SearchThreadMirror {
     private readonly nearest: NearestThreads,
     private readonly answersSearches: boolean,
     private readonly notices: VectorNotices,
+    private readonly timing: TakeInTiming = TAKE_IN_TIMING,
   ) {
-    this.stopListening = this.answersSearches ? this.notices.onVectors((collectionId) => this.takeIn(collectionId)) : () => undefined;
+    this.stopListening = this.answersSearches ? this.notices.onVectors((collectionId) => this.noticed(collectionId)) : () => undefined;
   }
 
   /** Take-ins stop after their current collection; resolves when the one under way has. */
@@ -74,6 +92,8 @@ export class SearchThreadMirror {
     this.closing = true;
     this.stopListening();
     clearTimeout(this.announceTimer);
+    for (const { timer } of this.deferred.values()) clearTimeout(timer);
+    this.deferred.clear();
     await this.takingIn;
   }
 
@@ -125,10 +145,32 @@ export class SearchThreadMirror {
   }
 
   /**
-   * In a process that answers searches: another process committed vectors of `collectionId`, so it
-   * is loaded (or what was committed above what the thread holds is read), as a search would, but
-   * now: the first search after a worker process ingested does not wait for the load. One take-in
-   * at a time; notices arriving meanwhile are taken in after it.
+   * Another process committed vectors of `collectionId`: their take-in waits until the collection's
+   * ingestion goes quiet, or at most TakeInTiming.atMostMs after the first notice it waits on.
+   */
+  private noticed(collectionId: string): void {
+    if (this.closing) return;
+    const now = performance.now();
+    const waiting = this.deferred.get(collectionId);
+    const since = waiting?.since ?? now;
+    clearTimeout(waiting?.timer);
+    const timer = setTimeout(
+      () => {
+        this.deferred.delete(collectionId);
+        this.takeIn(collectionId);
+      },
+      Math.min(this.timing.quietMs, Math.max(0, since + this.timing.atMostMs - now)),
+    );
+    // A take-in waiting never keeps the process alive.
+    timer.unref();
+    this.deferred.set(collectionId, { since, timer });
+  }
+
+  /**
+   * In a process that answers searches: another process committed vectors of `collectionId` and its
+   * ingestion went quiet (see noticed), so it is loaded (or what was committed above what the thread
+   * holds is read), as a search would, but now: a search after the worker process ingested does not
+   * wait for the load. One take-in at a time; notices arriving meanwhile are taken in after it.
    */
   private takeIn(collectionId: string): void {
     if (this.closing) return;
