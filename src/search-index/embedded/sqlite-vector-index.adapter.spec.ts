@@ -87,7 +87,7 @@ describe('SqliteVectorIndex storage', () => {
     }
   });
 
-  it("leaves a worker's commits to its ingestion going quiet, and a search meanwhile still finds every committed row", async () => {
+  it("leaves a worker's commits to its ingestion going quiet or many rows waiting, and a search meanwhile still finds every committed row", async () => {
     const listeners = new Set<(collectionId: string) => void>();
     let notices = 0;
     const answering: VectorNotices = {
@@ -108,8 +108,8 @@ describe('SqliteVectorIndex storage', () => {
       }
     };
     await index.close();
-    // Ingestion never goes quiet here: only a search takes the rows in.
-    index = new SqliteVectorIndex(db, { notices: answering, takeIn: { quietMs: 600_000, atMostMs: 600_000 } });
+    // Ingestion never goes quiet here: a search takes the rows in, or 30 rows waiting.
+    index = new SqliteVectorIndex(db, { notices: answering, takeIn: { quietMs: 600_000, atMostRows: 30 } });
     await index.init();
     const otherDb = open();
     const worker = new SqliteVectorIndex(otherDb, { answersSearches: false, notices: ingesting });
@@ -129,6 +129,14 @@ describe('SqliteVectorIndex storage', () => {
       await noticed(2);
       expect(await nearest(40)).toEqual([['unt_40', 0]]);
       expect((await index.searchThreadStats()).collections).toEqual([expect.objectContaining({ collectionId: 'col_a', size: 41 })]);
+      // 40 rows waiting, more than 30: taken in on their notice, no search asking.
+      await worker.upsert(Array.from({ length: 40 }, (_, i) => unit(41 + i, { vector: at(41 + i) })));
+      for (let tries = 0; ; tries++) {
+        const [held] = (await index.searchThreadStats()).collections;
+        if (held?.size === 81) break;
+        if (tries > 1_500) throw new Error(`the search threads hold ${JSON.stringify(held)}, not 81 rows`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     } finally {
       await worker.close();
       otherDb.close();

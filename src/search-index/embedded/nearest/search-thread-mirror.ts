@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ProcessNotices } from '../../../common/process-notices';
 import type { IndexUnit } from '../../../domain/vector-index.port';
@@ -26,17 +25,19 @@ const ANNOUNCE_EVERY_MS = 100;
 
 /**
  * When a process that answers searches takes in what other processes committed to a collection:
- * once no notice of it has come for `quietMs` (its ingestion went quiet), and while notices keep
- * coming at least every `atMostMs` after the first one waiting, in big batches. Taken in on every
- * 100 ms notice, the search threads coded the worker's vectors while it ingested, a quarter of the
- * service's CPU a passage on the cores ingestion needs; a search meanwhile still takes in every
- * committed row before it answers (see SqliteVectorIndex.searchVector).
+ * once no notice of it has come for `quietMs` (its ingestion went quiet), or as soon as `atMostRows`
+ * rows (counted by seq, which all collections share) wait, in big batches. Taken in on every 100 ms
+ * notice, the search threads coded the worker's vectors while it ingested, a quarter of the
+ * service's CPU a passage on the cores ingestion needs. A search meanwhile still takes in every
+ * committed row before it answers (see SqliteVectorIndex.searchVector), so the rows bound how long
+ * it waits for that (100,000 rows of 512 dimensions: about a second of the search threads' CPU);
+ * a bound in time instead took them in sooner the slower the machine ingested.
  */
 export interface TakeInTiming {
   quietMs: number;
-  atMostMs: number;
+  atMostRows: number;
 }
-export const TAKE_IN_TIMING: TakeInTiming = { quietMs: 1_000, atMostMs: 5_000 };
+export const TAKE_IN_TIMING: TakeInTiming = { quietMs: 1_000, atMostRows: 100_000 };
 
 /** The part of the processes' channel (common/process-notices.ts) the index speaks on. */
 export type VectorNotices = Pick<ProcessNotices, 'announceVectors' | 'onVectors'>;
@@ -68,8 +69,11 @@ export class SearchThreadMirror {
   private readonly heldUpTo = new Map<string, number>();
   private closing = false;
   private readonly stopListening: () => void;
-  /** Collections other processes committed to, waiting for their ingestion to go quiet: since when, and the timer. */
-  private readonly deferred = new Map<string, { since: number; timer: NodeJS.Timeout }>();
+  /**
+   * Collections other processes committed to, waiting for their ingestion to go quiet: the seq the
+   * wait counts from (what the threads hold, or the highest at the first notice) and the timer.
+   */
+  private readonly deferred = new Map<string, { from: number; timer: NodeJS.Timeout }>();
   /** Collections whose vectors other processes committed, to take in; and the take-in under way. */
   private readonly toTakeIn = new Set<string>();
   private takingIn?: Promise<void>;
@@ -146,24 +150,28 @@ export class SearchThreadMirror {
 
   /**
    * Another process committed vectors of `collectionId`: their take-in waits until the collection's
-   * ingestion goes quiet, or at most TakeInTiming.atMostMs after the first notice it waits on.
+   * ingestion goes quiet, or until TakeInTiming.atMostRows rows wait.
    */
   private noticed(collectionId: string): void {
     if (this.closing) return;
-    const now = performance.now();
     const waiting = this.deferred.get(collectionId);
-    const since = waiting?.since ?? now;
     clearTimeout(waiting?.timer);
-    const timer = setTimeout(
-      () => {
-        this.deferred.delete(collectionId);
-        this.takeIn(collectionId);
-      },
-      Math.min(this.timing.quietMs, Math.max(0, since + this.timing.atMostMs - now)),
-    );
+    let highest = -1;
+    try {
+      highest = (this.store.prepared().maxSeq.get(collectionId) as number | null) ?? -1;
+    } catch {
+      // Not yet initialised (or closed): the quiet timer alone decides.
+    }
+    const from = this.heldUpTo.get(collectionId) ?? waiting?.from ?? highest;
+    const takeIn = () => {
+      this.deferred.delete(collectionId);
+      this.takeIn(collectionId);
+    };
+    if (highest - from >= this.timing.atMostRows) return takeIn();
+    const timer = setTimeout(takeIn, this.timing.quietMs);
     // A take-in waiting never keeps the process alive.
     timer.unref();
-    this.deferred.set(collectionId, { since, timer });
+    this.deferred.set(collectionId, { from, timer });
   }
 
   /**
