@@ -129,6 +129,8 @@ export class SearchThreadMirror {
 
   /** The collection was deleted: the search thread drops it. */
   drop(collectionId: string): void {
+    clearTimeout(this.deferred.get(collectionId)?.timer);
+    this.deferred.delete(collectionId);
     if (this.isLoaded(collectionId)) this.nearest.post({ type: 'drop', collectionId });
     this.loaded.delete(collectionId);
     this.heldUpTo.delete(collectionId);
