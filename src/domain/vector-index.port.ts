@@ -191,6 +191,11 @@ export function assertSearchK(k: number): void {
  * non-finite, or zero. Such a vector is an embedder fault, not something to store.
  */
 export function assertUsableVector(vector: Float32Array, what: string): void {
+  usableSquares(vector, what);
+}
+
+/** assertUsableVector's check, which returns the vector's sum of squares it took (one pass for both). */
+function usableSquares(vector: Float32Array, what: string): number {
   if (vector.length === 0 || vector.length > MAX_VECTOR_DIMENSION) {
     throw new AppError(ErrorCode.EMBEDDING_FAILED, `${what} has ${vector.length} dimensions; expected 1 to ${MAX_VECTOR_DIMENSION}`);
   }
@@ -198,6 +203,7 @@ export function assertUsableVector(vector: Float32Array, what: string): void {
   for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
   if (!Number.isFinite(squares)) throw new AppError(ErrorCode.EMBEDDING_FAILED, `${what} has a non-finite component`);
   if (squares === 0) throw new AppError(ErrorCode.EMBEDDING_FAILED, `${what} is a zero vector`);
+  return squares;
 }
 
 /** A collection embedded by another model than this service's: its vectors and ours cannot be compared. */
@@ -232,12 +238,16 @@ export function embeddingMismatch(collectionId: string, expected: number, got: n
 
 /**
  * Validates a batch and returns the one dimension of each collection in it. Throws
- * EMBEDDING_MISMATCH when a batch mixes dimensions within one collection.
+ * EMBEDDING_MISMATCH when a batch mixes dimensions within one collection. With `squares`, each
+ * unit's sum of squares (taken by the check) is written there, for an index that scales to unit
+ * length without another pass over the vector.
  */
-export function dimensionsByCollection(units: readonly IndexUnit[]): Map<string, number> {
+export function dimensionsByCollection(units: readonly IndexUnit[], squares?: Float64Array): Map<string, number> {
   const dimensions = new Map<string, number>();
-  for (const unit of units) {
-    assertUsableVector(unit.vector, `Vector of unit ${unit.id}`);
+  for (let i = 0; i < units.length; i++) {
+    const unit = units[i];
+    const sum = usableSquares(unit.vector, `Vector of unit ${unit.id}`);
+    if (squares) squares[i] = sum;
     const known = dimensions.get(unit.collectionId);
     if (known === undefined) dimensions.set(unit.collectionId, unit.vector.length);
     else if (known !== unit.vector.length) throw embeddingMismatch(unit.collectionId, known, unit.vector.length);

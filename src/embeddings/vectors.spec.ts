@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../common/app-error';
-import { abortError, embeddableText, l2Normalize } from './vectors';
+import { abortError, embeddableText, l2Normalize, scaleToUnit } from './vectors';
 
 describe('l2Normalize', () => {
   it('scales to unit length without touching its input', () => {
@@ -10,6 +10,19 @@ describe('l2Normalize', () => {
 
   it('leaves a zero vector zero rather than NaN', () => {
     expect(Array.from(l2Normalize([0, 0, 0]))).toEqual([0, 0, 0]);
+  });
+});
+
+describe('scaleToUnit', () => {
+  it('leaves a vector already unit length as it is, and scales one that is not', () => {
+    // Squares 1.00000064: unit length in float32 terms, as embedders hand over.
+    const unit = Float32Array.from([0.6, 0.8000004]);
+    const before = Array.from(unit);
+    expect(scaleToUnit(unit)).toBeCloseTo(1, 5);
+    expect(Array.from(unit)).toEqual(before);
+    const long = Float32Array.from([3, 4]);
+    expect(scaleToUnit(long)).toBeCloseTo(25, 5);
+    expect(Array.from(long)).toEqual([expect.closeTo(0.6, 6), expect.closeTo(0.8, 6)]);
   });
 });
 

@@ -8,13 +8,26 @@ export function l2Normalize(values: ArrayLike<number>): Float32Array {
 }
 
 /**
- * Scales `values` to unit length where they are (a zero vector stays zero); returns their sum of
- * squares before, not finite when a component is not (so the pass is also the finite check).
+ * How far from 1 a vector's squared length may be for it to count as unit length, left as it is.
+ * Embedders hand over unit vectors (scaled in float32, so within about 1e-7): scaling them again
+ * was a pass over every vector that changed nothing but its last bits.
+ */
+const UNIT_TOLERANCE = 1e-5;
+
+/** Whether a vector of this sum of squares is unit length (within UNIT_TOLERANCE). */
+export function isUnitLength(sumOfSquares: number): boolean {
+  return Math.abs(sumOfSquares - 1) <= UNIT_TOLERANCE;
+}
+
+/**
+ * Scales `values` to unit length where they are (a zero vector stays zero, a unit one as it is);
+ * returns their sum of squares before, not finite when a component is not (so the pass is also the
+ * finite check).
  */
 export function scaleToUnit(values: Float32Array): number {
   let sumOfSquares = 0;
   for (let i = 0; i < values.length; i++) sumOfSquares += values[i] * values[i];
-  if (sumOfSquares === 0) return 0;
+  if (sumOfSquares === 0 || isUnitLength(sumOfSquares)) return sumOfSquares;
   const scale = 1 / Math.sqrt(sumOfSquares);
   for (let i = 0; i < values.length; i++) values[i] *= scale;
   return sumOfSquares;

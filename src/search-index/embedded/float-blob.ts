@@ -1,4 +1,4 @@
-import { l2Normalize } from '../../embeddings/vectors';
+import { isUnitLength, l2Normalize } from '../../embeddings/vectors';
 
 /** The floats of a stored blob: a view when aligned, else a copy (SQLite's buffers may start anywhere). */
 export function floatsOf(blob: Buffer): Float32Array {
@@ -32,16 +32,14 @@ export function packRows(rows: readonly VectorRow[], dimension: number): VectorB
 }
 
 /**
- * How far from 1 a vector's squared length may be to be stored as it is. Embedders hand over unit
- * vectors (scaled in float32, so within about 1e-7): scaling them again copied every vector.
+ * The vector scaled to unit length, as a little-endian float32 blob: a view of `vector` when it
+ * already is (embedders hand over unit vectors; scaling them again copied every vector), else a
+ * scaled copy. `squares` is its sum of squares, taken by the check every upsert makes
+ * (dimensionsByCollection): a second pass over each vector only to find it unit length again cost
+ * the ingesting process its share of the passes over every vector.
  */
-const UNIT_TOLERANCE = 1e-5;
-
-/** The vector scaled to unit length, as a little-endian float32 blob (a view of `vector` when it already is). */
-export function normalisedBlob(vector: Float32Array): Buffer {
-  let squares = 0;
-  for (let i = 0; i < vector.length; i++) squares += vector[i] * vector[i];
-  const unit = Math.abs(squares - 1) <= UNIT_TOLERANCE ? vector : l2Normalize(vector);
+export function normalisedBlob(vector: Float32Array, squares: number): Buffer {
+  const unit = isUnitLength(squares) ? vector : l2Normalize(vector);
   return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
 }
 

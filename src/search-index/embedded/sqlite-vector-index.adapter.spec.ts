@@ -87,6 +87,62 @@ describe('SqliteVectorIndex storage', () => {
     }
   });
 
+  it("leaves a worker's commits to its ingestion going quiet or many rows waiting, and a search meanwhile still finds every committed row", async () => {
+    const listeners = new Set<(collectionId: string) => void>();
+    let notices = 0;
+    const answering: VectorNotices = {
+      announceVectors: () => undefined,
+      onVectors: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+    };
+    const ingesting: VectorNotices = {
+      announceVectors: (collectionId) => {
+        listeners.forEach((listener) => listener(collectionId));
+        notices++;
+      },
+      onVectors: () => () => undefined,
+    };
+    const noticed = async (count: number) => {
+      for (let tries = 0; notices < count; tries++) {
+        if (tries > 1_500) throw new Error(`${notices} notices, not ${count}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await index.close();
+    // Ingestion never goes quiet here: a search takes the rows in, or 30 rows waiting.
+    index = new SqliteVectorIndex(db, { notices: answering, takeIn: { quietMs: 600_000, atMostRows: 30 } });
+    await index.init();
+    const otherDb = open();
+    const worker = new SqliteVectorIndex(otherDb, { answersSearches: false, notices: ingesting });
+    await worker.init();
+    // Each unit at its own angle, well apart from its neighbours even in int8 codes.
+    const at = (i: number) => Float32Array.from([Math.cos(i / 30), Math.sin(i / 30), 0, 0]);
+    const nearest = async (i: number) =>
+      (await index.searchVector('col_a', at(i), 3)).slice(0, 1).map((h) => [h.unitId, Number(h.distance.toFixed(6))]);
+    try {
+      await worker.upsert(Array.from({ length: 40 }, (_, i) => unit(i, { vector: at(i) })));
+      await noticed(1);
+      // Told, but not yet taken in: the search threads hold nothing of the collection.
+      expect((await index.searchThreadStats()).collections).toEqual([]);
+      expect(await nearest(17)).toEqual([['unt_17', 0]]);
+      // Loaded by that search; the next commit is taken in by the next search, not by its notice.
+      await worker.upsert([unit(40, { vector: at(40) })]);
+      await noticed(2);
+      expect(await nearest(40)).toEqual([['unt_40', 0]]);
+      expect((await index.searchThreadStats()).collections).toEqual([expect.objectContaining({ collectionId: 'col_a', size: 41 })]);
+      // 40 rows waiting, more than 30: taken in on their notice, no search asking.
+      await worker.upsert(Array.from({ length: 40 }, (_, i) => unit(41 + i, { vector: at(41 + i) })));
+      for (let tries = 0; ; tries++) {
+        const [held] = (await index.searchThreadStats()).collections;
+        if (held?.size === 81) break;
+        if (tries > 1_500) throw new Error(`the search threads hold ${JSON.stringify(held)}, not 81 rows`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await worker.close();
+      otherDb.close();
+    }
+  });
+
   it('searches what another process on the store wrote after this one loaded the collection, with its own vectors', async () => {
     const otherDb = open();
     const other = new SqliteVectorIndex(otherDb);

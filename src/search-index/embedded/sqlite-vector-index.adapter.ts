@@ -23,7 +23,7 @@ import {
 import { cosineDistanceToUnit, floatsOf, normalisedBlob } from './float-blob';
 import { toFts5Query } from './fts5-query';
 import { NearestThreads } from './nearest/nearest-threads';
-import { SearchThreadMirror, VectorNotices } from './nearest/search-thread-mirror';
+import { SearchThreadMirror, TakeInTiming, VectorNotices } from './nearest/search-thread-mirror';
 import { TextReader } from './text/text-reader';
 import { processNotices } from '../../common/process-notices';
 import { TextSearchRequest, TextSearchRow } from './text/text-search-sql';
@@ -54,6 +54,8 @@ export interface SqliteVectorIndexOptions {
   answersSearches?: boolean;
   /** The channel to the service's other processes (default: this process's). */
   notices?: VectorNotices;
+  /** When what other processes commit is taken in (default TAKE_IN_TIMING; tests shorten or lengthen it). */
+  takeIn?: TakeInTiming;
 }
 /**
  * Code-ranked hits per wanted hit that are re-ranked by their float vectors: the int8 codes rank
@@ -121,7 +123,13 @@ export class SqliteVectorIndex extends VectorIndex {
       collectionDimension: (collectionId: string) => this.collectionDimension(collectionId),
       deletedUpTo: (collectionId: string) => this.deletedUpTo(collectionId),
     };
-    this.mirror = new SearchThreadMirror(store, this.nearest, options.answersSearches ?? true, options.notices ?? processNotices);
+    this.mirror = new SearchThreadMirror(
+      store,
+      this.nearest,
+      options.answersSearches ?? true,
+      options.notices ?? processNotices,
+      options.takeIn,
+    );
   }
 
   async init(): Promise<void> {
@@ -170,8 +178,10 @@ export class SqliteVectorIndex extends VectorIndex {
   async upsert(units: IndexUnit[]): Promise<void> {
     if (units.length === 0) return;
     if (!this.closing) this.checkpoints ??= checkpointThreadOf(this.db);
-    const dimensions = dimensionsByCollection(units);
-    const blobs = units.map((unit) => normalisedBlob(unit.vector));
+    // One pass over each vector checks it and gives its length, which decides whether it is stored as it is.
+    const squares = new Float64Array(units.length);
+    const dimensions = dimensionsByCollection(units, squares);
+    const blobs = units.map((unit, i) => normalisedBlob(unit.vector, squares[i]));
     const s = this.prepared();
 
     const removed: { collectionId: string; seq: number }[] = [];

@@ -23,6 +23,22 @@ const LOAD_AHEAD = 64;
 /** A worker process tells the others of its commits to a collection at most this often. */
 const ANNOUNCE_EVERY_MS = 100;
 
+/**
+ * When a process that answers searches takes in what other processes committed to a collection:
+ * once no notice of it has come for `quietMs` (its ingestion went quiet), or as soon as `atMostRows`
+ * rows (counted by seq, which all collections share) wait, in big batches. Taken in on every 100 ms
+ * notice, the search threads coded the worker's vectors while it ingested, a quarter of the
+ * service's CPU a passage on the cores ingestion needs. A search meanwhile still takes in every
+ * committed row before it answers (see SqliteVectorIndex.searchVector), so the rows bound how long
+ * it waits for that (100,000 rows of 512 dimensions: about a second of the search threads' CPU);
+ * a bound in time instead took them in sooner the slower the machine ingested.
+ */
+export interface TakeInTiming {
+  quietMs: number;
+  atMostRows: number;
+}
+export const TAKE_IN_TIMING: TakeInTiming = { quietMs: 1_000, atMostRows: 100_000 };
+
 /** The part of the processes' channel (common/process-notices.ts) the index speaks on. */
 export type VectorNotices = Pick<ProcessNotices, 'announceVectors' | 'onVectors'>;
 
@@ -53,6 +69,11 @@ export class SearchThreadMirror {
   private readonly heldUpTo = new Map<string, number>();
   private closing = false;
   private readonly stopListening: () => void;
+  /**
+   * Collections other processes committed to, waiting for their ingestion to go quiet: the seq the
+   * wait counts from (what the threads hold, or the highest at the first notice) and the timer.
+   */
+  private readonly deferred = new Map<string, { from: number; timer: NodeJS.Timeout }>();
   /** Collections whose vectors other processes committed, to take in; and the take-in under way. */
   private readonly toTakeIn = new Set<string>();
   private takingIn?: Promise<void>;
@@ -65,8 +86,9 @@ export class SearchThreadMirror {
     private readonly nearest: NearestThreads,
     private readonly answersSearches: boolean,
     private readonly notices: VectorNotices,
+    private readonly timing: TakeInTiming = TAKE_IN_TIMING,
   ) {
-    this.stopListening = this.answersSearches ? this.notices.onVectors((collectionId) => this.takeIn(collectionId)) : () => undefined;
+    this.stopListening = this.answersSearches ? this.notices.onVectors((collectionId) => this.noticed(collectionId)) : () => undefined;
   }
 
   /** Take-ins stop after their current collection; resolves when the one under way has. */
@@ -74,6 +96,8 @@ export class SearchThreadMirror {
     this.closing = true;
     this.stopListening();
     clearTimeout(this.announceTimer);
+    for (const { timer } of this.deferred.values()) clearTimeout(timer);
+    this.deferred.clear();
     await this.takingIn;
   }
 
@@ -105,6 +129,8 @@ export class SearchThreadMirror {
 
   /** The collection was deleted: the search thread drops it. */
   drop(collectionId: string): void {
+    clearTimeout(this.deferred.get(collectionId)?.timer);
+    this.deferred.delete(collectionId);
     if (this.isLoaded(collectionId)) this.nearest.post({ type: 'drop', collectionId });
     this.loaded.delete(collectionId);
     this.heldUpTo.delete(collectionId);
@@ -125,10 +151,36 @@ export class SearchThreadMirror {
   }
 
   /**
-   * In a process that answers searches: another process committed vectors of `collectionId`, so it
-   * is loaded (or what was committed above what the thread holds is read), as a search would, but
-   * now: the first search after a worker process ingested does not wait for the load. One take-in
-   * at a time; notices arriving meanwhile are taken in after it.
+   * Another process committed vectors of `collectionId`: their take-in waits until the collection's
+   * ingestion goes quiet, or until TakeInTiming.atMostRows rows wait.
+   */
+  private noticed(collectionId: string): void {
+    if (this.closing) return;
+    const waiting = this.deferred.get(collectionId);
+    clearTimeout(waiting?.timer);
+    let highest = -1;
+    try {
+      highest = (this.store.prepared().maxSeq.get(collectionId) as number | null) ?? -1;
+    } catch {
+      // Not yet initialised (or closed): the quiet timer alone decides.
+    }
+    const from = this.heldUpTo.get(collectionId) ?? waiting?.from ?? highest;
+    const takeIn = () => {
+      this.deferred.delete(collectionId);
+      this.takeIn(collectionId);
+    };
+    if (highest - from >= this.timing.atMostRows) return takeIn();
+    const timer = setTimeout(takeIn, this.timing.quietMs);
+    // A take-in waiting never keeps the process alive.
+    timer.unref();
+    this.deferred.set(collectionId, { from, timer });
+  }
+
+  /**
+   * In a process that answers searches: another process committed vectors of `collectionId` and its
+   * ingestion went quiet (see noticed), so it is loaded (or what was committed above what the thread
+   * holds is read), as a search would, but now: a search after the worker process ingested does not
+   * wait for the load. One take-in at a time; notices arriving meanwhile are taken in after it.
    */
   private takeIn(collectionId: string): void {
     if (this.closing) return;
