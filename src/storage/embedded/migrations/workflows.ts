@@ -218,4 +218,12 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     // service's limit) on every webhook call.
     sql: `CREATE INDEX workflow_runs_queued_by_user ON workflow_runs(acting_user_id, created_at) WHERE status = 'queued';`,
   },
+  {
+    version: 270,
+    name: 'runs-by-workflow-and-status',
+    // A workflow's runs in one status (GET /runs?workflowId=&status=, its page and its total) read
+    // those runs alone: SQLite took the status index for them, reading every run of that status in
+    // the store, so each such count cost more as the process ran more runs of any workflow.
+    sql: `CREATE INDEX workflow_runs_workflow_status ON workflow_runs(workflow_id, status, created_at);`,
+  },
 ];
