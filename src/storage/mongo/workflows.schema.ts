@@ -122,6 +122,8 @@ const runSchema = new Schema<RunDoc>(
   options,
 );
 runSchema.index({ workflowId: 1, createdAt: -1 });
+// A workflow's runs in one status (GET /runs?workflowId=&status=), page and count, without reading every run of that status (as SQLite's migration 270).
+runSchema.index({ workflowId: 1, status: 1, createdAt: -1, _id: -1 });
 runSchema.index({ parentRunId: 1 }, { partialFilterExpression: { parentRunId: { $type: 'string' } } });
 runSchema.index({ workflowId: 1, createdAt: 1, _id: 1 }, { partialFilterExpression: { parked: true } });
 runSchema.index({ status: 1, createdAt: 1, _id: 1 });
