@@ -175,6 +175,11 @@ export class SqliteJobStore extends JobStore {
   }
 
   insert(job: NewJob, now: Date): Promise<{ lane: boolean } | null> {
+    return this.group.run(() => this.insertWithin(job, now));
+  }
+
+  /** The insert inside a write of the group commit: its own, or another store's (a run's, RunStore.createWith). */
+  override insertWithin(job: NewJob, now: Date): { lane: boolean } | null {
     const share = job.share ?? NO_SHARE;
     const params = {
       name: job.name,
@@ -189,22 +194,20 @@ export class SqliteJobStore extends JobStore {
       turn: 0,
       lane: 0,
     };
-    return this.group.run(() => {
-      if (job.runAt <= now && !this.statements.exists.get(job.name, job.id)) {
-        const { statements } = this;
-        const shared = { name: job.name, user: share.user, flow: share.flow };
-        const userFlows = statements.userFlows.get(shared) as number;
-        const place = fairPlace({
-          head: (statements.head.get(job.name) as number | undefined) ?? 0,
-          flowLast: (statements.flowLast.get(shared) as number | null) ?? 0,
-          userFlows,
-          userPending: statements.userPending.get(shared) === 1,
-        });
-        params.turn = place.turn;
-        params.lane = place.lane && job.share ? 1 : 0;
-      }
-      return this.statements.insert.run(params).changes > 0 ? { lane: params.lane === 1 } : null;
-    });
+    if (job.runAt <= now && !this.statements.exists.get(job.name, job.id)) {
+      const { statements } = this;
+      const shared = { name: job.name, user: share.user, flow: share.flow };
+      const userFlows = statements.userFlows.get(shared) as number;
+      const place = fairPlace({
+        head: (statements.head.get(job.name) as number | undefined) ?? 0,
+        flowLast: (statements.flowLast.get(shared) as number | null) ?? 0,
+        userFlows,
+        userPending: statements.userPending.get(shared) === 1,
+      });
+      params.turn = place.turn;
+      params.lane = place.lane && job.share ? 1 : 0;
+    }
+    return this.statements.insert.run(params).changes > 0 ? { lane: params.lane === 1 } : null;
   }
 
   claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane = false): Promise<StoredJob | null> {

@@ -166,6 +166,15 @@ export class SqliteRunStore extends RunStore {
     return this.group.run(() => this.insertRun(run, reuseSince));
   }
 
+  /** The run's job inserted in the run's own write: one commit for both (the job store shares this connection). */
+  override createWith(run: Run, reuseSince: Date, alongside: () => void): Promise<{ created: boolean; run: Run }> {
+    return this.group.run(() => {
+      const stored = this.insertRun(run, reuseSince);
+      if (stored.created) alongside();
+      return stored;
+    });
+  }
+
   async byIdempotencyKey(workflowId: string, key: string, since: Date): Promise<Run | null> {
     return this.findByKey(workflowId, key, since);
   }
