@@ -56,8 +56,9 @@ type RefusalReason = 'workflow-queue-limit' | 'user-queue-limit' | 'global-queue
 /**
  * Where every run enters the run-time, whoever starts it (webhook, MCP tool, retry, schedule):
  * admission control first (queued-run limits, counted in the store: every process sharing it sees
- * the same answer), then the run is written as queued and only then its job enqueued, so no job
- * ever names a run the store lacks.
+ * the same answer), then the run is written as queued with its job in the same write where the
+ * queue's jobs commit with the runs (SQLite, a caller's run), else before its job is enqueued (Bull,
+ * MongoDB), so no job ever names a run the store lacks.
  */
 /**
  * Starts the keys of the runs the service starts itself: callers' keys are visible ASCII only

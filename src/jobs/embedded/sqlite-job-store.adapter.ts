@@ -174,8 +174,13 @@ export class SqliteJobStore extends JobStore {
     };
   }
 
+  /** Writes a job's rows, and what a claim joins to them: a few pages (GroupCommit.run's `few`). */
+  private fewRows<T>(work: () => T): Promise<T> {
+    return this.group.run(work, true);
+  }
+
   insert(job: NewJob, now: Date): Promise<{ lane: boolean } | null> {
-    return this.group.run(() => this.insertWithin(job, now));
+    return this.fewRows(() => this.insertWithin(job, now));
   }
 
   /** The insert inside a write of the group commit: its own, or another store's (a run's, RunStore.createWith). */
@@ -213,7 +218,7 @@ export class SqliteJobStore extends JobStore {
   claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane = false): Promise<StoredJob | null> {
     const take = this.taker(name, now, leaseUntil, lane);
     // In the group commit's transaction, which holds the write lock: nothing comes between the read and the update.
-    return this.group.run(() => take(leaseToken));
+    return this.fewRows(() => take(leaseToken));
   }
 
   /**
@@ -229,7 +234,7 @@ export class SqliteJobStore extends JobStore {
     joining?: JobJoining,
   ): Promise<ClaimedJob[]> {
     const take = this.taker(name, now, leaseUntil, lane);
-    return this.group.run(() => {
+    return this.fewRows(() => {
       const claimed: ClaimedJob[] = [];
       for (const token of typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens) {
         const job = take(token);
@@ -321,6 +326,6 @@ export class SqliteJobStore extends JobStore {
     params: Record<string, string>,
   ): Promise<boolean> {
     const bound = Object.assign({}, params, { name: key.name, id: key.id, token: leaseToken });
-    return this.group.run(() => this.statements[statement].run(bound).changes > 0);
+    return this.fewRows(() => this.statements[statement].run(bound).changes > 0);
   }
 }
