@@ -63,6 +63,16 @@ export interface JobClaiming<T = unknown, C = unknown> {
   release(claimed: C): Promise<void>;
 }
 
+/**
+ * An enqueue made part of another store's write (JobQueue.stage): `write` inserts the job,
+ * synchronously, inside that write (RunStore.createWith), so the two are stored or undone together;
+ * `committed` is called once that write committed, and tells the workers (nothing if the job existed).
+ */
+export interface StagedEnqueue {
+  write(): void;
+  committed(): void;
+}
+
 export interface ProcessOptions {
   concurrency?: number;
   claiming?: JobClaiming;
@@ -85,6 +95,14 @@ export interface QueueDepth {
 
 export abstract class JobQueue {
   abstract enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string>;
+  /**
+   * enqueue() as a write to run inside another store's (StagedEnqueue), offered where the queue's
+   * jobs commit with the other stores' writes (the embedded queue on SQLite): one commit for a run
+   * and its job, and never one without the other. Undefined elsewhere (Bull, the embedded queue on
+   * MongoDB): the caller enqueues after its own write.
+   * @throws AppError UNAVAILABLE from `write` when the job's insert fails (the other store's write is undone with it)
+   */
+  stage?<T>(name: string, data: T, options?: EnqueueOptions): StagedEnqueue | undefined;
   /**
    * Binds the handler of a job name, run `concurrency` at once in this process, plus as many again
    * for jobs in the lane of users who had nothing waiting (src/jobs/fair-turns.ts): the queue calls it directly with each job's context, its

@@ -60,6 +60,12 @@ export abstract class JobStore {
    * only then has the lane's worker anything to claim.
    */
   abstract insert(job: NewJob, now: Date): Promise<{ lane: boolean } | null>;
+  /**
+   * insert() as a synchronous write, for a store whose writes commit with the other stores'
+   * (`commitsWithOtherStores`): called inside another store's write, it is stored or undone with
+   * that write (a run and its job: RunStore.createWith). Absent elsewhere.
+   */
+  insertWithin?(job: NewJob, now: Date): { lane: boolean } | null;
 
   /**
    * Atomically takes the next job of `name` in fair order: a waiting job whose runAt has come, or

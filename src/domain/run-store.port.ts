@@ -73,6 +73,13 @@ export abstract class RunStore {
    * the earlier run (`created: false`); an older use of the key is forgotten so it can start a new run.
    */
   abstract create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }>;
+  /**
+   * create() with `alongside` (another store's synchronous write on the same connection: the run's
+   * job, JobQueue.stage) run in the same write once the run is inserted: both are stored, or
+   * neither, in one commit. Not called when the key named an earlier run. Absent where the stores
+   * do not commit together (MongoDB).
+   */
+  createWith?(run: Run, reuseSince: Date, alongside: () => void): Promise<{ created: boolean; run: Run }>;
   /** The run an idempotency key started on the workflow since `since`, if any (what `create` would answer with). */
   abstract byIdempotencyKey(workflowId: string, key: string, since: Date): Promise<Run | null>;
   /** The run with its steps in execution order (their sealed state included). */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../common/app-error';
 import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
-import { JobQueue } from '../domain/job-queue.port';
+import { JobQueue, StagedEnqueue } from '../domain/job-queue.port';
 import { queueUnavailable } from '../jobs/job-policy';
 import { Metrics } from '../metrics/metrics.service';
 import { QueuedFilter, QueuedRuns, RunStore } from '../domain/run-store.port';
@@ -56,8 +56,9 @@ type RefusalReason = 'workflow-queue-limit' | 'user-queue-limit' | 'global-queue
 /**
  * Where every run enters the run-time, whoever starts it (webhook, MCP tool, retry, schedule):
  * admission control first (queued-run limits, counted in the store: every process sharing it sees
- * the same answer), then the run is written as queued and only then its job enqueued, so no job
- * ever names a run the store lacks.
+ * the same answer), then the run is written as queued with its job in the same write where the
+ * queue's jobs commit with the runs (SQLite, a caller's run), else before its job is enqueued (Bull,
+ * MongoDB), so no job ever names a run the store lacks.
  */
 /**
  * Starts the keys of the runs the service starts itself: callers' keys are visible ASCII only
@@ -112,6 +113,13 @@ export class RunAdmission {
         throw refusal.error;
       }
     }
+    // A caller's run and its job in one write where the queue's jobs commit with the runs (SQLite):
+    // one commit where there were two, and never a run without its job, nor a run to withdraw.
+    const staged =
+      policy === 'caller' && this.runs.createWith
+        ? this.jobs.stage?.<RunJobData>(RUN_JOB, runJob(run), runJobOptions(run, run.id))
+        : undefined;
+    if (staged) return this.createWithJob(run, reuseSince, staged);
     const stored = await this.runs.create(run, reuseSince);
     if (!stored.created) return stored;
     this.admitted(run);
@@ -119,25 +127,50 @@ export class RunAdmission {
       await this.enqueueWithin(run);
     } catch (error) {
       if (policy === 'caller' && (await this.runs.discardQueued(run.id))) {
-        this.refused(run, policy, 'queue-unavailable');
-        this.logger.warn(
-          { runId: run.id, workflowId: run.workflowId, err: error },
-          "the queue did not take the run's job in time: run withdrawn, caller answered 503",
-        );
-        throw new AppError(
-          ErrorCode.UNAVAILABLE,
-          `The run queue does not answer: no run was started; try again in ${QUEUE_DOWN_RETRY_AFTER_S} s`,
-          {
-            details: { reason: 'queue-unavailable' satisfies RefusalReason, retryAfterSeconds: QUEUE_DOWN_RETRY_AFTER_S },
-            cause: error,
-            retryable: true,
-          },
-        );
+        throw this.queueRefusal(run, error, "the queue did not take the run's job in time: run withdrawn, caller answered 503");
       }
       // A worker claimed it meanwhile (the job did get through), or the service must keep it.
       this.logger.warn({ runId: run.id, err: error }, 'run is queued in the store but its job was not; the reconciler will enqueue it');
     }
     return stored;
+  }
+
+  /** The run's write inserts its job too (JobQueue.stage, RunStore.createWith); a job that cannot be stored undoes the run. */
+  private async createWithJob(run: Run, reuseSince: Date, staged: StagedEnqueue): Promise<{ created: boolean; run: Run }> {
+    let jobError: unknown;
+    let stored: { created: boolean; run: Run };
+    try {
+      stored = await this.runs.createWith!(run, reuseSince, () => {
+        try {
+          staged.write();
+        } catch (error) {
+          jobError = error;
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (jobError === undefined || error !== jobError) throw error;
+      throw this.queueRefusal(run, error, "the run's job could not be stored: nothing stored, caller answered 503");
+    }
+    if (!stored.created) return stored;
+    this.admitted(run);
+    staged.committed();
+    return stored;
+  }
+
+  /** A caller's run left unstarted because the queue did not take its job: 503, the caller may retry. */
+  private queueRefusal(run: Run, error: unknown, message: string): AppError {
+    this.refused(run, 'caller', 'queue-unavailable');
+    this.logger.warn({ runId: run.id, workflowId: run.workflowId, err: error }, message);
+    return new AppError(
+      ErrorCode.UNAVAILABLE,
+      `The run queue does not answer: no run was started; try again in ${QUEUE_DOWN_RETRY_AFTER_S} s`,
+      {
+        details: { reason: 'queue-unavailable' satisfies RefusalReason, retryAfterSeconds: QUEUE_DOWN_RETRY_AFTER_S },
+        cause: error,
+        retryable: true,
+      },
+    );
   }
 
   /**

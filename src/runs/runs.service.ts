@@ -59,9 +59,9 @@ export class RunsService {
 
   /**
    * The webhook. Admission control first (429 beyond the workflow's queued-run limit, 503 beyond
-   * the service's), then writes the run as queued and only then enqueues it, so no job ever names
-   * a run the store lacks; answers without waiting for the run unless `waitSeconds` asks to. If the
-   * queue does not take the job in time, the run is withdrawn and the caller answered 503: no run
+   * the service's), then writes the run as queued with its job (RunAdmission.accept), so no job ever
+   * names a run the store lacks; answers without waiting for the run unless `waitSeconds` asks to. If
+   * the queue does not take the job in time, no run is kept and the caller is answered 503: no run
    * exists that the caller was told was refused, and a retry with the same Idempotency-Key starts it once.
    */
   async start(

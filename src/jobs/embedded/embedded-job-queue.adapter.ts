@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode } from '../../common/app-error';
-import { EnqueueOptions, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth } from '../../domain/job-queue.port';
+import { EnqueueOptions, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth, StagedEnqueue } from '../../domain/job-queue.port';
 import {
   assertJobName,
   backoffDelay,
@@ -14,7 +14,7 @@ import {
 } from '../job-policy';
 import { laneQueueName } from '../fair-turns';
 import { processNotices } from '../../common/process-notices';
-import { ClaimedJob, JobStore, StoredJob } from '../../domain/job-store.port';
+import { ClaimedJob, JobStore, NewJob, StoredJob } from '../../domain/job-store.port';
 import { StoreCommits } from '../../domain/store-commits.port';
 import { DEFAULTS, EmbeddedJobQueueOptions, RunningJob, Worker } from './embedded-workers';
 
@@ -59,32 +59,43 @@ export class EmbeddedJobQueue extends JobQueue {
   }
 
   async enqueue<T>(name: string, data: T, options?: EnqueueOptions): Promise<string> {
-    const resolved = resolveEnqueueOptions(name, options);
-    const now = Date.now();
-    const runAt = now + resolved.delayMs;
+    const job = newJob(name, data, options);
     let inserted: { lane: boolean } | null;
     try {
-      inserted = await this.store.insert(
-        {
-          name,
-          id: resolved.jobId,
-          data: JSON.stringify(data ?? null),
-          maxAttempts: resolved.attempts,
-          backoffMs: resolved.backoffMs,
-          runAt: new Date(runAt),
-          share: resolved.share,
-        },
-        new Date(now),
-      );
+      inserted = await this.store.insert(job, job.at);
     } catch (error) {
       throw queueUnavailable(error);
     }
+    this.queued(job, inserted);
+    return job.id;
+  }
+
+  /** On SQLite, where the job store writes in the other stores' transactions (insertWithin). */
+  override stage<T>(name: string, data: T, options?: EnqueueOptions): StagedEnqueue | undefined {
+    const { store } = this;
+    if (!store.insertWithin) return undefined;
+    const job = newJob(name, data, options);
+    let inserted: { lane: boolean } | null = null;
+    return {
+      write: () => {
+        try {
+          inserted = store.insertWithin!(job, job.at);
+        } catch (error) {
+          throw queueUnavailable(error);
+        }
+      },
+      committed: () => this.queued(job, inserted),
+    };
+  }
+
+  /** A job was stored (null: one with its id existed): the workers, and the other processes, hear of it. */
+  private queued(job: NewJob & { at: Date }, inserted: { lane: boolean } | null): void {
     // Still accepted while stopping: the job is stored and the next start runs it.
-    if (inserted) {
-      this.wake(name, runAt, inserted.lane);
-      if (runAt <= now) this.announce(name, now);
-    }
-    return resolved.jobId;
+    if (!inserted) return;
+    const now = job.at.getTime();
+    const runAt = job.runAt.getTime();
+    this.wake(job.name, runAt, inserted.lane);
+    if (runAt <= now) this.announce(job.name, now);
   }
 
   process<T>(name: string, handler: JobHandler<T>, options: ProcessOptions = {}): void {
@@ -450,4 +461,20 @@ export class EmbeddedJobQueue extends JobQueue {
     }
     clearInterval(this.heartbeat);
   }
+}
+
+/** A job as stored, asked for now (`at`). */
+function newJob<T>(name: string, data: T, options?: EnqueueOptions): NewJob & { at: Date } {
+  const resolved = resolveEnqueueOptions(name, options);
+  const now = Date.now();
+  return {
+    name,
+    id: resolved.jobId,
+    data: JSON.stringify(data ?? null),
+    maxAttempts: resolved.attempts,
+    backoffMs: resolved.backoffMs,
+    runAt: new Date(now + resolved.delayMs),
+    share: resolved.share,
+    at: new Date(now),
+  };
 }

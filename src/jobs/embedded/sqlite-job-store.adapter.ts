@@ -174,7 +174,17 @@ export class SqliteJobStore extends JobStore {
     };
   }
 
+  /** Writes a job's rows, and what a claim joins to them: a few pages (GroupCommit.run's `few`). */
+  private fewRows<T>(work: () => T): Promise<T> {
+    return this.group.run(work, true);
+  }
+
   insert(job: NewJob, now: Date): Promise<{ lane: boolean } | null> {
+    return this.fewRows(() => this.insertWithin(job, now));
+  }
+
+  /** The insert inside a write of the group commit: its own, or another store's (a run's, RunStore.createWith). */
+  override insertWithin(job: NewJob, now: Date): { lane: boolean } | null {
     const share = job.share ?? NO_SHARE;
     const params = {
       name: job.name,
@@ -189,28 +199,26 @@ export class SqliteJobStore extends JobStore {
       turn: 0,
       lane: 0,
     };
-    return this.group.run(() => {
-      if (job.runAt <= now && !this.statements.exists.get(job.name, job.id)) {
-        const { statements } = this;
-        const shared = { name: job.name, user: share.user, flow: share.flow };
-        const userFlows = statements.userFlows.get(shared) as number;
-        const place = fairPlace({
-          head: (statements.head.get(job.name) as number | undefined) ?? 0,
-          flowLast: (statements.flowLast.get(shared) as number | null) ?? 0,
-          userFlows,
-          userPending: statements.userPending.get(shared) === 1,
-        });
-        params.turn = place.turn;
-        params.lane = place.lane && job.share ? 1 : 0;
-      }
-      return this.statements.insert.run(params).changes > 0 ? { lane: params.lane === 1 } : null;
-    });
+    if (job.runAt <= now && !this.statements.exists.get(job.name, job.id)) {
+      const { statements } = this;
+      const shared = { name: job.name, user: share.user, flow: share.flow };
+      const userFlows = statements.userFlows.get(shared) as number;
+      const place = fairPlace({
+        head: (statements.head.get(job.name) as number | undefined) ?? 0,
+        flowLast: (statements.flowLast.get(shared) as number | null) ?? 0,
+        userFlows,
+        userPending: statements.userPending.get(shared) === 1,
+      });
+      params.turn = place.turn;
+      params.lane = place.lane && job.share ? 1 : 0;
+    }
+    return this.statements.insert.run(params).changes > 0 ? { lane: params.lane === 1 } : null;
   }
 
   claim(name: string, now: Date, leaseUntil: Date, leaseToken: string, lane = false): Promise<StoredJob | null> {
     const take = this.taker(name, now, leaseUntil, lane);
     // In the group commit's transaction, which holds the write lock: nothing comes between the read and the update.
-    return this.group.run(() => take(leaseToken));
+    return this.fewRows(() => take(leaseToken));
   }
 
   /**
@@ -226,7 +234,7 @@ export class SqliteJobStore extends JobStore {
     joining?: JobJoining,
   ): Promise<ClaimedJob[]> {
     const take = this.taker(name, now, leaseUntil, lane);
-    return this.group.run(() => {
+    return this.fewRows(() => {
       const claimed: ClaimedJob[] = [];
       for (const token of typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens) {
         const job = take(token);
@@ -318,6 +326,6 @@ export class SqliteJobStore extends JobStore {
     params: Record<string, string>,
   ): Promise<boolean> {
     const bound = Object.assign({}, params, { name: key.name, id: key.id, token: leaseToken });
-    return this.group.run(() => this.statements[statement].run(bound).changes > 0);
+    return this.fewRows(() => this.statements[statement].run(bound).changes > 0);
   }
 }

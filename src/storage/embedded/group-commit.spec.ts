@@ -124,6 +124,25 @@ describe('GroupCommit', () => {
     await expect(pending).resolves.toBe(1);
   });
 
+  it("keeps the savepoints' journal of a batch of few-row writes in memory, of any other batch on disk, and leaves the connection's setting as it was", async () => {
+    const tempStore = () => db.pragma('temp_store', { simple: true }) as number;
+    const seen = (v: number, few: boolean) =>
+      group.run(() => {
+        insert(v)();
+        return tempStore();
+      }, few);
+    // SQLite's temp_store: 2 MEMORY, 0 the default (a file past 64 KiB, with this build).
+    expect(await Promise.all([seen(1, true), seen(2, true)])).toEqual([2, 2]);
+    expect(tempStore()).toBe(0);
+    expect(await Promise.all([seen(3, true), seen(4, false)])).toEqual([0, 0]);
+    const failing = group.run(() => {
+      throw new Error('undone alone');
+    }, true);
+    expect(await Promise.all([seen(5, true), failing.catch((error: Error) => error.message)])).toEqual([2, 'undone alone']);
+    expect(tempStore()).toBe(0);
+    expect(committed()).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('is one per connection, shared by every store writing through it', () => {
     expect(groupCommitOf(db)).toBe(groupCommitOf(db));
     expect(groupCommitOf(reader)).not.toBe(groupCommitOf(db));

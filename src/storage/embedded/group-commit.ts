@@ -2,6 +2,8 @@ import type { SqliteDb } from './sqlite-database';
 
 interface Write {
   work: () => unknown;
+  /** Changes a few rows (a run's, a job's), so its savepoint's journal is small: see GroupCommit.run. */
+  few: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -15,6 +17,13 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const LOCK_RETRY_MS = 2000;
 /** Tries made at once (setImmediate) before the next ones wait a timer's millisecond. */
 const IMMEDIATE_TRIES = 2;
+
+/**
+ * Where a batch of writes that each change a few rows keeps its savepoints' journal: in memory.
+ * Set before the transaction begins (SQLite decides at BEGIN), back to the default after it.
+ */
+const JOURNAL_IN_MEMORY = 'PRAGMA temp_store = MEMORY';
+const TEMP_STORE_DEFAULT = 'PRAGMA temp_store = DEFAULT';
 
 /** SQLite's answer when the write lock is held elsewhere and the connection does not wait for it. */
 const isBusy = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'SQLITE_BUSY';
@@ -72,10 +81,17 @@ export class GroupCommit {
     );
   }
 
-  /** Runs `work` (synchronous statements) atomically with the other writes of this turn. */
-  run<T>(work: () => T): Promise<T> {
+  /**
+   * Runs `work` (synchronous statements) atomically with the other writes of this turn. `few`: it
+   * changes a few rows (a run's, a job's). Each write's savepoint copies the pages it changes into a
+   * journal, which SQLite moves to a temporary file past 64 KiB, opened, written and deleted again in
+   * every such transaction: for a batch of such writes alone, the journal stays in memory (its size
+   * is the pages the batch changes), while a write that may change many pages (a file's passages)
+   * keeps it on disk.
+   */
+  run<T>(work: () => T, few = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ work, few, resolve: resolve as (value: unknown) => void, reject });
       if (this.pending.length === 1 && this.busy === undefined) setImmediate(this.flushWithoutWaiting);
     });
   }
@@ -117,6 +133,9 @@ export class GroupCommit {
     this.pending = [];
     this.began = false;
     let outcomes: Outcome[];
+    // One write runs without a savepoint, so without that journal.
+    const inMemory = writes.length > 1 && this.db.open && !this.db.inTransaction && writes.every((write) => write.few);
+    if (inMemory) this.db.exec(JOURNAL_IN_MEMORY);
     try {
       outcomes = writes.length === 1 ? [{ ok: true, value: this.alone.immediate(writes[0].work) }] : this.together.immediate(writes);
     } catch (error) {
@@ -131,6 +150,8 @@ export class GroupCommit {
         for (const write of writes) this.commitAlone(write);
         return true;
       }
+    } finally {
+      if (inMemory && this.db.open) this.db.exec(TEMP_STORE_DEFAULT);
     }
     writes.forEach((write, i) => {
       const outcome = outcomes[i];

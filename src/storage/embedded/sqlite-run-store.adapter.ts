@@ -161,9 +161,23 @@ export class SqliteRunStore extends RunStore {
     });
   }
 
+  /** Writes a run's rows: a few pages (GroupCommit.run's `few`). */
+  private fewRows<T>(work: () => T): Promise<T> {
+    return this.group.run(work, true);
+  }
+
   /** A burst of webhooks accepted in one turn shares one WAL commit (group-commit.ts). */
   create(run: Run, reuseSince: Date): Promise<{ created: boolean; run: Run }> {
-    return this.group.run(() => this.insertRun(run, reuseSince));
+    return this.fewRows(() => this.insertRun(run, reuseSince));
+  }
+
+  /** The run's job inserted in the run's own write: one commit for both (the job store shares this connection). */
+  override createWith(run: Run, reuseSince: Date, alongside: () => void): Promise<{ created: boolean; run: Run }> {
+    return this.fewRows(() => {
+      const stored = this.insertRun(run, reuseSince);
+      if (stored.created) alongside();
+      return stored;
+    });
   }
 
   async byIdempotencyKey(workflowId: string, key: string, since: Date): Promise<Run | null> {
@@ -225,7 +239,7 @@ export class SqliteRunStore extends RunStore {
     now: Date,
     maxRunning?: number,
   ): Promise<Run | typeof AT_CONCURRENCY_LIMIT | null> {
-    return this.group.run(() => this.claimRun(id, owner, leaseUntil, now, maxRunning));
+    return this.fewRows(() => this.claimRun(id, owner, leaseUntil, now, maxRunning));
   }
 
   override claimWithin(id: string, owner: string, leaseUntil: Date, now: Date, maxRunning?: number): Claimed {
@@ -238,15 +252,15 @@ export class SqliteRunStore extends RunStore {
   }
 
   async recordSteps(id: string, owner: string, steps: StepRecord[]): Promise<LeaseState> {
-    return this.group.run(() => this.writeSteps(id, owner, steps));
+    return this.fewRows(() => this.writeSteps(id, owner, steps));
   }
 
   async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean> {
-    return this.group.run(() => this.completeRun(id, owner, steps, completion));
+    return this.fewRows(() => this.completeRun(id, owner, steps, completion));
   }
 
   async suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean> {
-    return this.group.run(() => this.suspendRun(id, owner, steps, resumeAt, jobId));
+    return this.fewRows(() => this.suspendRun(id, owner, steps, resumeAt, jobId));
   }
 
   async decideWaitingStep(
@@ -257,7 +271,7 @@ export class SqliteRunStore extends RunStore {
     jobId: string,
     now: Date,
   ): Promise<boolean> {
-    return this.group.run(() => this.decideTx(id, nodeId, expectedState, decided, jobId, now));
+    return this.fewRows(() => this.decideTx(id, nodeId, expectedState, decided, jobId, now));
   }
 
   async listWaitingSteps(filter: { type: string; visibleTo?: string }, limit: number): Promise<{ run: Run; step: StepRecord }[]> {
@@ -355,7 +369,7 @@ export class SqliteRunStore extends RunStore {
   }
 
   async discardQueued(id: string): Promise<boolean> {
-    return this.group.run(() => {
+    return this.fewRows(() => {
       this.statements.discardSteps.run(id, id);
       return this.statements.discard.run(id).changes > 0;
     });
