@@ -33,14 +33,17 @@ export function cellCountFor(rows: number): number {
 /**
  * Cells probed per search (of about √units / CELL_SPREAD cells), each scanned exactly, when one
  * thread holds the whole collection; each of several search threads, holding a share of the rows
- * in cells of its own, probes fewer (see probedCellsPerShard).
+ * in cells of its own, probes fewer (see probedCellsPerShard). It was 32 when recall came from the
+ * codes alone; since the adapter re-ranks k + min(k, 16) code hits by their floats, a sweep of the
+ * cells probed (test/bench/probe-sweep.bench.ts, docs/collections-and-search.md) kept recall@10 at
+ * 1.000 at 1M and 0.990 at 3M with 4 cells a thread of two, for about a third of the CPU of 23.
  */
-export const PROBED_CELLS = 32;
+export const PROBED_CELLS = 6;
 
 /**
  * Cells each of `shards` search threads probes so that a search reads the codes one thread would
- * (shards · probed · √(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
- * probing 32 cells of √n reads of all of them.
+ * (shards · probed · √(n / shards) ≈ PROBED_CELLS · √n): the same share of each thread's rows as
+ * one thread probing PROBED_CELLS cells of √n reads of all of them.
  */
 export function probedCellsPerShard(shards: number): number {
   return Math.max(1, Math.round(PROBED_CELLS / Math.sqrt(shards)));
