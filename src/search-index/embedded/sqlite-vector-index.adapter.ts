@@ -294,13 +294,8 @@ export class SqliteVectorIndex extends VectorIndex {
   }
 
   /** BM25 on the main connection: for an in-memory database only, as it holds the event loop. */
-  private searchTextHere({ query, collectionId, after, fileIds, k }: TextSearchRequest): TextSearchRow[] {
-    const s = this.prepared();
-    return (
-      fileIds === undefined
-        ? s.searchText.all(query, collectionId, after, k)
-        : s.searchTextInFiles.all(query, collectionId, after, fileIds, k)
-    ) as TextSearchRow[];
+  private searchTextHere(request: TextSearchRequest): TextSearchRow[] {
+    return this.prepared().searchText.search(request);
   }
 
   async deleteByFile(collectionId: string, fileId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL } from './text/text-search-sql';
+import { BoundedTextSearch } from './text/bounded-text-search';
 
 /** A unit's row as deletes read it. */
 export interface UnitRow {
@@ -51,8 +51,7 @@ export function prepareUnitStatements(db: Database.Database) {
     dimension: db.prepare('SELECT dimension FROM search_units WHERE collection_id = ? AND seq > ? LIMIT 1').pluck(),
     count: db.prepare('SELECT count(*) FROM search_units WHERE collection_id = ? AND seq > ?').pluck(),
     selectFileBatch: db.prepare('SELECT seq, dimension FROM search_units WHERE collection_id = ? AND file_id = ? LIMIT ?'),
-    searchText: db.prepare(SEARCH_TEXT_SQL),
-    searchTextInFiles: db.prepare(SEARCH_TEXT_IN_FILES_SQL),
+    searchText: new BoundedTextSearch(db),
     ping: db.prepare('SELECT 1 FROM search_units LIMIT 1'),
   };
 }

@@ -33,14 +33,17 @@ export function cellCountFor(rows: number): number {
 /**
  * Cells probed per search (of about √units / CELL_SPREAD cells), each scanned exactly, when one
  * thread holds the whole collection; each of several search threads, holding a share of the rows
- * in cells of its own, probes fewer (see probedCellsPerShard).
+ * in cells of its own, probes fewer (see probedCellsPerShard). It was 32 when recall came from the
+ * codes alone; since the adapter re-ranks k + min(k, 16) code hits by their floats, a sweep of the
+ * cells probed (test/bench/probe-sweep.bench.ts, docs/collections-and-search.md) kept recall@10 at
+ * 1.000 at 1M and 0.990 at 3M with 4 cells a thread of two, for about a third of the CPU of 23.
  */
-export const PROBED_CELLS = 32;
+export const PROBED_CELLS = 6;
 
 /**
  * Cells each of `shards` search threads probes so that a search reads the codes one thread would
- * (shards · probed · √(n / shards) ≈ 32 · √n): the same share of each thread's rows as one thread
- * probing 32 cells of √n reads of all of them.
+ * (shards · probed · √(n / shards) ≈ PROBED_CELLS · √n): the same share of each thread's rows as
+ * one thread probing PROBED_CELLS cells of √n reads of all of them.
  */
 export function probedCellsPerShard(shards: number): number {
   return Math.max(1, Math.round(PROBED_CELLS / Math.sqrt(shards)));
@@ -52,6 +55,19 @@ const REPARTITION_GROWTH = 4;
 /** k-means: sampled rows per cell, and rounds (one per build step). */
 const SAMPLE_PER_CELL = 32;
 const TRAINING_ROUNDS = 6;
+
+/** Bytes of codes a search thread keeps for a repeated filter: 32,768 rows of 512-d, a 1% filter at 3M rows. */
+export const FILTER_GATHER_BYTES = 16 * 2 ** 20;
+
+/** A narrow filter's live rows, gathered: their codes one after another, and their seqs. */
+interface Gathered {
+  /** The collection's instance (a number: a dropped collection's codes are not held through this). */
+  of: number;
+  /** The filter's file ordinals, sorted and joined. */
+  key: string;
+  codes: Int8Array;
+  seqs: Float64Array;
+}
 
 export interface CodeHit {
   seq: number;
@@ -107,6 +123,10 @@ export class CollectionVectors {
   private readonly seqsOfFile: number[][] = [];
   /** Rows a load under way will bring (0: none): the cells are computed once it ends, not as it grows. */
   private loading = 0;
+  /** The last narrow filter's rows gathered in this thread, of whichever collection (see scanAllowed). */
+  private static gathered?: Gathered;
+  private static instances = 0;
+  private readonly instance = CollectionVectors.instances++;
 
   constructor(
     readonly dimension: number,
@@ -156,6 +176,7 @@ export class CollectionVectors {
   add(seqs: ArrayLike<number>, fileIds: string[], vectors: Float32Array, threads = 1): void {
     const d = this.dimension;
     this.remove(seqs);
+    this.forgetGathered();
     const codes = new Int8Array(seqs.length * d);
     for (let i = 0; i < seqs.length; i++) quantise(vectors.subarray(i * d, (i + 1) * d), codes, i * d);
     const files = Int32Array.from(fileIds, (fileId) => this.ordinalOf(fileId));
@@ -168,6 +189,7 @@ export class CollectionVectors {
   }
 
   remove(seqs: ArrayLike<number>): void {
+    if (seqs.length > 0) this.forgetGathered();
     for (let i = 0; i < seqs.length; i++) {
       const file = this.serving.remove(seqs[i]);
       if (file >= 0) this.rowsOfFile[file]--;
@@ -255,8 +277,37 @@ export class CollectionVectors {
     return Array.from(found.keys, Number);
   }
 
-  /** Exact k nearest among the live rows of the files of `ordinals` (`rows` of them), gathered through their seqs. */
+  /**
+   * Exact k nearest among the live rows of the files of `ordinals` (`rows` of them), gathered
+   * through their seqs. Gathering is most of the cost: each row's codes are read from wherever its
+   * cell holds them, a cache miss and a TLB miss per row (about 1 µs of CPU a row at 3M under
+   * load, against 0.04 µs to scan it). So the last filter's gathered rows, when they fit
+   * FILTER_GATHER_BYTES, are kept until a row is added or removed: a filter repeated from search to
+   * search (a tenant's or a user's files) scans them again without gathering. A thread keeps one
+   * filter's rows at a time, of whichever collection searched last.
+   */
   private scanAllowed(q: Int8Array, k: number, ordinals: number[], rows: number): CodeHit[] {
+    const d = this.dimension;
+    const key = ordinals.length === 1 ? String(ordinals[0]) : Int32Array.from(ordinals).sort().join(',');
+    const kept = CollectionVectors.gathered;
+    let gathered = kept?.of === this.instance && kept.key === key ? kept : undefined;
+    if (!gathered) {
+      gathered = this.gather(ordinals, rows, key);
+      CollectionVectors.gathered = gathered.codes.buffer.byteLength <= FILTER_GATHER_BYTES ? gathered : undefined;
+    }
+    const { codes, seqs } = gathered;
+    const n = seqs.length;
+    if (n === 0) return [];
+    const found = exactSearch(codes, q, d, Math.min(k, n), MetricKind.Cos, 1);
+    return Array.from(found.keys, (key, i) => ({ seq: seqs[Number(key)], distance: found.distances[i] }));
+  }
+
+  /** Rows of this collection came or went: the gathered rows of a filter may no longer be its rows. */
+  private forgetGathered(): void {
+    if (CollectionVectors.gathered?.of === this.instance) CollectionVectors.gathered = undefined;
+  }
+
+  private gather(ordinals: number[], rows: number, key: string): Gathered {
     const d = this.dimension;
     const { cells, where } = this.serving;
     const dataset = new Int8Array(rows * d);
@@ -270,9 +321,12 @@ export class CollectionVectors {
         seqs[n++] = seq;
       }
     }
-    if (n === 0) return [];
-    const found = exactSearch(n === rows ? dataset : dataset.subarray(0, n * d), q, d, Math.min(k, n), MetricKind.Cos, 1);
-    return Array.from(found.keys, (key, i) => ({ seq: seqs[Number(key)], distance: found.distances[i] }));
+    return {
+      of: this.instance,
+      key,
+      codes: n === rows ? dataset : dataset.subarray(0, n * d),
+      seqs: n === rows ? seqs : seqs.subarray(0, n),
+    };
   }
 
   /** The file's live seqs, each once: a list holding removed or replaced rows is rewritten first. */

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { SEARCH_TEXT_IN_FILES_SQL, SEARCH_TEXT_SQL, TextReaderMessage, TextReaderReply } from './text-search-sql';
+import { BoundedTextSearch } from './bounded-text-search';
+import { TextReaderMessage, TextReaderReply } from './text-search-sql';
 
 /**
  * The text reader thread: BM25 searches on a read-only connection of its own to the service's
@@ -17,18 +18,13 @@ db.pragma('busy_timeout = 5000');
 // memory. The store's own connections do not map the file either (mmap_size 0).
 db.pragma('mmap_size = 0');
 // Prepared at the first search: the tables exist once the index's init() has run.
-let statements: { any: Database.Statement; inFiles: Database.Statement } | undefined;
+let search: BoundedTextSearch | undefined;
 
 port.on('message', (message: TextReaderMessage) => {
   let reply: TextReaderReply;
   try {
-    statements ??= { any: db.prepare(SEARCH_TEXT_SQL), inFiles: db.prepare(SEARCH_TEXT_IN_FILES_SQL) };
-    const { query, collectionId, after, fileIds, k } = message;
-    const rows =
-      fileIds === undefined
-        ? statements.any.all(query, collectionId, after, k)
-        : statements.inFiles.all(query, collectionId, after, fileIds, k);
-    reply = { id: message.id, rows: rows as never };
+    search ??= new BoundedTextSearch(db);
+    reply = { id: message.id, rows: search.search(message) };
   } catch (error) {
     reply = { id: message.id, error: error instanceof Error ? error.message : String(error) };
   }
