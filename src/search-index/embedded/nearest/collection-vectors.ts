@@ -31,14 +31,13 @@ export function cellCountFor(rows: number): number {
 }
 
 /**
- * Cells probed per search (of about √units / CELL_SPREAD cells), each scanned exactly, when one
- * thread holds the whole collection; each of several search threads, holding a share of the rows
- * in cells of its own, probes fewer (see probedCellsPerShard). It was 32 when recall came from the
- * codes alone; since the adapter re-ranks k + min(k, 16) code hits by their floats, a sweep of the
- * cells probed (test/bench/probe-sweep.bench.ts, docs/collections-and-search.md) kept recall@10 at
- * 1.000 at 1M and 0.990 at 3M with 4 cells a thread of two, for about a third of the CPU of 23.
+ * Cells probed per search when one thread holds the whole collection; each of several search
+ * threads probes fewer (probedCellsPerShard). 32 when recall came from the codes alone; with the
+ * float re-rank of k + min(k, 16) hits, a sweep (test/bench/probe-sweep.bench.ts) read recall@10
+ * 1.000 at 1M and 0.998 at 3M generated vectors with 8 a thread of two (0.990 with 4): twice the
+ * cheapest cells as margin, since real embeddings cluster looser than generated ones.
  */
-export const PROBED_CELLS = 6;
+export const PROBED_CELLS = 12;
 
 /**
  * Cells each of `shards` search threads probes so that a search reads the codes one thread would
