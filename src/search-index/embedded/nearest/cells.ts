@@ -16,10 +16,13 @@ export const CHUNK_ROWS = 65_536;
  * A full cell grows by this share of its rows. Room reserved but not yet used is resident like the
  * codes (a buffer from the thread's malloc arena is zeroed or was written before), so doubling held
  * 1.76x the codes' bytes in a thread of 300,000 rows just before its cells were computed again
- * (fourfold growth since), and a quarter holds 1.10x; each row's 512 bytes are copied about four
- * times instead of twice as the cell grows, a fraction of a microsecond.
+ * (fourfold growth since), and a quarter 1.10x. An eighth: one thread's 1,500,000 rows ingested in
+ * adds of 512 held 781 MiB of code buffers for 732 MiB of codes instead of 860, and the thread's
+ * anonymous memory fell by about 80 MiB (1,108-1,121 against 1,188-1,204; a sixteenth held less
+ * room but no less memory); each row's 512 bytes are copied about eight times instead of four as
+ * its cell grows, well under a microsecond, lost in the build's CPU (49.5-51.0 s against 47.0-56.4).
  */
-const GROWTH = 0.25;
+const GROWTH = 0.125;
 
 /** Rows of one cell: int8 codes in a buffer of their own (native scans read a buffer from its start). */
 export class Cell {
