@@ -230,7 +230,9 @@ function answer(model: string, input: string[], base64: boolean): Buffer {
       const members = mosaic(text, picks).base64;
       for (let s = 0; s < SEGMENTS; s++) {
         const from = picks[s] * ENCODED_LENGTH;
-        at += members.copy(body, at, from + segmentChar(s), from + segmentChar(s + 1));
+        // set() of a view: Buffer's copy() took 1.4 µs a call here, most of this process's CPU.
+        body.set(members.subarray(from + segmentChar(s), from + segmentChar(s + 1)), at);
+        at += segmentChar(s + 1) - segmentChar(s);
       }
     }
     at += body.write('"}', at, 'latin1');
