@@ -118,7 +118,10 @@ export class SqliteFileStore extends FileStore {
       ),
       insertPassage: db.prepare('INSERT INTO passages (id, collection_id, file_id, idx, content, page) VALUES (?, ?, ?, ?, ?, ?)'),
       deletePassages: db.prepare('DELETE FROM passages WHERE file_id = ?'),
-      deletePassagesByCollection: db.prepare('DELETE FROM passages WHERE collection_id = ?'),
+      // Through the collection's files (files_collection, then passages_file): passages have no
+      // index on collection_id, and `WHERE collection_id = ?` read every passage of every
+      // collection (0.58 s beside 300,000 passages of another to delete 10).
+      deletePassagesByCollection: db.prepare('DELETE FROM passages WHERE file_id IN (SELECT id FROM files WHERE collection_id = ?)'),
       listPassages: db.prepare('SELECT * FROM passages WHERE file_id = ? AND idx > ? ORDER BY idx LIMIT ?'),
     };
   }
