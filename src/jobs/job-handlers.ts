@@ -84,7 +84,7 @@ export class JobHandlerScan {
           where: `${instance.constructor.name}.${key}`,
           handle: (job) => method.call(instance, job),
           ...(options.claiming ? { claiming: options.claiming(instance as never) as JobClaiming } : {}),
-          ...(options.extraSlots ? { extraSlots: options.extraSlots(instance as never) } : {}),
+          ...(options.extraSlots ? { extraSlots: options.extraSlots(instance as never, this.config) } : {}),
         });
       }
     }

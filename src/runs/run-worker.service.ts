@@ -96,11 +96,12 @@ export class RunWorker {
     release: async ({ run }) => void (await this.runs.release(run.id, this.workerId)),
   };
 
-  // extraSlots: a slot more for each caller here waiting on a run's end (`?wait=`, chat, MCP): EmbeddedJobQueue's slots().
+  // extraSlots: a slot more for each caller here waiting on a run's end (`?wait=`, chat, MCP), EmbeddedJobQueue's slots(),
+  // in a process alone: beside worker processes (WORKERS above 1) the first keeps its event loop to the API.
   @OnJob(RUN_JOB, {
     concurrency: (config) => config.runConcurrency,
     claiming: (worker: RunWorker) => worker.claiming,
-    extraSlots: (worker: RunWorker) => () => worker.events.callersWaiting,
+    extraSlots: (worker: RunWorker, config) => (config.supervisedWorkers ? undefined : () => worker.events.callersWaiting),
   })
   async handle(job: JobContext<RunJobData>): Promise<void> {
     const runId = job.data?.runId;
