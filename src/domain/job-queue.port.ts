@@ -76,6 +76,14 @@ export interface StagedEnqueue {
 export interface ProcessOptions {
   concurrency?: number;
   claiming?: JobClaiming;
+  /**
+   * How many callers of this process wait now for the outcome of jobs of this name (`?wait=`, chat
+   * and MCP tool calls waiting on runs): the embedded queue runs up to that many jobs beyond
+   * `concurrency`, at most EXTRA_SLOTS_PER_SLOT times as many again (see EmbeddedJobQueue). A waiting
+   * caller holds its connection until its run ends, so these slots grow only with callers who wait,
+   * never with a backlog of jobs nobody waits for. Bull keeps its fixed concurrency.
+   */
+  extraSlots?: () => number;
 }
 
 /**

@@ -14,6 +14,7 @@ export interface DiscoveredJobHandler {
   where: string;
   handle: JobHandler<unknown>;
   claiming?: JobClaiming;
+  extraSlots?: () => number;
 }
 
 /** A job without a handler, a handler without a job, or two handlers for one job: the boot stops. */
@@ -83,6 +84,7 @@ export class JobHandlerScan {
           where: `${instance.constructor.name}.${key}`,
           handle: (job) => method.call(instance, job),
           ...(options.claiming ? { claiming: options.claiming(instance as never) as JobClaiming } : {}),
+          ...(options.extraSlots ? { extraSlots: options.extraSlots(instance as never, this.config) } : {}),
         });
       }
     }

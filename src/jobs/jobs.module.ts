@@ -75,7 +75,11 @@ export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModul
     for (const handler of this.handlers) {
       // Concurrency 0: jobs of this name wait for a worker process configured to run them.
       if (handler.concurrency === 0) continue;
-      this.queue.process(handler.name, handler.handle, { concurrency: handler.concurrency, claiming: handler.claiming });
+      this.queue.process(handler.name, handler.handle, {
+        concurrency: handler.concurrency,
+        claiming: handler.claiming,
+        extraSlots: handler.extraSlots,
+      });
     }
   }
 

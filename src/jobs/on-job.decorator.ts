@@ -12,6 +12,8 @@ export interface OnJobOptions {
   concurrency?: number | ((config: AppConfig) => number);
   /** The handler's first write, to join each job's claim where the queue can (JobClaiming), read off the provider. */
   claiming?: (provider: never) => JobClaiming<never, unknown>;
+  /** Callers waiting for these jobs' outcomes (ProcessOptions.extraSlots), read off the provider; undefined: none counted. */
+  extraSlots?: (provider: never, config: AppConfig) => (() => number) | undefined;
 }
 
 /**

@@ -39,6 +39,8 @@ export class RunEvents implements OnModuleDestroy {
 
   private readonly unsubscribe = processNotices.subscribe((notice) => this.heard(notice));
 
+  private waitingCallers = 0;
+
   constructor(private readonly commits: StoreCommits) {
     this.fallbackMs = commits.watched ? FALLBACK_MS : POLL_MS;
   }
@@ -66,6 +68,25 @@ export class RunEvents implements OnModuleDestroy {
    */
   watch(runId: string): () => void {
     return this.follow(runId);
+  }
+
+  /**
+   * Callers of this process waiting now for a run's end (`?wait=`, chat, MCP tool calls): the run
+   * worker runs as many runs beyond its concurrency (ProcessOptions.extraSlots), as each such
+   * caller holds a connection until its run ends.
+   */
+  get callersWaiting(): number {
+    return this.waitingCallers;
+  }
+
+  /** A caller begins to wait for a run's end; call the answer (once or more) when it stops. */
+  callerWaits(): () => void {
+    this.waitingCallers++;
+    let counted = true;
+    return () => {
+      if (counted) this.waitingCallers--;
+      counted = false;
+    };
   }
 
   finished(runId: string): void {

@@ -34,11 +34,7 @@ import { WorkflowSettingsCache } from './workflow-settings-cache';
 const MAX_RENEW_INTERVAL_MS = 5_000;
 /** How deep sub-workflows may nest: a workflow that runs itself stops here. */
 export const MAX_SUB_WORKFLOW_DEPTH = 10;
-/**
- * A run parked at its workflow's concurrency limit is woken when a place frees; it also looks
- * again after this, in case the run that should have woken it could not (its process died) or
- * the limit was raised.
- */
+/** A run parked at its workflow's limit, woken when a place frees, also looks again after this (its waker died, the limit rose). */
 const PARKED_RECHECK_MS = 60_000;
 /** What a sub-workflow run gets as its process's shutdown: it never comes (see subWorkflows). */
 const NEVER = new AbortController().signal;
@@ -72,7 +68,7 @@ export class RunWorker {
     private readonly cipher: SecretCipher,
     private readonly access: AccessPolicy,
     private readonly actors: RunActors,
-    private readonly events: RunEvents,
+    readonly events: RunEvents,
     private readonly admission: RunAdmission,
     @Inject(ROOT_LOGGER) logger: Logger,
     private readonly metrics: Metrics,
@@ -100,7 +96,13 @@ export class RunWorker {
     release: async ({ run }) => void (await this.runs.release(run.id, this.workerId)),
   };
 
-  @OnJob(RUN_JOB, { concurrency: (config) => config.runConcurrency, claiming: (worker: RunWorker) => worker.claiming })
+  // extraSlots: a slot more for each caller here waiting on a run's end (`?wait=`, chat, MCP), EmbeddedJobQueue's slots(),
+  // in a process alone: beside worker processes (WORKERS above 1) the first keeps its event loop to the API.
+  @OnJob(RUN_JOB, {
+    concurrency: (config) => config.runConcurrency,
+    claiming: (worker: RunWorker) => worker.claiming,
+    extraSlots: (worker: RunWorker, config) => (config.supervisedWorkers ? undefined : () => worker.events.callersWaiting),
+  })
   async handle(job: JobContext<RunJobData>): Promise<void> {
     const runId = job.data?.runId;
     if (typeof runId !== 'string') throw new AppError(ErrorCode.VALIDATION_FAILED, `job ${job.id} names no run`);

@@ -74,10 +74,19 @@ export class RunsService {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
     }
-    const accepted = await this.startAs(principal, 'editor', trigger, workflowId, runType, input, idempotencyKey ?? null);
-    if (!waitSeconds) return accepted;
-    const finished = await this.waitFor(accepted.body.runId, waitSeconds * 1000);
-    return finished ? Object.assign({}, accepted, { finished: runView(finished, accepted.workflowName) }) : accepted;
+    if (!waitSeconds) return this.startAs(principal, 'editor', trigger, workflowId, runType, input, idempotencyKey ?? null);
+    // The caller is counted before its run is stored, so the claim its job's enqueue wakes has a slot
+    // for it (RunEvents.callersWaiting); waitFor counts it from its first line on.
+    const waits = this.events.callerWaits();
+    try {
+      const accepted = await this.startAs(principal, 'editor', trigger, workflowId, runType, input, idempotencyKey ?? null);
+      const waiting = this.waitFor(accepted.body.runId, waitSeconds * 1000);
+      waits();
+      const finished = await waiting;
+      return finished ? Object.assign({}, accepted, { finished: runView(finished, accepted.workflowName) }) : accepted;
+    } finally {
+      waits();
+    }
   }
 
   /**
@@ -352,6 +361,8 @@ export class RunsService {
    */
   async waitFor(runId: string, ms: number, from?: RunStatus): Promise<Run | null> {
     const deadline = Date.now() + ms;
+    // Counted synchronously, before the first await (start() hands its count over here).
+    const waits = this.events.callerWaits();
     const unwatch = this.events.watch(runId);
     const over = (status: RunStatus | null) =>
       status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status);
@@ -373,6 +384,7 @@ export class RunsService {
       }
     } finally {
       unwatch();
+      waits();
     }
   }
 

@@ -12,7 +12,12 @@ function oneRunStore(runId: string) {
   let status: RunStatus = 'queued';
   const store = {
     status: async (id: string) => (reads.status++, id === runId ? status : null),
-    get: async (id: string) => (reads.get++, id === runId ? ({ id, status } as Run) : null),
+    get: async (id: string) => (
+      reads.get++,
+      id === runId
+        ? ({ id, status, createdAt: new Date(), startedAt: null, finishedAt: null, resumeAt: null, steps: [] } as unknown as Run)
+        : null
+    ),
   };
   return { reads, store: store as unknown as RunStore, set: (next: RunStatus) => (status = next) };
 }
@@ -76,5 +81,33 @@ describe('RunsService.waitFor', () => {
     await expect(waiting).resolves.toMatchObject({ id: 'run_3', status: 'canceled' });
     expect(reads.status).toBeGreaterThanOrEqual(2);
     expect(reads.get).toBe(1);
+  });
+
+  it('counts a ?wait caller from before its run is stored until it is answered (the run worker gives it a slot)', async () => {
+    const { store, set } = oneRunStore('run_4');
+    const runs = service(store, events);
+    let countedWhileStored = -1;
+    // The run's accept (admission, the store's write and its job's enqueue, which wakes the worker's claim).
+    jest.spyOn(runs as never as { startAs: () => Promise<unknown> }, 'startAs').mockImplementation(async () => {
+      countedWhileStored = events.callersWaiting;
+      return { created: true, body: { runId: 'run_4' }, workflowName: 'w' };
+    });
+    const answered = runs.start({} as never, 'wf_1', { runType: 'production', input: {} }, { waitSeconds: 10 });
+    await turns();
+    expect(countedWhileStored).toBe(1);
+    expect(events.callersWaiting).toBe(1);
+
+    set('succeeded');
+    events.finished('run_4');
+    await expect(answered).resolves.toMatchObject({ finished: { id: 'run_4', status: 'succeeded' } });
+    expect(events.callersWaiting).toBe(0);
+  });
+
+  it('counts a caller waiting with waitFor (chat, MCP tool calls) while it waits, and not after it timed out', async () => {
+    const { store } = oneRunStore('run_5');
+    const waiting = service(store, events).waitFor('run_5', 30);
+    expect(events.callersWaiting).toBe(1);
+    await expect(waiting).resolves.toBeNull();
+    expect(events.callersWaiting).toBe(0);
   });
 });

@@ -369,4 +369,37 @@ describe('EmbeddedJobQueue leases', () => {
 
     expect(await store.get({ name: 'test.stubborn', id })).toMatchObject({ state: 'waiting', attempts: 0 });
   });
+
+  it('runs a job more for each caller waiting on these jobs, at most three more per slot, the lane none', async () => {
+    const queue = createQueue({ concurrency: 1 });
+    let callers = 2;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    let done = 0;
+    queue.process(
+      'test.awaited',
+      async () => {
+        running++;
+        await gate;
+        running--;
+        done++;
+      },
+      { extraSlots: () => callers },
+    );
+    for (let i = 0; i < 8; i++) await queue.enqueue('test.awaited', { i });
+    await waitFor('a job for the slot and one for each waiting caller', () => running === 3);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(running).toBe(3);
+
+    // More callers than three times the concurrency: the worker stops at four.
+    callers = 50;
+    await queue.enqueue('test.awaited', { i: 8 });
+    await waitFor('the most slots one of concurrency gets', () => running === 4);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(running).toBe(4);
+
+    release();
+    await waitFor('every job to run', () => done === 9);
+  });
 });

@@ -49,6 +49,8 @@ export interface Worker {
   /** The handler's first write, made in each job's claim where the store commits them together (JobClaiming). */
   joining?: JobClaiming;
   concurrency: number;
+  /** Callers of this process waiting for these jobs' outcomes: slots beyond concurrency (ProcessOptions.extraSlots). */
+  extraSlots?: () => number;
   running: Map<string, RunningJob>;
   /** The claim loop in progress, if any: at most one per name, so concurrency is never overshot. */
   claiming?: Promise<void>;
