@@ -342,18 +342,28 @@ async function main(): Promise<void> {
     for (let fast = 0; fast < 5 && performance.now() - settleStarted < 600_000;) fast = (await searchOnce()) < 25 ? fast + 1 : 0;
     console.log(`index settled ${((performance.now() - settleStarted) / 1000).toFixed(1)} s after ingestion`);
 
+    // CPU per search of the API process's main thread (its event loop) and of the whole API process
+    // (with its search threads), in ms: load-proof where latencies are not. The span's monotonic
+    // clock (µs, the clock of a --cpu-prof profile's timestamps) is printed to slice a profile by.
     const clients = async (n: number) => {
       const latencies: number[] = [];
       const deadline = performance.now() + SEARCH_SECONDS * 1000;
       const began = performance.now();
+      const cpuStart = { main: cpuMicros(apiPid, apiPid), api: cpuMicros(apiPid), clock: process.hrtime.bigint() / 1000n };
       await Promise.all(
         Array.from({ length: n }, async () => {
           while (performance.now() < deadline) latencies.push(await searchOnce());
         }),
       );
+      const span = `${cpuStart.clock}-${process.hrtime.bigint() / 1000n}`;
+      const mainMs = (cpuMicros(apiPid, apiPid) - cpuStart.main) / 1000 / latencies.length;
+      const apiMs = (cpuMicros(apiPid) - cpuStart.api) / 1000 / latencies.length;
       const sorted = latencies.sort((a, b) => a - b);
-      return { rps: sorted.length / ((performance.now() - began) / 1000), p50: percentile(sorted, 50), p95: percentile(sorted, 95) };
+      const rps = sorted.length / ((performance.now() - began) / 1000);
+      return { rps, p50: percentile(sorted, 50), p95: percentile(sorted, 95), mainMs, apiMs, span };
     };
+    const cpuOfSearch = (r: { mainMs: number; apiMs: number; span: string }) =>
+      `CPU per search: API main thread ${r.mainMs.toFixed(2)} ms, API process ${r.apiMs.toFixed(2)} ms; span ${r.span} µs`;
     const one = await clients(1);
     const searching = healthProbe(app.url);
     const many = await clients(CLIENTS);
@@ -363,6 +373,8 @@ async function main(): Promise<void> {
         `${CLIENTS} clients ${many.rps.toFixed(1)}/s (p50 ${many.p50.toFixed(1)} ms, p95 ${many.p95.toFixed(1)} ms); ` +
         `/health p99 ${healthSearching.p99.toFixed(1)} ms meanwhile; load ${load()}`,
     );
+    console.log(`  1 client: ${cpuOfSearch(one)}`);
+    console.log(`  ${CLIENTS} clients: ${cpuOfSearch(many)}`);
 
     mode = 'hybrid';
     const keywordSearching = healthProbe(app.url);

@@ -362,6 +362,37 @@ describe('SqliteVectorIndex storage', () => {
     memory.close();
   });
 
+  it("re-ranks a vector search's candidates in a thread of its own: the service's connection reads no float vector, the hits are the same", async () => {
+    // Every statement the service's connection (its event loop) runs, as SQLite gives it.
+    const executed: string[] = [];
+    const traced = new Database(join(dir, 'traced.db'), { verbose: (sql) => executed.push(String(sql)) });
+    traced.pragma('journal_mode = WAL');
+    const tracedIndex = new SqliteVectorIndex(traced);
+    const memory = new Database(':memory:');
+    const inMemory = new SqliteVectorIndex(memory);
+    try {
+      const units = Array.from({ length: 300 }, (_, i) =>
+        unit(i, { vector: Float32Array.from([1, Math.sin(i), Math.cos(i * 3), (i % 11) / 5]) }),
+      );
+      for (const each of [tracedIndex, inMemory]) {
+        await each.init();
+        await each.upsert(units);
+      }
+      executed.length = 0;
+      const query = Float32Array.from([1, 0.3, -0.2, 0.9]);
+      const hits = await tracedIndex.searchVector('col_a', query, 20);
+      expect(hits).toHaveLength(20);
+      expect(executed.filter((sql) => sql.includes('search_unit_vectors'))).toEqual([]);
+      // On the one connection of an in-memory store, re-ranked there: the same hits, the same distances.
+      expect(await inMemory.searchVector('col_a', query, 20)).toEqual(hits);
+    } finally {
+      await tracedIndex.close();
+      await inMemory.close();
+      traced.close();
+      memory.close();
+    }
+  });
+
   it('reports itself unavailable once its database is closed', async () => {
     db.close();
     await expect(index.ping()).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });

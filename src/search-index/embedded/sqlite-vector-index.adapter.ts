@@ -20,7 +20,8 @@ import {
   VectorHit,
   VectorIndex,
 } from '../../domain/vector-index.port';
-import { cosineDistanceToUnit, floatsOf, normalisedBlob } from './float-blob';
+import { floatsOf, normalisedBlob } from './float-blob';
+import { FloatRerankThread, rerankByFloats } from './float-rerank';
 import { toFts5Query } from './fts5-query';
 import { NearestThreads } from './nearest/nearest-threads';
 import { SearchThreadMirror, TakeInTiming, VectorNotices } from './nearest/search-thread-mirror';
@@ -45,6 +46,11 @@ export interface SqliteVectorIndexOptions {
    * itself (an in-memory database, which no other connection can open).
    */
   reader?: TextReader | null;
+  /**
+   * The thread that re-ranks a vector search's candidates by their float vectors, on its own
+   * connection to the same file; null re-ranks on the database itself (an in-memory database).
+   */
+  reranker?: FloatRerankThread | null;
   /**
    * Whether this process answers searches (APP_ROLE all or api; default). It keeps the collections
    * ingested into, here or in other processes (told by their notices), loaded in its search
@@ -78,12 +84,13 @@ const RERANK_MARGIN = 16;
  * and a thread that dies is started again and reloaded. A crash at any point therefore leaves
  * nothing to repair: the next start rebuilds from what the store committed. The thread ranks by
  * int8 codes (exactly below EXACT_SCAN_BELOW units, in the nearest cells above); the hits it returns
- * are re-ranked here by their float vectors, so distances are exact.
+ * are re-ranked by their float vectors, so distances are exact.
  *
  * better-sqlite3 is synchronous: each call is one short statement or one transaction, and bulk
  * reads and deletes go in batches with the event loop let through between them. BM25 searches,
  * whose cost grows with the collection (a common word matches most units), run in the text reader
  * thread (text/) on a read-only connection of its own: in WAL mode it sees every committed write.
+ * So does the float re-rank of vector searches, in a reader thread of its own (float-rerank.ts).
  */
 export class SqliteVectorIndex extends VectorIndex {
   private statements?: UnitStatements;
@@ -105,6 +112,7 @@ export class SqliteVectorIndex extends VectorIndex {
 
   private readonly nearest: NearestThreads;
   private readonly reader: TextReader | null;
+  private readonly reranker: FloatRerankThread | null;
   /** What the search threads hold of the store, kept in step with its commits. */
   private readonly mirror: SearchThreadMirror;
 
@@ -117,6 +125,7 @@ export class SqliteVectorIndex extends VectorIndex {
     this.writes = groupCommitOf(db);
     this.nearest = options.nearest ?? new NearestThreads();
     this.reader = options.reader !== undefined ? options.reader : db.memory ? null : new TextReader(db.name);
+    this.reranker = options.reranker !== undefined ? options.reranker : db.memory ? null : new FloatRerankThread(db.name);
     const store = {
       db,
       prepared: () => this.prepared(),
@@ -230,30 +239,13 @@ export class SqliteVectorIndex extends VectorIndex {
     const query = l2Normalize(vector);
     const { seqs } = await this.nearest.search(collectionId, query, k + Math.min(k, RERANK_MARGIN), fileIds ? [...fileIds] : undefined);
     if (seqs.length === 0) return [];
-    // Units deleted since the thread answered, here or by another process, are gone from this read.
-    const rows = this.prepared().unitsBySeq.all(JSON.stringify(Array.from(seqs))) as {
-      seq: number;
-      unitId: string;
-      passageId: string;
-      fileId: string;
-      vector: Buffer;
-    }[];
-    if (rows.length < seqs.length) {
-      // Rows another process deleted: the thread lets them go, so they no longer take places in later answers.
-      const present = new Set(rows.map((row) => row.seq));
-      this.mirror.postRemove(
-        collectionId,
-        Array.from(seqs).filter((seq) => !present.has(seq)),
-      );
-    }
-    const hits = rows.map(({ unitId, passageId, fileId, vector: blob }) => ({
-      unitId,
-      passageId,
-      fileId,
-      distance: cosineDistanceToUnit(query, blob),
-    }));
-    hits.sort((a, b) => a.distance - b.distance || (a.unitId < b.unitId ? -1 : a.unitId > b.unitId ? 1 : 0));
-    return hits.slice(0, k);
+    // Off the event loop: the candidates' rows and floats are read in the re-rank thread.
+    const request = { query, seqs, k };
+    const { hits, missing } = this.reranker ? await this.reranker.ask(request) : rerankByFloats(this.prepared().unitsBySeq, request);
+    // Rows deleted since the search threads answered, by another process: they let them go, so
+    // they no longer take places in later answers.
+    this.mirror.postRemove(collectionId, missing);
+    return hits;
   }
 
   async searchText(collectionId: string, text: string, k: number, filter?: UnitFilter): Promise<TextHit[]> {
@@ -361,7 +353,7 @@ export class SqliteVectorIndex extends VectorIndex {
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([this.purges, this.mirror.close()]);
-    await Promise.all([this.nearest.close(), this.reader?.close(), this.checkpoints?.close()]);
+    await Promise.all([this.nearest.close(), this.reader?.close(), this.reranker?.close(), this.checkpoints?.close()]);
   }
 
   /** What the search thread holds, per collection (benches and tests wait for graphs with it). */

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { UNITS_BY_SEQ_SQL } from './float-rerank';
 import { BoundedTextSearch } from './text/bounded-text-search';
 
 /** A unit's row as deletes read it. */
@@ -26,9 +27,7 @@ export function prepareUnitStatements(db: Database.Database) {
       ORDER BY seq LIMIT ?`),
     insertVector: db.prepare('INSERT INTO search_unit_vectors (seq, vector) VALUES (?, ?)'),
     deleteVector: db.prepare('DELETE FROM search_unit_vectors WHERE seq = ?'),
-    unitsBySeq: db.prepare(`
-      SELECT u.seq AS seq, u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
-      FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`),
+    unitsBySeq: db.prepare(UNITS_BY_SEQ_SQL),
     // CROSS JOIN keeps the passages outermost: left to itself the planner walks the whole
     // collection (collection_id, seq) and probes the list for each row, 30x slower at 3,000 units.
     vectorsOfPassages: db.prepare(`

@@ -17,7 +17,3 @@ export interface TextSearchRow {
   fileId: string;
   bm25: number;
 }
-
-export type TextReaderMessage = TextSearchRequest & { id: number };
-
-export type TextReaderReply = { id: number; rows: TextSearchRow[] } | { id: number; error: string };
