@@ -6,6 +6,14 @@ export function floatsOf(blob: Buffer): Float32Array {
   return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 }
 
+/** The floats of a blob SQLite handed over (a buffer of its own): a view when aligned, else a copy. */
+export function ownFloats(blob: Buffer): Float32Array<ArrayBuffer> {
+  if (blob.byteOffset % 4 === 0 && blob.buffer instanceof ArrayBuffer) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
+  const floats = new Float32Array(blob.byteLength / 4);
+  new Uint8Array(floats.buffer).set(blob);
+  return floats;
+}
+
 /** A unit's float vector as loads read it. */
 export interface VectorRow {
   seq: number;

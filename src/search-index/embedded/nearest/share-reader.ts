@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { packRows, type VectorBatch, type VectorRow } from '../float-blob';
+import { ownFloats, type VectorBatch } from '../float-blob';
 import type { LoadSource } from './nearest-protocol';
 
 /**
@@ -11,7 +11,18 @@ export const READ_STEP = 2_048;
 /** One read-only connection per file in this thread, opened by the first load that reads it. */
 const connections = new Map<string, Database.Statement>();
 
-function rowsStatement(file: string): Database.Statement {
+/** One step of a share as the statement gives it: its rows' seqs, files and floats, each aggregated in one value. */
+interface StepRow {
+  rows: number;
+  last: number | null;
+  /** JSON arrays. */
+  seqs: string;
+  fileIds: string;
+  /** The rows' vectors one after another (null when no row). */
+  vectors: Buffer | null;
+}
+
+function stepStatement(file: string): Database.Statement {
   let select = connections.get(file);
   if (!select) {
     const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -19,12 +30,20 @@ function rowsStatement(file: string): Database.Statement {
     // A load reads each page once, in order: through read calls and SQLite's small page cache, not
     // a memory map, whose pages (up to the whole file) would count in the process's resident memory.
     db.pragma('mmap_size = 0');
-    // The (collection_id, seq) index gives the rows in seq order; this thread keeps those of its share.
+    // The (collection_id, seq) index gives the step's rows, the lowest seqs of this thread's share
+    // above `after`; they come back as one row: the seqs and files as JSON arrays, the vectors as one
+    // blob (the aggregates see the rows in the same order, so the i-th of each is the same row). A
+    // row a step, as JavaScript objects each holding a buffer of its own, then copied into a batch,
+    // cost about twice the instructions of the whole step. Rows of another dimension (a collection
+    // re-embedded meanwhile) are left out, as their add would be refused.
     select = db.prepare(`
-      SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
-      FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
-      WHERE u.collection_id = ? AND u.seq > ? AND u.seq <= ? AND u.seq % ? = ?
-      ORDER BY u.seq LIMIT ?`);
+      SELECT count(*) AS rows, max(seq) AS last, json_group_array(seq) AS seqs, json_group_array(fileId) AS fileIds,
+        CAST(group_concat(vector, '') AS BLOB) AS vectors
+      FROM (
+        SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
+        FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
+        WHERE u.collection_id = ? AND u.seq > ? AND u.seq <= ? AND u.seq % ? = ? AND length(v.vector) = ?
+        ORDER BY u.seq LIMIT ?)`);
     connections.set(file, select);
   }
   return select;
@@ -54,12 +73,16 @@ export class ShareReader {
   next(): VectorBatch | undefined {
     if (this.after >= this.source.upTo) return undefined;
     const { file, upTo } = this.source;
-    const rows = rowsStatement(file).all(this.collectionId, this.after, upTo, this.shards, this.shard, READ_STEP) as VectorRow[];
-    if (rows.length === 0) {
+    const step = stepStatement(file).get(this.collectionId, this.after, upTo, this.shards, this.shard, this.dimension * 4, READ_STEP) as StepRow;
+    if (step.rows === 0 || step.vectors === null || step.last === null) {
       this.after = upTo;
       return undefined;
     }
-    this.after = rows.length < READ_STEP ? upTo : rows[rows.length - 1].seq;
-    return packRows(rows, this.dimension);
+    this.after = step.rows < READ_STEP ? upTo : step.last;
+    return {
+      seqs: Float64Array.from(JSON.parse(step.seqs) as number[]),
+      fileIds: JSON.parse(step.fileIds) as string[],
+      vectors: ownFloats(step.vectors),
+    };
   }
 }
