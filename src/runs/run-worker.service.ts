@@ -199,6 +199,7 @@ export class RunWorker {
         variables: prepared.variables,
         redactor,
         signal: controller.signal,
+        abort: (reason) => controller.abort(reason),
         previous: run.steps,
         sealer,
         // The masks as they stand when the node starts the child: a credential used meanwhile has joined them.
