@@ -27,6 +27,23 @@ export function childSignal(
 }
 
 /**
+ * childSignal's time limit on a signal whose owner's `abort` is at hand: after `timeoutMs` the
+ * owner aborts it with `onTimeout()`, unless it was aborted before; no signal of its own.
+ */
+export function timeLimit(
+  signal: AbortSignal,
+  abort: (reason: unknown) => void,
+  timeoutMs: number,
+  onTimeout: () => unknown,
+): { signal: AbortSignal; dispose: () => void } {
+  const timer = setTimeout(() => {
+    if (!signal.aborted) abort(onTimeout());
+  }, timeoutMs);
+  timer.unref();
+  return { signal, dispose: () => clearTimeout(timer) };
+}
+
+/**
  * Settles with the promise, or rejects with the signal's reason as soon as it aborts: a node that
  * ignores its signal cannot hold the run past its deadline (its promise is left to settle unseen).
  */

@@ -309,6 +309,21 @@ describe('WorkflowExecutor', () => {
     expect(result.byId.after.status).toBe('skipped');
   });
 
+  it("ends the run at its time limit through the caller's own controller when the request hands over its abort", async () => {
+    const controller = new AbortController();
+    const result = await run(
+      chain({ id: 's', type: 'slow', parameters: { ms: 5_000 } }, { id: 'after', type: 'echo', parameters: {} }),
+      { signal: controller.signal, abort: (reason) => controller.abort(reason) },
+      30,
+    );
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatchObject({ code: 'TIMEOUT', nodeId: 's' });
+    expect(result.byId.after.status).toBe('skipped');
+    // The run's signal was the caller's: the time limit aborted it, with the run's interrupt as reason.
+    expect(controller.signal.reason).toBeInstanceOf(RunInterrupt);
+    expect(controller.signal.reason).toMatchObject({ reason: 'timeout' });
+  });
+
   it('stops at cancel: the current step is canceled and the rest skipped', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new RunInterrupt('canceled', 'The run was canceled')), 20);

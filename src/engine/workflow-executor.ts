@@ -10,7 +10,7 @@ import { narrowToTest } from './executor/node-test';
 import { restore } from './executor/run-resume';
 import { Redactor } from './redactor';
 import { RunInterrupt } from './run-interrupt';
-import { childSignal } from './signals';
+import { childSignal, timeLimit } from './signals';
 
 export type {
   ExecutorDependencies,
@@ -49,12 +49,11 @@ export class WorkflowExecutor {
   }
 
   async run(plan: CompiledWorkflow, request: RunRequest, listener: StepListener): Promise<RunOutcome> {
-    const parent = request.signal ?? new AbortController().signal;
-    const runLimit = childSignal(
-      parent,
-      this.deps.runTimeoutMs,
-      () => new RunInterrupt('timeout', `The run exceeded its time limit of ${this.deps.runTimeoutMs} ms`),
-    );
+    const onTimeout = () => new RunInterrupt('timeout', `The run exceeded its time limit of ${this.deps.runTimeoutMs} ms`);
+    const runLimit =
+      request.signal && request.abort
+        ? timeLimit(request.signal, request.abort, this.deps.runTimeoutMs, onTimeout)
+        : childSignal(request.signal ?? new AbortController().signal, this.deps.runTimeoutMs, onTimeout);
     const run: Execution = {
       plan,
       request,

@@ -29,6 +29,7 @@ import { SecretCipher } from '../common/secret-cipher';
 import { stateSealer } from './state-sealer';
 import { StepRecorder } from './step-recorder';
 import { WorkflowSettingsCache } from './workflow-settings-cache';
+import { ErrorWorkflowStarter, startErrorWorkflow } from './error-workflows';
 
 /** Renewal also carries cancel requests made through another process: at least this often. */
 const MAX_RENEW_INTERVAL_MS = 5_000;
@@ -56,6 +57,7 @@ export class RunWorker {
   private readonly renewEveryMs: number;
   private readonly logger: Logger;
   private readonly settings: WorkflowSettingsCache;
+  private readonly errorWorkflows: ErrorWorkflowStarter;
 
   constructor(
     config: AppConfig,
@@ -69,7 +71,7 @@ export class RunWorker {
     private readonly access: AccessPolicy,
     private readonly actors: RunActors,
     readonly events: RunEvents,
-    private readonly admission: RunAdmission,
+    admission: RunAdmission,
     @Inject(ROOT_LOGGER) logger: Logger,
     private readonly metrics: Metrics,
   ) {
@@ -77,6 +79,12 @@ export class RunWorker {
     this.renewEveryMs = Math.min(MAX_RENEW_INTERVAL_MS, Math.floor(this.leaseMs / 3));
     this.logger = logger.child({ component: 'runs' });
     this.settings = new WorkflowSettingsCache(workflows);
+    this.errorWorkflows = {
+      workflows,
+      admission,
+      logger: this.logger,
+      errorWorkflowOf: async (workflowId) => (await this.settings.get(workflowId))?.errorWorkflowId,
+    };
   }
 
   /**
@@ -191,6 +199,7 @@ export class RunWorker {
         variables: prepared.variables,
         redactor,
         signal: controller.signal,
+        abort: (reason) => controller.abort(reason),
         previous: run.steps,
         sealer,
         // The masks as they stand when the node starts the child: a credential used meanwhile has joined them.
@@ -428,39 +437,6 @@ export class RunWorker {
     }
   }
 
-  /**
-   * A failed production run of a workflow that names an error workflow starts that workflow's
-   * published version, once (keyed by the failed run), as a run of the service. An error workflow's
-   * own failure starts nothing: no chains, no loops.
-   */
-  private async startErrorWorkflow(run: Run, error: RunError | null, finishedAt: Date): Promise<void> {
-    if (run.runType !== 'production' || run.trigger === 'error-workflow' || run.parentRunId) return;
-    const errorWorkflowId = (await this.settings.get(run.workflowId))?.errorWorkflowId;
-    if (!errorWorkflowId) return;
-    try {
-      const [workflow, failing] = await Promise.all([this.workflows.get(errorWorkflowId), this.workflows.get(run.workflowId)]);
-      if (!workflow?.activeVersionId) {
-        this.logger.warn({ runId: run.id, errorWorkflowId }, 'the error workflow has no published version: nothing started');
-        return;
-      }
-      const input = {
-        workflow: { id: run.workflowId, name: failing?.name ?? null },
-        run: {
-          id: run.id,
-          runType: run.runType,
-          trigger: run.trigger,
-          startedAt: run.startedAt?.toISOString() ?? null,
-          finishedAt: finishedAt.toISOString(),
-        },
-        error,
-      };
-      const started = await this.admission.startForService(workflow, 'error-workflow', input, `error-of:${run.id}`);
-      this.logger.info({ runId: run.id, errorWorkflowId, errorRunId: started.run.id }, 'error workflow started');
-    } catch (cause) {
-      this.logger.warn({ runId: run.id, errorWorkflowId, err: cause }, 'the error workflow could not be started');
-    }
-  }
-
   private async complete(
     run: Run,
     steps: Parameters<RunStore['complete']>[2],
@@ -478,7 +454,7 @@ export class RunWorker {
     // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
     if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
     this.events.finished(run.id);
-    if (completed && status === 'failed') await this.startErrorWorkflow(run, error, finishedAt);
+    if (completed && status === 'failed') await startErrorWorkflow(this.errorWorkflows, run, error, finishedAt);
   }
 
   private leaseUntil(): Date {

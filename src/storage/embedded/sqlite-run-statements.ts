@@ -135,15 +135,21 @@ export const LISTED_COLUMNS = SUMMARY_COLUMNS.split(',')
   .map((column) => `r.${column.trim()}`)
   .join(', ');
 
-/** The statements of the run store, prepared once on its connection. */
+/**
+ * The statements of the run store, prepared once on its connection. The ones every run executes
+ * (its insert, each step's upsert, its completion) take their values by position, in the order of
+ * their columns: binding 16 or 20 named values from an object cost 1.5-2.5 us more a statement.
+ */
 export const prepareRunStatements = (db: SqliteDb) => ({
+  // Positional: id, workflow_id, run_type, version_id, version, definition, status, input, sealed_input, started_by, run_trigger,
+  // acting_user_id, idempotency_key, job_id, created_at, parent_run_id, parent_node_id, depth, retry_of, node_test.
   insert: db.prepare(
     `INSERT INTO workflow_runs (id, workflow_id, run_type, version_id, version, definition, status, input, sealed_input, started_by,
        run_trigger, acting_user_id, idempotency_key, job_id, created_at, started_at, finished_at, lease_owner, lease_expires_at,
        claims, cancel_requested, error, parent_run_id, parent_node_id, depth, retry_of, node_test)
-     VALUES (@id, @workflow_id, @run_type, @version_id, @version, @definition, @status, @input, @sealed_input, @started_by,
-       @run_trigger, @acting_user_id, @idempotency_key, @job_id, @created_at, NULL, NULL, NULL, NULL, 0, 0, NULL,
-       @parent_run_id, @parent_node_id, @depth, @retry_of, @node_test)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+       ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, 0, 0, NULL,
+       ?, ?, ?, ?, ?)`,
   ),
   byIdempotencyKey: db.prepare('SELECT * FROM workflow_runs WHERE workflow_id = ? AND idempotency_key = ?'),
   forgetIdempotencyKey: db.prepare('UPDATE workflow_runs SET idempotency_key = NULL WHERE id = ?'),
@@ -171,19 +177,20 @@ export const prepareRunStatements = (db: SqliteDb) => ({
        RETURNING cancel_requested`,
     )
     .pluck(),
+  // Positional, in the order of the columns named.
   upsertStep: db.prepare(
     `INSERT INTO workflow_run_steps (run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output,
        error, iterations, reused, state, sub_steps)
-     VALUES (@run_id, @node_id, @position, @type, @node_version, @status, @attempts, @started_at, @finished_at, @input, @output,
-       @error, @iterations, @reused, @state, @sub_steps)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (run_id, node_id) DO UPDATE SET position = excluded.position, type = excluded.type, node_version = excluded.node_version,
        status = excluded.status, attempts = excluded.attempts, started_at = excluded.started_at,
        finished_at = excluded.finished_at, input = excluded.input, output = excluded.output, error = excluded.error,
        iterations = excluded.iterations, reused = excluded.reused, state = excluded.state, sub_steps = excluded.sub_steps`,
   ),
+  // Positional: status, error, output, finished_at, id, owner.
   complete: db.prepare(
-    `UPDATE workflow_runs SET status = @status, error = @error, output = @output, finished_at = @finished_at, lease_owner = NULL, lease_expires_at = NULL
-     WHERE id = @id AND lease_owner = @owner AND status = 'running'`,
+    `UPDATE workflow_runs SET status = ?, error = ?, output = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
+     WHERE id = ? AND lease_owner = ? AND status = 'running'`,
   ),
   dropStates: db.prepare('UPDATE workflow_run_steps SET state = NULL WHERE run_id = ? AND state IS NOT NULL'),
   dropStepData: db.prepare('UPDATE workflow_run_steps SET input = NULL, output = NULL, state = NULL, sub_steps = NULL WHERE run_id = ?'),

@@ -59,28 +59,28 @@ export class SqliteRunStore extends RunStore {
         if (earlier && earlier.created_at >= toSqlDate(reuseSince)!) return { created: false, run: toRun(earlier) };
         if (earlier) this.statements.forgetIdempotencyKey.run(earlier.id);
       }
-      this.statements.insert.run({
-        id: run.id,
-        workflow_id: run.workflowId,
-        run_type: run.runType,
-        version_id: run.versionId,
-        version: run.version,
-        definition: json(run.definition ?? undefined),
-        status: run.status,
-        input: json(run.input),
-        sealed_input: run.sealedInput,
-        started_by: run.startedBy,
-        run_trigger: run.trigger,
-        acting_user_id: run.actingUserId,
-        idempotency_key: run.idempotencyKey,
-        job_id: run.jobId,
-        created_at: toSqlDate(run.createdAt),
-        parent_run_id: run.parentRunId,
-        parent_node_id: run.parentNodeId,
-        depth: run.depth,
-        retry_of: run.retryOf,
-        node_test: json(run.nodeTest ?? undefined),
-      });
+      this.statements.insert.run(
+        run.id,
+        run.workflowId,
+        run.runType,
+        run.versionId,
+        run.version,
+        json(run.definition ?? undefined),
+        run.status,
+        json(run.input),
+        run.sealedInput,
+        run.startedBy,
+        run.trigger,
+        run.actingUserId,
+        run.idempotencyKey,
+        run.jobId,
+        toSqlDate(run.createdAt),
+        run.parentRunId,
+        run.parentNodeId,
+        run.depth,
+        run.retryOf,
+        json(run.nodeTest ?? undefined),
+      );
       for (const step of run.steps) this.upsertStep(run.id, step);
       return { created: true, run };
     };
@@ -110,14 +110,14 @@ export class SqliteRunStore extends RunStore {
 
     // The conditional update is the lease check: when it changes nothing, no step is written either.
     this.completeRun = (id: string, owner: string, steps: StepRecord[], completion: RunCompletion): boolean => {
-      const { changes } = this.statements.complete.run({
+      const { changes } = this.statements.complete.run(
+        completion.status,
+        json(completion.error ?? undefined),
+        json(completion.output),
+        toSqlDate(completion.finishedAt),
         id,
         owner,
-        status: completion.status,
-        error: json(completion.error ?? undefined),
-        output: json(completion.output),
-        finished_at: toSqlDate(completion.finishedAt),
-      });
+      );
       if (changes === 0) return false;
       for (const step of steps) this.upsertStep(id, step);
       if (completion.keepStepData === false) this.statements.dropStepData.run(id);
@@ -427,23 +427,23 @@ export class SqliteRunStore extends RunStore {
   }
 
   private upsertStep(runId: string, step: StepRecord): void {
-    this.statements.upsertStep.run({
-      run_id: runId,
-      node_id: step.nodeId,
-      position: step.position,
-      type: step.type,
-      node_version: step.version,
-      status: step.status,
-      attempts: step.attempts,
-      started_at: toSqlDate(step.startedAt),
-      finished_at: toSqlDate(step.finishedAt),
-      input: json(step.input),
-      output: json(step.output),
-      error: json(step.error ?? undefined),
-      iterations: step.iterations ?? null,
-      reused: step.reused ? 1 : 0,
-      state: step.state ?? null,
-      sub_steps: step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
-    });
+    this.statements.upsertStep.run(
+      runId,
+      step.nodeId,
+      step.position,
+      step.type,
+      step.version,
+      step.status,
+      step.attempts,
+      toSqlDate(step.startedAt),
+      toSqlDate(step.finishedAt),
+      json(step.input),
+      json(step.output),
+      json(step.error ?? undefined),
+      step.iterations ?? null,
+      step.reused ? 1 : 0,
+      step.state ?? null,
+      step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
+    );
   }
 }
