@@ -7,6 +7,8 @@
  *     the clock stopping when the last run has finished: completed runs/s while accepting, and the
  *     CPU the service's processes used over that span per completed run;
  * (c) (b) with `?wait=10` (answer once the run finished): req/s, p99 and CPU per run.
+ * Each also counts the SQLite commits per run (per call with `?wait`): the app starts with the
+ * count-commits.js preload, as in the commits bench; a count does not move with the machine's load.
  * RSS is the peak of all the service's processes together over every round. Rounds alternate
  * baseline and app; each figure is the median round, each ratio the median of the rounds' ratios.
  * BENCH_WARM_ROUNDS (1) rounds of each build run first and are reported apart as `cold_` figures:
@@ -38,6 +40,7 @@ import {
   startHelloServer,
   treeSum,
 } from './lib/bench-kit';
+import { commitCounter } from './lib/commit-count';
 import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
 
 const BENCH = 'runs-cpu';
@@ -80,6 +83,9 @@ interface Round {
   waitRps: number;
   waitP99: number;
   waitCpu: number;
+  setCommits: number;
+  branchCommits: number;
+  waitCommits: number;
 }
 
 /** One build of the service under test, its ?wait workflow published, and what its rounds measured. */
@@ -91,32 +97,37 @@ interface Subject {
   /** The warm-up rounds (fresh process, V8 still compiling). */
   cold: Round[];
   peakRss: number;
+  commits: ReturnType<typeof commitCounter>;
 }
 
 async function subject(prefix: string, helloUrl: string, root?: string): Promise<Subject> {
   const profileDir = process.env.BENCH_CPU_PROF;
+  const commits = commitCounter();
   const app = await startApp(
-    { ...ONE_PROCESS_RUNS_ENV, LOG_LEVEL: 'info' },
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    { ...ONE_PROCESS_RUNS_ENV, LOG_LEVEL: 'info', ...commits.env },
+    [...commits.nodeOptions, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     root,
   );
   const waited = await call(app.url, 'POST', '/api/v1/workflows', { name: 'wait', definition: branching(helloUrl) });
   await call(app.url, 'POST', `/api/v1/workflows/${waited.id}/publish`);
-  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0 };
+  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0, commits };
 }
 
 async function measureRound(s: Subject, helloUrl: string, round: number | string, hello: number, into: Round[]): Promise<void> {
   const pid = s.app.child.pid!;
   const measured = async (label: string, definition: unknown) => {
     const m = meter(pid);
+    const committed = await s.commits.of(pid);
     const runs = await measureRuns(s.app.url, label, definition, INPUT, { runs: RUNS, connections: CONNECTIONS, window: m });
+    const commitsPerRun = ((await s.commits.of(pid)) - committed) / RUNS;
     if (runs.failed) throw new Error(`${label}: ${runs.failed} runs failed`);
     s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
     const cpuPerRun = m.sample.cpuMs / RUNS;
     console.log(
-      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB (load ${load1()})`,
+      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, ${commitsPerRun.toFixed(3)} commits per run, ` +
+        `peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB (load ${load1()})`,
     );
-    return { rps: runs.runsPerSecond, cpuPerRun };
+    return { rps: runs.runsPerSecond, cpuPerRun, commitsPerRun };
   };
   const set = await measured(`${s.prefix}webhook -> set, round ${round}`, webhookSet());
   const branch = await measured(`${s.prefix}webhook -> if -> set -> http-request, round ${round}`, branching(helloUrl));
@@ -133,15 +144,17 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
     });
   await waitLoad(500);
   const m = meter(pid);
+  const committed = await s.commits.of(pid);
   m.open();
   const wait = await waitLoad(WAIT_MS);
   m.close();
+  const waitCommits = ((await s.commits.of(pid)) - committed) / wait.requests;
   s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
   if (wait.statuses[200] !== wait.requests) throw new Error(`?wait: answers ${JSON.stringify(wait.statuses)}, errors ${wait.errors}`);
   const waitCpu = m.sample.cpuMs / wait.requests;
   console.log(
     `  ${s.prefix}?wait=10: ${wait.rps.toFixed(0)} req/s, p50 ${wait.p50Ms.toFixed(1)} ms, p99 ${wait.p99Ms.toFixed(1)} ms, ` +
-      `${waitCpu.toFixed(3)} ms CPU per run (load ${load1()})`,
+      `${waitCpu.toFixed(3)} ms CPU per run, ${waitCommits.toFixed(3)} commits per call (load ${load1()})`,
   );
   into.push({
     hello,
@@ -152,6 +165,9 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
     waitRps: wait.rps,
     waitP99: wait.p99Ms,
     waitCpu,
+    setCommits: set.commitsPerRun,
+    branchCommits: branch.commitsPerRun,
+    waitCommits,
   });
 }
 
@@ -219,6 +235,12 @@ function reportSubject({ prefix, rounds, cold, peakRss }: Subject): void {
     null,
     'informational',
   );
+  for (const [metric, pick] of [
+    ['set_commits_per_run', (r: Round) => r.setCommits],
+    ['branching_commits_per_run', (r: Round) => r.branchCommits],
+    ['branching_wait_commits_per_call', (r: Round) => r.waitCommits],
+  ] as const)
+    figure(`${name}${metric}`, mid(pick), 'commits', null, null, 'fewer is better; top-level SQLite transactions');
   figure(`${name}rss_peak`, peakRss / 2 ** 20, 'MB', null, null, '<= 600 MB, all the service processes');
   if (cold.length === 0) return;
   for (const [metric, pick] of [
@@ -253,7 +275,10 @@ async function main() {
       for (const s of subjects) await measureRound(s, hello.url, round, baseline.rps, s.rounds);
     }
   } finally {
-    for (const s of subjects) await s.app.stop();
+    for (const s of subjects) {
+      await s.app.stop();
+      s.commits.remove();
+    }
     await hello.stop();
   }
 
@@ -267,11 +292,12 @@ async function main() {
       ['set_cpu_per_run', (r: Round) => r.setCpu],
       ['branching_cpu_per_run', (r: Round) => r.branchCpu],
       ['branching_wait_cpu_per_run', (r: Round) => r.waitCpu],
+      ['branching_wait_commits_per_call', (r: Round) => r.waitCommits],
     ] as const) {
       figure(
         `${metric}_after_vs_before`,
         mid(after.rounds, pick),
-        'ms',
+        metric.endsWith('commits_per_call') ? 'commits' : 'ms',
         mid(before.rounds, pick),
         paired(pick),
         "lower is better; ratio: median of the rounds' after/before",
