@@ -233,17 +233,27 @@ export class SqliteJobStore extends JobStore {
     lane = false,
     joining?: JobJoining,
   ): Promise<ClaimedJob[]> {
+    return this.fewRows(() => this.claimSomeWithin(name, now, leaseUntil, leaseTokens, lane, joining));
+  }
+
+  /** claimSome() inside a write of the group commit: its own, or a run's accept (the queue's stage). */
+  override claimSomeWithin(
+    name: string,
+    now: Date,
+    leaseUntil: Date,
+    leaseTokens: string[] | (() => string[]),
+    lane = false,
+    joining?: JobJoining,
+  ): ClaimedJob[] {
     const take = this.taker(name, now, leaseUntil, lane);
-    return this.fewRows(() => {
-      const claimed: ClaimedJob[] = [];
-      for (const token of typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens) {
-        const job = take(token);
-        if (!job) break;
-        // A job past its last try is failed without its handler (the queue's runJob): nothing to take for it.
-        claimed.push(joining && job.attempts <= job.maxAttempts ? { job, token, taken: this.within(joining, job) } : { job, token });
-      }
-      return claimed;
-    });
+    const claimed: ClaimedJob[] = [];
+    for (const token of typeof leaseTokens === 'function' ? leaseTokens() : leaseTokens) {
+      const job = take(token);
+      if (!job) break;
+      // A job past its last try is failed without its handler (the queue's runJob): nothing to take for it.
+      claimed.push(joining && job.attempts <= job.maxAttempts ? { job, token, taken: this.within(joining, job) } : { job, token });
+    }
+    return claimed;
   }
 
   /**
