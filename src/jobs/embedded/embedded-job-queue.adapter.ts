@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode } from '../../common/app-error';
 import { EnqueueOptions, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth, StagedEnqueue } from '../../domain/job-queue.port';
 import {
   assertJobName,
@@ -16,6 +15,7 @@ import { processNotices } from '../../common/process-notices';
 import { ClaimedJob, JobStore, NewJob, StoredJob } from '../../domain/job-store.port';
 import { StoreCommits } from '../../domain/store-commits.port';
 import { DEFAULTS, EmbeddedJobQueueOptions, newJob, RunningJob, slots, Worker } from './embedded-workers';
+import { renewLeases } from './lease-renewal';
 
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** The shortest time between two words to the other processes that jobs of one name are due. */
@@ -166,7 +166,10 @@ export class EmbeddedJobQueue extends JobQueue {
       this.workers.set(lane ? laneQueueName(name) : name, worker);
       void this.claimJobs(worker);
     }
-    this.heartbeat ??= setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
+    this.heartbeat ??= setInterval(
+      () => void renewLeases(this.workers.values(), this.store, this.settings.leaseMs, this.logger),
+      Math.max(1, Math.floor(this.settings.leaseMs / 3)),
+    );
     this.followCommits();
   }
 
@@ -451,27 +454,6 @@ export class EmbeddedJobQueue extends JobQueue {
       { ...fields, attempt: job.attempts, maxAttempts: job.maxAttempts, retryInMs, error: message },
       'job attempt failed; retrying',
     );
-  }
-
-  private async renewLeases(): Promise<void> {
-    const leaseUntil = new Date(Date.now() + this.settings.leaseMs);
-    for (const worker of this.workers.values()) {
-      for (const running of worker.running.values()) {
-        if (running.handlerDone) continue;
-        try {
-          const held = await this.store.renew(running.key, running.token, leaseUntil, new Date());
-          if (held || running.handlerDone || running.leaseLost) continue;
-          // This process stalled past its lease and another worker claimed the job: stop this copy.
-          running.leaseLost = true;
-          running.controller.abort(
-            new AppError(ErrorCode.CANCELED, 'the job lease expired and another worker took it over', { retryable: true }),
-          );
-          this.logger.warn({ job: running.key.name, jobId: running.key.id }, 'lease lost to another worker; aborting this run');
-        } catch (error) {
-          this.logger.warn({ job: running.key.name, jobId: running.key.id, err: error }, 'renewing the job lease failed');
-        }
-      }
-    }
   }
 
   private async purgeFailedJobs(): Promise<void> {
