@@ -65,12 +65,16 @@ export interface JobClaiming<T = unknown, C = unknown> {
 
 /**
  * An enqueue made part of another store's write (JobQueue.stage): `write` inserts the job,
- * synchronously, inside that write (RunStore.createWith), so the two are stored or undone together;
- * `committed` is called once that write committed, and tells the workers (nothing if the job existed).
+ * synchronously, inside that write (RunStore.createWith), so the two are stored or undone together,
+ * and, with a worker of this process free, claims it there too; `write` may be called again when
+ * the write is retried. Once that write is answered, exactly one of the others is called:
+ * `committed` (it committed: the claimed job starts, or the workers hear of it; nothing if the job
+ * existed) or `undone` (it threw or did not commit).
  */
 export interface StagedEnqueue {
   write(): void;
   committed(): void;
+  undone(): void;
 }
 
 export interface ProcessOptions {

@@ -102,6 +102,20 @@ export abstract class JobStore {
     return claimed.flatMap(({ job, token }) => (job ? [{ job, token }] : []));
   }
 
+  /**
+   * claimSome() as a synchronous write, for a store whose writes commit with the other stores'
+   * (`commitsWithOtherStores`): called inside another store's write (a caller's run accepted with
+   * a free slot: JobQueue.stage), the jobs it takes are claimed, or not, with that write. Absent elsewhere.
+   */
+  claimSomeWithin?(
+    name: string,
+    now: Date,
+    leaseUntil: Date,
+    leaseTokens: string[] | (() => string[]),
+    lane?: boolean,
+    joining?: JobJoining,
+  ): ClaimedJob[];
+
   /*
    * The writes below act only while `leaseToken` still holds the job, so a worker whose lease
    * expired cannot undo the work of the one that took the job over. Each says whether it acted.

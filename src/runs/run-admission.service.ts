@@ -149,10 +149,14 @@ export class RunAdmission {
         }
       });
     } catch (error) {
+      staged.undone();
       if (jobError === undefined || error !== jobError) throw error;
       throw this.queueRefusal(run, error, "the run's job could not be stored: nothing stored, caller answered 503");
     }
-    if (!stored.created) return stored;
+    if (!stored.created) {
+      staged.undone();
+      return stored;
+    }
     this.admitted(run);
     staged.committed();
     return stored;

@@ -9,28 +9,14 @@
  * BENCH_BEFORE_ROOT=<dir> (an earlier build's dist/ and node_modules/) counts that build too, its
  * turn before this one's in each round: `before_` figures, and ratios after/before.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { figures, measureRuns, startApp, startHelloServer } from './lib/bench-kit';
+import { commitCounter } from './lib/commit-count';
 import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const INPUT = { query: 'what is a vector', collection: 'col_1' };
-const out = join(mkdtempSync(join(tmpdir(), 'wcs-commits-')), 'commits.txt');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The app's commits so far: asked for by SIGUSR2, read back from the file. */
-async function commitsOf(pid: number): Promise<number> {
-  writeFileSync(out, '');
-  process.kill(pid, 'SIGUSR2');
-  for (;;) {
-    const text = readFileSync(out, 'utf8').trim();
-    if (text) return Number(text.split(/\s+/)[1]);
-    await sleep(20);
-  }
-}
 
 async function main(): Promise<void> {
   const hello = await startHelloServer();
@@ -38,7 +24,9 @@ async function main(): Promise<void> {
   const perRun = new Map<string, number[]>();
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { prefix, root } of builds) {
-      const app = await startApp({ ...ONE_PROCESS_RUNS_ENV, COMMITS_OUT: out }, ['-r', join(__dirname, 'lib', 'count-commits.js')], root);
+      const counter = commitCounter();
+      const commitsOf = counter.of;
+      const app = await startApp({ ...ONE_PROCESS_RUNS_ENV, ...counter.env }, counter.nodeOptions, root);
       try {
         for (const [workload, definition] of [
           ['set', webhookSet()],
@@ -54,6 +42,7 @@ async function main(): Promise<void> {
         }
       } finally {
         await app.stop();
+        counter.remove();
       }
     }
   }

@@ -6,7 +6,10 @@
  * (a) webhook -> set and (b) webhook -> if -> set -> http-request: RUNS webhooks at 50 connections,
  *     the clock stopping when the last run has finished: completed runs/s while accepting, and the
  *     CPU the service's processes used over that span per completed run;
- * (c) (b) with `?wait=10` (answer once the run finished): req/s, p99 and CPU per run.
+ * (c) (b) with `?wait=10` (answer once the run finished): req/s, p99 and CPU per run; then again
+ *     from FEW_CALLERS callers, fewer than the worker's slots, so that each run finds a slot free.
+ * Each also counts the SQLite commits per run (per call with `?wait`): the app starts with the
+ * count-commits.js preload, as in the commits bench; a count does not move with the machine's load.
  * RSS is the peak of all the service's processes together over every round. Rounds alternate
  * baseline and app; each figure is the median round, each ratio the median of the rounds' ratios.
  * BENCH_WARM_ROUNDS (1) rounds of each build run first and are reported apart as `cold_` figures:
@@ -38,6 +41,7 @@ import {
   startHelloServer,
   treeSum,
 } from './lib/bench-kit';
+import { commitCounter } from './lib/commit-count';
 import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
 
 const BENCH = 'runs-cpu';
@@ -47,6 +51,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 1);
 const BASELINE_MS = 3000;
 const WAIT_MS = 4000;
+/** Callers of the second `?wait` load: fewer than the worker's slots (4 and one per waiting caller, up to 12 more). */
+const FEW_CALLERS = 8;
 const INPUT = { query: 'what is a vector', collection: 'col_1' };
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -80,6 +86,13 @@ interface Round {
   waitRps: number;
   waitP99: number;
   waitCpu: number;
+  setCommits: number;
+  branchCommits: number;
+  waitCommits: number;
+  fewRps: number;
+  fewP99: number;
+  fewCpu: number;
+  fewCommits: number;
 }
 
 /** One build of the service under test, its ?wait workflow published, and what its rounds measured. */
@@ -91,58 +104,72 @@ interface Subject {
   /** The warm-up rounds (fresh process, V8 still compiling). */
   cold: Round[];
   peakRss: number;
+  commits: ReturnType<typeof commitCounter>;
 }
 
 async function subject(prefix: string, helloUrl: string, root?: string): Promise<Subject> {
   const profileDir = process.env.BENCH_CPU_PROF;
+  const commits = commitCounter();
   const app = await startApp(
-    { ...ONE_PROCESS_RUNS_ENV, LOG_LEVEL: 'info' },
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    { ...ONE_PROCESS_RUNS_ENV, LOG_LEVEL: 'info', ...commits.env },
+    [...commits.nodeOptions, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     root,
   );
   const waited = await call(app.url, 'POST', '/api/v1/workflows', { name: 'wait', definition: branching(helloUrl) });
   await call(app.url, 'POST', `/api/v1/workflows/${waited.id}/publish`);
-  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0 };
+  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0, commits };
 }
 
 async function measureRound(s: Subject, helloUrl: string, round: number | string, hello: number, into: Round[]): Promise<void> {
   const pid = s.app.child.pid!;
   const measured = async (label: string, definition: unknown) => {
     const m = meter(pid);
+    const committed = await s.commits.of(pid);
     const runs = await measureRuns(s.app.url, label, definition, INPUT, { runs: RUNS, connections: CONNECTIONS, window: m });
+    const commitsPerRun = ((await s.commits.of(pid)) - committed) / RUNS;
     if (runs.failed) throw new Error(`${label}: ${runs.failed} runs failed`);
     s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
     const cpuPerRun = m.sample.cpuMs / RUNS;
     console.log(
-      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB (load ${load1()})`,
+      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, ${commitsPerRun.toFixed(3)} commits per run, ` +
+        `peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB (load ${load1()})`,
     );
-    return { rps: runs.runsPerSecond, cpuPerRun };
+    return { rps: runs.runsPerSecond, cpuPerRun, commitsPerRun };
   };
   const set = await measured(`${s.prefix}webhook -> set, round ${round}`, webhookSet());
   const branch = await measured(`${s.prefix}webhook -> if -> set -> http-request, round ${round}`, branching(helloUrl));
 
-  const waitLoad = (durationMs: number): Promise<LoadResult> =>
-    load({
-      url: s.app.url,
-      path: s.waitPath,
-      method: 'POST',
-      headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: INPUT }),
-      connections: CONNECTIONS,
-      durationMs,
-    });
-  await waitLoad(500);
-  const m = meter(pid);
-  m.open();
-  const wait = await waitLoad(WAIT_MS);
-  m.close();
-  s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
-  if (wait.statuses[200] !== wait.requests) throw new Error(`?wait: answers ${JSON.stringify(wait.statuses)}, errors ${wait.errors}`);
-  const waitCpu = m.sample.cpuMs / wait.requests;
-  console.log(
-    `  ${s.prefix}?wait=10: ${wait.rps.toFixed(0)} req/s, p50 ${wait.p50Ms.toFixed(1)} ms, p99 ${wait.p99Ms.toFixed(1)} ms, ` +
-      `${waitCpu.toFixed(3)} ms CPU per run (load ${load1()})`,
-  );
+  /** `?wait=10` calls from `connections` callers for WAIT_MS (after 500 ms of warm-up): req/s, p99, CPU and commits per call. */
+  const waited = async (label: string, connections: number) => {
+    const waitLoad = (durationMs: number): Promise<LoadResult> =>
+      load({
+        url: s.app.url,
+        path: s.waitPath,
+        method: 'POST',
+        headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: INPUT }),
+        connections,
+        durationMs,
+      });
+    await waitLoad(500);
+    const m = meter(pid);
+    const committed = await s.commits.of(pid);
+    m.open();
+    const wait = await waitLoad(WAIT_MS);
+    m.close();
+    const commits = ((await s.commits.of(pid)) - committed) / wait.requests;
+    s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
+    if (wait.statuses[200] !== wait.requests) throw new Error(`${label}: answers ${JSON.stringify(wait.statuses)}, errors ${wait.errors}`);
+    const cpu = m.sample.cpuMs / wait.requests;
+    console.log(
+      `  ${s.prefix}${label}: ${wait.rps.toFixed(0)} req/s, p50 ${wait.p50Ms.toFixed(1)} ms, p99 ${wait.p99Ms.toFixed(1)} ms, ` +
+        `${cpu.toFixed(3)} ms CPU per run, ${commits.toFixed(3)} commits per call (load ${load1()})`,
+    );
+    return { rps: wait.rps, p99: wait.p99Ms, cpu, commits };
+  };
+  const wait = await waited('?wait=10', CONNECTIONS);
+  // Fewer callers than the worker's slots (its concurrency and one per waiting caller): each run finds one free.
+  const few = await waited(`?wait=10 from ${FEW_CALLERS} callers`, FEW_CALLERS);
   into.push({
     hello,
     setRuns: set.rps,
@@ -150,8 +177,15 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
     branchRuns: branch.rps,
     branchCpu: branch.cpuPerRun,
     waitRps: wait.rps,
-    waitP99: wait.p99Ms,
-    waitCpu,
+    waitP99: wait.p99,
+    waitCpu: wait.cpu,
+    setCommits: set.commitsPerRun,
+    branchCommits: branch.commitsPerRun,
+    waitCommits: wait.commits,
+    fewRps: few.rps,
+    fewP99: few.p99,
+    fewCpu: few.cpu,
+    fewCommits: few.commits,
   });
 }
 
@@ -219,6 +253,16 @@ function reportSubject({ prefix, rounds, cold, peakRss }: Subject): void {
     null,
     'informational',
   );
+  for (const [metric, pick] of [
+    ['set_commits_per_run', (r: Round) => r.setCommits],
+    ['branching_commits_per_run', (r: Round) => r.branchCommits],
+    ['branching_wait_commits_per_call', (r: Round) => r.waitCommits],
+    ['few_callers_wait_commits_per_call', (r: Round) => r.fewCommits],
+  ] as const)
+    figure(`${name}${metric}`, mid(pick), 'commits', null, null, 'fewer is better; top-level SQLite transactions');
+  figure(`${name}few_callers_wait_rps`, mid((r) => r.fewRps), 'req/s', null, null, `informational: ${FEW_CALLERS} callers`);
+  figure(`${name}few_callers_wait_p99`, mid((r) => r.fewP99), 'ms', null, null, `informational: ${FEW_CALLERS} callers`);
+  figure(`${name}few_callers_wait_cpu_per_call`, mid((r) => r.fewCpu), 'ms', null, null, `informational: ${FEW_CALLERS} callers`);
   figure(`${name}rss_peak`, peakRss / 2 ** 20, 'MB', null, null, '<= 600 MB, all the service processes');
   if (cold.length === 0) return;
   for (const [metric, pick] of [
@@ -253,7 +297,10 @@ async function main() {
       for (const s of subjects) await measureRound(s, hello.url, round, baseline.rps, s.rounds);
     }
   } finally {
-    for (const s of subjects) await s.app.stop();
+    for (const s of subjects) {
+      await s.app.stop();
+      s.commits.remove();
+    }
     await hello.stop();
   }
 
@@ -267,11 +314,14 @@ async function main() {
       ['set_cpu_per_run', (r: Round) => r.setCpu],
       ['branching_cpu_per_run', (r: Round) => r.branchCpu],
       ['branching_wait_cpu_per_run', (r: Round) => r.waitCpu],
+      ['branching_wait_commits_per_call', (r: Round) => r.waitCommits],
+      ['few_callers_wait_cpu_per_call', (r: Round) => r.fewCpu],
+      ['few_callers_wait_commits_per_call', (r: Round) => r.fewCommits],
     ] as const) {
       figure(
         `${metric}_after_vs_before`,
         mid(after.rounds, pick),
-        'ms',
+        metric.endsWith('commits_per_call') ? 'commits' : 'ms',
         mid(before.rounds, pick),
         paired(pick),
         "lower is better; ratio: median of the rounds' after/before",

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode } from '../../common/app-error';
 import { EnqueueOptions, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth, StagedEnqueue } from '../../domain/job-queue.port';
 import {
   assertJobName,
@@ -8,7 +7,6 @@ import {
   errorMessage,
   isRetryable,
   queueUnavailable,
-  resolveEnqueueOptions,
   settledWithin,
   shutdownReason,
 } from '../job-policy';
@@ -16,13 +14,12 @@ import { laneQueueName } from '../fair-turns';
 import { processNotices } from '../../common/process-notices';
 import { ClaimedJob, JobStore, NewJob, StoredJob } from '../../domain/job-store.port';
 import { StoreCommits } from '../../domain/store-commits.port';
-import { DEFAULTS, EmbeddedJobQueueOptions, RunningJob, Worker } from './embedded-workers';
+import { DEFAULTS, EmbeddedJobQueueOptions, newJob, RunningJob, slots, Worker } from './embedded-workers';
+import { renewLeases } from './lease-renewal';
 
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** The shortest time between two words to the other processes that jobs of one name are due. */
 const ANNOUNCE_EVERY_MS = 10;
-/** A worker's slots for waiting callers, at most, per slot of its concurrency (see slots()). */
-export const EXTRA_SLOTS_PER_SLOT = 3;
 
 /**
  * The in-process queue of the embedded deployment. Pending work lives in the store (SQLite or
@@ -72,22 +69,70 @@ export class EmbeddedJobQueue extends JobQueue {
     return job.id;
   }
 
-  /** On SQLite, where the job store writes in the other stores' transactions (insertWithin). */
+  /**
+   * On SQLite, where the job store writes in the other stores' transactions (insertWithin). With a
+   * slot free here, the write claims too (claimSomeWithin, the handler's JobClaiming with it), and
+   * the job starts once it commits: a run's accept and its claim in one commit where there were two,
+   * and its start in the accept's turn rather than a claim's turn later.
+   */
   override stage<T>(name: string, data: T, options?: EnqueueOptions): StagedEnqueue | undefined {
     const { store } = this;
     if (!store.insertWithin) return undefined;
     const job = newJob(name, data, options);
     let inserted: { lane: boolean } | null = null;
+    let taken: { worker: Worker; claimed: ClaimedJob[] } | undefined;
+    const unreserve = () => {
+      if (taken) taken.worker.reserved--;
+      taken = undefined;
+    };
     return {
       write: () => {
+        // Written again when its batch failed as a whole (group-commit.ts): the last try's claim was undone with it.
+        unreserve();
         try {
           inserted = store.insertWithin!(job, job.at);
         } catch (error) {
           throw queueUnavailable(error);
         }
+        if (inserted) taken = this.claimInAccept(job, inserted.lane);
       },
-      committed: () => this.queued(job, inserted),
+      committed: () => {
+        const took = taken;
+        unreserve();
+        if (took && this.stopping) void Promise.all(took.claimed.map((one) => this.handBack(took.worker, one)));
+        else if (took) for (const { job: one, token, taken: what } of took.claimed) this.startJob(took.worker, one, token, what);
+        // Another job came first in fair order (one this process had not seen yet): this one waits for its turn.
+        if (!took?.claimed.some((one) => one.job.id === job.id)) this.queued(job, inserted);
+      },
+      undone: () => {
+        const took = taken;
+        unreserve();
+        // Its reservation may have kept a claim in the same transaction from a slot: the worker looks again.
+        if (took) void this.claimJobs(took.worker);
+      },
     };
+  }
+
+  /**
+   * One job claimed, inside the write storing `job`, by a worker with a slot free: in fair order,
+   * so it is `job` unless another is due first. Not while the worker's claim loop runs (its claim
+   * may be in the same transaction and count the same slot); the slot is reserved until the
+   * transaction is answered, so a claim loop or another accept in it counts it taken.
+   */
+  private claimInAccept(job: NewJob & { at: Date }, lane: boolean): { worker: Worker; claimed: ClaimedJob[] } | undefined {
+    const { store } = this;
+    const now = Date.now();
+    if (this.stopping || !store.claimSomeWithin || job.runAt.getTime() > now) return undefined;
+    for (const key of lane ? [job.name, laneQueueName(job.name)] : [job.name]) {
+      const worker = this.workers.get(key);
+      if (!worker || worker.claiming || worker.running.size + worker.reserved >= slots(worker)) continue;
+      const leaseUntil = new Date(now + this.settings.leaseMs);
+      const claimed = store.claimSomeWithin(worker.name, new Date(now), leaseUntil, [randomUUID()], worker.lane, worker.joining);
+      if (claimed.length === 0) return undefined;
+      worker.reserved++;
+      return { worker, claimed };
+    }
+    return undefined;
   }
 
   /** A job was stored (null: one with its id existed): the workers, and the other processes, hear of it. */
@@ -116,11 +161,15 @@ export class EmbeddedJobQueue extends JobQueue {
         ...(options.extraSlots && !lane ? { extraSlots: options.extraSlots } : {}),
         running: new Map(),
         recheck: false,
+        reserved: 0,
       };
       this.workers.set(lane ? laneQueueName(name) : name, worker);
       void this.claimJobs(worker);
     }
-    this.heartbeat ??= setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
+    this.heartbeat ??= setInterval(
+      () => void renewLeases(this.workers.values(), this.store, this.settings.leaseMs, this.logger),
+      Math.max(1, Math.floor(this.settings.leaseMs / 3)),
+    );
     this.followCommits();
   }
 
@@ -198,7 +247,7 @@ export class EmbeddedJobQueue extends JobQueue {
     try {
       do {
         worker.recheck = false;
-        while (!this.stopping && worker.running.size < slots(worker)) {
+        while (!this.stopping && worker.running.size + worker.reserved < slots(worker)) {
           // Every free slot in one claim: it shares one turn, and so one commit of the store's group
           // commit, with the other writes of that turn (the runs it claims among them). The slots are
           // counted when the claim is made (at the end of the turn, on SQLite), not when asked for:
@@ -207,7 +256,7 @@ export class EmbeddedJobQueue extends JobQueue {
           const now = Date.now();
           let free = 0;
           const tokens = () => {
-            free = slots(worker) - worker.running.size;
+            free = slots(worker) - worker.running.size - worker.reserved;
             return Array.from({ length: free }, () => randomUUID());
           };
           const claimed = await this.store.claimSome(
@@ -265,7 +314,7 @@ export class EmbeddedJobQueue extends JobQueue {
    */
   private async watchStore(): Promise<void> {
     if (this.stopping || this.watching) return;
-    const free = [...this.workers.values()].filter((worker) => worker.running.size < slots(worker));
+    const free = [...this.workers.values()].filter((worker) => worker.running.size + worker.reserved < slots(worker));
     for (const worker of free) if (worker.claiming) void this.claimJobs(worker);
     const idle = free.filter((worker) => !worker.claiming);
     if (idle.length === 0) return;
@@ -407,27 +456,6 @@ export class EmbeddedJobQueue extends JobQueue {
     );
   }
 
-  private async renewLeases(): Promise<void> {
-    const leaseUntil = new Date(Date.now() + this.settings.leaseMs);
-    for (const worker of this.workers.values()) {
-      for (const running of worker.running.values()) {
-        if (running.handlerDone) continue;
-        try {
-          const held = await this.store.renew(running.key, running.token, leaseUntil, new Date());
-          if (held || running.handlerDone || running.leaseLost) continue;
-          // This process stalled past its lease and another worker claimed the job: stop this copy.
-          running.leaseLost = true;
-          running.controller.abort(
-            new AppError(ErrorCode.CANCELED, 'the job lease expired and another worker took it over', { retryable: true }),
-          );
-          this.logger.warn({ job: running.key.name, jobId: running.key.id }, 'lease lost to another worker; aborting this run');
-        } catch (error) {
-          this.logger.warn({ job: running.key.name, jobId: running.key.id, err: error }, 'renewing the job lease failed');
-        }
-      }
-    }
-  }
-
   private async purgeFailedJobs(): Promise<void> {
     const now = Date.now();
     if (now < this.nextPurgeAt) return;
@@ -467,33 +495,4 @@ export class EmbeddedJobQueue extends JobQueue {
     }
     clearInterval(this.heartbeat);
   }
-}
-
-/**
- * The jobs a worker runs at once now: its concurrency, and one more for each caller of this process
- * waiting for a job's outcome (ProcessOptions.extraSlots), up to EXTRA_SLOTS_PER_SLOT times the
- * concurrency. A `?wait=` call holds one of the slots for its whole run, its upstream calls
- * included: with 4 slots and 50 callers, 46 waited in the queue (p50 148 ms of a 162 ms call) while
- * the process had CPU to spare, and under load each run's wait for a core held its slot longer.
- * Counted when the claim is made, like the free slots; the lane keeps its own concurrency.
- */
-function slots(worker: Worker): number {
-  const waiting = worker.extraSlots?.() ?? 0;
-  return worker.concurrency + Math.min(Math.max(0, waiting), EXTRA_SLOTS_PER_SLOT * worker.concurrency);
-}
-
-/** A job as stored, asked for now (`at`). */
-function newJob<T>(name: string, data: T, options?: EnqueueOptions): NewJob & { at: Date } {
-  const resolved = resolveEnqueueOptions(name, options);
-  const now = Date.now();
-  return {
-    name,
-    id: resolved.jobId,
-    data: JSON.stringify(data ?? null),
-    maxAttempts: resolved.attempts,
-    backoffMs: resolved.backoffMs,
-    runAt: new Date(now + resolved.delayMs),
-    share: resolved.share,
-    at: new Date(now),
-  };
 }
