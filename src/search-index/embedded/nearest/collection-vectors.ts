@@ -1,5 +1,6 @@
 import { exactSearch, MetricKind } from 'usearch';
 import { CentroidGroups, groupsOf, nearestCentroids, Partition, quantiseAtOneScale, resized, trainingRound } from './cells';
+import { freeNow } from './free-now';
 import { quantise } from './int8-codes';
 import { type CodeHit, NearestHits, scanCell } from './nearest-hits';
 
@@ -176,6 +177,8 @@ export class CollectionVectors {
     const files = Int32Array.from(fileIds, (fileId) => this.ordinalOf(fileId));
     // While new cells are computed, rows added go to the serving ones and are moved with the rest.
     this.serving.add(codes, seqs, files, threads);
+    // Copied into their cells: freed now, not at the thread's next collection (see freeNow).
+    freeNow(codes);
     for (let i = 0; i < files.length; i++) {
       this.rowsOfFile[files[i]]++;
       this.seqsOfFile[files[i]].push(seqs[i]);
