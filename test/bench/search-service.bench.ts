@@ -174,6 +174,42 @@ function memoryOf(pid: number): { rssMiB: number; peakMiB: number; anonMiB: numb
   return { rssMiB: rss / 1024, peakMiB: peak / 1024, anonMiB: anon / 1024, each: each.join('; ') };
 }
 
+/**
+ * Where a process's anonymous memory is, by kind of mapping (from /proc/PID/smaps), in MiB: glibc's
+ * malloc arenas (the main one on the brk heap; each thread's in heaps of up to 64 MiB aligned to
+ * 64 MiB), V8's heap pages (256 KiB each), and mappings of their own (large buffers: the search
+ * threads' cells, blocks malloc maps alone, V8's large objects, thread stacks).
+ */
+function anonymousByKind(pid: number): string {
+  const kinds = { 'malloc arenas': 0, 'V8 heap pages': 0, 'own mappings': 0 };
+  let mappings = 0;
+  let size = 0;
+  let start = 0;
+  let brk = false;
+  try {
+    for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+      const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+      if (range) {
+        start = parseInt(range[1], 16);
+        size = parseInt(range[2], 16) - start;
+        brk = range[3] === '[heap]';
+        mappings++;
+        continue;
+      }
+      const anon = /^Anonymous:\s+(\d+) kB/.exec(line);
+      if (!anon || anon[1] === '0') continue;
+      const kind =
+        brk || (start % 2 ** 26 === 0 && size <= 2 ** 26) ? 'malloc arenas' : size === 2 ** 18 ? 'V8 heap pages' : 'own mappings';
+      kinds[kind] += Number(anon[1]) / 1024;
+    }
+  } catch {
+    return 'exited';
+  }
+  return `${Object.entries(kinds)
+    .map(([kind, mib]) => `${kind} ${mib.toFixed(0)}`)
+    .join(', ')} (${mappings} mappings)`;
+}
+
 async function main(): Promise<void> {
   const files = Math.ceil(PASSAGES / PASSAGES_PER_FILE);
   console.log(`${PASSAGES} passages in ${files} files, one collection; load average ${load()} on ${cpus().length} cores`);
@@ -195,6 +231,10 @@ async function main(): Promise<void> {
   // The peak of the anonymous RSS, sampled (the kernel keeps a peak only of the whole RSS).
   let peakAnonMiB = 0;
   const sampler = setInterval(() => (peakAnonMiB = Math.max(peakAnonMiB, memoryOf(app.child.pid!).anonMiB)), 500);
+  const memoryNow = (when: string) =>
+    console.log(
+      `memory ${when}: ${memoryOf(app.child.pid!).each}; API process's anonymous MiB: ${anonymousByKind(app.child.pid!)}; load ${load()}`,
+    );
   try {
     // Every worker process booted first: one still compiling took the endpoint's CPU below.
     while ((await fetch(`${app.url}/health/ready`)).status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -284,6 +324,8 @@ async function main(): Promise<void> {
         `load ${load()}`,
     );
 
+    memoryNow('after ingestion');
+
     // The first search after ingestion: it finds every committed vector, so it waits for whatever
     // the API process's search threads have not yet taken in of what the worker processes wrote
     // (deferred while a collection is being ingested). The API process's CPU through it counts
@@ -303,7 +345,12 @@ async function main(): Promise<void> {
         `${apiThroughFirst.toFixed(1)} s (service ${(((apiThroughFirst + workersCpu) * 1e6) / PASSAGES).toFixed(0)} µs per passage with it); load ${load()}`,
     );
 
+    memoryNow('after the first search');
     if (process.env.BENCH_INGEST_ONLY) {
+      const memory = memoryOf(app.child.pid!);
+      console.log(
+        `service memory: peak RSS ${memory.peakMiB.toFixed(0)} MiB, peak anonymous ${Math.max(peakAnonMiB, memory.anonMiB).toFixed(0)} MiB`,
+      );
       const figure = figures(BENCH, `${PASSAGES.toLocaleString('en')} passages; ingestion only`);
       figure(
         'ingest_rate',
@@ -341,6 +388,7 @@ async function main(): Promise<void> {
     const settleStarted = performance.now();
     for (let fast = 0; fast < 5 && performance.now() - settleStarted < 600_000;) fast = (await searchOnce()) < 25 ? fast + 1 : 0;
     console.log(`index settled ${((performance.now() - settleStarted) / 1000).toFixed(1)} s after ingestion`);
+    memoryNow('settled');
 
     // CPU per search of the API process's main thread (its event loop) and of the whole API process
     // (with its search threads), in ms: load-proof where latencies are not. The span's monotonic
@@ -385,6 +433,7 @@ async function main(): Promise<void> {
         `p95 ${hybrid.p95.toFixed(1)} ms); /health p99 ${healthKeywordSearching.p99.toFixed(1)} ms meanwhile; load ${load()}`,
     );
 
+    memoryNow('after the searches');
     const memory = memoryOf(app.child.pid!);
     peakAnonMiB = Math.max(peakAnonMiB, memory.anonMiB);
     console.log(

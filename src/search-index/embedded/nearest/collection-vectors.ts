@@ -1,6 +1,8 @@
 import { exactSearch, MetricKind } from 'usearch';
-import { Cell, CentroidGroups, groupsOf, nearestCentroids, Partition, quantiseAtOneScale, resized, trainingRound } from './cells';
+import { CentroidGroups, groupsOf, nearestCentroids, Partition, quantiseAtOneScale, resized, trainingRound } from './cells';
+import { freeNow } from './free-now';
 import { quantise } from './int8-codes';
+import { type CodeHit, NearestHits, scanCell } from './nearest-hits';
 
 /**
  * Below this many units a collection is one cell, scanned exactly: a native SIMD scan of 30,000 x
@@ -66,12 +68,6 @@ interface Gathered {
   key: string;
   codes: Int8Array;
   seqs: Float64Array;
-}
-
-export interface CodeHit {
-  seq: number;
-  /** Cosine distance between the int8 codes (within about 0.003 of the float distance). */
-  distance: number;
 }
 
 /**
@@ -181,6 +177,8 @@ export class CollectionVectors {
     const files = Int32Array.from(fileIds, (fileId) => this.ordinalOf(fileId));
     // While new cells are computed, rows added go to the serving ones and are moved with the rest.
     this.serving.add(codes, seqs, files, threads);
+    // Copied into their cells: freed now, not at the thread's next collection (see freeNow).
+    freeNow(codes);
     for (let i = 0; i < files.length; i++) {
       this.rowsOfFile[files[i]]++;
       this.seqsOfFile[files[i]].push(seqs[i]);
@@ -450,50 +448,5 @@ export class CollectionVectors {
       this.seqsOfFile.push([]);
     }
     return ordinal;
-  }
-}
-
-/**
- * The `count` nearest live rows of one cell (that pass `keep`), offered to `hits`; the native scan
- * is asked for enough more to cover the cell's dead rows.
- */
-function scanCell(cell: Cell, q: Int8Array, count: number, hits: NearestHits, keep?: (position: number) => boolean): void {
-  const wanted = Math.min(cell.length, count + cell.dead);
-  if (wanted === 0) return;
-  const found = exactSearch(cell.prefix(), q, q.length, wanted, MetricKind.Cos, 1);
-  for (let i = 0; i < found.keys.length; i++) {
-    const p = Number(found.keys[i]);
-    // Nearest first: once one cannot be among the k nearest, neither can the rest.
-    if (cell.live[p] && (!keep || keep(p)) && !hits.offer(cell.seqs[p], found.distances[i])) return;
-  }
-}
-
-/**
- * The k nearest hits offered, nearest first, kept as they come instead of sorting every cell's
- * hits together (k from each probed cell per search). Of equal distances, the first offered stays first.
- */
-class NearestHits {
-  private readonly seqs: number[] = [];
-  private readonly distances: number[] = [];
-
-  constructor(private readonly k: number) {}
-
-  /** Whether the hit is (for now) among the k nearest. */
-  offer(seq: number, distance: number): boolean {
-    const n = this.distances.length;
-    if (n === this.k && distance >= this.distances[n - 1]) return false;
-    let at = n;
-    while (at > 0 && this.distances[at - 1] > distance) at--;
-    this.seqs.splice(at, 0, seq);
-    this.distances.splice(at, 0, distance);
-    if (n === this.k) {
-      this.seqs.pop();
-      this.distances.pop();
-    }
-    return true;
-  }
-
-  list(): CodeHit[] {
-    return this.seqs.map((seq, i) => ({ seq, distance: this.distances[i] }));
   }
 }
