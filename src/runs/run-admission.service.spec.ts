@@ -74,7 +74,14 @@ describe('RunAdmission with the embedded queue on SQLite', () => {
     jobs = new SqliteJobStore(db);
     queue = new EmbeddedJobQueue(jobs, { concurrency: 1, logger: pino({ level: 'silent' }), leaseMs: 30_000, pollIntervalMs: 60_000 });
     const limits = { RUNS_MAX_QUEUED: 0, RUNS_MAX_QUEUED_PER_WORKFLOW: 0, RUNS_MAX_QUEUED_PER_USER: 0, RUNS_ENQUEUE_TIMEOUT_MS: 5000 };
-    admission = new RunAdmission(runs, {} as WorkflowStore, queue, pino({ level: 'silent' }), limits as unknown as AppConfig, new Metrics());
+    admission = new RunAdmission(
+      runs,
+      {} as WorkflowStore,
+      queue,
+      pino({ level: 'silent' }),
+      limits as unknown as AppConfig,
+      new Metrics(),
+    );
     started = [];
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
@@ -144,7 +151,10 @@ describe('RunAdmission with the embedded queue on SQLite', () => {
     const earlier = caller('wf_2');
     await runs.create(earlier, new Date(0));
     const now = new Date();
-    await jobs.insert({ name: RUN_JOB, id: earlier.id, data: JSON.stringify({ runId: earlier.id }), maxAttempts: 3, backoffMs: 0, runAt: now }, now);
+    await jobs.insert(
+      { name: RUN_JOB, id: earlier.id, data: JSON.stringify({ runId: earlier.id }), maxAttempts: 3, backoffMs: 0, runAt: now },
+      now,
+    );
     const run = caller();
 
     await admission.accept(run, 'caller', {});

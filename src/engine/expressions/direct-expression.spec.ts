@@ -56,7 +56,11 @@ const SCOPES = [
     nodes: Object.freeze({ a: { ok: true } }),
     variables: Object.freeze({ base: 'https://example.com' }),
   },
-  { input: { query: 'hi', n: -1.5, zero: -0, list: [], flag: false, big: 1e308 }, nodes: Object.freeze({ a: {} }), variables: Object.freeze({}) },
+  {
+    input: { query: 'hi', n: -1.5, zero: -0, list: [], flag: false, big: 1e308 },
+    nodes: Object.freeze({ a: {} }),
+    variables: Object.freeze({}),
+  },
   { input: null, nodes: Object.freeze({}), variables: Object.freeze({}) },
   { input: JSON.parse('{"__proto__": 5, "odd": "é\\u2028\\"q\\"", "n": 7}'), nodes: Object.freeze({}), variables: Object.freeze({}) },
   { input: 'a string', nodes: Object.freeze({ a: null }), variables: Object.freeze({ base: 7 }) },

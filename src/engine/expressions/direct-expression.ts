@@ -144,7 +144,8 @@ function compileNode(node: AstNode, params: readonly string[]): Evaluate {
     }
     case 'ObjectExpression': {
       const properties = (node.properties as AstNode[]).map((property) => {
-        if (property.type !== 'Property' || property.kind !== 'init' || property.method || property.computed || property.shorthand) return bail();
+        if (property.type !== 'Property' || property.kind !== 'init' || property.method || property.computed || property.shorthand)
+          return bail();
         const key = property.key.type === 'Identifier' ? (property.key.name as string) : String(property.key.value);
         if (key === '__proto__') return bail();
         return { key, value: compileNode(property.value, params) };
@@ -166,7 +167,10 @@ function compileMember(node: AstNode, params: readonly string[]): Evaluate {
   const property: Evaluate = node.computed
     ? compileNode(node.property, params)
     : node.property.type === 'Identifier'
-      ? ((name: string) => () => name)(node.property.name as string)
+      ? (
+          (name: string) => () =>
+            name
+        )(node.property.name as string)
       : bail();
   return (args) => {
     const target = object(args);

@@ -275,7 +275,14 @@ export class ExpressionEngine {
     if (parsed === undefined) {
       const bound = expressionBound(code);
       const directs = bound.bounded && this.directEvaluation ? new Map<string, DirectExpression | null>() : undefined;
-      parsed = { codes: [code], literals: null, identifiers: identifiersIn(code), bound, programs: new Map(), ...(directs ? { directs } : {}) };
+      parsed = {
+        codes: [code],
+        literals: null,
+        identifiers: identifiersIn(code),
+        bound,
+        programs: new Map(),
+        ...(directs ? { directs } : {}),
+      };
       this.expressions.set(code, parsed);
     }
     return parsed;

@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { EnqueueOptions, JobHandler, JobQueue, JobState, ProcessOptions, QueueDepth, StagedEnqueue } from '../../domain/job-queue.port';
-import {
-  assertJobName,
-  backoffDelay,
-  errorMessage,
-  isRetryable,
-  queueUnavailable,
-  settledWithin,
-  shutdownReason,
-} from '../job-policy';
+import { assertJobName, backoffDelay, errorMessage, isRetryable, queueUnavailable, settledWithin, shutdownReason } from '../job-policy';
 import { laneQueueName } from '../fair-turns';
 import { processNotices } from '../../common/process-notices';
 import { ClaimedJob, JobStore, NewJob, StoredJob } from '../../domain/job-store.port';

@@ -212,7 +212,9 @@ export class SqliteJobStore extends JobStore {
       lane: 0,
     };
     const state =
-      job.runAt <= now ? (this.statements.place.get({ name: job.name, id: job.id, user: share.user, flow: share.flow }) as PlaceRow) : undefined;
+      job.runAt <= now
+        ? (this.statements.place.get({ name: job.name, id: job.id, user: share.user, flow: share.flow }) as PlaceRow)
+        : undefined;
     if (state && !state.present) {
       // No user pending: no flow of theirs waits either (flow_last and user_flows were not read).
       const place = fairPlace({

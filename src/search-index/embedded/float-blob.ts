@@ -8,7 +8,8 @@ export function floatsOf(blob: Buffer): Float32Array {
 
 /** The floats of a blob SQLite handed over (a buffer of its own): a view when aligned, else a copy. */
 export function ownFloats(blob: Buffer): Float32Array<ArrayBuffer> {
-  if (blob.byteOffset % 4 === 0 && blob.buffer instanceof ArrayBuffer) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
+  if (blob.byteOffset % 4 === 0 && blob.buffer instanceof ArrayBuffer)
+    return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
   const floats = new Float32Array(blob.byteLength / 4);
   new Uint8Array(floats.buffer).set(blob);
   return floats;

@@ -73,7 +73,15 @@ export class ShareReader {
   next(): VectorBatch | undefined {
     if (this.after >= this.source.upTo) return undefined;
     const { file, upTo } = this.source;
-    const step = stepStatement(file).get(this.collectionId, this.after, upTo, this.shards, this.shard, this.dimension * 4, READ_STEP) as StepRow;
+    const step = stepStatement(file).get(
+      this.collectionId,
+      this.after,
+      upTo,
+      this.shards,
+      this.shard,
+      this.dimension * 4,
+      READ_STEP,
+    ) as StepRow;
     if (step.rows === 0 || step.vectors === null || step.last === null) {
       this.after = upTo;
       return undefined;
