@@ -260,30 +260,12 @@ function reportSubject({ prefix, rounds, cold, peakRss }: Subject): void {
     ['few_callers_wait_commits_per_call', (r: Round) => r.fewCommits],
   ] as const)
     figure(`${name}${metric}`, mid(pick), 'commits', null, null, 'fewer is better; top-level SQLite transactions');
-  figure(
-    `${name}few_callers_wait_rps`,
-    mid((r) => r.fewRps),
-    'req/s',
-    null,
-    null,
-    `informational: ${FEW_CALLERS} callers`,
-  );
-  figure(
-    `${name}few_callers_wait_p99`,
-    mid((r) => r.fewP99),
-    'ms',
-    null,
-    null,
-    `informational: ${FEW_CALLERS} callers`,
-  );
-  figure(
-    `${name}few_callers_wait_cpu_per_call`,
-    mid((r) => r.fewCpu),
-    'ms',
-    null,
-    null,
-    `informational: ${FEW_CALLERS} callers`,
-  );
+  for (const [metric, unit, pick] of [
+    ['few_callers_wait_rps', 'req/s', (r: Round) => r.fewRps],
+    ['few_callers_wait_p99', 'ms', (r: Round) => r.fewP99],
+    ['few_callers_wait_cpu_per_call', 'ms', (r: Round) => r.fewCpu],
+  ] as const)
+    figure(`${name}${metric}`, mid(pick), unit, null, null, `informational: ${FEW_CALLERS} callers`);
   figure(`${name}rss_peak`, peakRss / 2 ** 20, 'MB', null, null, '<= 600 MB, all the service processes');
   if (cold.length === 0) return;
   for (const [metric, pick] of [
