@@ -5,11 +5,13 @@ import type { VectorHit } from '../../domain/vector-index.port';
 import { workerFile } from '../../common/worker-path';
 import { cosineDistanceToUnit } from './float-blob';
 import { ReaderThread } from './reader-thread';
+import { UNIT_VECTOR, UNIT_VECTOR_FOUND, UNIT_VECTOR_JOIN } from './vector-pairs';
 
 /** The candidates' unit rows and float vectors, by seq: one indexed read a candidate. */
 export const UNITS_BY_SEQ_SQL = `
-  SELECT u.seq AS seq, u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, v.vector AS vector
-  FROM json_each(?) j JOIN search_units u ON u.seq = j.value JOIN search_unit_vectors v ON v.seq = u.seq`;
+  SELECT u.seq AS seq, u.id AS unitId, u.passage_id AS passageId, u.file_id AS fileId, ${UNIT_VECTOR} AS vector
+  FROM json_each(?) j JOIN search_units u ON u.seq = j.value ${UNIT_VECTOR_JOIN}
+  WHERE ${UNIT_VECTOR_FOUND}`;
 
 export interface RerankRequest {
   /** The query, unit length. */

@@ -23,6 +23,11 @@ describe('SqliteVectorIndex storage', () => {
     return connection;
   };
   const rows = (sql: string) => db.prepare(sql).pluck().get() as number;
+  /** Floats stored in the vector tables: those of live units, and nothing left behind by deletes. */
+  const storedFloats = () =>
+    rows(
+      `SELECT (SELECT coalesce(sum(length(vector)), 0) FROM search_unit_vectors) + (SELECT coalesce(sum(length(vectors)), 0) FROM search_vector_pairs)`,
+    ) / 4;
   const unit = (i: number, fields: Partial<IndexUnit> = {}): IndexUnit => ({
     id: `unt_${i}`,
     collectionId: 'col_a',
@@ -189,7 +194,7 @@ describe('SqliteVectorIndex storage', () => {
     const count = DELETE_BATCH * 2 + 37;
     await index.upsert(Array.from({ length: count }, (_, i) => unit(i)));
     await index.upsert([unit(count, { collectionId: 'col_b' })]);
-    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(count + 1);
+    expect(storedFloats()).toBe((count + 1) * 4);
 
     await index.deleteByCollection('col_a');
     // Gone for every read at once; the rows themselves are purged in the background.
@@ -201,8 +206,49 @@ describe('SqliteVectorIndex storage', () => {
     expect(rows('SELECT count(*) FROM search_units')).toBe(2);
     expect(await index.countUnits('col_a')).toBe(1);
     expect(rows('SELECT count(*) FROM search_deleted_collections')).toBe(0);
-    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(2);
+    expect(storedFloats()).toBe(2 * 4);
     expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(2);
+  });
+
+  it('stores 512-float vectors two to a page, where one took a page alone', async () => {
+    const vector = (i: number) => Float32Array.from({ length: 512 }, (_, d) => (d === i % 512 ? 1 : 0));
+    await index.upsert(Array.from({ length: 256 }, (_, i) => unit(i, { vector: vector(i) })));
+    const pages = rows(`SELECT count(*) FROM dbstat WHERE name IN ('search_unit_vectors', 'search_vector_pairs')`);
+    expect(pages).toBeLessThanOrEqual(256 * 0.6);
+  });
+
+  it('finds each vector wherever it sits in its pair: across batches, of another dimension, beside a deleted partner', async () => {
+    const v = (...floats: number[]) => Float32Array.from(floats);
+    // Unit length, so they are stored as they are.
+    const written = new Map<string, Float32Array>();
+    const put = async (units: IndexUnit[]) => {
+      await index.upsert(units);
+      for (const u of units) written.set(u.passageId, u.vector);
+    };
+    const read = async (collectionId: string, passageIds: string[]) =>
+      [...(await index.passageVectors(collectionId, passageIds)).entries()].map(([id, [vector]]) => [id, [...vector]]);
+    const expected = (passageIds: string[]) => passageIds.map((id) => [id, [...written.get(id)!]]);
+    // Seqs 1-2 (seq 1 alone in its row, seq 2 starts the next), 3 in col_b with 3 floats (completes
+    // seq 2's row), 4-6, then 7 (completes seq 6's row).
+    await put([unit(1, { vector: v(1, 0, 0, 0) }), unit(2, { vector: v(0, 1, 0, 0), fileId: 'fle_alone' })]);
+    await put([unit(3, { collectionId: 'col_b', vector: v(0, 0.6, 0.8) })]);
+    await put([v(0, 0, 0.6, 0.8), v(0, 0, 0.8, 0.6), v(0, 0, 0, 1)].map((vector, i) => unit(i + 4, { vector })));
+    await put([unit(7, { vector: v(0.6, 0, 0, 0.8) })]);
+    const colA = ['psg_1', 'psg_2', 'psg_4', 'psg_5', 'psg_6', 'psg_7'];
+    expect(await read('col_a', colA)).toEqual(expected(colA).map(([id, f]) => [id, (f as number[]).map((x) => expect.closeTo(x, 6))]));
+    expect(await read('col_b', ['psg_3'])).toEqual([['psg_3', [0, 0.6, 0.8].map((x) => expect.closeTo(x, 6))]]);
+
+    // Seq 2 deleted: seq 3's vector stays readable, in the row they share.
+    await index.deleteByFile('col_a', 'fle_alone');
+    expect(await read('col_b', ['psg_3'])).toEqual([['psg_3', [0, 0.6, 0.8].map((x) => expect.closeTo(x, 6))]]);
+    const [nearest] = await index.searchVector('col_b', v(0, 0.6, 0.8), 1);
+    expect(nearest).toMatchObject({ unitId: 'unt_3', distance: expect.closeTo(0, 5) });
+    // Both gone: so is their row.
+    await index.deleteByCollection('col_b');
+    await index.whenPurged();
+    expect(storedFloats()).toBe(5 * 4);
+    const [seventh] = await index.searchVector('col_a', v(0.6, 0, 0, 0.8), 1);
+    expect(seventh).toMatchObject({ unitId: 'unt_7', distance: expect.closeTo(0, 5) });
   });
 
   it('resumes the purge of a deleted collection at the next start', async () => {
@@ -223,7 +269,7 @@ describe('SqliteVectorIndex storage', () => {
     await index.upsert([unit(1)]);
     await index.upsert([unit(1, { text: 'lighthouse' })]);
     expect(rows('SELECT count(*) FROM search_units')).toBe(1);
-    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(1);
+    expect(storedFloats()).toBe(4);
     expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(0);
   });
 
@@ -235,7 +281,7 @@ describe('SqliteVectorIndex storage', () => {
     await expect(index.upsert(refused)).rejects.toMatchObject({ code: ErrorCode.EMBEDDING_MISMATCH });
 
     expect(rows('SELECT count(*) FROM search_units')).toBe(3);
-    expect(rows('SELECT count(*) FROM search_unit_vectors')).toBe(3);
+    expect(storedFloats()).toBe(4 + 4 + 3);
     expect(await index.searchText('col_a', 'changed', 10)).toEqual([]);
     expect((await index.searchText('col_a', 'lantern', 10)).map((h) => h.unitId).sort()).toEqual(['unt_1', 'unt_2']);
   });

@@ -29,6 +29,7 @@ import { TextReader } from './text/text-reader';
 import { processNotices } from '../../common/process-notices';
 import { TextSearchRequest, TextSearchRow } from './text/text-search-sql';
 import { prepareUnitStatements, UnitRow, UnitStatements } from './unit-statements';
+import { pruneVectorPairs, VECTOR_PAIRS_TABLE, writeVectorPairs } from './vector-pairs';
 
 export type { VectorNotices };
 
@@ -75,7 +76,8 @@ const RERANK_MARGIN = 16;
  * rows), grouped in cells per large collection.
  *
  * `search_units` maps each unit to its collection, file, passage and dimension; its integer `seq`
- * keys the unit's float vector in `search_unit_vectors` (stored L2-normalised) and its row in
+ * keys the unit's float vector (stored L2-normalised), two to a row in `search_vector_pairs`
+ * (vector-pairs.ts; `search_unit_vectors`, one a row, holds those of older stores), and its row in
  * `search_units_fts`. The FTS table is contentless: the text already lives in the passage store,
  * and BM25 needs only the index.
  *
@@ -158,6 +160,7 @@ export class SqliteVectorIndex extends VectorIndex {
         text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
       );
       CREATE TABLE IF NOT EXISTS search_unit_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+      ${VECTOR_PAIRS_TABLE};
       CREATE TABLE IF NOT EXISTS search_deleted_collections (collection_id TEXT PRIMARY KEY, up_to_seq INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS search_seq_high (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
     `);
@@ -209,13 +212,14 @@ export class SqliteVectorIndex extends VectorIndex {
       // Seqs only grow, never handed out twice: left to itself SQLite gives a deleted top row's seq to
       // the next unit, which another process's search thread may still hold under the old vector.
       let seq = s.highestSeq.get() as number;
-      const given = units.map((unit, i) => {
+      const first = seq + 1;
+      const given = units.map((unit) => {
         seq += 1;
         s.insertUnit.run(seq, unit.id, unit.collectionId, unit.fileId, unit.passageId, unit.vector.length);
-        s.insertVector.run(seq, blobs[i]);
         s.insertText.run(seq, unit.text);
         return seq;
       });
+      writeVectorPairs(s.vectorPairs, first, blobs);
       s.setHighestSeq.run(seq);
       return given;
     });
@@ -378,6 +382,10 @@ export class SqliteVectorIndex extends VectorIndex {
       s.deleteText.run(BigInt(seq));
       s.deleteUnit.run(seq);
     }
+    pruneVectorPairs(
+      s.vectorPairs,
+      rows.map((row) => row.seq),
+    );
   }
 
   /**

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { UNITS_BY_SEQ_SQL } from './float-rerank';
 import { BoundedTextSearch } from './text/bounded-text-search';
+import { prepareVectorPairs, UNIT_VECTOR, UNIT_VECTOR_FOUND, UNIT_VECTOR_JOIN } from './vector-pairs';
 
 /** A unit's row as deletes read it. */
 export interface UnitRow {
@@ -25,20 +26,21 @@ export function prepareUnitStatements(db: Database.Database) {
       SELECT seq, dimension FROM search_units
       WHERE collection_id = ? AND seq <= (SELECT up_to_seq FROM search_deleted_collections WHERE collection_id = ?)
       ORDER BY seq LIMIT ?`),
-    insertVector: db.prepare('INSERT INTO search_unit_vectors (seq, vector) VALUES (?, ?)'),
+    vectorPairs: prepareVectorPairs(db),
+    /** Vectors of units stores wrote before the pairs (vector-pairs.ts). */
     deleteVector: db.prepare('DELETE FROM search_unit_vectors WHERE seq = ?'),
     unitsBySeq: db.prepare(UNITS_BY_SEQ_SQL),
     // CROSS JOIN keeps the passages outermost: left to itself the planner walks the whole
     // collection (collection_id, seq) and probes the list for each row, 30x slower at 3,000 units.
     vectorsOfPassages: db.prepare(`
-      SELECT u.passage_id AS passageId, v.vector AS vector
-      FROM json_each(?) j CROSS JOIN search_units u ON u.passage_id = j.value CROSS JOIN search_unit_vectors v ON v.seq = u.seq
-      WHERE u.collection_id = ? AND u.seq > ?
+      SELECT u.passage_id AS passageId, ${UNIT_VECTOR} AS vector
+      FROM json_each(?) j CROSS JOIN search_units u ON u.passage_id = j.value ${UNIT_VECTOR_JOIN}
+      WHERE u.collection_id = ? AND u.seq > ? AND ${UNIT_VECTOR_FOUND}
       ORDER BY u.seq`),
     vectorBatch: db.prepare(`
-      SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
-      FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
-      WHERE u.collection_id = ? AND u.seq > ? ORDER BY u.seq LIMIT ?`),
+      SELECT u.seq AS seq, u.file_id AS fileId, ${UNIT_VECTOR} AS vector
+      FROM search_units u ${UNIT_VECTOR_JOIN}
+      WHERE u.collection_id = ? AND u.seq > ? AND ${UNIT_VECTOR_FOUND} ORDER BY u.seq LIMIT ?`),
     insertUnit: db.prepare('INSERT INTO search_units (seq, id, collection_id, file_id, passage_id, dimension) VALUES (?, ?, ?, ?, ?, ?)'),
     highestSeq: db
       .prepare(`SELECT max(coalesce((SELECT seq FROM search_seq_high WHERE id = 1), 0), coalesce((SELECT max(seq) FROM search_units), 0))`)

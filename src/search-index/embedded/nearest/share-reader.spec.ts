@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { prepareVectorPairs, VECTOR_PAIRS_TABLE, writeVectorPairs } from '../vector-pairs';
 import { READ_STEP, ShareReader } from './share-reader';
 
 /** A search thread's read of its share, straight from a store's tables. */
@@ -18,16 +19,29 @@ describe('ShareReader', () => {
       CREATE TABLE search_units (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, collection_id TEXT NOT NULL,
         file_id TEXT NOT NULL, passage_id TEXT NOT NULL, dimension INTEGER NOT NULL);
       CREATE INDEX search_units_collection_seq ON search_units (collection_id, seq);
-      CREATE TABLE search_unit_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);`);
+      CREATE TABLE search_unit_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+      ${VECTOR_PAIRS_TABLE};`);
     const unit = db.prepare('INSERT INTO search_units VALUES (?, ?, ?, ?, ?, ?)');
     const vector = db.prepare('INSERT INTO search_unit_vectors VALUES (?, ?)');
+    const pairs = prepareVectorPairs(db);
+    // The lower seqs one a row (as older stores hold them), the rest two a row, written in batches
+    // of an odd size so that batches start on odd and even seqs alike.
+    const oneARow = 2 * READ_STEP + 17;
+    let batch: { first: number; blobs: Buffer[] } = { first: oneARow + 1, blobs: [] };
     db.transaction(() => {
       // Seqs 1..n: col_a's rows, every seventh another collection's, every eleventh of another dimension.
       for (let seq = 1; seq <= 6 * READ_STEP + 300; seq++) {
         const dimension = seq % 11 === 0 ? 3 : 4;
         unit.run(seq, `unt_${seq}`, seq % 7 === 0 ? 'col_b' : 'col_a', `fle_${seq % 5}`, `psg_${seq}`, dimension);
-        vector.run(seq, Buffer.from(Float32Array.from({ length: dimension }, (_, i) => seq + i / 10).buffer));
+        const blob = Buffer.from(Float32Array.from({ length: dimension }, (_, i) => seq + i / 10).buffer);
+        if (seq <= oneARow) vector.run(seq, blob);
+        else batch.blobs.push(blob);
+        if (batch.blobs.length === 255) {
+          writeVectorPairs(pairs, batch.first, batch.blobs);
+          batch = { first: seq + 1, blobs: [] };
+        }
       }
+      writeVectorPairs(pairs, batch.first, batch.blobs);
     })();
     db.close();
   });

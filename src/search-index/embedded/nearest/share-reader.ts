@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { ownFloats, type VectorBatch } from '../float-blob';
+import { UNIT_VECTOR, UNIT_VECTOR_FOUND, UNIT_VECTOR_JOIN } from '../vector-pairs';
 import type { LoadSource } from './nearest-protocol';
 
 /**
@@ -40,9 +41,9 @@ function stepStatement(file: string): Database.Statement {
       SELECT count(*) AS rows, max(seq) AS last, json_group_array(seq) AS seqs, json_group_array(fileId) AS fileIds,
         CAST(group_concat(vector, '') AS BLOB) AS vectors
       FROM (
-        SELECT u.seq AS seq, u.file_id AS fileId, v.vector AS vector
-        FROM search_units u JOIN search_unit_vectors v ON v.seq = u.seq
-        WHERE u.collection_id = ? AND u.seq > ? AND u.seq <= ? AND u.seq % ? = ? AND length(v.vector) = ?
+        SELECT u.seq AS seq, u.file_id AS fileId, ${UNIT_VECTOR} AS vector
+        FROM search_units u ${UNIT_VECTOR_JOIN}
+        WHERE u.collection_id = ? AND u.seq > ? AND u.seq <= ? AND u.seq % ? = ? AND u.dimension * 4 = ? AND ${UNIT_VECTOR_FOUND}
         ORDER BY u.seq LIMIT ?)`);
     connections.set(file, select);
   }
