@@ -34,6 +34,8 @@ const UPLOADS_IN_FLIGHT = 4;
 const SEARCH_SECONDS = Number(process.env.BENCH_SEARCH_SECONDS ?? 15);
 const CLIENTS = 8;
 const HEALTH_EVERY_MS = 25;
+/** Issue 28's 2.5 GB of service memory, read in decimal units as the issue writes it: 2.5e9 bytes, 2,384 MiB (not 2,560). */
+const TARGET_RSS_MIB = Math.floor(2.5e9 / 2 ** 20);
 const WORDS = [
   'harbour',
   'lantern',
@@ -461,8 +463,20 @@ async function main(): Promise<void> {
       healthAtRest.p99,
       'value < 50 ms while 8 clients run BM25 over every unit (baseline: /health p99 at rest)',
     );
-    figure('service_peak_rss', memory.peakMiB, 'MiB', null, 'value <= 2560 MiB; with file-backed pages (libraries)');
-    figure('service_peak_anon_rss', peakAnonMiB, 'MiB', null, 'value <= 2560 MiB; sampled every 0.5 s, without file-backed pages');
+    figure(
+      'service_peak_rss',
+      memory.peakMiB,
+      'MiB',
+      null,
+      `value <= ${TARGET_RSS_MIB} MiB (2.5e9 bytes); with file-backed pages (libraries)`,
+    );
+    figure(
+      'service_peak_anon_rss',
+      peakAnonMiB,
+      'MiB',
+      null,
+      `value <= ${TARGET_RSS_MIB} MiB (2.5e9 bytes); sampled every 0.5 s, without file-backed pages`,
+    );
     figure('delete_collection', deleteSeconds * 1000, 'ms', null, 'seconds, not minutes');
   } finally {
     clearInterval(sampler);
