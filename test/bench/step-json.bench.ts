@@ -4,7 +4,9 @@
  * (`recordable` on the input and the output), the step recorder and the store's upsert, in batches
  * of five (a branching run writes five), for each build given: its dist/ is loaded, so the builds
  * compare alike. The builds' rounds alternate in one process, so the machine's load falls on each
- * alike. The values are an HTTP answer's size (about 2 kB of JSON each).
+ * alike. The values are an HTTP answer's size (about 2 kB of JSON each). BENCH_ONLY=before|after
+ * runs one build alone: under `valgrind --tool=callgrind` at two BENCH_ROUNDS, the difference of
+ * the instruction counts divided by the steps between them is a figure the machine's load does not move.
  *
  *   npm run -s build && BENCH_BEFORE_ROOT=/work/base \
  *     node --no-node-snapshot -r ./scripts/swc-register.js test/bench/step-json.bench.ts
@@ -103,10 +105,13 @@ const cpuMicros = () => {
 };
 
 async function main(): Promise<void> {
-  const roots: [string, string][] = [
-    ...(process.env.BENCH_BEFORE_ROOT ? [['before', process.env.BENCH_BEFORE_ROOT] as [string, string]] : []),
-    ['after', join(__dirname, '..', '..')],
-  ];
+  const only = process.env.BENCH_ONLY;
+  const roots = (
+    [
+      ...(process.env.BENCH_BEFORE_ROOT ? [['before', process.env.BENCH_BEFORE_ROOT] as [string, string]] : []),
+      ['after', join(__dirname, '..', '..')],
+    ] as [string, string][]
+  ).filter(([name]) => !only || name === only);
   const builds = await Promise.all(roots.map(async ([name, root]) => ({ name, ...(await build(root)), spent: 0 })));
   for (const b of builds) await b.round();
   const load = loadavg()[0];
