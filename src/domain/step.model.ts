@@ -67,7 +67,8 @@ export type SubStep = NodeSubStep;
  * serialising the value a second time. Objects and arrays only (a WeakMap's keys). The text is the
  * value as it was recorded: a node that modifies what it received after its input was recorded
  * does not change the stored record (as it could not when secrets were masked: that records a
- * copy). A value recorded again is measured, and its text made, again.
+ * copy). A value recorded again is measured, and its text made, again. A text is taken once: it
+ * is not kept beside its value (up to a megabyte each) for the rest of the run.
  */
 const recordedTexts = new WeakMap<object, string>();
 
@@ -76,7 +77,11 @@ export function rememberJson(value: unknown, json: string): void {
   if (typeof value === 'object' && value !== null) recordedTexts.set(value, json);
 }
 
-/** `value` as JSON.stringify gives it: the text the executor's size check made when there is one. */
+/** `value` as JSON.stringify gives it: the text the executor's size check made when there is one (taken, so once). */
 export function jsonText(value: unknown): string {
-  return (typeof value === 'object' && value !== null && recordedTexts.get(value)) || JSON.stringify(value);
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const text = recordedTexts.get(value);
+  if (text === undefined) return JSON.stringify(value);
+  recordedTexts.delete(value);
+  return text;
 }
