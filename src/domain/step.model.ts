@@ -60,3 +60,28 @@ export interface StepRecord {
 
 /** One model call or tool call inside a node (an AI agent's loop): what the node reported, masked. */
 export type SubStep = NodeSubStep;
+
+/**
+ * The JSON text a step's recorded `input` or `output` had when the executor capped it (its size
+ * check serialises it anyway), by the value: a store that writes JSON takes it from here instead of
+ * serialising the value a second time. Objects and arrays only (a WeakMap's keys). The text is the
+ * value as it was recorded: a node that modifies what it received after its input was recorded
+ * does not change the stored record (as it could not when secrets were masked: that records a
+ * copy). A value recorded again is measured, and its text made, again. A text is taken once: it
+ * is not kept beside its value (up to a megabyte each) for the rest of the run.
+ */
+const recordedTexts = new WeakMap<object, string>();
+
+/** Remembers `json` as the text of `value`, as serialised by JSON.stringify just now. */
+export function rememberJson(value: unknown, json: string): void {
+  if (typeof value === 'object' && value !== null) recordedTexts.set(value, json);
+}
+
+/** `value` as JSON.stringify gives it: the text the executor's size check made when there is one (taken, so once). */
+export function jsonText(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const text = recordedTexts.get(value);
+  if (text === undefined) return JSON.stringify(value);
+  recordedTexts.delete(value);
+  return text;
+}

@@ -6,6 +6,7 @@ import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { succeededStep } from '../../test/utils/steps';
 import { LeaseState } from '../domain/run-store.port';
 import { newQueuedRun, Run } from '../domain/run.model';
+import { recordable } from '../engine/executor/step-records';
 import { StepRecorder } from './step-recorder';
 
 describe('StepRecorder', () => {
@@ -120,5 +121,15 @@ describe('StepRecorder', () => {
     await steps.settle();
     expect(written).toHaveBeenCalledTimes(2);
     expect((await store.get(run.id))!.steps.map((s) => s.nodeId)).toEqual(['get']);
+  });
+
+  it('stores a value as the executor recorded it, with the text its size check made, though modified before the write', async () => {
+    const received = { items: ['first'] };
+    const steps = recorder();
+    steps.add({ ...step('set', 0, recordable({ done: true })), input: recordable(received) });
+    // A node that changes what it received, after its record was made and before it is written.
+    received.items.push('added by the node');
+    await steps.flush();
+    expect((await store.get(run.id))!.steps[0]).toMatchObject({ input: { items: ['first'] }, output: { done: true } });
   });
 });

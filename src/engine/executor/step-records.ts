@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../common/app-error';
-import type { StepRecord, StepStatus, SubStep } from '../../domain/step.model';
+import { rememberJson, type StepRecord, type StepStatus, type SubStep } from '../../domain/step.model';
 import type { NodeSubStep } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
@@ -91,6 +91,8 @@ export function recordable(output: unknown): unknown {
   if (json === undefined) return null;
   if (json.length > MAX_RECORDED_OUTPUT_CHARS)
     return { notRecorded: true, reason: `output of ${json.length} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
+  // The store writing the record takes this text rather than serialise the value again (jsonText).
+  rememberJson(output, json);
   return output;
 }
 
