@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { createHash, randomBytes } from 'node:crypto';
+import { hash as digest, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
@@ -27,7 +27,8 @@ export interface IssuedKey {
 /** A secret of the form this service issues keys in (a bootstrap key may have any form). */
 export const isIssuedApiKey = (secret: string): boolean => secret.startsWith(KEY_PREFIX);
 
-export const hashApiKey = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+/** One call, no Hash object: every request hashes the key it presents (the cache of principals is keyed by the hash). */
+export const hashApiKey = (secret: string): string => digest('sha256', secret, 'hex');
 
 @Injectable()
 export class ApiKeyService {

@@ -2,7 +2,7 @@ import { AppError, ErrorCode } from '../common/app-error';
 import { newId } from '../common/ids';
 import type { RunError, StepRecord } from './step.model';
 import type { WorkflowDefinition } from './workflow-definition.model';
-import type { Workflow } from './workflow.model';
+import type { StartableWorkflow, Workflow } from './workflow.model';
 
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -133,11 +133,15 @@ export function newQueuedRun(fields: NewRun, now = new Date()): Run {
   };
 }
 
-/** The part of a new run that depends on the workflow and the run type: what it executes. */
+/**
+ * The part of a new run that depends on the workflow and the run type: what it executes. A run of
+ * the published version needs no draft (StartableWorkflow: what WorkflowStore.startable reads).
+ */
 export function runOf(
-  workflow: Workflow,
+  workflow: StartableWorkflow & Partial<Pick<Workflow, 'draft'>>,
   runType: RunType,
 ): Pick<NewRun, 'workflowId' | 'runType' | 'versionId' | 'version' | 'definition'> {
+  if (runType === 'test' && !workflow.draft) throw new Error(`a test run of workflow ${workflow.id} needs its draft, which was not read`);
   if (runType === 'production' && !workflow.activeVersionId) {
     throw AppError.conflict(`Workflow ${workflow.id} has no published version: publish it, or start a test run`);
   }
@@ -146,6 +150,6 @@ export function runOf(
     runType,
     versionId: runType === 'production' ? workflow.activeVersionId : null,
     version: runType === 'production' ? workflow.activeVersion : null,
-    definition: runType === 'test' ? workflow.draft : null,
+    definition: runType === 'test' ? workflow.draft! : null,
   };
 }

@@ -1,6 +1,7 @@
 import { Page, PageRequest } from '../common/page';
 import type { WorkflowDefinition } from './workflow-definition.model';
-import type { WorkflowSettings } from './workflow.model';
+import type { Role } from './membership.model';
+import type { StartableWorkflow, WorkflowSettings } from './workflow.model';
 import type {
   ActiveTriggers,
   VisibleWorkflow,
@@ -29,6 +30,13 @@ export abstract class WorkflowStore {
   /** Creates the workflow and makes its creator the owner. */
   abstract create(workflow: Workflow): Promise<void>;
   abstract get(id: string): Promise<Workflow | null>;
+  /**
+   * What starting a run of the published version reads, in one read where the store can (SQLite),
+   * each time, so a role removed or a version published a moment ago counts at once: the workflow
+   * without its draft (which may be large, and such a run never reads it) and `userId`'s role on
+   * it. Null when the workflow does not exist. Absent where the two are read apart (MongoDB).
+   */
+  startable?(id: string, userId: string): Promise<{ workflow: StartableWorkflow; role: Role | null } | null>;
   /**
    * Workflows whose draft or active version holds `text` (a credential's quoted id, say), with
    * where: what "where is it used" answers.

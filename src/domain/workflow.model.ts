@@ -72,6 +72,9 @@ export interface WorkflowSchedule {
 
 export type VisibleWorkflow = Workflow & { role: Role };
 
+/** What starting a run of the published version reads of its workflow (WorkflowStore.startable): no draft. */
+export type StartableWorkflow = Pick<Workflow, 'id' | 'name' | 'activeVersionId' | 'activeVersion' | 'settings'>;
+
 /** An immutable, numbered snapshot of a draft. */
 export interface WorkflowVersion {
   id: string;

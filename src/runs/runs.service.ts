@@ -12,7 +12,7 @@ import { RunAdmission } from './run-admission.service';
 import { NodeRegistry } from '../engine/node-registry';
 import { compileWorkflow } from '../engine/workflow-compiler';
 import { RunFilter, RunStore } from '../domain/run-store.port';
-import { Workflow } from '../domain/workflow.model';
+import { StartableWorkflow, Workflow } from '../domain/workflow.model';
 import { WorkflowStore } from '../domain/workflow-store.port';
 import { ActiveRuns } from './active-runs';
 import { RateLimiter } from '../domain/rate-limiter.port';
@@ -131,9 +131,7 @@ export class RunsService {
     idempotencyKey: string | null,
     versionId?: string,
   ): Promise<AcceptedRun> {
-    await this.access.require(principal, 'workflow', workflowId, role);
-    const workflow = await this.workflows.get(workflowId);
-    if (!workflow) throw AppError.notFound('workflow', workflowId);
+    const workflow = await this.startable(principal, workflowId, role, runType);
     if (versionId !== undefined && workflow.activeVersionId !== versionId) {
       throw AppError.conflict(
         trigger === 'chat'
@@ -153,6 +151,29 @@ export class RunsService {
       }),
     );
     return Object.assign(await this.accept(run, workflow), { workflowName: workflow.name });
+  }
+
+  /**
+   * The workflow of a caller's run, once the caller is found to hold `role` on it: for a run of the
+   * published version in one read where the store can (the draft, which such a run never reads, left out).
+   */
+  private async startable(
+    principal: Principal,
+    workflowId: string,
+    role: 'viewer' | 'editor',
+    runType: RunType,
+  ): Promise<StartableWorkflow & Partial<Pick<Workflow, 'draft'>>> {
+    const read =
+      runType === 'production' && this.workflows.startable ? await this.workflows.startable(workflowId, principal.userId) : undefined;
+    if (read === undefined) {
+      await this.access.require(principal, 'workflow', workflowId, role);
+      const workflow = await this.workflows.get(workflowId);
+      if (!workflow) throw AppError.notFound('workflow', workflowId);
+      return workflow;
+    }
+    if (!read) throw AppError.notFound('workflow', workflowId);
+    this.access.check(read.role, 'workflow', workflowId, role);
+    return read.workflow;
   }
 
   /**
@@ -389,7 +410,7 @@ export class RunsService {
   }
 
   /** The workflow's webhook rate limit, when it has one. */
-  private async admit(workflow: Workflow): Promise<void> {
+  private async admit(workflow: Pick<Workflow, 'id' | 'settings'>): Promise<void> {
     const limit = workflow.settings.rateLimit;
     if (!limit) return;
     // The limit is part of the key: a changed limit counts afresh instead of inheriting the window
@@ -413,7 +434,7 @@ export class RunsService {
   }
 
   /** Admission control (queued-run limits, a queue that answers) decides; a refusal throws 429 or 503. */
-  private async accept(run: Run, workflow: Workflow): Promise<AcceptedRun> {
+  private async accept(run: Run, workflow: Pick<Workflow, 'settings'>): Promise<AcceptedRun> {
     const stored = await this.admission.accept(run, 'caller', workflow.settings);
     return { created: stored.created, body: acceptedView(stored.run) };
   }

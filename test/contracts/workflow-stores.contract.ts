@@ -196,6 +196,49 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect((await workflows.listTools()).map((t) => t.workflowId)).not.toContain(w.id);
     });
 
+    it("reads what starting a published run needs, with the caller's role as it stands now, where the store offers it", async () => {
+      // SQLite reads both in one statement; MongoDB reads the workflow and the role apart (RunsService).
+      if (backend.name === 'sqlite') expect(workflows.startable).toBeDefined();
+      if (!workflows.startable) return;
+      const w = workflow('usr_owner', 'startable');
+      await workflows.create(w);
+      expect(await workflows.startable(w.id, 'usr_owner')).toEqual({
+        workflow: { id: w.id, name: 'startable', activeVersionId: null, activeVersion: null, settings: { maxConcurrentRuns: 2 } },
+        role: 'owner',
+      });
+      const v1 = await publishDraft(w.id);
+      await memberships.setRole({
+        resourceType: 'workflow',
+        resourceId: w.id,
+        userId: 'usr_member',
+        role: 'editor',
+        createdAt: new Date(),
+      });
+      expect(await workflows.startable(w.id, 'usr_member')).toMatchObject({
+        workflow: { activeVersionId: v1!.id, activeVersion: 1 },
+        role: 'editor',
+      });
+      // A role lowered or removed, a version published: the next read says so.
+      await memberships.setRole({
+        resourceType: 'workflow',
+        resourceId: w.id,
+        userId: 'usr_member',
+        role: 'viewer',
+        createdAt: new Date(),
+      });
+      expect((await workflows.startable(w.id, 'usr_member'))?.role).toBe('viewer');
+      await memberships.remove('workflow', w.id, 'usr_member');
+      const v2 = await publishDraft(w.id);
+      expect(await workflows.startable(w.id, 'usr_member')).toMatchObject({
+        workflow: { activeVersionId: v2!.id, activeVersion: 2 },
+        role: null,
+      });
+      expect(await workflows.startable(w.id, 'usr_stranger')).toMatchObject({ role: null });
+      expect(await workflows.startable('wfl_none', 'usr_owner')).toBeNull();
+      await workflows.delete(w.id);
+      expect(await workflows.startable(w.id, 'usr_owner')).toBeNull();
+    });
+
     it('names the workflows among some ids that exist', async () => {
       const a = workflow('usr_owner', 'alpha');
       const b = workflow('usr_owner', 'beta');

@@ -1,6 +1,7 @@
 import { Page, PageRequest } from '../../common/page';
 import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
-import type { WorkflowSettings } from '../../domain/workflow.model';
+import type { Role } from '../../domain/membership.model';
+import type { StartableWorkflow, WorkflowSettings } from '../../domain/workflow.model';
 import {
   ActiveTriggers,
   VisibleWorkflow,
@@ -40,6 +41,9 @@ interface VersionRow {
   created_by: string;
   created_at: string;
 }
+
+/** WorkflowStore.startable's row: id, name, active version id and number, settings, the user's role. */
+type StartableRow = [string, string, string | null, number | null, string | null, Role | null];
 
 const toWorkflow = (row: WorkflowRow): Workflow => withDraftJson(toHead(row), row.draft);
 
@@ -88,6 +92,14 @@ export class SqliteWorkflowStore extends WorkflowStore {
          VALUES (@id, @name, @owner_id, @draft, @draft_saved_by, NULL, NULL, 0, @settings, NULL, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
+      // Positional (raw) columns: no object a row, on the path of every webhook.
+      startable: db
+        .prepare(
+          `SELECT w.id, w.name, w.active_version_id, w.active_version, w.settings, m.role FROM workflows w
+           LEFT JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = w.id AND m.user_id = ?
+           WHERE w.id = ?`,
+        )
+        .raw(),
       updateDraft: db.prepare(
         'UPDATE workflows SET name = ?, draft = ?, updated_at = ?, draft_saved_by = ?, settings = COALESCE(?, settings) WHERE id = ?',
       ),
@@ -160,6 +172,22 @@ export class SqliteWorkflowStore extends WorkflowStore {
   async get(id: string): Promise<Workflow | null> {
     const row = this.statements.get.get(id) as WorkflowRow | undefined;
     return row ? toWorkflow(row) : null;
+  }
+
+  override async startable(id: string, userId: string): Promise<{ workflow: StartableWorkflow; role: Role | null } | null> {
+    const row = this.statements.startable.get(userId, id) as StartableRow | undefined;
+    if (!row) return null;
+    const [workflowId, name, activeVersionId, activeVersion, settings, role] = row;
+    return {
+      workflow: {
+        id: workflowId,
+        name,
+        activeVersionId,
+        activeVersion,
+        settings: settings ? (JSON.parse(settings) as WorkflowSettings) : {},
+      },
+      role,
+    };
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {
