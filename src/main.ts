@@ -3,7 +3,6 @@ import { createHttpApp, createWorkerContext } from './app.factory';
 import { AppConfig, ConfigError, inheritedEnvironment, loadConfig } from './config/app-config';
 import { assertDataDirWritable } from './config/data-dir';
 import { closeOnSignals } from './common/graceful-shutdown';
-import { limitHeapGrowth } from './common/heap-growth';
 import { createRootLogger } from './common/logger';
 import { ReadinessRegistry } from './health/readiness.registry';
 import { joinSupervisor, reportReady, SUPERVISED_WORKER_ARG, WorkerProcesses } from './worker-processes';
@@ -27,8 +26,6 @@ function configOrExit(): AppConfig {
 }
 
 async function main(): Promise<void> {
-  // Every role: the worker processes' heaps grew to 4x their live size while ingesting (see heap-growth.ts).
-  limitHeapGrowth();
   const config = configOrExit();
   const logger = createRootLogger(config.LOG_LEVEL);
   if (config.APP_ROLE === 'worker') {

@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/app-config';
 import { isDiskFull, isServiceFault } from '../common/resource-faults';
 import { ROOT_LOGGER } from '../common/logger';
 import { SafeFetch } from '../common/safe-fetch';
+import { withLimitedHeapGrowth } from '../common/heap-growth';
 import { Embedder } from '../domain/embedder.port';
 import { JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
@@ -118,7 +119,8 @@ export class IngestionService {
     const file: StoredFile = { ...found, status: 'processing', error: null, progress };
     const started = performance.now();
     try {
-      const totals = await this.process(file, lane, job.signal);
+      // A file's batches live long enough to be promoted: the heap is kept near its live size meanwhile.
+      const totals = await withLimitedHeapGrowth(() => this.process(file, lane, job.signal));
       await this.keepFileFields(collectionId, fileId);
       const finished = await this.files.transition(fileId, ['processing'], 'indexed', {
         chunkCount: totals.passages,
