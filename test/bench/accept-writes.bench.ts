@@ -24,7 +24,7 @@ import { RunAdmission } from '../../src/runs/run-admission.service';
 import { groupCommitOf } from '../../src/storage/embedded/group-commit';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
-import { figures } from './lib/bench-kit';
+import { figures, ownCpuMicros } from './lib/bench-kit';
 
 const CALLERS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 4000);
@@ -32,10 +32,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const VARIANTS = ['one_write', 'two_writes', 'one_write_journal_on_disk', 'two_writes_journal_on_disk'] as const;
 type Variant = (typeof VARIANTS)[number];
 
-const cpuMicros = () => {
-  const used = process.cpuUsage();
-  return used.user + used.system;
-};
+const cpuMicros = ownCpuMicros;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'accept-writes-'));

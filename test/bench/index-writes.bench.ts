@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { figures } from './lib/bench-kit';
+import { BENCH_WORDS, figures } from './lib/bench-kit';
 
 const UNITS = Number(process.env.BENCH_UNITS ?? 120_000);
 const PASSAGES_PER_UPSERT = 85;
@@ -23,20 +23,7 @@ const WINDOWS = 3;
 const UNITS_PER_FILE = 750;
 const DELETED_FILES = 20;
 const ROOT = join(__dirname, '..', '..');
-const WORDS = [
-  'harbour',
-  'lantern',
-  'ledger',
-  'invoice',
-  'glacier',
-  'sourdough',
-  'volcano',
-  'refund',
-  'contract',
-  'orbit',
-  'pollen',
-  'tariff',
-];
+const WORDS = BENCH_WORDS;
 
 interface Result {
   cpuUs: number;

@@ -18,7 +18,7 @@ import { newQueuedRun, Run } from '../../src/domain/run.model';
 import type { StepRecord } from '../../src/domain/step.model';
 import { openSqliteDatabase, SqliteDb } from '../../src/storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
-import { figures } from './lib/bench-kit';
+import { figures, ownCpuMicros } from './lib/bench-kit';
 
 const BATCH = Number(process.env.BENCH_BATCH ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
@@ -93,10 +93,7 @@ function variant(dropIndexes: string[], savepoints: boolean) {
   };
 }
 
-const cpuMicros = () => {
-  const used = process.cpuUsage();
-  return used.user + used.system;
-};
+const cpuMicros = ownCpuMicros;
 
 function main(): void {
   const variants = {

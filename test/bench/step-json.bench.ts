@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { Run } from '../../src/domain/run.model';
 import type { StepRecord } from '../../src/domain/step.model';
 import type { RunStore } from '../../src/domain/run-store.port';
-import { figures } from './lib/bench-kit';
+import { figures, ownCpuMicros } from './lib/bench-kit';
 
 const BATCH = 5;
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 400);
@@ -99,10 +99,7 @@ async function build(root: string) {
   };
 }
 
-const cpuMicros = () => {
-  const used = process.cpuUsage();
-  return used.user + used.system;
-};
+const cpuMicros = ownCpuMicros;
 
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;

@@ -178,6 +178,28 @@ export const rssBytes = (pid: number): number => {
   return Number(match[1]) * 1024;
 };
 
+/** CPU time (user + system) this process has used, all its threads, in microseconds. */
+export const ownCpuMicros = (): number => {
+  const used = process.cpuUsage();
+  return used.user + used.system;
+};
+
+/** Words the collection benches write their passages and queries of (each in many passages). */
+export const BENCH_WORDS = [
+  'harbour',
+  'lantern',
+  'ledger',
+  'invoice',
+  'glacier',
+  'sourdough',
+  'volcano',
+  'refund',
+  'contract',
+  'orbit',
+  'pollen',
+  'tariff',
+];
+
 /**
  * CPU time (user + system) one process has used, all its threads or the one given (a process's main
  * thread has its pid for id), from /proc, in microseconds (clock ticks of 10 ms).
