@@ -44,8 +44,8 @@ describe('withLimitedHeapGrowth', () => {
   }, 120_000);
 
   it('leaves a factor the process was started with as it is', () => {
-    expect(growthGivenAtStart(['--heap-growing-percent=200'], '')).toBe(true);
-    expect(growthGivenAtStart([], '--max-old-space-size=4096 --heap_growing_percent=10')).toBe(true);
-    expect(growthGivenAtStart([], '--max-old-space-size=4096')).toBe(false);
+    expect(growthGivenAtStart(['--heap-growing-percent=200'])).toBe(true);
+    expect(growthGivenAtStart(['--max-old-space-size=4096', '--heap_growing_percent=10'])).toBe(true);
+    expect(growthGivenAtStart(['--max-old-space-size=4096'])).toBe(false);
   });
 });

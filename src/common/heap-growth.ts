@@ -17,9 +17,12 @@ export const HEAP_GROWING_PERCENT = 50;
 
 const given = (arg: string) => /^--heap[-_]growing[-_]percent(=|$)/.test(arg);
 
-/** Whether the process was started with a growing factor of its own (`node --heap-growing-percent=N` or NODE_OPTIONS): then it is left alone. */
-export function growthGivenAtStart(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
-  return execArgv.some(given) || nodeOptions.split(/\s+/).some(given);
+/**
+ * Whether the process was started with a growing factor of its own (`node --heap-growing-percent=N`):
+ * then it is left alone. Node refuses the flag in NODE_OPTIONS, so the command line is the only place.
+ */
+export function growthGivenAtStart(execArgv: readonly string[] = process.execArgv): boolean {
+  return execArgv.some(given);
 }
 
 let holders = 0;
