@@ -31,12 +31,11 @@ export abstract class WorkflowStore {
   abstract create(workflow: Workflow): Promise<void>;
   abstract get(id: string): Promise<Workflow | null>;
   /**
-   * What starting a run of the published version reads, in one read where the store can (SQLite),
-   * each time, so a role removed or a version published a moment ago counts at once: the workflow
-   * without its draft (which may be large, and such a run never reads it) and `userId`'s role on
-   * it. Null when the workflow does not exist. Absent where the two are read apart (MongoDB).
+   * What starting a run of the published version reads, each time, so a role removed or a version
+   * published a moment ago counts at once: the workflow without its draft (which may be large, and
+   * such a run never reads it) and `userId`'s role on it. Null when the workflow does not exist.
    */
-  startable?(id: string, userId: string): Promise<{ workflow: StartableWorkflow; role: Role | null } | null>;
+  abstract startable(id: string, userId: string): Promise<{ workflow: StartableWorkflow; role: Role | null } | null>;
   /**
    * Workflows whose draft or active version holds `text` (a credential's quoted id, say), with
    * where: what "where is it used" answers.

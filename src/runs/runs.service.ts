@@ -154,8 +154,9 @@ export class RunsService {
   }
 
   /**
-   * The workflow of a caller's run, once the caller is found to hold `role` on it: for a run of the
-   * published version in one read where the store can (the draft, which such a run never reads, left out).
+   * The workflow of a caller's run, once the caller is found to hold `role` on it: a run of the
+   * published version reads the workflow without its draft, which it never reads, with the role;
+   * a test run reads the draft it runs.
    */
   private async startable(
     principal: Principal,
@@ -163,14 +164,13 @@ export class RunsService {
     role: 'viewer' | 'editor',
     runType: RunType,
   ): Promise<StartableWorkflow & Partial<Pick<Workflow, 'draft'>>> {
-    const read =
-      runType === 'production' && this.workflows.startable ? await this.workflows.startable(workflowId, principal.userId) : undefined;
-    if (read === undefined) {
+    if (runType !== 'production') {
       await this.access.require(principal, 'workflow', workflowId, role);
       const workflow = await this.workflows.get(workflowId);
       if (!workflow) throw AppError.notFound('workflow', workflowId);
       return workflow;
     }
+    const read = await this.workflows.startable(workflowId, principal.userId);
     if (!read) throw AppError.notFound('workflow', workflowId);
     this.access.check(read.role, 'workflow', workflowId, role);
     return read.workflow;

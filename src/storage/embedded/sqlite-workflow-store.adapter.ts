@@ -174,7 +174,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return row ? toWorkflow(row) : null;
   }
 
-  override async startable(id: string, userId: string): Promise<{ workflow: StartableWorkflow; role: Role | null } | null> {
+  async startable(id: string, userId: string): Promise<{ workflow: StartableWorkflow; role: Role | null } | null> {
     const row = this.statements.startable.get(userId, id) as StartableRow | undefined;
     if (!row) return null;
     const [workflowId, name, activeVersionId, activeVersion, settings, role] = row;

@@ -83,6 +83,12 @@ export class MongoMembershipScope {
     }
   }
 
+  /** The user's role on one resource of this type, null when none. */
+  async role(resourceId: string, userId: string): Promise<Role | null> {
+    const doc = await this.memberships.findOne({ resourceType: this.resourceType, resourceId, userId }, { role: 1 }).lean<MembershipDoc>();
+    return (doc?.role as Role | undefined) ?? null;
+  }
+
   /** The user's roles on resources of this type, by resource id. */
   roles(userId: string): Promise<Map<string, Role>> {
     return rolesOf(this.memberships, this.resourceType, userId);
