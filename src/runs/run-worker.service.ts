@@ -161,7 +161,9 @@ export class RunWorker {
    * line by its parent's node) holds its waits in this process, since its parent waits for it.
    */
   private async execute(run: Run, controller: AbortController, shutdown: AbortSignal, as: ExecuteAs = {}): Promise<RunOutcome | null> {
-    const { child = false, finishing } = as; // the ids below go in each line: a pino child per run cost more
+    const { child = false, finishing } = as;
+    // The ids go in each line (a pino child per run cost more), in flat literals where a line is written for every run: pino walks
+    // a line's fields with for-in, which took ~6 us on an object made by a spread and then extended (`{ ...ids, status }`).
     const ids = { runId: run.id, workflowId: run.workflowId };
     let leaseLost = false;
     const onLease = (lease: LeaseState) => {
@@ -225,7 +227,7 @@ export class RunWorker {
             message: 'The node that started this sub-workflow run stopped before the run finished',
           };
           await this.complete(run, await recorder.drain(true), 'failed', error, undefined);
-          this.logger.info({ ...ids, status: 'failed', code: error.code }, 'run finished');
+          this.logger.info({ runId: run.id, workflowId: run.workflowId, status: 'failed', code: error.code }, 'run finished');
           return { status: 'failed', error, steps: outcome.steps };
         }
         await this.runs.recordSteps(run.id, this.workerId, await recorder.drain(true));
@@ -235,14 +237,15 @@ export class RunWorker {
       }
       if (outcome.status === 'waiting') {
         await this.pause(run, await recorder.drain(true), outcome.resumeAt!);
-        this.logger.info({ ...ids, resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
+        this.logger.info({ runId: run.id, workflowId: run.workflowId, resumeAt: outcome.resumeAt!.toISOString() }, 'run waits');
         return outcome;
       }
       // What the run's record shows is also what a parent waiting for it gets: a sub-workflow's
       // secrets stay out of the parent's records, which its own viewers may not be meant to see.
       const output = redactor.value(outcome.output);
       await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output, finishing);
-      this.logger.info({ ...ids, status: outcome.status, ms: Date.now() - started, attempt: run.claims }, 'run finished');
+      const finished = { runId: run.id, workflowId: run.workflowId, status: outcome.status, ms: Date.now() - started, attempt: run.claims };
+      this.logger.info(finished, 'run finished');
       return Object.assign({}, outcome, { output });
     } catch (error) {
       if (!(error instanceof PreparationError)) throw error;
@@ -253,7 +256,7 @@ export class RunWorker {
         : { code: ErrorCode.INTERNAL, message: 'The run could not be prepared' };
       if (!isAppError(cause)) this.logger.error({ ...ids, err: cause }, 'run preparation failed');
       await this.complete(run, await recorder.drain(true), 'failed', runError, undefined, finishing);
-      this.logger.info({ ...ids, status: 'failed', code: runError.code }, 'run finished');
+      this.logger.info({ runId: run.id, workflowId: run.workflowId, status: 'failed', code: runError.code }, 'run finished');
       return { status: 'failed', error: runError, steps: [] };
     } finally {
       clearInterval(heartbeat);

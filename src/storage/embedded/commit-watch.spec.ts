@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteCommitWatch } from './commit-watch';
+import { COMMIT_WATCH_IDLE_MS, COMMIT_WATCH_MS, SqliteCommitWatch } from './commit-watch';
 import { openSqliteDatabase, SqliteDb } from './sqlite-database';
 
 /** Two connections to one file stand for two processes that no channel links (the split layout without Redis). */
@@ -66,5 +66,27 @@ describe('SqliteCommitWatch', () => {
     const told = nextCall();
     elsewhere.prepare('INSERT INTO t VALUES (5)').run();
     await told;
+  });
+  it('looks further apart while no other process commits, and every few ms again once one does', () => {
+    jest.useFakeTimers();
+    try {
+      const look = jest.spyOn(watch as unknown as { look(): void }, 'look');
+      let calls = 0;
+      const stop = watch.onCommitElsewhere(() => calls++);
+      // A second of the watch's clock with nobody else on the file: at one look every COMMIT_WATCH_MS it would be 200.
+      jest.advanceTimersByTime(1000);
+      expect(look.mock.calls.length).toBeLessThanOrEqual(1000 / COMMIT_WATCH_IDLE_MS + 4);
+
+      elsewhere.prepare('INSERT INTO t VALUES (6)').run();
+      for (let step = 0; calls === 0 && step < 10; step++) jest.advanceTimersToNextTimer();
+      expect(calls).toBe(1);
+      // Told of one, it looks again COMMIT_WATCH_MS after the look that saw it.
+      elsewhere.prepare('INSERT INTO t VALUES (7)').run();
+      jest.advanceTimersByTime(COMMIT_WATCH_MS);
+      expect(calls).toBe(2);
+      stop();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
