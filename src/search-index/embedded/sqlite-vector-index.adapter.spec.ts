@@ -366,7 +366,9 @@ describe('SqliteVectorIndex storage', () => {
   }, 300_000);
 
   it('loads a stored collection in its search threads, each reading its share, consistent with writes made during the load', async () => {
-    const vectorOf = (i: number) => Float32Array.from({ length: 8 }, (_, d) => Math.sin(i * (d + 3)) + 2);
+    // Directions far enough apart that a row's own int8 codes are its nearest (all near one
+    // direction, which rows the codes tie on depended on how the threads share them).
+    const vectorOf = (i: number) => Float32Array.from({ length: 8 }, (_, d) => Math.sin((i + 1) * (d + 3)));
     await index.upsert(Array.from({ length: 50 }, (_, i) => unit(i, { vector: vectorOf(i) })));
     // Rows of the collection's earlier life (marked deleted, maybe not purged yet) and of another collection stay out.
     await index.deleteByCollection('col_a');
@@ -389,6 +391,11 @@ describe('SqliteVectorIndex storage', () => {
     expect((await index.searchVector('col_a', vectorOf(8_000), 1))[0].unitId).toBe('unt_8000');
     expect((await index.searchVector('col_a', vectorOf(1_002), 1))[0].unitId).toBe('unt_1002');
     expect(await index.searchVector('col_a', vectorOf(1_001), 5, { fileIds: ['fle_1'] })).toEqual([]);
+
+    // After the load: each removal goes to the thread that read the row from the store.
+    await index.deleteByFile('col_a', 'fle_2');
+    expect((await index.searchThreadStats()).collections[0]).toMatchObject({ size: count - (2 * count) / 10 + 1 });
+    expect(await index.searchVector('col_a', vectorOf(1_002), 5, { fileIds: ['fle_2'] })).toEqual([]);
   }, 120_000);
 
   it('runs BM25 on a connection of its own that sees each committed write at once; in memory, on the one connection', async () => {

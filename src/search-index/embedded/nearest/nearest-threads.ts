@@ -2,7 +2,14 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { AppError, ErrorCode } from '../../../common/app-error';
 import { workerFile } from '../../../common/worker-path';
-import type { LoadSource, NearestRequest, NearestResponse, NearestStats, NearestWorkerData } from './nearest-protocol';
+import {
+  type LoadSource,
+  type NearestRequest,
+  type NearestResponse,
+  type NearestStats,
+  type NearestWorkerData,
+  shardOf,
+} from './nearest-protocol';
 
 /** How long close() waits for a thread to end itself before terminating it (a build step takes well under a second). */
 const CLOSE_GRACE_MS = 30_000;
@@ -19,7 +26,7 @@ type Posted = Exclude<NearestRequest, { id: number }>;
 
 /**
  * The main thread's handle on the search threads. Each collection's rows are shared among them by
- * seq (seq mod threads), and each thread computes cells of its own share: a large collection's
+ * seq (shardOf: by vector pair), and each thread computes cells of its own share: a large collection's
  * build runs on every core at once, each placing its rows among √(n / threads) centroids, and a
  * search asks every thread, whose nearest rows are merged here, so several searches at once keep
  * every core busy. The codes are held once: usearch's native scan reads no SharedArrayBuffer, so
@@ -169,7 +176,7 @@ export class NearestThreads {
   /** `post(shard, rows)` for each thread that holds some of `seqs`, with the indexes of those seqs. */
   private bySeq(seqs: Float64Array, post: (shard: number, rows: number[]) => void): void {
     const rows = Array.from({ length: this.shards }, () => [] as number[]);
-    seqs.forEach((seq, i) => rows[seq % this.shards].push(i));
+    seqs.forEach((seq, i) => rows[shardOf(seq, this.shards)].push(i));
     rows.forEach((list, shard) => list.length > 0 && post(shard, list));
   }
 

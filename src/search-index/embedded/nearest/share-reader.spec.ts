@@ -48,11 +48,13 @@ describe('ShareReader', () => {
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("gives its share's rows of the collection and dimension, in seq order, in steps of READ_STEP, up to the bound", () => {
+  it("gives its share's rows (whole vector pairs) of the collection and dimension, in seq order, in steps of READ_STEP, up to the bound", () => {
     const after = 5;
     const upTo = 6 * READ_STEP + 250;
     const wanted = (shard: number) =>
-      Array.from({ length: upTo - after }, (_, i) => after + 1 + i).filter((seq) => seq % 7 !== 0 && seq % 11 !== 0 && seq % 2 === shard);
+      Array.from({ length: upTo - after }, (_, i) => after + 1 + i).filter(
+        (seq) => seq % 7 !== 0 && seq % 11 !== 0 && Math.floor(seq / 2) % 2 === shard,
+      );
     for (const shard of [0, 1]) {
       const reader = new ShareReader('col_a', 4, { file, after, upTo }, 2, shard);
       const seqs: number[] = [];

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { ownFloats, type VectorBatch } from '../float-blob';
 import { UNIT_VECTOR, UNIT_VECTOR_FOUND, UNIT_VECTOR_JOIN } from '../vector-pairs';
-import type { LoadSource } from './nearest-protocol';
+import { type LoadSource, SHARD_OF_UNIT_SQL } from './nearest-protocol';
 
 /**
  * Rows a search thread reads from the store per step of a load: about 10-20 ms of reading and
@@ -43,7 +43,7 @@ function stepStatement(file: string): Database.Statement {
       FROM (
         SELECT u.seq AS seq, u.file_id AS fileId, ${UNIT_VECTOR} AS vector
         FROM search_units u ${UNIT_VECTOR_JOIN}
-        WHERE u.collection_id = ? AND u.seq > ? AND u.seq <= ? AND u.seq % ? = ? AND u.dimension * 4 = ? AND ${UNIT_VECTOR_FOUND}
+        WHERE u.collection_id = ? AND u.seq > ? AND u.seq <= ? AND ${SHARD_OF_UNIT_SQL} = ? AND u.dimension * 4 = ? AND ${UNIT_VECTOR_FOUND}
         ORDER BY u.seq LIMIT ?)`);
     connections.set(file, select);
   }
@@ -52,7 +52,7 @@ function stepStatement(file: string): Database.Statement {
 
 /**
  * A search thread's share of one collection, read from the store by the thread itself (the rows
- * whose seq % shards is its shard), READ_STEP rows at a time: the service's main thread takes no
+ * whose shardOf is its shard: whole vector pairs), READ_STEP rows at a time: the service's main thread takes no
  * part in a load, and every search thread reads and codes its share on a core of its own. Each step
  * is a statement of its own, so it reads what was committed by then; rows of another dimension
  * (a collection re-embedded meanwhile) are left out, as their add would be refused.
