@@ -108,15 +108,17 @@ export class GraphWalker implements BodyRunner {
       }
       const stepFailure = error instanceof StepFailure ? error : new StepFailure(classify(error).error, 1);
       const stepError = redactError(stepFailure.error, run.request.redactor);
-      await emit(run, {
-        ...baseStep(node),
-        status: 'failed',
-        attempts: stepFailure.attempts,
-        startedAt,
-        finishedAt: new Date(),
-        input: recordedInput,
-        error: stepError,
-      });
+      await emit(
+        run,
+        Object.assign(baseStep(node), {
+          status: 'failed' as const,
+          attempts: stepFailure.attempts,
+          startedAt,
+          finishedAt: new Date(),
+          input: recordedInput,
+          error: stepError,
+        }),
+      );
       settle(run, node, new Map(), 'failed', true);
       run.failure ??= { ...stepError, message: `Node "${node.id}" failed: ${stepError.message}`, nodeId: node.id };
     }
@@ -130,18 +132,21 @@ export class GraphWalker implements BodyRunner {
 async function passThrough(run: Execution, node: CompiledNode, input: unknown): Promise<void> {
   settle(run, node, new Map([[node.outputs[0], input]]), 'succeeded', false);
   const recorded = recordedValue(run, input);
-  await emit(run, {
-    ...baseStep(node),
-    status: 'skipped',
-    attempts: 0,
-    startedAt: null,
-    finishedAt: null,
-    input: recorded,
-    output: recorded,
-  });
+  await emit(
+    run,
+    Object.assign(baseStep(node), {
+      status: 'skipped' as const,
+      attempts: 0,
+      startedAt: null,
+      finishedAt: null,
+      input: recorded,
+      output: recorded,
+    }),
+  );
 }
 
 async function skip(run: Execution, node: CompiledNode): Promise<void> {
   settle(run, node, new Map(), 'skipped', false);
-  await emit(run, { ...baseStep(node), status: 'skipped', attempts: 0, startedAt: null, finishedAt: null });
+  // Assigned onto baseStep's new object rather than spread into a literal: see contextFor (node-context.ts).
+  await emit(run, Object.assign(baseStep(node), { status: 'skipped' as const, attempts: 0, startedAt: null, finishedAt: null }));
 }
