@@ -56,32 +56,33 @@ export interface StepRecord {
    * timing, tokens, arguments and results (masked like input and output).
    */
   subSteps?: SubStep[];
+  /**
+   * The texts of `input` and `output` as the executor recorded them, for the store that writes the
+   * record (jsonOf). Each stands for the value it was made of only: a record copied with another
+   * `output` has that one serialised. Handed to the store's writer with the record, not kept in the
+   * run's outcome (emit): up to a megabyte each, they are not held beside their values for the
+   * rest of the run.
+   */
+  json?: { input?: RecordedJson; output?: RecordedJson };
 }
 
 /** One model call or tool call inside a node (an AI agent's loop): what the node reported, masked. */
 export type SubStep = NodeSubStep;
 
 /**
- * The JSON text a step's recorded `input` or `output` had when the executor capped it (its size
- * check serialises it anyway), by the value: a store that writes JSON takes it from here instead of
- * serialising the value a second time. Objects and arrays only (a WeakMap's keys). The text is the
- * value as it was recorded: a node that modifies what it received after its input was recorded
- * does not change the stored record (as it could not when secrets were masked: that records a
- * copy). A value recorded again is measured, and its text made, again. A text is taken once: it
- * is not kept beside its value (up to a megabyte each) for the rest of the run.
+ * A recorded `input` or `output` with the JSON text the executor's size check made of it (it
+ * serialises the value anyway): a store writing JSON writes this text rather than serialise the
+ * value a second time. The text is the value as it was recorded: a node that modifies what it
+ * received after its input was recorded does not change the stored record (as it could not when
+ * secrets were masked: that records a copy).
  */
-const recordedTexts = new WeakMap<object, string>();
-
-/** Remembers `json` as the text of `value`, as serialised by JSON.stringify just now. */
-export function rememberJson(value: unknown, json: string): void {
-  if (typeof value === 'object' && value !== null) recordedTexts.set(value, json);
+export interface RecordedJson {
+  /** The value the text was made of: the text stands for this very object only. */
+  of: unknown;
+  text: string;
 }
 
-/** `value` as JSON.stringify gives it: the text the executor's size check made when there is one (taken, so once). */
-export function jsonText(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
-  const text = recordedTexts.get(value);
-  if (text === undefined) return JSON.stringify(value);
-  recordedTexts.delete(value);
-  return text;
+/** `value` as JSON.stringify gives it: the recorded text when it was made of this very value. */
+export function jsonOf(value: unknown, recorded: RecordedJson | undefined): string {
+  return recorded !== undefined && recorded.of === value ? recorded.text : JSON.stringify(value);
 }

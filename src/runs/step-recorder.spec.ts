@@ -6,7 +6,7 @@ import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { succeededStep } from '../../test/utils/steps';
 import { LeaseState } from '../domain/run-store.port';
 import { newQueuedRun, Run } from '../domain/run.model';
-import { recordable } from '../engine/executor/step-records';
+import { recordedJson } from '../engine/executor/step-records';
 import { StepRecorder } from './step-recorder';
 
 describe('StepRecorder', () => {
@@ -123,13 +123,24 @@ describe('StepRecorder', () => {
     expect((await store.get(run.id))!.steps.map((s) => s.nodeId)).toEqual(['get']);
   });
 
-  it('stores a value as the executor recorded it, with the text its size check made, though modified before the write', async () => {
+  it('stores a value as the executor recorded it, with the text its record carries, though modified before the write', async () => {
     const received = { items: ['first'] };
     const steps = recorder();
-    steps.add({ ...step('set', 0, recordable({ done: true })), input: recordable(received) });
+    const input = recordedJson(received);
+    const output = recordedJson({ done: true });
+    steps.add({ ...step('set', 0, output.value), input: input.value, json: { input: input.json, output: output.json } });
     // A node that changes what it received, after its record was made and before it is written.
     received.items.push('added by the node');
     await steps.flush();
     expect((await store.get(run.id))!.steps[0]).toMatchObject({ input: { items: ['first'] }, output: { done: true } });
+  });
+
+  it('serialises a value the record holds in place of the one its text was made of', async () => {
+    const made = recordedJson({ done: true });
+    const steps = recorder();
+    // A record copied with another output (a waiting step's pending decision) keeps the first one's text beside it.
+    steps.add({ ...step('set', 0, made.value), output: { pending: 'approval' }, json: { output: made.json } });
+    await steps.flush();
+    expect((await store.get(run.id))!.steps[0].output).toEqual({ pending: 'approval' });
   });
 });

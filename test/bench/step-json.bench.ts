@@ -1,7 +1,8 @@
 /**
  * Issue 27: a step's recorded input and output serialised once (the executor's size check) rather
  * than again when the SQLite run store writes the row. CPU per step of the executor's recording
- * (`recordable` on the input and the output), the step recorder and the store's upsert, in batches
+ * (`recordedJson` on the input and the output, the record carrying their texts; `recordable` in a
+ * build before it), the step recorder and the store's upsert, in batches
  * of five (a branching run writes five), for each build given: its dist/ is loaded, so the builds
  * compare alike. The builds' rounds alternate in one process, so the machine's load falls on each
  * alike. The values are an HTTP answer's size (about 2 kB of JSON each). BENCH_ONLY=before|after
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import type { Run } from '../../src/domain/run.model';
 import type { StepRecord } from '../../src/domain/step.model';
 import type { RunStore } from '../../src/domain/run-store.port';
+import type { Recorded } from '../../src/engine/executor/step-records';
 import { figures, ownCpuMicros } from './lib/bench-kit';
 
 const BATCH = 5;
@@ -42,7 +44,9 @@ async function build(root: string) {
   );
   const { newQueuedRun } = load<typeof import('../../src/domain/run.model')>('domain/run.model');
   const { StepRecorder } = load<typeof import('../../src/runs/step-recorder')>('runs/step-recorder');
-  const { recordable } = load<typeof import('../../src/engine/executor/step-records')>('engine/executor/step-records');
+  const records = load<Partial<typeof import('../../src/engine/executor/step-records')>>('engine/executor/step-records');
+  const recorded = (value: unknown): Recorded =>
+    records.recordedJson ? records.recordedJson(value) : { value: records.recordable!(value) };
   const dir = mkdtempSync(join(tmpdir(), 'step-json-'));
   const db = openSqliteDatabase(dir);
   const store = new SqliteRunStore(db) as RunStore;
@@ -72,6 +76,8 @@ async function build(root: string) {
     for (let b = 0; b < BATCHES; b++) {
       for (let s = 0; s < BATCH; s++) {
         const startedAt = new Date();
+        const input = recorded(answer(n));
+        const output = recorded(answer(n + 1));
         recorder.add({
           nodeId: `n${s}`,
           position: s,
@@ -81,9 +87,10 @@ async function build(root: string) {
           attempts: 1,
           startedAt,
           finishedAt: startedAt,
-          input: recordable(answer(n)),
-          output: recordable(answer(n + 1)),
+          input: input.value,
+          output: output.value,
           error: null,
+          ...(input.json || output.json ? { json: { input: input.json, output: output.json } } : {}),
         });
         n++;
       }

@@ -7,7 +7,7 @@ import { Execution, Suspension } from './execution';
 import { incomingOf, settle } from './graph-routing';
 import { BodyRunner, LoopRunner } from './loop-runner';
 import type { NodeRunner } from './node-runner';
-import { baseStep, emit, finishedStep, interruptedStep, recordedValue } from './step-records';
+import { baseStep, emit, finishedStep, interruptedStep, recordedValue, recordedWithJson } from './step-records';
 import { classify, interruptOf, redactError, StepFailure } from './step-failure';
 
 /**
@@ -61,7 +61,8 @@ export class GraphWalker implements BodyRunner {
         ? run.request.previous?.find((s) => s.nodeId === node.id && !s.reused && s.startedAt && s.finishedAt)
         : undefined;
     const startedAt = earlier?.startedAt ?? new Date();
-    const recordedInput = recordedValue(run, input);
+    const recorded = recordedWithJson(run, input);
+    const recordedInput = recorded.value;
     try {
       const result = await this.nodes.run(run, node, input, inputs, startedAt);
       // A wait already due (zero, or a time past) does not wait: no pause, no job to resume it.
@@ -82,7 +83,7 @@ export class GraphWalker implements BodyRunner {
           const pending = result.decision ? { output: recordedValue(run, result.decision.pending) } : {};
           await emit(
             run,
-            { ...finishedStep(run, node, startedAt, result, recordedInput), status: 'waiting', ...pending },
+            { ...finishedStep(run, node, startedAt, result, recorded), status: 'waiting', ...pending },
             { ports: result.ports, until: result.waitUntil },
           );
           throw new Suspension(result.waitUntil);
@@ -93,7 +94,7 @@ export class GraphWalker implements BodyRunner {
       settle(run, node, result.ports, result.error ? 'failed' : 'succeeded', false);
       // A trigger's output is the run's input: a resumed run derives it again rather than keep it.
       const keep = loop === null && node !== run.plan.trigger;
-      const step = finishedStep(run, node, startedAt, result, recordedInput);
+      const step = finishedStep(run, node, startedAt, result, recorded);
       await emit(run, earlier?.finishedAt ? { ...step, finishedAt: earlier.finishedAt } : step, keep ? { ports: result.ports } : undefined);
     } catch (error) {
       if (error instanceof Suspension) throw error;

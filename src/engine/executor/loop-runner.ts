@@ -7,7 +7,7 @@ import type { Execution, NodeResult } from './execution';
 import { isInside, isLive, settle, unsettle } from './graph-routing';
 import { LoopRecords } from './loop-records';
 import type { NodeRunner } from './node-runner';
-import { baseStep, emit, finishedStep, interruptedStep, recordedValue } from './step-records';
+import { baseStep, emit, finishedStep, interruptedStep, recordedWithJson } from './step-records';
 import { classify, interruptOf, redactError, StepFailure } from './step-failure';
 
 /** A loop that has not sent anything to its `done` output after this many iterations fails. */
@@ -56,7 +56,8 @@ export class LoopRunner {
     const results: unknown[] = [];
     // The same read-only view every iteration: a copy each time would cost the square of the iterations.
     const loopState: LoopState = { iteration: 0, results: readOnlyView(results) };
-    const recordedInput = recordedValue(run, input);
+    const recorded = recordedWithJson(run, input);
+    const recordedInput = recorded.value;
     const startedAt = new Date();
     let attempts = 0;
     for (let iteration = 0; ; iteration++) {
@@ -81,7 +82,7 @@ export class LoopRunner {
       if (result.ports.has('done') || !result.ports.has('loop')) {
         const ports = new Map([...result.ports].filter(([name]) => name !== 'loop'));
         settle(run, loop, ports, result.error ? 'failed' : 'succeeded', false);
-        const step = { ...finishedStep(run, loop, startedAt, { ...result, ports, attempts }, recordedInput), iterations: iteration };
+        const step = { ...finishedStep(run, loop, startedAt, { ...result, ports, attempts }, recorded), iterations: iteration };
         return () => emit(run, step, { ports });
       }
       // One iteration of the body, its records gathered per node.

@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../common/app-error';
-import { rememberJson, type StepRecord, type StepStatus, type SubStep } from '../../domain/step.model';
+import { type RecordedJson, type StepRecord, type StepStatus, type SubStep } from '../../domain/step.model';
 import type { NodeSubStep } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
@@ -18,7 +18,11 @@ export async function emit(run: Execution, step: StepRecord, keep?: KeptOutputs)
     run.subSteps.delete(step.nodeId);
     step = { ...step, subSteps };
   }
-  run.steps.push(step);
+  // The texts go to the store's writer only: the outcome keeps the values (StepRecord.json).
+  if (step.json) {
+    const { json: _texts, ...kept } = step;
+    run.steps.push(kept);
+  } else run.steps.push(step);
   await run.listener.finished(step, keep);
 }
 
@@ -46,18 +50,20 @@ export function baseStep(node: CompiledNode): Pick<StepRecord, 'nodeId' | 'posit
   return { nodeId: node.id, position: node.position, type: node.node.definition.type, version: node.node.definition.version };
 }
 
-/** `input` is already recorded (masked and capped): see recordedValue. */
-export function finishedStep(run: Execution, node: CompiledNode, startedAt: Date, result: NodeResult, input: unknown): StepRecord {
+/** `input` is already recorded (masked and capped): see recordedWithJson. */
+export function finishedStep(run: Execution, node: CompiledNode, startedAt: Date, result: NodeResult, input: Recorded): StepRecord {
   const value = node.outputs.length === 1 ? (result.ports.get(node.outputs[0]) ?? null) : Object.fromEntries(result.ports);
+  const output = recordedWithJson(run, value);
   // Assigned onto baseStep's new object rather than spread into a literal: see contextFor (node-context.ts).
   return Object.assign(baseStep(node), {
     status: result.error ? ('failed' as const) : ('succeeded' as const),
     attempts: result.attempts,
     startedAt,
     finishedAt: new Date(),
-    input,
-    output: recordedValue(run, value),
+    input: input.value,
+    output: output.value,
     error: result.error,
+    json: { input: input.json, output: output.json },
   });
 }
 
@@ -75,25 +81,41 @@ export function interruptedStep(node: CompiledNode, startedAt: Date, interrupt: 
   });
 }
 
+/** A value as a record keeps it, with the JSON text the size check made of it (none for a note standing in for it). */
+export interface Recorded {
+  value: unknown;
+  json?: RecordedJson;
+}
+
 /** A node's input or output as its record keeps it: secrets masked, size capped. */
 export function recordedValue(run: Execution, value: unknown): unknown {
   return recordable(run.request.redactor.value(value));
 }
 
+/** recordedValue with its text, for a record's `json` (the store writes the text rather than serialise the value again). */
+export function recordedWithJson(run: Execution, value: unknown): Recorded {
+  return recordedJson(run.request.redactor.value(value));
+}
+
 /** Keeps the run record bounded; the full output still went to the successors. */
 export function recordable(output: unknown): unknown {
+  return recordedJson(output).value;
+}
+
+/** recordable with the text its size check made. */
+export function recordedJson(output: unknown): Recorded {
   let json: string | undefined;
   try {
     json = JSON.stringify(output);
   } catch (error) {
-    return { notRecorded: true, reason: `output is not JSON-serialisable: ${(error as Error).message}` };
+    return { value: { notRecorded: true, reason: `output is not JSON-serialisable: ${(error as Error).message}` } };
   }
-  if (json === undefined) return null;
+  if (json === undefined) return { value: null };
   if (json.length > MAX_RECORDED_OUTPUT_CHARS)
-    return { notRecorded: true, reason: `output of ${json.length} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` };
-  // The store writing the record takes this text rather than serialise the value again (jsonText).
-  rememberJson(output, json);
-  return output;
+    return {
+      value: { notRecorded: true, reason: `output of ${json.length} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}` },
+    };
+  return { value: output, json: { of: output, text: json } };
 }
 
 /** Largest arguments or result of one sub-step in a record; a larger one is replaced by a note. */

@@ -3,7 +3,7 @@
 import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
 import { RunCursor } from '../../domain/run-store.port';
 import { Run, RunStatus, RunTrigger, RunType } from '../../domain/run.model';
-import { jsonText, RunError, StepRecord, StepStatus } from '../../domain/step.model';
+import { RunError, StepRecord, StepStatus } from '../../domain/step.model';
 import { fromSqlDate, SqliteDb, toSqlDate } from './sqlite-database';
 
 export interface RunRow {
@@ -57,8 +57,8 @@ export interface StepRow {
   sub_steps: string | null;
 }
 
-/** A column's JSON; a step's recorded input or output comes with the text the executor's size check made (jsonText). */
-export const json = (value: unknown): string | null => (value === undefined ? null : jsonText(value));
+/** A column's JSON (a step's recorded input and output: see jsonOf, with the text the executor made). */
+export const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null | undefined): T | undefined => (text == null ? undefined : (JSON.parse(text) as T));
 
 export const toRun = (row: RunRow, steps: StepRecord[] = []): Run => ({
