@@ -69,7 +69,8 @@ export class LoopRecords {
   private merged(step: StepRecord): StepRecord {
     const earlier = this.byNode.get(step.nodeId)?.step;
     const ran = step.status !== 'skipped';
-    const { input: _input, output: _output, ...fields } = step;
+    // Without the texts of this iteration's values (StepRecord.json): the loop's record holds lists of them.
+    const { input: _input, output: _output, json: _json, ...fields } = step;
     return {
       ...fields,
       status: earlier?.status === 'failed' ? 'failed' : earlier && !ran ? earlier.status : step.status,
