@@ -7,11 +7,14 @@ import { workerFile } from './common/worker-path';
 /** Drivers of the optional backends: MongoDB (MONGODB_URI) and Redis (REDIS_URL). */
 const OPTIONAL_DRIVERS = /[/\\]node_modules[/\\](mongoose|mongodb|bson|bull|ioredis|@nestjs[/\\]bull)[/\\]/;
 
+/** The server side of the MCP SDK, and the MCP server built on it (src/mcp). */
+const MCP_SERVER = /[/\\](node_modules[/\\]@modelcontextprotocol[/\\](server|server-legacy|node)|dist[/\\]src[/\\]mcp)[/\\]/;
+
 /**
  * Boots the compiled service in a child process, as `main.ts` does for the role, and lists the
- * files of the optional backends' drivers it loaded.
+ * files matching `pattern` it loaded.
  */
-function driversLoadedAtBoot(env: Record<string, string>): string[] {
+function loadedAtBoot(env: Record<string, string>, pattern: RegExp): string[] {
   const dataDir = mkdtempSync(join(tmpdir(), 'wcs-drivers-'));
   try {
     const out = execFileSync(
@@ -31,7 +34,7 @@ function driversLoadedAtBoot(env: Record<string, string>): string[] {
          })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });`,
         workerFile(__dirname, 'app.factory'),
         workerFile(join(__dirname, 'config'), 'app-config'),
-        OPTIONAL_DRIVERS.source,
+        pattern.source,
       ],
       {
         encoding: 'utf8',
@@ -46,10 +49,18 @@ function driversLoadedAtBoot(env: Record<string, string>): string[] {
 
 describe('AppModule: the embedded default', () => {
   it('boots a process serving the API without loading the MongoDB or Redis drivers', () => {
-    expect(driversLoadedAtBoot({ APP_ROLE: 'api' })).toEqual([]);
+    expect(loadedAtBoot({ APP_ROLE: 'api' }, OPTIONAL_DRIVERS)).toEqual([]);
   }, 120_000);
 
   it('boots a worker process without loading the MongoDB or Redis drivers', () => {
-    expect(driversLoadedAtBoot({ APP_ROLE: 'worker' })).toEqual([]);
+    expect(loadedAtBoot({ APP_ROLE: 'worker' }, OPTIONAL_DRIVERS)).toEqual([]);
+  }, 120_000);
+
+  it('boots a worker process, which has no HTTP server, without the MCP server', () => {
+    expect(loadedAtBoot({ APP_ROLE: 'worker' }, MCP_SERVER)).toEqual([]);
+  }, 120_000);
+
+  it('still serves MCP from a process serving the API', () => {
+    expect(loadedAtBoot({ APP_ROLE: 'api' }, MCP_SERVER)).toContainEqual(expect.stringMatching(/mcp\.module\.js$/));
   }, 120_000);
 });
