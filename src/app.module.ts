@@ -12,7 +12,6 @@ import { CredentialsModule } from './credentials/credentials.module';
 import { HealthModule } from './health/health.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { JobsModule } from './jobs/jobs.module';
-import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ContentStorageModule } from './storage/content-storage.module';
 import { StorageModule } from './storage/storage.module';
@@ -20,7 +19,12 @@ import { WorkflowsModule } from './workflows/workflows.module';
 
 @Module({})
 export class AppModule {
-  /** `logger` is the process's root logger (common/logger.ts); classes log through children of it. */
+  /**
+   * `logger` is the process's root logger (common/logger.ts); classes log through children of it.
+   * A worker process (APP_ROLE=worker) has no HTTP server: it neither imports nor loads the MCP
+   * server and the OAuth server it authenticates with (the MCP SDK's server side, zod's schemas),
+   * which did nothing there but hold about 14 MiB of heap.
+   */
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
@@ -39,7 +43,7 @@ export class AppModule {
         RunCollectionsModule.forRoot(config),
         CredentialsModule,
         IngestionModule.forRoot(config),
-        McpModule.forRoot(config),
+        ...(config.APP_ROLE === 'worker' ? [] : [import('./mcp/mcp.module').then(({ McpModule }) => McpModule.forRoot(config))]),
         WorkflowsModule.forRoot(config),
       ],
     };

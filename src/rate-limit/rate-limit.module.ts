@@ -2,7 +2,6 @@ import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { MemoryRateLimiter } from './embedded/memory-rate-limiter.adapter';
 import { RateLimiter } from '../domain/rate-limiter.port';
-import { RedisRateLimiter } from './redis/redis-rate-limiter.adapter';
 
 /** Limits count in Redis when there is one (several API processes share them), else in this process. */
 @Module({
@@ -10,8 +9,11 @@ import { RedisRateLimiter } from './redis/redis-rate-limiter.adapter';
     {
       provide: RateLimiter,
       inject: [AppConfig],
-      useFactory: (config: AppConfig): RateLimiter =>
-        config.REDIS_URL ? new RedisRateLimiter(config.REDIS_URL, config.QUEUE_PREFIX) : new MemoryRateLimiter(),
+      // ioredis is loaded only when REDIS_URL is set.
+      useFactory: async (config: AppConfig): Promise<RateLimiter> =>
+        config.REDIS_URL
+          ? new (await import('./redis/redis-rate-limiter.adapter')).RedisRateLimiter(config.REDIS_URL, config.QUEUE_PREFIX)
+          : new MemoryRateLimiter(),
     },
   ],
   exports: [RateLimiter],

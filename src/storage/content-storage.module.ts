@@ -3,8 +3,6 @@ import { join } from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { FilesystemBlobStore } from './embedded/filesystem-blob-store.adapter';
 import { SqliteFileStore } from './embedded/sqlite-file-store.adapter';
-import { GridFsBlobStore } from './mongo/gridfs-blob-store.adapter';
-import { MongoFileStore } from './mongo/mongo-file-store.adapter';
 import { BlobStore } from '../domain/blob-store.port';
 import { FileStore } from '../domain/file-store.port';
 import { StorageConnections, storeProvider } from './storage-connections';
@@ -20,13 +18,15 @@ import { StorageModule } from './storage.module';
     storeProvider(
       FileStore,
       (db) => new SqliteFileStore(db),
-      (c) => new MongoFileStore(c),
+      async (c) => new (await import('./mongo/mongo-file-store.adapter')).MongoFileStore(c),
     ),
     {
       provide: BlobStore,
       inject: [StorageConnections, AppConfig],
-      useFactory: (connections: StorageConnections, config: AppConfig): BlobStore =>
-        connections.usesMongo ? new GridFsBlobStore(connections.mongo) : new FilesystemBlobStore(join(config.dataDir, 'blobs')),
+      useFactory: async (connections: StorageConnections, config: AppConfig): Promise<BlobStore> =>
+        connections.usesMongo
+          ? new (await import('./mongo/gridfs-blob-store.adapter')).GridFsBlobStore(await connections.mongoReady())
+          : new FilesystemBlobStore(join(config.dataDir, 'blobs')),
     },
   ],
   exports: [FileStore, BlobStore],

@@ -8,7 +8,6 @@ import { JobQueue } from '../../domain/job-queue.port';
 import { JobStore } from '../../domain/job-store.port';
 import { StoreCommits } from '../../domain/store-commits.port';
 import { EmbeddedJobQueue } from './embedded-job-queue.adapter';
-import { MongoJobStore } from '../mongo/mongo-job-store.adapter';
 import { SqliteJobStore } from './sqlite-job-store.adapter';
 
 /** The in-process queue whose pending jobs live in the document store (no REDIS_URL). */
@@ -22,7 +21,7 @@ export class EmbeddedJobsModule {
         storeProvider(
           JobStore,
           (db) => new SqliteJobStore(db),
-          (connection) => new MongoJobStore(connection),
+          async (connection) => new (await import('../mongo/mongo-job-store.adapter')).MongoJobStore(connection),
         ),
         {
           provide: JobQueue,
