@@ -3,43 +3,36 @@
 // transactions make (better-sqlite3 runs those as statements of its own, counted by their SQL too).
 // On SIGUSR2 it writes the counts as JSON ([sql, count] pairs) to the file STATEMENTS_OUT names.
 // Used by run-statements.bench.ts. The counts do not move with the machine's load.
-const Module = require('node:module');
 const { writeFileSync } = require('node:fs');
+const { onBetterSqlite3 } = require('./on-better-sqlite3');
 
 const counts = new Map();
 const count = (sql) => {
   const key = sql.replace(/\s+/g, ' ').trim().slice(0, 100);
   counts.set(key, (counts.get(key) ?? 0) + 1);
 };
-let wrapped = false;
-const load = Module._load;
-Module._load = function (request) {
-  const loaded = load.apply(this, arguments);
-  if (!wrapped && request === 'better-sqlite3') {
-    wrapped = true;
-    const { prepare, exec } = loaded.prototype;
-    let statementsWrapped = false;
-    loaded.prototype.prepare = function (...args) {
-      const statement = prepare.apply(this, args);
-      if (!statementsWrapped) {
-        statementsWrapped = true;
-        const proto = Object.getPrototypeOf(statement);
-        for (const method of ['run', 'get', 'all', 'iterate']) {
-          const original = proto[method];
-          proto[method] = function (...params) {
-            count(this.source);
-            return original.apply(this, params);
-          };
-        }
+onBetterSqlite3((Database) => {
+  const { prepare, exec } = Database.prototype;
+  let statementsWrapped = false;
+  Database.prototype.prepare = function (...args) {
+    const statement = prepare.apply(this, args);
+    if (!statementsWrapped) {
+      statementsWrapped = true;
+      const proto = Object.getPrototypeOf(statement);
+      for (const method of ['run', 'get', 'all', 'iterate']) {
+        const original = proto[method];
+        proto[method] = function (...params) {
+          count(this.source);
+          return original.apply(this, params);
+        };
       }
-      return statement;
-    };
-    loaded.prototype.exec = function (sql) {
-      count(sql);
-      return exec.call(this, sql);
-    };
-  }
-  return loaded;
-};
+    }
+    return statement;
+  };
+  Database.prototype.exec = function (sql) {
+    count(sql);
+    return exec.call(this, sql);
+  };
+});
 
 process.on('SIGUSR2', () => process.env.STATEMENTS_OUT && writeFileSync(process.env.STATEMENTS_OUT, JSON.stringify([...counts])));
