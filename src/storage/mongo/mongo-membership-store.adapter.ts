@@ -12,9 +12,8 @@ export class MongoMembershipStore extends MembershipStore {
     this.memberships = foundationModels(connection).memberships;
   }
 
-  async getRole(resourceType: ResourceType, resourceId: string, userId: string): Promise<Role | null> {
-    const doc = await this.memberships.findOne({ resourceType, resourceId, userId }).lean<MembershipDoc>();
-    return (doc?.role as Role | undefined) ?? null;
+  getRole(resourceType: ResourceType, resourceId: string, userId: string): Promise<Role | null> {
+    return roleOf(this.memberships, resourceType, resourceId, userId);
   }
 
   async setRole(m: Membership): Promise<void> {
@@ -44,6 +43,16 @@ export class MongoMembershipStore extends MembershipStore {
   async listForUser(resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {
     return rolesOf(this.memberships, resourceType, userId);
   }
+}
+
+async function roleOf(
+  memberships: Model<MembershipDoc>,
+  resourceType: ResourceType,
+  resourceId: string,
+  userId: string,
+): Promise<Role | null> {
+  const doc = await memberships.findOne({ resourceType, resourceId, userId }, { role: 1 }).lean<MembershipDoc>();
+  return (doc?.role as Role | undefined) ?? null;
 }
 
 async function rolesOf(memberships: Model<MembershipDoc>, resourceType: ResourceType, userId: string): Promise<Map<string, Role>> {
@@ -84,9 +93,8 @@ export class MongoMembershipScope {
   }
 
   /** The user's role on one resource of this type, null when none. */
-  async role(resourceId: string, userId: string): Promise<Role | null> {
-    const doc = await this.memberships.findOne({ resourceType: this.resourceType, resourceId, userId }, { role: 1 }).lean<MembershipDoc>();
-    return (doc?.role as Role | undefined) ?? null;
+  role(resourceId: string, userId: string): Promise<Role | null> {
+    return roleOf(this.memberships, this.resourceType, resourceId, userId);
   }
 
   /** The user's roles on resources of this type, by resource id. */
