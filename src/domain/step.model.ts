@@ -58,7 +58,7 @@ export interface StepRecord {
   subSteps?: SubStep[];
   /**
    * The texts of `input` and `output` as the executor recorded them, for the store that writes the
-   * record (jsonOf). Each stands for the value it was made of only: a record copied with another
+   * record (stepJson). Each stands for the value it was made of only: a record copied with another
    * `output` has that one serialised. Handed to the store's writer with the record, not kept in the
    * run's outcome (emit): up to a megabyte each, they are not held beside their values for the
    * rest of the run.
@@ -82,7 +82,10 @@ export interface RecordedJson {
   text: string;
 }
 
-/** `value` as JSON.stringify gives it: the recorded text when it was made of this very value. */
-export function jsonOf(value: unknown, recorded: RecordedJson | undefined): string {
+/** A step's recorded `input` or `output` as a store writes it: the executor's text when made of this very value, null when absent. */
+export function stepJson(step: StepRecord, field: 'input' | 'output'): string | null {
+  const value = step[field];
+  if (value === undefined) return null;
+  const recorded = step.json?.[field];
   return recorded !== undefined && recorded.of === value ? recorded.text : JSON.stringify(value);
 }

@@ -89,7 +89,7 @@ export interface Recorded {
 
 /** A node's input or output as its record keeps it: secrets masked, size capped. */
 export function recordedValue(run: Execution, value: unknown): unknown {
-  return recordable(run.request.redactor.value(value));
+  return recordedWithJson(run, value).value;
 }
 
 /** recordedValue with its text, for a record's `json` (the store writes the text rather than serialise the value again). */

@@ -57,7 +57,7 @@ export interface StepRow {
   sub_steps: string | null;
 }
 
-/** A column's JSON (a step's recorded input and output: see jsonOf, with the text the executor made). */
+/** A column's JSON (a step's recorded input and output go through stepJson, with the text the executor made). */
 export const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null | undefined): T | undefined => (text == null ? undefined : (JSON.parse(text) as T));
 

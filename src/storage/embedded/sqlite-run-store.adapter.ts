@@ -12,7 +12,7 @@ import {
   RunStore,
 } from '../../domain/run-store.port';
 import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus } from '../../domain/run.model';
-import { jsonOf, RunError, StepRecord, StepStatus } from '../../domain/step.model';
+import { RunError, StepRecord, StepStatus, stepJson } from '../../domain/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
 import { json, LISTED_COLUMNS, pageAfter, prepareRunStatements, RunRow, StepRow, toRun, toStep } from './sqlite-run-statements';
@@ -437,8 +437,8 @@ export class SqliteRunStore extends RunStore {
       step.attempts,
       toSqlDate(step.startedAt),
       toSqlDate(step.finishedAt),
-      step.input === undefined ? null : jsonOf(step.input, step.json?.input),
-      step.output === undefined ? null : jsonOf(step.output, step.json?.output),
+      stepJson(step, 'input'),
+      stepJson(step, 'output'),
       json(step.error ?? undefined),
       step.iterations ?? null,
       step.reused ? 1 : 0,

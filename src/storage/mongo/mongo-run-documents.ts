@@ -4,7 +4,7 @@ import { AnyBulkWriteOperation } from 'mongoose';
 import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
 import type { RunCursor } from '../../domain/run-store.port';
 import type { Run } from '../../domain/run.model';
-import type { RunError, StepRecord } from '../../domain/step.model';
+import { type RunError, type StepRecord, stepJson } from '../../domain/step.model';
 import type { RunDoc, RunStepDoc } from './workflows.schema';
 
 export const json = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
@@ -103,8 +103,8 @@ export const stepUpserts = (runId: string, steps: StepRecord[]): AnyBulkWriteOpe
           attempts: step.attempts,
           startedAt: step.startedAt,
           finishedAt: step.finishedAt,
-          inputJson: step.input === undefined ? null : JSON.stringify(step.input),
-          outputJson: step.output === undefined ? null : JSON.stringify(step.output),
+          inputJson: stepJson(step, 'input'),
+          outputJson: stepJson(step, 'output'),
           errorJson: json(step.error),
           iterations: step.iterations ?? null,
           reused: step.reused === true,
