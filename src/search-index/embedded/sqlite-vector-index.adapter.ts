@@ -196,9 +196,10 @@ export class SqliteVectorIndex extends VectorIndex {
     const blobs = units.map((unit, i) => normalisedBlob(unit.vector, squares[i]));
     const s = this.prepared();
 
-    const removed: { collectionId: string; seq: number }[] = [];
     const ids = JSON.stringify(units.map((unit) => unit.id));
-    const seqs = await this.writes.run(() => {
+    const { seqs, removed } = await this.writes.run(() => {
+      // Its own list in each run of the write (the group commit may run it again): only the committed run's counts.
+      const removed: { collectionId: string; seq: number }[] = [];
       // Replaced units go first, so they do not count as the collection's existing vectors. One
       // read for the batch: a lookup per unit was a statement per unit for what is nearly always none.
       for (const existing of s.findByIds.all(ids) as (UnitRow & { collectionId: string })[]) {
@@ -221,7 +222,7 @@ export class SqliteVectorIndex extends VectorIndex {
       });
       writeVectorPairs(s.vectorPairs, first, blobs);
       s.setHighestSeq.run(seq);
-      return given;
+      return { seqs: given, removed };
     });
 
     // Committed: now the search thread, which only ever holds what the store has.
