@@ -11,12 +11,15 @@ describe('GroupCommit', () => {
   /** Another connection to the same file: it sees only what was committed. */
   let reader: SqliteDb;
   let group: GroupCommit;
+  /** The SQL the writing connection ran, transaction control among it (better-sqlite3's `verbose`). */
+  let statements: string[];
   const committed = () => reader.prepare('SELECT v FROM t ORDER BY v').pluck().all();
   const insert = (v: number) => () => db.prepare('INSERT INTO t (v) VALUES (?)').run(v).changes;
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'group-commit-'));
-    db = new Database(join(dir, 'db.sqlite'));
+    statements = [];
+    db = new Database(join(dir, 'db.sqlite'), { verbose: (sql) => statements.push(String(sql)) });
     db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE t (v INTEGER PRIMARY KEY)');
     reader = new Database(join(dir, 'db.sqlite'), { readonly: true });
@@ -42,6 +45,39 @@ describe('GroupCommit', () => {
     expect(results).toEqual([11, 21, 31]);
     expect(seenByOthers).toEqual([[], [], []]);
     expect(committed()).toEqual([1, 2, 3]);
+  });
+
+  it('runs the writes of a batch once each, with no savepoint between them, when none throws', async () => {
+    const runs = [0, 0, 0];
+    const results = await Promise.all([1, 2, 3].map((v, i) => group.run(() => (runs[i]++, insert(v)()))));
+    expect(results).toEqual([1, 1, 1]);
+    expect(runs).toEqual([1, 1, 1]);
+    expect(statements.filter((sql) => /^(BEGIN|SAVEPOINT|RELEASE|ROLLBACK|COMMIT)/.test(sql))).toEqual(['BEGIN IMMEDIATE', 'COMMIT']);
+    expect(committed()).toEqual([1, 2, 3]);
+  });
+
+  it('when a write throws, rolls the batch back and runs it again with a savepoint per write: stored once, each caller hears its last run', async () => {
+    const runs = [0, 0, 0];
+    const outcomes = await Promise.allSettled([
+      group.run(() => (insert(1)(), ++runs[0])),
+      group.run(() => {
+        runs[1]++;
+        insert(2)();
+        throw new Error('half-way');
+      }),
+      group.run(() => (insert(3)(), ++runs[2])),
+    ]);
+    // The first pass stopped at the throw, before the third write; the second ran all three.
+    expect(runs).toEqual([2, 2, 1]);
+    expect(outcomes).toEqual([
+      { status: 'fulfilled', value: 2 },
+      { status: 'rejected', reason: new Error('half-way') },
+      { status: 'fulfilled', value: 1 },
+    ]);
+    const control = statements.filter((sql) => /^(BEGIN|ROLLBACK$|COMMIT)/.test(sql));
+    expect(control).toEqual(['BEGIN IMMEDIATE', 'ROLLBACK', 'BEGIN IMMEDIATE', 'COMMIT']);
+    expect(statements.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(3);
+    expect(committed()).toEqual([1, 3]);
   });
 
   it('while another connection holds the write lock, waits for it without blocking the event loop, then commits', async () => {
@@ -131,14 +167,18 @@ describe('GroupCommit', () => {
         insert(v)();
         return tempStore();
       }, few);
-    // SQLite's temp_store: 2 MEMORY, 0 the default (a file past 64 KiB, with this build).
-    expect(await Promise.all([seen(1, true), seen(2, true)])).toEqual([2, 2]);
+    const failing = (few: boolean) =>
+      group
+        .run(() => {
+          throw new Error('undone alone');
+        }, few)
+        .catch((error: Error) => error.message);
+    // SQLite's temp_store: 2 MEMORY, 0 the default (a file past 64 KiB, with this build). A batch
+    // runs with savepoints (so with their journal) only once one of its writes threw.
+    expect(await Promise.all([seen(1, true), seen(2, true)])).toEqual([0, 0]);
+    expect(await Promise.all([seen(3, true), failing(true)])).toEqual([2, 'undone alone']);
     expect(tempStore()).toBe(0);
-    expect(await Promise.all([seen(3, true), seen(4, false)])).toEqual([0, 0]);
-    const failing = group.run(() => {
-      throw new Error('undone alone');
-    }, true);
-    expect(await Promise.all([seen(5, true), failing.catch((error: Error) => error.message)])).toEqual([2, 'undone alone']);
+    expect(await Promise.all([seen(4, true), seen(5, false), failing(true)])).toEqual([0, 0, 'undone alone']);
     expect(tempStore()).toBe(0);
     expect(committed()).toEqual([1, 2, 3, 4, 5]);
   });

@@ -31,10 +31,16 @@ const isBusy = (error: unknown): boolean => (error as { code?: string } | null)?
 /**
  * Group commit on one SQLite connection: the writes asked for in the same turn of the event loop
  * run in one transaction, so a burst of runs (accepted, claimed, recorded, finished, their jobs
- * queued and done) pays one WAL commit instead of one per write. Each write runs in a savepoint
- * of its own: one that throws is undone alone and fails alone; when the batch fails as a whole
- * (SQLite rolled it all back, or its commit failed), each write is tried again in a transaction of
- * its own, so nothing is stored twice or reported failed once stored. Every caller hears back only once
+ * queued and done) pays one WAL commit instead of one per write. The batch first runs its writes
+ * one after the other, with nothing between them (a savepoint per write and its release were a
+ * third of a run's statements); when one throws (rare: a constraint, a mismatch), the whole
+ * transaction is rolled back and the batch runs again with each write in a savepoint of its own,
+ * so one that throws is undone alone and fails alone. When that batch fails as a whole (SQLite
+ * rolled it all back, or its commit failed), each write is tried again in a transaction of its own.
+ * So a write may run more than once, and only its last run counts: it must act only through this
+ * connection and leave memory as a run that is undone would find it (what it keeps, it keeps
+ * from its last run or once its promise settles). Nothing is stored twice or reported failed once
+ * stored. Every caller hears back only once
  * the transaction holding its write is committed. The transaction begins IMMEDIATE (the write
  * lock first), which a write that counts rows before it changes them (a concurrency limit across
  * processes sharing the file) needs, and costs nothing to the others, which all write.
@@ -49,6 +55,9 @@ const isBusy = (error: unknown): boolean => (error as { code?: string } | null)?
 export class GroupCommit {
   private pending: Write[] = [];
   private readonly alone;
+  /** The writes of a batch with no savepoint between them: all stored, or none when one throws. */
+  private readonly optimistic;
+  /** The writes of a batch each in a savepoint of its own: one that throws is undone alone. */
   private readonly together;
   /** Set as the transaction's first step: a failure without it was the BEGIN's (the lock). */
   private began = false;
@@ -64,6 +73,10 @@ export class GroupCommit {
     this.alone = db.transaction((work: () => unknown) => {
       this.began = true;
       return work();
+    });
+    this.optimistic = db.transaction((writes: Write[]): Outcome[] => {
+      this.began = true;
+      return writes.map((write) => ({ ok: true, value: write.work() }));
     });
     // Called inside `together`, `alone` opens a savepoint rather than a transaction.
     this.together = db.transaction((writes: Write[]): Outcome[] =>
@@ -82,12 +95,13 @@ export class GroupCommit {
   }
 
   /**
-   * Runs `work` (synchronous statements) atomically with the other writes of this turn. `few`: it
-   * changes a few rows (a run's, a job's). Each write's savepoint copies the pages it changes into a
-   * journal, which SQLite moves to a temporary file past 64 KiB, opened, written and deleted again in
-   * every such transaction: for a batch of such writes alone, the journal stays in memory (its size
-   * is the pages the batch changes), while a write that may change many pages (a file's passages)
-   * keeps it on disk.
+   * Runs `work` (synchronous statements) atomically with the other writes of this turn; it may be
+   * run again (see the class's comment). `few`: it changes a few rows (a run's, a job's). When a
+   * batch runs with a savepoint per write, each savepoint copies the pages it changes into a
+   * journal, which SQLite moves to a temporary file past 64 KiB, opened, written and deleted again
+   * in every such transaction: for a batch of such writes alone, the journal stays in memory (its
+   * size is the pages the batch changes), while a write that may change many pages (a file's
+   * passages) keeps it on disk.
    */
   run<T>(work: () => T, few = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -133,11 +147,21 @@ export class GroupCommit {
     this.pending = [];
     this.began = false;
     let outcomes: Outcome[];
-    // One write runs without a savepoint, so without that journal.
-    const inMemory = writes.length > 1 && this.db.open && !this.db.inTransaction && writes.every((write) => write.few);
-    if (inMemory) this.db.exec(JOURNAL_IN_MEMORY);
+    let inMemory = false;
     try {
-      outcomes = writes.length === 1 ? [{ ok: true, value: this.alone.immediate(writes[0].work) }] : this.together.immediate(writes);
+      if (writes.length === 1) outcomes = [{ ok: true, value: this.alone.immediate(writes[0].work) }];
+      else {
+        try {
+          outcomes = this.optimistic.immediate(writes);
+        } catch (error) {
+          if (!this.began) throw error;
+          // A write threw (or the commit failed): nothing of the batch was stored. Again, a savepoint per write.
+          this.began = false;
+          inMemory = this.db.open && !this.db.inTransaction && writes.every((write) => write.few);
+          if (inMemory) this.db.exec(JOURNAL_IN_MEMORY);
+          outcomes = this.together.immediate(writes);
+        }
+      }
     } catch (error) {
       if (lockOrNothing && !this.began && isBusy(error)) {
         this.pending = writes.concat(this.pending);
