@@ -8,6 +8,7 @@ import { IndexUnit } from '../../domain/vector-index.port';
 import { CHECKPOINT_BACKSTOP_PAGES } from '../../storage/embedded/checkpoint-thread';
 import { EXACT_SCAN_BELOW } from './nearest/collection-vectors';
 import { SEARCH_THREADS } from './nearest/nearest-threads';
+import { groupCommitOf } from '../../storage/embedded/group-commit';
 import { DELETE_BATCH, SqliteVectorIndex, VectorNotices } from './sqlite-vector-index.adapter';
 
 /** What the contract suite cannot see: the tables behind the port. */
@@ -271,6 +272,24 @@ describe('SqliteVectorIndex storage', () => {
     expect(rows('SELECT count(*) FROM search_units')).toBe(1);
     expect(storedFloats()).toBe(4);
     expect(rows(`SELECT count(*) FROM search_units_fts WHERE search_units_fts MATCH '"lantern"'`)).toBe(0);
+  });
+
+  it('tells its search thread of a replaced unit once when its write runs again (another write of its batch threw)', async () => {
+    await index.upsert([unit(1)]);
+    const seq = db.prepare("SELECT seq FROM search_units WHERE id = 'unt_1'").pluck().get() as number;
+    const postRemove = jest.spyOn(
+      (index as unknown as { mirror: { postRemove: (c: string | null, seqs: number[]) => void } }).mirror,
+      'postRemove',
+    );
+    // In the same turn, so in the same batch of the connection's group commit, after the upsert: the batch runs again.
+    const upserted = index.upsert([unit(1, { text: 'lighthouse' })]);
+    const failing = groupCommitOf(db).run(() => {
+      throw new Error('another write');
+    });
+    await expect(failing).rejects.toThrow('another write');
+    await upserted;
+    expect(postRemove.mock.calls).toEqual([['col_a', [seq]]]);
+    expect(rows('SELECT count(*) FROM search_units')).toBe(1);
   });
 
   it('rolls back a refused batch entirely, including the units it would have replaced', async () => {
