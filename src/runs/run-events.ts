@@ -98,16 +98,16 @@ export class RunEvents implements OnModuleDestroy {
    * Resolves when `runId` finishes (here or in a linked process), another process not linked to
    * this one commits to the store (the caller reads its run again), `ms` pass or `signal` aborts,
    * whichever is first: true when it was the run's end that was told (its waiter reads the run
-   * itself rather than its status first), false otherwise.
+   * itself rather than its status first), false otherwise. Its callers follow the run meanwhile
+   * (`watch` or `onProgress`, from before their first look at the store), so it follows nothing of
+   * its own: a second watch and commit listener per call would wake nothing the first does not.
    */
   nextFinish(runId: string, ms: number, signal?: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
-      const unfollow = this.follow(runId);
       const done = (why?: unknown) => {
         clearTimeout(timer);
         this.emitter.off(runId, done);
         signal?.removeEventListener('abort', done);
-        unfollow();
         resolve(why === ENDED);
       };
       const timer = setTimeout(done, ms);

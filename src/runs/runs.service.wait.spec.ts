@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { processNotices } from '../common/process-notices';
 import { ShutdownSignal } from '../common/shutdown-signal';
 import { Run, RunStatus } from '../domain/run.model';
 import { RunStore } from '../domain/run-store.port';
@@ -69,6 +70,27 @@ describe('RunsService.waitFor', () => {
     events.finished('run_2');
     await expect(waiting).resolves.toMatchObject({ id: 'run_2', status: 'failed' });
     expect(reads).toEqual({ status: 1, get: 2 });
+  });
+
+  it('follows its run once while it waits, however often it wakes (each wait for the next end adds no watch of its own)', async () => {
+    const { store, set } = oneRunStore('run_6');
+    const watch = jest.spyOn(processNotices, 'watch');
+    try {
+      const waiting = service(store, events).waitFor('run_6', 10_000);
+      await turns();
+      // Told of ends the store does not show yet (a lost lease): it reads, and waits again.
+      set('running');
+      for (let i = 0; i < 3; i++) {
+        events.finished('run_6');
+        await turns();
+      }
+      set('succeeded');
+      events.finished('run_6');
+      await expect(waiting).resolves.toMatchObject({ status: 'succeeded' });
+      expect(watch.mock.calls.filter(([runId]) => runId === 'run_6')).toHaveLength(1);
+    } finally {
+      watch.mockRestore();
+    }
   });
 
   it('woken by its own look at the store (nothing told), reads the status first, as before', async () => {
