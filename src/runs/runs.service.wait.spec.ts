@@ -56,6 +56,22 @@ describe('RunsService.waitFor', () => {
     expect(reads).toEqual({ status: 1, get: 1 });
   });
 
+  it('handed the finished run by its end in this process, answers with it and reads nothing more', async () => {
+    const { reads, store } = oneRunStore('run_7');
+    const waiting = service(store, events).waitFor('run_7', 10_000);
+    await turns();
+    // What the worker asks the store's complete for: a caller waits here now.
+    expect(events.awaited('run_7')).toBe(true);
+    expect(events.awaited('run_other')).toBe(false);
+
+    const finished = { id: 'run_7', status: 'succeeded', steps: [{ nodeId: 'a' }] } as unknown as Run;
+    events.finished('run_7', finished);
+
+    await expect(waiting).resolves.toBe(finished);
+    expect(reads).toEqual({ status: 1, get: 0 });
+    expect(events.awaited('run_7')).toBe(false);
+  });
+
   it('told of an end the store does not show (a lost lease), goes on waiting, and answers at the next', async () => {
     const { reads, store, set } = oneRunStore('run_2');
     const waiting = service(store, events).waitFor('run_2', 10_000);
