@@ -28,6 +28,11 @@ export interface RunCompletion {
    * produced, nor their sealed state (the workflow's settings.stepData). Default true.
    */
   keepStepData?: boolean;
+  /**
+   * A caller of this process waits for the run's end (RunEvents.awaited): `complete` answers with
+   * the finished run, read in its own write, which the caller is handed instead of reading it again.
+   */
+  read?: boolean;
 }
 
 /**
@@ -132,9 +137,10 @@ export abstract class RunStore {
   /**
    * Writes the last steps and the terminal state in one go, if the owner still holds the lease.
    * A run that succeeded needs no sealed state any more: its steps' state is dropped; with
-   * `keepStepData: false` their inputs and outputs go too.
+   * `keepStepData: false` their inputs and outputs go too. False when the owner no longer holds
+   * the lease; with `completion.read`, the finished run as `get` reads it; true otherwise.
    */
-  abstract complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean>;
+  abstract complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<Run | boolean>;
   /**
    * Parks a running run as `waiting` until `resumeAt` under a new job, with its last steps, if the
    * owner holds it and nobody asked to cancel it meanwhile (a cancel asked for while it ran must not

@@ -2,6 +2,7 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { Notice, processNotices } from '../common/process-notices';
 import { StoreCommits } from '../domain/store-commits.port';
+import type { Run } from '../domain/run.model';
 import type { RunProgress } from '../engine/executor/run-contract';
 
 /** What a running node reports before it ends: a finished sub-step, or a token of a streamed answer. */
@@ -11,7 +12,10 @@ export type RunProgressEvent = RunProgress;
 const POLL_MS = 250;
 /** Where its run's end wakes it (this process, notices, or the SQLite file's commits): a fallback. */
 const FALLBACK_MS = 1_000;
-/** What a run's end (told here or by a linked process) wakes its waiters with; a commit elsewhere wakes them with nothing. */
+/**
+ * What a run's end wakes its waiters with, when told by a linked process or without the run; told
+ * here with the finished run, they are woken with it; a commit elsewhere wakes them with nothing.
+ */
 const ENDED = Symbol('ended');
 
 /**
@@ -89,30 +93,43 @@ export class RunEvents implements OnModuleDestroy {
     };
   }
 
-  finished(runId: string): void {
-    this.emitter.emit(runId, ENDED);
+  /**
+   * `runId` ended in this process: its waiters here wake at once, handed `run` when given (the run
+   * as the store's `complete` read it, which they answer with and do not change), and linked
+   * processes are told.
+   */
+  finished(runId: string, run?: Run): void {
+    this.emitter.emit(runId, run ?? ENDED);
     processNotices.publish({ runId, kind: 'finished' });
+  }
+
+  /** Whether a caller here waits for the end of `runId` now: its worker asks the store's `complete` for the finished run. */
+  awaited(runId: string): boolean {
+    return this.emitter.listenerCount(runId) > 0;
   }
 
   /**
    * Resolves when `runId` finishes (here or in a linked process), another process not linked to
    * this one commits to the store (the caller reads its run again), `ms` pass or `signal` aborts,
-   * whichever is first: true when it was the run's end that was told (its waiter reads the run
-   * itself rather than its status first), false otherwise.
+   * whichever is first: the finished run when its end was told here with it, true when the end
+   * was told without it (its waiter reads the run itself rather than its status first), false
+   * otherwise. Its callers follow the run meanwhile
+   * (`watch` or `onProgress`, from before their first look at the store), so it follows nothing of
+   * its own: a second watch and commit listener per call would wake nothing the first does not.
    */
-  nextFinish(runId: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+  nextFinish(runId: string, ms: number, signal?: AbortSignal): Promise<Run | boolean> {
     return new Promise((resolve) => {
-      const unfollow = this.follow(runId);
-      const done = (why?: unknown) => {
+      const done = (told: Run | boolean) => {
         clearTimeout(timer);
-        this.emitter.off(runId, done);
-        signal?.removeEventListener('abort', done);
-        unfollow();
-        resolve(why === ENDED);
+        this.emitter.off(runId, heard);
+        signal?.removeEventListener('abort', quiet);
+        resolve(told);
       };
-      const timer = setTimeout(done, ms);
-      this.emitter.once(runId, done);
-      signal?.addEventListener('abort', done, { once: true });
+      const heard = (told?: Run | typeof ENDED) => done(told === ENDED ? true : (told ?? false));
+      const quiet = () => done(false);
+      const timer = setTimeout(quiet, ms);
+      this.emitter.once(runId, heard);
+      signal?.addEventListener('abort', quiet, { once: true });
     });
   }
 

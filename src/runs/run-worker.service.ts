@@ -451,12 +451,14 @@ export class RunWorker {
     const finishedAt = new Date();
     const stepData = (await this.settings.get(run.workflowId))?.stepData;
     const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';
-    const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData };
+    // A caller here waiting for the run (`?wait=`, chat) is handed the finished run the store read in its write.
+    const read = this.events.awaited(run.id);
+    const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData, read };
     finishing?.(); // the run's job completes in the run's transaction (JobContext.finishing): one commit, not two
     const completed = await this.runs.complete(run.id, this.workerId, steps, completion);
     // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.
     if (completed) this.metrics.runFinished(status, (finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime()) / 1000);
-    this.events.finished(run.id);
+    this.events.finished(run.id, typeof completed === 'object' ? completed : undefined);
     if (completed && status === 'failed') await startErrorWorkflow(this.errorWorkflows, run, error, finishedAt);
   }
 

@@ -376,7 +376,8 @@ export class RunsService {
    * The run once it reached a terminal state, or null when `ms` passed first or the process
    * began to stop. Callers bound `ms` (the webhook's `?wait=` at MAX_WAIT_SECONDS seconds, MCP tool calls at
    * MCP_TOOL_TIMEOUT_MS). Looks at the status alone until it is terminal, then reads the run once;
-   * woken by the run's end (told in this process or by a linked one), it reads the run at once.
+   * woken by the run's end (told in this process or by a linked one), it reads the run at once, or
+   * answers with the finished run it was handed (its worker is in this process).
    * With `from` it also ends once the status is no longer `from` (a tool call followed while it
    * runs stops at `waiting`, at an approval; one followed while it waits stops when it goes on).
    */
@@ -389,10 +390,11 @@ export class RunsService {
       status === null || (from !== undefined && status !== from) || TERMINAL_RUN_STATUSES.includes(status);
     try {
       // Told that the run ended, the waiter reads the run at once: its status first would be a second read of a run that ended.
-      let ended = false;
+      // Told with the finished run (it ended in this process), it answers with that run: no read at all.
+      let ended: Run | boolean = false;
       for (;;) {
         if (ended) {
-          const run = await this.runs.get(runId);
+          const run = ended === true ? await this.runs.get(runId) : ended;
           if (over(run?.status ?? null)) return run;
         } else if (over(await this.runs.status(runId))) return this.runs.get(runId);
         const left = deadline - Date.now();

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { processNotices } from '../common/process-notices';
 import { ShutdownSignal } from '../common/shutdown-signal';
 import { Run, RunStatus } from '../domain/run.model';
 import { RunStore } from '../domain/run-store.port';
@@ -55,6 +56,22 @@ describe('RunsService.waitFor', () => {
     expect(reads).toEqual({ status: 1, get: 1 });
   });
 
+  it('handed the finished run by its end in this process, answers with it and reads nothing more', async () => {
+    const { reads, store } = oneRunStore('run_7');
+    const waiting = service(store, events).waitFor('run_7', 10_000);
+    await turns();
+    // What the worker asks the store's complete for: a caller waits here now.
+    expect(events.awaited('run_7')).toBe(true);
+    expect(events.awaited('run_other')).toBe(false);
+
+    const finished = { id: 'run_7', status: 'succeeded', steps: [{ nodeId: 'a' }] } as unknown as Run;
+    events.finished('run_7', finished);
+
+    await expect(waiting).resolves.toBe(finished);
+    expect(reads).toEqual({ status: 1, get: 0 });
+    expect(events.awaited('run_7')).toBe(false);
+  });
+
   it('told of an end the store does not show (a lost lease), goes on waiting, and answers at the next', async () => {
     const { reads, store, set } = oneRunStore('run_2');
     const waiting = service(store, events).waitFor('run_2', 10_000);
@@ -69,6 +86,27 @@ describe('RunsService.waitFor', () => {
     events.finished('run_2');
     await expect(waiting).resolves.toMatchObject({ id: 'run_2', status: 'failed' });
     expect(reads).toEqual({ status: 1, get: 2 });
+  });
+
+  it('follows its run once while it waits, however often it wakes (each wait for the next end adds no watch of its own)', async () => {
+    const { store, set } = oneRunStore('run_6');
+    const watch = jest.spyOn(processNotices, 'watch');
+    try {
+      const waiting = service(store, events).waitFor('run_6', 10_000);
+      await turns();
+      // Told of ends the store does not show yet (a lost lease): it reads, and waits again.
+      set('running');
+      for (let i = 0; i < 3; i++) {
+        events.finished('run_6');
+        await turns();
+      }
+      set('succeeded');
+      events.finished('run_6');
+      await expect(waiting).resolves.toMatchObject({ status: 'succeeded' });
+      expect(watch.mock.calls.filter(([runId]) => runId === 'run_6')).toHaveLength(1);
+    } finally {
+      watch.mockRestore();
+    }
   });
 
   it('woken by its own look at the store (nothing told), reads the status first, as before', async () => {

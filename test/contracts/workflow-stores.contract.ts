@@ -384,6 +384,19 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await runs.claim(run.id, 'w3', inFuture(30_000), new Date())).toBeNull();
     });
 
+    it('answers with the finished run, as get reads it, when a waiter asks for it (read)', async () => {
+      const run = queuedRun('wfl_read');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      await runs.recordSteps(run.id, 'w1', [step('a', 0)]);
+      const completion = { status: 'succeeded' as const, error: null, finishedAt: new Date(), output: { ok: 1 }, read: true };
+      expect(await runs.complete(run.id, 'w2', [step('b', 1)], completion)).toBe(false);
+      const finished = await runs.complete(run.id, 'w1', [step('b', 1)], completion);
+      expect(finished).toMatchObject({ id: run.id, status: 'succeeded', output: { ok: 1 }, leaseOwner: null });
+      expect(finished).toEqual(await runs.get(run.id));
+      expect((finished as Run).steps.map((s) => s.nodeId)).toEqual(['a', 'b']);
+    });
+
     it("keeps how a run started, and drops its steps' data when it finishes without keeping it", async () => {
       const run = queuedRun('wfl_stepdata', { trigger: 'schedule' });
       await runs.create(run, new Date(0));

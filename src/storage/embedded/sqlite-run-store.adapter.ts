@@ -109,7 +109,7 @@ export class SqliteRunStore extends RunStore {
     };
 
     // The conditional update is the lease check: when it changes nothing, no step is written either.
-    this.completeRun = (id: string, owner: string, steps: StepRecord[], completion: RunCompletion): boolean => {
+    this.completeRun = (id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Run | boolean => {
       const { changes } = this.statements.complete.run(
         completion.status,
         json(completion.error ?? undefined),
@@ -122,7 +122,7 @@ export class SqliteRunStore extends RunStore {
       for (const step of steps) this.upsertStep(id, step);
       if (completion.keepStepData === false) this.statements.dropStepData.run(id);
       else if (completion.status === 'succeeded') this.statements.dropStates.run(id);
-      return true;
+      return completion.read ? (this.runOf(id) ?? true) : true;
     };
 
     this.suspendRun = (id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): boolean => {
@@ -156,8 +156,7 @@ export class SqliteRunStore extends RunStore {
       } else if (waitingAt) {
         this.statements.cancelWaitingStep.run(toSqlDate(now), id);
       }
-      const row = this.statements.get.get(id) as RunRow | undefined;
-      return row ? toRun(row, this.stepsOf(id)) : null;
+      return this.runOf(id);
     });
   }
 
@@ -185,8 +184,7 @@ export class SqliteRunStore extends RunStore {
   }
 
   async get(id: string): Promise<Run | null> {
-    const row = this.statements.get.get(id) as RunRow | undefined;
-    return row ? toRun(row, this.stepsOf(id)) : null;
+    return this.runOf(id);
   }
 
   async status(id: string): Promise<RunStatus | null> {
@@ -255,7 +253,7 @@ export class SqliteRunStore extends RunStore {
     return this.fewRows(() => this.writeSteps(id, owner, steps));
   }
 
-  async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean> {
+  async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<Run | boolean> {
     return this.fewRows(() => this.completeRun(id, owner, steps, completion));
   }
 
@@ -420,6 +418,12 @@ export class SqliteRunStore extends RunStore {
     const row = this.statements.lease.get(id) as Pick<RunRow, 'lease_owner' | 'status' | 'cancel_requested'> | undefined;
     const held = row !== undefined && row.status === 'running' && row.lease_owner === owner;
     return { held, cancelRequested: row?.cancel_requested === 1 };
+  }
+
+  /** The run and its steps (get, and what complete and cancel answer with, read in their own write). */
+  private runOf(id: string): Run | null {
+    const row = this.statements.get.get(id) as RunRow | undefined;
+    return row ? toRun(row, this.stepsOf(id)) : null;
   }
 
   private stepsOf(id: string): StepRecord[] {

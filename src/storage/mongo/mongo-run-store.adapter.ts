@@ -169,7 +169,7 @@ export class MongoRunStore extends RunStore {
     return lease;
   }
 
-  async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<boolean> {
+  async complete(id: string, owner: string, steps: StepRecord[], completion: RunCompletion): Promise<Run | boolean> {
     if (!(await this.leaseOf(id, owner)).held) return false;
     if (steps.length) await this.writeSteps(id, steps);
     const ended = await this.leave(id, owner, {
@@ -182,7 +182,7 @@ export class MongoRunStore extends RunStore {
       await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null, subStepsJson: null } });
     else if (ended && completion.status === 'succeeded')
       await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
-    return ended;
+    return ended && completion.read ? ((await this.get(id)) ?? true) : ended;
   }
 
   async suspend(id: string, owner: string, steps: StepRecord[], resumeAt: Date, jobId: string): Promise<boolean> {
