@@ -28,6 +28,11 @@ export interface RunCompletion {
    * produced, nor their sealed state (the workflow's settings.stepData). Default true.
    */
   keepStepData?: boolean;
+  /**
+   * False: no step of the run holds a sealed state (none was read back with the run, none sealed
+   * since), so a success has none to drop and skips that write. Default true.
+   */
+  statesSealed?: boolean;
 }
 
 /**
