@@ -50,6 +50,8 @@ export interface ClaimedJob {
   token: string;
   /** What `joining.claim` returned for it (claimSome), if it was called. */
   taken?: unknown;
+  /** The job's data, parsed for `joining.claim`: the handler gets it as it is, not parsed again. */
+  data?: unknown;
 }
 
 export abstract class JobStore {

@@ -33,6 +33,11 @@ export interface RunCompletion {
    * the finished run, read in its own write, which the caller is handed instead of reading it again.
    */
   read?: boolean;
+  /**
+   * False: no step of the run holds a sealed state (none was read back with the run, none sealed
+   * since), so a success has none to drop and skips that write. Default true.
+   */
+  statesSealed?: boolean;
 }
 
 /**

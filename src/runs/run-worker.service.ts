@@ -10,7 +10,7 @@ import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
-import { recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
+import { KeptOutputs, recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
 import { Metrics } from '../metrics/metrics.service';
 import { JobClaiming, JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
@@ -184,7 +184,14 @@ export class RunWorker {
     heartbeat.unref();
     if (run.cancelRequested) onLease({ held: true, cancelRequested: true });
     const sealer = stateSealer(this.cipher, run.workflowId);
-    const recorder = new StepRecorder(this.runs, run.id, this.workerId, onLease, (kept) => sealOutputs(sealer, kept));
+    // Whether any step of the run holds a sealed state, which its success drops: read back with the run, or sealed here.
+    let statesSealed = run.steps.some((step) => step.state != null);
+    const seal = (kept: KeptOutputs) => {
+      const state = sealOutputs(sealer, kept);
+      if (state !== null) statesSealed = true;
+      return state;
+    };
+    const recorder = new StepRecorder(this.runs, run.id, this.workerId, onLease, seal);
     const started = Date.now();
     let redactor = Redactor.NONE;
     try {
@@ -243,7 +250,8 @@ export class RunWorker {
       // What the run's record shows is also what a parent waiting for it gets: a sub-workflow's
       // secrets stay out of the parent's records, which its own viewers may not be meant to see.
       const output = redactor.value(outcome.output);
-      await this.complete(run, await recorder.drain(outcome.status !== 'succeeded'), outcome.status, outcome.error, output, finishing);
+      const steps = await recorder.drain(outcome.status !== 'succeeded');
+      await this.complete(run, steps, outcome.status, outcome.error, output, finishing, statesSealed);
       const finished = { runId: run.id, workflowId: run.workflowId, status: outcome.status, ms: Date.now() - started, attempt: run.claims };
       this.logger.info(finished, 'run finished');
       return Object.assign({}, outcome, { output });
@@ -447,13 +455,22 @@ export class RunWorker {
     error: RunError | null,
     output: unknown,
     finishing?: () => void,
+    statesSealed = true,
   ): Promise<void> {
     const finishedAt = new Date();
     const stepData = (await this.settings.get(run.workflowId))?.stepData;
     const keepStepData = (status === 'succeeded' ? stepData?.succeeded : stepData?.failed) !== 'none';
     // A caller here waiting for the run (`?wait=`, chat) is handed the finished run the store read in its write.
     const read = this.events.awaited(run.id);
-    const completion = { status, error, finishedAt, output: output === undefined ? undefined : recordable(output), keepStepData, read };
+    const completion = {
+      status,
+      error,
+      finishedAt,
+      output: output === undefined ? undefined : recordable(output),
+      keepStepData,
+      statesSealed,
+      read,
+    };
     finishing?.(); // the run's job completes in the run's transaction (JobContext.finishing): one commit, not two
     const completed = await this.runs.complete(run.id, this.workerId, steps, completion);
     // Not recorded when the lease was lost meanwhile: the worker that took the run over records it.

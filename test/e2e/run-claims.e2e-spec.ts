@@ -1,6 +1,7 @@
 import { createServer, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { JobQueue } from '../../src/domain/job-queue.port';
+import { RunStore } from '../../src/domain/run-store.port';
 import { RUN_JOB } from '../../src/runs/run.job';
 import { WorkflowSettingsCache } from '../../src/runs/workflow-settings-cache';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
@@ -69,6 +70,42 @@ describe('run claims with their jobs (SQLite)', () => {
       ['succeeded', 1],
     ]);
     expect(ownClaims).not.toHaveBeenCalled();
+  });
+
+  it("drops the steps' sealed state of a run that succeeded only when one was sealed: a run that sealed none skips that write", async () => {
+    const oneNode = await publish({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'shape', type: 'set', parameters: { fields: { done: 'yes' } } },
+      ],
+      edges: [{ from: 'trigger', to: 'shape' }],
+    });
+    const twoNodes = await publish({
+      nodes: [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'shape', type: 'set', parameters: { fields: { done: 'yes' } } },
+        { id: 'again', type: 'set', parameters: { fields: { again: 'yes' } } },
+      ],
+      edges: [
+        { from: 'trigger', to: 'shape' },
+        { from: 'shape', to: 'again' },
+      ],
+    });
+    const completions = jest.spyOn(SqliteRunStore.prototype, 'complete');
+    const recorded = jest.spyOn(SqliteRunStore.prototype, 'recordSteps');
+
+    const [bare, sealing] = [await start(oneNode), await start(twoNodes)];
+    const runs = await Promise.all([bare, sealing].map((id) => waitForRun(t.request, id)));
+
+    expect(runs.map((run) => run.status)).toEqual(['succeeded', 'succeeded']);
+    const completionOf = (id: string) => completions.mock.calls.find(([runId]) => runId === id)?.[3];
+    expect(completionOf(bare)).toMatchObject({ status: 'succeeded', statesSealed: false });
+    // The middle node's outputs were sealed before the next node started, and are gone once the run succeeded.
+    const sealed = recorded.mock.calls.filter(([runId]) => runId === sealing).flatMap(([, , steps]) => steps);
+    expect(sealed.filter((step) => step.state != null).map((step) => step.nodeId)).toContain('shape');
+    expect(completionOf(sealing)).toMatchObject({ status: 'succeeded', statesSealed: true });
+    const stored = await t.app.get(RunStore).get(sealing);
+    expect(stored?.steps.map((step) => step.state ?? null)).toEqual([null, null, null]);
   });
 
   it('never restarts a running run for a second job of it: that job waits and finds it done', async () => {

@@ -280,14 +280,17 @@ describe('EmbeddedJobQueue leases', () => {
     const queue = createQueue();
     const handed: unknown[] = [];
     let inClaim: unknown;
+    const data: unknown[] = [];
     queue.process(
       'test.joined',
       async (job) => {
         handed.push(job.claimed);
+        data.push(job.data);
       },
       {
         claiming: {
           claim: (job) => {
+            data.push(job.data);
             // Called by the store while its claim's transaction is open: this write commits with the job's claim.
             inClaim = { inTransaction: db.inTransaction, state: db.prepare('SELECT state FROM jobs WHERE id = ?').pluck().get(job.id) };
             db.prepare('INSERT INTO taken (job) VALUES (?)').run(job.id);
@@ -303,6 +306,9 @@ describe('EmbeddedJobQueue leases', () => {
     expect(inClaim).toEqual({ inTransaction: true, state: 'active' });
     expect(handed).toEqual([{ n: 7 }]);
     expect(db.prepare('SELECT job FROM taken').pluck().all()).toEqual([id]);
+    // The job's data was parsed once, in its claim: the handler gets that same value.
+    expect(data).toHaveLength(2);
+    expect(data[1]).toBe(data[0]);
   });
 
   it('undoes alone a claim-time write that throws: the job is claimed and run without it', async () => {

@@ -4,7 +4,7 @@ import { EnqueueOptions, JobHandler, JobQueue, JobState, ProcessOptions, QueueDe
 import { assertJobName, backoffDelay, errorMessage, isRetryable, queueUnavailable, settledWithin, shutdownReason } from '../job-policy';
 import { laneQueueName } from '../fair-turns';
 import { processNotices } from '../../common/process-notices';
-import { ClaimedJob, JobStore, NewJob, StoredJob } from '../../domain/job-store.port';
+import { ClaimedJob, JobStore, NewJob } from '../../domain/job-store.port';
 import { StoreCommits } from '../../domain/store-commits.port';
 import { DEFAULTS, EmbeddedJobQueueOptions, newJob, RunningJob, slots, Worker } from './embedded-workers';
 import { renewLeases } from './lease-renewal';
@@ -92,7 +92,7 @@ export class EmbeddedJobQueue extends JobQueue {
         const took = taken;
         unreserve();
         if (took && this.stopping) void Promise.all(took.claimed.map((one) => this.handBack(took.worker, one)));
-        else if (took) for (const { job: one, token, taken: what } of took.claimed) this.startJob(took.worker, one, token, what);
+        else if (took) for (const one of took.claimed) this.startJob(took.worker, one);
         // Another job came first in fair order (one this process had not seen yet): this one waits for its turn.
         if (!took?.claimed.some((one) => one.job.id === job.id)) this.queued(job, inserted);
       },
@@ -263,7 +263,7 @@ export class EmbeddedJobQueue extends JobQueue {
             await Promise.all(claimed.map((one) => this.handBack(worker, one)));
             return;
           }
-          for (const { job, token, taken } of claimed) this.startJob(worker, job, token, taken);
+          for (const one of claimed) this.startJob(worker, one);
           // Callers who waited left before the claim: its slots are full, and the next freed one looks again.
           if (free <= 0) break;
           if (claimed.length < free) {
@@ -348,7 +348,7 @@ export class EmbeddedJobQueue extends JobQueue {
     await this.store.release({ name: job.name, id: job.id }, token, new Date());
   }
 
-  private startJob(worker: Worker, job: StoredJob, token: string, claimed: unknown): void {
+  private startJob(worker: Worker, { job, token, taken: claimed, data }: ClaimedJob): void {
     const running: RunningJob = {
       job,
       key: { name: job.name, id: job.id },
@@ -358,6 +358,7 @@ export class EmbeddedJobQueue extends JobQueue {
       leaseLost: false,
       finished: Promise.resolve(),
       claimed,
+      data,
     };
     worker.running.set(job.id, running);
     running.finished = this.runJob(worker, running).finally(() => this.freeSlot(worker, running));
@@ -388,7 +389,7 @@ export class EmbeddedJobQueue extends JobQueue {
         await worker.handler({
           id: job.id,
           name: job.name,
-          data: JSON.parse(job.data) as unknown,
+          data: running.data !== undefined ? running.data : (JSON.parse(job.data) as unknown),
           attempt: job.attempts,
           maxAttempts: job.maxAttempts,
           signal: controller.signal,

@@ -75,6 +75,8 @@ export interface RunningJob {
   finished: Promise<void>;
   /** What the worker's `joining.claim` took in the job's claim, for the handler. */
   claimed: unknown;
+  /** The job's data as its claim parsed it for the handler's first write (ClaimedJob.data), not parsed again. */
+  data?: unknown;
   /** The job's completion, asked for by the handler's `finishing` beside its own last write. */
   completing?: Promise<boolean>;
 }

@@ -265,7 +265,7 @@ export class SqliteJobStore extends JobStore {
       const job = take(token);
       if (!job) break;
       // A job past its last try is failed without its handler (the queue's runJob): nothing to take for it.
-      claimed.push(joining && job.attempts <= job.maxAttempts ? { job, token, taken: this.within(joining, job) } : { job, token });
+      claimed.push(joining && job.attempts <= job.maxAttempts ? this.within(joining, job, token) : { job, token });
     }
     return claimed;
   }
@@ -274,13 +274,15 @@ export class SqliteJobStore extends JobStore {
    * The handler's first write joins the claim's transaction (JobClaiming: the run's claim with its
    * job's), in a savepoint of its own: one that throws is undone alone, and its job is claimed without it.
    */
-  private within(joining: JobJoining, job: StoredJob): unknown {
+  private within(joining: JobJoining, job: StoredJob, token: string): ClaimedJob {
+    let data: unknown;
     try {
-      return this.savepoint(joining, { id: job.id, name: job.name, data: JSON.parse(job.data) as unknown });
+      data = JSON.parse(job.data) as unknown;
+      return { job, token, taken: this.savepoint(joining, { id: job.id, name: job.name, data }), data };
     } catch (error) {
       // SQLite rolled back the whole transaction (disk full, I/O): the claim fails with it.
       if (!this.db.inTransaction) throw error;
-      return undefined;
+      return { job, token, data };
     }
   }
 

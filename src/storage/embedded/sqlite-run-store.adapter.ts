@@ -121,7 +121,7 @@ export class SqliteRunStore extends RunStore {
       if (changes === 0) return false;
       for (const step of steps) this.upsertStep(id, step);
       if (completion.keepStepData === false) this.statements.dropStepData.run(id);
-      else if (completion.status === 'succeeded') this.statements.dropStates.run(id);
+      else if (completion.status === 'succeeded' && completion.statesSealed !== false) this.statements.dropStates.run(id);
       return completion.read ? (this.runOf(id) ?? true) : true;
     };
 

@@ -180,7 +180,7 @@ export class MongoRunStore extends RunStore {
     });
     if (ended && completion.keepStepData === false)
       await this.steps.updateMany({ runId: id }, { $set: { inputJson: null, outputJson: null, state: null, subStepsJson: null } });
-    else if (ended && completion.status === 'succeeded')
+    else if (ended && completion.status === 'succeeded' && completion.statesSealed !== false)
       await this.steps.updateMany({ runId: id, state: { $ne: null } }, { $set: { state: null } });
     return ended && completion.read ? ((await this.get(id)) ?? true) : ended;
   }
