@@ -97,6 +97,39 @@ describe('shared input validation', () => {
     ]);
   });
 
+  it('hands a valid empty input a copy of its first result, not a class built again, and never one shared', () => {
+    let built = 0;
+    class Plain {
+      @IsOptional()
+      @IsIn(['test', 'production'])
+      runType: string = 'production';
+      constructor() {
+        built++;
+      }
+    }
+    class WithList {
+      @IsOptional()
+      @IsString({ each: true })
+      tags: string[] = [];
+    }
+    const first = checkInput(Plain, {}).value;
+    const madeOnce = built;
+    const values = [checkInput(Plain, {}).value, checkInput(Plain, {}).value];
+    // Defaults of plain values: copied, class-transformer not run again (it builds the class).
+    expect(built).toBe(madeOnce);
+    for (const value of values) {
+      expect(value).toBeInstanceOf(Plain);
+      expect(value).toEqual(first);
+      expect(value).not.toBe(first);
+    }
+    values[0].runType = 'test';
+    expect(checkInput(Plain, {}).value.runType).toBe('production');
+    // A default that is an object is built anew every time, so no caller shares it.
+    const lists = [checkInput(WithList, {}).value, checkInput(WithList, {}).value, checkInput(WithList, {}).value];
+    lists[1].tags.push('x');
+    expect(lists.map((value) => value.tags)).toEqual([[], ['x'], []]);
+  });
+
   it('accepts any absolute URL and refuses the rest', () => {
     expect(checkInput(Sample, { name: 'ok', url: 'data:text/plain,hi' }).errors).toEqual([]);
     expect(checkInput(Sample, { name: 'ok', url: 'ftp://example.com/a' }).errors).toEqual([]);

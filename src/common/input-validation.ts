@@ -35,13 +35,22 @@ export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[
   });
 }
 
+/** An object whose own values are all plain (no object a copy would share). */
+const holdsPlainValues = (result: unknown): result is object =>
+  typeof result === 'object' && result !== null && Object.values(result).every((value) => typeof value !== 'object' || value === null);
+
+/** A copy of `result`, of its class, holding nothing but plain values. */
+const copyOf = <T extends object>(result: T): T => Object.assign(Object.create(Object.getPrototypeOf(result) as object) as T, result);
+
 /**
- * DTO classes an empty input was once found valid for. What an empty input becomes holds nothing
- * but the class's own defaults, so its validity cannot change: later empty inputs (a webhook call
- * without a query string, a webhook body holding only `input`) skip validation, which costs tens
- * of microseconds on every such request.
+ * DTO classes an empty input was once found valid for, with what it became. What an empty input
+ * becomes holds nothing but the class's own defaults, so its validity cannot change: later empty
+ * inputs (a webhook call without a query string, a webhook body holding only `input`) skip
+ * validation, which costs tens of microseconds on every such request. When those defaults are
+ * plain values, later ones skip class-transformer too and get a copy (`copyOf`) of the first
+ * result; otherwise (`null` here) the class is built again from `{}` each time.
  */
-const VALID_WHEN_EMPTY = new WeakSet<object>();
+const VALID_WHEN_EMPTY = new WeakMap<object, object | null>();
 
 /** No own keys (query objects may have no prototype). */
 export const isEmptyInput = (value: unknown): boolean =>
@@ -49,12 +58,17 @@ export const isEmptyInput = (value: unknown): boolean =>
 
 /** `dto` made from an empty input, when that is known to be valid; undefined otherwise. */
 export function knownValidWhenEmpty<T extends object>(dto: new () => T, plain: unknown): T | undefined {
-  return isEmptyInput(plain) && VALID_WHEN_EMPTY.has(dto) ? plainToInstance(dto, {}) : undefined;
+  if (!isEmptyInput(plain)) return undefined;
+  const made = VALID_WHEN_EMPTY.get(dto);
+  if (made === undefined) return undefined;
+  return made ? copyOf(made as T) : plainToInstance(dto, {});
 }
 
-/** Records that `dto` validated `plain` without errors, if `plain` was empty. */
-export function rememberValid(dto: object, plain: unknown): void {
-  if (isEmptyInput(plain)) VALID_WHEN_EMPTY.add(dto);
+/** Records that `dto` validated `plain` without errors, becoming `result`, if `plain` was empty. */
+export function rememberValid(dto: object, plain: unknown, result: unknown): void {
+  if (!isEmptyInput(plain) || VALID_WHEN_EMPTY.has(dto)) return;
+  // A copy: the caller is handed `result` itself.
+  VALID_WHEN_EMPTY.set(dto, holdsPlainValues(result) ? copyOf(result) : null);
 }
 
 /**
@@ -78,9 +92,6 @@ function queryKey(plain: unknown): string | undefined {
   return key.length <= QUERY_KEY_CHARS ? key : undefined;
 }
 
-/** A copy of `result`, of its class, holding nothing but plain values. */
-const copyOf = <T extends object>(result: T): T => Object.assign(Object.create(Object.getPrototypeOf(result) as object) as T, result);
-
 /** A new `dto` like the one the query `plain` once became, when that is known; undefined otherwise. */
 export function knownValidQuery<T extends object>(dto: new () => T, plain: unknown): T | undefined {
   const known = VALID_QUERIES.get(dto);
@@ -91,8 +102,7 @@ export function knownValidQuery<T extends object>(dto: new () => T, plain: unkno
 
 /** Records that the query `plain` became `result`, a valid `dto`, if both can be kept (see VALID_QUERIES). */
 export function rememberValidQuery(dto: object, plain: unknown, result: unknown): void {
-  if (typeof result !== 'object' || result === null) return;
-  if (Object.values(result).some((value) => typeof value === 'object' && value !== null)) return;
+  if (!holdsPlainValues(result)) return;
   const key = queryKey(plain);
   if (key === undefined) return;
   const known = VALID_QUERIES.get(dto) ?? new Map<string, object>();
@@ -107,7 +117,7 @@ export function checkInput<T extends object>(dto: new () => T, plain: Record<str
   if (known) return { value: known, errors: [] };
   const value = plainToInstance(dto, withoutPrototypeKeys(plain) as Record<string, unknown>);
   const errors = fieldErrors(validateSync(value, VALIDATOR_OPTIONS));
-  if (!errors.length) rememberValid(dto, plain);
+  if (!errors.length) rememberValid(dto, plain, value);
   return { value, errors };
 }
 

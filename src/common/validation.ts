@@ -31,7 +31,7 @@ class InputValidationPipe extends ValidationPipe {
     const known = knownValidWhenEmpty(dto, value) ?? (query ? knownValidQuery(dto, value) : undefined);
     if (known) return known;
     const result: unknown = await super.transform(value, metadata);
-    rememberValid(dto, value);
+    rememberValid(dto, value, result);
     if (query) rememberValidQuery(dto, value, result);
     return result;
   }
