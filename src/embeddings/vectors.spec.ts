@@ -1,4 +1,5 @@
 import { AppError, ErrorCode } from '../common/app-error';
+import { sumOfSquares } from '../domain/vector-index.port';
 import { abortError, embeddableText, l2Normalize, scaleToUnit } from './vectors';
 
 describe('l2Normalize', () => {
@@ -23,6 +24,13 @@ describe('scaleToUnit', () => {
     const long = Float32Array.from([3, 4]);
     expect(scaleToUnit(long)).toBeCloseTo(25, 5);
     expect(Array.from(long)).toEqual([expect.closeTo(0.6, 6), expect.closeTo(0.8, 6)]);
+  });
+});
+
+describe('sumOfSquares', () => {
+  it('sums every component, whatever the length modulo its four sums', () => {
+    for (let n = 0; n <= 9; n++) expect(sumOfSquares(Array.from({ length: n }, (_, i) => i + 1))).toBe((n * (n + 1) * (2 * n + 1)) / 6);
+    expect(sumOfSquares(Float32Array.from([1, 2, Number.NaN, 4, 5]))).toBeNaN();
   });
 });
 

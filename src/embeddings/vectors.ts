@@ -1,4 +1,5 @@
 import { AppError, ErrorCode } from '../common/app-error';
+import { sumOfSquares as squaresOf } from '../domain/vector-index.port';
 
 /** Scales `values` to unit length in a new Float32Array; a zero vector stays zero rather than NaN. */
 export function l2Normalize(values: ArrayLike<number>): Float32Array {
@@ -25,8 +26,7 @@ export function isUnitLength(sumOfSquares: number): boolean {
  * finite check).
  */
 export function scaleToUnit(values: Float32Array): number {
-  let sumOfSquares = 0;
-  for (let i = 0; i < values.length; i++) sumOfSquares += values[i] * values[i];
+  const sumOfSquares = squaresOf(values);
   if (sumOfSquares === 0 || isUnitLength(sumOfSquares)) return sumOfSquares;
   const scale = 1 / Math.sqrt(sumOfSquares);
   for (let i = 0; i < values.length; i++) values[i] *= scale;
