@@ -10,6 +10,9 @@ const OPTIONAL_DRIVERS = /[/\\]node_modules[/\\](mongoose|mongodb|bson|bull|iore
 /** The server side of the MCP SDK, and the MCP server built on it (src/mcp). */
 const MCP_SERVER = /[/\\](node_modules[/\\]@modelcontextprotocol[/\\](server|server-legacy|node)|dist[/\\]src[/\\]mcp)[/\\]/;
 
+/** Anything of the MCP SDK, its client included (with zod, about 6.5 MiB of heap): loaded by the first node that connects to a server. */
+const MCP_SDK = /[/\\]node_modules[/\\]@modelcontextprotocol[/\\]/;
+
 /**
  * Boots the compiled service in a child process, as `main.ts` does for the role, and lists the
  * files matching `pattern` it loaded.
@@ -58,6 +61,10 @@ describe('AppModule: the embedded default', () => {
 
   it('boots a worker process, which has no HTTP server, without the MCP server', () => {
     expect(loadedAtBoot({ APP_ROLE: 'worker' }, MCP_SERVER)).toEqual([]);
+  }, 120_000);
+
+  it('boots a worker process without loading anything of the MCP SDK, whose client only a node connecting to a server needs', () => {
+    expect(loadedAtBoot({ APP_ROLE: 'worker' }, MCP_SDK)).toEqual([]);
   }, 120_000);
 
   it('still serves MCP from a process serving the API', () => {

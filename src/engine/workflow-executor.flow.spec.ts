@@ -12,7 +12,7 @@ import { UnavailableCollectionsProvider } from './node-collections.port';
 import { ExpressionEngine } from './expressions/expression-engine';
 import { NodeRegistry } from './node-registry';
 import { registerDefinition } from './plugin-loader';
-import { Redactor } from './redactor';
+import { REDACTED, Redactor } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { compileWorkflow } from './workflow-compiler';
 import { RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from './workflow-executor';
@@ -390,19 +390,50 @@ describe('WorkflowExecutor control flow', () => {
     expect(result.error).toMatchObject({ nodeId: 'each' });
   });
 
-  it("stores each finished node's outputs sealed, and a resumed attempt continues after the last finished node", async () => {
+  it("keeps each finished node's outputs in its record's output, which holds them exactly, and a resumed attempt continues after the last finished node", async () => {
     const definition = workflow(
       [node('a', 'tag'), node('b', 'tag'), node('c', 'tag')],
       [edge('trigger', 'a'), edge('a', 'b'), edge('b', 'c')],
     );
     const first = await run(definition);
-    expect(first.byId.a.state).toMatch(/^sealed:/);
-    // The worker died after a and b: only their records survived.
+    // Nothing to seal that the record does not hold in clear beside it.
+    expect(first.byId.a.state).toBe('output:main');
+    // The worker died after a and b: only their records survived, as the store reads them back.
     calls.length = 0;
-    const resumed = await run(definition, { previous: [first.byId.trigger, first.byId.a, first.byId.b] });
+    const stored = (step: StepRecord) => JSON.parse(JSON.stringify(step)) as StepRecord;
+    const resumed = await run(definition, { previous: [first.byId.trigger, first.byId.a, first.byId.b].map(stored) });
     expect(calls).toEqual(['c']);
     expect(resumed.status).toBe('succeeded');
-    expect(resumed.byId.c.output).toMatchObject({ got: { tag: 'b' } });
+    expect(resumed.byId.c.output).toMatchObject({ got: { tag: 'b', got: { tag: 'a', got: { n: 1 } } } });
+  });
+
+  it("seals a node's outputs when its record masked them, and a resumed attempt gets them unmasked", async () => {
+    const definition = workflow([node('a', 'tag'), node('b', 'effect')], [edge('trigger', 'a'), edge('a', 'b')]);
+    const redactor = new Redactor(['s3cret']);
+    const first = await run(definition, { redactor, input: { n: 's3cret' } });
+    expect(first.byId.a.output).toMatchObject({ got: { n: REDACTED } });
+    expect(first.byId.a.state).toMatch(/^sealed:/);
+    calls.length = 0;
+    const resumed = await run(definition, { redactor, input: { n: 's3cret' }, previous: [first.byId.trigger, first.byId.a] });
+    expect(calls).toEqual(['b']);
+    expect(resumed.status).toBe('succeeded');
+    // The run's answer is unmasked: b was given a's outputs as a gave them.
+    expect(resumed.output).toMatchObject({ sent: { tag: 'a', got: { n: 's3cret' } } });
+  });
+
+  it("keeps a router's outputs in its record's output (its ports by name): a resumed attempt follows the output it took", async () => {
+    const definition = workflow(
+      [node('r', 'route', { yes: false }), node('y', 'tag'), node('n', 'tag')],
+      [edge('trigger', 'r'), edge('r', 'y', 'yes'), edge('r', 'n', 'no')],
+    );
+    const first = await run(definition);
+    expect(first.byId.r).toMatchObject({ output: { no: { n: 1 } }, state: 'output' });
+    calls.length = 0;
+    const stored = (step: StepRecord) => JSON.parse(JSON.stringify(step)) as StepRecord;
+    const resumed = await run(definition, { previous: [first.byId.trigger, first.byId.r].map(stored) });
+    expect(calls).toEqual(['n']);
+    expect(resumed.byId.y.status).toBe('skipped');
+    expect(resumed.byId.n.output).toMatchObject({ got: { n: 1 } });
   });
 
   it('marks a node that must not run twice before it starts, and fails it instead of running it again after a crash', async () => {

@@ -7,7 +7,7 @@ import { Execution, Suspension } from './execution';
 import { incomingOf, settle } from './graph-routing';
 import { BodyRunner, LoopRunner } from './loop-runner';
 import type { NodeRunner } from './node-runner';
-import { baseStep, emit, finishedStep, interruptedStep, recordedValue, recordedWithJson } from './step-records';
+import { baseStep, emit, finishedStep, interruptedStep, keptOutputs, recordedValue, recordedWithJson } from './step-records';
 import { classify, interruptOf, redactError, StepFailure } from './step-failure';
 
 /**
@@ -95,7 +95,11 @@ export class GraphWalker implements BodyRunner {
       // A trigger's output is the run's input: a resumed run derives it again rather than keep it.
       const keep = loop === null && node !== run.plan.trigger;
       const step = finishedStep(run, node, startedAt, result, recorded);
-      await emit(run, earlier?.finishedAt ? { ...step, finishedAt: earlier.finishedAt } : step, keep ? { ports: result.ports } : undefined);
+      await emit(
+        run,
+        earlier?.finishedAt ? { ...step, finishedAt: earlier.finishedAt } : step,
+        keep ? keptOutputs(node, result.ports, step) : undefined,
+      );
     } catch (error) {
       if (error instanceof Suspension) throw error;
       const interrupt = isRunInterrupt(error) ? error : interruptOf(run.signal);

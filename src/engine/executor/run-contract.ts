@@ -95,6 +95,11 @@ export type RunProgress = { nodeId: string; type: 'substep'; subStep: SubStep } 
 export interface KeptOutputs {
   ports: Map<string, unknown>;
   until?: Date;
+  /**
+   * The step's recorded output holds these ports exactly (nothing masked, nothing capped): its
+   * `state` then says so rather than seal a second copy of what is stored in clear beside it.
+   */
+  inRecord?: 'single' | 'ports';
 }
 
 /** Where step records go; the worker writes them to the run store. */

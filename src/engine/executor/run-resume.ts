@@ -31,7 +31,7 @@ export async function restore(run: Execution): Promise<void> {
     // runs again as well; one of this run's own is judged below, as if it had no output kept.
     const inputsKept = node.predecessors.every((id) => run.states.has(id) || id === plan.trigger.id);
     if (!inputsKept && step.reused) continue;
-    const kept = inputsKept && step.state ? openOutputs(run, step.state) : undefined;
+    const kept = inputsKept && step.state ? openOutputs(run, step) : undefined;
     if ((step.status === 'succeeded' || (step.status === 'failed' && node.onError !== 'stop')) && kept) {
       settle(run, node, kept.ports, step.status === 'failed' ? 'failed' : 'succeeded', false);
       run.steps.push(step);

@@ -1,5 +1,3 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   isNodeError,
   linearJsonSchemaValidator,
@@ -19,6 +17,23 @@ const CLIENT_INFO = { name: 'workflow-collection-service', version: '1' };
 const MAX_TOOL_PAGES = 20;
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
+type ClientSdk = [
+  typeof import('@modelcontextprotocol/sdk/client/index.js'),
+  typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+];
+let clientSdk: Promise<ClientSdk> | undefined;
+
+/**
+ * The MCP SDK's client (with zod, about 6.5 MiB of heap) is loaded by the first connection: a
+ * process none of whose nodes connects to an MCP server never loads it (issue 28).
+ */
+function loadClientSdk(): Promise<ClientSdk> {
+  return (clientSdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]));
+}
+
 /**
  * `ctx.mcp`: the MCP SDK's client over Streamable HTTP, every request of which goes through the
  * node's guarded HTTP client (`ctx.http`), so the outbound guard, the size and time caps, the
@@ -37,6 +52,7 @@ export function nodeMcpClients(http: NodeHttpClient): McpClients {
       } catch {
         throw new NodeConfigurationError(`MCP server URL ${JSON.stringify(server.url)} is not a URL`, { details: { parameter: 'url' } });
       }
+      const [{ Client }, { StreamableHTTPClientTransport }] = await loadClientSdk();
       const transport = new StreamableHTTPClientTransport(url, { fetch: guardedFetch(http, server.credential, signal) });
       // The server's tool schemas are checked with the service's own JSON Schema check: their
       // patterns run in linear time, whatever the server sends.
