@@ -102,10 +102,14 @@ export class SqliteRunStore extends RunStore {
       return run;
     };
 
+    // The first step's write is the lease check (upsertStepLeased); the run's row is read apart only with no step to write, or
+    // when that write found the lease gone (what the run's row says then: the same answer as before the fold).
     this.writeSteps = (id: string, owner: string, steps: StepRecord[]): LeaseState => {
-      const lease = this.leaseOf(id, owner);
-      if (lease.held) for (const step of steps) this.upsertStep(id, step);
-      return lease;
+      if (steps.length === 0) return this.leaseOf(id, owner);
+      const cancel = this.statements.upsertStepLeased.get(id, owner, ...stepValues(steps[0])) as number | undefined;
+      if (cancel === undefined) return this.leaseOf(id, owner);
+      for (let i = 1; i < steps.length; i++) this.upsertStep(id, steps[i]);
+      return { held: true, cancelRequested: cancel === 1 };
     };
 
     // The conditional update is the lease check: when it changes nothing, no step is written either.
@@ -431,23 +435,25 @@ export class SqliteRunStore extends RunStore {
   }
 
   private upsertStep(runId: string, step: StepRecord): void {
-    this.statements.upsertStep.run(
-      runId,
-      step.nodeId,
-      step.position,
-      step.type,
-      step.version,
-      step.status,
-      step.attempts,
-      toSqlDate(step.startedAt),
-      toSqlDate(step.finishedAt),
-      stepJson(step, 'input'),
-      stepJson(step, 'output'),
-      json(step.error ?? undefined),
-      step.iterations ?? null,
-      step.reused ? 1 : 0,
-      step.state ?? null,
-      step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
-    );
+    this.statements.upsertStep.run(runId, ...stepValues(step));
   }
 }
+
+/** A step's values after run_id, in the order of upsertStep's columns. */
+const stepValues = (step: StepRecord): unknown[] => [
+  step.nodeId,
+  step.position,
+  step.type,
+  step.version,
+  step.status,
+  step.attempts,
+  toSqlDate(step.startedAt),
+  toSqlDate(step.finishedAt),
+  stepJson(step, 'input'),
+  stepJson(step, 'output'),
+  json(step.error ?? undefined),
+  step.iterations ?? null,
+  step.reused ? 1 : 0,
+  step.state ?? null,
+  step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
+];
