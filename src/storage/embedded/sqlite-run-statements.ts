@@ -190,14 +190,12 @@ export const prepareRunStatements = (db: SqliteDb) => ({
   // Positional, in the order of the columns named.
   upsertStep: db.prepare(`INSERT INTO workflow_run_steps (${STEP_COLUMNS}) VALUES (?, ${STEP_VALUES}) ${STEP_UPSERT}`),
   // Positional: id, owner, then upsertStep's values after run_id. The lease check folded into a step's write (recordSteps):
-  // the step is written only while the owner holds the run's lease, and answers the run's cancel_requested; no row when not.
-  upsertStepLeased: db
-    .prepare(
-      `WITH lease AS (SELECT id FROM workflow_runs WHERE id = ? AND lease_owner = ? AND status = 'running')
-       INSERT INTO workflow_run_steps (${STEP_COLUMNS}) SELECT id, ${STEP_VALUES} FROM lease WHERE true ${STEP_UPSERT}
-       RETURNING (SELECT cancel_requested FROM workflow_runs WHERE id = run_id)`,
-    )
-    .pluck(),
+  // the step is written (a change) only while the owner holds the run's lease and no cancel was asked for. A RETURNING of
+  // cancel_requested instead cost 1.2 us more than the lease read it saved (an ephemeral table for the returned row).
+  upsertStepLeased: db.prepare(
+    `WITH lease AS (SELECT id FROM workflow_runs WHERE id = ? AND lease_owner = ? AND status = 'running' AND cancel_requested = 0)
+     INSERT INTO workflow_run_steps (${STEP_COLUMNS}) SELECT id, ${STEP_VALUES} FROM lease WHERE true ${STEP_UPSERT}`,
+  ),
   // Positional: status, error, output, finished_at, id, owner.
   complete: db.prepare(
     `UPDATE workflow_runs SET status = ?, error = ?, output = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL

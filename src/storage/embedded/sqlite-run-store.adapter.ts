@@ -102,14 +102,17 @@ export class SqliteRunStore extends RunStore {
       return run;
     };
 
-    // The first step's write is the lease check (upsertStepLeased); the run's row is read apart only with no step to write, or
-    // when that write found the lease gone (what the run's row says then: the same answer as before the fold).
+    // The first step's write is the lease check (upsertStepLeased): a change, the lease is held and no cancel asked for. The
+    // run's row is read only when there is no step to write or that write changed nothing (lease gone, or a cancel asked for,
+    // and then the steps are still written): the same answer and the same writes as a read first.
     this.writeSteps = (id: string, owner: string, steps: StepRecord[]): LeaseState => {
-      if (steps.length === 0) return this.leaseOf(id, owner);
-      const cancel = this.statements.upsertStepLeased.get(id, owner, ...stepValues(steps[0])) as number | undefined;
-      if (cancel === undefined) return this.leaseOf(id, owner);
-      for (let i = 1; i < steps.length; i++) this.upsertStep(id, steps[i]);
-      return { held: true, cancelRequested: cancel === 1 };
+      if (steps.length > 0 && this.statements.upsertStepLeased.run(id, owner, ...stepValues(steps[0])).changes > 0) {
+        for (let i = 1; i < steps.length; i++) this.upsertStep(id, steps[i]);
+        return { held: true, cancelRequested: false };
+      }
+      const lease = this.leaseOf(id, owner);
+      if (lease.held) for (const step of steps) this.upsertStep(id, step);
+      return lease;
     };
 
     // The conditional update is the lease check: when it changes nothing, no step is written either.
