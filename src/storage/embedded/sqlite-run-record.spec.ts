@@ -81,4 +81,12 @@ describe('SqliteRunStore recordSteps statements', () => {
     expect(sql).toHaveLength(2);
     expect(sql[1]).toMatch(/SELECT lease_owner/);
   });
+
+  it('with a cancel asked for, reads the run after the write that changed nothing, and still writes every step', async () => {
+    const id = await claimedRun();
+    await runs.requestCancel(id, new Date());
+    const sql = await statementsOf(() => runs.recordSteps(id, 'w1', [succeededStep('a', 0), succeededStep('b', 1)]));
+    expect(sql).toHaveLength(4);
+    expect(sql[1]).toMatch(/SELECT lease_owner/);
+  });
 });
