@@ -342,6 +342,20 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       ]);
     });
 
+    it('answers a recording with the cancel request, and records nothing once the lease is gone', async () => {
+      const run = queuedRun('wfl_record_cancel');
+      await runs.create(run, new Date(0));
+      await runs.claim(run.id, 'w1', inFuture(30_000), new Date());
+      await runs.requestCancel(run.id, new Date());
+      expect(await runs.recordSteps(run.id, 'w1', [step('a', 0), step('b', 1)])).toEqual({ held: true, cancelRequested: true });
+      expect(await runs.recordSteps(run.id, 'w1', [])).toEqual({ held: true, cancelRequested: true });
+      expect(await runs.recordSteps(run.id, 'intruder', [step('c', 2)])).toEqual({ held: false, cancelRequested: true });
+      expect(await runs.complete(run.id, 'w1', [], { status: 'canceled', error: null, finishedAt: new Date() })).toBe(true);
+      expect(await runs.recordSteps(run.id, 'w1', [step('d', 3)])).toEqual({ held: false, cancelRequested: true });
+      expect(await runs.recordSteps('run_missing', 'w1', [step('a', 0)])).toEqual({ held: false, cancelRequested: false });
+      expect((await runs.get(run.id))?.steps.map((s) => s.nodeId)).toEqual(['a', 'b']);
+    });
+
     it("keeps a step's input apart from its output, a null input apart from none", async () => {
       const run = queuedRun('wfl_inputs');
       await runs.create(run, new Date(0));

@@ -102,7 +102,14 @@ export class SqliteRunStore extends RunStore {
       return run;
     };
 
+    // The first step's write is the lease check (upsertStepLeased): a change, the lease is held and no cancel asked for. The
+    // run's row is read only when there is no step to write or that write changed nothing (lease gone, or a cancel asked for,
+    // and then the steps are still written): the same answer and the same writes as a read first.
     this.writeSteps = (id: string, owner: string, steps: StepRecord[]): LeaseState => {
+      if (steps.length > 0 && this.statements.upsertStepLeased.run(id, owner, ...stepValues(steps[0])).changes > 0) {
+        for (let i = 1; i < steps.length; i++) this.upsertStep(id, steps[i]);
+        return { held: true, cancelRequested: false };
+      }
       const lease = this.leaseOf(id, owner);
       if (lease.held) for (const step of steps) this.upsertStep(id, step);
       return lease;
@@ -431,23 +438,25 @@ export class SqliteRunStore extends RunStore {
   }
 
   private upsertStep(runId: string, step: StepRecord): void {
-    this.statements.upsertStep.run(
-      runId,
-      step.nodeId,
-      step.position,
-      step.type,
-      step.version,
-      step.status,
-      step.attempts,
-      toSqlDate(step.startedAt),
-      toSqlDate(step.finishedAt),
-      stepJson(step, 'input'),
-      stepJson(step, 'output'),
-      json(step.error ?? undefined),
-      step.iterations ?? null,
-      step.reused ? 1 : 0,
-      step.state ?? null,
-      step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
-    );
+    this.statements.upsertStep.run(runId, ...stepValues(step));
   }
 }
+
+/** A step's values after run_id, in the order of upsertStep's columns. */
+const stepValues = (step: StepRecord): unknown[] => [
+  step.nodeId,
+  step.position,
+  step.type,
+  step.version,
+  step.status,
+  step.attempts,
+  toSqlDate(step.startedAt),
+  toSqlDate(step.finishedAt),
+  stepJson(step, 'input'),
+  stepJson(step, 'output'),
+  json(step.error ?? undefined),
+  step.iterations ?? null,
+  step.reused ? 1 : 0,
+  step.state ?? null,
+  step.subSteps?.length ? JSON.stringify(step.subSteps) : null,
+];
