@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { AppConfig } from '../config/app-config';
 import type { JobContext } from '../domain/job-queue.port';
-import { newQueuedRun, Run } from '../domain/run.model';
+import { Run } from '../domain/run.model';
 import type { WorkflowStore } from '../domain/workflow-store.port';
 import { EmbeddedJobQueue } from '../jobs/embedded/embedded-job-queue.adapter';
 import { SqliteJobStore } from '../jobs/embedded/sqlite-job-store.adapter';
@@ -13,6 +13,7 @@ import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-databas
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { RunAdmission } from './run-admission.service';
 import { RUN_JOB, RunJobData } from './run.job';
+import { aQueuedRun } from '../../test/utils/runs';
 
 /** Counts the connection's commits: better-sqlite3 transactions begun while none is open (as test/bench/lib/count-commits.js). */
 function countCommits(db: SqliteDb): () => number {
@@ -53,18 +54,7 @@ describe('RunAdmission with the embedded queue on SQLite', () => {
   let release: () => void;
 
   const caller = (workflowId = 'wf_1') =>
-    newQueuedRun({
-      workflowId,
-      runType: 'production',
-      versionId: 'v1',
-      version: 1,
-      definition: null,
-      input: {},
-      trigger: 'webhook',
-      startedBy: 'usr_1',
-      actingUserId: 'usr_1',
-      idempotencyKey: null,
-    });
+    aQueuedRun({ workflowId, runType: 'production', versionId: 'v1', version: 1, input: {}, startedBy: 'usr_1', actingUserId: 'usr_1' });
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wcs-admission-'));

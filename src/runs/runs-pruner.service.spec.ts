@@ -5,7 +5,7 @@ import pino from 'pino';
 import { loadConfig } from '../config/app-config';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
-import { newQueuedRun } from '../domain/run.model';
+import { aQueuedRun } from '../../test/utils/runs';
 import { RunsPruner } from './runs-pruner.service';
 
 describe('RunsPruner', () => {
@@ -27,21 +27,7 @@ describe('RunsPruner', () => {
   /** `count` runs of one workflow that finished `daysAgo` days ago. */
   async function finished(count: number, daysAgo: number, workflowId = 'wfl_p'): Promise<void> {
     for (let i = 0; i < count; i++) {
-      const run = newQueuedRun(
-        {
-          workflowId,
-          runType: 'test',
-          versionId: null,
-          version: null,
-          definition: null,
-          input: null,
-          trigger: 'webhook',
-          startedBy: 'u',
-          actingUserId: 'u',
-          idempotencyKey: null,
-        },
-        new Date(Date.now() - daysAgo * day - i),
-      );
+      const run = aQueuedRun({ workflowId, startedBy: 'u', actingUserId: 'u' }, new Date(Date.now() - daysAgo * day - i));
       await runs.create(run, new Date(0));
       await runs.claim(run.id, 'w', new Date(Date.now() + 60_000), new Date());
       await runs.complete(run.id, 'w', [], { status: 'succeeded', error: null, finishedAt: new Date(Date.now() - daysAgo * day) });

@@ -5,9 +5,10 @@ import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-databas
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
 import { succeededStep } from '../../test/utils/steps';
 import { LeaseState } from '../domain/run-store.port';
-import { newQueuedRun, Run } from '../domain/run.model';
+import { Run } from '../domain/run.model';
 import { recordedJson } from '../engine/executor/step-records';
 import { StepRecorder } from './step-recorder';
+import { aQueuedRun } from '../../test/utils/runs';
 
 describe('StepRecorder', () => {
   let dir: string;
@@ -30,18 +31,7 @@ describe('StepRecorder', () => {
     dir = mkdtempSync(join(tmpdir(), 'wcs-step-recorder-'));
     db = openSqliteDatabase(dir);
     store = new SqliteRunStore(db);
-    run = newQueuedRun({
-      workflowId: 'wfl_r',
-      runType: 'test',
-      versionId: null,
-      version: null,
-      definition: null,
-      input: null,
-      trigger: 'webhook',
-      startedBy: 'u',
-      actingUserId: 'u',
-      idempotencyKey: null,
-    });
+    run = aQueuedRun({ workflowId: 'wfl_r', startedBy: 'u', actingUserId: 'u' });
     await store.create(run, new Date(0));
     await store.claim(run.id, 'w1', new Date(Date.now() + 60_000), new Date());
     leases.length = 0;

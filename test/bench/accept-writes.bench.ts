@@ -16,7 +16,6 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { AppConfig } from '../../src/config/app-config';
 import type { WorkflowStore } from '../../src/domain/workflow-store.port';
-import { newQueuedRun } from '../../src/domain/run.model';
 import { EmbeddedJobQueue } from '../../src/jobs/embedded/embedded-job-queue.adapter';
 import { SqliteJobStore } from '../../src/jobs/embedded/sqlite-job-store.adapter';
 import { Metrics } from '../../src/metrics/metrics.service';
@@ -25,6 +24,7 @@ import { groupCommitOf } from '../../src/storage/embedded/group-commit';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
 import { figures, ownCpuMicros } from './lib/bench-kit';
+import { aQueuedRun } from '../utils/runs';
 
 const CALLERS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 4000);
@@ -62,17 +62,14 @@ async function main(): Promise<void> {
     let left = RUNS;
     const caller = async () => {
       while (left-- > 0) {
-        const queued = newQueuedRun({
+        const queued = aQueuedRun({
           workflowId,
           runType: 'production',
           versionId: 'v1',
           version: 1,
-          definition: null,
           input: { query: 'what is a vector' },
-          trigger: 'webhook',
           startedBy: 'usr_1',
           actingUserId: 'usr_1',
-          idempotencyKey: null,
         });
         await admission.accept(queued, 'caller', {});
       }

@@ -13,10 +13,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunStore } from '../../src/domain/run-store.port';
-import { newQueuedRun } from '../../src/domain/run.model';
 import type { SqliteDb } from '../../src/storage/embedded/sqlite-database';
 import { report } from './lib/bench-kit';
 import { succeededStep } from '../utils/steps';
+import { aQueuedRun } from '../utils/runs';
 
 const BENCH = 'record-steps';
 const RUNS = 50;
@@ -41,18 +41,7 @@ async function subject(name: string, root: string): Promise<Subject> {
   const runs = new SqliteRunStore(db) as RunStore;
   const ids: string[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const run = newQueuedRun({
-      workflowId: 'wfl_record',
-      runType: 'test',
-      versionId: null,
-      version: null,
-      definition: null,
-      input: { query: 'what is a vector' },
-      trigger: 'webhook',
-      startedBy: 'usr_a',
-      actingUserId: 'usr_a',
-      idempotencyKey: null,
-    });
+    const run = aQueuedRun({ workflowId: 'wfl_record', input: { query: 'what is a vector' } });
     await runs.create(run, new Date(0));
     await runs.claim(run.id, 'w1', new Date(Date.now() + 3_600_000), new Date());
     ids.push(run.id);

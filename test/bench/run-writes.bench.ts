@@ -14,11 +14,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newQueuedRun, Run } from '../../src/domain/run.model';
+import { Run } from '../../src/domain/run.model';
 import type { StepRecord } from '../../src/domain/step.model';
 import { openSqliteDatabase, SqliteDb } from '../../src/storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
 import { figures, ownCpuMicros } from './lib/bench-kit';
+import { aQueuedRun } from '../utils/runs';
 
 const BATCH = Number(process.env.BENCH_BATCH ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
@@ -61,17 +62,14 @@ function variant(dropIndexes: string[], savepoints: boolean) {
   const batch = db.transaction((works: (() => unknown)[]) => works.map((work) => (savepoints ? alone(work) : work())));
   const round = () => {
     const runs = Array.from({ length: BATCH }, () =>
-      newQueuedRun({
+      aQueuedRun({
         workflowId: 'wf_bench',
         runType: 'production',
         versionId: 'ver_bench',
         version: 1,
-        definition: null,
         input: { query: 'what is a vector' },
         startedBy: 'usr_bench',
         actingUserId: 'usr_bench',
-        idempotencyKey: null,
-        trigger: 'webhook',
       }),
     );
     const until = new Date(Date.now() + 60_000);

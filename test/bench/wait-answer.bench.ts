@@ -16,11 +16,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newQueuedRun, Run } from '../../src/domain/run.model';
+import { Run } from '../../src/domain/run.model';
 import type { StepRecord } from '../../src/domain/step.model';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
 import { report } from './lib/bench-kit';
+import { aQueuedRun } from '../utils/runs';
 
 const BENCH = 'wait-answer';
 const BATCH = Number(process.env.BENCH_BATCH ?? 50);
@@ -48,19 +49,7 @@ const step = (nodeId: string, position: number): StepRecord => ({
   error: null,
 });
 
-const queued = (): Run =>
-  newQueuedRun({
-    workflowId: 'wfl_wait',
-    runType: 'production',
-    versionId: null,
-    version: null,
-    definition: definition as never,
-    input: INPUT,
-    trigger: 'webhook',
-    startedBy: 'usr_a',
-    actingUserId: 'usr_a',
-    idempotencyKey: null,
-  });
+const queued = (): Run => aQueuedRun({ workflowId: 'wfl_wait', runType: 'production', definition: definition as never, input: INPUT });
 
 /** BATCH runs claimed with three steps recorded, ready to end. */
 async function ready(store: SqliteRunStore): Promise<string[]> {

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { succeededStep } from '../../../test/utils/steps';
-import { newQueuedRun } from '../../domain/run.model';
 import { openSqliteDatabase, SqliteDb } from './sqlite-database';
 import { SqliteRunStore } from './sqlite-run-store.adapter';
+import { aQueuedRun } from '../../../test/utils/runs';
 
 /**
  * What a recording of steps (recordSteps, twice a branching run) costs the SQLite store: one
@@ -43,18 +43,7 @@ describe('SqliteRunStore recordSteps statements', () => {
   });
 
   async function claimedRun(): Promise<string> {
-    const run = newQueuedRun({
-      workflowId: 'wfl_record',
-      runType: 'test',
-      versionId: null,
-      version: null,
-      definition: null,
-      input: {},
-      trigger: 'webhook',
-      startedBy: 'usr_a',
-      actingUserId: 'usr_a',
-      idempotencyKey: null,
-    });
+    const run = aQueuedRun({ workflowId: 'wfl_record', input: {} });
     await runs.create(run, new Date(0));
     await runs.claim(run.id, 'w1', new Date(Date.now() + 60_000), new Date());
     return run.id;
