@@ -25,7 +25,7 @@ let clientSdk: Promise<ClientSdk> | undefined;
 
 /**
  * The MCP SDK's client (with zod, about 6.5 MiB of heap) is loaded by the first connection: a
- * process none of whose nodes connects to an MCP server never loads it (issue 28).
+ * process none of whose nodes connects to an MCP server never loads it.
  */
 function loadClientSdk(): Promise<ClientSdk> {
   return (clientSdk ??= Promise.all([
