@@ -37,6 +37,14 @@ describe('run claims with their jobs (SQLite)', () => {
   });
   afterEach(() => jest.restoreAllMocks());
 
+  /** webhook -> set: one node after the trigger. */
+  const WEBHOOK_SET = {
+    nodes: [
+      { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+      { id: 'shape', type: 'set', parameters: { fields: { done: 'yes' } } },
+    ],
+    edges: [{ from: 'trigger', to: 'shape' }],
+  };
   const publish = async (definition: unknown) => {
     const created = await t.request('POST', '/api/v1/workflows', { body: { name: 'claims', definition } });
     expect((await t.request('POST', `/api/v1/workflows/${created.body.id}/publish`)).status).toBe(201);
@@ -49,13 +57,7 @@ describe('run claims with their jobs (SQLite)', () => {
   };
 
   it("claims a run in its job's claim when its workflow's limit is known, not in a write of its own", async () => {
-    const workflowId = await publish({
-      nodes: [
-        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'shape', type: 'set', parameters: { fields: { done: 'yes' } } },
-      ],
-      edges: [{ from: 'trigger', to: 'shape' }],
-    });
+    const workflowId = await publish(WEBHOOK_SET);
     // The workflow's settings as read less than 2 s ago (a cache the claim must not wait for): here, always.
     jest.spyOn(WorkflowSettingsCache.prototype, 'fresh').mockReturnValue({ settings: undefined });
     const ownClaims = jest.spyOn(SqliteRunStore.prototype, 'claim');
@@ -73,13 +75,7 @@ describe('run claims with their jobs (SQLite)', () => {
   });
 
   it("drops the steps' sealed state of a run that succeeded only when one was sealed: a run that sealed none skips that write", async () => {
-    const oneNode = await publish({
-      nodes: [
-        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'shape', type: 'set', parameters: { fields: { done: 'yes' } } },
-      ],
-      edges: [{ from: 'trigger', to: 'shape' }],
-    });
+    const oneNode = await publish(WEBHOOK_SET);
     const twoNodes = await publish({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
