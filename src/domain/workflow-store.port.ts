@@ -37,6 +37,11 @@ export abstract class WorkflowStore {
    */
   abstract startable(id: string, userId: string): Promise<{ workflow: StartableWorkflow; role: Role | null } | null>;
   /**
+   * The workflow's settings alone (what the run worker follows: concurrency, step data, error
+   * workflow), without its draft or anything else; undefined when the workflow does not exist.
+   */
+  abstract settings(id: string): Promise<WorkflowSettings | undefined>;
+  /**
    * Workflows whose draft or active version holds `text` (a credential's quoted id, say), with
    * where: what "where is it used" answers.
    */

@@ -3,6 +3,7 @@ import { Principal } from '../auth/principal';
 import { AccessPolicy } from '../auth/access-policy.service';
 import { ApiKeyService } from '../auth/api-key.service';
 import { AppError } from '../common/app-error';
+import { LruCache } from '../common/lru-cache';
 import { ShutdownSignal } from '../common/shutdown-signal';
 import type { StepRecord, StepStatus } from '../domain/step.model';
 import { NodeRegistry } from '../engine/node-registry';
@@ -13,6 +14,8 @@ import { WorkflowStore } from '../domain/workflow-store.port';
 import { AcceptedRun, RunsService } from './runs.service';
 
 const CHAT_TRIGGER = 'chat-trigger';
+/** Published versions whose node types a process keeps (ChatService.triggers): a few bytes each. */
+export const CACHED_VERSIONS = 256;
 /** How often a stream looks at the run's step records (which also covers runs another process executes). */
 const STEP_POLL_MS = 250;
 /** How often a stream reads its key again from the store (another process may have revoked it). */
@@ -32,6 +35,12 @@ export interface ChatAnswer {
   answer: string | null;
   output: unknown;
   error: { code: string; message: string; nodeId?: string } | null;
+}
+
+/** What a message to a published version is checked against: the version's number and its nodes' types. */
+interface VersionNodes {
+  version: number;
+  nodes: { type: string; version?: number }[];
 }
 
 /** What a stream sends: the event's name and its JSON data. */
@@ -83,6 +92,8 @@ const stepEvent = (step: StepRecord) => ({
  */
 @Injectable()
 export class ChatService {
+  private readonly versionNodes = new LruCache<string, VersionNodes>(CACHED_VERSIONS);
+
   constructor(
     private readonly runsService: RunsService,
     private readonly runs: RunStore,
@@ -104,30 +115,43 @@ export class ChatService {
     message: { sessionId: string; message: string },
     idempotencyKey?: string,
   ): Promise<AcceptedRun> {
-    // Before anything about the workflow is told: a caller without a role hears "not found".
-    await this.access.require(principal, 'workflow', workflowId, 'editor');
-    const workflow = await this.workflows.get(workflowId);
-    if (!workflow) throw AppError.notFound('workflow', workflowId);
-    const version = workflow.activeVersionId ? await this.workflows.getVersionById(workflow.activeVersionId) : null;
+    // The workflow with the caller's role, in one read, every time (a role removed a moment ago counts
+    // at once); before anything about the workflow is told, a caller without a role hears "not found".
+    const read = await this.workflows.startable(workflowId, principal.userId);
+    if (!read) throw AppError.notFound('workflow', workflowId);
+    this.access.check(read.role, 'workflow', workflowId, 'editor');
+    const { workflow } = read;
+    const version = workflow.activeVersionId ? await this.triggers(workflow.activeVersionId) : null;
     if (!version) {
       throw AppError.conflict(
         `Workflow ${workflowId} has no published version to chat with: give it a ${CHAT_TRIGGER} node and publish it`,
       );
     }
-    const trigger = version.definition.nodes.find((node) => this.registry.get(node.type, node.version)?.definition.trigger);
+    const trigger = version.nodes.find((node) => this.registry.get(node.type, node.version)?.definition.trigger);
     if (trigger?.type !== CHAT_TRIGGER) {
       throw AppError.conflict(
         `Workflow ${workflowId} cannot chat: its published version ${version.version} starts with ${trigger ? trigger.type : 'no known trigger'}, not ${CHAT_TRIGGER}; make ${CHAT_TRIGGER} its trigger and publish it`,
         { trigger: trigger?.type ?? null, version: version.version },
       );
     }
-    return this.runsService.startChat(
-      principal,
-      workflowId,
-      version.id,
-      { sessionId: message.sessionId, message: message.message },
-      idempotencyKey,
-    );
+    return this.runsService.startChat(principal, workflow, { sessionId: message.sessionId, message: message.message }, idempotencyKey);
+  }
+
+  /**
+   * The number and node types of published version `versionId`, which never change: read (and its
+   * whole definition parsed) once a version, not once a message. Null when the version is gone.
+   */
+  private async triggers(versionId: string): Promise<VersionNodes | null> {
+    const cached = this.versionNodes.get(versionId);
+    if (cached) return cached;
+    const version = await this.workflows.getVersionById(versionId);
+    if (!version) return null;
+    const nodes: VersionNodes = {
+      version: version.version,
+      nodes: version.definition.nodes.map(({ type, version: nodeVersion }) => ({ type, version: nodeVersion })),
+    };
+    this.versionNodes.set(versionId, nodes);
+    return nodes;
   }
 
   /** The answer once the run finished, or where it stands after CHAT_WAIT_MS (or when the service begins to stop). */
@@ -161,6 +185,8 @@ export class ChatService {
     const reported = new Map<string, StepStatus>();
     const deadline = Date.now() + CHAT_STREAM_MAX_MS;
     const wake = AbortSignal.any([gone, this.shutdown.signal, revoked.signal]);
+    // The finished run, when its end was told in this process with it (RunEvents.finished): not read again.
+    let handed: Run | undefined;
     try {
       for (;;) {
         if (gone.aborted) return;
@@ -172,7 +198,7 @@ export class ChatService {
           emit('error', { code: 'UNAUTHENTICATED', message: `The API key of this stream was revoked: read run ${runId} with a valid key` });
           return;
         }
-        const run = await this.runs.get(runId);
+        const run = handed ?? (await this.runs.get(runId));
         if (!run) throw AppError.notFound('run', runId);
         for (const step of run.steps) {
           if (REPORTED_STEP_STATUSES.includes(step.status) && reported.get(step.nodeId) !== step.status) {
@@ -184,7 +210,8 @@ export class ChatService {
           if (!gone.aborted) emit('done', chatAnswer(run));
           return;
         }
-        await this.events.nextFinish(runId, STEP_POLL_MS, wake);
+        const told = await this.events.nextFinish(runId, STEP_POLL_MS, wake);
+        if (typeof told === 'object') handed = told;
       }
     } finally {
       unsubscribe();

@@ -19,7 +19,7 @@ export interface RunPlan {
   redactor: Redactor;
 }
 
-const CACHED_VERSIONS = 256;
+export const CACHED_VERSIONS = 256;
 
 /**
  * Compiled plans of published versions, which never change, so production runs skip parsing,
@@ -29,6 +29,8 @@ const CACHED_VERSIONS = 256;
 @Injectable()
 export class RunPlans {
   private readonly versions = new LruCache<string, RunPlan>(CACHED_VERSIONS);
+  /** Versions whose plan is being read and compiled now: as many at most as runs being claimed. */
+  private readonly reading = new Map<string, Promise<RunPlan>>();
   private readonly compileOptions: CompileOptions;
 
   constructor(
@@ -45,11 +47,29 @@ export class RunPlans {
     if (!run.versionId) throw AppError.notFound('definition of run', run.id);
     const cached = this.versions.get(run.versionId);
     if (cached) return cached;
-    const version = await this.workflows.getVersionById(run.versionId);
+    // Runs of a version claimed together before its first plan is ready share one read and one compile.
+    let reading = this.reading.get(run.versionId);
+    if (!reading) {
+      reading = this.read(run);
+      this.reading.set(run.versionId, reading);
+      const versionId = run.versionId;
+      const settled = () => this.reading.delete(versionId);
+      reading.then(settled, settled);
+    }
+    return reading;
+  }
+
+  private async read(run: Run): Promise<RunPlan> {
+    const version = await this.workflows.getVersionById(run.versionId!);
     if (!version) throw AppError.notFound(`version ${run.version} of workflow`, run.workflowId);
     const prepared = this.prepare(version.definition, run.workflowId);
-    this.versions.set(run.versionId, prepared);
+    this.versions.set(run.versionId!, prepared);
     return prepared;
+  }
+
+  /** How many published versions' plans are kept now (at most CACHED_VERSIONS). */
+  get cached(): number {
+    return this.versions.size;
   }
 
   private prepare(definition: WorkflowDefinition, workflowId: string): RunPlan {

@@ -102,22 +102,21 @@ export class RunsService {
   }
 
   /**
-   * A chat message: a run of the published version `versionId` (the one whose chat-trigger the
-   * caller's message was checked against), acting as the caller, who needs the editor role as for
-   * the webhook. The same Idempotency-Key within 24 hours returns the first run.
-   * @throws AppError CONFLICT when the active version is no longer `versionId`
+   * A chat message: a run of the published version of `workflow`, which the caller read with their
+   * role (WorkflowStore.startable) and found to hold the editor role on, as for the webhook, and
+   * whose version's chat-trigger the message was checked against: what they read is what runs, so
+   * nothing is read again. The same Idempotency-Key within 24 hours returns the first run.
    */
   async startChat(
     principal: Principal,
-    workflowId: string,
-    versionId: string,
+    workflow: StartableWorkflow,
     input: { sessionId: string; message: string },
     idempotencyKey?: string,
   ): Promise<AcceptedRun> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw AppError.validation([{ field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' }]);
     }
-    return this.startAs(principal, 'editor', 'chat', workflowId, 'production', input, idempotencyKey ?? null, versionId);
+    return this.startRead(principal, 'chat', workflow, 'production', input, idempotencyKey ?? null);
   }
 
   /** A caller's run: it acts as the caller, who needs `role` on the workflow. */
@@ -133,12 +132,20 @@ export class RunsService {
   ): Promise<AcceptedRun> {
     const workflow = await this.startable(principal, workflowId, role, runType);
     if (versionId !== undefined && workflow.activeVersionId !== versionId) {
-      throw AppError.conflict(
-        trigger === 'chat'
-          ? `Workflow ${workflowId} had another version published while the message was sent: send it again`
-          : `Workflow ${workflowId} has another active version since its tool was listed: list the tools again`,
-      );
+      throw AppError.conflict(`Workflow ${workflowId} has another active version since its tool was listed: list the tools again`);
     }
+    return this.startRead(principal, trigger, workflow, runType, input, idempotencyKey);
+  }
+
+  /** A caller's run of `workflow`, read with the caller's role, which was found to suffice. */
+  private async startRead(
+    principal: Principal,
+    trigger: RunTrigger,
+    workflow: StartableWorkflow & Partial<Pick<Workflow, 'draft'>>,
+    runType: RunType,
+    input: unknown,
+    idempotencyKey: string | null,
+  ): Promise<AcceptedRun> {
     await this.admit(workflow);
     // Assigned, not spread into literals that go on after the spread: see contextFor (engine/executor/node-context.ts).
     const run = newQueuedRun(

@@ -1,4 +1,4 @@
-import type { Workflow, WorkflowSettings } from '../domain/workflow.model';
+import type { WorkflowSettings } from '../domain/workflow.model';
 import type { WorkflowStore } from '../domain/workflow-store.port';
 import { WorkflowSettingsCache } from './workflow-settings-cache';
 
@@ -6,10 +6,10 @@ import { WorkflowSettingsCache } from './workflow-settings-cache';
 function oneWorkflow() {
   const state = { reads: 0, settings: { maxConcurrentRuns: 2 } as WorkflowSettings, fail: false };
   const store = {
-    get: async (id: string) => {
+    settings: async (id: string) => {
       state.reads++;
       if (state.fail) throw new Error('store down');
-      return id === 'wfl_1' ? ({ id, settings: state.settings } as Workflow) : null;
+      return id === 'wfl_1' ? state.settings : undefined;
     },
   };
   return { state, store: store as unknown as WorkflowStore };

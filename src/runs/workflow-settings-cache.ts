@@ -44,7 +44,8 @@ export class WorkflowSettingsCache {
   }
 
   private async read(workflowId: string): Promise<WorkflowSettings | undefined> {
-    const settings = (await this.workflows.get(workflowId))?.settings;
+    // The settings column alone: the draft, which may be large, is not copied out of the store, nor the other columns parsed.
+    const settings = await this.workflows.settings(workflowId);
     this.cache.set(workflowId, { settings, until: Date.now() + SETTINGS_TTL_MS });
     return settings;
   }

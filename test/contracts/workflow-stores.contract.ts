@@ -236,6 +236,20 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await workflows.startable(w.id, 'usr_owner')).toBeNull();
     });
 
+    it('reads the settings alone, as they were last saved', async () => {
+      const w = workflow('usr_owner', 'settings');
+      await workflows.create(w);
+      expect(await workflows.settings(w.id)).toEqual({ maxConcurrentRuns: 2 });
+      await workflows.updateDraft(w.id, w.name, w.draft, new Date(), 'usr_owner', {
+        maxConcurrentRuns: 5,
+        stepData: { succeeded: 'none', failed: 'all' },
+      });
+      expect(await workflows.settings(w.id)).toEqual({ maxConcurrentRuns: 5, stepData: { succeeded: 'none', failed: 'all' } });
+      expect(await workflows.settings('wfl_none')).toBeUndefined();
+      await workflows.delete(w.id);
+      expect(await workflows.settings(w.id)).toBeUndefined();
+    });
+
     it('names the workflows among some ids that exist', async () => {
       const a = workflow('usr_owner', 'alpha');
       const b = workflow('usr_owner', 'beta');

@@ -100,6 +100,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
            WHERE w.id = ?`,
         )
         .raw(),
+      settings: db.prepare('SELECT settings FROM workflows WHERE id = ?').pluck(),
       updateDraft: db.prepare(
         'UPDATE workflows SET name = ?, draft = ?, updated_at = ?, draft_saved_by = ?, settings = COALESCE(?, settings) WHERE id = ?',
       ),
@@ -188,6 +189,12 @@ export class SqliteWorkflowStore extends WorkflowStore {
       },
       role,
     };
+  }
+
+  async settings(id: string): Promise<WorkflowSettings | undefined> {
+    const settings = this.statements.settings.get(id) as string | null | undefined;
+    if (settings === undefined) return undefined;
+    return settings ? (JSON.parse(settings) as WorkflowSettings) : {};
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {

@@ -108,6 +108,12 @@ export class MongoWorkflowStore extends WorkflowStore {
     };
   }
 
+  async settings(id: string): Promise<WorkflowSettings | undefined> {
+    const doc = await this.workflows.findById(id, { settingsJson: 1 }).lean<Pick<WorkflowDoc, '_id' | 'settingsJson'>>();
+    if (!doc) return undefined;
+    return doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {};
+  }
+
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {
     return this.members.visible(userId, page, this.workflows, toWorkflow);
   }
