@@ -18,6 +18,13 @@ const CLOSE_GRACE_MS = 30_000;
  * per-thread probes of the centroids cost more than the extra cores give one search.
  */
 const MAX_SEARCH_THREADS = 4;
+/**
+ * A search thread's young generation, in MiB. What its JavaScript allocates lives for one message
+ * or one step (a search's hits, a read step's parsed seqs and file ids); its codes and cells are
+ * buffers outside the heap. With V8's default (semi-spaces growing to 16 MiB each) every search
+ * thread of a busy process kept its young generation grown to tens of MiB for nothing.
+ */
+export const SEARCH_THREAD_YOUNG_GENERATION_MB = 4;
 /** One search thread per core, up to MAX_SEARCH_THREADS. */
 export const SEARCH_THREADS = Math.max(1, Math.min(MAX_SEARCH_THREADS, availableParallelism()));
 
@@ -205,7 +212,10 @@ export class NearestThreads {
     if (this.closed) throw new AppError(ErrorCode.UNAVAILABLE, 'The vector index is closed');
     const running = this.workers[shard];
     if (running) return running;
-    const worker = new Worker(this.workerPath, { workerData: { shards: this.shards, shard } satisfies NearestWorkerData });
+    const worker = new Worker(this.workerPath, {
+      workerData: { shards: this.shards, shard } satisfies NearestWorkerData,
+      resourceLimits: { maxYoungGenerationSizeMb: SEARCH_THREAD_YOUNG_GENERATION_MB },
+    });
     // An idle search thread never keeps the process alive.
     worker.unref();
     worker.on('message', (response: NearestResponse) => {
