@@ -14,7 +14,8 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production DATA_DIR=/data
+# MALLOC_ARENA_MAX: two glibc malloc arenas, not one per thread that allocates (see src/worker-processes.ts).
+ENV NODE_ENV=production DATA_DIR=/data MALLOC_ARENA_MAX=2
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json LICENSE ./

@@ -89,6 +89,8 @@ interface Repartition {
   /** The serving cell and position the assignment has reached. */
   cell: number;
   position: number;
+  /** One step's rows (codes, serving cell, position), reused by every step and freed at the end (see assignStep). */
+  step?: { codes: Int8Array; cellOf: Int32Array; positionOf: Int32Array };
 }
 
 /**
@@ -217,6 +219,8 @@ export class CollectionVectors {
       this.assignStep(r, threads);
       return true;
     }
+    if (r.step) freeNow(r.step.codes, r.step.cellOf, r.step.positionOf);
+    r.step = undefined;
     this.serving = this.fill(r, threads);
     // Sized for the rows sampled, not for those that arrived while computing: a collection
     // ingested fast outgrows its first cells before they are done, and gets new ones right away.
@@ -376,12 +380,16 @@ export class CollectionVectors {
     };
   }
 
-  /** Finds the new cell of up to BUILD_STEP live rows of the serving cells (those there when the assignment began). */
+  /**
+   * Finds the new cell of up to BUILD_STEP live rows of the serving cells (those there when the
+   * assignment began). The step's buffers (4 MiB of 512-d codes) are allocated once per
+   * repartition, not once per step: allocated per step, a thread's repartition of a million rows
+   * left hundreds of them to its collector, and its malloc arena kept the room they took.
+   */
   private assignStep(r: Repartition, threads: number): void {
     const d = this.dimension;
-    const codes = new Int8Array(BUILD_STEP * d);
-    const cellOf = new Int32Array(BUILD_STEP);
-    const positionOf = new Int32Array(BUILD_STEP);
+    r.step ??= { codes: new Int8Array(BUILD_STEP * d), cellOf: new Int32Array(BUILD_STEP), positionOf: new Int32Array(BUILD_STEP) };
+    const { codes, cellOf, positionOf } = r.step;
     let n = 0;
     while (n < BUILD_STEP && r.cell < r.lengths.length) {
       const cell = this.serving.cells[r.cell];

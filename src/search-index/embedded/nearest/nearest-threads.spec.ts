@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { NearestThreads, SEARCH_THREAD_YOUNG_GENERATION_MB } from './nearest-threads';
 
 const repo = join(__dirname, '..', '..', '..', '..');
 
@@ -47,5 +50,29 @@ describe('NearestThreads', () => {
       signal: null,
       stdout: 'closed',
     });
+  });
+});
+
+describe('NearestThreads: memory', () => {
+  it('starts each search thread with a small young generation', async () => {
+    // A stand-in for the search thread, answering stats with the limits it was started with.
+    const dir = mkdtempSync(join(tmpdir(), 'nearest-limits-'));
+    const path = join(dir, 'limits.worker.js');
+    writeFileSync(
+      path,
+      `const { parentPort, resourceLimits } = require('node:worker_threads');
+       parentPort.on('message', (m) => m.type === 'close' ? process.exit(0) : parentPort.postMessage({
+         type: 'stats', id: m.id, stats: { collections: [{ collectionId: JSON.stringify(resourceLimits), size: 0, cells: 0, building: false }] },
+       }));`,
+    );
+    const threads = new NearestThreads(2, path);
+    try {
+      const { collections } = await threads.stats();
+      expect(collections.map((c) => JSON.parse(c.collectionId).maxYoungGenerationSizeMb)).toEqual([SEARCH_THREAD_YOUNG_GENERATION_MB]);
+      expect(SEARCH_THREAD_YOUNG_GENERATION_MB).toBeLessThanOrEqual(8);
+    } finally {
+      await threads.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
