@@ -208,8 +208,9 @@ export class DocumentIndexer {
       await this.options.beforeFirstWrite?.(vectors[0].length);
       this.firstWriteDone = true;
     }
+    // Fields named, not spread: spreading each unit into a new object was 2% of an ingesting process's CPU.
     const write = this.write(
-      units.map((unit, i) => ({ ...unit, vector: vectors[i] })),
+      units.map(({ id, collectionId, fileId, passageId, text }, i) => ({ id, collectionId, fileId, passageId, text, vector: vectors[i] })),
       partsDone,
     );
     write.catch(() => undefined);

@@ -22,7 +22,7 @@
  * build instead, with this bench and this endpoint: run it and this build in turn for before/after.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_KEY, BENCH_WORDS, call, cpuMicros, figures, percentile, processTree, startApp, treeSum } from './lib/bench-kit';
@@ -199,6 +199,50 @@ function anonymousByKind(pid: number): string {
     .join(', ')} (${mappings} mappings)`;
 }
 
+/** CPU µs of every thread of the service's processes, keyed `pid/tid`, with its name (/proc's comm) and its process. */
+function threadCpu(pid: number): Map<string, { name: string; process: number; us: number }> {
+  const threads = new Map<string, { name: string; process: number; us: number }>();
+  for (const p of processTree(pid)) {
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${p}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const name = readFileSync(`/proc/${p}/task/${tid}/comm`, 'utf8').trim();
+        threads.set(`${p}/${tid}`, { name, process: p, us: cpuMicros(p, Number(tid)) });
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return threads;
+}
+
+/**
+ * Where the service's CPU went between two threadCpu snapshots, per passage, largest first (threads
+ * that ended meanwhile are missing from the second snapshot, and so from these sums).
+ */
+function cpuByThread(apiPid: number, before: ReturnType<typeof threadCpu>, after: ReturnType<typeof threadCpu>, passages: number): string {
+  const groups = new Map<string, number>();
+  for (const [key, thread] of after) {
+    const [p, tid] = key.split('/').map(Number);
+    const role = p === apiPid ? 'API' : `worker ${p}`;
+    // Node's worker threads (the checkpoint thread, the extraction threads, the search threads) are
+    // all named `node`: each is listed alone; V8's and libuv's helpers, by their names.
+    const name = tid === p ? 'main thread' : thread.name === 'node' ? `thread ${tid}` : thread.name;
+    const label = `${role} ${name}`;
+    groups.set(label, (groups.get(label) ?? 0) + thread.us - (before.get(key)?.us ?? 0));
+  }
+  return [...groups]
+    .filter(([, us]) => us / passages >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([label, us]) => `${label} ${(us / passages).toFixed(0)}`)
+    .join(', ');
+}
+
 async function main(): Promise<void> {
   const files = Math.ceil(PASSAGES / PASSAGES_PER_FILE);
   console.log(`${PASSAGES} passages in ${files} files, one collection; load average ${load()} on ${cpus().length} cores`);
@@ -265,6 +309,7 @@ async function main(): Promise<void> {
       client: ((usage) => usage.user + usage.system)(process.cpuUsage()),
     });
     const cpuBefore = cpuOf();
+    const threadsBefore = threadCpu(apiPid);
     await loopDelay(app.url);
     const started = performance.now();
     let next = 0;
@@ -295,6 +340,7 @@ async function main(): Promise<void> {
     }
     const ingestSeconds = (performance.now() - started) / 1000;
     const cpuAfter = cpuOf();
+    const threadsAfter = threadCpu(apiPid);
     const delay = await loopDelay(app.url);
     const healthIngesting = await ingesting.stop();
     const ingestRate = PASSAGES / ingestSeconds;
@@ -313,6 +359,7 @@ async function main(): Promise<void> {
         `load ${load()}`,
     );
 
+    console.log(`CPU by thread meanwhile, µs per passage: ${cpuByThread(apiPid, threadsBefore, threadsAfter, PASSAGES)}`);
     memoryNow('after ingestion');
 
     // The first search after ingestion: it finds every committed vector, so it waits for whatever

@@ -204,6 +204,32 @@ describe('OpenAiCompatibleEmbedder', () => {
       expect(Array.from(second)).toEqual([0, 1]);
     });
 
+    it("decodes one answer's base64 vectors side by side, each at its index, and one of another length alone", async () => {
+      const base64 = (values: number[]) => Buffer.from(Float32Array.from(values).buffer).toString('base64');
+      server.answerNext({
+        status: 200,
+        body: {
+          data: [
+            { index: 2, embedding: base64([0, 0, 5]) },
+            { index: 0, embedding: base64([1, 0, 0]) },
+            { index: 1, embedding: base64([0, 3, 0]) },
+          ],
+        },
+      });
+      const vectors = await client().embed(['a', 'b', 'c']);
+      expect(vectors.map((v) => Array.from(v))).toEqual([
+        [1, 0, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+      ]);
+      // One array for the answer, the vectors in index order: the index stores two as one row without a copy.
+      expect(new Set(vectors.map((v) => v.buffer)).size).toBe(1);
+      expect(vectors.map((v) => v.byteOffset)).toEqual([0, 12, 24]);
+
+      server.answerNext({ status: 200, body: { data: [{ index: 0, embedding: base64([1, 0]) }] } });
+      await expect(client({ dimension: 3 }).embed(['a'])).rejects.toMatchObject({ code: ErrorCode.EMBEDDING_MISMATCH });
+    });
+
     it('rejects a base64 vector holding a component that is not finite', async () => {
       const base64 = (values: number[]) => Buffer.from(Float32Array.from(values).buffer).toString('base64');
       server.answerNext(

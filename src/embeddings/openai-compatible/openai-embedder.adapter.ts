@@ -155,13 +155,14 @@ export class OpenAiCompatibleEmbedder extends Embedder {
     if (data.length !== expected) throw malformed(`${data.length} embeddings for ${expected} inputs`);
 
     const vectors = new Array<Float32Array>(expected);
+    const block = new AnswerBlock(expected, this.knownDimension);
     for (const item of data as Array<{ index?: unknown; embedding?: unknown }>) {
       const { index, embedding } = item ?? {};
       if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= expected || vectors[index as number]) {
         throw malformed(`bad or repeated index ${JSON.stringify(index)}`);
       }
       // Base64 when asked for it, though a server that ignores the option answers numbers.
-      const decoded = typeof embedding === 'string' ? floatsOfBase64(embedding) : null;
+      const decoded = typeof embedding === 'string' ? block.decode(embedding, index as number) : null;
       const values = decoded ?? embedding;
       if (!isVectorLike(values) || values.length === 0 || (decoded === null && !allFinite(values))) {
         throw malformed(`embedding ${index as number} is not an array of numbers`);
@@ -186,6 +187,31 @@ export class OpenAiCompatibleEmbedder extends Embedder {
 }
 
 const isVectorLike = (values: unknown): values is ArrayLike<number> => Array.isArray(values) || values instanceof Float32Array;
+
+/**
+ * One answer's base64 embeddings decoded side by side into one array, each vector at its index:
+ * one allocation an answer instead of one a vector, and consecutive vectors adjacent in memory,
+ * so the index stores two of them as one row without copying them together (vector-pairs.ts).
+ * An embedding of another length (a mismatch, reported by the caller) is decoded on its own.
+ */
+class AnswerBlock {
+  private floats?: Float32Array;
+
+  constructor(
+    private readonly count: number,
+    private dimension: number,
+  ) {}
+
+  decode(text: string, index: number): Float32Array | null {
+    const room = Buffer.byteLength(text, 'base64');
+    if (this.dimension === 0 && room > 0 && room % 4 === 0) this.dimension = room / 4;
+    if (room !== this.dimension * 4) return floatsOfBase64(text);
+    this.floats ??= new Float32Array(this.count * this.dimension);
+    const floats = this.floats.subarray(index * this.dimension, (index + 1) * this.dimension);
+    const written = Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).write(text, 'base64');
+    return written === room ? floats : floatsOfBase64(text);
+  }
+}
 
 /**
  * The little-endian float32s a base64 embedding holds, decoded straight into their array (no
