@@ -677,6 +677,37 @@ describe('WorkflowExecutor step inputs', () => {
     expect(Math.max(0, ...perSignal.values())).toBeLessThanOrEqual(1);
   });
 
+  it('gives the nodes of a run that must not run twice one signal that outlasts a stop, not one each', async () => {
+    /** Abort listeners added while a run of `count` such nodes in a row goes. */
+    const listenersFor = async (count: number) => {
+      let added = 0;
+      const add = jest.spyOn(EventTarget.prototype, 'addEventListener').mockImplementation(function (
+        this: EventTarget,
+        type,
+        listener,
+        options,
+      ) {
+        if (type === 'abort') added++;
+        return original.add.call(this, type, listener, options);
+      });
+      try {
+        const ids = Array.from({ length: count }, (_, i) => `send${i}`);
+        const edges = ids.map((id, i) => edge(i === 0 ? 'trigger' : ids[i - 1], id));
+        const result = await run(
+          workflow(
+            ids.map((id) => node(id, 'effect')),
+            edges,
+          ),
+        );
+        expect(result.status).toBe('succeeded');
+      } finally {
+        add.mockRestore();
+      }
+      return added;
+    };
+    expect(await listenersFor(4)).toBe(await listenersFor(1));
+  });
+
   describe('loop records', () => {
     /** Characters of every record the listener receives over a loop of `iterations` over a body that must not run twice. */
     async function recordedChars(iterations: number): Promise<{ chars: number; work: StepRecord; send: StepRecord }> {

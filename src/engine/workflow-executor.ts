@@ -80,6 +80,7 @@ export class WorkflowExecutor {
       if (!(error instanceof Suspension)) throw error;
       return { status: 'waiting', error: null, steps: run.steps, resumeAt: error.resumeAt };
     } finally {
+      run.shielded?.dispose();
       runLimit.dispose();
     }
     if (run.stoppedBy?.reason === 'shutdown') return { status: 'interrupted', error: null, steps: run.steps };

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RequestHistogram } from './request-histogram';
 
 export type IngestionStage = 'fetch' | 'extract' | 'chunk' | 'embed' | 'index';
 /** `retrying`: an attempt failed and the job will run again; `deleted`: the file went away meanwhile; `interrupted`: handed back at shutdown. */
@@ -74,7 +75,7 @@ export class Metrics {
   private readonly sharedRegistry = new Registry();
   private workOfOthers?: () => Promise<WorkMetrics[]>;
   private readonly process?: Registry;
-  private readonly http: Histogram<'method' | 'route' | 'status'>;
+  private readonly http: RequestHistogram;
   private readonly runs: Counter<'status'>;
   private readonly runDuration: Histogram<'status'>;
   private readonly ingestionStages: Histogram<'stage'>;
@@ -103,10 +104,9 @@ export class Metrics {
     this.queueReadTimeoutMs = options.queueReadTimeoutMs ?? QUEUE_READ_TIMEOUT_MS;
     this.contentType = this.workRegistry.contentType;
     if (options.processMetrics) this.process = sharedProcessRegistry();
-    this.http = new Histogram({
+    this.http = new RequestHistogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP requests by method, route pattern and status, from the first byte read to the last byte sent.',
-      labelNames: ['method', 'route', 'status'],
       buckets: SECONDS_FAST,
       registers: work,
     });
@@ -190,7 +190,7 @@ export class Metrics {
 
   /** `route` is the route pattern (`/api/v1/collections/:id`), undefined when no route matched. */
   httpRequest(method: string, route: string | undefined, status: number, seconds: number): void {
-    this.http.observe({ method, route: route ?? UNMATCHED_ROUTE, status: String(status) }, seconds);
+    this.http.record(method, route ?? UNMATCHED_ROUTE, status, seconds);
   }
 
   /** `seconds` is known for runs this process executed, not for a queued run canceled before it started. */

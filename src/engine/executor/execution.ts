@@ -38,6 +38,11 @@ export interface Execution {
   credentialMasks: Redactor;
   /** What nodes reported doing inside themselves (ctx.progress), masked, until their step record takes them. */
   subSteps: Map<string, SubStep[]>;
+  /**
+   * The run's signal without its shutdown, for the nodes that must not run twice: made at the
+   * first of them and shared by all (it follows the run's signal alone), disposed with the run.
+   */
+  shielded?: { signal: AbortSignal; dispose: () => void };
 }
 
 /** Where a node stands in this run. */
@@ -89,8 +94,6 @@ export interface NodeGuard {
   marked: boolean;
   /** The nodes finished before it were stored (see StepListener.starting), or are going out with its `started` record. */
   settled?: boolean;
-  /** The run's signal without its shutdown, made once for the items that must not run twice. */
-  shielded?: { signal: AbortSignal; dispose: () => void };
 }
 
 /** Stops the run where it is: the run reached a Wait node (or resumed at one whose time has not come). */

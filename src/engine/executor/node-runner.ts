@@ -37,11 +37,7 @@ export class NodeRunner implements ItemRunner {
     // Shared by every item and try of this node.
     const shared = sharedFor(this.deps, run, node, inputs);
     const guard: NodeGuard = { node, run, startedAt, marked: false };
-    try {
-      return await runByMode(this, guard, input, shared, loopState);
-    } finally {
-      guard.shielded?.dispose();
-    }
+    return runByMode(this, guard, input, shared, loopState);
   }
 
   /** One execution of the node (one item), with its retries. */
@@ -63,7 +59,7 @@ export class NodeRunner implements ItemRunner {
       await run.listener.starting?.();
     }
     // A node that must not run twice finishes what it started when the process stops: its record is then true.
-    const signal = idempotent ? runSignal : (guard.shielded ??= unlessShutdown(runSignal)).signal;
+    const signal = idempotent ? runSignal : (run.shielded ??= unlessShutdown(runSignal)).signal;
     for (let attempt = 1; ; attempt++) {
       const limit = childSignal(
         signal,
@@ -101,7 +97,7 @@ function invoke(node: CompiledNode, ctx: NodeContext<object>): Promise<unknown> 
   }
 }
 
-/** Follows `parent` except when the process stops: the node it guards then finishes first. Dispose of it when the node is done. */
+/** Follows `parent` except when the process stops: the nodes it guards then finish first. Dispose of it when the run is done. */
 function unlessShutdown(parent: AbortSignal): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const follow = () => {
