@@ -1,3 +1,4 @@
+import multipart from '@fastify/multipart';
 import { INestApplicationContext } from '@nestjs/common';
 import { FastifyError, FastifyReply, FastifyRequest, LogController } from 'fastify';
 import { NestFactory } from '@nestjs/core';
@@ -14,7 +15,6 @@ import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
 import { ShutdownSignal } from './common/shutdown-signal';
-import { acceptUploads } from './common/upload-routes';
 import { setupWebConsole } from './web-console/web-console';
 import { setupApprovalPages, withoutApprovalToken } from './runs/approval-pages';
 import { Metrics } from './metrics/metrics.service';
@@ -72,12 +72,12 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
     }
     done();
   });
-  // One file per upload, capped while it streams in; the file part is the only large one.
-  acceptUploads(fastify, { limits: { fileSize: config.MAX_FILE_BYTES, files: 1, fields: 5, fieldSize: 64 * 1024 } });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
     logger: new PinoNestLogger(logger),
     bufferLogs: false,
   });
+  // One file per upload, capped while it streams in; the file part is the only large one.
+  await app.register(multipart, { limits: { fileSize: config.MAX_FILE_BYTES, files: 1, fields: 5, fieldSize: 64 * 1024 } });
   app.useGlobalFilters(new HttpErrorFilter(logger, routes));
   app.useGlobalPipes(createValidationPipe());
   if (config.METRICS_ENABLED) late.metrics = app.get(Metrics);
