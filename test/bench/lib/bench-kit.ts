@@ -276,7 +276,14 @@ export function startApp(env: Record<string, string> = {}, nodeOptions: string[]
   }
   // A directory of its own unless the bench shares one between processes (it removes that one).
   const own = env.DATA_DIR === undefined ? tempDataDir() : undefined;
-  const settings = { DATA_DIR: own, BOOTSTRAP_API_KEY: BENCH_KEY, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env };
+  // As `npm start` starts it: two malloc arenas unless the bench's environment says otherwise (package.json).
+  const settings = {
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    DATA_DIR: own,
+    BOOTSTRAP_API_KEY: BENCH_KEY,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    ...env,
+  };
   const started = startServer(
     ['--no-node-snapshot', ...nodeOptions, join(root, 'dist', 'src', 'main.js')],
     settings as Record<string, string>,
