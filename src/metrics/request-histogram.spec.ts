@@ -58,4 +58,15 @@ describe('RequestHistogram', () => {
     expect(await ours.metrics()).not.toBe(await theirs.metrics());
     expect(() => request.record('GET', '/x', 200, NaN)).toThrow(TypeError);
   });
+
+  it("refuses prom-client's own ways in, whose observations it would never export", () => {
+    // As code that holds it as the Histogram it extends would call it.
+    const request: Histogram<'method' | 'route' | 'status'> = both([]).request;
+    const labels = { method: 'GET', route: '/x', status: '200' };
+    expect(() => request.observe(labels, 0.1)).toThrow(/record\(\)/);
+    expect(() => request.startTimer(labels)).toThrow(/record\(\)/);
+    expect(() => request.labels(labels)).toThrow(/record\(\)/);
+    expect(() => request.zero(labels)).toThrow(/record\(\)/);
+    expect(() => request.remove(labels)).toThrow(/record\(\)/);
+  });
 });

@@ -33,6 +33,9 @@ export class RequestHistogram extends Histogram<Labels> {
     registers: ConstructorParameters<typeof Histogram>[0]['registers'];
   }) {
     super({ ...config, labelNames: ['method', 'route', 'status'] });
+    this.observe = () => {
+      throw notHere('observe');
+    };
     this.bounds = [...config.buckets].sort((a, b) => a - b);
     this.metricName = config.name;
     this.metricHelp = config.help;
@@ -59,6 +62,27 @@ export class RequestHistogram extends Histogram<Labels> {
         break;
       }
     }
+  }
+
+  /**
+   * prom-client's own ways in would write to the store this class never exports: an observation
+   * made through them would vanish from /metrics without a word. Only `record` records here
+   * (`observe` is refused in the constructor: prom-client sets it on the instance there).
+   */
+  override startTimer(): never {
+    throw notHere('startTimer');
+  }
+
+  override labels(): never {
+    throw notHere('labels');
+  }
+
+  override zero(): never {
+    throw notHere('zero');
+  }
+
+  override remove(): never {
+    throw notHere('remove');
   }
 
   override reset(): void {
@@ -102,3 +126,5 @@ export class RequestHistogram extends Histogram<Labels> {
 function value(labels: object, count: number, metricName: string, sharedLabels: Record<Labels, string>, exemplar: null | undefined) {
   return { labels: labels as Partial<Record<Labels, string | number>>, sharedLabels, value: count, metricName, exemplar };
 }
+
+const notHere = (method: string) => new TypeError(`RequestHistogram records through record(), not ${method}()`);
