@@ -32,7 +32,6 @@ export interface Workflow {
   updatedAt: Date;
 }
 
-/** What the active version's trigger asks of the service besides its webhook. */
 /**
  * A workflow as a store read it, its draft parsed from `draftJson` when first read: starting a run
  * of the published version, the commonest read by far, never looks at the draft, and parsing it on
@@ -48,6 +47,12 @@ export function withDraftJson(workflow: Omit<Workflow, 'draft'>, draftJson: stri
   }) as Workflow;
 }
 
+/** A workflow's settings as a store keeps them (JSON, or nothing for none). */
+export function settingsFromJson(json: string | null | undefined): WorkflowSettings {
+  return json ? (JSON.parse(json) as WorkflowSettings) : {};
+}
+
+/** What the active version's trigger asks of the service besides its webhook. */
 export interface ActiveTriggers {
   schedule: WorkflowSchedule | null;
   tool: WorkflowTool | null;

@@ -11,11 +11,10 @@ import { RunEvents } from './run-events';
 import { Run, RunStatus, TERMINAL_RUN_STATUSES } from '../domain/run.model';
 import { RunStore } from '../domain/run-store.port';
 import { WorkflowStore } from '../domain/workflow-store.port';
+import { CACHED_VERSIONS } from './run-plans';
 import { AcceptedRun, RunsService } from './runs.service';
 
 const CHAT_TRIGGER = 'chat-trigger';
-/** Published versions whose node types a process keeps (ChatService.triggers): a few bytes each. */
-export const CACHED_VERSIONS = 256;
 /** How often a stream looks at the run's step records (which also covers runs another process executes). */
 const STEP_POLL_MS = 250;
 /** How often a stream reads its key again from the store (another process may have revoked it). */
@@ -92,6 +91,7 @@ const stepEvent = (step: StepRecord) => ({
  */
 @Injectable()
 export class ChatService {
+  /** Published versions' node types (a type and version a node), as many versions as run plans keep. */
   private readonly versionNodes = new LruCache<string, VersionNodes>(CACHED_VERSIONS);
 
   constructor(

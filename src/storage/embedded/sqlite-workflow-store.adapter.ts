@@ -5,6 +5,7 @@ import type { StartableWorkflow, WorkflowSettings } from '../../domain/workflow.
 import {
   ActiveTriggers,
   VisibleWorkflow,
+  settingsFromJson,
   withDraftJson,
   Workflow,
   WorkflowSchedule,
@@ -56,7 +57,7 @@ const toHead = (row: WorkflowRow): Omit<Workflow, 'draft'> => ({
   activatedBy: row.activated_by,
   draftSavedBy: row.draft_saved_by,
   latestVersion: row.latest_version,
-  settings: row.settings ? (JSON.parse(row.settings) as WorkflowSettings) : {},
+  settings: settingsFromJson(row.settings),
   schedule: row.schedule ? (JSON.parse(row.schedule) as WorkflowSchedule) : null,
   tool: row.tool ? (JSON.parse(row.tool) as WorkflowTool) : null,
   createdAt: new Date(row.created_at),
@@ -185,7 +186,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
         name,
         activeVersionId,
         activeVersion,
-        settings: settings ? (JSON.parse(settings) as WorkflowSettings) : {},
+        settings: settingsFromJson(settings),
       },
       role,
     };
@@ -194,7 +195,7 @@ export class SqliteWorkflowStore extends WorkflowStore {
   async settings(id: string): Promise<WorkflowSettings | undefined> {
     const settings = this.statements.settings.get(id) as string | null | undefined;
     if (settings === undefined) return undefined;
-    return settings ? (JSON.parse(settings) as WorkflowSettings) : {};
+    return settingsFromJson(settings);
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {

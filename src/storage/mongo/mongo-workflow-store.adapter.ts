@@ -6,6 +6,7 @@ import type { StartableWorkflow, WorkflowSettings } from '../../domain/workflow.
 import {
   ActiveTriggers,
   VisibleWorkflow,
+  settingsFromJson,
   withDraftJson,
   Workflow,
   WorkflowTool,
@@ -27,7 +28,7 @@ const toHead = (doc: WorkflowDoc): Omit<Workflow, 'draft'> => ({
   activatedBy: doc.activatedBy ?? null,
   draftSavedBy: doc.draftSavedBy ?? null,
   latestVersion: doc.latestVersion ?? 0,
-  settings: doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {},
+  settings: settingsFromJson(doc.settingsJson),
   schedule: doc.schedule ?? null,
   tool: doc.toolJson ? (JSON.parse(doc.toolJson) as WorkflowTool) : null,
   createdAt: doc.createdAt,
@@ -102,7 +103,7 @@ export class MongoWorkflowStore extends WorkflowStore {
         name: doc.name,
         activeVersionId: doc.activeVersionId ?? null,
         activeVersion: doc.activeVersion ?? null,
-        settings: doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {},
+        settings: settingsFromJson(doc.settingsJson),
       },
       role,
     };
@@ -111,7 +112,7 @@ export class MongoWorkflowStore extends WorkflowStore {
   async settings(id: string): Promise<WorkflowSettings | undefined> {
     const doc = await this.workflows.findById(id, { settingsJson: 1 }).lean<Pick<WorkflowDoc, '_id' | 'settingsJson'>>();
     if (!doc) return undefined;
-    return doc.settingsJson ? (JSON.parse(doc.settingsJson) as WorkflowSettings) : {};
+    return settingsFromJson(doc.settingsJson);
   }
 
   async listVisible(userId: string, page: PageRequest): Promise<Page<VisibleWorkflow>> {
