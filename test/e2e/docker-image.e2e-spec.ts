@@ -27,6 +27,8 @@ describe('Dockerfile: the runtime stage', () => {
     expect(runtime).toContain('USER node');
     expect(runtime).toContain('VOLUME ["/data"]');
     expect(runtime.some((line) => /^ENV .*\bDATA_DIR=\/data\b/.test(line))).toBe(true);
+    // Two malloc arenas, as npm start gives the process it starts (package.json).
+    expect(runtime.some((line) => /^ENV .*\bMALLOC_ARENA_MAX=2\b/.test(line))).toBe(true);
     expect(runtime.at(-1)).toBe('CMD ["node", "--no-node-snapshot", "dist/src/main.js"]');
   });
 
