@@ -64,13 +64,9 @@ export class SqliteJobStore extends JobStore {
   private readonly group: GroupCommit;
   override readonly commitsWithOtherStores = true;
 
-  /** Called inside the group commit's transaction, a better-sqlite3 transaction is a savepoint. */
-  private readonly savepoint;
-
   constructor(private readonly db: SqliteDb) {
     super();
     this.group = groupCommitOf(db);
-    this.savepoint = db.transaction((joining: JobJoining, job: Parameters<JobJoining['claim']>[0]) => joining.claim(job));
     const held = "name = @name AND id = @id AND state = 'active' AND lease_token = @token";
     this.statements = {
       insert: db.prepare(
@@ -272,18 +268,19 @@ export class SqliteJobStore extends JobStore {
 
   /**
    * The handler's first write joins the claim's transaction (JobClaiming: the run's claim with its
-   * job's), in a savepoint of its own: one that throws is undone alone, and its job is claimed without it.
+   * job's), as a part of the group commit's write: with no savepoint while none throws; one that
+   * throws is undone alone (the batch run again with savepoints), and its job is claimed without it.
+   * A failure that rolled back the whole transaction (disk full, I/O) fails the claim with it.
    */
   private within(joining: JobJoining, job: StoredJob, token: string): ClaimedJob {
     let data: unknown;
     try {
       data = JSON.parse(job.data) as unknown;
-      return { job, token, taken: this.savepoint(joining, { id: job.id, name: job.name, data }), data };
-    } catch (error) {
-      // SQLite rolled back the whole transaction (disk full, I/O): the claim fails with it.
-      if (!this.db.inTransaction) throw error;
-      return { job, token, data };
+    } catch {
+      return { job, token };
     }
+    const taken = this.group.part(() => joining.claim({ id: job.id, name: job.name, data }));
+    return taken.ok ? { job, token, taken: taken.value, data } : { job, token, data };
   }
 
   /** Takes the next job of `name` under a token: to be called inside a write transaction. */
