@@ -181,6 +181,24 @@ describe('GroupCommit', () => {
     expect(committed()).toEqual([1, 2, 3, 4, 5, 101, 102, 103]);
   });
 
+  it('runs the batch again with savepoints when a part threw, even if its write caught the error', async () => {
+    const swallowing = (v: number) => () => {
+      insert(v)();
+      try {
+        group.part(() => {
+          insert(v + 100)();
+          throw new Error('caught by the write');
+        });
+      } catch {
+        // The write goes on without the part: what the part did must not be stored.
+      }
+      return v;
+    };
+    await expect(Promise.all([group.run(swallowing(1)), group.run(insert(2))])).resolves.toEqual([1, 1]);
+    await expect(group.run(swallowing(3))).resolves.toBe(3);
+    expect(committed()).toEqual([1, 2, 3]);
+  });
+
   it('flush commits what waits at once, and the end of the turn then finds nothing left', async () => {
     const pending = group.run(insert(4));
     group.flush();

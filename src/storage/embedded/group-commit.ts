@@ -84,7 +84,7 @@ export class GroupCommit {
     });
     this.optimistic = db.transaction((writes: Write[]): Outcome[] => {
       this.began = true;
-      return writes.map((write) => ({ ok: true, value: write.work() }));
+      return this.noPartThrew(writes.map((write) => ({ ok: true, value: write.work() })));
     });
     // Called inside `together`, `alone` opens a savepoint rather than a transaction.
     this.together = db.transaction((writes: Write[]): Outcome[] =>
@@ -142,6 +142,12 @@ export class GroupCommit {
     }
   }
 
+  /** A part that threw fails the first pass even when its write caught the error: what the part did is not undone there. */
+  private noPartThrew<T>(value: T): T {
+    if (this.partThrew) throw new Error('a part of a write threw: the batch runs again with savepoints');
+    return value;
+  }
+
   /** Runs a pass of the batch with no savepoints for its parts (see `part`). */
   private firstPass<T>(pass: () => T): T {
     this.optimisticPass = true;
@@ -195,7 +201,7 @@ export class GroupCommit {
       if (writes.length === 1) {
         const { work } = writes[0];
         try {
-          outcomes = [{ ok: true, value: this.firstPass(() => this.alone.immediate(work)) }];
+          outcomes = [{ ok: true, value: this.firstPass(() => this.alone.immediate(() => this.noPartThrew(work()))) }];
         } catch (error) {
           // A part threw (the write was rolled back): again, with its parts in savepoints.
           if (!this.began || !this.partThrew) throw error;
