@@ -153,6 +153,52 @@ describe('GroupCommit', () => {
     expect(committed()).toEqual([7]);
   });
 
+  it("runs a write's parts with no savepoint; one that throws runs the batch again, the part undone alone and the write going on", async () => {
+    /** A write of v, with a part writing v + 100 that throws (after its insert) when `refuse`. */
+    const withPart = (v: number, refuse: boolean) => () => {
+      insert(v)();
+      const part = group.part(() => {
+        insert(v + 100)();
+        if (refuse) throw new Error(`part ${v}`);
+        return v;
+      });
+      return part.ok ? part.value : (part.error as Error).message;
+    };
+    // All parts succeed: one pass, no savepoint.
+    await expect(Promise.all([group.run(withPart(1, false)), group.run(withPart(2, false))])).resolves.toEqual([1, 2]);
+    expect(statements.filter((sql) => /^(SAVEPOINT|RELEASE|ROLLBACK)/.test(sql))).toEqual([]);
+
+    statements.length = 0;
+    await expect(Promise.all([group.run(withPart(3, false)), group.run(withPart(4, true))])).resolves.toEqual([3, 'part 4']);
+    expect(statements.filter((sql) => /^(BEGIN|ROLLBACK$|COMMIT)/.test(sql))).toEqual([
+      'BEGIN IMMEDIATE',
+      'ROLLBACK',
+      'BEGIN IMMEDIATE',
+      'COMMIT',
+    ]);
+    // A write alone in its turn: the same, its part undone alone.
+    await expect(group.run(withPart(5, true))).resolves.toBe('part 5');
+    expect(committed()).toEqual([1, 2, 3, 4, 5, 101, 102, 103]);
+  });
+
+  it('runs the batch again with savepoints when a part threw, even if its write caught the error', async () => {
+    const swallowing = (v: number) => () => {
+      insert(v)();
+      try {
+        group.part(() => {
+          insert(v + 100)();
+          throw new Error('caught by the write');
+        });
+      } catch {
+        // The write goes on without the part: what the part did must not be stored.
+      }
+      return v;
+    };
+    await expect(Promise.all([group.run(swallowing(1)), group.run(insert(2))])).resolves.toEqual([1, 1]);
+    await expect(group.run(swallowing(3))).resolves.toBe(3);
+    expect(committed()).toEqual([1, 2, 3]);
+  });
+
   it('flush commits what waits at once, and the end of the turn then finds nothing left', async () => {
     const pending = group.run(insert(4));
     group.flush();

@@ -8,7 +8,7 @@ interface Write {
   reject: (error: unknown) => void;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+type Outcome<T = unknown> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /**
  * How long a batch keeps asking again from the event loop for a write lock another process holds,
@@ -35,7 +35,8 @@ const isBusy = (error: unknown): boolean => (error as { code?: string } | null)?
  * one after the other, with nothing between them (a savepoint per write and its release were a
  * third of a run's statements); when one throws (rare: a constraint, a mismatch), the whole
  * transaction is rolled back and the batch runs again with each write in a savepoint of its own,
- * so one that throws is undone alone and fails alone. When that batch fails as a whole (SQLite
+ * so one that throws is undone alone and fails alone. A write's parts that may fail without it
+ * (`part`) are treated the same way, one level down. When that batch fails as a whole (SQLite
  * rolled it all back, or its commit failed), each write is tried again in a transaction of its own.
  * So a write may run more than once, and only its last run counts: it must act only through this
  * connection and leave memory as a run that is undone would find it (what it keeps, it keeps
@@ -61,6 +62,12 @@ export class GroupCommit {
   private readonly together;
   /** Set as the transaction's first step: a failure without it was the BEGIN's (the lock). */
   private began = false;
+  /** While a batch runs with no savepoints (its first pass): a part that throws fails the pass (see `part`). */
+  private optimisticPass = false;
+  /** A part threw in the first pass: a batch of one write runs again with savepoints too. */
+  private partThrew = false;
+  /** A part in a savepoint of its own (a better-sqlite3 transaction inside a transaction). */
+  private readonly nested;
   /** SQL setting the connection's busy_timeout to 0 and back (a prepared PRAGMA acts when prepared, not when run). */
   private readonly noWait = 'PRAGMA busy_timeout = 0';
   private readonly wait: string;
@@ -70,13 +77,14 @@ export class GroupCommit {
   constructor(private readonly db: SqliteDb) {
     const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
     this.wait = `PRAGMA busy_timeout = ${Math.max(0, Math.trunc(busyTimeout))}`;
+    this.nested = db.transaction((work: () => unknown) => work());
     this.alone = db.transaction((work: () => unknown) => {
       this.began = true;
       return work();
     });
     this.optimistic = db.transaction((writes: Write[]): Outcome[] => {
       this.began = true;
-      return writes.map((write) => ({ ok: true, value: write.work() }));
+      return this.noPartThrew(writes.map((write) => ({ ok: true, value: write.work() })));
     });
     // Called inside `together`, `alone` opens a savepoint rather than a transaction.
     this.together = db.transaction((writes: Write[]): Outcome[] =>
@@ -108,6 +116,47 @@ export class GroupCommit {
       this.pending.push({ work, few, resolve: resolve as (value: unknown) => void, reject });
       if (this.pending.length === 1 && this.busy === undefined) setImmediate(this.flushWithoutWaiting);
     });
+  }
+
+  /**
+   * A part of a write that may fail while the write goes on without it (a run's claim inside its
+   * job's claim). In a batch's first pass it runs with nothing around it, and if it throws, the
+   * pass fails and the batch runs again with savepoints (two statements fewer a part while none
+   * throws); there, it runs in a savepoint of its own, undone alone when it throws, and the write
+   * hears its error. A failure that rolled back the whole transaction fails the write.
+   */
+  part<T>(work: () => T): Outcome<T> {
+    if (this.optimisticPass) {
+      try {
+        return { ok: true, value: work() };
+      } catch (error) {
+        this.partThrew = true;
+        throw error;
+      }
+    }
+    try {
+      return { ok: true, value: this.nested(work) as T };
+    } catch (error) {
+      if (!this.db.inTransaction) throw error;
+      return { ok: false, error };
+    }
+  }
+
+  /** A part that threw fails the first pass even when its write caught the error: what the part did is not undone there. */
+  private noPartThrew<T>(value: T): T {
+    if (this.partThrew) throw new Error('a part of a write threw: the batch runs again with savepoints');
+    return value;
+  }
+
+  /** Runs a pass of the batch with no savepoints for its parts (see `part`). */
+  private firstPass<T>(pass: () => T): T {
+    this.optimisticPass = true;
+    this.partThrew = false;
+    try {
+      return pass();
+    } finally {
+      this.optimisticPass = false;
+    }
   }
 
   /**
@@ -149,10 +198,19 @@ export class GroupCommit {
     let outcomes: Outcome[];
     let inMemory = false;
     try {
-      if (writes.length === 1) outcomes = [{ ok: true, value: this.alone.immediate(writes[0].work) }];
-      else {
+      if (writes.length === 1) {
+        const { work } = writes[0];
         try {
-          outcomes = this.optimistic.immediate(writes);
+          outcomes = [{ ok: true, value: this.firstPass(() => this.alone.immediate(() => this.noPartThrew(work()))) }];
+        } catch (error) {
+          // A part threw (the write was rolled back): again, with its parts in savepoints.
+          if (!this.began || !this.partThrew) throw error;
+          this.began = false;
+          outcomes = [{ ok: true, value: this.alone.immediate(work) }];
+        }
+      } else {
+        try {
+          outcomes = this.firstPass(() => this.optimistic.immediate(writes));
         } catch (error) {
           if (!this.began) throw error;
           // A write threw (or the commit failed): nothing of the batch was stored. Again, a savepoint per write.
