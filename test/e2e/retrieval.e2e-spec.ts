@@ -1,4 +1,5 @@
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { buildPdf } from '../fixtures/pdf-builder';
 import { FakeEmbeddingsServer, hashVector } from '../utils/fake-embeddings-server';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
 import { waitForRun } from '../utils/workflows-fixtures';
@@ -66,6 +67,35 @@ describe('retrieval: metadata, filters, search across collections', () => {
       expect(res.status).toBe(201);
       expect(res.body.metadata).toEqual({ received: '2024-05-01T00:00:00.000Z', owner: 'ada' });
       await t.request('DELETE', `/api/v1/collections/${library}/files/${res.body.id}`);
+    });
+
+    it("holds the fields its format carries, a PDF's pages, title and author, which filters take", async () => {
+      const reports = await createCollection(t, 'Reports');
+      const pdf = buildPdf([['Lava reached the sea at dawn.'], ['The survey ends here.']], {
+        info: { title: 'Field Notes', author: 'A. Surveyor' },
+      });
+      const added = await t.request('POST', `/api/v1/collections/${reports}/files`, {
+        body: { name: 'notes.pdf', url: `data:application/pdf;base64,${pdf.toString('base64')}` },
+      });
+      expect(added.status).toBe(201);
+      const plain = await addNote(reports, 'plain.txt', 'Lava reached the sea at dawn.');
+      for (const id of [added.body.id, plain.body.id]) expect((await waitForFile(t, reports, id)).status).toBe('indexed');
+      const file = await t.request('GET', `/api/v1/collections/${reports}/files/${added.body.id}`);
+      expect(file.body).toMatchObject({ type: 'application/pdf', pages: 2, title: 'Field Notes', author: 'A. Surveyor' });
+      const cases: [unknown, string[]][] = [
+        [{ field: 'title', eq: 'Field Notes' }, [added.body.id]],
+        [{ field: 'author', in: ['A. Surveyor', 'B. Other'] }, [added.body.id]],
+        [{ field: 'pages', gte: 2 }, [added.body.id]],
+        [{ field: 'title', exists: false }, [plain.body.id]],
+      ];
+      for (const [filter, ids] of cases) {
+        const res = await search(reports, { text: 'Lava reached the sea at dawn.', top_k: 10, filter });
+        expect(res.status).toBe(200);
+        expect([...new Set(res.body.result.map((h: any) => h.fileId))]).toEqual(ids);
+        const listed = await t.request('GET', `/api/v1/collections/${reports}/files?filter=${encodeURIComponent(JSON.stringify(filter))}`);
+        expect(listed.body.items.map((f: any) => f.id)).toEqual(ids);
+      }
+      await t.request('DELETE', `/api/v1/collections/${reports}`);
     });
 
     it('is refused with a 400 naming the field and the reason, and nothing is stored', async () => {

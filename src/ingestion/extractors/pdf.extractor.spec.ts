@@ -38,6 +38,12 @@ describe('extractPdf (in the extraction worker)', () => {
     });
   });
 
+  it('reads the page count, and the title and author of the document information dictionary when set', async () => {
+    const titled = buildPdf([['First page.'], ['Second page.']], { info: { title: 'Field Notes (Etna)', author: 'A. Surveyor' } });
+    expect((await pool.extract(titled, PDF)).info).toEqual({ pages: 2, title: 'Field Notes (Etna)', author: 'A. Surveyor' });
+    expect((await pool.extract(buildPdf([['Untitled.']]), PDF)).info).toEqual({ pages: 1 });
+  });
+
   it('decodes escaped characters in PDF strings', async () => {
     const { segments } = await pool.extract(buildPdf([['Parentheses (like these) and a back\\slash.']]), PDF);
     expect(segments[0].text.trim()).toBe('Parentheses (like these) and a back\\slash.');
