@@ -23,7 +23,7 @@ import { RunAdmission } from '../../src/runs/run-admission.service';
 import { groupCommitOf } from '../../src/storage/embedded/group-commit';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
-import { figures, ownCpuMicros } from './lib/bench-kit';
+import { figures, median, ownCpuMicros } from './lib/bench-kit';
 import { aQueuedRun } from '../utils/runs';
 
 const CALLERS = 50;
@@ -90,7 +90,6 @@ async function main(): Promise<void> {
   await queue.close();
   db.close();
   rmSync(dir, { recursive: true, force: true });
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const where = `${ROUNDS} rounds of ${RUNS} accepts by ${CALLERS} callers, medians, load ${load.toFixed(1)}-${loadavg()[0].toFixed(1)}`;
   const report = figures('accept-writes', where);
   for (const v of VARIANTS) {

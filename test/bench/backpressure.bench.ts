@@ -15,7 +15,7 @@
  */
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { testRedis } from '../utils/workflows-fixtures';
-import { BENCH_KEY, benchPort, call, load, percentile, report, startApp, startHelloServer, tempDataDir } from './lib/bench-kit';
+import { BENCH_KEY, benchPort, call, load, median, percentile, report, startApp, startHelloServer, tempDataDir } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
 const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 10_000);
@@ -182,12 +182,6 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
     await app.stop();
   }
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** Each figure's median over the samples; `ratio` is the median of the per-sample ratios. */
 function medianOf(samples: Measured[]): Measured & { ratio: number } {

@@ -10,7 +10,7 @@
  * turn before this one's in each round: `before_` figures, and ratios after/before.
  */
 import { loadavg } from 'node:os';
-import { figures, measureRuns, startApp, startHelloServer } from './lib/bench-kit';
+import { figures, measureRuns, median, startApp, startHelloServer } from './lib/bench-kit';
 import { commitCounter } from './lib/commit-count';
 import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
 
@@ -48,7 +48,6 @@ async function main(): Promise<void> {
   }
   await hello.stop();
   const report = figures('commits', `${RUNS} runs a round, load ${loadavg()[0].toFixed(1)}`);
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   for (const workload of ['set', 'branching']) {
     const after = median(perRun.get(workload)!);
     const before = perRun.get(`before_${workload}`);

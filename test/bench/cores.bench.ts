@@ -21,12 +21,13 @@ import { execFileSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
-  call,
-  benchPort,
-  cpuMicros,
   BENCH_KEY,
+  benchPort,
+  call,
+  cpuMicros,
   figures,
   measureRuns,
+  median,
   percentile,
   processTree,
   ServerProcess,
@@ -254,7 +255,6 @@ async function splitWait(report: ReturnType<typeof figures>, load: () => string)
       }
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   for (const clients of [1, WAIT_CLIENTS]) {
     const of = (build: string, pick: (r: WaitLatency) => number) => {
       const rows = results.get(`${build}:${clients}`);

@@ -15,7 +15,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { figures, ownCpuMicros } from './lib/bench-kit';
+import { figures, median, ownCpuMicros } from './lib/bench-kit';
 
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 400);
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
@@ -90,7 +90,6 @@ async function main(): Promise<void> {
   const load = loadavg()[0];
   for (let r = 0; r < ROUNDS; r++) for (const build of r % 2 ? [...builds].reverse() : builds) build.spent.push(await round(build));
   for (const build of builds) build.stores.close();
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const report = figures(
     'group-commit-batch',
     `${ROUNDS} rounds of ${BATCHES} batches of ${RUNS} runs (2 writes each), medians, load ${load.toFixed(1)}-${loadavg()[0].toFixed(1)}`,

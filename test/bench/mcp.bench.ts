@@ -14,7 +14,7 @@
  * 3. Informational: heap per open, idle 2025 session (2,000 held at once). A 2026-07-28 client holds none.
  */
 import { Pool, WebSocket } from 'undici';
-import { BENCH_KEY, benchPort, call, cpuMicros, percentile, report, rssBytes, startApp } from './lib/bench-kit';
+import { BENCH_KEY, benchPort, call, cpuMicros, median, percentile, report, rssBytes, startApp } from './lib/bench-kit';
 
 const CONNECTIONS = 32;
 const DURATION_MS = 10_000;
@@ -169,12 +169,6 @@ interface Round {
   rps: number;
   p99Ms: number;
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /**
  * The median round's requests/s and p99. Medians, because a round the shared machine stalls

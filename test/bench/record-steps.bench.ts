@@ -14,7 +14,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunStore } from '../../src/domain/run-store.port';
 import type { SqliteDb } from '../../src/storage/embedded/sqlite-database';
-import { report } from './lib/bench-kit';
+import { median, report } from './lib/bench-kit';
 import { succeededStep } from '../utils/steps';
 import { aQueuedRun } from '../utils/runs';
 
@@ -57,8 +57,6 @@ async function round(s: Subject): Promise<number> {
   const used = process.cpuUsage(start);
   return (used.user + used.system) / (RECORDS * RUNS);
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;

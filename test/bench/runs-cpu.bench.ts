@@ -34,6 +34,7 @@ import {
   load,
   LoadResult,
   measureRuns,
+  median,
   report,
   rssBytes,
   ServerProcess,
@@ -55,7 +56,6 @@ const WAIT_MS = 4000;
 const FEW_CALLERS = 8;
 const INPUT = { query: 'what is a vector', collection: 'col_1' };
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const load1 = () => loadavg()[0].toFixed(1);
 
 /** CPU (ms) the app's processes used between open and close, and the peak of their RSS meanwhile. */

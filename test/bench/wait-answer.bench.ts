@@ -20,7 +20,7 @@ import { Run } from '../../src/domain/run.model';
 import type { StepRecord } from '../../src/domain/step.model';
 import { openSqliteDatabase } from '../../src/storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../../src/storage/embedded/sqlite-run-store.adapter';
-import { report } from './lib/bench-kit';
+import { median, report } from './lib/bench-kit';
 import { aQueuedRun } from '../utils/runs';
 
 const BENCH = 'wait-answer';
@@ -97,7 +97,6 @@ async function main(): Promise<void> {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const baseline = cpu.has('read-after') ? median(cpu.get('read-after')!) : null;
   for (const way of ways) {
     const value = median(cpu.get(way)!);

@@ -11,7 +11,7 @@
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_KEY, cpuMicros, load, report, ServerProcess, startApp, startHelloServer } from './lib/bench-kit';
+import { BENCH_KEY, cpuMicros, load, median, report, ServerProcess, startApp, startHelloServer } from './lib/bench-kit';
 
 const BENCH = 'webhook-door';
 const CONNECTIONS = 50;
@@ -20,7 +20,6 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 6000);
 const STUB = join(__dirname, 'lib', 'stub-run-start.js');
 const BODY = JSON.stringify({ input: { query: 'what is a vector', collection: 'col_1' } });
 const HEADERS = { 'content-type': 'application/json', 'x-api-key': BENCH_KEY };
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const load1 = () => loadavg()[0].toFixed(1);
 
 /** CPU (µs) of the server's process per call of `path`, after a warm-up of the same size. */

@@ -42,6 +42,13 @@ export function figures(bench: string, where: string) {
     report({ bench, metric, value, unit, baseline, ratio: baseline ? value / baseline : null, target: `${target} (${where})` });
 }
 
+/** The middle value; with an even count, the mean of the two middle ones (not one round's figure). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
