@@ -116,7 +116,8 @@ export async function openPipeline(env: Record<string, string> = {}) {
       return done;
     },
     async close(): Promise<void> {
-      await Promise.all([embedder.close(), extractor.close(), fetcher.close(), reranker.close()]);
+      // The index's search and reader threads too: left open, they keep the bench's process alive.
+      await Promise.all([embedder.close(), extractor.close(), fetcher.close(), reranker.close(), index.close()]);
       db.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
