@@ -68,6 +68,34 @@ describe('the truth after boot', () => {
     expect(Date.parse(step('after').startedAt)).toBeGreaterThan(Date.parse(step('trigger').finishedAt));
   });
 
+  it('and so does a run resumed after an approval', async () => {
+    const id = await publish(
+      'approved',
+      [
+        { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+        { id: 'ask', type: 'approval', parameters: { summary: 'Go on?', timeout: 1, timeoutUnit: 'hours' } },
+        { id: 'after', type: 'set', parameters: { fields: { done: true } } },
+      ],
+      [
+        { from: 'trigger', to: 'ask' },
+        { from: 'ask', output: 'approved', to: 'after' },
+      ],
+    );
+    const started = await t.request('POST', `/api/v1/workflows/${id}/runs`, { body: { input: {} } });
+    expect(started.status).toBe(202);
+    const waiting = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 30_000 });
+    const triggerBefore = waiting.steps.find((s: any) => s.nodeId === 'trigger');
+    // Decided at least a few ms after the trigger ran, so a rewritten start time would differ.
+    await new Promise((r) => setTimeout(r, 20));
+    const decided = await t.request('POST', `/api/v1/runs/${started.body.runId}/approvals/ask`, { body: { decision: 'approved' } });
+    expect(decided.status).toBeLessThan(300);
+    const run = await waitForRun(t.request, started.body.runId, { timeoutMs: 60_000 });
+    expect(run.status).toBe('succeeded');
+    const step = (nodeId: string) => run.steps.find((s: any) => s.nodeId === nodeId);
+    expect(step('trigger')).toMatchObject({ status: 'succeeded', startedAt: triggerBefore.startedAt, finishedAt: triggerBefore.finishedAt });
+    expect(step('after').status).toBe('succeeded');
+  });
+
   it('a schedule published now starts a run at its next tick, not at the next reading of the list', async () => {
     // Every second: the next tick is at most a second away. Before, a new schedule was seen up
     // to 15 s after publishing.
