@@ -5,8 +5,8 @@
  * the variants' rounds alternating so that the machine's load falls on each alike. CPU per run of:
  * - `as is`: each write in a savepoint of the batch's transaction (what the group commit does);
  * - `no savepoints`: the same writes straight in the transaction (a batch that cannot undo one write alone);
- * - `no status index`: as is, without workflow_runs_status (status, created_at);
- * - `no queued indexes`: as is, without the partial indexes of queued runs (per workflow, per user).
+ * - `no workflow status index`: as is, without workflow_runs_workflow_status (workflow_id, status, created_at);
+ * - `no queued indexes`: as is, without the partial indexes of queued runs (the queue, per user).
  * The last two only say what those indexes cost: the admission counts, the listings and the pruner read them.
  *
  *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/run-writes.bench.ts
@@ -97,8 +97,8 @@ function main(): void {
   const variants = {
     as_is: variant([], true),
     no_savepoints: variant([], false),
-    no_status_index: variant(['workflow_runs_status'], true),
-    no_queued_indexes: variant(['workflow_runs_queued', 'workflow_runs_queued_by_user'], true),
+    no_workflow_status_index: variant(['workflow_runs_workflow_status'], true),
+    no_queued_indexes: variant(['workflow_runs_queue', 'workflow_runs_queued_by_user'], true),
   };
   const spent = Object.fromEntries(Object.keys(variants).map((name) => [name, 0])) as Record<keyof typeof variants, number>;
   for (const v of Object.values(variants)) for (let i = 0; i < 5; i++) v.round();

@@ -122,8 +122,12 @@ const claimable = (mine: boolean) =>
   `(status = 'queued' OR (status = 'waiting' AND resume_at <= @now)
      OR (status = 'running' AND (lease_expires_at < @now${mine ? ' OR lease_owner = @owner' : ''})))`;
 
-/** Runs the pruner may delete: finished ones only. */
-const FINISHED = `('succeeded', 'failed', 'canceled')`;
+/**
+ * Runs the pruner may delete: finished ones only. Spelt as the WHERE of the partial index of finished runs (migration 280),
+ * term for term: SQLite uses a partial index only for a query whose WHERE implies the index's, and it does not see that
+ * `status IN (...)` implies an OR of the same values.
+ */
+const FINISHED = `(status = 'succeeded' OR status = 'failed' OR status = 'canceled')`;
 
 /** A step's columns, its values after run_id (by position), and its replacement of the same node's row. */
 const STEP_COLUMNS = `run_id, node_id, position, type, node_version, status, attempts, started_at, finished_at, input, output, error,
@@ -238,7 +242,7 @@ export const prepareRunStatements = (db: SqliteDb) => ({
     `SELECT ${SUMMARY_COLUMNS} FROM workflow_runs WHERE status = 'queued' AND created_at < @before AND (created_at, id) > (@at, @id)
      ORDER BY created_at, id LIMIT @limit`,
   ),
-  // Bounded counts over the partial indexes of queued runs (migration 210 for one workflow's).
+  // Bounded counts: the queue's partial index (migration 280), one workflow's runs by status (270), one user's queued runs (260).
   queuedCount: db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM workflow_runs WHERE status = 'queued' LIMIT ?)`).pluck(),
   queuedOldest: db.prepare(`SELECT MIN(created_at) FROM workflow_runs WHERE status = 'queued'`).pluck(),
   queuedCountOf: db
@@ -277,14 +281,14 @@ export const prepareRunStatements = (db: SqliteDb) => ({
   ),
   deleteStepsOfWorkflow: db.prepare('DELETE FROM workflow_run_steps WHERE run_id IN (SELECT id FROM workflow_runs WHERE workflow_id = ?)'),
   deleteRunsOfWorkflow: db.prepare('DELETE FROM workflow_runs WHERE workflow_id = ?'),
-  finishedBefore: db.prepare(`SELECT id FROM workflow_runs WHERE status IN ${FINISHED} AND finished_at < ? LIMIT ?`).pluck(),
-  crowded: db.prepare(`SELECT workflow_id FROM workflow_runs WHERE status IN ${FINISHED} GROUP BY workflow_id HAVING COUNT(*) > ?`).pluck(),
+  finishedBefore: db.prepare(`SELECT id FROM workflow_runs WHERE ${FINISHED} AND finished_at < ? LIMIT ?`).pluck(),
+  crowded: db.prepare(`SELECT workflow_id FROM workflow_runs WHERE ${FINISHED} GROUP BY workflow_id HAVING COUNT(*) > ?`).pluck(),
   nthNewest: db.prepare(
-    `SELECT created_at, id FROM workflow_runs WHERE workflow_id = ? AND status IN ${FINISHED} ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`,
+    `SELECT created_at, id FROM workflow_runs WHERE workflow_id = ? AND ${FINISHED} ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`,
   ),
   olderFinished: db
-    .prepare(`SELECT id FROM workflow_runs WHERE workflow_id = ? AND status IN ${FINISHED} AND (created_at, id) < (?, ?) LIMIT ?`)
+    .prepare(`SELECT id FROM workflow_runs WHERE workflow_id = ? AND ${FINISHED} AND (created_at, id) < (?, ?) LIMIT ?`)
     .pluck(),
   deleteSteps: db.prepare('DELETE FROM workflow_run_steps WHERE run_id IN (SELECT value FROM json_each(?))'),
-  deleteFinished: db.prepare(`DELETE FROM workflow_runs WHERE id IN (SELECT value FROM json_each(?)) AND status IN ${FINISHED}`),
+  deleteFinished: db.prepare(`DELETE FROM workflow_runs WHERE id IN (SELECT value FROM json_each(?)) AND ${FINISHED}`),
 });

@@ -283,11 +283,12 @@ export class SqliteRunStore extends RunStore {
     const visible = filter.visibleTo !== undefined;
     let statement = this.waitingSteps.get(visible);
     if (!statement) {
-      // From the waiting runs (an index) to their steps (the primary key): never a scan of all steps.
+      // From the waiting runs (an index) to their steps (the primary key): never a scan of all steps. A member's from their
+      // workflows' waiting runs; anyone else's named: without a status index SQLite would rather scan the steps.
       statement = this.db.prepare(
         `SELECT ${LISTED_COLUMNS}, s.node_id AS s_node_id, s.position AS s_position, s.type AS s_type, s.node_version AS s_node_version,
            s.status AS s_status, s.attempts AS s_attempts, s.started_at AS s_started_at, s.output AS s_output
-         FROM workflow_runs r
+         FROM workflow_runs r ${visible ? '' : 'INDEXED BY workflow_runs_waiting'}
          ${visible ? `JOIN memberships m ON m.resource_type = 'workflow' AND m.resource_id = r.workflow_id AND m.user_id = @user` : ''}
          JOIN workflow_run_steps s ON s.run_id = r.id AND s.status = 'waiting' AND s.type = @type
          WHERE r.status = 'waiting' ORDER BY r.created_at, r.id, s.position LIMIT @limit`,

@@ -226,4 +226,23 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     // the store, so each such count cost more as the process ran more runs of any workflow.
     sql: `CREATE INDEX workflow_runs_workflow_status ON workflow_runs(workflow_id, status, created_at);`,
   },
+  {
+    version: 280,
+    name: 'fewer-run-index-writes',
+    // A run's three statuses (queued, running, finished) each moved its entry in every index of all
+    // runs by status: the status index, besides the one per workflow, was five B-tree writes a run.
+    // It gives way to partial indexes that a run enters once: the queue in its order (the
+    // reconciler's pages, the service-wide count and its oldest) and the finished runs (the pruner,
+    // listings by a finished status); running and waiting runs have theirs (migration 201). The
+    // per-workflow index of queued runs (210) is dropped: since migration 270 the admission count
+    // reads (workflow_id, status, created_at), which covers it.
+    // The finished WHERE is an OR, not an IN: a listing's `status = ?` bound to 'failed' implies it.
+    sql: `
+      DROP INDEX workflow_runs_status;
+      DROP INDEX workflow_runs_queued;
+      CREATE INDEX workflow_runs_queue ON workflow_runs(created_at, id) WHERE status = 'queued';
+      CREATE INDEX workflow_runs_finished ON workflow_runs(status, created_at)
+        WHERE status = 'succeeded' OR status = 'failed' OR status = 'canceled';
+    `,
+  },
 ];
