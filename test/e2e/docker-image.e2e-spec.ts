@@ -157,7 +157,11 @@ describe('docker-compose.yml', () => {
 
   it('lets the API scale: a host port range, not one fixed port, and PUBLIC_URL for approval links', () => {
     const api = compose.slice(compose.indexOf('\n  api:'), compose.indexOf('\n  worker:'));
-    const ports = api.match(/ports:\n((?:\s+- .+\n)+)/)?.[1].trim().split('\n').map((line) => line.trim());
+    const ports = api
+      .match(/ports:\n((?:\s+- .+\n)+)/)?.[1]
+      .trim()
+      .split('\n')
+      .map((line) => line.trim());
     expect(ports).toEqual(['- "3000-3009:3000"']);
     expect(compose).toMatch(/^\s+PUBLIC_URL: \$\{PUBLIC_URL:-[^}]+\}$/m);
     expect(compose).toContain('<<: *app-env');

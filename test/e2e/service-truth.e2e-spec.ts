@@ -92,7 +92,11 @@ describe('the truth after boot', () => {
     const run = await waitForRun(t.request, started.body.runId, { timeoutMs: 60_000 });
     expect(run.status).toBe('succeeded');
     const step = (nodeId: string) => run.steps.find((s: any) => s.nodeId === nodeId);
-    expect(step('trigger')).toMatchObject({ status: 'succeeded', startedAt: triggerBefore.startedAt, finishedAt: triggerBefore.finishedAt });
+    expect(step('trigger')).toMatchObject({
+      status: 'succeeded',
+      startedAt: triggerBefore.startedAt,
+      finishedAt: triggerBefore.finishedAt,
+    });
     expect(step('after').status).toBe('succeeded');
   });
 

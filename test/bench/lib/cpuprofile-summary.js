@@ -87,7 +87,11 @@ if (treeArg) {
   const walk = (id, depth) => {
     const chain = [id];
     // A frame whose one shown callee takes nearly all its time joins it on the same line.
-    for (let kids = childrenOf(id); kids.length === 1 && subtree.get(kids[0]) >= 0.97 * subtree.get(chain.at(-1)); kids = childrenOf(kids[0]))
+    for (
+      let kids = childrenOf(id);
+      kids.length === 1 && subtree.get(kids[0]) >= 0.97 * subtree.get(chain.at(-1));
+      kids = childrenOf(kids[0])
+    )
       chain.push(kids[0]);
     const share = ((100 * subtree.get(id)) / total).toFixed(1).padStart(5);
     const short = (at) => byId.get(at).callFrame.functionName || '(anonymous)';
