@@ -11,7 +11,7 @@ import {
   RunFilter,
   RunStore,
 } from '../../domain/run-store.port';
-import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RunStatus } from '../../domain/run.model';
+import { CANCELED_BEFORE_START, canceledWhileWaiting, Run, RUN_STATUSES, RunStatus } from '../../domain/run.model';
 import { RunError, StepRecord, StepStatus, stepJson } from '../../domain/step.model';
 import { GroupCommit, groupCommitOf } from './group-commit';
 import { fromSqlDate, SqliteDb, SqliteStatement, toSqlDate } from './sqlite-database';
@@ -211,8 +211,10 @@ export class SqliteRunStore extends RunStore {
       params.push(filter.workflowId);
     }
     if (filter.status) {
-      where.push('r.status = ?');
-      params.push(filter.status);
+      // Written into the SQL, not bound: with partial indexes on `status = '...'`, SQLite prepares a
+      // statement that binds the status again at every run of it (to see which index it may use).
+      if (!RUN_STATUSES.includes(filter.status)) throw new Error(`not a run status: ${filter.status}`);
+      where.push(`r.status = '${filter.status}'`);
     }
     if (filter.parentRunId) {
       where.push('r.parent_run_id = ?');
@@ -224,7 +226,7 @@ export class SqliteRunStore extends RunStore {
     return { items: rows.map((row) => toRun(row)), total: listing.total.get(...params) as number };
   }
 
-  /** The two statements of one filter shape, prepared once: there are sixteen shapes at most. */
+  /** The two statements of one filter shape, prepared once: 8 shapes without a status, 6 x 8 with one. */
   private listingFor(clause: string) {
     let listing = this.listings.get(clause);
     if (!listing) {
