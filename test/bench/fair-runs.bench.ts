@@ -2,13 +2,14 @@
  * Issue 27 (2), its last target: with the fairness of the many-users issue on, no more than 10% below
  * the run targets. The app runs as runs-cpu runs it (one process, APP_ROLE=all, WORKERS=1, embedded
  * store and queue) but with the DEFAULT queued-run limits (per workflow, per user, of all); fair
- * turns between users are always on. In each round, one after the other, for webhook -> set and then
- * for webhook -> if -> set -> http-request:
+ * turns between users are always on. In each round, for webhook -> set and then for
+ * webhook -> if -> set -> http-request, one after the other (taking turns at going first):
  * (a) one user, one workflow: RUNS webhooks at 50 connections;
  * (b) the same RUNS over USERS users, each with its own API key and its own workflow (the same
  *     definition), CONNECTIONS_PER_USER connections each, all at once.
  * Each measures completed runs/s (the clock starts at the first webhook and stops at the last run's
- * `finishedAt`), the CPU of the service's processes per completed run over that span, each user's
+ * `finishedAt`), the CPU of the service's processes per completed run (from the first webhook until
+ * the bench saw the last run finished, counting one workflow at a time in either case), each user's
  * completed runs/s (its runs over the time to its own last run's end; min/max is how even the shares
  * were) and the 429/503 answers: a refusal is retried after its Retry-After and counted. At the
  * defaults none is expected: RUNS (1,000) is the per-workflow limit, so even (a)'s backlog, if the
@@ -196,12 +197,24 @@ interface Round {
   many: Measured;
 }
 
-async function measureRound(app: ServerProcess, helloUrl: string, round: string, solo: User, users: User[]): Promise<Record<Kind, Round>> {
+async function measureRound(
+  app: ServerProcess,
+  helloUrl: string,
+  round: string,
+  manyFirst: boolean,
+  solo: User,
+  users: User[],
+): Promise<Record<Kind, Round>> {
   const definitions: Record<Kind, unknown> = { set: webhookSet(), branching: branching(helloUrl) };
   const measured = {} as Record<Kind, Round>;
   for (const kind of KINDS) {
-    const one = await measure(app, `${kind}, one user, round ${round}`, definitions[kind], [solo], ONE_USER_CONNECTIONS);
-    const many = await measure(app, `${kind}, ${USERS} users, round ${round}`, definitions[kind], users, CONNECTIONS_PER_USER);
+    const oneUser = () => measure(app, `${kind}, one user, round ${round}`, definitions[kind], [solo], ONE_USER_CONNECTIONS);
+    const manyUsers = () => measure(app, `${kind}, ${USERS} users, round ${round}`, definitions[kind], users, CONNECTIONS_PER_USER);
+    // Taking turns at going first: what the machine's load or the store's growth does to the second
+    // of a pair falls on each side in as many rounds.
+    let one = manyFirst ? undefined : await oneUser();
+    const many = await manyUsers();
+    one ??= await oneUser();
     console.log(
       `  ${kind}, round ${round}: ${USERS} users / one user: completed runs/s ${(many.runsPerSecond / one.runsPerSecond).toFixed(3)}, ` +
         `CPU per run ${(many.cpuPerRun / one.cpuPerRun).toFixed(3)} (load ${load1()})`,
@@ -285,9 +298,9 @@ async function main(): Promise<void> {
     console.log(
       `${RUNS} runs a measurement; one user at ${ONE_USER_CONNECTIONS} connections, ${USERS} users at ${CONNECTIONS_PER_USER} each`,
     );
-    for (let round = 1; round <= WARM_ROUNDS; round++) await measureRound(app, hello.url, `warm-up ${round}`, solo, users);
+    for (let round = 1; round <= WARM_ROUNDS; round++) await measureRound(app, hello.url, `warm-up ${round}`, false, solo, users);
     for (let round = 1; round <= ROUNDS; round++) {
-      const measured = await measureRound(app, hello.url, String(round), solo, users);
+      const measured = await measureRound(app, hello.url, String(round), round % 2 === 0, solo, users);
       for (const kind of KINDS) rounds[kind].push(measured[kind]);
     }
   } finally {
