@@ -25,6 +25,7 @@ import { loadavg } from 'node:os';
 import { Pool } from 'undici';
 import { call, cpuMicros, median, report, ServerProcess, startApp, startHelloServer, treeSum } from './lib/bench-kit';
 import { branching, ONE_PROCESS_ENV, webhookSet } from './lib/run-workflows';
+import { perRun, statementCounter } from './lib/statement-count';
 
 const BENCH = 'fair-runs';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -34,11 +35,14 @@ const USERS = Number(process.env.BENCH_USERS ?? 5);
 const ONE_USER_CONNECTIONS = 50;
 const CONNECTIONS_PER_USER = 10;
 const INPUT = { query: 'what is a vector', collection: 'col_1' };
+/** The service's SQLite statements, counted by their SQL (it starts with the counter's preload). */
+const counter = statementCounter();
 /** How long a round may take to finish its runs before the bench gives up. */
 const FINISH_DEADLINE_MS = 300_000;
 
 const load1 = () => loadavg()[0].toFixed(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const total = (statements: Map<string, number>) => [...statements.values()].reduce((sum, n) => sum + n, 0);
 
 /** One JSON API call as `key`; throws on a non-2xx answer. */
 async function as(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
@@ -100,6 +104,8 @@ interface Share {
 interface Measured {
   runsPerSecond: number;
   cpuPerRun: number;
+  /** SQLite statements a run, by their SQL (the count-statements.js preload): a count the machine's load hardly moves. */
+  statements: Map<string, number>;
   refused: number;
   shares: Share[];
 }
@@ -142,6 +148,7 @@ async function measure(app: ServerProcess, label: string, definition: unknown, u
   }
 
   const pid = app.child.pid!;
+  const counted = await counter.of(pid);
   const cpuBefore = treeSum(pid, cpuMicros);
   const startedAt = Date.now();
   const started = performance.now();
@@ -164,6 +171,7 @@ async function measure(app: ServerProcess, label: string, definition: unknown, u
     await sleep(Math.min(500, Math.max(25, (performance.now() - started) / 50)));
   }
   const cpuMs = (treeSum(pid, cpuMicros) - cpuBefore) / 1000;
+  const statements = perRun(counted, await counter.of(pid), RUNS);
 
   let end = 0;
   let failed = 0;
@@ -177,12 +185,13 @@ async function measure(app: ServerProcess, label: string, definition: unknown, u
   const result = {
     runsPerSecond: RUNS / ((end - startedAt) / 1000),
     cpuPerRun: cpuMs / RUNS,
+    statements,
     refused: shares.reduce((sum, share) => sum + share.refused, 0),
     shares,
   };
   console.log(
     `  ${label}: ${RUNS} runs in ${((end - startedAt) / 1000).toFixed(2)} s = ${result.runsPerSecond.toFixed(0)} completed runs/s, ` +
-      `${result.cpuPerRun.toFixed(3)} ms CPU per run, ${result.refused} refused` +
+      `${result.cpuPerRun.toFixed(3)} ms CPU and ${total(statements).toFixed(1)} statements per run, ${result.refused} refused` +
       (shares.length > 1 ? `; per user ${shares.map((share) => share.runsPerSecond.toFixed(0)).join(', ')} runs/s` : '') +
       ` (load ${load1()})`,
   );
@@ -251,6 +260,25 @@ function reportKind(kind: Kind, rounds: Round[]): void {
     mid((r) => r.many.cpuPerRun / r.one.cpuPerRun),
     "<= 1.1 of one user's (ratio: the median of the rounds' ratios)",
   );
+  const oneStatements = mid((r) => total(r.one.statements));
+  figure('one_user_statements_per_run', oneStatements, 'statements', null, null, 'the baseline; SQLite statements, load-independent');
+  figure(
+    `${many}_statements_per_run`,
+    mid((r) => total(r.many.statements)),
+    'statements',
+    oneStatements,
+    mid((r) => total(r.many.statements) / total(r.one.statements)),
+    "informational: what explains a CPU ratio over 1 (ratio: the median of the rounds' ratios)",
+  );
+  // Where the statements differ, in the last round: more than 0.05 a run either way.
+  const last = rounds[rounds.length - 1];
+  const sqls = new Set([...last.one.statements.keys(), ...last.many.statements.keys()]);
+  const differ = [...sqls]
+    .map((sql) => [sql, (last.many.statements.get(sql) ?? 0) - (last.one.statements.get(sql) ?? 0)] as const)
+    .filter(([, more]) => Math.abs(more) > 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  process.stderr.write(`${kind}: statements a run, ${USERS} users less one user (last round)\n`);
+  for (const [sql, more] of differ) process.stderr.write(`${more.toFixed(2).padStart(7)}  ${sql}\n`);
   const shares = (r: Round) => r.many.shares.map((share) => share.runsPerSecond);
   figure(
     `${many}_shares_min_over_max`,
@@ -285,7 +313,7 @@ function reportKind(kind: Kind, rounds: Round[]): void {
 
 async function main(): Promise<void> {
   const hello = await startHelloServer();
-  const app = await startApp({ ...ONE_PROCESS_ENV, LOG_LEVEL: 'info' });
+  const app = await startApp({ ...ONE_PROCESS_ENV, LOG_LEVEL: 'info', ...counter.env }, counter.nodeOptions);
   const rounds: Record<Kind, Round[]> = { set: [], branching: [] };
   try {
     const user = async (name: string): Promise<User> => ({
@@ -306,6 +334,7 @@ async function main(): Promise<void> {
   } finally {
     await app.stop();
     await hello.stop();
+    counter.remove();
   }
   for (const kind of KINDS) reportKind(kind, rounds[kind]);
 }
