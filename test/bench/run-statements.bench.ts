@@ -10,56 +10,35 @@
  *
  *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/run-statements.bench.ts
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { measureRuns, report, startApp, startHelloServer } from './lib/bench-kit';
 import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
+import { perRun, statementCounter } from './lib/statement-count';
 
 const BENCH = 'run-statements';
 const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
 const INPUT = { query: 'what is a vector', collection: 'col_1' };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The process's counts so far (asked for by SIGUSR2, read back from `out`). */
-async function countsOf(pid: number, out: string): Promise<Map<string, number>> {
-  writeFileSync(out, '');
-  process.kill(pid, 'SIGUSR2');
-  for (;;) {
-    const text = readFileSync(out, 'utf8');
-    if (text) return new Map(JSON.parse(text) as [string, number][]);
-    await sleep(20);
-  }
-}
 
 async function count(root: string | undefined, upstream: string): Promise<Map<string, { statements: number; commits: number }>> {
-  const dir = mkdtempSync(join(tmpdir(), 'run-statements-'));
-  const out = join(dir, 'counts.json');
-  const app = await startApp({ ...ONE_PROCESS_RUNS_ENV, STATEMENTS_OUT: out }, ['-r', join(__dirname, 'lib', 'count-statements.js')], root);
+  const counter = statementCounter();
+  const app = await startApp({ ...ONE_PROCESS_RUNS_ENV, ...counter.env }, counter.nodeOptions, root);
   const figures = new Map<string, { statements: number; commits: number }>();
   try {
     for (const [label, definition] of [
       ['webhook_set', webhookSet()],
       ['branching', branching(upstream)],
     ] as const) {
-      const before = await countsOf(app.child.pid!, out);
+      const before = await counter.of(app.child.pid!);
       await measureRuns(app.url, `${label}-${Date.now()}`, definition, INPUT, { runs: RUNS, connections: 50 });
-      const after = await countsOf(app.child.pid!, out);
-      const perRun: [string, number][] = [];
-      for (const [sql, n] of after) {
-        const delta = n - (before.get(sql) ?? 0);
-        if (delta > 0) perRun.push([sql, delta / RUNS]);
-      }
-      perRun.sort((a, b) => b[1] - a[1]);
-      const statements = perRun.reduce((sum, [, n]) => sum + n, 0);
-      const commits = perRun.find(([sql]) => sql === 'COMMIT')?.[1] ?? 0;
+      const each = [...perRun(before, await counter.of(app.child.pid!), RUNS)].sort((a, b) => b[1] - a[1]);
+      const statements = each.reduce((sum, [, n]) => sum + n, 0);
+      const commits = each.find(([sql]) => sql === 'COMMIT')?.[1] ?? 0;
       process.stderr.write(`${root ?? 'this build'}, ${label}: ${statements.toFixed(2)} statements a run\n`);
-      for (const [sql, n] of perRun) if (n >= 0.02) process.stderr.write(`${n.toFixed(2).padStart(7)}  ${sql}\n`);
+      for (const [sql, n] of each) if (n >= 0.02) process.stderr.write(`${n.toFixed(2).padStart(7)}  ${sql}\n`);
       figures.set(label, { statements, commits });
     }
   } finally {
     await app.stop();
-    rmSync(dir, { recursive: true, force: true });
+    counter.remove();
   }
   return figures;
 }

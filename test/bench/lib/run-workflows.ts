@@ -7,24 +7,31 @@ const post = (upstreamUrl: string) => ({
   parameterMode: { body: 'expression' },
 });
 
-/** webhook -> set: the cheapest run that does something. */
 /**
- * The service as the run benches measure it (runs-cpu, commits): one process with default settings,
- * but for the queued-run limits (the accept rate outruns the workers, and the backlog a round leaves
- * is what they measure, not a refusal). One process, as measured: WORKERS defaults to one process
- * per core, and a second process on the same store doubled what each claim cost (the two contend
- * for SQLite's write lock).
+ * The service as the run benches measure it: one process with default settings. One process, as
+ * measured: WORKERS defaults to one process per core, and a second process on the same store
+ * doubled what each claim cost (the two contend for SQLite's write lock). fair-runs measures it so,
+ * with the default queued-run limits.
  */
-export const ONE_PROCESS_RUNS_ENV = {
+export const ONE_PROCESS_ENV = {
   APP_ROLE: 'all',
   WORKERS: '1',
   FETCH_ALLOWED_HOSTS: '127.0.0.1',
   SWAGGER_ENABLED: 'false',
+};
+
+/**
+ * ONE_PROCESS_ENV without the queued-run limits (runs-cpu, commits): the accept rate outruns the
+ * workers, and the backlog a round leaves is what they measure, not a refusal.
+ */
+export const ONE_PROCESS_RUNS_ENV = {
+  ...ONE_PROCESS_ENV,
   RUNS_MAX_QUEUED: '0',
   RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
   RUNS_MAX_QUEUED_PER_USER: '0',
 };
 
+/** webhook -> set: the cheapest run that does something. */
 export const webhookSet = () => ({
   nodes: [
     { id: 'trigger', type: 'webhook-trigger', parameters: {} },
