@@ -7,17 +7,13 @@ const post = (upstreamUrl: string) => ({
   parameterMode: { body: 'expression' },
 });
 
-/** webhook -> set: the cheapest run that does something. */
 /**
- * The service as the run benches measure it (runs-cpu, commits): one process with default settings,
- * but for the queued-run limits (the accept rate outruns the workers, and the backlog a round leaves
- * is what they measure, not a refusal). One process, as measured: WORKERS defaults to one process
- * per core, and a second process on the same store doubled what each claim cost (the two contend
- * for SQLite's write lock).
+ * The service as `npm start` runs it (WORKERS unset: one process per core, the first serving the
+ * API) with default settings, but for the queued-run limits: the accept rate outruns the workers,
+ * and the backlog a round leaves is what the run benches measure, not a refusal.
  */
-export const ONE_PROCESS_RUNS_ENV = {
+export const DEFAULT_LAYOUT_RUNS_ENV = {
   APP_ROLE: 'all',
-  WORKERS: '1',
   FETCH_ALLOWED_HOSTS: '127.0.0.1',
   SWAGGER_ENABLED: 'false',
   RUNS_MAX_QUEUED: '0',
@@ -25,6 +21,14 @@ export const ONE_PROCESS_RUNS_ENV = {
   RUNS_MAX_QUEUED_PER_USER: '0',
 };
 
+/**
+ * The service as the run benches measure one process (runs-cpu, commits, run-statements): the
+ * default layout's settings in one process (WORKERS=1), so that what a run costs is not shared
+ * with a second process on the store; runs-cpu measures the default layout beside it.
+ */
+export const ONE_PROCESS_RUNS_ENV = { ...DEFAULT_LAYOUT_RUNS_ENV, WORKERS: '1' };
+
+/** webhook -> set: the cheapest run that does something. */
 export const webhookSet = () => ({
   nodes: [
     { id: 'trigger', type: 'webhook-trigger', parameters: {} },
