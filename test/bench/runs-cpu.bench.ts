@@ -1,7 +1,7 @@
 /**
  * Issue 27 (2): what one run costs, in one process and in the default layout. The app runs as one
- * process (APP_ROLE=all, WORKERS=1, embedded store and queue, default settings; part `one`) and as
- * `npm start` runs it (WORKERS unset: one process per core, the first serving the API; part
+ * process (APP_ROLE=all, WORKERS=1, embedded store and queue, default settings; layout `one`) and as
+ * `npm start` runs it (WORKERS unset: one process per core, the first serving the API; layout
  * `default`, its figures prefixed `default_`); each round first measures the bare Fastify hello
  * server (POST /hello, the baseline; also the http-request target) and then, on each app in turn:
  * The queued-run limits are off (a backlog is what the rounds measure, not refusals).
@@ -14,7 +14,8 @@
  * with the count-commits.js preload, as in the commits bench; a count does not move with the
  * machine's load. CPU per run is that of all the service's processes (the default layout's worker
  * processes too); this bench's own CPU per run is reported beside it (`bench_cpu_per_run`), as the
- * load it sends takes the same cores. RSS is the peak of all the service's processes together over
+ * load it sends takes the same cores; each window's log line gives the cores the service (its first
+ * process apart) and this bench used. RSS is the peak of all the service's processes together over
  * every round. Rounds alternate baseline and apps; each figure is the median round, each ratio the
  * median of the rounds' ratios.
  * BENCH_WARM_ROUNDS (1) rounds of each build run first and are reported apart as `cold_` figures:
@@ -31,7 +32,7 @@
  * BENCH_CPU_PROF=<dir> starts the app with --cpu-prof, its profile written there when it stops;
  * `node test/bench/lib/cpuprofile-summary.js <file>` lists its top frames (self, by file, inclusive).
  * BENCH_BEFORE_ROOT=<dir> (a directory with an earlier build's dist/ and a node_modules/) runs that
- * build too, in each part, its turn right before this one's in every round: before/after figures
+ * build too, in each layout, its turn right before this one's in every round: before/after figures
  * (prefixed `before_` and `before_default_`, and `*_after_vs_before`) under the same load.
  */
 import { loadavg } from 'node:os';
@@ -83,6 +84,7 @@ const load1 = () => loadavg()[0].toFixed(1);
  */
 function meter(pid: number) {
   let cpu = 0;
+  let firstCpu = 0;
   let benchCpu = 0;
   let at = 0;
   let sampler: NodeJS.Timeout | undefined;
@@ -91,6 +93,7 @@ function meter(pid: number) {
     sample,
     open() {
       cpu = treeSum(pid, cpuMicros);
+      firstCpu = cpuMicros(pid);
       benchCpu = ownCpuMicros();
       at = performance.now();
       sampler = setInterval(() => (sample.peakRss = Math.max(sample.peakRss, treeSum(pid, rssBytes))), 200);
@@ -101,7 +104,10 @@ function meter(pid: number) {
       sample.benchCpuMs = (ownCpuMicros() - benchCpu) / 1000;
       sample.peakRss = Math.max(sample.peakRss, treeSum(pid, rssBytes));
       const wallMs = performance.now() - at;
-      sample.cores = `cores used: service ${(sample.cpuMs / wallMs).toFixed(2)}, this bench ${(sample.benchCpuMs / wallMs).toFixed(2)}`;
+      const cores = (ms: number) => (ms / wallMs).toFixed(2);
+      // The first process (the API's, in the default layout) apart from its worker processes.
+      const first = (cpuMicros(pid) - firstCpu) / 1000;
+      sample.cores = `cores used: service ${cores(sample.cpuMs)} (first process ${cores(first)}), this bench ${cores(sample.benchCpuMs)}`;
     },
   };
 }
