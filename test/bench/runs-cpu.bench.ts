@@ -10,9 +10,10 @@
  *     CPU the service's processes used over that span per completed run;
  * (c) (b) with `?wait=10` (answer once the run finished): req/s, p99 and CPU per run; then again
  *     from FEW_CALLERS callers, fewer than the worker's slots, so that each run finds a slot free.
- * Each also counts the SQLite commits per run (per call with `?wait`) of the one process: it starts
- * with the count-commits.js preload, as in the commits bench; a count does not move with the
- * machine's load. CPU per run is that of all the service's processes (the default layout's worker
+ * Each also counts the SQLite commits per run (per call with `?wait`) of all the service's processes:
+ * they start with the count-commits.js preload, as in the commits bench; a count does not move with
+ * the machine's load. In the default layout it also counts the BEGINs that found the write lock held
+ * by another of its processes (`lock_busy`). CPU per run is that of all the service's processes (the default layout's worker
  * processes too); this bench's own CPU per run is reported beside it (`bench_cpu_per_run`), as the
  * load it sends takes the same cores; each window's log line gives the cores the service (its first
  * process apart) and this bench used. RSS is the peak of all the service's processes together over
@@ -127,6 +128,9 @@ interface Round {
   setCommits: number;
   branchCommits: number;
   waitCommits: number;
+  setBusy: number;
+  branchBusy: number;
+  waitBusy: number;
   fewRps: number;
   fewP99: number;
   fewCpu: number;
@@ -142,41 +146,47 @@ interface Subject {
   /** The warm-up rounds (fresh process, V8 still compiling). */
   cold: Round[];
   peakRss: number;
-  /** Counts the commits of a process alone (WORKERS=1); none in the default layout, whose commits are in several processes. */
-  commits?: ReturnType<typeof commitCounter>;
+  commits: ReturnType<typeof commitCounter>;
+  /** Processes that run workflow runs: BEGINs that find the write lock held are counted where there are several. */
+  processes: number;
 }
 
 async function subject(prefix: string, helloUrl: string, env: Record<string, string>, root?: string): Promise<Subject> {
   const profileDir = process.env.BENCH_CPU_PROF;
-  const commits = env.WORKERS === '1' ? commitCounter() : undefined;
+  const commits = commitCounter();
   const app = await startApp(
-    { ...env, LOG_LEVEL: 'info', ...commits?.env },
-    [...(commits?.nodeOptions ?? []), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    { ...env, LOG_LEVEL: 'info', ...commits.env },
+    [...commits.nodeOptions, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     root,
   );
   const processes = await workersUp(app);
   console.log(`${prefix.trim() || 'one process'}: ${processes} process(es) run workflow runs (load ${load1()})`);
   const waited = await call(app.url, 'POST', '/api/v1/workflows', { name: 'wait', definition: branching(helloUrl) });
   await call(app.url, 'POST', `/api/v1/workflows/${waited.id}/publish`);
-  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0, commits };
+  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0, commits, processes };
 }
 
 async function measureRound(s: Subject, helloUrl: string, round: number | string, hello: number, into: Round[]): Promise<void> {
   const pid = s.app.child.pid!;
-  const commitsSoFar = async () => (s.commits ? await s.commits.of(pid) : NaN);
+  /** Commits and busy BEGINs between two counts, per run (or call). */
+  const perRun = (from: { commits: number; busy: number }, to: { commits: number; busy: number }, runs: number) => ({
+    commits: (to.commits - from.commits) / runs,
+    busy: (to.busy - from.busy) / runs,
+  });
+  const busyText = (busy: number) => (s.processes > 1 ? `, ${busy.toFixed(3)} BEGINs finding the write lock held` : '');
   const measured = async (label: string, definition: unknown) => {
     const m = meter(pid);
-    const committed = await commitsSoFar();
+    const committed = await s.commits.counts();
     const runs = await measureRuns(s.app.url, label, definition, INPUT, { runs: RUNS, connections: CONNECTIONS, window: m });
-    const commitsPerRun = ((await commitsSoFar()) - committed) / RUNS;
+    const { commits: commitsPerRun, busy } = perRun(committed, await s.commits.counts(), RUNS);
     if (runs.failed) throw new Error(`${label}: ${runs.failed} runs failed`);
     s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
     const cpuPerRun = m.sample.cpuMs / RUNS;
     console.log(
-      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, ${commitsPerRun.toFixed(3)} commits per run, ` +
+      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, ${commitsPerRun.toFixed(3)} commits per run${busyText(busy)}, ` +
         `peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB; ${m.sample.cores} (load ${load1()})`,
     );
-    return { rps: runs.runsPerSecond, cpuPerRun, benchCpuPerRun: m.sample.benchCpuMs / RUNS, commitsPerRun };
+    return { rps: runs.runsPerSecond, cpuPerRun, benchCpuPerRun: m.sample.benchCpuMs / RUNS, commitsPerRun, busy };
   };
   const set = await measured(`${s.prefix}webhook -> set, round ${round}`, webhookSet());
   const branch = await measured(`${s.prefix}webhook -> if -> set -> http-request, round ${round}`, branching(helloUrl));
@@ -195,19 +205,19 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
       });
     await waitLoad(500);
     const m = meter(pid);
-    const committed = await commitsSoFar();
+    const committed = await s.commits.counts();
     m.open();
     const wait = await waitLoad(WAIT_MS);
     m.close();
-    const commits = ((await commitsSoFar()) - committed) / wait.requests;
+    const { commits, busy } = perRun(committed, await s.commits.counts(), wait.requests);
     s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
     if (wait.statuses[200] !== wait.requests) throw new Error(`${label}: answers ${JSON.stringify(wait.statuses)}, errors ${wait.errors}`);
     const cpu = m.sample.cpuMs / wait.requests;
     console.log(
       `  ${s.prefix}${label}: ${wait.rps.toFixed(0)} req/s, p50 ${wait.p50Ms.toFixed(1)} ms, p99 ${wait.p99Ms.toFixed(1)} ms, ` +
-        `${cpu.toFixed(3)} ms CPU per run, ${commits.toFixed(3)} commits per call; ${m.sample.cores} (load ${load1()})`,
+        `${cpu.toFixed(3)} ms CPU per run, ${commits.toFixed(3)} commits per call${busyText(busy)}; ${m.sample.cores} (load ${load1()})`,
     );
-    return { rps: wait.rps, p99: wait.p99Ms, cpu, benchCpu: m.sample.benchCpuMs / wait.requests, commits };
+    return { rps: wait.rps, p99: wait.p99Ms, cpu, benchCpu: m.sample.benchCpuMs / wait.requests, commits, busy };
   };
   const wait = await waited('?wait=10', CONNECTIONS);
   // Fewer callers than the worker's slots (its concurrency and one per waiting caller): each run finds one free.
@@ -227,6 +237,9 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
     setCommits: set.commitsPerRun,
     branchCommits: branch.commitsPerRun,
     waitCommits: wait.commits,
+    setBusy: set.busy,
+    branchBusy: branch.busy,
+    waitBusy: wait.busy,
     fewRps: few.rps,
     fewP99: few.p99,
     fewCpu: few.cpu,
@@ -237,7 +250,7 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
 const figure = (metric: string, value: number, unit: string, baseline: number | null, ratio: number | null, target: string) =>
   report({ bench: BENCH, metric, value, unit, baseline, ratio, target: `${target} (load ${load1()})` });
 
-function reportSubject({ prefix, rounds, cold, peakRss, commits }: Subject): void {
+function reportSubject({ prefix, rounds, cold, peakRss, processes }: Subject): void {
   const mid = (pick: (r: Round) => number) => median(rounds.map(pick));
   const perHello = (pick: (r: Round) => number) => median(rounds.map((r) => pick(r) / r.hello));
   const hellos = mid((r) => r.hello);
@@ -310,7 +323,15 @@ function reportSubject({ prefix, rounds, cold, peakRss, commits }: Subject): voi
     ['branching_wait_commits_per_call', (r: Round) => r.waitCommits],
     ['few_callers_wait_commits_per_call', (r: Round) => r.fewCommits],
   ] as const)
-    if (commits) figure(`${name}${metric}`, mid(pick), 'commits', null, null, 'fewer is better; top-level SQLite transactions');
+    figure(`${name}${metric}`, mid(pick), 'commits', null, null, 'fewer is better; top-level SQLite transactions');
+  // Processes sharing the file take its write lock in turn; a BEGIN that finds it held is asked again later.
+  for (const [metric, pick] of [
+    ['set_lock_busy_per_run', (r: Round) => r.setBusy],
+    ['branching_lock_busy_per_run', (r: Round) => r.branchBusy],
+    ['branching_wait_lock_busy_per_call', (r: Round) => r.waitBusy],
+  ] as const)
+    if (processes > 1)
+      figure(`${name}${metric}`, mid(pick), 'BEGINs', null, null, 'informational: transactions whose BEGIN found the write lock held');
   for (const [metric, unit, pick] of [
     ['few_callers_wait_rps', 'req/s', (r: Round) => r.fewRps],
     ['few_callers_wait_p99', 'ms', (r: Round) => r.fewP99],
@@ -392,7 +413,7 @@ async function main() {
   } finally {
     for (const s of subjects) {
       await s.app.stop();
-      s.commits?.remove();
+      s.commits.remove();
     }
     await hello.stop();
   }
