@@ -32,9 +32,9 @@ async function main(): Promise<void> {
           ['set', webhookSet()],
           ['branching', branching(hello.url)],
         ] as const) {
-          const before = await commitsOf(app.child.pid!);
+          const before = await commitsOf();
           await measureRuns(app.url, `${prefix}${workload}, round ${round}`, definition, INPUT, { runs: RUNS, connections: 50 });
-          const commits = (await commitsOf(app.child.pid!)) - before;
+          const commits = (await commitsOf()) - before;
           console.log(
             `  ${prefix}${workload}, round ${round}: ${(commits / RUNS).toFixed(3)} commits per run (load ${loadavg()[0].toFixed(1)})`,
           );

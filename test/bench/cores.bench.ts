@@ -34,6 +34,7 @@ import {
   startApp,
   startServer,
   tempDataDir,
+  workersUp,
 } from './lib/bench-kit';
 
 const CONNECTIONS = 50;
@@ -67,11 +68,7 @@ const SETTINGS = {
 /** Starts the service with `workers` processes and waits until all of them are up. */
 async function start(workers: number): Promise<ServerProcess> {
   const app = await startApp({ ...SETTINGS, APP_ROLE: 'all', WORKERS: String(workers) });
-  for (const deadline = Date.now() + 120_000; workers > 1; await new Promise((r) => setTimeout(r, 200))) {
-    const ready = (await (await fetch(`${app.url}/health/ready`)).json()) as { details?: { workers?: { processes?: number } } };
-    if (ready.details?.workers?.processes === workers) break;
-    if (Date.now() > deadline) throw new Error(`only ${JSON.stringify(ready.details?.workers)} worker processes came up`);
-  }
+  await workersUp(app);
   return app;
 }
 

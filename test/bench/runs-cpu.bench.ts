@@ -1,17 +1,24 @@
 /**
- * Issue 27 (2): what one run costs in one process. The app runs as one process (APP_ROLE=all,
- * embedded store and queue, default settings); each round first measures the bare Fastify hello
- * server (POST /hello, the baseline; also the http-request target) and then, on the app:
+ * Issue 27 (2): what one run costs, in one process and in the default layout. The app runs as one
+ * process (APP_ROLE=all, WORKERS=1, embedded store and queue, default settings; layout `one`) and as
+ * `npm start` runs it (WORKERS unset: one process per core, the first serving the API; layout
+ * `default`, its figures prefixed `default_`); each round first measures the bare Fastify hello
+ * server (POST /hello, the baseline; also the http-request target) and then, on each app in turn:
  * The queued-run limits are off (a backlog is what the rounds measure, not refusals).
  * (a) webhook -> set and (b) webhook -> if -> set -> http-request: RUNS webhooks at 50 connections,
  *     the clock stopping when the last run has finished: completed runs/s while accepting, and the
  *     CPU the service's processes used over that span per completed run;
  * (c) (b) with `?wait=10` (answer once the run finished): req/s, p99 and CPU per run; then again
  *     from FEW_CALLERS callers, fewer than the worker's slots, so that each run finds a slot free.
- * Each also counts the SQLite commits per run (per call with `?wait`): the app starts with the
- * count-commits.js preload, as in the commits bench; a count does not move with the machine's load.
- * RSS is the peak of all the service's processes together over every round. Rounds alternate
- * baseline and app; each figure is the median round, each ratio the median of the rounds' ratios.
+ * Each also counts the SQLite commits per run (per call with `?wait`) of all the service's processes:
+ * they start with the count-commits.js preload, as in the commits bench; a count does not move with
+ * the machine's load. In the default layout it also counts the BEGINs that found the write lock held
+ * by another of its processes (`lock_busy`). CPU per run is that of all the service's processes (the default layout's worker
+ * processes too); this bench's own CPU per run is reported beside it (`bench_cpu_per_run`), as the
+ * load it sends takes the same cores; each window's log line gives the cores the service (its first
+ * process apart) and this bench used. RSS is the peak of all the service's processes together over
+ * every round. Rounds alternate baseline and apps; each figure is the median round, each ratio the
+ * median of the rounds' ratios.
  * BENCH_WARM_ROUNDS (1) rounds of each build run first and are reported apart as `cold_` figures:
  * in a fresh process V8 is still compiling the run's path (a quarter of the CPU of the first 3,000
  * runs; see the cores bench), so measured rounds are what a service at work spends
@@ -20,11 +27,14 @@
  * (b) >= 1,400 runs/s, <= 0.6 ms; (c) >= 1,200 req/s, p99 <= 100 ms; RSS <= 600 MB.
  *
  *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/runs-cpu.bench.ts
+ * BENCH_LAYOUTS (comma-separated, `one,default` by default): which layouts to measure.
+ * BENCH_TRY_ENV=KEY=value,... measures a candidate default: the default layout with those settings,
+ * its turn right after the default layout's in every round (`try_` figures, and `try_*_vs_default`).
  * BENCH_CPU_PROF=<dir> starts the app with --cpu-prof, its profile written there when it stops;
  * `node test/bench/lib/cpuprofile-summary.js <file>` lists its top frames (self, by file, inclusive).
  * BENCH_BEFORE_ROOT=<dir> (a directory with an earlier build's dist/ and a node_modules/) runs that
- * build too, its turn right before this one's in every round: before/after figures (prefixed
- * `before_`, with CPU per run after/before) under the same load.
+ * build too, in each layout, its turn right before this one's in every round: before/after figures
+ * (prefixed `before_` and `before_default_`, and `*_after_vs_before`) under the same load.
  */
 import { loadavg } from 'node:os';
 import {
@@ -35,15 +45,17 @@ import {
   LoadResult,
   measureRuns,
   median,
+  ownCpuMicros,
   report,
   rssBytes,
   ServerProcess,
   startApp,
   startHelloServer,
   treeSum,
+  workersUp,
 } from './lib/bench-kit';
 import { commitCounter } from './lib/commit-count';
-import { branching, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
+import { branching, DEFAULT_LAYOUT_RUNS_ENV, ONE_PROCESS_RUNS_ENV, webhookSet } from './lib/run-workflows';
 
 const BENCH = 'runs-cpu';
 const CONNECTIONS = 50;
@@ -55,24 +67,48 @@ const WAIT_MS = 4000;
 /** Callers of the second `?wait` load: fewer than the worker's slots (4 and one per waiting caller, up to 12 more). */
 const FEW_CALLERS = 8;
 const INPUT = { query: 'what is a vector', collection: 'col_1' };
+/** `one`: the service in one process (WORKERS=1); `default`: as `npm start` runs it (one process per core). */
+const LAYOUTS = (process.env.BENCH_LAYOUTS ?? 'one,default').split(',');
+/** Settings (`KEY=value,KEY=value`) of a candidate default: the default layout with them, in turn right after it. */
+const TRY_ENV = Object.fromEntries(
+  (process.env.BENCH_TRY_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => pair.split('=') as [string, string]),
+);
 
 const load1 = () => loadavg()[0].toFixed(1);
 
-/** CPU (ms) the app's processes used between open and close, and the peak of their RSS meanwhile. */
+/**
+ * CPU (ms) the app's processes used between open and close, and the peak of their RSS meanwhile;
+ * also this bench's own CPU, which sends the load from the same cores, and the cores each used.
+ */
 function meter(pid: number) {
   let cpu = 0;
+  let firstCpu = 0;
+  let benchCpu = 0;
+  let at = 0;
   let sampler: NodeJS.Timeout | undefined;
-  const sample = { cpuMs: 0, peakRss: 0 };
+  const sample = { cpuMs: 0, benchCpuMs: 0, peakRss: 0, cores: '' };
   return {
     sample,
     open() {
       cpu = treeSum(pid, cpuMicros);
+      firstCpu = cpuMicros(pid);
+      benchCpu = ownCpuMicros();
+      at = performance.now();
       sampler = setInterval(() => (sample.peakRss = Math.max(sample.peakRss, treeSum(pid, rssBytes))), 200);
     },
     close() {
       clearInterval(sampler);
       sample.cpuMs = (treeSum(pid, cpuMicros) - cpu) / 1000;
+      sample.benchCpuMs = (ownCpuMicros() - benchCpu) / 1000;
       sample.peakRss = Math.max(sample.peakRss, treeSum(pid, rssBytes));
+      const wallMs = performance.now() - at;
+      const cores = (ms: number) => (ms / wallMs).toFixed(2);
+      // The first process (the API's, in the default layout) apart from its worker processes.
+      const first = (cpuMicros(pid) - firstCpu) / 1000;
+      sample.cores = `cores used: service ${cores(sample.cpuMs)} (first process ${cores(first)}), this bench ${cores(sample.benchCpuMs)}`;
     },
   };
 }
@@ -86,9 +122,15 @@ interface Round {
   waitRps: number;
   waitP99: number;
   waitCpu: number;
+  setBenchCpu: number;
+  branchBenchCpu: number;
+  waitBenchCpu: number;
   setCommits: number;
   branchCommits: number;
   waitCommits: number;
+  setBusy: number;
+  branchBusy: number;
+  waitBusy: number;
   fewRps: number;
   fewP99: number;
   fewCpu: number;
@@ -105,36 +147,46 @@ interface Subject {
   cold: Round[];
   peakRss: number;
   commits: ReturnType<typeof commitCounter>;
+  /** Processes that run workflow runs: BEGINs that find the write lock held are counted where there are several. */
+  processes: number;
 }
 
-async function subject(prefix: string, helloUrl: string, root?: string): Promise<Subject> {
+async function subject(prefix: string, helloUrl: string, env: Record<string, string>, root?: string): Promise<Subject> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const commits = commitCounter();
   const app = await startApp(
-    { ...ONE_PROCESS_RUNS_ENV, LOG_LEVEL: 'info', ...commits.env },
+    { ...env, LOG_LEVEL: 'info', ...commits.env },
     [...commits.nodeOptions, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     root,
   );
+  const processes = await workersUp(app);
+  console.log(`${prefix.trim() || 'one process'}: ${processes} process(es) run workflow runs (load ${load1()})`);
   const waited = await call(app.url, 'POST', '/api/v1/workflows', { name: 'wait', definition: branching(helloUrl) });
   await call(app.url, 'POST', `/api/v1/workflows/${waited.id}/publish`);
-  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0, commits };
+  return { prefix, app, waitPath: `/api/v1/workflows/${waited.id}/runs?wait=10`, rounds: [], cold: [], peakRss: 0, commits, processes };
 }
 
 async function measureRound(s: Subject, helloUrl: string, round: number | string, hello: number, into: Round[]): Promise<void> {
   const pid = s.app.child.pid!;
+  /** Commits and busy BEGINs between two counts, per run (or call). */
+  const perRun = (from: { commits: number; busy: number }, to: { commits: number; busy: number }, runs: number) => ({
+    commits: (to.commits - from.commits) / runs,
+    busy: (to.busy - from.busy) / runs,
+  });
+  const busyText = (busy: number) => (s.processes > 1 ? `, ${busy.toFixed(3)} BEGINs finding the write lock held` : '');
   const measured = async (label: string, definition: unknown) => {
     const m = meter(pid);
-    const committed = await s.commits.of(pid);
+    const committed = await s.commits.counts();
     const runs = await measureRuns(s.app.url, label, definition, INPUT, { runs: RUNS, connections: CONNECTIONS, window: m });
-    const commitsPerRun = ((await s.commits.of(pid)) - committed) / RUNS;
+    const { commits: commitsPerRun, busy } = perRun(committed, await s.commits.counts(), RUNS);
     if (runs.failed) throw new Error(`${label}: ${runs.failed} runs failed`);
     s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
     const cpuPerRun = m.sample.cpuMs / RUNS;
     console.log(
-      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, ${commitsPerRun.toFixed(3)} commits per run, ` +
-        `peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB (load ${load1()})`,
+      `  ${label}: ${cpuPerRun.toFixed(3)} ms CPU per run, ${commitsPerRun.toFixed(3)} commits per run${busyText(busy)}, ` +
+        `peak RSS ${(m.sample.peakRss / 2 ** 20).toFixed(0)} MB; ${m.sample.cores} (load ${load1()})`,
     );
-    return { rps: runs.runsPerSecond, cpuPerRun, commitsPerRun };
+    return { rps: runs.runsPerSecond, cpuPerRun, benchCpuPerRun: m.sample.benchCpuMs / RUNS, commitsPerRun, busy };
   };
   const set = await measured(`${s.prefix}webhook -> set, round ${round}`, webhookSet());
   const branch = await measured(`${s.prefix}webhook -> if -> set -> http-request, round ${round}`, branching(helloUrl));
@@ -153,19 +205,19 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
       });
     await waitLoad(500);
     const m = meter(pid);
-    const committed = await s.commits.of(pid);
+    const committed = await s.commits.counts();
     m.open();
     const wait = await waitLoad(WAIT_MS);
     m.close();
-    const commits = ((await s.commits.of(pid)) - committed) / wait.requests;
+    const { commits, busy } = perRun(committed, await s.commits.counts(), wait.requests);
     s.peakRss = Math.max(s.peakRss, m.sample.peakRss);
     if (wait.statuses[200] !== wait.requests) throw new Error(`${label}: answers ${JSON.stringify(wait.statuses)}, errors ${wait.errors}`);
     const cpu = m.sample.cpuMs / wait.requests;
     console.log(
       `  ${s.prefix}${label}: ${wait.rps.toFixed(0)} req/s, p50 ${wait.p50Ms.toFixed(1)} ms, p99 ${wait.p99Ms.toFixed(1)} ms, ` +
-        `${cpu.toFixed(3)} ms CPU per run, ${commits.toFixed(3)} commits per call (load ${load1()})`,
+        `${cpu.toFixed(3)} ms CPU per run, ${commits.toFixed(3)} commits per call${busyText(busy)}; ${m.sample.cores} (load ${load1()})`,
     );
-    return { rps: wait.rps, p99: wait.p99Ms, cpu, commits };
+    return { rps: wait.rps, p99: wait.p99Ms, cpu, benchCpu: m.sample.benchCpuMs / wait.requests, commits, busy };
   };
   const wait = await waited('?wait=10', CONNECTIONS);
   // Fewer callers than the worker's slots (its concurrency and one per waiting caller): each run finds one free.
@@ -179,9 +231,15 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
     waitRps: wait.rps,
     waitP99: wait.p99,
     waitCpu: wait.cpu,
+    setBenchCpu: set.benchCpuPerRun,
+    branchBenchCpu: branch.benchCpuPerRun,
+    waitBenchCpu: wait.benchCpu,
     setCommits: set.commitsPerRun,
     branchCommits: branch.commitsPerRun,
     waitCommits: wait.commits,
+    setBusy: set.busy,
+    branchBusy: branch.busy,
+    waitBusy: wait.busy,
     fewRps: few.rps,
     fewP99: few.p99,
     fewCpu: few.cpu,
@@ -192,7 +250,7 @@ async function measureRound(s: Subject, helloUrl: string, round: number | string
 const figure = (metric: string, value: number, unit: string, baseline: number | null, ratio: number | null, target: string) =>
   report({ bench: BENCH, metric, value, unit, baseline, ratio, target: `${target} (load ${load1()})` });
 
-function reportSubject({ prefix, rounds, cold, peakRss }: Subject): void {
+function reportSubject({ prefix, rounds, cold, peakRss, processes }: Subject): void {
   const mid = (pick: (r: Round) => number) => median(rounds.map(pick));
   const perHello = (pick: (r: Round) => number) => median(rounds.map((r) => pick(r) / r.hello));
   const hellos = mid((r) => r.hello);
@@ -254,12 +312,26 @@ function reportSubject({ prefix, rounds, cold, peakRss }: Subject): void {
     'informational',
   );
   for (const [metric, pick] of [
+    ['set_bench_cpu_per_run', (r: Round) => r.setBenchCpu],
+    ['branching_bench_cpu_per_run', (r: Round) => r.branchBenchCpu],
+    ['branching_wait_bench_cpu_per_run', (r: Round) => r.waitBenchCpu],
+  ] as const)
+    figure(`${name}${metric}`, mid(pick), 'ms', null, null, 'informational: the CPU of this bench, sending the load from the same cores');
+  for (const [metric, pick] of [
     ['set_commits_per_run', (r: Round) => r.setCommits],
     ['branching_commits_per_run', (r: Round) => r.branchCommits],
     ['branching_wait_commits_per_call', (r: Round) => r.waitCommits],
     ['few_callers_wait_commits_per_call', (r: Round) => r.fewCommits],
   ] as const)
     figure(`${name}${metric}`, mid(pick), 'commits', null, null, 'fewer is better; top-level SQLite transactions');
+  // Processes sharing the file take its write lock in turn; a BEGIN that finds it held is asked again later.
+  for (const [metric, pick] of [
+    ['set_lock_busy_per_run', (r: Round) => r.setBusy],
+    ['branching_lock_busy_per_run', (r: Round) => r.branchBusy],
+    ['branching_wait_lock_busy_per_call', (r: Round) => r.waitBusy],
+  ] as const)
+    if (processes > 1)
+      figure(`${name}${metric}`, mid(pick), 'BEGINs', null, null, 'informational: transactions whose BEGIN found the write lock held');
   for (const [metric, unit, pick] of [
     ['few_callers_wait_rps', 'req/s', (r: Round) => r.fewRps],
     ['few_callers_wait_p99', 'ms', (r: Round) => r.fewP99],
@@ -276,13 +348,52 @@ function reportSubject({ prefix, rounds, cold, peakRss }: Subject): void {
     figure(`${name}cold_${metric}`, median(cold.map(pick)), 'ms', null, null, 'informational: the warm-up rounds of a fresh process');
 }
 
+/** Figures of `after` against `before` measured in the same rounds: each the median, its ratio the median of the rounds' after/before. */
+function reportPaired(after: Subject, before: Subject, suffix: string): void {
+  const paired = (pick: (r: Round) => number) => median(after.rounds.map((r, i) => pick(r) / pick(before.rounds[i])));
+  const mid = (rounds: Round[], pick: (r: Round) => number) => median(rounds.map(pick));
+  const name = after.prefix.replace(/[^a-z]+/g, '_');
+  for (const [metric, pick, better] of [
+    ['set_completed_runs_per_s', (r: Round) => r.setRuns, 'higher'],
+    ['branching_completed_runs_per_s', (r: Round) => r.branchRuns, 'higher'],
+    ['branching_wait_rps', (r: Round) => r.waitRps, 'higher'],
+    ['branching_wait_p99', (r: Round) => r.waitP99, 'lower'],
+    ['set_cpu_per_run', (r: Round) => r.setCpu, 'lower'],
+    ['branching_cpu_per_run', (r: Round) => r.branchCpu, 'lower'],
+    ['branching_wait_cpu_per_run', (r: Round) => r.waitCpu, 'lower'],
+    ['branching_wait_commits_per_call', (r: Round) => r.waitCommits, 'lower'],
+    ['few_callers_wait_cpu_per_call', (r: Round) => r.fewCpu, 'lower'],
+    ['few_callers_wait_commits_per_call', (r: Round) => r.fewCommits, 'lower'],
+  ] as const) {
+    const value = mid(after.rounds, pick);
+    if (Number.isNaN(value)) continue;
+    figure(
+      `${name}${metric}_${suffix}`,
+      value,
+      metric.endsWith('_per_s') ? 'runs/s' : metric.endsWith('_rps') ? 'req/s' : metric.includes('commits') ? 'commits' : 'ms',
+      mid(before.rounds, pick),
+      paired(pick),
+      `${better} is better; ratio: median of the rounds' ${suffix.replace('_vs_', '/')}`,
+    );
+  }
+}
+
 async function main() {
+  const unknown = LAYOUTS.filter((layout) => layout !== 'one' && layout !== 'default');
+  if (unknown.length) throw new Error(`BENCH_LAYOUTS: unknown ${unknown.join(', ')} (one, default)`);
   const hello = await startHelloServer();
   const subjects: Subject[] = [];
   try {
     const beforeRoot = process.env.BENCH_BEFORE_ROOT;
-    if (beforeRoot) subjects.push(await subject('before ', hello.url, beforeRoot));
-    subjects.push(await subject('', hello.url));
+    for (const [layout, prefix, env] of [
+      ['one', '', ONE_PROCESS_RUNS_ENV],
+      ['default', 'default ', DEFAULT_LAYOUT_RUNS_ENV],
+    ] as const) {
+      if (!LAYOUTS.includes(layout)) continue;
+      if (beforeRoot) subjects.push(await subject(`before ${prefix}`, hello.url, env, beforeRoot));
+      subjects.push(await subject(prefix, hello.url, env));
+      if (layout === 'default' && Object.keys(TRY_ENV).length) subjects.push(await subject('try ', hello.url, { ...env, ...TRY_ENV }));
+    }
     for (let round = 1; round <= WARM_ROUNDS; round++)
       for (const s of subjects) await measureRound(s, hello.url, `warm-up ${round}`, NaN, s.cold);
     for (let round = 1; round <= ROUNDS; round++) {
@@ -309,28 +420,13 @@ async function main() {
 
   figure('fastify_hello_rps', median(subjects[0].rounds.map((r) => r.hello)), 'req/s', null, null, 'the baseline');
   for (const s of subjects) reportSubject(s);
-  if (subjects.length === 2) {
-    const [before, after] = subjects;
-    const paired = (pick: (r: Round) => number) => median(after.rounds.map((r, i) => pick(r) / pick(before.rounds[i])));
-    const mid = (rounds: Round[], pick: (r: Round) => number) => median(rounds.map(pick));
-    for (const [metric, pick] of [
-      ['set_cpu_per_run', (r: Round) => r.setCpu],
-      ['branching_cpu_per_run', (r: Round) => r.branchCpu],
-      ['branching_wait_cpu_per_run', (r: Round) => r.waitCpu],
-      ['branching_wait_commits_per_call', (r: Round) => r.waitCommits],
-      ['few_callers_wait_cpu_per_call', (r: Round) => r.fewCpu],
-      ['few_callers_wait_commits_per_call', (r: Round) => r.fewCommits],
-    ] as const) {
-      figure(
-        `${metric}_after_vs_before`,
-        mid(after.rounds, pick),
-        metric.endsWith('commits_per_call') ? 'commits' : 'ms',
-        mid(before.rounds, pick),
-        paired(pick),
-        "lower is better; ratio: median of the rounds' after/before",
-      );
-    }
+  const named = (prefix: string) => subjects.find((s) => s.prefix === prefix);
+  for (const s of subjects) {
+    const before = named(`before ${s.prefix}`);
+    if (before) reportPaired(s, before, 'after_vs_before');
   }
+  const [tried, layout] = [named('try '), named('default ')];
+  if (tried && layout) reportPaired(tried, layout, 'vs_default');
 }
 
 main().catch((error) => {

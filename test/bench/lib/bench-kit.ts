@@ -306,6 +306,22 @@ export function startApp(env: Record<string, string> = {}, nodeOptions: string[]
   );
 }
 
+/**
+ * Waits until every worker process of `app` is up (`npm start` with WORKERS above 1: its
+ * /health/ready counts them), and returns how many processes run the service's runs.
+ */
+export async function workersUp(app: ServerProcess): Promise<number> {
+  for (const deadline = Date.now() + 240_000; ; await new Promise((r) => setTimeout(r, 200))) {
+    const ready = (await (await fetch(`${app.url}/health/ready`)).json()) as {
+      details?: { workers?: { processes?: number; of?: number } };
+    };
+    const workers = ready.details?.workers;
+    if (!workers) return 1;
+    if (workers.processes === workers.of) return workers.of!;
+    if (Date.now() > deadline) throw new Error(`only ${JSON.stringify(workers)} worker processes came up`);
+  }
+}
+
 /** The baseline every HTTP figure is compared with: a bare Fastify hello-world server in its own process. */
 export const startHelloServer = (): Promise<ServerProcess> => startServer([join(__dirname, 'hello-server.js')], {}, benchPort());
 

@@ -1,28 +1,61 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
- * The commits of a service process started with the count-commits.js preload (top-level
- * better-sqlite3 transactions): start the app with `env` and `nodeOptions`, read its count so far
- * with `of(pid)` (asked for by SIGUSR2, read back from a file of this counter's own), `remove()` when done.
+ * The commits of a service started with the count-commits.js preload (top-level better-sqlite3
+ * transactions), in all its processes (the worker processes of `npm start` inherit the preload),
+ * and apart the BEGINs that found the write lock held by another of them: start the app with `env`
+ * and `nodeOptions`, read the counts so far with `counts()` (each live process asked by SIGUSR2
+ * and read back from its file in this counter's own directory; a process that exited counts as it
+ * last wrote), `remove()` when done.
  */
 export function commitCounter() {
-  const out = join(mkdtempSync(join(tmpdir(), 'wcs-commits-')), 'commits.txt');
-  return {
-    env: { COMMITS_OUT: out },
-    nodeOptions: ['-r', join(__dirname, 'count-commits.js')],
-    async of(pid: number): Promise<number> {
-      writeFileSync(out, '');
-      process.kill(pid, 'SIGUSR2');
-      for (;;) {
-        const text = readFileSync(out, 'utf8').trim();
-        if (text) return Number(text.split(/\s+/)[1]);
-        await sleep(20);
+  const dir = mkdtempSync(join(tmpdir(), 'wcs-commits-'));
+  const counts = async (): Promise<{ commits: number; busy: number }> => {
+    const pids = readdirSync(dir).map((file) => Number(file.replace('.txt', '')));
+    const asked = pids.filter(alive);
+    for (const pid of asked) writeFileSync(join(dir, `${pid}.txt`), '');
+    for (const pid of asked) {
+      try {
+        process.kill(pid, 'SIGUSR2');
+      } catch {
+        // exited meanwhile: its exit wrote its last counts
       }
-    },
-    remove: () => rmSync(dirname(out), { recursive: true, force: true }),
+    }
+    let commits = 0;
+    let busy = 0;
+    for (const pid of pids) {
+      for (const deadline = Date.now() + 30_000; ; await sleep(20)) {
+        const text = readFileSync(join(dir, `${pid}.txt`), 'utf8').trim();
+        if (text) {
+          const [, committed, held] = text.split(/\s+/).map(Number);
+          commits += committed;
+          busy += held;
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`process ${pid} did not write its commit count`);
+      }
+    }
+    return { commits, busy };
+  };
+  return {
+    env: { COMMITS_OUT: dir },
+    nodeOptions: ['-r', join(__dirname, 'count-commits.js')],
+    counts,
+    /** The commits so far, all processes together. */
+    of: async (): Promise<number> => (await counts()).commits,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -1,19 +1,33 @@
 // Preload (`node -r`) that counts the commits of a process: better-sqlite3 transactions begun while
-// none is open (a nested one is a savepoint). On SIGUSR2 it writes `<pid> <count>` to the file
-// COMMITS_OUT names (replacing what is there), and again at exit. Used by commits.bench.ts.
+// none is open (a nested one is a savepoint), and apart those whose BEGIN found the write lock held
+// by another process (SQLITE_BUSY: not a commit; the group commit asks again). Each process that
+// loads it (the worker processes of `npm start` inherit it) writes `<pid> <commits> <busy>` to
+// `<pid>.txt` in the directory COMMITS_OUT names, at once, on SIGUSR2 (replacing what is there) and
+// at exit. Used by commit-count.ts (the commits and runs-cpu benches).
 const { writeFileSync } = require('node:fs');
+const { join } = require('node:path');
 const { onBetterSqlite3 } = require('./on-better-sqlite3');
 
 let commits = 0;
-const wrapped = onBetterSqlite3((Database) => {
+let busy = 0;
+onBetterSqlite3((Database) => {
   const transaction = Database.prototype.transaction;
   Database.prototype.transaction = function (fn) {
     const open = () => this.inTransaction;
     const made = transaction.call(this, fn);
     const counted = (run) =>
       function (...args) {
-        if (!open()) commits++;
-        return run.apply(this, args);
+        if (open()) return run.apply(this, args);
+        commits++;
+        try {
+          return run.apply(this, args);
+        } catch (error) {
+          if (error?.code === 'SQLITE_BUSY') {
+            commits--;
+            busy++;
+          }
+          throw error;
+        }
       };
     const outer = counted(made);
     for (const kind of ['deferred', 'immediate', 'exclusive']) outer[kind] = counted(made[kind]);
@@ -22,6 +36,8 @@ const wrapped = onBetterSqlite3((Database) => {
   };
 });
 
-const write = () => wrapped() && process.env.COMMITS_OUT && writeFileSync(process.env.COMMITS_OUT, `${process.pid} ${commits}\n`);
+const write = () =>
+  process.env.COMMITS_OUT && writeFileSync(join(process.env.COMMITS_OUT, `${process.pid}.txt`), `${process.pid} ${commits} ${busy}\n`);
+write();
 process.on('SIGUSR2', write);
 process.on('exit', write);

@@ -7,29 +7,31 @@ const post = (upstreamUrl: string) => ({
   parameterMode: { body: 'expression' },
 });
 
-/**
- * The service as the run benches measure it: one process with default settings. One process, as
- * measured: WORKERS defaults to one process per core, and a second process on the same store
- * doubled what each claim cost (the two contend for SQLite's write lock). fair-runs measures it so,
- * with the default queued-run limits.
- */
-export const ONE_PROCESS_ENV = {
+/** The service as `npm start` runs it: WORKERS unset (one process per core, the first serving the API), default settings. */
+const NPM_START_ENV = {
   APP_ROLE: 'all',
-  WORKERS: '1',
   FETCH_ALLOWED_HOSTS: '127.0.0.1',
   SWAGGER_ENABLED: 'false',
 };
 
-/**
- * ONE_PROCESS_ENV without the queued-run limits (runs-cpu, commits): the accept rate outruns the
- * workers, and the backlog a round leaves is what they measure, not a refusal.
- */
-export const ONE_PROCESS_RUNS_ENV = {
-  ...ONE_PROCESS_ENV,
+/** The queued-run limits off: the accept rate outruns the workers, and the backlog a round leaves is what is measured, not a refusal. */
+const LIMITS_OFF = {
   RUNS_MAX_QUEUED: '0',
   RUNS_MAX_QUEUED_PER_WORKFLOW: '0',
   RUNS_MAX_QUEUED_PER_USER: '0',
 };
+
+/** The default layout as runs-cpu measures it beside one process. */
+export const DEFAULT_LAYOUT_RUNS_ENV = { ...NPM_START_ENV, ...LIMITS_OFF };
+
+/**
+ * One process (WORKERS=1) with default settings, so that what a run costs is not shared with a
+ * second process on the store; fair-runs measures it so, with the default queued-run limits.
+ */
+export const ONE_PROCESS_ENV = { ...NPM_START_ENV, WORKERS: '1' };
+
+/** One process without the queued-run limits (runs-cpu, commits, run-statements). */
+export const ONE_PROCESS_RUNS_ENV = { ...ONE_PROCESS_ENV, ...LIMITS_OFF };
 
 /** webhook -> set: the cheapest run that does something. */
 export const webhookSet = () => ({
