@@ -134,15 +134,15 @@ describe('SqliteJobStore query plans', () => {
       if (sql !== 'SELECT 1 FROM jobs LIMIT 1') expect({ sql, plan }).toEqual({ sql, plan: expect.not.stringMatching(/SCAN jobs/) });
   });
 
-  it('claims off the partial indexes of delayed jobs, jobs in turn and leases, and lane jobs off their own', () => {
+  it('claims off the partial indexes of delayed jobs, jobs in turn and running jobs (by lease), and lane jobs off their own', () => {
     const claim = planOf(/^UPDATE jobs SET state = 'active'.*turn > 0/);
-    for (const index of ['jobs_delayed', 'jobs_in_turn', 'jobs_leased']) expect(claim).toContain(`INDEX ${index} (name=?`);
+    for (const index of ['jobs_delayed', 'jobs_in_turn', 'jobs_out_of_turn']) expect(claim).toContain(`INDEX ${index} (name=?`);
     expect(planOf(/^UPDATE jobs SET state = 'active'.*lane = 1/)).toContain('COVERING INDEX jobs_lane (name=?)');
   });
 
   it('looks up when the next job is due off the same indexes', () => {
     const due = planOf(/^SELECT MIN\(due\)/);
-    for (const index of ['jobs_delayed', 'jobs_in_turn', 'jobs_leased']) expect(due).toContain(`INDEX ${index} (name=?`);
+    for (const index of ['jobs_delayed', 'jobs_in_turn', 'jobs_out_of_turn']) expect(due).toContain(`INDEX ${index} (name=?`);
     expect(planOf(/^SELECT MIN\(run_at\) FROM jobs .*lane = 1/)).toContain('COVERING INDEX jobs_lane (name=?)');
   });
 
@@ -150,7 +150,8 @@ describe('SqliteJobStore query plans', () => {
     const place = planOf(/^SELECT head, pending/);
     expect(place).toContain('COVERING INDEX jobs_in_turn (name=? AND turn>?)');
     expect(place).toContain('COVERING INDEX jobs_flows (name=? AND share_user=?)');
-    expect(place).toContain('INDEX jobs_users_off_turn (name=? AND share_user=?)');
+    expect(place).toContain('INDEX jobs_out_of_turn (name=? AND state=? AND lease_until=? AND share_user=?)');
+    expect(place).toContain('COVERING INDEX jobs_out_of_turn (name=? AND state=?)');
     // A read of the rows in turn would be every user's.
     expect(place).not.toContain('USING INDEX jobs_in_turn');
   });
@@ -191,13 +192,18 @@ describe('SqliteJobStore lane of a new job', () => {
     expect(await enqueue('delayed')).toEqual({ lane: false });
   });
 
-  it('is the lane again once their jobs completed or failed', async () => {
+  it('is the lane again once their jobs completed or failed, after a retry too (a failed job without a turn)', async () => {
     await enqueue('done');
     await enqueue('failed');
-    const [done, failed] = await store.claimSome(name, now, later, ['t1', 't2']);
+    await enqueue('retried');
+    const [done, failed, retried] = await store.claimSome(name, now, later, ['t1', 't2', 't3']);
     expect(await store.complete({ name, id: done.job.id }, 't1')).toBe(true);
     expect(await store.fail({ name, id: failed.job.id }, 't2', 'boom', now)).toBe(true);
+    expect(await store.retry({ name, id: retried.job.id }, 't3', now, 'again', now)).toBe(true);
+    expect((await store.claimSome(name, now, later, ['t4'])).map(({ job }) => [job.id, job.turn])).toEqual([[retried.job.id, 0]]);
+    expect(await store.fail({ name, id: retried.job.id }, 't4', 'boom', now)).toBe(true);
     expect(await enqueue('done')).toEqual({ lane: true });
     expect(await enqueue('failed')).toEqual({ lane: true });
+    expect(await enqueue('retried')).toEqual({ lane: true });
   });
 });

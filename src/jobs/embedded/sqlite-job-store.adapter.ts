@@ -90,7 +90,8 @@ export class SqliteJobStore extends JobStore {
       // each flow to the next (jobs_flows): COUNT(DISTINCT) read every waiting job of the user, a
       // millisecond per enqueue behind a backlog of 3,000. A user is pending with a job in turn
       // (jobs_flows: the planner, without statistics, took jobs_in_turn and read every job in turn
-      // of every user) or else one running or waiting for its time (jobs_users_off_turn, migration 330).
+      // of every user), else one waiting for its time or running (jobs_out_of_turn, migration 330:
+      // the running jobs of all users are read there, as many as the workers' slots).
       place: db.prepare(
         `SELECT head, pending,
            CASE WHEN pending THEN (
@@ -111,8 +112,10 @@ export class SqliteJobStore extends JobStore {
            CASE WHEN EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_flows
                WHERE name = @name AND state = 'waiting' AND turn > 0 AND share_user = @user)
              THEN 1
-             ELSE EXISTS (SELECT 1 FROM jobs
-               WHERE name = @name AND share_user = @user AND (state = 'active' OR (state = 'waiting' AND turn = 0)))
+             WHEN EXISTS (SELECT 1 FROM jobs
+               WHERE name = @name AND state = 'waiting' AND turn = 0 AND lease_until IS NULL AND share_user = @user)
+             THEN 1
+             ELSE EXISTS (SELECT 1 FROM jobs WHERE name = @name AND state = 'active' AND share_user = @user)
            END AS pending)`,
       ),
       // Which job a claim takes and its take, in one statement run in the claim's transaction (group
