@@ -91,6 +91,7 @@ export class SqliteJobStore extends JobStore {
       // millisecond per enqueue behind a backlog of 3,000. A user is pending with a job in turn
       // (jobs_flows: the planner, without statistics, took jobs_in_turn and read every job in turn
       // of every user), else one waiting for its time or running (jobs_out_of_turn, migration 330:
+      // `lease_until IS NULL`, true of every waiting row, lets the probe reach the user's entries;
       // the running jobs of all users are read there, as many as the workers' slots).
       place: db.prepare(
         `SELECT head, pending,
