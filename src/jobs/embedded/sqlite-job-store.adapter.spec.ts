@@ -87,3 +87,123 @@ describe('SqliteJobStore claims with a joining write', () => {
     expect(await store.claimSome(name, now, later, ['t5'])).toEqual([]);
   });
 });
+
+/**
+ * How SQLite reads the jobs table: every statement the store prepares, put to EXPLAIN QUERY PLAN.
+ * A claim, a next-due lookup or a new job's fair turn that scans grows with the backlog, which may
+ * be thousands of waiting runs.
+ */
+describe('SqliteJobStore query plans', () => {
+  let dir: string;
+  let db: SqliteDb;
+  const plans = new Map<string, string>();
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'job-store-plans-'));
+    db = openSqliteDatabase(dir);
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    const spy = jest.spyOn(db, 'prepare').mockImplementation((sql: string) => {
+      prepared.push(sql);
+      return prepare(sql);
+    });
+    new SqliteJobStore(db);
+    spy.mockRestore();
+    for (const sql of prepared) {
+      const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, param]) => [param, '']));
+      const positional = Array.from(sql.match(/\?/g) ?? [], () => '');
+      const steps = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(Object.keys(named).length ? [named] : positional)) as {
+        detail: string;
+      }[];
+      plans.set(sql.replace(/\s+/g, ' ').trim(), steps.map((step) => step.detail).join('; '));
+    }
+  });
+  afterAll(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const planOf = (pattern: RegExp): string => {
+    const found = [...plans].filter(([sql]) => pattern.test(sql));
+    expect(found).toHaveLength(1);
+    return found[0][1];
+  };
+
+  it('reads an index in every statement but the ping', () => {
+    for (const [sql, plan] of plans)
+      if (sql !== 'SELECT 1 FROM jobs LIMIT 1') expect({ sql, plan }).toEqual({ sql, plan: expect.not.stringMatching(/SCAN jobs/) });
+  });
+
+  it('claims off the partial indexes of delayed jobs, jobs in turn and running jobs (by lease), and lane jobs off their own', () => {
+    const claim = planOf(/^UPDATE jobs SET state = 'active'.*turn > 0/);
+    for (const index of ['jobs_delayed', 'jobs_in_turn', 'jobs_out_of_turn']) expect(claim).toContain(`INDEX ${index} (name=?`);
+    expect(planOf(/^UPDATE jobs SET state = 'active'.*lane = 1/)).toContain('COVERING INDEX jobs_lane (name=?)');
+  });
+
+  it('looks up when the next job is due off the same indexes', () => {
+    const due = planOf(/^SELECT MIN\(due\)/);
+    for (const index of ['jobs_delayed', 'jobs_in_turn', 'jobs_out_of_turn']) expect(due).toContain(`INDEX ${index} (name=?`);
+    expect(planOf(/^SELECT MIN\(run_at\) FROM jobs .*lane = 1/)).toContain('COVERING INDEX jobs_lane (name=?)');
+  });
+
+  it("places a new job by its user's jobs alone: in turn (jobs_flows), else running or waiting for their time", () => {
+    const place = planOf(/^SELECT head, pending/);
+    expect(place).toContain('COVERING INDEX jobs_in_turn (name=? AND turn>?)');
+    expect(place).toContain('COVERING INDEX jobs_flows (name=? AND share_user=?)');
+    expect(place).toContain('INDEX jobs_out_of_turn (name=? AND state=? AND lease_until=? AND share_user=?)');
+    expect(place).toContain('COVERING INDEX jobs_out_of_turn (name=? AND state=?)');
+    // A read of the rows in turn would be every user's.
+    expect(place).not.toContain('USING INDEX jobs_in_turn');
+  });
+});
+
+/** Whether a new job goes to the lane: its user has nothing waiting or running (fair-turns.ts). */
+describe('SqliteJobStore lane of a new job', () => {
+  const name = 'test.lane';
+  let dir: string;
+  let db: SqliteDb;
+  let store: SqliteJobStore;
+  const now = new Date();
+  const later = new Date(now.getTime() + 60_000);
+  let ids = 0;
+  const enqueue = (user: string, runAt = now) =>
+    store.insert({ name, id: `j${++ids}`, data: '{}', maxAttempts: 1, backoffMs: 0, runAt, share: { user, flow: 'f' } }, now);
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'job-store-lane-'));
+    db = openSqliteDatabase(dir);
+    store = new SqliteJobStore(db);
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is the lane for a user with nothing pending, and not behind their job in turn', async () => {
+    expect(await enqueue('u')).toEqual({ lane: true });
+    expect(await enqueue('u')).toEqual({ lane: false });
+  });
+
+  it('is not the lane behind their running job, nor behind their job waiting for its time', async () => {
+    await enqueue('running');
+    expect(await store.claimSome(name, now, later, ['t'])).toHaveLength(1);
+    expect(await enqueue('running')).toEqual({ lane: false });
+    await enqueue('delayed', later);
+    expect(await enqueue('delayed')).toEqual({ lane: false });
+  });
+
+  it('is the lane again once their jobs completed or failed, after a retry too (a failed job without a turn)', async () => {
+    await enqueue('done');
+    await enqueue('failed');
+    await enqueue('retried');
+    const [done, failed, retried] = await store.claimSome(name, now, later, ['t1', 't2', 't3']);
+    expect(await store.complete({ name, id: done.job.id }, 't1')).toBe(true);
+    expect(await store.fail({ name, id: failed.job.id }, 't2', 'boom', now)).toBe(true);
+    expect(await store.retry({ name, id: retried.job.id }, 't3', now, 'again', now)).toBe(true);
+    expect((await store.claimSome(name, now, later, ['t4'])).map(({ job }) => [job.id, job.turn])).toEqual([[retried.job.id, 0]]);
+    expect(await store.fail({ name, id: retried.job.id }, 't4', 'boom', now)).toBe(true);
+    expect(await enqueue('done')).toEqual({ lane: true });
+    expect(await enqueue('failed')).toEqual({ lane: true });
+    expect(await enqueue('retried')).toEqual({ lane: true });
+  });
+});

@@ -27,7 +27,6 @@ interface JobRow {
 
 /** What the `place` statement reads for fairPlace. */
 interface PlaceRow {
-  present: 0 | 1;
   head: number | null;
   pending: 0 | 1;
   flow_last: number | null;
@@ -64,7 +63,7 @@ const toJob = (row: JobRow): StoredJob => ({
  * Every write goes through the connection's group commit (group-commit.ts), with the run writes of
  * the same turn: a claim too, since the claim loop asks for all its free slots in one turn (one
  * autocommitted claim per job was the largest single cost of a run in the profile of a loaded
- * process). A job's fair turn is read and written in the transaction of its insert (migration 310's indexes).
+ * process). A job's fair turn is read and written in the transaction of its insert (the indexes of migrations 310 and 330).
  */
 export class SqliteJobStore extends JobStore {
   private readonly statements;
@@ -83,14 +82,19 @@ export class SqliteJobStore extends JobStore {
            @share_user, @share_flow, @turn, @lane)
          ON CONFLICT (name, id) DO NOTHING`,
       ),
-      // Where a job due now goes (fairPlace), read in one statement: whether it exists already (its
-      // insert does nothing then), the head, whether its user has anything pending and, only if so
-      // (CASE reads its branch alone), the flow's last turn and the user's flows waiting. Five
-      // statements cost about twice as much (34 against 17 µs an enqueue behind 30 waiting jobs).
-      // The flows are counted one index probe per flow, from each flow to the next (jobs_flows):
-      // COUNT(DISTINCT) read every waiting job of the user, a millisecond per enqueue behind a backlog of 3,000.
+      // Where a job due now goes (fairPlace), read in one statement: the head, whether its user has
+      // anything pending and, only if so (CASE reads its branch alone), the flow's last turn and the
+      // user's flows waiting. Five statements cost about twice as much (34 against 17 µs an enqueue
+      // behind 30 waiting jobs). A job whose id exists already gets a place too, which its insert
+      // (ON CONFLICT DO NOTHING) never writes. The flows are counted one index probe per flow, from
+      // each flow to the next (jobs_flows): COUNT(DISTINCT) read every waiting job of the user, a
+      // millisecond per enqueue behind a backlog of 3,000. A user is pending with a job in turn
+      // (jobs_flows: the planner, without statistics, took jobs_in_turn and read every job in turn
+      // of every user), else one waiting for its time or running (jobs_out_of_turn, migration 330:
+      // `lease_until IS NULL`, true of every waiting row, lets the probe reach the user's entries;
+      // the running jobs of all users are read there, as many as the workers' slots).
       place: db.prepare(
-        `SELECT present, head, pending,
+        `SELECT head, pending,
            CASE WHEN pending THEN (
              SELECT MAX(turn) FROM jobs
              WHERE name = @name AND state = 'waiting' AND turn > 0 AND share_user = @user AND share_flow = @flow)
@@ -105,9 +109,15 @@ export class SqliteJobStore extends JobStore {
              SELECT COUNT(flow) FROM flows)
            END AS user_flows
          FROM (SELECT
-           EXISTS (SELECT 1 FROM jobs WHERE name = @name AND id = @id) AS present,
            (SELECT turn FROM jobs WHERE name = @name AND state = 'waiting' AND turn > 0 ORDER BY turn LIMIT 1) AS head,
-           EXISTS (SELECT 1 FROM jobs WHERE name = @name AND share_user = @user AND state IN ('waiting', 'active')) AS pending)`,
+           CASE WHEN EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_flows
+               WHERE name = @name AND state = 'waiting' AND turn > 0 AND share_user = @user)
+             THEN 1
+             WHEN EXISTS (SELECT 1 FROM jobs
+               WHERE name = @name AND state = 'waiting' AND turn = 0 AND lease_until IS NULL AND share_user = @user)
+             THEN 1
+             ELSE EXISTS (SELECT 1 FROM jobs WHERE name = @name AND state = 'active' AND share_user = @user)
+           END AS pending)`,
       ),
       // Which job a claim takes and its take, in one statement run in the claim's transaction (group
       // commit, IMMEDIATE: the write lock is held from its start), so two workers (threads or processes
@@ -207,10 +217,8 @@ export class SqliteJobStore extends JobStore {
       lane: 0,
     };
     const state =
-      job.runAt <= now
-        ? (this.statements.place.get({ name: job.name, id: job.id, user: share.user, flow: share.flow }) as PlaceRow)
-        : undefined;
-    if (state && !state.present) {
+      job.runAt <= now ? (this.statements.place.get({ name: job.name, user: share.user, flow: share.flow }) as PlaceRow) : undefined;
+    if (state) {
       // No user pending: no flow of theirs waits either (flow_last and user_flows were not read).
       const place = fairPlace({
         head: state.head ?? 0,
