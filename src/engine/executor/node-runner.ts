@@ -68,6 +68,8 @@ export class NodeRunner implements ItemRunner {
       );
       try {
         const ctx = contextFor(this.deps, run, node, binding, params, shared, limit.signal);
+        // The node may change what it was given (or what earlier nodes gave): recorded texts are made anew after it.
+        run.lastRecorded = undefined;
         const output = await raceSignal(invoke(node, ctx), limit.signal);
         // A credential echoed back by a server goes no further than the node that sent it.
         const masked = run.credentialMasks.active ? run.credentialMasks.value(output) : output;
