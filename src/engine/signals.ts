@@ -43,7 +43,10 @@ export function timeLimit(
   return { signal, dispose: () => clearTimeout(timer) };
 }
 
-/** What each signal's pending races reject with it: one abort listener per signal, however many races it ends. */
+/**
+ * What each signal's abort settles: the rejects of its pending races, and the signals that follow
+ * it (followUnless). One abort listener per signal, however many races it ends.
+ */
 const racing = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 
 function racesOn(signal: AbortSignal): Set<(reason: unknown) => void> {
@@ -51,16 +54,38 @@ function racesOn(signal: AbortSignal): Set<(reason: unknown) => void> {
   if (races === undefined) {
     const pending = (races = new Set());
     racing.set(signal, pending);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const reject of pending) reject(signal.reason);
-        pending.clear();
-      },
-      { once: true },
-    );
+    signal.addEventListener('abort', () => settleAll(pending, signal.reason), { once: true });
   }
   return races;
+}
+
+function settleAll(pending: Set<(reason: unknown) => void>, reason: unknown): void {
+  for (const settle of pending) settle(reason);
+  pending.clear();
+}
+
+/**
+ * A signal that aborts with `parent`'s reason when `follows(reason)`, until disposed. It is told by
+ * the abort listener `parent`'s races share, and ends its own races itself (it aborts only here):
+ * no listener of its own on either signal, where adding and removing one cost 1-2 µs each on Node 20.
+ */
+export function followUnless(parent: AbortSignal, follows: (reason: unknown) => boolean): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const { signal } = controller;
+  const races = new Set<(reason: unknown) => void>();
+  racing.set(signal, races);
+  const follow = (reason: unknown) => {
+    if (!follows(reason)) return;
+    controller.abort(reason);
+    settleAll(races, reason);
+  };
+  if (parent.aborted) {
+    follow(parent.reason);
+    return { signal, dispose: NOTHING_TO_DISPOSE };
+  }
+  const told = racesOn(parent);
+  told.add(follow);
+  return { signal, dispose: () => void told.delete(follow) };
 }
 
 /**

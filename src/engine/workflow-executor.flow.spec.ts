@@ -708,6 +708,30 @@ describe('WorkflowExecutor step inputs', () => {
     expect(await listenersFor(4)).toBe(await listenersFor(1));
   });
 
+  it('tells the signal of the nodes that must not run twice through the one abort listener of the run', async () => {
+    const targets: EventTarget[] = [];
+    const add = jest.spyOn(EventTarget.prototype, 'addEventListener').mockImplementation(function (
+      this: EventTarget,
+      type,
+      listener,
+      options,
+    ) {
+      if (type === 'abort') targets.push(this);
+      return original.add.call(this, type, listener, options);
+    });
+    const controller = new AbortController();
+    try {
+      const result = await run(workflow([node('send', 'effect')], [edge('trigger', 'send')]), {
+        signal: controller.signal,
+        abort: (reason) => controller.abort(reason),
+      });
+      expect(result.status).toBe('succeeded');
+    } finally {
+      add.mockRestore();
+    }
+    expect(targets).toEqual([controller.signal]);
+  });
+
   describe('loop records', () => {
     /** Characters of every record the listener receives over a loop of `iterations` over a body that must not run twice. */
     async function recordedChars(iterations: number): Promise<{ chars: number; work: StepRecord; send: StepRecord }> {

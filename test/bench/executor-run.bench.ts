@@ -3,7 +3,8 @@
  * and webhook -> if -> set -> http-request (a fetcher that answers at once), the listener sealing
  * kept states when the run worker's step recorder does. Prints CPU a run; for instructions a run, run it under
  * callgrind twice (BENCH_RUNS=0 and BENCH_RUNS=N, one of BENCH_WORKFLOWS=set or branching) and
- * divide the difference by N.
+ * divide the difference by N, with node's --single-threaded: V8's compiler and marker threads
+ * otherwise land in the counts, which then differ by more than the changes measured.
  *
  *   BENCH_RUNS=20000 node --no-node-snapshot -r ./scripts/swc-register.js test/bench/executor-run.bench.ts
  */

@@ -15,6 +15,7 @@ import type { RunInterrupt } from '../run-interrupt';
 import type { ResolvedCredential } from '../node-credentials.port';
 import type { Redactor } from '../redactor';
 import type { RunRequest, StepListener } from './run-contract';
+import type { Recorded } from './step-records';
 
 /** One run's execution: the plan, what each node produced, and where records go. */
 export interface Execution {
@@ -43,6 +44,11 @@ export interface Execution {
    * first of them and shared by all (it follows the run's signal alone), disposed with the run.
    */
   shielded?: { signal: AbortSignal; dispose: () => void };
+  /**
+   * The value recorded last (a node's output) and what recording it made, until a node's code runs
+   * again: the next node's input is mostly that very value, and nothing could have changed it since.
+   */
+  lastRecorded?: { value: unknown; redactor: Redactor; recorded: Recorded };
 }
 
 /** Where a node stands in this run. */

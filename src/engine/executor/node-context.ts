@@ -74,18 +74,39 @@ export function contextFor(
   signal: AbortSignal,
 ): NodeContext<object> {
   const http = nodeHttpClient(deps.fetcher, signal, httpRunOf(deps, run));
-  // Object.assign, not a literal that begins with a spread: on Node 20 each property such a literal
-  // adds after its spread costs about a microsecond (a new hidden class each time), 25 us per try here.
-  return Object.assign({}, binding, { params, variables: run.request.variables }, shared, {
-    models: nodeLanguageModels(deps.models ?? NO_LANGUAGE_MODEL, http),
-    http,
-    mcp: nodeMcpClients(http),
-    mask: <T>(value: T) => run.request.redactor.value(value) as T,
-    signal,
-    runId: run.request.runId,
-    workflowId: run.request.workflowId,
-    nodeId: node.id,
-  }) as NodeContext<object>;
+  const { request } = run;
+  // Stored one by one on a new object, in the order the binding's fields and then the others always
+  // had: Object.assign of these twenty-odd properties (like a literal beginning with a spread, which
+  // cost 25 us a try on Node 20) leaves an object in dictionary mode, 1 us to build and slower to read.
+  const ctx: Record<string, unknown> = {};
+  ctx.runMode = binding.runMode;
+  if (binding.runMode === 'item') {
+    ctx.item = binding.item;
+    ctx.itemIndex = binding.itemIndex;
+  } else {
+    ctx.input = binding.input;
+    if (binding.loop) ctx.loop = binding.loop;
+  }
+  ctx.params = params;
+  ctx.variables = request.variables;
+  ctx.nodes = shared.nodes;
+  ctx.inputs = shared.inputs;
+  ctx.collections = shared.collections;
+  ctx.logger = shared.logger;
+  ctx.workflows = shared.workflows;
+  ctx.approvals = shared.approvals;
+  ctx.progress = shared.progress;
+  ctx.memory = shared.memory;
+  ctx.sandbox = shared.sandbox;
+  ctx.models = nodeLanguageModels(deps.models ?? NO_LANGUAGE_MODEL, http);
+  ctx.http = http;
+  ctx.mcp = nodeMcpClients(http);
+  ctx.mask = <T>(value: T) => request.redactor.value(value) as T;
+  ctx.signal = signal;
+  ctx.runId = request.runId;
+  ctx.workflowId = request.workflowId;
+  ctx.nodeId = node.id;
+  return ctx as unknown as NodeContext<object>;
 }
 
 /** What ctx.http needs of the run: its user's credentials (resolved once per run) and its masks, which they join. */

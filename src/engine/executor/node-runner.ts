@@ -2,7 +2,7 @@ import { LoopState, NodeContext, NodeInput, NodeTimeoutError } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import type { TryPolicy } from '../compiler/failure-settings';
 import { isRunInterrupt } from '../run-interrupt';
-import { childSignal, raceSignal, sleep } from '../signals';
+import { childSignal, followUnless, raceSignal, sleep } from '../signals';
 import type { Binding, Execution, NodeGuard, NodeResult, NodeShared } from './execution';
 import { contextFor, sharedFor } from './node-context';
 import type { ParameterResolver } from './parameter-resolver';
@@ -68,6 +68,8 @@ export class NodeRunner implements ItemRunner {
       );
       try {
         const ctx = contextFor(this.deps, run, node, binding, params, shared, limit.signal);
+        // The node may change what it was given (or what earlier nodes gave): recorded texts are made anew after it.
+        run.lastRecorded = undefined;
         const output = await raceSignal(invoke(node, ctx), limit.signal);
         // A credential echoed back by a server goes no further than the node that sent it.
         const masked = run.credentialMasks.active ? run.credentialMasks.value(output) : output;
@@ -99,11 +101,5 @@ function invoke(node: CompiledNode, ctx: NodeContext<object>): Promise<unknown> 
 
 /** Follows `parent` except when the process stops: the nodes it guards then finish first. Dispose of it when the run is done. */
 function unlessShutdown(parent: AbortSignal): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const follow = () => {
-    if (!(isRunInterrupt(parent.reason) && parent.reason.reason === 'shutdown')) controller.abort(parent.reason);
-  };
-  if (parent.aborted) follow();
-  else parent.addEventListener('abort', follow, { once: true });
-  return { signal: controller.signal, dispose: () => parent.removeEventListener('abort', follow) };
+  return followUnless(parent, (reason) => !(isRunInterrupt(reason) && reason.reason === 'shutdown'));
 }

@@ -125,9 +125,18 @@ export function recordedValue(run: Execution, value: unknown): unknown {
   return recordedWithJson(run, value).value;
 }
 
-/** recordedValue with its text, for a record's `json` (the store writes the text rather than serialise the value again). */
+/**
+ * recordedValue with its text, for a record's `json` (the store writes the text rather than serialise
+ * the value again). A value recorded again before any node ran since (a node's output, as the next
+ * node's input) takes what the first recording made: a step's output is serialised once.
+ */
 export function recordedWithJson(run: Execution, value: unknown): Recorded {
-  return recordedJson(run.request.redactor.value(value));
+  const { redactor } = run.request;
+  const last = run.lastRecorded;
+  if (last !== undefined && last.value === value && last.redactor === redactor) return last.recorded;
+  const recorded = recordedJson(redactor.value(value));
+  run.lastRecorded = { value, redactor, recorded };
+  return recorded;
 }
 
 /** Keeps the run record bounded; the full output still went to the successors. */

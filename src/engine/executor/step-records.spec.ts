@@ -1,0 +1,119 @@
+import pino from 'pino';
+import webhookTrigger from '../../../plugins/webhook-trigger';
+import { defineNode } from '../../sdk';
+import { stepJson, type StepRecord } from '../../domain/step.model';
+import type { WorkflowDefinition, WorkflowNodeSpec } from '../../domain/workflow-definition.model';
+import { UnavailableCollectionsProvider } from '../node-collections.port';
+import { ExpressionEngine } from '../expressions/expression-engine';
+import { NodeRegistry } from '../node-registry';
+import { registerDefinition } from '../plugin-loader';
+import { Redactor } from '../redactor';
+import { compileWorkflow } from '../workflow-compiler';
+import { WorkflowExecutor } from '../workflow-executor';
+
+class NoParams {}
+
+/** How often the value `make` outputs was serialised. */
+let serialised = 0;
+
+const make = defineNode({
+  type: 'make',
+  version: 1,
+  displayName: 'Make',
+  description: 'Outputs a new object that counts its serialisations',
+  parameters: NoParams,
+  defaultRunMode: 'input',
+  execute: () => {
+    const made = { n: 1 };
+    Object.defineProperty(made, 'toJSON', { value: () => (serialised++, { n: made.n }) });
+    return made;
+  },
+});
+
+const bump = defineNode({
+  type: 'bump',
+  version: 1,
+  displayName: 'Bump',
+  description: 'Changes what it received, in place, and outputs it',
+  parameters: NoParams,
+  defaultRunMode: 'input',
+  execute: (ctx) => {
+    const received = (ctx.runMode === 'input' ? ctx.input : ctx.item) as { n: number };
+    received.n++;
+    return received;
+  },
+});
+
+const done = defineNode({
+  type: 'done',
+  version: 1,
+  displayName: 'Done',
+  description: 'Outputs a constant',
+  parameters: NoParams,
+  defaultRunMode: 'input',
+  execute: () => 'done',
+});
+
+const registry = new NodeRegistry([
+  registerDefinition(webhookTrigger, 'webhook-trigger'),
+  registerDefinition(make, 'make'),
+  registerDefinition(bump, 'bump'),
+  registerDefinition(done, 'done'),
+]);
+
+function chain(...types: string[]): WorkflowDefinition {
+  const nodes: WorkflowNodeSpec[] = [
+    { id: 'trigger', type: 'webhook-trigger', parameters: {} },
+    ...types.map((type) => ({ id: type, type, parameters: {} })),
+  ];
+  return { nodes, edges: nodes.slice(1).map((n, i) => ({ from: nodes[i].id, to: n.id })), variables: [] };
+}
+
+let expressions: ExpressionEngine;
+
+beforeAll(() => {
+  expressions = new ExpressionEngine({ poolSize: 1, memoryLimitMb: 16, timeoutMs: 500 });
+});
+
+afterAll(async () => {
+  await expressions.close();
+});
+
+async function run(definition: WorkflowDefinition): Promise<Record<string, StepRecord>> {
+  const executor = new WorkflowExecutor({
+    expressions,
+    fetcher: { fetch: () => Promise.reject(new Error('no network in this test')) },
+    collections: new UnavailableCollectionsProvider(),
+    logger: pino({ level: 'silent' }),
+    runTimeoutMs: 30_000,
+  });
+  const steps: Record<string, StepRecord> = {};
+  const outcome = await executor.run(
+    compileWorkflow(definition, registry),
+    { runId: 'run_1', workflowId: 'wfl_1', actingUserId: 'usr_1', input: { q: 'hi' }, variables: {}, redactor: Redactor.NONE },
+    { finished: (step) => void (steps[step.nodeId] = step), started: async () => undefined },
+  );
+  expect(outcome.status).toBe('succeeded');
+  return steps;
+}
+
+describe('step records', () => {
+  beforeEach(() => {
+    serialised = 0;
+  });
+
+  it("serialises a node's output once when the next node's input is that very value", async () => {
+    const steps = await run(chain('make', 'done'));
+    expect(serialised).toBe(1);
+    expect(stepJson(steps.make, 'output')).toBe('{"n":1}');
+    expect(stepJson(steps.done, 'input')).toBe('{"n":1}');
+  });
+
+  it('serialises a value again once a node ran, which may have changed it', async () => {
+    const steps = await run(chain('make', 'bump', 'done'));
+    expect(stepJson(steps.make, 'output')).toBe('{"n":1}');
+    expect(stepJson(steps.bump, 'input')).toBe('{"n":1}');
+    expect(stepJson(steps.bump, 'output')).toBe('{"n":2}');
+    expect(stepJson(steps.done, 'input')).toBe('{"n":2}');
+  });
+});
