@@ -73,8 +73,9 @@ describe('EmbeddedJobQueue, jobs finishing', () => {
     });
 
     expect(db.prepare('SELECT COUNT(*) FROM outcomes').pluck().get()).toBe(jobs);
-    // The first claim, then one commit per slotful: the slots' writes and completions and the next claim. Two a slotful before.
-    expect(commits).toBeLessThanOrEqual(jobs / CONCURRENCY + 2);
+    // The first claim, then one commit per slotful: the slots' writes and completions and the next
+    // claim (12 here, a last look for jobs among them); two a slotful before (22). Room for a stray write.
+    expect(commits).toBeLessThanOrEqual(jobs / CONCURRENCY + 4);
   });
 
   it("claims for a finishing job's slot while its handler still runs, never more handlers than the slots not finishing, one finishing per slot", async () => {
