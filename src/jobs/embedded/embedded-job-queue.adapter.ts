@@ -6,7 +6,7 @@ import { laneQueueName } from '../fair-turns';
 import { processNotices } from '../../common/process-notices';
 import { ClaimedJob, JobStore, NewJob } from '../../domain/job-store.port';
 import { StoreCommits } from '../../domain/store-commits.port';
-import { DEFAULTS, EmbeddedJobQueueOptions, newJob, RunningJob, slots, Worker } from './embedded-workers';
+import { DEFAULTS, EmbeddedJobQueueOptions, freeSlots, newJob, RunningJob, Worker } from './embedded-workers';
 import { renewLeases } from './lease-renewal';
 
 const PURGE_EVERY_MS = 60 * 60 * 1000;
@@ -117,7 +117,7 @@ export class EmbeddedJobQueue extends JobQueue {
     if (this.stopping || !store.claimSomeWithin || job.runAt.getTime() > now) return undefined;
     for (const key of lane ? [job.name, laneQueueName(job.name)] : [job.name]) {
       const worker = this.workers.get(key);
-      if (!worker || worker.claiming || worker.running.size + worker.reserved >= slots(worker)) continue;
+      if (!worker || worker.claiming || freeSlots(worker) <= 0) continue;
       const leaseUntil = new Date(now + this.settings.leaseMs);
       const claimed = store.claimSomeWithin(worker.name, new Date(now), leaseUntil, [randomUUID()], worker.lane, worker.joining);
       if (claimed.length === 0) return undefined;
@@ -239,7 +239,7 @@ export class EmbeddedJobQueue extends JobQueue {
     try {
       do {
         worker.recheck = false;
-        while (!this.stopping && worker.running.size + worker.reserved < slots(worker)) {
+        while (!this.stopping && freeSlots(worker) > 0) {
           // Every free slot in one claim: it shares one turn, and so one commit of the store's group
           // commit, with the other writes of that turn (the runs it claims among them). The slots are
           // counted when the claim is made (at the end of the turn, on SQLite), not when asked for:
@@ -248,7 +248,7 @@ export class EmbeddedJobQueue extends JobQueue {
           const now = Date.now();
           let free = 0;
           const tokens = () => {
-            free = slots(worker) - worker.running.size - worker.reserved;
+            free = freeSlots(worker);
             return Array.from({ length: free }, () => randomUUID());
           };
           const claimed = await this.store.claimSome(
@@ -306,7 +306,7 @@ export class EmbeddedJobQueue extends JobQueue {
    */
   private async watchStore(): Promise<void> {
     if (this.stopping || this.watching) return;
-    const free = [...this.workers.values()].filter((worker) => worker.running.size + worker.reserved < slots(worker));
+    const free = [...this.workers.values()].filter((worker) => freeSlots(worker) > 0);
     for (const worker of free) if (worker.claiming) void this.claimJobs(worker);
     const idle = free.filter((worker) => !worker.claiming);
     if (idle.length === 0) return;
@@ -371,6 +371,13 @@ export class EmbeddedJobQueue extends JobQueue {
     void this.claimJobs(worker);
   }
 
+  /** The handler staged its job's completion: its slot's next job is claimed in this turn, so in that transaction (freeSlots). */
+  private finishing(worker: Worker, running: RunningJob): void {
+    if (running.completing) return;
+    running.completing = this.store.complete(running.key, running.token);
+    if (!running.handlerDone) void this.claimJobs(worker);
+  }
+
   private async runJob(worker: Worker, running: RunningJob): Promise<void> {
     const { job, key, token, controller } = running;
     const fields = { job: job.name, jobId: job.id };
@@ -384,7 +391,7 @@ export class EmbeddedJobQueue extends JobQueue {
       }
       let failure: { error: unknown } | undefined;
       // Only where the job's completion commits with the handler's writes (see JobContext.finishing).
-      const finishing = this.store.commitsWithOtherStores ? () => void (running.completing ??= this.store.complete(key, token)) : undefined;
+      const finishing = this.store.commitsWithOtherStores ? () => this.finishing(worker, running) : undefined;
       try {
         await worker.handler({
           id: job.id,

@@ -94,6 +94,20 @@ export function slots(worker: Worker): number {
   return worker.concurrency + Math.min(Math.max(0, waiting), EXTRA_SLOTS_PER_SLOT * worker.concurrency);
 }
 
+/**
+ * The slots a claim may take now: the worker's slots less the jobs it runs and the claims reserved
+ * in accepts. A job whose completion is staged (its handler called `finishing`) leaves its slot to
+ * the claim of that turn, which then commits with the completion, though the job stays tracked
+ * until its handler returns; at most one such job per slot, so no more handlers than twice the
+ * slots run at once, and never more than the slots that are not finishing.
+ */
+export function freeSlots(worker: Worker): number {
+  const total = slots(worker);
+  let finishing = 0;
+  for (const running of worker.running.values()) if (running.completing) finishing++;
+  return total - worker.running.size + Math.min(finishing, total) - worker.reserved;
+}
+
 /** A job as stored, asked for now (`at`). */
 export function newJob<T>(name: string, data: T, options?: EnqueueOptions): NewJob & { at: Date } {
   const resolved = resolveEnqueueOptions(name, options);

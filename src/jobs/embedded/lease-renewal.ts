@@ -5,14 +5,16 @@ import type { Worker } from './embedded-workers';
 
 /**
  * The embedded queue's heartbeat (every third of the lease): renews the lease of every job its
- * workers run whose handler has not returned. A job whose lease another worker took over meanwhile
- * (this process stalled past it) is aborted, and its outcome dropped by the queue.
+ * workers run whose handler has neither returned nor staged its completion. A job whose lease
+ * another worker took over meanwhile (this process stalled past it) is aborted, and its outcome
+ * dropped by the queue.
  */
 export async function renewLeases(workers: Iterable<Worker>, store: JobStore, leaseMs: number, logger: Logger): Promise<void> {
   const leaseUntil = new Date(Date.now() + leaseMs);
   for (const worker of workers) {
     for (const running of worker.running.values()) {
-      if (running.handlerDone) continue;
+      // A job whose completion is staged (JobContext.finishing) is gone once that commits: nothing to hold.
+      if (running.handlerDone || running.completing) continue;
       try {
         const held = await store.renew(running.key, running.token, leaseUntil, new Date());
         if (held || running.handlerDone || running.leaseLost) continue;
