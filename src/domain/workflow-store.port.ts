@@ -59,8 +59,16 @@ export abstract class WorkflowStore {
     savedBy: string,
     settings?: WorkflowSettings,
   ): Promise<boolean>;
-  /** Removes the workflow, its versions and memberships (runs are the RunStore's). */
+  /**
+   * Removes the workflow, its versions and memberships (runs are the RunStore's), and keeps its id
+   * as deleted (wasDeleted).
+   */
   abstract delete(id: string): Promise<boolean>;
+  /**
+   * Whether a workflow of this id was deleted from this store: a run's job left queued by the
+   * deletion ends quietly, where one naming a run the store never had is tried again (RunWorker).
+   */
+  abstract wasDeleted(id: string): Promise<boolean>;
   /**
    * Stores `version` (the draft as the caller read and checked it) under the next version number
    * and makes it active, put in force by its creator, with what its trigger asks for (schedule,

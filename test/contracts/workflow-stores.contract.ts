@@ -827,5 +827,16 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       await runs.deleteForWorkflow(w.id);
       expect(await runs.get(older.id)).toBeNull();
     });
+
+    it('tells a deleted workflow from one it never had', async () => {
+      const w = workflow('usr_deleter');
+      await workflows.create(w);
+      expect(await workflows.wasDeleted(w.id)).toBe(false);
+      expect(await workflows.delete(w.id)).toBe(true);
+      expect(await workflows.wasDeleted(w.id)).toBe(true);
+      expect(await workflows.delete(w.id)).toBe(false);
+      expect(await workflows.wasDeleted(w.id)).toBe(true);
+      expect(await workflows.wasDeleted('wfl_never_had')).toBe(false);
+    });
   });
 });

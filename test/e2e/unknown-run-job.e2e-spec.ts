@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer, Server, ServerResponse } from 'node:http';
@@ -19,11 +20,12 @@ function sample(text: string, series: string): number | undefined {
 }
 
 /**
- * A job whose run the store does not have is logged and left for the right process: failed as
+ * A job whose run the store never had is logged and left for the right process: failed as
  * retryable, so it is tried again (by a process that has the run, where several share a queue) and
- * kept among the failed jobs after its last try, never completed as if it had run. Here the run is
- * gone because its workflow was deleted while the run waited in the queue (deleting a workflow
- * deletes its runs, not their jobs), on the built service in a process of its own.
+ * kept among the failed jobs after its last try, never completed as if it had run. Here its run is
+ * taken out of the store's file behind the service's back while its job waits in the queue. A job
+ * whose run went with its workflow (deleted while the run waited) ends quietly as done instead. On
+ * the built service in a process of its own.
  */
 describe('a job for a run the store does not have', () => {
   let service: Spawned | undefined;
@@ -48,7 +50,7 @@ describe('a job for a run the store does not have', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('is logged on each try and kept among the failed jobs, never marked done', async () => {
+  it('is logged on each try and kept among the failed jobs, never marked done; one whose workflow was deleted ends quietly', async () => {
     dataDir = tempDir('unknown-run');
     const port = await freePort();
     // One process with one worker slot and one lane slot (for a user with nothing pending): two held runs fill both.
@@ -100,13 +102,22 @@ describe('a job for a run the store does not have', () => {
       { key: other, runId: await start(await publish('holds the other', holdingNode, other), other) },
     ];
     await until('both held runs calling the upstream', async () => held.length === 2);
-    const gone = await publish('deleted while its run waits', { id: 'shape', type: 'set', parameters: { fields: { done: 'yes' } } });
-    // Its user has a run pending, so it is not the lane's: it waits for the worker's slot.
-    const orphan = await start(gone);
-    expect((await call('GET', `/api/v1/runs/${orphan}`)).body.status).toBe('queued');
+    const shaping = { id: 'shape', type: 'set', parameters: { fields: { done: 'yes' } } };
+    // Their user has a run pending, so they are not the lane's: they wait for the worker's slot.
+    const orphan = await start(await publish('its run taken out of the store', shaping));
+    const gone = await publish('deleted while its run waits', shaping);
+    const deleted = await start(gone);
+    for (const runId of [orphan, deleted]) expect((await call('GET', `/api/v1/runs/${runId}`)).body.status).toBe('queued');
 
+    const db = new Database(join(dataDir, 'service.db'));
+    try {
+      db.pragma('busy_timeout = 10000');
+      expect(db.prepare('DELETE FROM workflow_runs WHERE id = ?').run(orphan).changes).toBe(1);
+    } finally {
+      db.close();
+    }
     expect((await call('DELETE', `/api/v1/workflows/${gone}`)).status).toBe(204);
-    expect((await call('GET', `/api/v1/runs/${orphan}`)).status).toBe(404);
+    for (const runId of [orphan, deleted]) expect((await call('GET', `/api/v1/runs/${runId}`)).status).toBe(404);
     for (const res of held.splice(0)) res.end('{}');
     for (const { key, runId } of holders)
       await until(
@@ -115,7 +126,7 @@ describe('a job for a run the store does not have', () => {
       );
 
     const scrape = async () => (await fetch(`${base}/metrics`)).text();
-    const logged = () => logLines(service!.output()).filter((line) => line.msg === UNKNOWN_RUN && line.runId === orphan);
+    const logged = (runId = orphan) => logLines(service!.output()).filter((line) => line.msg === UNKNOWN_RUN && line.runId === runId);
     await until(`the orphan's job failed after ${TRIES} tries`, async () => {
       return sample(await scrape(), 'job_queue_jobs{job="workflow.run",state="failed"}') === 1 && logged().length === TRIES;
     });
@@ -124,5 +135,8 @@ describe('a job for a run the store does not have', () => {
       expect(sample(text, `job_queue_jobs{job="workflow.run",state="${state}"}`)).toBe(0);
     expect(logged()).toHaveLength(TRIES);
     expect(logged()[0]).toMatchObject({ level: 40, jobId: expect.any(String) });
+    // The deleted workflow's job is neither pending nor failed (the one failed job is the orphan's), and was never warned about.
+    expect(sample(text, 'job_queue_jobs{job="workflow.run",state="failed"}')).toBe(1);
+    expect(logged(deleted)).toHaveLength(0);
   }, 240_000);
 });

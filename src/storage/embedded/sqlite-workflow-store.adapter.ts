@@ -93,6 +93,8 @@ export class SqliteWorkflowStore extends WorkflowStore {
          VALUES (@id, @name, @owner_id, @draft, @draft_saved_by, NULL, NULL, 0, @settings, NULL, @created_at, @updated_at)`,
       ),
       get: db.prepare('SELECT * FROM workflows WHERE id = ?'),
+      recordDeleted: db.prepare('INSERT OR IGNORE INTO deleted_workflows (id, deleted_at) VALUES (?, ?)'),
+      wasDeleted: db.prepare('SELECT 1 FROM deleted_workflows WHERE id = ?').pluck(),
       // Positional (raw) columns: no object a row, on the path of every webhook.
       startable: db
         .prepare(
@@ -148,7 +150,9 @@ export class SqliteWorkflowStore extends WorkflowStore {
     this.deleteTx = db.transaction((id: string) => {
       this.members.deleteMembers(id);
       this.statements.deleteVersions.run(id);
-      return this.statements.delete.run(id).changes > 0;
+      const deleted = this.statements.delete.run(id).changes > 0;
+      if (deleted) this.statements.recordDeleted.run(id, toSqlDate(new Date()));
+      return deleted;
     });
     this.publishTx = db.transaction((workflowId: string, created: NewVersion, triggers: ActiveTriggers): WorkflowVersion | null => {
       const row = this.statements.get.get(workflowId) as WorkflowRow | undefined;
@@ -223,6 +227,10 @@ export class SqliteWorkflowStore extends WorkflowStore {
 
   async delete(id: string): Promise<boolean> {
     return this.deleteTx(id);
+  }
+
+  async wasDeleted(id: string): Promise<boolean> {
+    return this.statements.wasDeleted.get(id) !== undefined;
   }
 
   async publish(workflowId: string, version: NewVersion, triggers: ActiveTriggers): Promise<WorkflowVersion | null> {

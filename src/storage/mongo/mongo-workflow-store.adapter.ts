@@ -15,7 +15,7 @@ import {
 } from '../../domain/workflow.model';
 import { NewVersion, ScheduledWorkflow, ToolWorkflow, WorkflowStore } from '../../domain/workflow-store.port';
 import { MongoMembershipScope } from './mongo-membership-store.adapter';
-import { workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
+import { DeletedWorkflowDoc, workflowModels, WorkflowDoc, WorkflowVersionDoc } from './workflows.schema';
 
 const toWorkflow = (doc: WorkflowDoc): Workflow => withDraftJson(toHead(doc), doc.draftJson);
 
@@ -54,12 +54,14 @@ export class MongoWorkflowStore extends WorkflowStore {
   private readonly workflows: Model<WorkflowDoc>;
   private readonly versions: Model<WorkflowVersionDoc>;
   private readonly members: MongoMembershipScope;
+  private readonly deleted: Model<DeletedWorkflowDoc>;
 
   constructor(connection: Connection) {
     super();
     const models = workflowModels(connection);
     this.workflows = models.workflows;
     this.versions = models.versions;
+    this.deleted = models.deletedWorkflows;
     this.members = new MongoMembershipScope(connection, 'workflow');
   }
 
@@ -146,7 +148,13 @@ export class MongoWorkflowStore extends WorkflowStore {
     await this.members.deleteMembers(id);
     await this.versions.deleteMany({ workflowId: id });
     const result = await this.workflows.deleteOne({ _id: id });
-    return result.deletedCount > 0;
+    if (result.deletedCount === 0) return false;
+    await this.deleted.updateOne({ _id: id }, { $setOnInsert: { deletedAt: new Date() } }, { upsert: true });
+    return true;
+  }
+
+  async wasDeleted(id: string): Promise<boolean> {
+    return (await this.deleted.exists({ _id: id })) !== null;
   }
 
   /** The increment hands out the number; activation and triggers are one update of the workflow. */

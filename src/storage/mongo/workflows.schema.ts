@@ -160,6 +160,14 @@ stepSchema.index({ runId: 1, position: 1 });
 // The approvals inbox: the few steps waiting for a decision, by type.
 stepSchema.index({ type: 1, runId: 1 }, { partialFilterExpression: { status: 'waiting' } });
 
+/** The id of a deleted workflow (WorkflowStore.wasDeleted). */
+export interface DeletedWorkflowDoc {
+  _id: string;
+  deletedAt: Date;
+}
+
+const deletedWorkflowSchema = new Schema<DeletedWorkflowDoc>({ _id: String, deletedAt: Date }, { versionKey: false });
+
 export function workflowModels(connection: Connection) {
   return {
     workflows: connection.models.Workflow ?? connection.model<WorkflowDoc>('Workflow', workflowSchema, 'workflows'),
@@ -167,5 +175,8 @@ export function workflowModels(connection: Connection) {
       connection.models.WorkflowVersion ?? connection.model<WorkflowVersionDoc>('WorkflowVersion', versionSchema, 'workflow_versions'),
     runs: connection.models.WorkflowRun ?? connection.model<RunDoc>('WorkflowRun', runSchema, 'workflow_runs'),
     steps: connection.models.WorkflowRunStep ?? connection.model<RunStepDoc>('WorkflowRunStep', stepSchema, 'workflow_run_steps'),
+    deletedWorkflows:
+      connection.models.DeletedWorkflow ??
+      connection.model<DeletedWorkflowDoc>('DeletedWorkflow', deletedWorkflowSchema, 'deleted_workflows'),
   };
 }

@@ -245,4 +245,11 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
         WHERE status = 'succeeded' OR status = 'failed' OR status = 'canceled';
     `,
   },
+  {
+    version: 290,
+    name: 'deleted-workflows',
+    // The ids of deleted workflows: a run's job still queued when its workflow was deleted (with its
+    // runs) ends quietly as done, where a job naming a run the store never had is tried again.
+    sql: `CREATE TABLE deleted_workflows (id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL);`,
+  },
 ];
