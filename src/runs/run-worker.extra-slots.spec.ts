@@ -15,7 +15,7 @@ describe('RunWorker extra slots for waiting callers', () => {
     expect(extraSlotsWith(0, 3)).toBe(3);
   });
 
-  // A run claimed in the process where its caller waits ends there: no watch and no notice between processes.
+  // A run claimed in the process where its caller waits ends there: no notice of its end relayed back.
   it('counts them beside worker processes too', () => {
     expect(extraSlotsWith(1, 3)).toBe(3);
   });

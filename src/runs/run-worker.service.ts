@@ -105,7 +105,7 @@ export class RunWorker {
   };
 
   // extraSlots: a slot more for each caller here waiting on a run's end (`?wait=`, chat, MCP), EmbeddedJobQueue's slots(),
-  // beside worker processes too: a run claimed where its caller waits ends without a watch and a notice between processes.
+  // beside worker processes too: a run claimed where its caller waits ends there, its end no notice relayed back.
   @OnJob(RUN_JOB, {
     concurrency: (config) => config.runConcurrency,
     claiming: (worker: RunWorker) => worker.claiming,
