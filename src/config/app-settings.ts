@@ -223,9 +223,9 @@ export class AppSettings {
   /**
    * Jobs one process works on at once, per job name, plus as many again for jobs of users with
    * nothing else queued or running (the fair-share lane: see docs/operations.md, Fair shares). On
-   * the embedded queue, a process without worker processes (WORKERS=1) runs one workflow run more
-   * for each of its callers waiting on a run's end (`?wait=`, chat, MCP tool calls), up to three
-   * times this many more (docs/operations.md, What one run costs).
+   * the embedded queue, a process runs one workflow run more for each of its callers waiting on a
+   * run's end (`?wait=`, chat, MCP tool calls), up to three times this many more, the first process
+   * beside worker processes too (docs/operations.md, What one run costs).
    */
   @Transform(int)
   @IsInt()

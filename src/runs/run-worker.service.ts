@@ -105,11 +105,11 @@ export class RunWorker {
   };
 
   // extraSlots: a slot more for each caller here waiting on a run's end (`?wait=`, chat, MCP), EmbeddedJobQueue's slots(),
-  // in a process alone: beside worker processes (WORKERS above 1) the first keeps its event loop to the API.
+  // beside worker processes too: a run claimed where its caller waits ends there, its end no notice relayed back.
   @OnJob(RUN_JOB, {
     concurrency: (config) => config.runConcurrency,
     claiming: (worker: RunWorker) => worker.claiming,
-    extraSlots: (worker: RunWorker, config) => (config.supervisedWorkers ? undefined : () => worker.events.callersWaiting),
+    extraSlots: (worker: RunWorker) => () => worker.events.callersWaiting,
   })
   async handle(job: JobContext<RunJobData>): Promise<void> {
     const runId = job.data?.runId;
