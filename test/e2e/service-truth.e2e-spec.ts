@@ -23,6 +23,23 @@ describe('the truth after boot', () => {
     return created.body.id as string;
   };
 
+  /** Starts a run of `id` and returns its id and its trigger's step once the run waits. */
+  const startWaiting = async (id: string): Promise<{ runId: string; trigger: any }> => {
+    const started = await t.request('POST', `/api/v1/workflows/${id}/runs`, { body: { input: {} } });
+    expect(started.status).toBe(202);
+    const waiting = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 30_000 });
+    return { runId: started.body.runId, trigger: waiting.steps.find((s: any) => s.nodeId === 'trigger') };
+  };
+
+  /** The run once it ended, checked to have succeeded with its trigger's times those of `trigger`. */
+  const succeededKeeping = async (runId: string, trigger: any): Promise<(nodeId: string) => any> => {
+    const run = await waitForRun(t.request, runId, { timeoutMs: 60_000 });
+    expect(run.status).toBe('succeeded');
+    const step = (nodeId: string) => run.steps.find((s: any) => s.nodeId === nodeId);
+    expect(step('trigger')).toMatchObject({ status: 'succeeded', startedAt: trigger.startedAt, finishedAt: trigger.finishedAt });
+    return step;
+  };
+
   /** The `workflows` details of /health/ready, once the boot check is done. */
   const readyWorkflows = async (): Promise<{ published: number }> => {
     for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
@@ -52,18 +69,8 @@ describe('the truth after boot', () => {
         { from: 'pause', to: 'after' },
       ],
     );
-    const started = await t.request('POST', `/api/v1/workflows/${id}/runs`, { body: { input: {} } });
-    expect(started.status).toBe(202);
-    const waiting = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 30_000 });
-    const triggerBefore = waiting.steps.find((s: any) => s.nodeId === 'trigger');
-    const run = await waitForRun(t.request, started.body.runId, { timeoutMs: 60_000 });
-    expect(run.status).toBe('succeeded');
-    const step = (nodeId: string) => run.steps.find((s: any) => s.nodeId === nodeId);
-    expect(step('trigger')).toMatchObject({
-      status: 'succeeded',
-      startedAt: triggerBefore.startedAt,
-      finishedAt: triggerBefore.finishedAt,
-    });
+    const { runId, trigger } = await startWaiting(id);
+    const step = await succeededKeeping(runId, trigger);
     expect(Date.parse(step('trigger').startedAt)).toBeLessThanOrEqual(Date.parse(step('pause').startedAt));
     expect(Date.parse(step('after').startedAt)).toBeGreaterThan(Date.parse(step('trigger').finishedAt));
   });
@@ -81,22 +88,12 @@ describe('the truth after boot', () => {
         { from: 'ask', output: 'approved', to: 'after' },
       ],
     );
-    const started = await t.request('POST', `/api/v1/workflows/${id}/runs`, { body: { input: {} } });
-    expect(started.status).toBe(202);
-    const waiting = await waitForRun(t.request, started.body.runId, { statuses: ['waiting'], timeoutMs: 30_000 });
-    const triggerBefore = waiting.steps.find((s: any) => s.nodeId === 'trigger');
+    const { runId, trigger } = await startWaiting(id);
     // Decided at least a few ms after the trigger ran, so a rewritten start time would differ.
     await new Promise((r) => setTimeout(r, 20));
-    const decided = await t.request('POST', `/api/v1/runs/${started.body.runId}/approvals/ask`, { body: { decision: 'approved' } });
+    const decided = await t.request('POST', `/api/v1/runs/${runId}/approvals/ask`, { body: { decision: 'approved' } });
     expect(decided.status).toBeLessThan(300);
-    const run = await waitForRun(t.request, started.body.runId, { timeoutMs: 60_000 });
-    expect(run.status).toBe('succeeded');
-    const step = (nodeId: string) => run.steps.find((s: any) => s.nodeId === nodeId);
-    expect(step('trigger')).toMatchObject({
-      status: 'succeeded',
-      startedAt: triggerBefore.startedAt,
-      finishedAt: triggerBefore.finishedAt,
-    });
+    const step = await succeededKeeping(runId, trigger);
     expect(step('after').status).toBe('succeeded');
   });
 
