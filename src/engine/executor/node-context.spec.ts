@@ -1,16 +1,14 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInThisContext } from 'node:vm';
-import pino from 'pino';
 import webhookTrigger from '../../../plugins/webhook-trigger';
 import { defineNode, type NodeContext } from '../../sdk';
 import type { WorkflowDefinition } from '../../domain/workflow-definition.model';
-import { UnavailableCollectionsProvider } from '../node-collections.port';
 import { ExpressionEngine } from '../expressions/expression-engine';
 import { NodeRegistry } from '../node-registry';
 import { registerDefinition } from '../plugin-loader';
 import { Redactor } from '../redactor';
 import { compileWorkflow } from '../workflow-compiler';
-import { WorkflowExecutor } from '../workflow-executor';
+import { offlineExecutor } from '../../../test/utils/offline-executor';
 
 // V8's own answer to whether an object keeps fast properties (not a dictionary): a node reads `ctx` often.
 // Its intrinsic parses only in code compiled after the flag is set.
@@ -52,13 +50,7 @@ async function contexts(runMode: 'input' | 'item', input: unknown): Promise<Node
     edges: [{ from: 'trigger', to: 'look' }],
     variables: [],
   };
-  const executor = new WorkflowExecutor({
-    expressions,
-    fetcher: { fetch: () => Promise.reject(new Error('no network in this test')) },
-    collections: new UnavailableCollectionsProvider(),
-    logger: pino({ level: 'silent' }),
-    runTimeoutMs: 30_000,
-  });
+  const executor = offlineExecutor(expressions);
   const outcome = await executor.run(
     compileWorkflow(definition, registry),
     { runId: 'run_1', workflowId: 'wfl_1', actingUserId: 'usr_1', input, variables: {}, redactor: Redactor.NONE },

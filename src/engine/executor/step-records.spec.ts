@@ -1,15 +1,13 @@
-import pino from 'pino';
 import webhookTrigger from '../../../plugins/webhook-trigger';
 import { defineNode } from '../../sdk';
 import { stepJson, type StepRecord } from '../../domain/step.model';
 import type { WorkflowDefinition, WorkflowNodeSpec } from '../../domain/workflow-definition.model';
-import { UnavailableCollectionsProvider } from '../node-collections.port';
 import { ExpressionEngine } from '../expressions/expression-engine';
 import { NodeRegistry } from '../node-registry';
 import { registerDefinition } from '../plugin-loader';
 import { Redactor } from '../redactor';
 import { compileWorkflow } from '../workflow-compiler';
-import { WorkflowExecutor } from '../workflow-executor';
+import { offlineExecutor } from '../../../test/utils/offline-executor';
 
 class NoParams {}
 
@@ -80,13 +78,7 @@ afterAll(async () => {
 });
 
 async function run(definition: WorkflowDefinition): Promise<Record<string, StepRecord>> {
-  const executor = new WorkflowExecutor({
-    expressions,
-    fetcher: { fetch: () => Promise.reject(new Error('no network in this test')) },
-    collections: new UnavailableCollectionsProvider(),
-    logger: pino({ level: 'silent' }),
-    runTimeoutMs: 30_000,
-  });
+  const executor = offlineExecutor(expressions);
   const steps: Record<string, StepRecord> = {};
   const outcome = await executor.run(
     compileWorkflow(definition, registry),
