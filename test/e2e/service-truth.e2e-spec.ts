@@ -99,19 +99,24 @@ describe('the truth after boot', () => {
 
   it('a schedule published now starts a run at its next tick, not at the next reading of the list', async () => {
     // Every second: the next tick is at most a second away. Before, a new schedule was seen up
-    // to 15 s after publishing.
-    const id = await publish(
-      'ticking',
-      [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: '* * * * * *', timezone: 'UTC' } }],
-      [],
-    );
-    const publishedAt = Date.now();
-    let first: any;
-    for (const deadline = publishedAt + 8_000; !first; await new Promise((r) => setTimeout(r, 100))) {
-      const runs = await t.request('GET', `/api/v1/runs?workflowId=${id}&limit=5`);
-      first = runs.body.items.find((r: any) => r.trigger === 'schedule');
-      if (!first && Date.now() > deadline) throw new Error('no scheduled run within 8 s of publishing (the list is re-read every 15 s?)');
-    }
-    expect((await t.request('DELETE', `/api/v1/workflows/${id}`)).status).toBeLessThan(300);
+    // to 15 s after publishing. The second workflow is published right after the first one's
+    // first run, so right after a reading of the list: a list read every 15 s keeps it waiting
+    // about that long, where a publish that takes effect at once starts it within a second or two.
+    const ticking = (name: string) =>
+      publish(name, [{ id: 'tick', type: 'schedule-trigger', parameters: { cron: '* * * * * *', timezone: 'UTC' } }], []);
+    const firstScheduledRun = async (id: string, withinMs: number): Promise<void> => {
+      const deadline = Date.now() + withinMs;
+      for (;;) {
+        const runs = await t.request('GET', `/api/v1/runs?workflowId=${id}&limit=5`);
+        if (runs.body.items.some((r: any) => r.trigger === 'schedule')) return;
+        if (Date.now() > deadline) throw new Error(`no scheduled run of ${id} within ${withinMs / 1000} s of publishing`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const first = await ticking('ticking');
+    await firstScheduledRun(first, 30_000);
+    const second = await ticking('ticking-too');
+    await firstScheduledRun(second, 8_000);
+    for (const id of [first, second]) expect((await t.request('DELETE', `/api/v1/workflows/${id}`)).status).toBeLessThan(300);
   });
 });
