@@ -20,7 +20,13 @@
  * fresh process V8 is still compiling the run's path (see runs-cpu).
  *
  *   npm run bench -- fair-runs    (BENCH_ROUNDS, BENCH_RUNS, BENCH_USERS, BENCH_WARM_ROUNDS)
+ *
+ * To see where either side's CPU goes: BENCH_CPU_PROF=<dir> starts the app with --cpu-prof (its profile
+ * written there when it stops), and BENCH_ONLY=one or BENCH_ONLY=many measures that side alone (no
+ * ratios then), so that each side's profile holds only its own runs; summarise with
+ * `node test/bench/lib/cpuprofile-summary.js <file> 12 2.5`.
  */
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Pool } from 'undici';
 import { call, cpuMicros, median, report, ServerProcess, startApp, startHelloServer, treeSum } from './lib/bench-kit';
@@ -34,12 +40,20 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
 const USERS = Number(process.env.BENCH_USERS ?? 5);
 const ONE_USER_CONNECTIONS = 50;
 const CONNECTIONS_PER_USER = 10;
+const ONLY = process.env.BENCH_ONLY as 'one' | 'many' | undefined;
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 const INPUT = { query: 'what is a vector', collection: 'col_1' };
 /** The service's SQLite statements, counted by their SQL (it starts with the counter's preload). */
 const counter = statementCounter();
 /** How long a round may take to finish its runs before the bench gives up. */
 const FINISH_DEADLINE_MS = 300_000;
 
+/**
+ * The write syscalls a process has made (write, writev, pwrite64: /proc/<pid>/io's syscw). Most of a
+ * run's are SQLite's WAL frames (a header and a page each) and the checkpoint's copies of them; the
+ * rest are its HTTP answers and upstream calls. A count the machine's load hardly moves.
+ */
+const writeSyscalls = (pid: number): number => Number(/^syscw:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 const load1 = () => loadavg()[0].toFixed(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const total = (statements: Map<string, number>) => [...statements.values()].reduce((sum, n) => sum + n, 0);
@@ -106,6 +120,8 @@ interface Measured {
   cpuPerRun: number;
   /** SQLite statements a run, by their SQL (the count-statements.js preload): a count the machine's load hardly moves. */
   statements: Map<string, number>;
+  /** Write syscalls a run (writeSyscalls): SQLite's WAL frames and checkpoints, mostly; load-independent too. */
+  writes: number;
   refused: number;
   shares: Share[];
 }
@@ -150,6 +166,7 @@ async function measure(app: ServerProcess, label: string, definition: unknown, u
   const pid = app.child.pid!;
   const counted = await counter.of(pid);
   const cpuBefore = treeSum(pid, cpuMicros);
+  const writesBefore = treeSum(pid, writeSyscalls);
   const startedAt = Date.now();
   const started = performance.now();
   await Promise.all(
@@ -171,6 +188,7 @@ async function measure(app: ServerProcess, label: string, definition: unknown, u
     await sleep(Math.min(500, Math.max(25, (performance.now() - started) / 50)));
   }
   const cpuMs = (treeSum(pid, cpuMicros) - cpuBefore) / 1000;
+  const writes = (treeSum(pid, writeSyscalls) - writesBefore) / RUNS;
   const statements = perRun(counted, await counter.of(pid), RUNS);
 
   let end = 0;
@@ -186,12 +204,14 @@ async function measure(app: ServerProcess, label: string, definition: unknown, u
     runsPerSecond: RUNS / ((end - startedAt) / 1000),
     cpuPerRun: cpuMs / RUNS,
     statements,
+    writes,
     refused: shares.reduce((sum, share) => sum + share.refused, 0),
     shares,
   };
   console.log(
     `  ${label}: ${RUNS} runs in ${((end - startedAt) / 1000).toFixed(2)} s = ${result.runsPerSecond.toFixed(0)} completed runs/s, ` +
-      `${result.cpuPerRun.toFixed(3)} ms CPU and ${total(statements).toFixed(1)} statements per run, ${result.refused} refused` +
+      `${result.cpuPerRun.toFixed(3)} ms CPU, ${total(statements).toFixed(1)} statements and ${writes.toFixed(1)} write syscalls per run, ` +
+      `${result.refused} refused` +
       (shares.length > 1 ? `; per user ${shares.map((share) => share.runsPerSecond.toFixed(0)).join(', ')} runs/s` : '') +
       ` (load ${load1()})`,
   );
@@ -221,6 +241,11 @@ async function measureRound(
     const manyUsers = () => measure(app, `${kind}, ${USERS} users, round ${round}`, definitions[kind], users, CONNECTIONS_PER_USER);
     // Taking turns at going first: what the machine's load or the store's growth does to the second
     // of a pair falls on each side in as many rounds.
+    if (ONLY) {
+      const alone = ONLY === 'one' ? await oneUser() : await manyUsers();
+      measured[kind] = { one: alone, many: alone };
+      continue;
+    }
     let one = manyFirst ? undefined : await oneUser();
     const many = await manyUsers();
     one ??= await oneUser();
@@ -270,6 +295,16 @@ function reportKind(kind: Kind, rounds: Round[]): void {
     mid((r) => total(r.many.statements) / total(r.one.statements)),
     "informational: what explains a CPU ratio over 1 (ratio: the median of the rounds' ratios)",
   );
+  const oneWrites = mid((r) => r.one.writes);
+  figure('one_user_write_syscalls_per_run', oneWrites, 'syscalls', null, null, 'the baseline; mostly WAL frames, load-independent');
+  figure(
+    `${many}_write_syscalls_per_run`,
+    mid((r) => r.many.writes),
+    'syscalls',
+    oneWrites,
+    mid((r) => r.many.writes / r.one.writes),
+    "informational: what explains a CPU ratio over 1 with the same statements (ratio: the median of the rounds' ratios)",
+  );
   // Where the statements differ, in the last round: more than 0.05 a run either way.
   const last = rounds[rounds.length - 1];
   const sqls = new Set([...last.one.statements.keys(), ...last.many.statements.keys()]);
@@ -313,7 +348,10 @@ function reportKind(kind: Kind, rounds: Round[]): void {
 
 async function main(): Promise<void> {
   const hello = await startHelloServer();
-  const app = await startApp({ ...ONE_PROCESS_ENV, LOG_LEVEL: 'info', ...counter.env }, counter.nodeOptions);
+  const app = await startApp({ ...ONE_PROCESS_ENV, LOG_LEVEL: 'info', ...counter.env }, [
+    ...counter.nodeOptions,
+    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+  ]);
   const rounds: Record<Kind, Round[]> = { set: [], branching: [] };
   try {
     const user = async (name: string): Promise<User> => ({
@@ -336,6 +374,7 @@ async function main(): Promise<void> {
     await hello.stop();
     counter.remove();
   }
+  if (ONLY) return; // one side alone: its figures were printed as it went, and there is no ratio
   for (const kind of KINDS) reportKind(kind, rounds[kind]);
 }
 

@@ -3,7 +3,7 @@
 // transactions make (better-sqlite3 runs those as statements of its own, counted by their SQL too).
 // On SIGUSR2 it writes the counts as JSON ([sql, count] pairs) to the file STATEMENTS_OUT names.
 // Used by run-statements.bench.ts. The counts do not move with the machine's load.
-const { writeFileSync } = require('node:fs');
+const { renameSync, writeFileSync } = require('node:fs');
 const { onBetterSqlite3 } = require('./on-better-sqlite3');
 
 const counts = new Map();
@@ -35,4 +35,11 @@ onBetterSqlite3((Database) => {
   };
 });
 
-process.on('SIGUSR2', () => process.env.STATEMENTS_OUT && writeFileSync(process.env.STATEMENTS_OUT, JSON.stringify([...counts])));
+// Written whole under another name and renamed into place: the bench polls the file, and a read
+// between a large write's first and last bytes would find half the JSON.
+process.on('SIGUSR2', () => {
+  const out = process.env.STATEMENTS_OUT;
+  if (!out) return;
+  writeFileSync(`${out}.part`, JSON.stringify([...counts]));
+  renameSync(`${out}.part`, out);
+});
