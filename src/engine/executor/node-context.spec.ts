@@ -102,4 +102,10 @@ describe('ctx', () => {
     ]);
     expect(all.every(hasFastProperties)).toBe(true);
   });
+
+  it("shares the run's mask across tries rather than make one a try", async () => {
+    const [first, second] = await contexts('item', ['a', 'b']);
+    expect(first.mask).toBe(second.mask);
+    expect(first.mask({ q: 'hi' })).toEqual({ q: 'hi' });
+  });
 });
