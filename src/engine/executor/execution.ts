@@ -54,6 +54,9 @@ export interface Execution {
   httpRun?: NodeHttpRun;
   /** Every node try's `ctx.mask`, made at its first try: it masks with the run's masks as they stand when called. */
   mask?: <T>(value: T) => T;
+  /** Every node's `ctx.collections` (the run's user's) and `ctx.sandbox` (in the run's fair turn), made at its first node. */
+  collections?: NodeShared['collections'];
+  sandbox?: CodeSandbox;
 }
 
 /** Where a node stands in this run. */

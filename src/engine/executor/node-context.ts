@@ -22,7 +22,8 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
   return {
     nodes: Object.freeze({ ...run.values }),
     inputs,
-    collections: deps.collections.forUser(request.actingUserId),
+    // The run's user's facade and fair share do not change while it runs: made at its first node, not at each.
+    collections: (run.collections ??= deps.collections.forUser(request.actingUserId)),
     logger: new ScopedNodeLogger(deps.logger, request, node.id),
     workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
     approvals: deps.approvalLinks
@@ -30,7 +31,7 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
       : NO_APPROVALS,
     progress: progressOf(run, node.id),
     memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id, request.actingUserId) : NO_MEMORY,
-    sandbox: sandboxOf(deps, request),
+    sandbox: (run.sandbox ??= sandboxOf(deps, request)),
   };
 }
 
