@@ -21,7 +21,7 @@ export type {
   StateSealer,
   StepListener,
 } from './executor/run-contract';
-export { MAX_RECORDED_OUTPUT_CHARS, MAX_STATE_CHARS, recordable, sealOutputs } from './executor/step-records';
+export { MAX_RECORDED_OUTPUT_CHARS, MAX_STATE_CHARS, recordable, boundOutput, sealOutputs } from './executor/step-records';
 
 /**
  * Runs a compiled workflow. Nodes go in execution order; each runs once all the nodes it reads
@@ -90,6 +90,10 @@ export class WorkflowExecutor {
     if (run.failure) return { status: 'failed', error: run.failure, steps: run.steps };
     // A test of one node alone answers with that node's output: what follows it was left out on purpose.
     const output = request.test && !request.test.andAfter ? run.values[request.test.nodeId] : runOutput(run);
-    return { status: 'succeeded', error: null, steps: run.steps, output };
+    const outcome: RunOutcome = { status: 'succeeded', error: null, steps: run.steps, output };
+    // Mostly the last step's output, whose record made its text (no node ran since, so it still holds).
+    const recorded = run.lastRecorded?.recorded.json;
+    if (recorded && recorded.of === output && output !== undefined) outcome.outputText = recorded.text;
+    return outcome;
   }
 }

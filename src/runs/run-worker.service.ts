@@ -10,7 +10,7 @@ import { ROOT_LOGGER } from '../common/logger';
 import { AppConfig } from '../config/app-config';
 import { Redactor } from '../engine/redactor';
 import { RunInterrupt } from '../engine/run-interrupt';
-import { KeptOutputs, recordable, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
+import { boundOutput, KeptOutputs, RunOutcome, RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from '../engine/workflow-executor';
 import { Metrics } from '../metrics/metrics.service';
 import { JobClaiming, JobContext, JobQueue } from '../domain/job-queue.port';
 import { OnJob } from '../jobs/on-job.decorator';
@@ -253,7 +253,7 @@ export class RunWorker {
       // secrets stay out of the parent's records, which its own viewers may not be meant to see.
       const output = redactor.value(outcome.output);
       const steps = await recorder.drain(outcome.status !== 'succeeded');
-      await this.complete(run, steps, outcome.status, outcome.error, output, finishing, statesSealed);
+      await this.complete(run, steps, outcome.status, outcome.error, boundOutput(outcome, output), finishing, statesSealed);
       const finished = { runId: run.id, workflowId: run.workflowId, status: outcome.status, ms: Date.now() - started, attempt: run.claims };
       this.logger.info(finished, 'run finished');
       return Object.assign({}, outcome, { output });
@@ -468,7 +468,7 @@ export class RunWorker {
       status,
       error,
       finishedAt,
-      output: output === undefined ? undefined : recordable(output),
+      output, // as the record keeps it (boundOutput)
       keepStepData,
       statesSealed,
       read,

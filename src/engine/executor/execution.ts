@@ -13,6 +13,7 @@ import type { RunError, StepError, StepRecord, SubStep } from '../../domain/step
 import type { CompiledNode, CompiledWorkflow } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
 import type { ResolvedCredential } from '../node-credentials.port';
+import type { NodeHttpRun } from '../node-http-client';
 import type { Redactor } from '../redactor';
 import type { RunRequest, StepListener } from './run-contract';
 import type { Recorded } from './step-records';
@@ -49,6 +50,13 @@ export interface Execution {
    * again: the next node's input is mostly that very value, and nothing could have changed it since.
    */
   lastRecorded?: { value: unknown; redactor: Redactor; recorded: Recorded };
+  /** What every node try's ctx.http needs of the run (httpRunOf in node-context.ts), made at its first try. */
+  httpRun?: NodeHttpRun;
+  /** Every node try's `ctx.mask`, made at its first try: it masks with the run's masks as they stand when called. */
+  mask?: <T>(value: T) => T;
+  /** Every node's `ctx.collections` (the run's user's) and `ctx.sandbox` (in the run's fair turn), made at its first node. */
+  collections?: NodeShared['collections'];
+  sandbox?: CodeSandbox;
 }
 
 /** Where a node stands in this run. */

@@ -22,7 +22,8 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
   return {
     nodes: Object.freeze({ ...run.values }),
     inputs,
-    collections: deps.collections.forUser(request.actingUserId),
+    // The run's user's facade and fair share do not change while it runs: made at its first node, not at each.
+    collections: (run.collections ??= deps.collections.forUser(request.actingUserId)),
     logger: new ScopedNodeLogger(deps.logger, request, node.id),
     workflows: request.workflows?.(node.id) ?? NO_WORKFLOWS,
     approvals: deps.approvalLinks
@@ -30,7 +31,7 @@ export function sharedFor(deps: ExecutorDependencies, run: Execution, node: Comp
       : NO_APPROVALS,
     progress: progressOf(run, node.id),
     memory: deps.conversations ? nodeMemory(deps.conversations, request.workflowId, node.id, request.actingUserId) : NO_MEMORY,
-    sandbox: sandboxOf(deps, request),
+    sandbox: (run.sandbox ??= sandboxOf(deps, request)),
   };
 }
 
@@ -73,7 +74,7 @@ export function contextFor(
   shared: NodeShared,
   signal: AbortSignal,
 ): NodeContext<object> {
-  const http = nodeHttpClient(deps.fetcher, signal, httpRunOf(deps, run));
+  const http = nodeHttpClient(deps.fetcher, signal, (run.httpRun ??= httpRunOf(deps, run)));
   const { request } = run;
   // Stored one by one on a new object, in the order the binding's fields and then the others always
   // had: Object.assign of these twenty-odd properties (like a literal beginning with a spread, which
@@ -101,7 +102,7 @@ export function contextFor(
   ctx.models = nodeLanguageModels(deps.models ?? NO_LANGUAGE_MODEL, http);
   ctx.http = http;
   ctx.mcp = nodeMcpClients(http);
-  ctx.mask = <T>(value: T) => request.redactor.value(value) as T;
+  ctx.mask = run.mask ??= <T>(value: T) => request.redactor.value(value) as T;
   ctx.signal = signal;
   ctx.runId = request.runId;
   ctx.workflowId = request.workflowId;
@@ -109,7 +110,11 @@ export function contextFor(
   return ctx as unknown as NodeContext<object>;
 }
 
-/** What ctx.http needs of the run: its user's credentials (resolved once per run) and its masks, which they join. */
+/**
+ * What ctx.http needs of the run: its user's credentials (resolved once per run) and its masks, which
+ * they join. Made at the run's first node try and kept in `run.httpRun`: it reads the run's request and
+ * masks as they stand at each call, so every try of the run can share it (four closures a try fewer).
+ */
 function httpRunOf(deps: ExecutorDependencies, run: Execution): NodeHttpRun {
   const { request } = run;
   return {

@@ -133,5 +133,10 @@ export interface RunOutcome {
    * node's, or its end nodes' keyed by id. Absent when the run did not succeed.
    */
   output?: unknown;
+  /**
+   * The JSON text of `output`, within a step's record limit, when a step's record made it of that
+   * very value (nothing masked in it): whoever stores the output need not serialise it again.
+   */
+  outputText?: string;
   resumeAt?: Date;
 }

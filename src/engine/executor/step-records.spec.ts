@@ -6,6 +6,8 @@ import { ExpressionEngine } from '../expressions/expression-engine';
 import { NodeRegistry } from '../node-registry';
 import { registerDefinition } from '../plugin-loader';
 import { Redactor } from '../redactor';
+import type { RunOutcome } from './run-contract';
+import { boundOutput } from './step-records';
 import { compileWorkflow } from '../workflow-compiler';
 import { offlineExecutor } from '../../../test/utils/offline-executor';
 
@@ -78,15 +80,22 @@ afterAll(async () => {
 });
 
 async function run(definition: WorkflowDefinition): Promise<Record<string, StepRecord>> {
+  return (await runWith(definition, Redactor.NONE)).steps;
+}
+
+async function runWith(
+  definition: WorkflowDefinition,
+  redactor: Redactor,
+): Promise<{ steps: Record<string, StepRecord>; outcome: RunOutcome }> {
   const executor = offlineExecutor(expressions);
   const steps: Record<string, StepRecord> = {};
   const outcome = await executor.run(
     compileWorkflow(definition, registry),
-    { runId: 'run_1', workflowId: 'wfl_1', actingUserId: 'usr_1', input: { q: 'hi' }, variables: {}, redactor: Redactor.NONE },
+    { runId: 'run_1', workflowId: 'wfl_1', actingUserId: 'usr_1', input: { q: 'hi' }, variables: {}, redactor },
     { finished: (step) => void (steps[step.nodeId] = step), started: async () => undefined },
   );
   expect(outcome.status).toBe('succeeded');
-  return steps;
+  return { steps, outcome };
 }
 
 describe('step records', () => {
@@ -107,5 +116,24 @@ describe('step records', () => {
     expect(stepJson(steps.bump, 'input')).toBe('{"n":1}');
     expect(stepJson(steps.bump, 'output')).toBe('{"n":2}');
     expect(stepJson(steps.done, 'input')).toBe('{"n":2}');
+  });
+
+  it("does not serialise the run's output again when it is the last step's output, as recorded", async () => {
+    const { steps, outcome } = await runWith(chain('make'), Redactor.NONE);
+    // As the run worker keeps it: masked (nothing to mask here), then bounded.
+    const kept = boundOutput(outcome, Redactor.NONE.value(outcome.output));
+    expect(serialised).toBe(1);
+    expect(kept).toBe(outcome.output);
+    expect(outcome.outputText).toBe('{"n":1}');
+    expect(stepJson(steps.make, 'output')).toBe(outcome.outputText);
+  });
+
+  it("serialises the run's output again when masking changed it", async () => {
+    const redactor = new Redactor(['secret']);
+    const { outcome } = await runWith(chain('make'), redactor);
+    const kept = boundOutput(outcome, redactor.value(outcome.output));
+    expect(kept).not.toBe(outcome.output);
+    expect(kept).toEqual({ n: 1 });
+    expect(outcome.outputText).toBeUndefined();
   });
 });

@@ -4,7 +4,7 @@ import type { NodeSubStep } from '../../sdk';
 import type { CompiledNode } from '../compiler/compiled-plan';
 import type { RunInterrupt } from '../run-interrupt';
 import type { Execution, NodeResult } from './execution';
-import type { KeptOutputs, StateSealer } from './run-contract';
+import type { KeptOutputs, RunOutcome, StateSealer } from './run-contract';
 
 /** Largest stored output of one step; larger ones are replaced by a note (successors still get all of it). */
 export const MAX_RECORDED_OUTPUT_CHARS = 1024 * 1024;
@@ -142,6 +142,16 @@ export function recordedWithJson(run: Execution, value: unknown): Recorded {
 /** Keeps the run record bounded; the full output still went to the successors. */
 export function recordable(output: unknown): unknown {
   return recordedJson(output).value;
+}
+
+/**
+ * A run's output as its record keeps it (`masked`: the outcome's output masked with the run's masks):
+ * when masking left it as it was and a step's record already made its text (RunOutcome.outputText),
+ * it was serialised and its size checked then, and is not serialised again.
+ */
+export function boundOutput(outcome: Pick<RunOutcome, 'output' | 'outputText'>, masked: unknown): unknown {
+  if (masked === undefined) return undefined;
+  return masked === outcome.output && outcome.outputText !== undefined ? masked : recordable(masked);
 }
 
 /** recordable with the text its size check made. */
