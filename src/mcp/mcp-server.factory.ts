@@ -3,6 +3,7 @@ import {
   CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   ClientCapabilities,
+  ProtocolError,
   RequestId,
   RequestStateCodec,
   SERVER_INFO_META_KEY,
@@ -279,6 +280,53 @@ export async function answerCollectionToolCall(
     result = `{"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}${links}],"structuredContent":${outcome.json}${tail}}`;
   }
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
+}
+
+/**
+ * Whether a plain `tools/call` of a workflow tool from a client with these capabilities can be
+ * answered by answerWorkflowToolCall: the client can be asked nothing (no elicitation, so the call
+ * never answers `input_required`) and does not take its calls as tasks (2026-07-28: the extension).
+ */
+export const plainWorkflowClient = (client: ClientCapabilities): boolean =>
+  client.elicitation === undefined && (client.extensions as Record<string, unknown> | undefined)?.[TASKS_EXTENSION] === undefined;
+
+/**
+ * The JSON-RPC response (its JSON) to a plain `tools/call` of a workflow tool (no progress token,
+ * no task, not a retried round) from a client plainWorkflowClient accepts, for the HTTP door's fast
+ * path: the same callWorkflowTool the SDK's handler runs, its result written in one pass without
+ * the SDK's per-request transport and checks. Undefined for a collection tool, and for an unknown
+ * tool (a protocol error, which the SDK answers; nothing was started).
+ */
+export async function answerWorkflowToolCall(
+  era: McpEra,
+  id: RequestId,
+  name: string,
+  args: Record<string, unknown>,
+  request: { backend: McpBackend; client: ClientCapabilities; signal: AbortSignal },
+  options: McpServerOptions,
+): Promise<string | undefined> {
+  if (collectionTool(name)) return undefined;
+  const call: McpCall = {
+    ...request,
+    era,
+    notify: async () => undefined,
+    requestState: () => undefined,
+  };
+  let result: Awaited<ReturnType<typeof callWorkflowTool>>;
+  try {
+    result = await callWorkflowTool(name, args, call, {
+      toolTimeoutMs: options.toolTimeoutMs,
+      mintState: (state) => options.requestState.mint(state),
+      onUnexpectedError: options.onUnexpectedError,
+    });
+  } catch (error) {
+    // An unknown tool, refused before anything started: the SDK answers it, as it would any call of one.
+    if (error instanceof ProtocolError) return undefined;
+    throw error;
+  }
+  // A CallToolResult: without elicitation the call asks nothing (input_required), whatever the run does.
+  const tail = era === 'modern' ? MODERN_RESULT_TAIL : '';
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result).slice(0, -1)}${tail}}}`;
 }
 
 /** A server instance for one era, from the options its door shares between instances. */

@@ -13,8 +13,11 @@
  *    inspector. Target: back within 10% of where it started.
  * 3. Informational: heap per open, idle 2025 session (2,000 held at once). A 2026-07-28 client holds none.
  */
+import { ChildProcess, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { Pool, WebSocket } from 'undici';
-import { BENCH_KEY, benchPort, call, cpuMicros, median, percentile, report, rssBytes, startApp } from './lib/bench-kit';
+import { BENCH_KEY, BENCH_WORDS, benchPort, call, cpuMicros, median, percentile, report, rssBytes, startApp } from './lib/bench-kit';
 
 const CONNECTIONS = 32;
 const DURATION_MS = 10_000;
@@ -94,35 +97,61 @@ async function closedLoop(connections: number, durationMs: number, send: (connec
 }
 
 /** A tools/call body with its own id; the rest of it is written once (the load generator's cost stays out). */
-function toolCalls(collectionId: string, meta?: Record<string, unknown>): (id: number) => string {
-  const params = { name: 'service_get_collection', arguments: { collection_id: collectionId }, ...(meta ? { _meta: meta } : {}) };
+function toolCalls(tool: string, args: Record<string, unknown>, meta?: Record<string, unknown>): (id: number) => string {
+  const params = { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) };
   const tail = `,"method":"tools/call","params":${JSON.stringify(params)}}`;
   return (id) => `{"jsonrpc":"2.0","id":${id}${tail}`;
 }
-/** Read whole and checked, as the REST answers are: a result, not a tool error. */
+let answers = 0;
+/**
+ * Read whole and checked, as the REST answers are: a result, not a tool error (a run's answer is one
+ * unless it succeeded); one in 64 is parsed too, so an answer that is not JSON fails the bench.
+ */
 const answered = (status: number, text: string) =>
-  status === 200 && text.includes('"structuredContent"') && !text.includes('"isError":true');
+  status === 200 &&
+  text.includes('"structuredContent"') &&
+  !text.includes('"isError":true') &&
+  (answers++ % 64 !== 0 || (JSON.parse(sseData(text)) as { result?: unknown }).result !== undefined);
+/** The JSON of an answer: the body, or the data of the one event a 2025 session's stream carries (the SDK's way). */
+const sseData = (text: string) =>
+  text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5))
+        .join('\n');
 
-/** REST: closed-loop GETs of the collection on a pool kept across rounds, each answer read whole and checked. */
-function restLoader(url: string, collectionId: string) {
+/**
+ * One operation both doors offer: the REST request and the tool call that does the same, each
+ * answer read whole and checked.
+ */
+interface Operation {
+  /** The metric's stem; the 2026-07-28 figure adds `_2026`. */
+  metric: string;
+  rest: { label: string; method: 'GET' | 'POST'; path: string; body?: string; check(status: number, text: string): boolean };
+  tool: { name: string; args: Record<string, unknown> };
+}
+
+/** REST: closed-loop requests on a pool kept across rounds, each answer read whole and checked. */
+function restLoader(url: string, op: Operation) {
   const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
-  const headers = { authorization: `Bearer ${KEY}` };
-  const path = `/api/v1/collections/${collectionId}`;
+  const { method, path, body, check } = op.rest;
+  const headers = { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
   const run = (durationMs: number) =>
     closedLoop(CONNECTIONS, durationMs, async () => {
-      const res = await pool.request({ path, method: 'GET', headers });
-      const text = await res.body.text();
-      return res.statusCode === 200 && text.includes(collectionId);
+      const res = await pool.request({ path, method, headers, body });
+      return check(res.statusCode, await res.body.text());
     });
   return { run, close: () => pool.close() };
 }
 
 /** 2025 clients: closed-loop tool calls, one session per connection, like bench-kit's load() for REST. */
-async function sessionToolLoader(url: string, collectionId: string) {
+async function sessionToolLoader(url: string, op: Operation) {
   const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
   const sessions = await Promise.all(Array.from({ length: CONNECTIONS }, () => openSession(pool)));
   const headers = sessions.map((sessionId) => ({ ...MCP_HEADERS, 'mcp-session-id': sessionId }));
-  const body = toolCalls(collectionId);
+  const body = toolCalls(op.tool.name, op.tool.args);
   let nextId = 1;
   const run = (durationMs: number) =>
     closedLoop(CONNECTIONS, durationMs, async (connection) => {
@@ -144,7 +173,7 @@ const MODERN_META = {
 };
 
 /** 2026-07-28 clients: closed-loop stateless tool calls, each carrying its envelope and the standard headers. */
-async function statelessToolLoader(url: string, collectionId: string) {
+async function statelessToolLoader(url: string, op: Operation) {
   const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
   const headers = {
     authorization: `Bearer ${KEY}`,
@@ -152,9 +181,9 @@ async function statelessToolLoader(url: string, collectionId: string) {
     'content-type': 'application/json',
     'mcp-protocol-version': MODERN_REVISION,
     'mcp-method': 'tools/call',
-    'mcp-name': 'service_get_collection',
+    'mcp-name': op.tool.name,
   };
-  const body = toolCalls(collectionId, MODERN_META);
+  const body = toolCalls(op.tool.name, op.tool.args, MODERN_META);
   let nextId = 1;
   const run = (durationMs: number) =>
     closedLoop(CONNECTIONS, durationMs, async () => {
@@ -189,86 +218,209 @@ async function cycleSessions(url: string, count: number, headers = MCP_HEADERS):
   await pool.close();
 }
 
+const BOUNDARY = 'bench-mcp-boundary';
+
+/** A collection holding one small indexed text file, for the searches (embedded by the bench's embeddings endpoint). */
+async function searchableCollection(url: string): Promise<string> {
+  const { id } = await call(url, 'POST', '/api/v1/collections', { name: 'bench search' });
+  const text = Array.from({ length: 40 }, (_, p) => `f1 p${p} ${BENCH_WORDS.slice(p % 10, (p % 10) + 30).join(' ')}.`).join('\n\n');
+  const body = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="one.txt"\r\nContent-Type: text/plain\r\n\r\n${text}\r\n--${BOUNDARY}--\r\n`;
+  const res = await fetch(`${url}/api/v1/collections/${id}/files/upload`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+    body,
+  });
+  if (res.status !== 201) throw new Error(`upload: ${res.status} ${await res.text()}`);
+  for (;;) {
+    const { files } = await call(url, 'GET', `/api/v1/collections/${id}/stats`);
+    if (files.error > 0) throw new Error('the search file failed to index');
+    if (files.indexed >= 1) return id;
+    await sleep(200);
+  }
+}
+
+/** An MCP trigger asking for a question and a Respond node answering it: the smallest run a workflow tool starts. */
+const ECHO_WORKFLOW = {
+  nodes: [
+    {
+      id: 'ask',
+      type: 'mcp-trigger',
+      parameters: {
+        toolName: 'bench_echo',
+        description: 'Echoes the question back.',
+        inputSchema: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'], additionalProperties: false },
+      },
+    },
+    { id: 'answer', type: 'respond', parameters: {} },
+  ],
+  edges: [{ from: 'ask', to: 'answer' }],
+};
+
+/** The operations compared: MCP_BENCH_OPS=get,search,run (default all) picks some. */
+async function operations(url: string): Promise<Operation[]> {
+  const wanted = (process.env.MCP_BENCH_OPS ?? 'get,search,run').split(',');
+  const ops: Operation[] = [];
+  if (wanted.includes('get')) {
+    const { id } = await call(url, 'POST', '/api/v1/collections', { name: 'bench' });
+    ops.push({
+      metric: 'get_collection_tool_calls',
+      rest: {
+        label: 'GET /api/v1/collections/:id',
+        method: 'GET',
+        path: `/api/v1/collections/${id}`,
+        check: (s, t) => s === 200 && t.includes(id),
+      },
+      tool: { name: 'service_get_collection', args: { collection_id: id } },
+    });
+  }
+  if (wanted.includes('search')) {
+    const id = await searchableCollection(url);
+    const query = 'q f1 p3 what does the third passage say';
+    ops.push({
+      metric: 'search_tool_calls',
+      rest: {
+        label: 'POST /api/v1/collections/:id/search',
+        method: 'POST',
+        path: `/api/v1/collections/${id}/search`,
+        body: JSON.stringify({ text: query, top_k: 10 }),
+        check: (s, t) => s === 200 && t.includes('"distance"'),
+      },
+      tool: { name: 'service_search_collection', args: { collection_id: id, query } },
+    });
+  }
+  if (wanted.includes('run')) {
+    const { id } = await call(url, 'POST', '/api/v1/workflows', { name: 'Bench echo', definition: ECHO_WORKFLOW });
+    await call(url, 'POST', `/api/v1/workflows/${id}/publish`);
+    const input = { question: 'How far is the moon?' };
+    ops.push({
+      metric: 'run_tool_calls',
+      // The tool call answers once the run ended, with its output: the webhook with ?wait= does the same.
+      rest: {
+        label: 'POST /api/v1/workflows/:id/runs?wait=30',
+        method: 'POST',
+        path: `/api/v1/workflows/${id}/runs?wait=30`,
+        body: JSON.stringify({ input }),
+        check: (s, t) => s === 200 && t.includes('"succeeded"') && t.includes('moon'),
+      },
+      tool: { name: 'bench_echo', args: input },
+    });
+  }
+  return ops;
+}
+
 /**
  * REST and MCP (both eras) in alternating rounds rather than one after the other, so a change in the
  * machine's load (it is shared) weighs on every side of the ratios alike.
  */
-async function throughput(): Promise<void> {
-  const app = await startApp();
-  try {
-    const { id } = await call(app.url, 'POST', '/api/v1/collections', { name: 'bench' });
-    const rest = restLoader(app.url, id);
-    const eras = [
-      { era: '2025-11-25 session', metric: 'get_collection_tool_calls', loader: await sessionToolLoader(app.url, id) },
-      { era: '2026-07-28 stateless', metric: 'get_collection_tool_calls_2026', loader: await statelessToolLoader(app.url, id) },
-    ];
-    await rest.run(WARMUP_MS);
-    for (const { loader } of eras) await loader.run(WARMUP_MS);
-    const restRounds: Round[] = [];
-    const eraRounds: Round[][] = eras.map(() => []);
-    const pid = app.child.pid!;
-    const serverCpu = { rest: 0, eras: eras.map(() => 0) };
-    for (let round = 0; round < ROUNDS; round++) {
-      let cpu = cpuMicros(pid);
-      const round = await rest.run(DURATION_MS / ROUNDS);
-      if (round.failures) throw new Error(`REST: ${round.failures} failed requests`);
-      serverCpu.rest += cpuMicros(pid) - cpu;
-      restRounds.push(round);
-      for (const [i, { era, loader }] of eras.entries()) {
-        cpu = cpuMicros(pid);
-        const mcp = await loader.run(DURATION_MS / ROUNDS);
-        if (mcp.failures) throw new Error(`MCP ${era}: ${mcp.failures} failed tool calls`);
-        serverCpu.eras[i] += cpuMicros(pid) - cpu;
-        eraRounds[i].push(mcp);
-      }
+async function compare(url: string, pid: number, op: Operation): Promise<void> {
+  const rest = restLoader(url, op);
+  const eras = [
+    { era: '2025-11-25 session', metric: op.metric, loader: await sessionToolLoader(url, op) },
+    { era: '2026-07-28 stateless', metric: `${op.metric}_2026`, loader: await statelessToolLoader(url, op) },
+  ];
+  await rest.run(WARMUP_MS);
+  for (const { loader } of eras) await loader.run(WARMUP_MS);
+  const restRounds: Round[] = [];
+  const eraRounds: Round[][] = eras.map(() => []);
+  const serverCpu = { rest: 0, eras: eras.map(() => 0) };
+  for (let round = 0; round < ROUNDS; round++) {
+    let cpu = cpuMicros(pid);
+    const round = await rest.run(DURATION_MS / ROUNDS);
+    if (round.failures) throw new Error(`${op.rest.label}: ${round.failures} failed requests`);
+    serverCpu.rest += cpuMicros(pid) - cpu;
+    restRounds.push(round);
+    for (const [i, { era, loader }] of eras.entries()) {
+      cpu = cpuMicros(pid);
+      const mcp = await loader.run(DURATION_MS / ROUNDS);
+      if (mcp.failures) throw new Error(`MCP ${op.tool.name} ${era}: ${mcp.failures} failed tool calls`);
+      serverCpu.eras[i] += cpuMicros(pid) - cpu;
+      eraRounds[i].push(mcp);
     }
-    for (const { loader } of [...eras, { loader: rest }]) await loader.close();
-    const restFigures = combine(restRounds);
-    const cpuPerRest = serverCpu.rest / restRounds.reduce((sum, r) => sum + r.requests, 0);
+  }
+  for (const { loader } of [...eras, { loader: rest }]) await loader.close();
+  const restFigures = combine(restRounds);
+  const cpuPerRest = serverCpu.rest / restRounds.reduce((sum, r) => sum + r.requests, 0);
+  console.log(
+    `${op.rest.label}: ${restFigures.rps.toFixed(0)} req/s (median p99 ${restFigures.p99Ms.toFixed(2)} ms, server CPU ${cpuPerRest.toFixed(1)} us/req)`,
+  );
+  for (const [i, { era, metric }] of eras.entries()) {
+    const mcp = combine(eraRounds[i]);
+    const cpuPerCall = serverCpu.eras[i] / eraRounds[i].reduce((sum, r) => sum + r.requests, 0);
     console.log(
-      `GET /api/v1/collections/:id: ${restFigures.rps.toFixed(0)} req/s (median p99 ${restFigures.p99Ms.toFixed(2)} ms, server CPU ${cpuPerRest.toFixed(1)} us/req)`,
+      `${op.tool.name}, ${era}: ${mcp.rps.toFixed(0)} calls/s (median p99 ${mcp.p99Ms.toFixed(2)} ms, server CPU ${cpuPerCall.toFixed(1)} us/call); ` +
+        `per round, MCP/REST: ${eraRounds[i].map((r, n) => (r.rps / restRounds[n].rps).toFixed(2)).join(' ')}`,
     );
-    for (const [i, { era, metric }] of eras.entries()) {
-      const mcp = combine(eraRounds[i]);
-      const cpuPerCall = serverCpu.eras[i] / eraRounds[i].reduce((sum, r) => sum + r.requests, 0);
+    report({
+      bench: 'mcp',
+      metric,
+      value: mcp.rps,
+      unit: 'calls/s',
+      baseline: restFigures.rps,
+      // Each round of MCP against the REST round just before it, the median of those ratios.
+      ratio: median(eraRounds[i].map((r, n) => r.rps / restRounds[n].rps)),
+      target: 'ratio >= 0.8 (median of paired rounds)',
+    });
+    // The server's own CPU time per request: steadier than requests/s, which depends on how the two
+    // cores are shared with the load generator.
+    report({
+      bench: 'mcp',
+      metric: `${metric}_server_cpu`,
+      value: cpuPerCall,
+      unit: 'us/call',
+      baseline: cpuPerRest,
+      ratio: cpuPerCall / cpuPerRest,
+      target: 'informational',
+    });
+    report({
+      bench: 'mcp',
+      metric: `${metric}_p99`,
+      value: mcp.p99Ms,
+      unit: 'ms',
+      baseline: restFigures.p99Ms,
+      ratio: mcp.p99Ms / restFigures.p99Ms,
+      target: 'informational',
+    });
+  }
+}
+
+/** Every operation on one app, with the embeddings endpoint the searches need. */
+async function throughput(): Promise<void> {
+  const embeddings = await startEmbeddings();
+  try {
+    const app = await startApp(
+      { EMBEDDINGS_URL: embeddings.url, EMBEDDINGS_MODEL: 'bench-clustered', EMBEDDINGS_API_KEY: '', FETCH_ALLOWED_HOSTS: '127.0.0.1' },
+      (process.env.BENCH_APP_NODE_OPTIONS ?? '').split(' ').filter(Boolean),
+      process.env.BENCH_APP_ROOT,
+    );
+    try {
       console.log(
-        `service_get_collection, ${era}: ${mcp.rps.toFixed(0)} calls/s (median p99 ${mcp.p99Ms.toFixed(2)} ms, server CPU ${cpuPerCall.toFixed(1)} us/call); ` +
-          `per round, MCP/REST: ${eraRounds[i].map((r, n) => (r.rps / restRounds[n].rps).toFixed(2)).join(' ')}`,
+        `load average ${loadavg()
+          .map((n) => n.toFixed(2))
+          .join(' ')}`,
       );
-      report({
-        bench: 'mcp',
-        metric,
-        value: mcp.rps,
-        unit: 'calls/s',
-        baseline: restFigures.rps,
-        // Each round of MCP against the REST round just before it, the median of those ratios.
-        ratio: median(eraRounds[i].map((r, n) => r.rps / restRounds[n].rps)),
-        target: 'ratio >= 0.8 (median of paired rounds)',
-      });
-      // The server's own CPU time per request: steadier than requests/s, which depends on how the two
-      // cores are shared with the load generator.
-      report({
-        bench: 'mcp',
-        metric: `${metric}_server_cpu`,
-        value: cpuPerCall,
-        unit: 'us/call',
-        baseline: cpuPerRest,
-        ratio: cpuPerCall / cpuPerRest,
-        target: 'informational',
-      });
-      report({
-        bench: 'mcp',
-        metric: `${metric}_p99`,
-        value: mcp.p99Ms,
-        unit: 'ms',
-        baseline: restFigures.p99Ms,
-        ratio: mcp.p99Ms / restFigures.p99Ms,
-        target: 'informational',
-      });
+      for (const op of await operations(app.url)) await compare(app.url, app.child.pid!, op);
+      console.log(
+        `load average ${loadavg()
+          .map((n) => n.toFixed(2))
+          .join(' ')}`,
+      );
+    } finally {
+      await app.stop();
     }
   } finally {
-    await app.stop();
+    embeddings.child.kill();
   }
+}
+
+/** The bench's OpenAI-compatible embeddings endpoint (lib/clustered-embeddings-server.ts), in its own process. */
+function startEmbeddings(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['-r', './scripts/swc-register.js', join(__dirname, 'lib', 'clustered-embeddings-server.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`embeddings server exited with ${code}`)));
+    child.stdout!.once('data', (chunk: Buffer) => resolve({ url: `http://127.0.0.1:${chunk.toString().trim()}/v1`, child }));
+  });
 }
 
 /**

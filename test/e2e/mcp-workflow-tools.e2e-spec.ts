@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResult, ErrorCode as RpcErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, TestApp, TestUser } from '../utils/test-app';
-import { ensureStdioBuild, STDIO_ENTRY } from './mcp.helpers';
+import { ensureStdioBuild, modernRpc, rawMcp, STDIO_ENTRY } from './mcp.helpers';
 
 type Kind = 'Streamable HTTP' | 'SSE' | 'stdio';
 
@@ -173,6 +173,45 @@ describe('workflows as MCP tools', () => {
       [stranger.key, strangersTool],
     ])
       await t.request('DELETE', `/api/v1/workflows/${id}`, { key });
+  });
+
+  // The HTTP door answers such a call without the SDK's per-request machinery (its speed against REST, docs/mcp.md "Speed").
+  it('answers a plain call from a client that can be asked nothing in one JSON response, the result the SDK gives a client that can', async () => {
+    const call = { name: 'answer_a_question', arguments: { question: 'plain?' } };
+    const sameRun = (result: { structuredContent: { runId: string } }) =>
+      JSON.parse(JSON.stringify(result).replaceAll(result.structuredContent.runId, 'run_x'));
+    const legacyCall = async (capabilities: Record<string, unknown>) => {
+      const opened = await rawMcp(
+        t.url,
+        'POST',
+        { authorization: `Bearer ${viewer.key}` },
+        JSON.stringify({ ...JSON.parse(rawMcp.initializeBody), params: { ...JSON.parse(rawMcp.initializeBody).params, capabilities } }),
+      );
+      const session = { authorization: `Bearer ${viewer.key}`, 'mcp-session-id': opened.headers.get('mcp-session-id')! };
+      expect((await rawMcp(t.url, 'POST', session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status).toBe(
+        202,
+      );
+      const answer = await rawMcp(t.url, 'POST', session, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: call }));
+      await rawMcp(t.url, 'DELETE', session);
+      expect(answer.status).toBe(200);
+      return answer;
+    };
+    const plain = await legacyCall({});
+    const askable = await legacyCall({ elicitation: {} });
+    expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(plain.headers.get('mcp-session-id')).toBeTruthy();
+    expect(plain.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      result: { structuredContent: { status: 'succeeded', output: { question: 'plain?' } } },
+    });
+    expect(sameRun(plain.body.result)).toEqual(sameRun(askable.body.result));
+
+    const modernPlain = await modernRpc(t.url, viewer.key, 'tools/call', call);
+    const modernAskable = await modernRpc(t.url, viewer.key, 'tools/call', call, { capabilities: { elicitation: {} } });
+    expect(modernPlain.messages).toHaveLength(1);
+    expect(modernPlain.message.result).toMatchObject({ resultType: 'complete', structuredContent: { status: 'succeeded' } });
+    expect(sameRun(modernPlain.message.result)).toEqual(sameRun(modernAskable.message.result));
   });
 
   it('answers a failed run as an isError result naming the run and its error', async () => {

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import {
   AuthInfo,
   classifyInboundRequest,
+  ClientCapabilities,
   createRequestStateCodec,
   localhostAllowedHostnames,
   RequestId,
@@ -17,7 +18,13 @@ import { AppConfig } from '../../config/app-config';
 import { WorkflowToolEvents, WorkflowToolsService } from '../../workflows/workflow-tools.service';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
 import { McpEra } from '../mcp-call';
-import { answerCollectionToolCall, createMcpServer, McpServerOptions } from '../mcp-server.factory';
+import {
+  answerCollectionToolCall,
+  answerWorkflowToolCall,
+  createMcpServer,
+  McpServerOptions,
+  plainWorkflowClient,
+} from '../mcp-server.factory';
 import { FollowState } from '../workflow-calls';
 import {
   header,
@@ -100,7 +107,9 @@ const acceptsBoth = (request: FastifyRequest): boolean => {
  *   Streamable HTTP transport, one server instance per session.
  * `/sse` (GET) and `/messages` (POST) serve the deprecated HTTP+SSE transport (the SDK's frozen copy).
  * A plain call of a collection tool skips the SDK's per-request machinery in both eras (see
- * `toolCallOf`): it answers what the SDK would, from the same code, at the cost of a REST call.
+ * `toolCallOf`): it answers what the SDK would, from the same code, at the cost of a REST call. So
+ * does a plain call of a workflow tool from a client that can be asked nothing (no elicitation) and
+ * takes no tasks: no progress token, nothing to ask, so one JSON answer once the run ended.
  *
  * What the SDK leaves to its host is here or in the two doors (SessionDoor, ModernDoor):
  * authentication on every request (McpAuthentication, the caller reaching the handlers as
@@ -268,10 +277,12 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
       if (call.params._meta === undefined && legacyVersion(request)) {
         // The caller's session first: a missing or unknown one is refused as its transport would.
         const session = this.sessions.streamableSession(request, caller.principal);
-        const answer = await this.collectionToolCall('legacy', call, caller);
+        const client = session.server.server.getClientCapabilities() ?? {};
+        const answer = await this.plainToolCall('legacy', call, caller, client, response);
         if (answer) return writeJson(response, 200, answer, session.id);
       } else if (plainEnvelope(call.params._meta) && plainModernHeaders(request, call)) {
-        const answer = await this.collectionToolCall('modern', call, caller);
+        const client = call.params._meta!['io.modelcontextprotocol/clientCapabilities'] as ClientCapabilities;
+        const answer = await this.plainToolCall('modern', call, caller, client, response);
         if (answer) return writeJson(response, 200, answer);
       }
     }
@@ -287,17 +298,32 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     await this.modern.serve(caller.principal, raw, response, body);
   }
 
-  /** The JSON of the answer to a plain call of a collection tool (see answerCollectionToolCall); undefined for any other tool. */
-  private collectionToolCall(era: McpEra, call: ToolCall, caller: McpCaller): Promise<string | undefined> {
+  /**
+   * The JSON of the answer to a plain call of a collection tool (answerCollectionToolCall) or, from a
+   * client that can be asked nothing and takes no tasks, of a workflow tool (answerWorkflowToolCall);
+   * undefined for what the SDK serves.
+   */
+  private async plainToolCall(
+    era: McpEra,
+    call: ToolCall,
+    caller: McpCaller,
+    client: ClientCapabilities,
+    response: ServerResponse,
+  ): Promise<string | undefined> {
     const { id, params } = call;
-    return answerCollectionToolCall(
-      era,
-      id,
-      params.name,
-      params.arguments ?? {},
-      this.backends.forPrincipal(caller.principal, caller.scopes),
-      this.serverOptions,
-    );
+    const backend = this.backends.forPrincipal(caller.principal, caller.scopes);
+    const args = params.arguments ?? {};
+    const answer = await answerCollectionToolCall(era, id, params.name, args, backend, this.serverOptions);
+    if (answer !== undefined || !plainWorkflowClient(client)) return answer;
+    // The client going away stops the call's following of its run, as the SDK's request signal does.
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    response.once('close', onClose);
+    try {
+      return await answerWorkflowToolCall(era, id, params.name, args, { backend, client, signal: gone.signal }, this.serverOptions);
+    } finally {
+      response.off('close', onClose);
+    }
   }
 
   private async preflight(request: FastifyRequest, response: ServerResponse): Promise<void> {
