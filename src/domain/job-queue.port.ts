@@ -138,9 +138,10 @@ export abstract class JobQueue {
 
   /**
    * The id of the store whose runs this queue carries. A queue kept in the store itself needs no
-   * pairing; a shared one (Redis) records `storeId` when it has none yet or when `record`.
+   * pairing; a shared one (Redis) holds `storeId` for `leaseMs` unless another store's id holds it
+   * under a lease that has not run out, and answers the id that holds it.
    */
-  async pairStore(storeId: string, _record: boolean): Promise<string> {
+  async pairStore(storeId: string, _leaseMs: number): Promise<string> {
     return storeId;
   }
 }

@@ -70,6 +70,16 @@ export abstract class WorkflowStore {
    */
   abstract wasDeleted(id: string): Promise<boolean>;
   /**
+   * Keeps the id as deleted before the workflow's runs and the workflow itself go, so that a job
+   * claimed in between (or after a crash between them) finds it deleted, not a stranger.
+   */
+  abstract markDeleted(id: string): Promise<void>;
+  /**
+   * Whether this store has or had (wasDeleted) the workflow: a job whose run is gone but whose
+   * workflow is one of these is a run this store removed (pruned, deleted), not another store's.
+   */
+  abstract had(id: string): Promise<boolean>;
+  /**
    * Stores `version` (the draft as the caller read and checked it) under the next version number
    * and makes it active, put in force by its creator, with what its trigger asks for (schedule,
    * tool), in one call: two

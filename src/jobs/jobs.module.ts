@@ -11,6 +11,9 @@ import { StorageModule } from '../storage/storage.module';
 import { ROOT_LOGGER } from '../common/logger';
 import type { Logger } from 'pino';
 
+/** How long a process's hold on its store's queue and its queue's store outlives its last renewal. */
+export const PAIRING_LEASE_MS = 30_000;
+
 /**
  * Provides the one JobQueue: Bull on Redis when REDIS_URL is set, else the embedded queue on the
  * document store. Handlers are `@OnJob` methods of the services that processes running workers
@@ -20,6 +23,7 @@ import type { Logger } from 'pino';
 @Module({})
 export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private handlers: DiscoveredJobHandler[] = [];
+  private renewal?: NodeJS.Timeout;
 
   /**
    * A promise (Nest's `imports` take one): Bull, ioredis and @nestjs/bull are loaded only when
@@ -47,31 +51,42 @@ export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModul
   }
 
   /**
-   * Processes that accept runs (APP_ROLE all, api) record in the store which queue they put its
-   * runs on, and in that queue which store it serves; a worker checks both before it takes a job,
-   * so one pointed at another store or queue stops at boot, saying which, rather than take jobs
-   * for runs it cannot find.
+   * Every process, whatever its role, holds in the store which queue it puts and takes its runs on,
+   * and in that queue (Redis) which store it serves, each under a lease of PAIRING_LEASE_MS renewed
+   * a third of it apart while the process lives. A process that finds either held for another value
+   * by a live lease stops at boot naming both, whichever started first; once every process of the
+   * former configuration has stopped and its lease has run out, a new one takes the records over.
    */
   private async checkPairing(): Promise<void> {
     const storeId = await this.identity.claim('store', `store_${randomUUID()}`);
     const queue = this.queue.describe();
-    if (this.config.APP_ROLE !== 'worker') {
-      const before = await this.identity.replace('queue', queue);
-      if (before !== null && before !== queue) this.logger.warn({ before, now: queue }, 'the runs of this store now go to another queue');
-      await this.queue.pairStore(storeId, true);
-      return;
-    }
-    const recorded = await this.identity.claim('queue', queue);
-    if (recorded !== queue) {
+    const role = `this process (APP_ROLE=${this.config.APP_ROLE})`;
+    const heldQueue = await this.identity.hold('queue', queue, PAIRING_LEASE_MS);
+    if (heldQueue !== queue) {
       throw new Error(
-        `This worker's queue is ${queue}, but the processes that accept runs into its store put them on ${recorded}: give every process the same REDIS_URL and QUEUE_PREFIX (or none)`,
+        `The queue of ${role} is ${queue}, but a running process on its store puts its runs on ${heldQueue}: give every process the same REDIS_URL and QUEUE_PREFIX (or none), or stop the others first`,
       );
     }
-    const paired = await this.queue.pairStore(storeId, false);
-    if (paired !== storeId) {
+    const heldStore = await this.queue.pairStore(storeId, PAIRING_LEASE_MS);
+    if (heldStore !== storeId) {
       throw new Error(
-        `The queue (${queue}) carries the runs of store ${paired}, but this worker's store is ${storeId}: give every process the same DATA_DIR (or MONGODB_URI)`,
+        `The queue (${queue}) carries the runs of store ${heldStore} for a running process, but the store of ${role} is ${storeId}: give every process the same DATA_DIR (or MONGODB_URI), or stop the others first`,
       );
+    }
+    this.renewal = setInterval(() => void this.renewPairing(storeId, queue), PAIRING_LEASE_MS / 3);
+    this.renewal.unref();
+  }
+
+  /** Renews both leases; one lost (this process stalled past its lease) is logged, not fatal. */
+  private async renewPairing(storeId: string, queue: string): Promise<void> {
+    try {
+      const heldQueue = await this.identity.hold('queue', queue, PAIRING_LEASE_MS);
+      const heldStore = await this.queue.pairStore(storeId, PAIRING_LEASE_MS);
+      if (heldQueue !== queue || heldStore !== storeId) {
+        this.logger.error({ queue, heldQueue, storeId, heldStore }, 'another configuration took over the store or queue of this process');
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'could not renew the pairing of store and queue');
     }
   }
 
@@ -94,6 +109,7 @@ export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModul
    * after this: handing jobs back still reaches it.
    */
   async onModuleDestroy(): Promise<void> {
+    clearInterval(this.renewal);
     await this.queue.close();
   }
 }

@@ -140,8 +140,8 @@ export class RunWorker {
       // Finished, canceled, waiting for later, or running under a live lease elsewhere: nothing to do.
       if (!claimed) {
         if ((await this.runs.status(runId)) !== null) return;
-        // Deleted with its workflow while its job was queued: the job ends as done, quietly.
-        if (job.data.workflowId !== undefined && (await this.workflows.wasDeleted(job.data.workflowId))) return;
+        // Removed here while its job was queued (pruned, deleted with its workflow): the job ends as done, quietly.
+        if (job.data.workflowId !== undefined && (await this.workflows.had(job.data.workflowId))) return;
         // A run this store has never had: the job is not dropped but failed as retryable, so it is
         // tried again (by a process that has the run, if one shares the queue) and kept among the
         // failed jobs after its last try.

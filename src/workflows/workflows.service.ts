@@ -103,6 +103,8 @@ export class WorkflowsService {
   async delete(principal: Principal, id: string): Promise<void> {
     await this.access.require(principal, 'workflow', id, 'owner');
     const { tool } = await this.load(id);
+    // First: a job of its runs claimed before the workflow goes finds it deleted, and ends quietly.
+    await this.workflows.markDeleted(id);
     await this.runs.deleteForWorkflow(id);
     await this.workflows.delete(id);
     if (tool) this.toolEvents.changed();

@@ -838,5 +838,18 @@ describe.each(storeBackends)('workflow and run stores on $name', (backend) => {
       expect(await workflows.wasDeleted(w.id)).toBe(true);
       expect(await workflows.wasDeleted('wfl_never_had')).toBe(false);
     });
+
+    it('keeps the id of a workflow being deleted as deleted before it goes, and tells one it has or had from a stranger', async () => {
+      const w = workflow('usr_marker');
+      await workflows.create(w);
+      expect(await workflows.had(w.id)).toBe(true);
+      await workflows.markDeleted(w.id);
+      // Between the mark and the workflow's own deletion (a job claimed then, a crash): known as deleted.
+      expect(await workflows.wasDeleted(w.id)).toBe(true);
+      expect((await workflows.get(w.id))?.id).toBe(w.id);
+      expect(await workflows.delete(w.id)).toBe(true);
+      expect(await workflows.had(w.id)).toBe(true);
+      expect(await workflows.had('wfl_never_had')).toBe(false);
+    });
   });
 });

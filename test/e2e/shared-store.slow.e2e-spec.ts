@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootService, freePort, Spawned, spawnCollecting, stopService, tempDir } from '../utils/processes';
+import { bootService, freePort, Spawned, spawnCollecting, stopService, tempDir, waitForHttp } from '../utils/processes';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { testRedis, TestRedis } from '../utils/workflows-fixtures';
 
@@ -73,7 +73,7 @@ describe('processes sharing a store', () => {
     });
     expect(await worker.exited(120_000)).toEqual({ code: 1, signal: null });
     expect(worker.output()).toMatch(
-      /This worker's queue is Redis at .* but the processes that accept runs into its store put them on the embedded queue/,
+      /The queue of this process \(APP_ROLE=worker\) is Redis at .* but a running process on its store puts its runs on the embedded queue/,
     );
     expect(worker.output()).toContain('REDIS_URL');
     await stopService(api);
@@ -87,8 +87,43 @@ describe('processes sharing a store', () => {
     started.push(api);
     const worker = start({ DATA_DIR: dir('stray'), APP_ROLE: 'worker', WORKER_HEALTH_PORT: '0', ...env });
     expect(await worker.exited(120_000)).toEqual({ code: 1, signal: null });
-    expect(worker.output()).toMatch(/carries the runs of store store_[0-9a-f-]+, but this worker's store is store_[0-9a-f-]+: .*DATA_DIR/);
+    expect(worker.output()).toMatch(
+      /carries the runs of store store_[0-9a-f-]+ for a running process, but the store of this process \(APP_ROLE=worker\) is store_[0-9a-f-]+: .*DATA_DIR/,
+    );
     await stopService(api);
+  }, 240_000);
+
+  /** A worker started with `env`, once its health port answers ready. */
+  const readyWorker = async (env: Record<string, string>): Promise<Spawned> => {
+    const healthPort = await freePort();
+    const worker = start({ ...env, APP_ROLE: 'worker', WORKER_HEALTH_PORT: String(healthPort) });
+    await waitForHttp(`http://127.0.0.1:${healthPort}/health/ready`, worker, 120_000);
+    return worker;
+  };
+
+  it('an api started after a worker, without the Redis queue the worker takes the runs of its store from, refuses to boot naming both', async () => {
+    if (!redis) return;
+    const store = dir('worker-first');
+    const worker = await readyWorker({ DATA_DIR: store, REDIS_URL: redis.url, QUEUE_PREFIX: `${redis.prefix}-first` });
+    const api = start({ DATA_DIR: store, APP_ROLE: 'api', PORT: String(await freePort()) });
+    expect(await api.exited(120_000)).toEqual({ code: 1, signal: null });
+    expect(api.output()).toMatch(
+      /The queue of this process \(APP_ROLE=api\) is the embedded queue.* but a running process on its store puts its runs on Redis at .*REDIS_URL/,
+    );
+    await stopService(worker);
+  }, 240_000);
+
+  it('a second api on another store sharing one Redis prefix refuses to boot, naming DATA_DIR', async () => {
+    if (!redis) return;
+    const env = { APP_ROLE: 'api', REDIS_URL: redis.url, QUEUE_PREFIX: `${redis.prefix}-apis` };
+    const first = await bootService(await freePort(), { ...env, DATA_DIR: dir('api-one'), BOOTSTRAP_API_KEY: KEY });
+    started.push(first);
+    const second = start({ ...env, DATA_DIR: dir('api-two'), PORT: String(await freePort()) });
+    expect(await second.exited(120_000)).toEqual({ code: 1, signal: null });
+    expect(second.output()).toMatch(
+      /carries the runs of store store_[0-9a-f-]+ for a running process, but the store of this process \(APP_ROLE=api\)/,
+    );
+    await stopService(first);
   }, 240_000);
 
   it('two workers on one health port: the second stops naming WORKER_HEALTH_PORT', async () => {

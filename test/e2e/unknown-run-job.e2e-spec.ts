@@ -113,6 +113,9 @@ describe('a job for a run the store does not have', () => {
     try {
       db.pragma('busy_timeout = 10000');
       expect(db.prepare('DELETE FROM workflow_runs WHERE id = ?').run(orphan).changes).toBe(1);
+      // Its job now names a workflow of another store too (a run of a workflow this store has, gone, was pruned here).
+      const renamed = db.prepare("UPDATE jobs SET data = json_set(data, '$.workflowId', 'wfl_of_another_store') WHERE id = ?").run(orphan);
+      expect(renamed.changes).toBe(1);
     } finally {
       db.close();
     }

@@ -111,6 +111,12 @@ class HandedBackAtShutdown extends Error {
   }
 }
 
+/** KEYS[1] held for ARGV[1] for ARGV[2] ms unless another value holds it under a live TTL. */
+const HOLD_SCRIPT = `local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] and redis.call('PTTL', KEYS[1]) > 0 then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]`;
+
 /**
  * The scale-out queue: one Bull queue per job name on Redis (registered with
  * BullModule.registerQueue), so API processes enqueue and any number of worker processes run the
@@ -259,15 +265,12 @@ export class BullJobQueue extends JobQueue {
     return `Redis at ${redis.host}:${redis.port} database ${redis.db}, QUEUE_PREFIX ${this.where.prefix}`;
   }
 
-  override async pairStore(storeId: string, record: boolean): Promise<string> {
+  override async pairStore(storeId: string, leaseMs: number): Promise<string> {
     const key = `${this.where?.prefix ?? 'bull'}:service:store`;
-    const client = this.anyQueue().client;
-    if (record) {
-      await client.set(key, storeId);
-      return storeId;
-    }
-    await client.set(key, storeId, 'NX');
-    return (await client.get(key)) ?? storeId;
+    // One script, so two processes booting at once agree; a key without a TTL (recorded before
+    // leases) is taken over like one whose lease ran out.
+    const held = await this.anyQueue().client.eval(HOLD_SCRIPT, 1, key, storeId, String(leaseMs));
+    return String(held);
   }
 
   close(): Promise<void> {

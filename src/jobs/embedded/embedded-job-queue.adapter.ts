@@ -374,7 +374,8 @@ export class EmbeddedJobQueue extends JobQueue {
   /** The handler staged its job's completion: its slot's next job is claimed in this turn, so in that transaction (freeSlots). */
   private finishing(worker: Worker, running: RunningJob): void {
     if (running.completing) return;
-    running.completing = this.store.complete(running.key, running.token);
+    // Awaited only once the handler returns: a refusal before then must not go unhandled (a crash).
+    (running.completing = this.store.complete(running.key, running.token)).catch(() => undefined);
     if (!running.handlerDone) void this.claimJobs(worker);
   }
 

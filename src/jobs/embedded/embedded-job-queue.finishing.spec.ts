@@ -151,4 +151,34 @@ describe('EmbeddedJobQueue, jobs finishing', () => {
     expect(signal!.aborted).toBe(false);
     release();
   });
+
+  it('a staged completion the store refuses while the handler still works has a handler at once, so it is no unhandled rejection', async () => {
+    // Node reports a rejected promise as unhandled when no handler is attached by the end of the turn
+    // (Jest keeps such reports from the test's `process`): this one records when a handler is.
+    let handled = false;
+    class Watched<T> extends Promise<T> {
+      override then<A = T, B = never>(
+        onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
+        onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+      ): Promise<A | B> {
+        handled = true;
+        return super.then(onFulfilled, onRejected);
+      }
+    }
+    jest.spyOn(store, 'complete').mockImplementationOnce(() => Watched.reject(new Error('group commit failed')) as Promise<boolean>);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let staged = false;
+    queue.process('test.refused', async (job) => {
+      job.finishing!();
+      staged = true;
+      await gate;
+    });
+    await enqueue('test.refused', 1);
+    await waitFor('the completion to be staged', () => staged);
+    // The turn in which the refusal was staged has ended, the handler still waiting.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(handled).toBe(true);
+    release();
+  });
 });

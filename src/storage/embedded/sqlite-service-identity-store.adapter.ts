@@ -5,7 +5,7 @@ export class SqliteServiceIdentityStore extends ServiceIdentityStore {
   private readonly insert;
   private readonly read;
   private readonly claimAtomically;
-  private readonly replaceAtomically;
+  private readonly holdAtomically;
 
   constructor(db: SqliteDb) {
     super();
@@ -20,10 +20,15 @@ export class SqliteServiceIdentityStore extends ServiceIdentityStore {
       this.insert.run(key, value);
       return value;
     });
-    this.replaceAtomically = db.transaction((key: string, value: string): string | null => {
-      const found = (this.read.get(key) as string | undefined) ?? null;
+    // The lease's end is a key of its own (`queue@until`), so the table keeps its two columns.
+    this.holdAtomically = db.transaction((key: string, value: string, leaseMs: number): string => {
+      const found = this.read.get(key) as string | undefined;
+      const until = Number(this.read.get(`${key}@until`) ?? 0);
+      const now = Date.now();
+      if (found !== undefined && found !== value && until > now) return found;
       this.insert.run(key, value);
-      return found;
+      this.insert.run(`${key}@until`, String(now + leaseMs));
+      return value;
     });
   }
 
@@ -31,7 +36,7 @@ export class SqliteServiceIdentityStore extends ServiceIdentityStore {
     return this.claimAtomically.immediate(key, value);
   }
 
-  async replace(key: string, value: string): Promise<string | null> {
-    return this.replaceAtomically.immediate(key, value);
+  async hold(key: string, value: string, leaseMs: number): Promise<string> {
+    return this.holdAtomically.immediate(key, value, leaseMs);
   }
 }

@@ -233,6 +233,14 @@ export class SqliteWorkflowStore extends WorkflowStore {
     return this.statements.wasDeleted.get(id) !== undefined;
   }
 
+  async markDeleted(id: string): Promise<void> {
+    this.statements.recordDeleted.run(id, toSqlDate(new Date()));
+  }
+
+  async had(id: string): Promise<boolean> {
+    return this.statements.settings.get(id) !== undefined || this.statements.wasDeleted.get(id) !== undefined;
+  }
+
   async publish(workflowId: string, version: NewVersion, triggers: ActiveTriggers): Promise<WorkflowVersion | null> {
     return this.publishTx(workflowId, version, triggers);
   }

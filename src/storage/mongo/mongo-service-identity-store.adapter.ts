@@ -5,6 +5,8 @@ import { isDuplicateKey } from './mongo-connection';
 interface IdentityDoc {
   _id: string;
   value: string;
+  /** When the lease of a held key (`queue`) runs out, in ms since the epoch. */
+  until?: number;
 }
 
 /** One document per key in `service_identity`. */
@@ -32,8 +34,19 @@ export class MongoServiceIdentityStore extends ServiceIdentityStore {
     }
   }
 
-  async replace(key: string, value: string): Promise<string | null> {
-    const before = await this.collection.findOneAndUpdate({ _id: key }, { $set: { value } }, { upsert: true, returnDocument: 'before' });
-    return before?.value ?? null;
+  async hold(key: string, value: string, leaseMs: number): Promise<string> {
+    const now = Date.now();
+    try {
+      // Matches the key held for this value or under a lease that ran out; else the upsert collides.
+      await this.collection.updateOne(
+        { _id: key, $or: [{ value }, { until: { $not: { $gt: now } } }] },
+        { $set: { value, until: now + leaseMs } },
+        { upsert: true },
+      );
+      return value;
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      return (await this.collection.findOne({ _id: key }))?.value ?? value;
+    }
   }
 }

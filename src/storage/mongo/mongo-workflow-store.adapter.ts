@@ -145,12 +145,20 @@ export class MongoWorkflowStore extends WorkflowStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    // Recorded first: a crash before the workflow goes leaves its id known as deleted, never a stranger.
+    if (await this.workflows.exists({ _id: id })) await this.markDeleted(id);
     await this.members.deleteMembers(id);
     await this.versions.deleteMany({ workflowId: id });
     const result = await this.workflows.deleteOne({ _id: id });
-    if (result.deletedCount === 0) return false;
+    return result.deletedCount > 0;
+  }
+
+  async markDeleted(id: string): Promise<void> {
     await this.deleted.updateOne({ _id: id }, { $setOnInsert: { deletedAt: new Date() } }, { upsert: true });
-    return true;
+  }
+
+  async had(id: string): Promise<boolean> {
+    return (await this.workflows.exists({ _id: id })) !== null || (await this.wasDeleted(id));
   }
 
   async wasDeleted(id: string): Promise<boolean> {
