@@ -64,13 +64,13 @@ export class JobsModule implements OnModuleInit, OnApplicationBootstrap, OnModul
     const heldQueue = await this.identity.hold('queue', queue, PAIRING_LEASE_MS);
     if (heldQueue !== queue) {
       throw new Error(
-        `The queue of ${role} is ${queue}, but a running process on its store puts its runs on ${heldQueue}: give every process the same REDIS_URL and QUEUE_PREFIX (or none), or stop the others first`,
+        `The queue of ${role} is ${queue}, but a running process on its store puts its runs on ${heldQueue}: give every process the same REDIS_URL and QUEUE_PREFIX (or none), or stop the others first (their hold lapses ${PAIRING_LEASE_MS / 1000} s after the last of them stopped)`,
       );
     }
     const heldStore = await this.queue.pairStore(storeId, PAIRING_LEASE_MS);
     if (heldStore !== storeId) {
       throw new Error(
-        `The queue (${queue}) carries the runs of store ${heldStore} for a running process, but the store of ${role} is ${storeId}: give every process the same DATA_DIR (or MONGODB_URI), or stop the others first`,
+        `The queue (${queue}) carries the runs of store ${heldStore} for a running process, but the store of ${role} is ${storeId}: give every process the same DATA_DIR (or MONGODB_URI), or stop the others first (their hold lapses ${PAIRING_LEASE_MS / 1000} s after the last of them stopped)`,
       );
     }
     this.renewal = setInterval(() => void this.renewPairing(storeId, queue), PAIRING_LEASE_MS / 3);
