@@ -15,7 +15,24 @@
  */
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { testRedis } from '../utils/workflows-fixtures';
-import { BENCH_KEY, benchPort, call, load, median, percentile, report, startApp, startHelloServer, tempDataDir } from './lib/bench-kit';
+import { existsSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import {
+  BENCH_KEY,
+  benchPort,
+  call,
+  cpuMicros,
+  load,
+  median,
+  ownCpuMicros,
+  percentile,
+  processTree,
+  report,
+  startApp,
+  startHelloServer,
+  tempDataDir,
+} from './lib/bench-kit';
+import { commitCounter } from './lib/commit-count';
 
 const CONNECTIONS = 50;
 const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 10_000);
@@ -28,6 +45,11 @@ const WARM_RUNS = 1000;
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCIES ?? '2,4,8,16').split(',').map(Number);
 const QUEUES = (process.env.BENCH_QUEUES ?? 'embedded,bull').split(',');
+/** BENCH_BEFORE_ROOT=<dir> (an earlier build's dist/ and node_modules/) measures that build too, right before this one in every round (`before_` figures). */
+const BUILDS: { prefix: string; root?: string }[] = [
+  ...(process.env.BENCH_BEFORE_ROOT ? [{ prefix: 'before_', root: process.env.BENCH_BEFORE_ROOT }] : []),
+  { prefix: '' },
+];
 /** BENCH_REFUSAL_DELAY_MS=0 shows what the hold before a refusal buys (the service default otherwise). */
 const REFUSAL_DELAY: Record<string, string> =
   process.env.BENCH_REFUSAL_DELAY_MS === undefined ? {} : { RUNS_REFUSAL_DELAY_MS: process.env.BENCH_REFUSAL_DELAY_MS };
@@ -61,6 +83,112 @@ async function runQueue(appUrl: string): Promise<{ queued: number; oldestAgeSeco
   return runs;
 }
 
+/**
+ * BENCH_DIAG=1: where the CPU goes in each phase (drain, under load): every process's CPU (the
+ * service's first process, its worker processes, the upstream, this bench's client), the machine's
+ * idle CPU (/proc/stat), and the SQLite commits and BEGINs finding the write lock held (count-commits.js
+ * preload), each per completed run.
+ */
+const DIAG = process.env.BENCH_DIAG === '1';
+
+interface Snapshot {
+  at: number;
+  /** The clock of a --cpu-prof profile's timestamps (µs), to slice a profile by phase. */
+  monotonicUs: number;
+  done: number;
+  cpu: Map<string, number>;
+  idle: number;
+  total: number;
+  commits: number;
+  busy: number;
+  /** Statements by SQL, by process (`first` or `child<pid>`), when BENCH_STATEMENTS_DIR names where a statement-counting preload writes them. */
+  statements: Map<string, Map<string, number>>;
+  /** /proc/<pid>/schedstat of each process's main thread: [ns running, ns waiting for a core, timeslices]. */
+  sched: Map<string, number[]>;
+}
+
+const STATEMENTS_DIR = process.env.BENCH_STATEMENTS_DIR;
+
+function machineJiffies(): { idle: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { idle: fields[3] + fields[4], total: fields.reduce((a, b) => a + b, 0) };
+}
+
+async function snapshot(appPid: number, upstreamPid: number, done: number, commits?: ReturnType<typeof commitCounter>): Promise<Snapshot> {
+  const cpu = new Map<string, number>();
+  const safe = (pid: number) => {
+    try {
+      return cpuMicros(pid);
+    } catch {
+      return 0;
+    }
+  };
+  const sched = new Map<string, number[]>();
+  processTree(appPid).forEach((pid, i) => {
+    const name = i === 0 ? 'first' : `child${pid}`;
+    cpu.set(name, safe(pid));
+    try {
+      // The main thread's ns on a core and ns runnable but waiting for one: the rest of the wall time it slept (nothing to do).
+      sched.set(name, readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number));
+    } catch {
+      // gone
+    }
+  });
+  cpu.set('upstream', safe(upstreamPid));
+  cpu.set('bench', ownCpuMicros());
+  const counted = commits ? await commits.counts() : { commits: 0, busy: 0 };
+  const statements = new Map<string, Map<string, number>>();
+  if (STATEMENTS_DIR) {
+    await new Promise((r) => setTimeout(r, 200));
+    processTree(appPid).forEach((pid, i) => {
+      const file = `${STATEMENTS_DIR}/${pid}.json`;
+      if (existsSync(file))
+        statements.set(i === 0 ? 'first' : `child${pid}`, new Map(JSON.parse(readFileSync(file, 'utf8')) as [string, number][]));
+    });
+  }
+  return {
+    sched,
+    statements,
+    at: performance.now(),
+    monotonicUs: Number(process.hrtime.bigint() / 1000n),
+    done,
+    cpu,
+    ...machineJiffies(),
+    ...counted,
+  };
+}
+
+function describe(phase: string, from: Snapshot, to: Snapshot): string {
+  const runs = to.done - from.done;
+  const seconds = (to.at - from.at) / 1000;
+  const parts = [...to.cpu].map(([name, micros]) => {
+    const used = micros - (from.cpu.get(name) ?? 0);
+    return `${name} ${(used / 1000 / runs).toFixed(3)} ms/run (${(used / 1e6 / seconds).toFixed(2)} cores)`;
+  });
+  const idle = (to.idle - from.idle) / (to.total - from.total);
+  const wallNs = (to.at - from.at) * 1e6;
+  const threads = [...to.sched].map(([name, [run, wait]]) => {
+    const [run0, wait0] = from.sched.get(name) ?? [0, 0];
+    const ran = (run - run0) / wallNs;
+    const waited = (wait - wait0) / wallNs;
+    return `${name} main thread ran ${(ran * 100).toFixed(0)}%, waited for a core ${(waited * 100).toFixed(0)}%, slept ${((1 - ran - waited) * 100).toFixed(0)}%`;
+  });
+  for (const [name, counts] of to.statements) {
+    const before = from.statements.get(name) ?? new Map<string, number>();
+    const diffs = [...counts].map(([sql, n]) => [sql, (n - (before.get(sql) ?? 0)) / runs] as const).filter(([, n]) => n > 0.005);
+    diffs.sort((a, b) => b[1] - a[1]);
+    const total = diffs.reduce((sum, [, n]) => sum + n, 0);
+    console.log(
+      `    ${phase} ${name}: ${total.toFixed(2)} statements/run\n${diffs.map(([sql, n]) => `      ${n.toFixed(3)} ${sql}`).join('\n')}`,
+    );
+  }
+  return (
+    `  ${phase}: ${runs} runs in ${seconds.toFixed(1)} s; ${parts.join(', ')}; machine idle ${(idle * 100).toFixed(0)}%; ` +
+    `commits ${((to.commits - from.commits) / runs).toFixed(3)}/run, busy BEGINs ${((to.busy - from.busy) / runs).toFixed(3)}/run; load ${loadavg()[0].toFixed(2)}; ` +
+    `profile clock ${from.monotonicUs}-${to.monotonicUs} µs\n    ${threads.join('; ')}`
+  );
+}
+
 interface Measured {
   underLoad: number;
   drain: number;
@@ -74,14 +202,22 @@ interface Measured {
 }
 
 /** Waits until no run is queued; the rate counts the runs after the first `skip` (a cold process warming up). */
-async function waitUntilDrained(appUrl: string, label: string, skip = 0): Promise<{ runs: number; seconds: number }> {
+async function waitUntilDrained(
+  appUrl: string,
+  label: string,
+  skip = 0,
+  onFirst?: () => Promise<void>,
+): Promise<{ runs: number; seconds: number }> {
   const deadline = Date.now() + DRAIN_DEADLINE_MS;
   let first: { done: number; at: number } | undefined;
   for (;;) {
     const queue = await runQueue(appUrl);
     const done = await succeeded(appUrl);
     const at = performance.now();
-    if (!first && done >= skip) first = { done, at };
+    if (!first && done >= skip) {
+      if (onFirst) await onFirst();
+      first = { done, at };
+    }
     if (queue.queued === 0) return first ? { runs: done - first.done, seconds: (at - first.at) / 1000 } : { runs: 0, seconds: 0 };
     if (Date.now() > deadline) throw new Error(`${label}: ${queue.queued} runs still queued after ${DRAIN_DEADLINE_MS} ms`);
     await new Promise((r) => setTimeout(r, 50));
@@ -93,16 +229,26 @@ async function waitUntilDrained(appUrl: string, label: string, skip = 0): Promis
  * starts on the same store (and Redis) and works them off with nothing accepted meanwhile (timed
  * once WARM_RUNS are done). Then, in that process, warm, the accept load.
  */
-async function measure(label: string, upstreamUrl: string, env: Record<string, string>): Promise<Measured> {
+async function measure(
+  label: string,
+  upstreamUrl: string,
+  upstreamPid: number,
+  env: Record<string, string>,
+  root?: string,
+): Promise<Measured> {
   const shared = { DATA_DIR: tempDataDir(), FETCH_ALLOWED_HOSTS: '127.0.0.1', SWAGGER_ENABLED: 'false', ...REFUSAL_DELAY, ...env };
   // Its own limits hold the whole backlog; the measured process has the defaults.
-  const acceptor = await startApp({
-    ...shared,
-    APP_ROLE: 'api',
-    RUNS_MAX_QUEUED: String(BACKLOG),
-    RUNS_MAX_QUEUED_PER_WORKFLOW: String(BACKLOG),
-    RUNS_MAX_QUEUED_PER_USER: String(BACKLOG),
-  });
+  const acceptor = await startApp(
+    {
+      ...shared,
+      APP_ROLE: 'api',
+      RUNS_MAX_QUEUED: String(BACKLOG),
+      RUNS_MAX_QUEUED_PER_WORKFLOW: String(BACKLOG),
+      RUNS_MAX_QUEUED_PER_USER: String(BACKLOG),
+    },
+    [],
+    root,
+  );
   let workflowId: string;
   const body = JSON.stringify({ input: { query: 'what is a vector' } });
   try {
@@ -124,10 +270,14 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
     await acceptor.stop();
   }
 
-  const nodeOptions = process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
-  const app = await startApp({ ...shared, APP_ROLE: 'all' }, nodeOptions);
+  const commits = DIAG ? commitCounter() : undefined;
+  const nodeOptions = [...(process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), ...(commits?.nodeOptions ?? [])];
+  const app = await startApp({ ...shared, ...commits?.env, APP_ROLE: 'all' }, nodeOptions, root);
+  const snap = async () => snapshot(app.child.pid!, upstreamPid, await succeeded(app.url), commits);
   try {
-    const drain = await waitUntilDrained(app.url, label, WARM_RUNS);
+    let drainFrom: Snapshot | undefined;
+    const drain = await waitUntilDrained(app.url, label, WARM_RUNS, DIAG ? async () => void (drainFrom = await snap()) : undefined);
+    if (drainFrom) console.log(describe('drain', drainFrom, await snap()));
 
     let maxQueueAgeSeconds = 0;
     let maxQueued = 0;
@@ -140,6 +290,7 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
     })();
+    const loadFrom = DIAG ? await snap() : undefined;
     const before = await succeeded(app.url);
     const loadStarted = performance.now();
     const accepted = await load({
@@ -153,6 +304,7 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
     });
     const atLoadEnd = await succeeded(app.url);
     const loadSeconds = (performance.now() - loadStarted) / 1000;
+    if (loadFrom) console.log(describe('under load', loadFrom, await snap()));
     polling = false;
     await poller;
     await waitUntilDrained(app.url, label);
@@ -180,6 +332,7 @@ async function measure(label: string, upstreamUrl: string, env: Record<string, s
     return result;
   } finally {
     await app.stop();
+    commits?.remove();
   }
 }
 
@@ -198,6 +351,45 @@ function medianOf(samples: Measured[]): Measured & { ratio: number } {
     maxQueued: pick('maxQueued'),
     ratio: median(samples.map((sample) => sample.underLoad / sample.drain)),
   };
+}
+
+function reportQueue(name: string, m: Measured & { ratio: number }): void {
+  report({
+    bench: 'backpressure',
+    metric: `completed_runs_per_s_under_load_${name}`,
+    value: m.underLoad,
+    unit: 'runs/s',
+    baseline: m.drain,
+    ratio: m.ratio,
+    target: 'ratio >= 0.7 (baseline: drain rate, no accept load; medians of BENCH_REPEAT runs)',
+  });
+  report({
+    bench: 'backpressure',
+    metric: `refused_429_${name}`,
+    value: m.refused429,
+    unit: 'answers',
+    baseline: m.accepted,
+    ratio: m.accepted ? m.refused429 / m.accepted : null,
+    target: 'informational (baseline: 202 answers)',
+  });
+  report({
+    bench: 'backpressure',
+    metric: `refused_503_${name}`,
+    value: m.refused503,
+    unit: 'answers',
+    baseline: m.accepted,
+    ratio: m.accepted ? m.refused503 / m.accepted : null,
+    target: 'informational (baseline: 202 answers)',
+  });
+  report({
+    bench: 'backpressure',
+    metric: `max_queue_age_${name}`,
+    value: m.maxQueueAgeSeconds,
+    unit: 's',
+    baseline: null,
+    ratio: null,
+    target: 'informational (bounded by the queued-run limits)',
+  });
 }
 
 /** A throwaway redis-server on 127.0.0.1:`port`, for the unreachable-queue figure. */
@@ -279,52 +471,18 @@ async function main() {
     for (const queue of QUEUES) {
       if (queue === 'bull' && !redis) continue;
       for (const concurrency of CONCURRENCIES) {
-        const samples: Measured[] = [];
+        const samples = new Map<string, Measured[]>(BUILDS.map((build) => [build.prefix, []]));
         for (let i = 0; i < REPEAT; i++) {
-          const env = {
-            JOB_CONCURRENCY: String(concurrency),
-            ...(queue === 'bull' ? { REDIS_URL: redis!.url, QUEUE_PREFIX: `${redis!.prefix}-c${concurrency}-${i}` } : {}),
-          };
-          samples.push(await measure(`${queue} queue, JOB_CONCURRENCY=${concurrency}`, upstream.url, env));
+          for (const build of BUILDS) {
+            const env = {
+              JOB_CONCURRENCY: String(concurrency),
+              ...(queue === 'bull' ? { REDIS_URL: redis!.url, QUEUE_PREFIX: `${redis!.prefix}-${build.prefix}c${concurrency}-${i}` } : {}),
+            };
+            const label = `${build.prefix}${queue} queue, JOB_CONCURRENCY=${concurrency}`;
+            samples.get(build.prefix)!.push(await measure(label, upstream.url, upstream.child.pid!, env, build.root));
+          }
         }
-        const m = medianOf(samples);
-        const name = `${queue}_c${concurrency}`;
-        report({
-          bench: 'backpressure',
-          metric: `completed_runs_per_s_under_load_${name}`,
-          value: m.underLoad,
-          unit: 'runs/s',
-          baseline: m.drain,
-          ratio: m.ratio,
-          target: 'ratio >= 0.7 (baseline: drain rate, no accept load; medians of BENCH_REPEAT runs)',
-        });
-        report({
-          bench: 'backpressure',
-          metric: `refused_429_${name}`,
-          value: m.refused429,
-          unit: 'answers',
-          baseline: m.accepted,
-          ratio: m.accepted ? m.refused429 / m.accepted : null,
-          target: 'informational (baseline: 202 answers)',
-        });
-        report({
-          bench: 'backpressure',
-          metric: `refused_503_${name}`,
-          value: m.refused503,
-          unit: 'answers',
-          baseline: m.accepted,
-          ratio: m.accepted ? m.refused503 / m.accepted : null,
-          target: 'informational (baseline: 202 answers)',
-        });
-        report({
-          bench: 'backpressure',
-          metric: `max_queue_age_${name}`,
-          value: m.maxQueueAgeSeconds,
-          unit: 's',
-          baseline: null,
-          ratio: null,
-          target: 'informational (bounded by the queued-run limits)',
-        });
+        for (const build of BUILDS) reportQueue(`${build.prefix}${queue}_c${concurrency}`, medianOf(samples.get(build.prefix)!));
       }
     }
     if (redis && spawnSync('redis-server', ['--version']).status === 0) {
