@@ -17,6 +17,7 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { testRedis } from '../utils/workflows-fixtures';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import {
   BENCH_KEY,
   benchPort,
@@ -90,6 +91,9 @@ async function runQueue(appUrl: string): Promise<{ queued: number; oldestAgeSeco
  * preload), each per completed run.
  */
 const DIAG = process.env.BENCH_DIAG === '1';
+/** BENCH_DIAG=1 BENCH_STATEMENTS_DIR=<dir> adds each process's statements per run (the count-statements-per-process.js preload). */
+const STATEMENTS_PRELOAD =
+  DIAG && process.env.BENCH_STATEMENTS_DIR ? ['-r', join(__dirname, 'lib', 'count-statements-per-process.js')] : [];
 
 interface Snapshot {
   at: number;
@@ -271,7 +275,11 @@ async function measure(
   }
 
   const commits = DIAG ? commitCounter() : undefined;
-  const nodeOptions = [...(process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), ...(commits?.nodeOptions ?? [])];
+  const nodeOptions = [
+    ...(process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+    ...(commits?.nodeOptions ?? []),
+    ...STATEMENTS_PRELOAD,
+  ];
   const app = await startApp({ ...shared, ...commits?.env, APP_ROLE: 'all' }, nodeOptions, root);
   const snap = async () => snapshot(app.child.pid!, upstreamPid, await succeeded(app.url), commits);
   try {
