@@ -448,8 +448,9 @@ export class AppSettings {
   RUNS_ENQUEUE_TIMEOUT_MS = 1_500;
 
   /**
-   * A caller refused by a queued-run limit hears so after this long (never past its Retry-After):
-   * a client that retries at once, ignoring Retry-After, would otherwise spend on refusals the CPU
+   * The longest a caller refused by a queued-run limit waits to hear so: the refusal is held half
+   * the age of the oldest queued run it met, at least 0.1 s and at most this long (so never past its
+   * Retry-After): a client that retries at once, ignoring Retry-After, would otherwise spend on refusals the CPU
    * the workers need to shorten the queue (docs/operations.md, Backpressure). 0 answers at once.
    */
   @Transform(int)

@@ -11,7 +11,7 @@ import { SqliteJobStore } from '../jobs/embedded/sqlite-job-store.adapter';
 import { Metrics } from '../metrics/metrics.service';
 import { openSqliteDatabase, SqliteDb } from '../storage/embedded/sqlite-database';
 import { SqliteRunStore } from '../storage/embedded/sqlite-run-store.adapter';
-import { RunAdmission } from './run-admission.service';
+import { REFUSAL_HOLD_MIN_MS, RunAdmission, refusalHoldMs } from './run-admission.service';
 import { RUN_JOB, RunJobData } from './run.job';
 import { aQueuedRun } from '../../test/utils/runs';
 
@@ -151,5 +151,26 @@ describe('RunAdmission with the embedded queue on SQLite', () => {
 
     expect(started.map((one) => one.runId)).toEqual([earlier.id]);
     expect(await jobs.get({ name: RUN_JOB, id: run.id })).toMatchObject({ state: 'waiting' });
+  });
+});
+
+describe('the hold before a refusal', () => {
+  const now = Date.parse('2026-12-01T12:00:00Z');
+  const queuedFor = (ms: number) => new Date(now - ms);
+
+  it('lasts half the age of the oldest queued run, so a caller looping on refusals comes back before the backlog is worked through', () => {
+    expect(refusalHoldMs(1000, queuedFor(400), now)).toBe(200);
+    expect(refusalHoldMs(1000, queuedFor(1200), now)).toBe(600);
+  });
+
+  it('never exceeds RUNS_REFUSAL_DELAY_MS, and never falls under its floor', () => {
+    expect(refusalHoldMs(1000, queuedFor(30_000), now)).toBe(1000);
+    expect(refusalHoldMs(1000, queuedFor(20), now)).toBe(REFUSAL_HOLD_MIN_MS);
+    expect(refusalHoldMs(1000, null, now)).toBe(REFUSAL_HOLD_MIN_MS);
+    expect(refusalHoldMs(50, queuedFor(400), now)).toBe(50);
+  });
+
+  it('holds nothing when RUNS_REFUSAL_DELAY_MS is 0', () => {
+    expect(refusalHoldMs(0, queuedFor(400), now)).toBe(0);
   });
 });

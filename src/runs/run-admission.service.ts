@@ -109,7 +109,7 @@ export class RunAdmission {
         const earlier = run.idempotencyKey ? await this.runs.byIdempotencyKey(run.workflowId, run.idempotencyKey, reuseSince) : null;
         if (earlier) return { created: false, run: earlier };
         this.refused(run, policy, refusal.reason);
-        await this.holdRefusal(policy, refusal.retryAfterSeconds);
+        await this.holdRefusal(policy, refusal.oldestCreatedAt);
         throw refusal.error;
       }
     }
@@ -224,7 +224,7 @@ export class RunAdmission {
   private async limitRefusal(
     run: Run,
     settings: WorkflowSettings,
-  ): Promise<{ reason: RefusalReason; retryAfterSeconds: number; error: AppError } | null> {
+  ): Promise<{ reason: RefusalReason; retryAfterSeconds: number; oldestCreatedAt: Date | null; error: AppError } | null> {
     const workflowLimit = this.workflowLimit(settings);
     const userLimit = this.maxQueuedPerUser;
     const [mine, users, all] = await Promise.all([
@@ -233,28 +233,31 @@ export class RunAdmission {
       this.maxQueued > 0 ? this.queued('', {}, this.maxQueued) : undefined,
     ]);
     if (mine && mine.count >= workflowLimit) {
-      const retryAfterSeconds = retryAfter(mine.oldestCreatedAt);
+      const { oldestCreatedAt } = mine;
+      const retryAfterSeconds = retryAfter(oldestCreatedAt);
       const reason = 'workflow-queue-limit';
       const error = new AppError(
         ErrorCode.RATE_LIMITED,
         `Workflow ${run.workflowId} has ${workflowLimit} run(s) queued, its limit: no run was started; try again in ${retryAfterSeconds} s`,
         { details: { reason, limit: workflowLimit, queued: mine.count, retryAfterSeconds }, retryable: true },
       );
-      return { reason, retryAfterSeconds, error };
+      return { reason, retryAfterSeconds, oldestCreatedAt, error };
     }
     // Before the service's limit: one user's backlog meets its own 429 and leaves the rest to others.
     if (users && users.count >= userLimit) {
-      const retryAfterSeconds = retryAfter(users.oldestCreatedAt);
+      const { oldestCreatedAt } = users;
+      const retryAfterSeconds = retryAfter(oldestCreatedAt);
       const reason = 'user-queue-limit';
       const error = new AppError(
         ErrorCode.RATE_LIMITED,
         `User ${run.actingUserId}, whose rights this run would use, has ${userLimit} run(s) queued, their limit (RUNS_MAX_QUEUED_PER_USER): no run was started; try again in ${retryAfterSeconds} s`,
         { details: { reason, limit: userLimit, queued: users.count, actingUserId: run.actingUserId, retryAfterSeconds }, retryable: true },
       );
-      return { reason, retryAfterSeconds, error };
+      return { reason, retryAfterSeconds, oldestCreatedAt, error };
     }
     if (all && all.count >= this.maxQueued) {
-      const retryAfterSeconds = retryAfter(all.oldestCreatedAt);
+      const { oldestCreatedAt } = all;
+      const retryAfterSeconds = retryAfter(oldestCreatedAt);
       const reason = 'global-queue-limit';
       const error = new AppError(
         ErrorCode.UNAVAILABLE,
@@ -264,7 +267,7 @@ export class RunAdmission {
           retryable: true,
         },
       );
-      return { reason, retryAfterSeconds, error };
+      return { reason, retryAfterSeconds, oldestCreatedAt, error };
     }
     return null;
   }
@@ -308,13 +311,13 @@ export class RunAdmission {
   }
 
   /**
-   * A caller over a limit is answered after RUNS_REFUSAL_DELAY_MS (at most its Retry-After): a
-   * client looping on refusals would otherwise take, one cheap 429 after another, the event loop the
-   * workers share, and the queue it waits on would drain at a tenth of its speed (docs/operations.md,
-   * Backpressure). A timer holds nothing but the connection.
+   * A caller over a limit is answered after a hold (refusalHoldMs): a client looping on refusals
+   * would otherwise take, one cheap 429 after another, the event loop the workers share, and the
+   * queue it waits on would drain at a tenth of its speed (docs/operations.md, Backpressure). A
+   * timer holds nothing but the connection.
    */
-  private async holdRefusal(policy: AdmissionPolicy, retryAfterSeconds: number): Promise<void> {
-    const ms = Math.min(this.refusalDelayMs, retryAfterSeconds * 1000);
+  private async holdRefusal(policy: AdmissionPolicy, oldestCreatedAt: Date | null): Promise<void> {
+    const ms = refusalHoldMs(this.refusalDelayMs, oldestCreatedAt);
     if (policy !== 'caller' || ms <= 0) return;
     await new Promise((resolve) => setTimeout(resolve, ms));
   }
@@ -326,6 +329,22 @@ export class RunAdmission {
 
 /** Workflow ids never contain ':', so a user's count cannot collide with a workflow's. */
 const userKey = (run: Pick<Run, 'actingUserId'>): string => `user:${run.actingUserId}`;
+
+/** The shortest hold of a refusal: a caller looping on refusals sends at most ten a second. */
+export const REFUSAL_HOLD_MIN_MS = 100;
+
+/**
+ * How long a refusal is held before it is answered: half the age of the oldest queued run it met,
+ * at least REFUSAL_HOLD_MIN_MS and at most `delayMs` (RUNS_REFUSAL_DELAY_MS; 0 holds nothing). A
+ * caller that loops on refusals comes back while the backlog it met is about half worked through,
+ * so the queue still holds runs for the workers: a fixed hold longer than the backlog's age (a
+ * second against a backlog worked through in half that) left them idle for the rest of it.
+ */
+export function refusalHoldMs(delayMs: number, oldestCreatedAt: Date | null, now = Date.now()): number {
+  if (delayMs <= 0) return 0;
+  const halfAge = oldestCreatedAt ? (now - oldestCreatedAt.getTime()) / 2 : 0;
+  return Math.round(Math.min(delayMs, Math.max(REFUSAL_HOLD_MIN_MS, halfAge)));
+}
 
 /**
  * The age of the oldest queued run: a run admitted now starts after about that long, so a caller
