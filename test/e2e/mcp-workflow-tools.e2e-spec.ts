@@ -212,6 +212,11 @@ describe('workflows as MCP tools', () => {
     expect(modernPlain.messages).toHaveLength(1);
     expect(modernPlain.message.result).toMatchObject({ resultType: 'complete', structuredContent: { status: 'succeeded' } });
     expect(sameRun(modernPlain.message.result)).toEqual(sameRun(modernAskable.message.result));
+
+    // An envelope without the client's capabilities is the SDK's to judge, never a server error.
+    const undeclared = await modernRpc(t.url, viewer.key, 'tools/call', call, { capabilities: null });
+    expect(undeclared.status).toBeLessThan(500);
+    expect(undeclared.message.error?.code ?? 0).not.toBe(-32603);
   });
 
   it('answers a failed run as an isError result naming the run and its error', async () => {

@@ -191,7 +191,8 @@ export async function modernRpc(
   key: string,
   method: string,
   params: Record<string, unknown> = {},
-  options: { capabilities?: Record<string, unknown>; id?: string | number } = {},
+  /** `capabilities: null` leaves the envelope's clientCapabilities out. */
+  options: { capabilities?: Record<string, unknown> | null; id?: string | number } = {},
 ): Promise<{ status: number; message: any; messages: any[] }> {
   const name = typeof params.name === 'string' ? params.name : typeof params.taskId === 'string' ? params.taskId : undefined;
   const res = await fetch(`${baseUrl}/mcp`, {
@@ -212,7 +213,7 @@ export async function modernRpc(
         ...params,
         _meta: {
           'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
-          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
+          ...(options.capabilities === null ? {} : { 'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {} }),
           'io.modelcontextprotocol/clientInfo': { name: 'wire', version: '1.0.0' },
         },
       },

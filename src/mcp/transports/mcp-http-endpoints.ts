@@ -281,7 +281,8 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
         const answer = await this.plainToolCall('legacy', call, caller, client, response);
         if (answer) return writeJson(response, 200, answer, session.id);
       } else if (plainEnvelope(call.params._meta) && plainModernHeaders(request, call)) {
-        const client = call.params._meta!['io.modelcontextprotocol/clientCapabilities'] as ClientCapabilities;
+        // Absent capabilities are the SDK's to judge: the fast path takes only a client that declared its own.
+        const client = call.params._meta!['io.modelcontextprotocol/clientCapabilities'] as ClientCapabilities | undefined;
         const answer = await this.plainToolCall('modern', call, caller, client, response);
         if (answer) return writeJson(response, 200, answer);
       }
@@ -307,14 +308,14 @@ export class McpHttpEndpoints implements OnModuleInit, BeforeApplicationShutdown
     era: McpEra,
     call: ToolCall,
     caller: McpCaller,
-    client: ClientCapabilities,
+    client: ClientCapabilities | undefined,
     response: ServerResponse,
   ): Promise<string | undefined> {
     const { id, params } = call;
     const backend = this.backends.forPrincipal(caller.principal, caller.scopes);
     const args = params.arguments ?? {};
     const answer = await answerCollectionToolCall(era, id, params.name, args, backend, this.serverOptions);
-    if (answer !== undefined || !plainWorkflowClient(client)) return answer;
+    if (answer !== undefined || !client || !plainWorkflowClient(client)) return answer;
     // The client going away stops the call's following of its run, as the SDK's request signal does.
     const gone = new AbortController();
     const onClose = () => gone.abort();
