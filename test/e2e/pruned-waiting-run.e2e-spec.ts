@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootService, freePort, logLines, Spawned, stopService, tempDir } from '../utils/processes';
+import { bootService, freePort, jsonCaller, logLines, Spawned, stopService, tempDir } from '../utils/processes';
 
 const root = join(__dirname, '..', '..');
 const KEY = 'wcs_pruned_wait_key_0123456789abcdef';
@@ -49,15 +49,7 @@ describe('the resume job of a waiting run canceled and pruned before it comes du
     };
     service = await bootService(port, env);
     const base = `http://127.0.0.1:${port}`;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(base + path, {
-        method,
-        headers: { 'x-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    };
+    const call = jsonCaller(base, KEY);
     const until = async (what: string, done: () => Promise<boolean>) => {
       for (const deadline = Date.now() + 120_000; !(await done()); await new Promise((r) => setTimeout(r, 200)))
         if (Date.now() > deadline) throw new Error(`${what}, never came; the service said:\n${outputs.join('')}${service!.output()}`);

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootService, freePort, Spawned, spawnCollecting, stopService, tempDir, waitForHttp } from '../utils/processes';
+import { bootService, freePort, jsonCaller, Spawned, spawnCollecting, stopService, tempDir, waitForHttp } from '../utils/processes';
 import { FakeEmbeddingsServer } from '../utils/fake-embeddings-server';
 import { testRedis, TestRedis } from '../utils/workflows-fixtures';
 
@@ -151,15 +151,7 @@ describe('processes sharing a store', () => {
       started.push(api);
       started.push(start({ ...env, APP_ROLE: 'worker', WORKER_HEALTH_PORT: '0' }));
       const base = `http://127.0.0.1:${port}/api/v1`;
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(base + path, {
-          method,
-          headers: { 'x-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        const text = await res.text();
-        return { status: res.status, body: text ? JSON.parse(text) : undefined };
-      };
+      const call = jsonCaller(base, KEY);
       const collection = (await call('POST', '/collections', { name: 'Shared' })).body.id as string;
       /** Adds a text file (ingested by the worker: the api process takes no jobs) and waits until it is indexed. */
       const add = async (name: string, text: string): Promise<string> => {

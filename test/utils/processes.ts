@@ -141,6 +141,19 @@ export async function bootService(port: number, env: Record<string, string>): Pr
   return spawned;
 }
 
+/** A JSON call to a service under `base` with an API key: its status and parsed body (undefined when empty). */
+export const jsonCaller =
+  (base: string, key: string) =>
+  async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+
 /** Stops a service still running: SIGTERM, and SIGKILL if it has not exited within a minute. */
 export async function stopService(service: Spawned | undefined): Promise<void> {
   if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
