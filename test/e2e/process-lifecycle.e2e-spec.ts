@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { rmSync } from 'node:fs';
@@ -81,6 +82,9 @@ describe('npm start: a signal to npm stops the service', () => {
       await waitForHttp(`http://127.0.0.1:${port}/health/ready`, spawned);
       const pid = await servicePid(spawned, 'listening');
       expect(pid).not.toBe(spawned.child.pid);
+      // npm start's default uses every core: one process per core, WORKERS unset.
+      const listening = logLines(spawned.output()).find((l) => l.msg === 'listening');
+      expect(listening?.workers).toBe(process.env.WORKERS ? Number(process.env.WORKERS) : Math.max(1, availableParallelism()));
 
       spawned.child.kill(signal);
 
