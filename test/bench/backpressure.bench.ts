@@ -92,8 +92,7 @@ async function runQueue(appUrl: string): Promise<{ queued: number; oldestAgeSeco
  */
 const DIAG = process.env.BENCH_DIAG === '1';
 /** BENCH_DIAG=1 BENCH_STATEMENTS_DIR=<dir> adds each process's statements per run (the count-statements.js preload). */
-const STATEMENTS_PRELOAD =
-  DIAG && process.env.BENCH_STATEMENTS_DIR ? ['-r', join(__dirname, 'lib', 'count-statements.js')] : [];
+const STATEMENTS_PRELOAD = DIAG && process.env.BENCH_STATEMENTS_DIR ? ['-r', join(__dirname, 'lib', 'count-statements.js')] : [];
 
 interface Snapshot {
   at: number;
