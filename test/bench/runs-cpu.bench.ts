@@ -29,7 +29,9 @@
  *   node --no-node-snapshot -r ./scripts/swc-register.js test/bench/runs-cpu.bench.ts
  * BENCH_LAYOUTS (comma-separated, `one,default` by default): which layouts to measure.
  * BENCH_TRY_ENV=KEY=value,... measures a candidate default: the default layout with those settings,
- * its turn right after the default layout's in every round (`try_` figures, and `try_*_vs_default`).
+ * its turn right after the default layout's in every round (`try_` figures, and `try_*_vs_default`);
+ * BENCH_TRY_NODE_OPTIONS (space-separated, e.g. `--max-semi-space-size=32`) does the same for options
+ * of `node` itself, which its worker processes inherit (alone or with BENCH_TRY_ENV).
  * BENCH_CPU_PROF=<dir> starts the app with --cpu-prof, its profile written there when it stops;
  * `node test/bench/lib/cpuprofile-summary.js <file>` lists its top frames (self, by file, inclusive).
  * BENCH_BEFORE_ROOT=<dir> (a directory with an earlier build's dist/ and a node_modules/) runs that
@@ -74,8 +76,11 @@ const TRY_ENV = Object.fromEntries(
   (process.env.BENCH_TRY_ENV ?? '')
     .split(',')
     .filter(Boolean)
-    .map((pair) => pair.split('=') as [string, string]),
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
+
+/** Options of `node` (space-separated) for the candidate: its worker processes inherit them. */
+const TRY_NODE_OPTIONS = (process.env.BENCH_TRY_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
 
 const load1 = () => loadavg()[0].toFixed(1);
 
@@ -151,12 +156,18 @@ interface Subject {
   processes: number;
 }
 
-async function subject(prefix: string, helloUrl: string, env: Record<string, string>, root?: string): Promise<Subject> {
+async function subject(
+  prefix: string,
+  helloUrl: string,
+  env: Record<string, string>,
+  root?: string,
+  nodeOptions: string[] = [],
+): Promise<Subject> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const commits = commitCounter();
   const app = await startApp(
     { ...env, LOG_LEVEL: 'info', ...commits.env },
-    [...commits.nodeOptions, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    [...commits.nodeOptions, ...nodeOptions, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     root,
   );
   const processes = await workersUp(app);
@@ -392,7 +403,8 @@ async function main() {
       if (!LAYOUTS.includes(layout)) continue;
       if (beforeRoot) subjects.push(await subject(`before ${prefix}`, hello.url, env, beforeRoot));
       subjects.push(await subject(prefix, hello.url, env));
-      if (layout === 'default' && Object.keys(TRY_ENV).length) subjects.push(await subject('try ', hello.url, { ...env, ...TRY_ENV }));
+      if (layout === 'default' && (Object.keys(TRY_ENV).length || TRY_NODE_OPTIONS.length))
+        subjects.push(await subject('try ', hello.url, { ...env, ...TRY_ENV }, undefined, TRY_NODE_OPTIONS));
     }
     for (let round = 1; round <= WARM_ROUNDS; round++)
       for (const s of subjects) await measureRound(s, hello.url, `warm-up ${round}`, NaN, s.cold);
