@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { createServer, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { bootService, freePort, logLines, Spawned, stopService, tempDir } from '../utils/processes';
+import { bootService, freePort, jsonCaller, logLines, Spawned, stopService, tempDir } from '../utils/processes';
 
 const root = join(__dirname, '..', '..');
 const KEY = 'wcs_unknown_run_key_0123456789abcdef';
@@ -65,15 +65,7 @@ describe('a job for a run the store does not have', () => {
       FETCH_ALLOWED_HOSTS: '127.0.0.1',
     });
     const base = `http://127.0.0.1:${port}`;
-    const call = async (method: string, path: string, body?: unknown, key = KEY) => {
-      const res = await fetch(base + path, {
-        method,
-        headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    };
+    const call = (method: string, path: string, body?: unknown, key = KEY) => jsonCaller(base, key)(method, path, body);
     const publish = async (name: string, node: unknown, key = KEY) => {
       const definition = {
         nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, node],
