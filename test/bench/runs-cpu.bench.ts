@@ -76,7 +76,12 @@ const TRY_ENV = Object.fromEntries(
   (process.env.BENCH_TRY_ENV ?? '')
     .split(',')
     .filter(Boolean)
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    .map((pair) => {
+      // Cut at the first '=' only: a value may hold more (NODE_OPTIONS=--max-semi-space-size=32).
+      const at = pair.indexOf('=');
+      if (at < 1) throw new Error(`BENCH_TRY_ENV: "${pair}" is not KEY=value`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
 );
 
 /** Options of `node` (space-separated) for the candidate: its worker processes inherit them. */
@@ -160,8 +165,7 @@ async function subject(
   prefix: string,
   helloUrl: string,
   env: Record<string, string>,
-  root?: string,
-  nodeOptions: string[] = [],
+  { root, nodeOptions = [] }: { root?: string; nodeOptions?: string[] } = {},
 ): Promise<Subject> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const commits = commitCounter();
@@ -401,10 +405,10 @@ async function main() {
       ['default', 'default ', DEFAULT_LAYOUT_RUNS_ENV],
     ] as const) {
       if (!LAYOUTS.includes(layout)) continue;
-      if (beforeRoot) subjects.push(await subject(`before ${prefix}`, hello.url, env, beforeRoot));
+      if (beforeRoot) subjects.push(await subject(`before ${prefix}`, hello.url, env, { root: beforeRoot }));
       subjects.push(await subject(prefix, hello.url, env));
       if (layout === 'default' && (Object.keys(TRY_ENV).length || TRY_NODE_OPTIONS.length))
-        subjects.push(await subject('try ', hello.url, { ...env, ...TRY_ENV }, undefined, TRY_NODE_OPTIONS));
+        subjects.push(await subject('try ', hello.url, { ...env, ...TRY_ENV }, { nodeOptions: TRY_NODE_OPTIONS }));
     }
     for (let round = 1; round <= WARM_ROUNDS; round++)
       for (const s of subjects) await measureRound(s, hello.url, `warm-up ${round}`, NaN, s.cold);
