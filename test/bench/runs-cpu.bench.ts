@@ -30,6 +30,7 @@
  * BENCH_LAYOUTS (comma-separated, `one,default` by default): which layouts to measure.
  * BENCH_TRY_ENV=KEY=value,... measures a candidate default: the default layout with those settings,
  * its turn right after the default layout's in every round (`try_` figures, and `try_*_vs_default`);
+ * the services log at `info` unless it sets LOG_LEVEL (a try of `LOG_LEVEL=warn` weighs the log lines);
  * BENCH_TRY_NODE_OPTIONS (space-separated, e.g. `--max-semi-space-size=32`) does the same for options
  * of `node` itself, which its worker processes inherit (alone or with BENCH_TRY_ENV).
  * BENCH_CPU_PROF=<dir> starts the app with --cpu-prof, its profile written there when it stops;
@@ -170,7 +171,7 @@ async function subject(
   const profileDir = process.env.BENCH_CPU_PROF;
   const commits = commitCounter();
   const app = await startApp(
-    { ...env, LOG_LEVEL: 'info', ...commits.env },
+    { LOG_LEVEL: 'info', ...env, ...commits.env },
     [...commits.nodeOptions, ...nodeOptions, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     root,
   );
