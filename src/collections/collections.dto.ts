@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsString, Length } from 'class-validator';
-import { Field, trimmed } from '../common/input-validation';
+import { Field, NoControlCharacters, trimmed } from '../common/input-validation';
 import type { Collection } from '../domain/collection.model';
 import type { Role } from '../domain/membership.model';
 
@@ -12,6 +12,7 @@ export class CreateCollectionDto {
   @Transform(trimmed)
   @IsString()
   @Length(1, MAX_COLLECTION_NAME_CHARS)
+  @NoControlCharacters()
   name: string;
 }
 

@@ -1,7 +1,7 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { IsAbsoluteUrl } from '../common/class-schema';
-import { Field, trimmed } from '../common/input-validation';
+import { Field, NoControlCharacters, trimmed } from '../common/input-validation';
 import { PageQueryDto } from '../common/pagination';
 import { FILE_STATUSES, FileStatus } from '../domain/file.model';
 
@@ -18,7 +18,7 @@ export class AddFileDto {
   @Transform(trimmed)
   @IsString()
   @Length(1, MAX_FILE_NAME_CHARS)
-  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'name must not contain control characters' })
+  @NoControlCharacters()
   name: string;
 
   @Field({

@@ -1,7 +1,7 @@
 // class-transformer's @Type reads the design types reflect-metadata records: loaded here, the DTOs
 // work wherever they are imported (the stdio program, a unit spec), not only under the service's entry.
 import 'reflect-metadata';
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -19,9 +19,8 @@ import {
   MaxLength,
   Min,
   MinLength,
-  ValidateNested,
 } from 'class-validator';
-import { dtoSchema, Field, trimmed, wholeNumberFromString } from '../common/input-validation';
+import { dtoSchema, Field, NestedObject, trimmed, wholeNumberFromString } from '../common/input-validation';
 import { MAX_RERANK_TOP_N, RERANKER_KINDS, RerankerKind } from '../domain/reranker.port';
 
 /**
@@ -132,8 +131,7 @@ export class SearchDto {
     schema: dtoSchema(RerankDto).schema,
   })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => RerankDto)
+  @NestedObject(() => RerankDto)
   rerank?: RerankDto;
 }
 

@@ -1,5 +1,5 @@
-import { plainToInstance } from 'class-transformer';
-import { ValidationError, validateSync, ValidatorOptions } from 'class-validator';
+import { plainToInstance, Type } from 'class-transformer';
+import { IsObject, Matches, ValidateNested, ValidationError, validateSync, ValidatorOptions } from 'class-validator';
 import { AppError, FieldError } from './app-error';
 import { classSchema, ClassSchema, JsonSchema, PropertyDoc, SchemaClass } from './class-schema';
 
@@ -145,6 +145,32 @@ function withoutPrototypeKeys(value: unknown): unknown {
       .filter(([key]) => !PROTOTYPE_KEYS.has(key))
       .map(([key, item]) => [key, withoutPrototypeKeys(item)]),
   );
+}
+
+/** A name shown in listings holds no control characters (C0, tab and newline among them, and DEL). */
+export const NoControlCharacters = (): PropertyDecorator =>
+  Matches(/^[^\u0000-\u001f\u007f]*$/, { message: '$property must not contain control characters' });
+
+/**
+ * A field holding one object, checked by the rules of `type`. Not ValidateNested alone: given an
+ * array, class-validator checks each of its elements instead, so `[]` (or `[{...}]`) would pass
+ * and the service would read fields that are not there.
+ */
+export function NestedObject(type: () => new () => object): PropertyDecorator {
+  return (prototype, property) => {
+    IsObject()(prototype, property);
+    ValidateNested()(prototype, property);
+    Type(type)(prototype, property);
+  };
+}
+
+/** A field holding an array of objects, each checked by the rules of `type` (an array inside it is refused, as for NestedObject). */
+export function NestedObjects(type: () => new () => object): PropertyDecorator {
+  return (prototype, property) => {
+    IsObject({ each: true })(prototype, property);
+    ValidateNested({ each: true })(prototype, property);
+    Type(type)(prototype, property);
+  };
 }
 
 /**

@@ -4,6 +4,7 @@ import { Field, validateInput, wholeNumberFromString } from './input-validation'
 import type { PageRequest } from './page';
 
 export const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 20;
 
 /**
  * The largest offset taken: the largest whole number a JavaScript number holds exactly (a larger
@@ -11,11 +12,17 @@ export const MAX_PAGE_SIZE = 100;
  */
 export const MAX_PAGE_OFFSET = Number.MAX_SAFE_INTEGER;
 
+/** A count from a query string, or its default when given null (an optional argument of a tool, as JSON clients send one they leave out). */
+const countOr =
+  (fallback: number) =>
+  ({ value }: { value: unknown }): unknown =>
+    value === null ? fallback : wholeNumberFromString({ value });
+
 /** `?offset=&limit=` for list endpoints: 0 <= offset <= MAX_PAGE_OFFSET, 1 <= limit <= MAX_PAGE_SIZE, default 20. */
 export class PageQueryDto implements PageRequest {
   @Field({ description: 'Number of items to skip' })
   @IsOptional()
-  @Transform(wholeNumberFromString)
+  @Transform(countOr(0))
   @IsInt()
   @Min(0)
   @Max(MAX_PAGE_OFFSET)
@@ -23,11 +30,11 @@ export class PageQueryDto implements PageRequest {
 
   @Field({ description: 'Number of items to return' })
   @IsOptional()
-  @Transform(wholeNumberFromString)
+  @Transform(countOr(DEFAULT_PAGE_SIZE))
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE_SIZE)
-  limit = 20;
+  limit = DEFAULT_PAGE_SIZE;
 }
 
 /**

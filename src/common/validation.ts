@@ -1,4 +1,4 @@
-import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, PipeTransform, ValidationPipe } from '@nestjs/common';
 import { AppError } from './app-error';
 import { nestsDeeperThan, TOO_DEEP } from './json-depth';
 import {
@@ -35,6 +35,11 @@ class InputValidationPipe extends ValidationPipe {
     if (query) rememberValidQuery(dto, value, result);
     return result;
   }
+
+  /** A path parameter stays the string it is: one that is a number is read by a pipe of its own (VersionNumberPipe), not `+value` (`0x1`, `1e0`). */
+  protected override transformPrimitive(value: unknown, metadata: ArgumentMetadata): unknown {
+    return metadata.type === 'param' ? value : super.transformPrimitive(value, metadata);
+  }
 }
 
 export function createValidationPipe(): ValidationPipe {
@@ -43,4 +48,24 @@ export function createValidationPipe(): ValidationPipe {
     transform: true,
     exceptionFactory: (errors) => AppError.validation(fieldErrors(errors)),
   });
+}
+
+/** A version number in a path: at most 9 digits, far past any workflow's versions. */
+const VERSION_NUMBER = /^[1-9][0-9]{0,8}$/;
+
+/**
+ * A path parameter that is a version number: decimal digits, from 1. Nest's ParseIntPipe takes
+ * `0x1`, `1e3` and `-1` too, and refuses the rest without naming the parameter.
+ * @throws AppError VALIDATION_FAILED naming the parameter
+ */
+export class VersionNumberPipe implements PipeTransform<string, number> {
+  transform(value: string, metadata: ArgumentMetadata): number {
+    if (VERSION_NUMBER.test(value)) return Number(value);
+    throw AppError.validation([
+      {
+        field: metadata.data ?? 'version',
+        reason: `must be a version number: a whole number from 1, in digits (got "${value.slice(0, 20)}")`,
+      },
+    ]);
+  }
 }

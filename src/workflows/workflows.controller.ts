@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { VersionNumberPipe } from '../common/validation';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { PageQueryDto } from '../common/pagination';
@@ -61,7 +62,7 @@ export class WorkflowsController {
 
   @Get(':id/versions/:version')
   @ApiOkResponse({ type: WorkflowVersionDto })
-  getVersion(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('version', ParseIntPipe) version: number) {
+  getVersion(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('version', VersionNumberPipe) version: number) {
     return this.workflows.getVersion(principal, id, version);
   }
 
@@ -70,7 +71,7 @@ export class WorkflowsController {
   @HttpCode(200)
   @ApiOkResponse({ type: WorkflowDto, description: 'The workflow, with this version active' })
   @ApiResponse({ status: 403, description: 'Activating needs the editor or owner role' })
-  activate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('version', ParseIntPipe) version: number) {
+  activate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('version', VersionNumberPipe) version: number) {
     return this.workflows.activate(principal, id, version);
   }
 }

@@ -5,7 +5,7 @@ import 'reflect-metadata';
 // OpenAPI schema and the validation rule of one body (split by route, they would import each other).
 // The bodies of the runs API are in runs/runs.dto.ts.
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import {
   Allow,
   ArrayMaxSize,
@@ -23,7 +23,6 @@ import {
   Max,
   Min,
   ValidateBy,
-  ValidateNested,
 } from 'class-validator';
 import {
   Backoff,
@@ -38,6 +37,7 @@ import {
   VariableType,
 } from '../domain/workflow-definition.model';
 import type { RunMode } from '../sdk';
+import { NestedObject, NestedObjects, NoControlCharacters } from '../common/input-validation';
 import { STEP_DATA_POLICIES, StepDataPolicy } from '../domain/workflow.model';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -208,8 +208,7 @@ export class NodeSpecDto {
       'The older spelling of retryOnFail with maxTries, waitBetweenTries and exponential backoff; given with them, they must agree',
   })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => RetryDto)
+  @NestedObject(() => RetryDto)
   retry?: RetryDto;
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_NODE_TIMEOUT_MS, description: 'Limit of one try, in ms' })
@@ -230,8 +229,7 @@ export class NodeSpecDto {
 
   @ApiPropertyOptional({ type: PositionDto })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => PositionDto)
+  @NestedObject(() => PositionDto)
   position?: PositionDto;
 }
 
@@ -248,8 +246,7 @@ export class StickyNoteDto {
 
   @ApiProperty({ type: PositionDto, description: 'Its top left corner on the canvas' })
   @IsDefined()
-  @ValidateNested()
-  @Type(() => PositionDto)
+  @NestedObject(() => PositionDto)
   position: PositionDto;
 
   @ApiProperty({ minimum: 80, maximum: 2000, description: 'Width on the canvas' })
@@ -345,8 +342,7 @@ export class WorkflowSettingsDto {
 
   @ApiPropertyOptional({ type: RateLimitDto, description: 'Webhook calls beyond this are answered 429 with Retry-After' })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => RateLimitDto)
+  @NestedObject(() => RateLimitDto)
   rateLimit?: RateLimitDto;
 
   @ApiPropertyOptional({
@@ -363,8 +359,7 @@ export class WorkflowSettingsDto {
     description: 'What finished runs keep of their steps; statuses, timings and errors always stay',
   })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => StepDataDto)
+  @NestedObject(() => StepDataDto)
   stepData?: StepDataDto;
 }
 
@@ -398,24 +393,21 @@ export class DefinitionDto {
   @ApiProperty({ type: [NodeSpecDto] })
   @IsArray()
   @ArrayMaxSize(MAX_NODES)
-  @ValidateNested({ each: true })
-  @Type(() => NodeSpecDto)
+  @NestedObjects(() => NodeSpecDto)
   nodes: NodeSpecDto[];
 
   @ApiPropertyOptional({ type: [EdgeDto], default: [] })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_EDGES)
-  @ValidateNested({ each: true })
-  @Type(() => EdgeDto)
+  @NestedObjects(() => EdgeDto)
   edges?: EdgeDto[];
 
   @ApiPropertyOptional({ type: [VariableDto], default: [] })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_VARIABLES)
-  @ValidateNested({ each: true })
-  @Type(() => VariableDto)
+  @NestedObjects(() => VariableDto)
   variables?: VariableDto[];
 
   @ApiPropertyOptional({
@@ -432,8 +424,7 @@ export class DefinitionDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_NOTES)
-  @ValidateNested({ each: true })
-  @Type(() => StickyNoteDto)
+  @NestedObjects(() => StickyNoteDto)
   notes?: StickyNoteDto[];
 }
 
@@ -442,18 +433,17 @@ export class CreateWorkflowDto {
   @Transform(trim)
   @IsString()
   @Length(1, 200)
+  @NoControlCharacters()
   name: string;
 
   @ApiPropertyOptional({ type: DefinitionDto, description: 'Defaults to a lone webhook trigger' })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => DefinitionDto)
+  @NestedObject(() => DefinitionDto)
   definition?: DefinitionDto;
 
   @ApiPropertyOptional({ type: WorkflowSettingsDto, description: 'Not versioned: applies to every run from now on' })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => WorkflowSettingsDto)
+  @NestedObject(() => WorkflowSettingsDto)
   settings?: WorkflowSettingsDto;
 }
 
@@ -463,17 +453,16 @@ export class UpdateWorkflowDto {
   @Transform(trim)
   @IsString()
   @Length(1, 200)
+  @NoControlCharacters()
   name?: string;
 
   @ApiProperty({ type: DefinitionDto, description: 'Replaces the draft' })
   @IsDefined()
-  @ValidateNested()
-  @Type(() => DefinitionDto)
+  @NestedObject(() => DefinitionDto)
   definition: DefinitionDto;
 
   @ApiPropertyOptional({ type: WorkflowSettingsDto, description: 'Replaces the settings when given; left out, they stay' })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => WorkflowSettingsDto)
+  @NestedObject(() => WorkflowSettingsDto)
   settings?: WorkflowSettingsDto;
 }

@@ -46,7 +46,7 @@ export class WorkflowsService {
   async create(
     principal: Principal,
     name: string,
-    definition: DefinitionDto = STARTER,
+    definition?: DefinitionDto | null,
     settings?: WorkflowSettingsDto,
   ): Promise<WorkflowView> {
     const id = newId('wfl');
@@ -55,7 +55,8 @@ export class WorkflowsService {
       id,
       name,
       ownerId: principal.userId,
-      draft: await this.normalize(principal, definition, [], id),
+      // Left out or null (an optional field of a JSON body), a lone webhook trigger.
+      draft: await this.normalize(principal, definition ?? STARTER, [], id),
       activeVersionId: null,
       activeVersion: null,
       activatedBy: null,
@@ -171,7 +172,7 @@ export class WorkflowsService {
     dto: WorkflowSettingsDto | undefined,
     current?: WorkflowSettings,
   ): Promise<WorkflowSettings> {
-    const errorWorkflowId = dto?.errorWorkflowId;
+    const errorWorkflowId = dto?.errorWorkflowId ?? undefined;
     if (errorWorkflowId !== undefined && errorWorkflowId !== current?.errorWorkflowId) {
       const field = 'settings.errorWorkflowId';
       if (errorWorkflowId === id)
@@ -184,8 +185,9 @@ export class WorkflowsService {
       }
     }
     return {
-      ...(dto?.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: dto.maxConcurrentRuns } : {}),
-      ...(dto?.maxQueuedRuns !== undefined ? { maxQueuedRuns: dto.maxQueuedRuns } : {}),
+      // null, which an optional field lets through, is no setting, as left out is.
+      ...(dto?.maxConcurrentRuns != null ? { maxConcurrentRuns: dto.maxConcurrentRuns } : {}),
+      ...(dto?.maxQueuedRuns != null ? { maxQueuedRuns: dto.maxQueuedRuns } : {}),
       ...(dto?.rateLimit ? { rateLimit: { requests: dto.rateLimit.requests, perSeconds: dto.rateLimit.perSeconds } } : {}),
       ...(errorWorkflowId !== undefined ? { errorWorkflowId } : {}),
       ...(dto?.stepData ? { stepData: { succeeded: dto.stepData.succeeded ?? 'all', failed: dto.stepData.failed ?? 'all' } } : {}),

@@ -164,6 +164,13 @@ describe('validation at both doors', () => {
         () => ({ name: '   ' }),
         [{ field: 'name', reason: 'name must be longer than or equal to 1 characters' }],
       ],
+      [
+        'a collection name with control characters',
+        () => t.request('POST', '/api/v1/collections', { body: { name: 'bell\u0007name' } }),
+        'service_create_collection',
+        () => ({ name: 'bell\u0007name' }),
+        [{ field: 'name', reason: 'name must not contain control characters' }],
+      ],
     ] as const)('refuses %s alike', async (_case, rest, tool, args, expected) => {
       const overRest = refusedOverRest(await rest());
       expect(overRest).toEqual(expected);
@@ -253,6 +260,83 @@ describe('validation at both doors', () => {
       expect(accepted.status).toBe(202);
       const run = await t.request('GET', `/api/v1/runs/${accepted.body.runId}`);
       expect(run.body.input).toEqual(input);
+    });
+  });
+
+  // class-validator checks each element of an array given where one object is expected, and lets
+  // null through an optional field as though it were absent: neither may reach the services.
+  describe('an array where one object is expected, and null for an optional field', () => {
+    const node = { id: 'hook', type: 'webhook-trigger', parameters: {} };
+    const create = (body: unknown) => t.request('POST', '/api/v1/workflows', { body });
+
+    it.each([
+      ['the definition', { name: 'w', definition: [] }, 'definition', 'definition must be an object'],
+      ['the definition, holding one', { name: 'w', definition: [{ nodes: [node] }] }, 'definition', 'definition must be an object'],
+      ['the settings', { name: 'w', settings: [{ maxConcurrentRuns: 1 }] }, 'settings', 'settings must be an object'],
+      [
+        'a rate limit',
+        { name: 'w', settings: { rateLimit: [{ requests: 100, perSeconds: 60 }] } },
+        'settings.rateLimit',
+        'rateLimit must be an object',
+      ],
+      ['what runs keep', { name: 'w', settings: { stepData: [{ succeeded: 'none' }] } }, 'settings.stepData', 'stepData must be an object'],
+      [
+        "a node's retry",
+        { name: 'w', definition: { nodes: [{ ...node, retry: [{ maxAttempts: 2 }] }] } },
+        'definition.nodes[0].retry',
+        'retry must be an object',
+      ],
+      [
+        "a node's position",
+        { name: 'w', definition: { nodes: [{ ...node, position: [] }] } },
+        'definition.nodes[0].position',
+        'position must be an object',
+      ],
+      [
+        'a node inside an array',
+        { name: 'w', definition: { nodes: [[node]] } },
+        'definition.nodes',
+        'each value in nodes must be an object',
+      ],
+    ])('refuses an array as %s, naming it', async (_case, body, field, reason) => {
+      expect(refusedOverRest(await create(body))).toContainEqual({ field, reason });
+    });
+
+    it('refuses an array of settings on PUT, keeping the stored ones', async () => {
+      const workflow = (await create({ name: 'kept', settings: { maxConcurrentRuns: 3 } })).body;
+      const put = await t.request('PUT', `/api/v1/workflows/${workflow.id}`, { body: { definition: { nodes: [node] }, settings: [] } });
+      expect(refusedOverRest(put)).toEqual([{ field: 'settings', reason: 'settings must be an object' }]);
+      expect((await t.request('GET', `/api/v1/workflows/${workflow.id}`)).body.settings).toEqual({ maxConcurrentRuns: 3 });
+    });
+
+    it('refuses an array as the search rerank options, naming it rather than the reranker', async () => {
+      expect(refusedOverRest(await search({ text: 'bees', rerank: [{ enabled: false }] }))).toEqual([
+        { field: 'rerank', reason: 'rerank must be an object' },
+      ]);
+    });
+
+    it('takes null for an optional field as left out: a definition, a limit, a page', async () => {
+      const created = await create({ name: 'nulls', definition: null, settings: { maxConcurrentRuns: null, errorWorkflowId: null } });
+      expect(created.status).toBe(201);
+      expect(created.body.definition.nodes.map((n: { type: string }) => n.type)).toEqual(['webhook-trigger']);
+      expect(created.body.settings).toEqual({});
+      const files = await mcp['Streamable HTTP'].callTool({
+        name: 'service_list_collection_files',
+        arguments: { collection_id: collectionId, offset: null },
+      });
+      expect(files.isError).toBeFalsy();
+      expect(files.structuredContent).toMatchObject({ offset: 0, total: 0, nextOffset: null });
+    });
+
+    it.each(['0x1', '1e0', '-1', '0', '1.0', '9999999999'])('refuses version %s in a path, naming the version', async (version) => {
+      const workflow = (await create({ name: 'versions' })).body;
+      for (const [method, path] of [
+        ['GET', `/api/v1/workflows/${workflow.id}/versions/${version}`],
+        ['POST', `/api/v1/workflows/${workflow.id}/versions/${version}/activate`],
+      ] as const) {
+        const fields = refusedOverRest(await t.request(method, path));
+        expect(fields).toEqual([{ field: 'version', reason: expect.stringMatching(/^must be a version number: a whole number from 1/) }]);
+      }
     });
   });
 
