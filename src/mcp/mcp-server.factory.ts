@@ -4,6 +4,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   ClientCapabilities,
   ProtocolError,
+  ProtocolErrorCode,
   RequestId,
   RequestStateCodec,
   SERVER_INFO_META_KEY,
@@ -75,6 +76,8 @@ function capabilitiesFor(era: McpEra): ServerCapabilities {
     : ({ ...common, extensions: { [TASKS_EXTENSION]: {} } } as ServerCapabilities);
 }
 
+/** 2025-11-25's TaskMetadata: the task a tools/call asks for, with the time to keep it that the client would like (ms). */
+const TASK_METADATA = z.looseObject({ ttl: z.number().int().nonnegative().optional() });
 const CALL_PARAMS = z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional(), task: z.unknown().optional() });
 
 /**
@@ -140,8 +143,8 @@ export class ServiceMcpServer {
       getPrompt(this.callOf(ctx).backend, request.params.name, request.params.arguments, report('prompts/get')),
     );
     server.setRequestHandler('completion/complete', async (request, ctx) => {
-      const { argument, context } = request.params;
-      return complete(this.callOf(ctx).backend, argument.name, argument.value, context?.arguments);
+      const { ref, argument, context } = request.params;
+      return complete(this.callOf(ctx).backend, ref, argument.name, argument.value, context?.arguments, report('completion/complete'));
     });
 
     // The task methods, in the era's form. They are registered with their params schema (the SDK's
@@ -193,7 +196,13 @@ export class ServiceMcpServer {
   /** A tools/call that runs as a task (2025-11-25: the client asked with `task`; 2026-07-28: it declared the extension), or undefined. */
   private async asTask(params: unknown, ctx: ServerContext) {
     const parsed = CALL_PARAMS.safeParse(params);
-    if (!parsed.success || collectionTool(parsed.data.name)) return undefined;
+    if (!parsed.success) return undefined;
+    if (parsed.data.task !== undefined && !TASK_METADATA.safeParse(parsed.data.task).success)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        'Invalid tools/call request: task must be an object, its ttl a whole number of ms >= 0',
+      );
+    if (collectionTool(parsed.data.name)) return undefined;
     const call = this.callOf(ctx);
     if (this.era === 'legacy' ? parsed.data.task === undefined : !wantsTasks(call)) return undefined;
     const { name, arguments: args = {} } = parsed.data;

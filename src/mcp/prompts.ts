@@ -105,22 +105,41 @@ export async function getPrompt(
   }
 }
 
-/** completion/complete: the caller's collection ids (and a collection's file ids) that start with, or are named like, what is typed. */
+/** What completion/complete is asked to complete: an argument of a prompt, or a variable of a resource template. */
+export type CompletionRef = { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+
+/**
+ * completion/complete: the caller's collection ids (and a collection's file ids) that start with, or
+ * are named like, what is typed, for a prompt of this server or a resource (a template's or a URI).
+ * @throws ProtocolError InvalidParams for another prompt, or a collection the caller cannot read
+ */
 export async function complete(
   backend: McpBackend,
+  ref: CompletionRef,
   argumentName: string,
   value: string,
   context: Record<string, string> | undefined,
+  report?: (error: unknown) => void,
 ): Promise<CompleteResult> {
+  if (ref.type === 'ref/prompt' && !PROMPTS.some((prompt) => prompt.name === ref.name))
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt ${ref.name}: prompts/list names the prompts of this server`);
   const typed = value.trim().toLowerCase();
   const matches = (id: string, name: string) => id.toLowerCase().startsWith(typed) || name.toLowerCase().includes(typed);
   let values: string[] = [];
-  if (argumentName === 'collection_id') {
-    const { items } = await backend.listCollections({ offset: 0, limit: COLLECTIONS_PER_CALL });
-    values = items.filter((c) => matches(c.id, c.name)).map((c) => c.id);
-  } else if (argumentName === 'file_id' && context?.collection_id) {
-    const { items } = await backend.listFiles(context.collection_id, { offset: 0, limit: FILES_PER_CALL, status: 'indexed' });
-    values = items.filter((f) => matches(f.id, f.name)).map((f) => f.id);
+  try {
+    if (argumentName === 'collection_id') {
+      const { items } = await backend.listCollections({ offset: 0, limit: COLLECTIONS_PER_CALL });
+      values = items.filter((c) => matches(c.id, c.name)).map((c) => c.id);
+    } else if (argumentName === 'file_id' && context?.collection_id) {
+      const { items } = await backend.listFiles(argument(context, 'collection_id'), {
+        offset: 0,
+        limit: FILES_PER_CALL,
+        status: 'indexed',
+      });
+      values = items.filter((f) => matches(f.id, f.name)).map((f) => f.id);
+    }
+  } catch (error) {
+    throw protocolError(error, report);
   }
   return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };
 }

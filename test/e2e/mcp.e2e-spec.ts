@@ -17,7 +17,7 @@ import { statSync } from 'node:fs';
 import { McpHttpEndpoints } from '../../src/mcp/transports/mcp-http-endpoints';
 import { fixturePath, SEARCH_FIXTURES } from '../fixtures/fixtures';
 import { BOOTSTRAP_KEY, startTestApp, TestApp, TestUser } from '../utils/test-app';
-import { ensureStdioBuild, FixtureFiles, rawMcp, readSseEvents, serveFixtures, STDIO_ENTRY } from './mcp.helpers';
+import { ensureStdioBuild, FixtureFiles, modernRpc, rawMcp, readSseEvents, serveFixtures, STDIO_ENTRY } from './mcp.helpers';
 
 /**
  * The MCP server end to end, with the SDK's real Client over each of the three transports against
@@ -582,6 +582,77 @@ describe('MCP server', () => {
       const res = await post(bearer(owner), toolsList);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    });
+
+    // The SDK checks a spec method's params before the service's handler runs, and answers a misfit
+    // as an internal error carrying its schema library's dump: here, InvalidParams naming the field.
+    it.each([
+      ['resources/read', { uri: 5 }, 'params.uri: Invalid input: expected string, received number'],
+      ['resources/read', {}, 'params.uri: Invalid input: expected string, received undefined'],
+      ['prompts/get', { arguments: { collection_id: 'col_x' } }, 'params.name: Invalid input: expected string, received undefined'],
+      ['tools/list', { cursor: 5 }, 'params.cursor: Invalid input: expected string, received number'],
+      [
+        'completion/complete',
+        { ref: { type: 'ref/prompt', name: 'summarize_file' }, argument: { name: 'file_id', value: 5 } },
+        'params.argument.value: Invalid input: expected string, received number',
+      ],
+    ])('refuses %s with params %j as InvalidParams naming the field, in a 2025 session and in 2026-07-28', async (method, params, says) => {
+      const opened = await post(bearer(owner), rawMcp.initializeBody);
+      const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
+      const legacy = await post(session, JSON.stringify({ jsonrpc: '2.0', id: 2, method, params }));
+      const modern = await modernRpc(t.url, owner.key, method, params);
+      for (const answer of [legacy.body, modern.message])
+        expect(answer).toEqual({
+          jsonrpc: '2.0',
+          id: expect.anything(),
+          error: { code: -32602, message: `Invalid ${method} request: ${says}` },
+        });
+    });
+
+    it('refuses completion for another prompt, or of a collection the caller cannot read, and a task that is no task', async () => {
+      const complete = (params: Record<string, unknown>) => modernRpc(t.url, owner.key, 'completion/complete', params);
+      const files = { ref: { type: 'ref/prompt', name: 'summarize_file' }, argument: { name: 'file_id', value: '' } };
+      expect((await complete({ ...files, ref: { type: 'ref/prompt', name: 'nope' } })).message.error).toEqual({
+        code: -32602,
+        message: 'Unknown prompt nope: prompts/list names the prompts of this server',
+      });
+      for (const collection of [strangersCollection, 'col_nope']) {
+        const answer = await complete({ ...files, context: { arguments: { collection_id: collection } } });
+        expect(answer.message.error).toEqual({ code: -32602, message: `NOT_FOUND: collection ${collection} not found` });
+      }
+      const opened = await post(bearer(owner), rawMcp.initializeBody);
+      const session = { ...bearer(owner), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
+      for (const task of ['x', { ttl: -1 }]) {
+        const call = { name: 'service_list_collections', arguments: {}, task };
+        const answer = await post(session, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: call }));
+        expect(answer.body.error).toEqual({
+          code: -32602,
+          message: 'Invalid tools/call request: task must be an object, its ttl a whole number of ms >= 0',
+        });
+      }
+    });
+
+    it('refuses an SSE message that is not one JSON-RPC message with a JSON-RPC Invalid Request naming what to send', async () => {
+      const stream = await readSseEvents(`${t.url}/sse`, bearer(owner));
+      try {
+        const endpoint = await stream.next('endpoint');
+        const send = (body: string) =>
+          request(new URL(endpoint, t.url), { method: 'POST', headers: { ...bearer(owner), 'content-type': 'application/json' }, body });
+        for (const body of ['null', '5', '[]', '{"jsonrpc": "2.0", "id": {}, "method": "ping"}']) {
+          const answer = await send(body);
+          expect(answer.statusCode).toBe(400);
+          expect(await answer.body.json()).toMatchObject({
+            jsonrpc: '2.0',
+            error: { code: -32600, message: expect.stringContaining('a POST carries one JSON-RPC 2.0 message') },
+            id: null,
+          });
+        }
+        const ping = await send('{"jsonrpc": "2.0", "id": 9, "method": "ping"}');
+        expect(ping.statusCode).toBe(202);
+        await ping.body.dump();
+      } finally {
+        stream.close();
+      }
     });
 
     it('answers a malformed body with a JSON-RPC parse error', async () => {

@@ -22,9 +22,12 @@ export type ResourceRef =
   | { kind: 'passage'; collectionId: string; fileId: string; passageId: string }
   | { kind: 'run'; runId: string };
 
+/** The longest URI this server hands out and reads, with room to spare. */
+export const MAX_URI_CHARS = 1000;
+
 /** What a URI names, or undefined for one this server never hands out. */
 export function parseResourceUri(uri: string): ResourceRef | undefined {
-  if (uri.length > 1000) return undefined;
+  if (uri.length > MAX_URI_CHARS) return undefined;
   let match = COLLECTION.exec(uri);
   if (match) return { kind: 'collection', collectionId: match[1] };
   match = FILE.exec(uri);

@@ -4,7 +4,7 @@ import { COLLECTION_ICON } from '../icons';
 import type { McpBackend } from '../mcp-backend.port';
 import { decodeCursor, encodeCursor } from '../paging';
 import { protocolError } from '../protocol-errors';
-import { collectionUri, fileUri, parseResourceUri, passageUri, runUri } from './resource-uris';
+import { collectionUri, fileUri, MAX_URI_CHARS, parseResourceUri, passageUri, runUri } from './resource-uris';
 
 /** Resources per resources/list page. */
 export const RESOURCES_PER_PAGE = 100;
@@ -56,10 +56,13 @@ export async function listResources(backend: McpBackend, cursor: unknown): Promi
   }
 }
 
+/** A URI as an error names it: one longer than any this server reads is cut there, not echoed whole (twice: message and data). */
+const clipped = (uri: string): string => (uri.length > MAX_URI_CHARS ? `${uri.slice(0, MAX_URI_CHARS)}…` : uri);
+
 /** resources/read: what a URI this server handed out names, checked against the caller's rights like every other door. */
 export async function readResource(backend: McpBackend, uri: string, report?: (error: unknown) => void): Promise<ReadResourceResult> {
   const ref = parseResourceUri(uri);
-  if (!ref) throw new ResourceNotFoundError(uri);
+  if (!ref) throw new ResourceNotFoundError(clipped(uri));
   try {
     switch (ref.kind) {
       case 'collection': {

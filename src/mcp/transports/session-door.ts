@@ -1,5 +1,5 @@
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import type { AuthInfo } from '@modelcontextprotocol/server';
+import { AuthInfo, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResponse } from '@modelcontextprotocol/server';
 import { SSEServerTransport } from '@modelcontextprotocol/server-legacy/sse';
 import type { FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
@@ -8,12 +8,26 @@ import type { Logger } from 'pino';
 import { Principal } from '../../auth/principal';
 import { ServicesBackendFactory } from '../in-process/services-backend.adapter';
 import { ServiceMcpServer } from '../mcp-server.factory';
-import { header, isRecord, readJsonBody, RPC_PARSE_ERROR, RPC_SERVER_ERROR, RPC_SESSION_NOT_FOUND, RpcHttpError } from './json-rpc-http';
+import {
+  header,
+  isRecord,
+  readJsonBody,
+  RPC_INVALID_REQUEST,
+  RPC_PARSE_ERROR,
+  RPC_SERVER_ERROR,
+  RPC_SESSION_NOT_FOUND,
+  RpcHttpError,
+} from './json-rpc-http';
 import { authInfoOf, McpCaller } from './mcp-auth';
 import { CredentialHolder } from './revocation-watch';
 import { McpSession, McpSessionRegistry, SessionLimits, SseSession, StreamableSession } from './mcp-sessions';
 
 type Caller = IncomingMessage & { auth?: AuthInfo };
+
+/** What a POST to the SSE transport's message endpoint carries. */
+const ONE_MESSAGE =
+  'a POST carries one JSON-RPC 2.0 message: an object with "jsonrpc": "2.0" and a "method" (a request also has an "id", ' +
+  'a string or a number), or a response to the server, an "id" with a "result" or an "error"';
 
 /** 256 bits from the CSPRNG, in the visible ASCII the specification asks for. */
 const newSessionId = () => randomBytes(32).toString('base64url');
@@ -144,6 +158,9 @@ export class SessionDoor implements CredentialHolder {
       throw new RpcHttpError(400, RPC_SERVER_ERROR, 'Bad Request: the sessionId query parameter is required');
     const body = await readJsonBody(request.raw, this.options.bodyLimit);
     if (body === undefined) throw new RpcHttpError(400, RPC_PARSE_ERROR, 'Parse error: the request has no JSON-RPC body');
+    // The SDK's SSE transport reads the stream again for a null body, and answers other misfits in plain text naming nothing.
+    if (!isJSONRPCRequest(body) && !isJSONRPCNotification(body) && !isJSONRPCResponse(body))
+      throw new RpcHttpError(400, RPC_INVALID_REQUEST, `Invalid Request: ${ONE_MESSAGE}`);
     const session = this.sessions.find(sessionId, caller.principal.userId, 'sse');
     if (!session) throw sessionNotFound();
     usedBy(session, caller.principal);
