@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsObject, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { ArrayMinSize, IsIn, IsObject, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { IsAbsoluteUrl } from '../common/class-schema';
 import { Field, NoControlCharacters, trimmed } from '../common/input-validation';
 import { PageQueryDto } from '../common/pagination';
@@ -67,6 +67,7 @@ export class ListFilesQueryDto extends PageQueryDto {
           .filter(Boolean)
       : value,
   )
+  @ArrayMinSize(1, { message: 'status must name at least one status: leave it out for files in any status' })
   @IsIn(FILE_STATUSES, { each: true, message: `status must be among ${FILE_STATUSES.join(', ')}` })
   status?: FileStatus[];
 

@@ -13,6 +13,7 @@ export class RunsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Only runs of this workflow' })
   @IsOptional()
   @IsString()
+  @Length(1, 64)
   workflowId?: string;
 
   @ApiPropertyOptional({ enum: RUN_STATUSES })

@@ -328,6 +328,15 @@ describe('validation at both doors', () => {
       expect(files.structuredContent).toMatchObject({ offset: 0, total: 0, nextOffset: null });
     });
 
+    it('refuses an empty filter of a listing rather than list everything', async () => {
+      expect(refusedOverRest(await t.request('GET', '/api/v1/runs?workflowId='))).toEqual([
+        { field: 'workflowId', reason: 'workflowId must be longer than or equal to 1 characters' },
+      ]);
+      expect(refusedOverRest(await t.request('GET', `/api/v1/collections/${collectionId}/files?status=`))).toEqual([
+        { field: 'status', reason: 'status must name at least one status: leave it out for files in any status' },
+      ]);
+    });
+
     it.each(['0x1', '1e0', '-1', '0', '1.0', '9999999999'])('refuses version %s in a path, naming the version', async (version) => {
       const workflow = (await create({ name: 'versions' })).body;
       for (const [method, path] of [
