@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsEmail, IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { NoControlCharacters } from '../common/input-validation';
 import { User } from '../domain/user.model';
 import { ApiKey } from '../domain/api-key.model';
 import type { IssuedKey } from './api-key.service';
@@ -14,6 +15,7 @@ export class CreateApiKeyDto {
   @Transform(trim)
   @IsString()
   @Length(1, 100)
+  @NoControlCharacters()
   name?: string;
 }
 
@@ -22,6 +24,7 @@ export class CreateUserDto {
   @Transform(trim)
   @IsString()
   @Length(1, 200)
+  @NoControlCharacters()
   name: string;
 
   @ApiPropertyOptional({ description: 'Contact e-mail' })

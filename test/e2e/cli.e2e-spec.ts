@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, TestApp } from '../utils/test-app';
@@ -18,9 +18,9 @@ describe('CLI', () => {
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  const cli = (...args: string[]) =>
+  const cliIn = (dir: string, ...args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const env = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+      const env = { PATH: process.env.PATH ?? '', DATA_DIR: dir, LOG_LEVEL: 'silent' };
       execFile(
         process.execPath,
         ['-r', join(root, 'scripts', 'swc-register.js'), join(root, 'src', 'cli.ts'), ...args],
@@ -28,6 +28,7 @@ describe('CLI', () => {
         (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
+  const cli = (...args: string[]) => cliIn(dataDir, ...args);
   const json = async (...args: string[]) => {
     const result = await cli(...args);
     expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -77,6 +78,71 @@ describe('CLI', () => {
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(unknown.stderr).toContain('Unknown command: user:delete');
     expect(unknown.stderr).toContain('keys:list --user <userId>');
-    expect((await cli('key:revoke', '--key', 'key_missing')).stderr).toContain('API key key_missing not found');
+    expect(await cli('key:revoke', '--key', 'key_missing')).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'API key key_missing not found\n',
+    });
+    expect(await cli('keys:list', '--user', 'usr_missing')).toMatchObject({ code: 1, stdout: '', stderr: 'user usr_missing not found\n' });
+  }, 120_000);
+
+  it.each([
+    [
+      ['user:create', '--name', 'eve', '--admin', 'false'],
+      'Unexpected argument: false (--admin takes no value: leave it out for a user who is not an admin)',
+    ],
+    [['user:create', '--name', 'Jane', 'Doe'], 'Unexpected argument: Doe (quote a value that holds spaces)'],
+    [['user:create', '--name', 'a', '--name', 'b'], '--name is given more than once'],
+    [['key:create', '--user', 'usr_x', '--admin'], '--admin is not an option of key:create'],
+    [['user:create', '--name', '  '], 'Invalid options: --name: name must be longer than or equal to 1 characters'],
+    [['user:create', '--name', 'eve', '--email', 'not-an-address'], 'Invalid options: --email: email must be an email'],
+    [['user:create', '--name', 'bell\u0007'], 'Invalid options: --name: name must not contain control characters'],
+    [
+      ['key:create', '--user', 'usr_x', '--name', 'n'.repeat(101)],
+      'Invalid options: --name: name must be shorter than or equal to 100 characters',
+    ],
+  ])(
+    'refuses %j, saying why, and creates nothing',
+    async (args, says) => {
+      const before = (await json('users:list')).total;
+      const refused = await cli(...args);
+      expect(refused).toMatchObject({ code: 1, stdout: '' });
+      expect(refused.stderr.split('\n')[0]).toBe(says);
+      expect((await json('users:list')).total).toBe(before);
+    },
+    120_000,
+  );
+
+  it('checks the command before it opens the store, and reports a store it cannot open in one line', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'wcs-cli-none-'));
+    try {
+      const fresh = join(elsewhere, 'data');
+      expect(await cli('--help')).toMatchObject({ code: 0, stdout: '', stderr: expect.stringContaining('Usage: npm run -s cli') });
+      const unknown = await cliIn(fresh, 'user:delete');
+      expect(unknown).toMatchObject({ code: 1, stdout: '' });
+      expect(existsSync(fresh)).toBe(false);
+      // DATA_DIR names a file: the system's words, no stack trace, no colours.
+      writeFileSync(fresh, 'not a directory');
+      const notADirectory = await cliIn(fresh, 'users:list');
+      expect(notADirectory).toMatchObject({ code: 1, stdout: '' });
+      expect(notADirectory.stderr).toMatch(/^EEXIST: file already exists, mkdir '.*data'\n$/);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('lists every user, and stops quietly when its reader closes the pipe early', async () => {
+    const listed = await json('users:list');
+    expect(listed.items).toHaveLength(listed.total);
+    const child = spawn(process.execPath, ['-r', join(root, 'scripts', 'swc-register.js'), join(root, 'src', 'cli.ts'), 'users:list'], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   }, 120_000);
 });

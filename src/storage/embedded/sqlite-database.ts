@@ -15,6 +15,16 @@ export type SqliteStatement = Database.Statement;
 export function openSqliteDatabase(dataDir: string, fileName = 'service.db'): SqliteDb {
   mkdirSync(dataDir, { recursive: true });
   const db = new Database(fileName === ':memory:' ? ':memory:' : join(dataDir, fileName));
+  try {
+    return prepared(db);
+  } catch (error) {
+    // Not a database, or its write lock held past busy_timeout: the handle goes with the failure.
+    db.close();
+    throw error;
+  }
+}
+
+function prepared(db: SqliteDb): SqliteDb {
   // First: processes opening a new file together wait for each other's locks instead of failing busy.
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
