@@ -33,7 +33,14 @@ export async function emit(run: Execution, step: StepRecord, keep?: KeptOutputs)
 export function sealOutputs(sealer: StateSealer, kept: KeptOutputs): string | null {
   if (kept.inRecord === 'ports') return IN_OUTPUT;
   if (kept.inRecord === 'single') return `${IN_OUTPUT}:${[...kept.ports.keys()][0]}`;
-  const sealed = sealer.seal({ ports: [...kept.ports], ...(kept.until ? { until: kept.until.toISOString() } : {}) });
+  let sealed: string;
+  try {
+    sealed = sealer.seal({ ports: [...kept.ports], ...(kept.until ? { until: kept.until.toISOString() } : {}) });
+  } catch {
+    // Outputs JSON cannot hold (nested past the stack's depth: a set node's dotted path, an answer
+    // of a server): kept as a state too large is, not at all, rather than failing the run's job.
+    return null;
+  }
   return sealed.length > MAX_STATE_CHARS ? null : sealed;
 }
 
