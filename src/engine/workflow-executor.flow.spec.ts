@@ -16,6 +16,7 @@ import { REDACTED, Redactor } from './redactor';
 import { RunInterrupt } from './run-interrupt';
 import { compileWorkflow } from './workflow-compiler';
 import { RunRequest, sealOutputs, StateSealer, WorkflowExecutor } from './workflow-executor';
+import { MAX_LOOP_ITERATIONS } from './executor/loop-runner';
 
 class RouteParams {
   @Parameter({ description: 'Where to send the input' })
@@ -339,6 +340,36 @@ describe('WorkflowExecutor control flow', () => {
     expect(result.byId.each).toMatchObject({ status: 'succeeded', iterations: 3 });
     expect((result.byId.after.output as { got: unknown[] }).got).toHaveLength(3);
   });
+
+  it('runs a loop of exactly MAX_LOOP_ITERATIONS, giving the event loop turns as it goes, and fails one that asks for more', async () => {
+    const items = (n: number) => Array.from({ length: n }, (_, i) => i);
+    const loopOver = workflow(
+      [node('each', 'loop', { batchSize: 1 }), node('work', 'tag')],
+      [edge('trigger', 'each'), edge('each', 'work', 'loop'), edge('work', 'each')],
+    );
+    // Counts the turns the event loop takes while the run goes: a body of nodes that answer at once
+    // (promises alone) would hold it for all 10,000 iterations.
+    let turns = 0;
+    let running = true;
+    const tick = () => {
+      if (!running) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const full = await run(loopOver, { input: items(MAX_LOOP_ITERATIONS) });
+    running = false;
+    expect(full.status).toBe('succeeded');
+    expect(full.byId.work.iterations).toBe(MAX_LOOP_ITERATIONS);
+    expect(turns).toBeGreaterThan(MAX_LOOP_ITERATIONS / 100);
+
+    const over = await run(loopOver, { input: items(MAX_LOOP_ITERATIONS + 1) });
+    expect(over.status).toBe('failed');
+    expect(over.byId.each.error).toMatchObject({
+      code: 'NODE_CONFIGURATION',
+      message: `Loop "each" did not finish within ${MAX_LOOP_ITERATIONS} iterations`,
+    });
+  }, 120_000);
 
   it('repeats until the body gives back an empty page', async () => {
     const pages = [[1, 2], [3], []];
@@ -795,7 +826,7 @@ describe('WorkflowExecutor step inputs', () => {
       expect(result.byId.work).toMatchObject({ iterations: 5, input: [[1], [2], [3], [4], [5]] });
       expect(result.byId.work.output).toEqual({
         notRecorded: true,
-        reason: expect.stringMatching(/^output of \d+ characters exceeds the record limit of 1048576$/),
+        reason: expect.stringMatching(/^output of more than \d+ characters exceeds the record limit of 1048576$/),
       });
       expect((result.output as { done: unknown[] }).done).toHaveLength(5);
     });

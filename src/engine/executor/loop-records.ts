@@ -14,9 +14,11 @@ class RecordedList {
   private chars = 2;
 
   add(value: unknown): void {
-    this.chars += (JSON.stringify(value) ?? 'null').length + (this.count > 0 ? 1 : 0);
     this.count++;
-    if (this.items && this.chars > MAX_RECORDED_OUTPUT_CHARS) this.items = null;
+    // Past the limit, the list is a note: the iterations after it are not serialised only to be counted.
+    if (!this.items) return;
+    this.chars += (JSON.stringify(value) ?? 'null').length + (this.count > 1 ? 1 : 0);
+    if (this.chars > MAX_RECORDED_OUTPUT_CHARS) this.items = null;
     this.items?.push(value);
   }
 
@@ -24,7 +26,7 @@ class RecordedList {
     return (
       this.items ?? {
         notRecorded: true,
-        reason: `output of ${this.chars} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}`,
+        reason: `output of more than ${this.chars} characters exceeds the record limit of ${MAX_RECORDED_OUTPUT_CHARS}`,
       }
     );
   }

@@ -12,6 +12,8 @@ import { classify, interruptOf, redactError, StepFailure } from './step-failure'
 
 /** A loop that has not sent anything to its `done` output after this many iterations fails. */
 export const MAX_LOOP_ITERATIONS = 10_000;
+/** Iterations a loop runs before it lets the event loop serve what else waits. */
+const YIELD_EVERY_ITERATIONS = 16;
 
 /** Runs the nodes of a loop's body, in order, for one iteration (the graph walker). */
 export interface BodyRunner {
@@ -61,14 +63,9 @@ export class LoopRunner {
     const startedAt = new Date();
     let attempts = 0;
     for (let iteration = 0; ; iteration++) {
-      if (iteration >= MAX_LOOP_ITERATIONS) {
-        const error: StepError = {
-          code: ErrorCode.NODE_CONFIGURATION,
-          message: `Loop "${loop.id}" did not finish within ${MAX_LOOP_ITERATIONS} iterations`,
-          details: { nodeId: loop.id },
-        };
-        return () => loopFailed(run, loop, startedAt, iteration, error, recordedInput);
-      }
+      // A body of nodes that answer at once would hold the event loop for all its iterations: every
+      // other request and run of the process waited (seconds, for a few thousand), so each few give it a turn.
+      if (iteration > 0 && iteration % YIELD_EVERY_ITERATIONS === 0) await new Promise((resolve) => setImmediate(resolve));
       let result: NodeResult;
       try {
         result = await this.nodes.run(run, loop, input, inputs, startedAt, { ...loopState, iteration });
@@ -84,6 +81,15 @@ export class LoopRunner {
         settle(run, loop, ports, result.error ? 'failed' : 'succeeded', false);
         const step = { ...finishedStep(run, loop, startedAt, { ...result, ports, attempts }, recorded), iterations: iteration };
         return () => emit(run, step, { ports });
+      }
+      // Asked for one more after the last there may be: the loop node said "done" at MAX_LOOP_ITERATIONS if it was going to.
+      if (iteration >= MAX_LOOP_ITERATIONS) {
+        const error: StepError = {
+          code: ErrorCode.NODE_CONFIGURATION,
+          message: `Loop "${loop.id}" did not finish within ${MAX_LOOP_ITERATIONS} iterations`,
+          details: { nodeId: loop.id },
+        };
+        return () => loopFailed(run, loop, startedAt, iteration, error, recordedInput);
       }
       // One iteration of the body, its records gathered per node.
       for (const node of inside) unsettle(run, node);
