@@ -1,6 +1,13 @@
 import { Transform } from 'class-transformer';
-import { IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { EndpointCredentialParameter, EndpointParameter, numeric, Parameter, TemperatureParameter } from 'workflow-collection-service/sdk';
+import { IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
+import {
+  EndpointCredentialParameter,
+  EndpointParameter,
+  jsonSchemaRule,
+  numeric,
+  Parameter,
+  TemperatureParameter,
+} from 'workflow-collection-service/sdk';
 
 export class ChatCompletionParameters {
   @Parameter({ displayName: 'Model', description: "Model name; left out, the service's LLM_MODEL.", schema: { examples: ['gpt-4o-mini'] } })
@@ -32,6 +39,7 @@ export class ChatCompletionParameters {
   })
   @IsOptional()
   @IsObject()
+  @ValidateBy(jsonSchemaRule('responseSchema'))
   responseSchema?: Record<string, unknown>;
 
   @TemperatureParameter()

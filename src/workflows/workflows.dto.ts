@@ -22,6 +22,7 @@ import {
   Matches,
   Max,
   Min,
+  NotEquals,
   ValidateBy,
 } from 'class-validator';
 import {
@@ -94,10 +95,14 @@ export class PositionDto {
   y: number;
 }
 
+/** Why `__proto__` names no node and no variable: expressions read them as keys of an object, where it names its prototype. */
+const NOT_A_KEY = 'expressions read it as a key of an object (nodes.<id>, variables.<name>), where __proto__ is none';
+
 export class NodeSpecDto {
   @ApiProperty({ pattern: NODE_ID.source, description: 'Unique in the workflow; expressions read its output as nodes.<id>' })
   @IsString()
   @Matches(NODE_ID, { message: 'id must start with a letter or _ and hold at most 64 letters, digits, _ or -' })
+  @NotEquals('__proto__', { message: `id must not be __proto__: ${NOT_A_KEY}` })
   id: string;
 
   @ApiPropertyOptional({ description: 'Label shown in the builder' })
@@ -367,6 +372,7 @@ export class VariableDto {
   @ApiProperty({ pattern: VARIABLE_NAME.source, description: 'Read in expressions as variables.<name>' })
   @IsString()
   @Matches(VARIABLE_NAME, { message: 'name must be a JavaScript identifier of at most 64 characters' })
+  @NotEquals('__proto__', { message: `name must not be __proto__: ${NOT_A_KEY}` })
   name: string;
 
   @ApiProperty({ enum: [...VARIABLE_TYPES] })

@@ -302,6 +302,23 @@ describe('validation at both doors', () => {
       expect(refusedOverRest(await create(body))).toContainEqual({ field, reason });
     });
 
+    it('refuses __proto__ as a node id or a variable name, and a chat-completion response schema that is no JSON Schema', async () => {
+      const definition = (extra: object) => ({ name: 'w', definition: { nodes: [node], ...extra } });
+      expect(
+        refusedOverRest(await create(definition({ nodes: [node, { id: '__proto__', type: 'set', parameters: { fields: {} } }] }))),
+      ).toContainEqual({
+        field: 'definition.nodes[1].id',
+        reason: expect.stringMatching(/^id must not be __proto__: /),
+      });
+      expect(refusedOverRest(await create(definition({ variables: [{ name: '__proto__', type: 'string', value: 'x' }] })))).toContainEqual({
+        field: 'definition.variables[0].name',
+        reason: expect.stringMatching(/^name must not be __proto__: /),
+      });
+      const chat = { id: 'ask', type: 'chat-completion', parameters: { prompt: 'hi', responseSchema: { type: 'nope' } } };
+      const fields = refusedOverRest(await create(definition({ nodes: [node, chat], edges: [{ from: 'hook', to: 'ask' }] })));
+      expect(fields.map((f) => f.field)).toContain('nodes[1].parameters.responseSchema');
+    });
+
     it('refuses an array of settings on PUT, keeping the stored ones', async () => {
       const workflow = (await create({ name: 'kept', settings: { maxConcurrentRuns: 3 } })).body;
       const put = await t.request('PUT', `/api/v1/workflows/${workflow.id}`, { body: { definition: { nodes: [node] }, settings: [] } });

@@ -75,6 +75,45 @@ describe('hostile expressions in a workflow', () => {
     expect(clean.steps[1].output.response.body.body).toEqual({ seen: null, json: '{"b":2}' });
   });
 
+  /** Runs trigger -> `nodes` in a line, as a test run of the draft; returns the finished run. */
+  async function runLine(nodes: object[], input: unknown) {
+    const ids = ['trigger', ...nodes.map((n) => (n as { id: string }).id)];
+    const created = await app.request('POST', '/api/v1/workflows', {
+      body: {
+        name: 'line',
+        definition: {
+          nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, ...nodes],
+          edges: ids.slice(1).map((to, i) => ({ from: ids[i], to })),
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const started = await app.request('POST', `/api/v1/workflows/${created.body.id}/runs`, { body: { runType: 'test', input } });
+    expect(started.status).toBe(202);
+    return waitForRun(app.request, started.body.runId, { timeoutMs: 20_000 });
+  }
+
+  it('carries an output nested deeper than JSON can hold to the next node, noted in the record, on the first attempt', async () => {
+    // 5,000 levels from a dotted path: its state could not be sealed, which failed the run's job (retried, then "lost its worker").
+    const deep = { id: 'deep', type: 'set', parameters: { fields: { [Array(5000).fill('a').join('.')]: 1 } } };
+    const run = await runLine([deep, { id: 'after', type: 'code', parameters: { code: 'return 1' } }], { n: 1 });
+    expect(run).toMatchObject({ status: 'succeeded', attempts: 1, output: 1 });
+    expect(run.steps.map((step: { nodeId: string; status: string }) => [step.nodeId, step.status])).toEqual([
+      ['trigger', 'succeeded'],
+      ['deep', 'succeeded'],
+      ['after', 'succeeded'],
+    ]);
+    expect(run.steps[1].output).toEqual({ notRecorded: true, reason: expect.stringContaining('not JSON-serialisable') });
+  });
+
+  it('names the parameter whose evaluated value holds a "constructor" key, rather than an internal error', async () => {
+    const set = { id: 'keep', type: 'set', parameters: { fields: '({v: item.o})' }, parameterMode: { fields: 'expression' } };
+    const run = await runLine([set], { o: { constructor: 'x' } });
+    expect(run.status).toBe('failed');
+    expect(run.steps[1].error.code).not.toBe('INTERNAL');
+    expect(run.steps[1].error.message).toContain('fields holds an object with a key named "constructor"');
+  });
+
   it('keeps answering webhooks and finishing runs afterwards', async () => {
     const run = await runBody('({"ok": input.n + 1})');
     expect(run.status).toBe('succeeded');

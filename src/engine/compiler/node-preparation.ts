@@ -191,7 +191,31 @@ function idempotency(node: RegisteredNode, staticParams: object | null): Pick<Co
 
 /** Validates parameter values into a frozen instance of the node's parameter class. */
 export function buildParams(node: RegisteredNode, values: Record<string, unknown>): { instance: object; problems: FieldError[] } {
-  const instance = plainToInstance(node.definition.parameters, values) as object;
+  let instance: object;
+  try {
+    instance = plainToInstance(node.definition.parameters, values) as object;
+  } catch (error) {
+    // class-transformer takes an own `constructor` key of a nested object for its class, and fails
+    // (an expression's result carrying an API's JSON): the parameter is named, not an INTERNAL error.
+    const field = Object.keys(values).find((key) => holdsConstructorKey(values[key]));
+    if (field === undefined) throw error;
+    return {
+      instance: Object.freeze({}),
+      problems: [{ field, reason: 'holds an object with a key named "constructor", which parameter values cannot carry' }],
+    };
+  }
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
   return { instance: Object.freeze(instance), problems: fieldErrors(errors) };
+}
+
+/** Whether `value` holds, at any depth, an object with an own `constructor` key (walked without recursion: values may nest deep). */
+function holdsConstructorKey(value: unknown): boolean {
+  const stack = [value];
+  while (stack.length) {
+    const next = stack.pop();
+    if (typeof next !== 'object' || next === null) continue;
+    if (!Array.isArray(next) && Object.prototype.hasOwnProperty.call(next, 'constructor')) return true;
+    for (const item of Object.values(next)) stack.push(item);
+  }
+  return false;
 }
