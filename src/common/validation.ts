@@ -50,8 +50,8 @@ export function createValidationPipe(): ValidationPipe {
   });
 }
 
-/** A version number in a path: at most 9 digits, far past any workflow's versions. */
-const VERSION_NUMBER = /^[1-9][0-9]{0,8}$/;
+/** A version number in a path (a workflow's, a node type's): at most 9 digits, far past any there are. */
+export const VERSION_NUMBER = /^[1-9][0-9]{0,8}$/;
 
 /**
  * A path parameter that is a version number: decimal digits, from 1. Nest's ParseIntPipe takes

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { VERSION_NUMBER } from '../common/validation';
 import type { Logger } from 'pino';
 import { Principal } from '../auth/principal';
 import { AppError, ErrorCode } from '../common/app-error';
@@ -50,7 +51,7 @@ export class NodeOptionsService {
     if (typeof others !== 'object' || others === null || Array.isArray(others)) {
       throw AppError.validation([{ field: 'parameters', reason: 'must be a JSON object' }]);
     }
-    const node = /^[1-9]\d{0,8}$/.test(version) ? this.registry.get(type, Number(version)) : undefined;
+    const node = VERSION_NUMBER.test(version) ? this.registry.get(type, Number(version)) : undefined;
     if (!node) throw AppError.notFound('node type', `${type}@${version}`);
     if (!node.parameterNames.has(parameter)) throw AppError.notFound(`parameter of ${type}@${version}`, parameter);
     const loadOptions = node.optionLoaders.get(parameter);
