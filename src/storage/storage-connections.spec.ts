@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,33 +32,4 @@ describe('StorageConnections: WAL checkpoints', () => {
     expect(await threshold({ APP_ROLE: 'all' })).toBe(10_000);
     expect(await threshold({ APP_ROLE: 'worker' })).toBe(10_000);
   });
-});
-
-describe('StorageConnections: a store that cannot be opened', () => {
-  let dataDir: string;
-  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'wcs-storage-'))));
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
-
-  it('fails every store that asks with the first failure, without opening it again (a held write lock cost 5 s a store)', async () => {
-    const file = join(dataDir, 'service.db');
-    const holder = new Database(file);
-    holder.pragma('journal_mode = WAL');
-    holder.exec('BEGIN IMMEDIATE');
-    const connections = new StorageConnections(loadConfig({ DATA_DIR: dataDir }));
-    try {
-      let first: unknown;
-      try {
-        void connections.sqlite;
-      } catch (error) {
-        first = error;
-      }
-      expect(first).toMatchObject({ code: 'SQLITE_BUSY' });
-      holder.exec('ROLLBACK');
-      // Free now, but the stores after the first hear the same failure: the process is failing its boot.
-      expect(() => connections.sqlite).toThrow(first as Error);
-    } finally {
-      holder.close();
-      await connections.onApplicationShutdown();
-    }
-  }, 30_000);
 });

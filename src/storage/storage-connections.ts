@@ -15,7 +15,6 @@ const mongoDriver = () => import('./mongo/mongo-connection');
 @Injectable()
 export class StorageConnections implements OnApplicationShutdown {
   private sqliteDb?: SqliteDb;
-  private sqliteFailure?: { error: unknown };
   private checkpoints?: CheckpointThread;
   private mongoConnection?: MongoConnection;
   private connectedMongo?: Promise<MongoConnection>;
@@ -27,16 +26,8 @@ export class StorageConnections implements OnApplicationShutdown {
   }
 
   get sqlite(): SqliteDb {
-    // Each store asks in turn at boot: a store that could not be opened (a write lock held past
-    // busy_timeout, a file that is no database) fails them all at once, not once each, 5 s apart.
-    if (this.sqliteFailure) throw this.sqliteFailure.error;
     if (!this.sqliteDb) {
-      try {
-        this.sqliteDb = openSqliteDatabase(this.config.dataDir);
-      } catch (error) {
-        this.sqliteFailure = { error };
-        throw error;
-      }
+      this.sqliteDb = openSqliteDatabase(this.config.dataDir);
       if (this.leavesCheckpointsToWorkers) this.sqliteDb.pragma(`wal_autocheckpoint = ${CHECKPOINT_BACKSTOP_PAGES}`);
       else this.checkpoints = checkpointThreadOf(this.sqliteDb);
     }
