@@ -5493,7 +5493,7 @@ export interface operations {
     RunsController_testNode: {
         parameters: {
             query?: {
-                /** @description Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out */
+                /** @description Wait up to this many seconds for the run to finish: 200 with the run record, or 202 with the status the run has then when time runs out */
                 wait?: number;
             };
             header?: never;
@@ -5652,7 +5652,7 @@ export interface operations {
     RunsController_start: {
         parameters: {
             query?: {
-                /** @description Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out */
+                /** @description Wait up to this many seconds for the run to finish: 200 with the run record, or 202 with the status the run has then when time runs out */
                 wait?: number;
             };
             header?: {

@@ -20,7 +20,7 @@ export class RunsController {
 
   /**
    * The workflow's webhook: queues a run and answers at once, or with `?wait=` once the run
-   * finished (at most 30 s; still 202 when time runs out). Other methods on this path get 405.
+   * finished (at most 30 s; still 202, with the run's status then, when time runs out). Other methods on this path get 405.
    */
   @Post('workflows/:id/runs')
   @HttpCode(202)

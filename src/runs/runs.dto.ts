@@ -29,7 +29,8 @@ export class StartRunQueryDto {
   @ApiPropertyOptional({
     minimum: 1,
     maximum: MAX_WAIT_SECONDS,
-    description: 'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 when time runs out',
+    description:
+      'Wait up to this many seconds for the run to finish: 200 with the run record, or 202 with the status the run has then when time runs out',
   })
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))

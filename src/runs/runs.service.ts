@@ -80,10 +80,9 @@ export class RunsService {
     const waits = this.events.callerWaits();
     try {
       const accepted = await this.startAs(principal, 'editor', trigger, workflowId, runType, input, idempotencyKey ?? null);
-      const waiting = this.waitFor(accepted.body.runId, waitSeconds * 1000);
+      const waiting = this.waited(accepted, waitSeconds * 1000);
       waits();
-      const finished = await waiting;
-      return finished ? Object.assign({}, accepted, { finished: runView(finished, accepted.workflowName) }) : accepted;
+      return await waiting;
     } finally {
       waits();
     }
@@ -218,9 +217,20 @@ export class RunsService {
       nodeTest: { nodeId: test.nodeId, andAfter: test.andAfter },
     });
     const accepted = { ...(await this.accept(run, workflow)), workflowName: workflow.name };
-    if (!waitSeconds) return accepted;
-    const finished = await this.waitFor(accepted.body.runId, waitSeconds * 1000);
-    return finished ? { ...accepted, finished: runView(finished, workflow.name) } : accepted;
+    return waitSeconds ? this.waited(accepted, waitSeconds * 1000) : accepted;
+  }
+
+  /**
+   * A `?wait=` answer: the run record once it finished within `ms`, else the accepted answer with
+   * the status the run has now (running, or waiting at an approval), not the one it was accepted
+   * with: one more read of its status, made only when time ran out. Calls waitFor before its first
+   * await, so the caller is counted at once (see start).
+   */
+  private async waited(accepted: AcceptedRun, ms: number): Promise<AcceptedRun> {
+    const finished = await this.waitFor(accepted.body.runId, ms);
+    if (finished) return Object.assign({}, accepted, { finished: runView(finished, accepted.workflowName) });
+    const status = await this.runs.status(accepted.body.runId);
+    return status ? Object.assign({}, accepted, { body: Object.assign({}, accepted.body, { status }) }) : accepted;
   }
 
   private async testInput(

@@ -337,7 +337,7 @@ describe('workflow control flow through the webhook', () => {
     expect(step(record, 'after').output.response.body.body).toEqual({ at: 'wait' });
   });
 
-  it('answers with the run record when ?wait= sees it finish, and 202 when time runs out', async () => {
+  it('answers with the run record when ?wait= sees it finish, and 202 with its status now when time runs out', async () => {
     const quick = await create({
       nodes: [{ id: 'trigger', type: 'webhook-trigger', parameters: {} }, echo('call', 'quick')],
       edges: [{ from: 'trigger', to: 'call' }],
@@ -349,12 +349,14 @@ describe('workflow control flow through the webhook', () => {
     const slow = await create({
       nodes: [
         { id: 'trigger', type: 'webhook-trigger', parameters: {} },
-        { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=3000` } },
+        { id: 'call', type: 'http-request', parameters: { method: 'GET', url: `${upstream.url}/slow?ms=8000` } },
       ],
       edges: [{ from: 'trigger', to: 'call' }],
     });
-    const pending = await start(slow, {}, '?wait=1');
+    // Time runs out while the run waits for its call: the 202 says it is running, not how it was accepted.
+    const pending = await start(slow, {}, '?wait=4');
     expect(pending.status).toBe(202);
+    expect(pending.body).toMatchObject({ runId: expect.any(String), status: 'running' });
     expect(pending.headers.get('location')).toBe(`/api/v1/runs/${pending.body.runId}`);
     for (const wait of ['0', '31', 'soon']) expect((await start(quick, {}, `?wait=${wait}`)).status).toBe(400);
   });
