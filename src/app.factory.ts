@@ -10,7 +10,7 @@ import { setupApiDocs } from './common/api-docs';
 import { AppError } from './common/app-error';
 import { HttpErrorFilter, sendError } from './common/http-error.filter';
 import { newId } from './common/ids';
-import { refuseUnsupportedMediaTypes } from './common/media-types';
+import { parseBodies, refuseUnsupportedMediaTypes } from './common/media-types';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { RouteRegistry } from './common/route-registry';
 import { createValidationPipe } from './common/validation';
@@ -47,6 +47,7 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   });
   const fastify = adapter.getInstance();
   refuseUnsupportedMediaTypes(fastify);
+  parseBodies(fastify);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   // Set once the application exists; requests only arrive after that.
   const late: { shutdown?: ShutdownSignal; metrics?: Metrics } = {};
@@ -75,6 +76,9 @@ export async function createHttpApp(config: AppConfig, logger: Logger = createRo
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
     logger: new PinoNestLogger(logger),
     bufferLogs: false,
+    // JSON bodies are parsed by parseBodies (media-types.ts), which says why one is refused;
+    // Nest's own parsers would replace it (and add a form parser no route takes).
+    bodyParser: false,
   });
   // One file per upload, capped while it streams in; the file part is the only large one.
   await app.register(multipart, { limits: { fileSize: config.MAX_FILE_BYTES, files: 1, fields: 5, fieldSize: 64 * 1024 } });

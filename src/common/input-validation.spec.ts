@@ -4,7 +4,16 @@ import { IsIn, IsInt, IsOptional, IsString, Length, Max, Min, ValidateNested } f
 import { Type } from 'class-transformer';
 import { AppError, ErrorCode } from './app-error';
 import { IsAbsoluteUrl } from './class-schema';
-import { checkInput, dtoSchema, Field, REQUIRED, trimmed, validateInput, wholeNumberFromString } from './input-validation';
+import {
+  checkInput,
+  dtoSchema,
+  Field,
+  prototypeKeyError,
+  REQUIRED,
+  trimmed,
+  validateInput,
+  wholeNumberFromString,
+} from './input-validation';
 
 class Inner {
   @IsInt()
@@ -71,11 +80,20 @@ describe('shared input validation', () => {
     expect(checkInput(Sample, { name: 'ok', count: '-1' }).errors).toEqual([{ field: 'count', reason: 'count must not be less than 0' }]);
   });
 
-  it('refuses unknown fields, and drops the prototype keys the REST pipe drops instead of failing on them', () => {
-    const error = failure(() => validateInput(Sample, { name: 'ok', extra: { constructor: 'c' } }));
+  it('refuses unknown fields, and names a prototype key rather than drop it or fail on it', () => {
+    const error = failure(() => validateInput(Sample, { name: 'ok', extra: 1 }));
     expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
     expect(error.details).toEqual({ fields: [{ field: 'extra', reason: 'property extra should not exist' }] });
-    expect(validateInput(Sample, { name: 'ok', constructor: 'c' })).toMatchObject({ name: 'ok' });
+    const reason = (key: string) => `is a key named "${key}": keys named constructor, prototype or __proto__ are not accepted`;
+    expect(checkInput(Sample, { name: 'ok', constructor: 'c' }).errors).toEqual([{ field: 'constructor', reason: reason('constructor') }]);
+    expect(checkInput(Sample, { name: 'ok', extra: [{ a: 1 }, { b: { prototype: {} } }] }).errors).toEqual([
+      { field: 'extra[1].b.prototype', reason: reason('prototype') },
+    ]);
+    expect(checkInput(Sample, JSON.parse('{"name":"ok","x":{"__proto__":{"admin":true}}}')).errors).toEqual([
+      { field: 'x.__proto__', reason: reason('__proto__') },
+    ]);
+    // A value, not a key, and a class's own object (an upload's buffer), are not refused for this.
+    expect(prototypeKeyError({ name: 'constructor', file: Buffer.from('{"constructor":1}'), list: ['prototype'] })).toBeUndefined();
   });
 
   it('answers an empty input the same way every time, for a DTO that accepts it and for one that does not', () => {

@@ -1,9 +1,12 @@
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parse as parseForm } from 'node:querystring';
+import { parse as secureJsonParse } from 'secure-json-parse';
 import { AppError, ErrorCode } from './app-error';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 export const MULTIPART_MEDIA_TYPE = 'multipart/form-data';
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 
 /** What the message of a 415 tells a client to send, by the media type a route takes. */
 const WHAT_TO_SEND: Record<string, string> = {
@@ -53,5 +56,42 @@ export function refuseUnsupportedMediaTypes(fastify: FastifyInstance): void {
       if (type !== undefined && type !== expectedMediaType(request)) return done(unsupported(request), payload);
     }
     done(null, payload);
+  });
+}
+
+/** As Fastify's own parser has them by default: `__proto__` refused, `constructor` kept (a run's input may hold one). */
+const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'ignore' } as const;
+/** What secure-json-parse throws for a `__proto__` key. */
+const FORBIDDEN_PROTO = 'Object contains forbidden prototype property';
+
+const malformed = (reason: string) => new AppError(ErrorCode.MALFORMED_JSON, `Malformed JSON body: ${reason}`);
+
+/**
+ * The body parsers, in place of Nest's (`bodyParser: false`). JSON bodies are parsed as Fastify's
+ * own parser parses them (secure-json-parse, same options), but a refusal says what is wrong:
+ * Fastify's answers every failure "Body is not valid JSON", a `__proto__` key among them. Now a
+ * syntax error names itself and its position, and a `__proto__` key is a VALIDATION_FAILED of the
+ * body. Form bodies, which only an approval page's form sends (every other route refuses them
+ * first: refuseUnsupportedMediaTypes), become an object of strings, a name given twice an array.
+ */
+export function parseBodies(fastify: FastifyInstance): void {
+  fastify.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(body as string)));
+  fastify.removeContentTypeParser(JSON_MEDIA_TYPE);
+  fastify.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.length === 0) return done(malformed('the body is empty (send a JSON value, or no Content-Type)'), undefined);
+    let parsed: unknown;
+    try {
+      parsed = secureJsonParse(text, null, JSON_PARSE_OPTIONS);
+    } catch (error) {
+      const message = (error as Error).message;
+      return done(
+        message === FORBIDDEN_PROTO
+          ? AppError.validation([{ field: 'body', reason: 'holds a key named "__proto__", which is not accepted' }])
+          : malformed(message),
+        undefined,
+      );
+    }
+    done(null, parsed);
   });
 }

@@ -5,6 +5,7 @@ import {
   fieldErrors,
   knownValidQuery,
   knownValidWhenEmpty,
+  prototypeKeyError,
   rememberValid,
   rememberValidQuery,
   VALIDATOR_OPTIONS,
@@ -14,7 +15,8 @@ import {
  * The REST door's validation: the options `validateInput` uses for the MCP tools, so both answer
  * alike. A body DTO is an object: an array or a bare value is refused as such, where the pipe would
  * validate it as an object keyed 0, 1, ... and report those keys. A body nested too deep for the
- * recursive code after it is refused first (json-depth.ts). An empty input skips the work
+ * recursive code after it is refused first (json-depth.ts), and so is a key Nest's pipe would
+ * silently delete (prototypeKeyError). An empty input skips the work
  * once its DTO is known to accept it (see `knownValidWhenEmpty`), and so does a query string seen
  * valid before (`knownValidQuery`).
  */
@@ -30,6 +32,8 @@ class InputValidationPipe extends ValidationPipe {
     const query = metadata.type === 'query';
     const known = knownValidWhenEmpty(dto, value) ?? (query ? knownValidQuery(dto, value) : undefined);
     if (known) return known;
+    const keyed = prototypeKeyError(value);
+    if (keyed) throw AppError.validation([keyed]);
     const result: unknown = await super.transform(value, metadata);
     rememberValid(dto, value, result);
     if (query) rememberValidQuery(dto, value, result);

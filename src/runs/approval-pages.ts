@@ -3,12 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode, FieldError, isAppError } from '../common/app-error';
+import { FORM_MEDIA_TYPE } from '../common/media-types';
 import { APPROVAL_PAGE_PATH } from './approval-links';
 import { ApprovalsService, Decision, DECISIONS, PendingApproval } from './approvals.service';
 import { MAX_COMMENT_CHARS } from './approvals.dto';
-
-/** What a page's form posts; Nest's fastify adapter parses it (every other route refuses it, see media-types). */
-const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 
 const STYLE = `
 body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;line-height:1.5}

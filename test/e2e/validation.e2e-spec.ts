@@ -366,6 +366,44 @@ describe('validation at both doors', () => {
     });
   });
 
+  // Nest's pipe deletes keys named constructor or prototype anywhere in a body before validating it,
+  // and Fastify answered every JSON it could not parse "Body is not valid JSON", __proto__ keys too.
+  describe('prototype keys, and JSON that does not parse', () => {
+    const hook = { id: 'hook', type: 'webhook-trigger', parameters: {} };
+    const reason = (key: string) => `is a key named "${key}": keys named constructor, prototype or __proto__ are not accepted`;
+
+    it('refuses a key named constructor or prototype in a body or a query, naming it, rather than drop it', async () => {
+      const set = { id: 'set', type: 'set', parameters: { fields: { constructor: 'x', kept: 1 } } };
+      const created = await t.request('POST', '/api/v1/workflows', {
+        body: { name: 'keys', definition: { nodes: [hook, set], edges: [{ from: 'hook', to: 'set' }] } },
+      });
+      expect(refusedOverRest(created)).toEqual([
+        { field: 'definition.nodes[1].parameters.fields.constructor', reason: reason('constructor') },
+      ]);
+      expect(refusedOverRest(await t.request('POST', '/api/v1/collections', { body: { name: 'c', prototype: {} } }))).toEqual([
+        { field: 'prototype', reason: reason('prototype') },
+      ]);
+      expect(refusedOverRest(await t.request('GET', '/api/v1/workflows?constructor=1'))).toEqual([
+        { field: 'constructor', reason: reason('constructor') },
+      ]);
+    });
+
+    it('says what is wrong with a body that does not parse, and refuses a __proto__ key as such', async () => {
+      const post = (rawBody: string) =>
+        t.request('POST', '/api/v1/collections', { rawBody, headers: { 'content-type': 'application/json' } });
+      const cut = await post('{"name": ');
+      expect(cut.status).toBe(400);
+      expect(cut.body).toMatchObject({ code: 'MALFORMED_JSON', message: 'Malformed JSON body: Unexpected end of JSON input' });
+      const comma = await post('{"name": "a",}');
+      expect(comma.body).toMatchObject({ code: 'MALFORMED_JSON', message: expect.stringMatching(/^Malformed JSON body: .*position 13/) });
+      const empty = await post('');
+      expect(empty.body).toMatchObject({ code: 'MALFORMED_JSON', message: expect.stringContaining('the body is empty') });
+      expect(refusedOverRest(await post('{"name": "p", "x": {"__proto__": {"admin": true}}}'))).toEqual([
+        { field: 'body', reason: 'holds a key named "__proto__", which is not accepted' },
+      ]);
+    });
+  });
+
   describe('bodies nested too deep', () => {
     /** `levels` arrays inside each other: `[[[]]]` is 3. */
     const nested = (levels: number): unknown => {
