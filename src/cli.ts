@@ -145,6 +145,8 @@ async function run(argv: string[]): Promise<unknown> {
         const keyId = required(flag('key'), 'key');
         const key = await store.getApiKey(keyId);
         if (!key) throw AppError.notFound('API key', keyId);
+        // Revoked before: said so, with when, rather than as though this call revoked it.
+        if (key.revokedAt) return { id: keyId, revoked: true, alreadyRevokedAt: key.revokedAt.toISOString() };
         await apiKeys.revoke(key.userId, keyId);
         return { id: keyId, revoked: true };
       }

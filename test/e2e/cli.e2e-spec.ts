@@ -47,10 +47,14 @@ describe('CLI', () => {
     const second = await json('key:create', '--user', created.user.id, '--name', 'laptop');
     expect(second).toMatchObject({ name: 'laptop', key: expect.stringMatching(/^wcs_/) });
     await expect(json('key:revoke', '--key', second.id)).resolves.toEqual({ id: second.id, revoked: true });
+    // Again: it says the key was revoked before, and when, and the time stays the first one.
+    const again = await json('key:revoke', '--key', second.id);
+    expect(again).toEqual({ id: second.id, revoked: true, alreadyRevokedAt: expect.any(String) });
 
     const listed = await cli('keys:list', '--user', created.user.id);
     expect(listed.stdout).not.toContain(created.apiKey.key);
     const keys = JSON.parse(listed.stdout).items as { id: string; revokedAt: string | null }[];
+    expect(keys.find((k) => k.id === second.id)?.revokedAt).toBe(again.alreadyRevokedAt);
     expect(keys.map((k) => [k.id, k.revokedAt !== null]).sort()).toEqual(
       [
         [created.apiKey.id, false],
