@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../config/app-config';
@@ -31,5 +31,28 @@ describe('StorageConnections: WAL checkpoints', () => {
   it('checkpoints in a thread of its own in a process that writes the store itself, alone or as a worker', async () => {
     expect(await threshold({ APP_ROLE: 'all' })).toBe(10_000);
     expect(await threshold({ APP_ROLE: 'worker' })).toBe(10_000);
+  });
+});
+
+describe('StorageConnections: a store that cannot be opened', () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'wcs-storage-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('fails every store that asks with the first failure, without opening it again (each open may wait 30 s)', async () => {
+    const file = join(dataDir, 'service.db');
+    writeFileSync(file, 'not a database, but long enough to have a header of sorts: '.repeat(20));
+    const connections = new StorageConnections(loadConfig({ DATA_DIR: dataDir }));
+    let first: unknown;
+    try {
+      void connections.sqlite;
+    } catch (error) {
+      first = error;
+    }
+    expect(first).toMatchObject({ code: 'SQLITE_NOTADB' });
+    // A database could be opened now, but the stores after the first hear the same failure: the process is failing its boot.
+    rmSync(file);
+    expect(() => connections.sqlite).toThrow(first as Error);
+    await connections.onApplicationShutdown();
   });
 });

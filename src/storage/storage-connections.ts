@@ -15,6 +15,7 @@ const mongoDriver = () => import('./mongo/mongo-connection');
 @Injectable()
 export class StorageConnections implements OnApplicationShutdown {
   private sqliteDb?: SqliteDb;
+  private sqliteFailure?: { error: unknown };
   private checkpoints?: CheckpointThread;
   private mongoConnection?: MongoConnection;
   private connectedMongo?: Promise<MongoConnection>;
@@ -26,8 +27,16 @@ export class StorageConnections implements OnApplicationShutdown {
   }
 
   get sqlite(): SqliteDb {
+    // Each store asks in turn at boot: a store that could not be opened (its locks held past the
+    // open's wait, a file that is no database) fails them all at once, not each after a wait of its own.
+    if (this.sqliteFailure) throw this.sqliteFailure.error;
     if (!this.sqliteDb) {
-      this.sqliteDb = openSqliteDatabase(this.config.dataDir);
+      try {
+        this.sqliteDb = openSqliteDatabase(this.config.dataDir);
+      } catch (error) {
+        this.sqliteFailure = { error };
+        throw error;
+      }
       if (this.leavesCheckpointsToWorkers) this.sqliteDb.pragma(`wal_autocheckpoint = ${CHECKPOINT_BACKSTOP_PAGES}`);
       else this.checkpoints = checkpointThreadOf(this.sqliteDb);
     }

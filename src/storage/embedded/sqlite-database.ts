@@ -8,25 +8,52 @@ import type { Migration } from './migrations/migration';
 export type SqliteDb = Database.Database;
 export type SqliteStatement = Database.Statement;
 
+/** How long one statement waits for another connection's lock before it fails busy. */
+const BUSY_TIMEOUT_MS = 5_000;
+/** How long an open waits, in all, for the file's locks held elsewhere (another process migrating it, an open transaction). */
+export const OPEN_WAIT_MS = 30_000;
+const BUSY = /^SQLITE_(BUSY|LOCKED)/;
+
 /**
  * Opens the one SQLite file of the embedded deployment: WAL so readers never wait for the writer,
  * sqlite-vec loaded for the vector index, and versioned migrations applied in order.
+ *
+ * Processes opening the file together wait for each other once, for up to `waitMs` in all: an
+ * attempt that finds a lock held (past busy_timeout, or at once where SQLite does not wait, as
+ * when two connections switch a new file to WAL together) is made again until then. Each store of
+ * a process used to open the file again after a failed open, 5 s each, so a held lock cost a boot
+ * or the CLI up to 50 s before it failed, and three processes booting on an empty store under load
+ * could each give up on the one migrating it.
+ * @throws Error naming the file, when its locks stayed held for `waitMs` (`code` SQLITE_BUSY)
  */
-export function openSqliteDatabase(dataDir: string, fileName = 'service.db'): SqliteDb {
+export function openSqliteDatabase(dataDir: string, fileName = 'service.db', waitMs = OPEN_WAIT_MS): SqliteDb {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(fileName === ':memory:' ? ':memory:' : join(dataDir, fileName));
-  try {
-    return prepared(db);
-  } catch (error) {
-    // Not a database, or its write lock held past busy_timeout: the handle goes with the failure.
-    db.close();
-    throw error;
+  const file = fileName === ':memory:' ? ':memory:' : join(dataDir, fileName);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const db = new Database(file);
+    try {
+      return prepared(db, Math.max(1, Math.min(BUSY_TIMEOUT_MS, deadline - Date.now())));
+    } catch (error) {
+      // Not a database, or its locks held: the handle goes with the failure.
+      db.close();
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !BUSY.test(code)) throw error;
+      if (Date.now() >= deadline) {
+        const message = `The store ${file} stayed locked by another process for ${Math.round(waitMs / 1000)} s (${(error as Error).message})`;
+        throw Object.assign(new Error(message, { cause: error }), { code });
+      }
+    }
+    sleep(10 + Math.random() * 40);
   }
 }
 
-function prepared(db: SqliteDb): SqliteDb {
+/** Opening is synchronous (stores are built on the handle at boot): the wait between attempts blocks, as busy_timeout does. */
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+function prepared(db: SqliteDb, busyTimeoutMs: number): SqliteDb {
   // First: processes opening a new file together wait for each other's locks instead of failing busy.
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
@@ -37,6 +64,8 @@ function prepared(db: SqliteDb): SqliteDb {
   db.pragma('mmap_size = 0');
   sqliteVec.load(db);
   migrate(db, MIGRATIONS);
+  // The group commit reads this to know how long its writes may wait.
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   return db;
 }
 
