@@ -1,8 +1,9 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomFillSync } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, ErrorCode } from './app-error';
 import type { AppConfig } from '../config/app-config';
+import { makeDirectory } from '../config/make-directory';
 
 const KEY_FILE = 'secrets.key';
 const VERSION = 'v1';
@@ -95,7 +96,7 @@ function parseKey(text: string): Buffer {
  */
 function loadOrCreateKeyFile(dataDir: string): Buffer {
   const file = join(dataDir, KEY_FILE);
-  mkdirSync(dataDir, { recursive: true });
+  makeDirectory(dataDir);
   if (!existsSync(file)) {
     const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     writeFileSync(temporary, randomBytes(32).toString('base64') + '\n', { flag: 'wx', mode: 0o600 });

@@ -37,6 +37,14 @@ describe('assertDataDirWritable', () => {
     ]);
   });
 
+  it('refuses a DATA_DIR that cannot be created at once, naming the folder that could not be made (Node 20 hung under /proc)', () => {
+    const error = captureError(() => assertDataDirWritable(loadConfig({ DATA_DIR: '/proc/wcs-no-such/data' })));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      "DATA_DIR: /proc/wcs-no-such/data cannot be created (ENOENT: no such file or directory, mkdir '/proc/wcs-no-such'): set DATA_DIR to a folder this process can create or write.",
+    ]);
+  });
+
   it("passes beside another process's probe, and many checks at once do not trip over each other", () => {
     const dir = join(root, 'shared');
     assertDataDirWritable(loadConfig({ DATA_DIR: dir }));

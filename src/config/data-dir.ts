@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDirectory } from './make-directory';
 import { AppConfig, ConfigError } from './app-config';
 
 const PROBE_PREFIX = '.write-check-';
@@ -16,7 +17,7 @@ export function assertDataDirWritable(config: AppConfig): void {
   const dir = config.dataDir;
   let failing = dir;
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectory(dir);
     // Random, not the pid: containers sharing the volume all run as pid 1 and may boot at once.
     const probe = join(dir, `${PROBE_PREFIX}${randomBytes(6).toString('hex')}`);
     writeFileSync(probe, '', { flag: 'wx' });
@@ -38,6 +39,10 @@ export function assertDataDirWritable(config: AppConfig): void {
 
 function unwritable(dir: string, path: string, error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
+  // No owner to change: a folder on its path cannot hold folders (under /proc, a file system gone).
+  if (code === 'ENOENT') {
+    return `DATA_DIR: ${dir} cannot be created (${(error as Error).message}): set DATA_DIR to a folder this process can create or write.`;
+  }
   const uid = process.getuid?.();
   const gid = process.getgid?.();
   const who = uid === undefined ? 'this process' : `user ${uid} (group ${gid})`;

@@ -130,6 +130,9 @@ describe('CLI', () => {
       const notADirectory = await cliIn(fresh, 'users:list');
       expect(notADirectory).toMatchObject({ code: 1, stdout: '' });
       expect(notADirectory.stderr).toMatch(/^EEXIST: file already exists, mkdir '.*data'\n$/);
+      // A folder that cannot be made under /proc: Node's recursive mkdirSync never returned there.
+      const underProc = await cliIn('/proc/wcs-cli-none/data', 'users:list');
+      expect(underProc).toEqual({ code: 1, stdout: '', stderr: "ENOENT: no such file or directory, mkdir '/proc/wcs-cli-none'\n" });
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as sqliteVec from 'sqlite-vec';
+import { makeDirectory } from '../../config/make-directory';
 import { MIGRATIONS } from './migrations';
 import type { Migration } from './migrations/migration';
 
@@ -27,7 +27,7 @@ const BUSY = /^SQLITE_(BUSY|LOCKED)/;
  * @throws Error naming the file, when its locks stayed held for `waitMs` (`code` SQLITE_BUSY)
  */
 export function openSqliteDatabase(dataDir: string, fileName = 'service.db', waitMs = OPEN_WAIT_MS): SqliteDb {
-  mkdirSync(dataDir, { recursive: true });
+  makeDirectory(dataDir);
   const file = fileName === ':memory:' ? ':memory:' : join(dataDir, fileName);
   const deadline = Date.now() + waitMs;
   for (;;) {
