@@ -141,27 +141,54 @@ function isPlainObject(value: object): boolean {
   return prototype === null || prototype === Object.prototype || Object.getPrototypeOf(prototype) === null;
 }
 
+/** An object or array met in a walk, with the entry it is in and its key or index there (null at the top). */
+type WalkEntry = [node: object, parent: WalkEntry | null, key: string | number];
+
+/** `key` in the object or array of `entry`, as a field path: `a.b[2].c`. */
+function pathOf(entry: WalkEntry, key: string): string {
+  const keys: Array<string | number> = [key];
+  for (let at: WalkEntry | null = entry; at?.[1]; at = at[1]) keys.push(at[2]);
+  let path = '';
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const part = keys[i];
+    path = typeof part === 'number' ? `${path}[${part}]` : path ? `${path}.${part}` : part;
+  }
+  return path;
+}
+
 /**
  * A key named `constructor`, `prototype` or `__proto__` in `value` (a JSON body, a query,
  * a tool's arguments), as the error of its field; undefined when there is none. Nest's validation
  * pipe deletes such keys before class-transformer reads a body (which fails on a `constructor`
  * key), wherever they are: a node parameter or a pinned item named so was dropped without a word.
- * Refused here instead, by both doors. Iterative, in time linear in the value; typed arrays and
- * objects of a class (an upload's buffer) are not walked.
+ * Refused here instead, by both doors. Iterative, in time linear in the value and about as long
+ * as JSON.parse took to make it: only objects and arrays are stacked, arrays walked by index, and
+ * the path is built only for the key found. Typed arrays and objects of a class (an upload's
+ * buffer) are not walked.
  */
 export function prototypeKeyError(value: unknown): FieldError | undefined {
-  const stack: Array<[unknown, string]> = [[value, '']];
+  const stack: WalkEntry[] = typeof value === 'object' && value !== null ? [[value, null, '']] : [];
   while (stack.length) {
-    const [node, path] = stack.pop()!;
-    if (typeof node !== 'object' || node === null) continue;
-    const array = Array.isArray(node);
-    if (!array && !isPlainObject(node)) continue;
-    for (const key of Object.keys(node)) {
-      const field = array ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-      if (!array && PROTOTYPE_KEYS.has(key)) {
-        return { field, reason: `is a key named "${key}": keys named constructor, prototype or __proto__ are not accepted` };
+    const entry = stack.pop()!;
+    const node = entry[0];
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const item: unknown = node[i];
+        if (typeof item === 'object' && item !== null) stack.push([item, entry, i]);
       }
-      stack.push([(node as Record<string, unknown>)[key], field]);
+      continue;
+    }
+    if (!isPlainObject(node)) continue;
+    for (const key in node) {
+      if (!Object.prototype.hasOwnProperty.call(node, key)) continue;
+      if (PROTOTYPE_KEYS.has(key)) {
+        return {
+          field: pathOf(entry, key),
+          reason: `is a key named "${key}": keys named constructor, prototype or __proto__ are not accepted`,
+        };
+      }
+      const item = (node as Record<string, unknown>)[key];
+      if (typeof item === 'object' && item !== null) stack.push([item, entry, key]);
     }
   }
   return undefined;

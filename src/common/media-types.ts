@@ -59,9 +59,13 @@ export function refuseUnsupportedMediaTypes(fastify: FastifyInstance): void {
   });
 }
 
-/** As Fastify's own parser has them by default: `__proto__` refused, `constructor` kept (a run's input may hold one). */
-const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'ignore' } as const;
-/** What secure-json-parse throws for a `__proto__` key. */
+/**
+ * Fastify's defaults, which Nest's parser used too: a `__proto__` key refused, and a `constructor`
+ * key holding a `prototype` (what deep merges are polluted through). A `constructor` key holding
+ * anything else is kept: a run's input may hold one.
+ */
+const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
+/** What secure-json-parse throws for either. */
 const FORBIDDEN_PROTO = 'Object contains forbidden prototype property';
 
 const malformed = (reason: string) => new AppError(ErrorCode.MALFORMED_JSON, `Malformed JSON body: ${reason}`);
@@ -71,7 +75,7 @@ const malformed = (reason: string) => new AppError(ErrorCode.MALFORMED_JSON, `Ma
  * own parser parses them (secure-json-parse, same options), but a refusal says what is wrong:
  * Fastify's answers every failure "Body is not valid JSON", a `__proto__` key among them. Now a
  * syntax error names itself and its position, and a `__proto__` key is a VALIDATION_FAILED of the
- * body. Form bodies, which only an approval page's form sends (every other route refuses them
+ * body (secure-json-parse says no more than that it found one, so not where). Form bodies, which only an approval page's form sends (every other route refuses them
  * first: refuseUnsupportedMediaTypes), become an object of strings, a name given twice an array.
  */
 export function parseBodies(fastify: FastifyInstance): void {
@@ -87,7 +91,9 @@ export function parseBodies(fastify: FastifyInstance): void {
       const message = (error as Error).message;
       return done(
         message === FORBIDDEN_PROTO
-          ? AppError.validation([{ field: 'body', reason: 'holds a key named "__proto__", which is not accepted' }])
+          ? AppError.validation([
+              { field: 'body', reason: 'holds a key named "__proto__", or a "constructor" holding "prototype": not accepted' },
+            ])
           : malformed(message),
         undefined,
       );
