@@ -1564,7 +1564,7 @@ export interface components {
             /** @enum {string} */
             runType: "test" | "production";
             /**
-             * @description queued for a new run; where it stands for a replayed Idempotency-Key
+             * @description queued for a new run; where it stands for a replayed Idempotency-Key, and when a ?wait= ran out of time (queued, running or waiting)
              * @enum {string}
              */
             status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";

@@ -18,7 +18,11 @@ export class RunAcceptedDto {
   @ApiProperty({ enum: RUN_TYPES })
   runType: RunType;
 
-  @ApiProperty({ enum: RUN_STATUSES, description: 'queued for a new run; where it stands for a replayed Idempotency-Key' })
+  @ApiProperty({
+    enum: RUN_STATUSES,
+    description:
+      'queued for a new run; where it stands for a replayed Idempotency-Key, and when a ?wait= ran out of time (queued, running or waiting)',
+  })
   status: RunStatus;
 }
 

@@ -222,15 +222,23 @@ export class RunsService {
 
   /**
    * A `?wait=` answer: the run record once it finished within `ms`, else the accepted answer with
-   * the status the run has now (running, or waiting at an approval), not the one it was accepted
-   * with: one more read of its status, made only when time ran out. Calls waitFor before its first
-   * await, so the caller is counted at once (see start).
+   * the status the run has now (still queued, running, or waiting at an approval), not the one it
+   * was accepted with: one more read of its status, made only when time ran out. A run that ended
+   * in between is answered with its record after all. Calls waitFor before its first await, so
+   * the caller is counted at once (see start).
    */
   private async waited(accepted: AcceptedRun, ms: number): Promise<AcceptedRun> {
-    const finished = await this.waitFor(accepted.body.runId, ms);
-    if (finished) return Object.assign({}, accepted, { finished: runView(finished, accepted.workflowName) });
-    const status = await this.runs.status(accepted.body.runId);
-    return status ? Object.assign({}, accepted, { body: Object.assign({}, accepted.body, { status }) }) : accepted;
+    const runId = accepted.body.runId;
+    let finished = await this.waitFor(runId, ms);
+    if (!finished) {
+      const status = await this.runs.status(runId);
+      if (!status) return accepted;
+      if (!TERMINAL_RUN_STATUSES.includes(status))
+        return Object.assign({}, accepted, { body: Object.assign({}, accepted.body, { status }) });
+      finished = await this.runs.get(runId);
+      if (!finished) return accepted;
+    }
+    return Object.assign({}, accepted, { finished: runView(finished, accepted.workflowName) });
   }
 
   private async testInput(

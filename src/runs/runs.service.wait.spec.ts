@@ -141,6 +141,42 @@ describe('RunsService.waitFor', () => {
     expect(events.callersWaiting).toBe(0);
   });
 
+  /** A webhook call with `?wait=1` for `runId`, its accept stubbed as in the test above. */
+  const waitedFor = (store: RunStore, runId: string) => {
+    const runs = service(store, events);
+    jest.spyOn(runs as never as { startAs: () => Promise<unknown> }, 'startAs').mockResolvedValue({
+      created: true,
+      body: { id: runId, runId, status: 'queued' },
+      workflowName: 'w',
+    });
+    return runs.start({} as never, 'wf_1', { runType: 'production', input: {} }, { waitSeconds: 1 });
+  };
+
+  it('answers a ?wait caller whose time ran out with the status the run has then, not the one it was accepted with', async () => {
+    const { store, set } = oneRunStore('run_8');
+    set('running');
+    await expect(waitedFor(store, 'run_8')).resolves.toEqual({
+      created: true,
+      body: { id: 'run_8', runId: 'run_8', status: 'running' },
+      workflowName: 'w',
+    });
+  });
+
+  it('answers a ?wait caller with the record of a run that ended after the wait gave up, before its status was read', async () => {
+    const { store, set } = oneRunStore('run_9');
+    set('running');
+    const statuses: RunStatus[] = ['running', 'running', 'succeeded'];
+    // Running at the wait's first look and at its last, ended by the next.
+    const ending = Object.assign(Object.create(store) as RunStore, {
+      status: async () => {
+        const status = statuses.shift() ?? 'succeeded';
+        set(status);
+        return status;
+      },
+    });
+    await expect(waitedFor(ending, 'run_9')).resolves.toMatchObject({ finished: { id: 'run_9', status: 'succeeded' } });
+  });
+
   it('counts a caller waiting with waitFor (chat, MCP tool calls) while it waits, and not after it timed out', async () => {
     const { store } = oneRunStore('run_5');
     const waiting = service(store, events).waitFor('run_5', 30);
