@@ -12,7 +12,7 @@ export type SqliteStatement = Database.Statement;
 const BUSY_TIMEOUT_MS = 5_000;
 /** How long an open waits, in all, for the file's locks held elsewhere (another process migrating it, an open transaction). */
 export const OPEN_WAIT_MS = 30_000;
-const BUSY = /^SQLITE_(BUSY|LOCKED)/;
+const BUSY = /^SQLITE_BUSY/;
 
 /**
  * Opens the one SQLite file of the embedded deployment: WAL so readers never wait for the writer,
